@@ -1,0 +1,3 @@
+module github.com/trellis-go/trellis
+
+go 1.25
