@@ -1,0 +1,253 @@
+package checkpoint
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"sort"
+	"sync"
+)
+
+// MemorySaver keeps checkpoints in memory. It is the saver for tests, examples and short-lived
+// processes; everything is lost when the process ends. The zero value is not usable: call
+// [NewMemorySaver].
+type MemorySaver struct {
+	mu      sync.RWMutex
+	threads map[string]*memThread
+}
+
+type memThread struct {
+	spaces map[string]*memSpace
+}
+
+type memSpace struct {
+	checkpoints []Checkpoint // sorted by ID, oldest first
+	blobs       map[blobKey]Blob
+	writes      map[string][]PendingWrite // checkpoint ID -> writes in put order
+}
+
+type blobKey struct{ channel, version string }
+
+var _ Saver = (*MemorySaver)(nil)
+
+// NewMemorySaver returns an empty in-memory saver.
+func NewMemorySaver() *MemorySaver {
+	return &MemorySaver{threads: map[string]*memThread{}}
+}
+
+func (m *MemorySaver) space(thread, ns string, create bool) *memSpace {
+	t := m.threads[thread]
+	if t == nil {
+		if !create {
+			return nil
+		}
+		t = &memThread{spaces: map[string]*memSpace{}}
+		m.threads[thread] = t
+	}
+	s := t.spaces[ns]
+	if s == nil && create {
+		s = &memSpace{blobs: map[blobKey]Blob{}, writes: map[string][]PendingWrite{}}
+		t.spaces[ns] = s
+	}
+	return s
+}
+
+func (s *memSpace) find(id string) (int, bool) {
+	i := sort.Search(len(s.checkpoints), func(i int) bool { return s.checkpoints[i].ID >= id })
+	return i, i < len(s.checkpoints) && s.checkpoints[i].ID == id
+}
+
+// Get implements [Saver].
+func (m *MemorySaver) Get(_ context.Context, ref Ref) (*Tuple, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	s := m.space(ref.ThreadID, ref.NS, false)
+	if s == nil || len(s.checkpoints) == 0 {
+		return nil, fmt.Errorf("%w: thread %q namespace %q has no checkpoints", ErrNotFound, ref.ThreadID, ref.NS)
+	}
+	var cp Checkpoint
+	if ref.CheckpointID == "" {
+		cp = s.checkpoints[len(s.checkpoints)-1]
+	} else {
+		i, ok := s.find(ref.CheckpointID)
+		if !ok {
+			return nil, fmt.Errorf("%w: thread %q has no checkpoint %q", ErrNotFound, ref.ThreadID, ref.CheckpointID)
+		}
+		cp = s.checkpoints[i]
+	}
+	t := &Tuple{Ref: Ref{ThreadID: ref.ThreadID, NS: ref.NS, CheckpointID: cp.ID}, Checkpoint: cp}
+	for ch, v := range cp.Versions {
+		for v != "" {
+			b, ok := s.blobs[blobKey{ch, v}]
+			if !ok {
+				return nil, fmt.Errorf("checkpoint: thread %q checkpoint %q: blob %s@%s is missing", ref.ThreadID, cp.ID, ch, v)
+			}
+			t.Blobs = append(t.Blobs, b)
+			v = b.Base
+		}
+	}
+	t.Pending = slices.Clone(s.writes[cp.ID])
+	return t, nil
+}
+
+// List implements [Saver].
+func (m *MemorySaver) List(_ context.Context, opts ListOptions) iter.Seq2[*Tuple, error] {
+	return func(yield func(*Tuple, error) bool) {
+		m.mu.RLock()
+		var out []*Tuple
+		if t := m.threads[opts.ThreadID]; t != nil {
+			for ns, s := range t.spaces {
+				if !opts.AllNS && ns != deref(opts.NS) {
+					continue
+				}
+				for _, cp := range s.checkpoints {
+					if opts.Before != "" && cp.ID >= opts.Before {
+						continue
+					}
+					if !MetadataMatches(cp.Metadata, opts.Metadata) {
+						continue
+					}
+					out = append(out, &Tuple{Ref: Ref{ThreadID: opts.ThreadID, NS: ns, CheckpointID: cp.ID}, Checkpoint: cp})
+				}
+			}
+		}
+		m.mu.RUnlock()
+		sort.Slice(out, func(i, j int) bool { return out[i].Checkpoint.ID > out[j].Checkpoint.ID })
+		if opts.Limit > 0 && len(out) > opts.Limit {
+			out = out[:opts.Limit]
+		}
+		for _, t := range out {
+			if !yield(t, nil) {
+				return
+			}
+		}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// MetadataMatches reports whether metadata has every key of filter with an equal value, comparing
+// values by their JSON encoding. Savers that filter in Go use it.
+func MetadataMatches(metadata, filter map[string]any) bool {
+	for k, want := range filter {
+		got, ok := metadata[k]
+		if !ok {
+			return false
+		}
+		a, err1 := json.Marshal(got)
+		b, err2 := json.Marshal(want)
+		if err1 != nil || err2 != nil || string(a) != string(b) {
+			return false
+		}
+	}
+	return true
+}
+
+// Put implements [Saver].
+func (m *MemorySaver) Put(_ context.Context, req PutRequest) error {
+	if req.Checkpoint.ID == "" {
+		return fmt.Errorf("checkpoint: put on thread %q: the checkpoint has no ID", req.ThreadID)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.space(req.ThreadID, req.NS, true)
+	head := ""
+	if n := len(s.checkpoints); n > 0 {
+		head = s.checkpoints[n-1].ID
+	}
+	if head == req.Checkpoint.ID {
+		return nil // a retry of a put that already landed
+	}
+	if head != req.Head {
+		return fmt.Errorf("%w (thread %q: expected head %q, found %q)", ErrConflict, req.ThreadID, req.Head, head)
+	}
+	if head != "" && req.Checkpoint.ID <= head {
+		return fmt.Errorf("checkpoint: put on thread %q: checkpoint ID %q does not sort after the head %q", req.ThreadID, req.Checkpoint.ID, head)
+	}
+	for _, b := range req.Blobs {
+		s.blobs[blobKey{b.Channel, b.Version}] = b
+	}
+	cp := req.Checkpoint
+	cp.Versions = maps.Clone(cp.Versions)
+	s.checkpoints = append(s.checkpoints, cp)
+	return nil
+}
+
+// PutWrites implements [Saver].
+func (m *MemorySaver) PutWrites(_ context.Context, req WritesRequest) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.space(req.Ref.ThreadID, req.Ref.NS, false)
+	if s == nil {
+		return fmt.Errorf("%w: thread %q namespace %q", ErrNotFound, req.Ref.ThreadID, req.Ref.NS)
+	}
+	if _, ok := s.find(req.Ref.CheckpointID); !ok {
+		return fmt.Errorf("%w: thread %q has no checkpoint %q", ErrNotFound, req.Ref.ThreadID, req.Ref.CheckpointID)
+	}
+	kept := s.writes[req.Ref.CheckpointID][:0:0]
+	for _, w := range s.writes[req.Ref.CheckpointID] {
+		if w.TaskID != req.TaskID {
+			kept = append(kept, w)
+		}
+	}
+	for _, w := range req.Writes {
+		w.TaskID = req.TaskID
+		kept = append(kept, w)
+	}
+	s.writes[req.Ref.CheckpointID] = kept
+	return nil
+}
+
+// DeleteThread implements [Saver].
+func (m *MemorySaver) DeleteThread(_ context.Context, threadID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.threads, threadID)
+	return nil
+}
+
+// Prune implements [Saver].
+func (m *MemorySaver) Prune(_ context.Context, req PruneRequest) error {
+	if req.Keep < 1 {
+		return fmt.Errorf("checkpoint: prune thread %q: Keep must be at least 1, got %d", req.ThreadID, req.Keep)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.threads[req.ThreadID]
+	if t == nil {
+		return nil
+	}
+	for _, s := range t.spaces {
+		if len(s.checkpoints) <= req.Keep {
+			continue
+		}
+		drop := s.checkpoints[:len(s.checkpoints)-req.Keep]
+		for _, cp := range drop {
+			delete(s.writes, cp.ID)
+		}
+		s.checkpoints = slices.Clone(s.checkpoints[len(s.checkpoints)-req.Keep:])
+		needed := map[blobKey]bool{}
+		for _, cp := range s.checkpoints {
+			for ch, v := range cp.Versions {
+				for v != "" && !needed[blobKey{ch, v}] {
+					needed[blobKey{ch, v}] = true
+					v = s.blobs[blobKey{ch, v}].Base
+				}
+			}
+		}
+		for k := range s.blobs {
+			if !needed[k] {
+				delete(s.blobs, k)
+			}
+		}
+	}
+	return nil
+}
