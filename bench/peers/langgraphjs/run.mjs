@@ -1,0 +1,570 @@
+#!/usr/bin/env node
+// LangGraph.js side of the trellis runtime benchmarks.
+//
+// The workloads are ports of the Python ones in langchain-ai/langgraph
+// (libs/langgraph/bench); docs/benchmarks.md ("Workloads") describes each of
+// them and is the reference that the Go port in bench/ follows as well.
+//
+// Usage:
+//   node run.mjs [--filter REGEX] [--runs N] [--warmup N] [--budget SECONDS]
+//       Runs every selected workload/variant, each in a fresh node process so
+//       that the peak RSS it reports belongs to that workload alone, and
+//       prints one JSON line per workload/variant on stdout.
+//   node run.mjs --list
+//       Prints the workload/variant pairs, one per line.
+//   node run.mjs --child --workload NAME --variant VARIANT [--runs N] [--warmup N] [--budget SECONDS]
+//       Runs a single workload/variant in this process (the driver in
+//       bench/cmd/compare calls this form directly).
+//
+// Each result line looks like
+//   {"peer":"langgraphjs","version":"1.7.3","workload":"sequential_1000",
+//    "variant":"checkpoint","runs":5,"median_ns":123,"min_ns":100,
+//    "max_ns":150,"events":1000,"peak_rss_bytes":123456}
+// Errors go to stderr, and the process exits non-zero.
+
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+import { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import {
+  Annotation,
+  END,
+  MemorySaver,
+  MessagesAnnotation,
+  START,
+  Send,
+  StateGraph,
+} from "@langchain/langgraph";
+import { createReactAgent } from "@langchain/langgraph/prebuilt";
+import { z } from "zod";
+
+const SCRIPT = fileURLToPath(import.meta.url);
+const LANGGRAPH_VERSION = JSON.parse(
+  readFileSync(
+    new URL("./node_modules/@langchain/langgraph/package.json", import.meta.url),
+    "utf8",
+  ),
+).version;
+
+const LETTERS = "abcdefghijklmnopqrstuvwxyz";
+
+function randomLetters(n) {
+  let s = "";
+  for (let i = 0; i < n; i++) s += LETTERS[Math.floor(Math.random() * 26)];
+  return s;
+}
+
+// ---------------------------------------------------------------------------
+// sequential_N: N no-op nodes in a chain over a messages state.
+
+function sequential(n) {
+  const builder = new StateGraph(MessagesAnnotation);
+  const noop = () => undefined;
+  let prev = START;
+  for (let i = 0; i < n; i++) {
+    const name = `node_${i}`;
+    builder.addNode(name, noop);
+    builder.addEdge(prev, name);
+    prev = name;
+  }
+  builder.addEdge(prev, END);
+  return builder;
+}
+
+// ---------------------------------------------------------------------------
+// fanout_to_subgraph_Nx: START sends every subject to a subgraph node.
+
+function fanoutToSubgraph() {
+  const JokeInput = Annotation.Root({ subject: Annotation() });
+  const JokeOutput = Annotation.Root({ jokes: Annotation() });
+  const JokeState = Annotation.Root({
+    subject: Annotation(),
+    jokes: Annotation(),
+  });
+
+  const sub = new StateGraph({
+    stateSchema: JokeState,
+    input: JokeInput,
+    output: JokeOutput,
+  })
+    .addNode("edit", (s) => ({ subject: `${s.subject} - hohoho` }))
+    .addNode("generate", (s) => ({ jokes: [`Joke about ${s.subject}`] }))
+    .addNode("bump", (s) => ({ jokes: [s.jokes[0] + " a"] }))
+    .addEdge(START, "edit")
+    .addEdge("edit", "generate")
+    .addEdge("generate", "bump")
+    .addConditionalEdges("bump", (s) =>
+      s.jokes[0].endsWith(" a".repeat(10)) ? END : "bump",
+    )
+    // The Python original also marks generate as a finish point; an edge to
+    // END triggers nothing, so it changes no behaviour.
+    .addEdge("generate", END)
+    .compile();
+
+  const Overall = Annotation.Root({
+    subjects: Annotation(),
+    jokes: Annotation({ reducer: (a, b) => a.concat(b), default: () => [] }),
+  });
+  return new StateGraph(Overall)
+    .addNode("generate_joke", sub)
+    .addConditionalEdges(START, (s) =>
+      s.subjects.map((subject) => new Send("generate_joke", { subject })),
+    )
+    .addEdge("generate_joke", END);
+}
+
+function fanoutInput(n) {
+  const subjects = [];
+  for (let i = 0; i < n; i++) subjects.push(randomLetters(1000));
+  return { subjects };
+}
+
+// ---------------------------------------------------------------------------
+// react_agent_Nx: the prebuilt ReAct agent with a scripted model.
+
+// ScriptedChatModel replays its responses in order and starts over after the
+// last one, like FakeMessagesListChatModel in the Python benchmark.
+class ScriptedChatModel extends BaseChatModel {
+  constructor(responses) {
+    super({});
+    this.responses = responses;
+    this.i = 0;
+  }
+
+  _llmType() {
+    return "scripted";
+  }
+
+  bindTools() {
+    return this;
+  }
+
+  async _generate() {
+    const r = this.responses[this.i];
+    this.i = this.i < this.responses.length - 1 ? this.i + 1 : 0;
+    const message = new AIMessage({
+      content: r.content,
+      tool_calls: r.tool_calls,
+      id: r.id,
+    });
+    return { generations: [{ message, text: r.content }] };
+  }
+}
+
+function reactAgent(nTools, checkpointer) {
+  const searchTool = tool(
+    ({ query }) => `result for query: ${query}`.repeat(10),
+    {
+      name: randomUUID(),
+      description: "",
+      schema: z.object({ query: z.string() }),
+    },
+  );
+  const responses = [];
+  for (let i = 0; i < nTools; i++) {
+    responses.push({
+      content: "",
+      tool_calls: [
+        {
+          id: randomUUID(),
+          name: searchTool.name,
+          args: { query: randomUUID().repeat(100) },
+          type: "tool_call",
+        },
+      ],
+      id: randomUUID(),
+    });
+  }
+  responses.push({ content: "answer".repeat(100), id: randomUUID() });
+  return createReactAgent({
+    llm: new ScriptedChatModel(responses),
+    tools: [searchTool],
+    checkpointer,
+    // Python's create_react_agent defaults to v2: one Send per tool call.
+    version: "v2",
+  });
+}
+
+// ---------------------------------------------------------------------------
+// wide_state_IxJ_n: six nodes, a join and a loop over 15 state keys.
+
+// pyTruthy follows Python's truth rules, which the original reducers rely on.
+function pyTruthy(v) {
+  if (v === null || v === undefined || v === false || v === 0 || v === "")
+    return false;
+  if (Array.isArray(v)) return v.length > 0;
+  if (typeof v === "object") return Object.keys(v).length > 0;
+  return true;
+}
+
+const concat = (a, b) => a.concat(b);
+const present = (x, y) => (y !== null && y !== undefined ? y : x);
+const union = (a, b) => ({ ...a, ...b });
+
+function wideState(n) {
+  const State = Annotation.Root({
+    messages: Annotation({ reducer: concat, default: () => [] }),
+    trigger_events: Annotation({ reducer: concat, default: () => [] }),
+    primary_issue_medium: Annotation({
+      reducer: (x, y) => (pyTruthy(y) ? y : x),
+      default: () => "email",
+    }),
+    autoresponse: Annotation({ reducer: (_, y) => y, default: () => null }),
+    issue: Annotation({
+      reducer: (x, y) => (pyTruthy(y) ? y : x),
+      default: () => null,
+    }),
+    relevant_rules: Annotation(),
+    memory_docs: Annotation(),
+    categorizations: Annotation({ reducer: concat, default: () => [] }),
+    responses: Annotation({ reducer: concat, default: () => [] }),
+    user_info: Annotation({ reducer: present, default: () => null }),
+    crm_info: Annotation({ reducer: present, default: () => null }),
+    email_thread_id: Annotation({ reducer: present, default: () => null }),
+    slack_participants: Annotation({ reducer: union, default: () => ({}) }),
+    bot_id: Annotation(),
+    notified_assignees: Annotation({ reducer: union, default: () => ({}) }),
+  });
+
+  const listFields = new Set([
+    "messages",
+    "trigger_events",
+    "categorizations",
+    "responses",
+    "memory_docs",
+    "relevant_rules",
+  ]);
+  const dictFields = new Set([
+    "user_info",
+    "crm_info",
+    "slack_participants",
+    "notified_assignees",
+    "autoresponse",
+    "issue",
+  ]);
+
+  const readWrite = (read, write) => (state) => {
+    let val = state[read];
+    if (typeof val === "string") val = { [val]: val };
+    const single = Array.isArray(val) ? val[val.length - 1] : val;
+    const list = Array.isArray(val) ? val : [val];
+    const out = {};
+    for (const k of write) {
+      if (listFields.has(k)) out[k] = list;
+      else if (dictFields.has(k)) out[k] = single;
+      else out[k] = randomLetters(n);
+    }
+    return out;
+  };
+
+  return new StateGraph(State)
+    .addNode("one", readWrite("messages", ["trigger_events", "primary_issue_medium"]))
+    .addNode("two", readWrite("trigger_events", ["autoresponse", "issue"]))
+    .addNode("three", readWrite("autoresponse", ["relevant_rules"]))
+    .addNode(
+      "four",
+      readWrite("trigger_events", ["categorizations", "responses", "memory_docs"]),
+    )
+    .addNode(
+      "five",
+      readWrite("categorizations", [
+        "user_info",
+        "crm_info",
+        "email_thread_id",
+        "slack_participants",
+        "bot_id",
+        "notified_assignees",
+      ]),
+    )
+    .addNode("six", readWrite("responses", ["messages"]))
+    .addEdge(START, "one")
+    .addEdge("one", "two")
+    .addEdge("two", "three")
+    .addEdge("two", "four")
+    .addEdge(["three", "four"], "five")
+    .addEdge("five", "six")
+    .addConditionalEdges("six", (s) => (s.messages.length > n ? END : "one"));
+}
+
+// wideInput builds {messages: [doc]} where doc maps outer keys "0000000000",
+// "1111111111", ... (outer of them) to objects mapping inner keys the same
+// way to a 25-element list.
+function wideInput(outer, inner) {
+  const doc = {};
+  for (let i = 0; i < outer; i++) {
+    const o = {};
+    for (let j = 0; j < inner; j++) {
+      const list = [];
+      for (let r = 0; r < 5; r++)
+        list.push("hi?".repeat(10), true, 1, 6327816386138, null);
+      o[String(j).repeat(10)] = list;
+    }
+    doc[String(i).repeat(10)] = o;
+  }
+  return { messages: [doc] };
+}
+
+// ---------------------------------------------------------------------------
+// The table of workloads. build(checkpointer) returns a compiled graph,
+// input() the input of every run, check(finalValues, events) throws when a
+// run did not do what the workload says.
+
+function expectEqual(what, got, want) {
+  if (got !== want) throw new Error(`${what}: got ${got}, want ${want}`);
+}
+
+const WORKLOADS = {};
+
+for (const n of [10, 1000]) {
+  WORKLOADS[`sequential_${n}`] = {
+    build: (cp) => sequential(n).compile({ checkpointer: cp }),
+    input: () => ({ messages: [] }),
+    check: (values, events) => {
+      expectEqual("events", events, n);
+      expectEqual("messages", values.messages.length, 0);
+    },
+  };
+}
+WORKLOADS.sequential_1000_first_event = {
+  ...WORKLOADS.sequential_1000,
+  firstEvent: true,
+};
+
+for (const n of [10, 100]) {
+  WORKLOADS[`fanout_to_subgraph_${n}x`] = {
+    build: (cp) => fanoutToSubgraph().compile({ checkpointer: cp }),
+    input: () => fanoutInput(n),
+    check: (values, events) => {
+      expectEqual("events", events, n);
+      expectEqual("jokes", values.jokes.length, n);
+      for (const j of values.jokes) {
+        if (!j.startsWith("Joke about ") || !j.endsWith(" - hohoho" + " a".repeat(10)))
+          throw new Error(`unexpected joke ${JSON.stringify(j.slice(-40))}`);
+      }
+    },
+  };
+}
+
+for (const n of [10, 100]) {
+  WORKLOADS[`react_agent_${n}x`] = {
+    build: (cp) => reactAgent(n, cp),
+    input: () => ({ messages: [new HumanMessage("hi?")] }),
+    check: (values, events) => {
+      // agent and tools alternate n times, then the final answer.
+      expectEqual("events", events, 2 * n + 1);
+      expectEqual("messages", values.messages.length, 2 * n + 2);
+      expectEqual("answer", values.messages.at(-1).content, "answer".repeat(100));
+    },
+  };
+}
+
+for (const [name, outer, inner, n] of [
+  ["wide_state_25x300", 5, 5, 300],
+  ["wide_state_15x600", 3, 5, 600],
+  ["wide_state_9x1200", 3, 3, 1200],
+]) {
+  WORKLOADS[name] = {
+    build: (cp) => wideState(n).compile({ checkpointer: cp }),
+    input: () => wideInput(outer, inner),
+    check: (values, events) => {
+      // Per loop: one, two, three, four, five, six = 6 update events.
+      if (events % 6 !== 0) throw new Error(`events: ${events} is not a multiple of 6`);
+      if (values.messages.length <= n)
+        throw new Error(`messages: ${values.messages.length}, want more than ${n}`);
+    },
+  };
+}
+
+const VARIANTS = ["nocheckpoint", "checkpoint"];
+
+function pairs(filter) {
+  const out = [];
+  for (const w of Object.keys(WORKLOADS)) {
+    for (const v of VARIANTS) {
+      const id = `${w}/${v}`;
+      if (!filter || filter.test(id)) out.push([w, v]);
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Measuring.
+
+function streamConfig(extra) {
+  return {
+    configurable: { thread_id: randomUUID() },
+    recursionLimit: 1_000_000_000,
+    durability: "exit",
+    streamMode: "updates",
+    ...extra,
+  };
+}
+
+// runToEnd streams every event of one run, as LangGraph's own driver does,
+// and returns how many there were.
+async function runToEnd(graph, input) {
+  let events = 0;
+  for await (const _ of await graph.stream(input, streamConfig())) events++;
+  return events;
+}
+
+// runFirstEvent stops at the first event and closes the stream.
+async function runFirstEvent(graph, input) {
+  const controller = new AbortController();
+  const stream = await graph.stream(input, streamConfig({ signal: controller.signal }));
+  let events = 0;
+  for await (const _ of stream) {
+    events++;
+    break;
+  }
+  controller.abort();
+  return events;
+}
+
+async function child({ workload, variant, runs, warmup, budget }) {
+  const w = WORKLOADS[workload];
+  if (!w) {
+    throw new Error(
+      `unknown workload ${JSON.stringify(workload)}; run with --list to see the workloads`,
+    );
+  }
+  if (!VARIANTS.includes(variant)) {
+    throw new Error(
+      `unknown variant ${JSON.stringify(variant)}; want one of ${VARIANTS.join(", ")}`,
+    );
+  }
+  const graph = w.build(variant === "checkpoint" ? new MemorySaver() : undefined);
+  const input = w.input();
+
+  // One checked run first: it is also the first warm-up.
+  const values = await graph.invoke(input, streamConfig({ streamMode: "values" }));
+  const checkEvents = await runToEnd(graph, input);
+  w.check(values, checkEvents);
+
+  const once = w.firstEvent ? runFirstEvent : runToEnd;
+  for (let i = 1; i < warmup; i++) await once(graph, input);
+
+  const times = [];
+  let events = 0;
+  const deadline = process.hrtime.bigint() + BigInt(Math.round(budget * 1e9));
+  for (let i = 0; i < runs; i++) {
+    const start = process.hrtime.bigint();
+    events = await once(graph, input);
+    const end = process.hrtime.bigint();
+    times.push(Number(end - start));
+    // Keep at least three runs, then respect the time budget.
+    if (times.length >= 3 && end > deadline) break;
+  }
+  times.sort((a, b) => a - b);
+  const mid = times.length >> 1;
+  const median =
+    times.length % 2 === 1 ? times[mid] : Math.round((times[mid - 1] + times[mid]) / 2);
+  return {
+    peer: "langgraphjs",
+    version: LANGGRAPH_VERSION,
+    workload,
+    variant,
+    runs: times.length,
+    median_ns: median,
+    min_ns: times[0],
+    max_ns: times.at(-1),
+    events,
+    peak_rss_bytes: process.resourceUsage().maxRSS * 1024,
+  };
+}
+
+function runChildProcess(workload, variant, opts) {
+  return new Promise((resolve) => {
+    const args = [
+      SCRIPT,
+      "--child",
+      "--workload", workload,
+      "--variant", variant,
+      "--runs", String(opts.runs),
+      "--warmup", String(opts.warmup),
+      "--budget", String(opts.budget),
+    ];
+    const p = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    p.stdout.on("data", (d) => (out += d));
+    p.on("close", (code) => {
+      if (code === 0) {
+        process.stdout.write(out);
+        resolve(true);
+      } else {
+        process.stderr.write(`${workload}/${variant}: child exited with ${code}\n`);
+        resolve(false);
+      }
+    });
+  });
+}
+
+function positiveInt(name, s, min) {
+  const v = Number(s);
+  if (!Number.isInteger(v) || v < min)
+    throw new Error(`--${name} ${JSON.stringify(s)}: want an integer of at least ${min}`);
+  return v;
+}
+
+async function main() {
+  const { values: a } = parseArgs({
+    options: {
+      child: { type: "boolean", default: false },
+      list: { type: "boolean", default: false },
+      workload: { type: "string" },
+      variant: { type: "string", default: "nocheckpoint" },
+      filter: { type: "string" },
+      runs: { type: "string", default: "5" },
+      warmup: { type: "string", default: "1" },
+      budget: { type: "string", default: "60" },
+    },
+  });
+  const opts = {
+    runs: positiveInt("runs", a.runs, 1),
+    warmup: positiveInt("warmup", a.warmup, 1),
+    budget: Number(a.budget),
+  };
+  if (!(opts.budget > 0))
+    throw new Error(`--budget ${JSON.stringify(a.budget)}: want a positive number of seconds`);
+
+  if (a.list) {
+    for (const [w, v] of pairs()) console.log(`${w}/${v}`);
+    return;
+  }
+  if (a.child) {
+    if (!a.workload) throw new Error("--child needs --workload; run with --list to see them");
+    const r = await child({ workload: a.workload, variant: a.variant, ...opts });
+    console.log(JSON.stringify(r));
+    return;
+  }
+  let filter;
+  if (a.filter) {
+    try {
+      filter = new RegExp(a.filter);
+    } catch (e) {
+      throw new Error(`--filter ${JSON.stringify(a.filter)}: ${e.message}`);
+    }
+  }
+  const selected = pairs(filter);
+  if (selected.length === 0)
+    throw new Error(`--filter ${JSON.stringify(a.filter)} matches no workload; run with --list`);
+  let failed = 0;
+  for (const [w, v] of selected) {
+    if (!(await runChildProcess(w, v, opts))) failed++;
+  }
+  if (failed > 0) throw new Error(`${failed} of ${selected.length} workloads failed`);
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    process.stderr.write(`langgraphjs bench: ${e.message}\n`);
+    process.exit(1);
+  },
+);
