@@ -1,0 +1,589 @@
+package vector
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+)
+
+// ErrDimension is returned for a vector whose length is not the index's dimension.
+var ErrDimension = errors.New("vector: wrong dimension")
+
+// ErrZeroVector is returned for a vector of length zero (all components 0), which has no
+// direction and so no cosine similarity.
+var ErrZeroVector = errors.New("vector: zero vector")
+
+// Options tune the HNSW graph. The zero Options are the documented defaults.
+type Options struct {
+	// M is the number of links per node on the upper layers (twice that on the bottom layer).
+	// Zero means 16.
+	M int
+	// EfConstruction is the breadth of the search that links a new node. Zero means 128.
+	EfConstruction int
+	// EfSearch is the breadth of a query's search; it is raised to k when k is larger. Higher
+	// means better recall and slower queries. Zero means 96.
+	EfSearch int
+	// Seed makes the layer assignment reproducible. Zero means 1.
+	Seed uint64
+}
+
+func (o Options) withDefaults() Options {
+	if o.M <= 0 {
+		o.M = 16
+	}
+	if o.EfConstruction <= 0 {
+		o.EfConstruction = 128
+	}
+	if o.EfSearch <= 0 {
+		o.EfSearch = 96
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	return o
+}
+
+// Result is one neighbour found by a search.
+type Result struct {
+	ID string
+	// Similarity is the cosine similarity to the query, from -1 to 1.
+	Similarity float32
+}
+
+// Index is an approximate nearest-neighbour index under cosine similarity: a hierarchical
+// navigable small world graph (Malkov and Yashunin, 2016) over normalized vectors, with exact
+// search beside it for small or heavily filtered sets.
+//
+// All methods may be called concurrently; Add and Delete serialize with each other and with
+// searches.
+type Index struct {
+	mu       sync.RWMutex
+	dims     int
+	opt      Options
+	mult     float64
+	rng      *rand.Rand
+	vecs     []float32 // node i at vecs[i*dims:(i+1)*dims], normalized
+	ids      []string
+	links    [][][]int32 // links[node][layer]
+	deleted  []bool
+	byID     map[string]int32
+	entry    int32
+	maxLevel int
+	live     int
+	visited  sync.Pool
+}
+
+// New returns an empty index for vectors of dims dimensions. opts may be nil.
+func New(dims int, opts *Options) (*Index, error) {
+	if dims <= 0 {
+		return nil, fmt.Errorf("vector: dimension must be positive, got %d", dims)
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o = o.withDefaults()
+	return &Index{
+		dims:  dims,
+		opt:   o,
+		mult:  1 / math.Log(float64(o.M)),
+		rng:   rand.New(rand.NewPCG(o.Seed, 0x5eed)),
+		byID:  map[string]int32{},
+		entry: -1,
+	}, nil
+}
+
+// Dims returns the dimension of the index.
+func (ix *Index) Dims() int { return ix.dims }
+
+// Len returns the number of live vectors.
+func (ix *Index) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.live
+}
+
+func (ix *Index) checkVec(v []float32) error {
+	if len(v) != ix.dims {
+		return fmt.Errorf("%w: got %d dimensions, the index has %d", ErrDimension, len(v), ix.dims)
+	}
+	return nil
+}
+
+// Normalize returns v scaled to unit length, or ErrZeroVector.
+func Normalize(v []float32) ([]float32, error) {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	if s == 0 || math.IsNaN(s) || math.IsInf(s, 0) {
+		return nil, ErrZeroVector
+	}
+	inv := float32(1 / math.Sqrt(s))
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = x * inv
+	}
+	return out, nil
+}
+
+// Dot returns the dot product of two vectors of the same length.
+func Dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// Cosine returns the cosine similarity of two vectors, 0 when either is zero.
+func Cosine(a, b []float32) float32 {
+	na, nb := Dot(a, a), Dot(b, b)
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return Dot(a, b) / float32(math.Sqrt(float64(na))*math.Sqrt(float64(nb)))
+}
+
+func (ix *Index) vec(n int32) []float32 {
+	return ix.vecs[int(n)*ix.dims : int(n+1)*ix.dims]
+}
+
+func (ix *Index) dist(q []float32, n int32) float32 { return 1 - Dot(q, ix.vec(n)) }
+
+// Add inserts or replaces the vector of id.
+func (ix *Index) Add(id string, v []float32) error {
+	if err := ix.checkVec(v); err != nil {
+		return err
+	}
+	q, err := Normalize(v)
+	if err != nil {
+		return fmt.Errorf("%w (id %q)", err, id)
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if old, ok := ix.byID[id]; ok {
+		ix.deleted[old] = true
+		ix.live--
+	}
+	ix.insert(id, q)
+	return nil
+}
+
+// Delete removes id; deleting an absent id does nothing. The node stays in the graph as a
+// waypoint until [Index.Compact].
+func (ix *Index) Delete(id string) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if n, ok := ix.byID[id]; ok {
+		ix.deleted[n] = true
+		delete(ix.byID, id)
+		ix.live--
+	}
+}
+
+// Tombstones returns how many deleted nodes still sit in the graph.
+func (ix *Index) Tombstones() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.ids) - ix.live
+}
+
+// Compact rebuilds the graph without its deleted nodes.
+func (ix *Index) Compact() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	oldVecs, oldIDs, oldDeleted := ix.vecs, ix.ids, ix.deleted
+	ix.vecs, ix.ids, ix.links, ix.deleted = nil, nil, nil, nil
+	ix.byID = map[string]int32{}
+	ix.entry, ix.maxLevel, ix.live = -1, 0, 0
+	for n := range oldIDs {
+		if !oldDeleted[n] {
+			ix.insert(oldIDs[n], oldVecs[n*ix.dims:(n+1)*ix.dims])
+		}
+	}
+}
+
+func (ix *Index) randomLevel() int {
+	r := ix.rng.Float64()
+	if r == 0 {
+		r = math.SmallestNonzeroFloat64
+	}
+	return min(int(-math.Log(r)*ix.mult), 16)
+}
+
+func (ix *Index) maxLinks(layer int) int {
+	if layer == 0 {
+		return 2 * ix.opt.M
+	}
+	return ix.opt.M
+}
+
+// insert adds a normalized vector; the caller holds the write lock.
+func (ix *Index) insert(id string, q []float32) {
+	n := int32(len(ix.ids))
+	level := ix.randomLevel()
+	ix.vecs = append(ix.vecs, q...)
+	ix.ids = append(ix.ids, id)
+	ix.deleted = append(ix.deleted, false)
+	ix.links = append(ix.links, make([][]int32, level+1))
+	ix.byID[id] = n
+	ix.live++
+	if ix.entry < 0 {
+		ix.entry, ix.maxLevel = n, level
+		return
+	}
+	ep := ix.entry
+	epDist := ix.dist(q, ep)
+	for l := ix.maxLevel; l > level; l-- {
+		ep, epDist = ix.greedy(q, ep, epDist, l)
+	}
+	eps := []cand{{ep, epDist}}
+	for l := min(level, ix.maxLevel); l >= 0; l-- {
+		w := ix.searchLayer(q, eps, ix.opt.EfConstruction, l, nil)
+		nb := ix.selectNeighbors(w, ix.opt.M)
+		ix.links[n][l] = ids(nb)
+		for _, c := range nb {
+			ix.link(c.n, n, c.d, l)
+		}
+		eps = w
+	}
+	if level > ix.maxLevel {
+		ix.entry, ix.maxLevel = n, level
+	}
+}
+
+func ids(cs []cand) []int32 {
+	out := make([]int32, len(cs))
+	for i, c := range cs {
+		out[i] = c.n
+	}
+	return out
+}
+
+// link adds the edge from -> to at a layer, pruning from's list if it grows too long.
+func (ix *Index) link(from, to int32, d float32, l int) {
+	lst := ix.links[from][l]
+	if len(lst) < ix.maxLinks(l) {
+		ix.links[from][l] = append(lst, to)
+		return
+	}
+	fv := ix.vec(from)
+	cs := make([]cand, 0, len(lst)+1)
+	cs = append(cs, cand{to, d})
+	for _, m := range lst {
+		cs = append(cs, cand{m, ix.dist(fv, m)})
+	}
+	slices.SortFunc(cs, cmpCand)
+	ix.links[from][l] = ids(ix.selectNeighbors(cs, ix.maxLinks(l)))
+}
+
+// selectNeighbors applies the HNSW heuristic to candidates sorted by distance: keep a candidate
+// only if it is closer to the base than to every neighbour kept so far, so links spread out in
+// every direction; then fill up with the nearest of the rest.
+func (ix *Index) selectNeighbors(sorted []cand, m int) []cand {
+	if len(sorted) <= m {
+		return slices.Clone(sorted)
+	}
+	out := make([]cand, 0, m)
+	var skipped []cand
+	for _, c := range sorted {
+		if len(out) >= m {
+			break
+		}
+		cv := ix.vec(c.n)
+		good := true
+		for _, r := range out {
+			if 1-Dot(cv, ix.vec(r.n)) < c.d {
+				good = false
+				break
+			}
+		}
+		if good {
+			out = append(out, c)
+		} else {
+			skipped = append(skipped, c)
+		}
+	}
+	for _, c := range skipped {
+		if len(out) >= m {
+			break
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func (ix *Index) greedy(q []float32, ep int32, epDist float32, l int) (int32, float32) {
+	for changed := true; changed; {
+		changed = false
+		for _, m := range ix.links[ep][l] {
+			if d := ix.dist(q, m); d < epDist {
+				ep, epDist, changed = m, d, true
+			}
+		}
+	}
+	return ep, epDist
+}
+
+type cand struct {
+	n int32
+	d float32
+}
+
+func cmpCand(a, b cand) int {
+	switch {
+	case a.d < b.d:
+		return -1
+	case a.d > b.d:
+		return 1
+	}
+	return int(a.n - b.n)
+}
+
+type visitSet struct {
+	mark []uint32
+	gen  uint32
+}
+
+func (ix *Index) getVisited() *visitSet {
+	v, _ := ix.visited.Get().(*visitSet)
+	if v == nil {
+		v = &visitSet{}
+	}
+	if len(v.mark) < len(ix.ids) {
+		v.mark = make([]uint32, len(ix.ids)+len(ix.ids)/4+16)
+		v.gen = 0
+	}
+	v.gen++
+	if v.gen == 0 {
+		clear(v.mark)
+		v.gen = 1
+	}
+	return v
+}
+
+// searchLayer is the beam search of one layer. accept, when not nil, limits which nodes enter
+// the result (all nodes are still walked through); deleted nodes never enter it when accept is
+// not nil. The result is sorted nearest first.
+func (ix *Index) searchLayer(q []float32, eps []cand, ef, l int, accept func(int32) bool) []cand {
+	vis := ix.getVisited()
+	defer ix.visited.Put(vis)
+	var cands minHeap
+	var res maxHeap
+	for _, e := range eps {
+		vis.mark[e.n] = vis.gen
+		cands.push(e)
+		if accept == nil || accept(e.n) {
+			res.push(e)
+		}
+	}
+	for len(cands) > 0 {
+		c := cands.pop()
+		if len(res) >= ef && c.d > res[0].d {
+			break
+		}
+		for _, m := range ix.links[c.n][l] {
+			if vis.mark[m] == vis.gen {
+				continue
+			}
+			vis.mark[m] = vis.gen
+			d := ix.dist(q, m)
+			if len(res) < ef || d < res[0].d {
+				cands.push(cand{m, d})
+				if accept == nil || accept(m) {
+					res.push(cand{m, d})
+					if len(res) > ef {
+						res.pop()
+					}
+				}
+			}
+		}
+	}
+	out := []cand(res)
+	slices.SortFunc(out, cmpCand)
+	return out
+}
+
+// Search returns up to k live vectors most similar to q, most similar first. accept, when not
+// nil, keeps only the ids it returns true for; when the graph walk finds fewer than k accepted
+// vectors, Search falls back to an exact scan so a selective filter never loses results.
+func (ix *Index) Search(q []float32, k int, accept func(id string) bool) ([]Result, error) {
+	if err := ix.checkVec(q); err != nil {
+		return nil, err
+	}
+	if k <= 0 {
+		return nil, nil
+	}
+	qn, err := Normalize(q)
+	if err != nil {
+		return nil, err
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if ix.entry < 0 || ix.live == 0 {
+		return nil, nil
+	}
+	ok := func(n int32) bool { return !ix.deleted[n] && (accept == nil || accept(ix.ids[n])) }
+	ep := ix.entry
+	epDist := ix.dist(qn, ep)
+	for l := ix.maxLevel; l > 0; l-- {
+		ep, epDist = ix.greedy(qn, ep, epDist, l)
+	}
+	w := ix.searchLayer(qn, []cand{{ep, epDist}}, max(ix.opt.EfSearch, k), 0, ok)
+	if len(w) < k && len(w) < ix.live {
+		return ix.exactLocked(qn, k, ok), nil
+	}
+	if len(w) > k {
+		w = w[:k]
+	}
+	return ix.results(w), nil
+}
+
+func (ix *Index) results(w []cand) []Result {
+	out := make([]Result, len(w))
+	for i, c := range w {
+		out[i] = Result{ID: ix.ids[c.n], Similarity: 1 - c.d}
+	}
+	return out
+}
+
+// Exact returns the k live vectors most similar to q by scanning them all.
+func (ix *Index) Exact(q []float32, k int, accept func(id string) bool) ([]Result, error) {
+	if err := ix.checkVec(q); err != nil {
+		return nil, err
+	}
+	if k <= 0 {
+		return nil, nil
+	}
+	qn, err := Normalize(q)
+	if err != nil {
+		return nil, err
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.exactLocked(qn, k, func(n int32) bool { return !ix.deleted[n] && (accept == nil || accept(ix.ids[n])) }), nil
+}
+
+func (ix *Index) exactLocked(qn []float32, k int, ok func(int32) bool) []Result {
+	var res maxHeap
+	for n := range ix.ids {
+		if !ok(int32(n)) {
+			continue
+		}
+		d := ix.dist(qn, int32(n))
+		if len(res) < k {
+			res.push(cand{int32(n), d})
+		} else if d < res[0].d {
+			res.pop()
+			res.push(cand{int32(n), d})
+		}
+	}
+	out := []cand(res)
+	slices.SortFunc(out, cmpCand)
+	return ix.results(out)
+}
+
+// Vector returns a copy of the normalized vector of id.
+func (ix *Index) Vector(id string) ([]float32, bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	n, ok := ix.byID[id]
+	if !ok {
+		return nil, false
+	}
+	return slices.Clone(ix.vec(n)), true
+}
+
+type minHeap []cand
+
+func (h *minHeap) push(c cand) {
+	*h = append(*h, c)
+	s := *h
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if s[p].d <= s[i].d {
+			break
+		}
+		s[p], s[i] = s[i], s[p]
+		i = p
+	}
+}
+
+func (h *minHeap) pop() cand {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	i := 0
+	for {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(s) && s[l].d < s[m].d {
+			m = l
+		}
+		if r < len(s) && s[r].d < s[m].d {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		s[m], s[i] = s[i], s[m]
+		i = m
+	}
+	*h = s
+	return top
+}
+
+type maxHeap []cand
+
+func (h *maxHeap) push(c cand) {
+	*h = append(*h, c)
+	s := *h
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if s[p].d >= s[i].d {
+			break
+		}
+		s[p], s[i] = s[i], s[p]
+		i = p
+	}
+}
+
+func (h *maxHeap) pop() cand {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	i := 0
+	for {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(s) && s[l].d > s[m].d {
+			m = l
+		}
+		if r < len(s) && s[r].d > s[m].d {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		s[m], s[i] = s[i], s[m]
+		i = m
+	}
+	*h = s
+	return top
+}
