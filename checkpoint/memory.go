@@ -61,7 +61,10 @@ func (s *memSpace) find(id string) (int, bool) {
 }
 
 // Get implements [Saver].
-func (m *MemorySaver) Get(_ context.Context, ref Ref) (*Tuple, error) {
+func (m *MemorySaver) Get(ctx context.Context, ref Ref) (*Tuple, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	s := m.space(ref.ThreadID, ref.NS, false)
@@ -94,8 +97,12 @@ func (m *MemorySaver) Get(_ context.Context, ref Ref) (*Tuple, error) {
 }
 
 // List implements [Saver].
-func (m *MemorySaver) List(_ context.Context, opts ListOptions) iter.Seq2[*Tuple, error] {
+func (m *MemorySaver) List(ctx context.Context, opts ListOptions) iter.Seq2[*Tuple, error] {
 	return func(yield func(*Tuple, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(nil, err)
+			return
+		}
 		m.mu.RLock()
 		var out []*Tuple
 		if t := m.threads[opts.ThreadID]; t != nil {
@@ -152,7 +159,10 @@ func MetadataMatches(metadata, filter map[string]any) bool {
 }
 
 // Put implements [Saver].
-func (m *MemorySaver) Put(_ context.Context, req PutRequest) error {
+func (m *MemorySaver) Put(ctx context.Context, req PutRequest) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if req.Checkpoint.ID == "" {
 		return fmt.Errorf("checkpoint: put on thread %q: the checkpoint has no ID", req.ThreadID)
 	}
@@ -182,7 +192,10 @@ func (m *MemorySaver) Put(_ context.Context, req PutRequest) error {
 }
 
 // PutWrites implements [Saver].
-func (m *MemorySaver) PutWrites(_ context.Context, req WritesRequest) error {
+func (m *MemorySaver) PutWrites(ctx context.Context, req WritesRequest) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.space(req.Ref.ThreadID, req.Ref.NS, false)
@@ -207,7 +220,10 @@ func (m *MemorySaver) PutWrites(_ context.Context, req WritesRequest) error {
 }
 
 // DeleteThread implements [Saver].
-func (m *MemorySaver) DeleteThread(_ context.Context, threadID string) error {
+func (m *MemorySaver) DeleteThread(ctx context.Context, threadID string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.threads, threadID)
@@ -215,7 +231,10 @@ func (m *MemorySaver) DeleteThread(_ context.Context, threadID string) error {
 }
 
 // Prune implements [Saver].
-func (m *MemorySaver) Prune(_ context.Context, req PruneRequest) error {
+func (m *MemorySaver) Prune(ctx context.Context, req PruneRequest) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if req.Keep < 1 {
 		return fmt.Errorf("checkpoint: prune thread %q: Keep must be at least 1, got %d", req.ThreadID, req.Keep)
 	}
