@@ -125,6 +125,29 @@ function fanoutInput(n) {
 }
 
 // ---------------------------------------------------------------------------
+// static_fanout_N: START has a static edge to each of N workers, worker i
+// appends "result i" to results, and a collect node joins them all. Not a
+// LangGraph benchmark: trellis and the eino peer run it too.
+
+function staticFanout(n) {
+  const State = Annotation.Root({
+    results: Annotation({ reducer: (a, b) => a.concat(b), default: () => [] }),
+  });
+  const builder = new StateGraph(State);
+  const workers = [];
+  for (let i = 0; i < n; i++) {
+    const name = `worker_${i}`;
+    builder.addNode(name, () => ({ results: [`result ${i}`] }));
+    builder.addEdge(START, name);
+    workers.push(name);
+  }
+  builder.addNode("collect", () => undefined);
+  builder.addEdge(workers, "collect");
+  builder.addEdge("collect", END);
+  return builder;
+}
+
+// ---------------------------------------------------------------------------
 // react_agent_Nx: the prebuilt ReAct agent with a scripted model.
 
 // ScriptedChatModel replays its responses in order and starts over after the
@@ -349,6 +372,15 @@ for (const n of [10, 100]) {
     },
   };
 }
+
+WORKLOADS.static_fanout_100 = {
+  build: (cp) => staticFanout(100).compile({ checkpointer: cp }),
+  input: () => ({ results: [] }),
+  check: (values, events) => {
+    expectEqual("events", events, 101);
+    expectEqual("results", values.results.length, 100);
+  },
+};
 
 for (const n of [10, 100]) {
   WORKLOADS[`react_agent_${n}x`] = {
