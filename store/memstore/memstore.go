@@ -1,0 +1,361 @@
+// Package memstore is the in-memory [store.Store]: items in a map, full-text search on an
+// inverted index, and semantic search on an HNSW index (store/vector) when an embedder is
+// configured. Nothing survives the process; use it for tests and single-run tools.
+package memstore
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/trellis-go/trellis/store"
+	"github.com/trellis-go/trellis/store/vector"
+)
+
+// Options configure a Store. The zero Options are a store without vectors or TTL.
+type Options struct {
+	store.Config
+	// Vector tunes the HNSW index; the zero value is vector's defaults.
+	Vector vector.Options
+	// ExactVectors makes every semantic search an exact scan instead of an HNSW walk.
+	ExactVectors bool
+}
+
+// Store is the in-memory backend.
+type Store struct {
+	cfg   store.Config
+	exact bool
+
+	mu       sync.RWMutex
+	items    map[string]*entry
+	postings map[string]map[string]struct{} // token -> item ids
+	vec      *vector.Index
+	closed   bool
+	stop     func()
+}
+
+type entry struct {
+	item    store.Item
+	ttl     time.Duration
+	tokens  []string
+	indexed bool
+}
+
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Sweeper = (*Store)(nil)
+)
+
+// New returns an empty store. opts may be nil.
+func New(opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	cfg, err := o.Config.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{cfg: cfg, exact: o.ExactVectors, items: map[string]*entry{}, postings: map[string]map[string]struct{}{}}
+	if cfg.Index != nil {
+		if s.vec, err = vector.New(cfg.Index.Dims, &o.Vector); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.SweepInterval > 0 {
+		s.stop = store.StartSweeper(s, cfg.SweepInterval, cfg.Logger, "memory")
+	}
+	return s, nil
+}
+
+// Close stops the background sweeper; later calls fail with store.ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	if s.stop != nil {
+		s.stop()
+	}
+	return nil
+}
+
+func id(ns []string, key string) string { return store.JoinNamespace(ns) + "\x00" + key }
+
+// Put implements store.Store.
+func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
+	if _, err := s.cfg.CheckPut(req); err != nil {
+		return err
+	}
+	value, err := store.NormalizeValue(req.Value)
+	if err != nil {
+		return err
+	}
+	var texts []string
+	if !req.NoIndex {
+		paths := req.Index
+		if paths == nil && s.cfg.Index != nil {
+			paths = s.cfg.Index.Fields
+		}
+		texts = store.IndexText(value, paths)
+	}
+	var vec []float32
+	if s.cfg.Index != nil && len(texts) > 0 {
+		vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{strings.Join(texts, "\n")})
+		if err != nil {
+			return err
+		}
+		vec = vecs[0]
+	}
+	now := s.cfg.Now()
+	ttl := s.cfg.TTLFor(req)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return store.ErrClosed
+	}
+	k := id(req.Namespace, req.Key)
+	created := now
+	if old, ok := s.items[k]; ok {
+		if !store.Expired(old.item.ExpiresAt, now) {
+			created = old.item.CreatedAt
+		}
+		s.unindex(k, old)
+	}
+	e := &entry{
+		item: store.Item{Namespace: append([]string(nil), req.Namespace...), Key: req.Key, Value: value, CreatedAt: created, UpdatedAt: now},
+		ttl:  ttl,
+	}
+	if ttl > 0 {
+		e.item.ExpiresAt = now.Add(ttl)
+	}
+	if len(texts) > 0 {
+		e.indexed = true
+		e.tokens = store.Tokenize(strings.Join(texts, "\n"))
+		for _, t := range e.tokens {
+			p := s.postings[t]
+			if p == nil {
+				p = map[string]struct{}{}
+				s.postings[t] = p
+			}
+			p[k] = struct{}{}
+		}
+	}
+	if vec != nil {
+		if err := s.vec.Add(k, vec); err != nil {
+			// A zero vector has no direction: the item stays findable by text.
+			s.cfg.Logger.Debug("memstore: vector not indexed", "key", req.Key, "err", err)
+		}
+	}
+	s.items[k] = e
+	return nil
+}
+
+// unindex removes an entry from the text and vector indexes; the caller holds the write lock.
+func (s *Store) unindex(k string, e *entry) {
+	for _, t := range e.tokens {
+		if p := s.postings[t]; p != nil {
+			delete(p, k)
+			if len(p) == 0 {
+				delete(s.postings, t)
+			}
+		}
+	}
+	if s.vec != nil {
+		s.vec.Delete(k)
+	}
+}
+
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, req store.GetRequest) (*store.Item, error) {
+	if err := store.CheckGet("get", req.Namespace, req.Key); err != nil {
+		return nil, err
+	}
+	now := s.cfg.Now()
+	refresh := s.cfg.Refresh(req.RefreshTTL)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, store.ErrClosed
+	}
+	e, ok := s.items[id(req.Namespace, req.Key)]
+	if !ok || store.Expired(e.item.ExpiresAt, now) {
+		return nil, store.ErrNotFound
+	}
+	if refresh && e.ttl > 0 {
+		e.item.ExpiresAt = now.Add(e.ttl)
+	}
+	return copyItem(e.item), nil
+}
+
+func copyItem(it store.Item) *store.Item {
+	c := it
+	c.Namespace = append([]string(nil), it.Namespace...)
+	c.Value, _ = store.NormalizeValue(it.Value)
+	return &c
+}
+
+// Delete implements store.Store.
+func (s *Store) Delete(ctx context.Context, req store.DeleteRequest) error {
+	if err := store.CheckGet("delete", req.Namespace, req.Key); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return store.ErrClosed
+	}
+	k := id(req.Namespace, req.Key)
+	if e, ok := s.items[k]; ok {
+		s.unindex(k, e)
+		delete(s.items, k)
+	}
+	return nil
+}
+
+// Search implements store.Store.
+func (s *Store) Search(ctx context.Context, req store.SearchRequest) ([]store.SearchItem, error) {
+	filter, err := store.CheckSearch(&req)
+	if err != nil {
+		return nil, err
+	}
+	var terms []string
+	var qvec []float32
+	if req.Query != "" {
+		terms = store.QueryTerms(req.Query)
+		if s.cfg.Index != nil {
+			vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{req.Query})
+			if err != nil {
+				return nil, err
+			}
+			qvec = vecs[0]
+		}
+	}
+	now := s.cfg.Now()
+	refresh := s.cfg.Refresh(req.RefreshTTL)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, store.ErrClosed
+	}
+	ok := func(e *entry) bool {
+		return !store.Expired(e.item.ExpiresAt, now) && store.HasPrefix(e.item.Namespace, req.NamespacePrefix) && filter.Match(e.item.Value)
+	}
+	var found []store.SearchItem
+	switch {
+	case req.Query == "":
+		for _, e := range s.items {
+			if ok(e) {
+				found = append(found, store.SearchItem{Item: e.item})
+			}
+		}
+	case qvec == nil:
+		seen := map[string]bool{}
+		for _, t := range terms {
+			for k := range s.postings[t] {
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+				if e := s.items[k]; ok(e) {
+					found = append(found, store.SearchItem{Item: e.item, Score: store.TextScore(terms, e.tokens)})
+				}
+			}
+		}
+	default:
+		found, err = s.hybrid(req, terms, qvec, ok)
+		if err != nil {
+			return nil, err
+		}
+	}
+	page := store.RankAndPage(found, req.Offset, req.Limit)
+	out := make([]store.SearchItem, len(page))
+	for i, it := range page {
+		k := id(it.Namespace, it.Key)
+		if e := s.items[k]; refresh && e.ttl > 0 {
+			e.item.ExpiresAt = now.Add(e.ttl)
+		}
+		out[i] = store.SearchItem{Item: *copyItem(it.Item), Score: it.Score}
+	}
+	return out, nil
+}
+
+// hybrid gathers the vector neighbours and the full-text matches of a query and scores each by
+// the blend of cosine similarity and text match. The caller holds the lock.
+func (s *Store) hybrid(req store.SearchRequest, terms []string, qvec []float32, ok func(*entry) bool) ([]store.SearchItem, error) {
+	k := req.Offset + req.Limit
+	accept := func(key string) bool { e := s.items[key]; return e != nil && ok(e) }
+	var res []vector.Result
+	var err error
+	if s.exact {
+		res, err = s.vec.Exact(qvec, k, accept)
+	} else {
+		// Ask for more neighbours than needed so the text score can reorder them.
+		res, err = s.vec.Search(qvec, max(2*k, k+10), accept)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cos := map[string]float64{}
+	for _, r := range res {
+		cos[r.ID] = float64(r.Similarity)
+	}
+	for _, t := range terms {
+		for key := range s.postings[t] {
+			if _, seen := cos[key]; seen || !accept(key) {
+				continue
+			}
+			if v, found := s.vec.Vector(key); found {
+				cos[key] = float64(vector.Cosine(qvec, v))
+			}
+		}
+	}
+	out := make([]store.SearchItem, 0, len(cos))
+	for key, c := range cos {
+		e := s.items[key]
+		out = append(out, store.SearchItem{Item: e.item, Score: s.cfg.Index.HybridScore(c, store.TextScore(terms, e.tokens))})
+	}
+	return out, nil
+}
+
+// ListNamespaces implements store.Store.
+func (s *Store) ListNamespaces(ctx context.Context, req store.ListNamespacesRequest) ([][]string, error) {
+	if err := store.CheckListNamespaces(&req); err != nil {
+		return nil, err
+	}
+	now := s.cfg.Now()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, store.ErrClosed
+	}
+	var all [][]string
+	for _, e := range s.items {
+		if !store.Expired(e.item.ExpiresAt, now) {
+			all = append(all, e.item.Namespace)
+		}
+	}
+	return store.CollectNamespaces(all, req), nil
+}
+
+// Sweep implements store.Sweeper.
+func (s *Store) Sweep(ctx context.Context) (int, error) {
+	now := s.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, store.ErrClosed
+	}
+	n := 0
+	for k, e := range s.items {
+		if store.Expired(e.item.ExpiresAt, now) {
+			s.unindex(k, e)
+			delete(s.items, k)
+			n++
+		}
+	}
+	if s.vec != nil && s.vec.Tombstones() > s.vec.Len() {
+		s.vec.Compact()
+	}
+	return n, nil
+}
