@@ -25,7 +25,9 @@ type ExecutorOptions struct {
 	// Timeout bounds each call whose Policy sets no timeout. Zero means [DefaultTimeout]; a
 	// negative value means no limit.
 	Timeout time.Duration
-	// MaxConcurrency caps how many calls of one batch run at once. Zero means all of them.
+	// MaxConcurrency caps how many calls of one batch run tool code at once. A slot is freed when
+	// the tool returns, not when a timed-out call is abandoned; a call waits for a slot at most its
+	// timeout. Zero means all calls of a batch run at once.
 	MaxConcurrency int
 	// Authorize decides whether the caller in info may run t, and returns an error saying why not.
 	// Nil means [RequirePermissions]: the caller must hold every permission of the tool's Policy.
@@ -211,14 +213,7 @@ func (e *Executor) Run(ctx context.Context, calls []message.ToolCall) ([]Outcome
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if sem != nil {
-				select {
-				case sem <- struct{}{}:
-					defer func() { <-sem }()
-				case <-runCtx.Done():
-				}
-			}
-			o, perr := e.runOne(runCtx, base, call)
+			o, perr := e.runOne(runCtx, base, call, sem)
 			outcomes[i] = o
 			if perr != nil {
 				mu.Lock()
@@ -241,7 +236,7 @@ func (e *Executor) Run(ctx context.Context, calls []message.ToolCall) ([]Outcome
 }
 
 // runOne runs a single call and never panics. The second result is an error Propagate selected.
-func (e *Executor) runOne(ctx context.Context, base CallInfo, call message.ToolCall) (Outcome, error) {
+func (e *Executor) runOne(ctx context.Context, base CallInfo, call message.ToolCall, sem chan struct{}) (Outcome, error) {
 	start := time.Now()
 	info := base
 	info.CallID, info.Tool = call.ID, call.Name
@@ -267,7 +262,7 @@ func (e *Executor) runOne(ctx context.Context, base CallInfo, call message.ToolC
 			err = &CallError{Tool: call.Name, CallID: call.ID, Err: ctx.Err(), Hint: "The run was cancelled before the tool started"}
 			break
 		}
-		res, err = e.invoke(ctx, info, t, policy, call)
+		res, err = e.invoke(ctx, info, t, policy, call, sem)
 	}
 	if err != nil && e.opts.Propagate != nil && e.opts.Propagate(err) {
 		o.Err = err
@@ -277,8 +272,6 @@ func (e *Executor) runOne(ctx context.Context, base CallInfo, call message.ToolC
 		return o, err
 	}
 	if err != nil {
-		e.log.LogAttrs(ctx, slog.LevelWarn, "tool call failed",
-			slog.String("tool", call.Name), slog.String("call_id", call.ID), slog.String("error", err.Error()))
 		res = &Result{Content: err.Error(), IsError: true}
 		o.Err = err
 	}
@@ -287,6 +280,11 @@ func (e *Executor) runOne(ctx context.Context, base CallInfo, call message.ToolC
 	}
 	for _, f := range e.opts.Filters {
 		f.FilterResult(ctx, info, policy, res)
+	}
+	if err != nil {
+		// Logged after the filters, so a secret in an error message does not reach the logs.
+		e.log.LogAttrs(ctx, slog.LevelWarn, "tool call failed",
+			slog.String("tool", call.Name), slog.String("call_id", call.ID), slog.String("error", res.Content))
 	}
 	o.Result = res
 	o.Message = toMessage(call, res)
@@ -300,14 +298,33 @@ type callReturn struct {
 }
 
 // invoke calls t under its timeout, turning a panic into an error and abandoning a call that does
-// not return in time.
-func (e *Executor) invoke(ctx context.Context, info CallInfo, t Tool, p Policy, call message.ToolCall) (*Result, error) {
+// not return in time. With sem set, the call first takes a slot, waiting at most its timeout, and
+// the slot is freed only when the tool returns, so MaxConcurrency bounds running tool code even
+// when calls are abandoned.
+func (e *Executor) invoke(ctx context.Context, info CallInfo, t Tool, p Policy, call message.ToolCall, sem chan struct{}) (*Result, error) {
 	timeout := p.Timeout
 	if timeout == 0 {
 		timeout = e.opts.Timeout
 	}
 	if timeout == 0 {
 		timeout = DefaultTimeout
+	}
+	if sem != nil {
+		var expired <-chan time.Time
+		if timeout > 0 {
+			timer := time.NewTimer(timeout)
+			defer timer.Stop()
+			expired = timer.C
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-expired:
+			return nil, &CallError{Tool: call.Name, CallID: call.ID, Kind: ErrTimeout,
+				Err:  fmt.Errorf("no free slot after %v: %d calls were still running", timeout, cap(sem)),
+				Hint: "Too many tool calls at once; make fewer calls in one turn"}
+		case <-ctx.Done():
+			return nil, &CallError{Tool: call.Name, CallID: call.ID, Err: ctx.Err(), Hint: "The run was cancelled before the tool started"}
+		}
 	}
 	callCtx := WithCallInfo(ctx, info)
 	var cancel context.CancelFunc
@@ -320,15 +337,19 @@ func (e *Executor) invoke(ctx context.Context, info CallInfo, t Tool, p Policy, 
 
 	done := make(chan callReturn, 1) // buffered: an abandoned call must still be able to finish
 	go func() {
+		if sem != nil {
+			defer func() { <-sem }()
+		}
 		defer func() {
 			if r := recover(); r != nil {
 				if err, ok := r.(error); ok && e.opts.Propagate != nil && e.opts.Propagate(err) {
 					done <- callReturn{err: err}
 					return
 				}
+				// The panic value goes to the model through the filters; the log gets the stack.
 				e.log.LogAttrs(ctx, slog.LevelError, "tool panicked",
 					slog.String("tool", call.Name), slog.String("call_id", call.ID),
-					slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
+					slog.String("stack", string(debug.Stack())))
 				done <- callReturn{err: &CallError{Tool: call.Name, CallID: call.ID, Kind: ErrPanic, Err: fmt.Errorf("%v", r),
 					Hint: "This is a bug in the tool; try another approach or tell the user it failed"}}
 			}
