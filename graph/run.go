@@ -1,0 +1,939 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/message"
+)
+
+// Errors of a run.
+var (
+	// ErrRecursionLimit: the run used up its supersteps without reaching END.
+	ErrRecursionLimit = errors.New("graph: recursion limit reached without reaching END (raise it with graph.WithRecursionLimit, or look for a loop that never exits)")
+	// ErrNothingToResume: Resume or Continue on a thread that is not paused.
+	ErrNothingToResume = errors.New("graph: nothing to resume")
+	// ErrGraphChanged: a thread's checkpoints were made by a graph that no longer matches.
+	ErrGraphChanged = errors.New("graph: the thread's checkpoints do not match this graph")
+)
+
+// NodeError is a node's failure, naming the node.
+type NodeError struct {
+	Node   string
+	Step   int
+	TaskID string
+	Err    error
+}
+
+func (e *NodeError) Error() string {
+	return fmt.Sprintf("graph: node %q failed in superstep %d: %v", e.Node, e.Step, e.Err)
+}
+
+func (e *NodeError) Unwrap() error { return e.Err }
+
+// Reserved channels of pending writes.
+const (
+	pendingOutcome   = "__task__"
+	pendingInterrupt = "__interrupt__"
+	pendingResume    = "__resume__"
+	pendingError     = "__error__"
+)
+
+// task is one node to run in a superstep, and what running it produced.
+type task struct {
+	id     string
+	node   *nodeSpec
+	input  reflect.Value // the state snapshot, or the payload of a Send
+	arg    []byte        // the encoded payload of a Send, once encoded
+	send   bool
+	inline bool // runs on the loop's goroutine, so it may yield events directly
+
+	finished   bool // has an outcome (ran now, or restored from pending writes)
+	restored   bool
+	persisted  bool // its outcome is recorded as pending writes
+	writes     []write
+	targets    []Target
+	parent     *Command[any]
+	err        error
+	interrupts []Interruption
+	resume     []any
+}
+
+// run is the part of a running graph that does not depend on the state type; nodes reach it
+// through their context.
+type run struct {
+	ctx       context.Context
+	cancel    context.CancelFunc
+	sc        *schema
+	saver     checkpoint.Saver
+	store     any
+	threadID  string
+	ns        string
+	nsPath    []string
+	config    map[string]any
+	resumeMap map[string]any
+	modes     modeSet
+	subgraphs bool
+	step      int
+
+	yield   func(Event) bool
+	events  chan Event
+	stopped atomic.Bool
+}
+
+func (r *run) schema() *schema { return r.sc }
+
+func (r *run) emitTask(t *task, mode StreamMode, data any) {
+	r.emit(t, Event{Mode: mode, NS: r.nsPath, Node: t.node.name, Step: r.step, TaskID: t.id, Data: data})
+}
+
+// emit delivers an event: directly when the task runs on the loop's goroutine, through the
+// events channel when it runs concurrently with others.
+func (r *run) emit(t *task, ev Event) {
+	if r.stopped.Load() {
+		return
+	}
+	if t == nil || t.inline {
+		r.deliver(ev)
+		return
+	}
+	select {
+	case r.events <- ev:
+	case <-r.ctx.Done():
+	}
+}
+
+func (r *run) deliver(ev Event) {
+	if r.stopped.Load() {
+		return
+	}
+	if !r.yield(ev) {
+		r.stopped.Store(true)
+		r.cancel()
+	}
+}
+
+// loop runs one graph (the root or a subgraph) on one thread namespace.
+type loop[S any] struct {
+	*run
+	c          *Compiled[S]
+	state      reflect.Value // addressable S
+	versions   map[string]string
+	saved      map[string]string // versions in the last saved checkpoint
+	tracks     []track
+	next       []*task
+	barriers   map[string][]string
+	head       string // the namespace's newest checkpoint
+	cpID       string // the checkpoint this loop stands on
+	durability Durability
+	metadata   map[string]any
+	writer     *asyncWriter
+	// unsaved: with exit durability, a checkpoint is due but held back until the run ends.
+	unsaved       bool
+	unsavedSource checkpoint.Source
+	before     map[string]bool
+	after      map[string]bool
+}
+
+// track follows one channel's updates since the last saved checkpoint, so that a reducer's
+// channel can store only its new updates.
+type track struct {
+	dirty   bool
+	full    bool // the next blob must hold the full value
+	updates []reflect.Value
+	chain   int // bytes of deltas stored since the last full blob
+	base    int // bytes of the last full blob
+}
+
+// parentLink ties a subgraph run to the task that runs it in the parent.
+type parentLink struct {
+	run  *run
+	task *task
+	name string
+}
+
+type parentKey struct{}
+
+// Invoke runs the graph to the end and returns the final state (restricted to the output keys).
+// A run that pauses at an interrupt returns the state so far and an *InterruptedError.
+func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, error) {
+	return c.execute(ctx, input, opts, func(Event) bool { return true }, nil)
+}
+
+// Stream runs the graph and yields its events as they happen (the values mode unless
+// [WithStreamModes] says otherwise). A run that fails or pauses ends the stream with the error.
+// Stopping the iteration cancels the run.
+func (c *Compiled[S]) Stream(ctx context.Context, input S, opts ...RunOption) func(yield func(Event, error) bool) {
+	return func(yield func(Event, error) bool) {
+		stopped := false
+		_, err := c.execute(ctx, input, opts, func(ev Event) bool {
+			if !yield(ev, nil) {
+				stopped = true
+				return false
+			}
+			return true
+		}, nil)
+		if err != nil && !stopped {
+			yield(Event{}, err)
+		}
+	}
+}
+
+func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yield func(Event) bool, link *parentLink) (S, error) {
+	var o runOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	var zero S
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r := &run{ctx: ctx, cancel: cancel, sc: c.g.schema, saver: c.opts.Saver, store: c.opts.Store,
+		threadID: o.threadID, config: o.config, resumeMap: o.resumeMap, subgraphs: o.subgraphs, yield: yield}
+	l := &loop[S]{run: r, c: c, durability: o.durability, metadata: o.metadata}
+	if len(o.modes) == 0 {
+		o.modes = []StreamMode{ModeValues}
+	}
+	r.modes = modesOf(o.modes)
+	limit := o.recursionLimit
+	if limit == 0 {
+		limit = c.opts.RecursionLimit
+	}
+	if limit == 0 {
+		limit = 25
+	}
+	maxConc := o.maxConcurrency
+	if maxConc == 0 {
+		maxConc = c.opts.MaxConcurrency
+	}
+	if link != nil {
+		p := link.run
+		if r.saver == nil {
+			r.saver = p.saver
+		}
+		if r.store == nil {
+			r.store = p.store
+		}
+		r.threadID, r.config, r.resumeMap, r.modes, r.subgraphs = p.threadID, p.config, p.resumeMap, p.modes, p.subgraphs
+		seg := link.name + ":" + link.task.id
+		r.nsPath = append(slices.Clip(p.nsPath), seg)
+		r.ns = strings.Join(r.nsPath, "|")
+		limit = max(limit, 25)
+	}
+	if l.durability == "" {
+		l.durability = c.opts.Durability
+	}
+	if l.durability == "" {
+		l.durability = DurabilitySync
+	}
+	l.before = toSet(c.opts.InterruptBefore, o.interruptBefore)
+	l.after = toSet(c.opts.InterruptAfter, o.interruptAfter)
+	if r.saver == nil && r.threadID != "" {
+		return zero, fmt.Errorf("graph %s: the run names thread %q, but the graph has no checkpoint saver (set CompileOptions.Saver)", c.name, r.threadID)
+	}
+	if r.saver != nil && r.threadID == "" {
+		return zero, fmt.Errorf("graph %s: the graph has a checkpoint saver, so each run needs a thread: pass graph.WithThread(id)", c.name)
+	}
+	if r.saver == nil && (o.proceed || o.checkpointID != "") {
+		return zero, fmt.Errorf("graph %s: resuming or forking needs a checkpoint saver and a thread", c.name)
+	}
+	l.state = reflect.New(c.g.schema.typ).Elem()
+	l.versions = map[string]string{}
+	l.saved = map[string]string{}
+	l.barriers = map[string][]string{}
+	l.tracks = make([]track, len(c.g.schema.channels))
+	if r.saver != nil && l.durability == DurabilityAsync {
+		l.writer = newAsyncWriter(r.saver)
+		defer l.writer.close()
+	}
+
+	proceed := o.proceed
+	var tuple *checkpoint.Tuple
+	if r.saver != nil {
+		var err error
+		tuple, err = r.saver.Get(ctx, checkpoint.Ref{ThreadID: r.threadID, NS: r.ns, CheckpointID: o.checkpointID})
+		switch {
+		case errors.Is(err, checkpoint.ErrNotFound):
+			if o.checkpointID != "" {
+				return zero, fmt.Errorf("graph %s: thread %q has no checkpoint %q: %w", c.name, r.threadID, o.checkpointID, err)
+			}
+			if proceed {
+				return zero, fmt.Errorf("%w: thread %q has no checkpoints (start it with input first)", ErrNothingToResume, r.threadID)
+			}
+			tuple = nil
+		case err != nil:
+			return zero, fmt.Errorf("graph %s: loading thread %q: %w", c.name, r.threadID, err)
+		}
+		if tuple != nil {
+			if err := l.restore(tuple); err != nil {
+				return zero, err
+			}
+			l.head = tuple.Checkpoint.ID
+			if o.checkpointID != "" {
+				latest, err := r.saver.Get(ctx, checkpoint.Ref{ThreadID: r.threadID, NS: r.ns})
+				if err != nil {
+					return zero, fmt.Errorf("graph %s: loading thread %q: %w", c.name, r.threadID, err)
+				}
+				l.head = latest.Checkpoint.ID
+			}
+			// A subgraph whose namespace stopped part-way continues where it stopped.
+			if link != nil && len(tuple.Checkpoint.Next) > 0 {
+				proceed = true
+			}
+		}
+	}
+
+	skipBefore := false
+	if proceed {
+		if tuple == nil || len(l.next) == 0 {
+			return zero, fmt.Errorf("%w: thread %q is not paused (its last run finished); send new input instead", ErrNothingToResume, r.threadID)
+		}
+		if err := l.loadPending(tuple, o); err != nil {
+			return zero, err
+		}
+		skipBefore = true
+	} else {
+		if err := l.applyInput(input); err != nil {
+			return zero, err
+		}
+	}
+
+	err := l.loop(limit, maxConc, skipBefore)
+	if l.writer != nil {
+		if werr := l.writer.close(); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return l.output(), err
+}
+
+func toSet(lists ...[]string) map[string]bool {
+	m := map[string]bool{}
+	for _, l := range lists {
+		for _, n := range l {
+			m[n] = true
+		}
+	}
+	return m
+}
+
+// output returns the state restricted to the output keys.
+func (l *loop[S]) output() S {
+	if l.c.outputs == nil {
+		return l.sc.snapshot(l.state).Interface().(S)
+	}
+	out := reflect.New(l.sc.typ).Elem()
+	snap := l.sc.snapshot(l.state)
+	for _, ch := range l.c.outputs {
+		out.Field(ch.index).Set(snap.Field(ch.index))
+	}
+	return out.Interface().(S)
+}
+
+// applyInput starts a run from input: its fields are written, and the nodes after START are
+// scheduled.
+func (l *loop[S]) applyInput(input S) error {
+	in := reflect.ValueOf(&input).Elem()
+	ws := l.sc.writesOf(in, nil)
+	if l.c.inputs != nil {
+		for _, w := range ws {
+			if !l.c.inputs[w.ch.name] {
+				return fmt.Errorf("graph %s: input sets state key %q, which is not an input key (input keys: %s)", l.c.name, w.ch.name, strings.Join(l.c.InputKeys(), ", "))
+			}
+		}
+	}
+	l.next = nil
+	l.barriers = map[string][]string{}
+	start := &task{id: "input", node: &nodeSpec{name: START}, writes: ws, finished: true}
+	if err := l.apply([]*task{start}); err != nil {
+		return err
+	}
+	targets, err := l.route(l.run.ctx, START, l.state)
+	if err != nil {
+		return err
+	}
+	start.targets = targets
+	if err := l.plan([]*task{start}, nil); err != nil {
+		return err
+	}
+	l.step = -1
+	if err := l.checkpoint(checkpoint.SourceInput, false); err != nil {
+		return err
+	}
+	l.emitValues()
+	l.step = 0
+	return nil
+}
+
+// loop runs supersteps until nothing is scheduled, the run pauses, or it fails.
+func (l *loop[S]) loop(limit, maxConc int, skipBefore bool) error {
+	steps := 0
+	for len(l.next) > 0 {
+		if err := l.ctx.Err(); err != nil {
+			l.finalCheckpoint()
+			return fmt.Errorf("graph %s: run cancelled before superstep %d: %w", l.c.name, l.step, context.Cause(l.ctx))
+		}
+		tasks, held := l.runnable()
+		if steps >= limit {
+			l.finalCheckpoint()
+			return fmt.Errorf("%w (limit %d supersteps; graph %s)", ErrRecursionLimit, limit, l.c.name)
+		}
+		steps++
+		if !skipBefore {
+			if ins := l.staticInterrupts(tasks, l.before, "before"); ins != nil {
+				l.finalCheckpoint()
+				return &InterruptedError{Interrupts: ins}
+			}
+		}
+		skipBefore = false
+
+		l.runTasks(tasks, maxConc)
+		if l.stopped.Load() {
+			l.finalCheckpoint()
+			return fmt.Errorf("graph %s: run cancelled: the stream's reader stopped", l.c.name)
+		}
+
+		var interrupts []Interruption
+		var failed *task
+		var parentCmd *Command[any]
+		for _, t := range tasks {
+			switch {
+			case len(t.interrupts) > 0:
+				interrupts = append(interrupts, t.interrupts...)
+			case t.err != nil && failed == nil:
+				failed = t
+			case t.parent != nil && parentCmd == nil:
+				parentCmd = t.parent
+			}
+		}
+		if failed != nil || len(interrupts) > 0 {
+			if err := l.saveStop(tasks); err != nil {
+				return err
+			}
+			if failed != nil {
+				return failed.err
+			}
+			if l.modes.has(ModeUpdates) {
+				l.deliver(Event{Mode: ModeUpdates, NS: l.nsPath, Node: "__interrupt__", Step: l.step, Data: interrupts})
+			}
+			return &InterruptedError{Interrupts: interrupts}
+		}
+		if parentCmd != nil {
+			return &parentCommandError{cmd: parentCmd}
+		}
+
+		if err := l.apply(tasks); err != nil {
+			l.finalCheckpoint()
+			return err
+		}
+		if err := l.plan(tasks, held); err != nil {
+			return err
+		}
+		if err := l.checkpoint(checkpoint.SourceLoop, false); err != nil {
+			return err
+		}
+		l.emitUpdates(tasks)
+		l.emitValues()
+		l.step++
+		if ins := l.staticInterrupts(tasks, l.after, "after"); ins != nil && len(l.next) > 0 {
+			l.finalCheckpoint()
+			return &InterruptedError{Interrupts: ins}
+		}
+	}
+	return l.finalCheckpoint()
+}
+
+// runnable splits the scheduled tasks into those that run now and deferred ones held back while
+// other work remains.
+func (l *loop[S]) runnable() (now, held []*task) {
+	for _, t := range l.next {
+		if t.node.deferred {
+			held = append(held, t)
+		} else {
+			now = append(now, t)
+		}
+	}
+	if len(now) == 0 {
+		return held, nil
+	}
+	return now, held
+}
+
+func (l *loop[S]) staticInterrupts(tasks []*task, set map[string]bool, when string) []Interruption {
+	if len(set) == 0 {
+		return nil
+	}
+	var out []Interruption
+	for _, t := range tasks {
+		if set[t.node.name] {
+			out = append(out, Interruption{ID: t.id + "." + when, Node: t.node.name, NS: l.ns, When: when})
+		}
+	}
+	return out
+}
+
+// runTasks runs a superstep's tasks: on the loop's goroutine when there is one, concurrently
+// otherwise, relaying their events as they come.
+func (l *loop[S]) runTasks(tasks []*task, maxConc int) {
+	todo := tasks[:0:0]
+	for _, t := range tasks {
+		if !t.finished {
+			todo = append(todo, t)
+		}
+	}
+	if len(todo) == 0 {
+		return
+	}
+	if len(todo) == 1 {
+		todo[0].inline = true
+		l.execute(todo[0])
+		return
+	}
+	if l.events == nil {
+		l.events = make(chan Event, 64)
+	}
+	var sem chan struct{}
+	if maxConc > 0 && maxConc < len(todo) {
+		sem = make(chan struct{}, maxConc)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, t := range todo {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if sem != nil {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+			}
+			l.execute(t)
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
+	for {
+		select {
+		case ev := <-l.events:
+			l.deliver(ev)
+		case <-done:
+			for {
+				select {
+				case ev := <-l.events:
+					l.deliver(ev)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// execute runs one task with its retry policy and timeout, and routes from it.
+func (l *loop[S]) execute(t *task) {
+	tc := &taskCtx{run: l.run, task: t, resume: t.resume}
+	ctx := context.WithValue(l.ctx, taskKey{}, tc)
+	if l.modes.has(ModeTasks) || l.modes.has(ModeDebug) {
+		l.taskEvent(t, TaskEvent{ID: t.id, Name: t.node.name, Input: t.input.Interface()})
+	}
+	policy := t.node.retry
+	for attempt := 1; ; attempt++ {
+		tc.calls, tc.writes, tc.interrupts = 0, nil, nil
+		res, err := l.call(ctx, t)
+		if len(tc.interrupts) > 0 {
+			t.interrupts, t.resume = tc.interrupts, tc.resume
+			break
+		}
+		var child *InterruptedError
+		if errors.As(err, &child) && child != errInterruptRaised {
+			t.interrupts, t.resume = child.Interrupts, tc.resume
+			break
+		}
+		if err == nil {
+			t.writes = tc.writes
+			if res.updated {
+				t.writes = l.sc.writesOf(res.update, t.writes)
+			}
+			t.targets, t.parent, t.resume = res.gotos, res.parent, tc.resume
+			if t.parent == nil {
+				var local reflect.Value
+				if len(l.c.g.branches[t.node.name]) > 0 {
+					local, err = l.localState(t)
+				}
+				if err == nil {
+					var routed []Target
+					routed, err = l.route(ctx, t.node.name, local)
+					t.targets = append(t.targets, routed...)
+				}
+			}
+			if err == nil {
+				t.finished = true
+				break
+			}
+		}
+		if policy != nil && attempt < policy.MaxAttempts && retryable(policy, err, l.ctx) {
+			if !sleep(l.ctx, backoff(policy, attempt)) {
+				err = context.Cause(l.ctx)
+			} else {
+				continue
+			}
+		}
+		var ne *NodeError
+		if !errors.As(err, &ne) {
+			err = &NodeError{Node: t.node.name, Step: l.step, TaskID: t.id, Err: err}
+		}
+		t.err = err
+		break
+	}
+	if l.modes.has(ModeTasks) || l.modes.has(ModeDebug) {
+		ev := TaskEvent{ID: t.id, Name: t.node.name, Finished: true, Interrupts: t.interrupts}
+		if t.err != nil {
+			ev.Error = t.err.Error()
+		} else if t.finished {
+			ev.Result = l.updateOf(t).Interface()
+		}
+		l.taskEvent(t, ev)
+	}
+	if t.finished && l.saver != nil && l.durability != DurabilityExit && !t.inline {
+		// Record the finished task at once, so a crash later in the superstep does not run it again.
+		if err := l.putWrites(t); err != nil && t.err == nil {
+			t.err = err
+			t.finished = false
+		}
+	}
+}
+
+func (l *loop[S]) taskEvent(t *task, ev TaskEvent) {
+	if l.modes.has(ModeTasks) {
+		l.emitTask(t, ModeTasks, ev)
+	}
+	if l.modes.has(ModeDebug) {
+		typ := "task"
+		if ev.Finished {
+			typ = "task_result"
+		}
+		l.emitTask(t, ModeDebug, DebugEvent{Type: typ, Step: l.step, Payload: ev})
+	}
+}
+
+// call runs the node once, turning a panic or a timeout into an error naming it.
+func (l *loop[S]) call(ctx context.Context, t *task) (res result, err error) {
+	if d := t.node.timeout; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, d, fmt.Errorf("graph: node %q timed out after %s", t.node.name, d))
+		defer cancel()
+		defer func() {
+			if err != nil && ctx.Err() != nil && l.ctx.Err() == nil {
+				err = context.Cause(ctx)
+			}
+		}()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	if t.node.sub != nil {
+		return t.node.sub.runSub(ctx, l.run, t)
+	}
+	return t.node.run(ctx, t.input)
+}
+
+func retryable(p *RetryPolicy, err error, runCtx context.Context) bool {
+	if runCtx.Err() != nil {
+		return false
+	}
+	if p.RetryOn != nil {
+		return p.RetryOn(err)
+	}
+	var ie *InterruptedError
+	return !errors.As(err, &ie)
+}
+
+func backoff(p *RetryPolicy, attempt int) time.Duration {
+	d := p.InitialInterval
+	if d == 0 {
+		d = 500 * time.Millisecond
+	}
+	f := p.BackoffFactor
+	if f == 0 {
+		f = 2
+	}
+	maxD := p.MaxInterval
+	if maxD == 0 {
+		maxD = 128 * time.Second
+	}
+	w := float64(d)
+	for i := 1; i < attempt; i++ {
+		w *= f
+	}
+	w = min(w, float64(maxD))
+	if p.Jitter {
+		w *= 0.75 + rand.Float64()/2
+	}
+	return time.Duration(w)
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// localState is the state as the task's own writes leave it, which its routes read.
+func (l *loop[S]) localState(t *task) (reflect.Value, error) {
+	st := l.sc.snapshot(l.state)
+	for _, w := range t.writes {
+		f := st.Field(w.ch.index)
+		if w.overwrite || w.ch.reducer == ReduceLast {
+			f.Set(w.val)
+			continue
+		}
+		v, err := w.ch.reduce(f, w.val)
+		if err != nil {
+			return st, err
+		}
+		f.Set(v)
+	}
+	return st, nil
+}
+
+// route evaluates the conditional edges out of node on state.
+func (l *loop[S]) route(ctx context.Context, node string, state reflect.Value) ([]Target, error) {
+	var out []Target
+	for _, b := range l.c.g.branches[node] {
+		s := state.Interface().(S)
+		if b.router != nil {
+			ts, err := b.router(ctx, s)
+			if err != nil {
+				return nil, fmt.Errorf("graph: router after %q: %w", node, err)
+			}
+			out = append(out, ts...)
+			continue
+		}
+		key, err := b.route(ctx, s)
+		if err != nil {
+			return nil, fmt.Errorf("graph: conditional edge after %q: %w", node, err)
+		}
+		to := key
+		if b.pathMap != nil {
+			var ok bool
+			if to, ok = b.pathMap[key]; !ok {
+				return nil, fmt.Errorf("graph: conditional edge after %q returned %q, which its path map does not have (keys: %s)", node, key, strings.Join(sortedKeys(b.pathMap), ", "))
+			}
+		}
+		out = append(out, To(to))
+	}
+	for _, t := range out {
+		if t.Node == END {
+			continue
+		}
+		if _, ok := l.c.g.nodes[t.Node]; !ok {
+			return nil, fmt.Errorf("graph: route after %q goes to unknown node %q%s", node, t.Node, suggest(t.Node, l.c.g.order))
+		}
+	}
+	return out, nil
+}
+
+// apply applies the writes of a finished superstep, in task order.
+func (l *loop[S]) apply(tasks []*task) error {
+	type writer struct{ node, task string }
+	var last map[*channel]writer
+	for _, t := range tasks {
+		for _, w := range t.writes {
+			if w.ch.reducer == ReduceLast || w.overwrite {
+				if last == nil {
+					last = map[*channel]writer{}
+				}
+				if prev, ok := last[w.ch]; ok && prev.task != t.id {
+					what := "written"
+					if w.overwrite {
+						what = "overwritten"
+					}
+					return fmt.Errorf("graph %s: state key %q was %s by both %q and %q in superstep %d; a key without a reducer takes one write per superstep (give it a `reduce` tag, or let one node write it)", l.c.name, w.ch.name, what, prev.node, t.node.name, l.step)
+				}
+				last[w.ch] = writer{t.node.name, t.id}
+			}
+		}
+	}
+	for _, t := range tasks {
+		for _, w := range t.writes {
+			f := l.state.Field(w.ch.index)
+			tr := &l.tracks[w.ch.pos]
+			val := w.val
+			if w.overwrite || w.ch.reducer == ReduceLast {
+				f.Set(val)
+				tr.full = true
+			} else {
+				if w.ch.reducer == ReduceMessages {
+					val = withMessageIDs(val)
+				}
+				v, err := w.ch.reduce(f, val)
+				if err != nil {
+					return err
+				}
+				f.Set(v)
+				if l.saver != nil && !tr.full {
+					tr.updates = append(tr.updates, val)
+				}
+			}
+			if l.saver != nil {
+				tr.dirty = true
+				l.versions[w.ch.name] = checkpoint.NextVersion(l.versions[w.ch.name])
+			}
+		}
+	}
+	return nil
+}
+
+// withMessageIDs gives every message of an update an ID, so that replaying the update from a
+// checkpoint yields the same list.
+func withMessageIDs(v reflect.Value) reflect.Value {
+	msgs := v.Interface().([]message.Message)
+	for i := range msgs {
+		if msgs[i].ID == "" {
+			out := slices.Clone(msgs)
+			for j := i; j < len(out); j++ {
+				if out[j].ID == "" {
+					out[j].ID = message.NewID()
+				}
+			}
+			return reflect.ValueOf(out)
+		}
+	}
+	return v
+}
+
+// plan schedules the next superstep from the tasks that just finished.
+func (l *loop[S]) plan(done []*task, held []*task) error {
+	pull := map[string]bool{}
+	var sends []*task
+	for _, t := range done {
+		name := t.node.name
+		for _, to := range l.c.g.edges[name] {
+			pull[to] = true
+		}
+		for _, ji := range l.c.joinsBy[name] {
+			j := l.c.g.joins[ji]
+			key := joinKey(ji, j.to)
+			if !slices.Contains(l.barriers[key], name) {
+				l.barriers[key] = append(l.barriers[key], name)
+			}
+			if len(l.barriers[key]) == len(j.sources) {
+				delete(l.barriers, key)
+				pull[j.to] = true
+			}
+		}
+		for _, tg := range t.targets {
+			if tg.Node == END {
+				continue
+			}
+			if !tg.send {
+				pull[tg.Node] = true
+				continue
+			}
+			arg, err := l.sendArg(name, tg)
+			if err != nil {
+				return err
+			}
+			sends = append(sends, &task{id: newTaskID(), node: l.c.g.nodes[tg.Node], input: arg, send: true})
+		}
+	}
+	next := make([]*task, 0, len(pull)+len(sends)+len(held))
+	for _, name := range l.c.g.order {
+		if pull[name] {
+			next = append(next, &task{id: newTaskID(), node: l.c.g.nodes[name]})
+		}
+	}
+	for _, h := range held {
+		if !pull[h.node.name] || h.send {
+			next = append(next, h)
+		}
+	}
+	next = append(next, sends...)
+	l.next = next
+	// Pulled tasks read the state as it is after this superstep.
+	for _, t := range l.next {
+		if !t.send {
+			t.input = l.sc.snapshot(l.state)
+		}
+	}
+	return nil
+}
+
+func joinKey(i int, to string) string { return fmt.Sprintf("%s#%d", to, i) }
+
+func (l *loop[S]) sendArg(from string, tg Target) (reflect.Value, error) {
+	if _, ok := l.c.g.nodes[tg.Node]; !ok {
+		return reflect.Value{}, fmt.Errorf("graph: %q sends to unknown node %q%s", from, tg.Node, suggest(tg.Node, l.c.g.order))
+	}
+	switch a := tg.Arg.(type) {
+	case S:
+		return reflect.ValueOf(&a).Elem(), nil
+	case *S:
+		if a != nil {
+			return reflect.ValueOf(a).Elem(), nil
+		}
+	}
+	var want S
+	return reflect.Value{}, fmt.Errorf("graph: %q sends %T to %q; a Send payload must be the graph's state type %T", from, tg.Arg, tg.Node, want)
+}
+
+var taskSeq atomic.Uint64
+
+func newTaskID() string {
+	// Unique within a process, and random across processes.
+	return fmt.Sprintf("%08x%08x", rand.Uint32(), uint32(taskSeq.Add(1)))
+}
+
+func (l *loop[S]) updateOf(t *task) reflect.Value {
+	up := reflect.New(l.sc.typ).Elem()
+	for _, w := range t.writes {
+		up.Field(w.ch.index).Set(w.val)
+	}
+	return up
+}
+
+func (l *loop[S]) emitValues() {
+	if l.modes.has(ModeValues) {
+		l.deliver(Event{Mode: ModeValues, NS: l.nsPath, Step: l.step, Data: l.output()})
+	}
+}
+
+func (l *loop[S]) emitUpdates(tasks []*task) {
+	if !l.modes.has(ModeUpdates) {
+		return
+	}
+	for _, t := range tasks {
+		l.deliver(Event{Mode: ModeUpdates, NS: l.nsPath, Node: t.node.name, Step: l.step, TaskID: t.id, Data: l.updateOf(t).Interface()})
+	}
+}
+
+// parentCommandError carries a subgraph node's command for its parent out of the subgraph run.
+type parentCommandError struct{ cmd *Command[any] }
+
+func (e *parentCommandError) Error() string {
+	return "graph: a command for the parent graph was raised outside a subgraph"
+}
+
+// encodeJSON marshals v, naming the key on failure.
+func encodeJSON(what string, v any) ([]byte, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("graph: %s cannot be stored as JSON: %w", what, err)
+	}
+	return data, nil
+}

@@ -1,0 +1,246 @@
+package graph
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/trellis-go/trellis/message"
+)
+
+// Reducer names accepted in a state field's `reduce` tag.
+//
+//	type State struct {
+//		Messages []message.Message `json:"messages" reduce:"messages"`
+//		Notes    []string          `json:"notes" reduce:"append"`
+//		Total    int               `json:"total" reduce:"sum"`
+//		Scores   map[string]int    `json:"scores" reduce:"merge"`
+//		Answer   string            `json:"answer"` // last value
+//	}
+//
+// A field without a tag keeps the last value written; two nodes writing it in one superstep is an
+// error. Custom binary operators are set with [SetReducer].
+const (
+	ReduceLast     = ""         // last value wins; one writer per superstep
+	ReduceAppend   = "append"   // slices: the update's elements are appended
+	ReduceMessages = "messages" // []message.Message: merged by ID (see message.Add)
+	ReduceSum      = "sum"      // numbers: added
+	ReduceMerge    = "merge"    // maps: the update's keys are set
+	reduceCustom   = "custom"
+)
+
+var messageSliceType = reflect.TypeFor[[]message.Message]()
+
+// channel is one state key: a field of the state struct with its reducer.
+type channel struct {
+	name    string // the JSON name, used in checkpoints, errors and the wire
+	index   int    // the field's index in the struct
+	pos     int    // the channel's position in schema.channels
+	typ     reflect.Type
+	reducer string
+	custom  reflect.Value // func(T, T) T for reduceCustom
+	clip    bool          // a slice: snapshots clip its capacity so readers' appends copy
+}
+
+// schema is the reflected shape of a state struct.
+type schema struct {
+	typ      reflect.Type
+	channels []*channel
+	byName   map[string]*channel
+}
+
+func newSchema(t reflect.Type) (*schema, error) {
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("graph: the state type must be a struct, got %s", t)
+	}
+	s := &schema{typ: t, byName: map[string]*channel{}}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name := f.Name
+		if tag, ok := f.Tag.Lookup("json"); ok {
+			n, _, _ := strings.Cut(tag, ",")
+			if n == "-" {
+				continue
+			}
+			if n != "" {
+				name = n
+			}
+		}
+		c := &channel{name: name, index: i, pos: len(s.channels), typ: f.Type, reducer: f.Tag.Get("reduce"), clip: f.Type.Kind() == reflect.Slice}
+		if err := c.check(t); err != nil {
+			return nil, err
+		}
+		if _, dup := s.byName[name]; dup {
+			return nil, fmt.Errorf("graph: state %s: two fields are named %q in JSON", t, name)
+		}
+		s.byName[name] = c
+		s.channels = append(s.channels, c)
+	}
+	return s, nil
+}
+
+func (c *channel) check(owner reflect.Type) error {
+	bad := func(want string) error {
+		return fmt.Errorf("graph: state %s field %q: reducer %q needs %s, but the field is %s", owner, c.name, c.reducer, want, c.typ)
+	}
+	switch c.reducer {
+	case ReduceLast:
+	case ReduceAppend:
+		if c.typ.Kind() != reflect.Slice {
+			return bad("a slice")
+		}
+	case ReduceMessages:
+		if c.typ != messageSliceType {
+			return bad("[]message.Message")
+		}
+	case ReduceSum:
+		switch c.typ.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+			reflect.Float32, reflect.Float64:
+		default:
+			return bad("a number")
+		}
+	case ReduceMerge:
+		if c.typ.Kind() != reflect.Map {
+			return bad("a map")
+		}
+	default:
+		return fmt.Errorf("graph: state %s field %q: unknown reducer %q (use append, messages, sum, merge, or SetReducer for your own)", owner, c.name, c.reducer)
+	}
+	return nil
+}
+
+// reduce applies one update to the current value. cur may share its backing array with the
+// state (append and messages may extend it in place); snapshots handed to nodes are clipped,
+// so nobody can observe that.
+func (c *channel) reduce(cur, upd reflect.Value) (reflect.Value, error) {
+	switch c.reducer {
+	case ReduceAppend:
+		if cur.Len() == 0 {
+			// Clip: later appends must copy rather than write into the writer's array.
+			return upd.Slice3(0, upd.Len(), upd.Len()), nil
+		}
+		return reflect.AppendSlice(cur, upd), nil
+	case ReduceMessages:
+		out, err := message.Add(cur.Interface().([]message.Message), upd.Interface().([]message.Message))
+		if err != nil {
+			return cur, fmt.Errorf("graph: state key %q: %w", c.name, err)
+		}
+		return reflect.ValueOf(out), nil
+	case ReduceSum:
+		v := reflect.New(c.typ).Elem()
+		switch {
+		case cur.CanInt():
+			v.SetInt(cur.Int() + upd.Int())
+		case cur.CanUint():
+			v.SetUint(cur.Uint() + upd.Uint())
+		default:
+			v.SetFloat(cur.Float() + upd.Float())
+		}
+		return v, nil
+	case ReduceMerge:
+		out := reflect.MakeMapWithSize(c.typ, cur.Len()+upd.Len())
+		iter := cur.MapRange()
+		for iter.Next() {
+			out.SetMapIndex(iter.Key(), iter.Value())
+		}
+		iter = upd.MapRange()
+		for iter.Next() {
+			out.SetMapIndex(iter.Key(), iter.Value())
+		}
+		return out, nil
+	case reduceCustom:
+		return c.custom.Call([]reflect.Value{cur, upd})[0], nil
+	}
+	return upd, nil
+}
+
+// write is one update of one channel by one task.
+type write struct {
+	ch        *channel
+	val       reflect.Value
+	overwrite bool // bypasses the reducer
+}
+
+// writesOf returns the writes a partial state stands for: every non-zero field.
+func (s *schema) writesOf(partial reflect.Value, out []write) []write {
+	for _, c := range s.channels {
+		f := partial.Field(c.index)
+		if !f.IsZero() {
+			out = append(out, write{ch: c, val: f})
+		}
+	}
+	return out
+}
+
+// snapshot copies the state struct, clipping slices so that a reader's append never writes into
+// the state's spare capacity.
+func (s *schema) snapshot(state reflect.Value) reflect.Value {
+	out := reflect.New(s.typ).Elem()
+	out.Set(state)
+	for _, c := range s.channels {
+		if c.clip {
+			f := out.Field(c.index)
+			if f.Cap() > f.Len() {
+				f.Set(f.Slice3(0, f.Len(), f.Len()))
+			}
+		}
+	}
+	return out
+}
+
+// decodeValue decodes a channel's full value.
+func (c *channel) decodeValue(data []byte) (reflect.Value, error) {
+	v := reflect.New(c.typ)
+	if err := json.Unmarshal(data, v.Interface()); err != nil {
+		return reflect.Value{}, fmt.Errorf("graph: state key %q: stored value does not decode as %s: %w", c.name, c.typ, err)
+	}
+	return v.Elem(), nil
+}
+
+// decodeDelta decodes the updates a delta blob holds.
+func (c *channel) decodeDelta(data []byte) ([]reflect.Value, error) {
+	v := reflect.New(reflect.SliceOf(c.typ))
+	if err := json.Unmarshal(data, v.Interface()); err != nil {
+		return nil, fmt.Errorf("graph: state key %q: stored updates do not decode as []%s: %w", c.name, c.typ, err)
+	}
+	out := make([]reflect.Value, v.Elem().Len())
+	for i := range out {
+		out[i] = v.Elem().Index(i)
+	}
+	return out, nil
+}
+
+// DecodeState decodes JSON into a state value, rejecting keys the state does not have, so that
+// input from outside (an HTTP request, a CLI flag) fails with a message that names the problem.
+func DecodeState[S any](data []byte) (S, error) {
+	var s S
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return s, fmt.Errorf("graph: input does not fit the state type %T: %w", s, err)
+	}
+	return s, nil
+}
+
+// SetReducer makes fn the reducer of the state key named key: the value after an update is
+// fn(current, update). A key that does not exist or has another type makes Compile fail.
+func SetReducer[S, T any](g *Graph[S], key string, fn func(current, update T) T) {
+	c, ok := g.schema.byName[key]
+	if !ok {
+		g.errs = append(g.errs, fmt.Errorf("graph: SetReducer: state %s has no key %q", g.schema.typ, key))
+		return
+	}
+	if c.typ != reflect.TypeFor[T]() {
+		g.errs = append(g.errs, fmt.Errorf("graph: SetReducer: state key %q is %s, the reducer takes %s", key, c.typ, reflect.TypeFor[T]()))
+		return
+	}
+	c.reducer = reduceCustom
+	c.custom = reflect.ValueOf(fn)
+}

@@ -1,0 +1,230 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"reflect"
+	"time"
+
+	"github.com/trellis-go/trellis/checkpoint"
+)
+
+// StateSnapshot is a thread's state at one checkpoint.
+type StateSnapshot[S any] struct {
+	Values S
+	// Next lists the nodes that run when the thread continues; empty when it has finished.
+	Next []string
+	// Tasks describes those runs, with the interrupts that wait for a value.
+	Tasks     []TaskState
+	Ref       checkpoint.Ref
+	Parent    *checkpoint.Ref
+	Step      int
+	Metadata  map[string]any
+	CreatedAt time.Time
+}
+
+// TaskState is a scheduled task of a snapshot.
+type TaskState struct {
+	ID         string         `json:"id"`
+	Name       string         `json:"name"`
+	Interrupts []Interruption `json:"interrupts,omitempty"`
+	Error      string         `json:"error,omitempty"`
+	Done       bool           `json:"done,omitempty"`
+}
+
+// Interrupts returns every interrupt waiting in the snapshot.
+func (s *StateSnapshot[S]) Interrupts() []Interruption {
+	var out []Interruption
+	for _, t := range s.Tasks {
+		out = append(out, t.Interrupts...)
+	}
+	return out
+}
+
+// blankLoop returns a loop that only holds state, for reading and updating threads.
+func (c *Compiled[S]) blankLoop(ctx context.Context, threadID, ns string) (*loop[S], error) {
+	if c.opts.Saver == nil {
+		return nil, fmt.Errorf("graph %s: threads need a checkpoint saver (set CompileOptions.Saver)", c.name)
+	}
+	if threadID == "" {
+		return nil, fmt.Errorf("graph %s: no thread ID given", c.name)
+	}
+	r := &run{ctx: ctx, cancel: func() {}, sc: c.g.schema, saver: c.opts.Saver, threadID: threadID, ns: ns, yield: func(Event) bool { return true }}
+	return &loop[S]{
+		run: r, c: c, durability: DurabilitySync,
+		state:    reflect.New(c.g.schema.typ).Elem(),
+		versions: map[string]string{}, saved: map[string]string{}, barriers: map[string][]string{},
+		tracks: make([]track, len(c.g.schema.channels)),
+	}, nil
+}
+
+func (l *loop[S]) snapshotOf(tuple *checkpoint.Tuple) (*StateSnapshot[S], error) {
+	if err := l.restore(tuple); err != nil {
+		return nil, err
+	}
+	cp := tuple.Checkpoint
+	snap := &StateSnapshot[S]{
+		Values:    l.output(),
+		Next:      l.nextNames(),
+		Ref:       tuple.Ref,
+		Step:      cp.Step,
+		Metadata:  cp.Metadata,
+		CreatedAt: cp.CreatedAt,
+	}
+	if cp.ParentID != "" {
+		snap.Parent = &checkpoint.Ref{ThreadID: tuple.Ref.ThreadID, NS: tuple.Ref.NS, CheckpointID: cp.ParentID}
+	}
+	if len(tuple.Pending) > 0 {
+		if err := l.loadPending(tuple, runOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	waiting := map[string][]Interruption{}
+	errs := map[string]string{}
+	for _, pw := range tuple.Pending {
+		switch pw.Channel {
+		case pendingInterrupt:
+			var ins []Interruption
+			if jsonUnmarshal(pw.Value, &ins) == nil {
+				waiting[pw.TaskID] = append(waiting[pw.TaskID], ins...)
+			}
+		case pendingError:
+			var msg string
+			if jsonUnmarshal(pw.Value, &msg) == nil {
+				errs[pw.TaskID] = msg
+			}
+		}
+	}
+	for _, t := range l.next {
+		snap.Tasks = append(snap.Tasks, TaskState{ID: t.id, Name: t.node.name, Interrupts: waiting[t.id], Error: errs[t.id], Done: t.finished})
+	}
+	return snap, nil
+}
+
+// GetState returns the thread's state at ref's checkpoint (the newest when ref.CheckpointID is
+// empty).
+func (c *Compiled[S]) GetState(ctx context.Context, ref checkpoint.Ref) (*StateSnapshot[S], error) {
+	l, err := c.blankLoop(ctx, ref.ThreadID, ref.NS)
+	if err != nil {
+		return nil, err
+	}
+	tuple, err := c.opts.Saver.Get(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf("graph %s: state of thread %q: %w", c.name, ref.ThreadID, err)
+	}
+	return l.snapshotOf(tuple)
+}
+
+// HistoryOptions selects part of a thread's history.
+type HistoryOptions struct {
+	// Before lists only checkpoints older than this checkpoint ID.
+	Before string
+	// Limit caps how many snapshots are returned; zero means all.
+	Limit int
+	// Metadata keeps checkpoints whose metadata has these key/value pairs.
+	Metadata map[string]any
+}
+
+// History returns the thread's snapshots, newest first.
+func (c *Compiled[S]) History(ctx context.Context, threadID string, opts HistoryOptions) iter.Seq2[*StateSnapshot[S], error] {
+	return func(yield func(*StateSnapshot[S], error) bool) {
+		if c.opts.Saver == nil {
+			yield(nil, fmt.Errorf("graph %s: history needs a checkpoint saver", c.name))
+			return
+		}
+		list := c.opts.Saver.List(ctx, checkpoint.ListOptions{ThreadID: threadID, Before: opts.Before, Limit: opts.Limit, Metadata: opts.Metadata})
+		for item, err := range list {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			snap, err := c.GetState(ctx, item.Ref)
+			if !yield(snap, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// UpdateState writes values into the thread as if node asNode had returned them, through the
+// reducers, and records a new checkpoint (the thread's newest, even when ref names an older one:
+// that forks the history). The nodes after asNode are scheduled next; with asNode empty, what
+// was scheduled stays scheduled. It returns the new checkpoint.
+func (c *Compiled[S]) UpdateState(ctx context.Context, ref checkpoint.Ref, values S, asNode string) (checkpoint.Ref, error) {
+	l, err := c.blankLoop(ctx, ref.ThreadID, ref.NS)
+	if err != nil {
+		return checkpoint.Ref{}, err
+	}
+	var node *nodeSpec
+	if asNode != "" {
+		if node = c.g.nodes[asNode]; node == nil {
+			return checkpoint.Ref{}, fmt.Errorf("graph %s: update as unknown node %q%s", c.name, asNode, suggest(asNode, c.g.order))
+		}
+	}
+	tuple, err := c.opts.Saver.Get(ctx, ref)
+	switch {
+	case errors.Is(err, checkpoint.ErrNotFound) && ref.CheckpointID == "":
+		l.step = -1
+	case err != nil:
+		return checkpoint.Ref{}, fmt.Errorf("graph %s: update of thread %q: %w", c.name, ref.ThreadID, err)
+	default:
+		if err := l.restore(tuple); err != nil {
+			return checkpoint.Ref{}, err
+		}
+		l.head = tuple.Checkpoint.ID
+		if ref.CheckpointID != "" {
+			latest, err := c.opts.Saver.Get(ctx, checkpoint.Ref{ThreadID: ref.ThreadID, NS: ref.NS})
+			if err != nil {
+				return checkpoint.Ref{}, err
+			}
+			l.head = latest.Checkpoint.ID
+		}
+	}
+	if node == nil {
+		node = &nodeSpec{name: "__update__"}
+	}
+	t := &task{id: newTaskID(), node: node, finished: true}
+	t.writes = l.sc.writesOf(reflect.ValueOf(&values).Elem(), nil)
+	if err := l.apply([]*task{t}); err != nil {
+		return checkpoint.Ref{}, err
+	}
+	if asNode != "" {
+		if t.targets, err = l.route(ctx, asNode, l.state); err != nil {
+			return checkpoint.Ref{}, err
+		}
+		if err := l.plan([]*task{t}, nil); err != nil {
+			return checkpoint.Ref{}, err
+		}
+	} else {
+		for _, nt := range l.next {
+			if !nt.send {
+				nt.input = l.sc.snapshot(l.state)
+			}
+		}
+	}
+	if err := l.save(checkpoint.SourceUpdate); err != nil {
+		return checkpoint.Ref{}, err
+	}
+	return checkpoint.Ref{ThreadID: ref.ThreadID, NS: ref.NS, CheckpointID: l.cpID}, nil
+}
+
+// DeleteThread removes a thread and all its checkpoints.
+func (c *Compiled[S]) DeleteThread(ctx context.Context, threadID string) error {
+	if c.opts.Saver == nil {
+		return fmt.Errorf("graph %s: threads need a checkpoint saver", c.name)
+	}
+	return c.opts.Saver.DeleteThread(ctx, threadID)
+}
+
+// PruneThread keeps only the newest keep checkpoints of the thread.
+func (c *Compiled[S]) PruneThread(ctx context.Context, threadID string, keep int) error {
+	if c.opts.Saver == nil {
+		return fmt.Errorf("graph %s: threads need a checkpoint saver", c.name)
+	}
+	return c.opts.Saver.Prune(ctx, checkpoint.PruneRequest{ThreadID: threadID, Keep: keep})
+}
+
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
