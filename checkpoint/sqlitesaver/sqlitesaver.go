@@ -1,0 +1,527 @@
+package sqlitesaver
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
+
+	"github.com/trellis-go/trellis/checkpoint"
+)
+
+// Options configures a saver. The zero value (or a nil *Options) means the documented defaults.
+type Options struct {
+	// BusyTimeout is how long a connection opened by [Open] waits for another connection's write
+	// lock before failing with [ErrBusy]. Zero means 5 seconds.
+	BusyTimeout time.Duration
+	// Synchronous is SQLite's synchronous setting for connections opened by [Open]: "FULL" (the
+	// default when empty: a put that returned survives a power cut), "NORMAL" (a put that
+	// returned survives a crash of the process but maybe not of the machine; faster), or "OFF".
+	Synchronous string
+	// ListPageSize is how many checkpoints List reads per query. Zero means 256.
+	ListPageSize int
+}
+
+func (o *Options) withDefaults() (Options, error) {
+	var out Options
+	if o != nil {
+		out = *o
+	}
+	if out.BusyTimeout < 0 {
+		return out, fmt.Errorf("Options.BusyTimeout is %v; use zero for the default of 5s or a positive duration", out.BusyTimeout)
+	}
+	if out.BusyTimeout == 0 {
+		out.BusyTimeout = 5 * time.Second
+	}
+	switch strings.ToUpper(out.Synchronous) {
+	case "":
+		out.Synchronous = "FULL"
+	case "FULL", "NORMAL", "OFF", "EXTRA":
+		out.Synchronous = strings.ToUpper(out.Synchronous)
+	default:
+		return out, fmt.Errorf("Options.Synchronous is %q; use FULL, NORMAL, OFF, EXTRA or empty for FULL", out.Synchronous)
+	}
+	if out.ListPageSize < 0 {
+		return out, fmt.Errorf("Options.ListPageSize is %d; use zero for the default of 256 or a positive number", out.ListPageSize)
+	}
+	if out.ListPageSize == 0 {
+		out.ListPageSize = 256
+	}
+	return out, nil
+}
+
+// Saver is a [checkpoint.Saver] on a SQLite database. It is safe for concurrent use, also by
+// several processes sharing one database file.
+type Saver struct {
+	db   *sql.DB
+	opts Options
+	own  bool // Close closes db
+}
+
+var _ checkpoint.Saver = (*Saver)(nil)
+
+// Open opens (creating it if needed) the SQLite database file at path in WAL mode with a busy
+// timeout, migrates it, and returns a saver that owns it: [Saver.Close] closes it.
+func Open(ctx context.Context, path string, opts *Options) (*Saver, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, &Error{Op: "open", Err: err}
+	}
+	switch {
+	case path == "":
+		return nil, &Error{Op: "open", Err: errors.New("no database path"), Hint: "pass a file path such as trellis.db"}
+	case strings.Contains(path, "?"), strings.HasPrefix(path, "file:"):
+		return nil, &Error{Op: "open", Err: fmt.Errorf("path %q is a URI or has a query", path), Hint: "pass a plain file path; to tune the connection, open the *sql.DB yourself and call New"}
+	case path == ":memory:" || strings.HasPrefix(path, ":memory:"):
+		return nil, &Error{Op: "open", Err: errors.New("an in-memory SQLite database is private to each connection"), Hint: "use checkpoint.NewMemorySaver, or a file in a temporary directory"}
+	}
+	dsn := fmt.Sprintf("%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(%s)",
+		path, o.BusyTimeout.Milliseconds(), o.Synchronous)
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, wrap(ctx, "open", "", err)
+	}
+	s, err := New(ctx, db, &o)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.own = true
+	return s, nil
+}
+
+// New returns a saver on db, a database opened with the "sqlite" driver of modernc.org/sqlite,
+// after running [Migrate]. Open db with a busy timeout (Open's DSN shows how); without one,
+// concurrent writers fail with [ErrBusy] instead of waiting. The caller keeps ownership of db.
+func New(ctx context.Context, db *sql.DB, opts *Options) (*Saver, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, &Error{Op: "open", Err: err}
+	}
+	if db == nil {
+		return nil, &Error{Op: "open", Err: errors.New("db is nil"), Hint: "pass an open *sql.DB or use Open"}
+	}
+	if err := Migrate(ctx, db); err != nil {
+		return nil, err
+	}
+	return &Saver{db: db, opts: o}, nil
+}
+
+// DB returns the database the saver uses.
+func (s *Saver) DB() *sql.DB { return s.db }
+
+// Close closes the database if [Open] opened it; a saver made by [New] leaves it open.
+func (s *Saver) Close() error {
+	if s.own {
+		return s.db.Close()
+	}
+	return nil
+}
+
+// inTx runs fn inside BEGIN IMMEDIATE ... COMMIT on conn. IMMEDIATE takes the write lock up
+// front (waiting up to the busy timeout), so what fn reads cannot change before it writes: this
+// is what makes the head compare-and-swap atomic across connections and processes.
+func inTx(ctx context.Context, conn *sql.Conn, fn func() error) (err error) {
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	defer func() {
+		if err == nil {
+			if _, err = conn.ExecContext(ctx, "COMMIT"); err == nil {
+				return
+			}
+		}
+		// Roll back even when ctx is done; if that fails too, the connection is in an unknown
+		// state and must not go back to the pool.
+		if _, rbErr := conn.ExecContext(context.Background(), "ROLLBACK"); rbErr != nil {
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	return fn()
+}
+
+// write runs fn in an immediate transaction on a connection of its own.
+func (s *Saver) write(ctx context.Context, fn func(conn *sql.Conn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return inTx(ctx, conn, func() error { return fn(conn) })
+}
+
+// space looks up the ID and head of a thread namespace; ok is false when it has none.
+func space(ctx context.Context, q querier, threadID, ns string) (id int64, head string, ok bool, err error) {
+	err = q.QueryRowContext(ctx, "SELECT id, head FROM trellis_checkpoint_spaces WHERE thread_id = ? AND ns = ?", threadID, ns).Scan(&id, &head)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, "", false, nil
+	}
+	return id, head, err == nil, err
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// Put implements [checkpoint.Saver].
+func (s *Saver) Put(ctx context.Context, req checkpoint.PutRequest) error {
+	cp := req.Checkpoint
+	if cp.ID == "" {
+		return &Error{Op: "put", ThreadID: req.ThreadID, Err: errors.New("the checkpoint has no ID"), Hint: "set Checkpoint.ID with checkpoint.NewID"}
+	}
+	if req.Head != "" && cp.ID <= req.Head {
+		return &Error{Op: "put", ThreadID: req.ThreadID, Err: fmt.Errorf("checkpoint ID %q does not sort after the head %q", cp.ID, req.Head), Hint: "make IDs with checkpoint.NewID"}
+	}
+	if err := checkBlobs(req.Blobs); err != nil {
+		return &Error{Op: "put", ThreadID: req.ThreadID, Err: err}
+	}
+	r, err := encodeCheckpoint(cp)
+	if err != nil {
+		return &Error{Op: "put", ThreadID: req.ThreadID, Err: err}
+	}
+	err = s.write(ctx, func(conn *sql.Conn) error {
+		id, head, ok, err := space(ctx, conn, req.ThreadID, req.NS)
+		if err != nil {
+			return err
+		}
+		switch {
+		case head == cp.ID:
+			return nil // a retry of a put that committed but whose reply was lost
+		case head != req.Head:
+			return conflict(req.ThreadID, req.NS, req.Head, head)
+		case !ok:
+			err = conn.QueryRowContext(ctx, "INSERT INTO trellis_checkpoint_spaces (thread_id, ns, head) VALUES (?, ?, ?) RETURNING id",
+				req.ThreadID, req.NS, cp.ID).Scan(&id)
+		default:
+			_, err = conn.ExecContext(ctx, "UPDATE trellis_checkpoint_spaces SET head = ? WHERE id = ?", cp.ID, id)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := conn.ExecContext(ctx, `INSERT INTO trellis_checkpoints (space, id, parent_id, step, source, created_at, state, metadata)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, r.ID, r.ParentID, r.Step, r.Source, r.CreatedAt, string(r.State), nullText(r.Metadata)); err != nil {
+			return err
+		}
+		for _, b := range req.Blobs {
+			data := b.Data
+			if data == nil {
+				data = []byte{}
+			}
+			if _, err := conn.ExecContext(ctx, `INSERT INTO trellis_checkpoint_blobs (space, channel, version, base, data) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (space, channel, version) DO UPDATE SET base = excluded.base, data = excluded.data`, id, b.Channel, b.Version, b.Base, data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return wrap(ctx, "put", req.ThreadID, err)
+}
+
+func nullText(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}
+
+// PutWrites implements [checkpoint.Saver].
+func (s *Saver) PutWrites(ctx context.Context, req checkpoint.WritesRequest) error {
+	ref := req.Ref
+	err := s.write(ctx, func(conn *sql.Conn) error {
+		var id int64
+		err := conn.QueryRowContext(ctx, `SELECT s.id FROM trellis_checkpoint_spaces s JOIN trellis_checkpoints c ON c.space = s.id
+WHERE s.thread_id = ? AND s.ns = ? AND c.id = ?`, ref.ThreadID, ref.NS, ref.CheckpointID).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("thread %q namespace %q has no checkpoint %q", ref.ThreadID, ref.NS, ref.CheckpointID)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := conn.ExecContext(ctx, "DELETE FROM trellis_checkpoint_writes WHERE space = ? AND checkpoint_id = ? AND task_id = ?",
+			id, ref.CheckpointID, req.TaskID); err != nil {
+			return err
+		}
+		for _, w := range req.Writes {
+			if _, err := conn.ExecContext(ctx, "INSERT INTO trellis_checkpoint_writes (space, checkpoint_id, task_id, channel, value) VALUES (?, ?, ?, ?, ?)",
+				id, ref.CheckpointID, req.TaskID, w.Channel, w.Value); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return wrap(ctx, "put writes", ref.ThreadID, err)
+}
+
+// Get implements [checkpoint.Saver].
+func (s *Saver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple, error) {
+	t, err := s.get(ctx, ref)
+	if err != nil {
+		return nil, wrap(ctx, "get", ref.ThreadID, err)
+	}
+	return t, nil
+}
+
+const chainQuery = `
+WITH RECURSIVE chain (channel, version, base, data) AS (
+	SELECT b.channel, b.version, b.base, b.data
+	FROM trellis_checkpoints c, json_each(c.state, '$.v') v
+	JOIN trellis_checkpoint_blobs b ON b.space = c.space AND b.channel = v.key AND b.version = v.value
+	WHERE c.space = ?1 AND c.id = ?2
+	UNION
+	SELECT b.channel, b.version, b.base, b.data
+	FROM chain
+	JOIN trellis_checkpoint_blobs b ON b.space = ?1 AND b.channel = chain.channel AND b.version = chain.base
+	WHERE chain.base <> ''
+)
+SELECT channel, version, base, data FROM chain`
+
+func (s *Saver) get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// One read transaction: a snapshot, so a concurrent Prune cannot remove blobs between the
+	// queries.
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+
+	var (
+		spaceID int64
+		r       row
+	)
+	q := `SELECT c.space, c.id, c.parent_id, c.step, c.source, c.created_at, c.state, c.metadata
+FROM trellis_checkpoint_spaces s JOIN trellis_checkpoints c ON c.space = s.id
+WHERE s.thread_id = ? AND s.ns = ?`
+	args := []any{ref.ThreadID, ref.NS}
+	if ref.CheckpointID != "" {
+		q += " AND c.id = ?"
+		args = append(args, ref.CheckpointID)
+	}
+	q += " ORDER BY c.id DESC LIMIT 1"
+	err = tx.QueryRowContext(ctx, q, args...).Scan(&spaceID, &r.ID, &r.ParentID, &r.Step, &r.Source, &r.CreatedAt, &r.State, &r.Metadata)
+	if errors.Is(err, sql.ErrNoRows) {
+		if ref.CheckpointID == "" {
+			return nil, notFound("thread %q namespace %q has no checkpoints", ref.ThreadID, ref.NS)
+		}
+		return nil, notFound("thread %q namespace %q has no checkpoint %q", ref.ThreadID, ref.NS, ref.CheckpointID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cp, err := decodeCheckpoint(r)
+	if err != nil {
+		return nil, err
+	}
+	t := &checkpoint.Tuple{Ref: checkpoint.Ref{ThreadID: ref.ThreadID, NS: ref.NS, CheckpointID: cp.ID}, Checkpoint: cp}
+
+	rows, err := tx.QueryContext(ctx, chainQuery, spaceID, cp.ID)
+	if err != nil {
+		return nil, err
+	}
+	var blobs []checkpoint.Blob
+	for rows.Next() {
+		var b checkpoint.Blob
+		if err := rows.Scan(&b.Channel, &b.Version, &b.Base, &b.Data); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		blobs = append(blobs, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if t.Blobs, err = checkChains(ref.ThreadID, cp.ID, cp.Versions, blobs); err != nil {
+		return nil, err
+	}
+
+	rows, err = tx.QueryContext(ctx, "SELECT task_id, channel, value FROM trellis_checkpoint_writes WHERE space = ? AND checkpoint_id = ? ORDER BY seq", spaceID, cp.ID)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var w checkpoint.PendingWrite
+		if err := rows.Scan(&w.TaskID, &w.Channel, &w.Value); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		t.Pending = append(t.Pending, w)
+	}
+	return t, rows.Err()
+}
+
+// List implements [checkpoint.Saver]. It reads Options.ListPageSize checkpoints per query and
+// holds no transaction while the caller's loop body runs, so the body may call the saver.
+func (s *Saver) List(ctx context.Context, opts checkpoint.ListOptions) iter.Seq2[*checkpoint.Tuple, error] {
+	return func(yield func(*checkpoint.Tuple, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(nil, wrap(ctx, "list", opts.ThreadID, err))
+			return
+		}
+		var (
+			cursorID, cursorNS string // the last checkpoint yielded, for keyset paging
+			first              = true
+			listed             int
+		)
+		for {
+			q := `SELECT s.ns, c.id, c.parent_id, c.step, c.source, c.created_at, c.state, c.metadata
+FROM trellis_checkpoint_spaces s JOIN trellis_checkpoints c ON c.space = s.id
+WHERE s.thread_id = ?`
+			args := []any{opts.ThreadID}
+			if !opts.AllNS {
+				q += " AND s.ns = ?"
+				args = append(args, deref(opts.NS))
+			}
+			if opts.Before != "" {
+				q += " AND c.id < ?"
+				args = append(args, opts.Before)
+			}
+			if !first {
+				q += " AND (c.id, s.ns) < (?, ?)"
+				args = append(args, cursorID, cursorNS)
+			}
+			page := s.opts.ListPageSize
+			if opts.Limit > 0 && len(opts.Metadata) == 0 && opts.Limit-listed < page {
+				page = opts.Limit - listed
+			}
+			q += " ORDER BY c.id DESC, s.ns DESC LIMIT ?"
+			args = append(args, page)
+
+			tuples, err := s.listPage(ctx, opts.ThreadID, q, args)
+			if err != nil {
+				yield(nil, wrap(ctx, "list", opts.ThreadID, err))
+				return
+			}
+			for _, t := range tuples {
+				cursorID, cursorNS = t.Checkpoint.ID, t.Ref.NS
+				if !checkpoint.MetadataMatches(t.Checkpoint.Metadata, opts.Metadata) {
+					continue
+				}
+				if !yield(t, nil) {
+					return
+				}
+				listed++
+				if opts.Limit > 0 && listed >= opts.Limit {
+					return
+				}
+			}
+			if len(tuples) < page {
+				return
+			}
+			first = false
+		}
+	}
+}
+
+func (s *Saver) listPage(ctx context.Context, threadID, q string, args []any) ([]*checkpoint.Tuple, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*checkpoint.Tuple
+	for rows.Next() {
+		var (
+			ns string
+			r  row
+		)
+		if err := rows.Scan(&ns, &r.ID, &r.ParentID, &r.Step, &r.Source, &r.CreatedAt, &r.State, &r.Metadata); err != nil {
+			return nil, err
+		}
+		cp, err := decodeCheckpoint(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &checkpoint.Tuple{Ref: checkpoint.Ref{ThreadID: threadID, NS: ns, CheckpointID: cp.ID}, Checkpoint: cp})
+	}
+	return out, rows.Err()
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// DeleteThread implements [checkpoint.Saver].
+func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+	err := s.write(ctx, func(conn *sql.Conn) error {
+		const spaces = "(SELECT id FROM trellis_checkpoint_spaces WHERE thread_id = ?)"
+		for _, table := range []string{"trellis_checkpoint_writes", "trellis_checkpoint_blobs", "trellis_checkpoints"} {
+			if _, err := conn.ExecContext(ctx, "DELETE FROM "+table+" WHERE space IN "+spaces, threadID); err != nil {
+				return err
+			}
+		}
+		_, err := conn.ExecContext(ctx, "DELETE FROM trellis_checkpoint_spaces WHERE thread_id = ?", threadID)
+		return err
+	})
+	return wrap(ctx, "delete thread", threadID, err)
+}
+
+const pruneBlobs = `
+WITH RECURSIVE needed (channel, version) AS (
+	SELECT v.key, v.value FROM trellis_checkpoints c, json_each(c.state, '$.v') v WHERE c.space = ?1
+	UNION
+	SELECT b.channel, b.base
+	FROM needed JOIN trellis_checkpoint_blobs b ON b.space = ?1 AND b.channel = needed.channel AND b.version = needed.version
+	WHERE b.base <> ''
+)
+DELETE FROM trellis_checkpoint_blobs
+WHERE space = ?1 AND (channel, version) NOT IN (SELECT channel, version FROM needed)`
+
+// Prune implements [checkpoint.Saver].
+func (s *Saver) Prune(ctx context.Context, req checkpoint.PruneRequest) error {
+	if req.Keep < 1 {
+		return &Error{Op: "prune", ThreadID: req.ThreadID, Err: fmt.Errorf("Keep is %d; it must be at least 1", req.Keep), Hint: "to remove the whole thread, use DeleteThread"}
+	}
+	err := s.write(ctx, func(conn *sql.Conn) error {
+		rows, err := conn.QueryContext(ctx, "SELECT id FROM trellis_checkpoint_spaces WHERE thread_id = ?", req.ThreadID)
+		if err != nil {
+			return err
+		}
+		var spaces []int64
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			spaces = append(spaces, id)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, id := range spaces {
+			res, err := conn.ExecContext(ctx, `DELETE FROM trellis_checkpoints WHERE space = ?1 AND id < (
+	SELECT id FROM trellis_checkpoints WHERE space = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)`, id, req.Keep-1)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				continue
+			}
+			if _, err := conn.ExecContext(ctx, `DELETE FROM trellis_checkpoint_writes WHERE space = ?1
+	AND checkpoint_id NOT IN (SELECT id FROM trellis_checkpoints WHERE space = ?1)`, id); err != nil {
+				return err
+			}
+			if _, err := conn.ExecContext(ctx, pruneBlobs, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return wrap(ctx, "prune", req.ThreadID, err)
+}
