@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"math"
 	"reflect"
 	"strings"
@@ -112,7 +113,7 @@ func Run(t *testing.T, newStore NewStore) {
 	setup := func(t *testing.T, mod func(*store.Config)) *bundle {
 		t.Helper()
 		clock := NewClock()
-		cfg := store.Config{Now: clock.Now}
+		cfg := store.Config{Now: clock.Now, Logger: slog.New(slog.DiscardHandler)}
 		if mod != nil {
 			mod(&cfg)
 		}

@@ -1,0 +1,794 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"modernc.org/sqlite"
+
+	"github.com/trellis-go/trellis/store"
+	"github.com/trellis-go/trellis/store/vector"
+)
+
+// Options configure a Store. The zero Options are a store without vectors or TTL.
+type Options struct {
+	store.Config
+	// Vector tunes the HNSW index; the zero value is vector's defaults.
+	Vector vector.Options
+	// ExactVectors makes every semantic search an exact scan instead of an HNSW walk.
+	ExactVectors bool
+}
+
+// Store is the SQLite backend. It is safe for concurrent use, and several processes may open the
+// same file: each one's vector index catches up with the others' writes before it searches.
+type Store struct {
+	db    *sql.DB
+	ownDB bool
+	cfg   store.Config
+	exact bool
+	vopts vector.Options
+
+	vmu     sync.Mutex // serializes catching up the vector index
+	vec     *vector.Index
+	lastSeq int64 // last change applied to vec; -1 before the first load
+
+	closed atomic.Bool
+	stop   func()
+}
+
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Sweeper = (*Store)(nil)
+)
+
+// DSN returns the connection string Open uses for a file: WAL journal, a 5 s busy timeout,
+// synchronous=NORMAL (durable across process crashes, as WAL makes it) and immediate write
+// transactions.
+func DSN(path string) string {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Open opens (creating if needed) the SQLite database at path, migrates it and returns the store.
+// opts may be nil. Close the store to close the database.
+func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
+	if path == "" {
+		return nil, &store.ConfigError{Field: "path", Problem: "is empty", Hint: "give a file name such as trellis.db"}
+	}
+	db, err := sql.Open("sqlite", DSN(path))
+	if err != nil {
+		return nil, wrap("open "+path, err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, wrap("open "+path, err)
+	}
+	s, err := New(ctx, db, opts)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.ownDB = true
+	return s, nil
+}
+
+// New returns a store on an open database (for example one shared with the checkpoint saver),
+// after migrating it. Close does not close db.
+func New(ctx context.Context, db *sql.DB, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	cfg, err := o.Config.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := Migrate(ctx, db); err != nil {
+		return nil, err
+	}
+	s := &Store{db: db, cfg: cfg, exact: o.ExactVectors, vopts: o.Vector, lastSeq: -1}
+	if cfg.Index != nil {
+		if err := s.checkDims(ctx); err != nil {
+			return nil, err
+		}
+		if err := s.syncVectors(ctx); err != nil {
+			return nil, err
+		}
+		mode := "hnsw"
+		if s.exact {
+			mode = "exact"
+		}
+		cfg.Logger.Info("store: vector search ready", "backend", "sqlite", "index", mode, "dims", cfg.Index.Dims, "vectors", s.vec.Len())
+	}
+	if cfg.SweepInterval > 0 {
+		s.stop = store.StartSweeper(s, cfg.SweepInterval, cfg.Logger, "sqlite")
+	}
+	return s, nil
+}
+
+// checkDims records the index dimension on first use and refuses to open with another.
+func (s *Store) checkDims(ctx context.Context) error {
+	want := strconv.Itoa(s.cfg.Index.Dims)
+	if _, err := s.db.ExecContext(ctx, "INSERT INTO store_meta (name, value) VALUES ('dims', ?) ON CONFLICT (name) DO NOTHING", want); err != nil {
+		return wrap("open", err)
+	}
+	var have string
+	if err := s.db.QueryRowContext(ctx, "SELECT value FROM store_meta WHERE name = 'dims'").Scan(&have); err != nil {
+		return wrap("open", err)
+	}
+	if have != want {
+		return &store.InputError{Op: "open", Field: "IndexConfig.Dims", Problem: fmt.Sprintf("is %s but the database holds %s-dimension vectors", want, have),
+			Hint: "use the embedder the database was built with, or re-ingest into a new file", Kind: store.ErrDimension}
+	}
+	return nil
+}
+
+// Close stops the sweeper and, when Open made it, closes the database.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	if s.stop != nil {
+		s.stop()
+	}
+	if s.ownDB {
+		return s.db.Close()
+	}
+	return nil
+}
+
+// DB returns the underlying database.
+func (s *Store) DB() *sql.DB { return s.db }
+
+func itemID(prefix, key string) string { return prefix + "\x00" + key }
+
+func encodeVec(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func decodeVec(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+func nullTime(ns sql.NullInt64) time.Time {
+	if !ns.Valid {
+		return time.Time{}
+	}
+	return time.Unix(0, ns.Int64).UTC()
+}
+
+// Put implements store.Store.
+func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	raw, err := s.cfg.CheckPut(req)
+	if err != nil {
+		return err
+	}
+	var texts []string
+	if !req.NoIndex {
+		paths := req.Index
+		if paths == nil && s.cfg.Index != nil {
+			paths = s.cfg.Index.Fields
+		}
+		var value map[string]any
+		if err := json.Unmarshal(raw, &value); err != nil {
+			return err
+		}
+		texts = store.IndexText(value, paths)
+	}
+	var fts, vec any
+	if len(texts) > 0 {
+		fts = store.FTSText(texts)
+		if s.cfg.Index != nil {
+			vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{strings.Join(texts, "\n")})
+			if err != nil {
+				return err
+			}
+			vec = encodeVec(vecs[0])
+		}
+	}
+	now := s.cfg.Now()
+	var expires, ttl any
+	if d := s.cfg.TTLFor(req); d > 0 {
+		expires, ttl = now.Add(d).UnixNano(), int64(d)
+	}
+	prefix := store.JoinNamespace(req.Namespace)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return wrap("put", err)
+	}
+	defer tx.Rollback()
+	_, err = tx.ExecContext(ctx, `INSERT INTO store_items (prefix, key, value, created_at, updated_at, expires_at, ttl_ns, fts_text, vec)
+		VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8)
+		ON CONFLICT (prefix, key) DO UPDATE SET
+			value = excluded.value,
+			created_at = CASE WHEN store_items.expires_at IS NOT NULL AND store_items.expires_at <= excluded.updated_at
+				THEN excluded.created_at ELSE store_items.created_at END,
+			updated_at = excluded.updated_at, expires_at = excluded.expires_at, ttl_ns = excluded.ttl_ns,
+			fts_text = excluded.fts_text, vec = excluded.vec`,
+		prefix, req.Key, string(raw), now.UnixNano(), expires, ttl, fts, vec)
+	if err != nil {
+		return wrap("put", err)
+	}
+	if s.cfg.Index != nil {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO store_vector_changes (prefix, key, at) VALUES (?, ?, ?)", prefix, req.Key, now.UnixNano()); err != nil {
+			return wrap("put", err)
+		}
+	}
+	return wrap("put", tx.Commit())
+}
+
+const itemCols = "prefix, key, value, created_at, updated_at, expires_at, ttl_ns, fts_text"
+
+type row struct {
+	item   store.Item
+	ttl    sql.NullInt64
+	tokens []string
+}
+
+type scanner interface{ Scan(...any) error }
+
+func scanRow(sc scanner) (*row, error) {
+	var prefix, key, value string
+	var created, updated int64
+	var expires, ttl sql.NullInt64
+	var fts sql.NullString
+	if err := sc.Scan(&prefix, &key, &value, &created, &updated, &expires, &ttl, &fts); err != nil {
+		return nil, err
+	}
+	r := &row{ttl: ttl}
+	r.item = store.Item{
+		Namespace: store.SplitNamespace(prefix), Key: key,
+		CreatedAt: time.Unix(0, created).UTC(), UpdatedAt: time.Unix(0, updated).UTC(), ExpiresAt: nullTime(expires),
+	}
+	if err := json.Unmarshal([]byte(value), &r.item.Value); err != nil {
+		return nil, fmt.Errorf("store: sqlite: item %q holds invalid JSON: %w", key, err)
+	}
+	if fts.Valid {
+		r.tokens = strings.Fields(fts.String)
+	}
+	return r, nil
+}
+
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, req store.GetRequest) (*store.Item, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	if err := store.CheckGet("get", req.Namespace, req.Key); err != nil {
+		return nil, err
+	}
+	now := s.cfg.Now()
+	prefix := store.JoinNamespace(req.Namespace)
+	r, err := scanRow(s.db.QueryRowContext(ctx, "SELECT "+itemCols+" FROM store_items WHERE prefix = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)", prefix, req.Key, now.UnixNano()))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, wrap("get", err)
+	}
+	if s.cfg.Refresh(req.RefreshTTL) {
+		s.refresh(ctx, now, []*row{r})
+	}
+	return &r.item, nil
+}
+
+// refresh restarts the TTL of rows that have one. A failure only loses the refresh, so it is
+// logged rather than failing the read (a read-only replica can still serve reads).
+func (s *Store) refresh(ctx context.Context, now time.Time, rows []*row) {
+	for _, r := range rows {
+		if !r.ttl.Valid {
+			continue
+		}
+		exp := now.Add(time.Duration(r.ttl.Int64))
+		_, err := s.db.ExecContext(ctx, "UPDATE store_items SET expires_at = ? WHERE prefix = ? AND key = ? AND expires_at IS NOT NULL",
+			exp.UnixNano(), store.JoinNamespace(r.item.Namespace), r.item.Key)
+		if err != nil {
+			s.cfg.Logger.Warn("store: TTL refresh failed", "backend", "sqlite", "key", r.item.Key, "err", wrap("refresh", err))
+			continue
+		}
+		r.item.ExpiresAt = exp.UTC()
+	}
+}
+
+// Delete implements store.Store.
+func (s *Store) Delete(ctx context.Context, req store.DeleteRequest) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	if err := store.CheckGet("delete", req.Namespace, req.Key); err != nil {
+		return err
+	}
+	prefix := store.JoinNamespace(req.Namespace)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return wrap("delete", err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, "DELETE FROM store_items WHERE prefix = ? AND key = ?", prefix, req.Key)
+	if err != nil {
+		return wrap("delete", err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 && s.cfg.Index != nil {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO store_vector_changes (prefix, key, at) VALUES (?, ?, ?)", prefix, req.Key, s.cfg.Now().UnixNano()); err != nil {
+			return wrap("delete", err)
+		}
+	}
+	return wrap("delete", tx.Commit())
+}
+
+// where builds the conditions shared by searches: live items under a prefix, with the filter's
+// equalities pushed down (the filter is still checked in Go).
+func where(prefix []string, filter *store.Filter, now time.Time) (string, []any) {
+	conds := []string{"(i.expires_at IS NULL OR i.expires_at > ?)"}
+	args := []any{now.UnixNano()}
+	if len(prefix) > 0 {
+		p := store.JoinNamespace(prefix)
+		// Byte-wise range on the primary key: p itself, or p followed by a separator.
+		conds = append(conds, "(i.prefix = ? OR (i.prefix > ? AND i.prefix < ?))")
+		args = append(args, p, p+store.NamespaceSeparator, p+"\x20")
+	}
+	paths, values := filter.Equalities()
+	for i, path := range paths {
+		jp, ok := jsonPath(path)
+		if !ok {
+			continue
+		}
+		conds = append(conds, "json_extract(i.value, ?) = ?")
+		args = append(args, jp, values[i])
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+func jsonPath(path []string) (string, bool) {
+	var b strings.Builder
+	b.WriteString("$")
+	for _, p := range path {
+		if strings.ContainsAny(p, `"\`) {
+			return "", false
+		}
+		b.WriteString(`."` + p + `"`)
+	}
+	return b.String(), true
+}
+
+// ftsQuery writes the terms as an FTS5 query that matches any of them.
+func ftsQuery(terms []string) string {
+	q := make([]string, len(terms))
+	for i, t := range terms {
+		q[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+	}
+	return strings.Join(q, " OR ")
+}
+
+// textCandidates bounds how many full-text matches (best by bm25) a query scores.
+func textCandidates(offset, limit int) int { return max(500, 10*(offset+limit)) }
+
+// Search implements store.Store.
+func (s *Store) Search(ctx context.Context, req store.SearchRequest) ([]store.SearchItem, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	filter, err := store.CheckSearch(&req)
+	if err != nil {
+		return nil, err
+	}
+	now := s.cfg.Now()
+	var found []*row
+	var scores []float64
+	switch {
+	case req.Query == "":
+		found, err = s.browse(ctx, req, filter, now)
+		scores = make([]float64, len(found))
+	case s.cfg.Index == nil:
+		terms := store.QueryTerms(req.Query)
+		found, err = s.fullText(ctx, req, filter, now, terms, textCandidates(req.Offset, req.Limit))
+		for _, r := range found {
+			scores = append(scores, store.TextScore(terms, r.tokens))
+		}
+	default:
+		found, scores, err = s.hybrid(ctx, req, filter, now)
+	}
+	if err != nil {
+		return nil, err
+	}
+	all := make([]store.SearchItem, len(found))
+	byID := make(map[string]*row, len(found))
+	for i, r := range found {
+		all[i] = store.SearchItem{Item: r.item, Score: scores[i]}
+		byID[itemID(store.JoinNamespace(r.item.Namespace), r.item.Key)] = r
+	}
+	page := store.RankAndPage(all, req.Offset, req.Limit)
+	if s.cfg.Refresh(req.RefreshTTL) {
+		rows := make([]*row, len(page))
+		for i, p := range page {
+			rows[i] = byID[itemID(store.JoinNamespace(p.Namespace), p.Key)]
+		}
+		s.refresh(ctx, now, rows)
+		for i := range page {
+			page[i].ExpiresAt = rows[i].item.ExpiresAt
+		}
+	}
+	return page, nil
+}
+
+// browse lists items newest first, stopping once a page is full.
+func (s *Store) browse(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time) ([]*row, error) {
+	cond, args := where(req.NamespacePrefix, filter, now)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+prefixed(itemCols)+" FROM store_items i WHERE "+cond+" ORDER BY i.updated_at DESC, i.prefix, i.key", args...)
+	if err != nil {
+		return nil, wrap("search", err)
+	}
+	defer rows.Close()
+	var out []*row
+	for rows.Next() && len(out) < req.Offset+req.Limit {
+		r, err := scanRow(rows)
+		if err != nil {
+			return nil, wrap("search", err)
+		}
+		if filter.Match(r.item.Value) {
+			out = append(out, r)
+		}
+	}
+	return out, wrap("search", rows.Err())
+}
+
+func prefixed(cols string) string {
+	parts := strings.Split(cols, ", ")
+	for i, p := range parts {
+		parts[i] = "i." + p
+	}
+	return strings.Join(parts, ", ")
+}
+
+// fullText returns up to n live items matching any term, best by bm25 first.
+func (s *Store) fullText(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time, terms []string, n int) ([]*row, error) {
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	cond, args := where(req.NamespacePrefix, filter, now)
+	args = append([]any{ftsQuery(terms)}, args...)
+	args = append(args, n)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+prefixed(itemCols)+" FROM store_fts JOIN store_items i ON i.rowid = store_fts.rowid WHERE store_fts MATCH ? AND "+cond+" ORDER BY store_fts.rank LIMIT ?", args...)
+	if err != nil {
+		return nil, wrap("search", err)
+	}
+	defer rows.Close()
+	var out []*row
+	for rows.Next() {
+		r, err := scanRow(rows)
+		if err != nil {
+			return nil, wrap("search", err)
+		}
+		if filter.Match(r.item.Value) {
+			out = append(out, r)
+		}
+	}
+	return out, wrap("search", rows.Err())
+}
+
+// hybrid merges the vector neighbours of the query with its full-text matches and scores them.
+func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time) ([]*row, []float64, error) {
+	vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{req.Query})
+	if err != nil {
+		return nil, nil, err
+	}
+	q := vecs[0]
+	if err := s.syncVectors(ctx); err != nil {
+		return nil, nil, err
+	}
+	terms := store.QueryTerms(req.Query)
+	want := req.Offset + req.Limit
+	var wantPrefix string
+	if len(req.NamespacePrefix) > 0 {
+		wantPrefix = store.JoinNamespace(req.NamespacePrefix)
+	}
+	accept := func(id string) bool {
+		if wantPrefix == "" {
+			return true
+		}
+		p, _, _ := strings.Cut(id, "\x00")
+		return p == wantPrefix || strings.HasPrefix(p, wantPrefix+store.NamespaceSeparator)
+	}
+	cos := map[string]float64{}
+	var found []*row
+	seen := map[string]bool{}
+	// Fetch more neighbours than needed, since the filter and expiry are checked after the walk;
+	// widen until the page is full or every vector was considered.
+	for k := max(2*want, want+10); ; k *= 4 {
+		var res []vector.Result
+		if s.exact || k >= s.vec.Len() {
+			res, err = s.vec.Exact(q, k, accept)
+		} else {
+			res, err = s.vec.Search(q, k, accept)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range res {
+			if seen[r.ID] {
+				continue
+			}
+			seen[r.ID] = true
+			prefix, key, _ := strings.Cut(r.ID, "\x00")
+			row, err := s.load(ctx, prefix, key, now)
+			if err != nil {
+				return nil, nil, err
+			}
+			if row == nil || !filter.Match(row.item.Value) {
+				continue
+			}
+			cos[r.ID] = float64(r.Similarity)
+			found = append(found, row)
+		}
+		if len(found) >= want || len(res) < k || s.exact {
+			break
+		}
+	}
+	text, err := s.fullText(ctx, req, filter, now, terms, textCandidates(req.Offset, req.Limit))
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range text {
+		id := itemID(store.JoinNamespace(r.item.Namespace), r.item.Key)
+		if seen[id] {
+			continue
+		}
+		v, ok := s.vec.Vector(id)
+		if !ok {
+			continue
+		}
+		seen[id] = true
+		cos[id] = float64(vector.Cosine(q, v))
+		found = append(found, r)
+	}
+	scores := make([]float64, len(found))
+	for i, r := range found {
+		id := itemID(store.JoinNamespace(r.item.Namespace), r.item.Key)
+		scores[i] = s.cfg.Index.HybridScore(cos[id], store.TextScore(terms, r.tokens))
+	}
+	return found, scores, nil
+}
+
+func (s *Store) load(ctx context.Context, prefix, key string, now time.Time) (*row, error) {
+	r, err := scanRow(s.db.QueryRowContext(ctx, "SELECT "+itemCols+" FROM store_items WHERE prefix = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)", prefix, key, now.UnixNano()))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, wrap("search", err)
+	}
+	return r, nil
+}
+
+// syncVectors brings the in-memory index up to date: a full load the first time (or when the
+// change log was pruned past this process's position), the logged changes afterwards.
+func (s *Store) syncVectors(ctx context.Context) error {
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
+	var minSeq, maxSeq sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, "SELECT min(seq), max(seq) FROM store_vector_changes").Scan(&minSeq, &maxSeq); err != nil {
+		return wrap("load vectors", err)
+	}
+	if s.lastSeq >= 0 && maxSeq.Int64 == s.lastSeq {
+		return nil
+	}
+	if s.lastSeq < 0 || (minSeq.Valid && minSeq.Int64 > s.lastSeq+1) {
+		return s.loadAll(ctx)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT c.seq, c.prefix, c.key, i.vec FROM store_vector_changes c
+		LEFT JOIN store_items i ON i.prefix = c.prefix AND i.key = c.key WHERE c.seq > ? ORDER BY c.seq`, s.lastSeq)
+	if err != nil {
+		return wrap("load vectors", err)
+	}
+	defer rows.Close()
+	latest := map[string][]byte{}
+	var order []string
+	last := s.lastSeq
+	for rows.Next() {
+		var seq int64
+		var prefix, key string
+		var blob []byte
+		if err := rows.Scan(&seq, &prefix, &key, &blob); err != nil {
+			return wrap("load vectors", err)
+		}
+		id := itemID(prefix, key)
+		if _, ok := latest[id]; !ok {
+			order = append(order, id)
+		}
+		latest[id] = blob
+		last = seq
+	}
+	if err := rows.Err(); err != nil {
+		return wrap("load vectors", err)
+	}
+	for _, id := range order {
+		s.apply(id, latest[id])
+	}
+	s.lastSeq = last
+	if s.vec.Tombstones() > s.vec.Len() && s.vec.Tombstones() > 1000 {
+		s.vec.Compact()
+	}
+	return nil
+}
+
+func (s *Store) apply(id string, blob []byte) {
+	if blob == nil {
+		s.vec.Delete(id)
+		return
+	}
+	if err := s.vec.Add(id, decodeVec(blob)); err != nil {
+		s.cfg.Logger.Warn("store: vector not indexed", "backend", "sqlite", "id", id, "err", err)
+	}
+}
+
+func (s *Store) loadAll(ctx context.Context) error {
+	ix, err := vector.New(s.cfg.Index.Dims, &s.vopts)
+	if err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return wrap("load vectors", err)
+	}
+	defer tx.Rollback()
+	var maxSeq sql.NullInt64
+	if err := tx.QueryRowContext(ctx, "SELECT max(seq) FROM store_vector_changes").Scan(&maxSeq); err != nil {
+		return wrap("load vectors", err)
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT prefix, key, vec FROM store_items WHERE vec IS NOT NULL ORDER BY rowid")
+	if err != nil {
+		return wrap("load vectors", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var prefix, key string
+		var blob []byte
+		if err := rows.Scan(&prefix, &key, &blob); err != nil {
+			return wrap("load vectors", err)
+		}
+		if len(blob) != 4*s.cfg.Index.Dims {
+			return &store.InputError{Op: "load vectors", Field: "vector of " + key, Problem: fmt.Sprintf("has %d dimensions, the index has %d", len(blob)/4, s.cfg.Index.Dims),
+				Hint: "the database was filled with another embedder; re-ingest into a new file", Kind: store.ErrDimension}
+		}
+		if err := ix.Add(itemID(prefix, key), decodeVec(blob)); err != nil {
+			s.cfg.Logger.Warn("store: vector not indexed", "backend", "sqlite", "key", key, "err", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return wrap("load vectors", err)
+	}
+	s.vec = ix
+	s.lastSeq = maxSeq.Int64
+	return nil
+}
+
+// ListNamespaces implements store.Store.
+func (s *Store) ListNamespaces(ctx context.Context, req store.ListNamespacesRequest) ([][]string, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	if err := store.CheckListNamespaces(&req); err != nil {
+		return nil, err
+	}
+	// Push down the part of the prefix before any wildcard.
+	var fixed []string
+	for _, p := range req.Prefix {
+		if p == "*" {
+			break
+		}
+		fixed = append(fixed, p)
+	}
+	cond, args := where(fixed, nil, s.cfg.Now())
+	rows, err := s.db.QueryContext(ctx, "SELECT DISTINCT i.prefix FROM store_items i WHERE "+cond, args...)
+	if err != nil {
+		return nil, wrap("list namespaces", err)
+	}
+	defer rows.Close()
+	var all [][]string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, wrap("list namespaces", err)
+		}
+		all = append(all, store.SplitNamespace(p))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("list namespaces", err)
+	}
+	return store.CollectNamespaces(all, req), nil
+}
+
+// changeLogAge is how long vector changes are kept for other processes to catch up; one that
+// falls further behind reloads every vector.
+const changeLogAge = time.Hour
+
+// Sweep implements store.Sweeper.
+func (s *Store) Sweep(ctx context.Context) (int, error) {
+	if s.closed.Load() {
+		return 0, store.ErrClosed
+	}
+	now := s.cfg.Now().UnixNano()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, wrap("sweep", err)
+	}
+	defer tx.Rollback()
+	if s.cfg.Index != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO store_vector_changes (prefix, key, at)
+			SELECT prefix, key, ? FROM store_items WHERE expires_at IS NOT NULL AND expires_at <= ? AND vec IS NOT NULL`, now, now); err != nil {
+			return 0, wrap("sweep", err)
+		}
+	}
+	res, err := tx.ExecContext(ctx, "DELETE FROM store_items WHERE expires_at IS NOT NULL AND expires_at <= ?", now)
+	if err != nil {
+		return 0, wrap("sweep", err)
+	}
+	n, _ := res.RowsAffected()
+	if _, err := tx.ExecContext(ctx, "DELETE FROM store_vector_changes WHERE at < ? AND seq < (SELECT max(seq) FROM store_vector_changes)", now-int64(changeLogAge)); err != nil {
+		return 0, wrap("sweep", err)
+	}
+	return int(n), wrap("sweep", tx.Commit())
+}
+
+// SQLite result codes (the low byte of an extended code).
+const (
+	codeBusy     = 5
+	codeReadOnly = 8
+	codeCantOpen = 14
+	codeFull     = 13
+	codeIOErr    = 10
+)
+
+// wrap turns a driver error into a store.BackendError with a hint; nil stays nil and context
+// errors pass through.
+func wrap(op string, err error) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var be *store.BackendError
+	var ie *store.InputError
+	if errors.As(err, &be) || errors.As(err, &ie) {
+		return err
+	}
+	e := &store.BackendError{Backend: "sqlite", Op: op, Err: err}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case codeReadOnly:
+			e.Kind, e.Hint = store.ErrReadOnly, "the database file or its folder is not writable by this process; check permissions, or open a writable copy"
+		case codeCantOpen, codeIOErr:
+			e.Kind, e.Hint = store.ErrUnavailable, "check that the file's folder exists and is readable and writable"
+		case codeBusy:
+			e.Kind, e.Hint = store.ErrUnavailable, "another process held the write lock for more than the 5 s busy timeout"
+		case codeFull:
+			e.Hint = "the disk is full"
+		}
+	}
+	return e
+}

@@ -1,0 +1,152 @@
+package sqlitestore_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/trellis-go/trellis/store"
+	"github.com/trellis-go/trellis/store/sqlitestore"
+	"github.com/trellis-go/trellis/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	for _, exact := range []bool{false, true} {
+		name := "hnsw"
+		if exact {
+			name = "exact"
+		}
+		t.Run(name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, cfg store.Config) store.Store {
+				s, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "store.db"), &sqlitestore.Options{Config: cfg, ExactVectors: exact})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Close() })
+				return s
+			})
+		})
+	}
+}
+
+func setup(t *testing.T, path string, cfg store.Config) *sqlitestore.Store {
+	t.Helper()
+	s, err := sqlitestore.Open(context.Background(), path, &sqlitestore.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func indexed() store.Config {
+	return store.Config{Index: &store.IndexConfig{Embedder: &storetest.TopicEmbedder{}, Dims: storetest.TopicDims}}
+}
+
+func TestReopenKeepsItemsAndVectors(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	s := setup(t, path, indexed())
+	if err := s.Put(ctx, store.PutRequest{Namespace: []string{"a"}, Key: "k", Value: map[string]any{"text": "apples in the orchard"}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s2 := setup(t, path, indexed())
+	res, err := s2.Search(ctx, store.SearchRequest{Query: "fruit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Key != "k" {
+		t.Fatalf("after reopen the vector index lost the item: %+v", res)
+	}
+	// Reopening with another dimension is refused.
+	_, err = sqlitestore.Open(ctx, path, &sqlitestore.Options{Config: store.Config{Index: &store.IndexConfig{Embedder: &storetest.TopicEmbedder{WrongDims: 8}, Dims: 8}}})
+	if !errors.Is(err, store.ErrDimension) {
+		t.Fatalf("reopen with 8 dims over 16-dim vectors: %v", err)
+	}
+}
+
+func TestTwoProcessesShareVectors(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	a := setup(t, path, indexed())
+	b := setup(t, path, indexed())
+	if _, err := b.Search(ctx, store.SearchRequest{Query: "fruit"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Put(ctx, store.PutRequest{Namespace: []string{"n"}, Key: "x", Value: map[string]any{"text": "bananas"}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.Search(ctx, store.SearchRequest{Query: "fruit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Key != "x" {
+		t.Fatalf("b did not see a's put: %+v", res)
+	}
+	if err := a.Delete(ctx, store.DeleteRequest{Namespace: []string{"n"}, Key: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = b.Search(ctx, store.SearchRequest{Query: "fruit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 0 {
+		t.Fatalf("b still finds a's deleted item: %+v", res)
+	}
+}
+
+func TestReadOnlyDatabase(t *testing.T) {
+	// Opened with mode=ro, since file permissions do not stop root.
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ro.db")
+	s := setup(t, path, store.Config{})
+	if err := s.Put(ctx, store.PutRequest{Namespace: []string{"a"}, Key: "k", Value: map[string]any{"v": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ro, err := sqlitestore.New(ctx, db, nil)
+	if err != nil {
+		t.Fatalf("opening a current database read-only: %v", err)
+	}
+	if _, err := ro.Get(ctx, store.GetRequest{Namespace: []string{"a"}, Key: "k"}); err != nil {
+		t.Fatalf("read from a read-only database: %v", err)
+	}
+	err = ro.Put(ctx, store.PutRequest{Namespace: []string{"a"}, Key: "k2", Value: map[string]any{"v": 2}})
+	if !errors.Is(err, store.ErrReadOnly) || !strings.Contains(err.Error(), "not writable") {
+		t.Fatalf("write to a read-only database: %v", err)
+	}
+}
+
+func TestUnopenableFile(t *testing.T) {
+	_, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "no", "such", "dir", "s.db"), nil)
+	if !errors.Is(err, store.ErrUnavailable) || !strings.HasPrefix(err.Error(), "store: sqlite") {
+		t.Fatalf("open in a missing folder: %v", err)
+	}
+	if _, err := sqlitestore.Open(context.Background(), "", nil); err == nil {
+		t.Fatal("empty path accepted")
+	}
+}
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	ctx := context.Background()
+	s := setup(t, filepath.Join(t.TempDir(), "m.db"), store.Config{})
+	for range 2 {
+		if err := sqlitestore.Migrate(ctx, s.DB()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	if err := s.DB().QueryRow("SELECT count(*) FROM store_schema_migrations").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("migrations recorded: %d, %v", n, err)
+	}
+}
