@@ -1,0 +1,817 @@
+package offline
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/trellis-go/trellis/message"
+)
+
+// filler fills JSON Schemas from what the user wrote.
+type filler struct {
+	root    map[string]any
+	msgs    []message.Message // the whole conversation
+	primary string   // the latest user message
+	context []string // every other message's text, newest first, system prompts last
+	system  string   // the system prompts, for the meaning of enum values
+	now     time.Time
+	hints   []string // follow-up questions, made on demand
+	summary string   // summary of the conversation, made on demand
+	title   string
+}
+
+// object fills an object schema. missing lists required properties it could not fill.
+func (f *filler) object(s map[string]any) (map[string]any, []string) {
+	s = f.deref(s)
+	props, _ := s["properties"].(map[string]any)
+	required := map[string]bool{}
+	for _, r := range asSlice(s["required"]) {
+		if name, ok := r.(string); ok {
+			required[name] = true
+		}
+	}
+	out := map[string]any{}
+	var missing []string
+	names := make([]string, 0, len(props))
+	for name := range props {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		ps, _ := props[name].(map[string]any)
+		if ps == nil {
+			continue
+		}
+		ps = f.deref(ps)
+		v, ok := f.value(name, ps)
+		switch {
+		case ok:
+			out[name] = v
+		case required[name]:
+			if d, has := ps["default"]; has {
+				out[name] = d
+			} else if _, nullable := schemaType(ps); nullable {
+				out[name] = nil
+			} else if v, ok := f.fallback(name, ps); ok {
+				out[name] = v
+			} else {
+				missing = append(missing, name)
+			}
+		}
+	}
+	return out, missing
+}
+
+// fallback gives a required property a value when the text names none: the first enum value that
+// means "nothing in particular", an empty list, or the user's own words for free text.
+func (f *filler) fallback(name string, s map[string]any) (any, bool) {
+	typ, _ := schemaType(s)
+	if enum := asSlice(s["enum"]); len(enum) > 0 {
+		for _, e := range enum {
+			if str, ok := e.(string); ok && neutral[fold(str)] {
+				return e, true
+			}
+		}
+		return enum[0], true
+	}
+	switch typ {
+	case "string":
+		if isFormat(s, "date", "date-time", "uri", "url", "uuid", "email") || isDateField(name, s) || isIDField(name, s) {
+			return nil, false
+		}
+		return truncate(f.primary, 500), true
+	case "array":
+		if n, _ := s["minItems"].(float64); n > 0 {
+			return nil, false
+		}
+		return []any{}, true
+	case "boolean":
+		return false, true
+	case "object":
+		o, missing := f.object(s)
+		return o, len(missing) == 0
+	case "":
+		return truncate(f.primary, 500), true
+	}
+	return nil, false
+}
+
+var neutral = setOf("general other none unknown default auto normal any all misc n/a")
+
+// value fills one property from the text; ok is false when the text says nothing about it.
+func (f *filler) value(name string, s map[string]any) (any, bool) {
+	desc, _ := s["description"].(string)
+	typ, _ := schemaType(s)
+	if c, ok := s["const"]; ok {
+		return c, true
+	}
+	if enum := asSlice(s["enum"]); len(enum) > 0 {
+		return f.enum(enum)
+	}
+	switch typ {
+	case "string":
+		return f.str(name, desc, s)
+	case "integer", "number":
+		n, ok := f.number(name, desc, s)
+		if !ok {
+			return nil, false
+		}
+		if typ == "integer" {
+			return int64(math.Round(n)), true
+		}
+		return n, true
+	case "boolean":
+		return f.boolean(name)
+	case "array":
+		return f.array(name, desc, s)
+	case "object":
+		if _, hasProps := s["properties"]; !hasProps {
+			return nil, false
+		}
+		o, missing := f.object(s)
+		if len(o) == 0 || len(missing) > 0 {
+			return nil, false
+		}
+		return o, true
+	case "":
+		// an untyped value ("any"): a quoted string, else a number
+		if q := quoted(f.primary); len(q) > 0 {
+			return q[len(q)-1], true
+		}
+		if _, nums := numbersIn(f.primary); len(nums) > 0 {
+			return nums[len(nums)-1].v, true
+		}
+	}
+	return nil, false
+}
+
+// enum picks the enum value the user named, or else the one whose description in the system
+// prompt best matches the user's words.
+func (f *filler) enum(enum []any) (any, bool) {
+	if v := f.enumMentions(enum); len(v) > 0 {
+		return v[0], true
+	}
+	if v := f.enumByMeaning(enum, false); len(v) > 0 {
+		return v[0], true
+	}
+	return nil, false
+}
+
+// enumMentions returns the enum values that appear in the user's message, in order of appearance.
+func (f *filler) enumMentions(enum []any) []any {
+	pw := words(f.primary)
+	type hit struct {
+		at int
+		v  any
+	}
+	var hits []hit
+	for _, e := range enum {
+		str, ok := e.(string)
+		if !ok {
+			if n, isNum := e.(float64); isNum && containsPhrase(pw, strconv.FormatFloat(n, 'f', -1, 64)) >= 0 {
+				hits = append(hits, hit{containsPhrase(pw, strconv.FormatFloat(n, 'f', -1, 64)), e})
+			}
+			continue
+		}
+		if at := containsPhrase(pw, str); at >= 0 {
+			hits = append(hits, hit{at, e})
+			continue
+		}
+		// a single-word value may be written in the plural or with a shared stem
+		if ew := words(str); len(ew) == 1 && len(ew[0]) >= 4 {
+			for i, w := range pw {
+				if similar(w, ew[0]) == 1 {
+					hits = append(hits, hit{i, e})
+					break
+				}
+			}
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].at < hits[j].at })
+	out := make([]any, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, h.v)
+	}
+	return out
+}
+
+// enumByMeaning scores each enum value by the overlap between the user's words and the text that
+// describes the value in the system prompt (the paragraph where the value is named). With many,
+// it returns every value scoring at least half the best; otherwise only the best.
+func (f *filler) enumByMeaning(enum []any, many bool) []any {
+	if f.system == "" {
+		return nil
+	}
+	user := terms(f.primary)
+	scores := make([]float64, len(enum))
+	best := 0.0
+	for i, e := range enum {
+		str, ok := e.(string)
+		if !ok {
+			continue
+		}
+		profile := words(str)
+		for _, variant := range variants(str) {
+			profile = append(profile, words(describedIn(f.system, variant))...)
+		}
+		set := map[string]bool{}
+		for _, p := range profile {
+			if !stop[p] && len(p) >= 3 {
+				set[p] = true
+			}
+		}
+		for _, u := range user {
+			m := 0.0
+			for p := range set {
+				m = max(m, similar(u, p))
+			}
+			scores[i] += m
+		}
+		best = max(best, scores[i])
+	}
+	if best < 1 {
+		return nil
+	}
+	var out []any
+	for i, e := range enum {
+		if scores[i] == best || (many && scores[i] >= best/2) {
+			out = append(out, e)
+			if !many {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// variants lists the ways a system prompt may name an enum value: as written, with spaces for
+// separators, and without a trailing "_agent", "_node" or "_tool".
+func variants(v string) []string {
+	out := []string{v}
+	for _, suf := range []string{"_agent", "_node", "_tool", "-agent", "Agent"} {
+		if t, ok := strings.CutSuffix(v, suf); ok && t != "" {
+			out = append(out, t)
+		}
+	}
+	if sp := strings.NewReplacer("_", " ", "-", " ").Replace(v); sp != v {
+		out = append(out, sp)
+	}
+	return out
+}
+
+// describedIn returns the text that follows each mention of name in doc, up to a blank line or
+// a heading, at most 600 bytes per mention.
+func describedIn(doc, name string) string {
+	if name == "" {
+		return ""
+	}
+	lower, key := strings.ToLower(doc), strings.ToLower(name)
+	var b strings.Builder
+	for from := 0; ; {
+		i := strings.Index(lower[from:], key)
+		if i < 0 {
+			break
+		}
+		start := from + i
+		// only whole-word mentions
+		if start > 0 && isWordByte(lower[start-1]) || start+len(key) < len(lower) && isWordByte(lower[start+len(key)]) {
+			from = start + len(key)
+			continue
+		}
+		rest := doc[start:min(len(doc), start+600)]
+		end := len(rest)
+		for _, stopAt := range []string{"\n\n", "\n#"} {
+			if j := strings.Index(rest[len(key):], stopAt); j >= 0 && len(key)+j < end {
+				end = len(key) + j
+			}
+		}
+		b.WriteString(rest[:end])
+		b.WriteByte(' ')
+		from = start + len(key)
+	}
+	return b.String()
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+}
+
+// candidates returns the example values a description quotes, like 'NP15' and 'SP15' in
+// "Hub-Zone: e.g. 'NP15', 'SP15'".
+func candidates(desc string) []any {
+	var out []any
+	for _, q := range quoted(desc) {
+		if len(q) <= 40 && !strings.Contains(q, " ") || len(strings.Fields(q)) <= 3 && len(q) <= 40 {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+var (
+	urlWords   = setOf("url uri link href website site page")
+	textWords  = setOf("query question q search prompt content text message input instruction request topic subquestion keywords term terms")
+	nameWords  = setOf("name title project report item entity company location city address place neighborhood neighbourhood area region zone subject product brand model")
+	reasonWds  = setOf("reason rationale why justification explanation note notes")
+	summaryWds = setOf("summary synopsis overview recap abstract")
+	hintWords  = setOf("hint hints followup followups follow suggestions suggestion questions")
+)
+
+func anyWord(name string, set map[string]bool) bool {
+	for _, w := range words(name) {
+		if set[w] {
+			return true
+		}
+	}
+	return false
+}
+
+func isFormat(s map[string]any, formats ...string) bool {
+	f, _ := s["format"].(string)
+	return f != "" && slices.Contains(formats, f)
+}
+
+func isDateField(name string, s map[string]any) bool {
+	if isFormat(s, "date", "date-time") {
+		return true
+	}
+	desc, _ := s["description"].(string)
+	for _, w := range words(name) {
+		if w == "date" || w == "since" || w == "until" || w == "data" || w == "day" {
+			return true
+		}
+	}
+	return strings.Contains(strings.ToLower(desc), "iso date")
+}
+
+func isIDField(name string, s map[string]any) bool {
+	if isFormat(s, "uuid") {
+		return true
+	}
+	w := words(name)
+	return len(w) > 0 && (w[len(w)-1] == "id" || w[len(w)-1] == "zpid" || w[len(w)-1] == "uuid")
+}
+
+func (f *filler) texts() []string { return append([]string{f.primary}, f.context...) }
+
+func (f *filler) str(name, desc string, s map[string]any) (any, bool) {
+	switch {
+	case isDateField(name, s):
+		start, end, ok := dateRange(f.primary, f.now)
+		if !ok {
+			return nil, false
+		}
+		d := start
+		for _, w := range words(name) {
+			if w == "end" || w == "to" || w == "until" || w == "stop" || w == "fim" {
+				d = end
+			}
+		}
+		if isFormat(s, "date-time") {
+			return d.Format(time.RFC3339), true
+		}
+		return d.Format(time.DateOnly), true
+	case isFormat(s, "uri", "url") || anyWord(name, urlWords):
+		for _, t := range f.texts() {
+			if u := reURL.FindString(t); u != "" {
+				return strings.TrimRight(u, ".,;!?"), true
+			}
+		}
+		return nil, false
+	case isFormat(s, "email") || anyWord(name, setOf("email mail")):
+		for _, t := range f.texts() {
+			if e := reEmail.FindString(t); e != "" {
+				return e, true
+			}
+		}
+		return nil, false
+	case isIDField(name, s):
+		for _, t := range f.texts() {
+			if id := reUUID.FindString(t); id != "" {
+				return id, true
+			}
+		}
+		if isFormat(s, "uuid") {
+			return nil, false
+		}
+		// an id written after its name: "property 12345", "zpid: 2077"
+		fields := strings.Fields(f.primary)
+		for i := 0; i+1 < len(fields); i++ {
+			if anyWord(fields[i], setOf("id zpid property item order ref")) && hasDigit(fields[i+1]) {
+				return strings.Trim(fields[i+1], ".,;:!?#()"), true
+			}
+		}
+		return nil, false
+	}
+	if c := candidates(desc); len(c) > 0 {
+		if v := f.mentioned(c); len(v) > 0 {
+			return v[0], true
+		}
+	}
+	switch {
+	case anyWord(name, hintWords):
+		return f.followUps()[0], true
+	case anyWord(name, summaryWds):
+		return f.summarize(), true
+	case anyWord(name, setOf("title headline")):
+		if q := quoted(f.primary); len(q) > 0 {
+			return q[0], true
+		}
+		return f.makeTitle(), true
+	case anyWord(name, reasonWds):
+		return "Requested by the user: " + truncate(f.primary, 200), true
+	case anyWord(name, nameWords):
+		if q := quoted(f.primary); len(q) > 0 {
+			return q[0], true
+		}
+		if p := capitalPhrases(f.primary); len(p) > 0 {
+			return p[0], true
+		}
+		if anyWord(name, setOf("location city address place neighborhood neighbourhood area region")) {
+			if loc := after(f.primary, "in", "em", "near", "perto", "around", "at"); loc != "" {
+				return loc, true
+			}
+		}
+		return nil, false
+	case anyWord(name, textWords):
+		if q := quoted(f.primary); len(q) > 0 && anyWord(name, setOf("query search term terms keywords q")) {
+			return q[0], true
+		}
+		text := strings.TrimSpace(reURL.ReplaceAllString(f.primary, ""))
+		if anyWord(name, setOf("query search term terms keywords q topic")) {
+			text = subject(text)
+		}
+		return text, true
+	}
+	if q := quoted(f.primary); len(q) > 0 {
+		return q[0], true
+	}
+	return nil, false
+}
+
+// subject drops a leading request such as "Search the web for" or "Look up information about"
+// from a search query.
+func subject(text string) string {
+	fields := strings.Fields(text)
+	for i := 0; i < len(fields) && i < 7; i++ {
+		switch fold(fields[i]) {
+		case "for", "about", "on", "regarding", "sobre":
+			if rest := strings.Join(fields[i+1:], " "); len(rest) >= 3 {
+				return strings.TrimRight(rest, "?.!")
+			}
+		}
+	}
+	return text
+}
+
+// after returns the words that follow the first of the given prepositions, up to punctuation.
+func after(text string, preps ...string) string {
+	fields := strings.Fields(text)
+	for i, w := range fields {
+		if slices.Contains(preps, fold(w)) && i+1 < len(fields) {
+			var out []string
+			for _, x := range fields[i+1:] {
+				t := strings.TrimRight(x, ".,;:!?")
+				out = append(out, t)
+				if t != x || len(out) == 4 {
+					break
+				}
+			}
+			return strings.Join(out, " ")
+		}
+	}
+	return ""
+}
+
+// mentioned returns the candidate strings the user wrote (case and separators ignored), in the
+// candidates' canonical spelling.
+func (f *filler) mentioned(cands []any) []any { return f.enumMentions(cands) }
+
+// numbers lists the numbers in a text with their positions among its whitespace-separated fields.
+type num struct {
+	at int
+	v  float64
+}
+
+func numbersIn(text string) ([]string, []num) {
+	fields := strings.Fields(strings.ToLower(text))
+	var out []num
+	for i, f := range fields {
+		core := strings.Trim(f, "€$£.,;:!?()[]\"'")
+		if core == "" || !hasDigit(core) {
+			continue
+		}
+		if reISODate.MatchString(core) || reUUID.MatchString(core) {
+			continue
+		}
+		mult := 1.0
+		switch {
+		case strings.HasSuffix(core, "k") || strings.HasSuffix(core, "mil"):
+			mult, core = 1000, strings.TrimSuffix(strings.TrimSuffix(core, "k"), "mil")
+		case strings.HasSuffix(core, "m") && !strings.HasSuffix(core, "am") && !strings.HasSuffix(core, "pm"):
+			mult, core = 1e6, strings.TrimSuffix(core, "m")
+		}
+		m := reNumber.FindString(core)
+		if m == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.ReplaceAll(m, ",", ""), 64)
+		if err != nil {
+			continue
+		}
+		out = append(out, num{i, v * mult})
+	}
+	return fields, out
+}
+
+func (f *filler) number(name, desc string, s map[string]any) (float64, bool) {
+	nw := words(name)
+	fields, nums := numbersIn(f.primary)
+	inRange := func(v float64) bool {
+		if lo, ok := s["minimum"].(float64); ok && v < lo {
+			return false
+		}
+		if hi, ok := s["maximum"].(float64); ok && v > hi {
+			return false
+		}
+		return true
+	}
+	has := func(ws ...string) bool {
+		for _, w := range nw {
+			if slices.Contains(ws, w) {
+				return true
+			}
+		}
+		return false
+	}
+	lowerDesc := strings.ToLower(desc)
+	switch {
+	case has("year", "ano", "yr") || strings.Contains(lowerDesc, "year"):
+		for _, n := range nums {
+			if n.v >= 1900 && n.v <= 2100 && n.v == math.Trunc(n.v) {
+				return n.v, true
+			}
+		}
+		w := words(f.primary)
+		for i := 0; i+1 < len(w); i++ {
+			if w[i+1] == "year" || w[i+1] == "ano" {
+				switch w[i] {
+				case "this", "current", "este":
+					return float64(f.now.Year()), true
+				case "next", "proximo":
+					return float64(f.now.Year() + 1), true
+				case "last", "previous", "passado":
+					return float64(f.now.Year() - 1), true
+				}
+			}
+		}
+		return 0, false
+	case has("month", "mes"):
+		for _, w := range words(f.primary) {
+			if m, ok := monthNames[w]; ok && len(w) > 3 {
+				return float64(m), true
+			}
+		}
+	case has("hour", "hora"):
+		for i, fl := range fields {
+			core := strings.Trim(fl, ".,;:!?()")
+			if h, ok := strings.CutSuffix(core, "pm"); ok {
+				if v, err := strconv.Atoi(strings.TrimSuffix(h, ":00")); err == nil && v < 12 {
+					return float64(v + 12), true
+				}
+			}
+			if h, ok := strings.CutSuffix(core, "am"); ok {
+				if v, err := strconv.Atoi(strings.TrimSuffix(h, ":00")); err == nil && v <= 12 {
+					return float64(v % 12), true
+				}
+			}
+			if h, ok := strings.CutSuffix(core, ":00"); ok {
+				if v, err := strconv.Atoi(h); err == nil && v < 24 {
+					return float64(v), true
+				}
+			}
+			_ = i
+		}
+	case has("bedrooms", "bedroom", "beds", "quartos", "rooms"):
+		for _, fl := range fields {
+			if len(fl) == 2 && fl[0] == 't' && fl[1] >= '0' && fl[1] <= '9' { // Portuguese T2 = two bedrooms
+				return float64(fl[1] - '0'), true
+			}
+		}
+	}
+	isCount := has("top", "limit", "k", "n", "count", "max", "results", "num", "number", "size", "first")
+	for _, n := range nums {
+		// a number written next to one of the property's words: "top 5", "3 bedrooms", "limit 20"
+		for d := -2; d <= 2; d++ {
+			j := n.at + d
+			if d == 0 || j < 0 || j >= len(fields) {
+				continue
+			}
+			w := words(fields[j])
+			if len(w) == 0 {
+				continue
+			}
+			near := w[0]
+			match := false
+			for _, x := range nw {
+				if similar(x, near) > 0 && len(x) >= 3 {
+					match = true
+				}
+			}
+			if isCount && (near == "top" || near == "first" || near == "limit" || near == "primeiros" || near == "results" || near == "resultados") {
+				match = true
+			}
+			if match && inRange(n.v) {
+				return n.v, true
+			}
+		}
+	}
+	// a bound written as "under 300k" or "at least 2"
+	isMax, isMin := has("max", "maximum", "upper", "below"), has("min", "minimum", "lower", "least")
+	if isMax || isMin {
+		for _, n := range nums {
+			if n.at == 0 {
+				continue
+			}
+			prev := fields[n.at-1]
+			if n.at >= 2 {
+				prev = fields[n.at-2] + " " + prev
+			}
+			up := strings.Contains(prev, "under") || strings.Contains(prev, "below") || strings.Contains(prev, "less than") || strings.Contains(prev, "max") || strings.Contains(prev, "até") || strings.Contains(prev, "up to")
+			down := strings.Contains(prev, "over") || strings.Contains(prev, "above") || strings.Contains(prev, "least") || strings.Contains(prev, "more than") || strings.Contains(prev, "min") || strings.Contains(prev, "from")
+			if (isMax && up || isMin && down) && inRange(n.v) {
+				return n.v, true
+			}
+		}
+	}
+	return 0, false
+}
+
+func (f *filler) boolean(name string) (any, bool) {
+	pw := words(f.primary)
+	for _, w := range words(name) {
+		if len(w) < 3 || stop[w] {
+			continue
+		}
+		for i, x := range pw {
+			if similar(w, x) == 1 {
+				neg := i > 0 && (pw[i-1] == "not" || pw[i-1] == "no" || pw[i-1] == "nao" || pw[i-1] == "without")
+				return !neg, true
+			}
+		}
+	}
+	return nil, false
+}
+
+func (f *filler) array(name, desc string, s map[string]any) (any, bool) {
+	items, _ := s["items"].(map[string]any)
+	items = f.deref(items)
+	if items == nil {
+		items = map[string]any{}
+	}
+	idesc, _ := items["description"].(string)
+	itype, _ := schemaType(items)
+	limit := 0
+	if n, ok := s["maxItems"].(float64); ok {
+		limit = int(n)
+	}
+	cap_ := func(v []any) []any {
+		if limit > 0 && len(v) > limit {
+			return v[:limit]
+		}
+		return v
+	}
+	if enum := asSlice(items["enum"]); len(enum) > 0 {
+		v := f.enumMentions(enum)
+		if len(v) == 0 {
+			v = f.enumByMeaning(enum, true)
+		}
+		return cap_(v), len(v) > 0
+	}
+	if itype == "string" {
+		if c := append(candidates(desc), candidates(idesc)...); len(c) > 0 {
+			if v := f.mentioned(c); len(v) > 0 {
+				return cap_(v), true
+			}
+		}
+		if anyWord(name, hintWords) {
+			out := []any{}
+			for _, h := range f.followUps() {
+				out = append(out, h)
+			}
+			return cap_(out), true
+		}
+		if q := quoted(f.primary); len(q) > 0 {
+			out := []any{}
+			for _, x := range q {
+				out = append(out, x)
+			}
+			return cap_(out), true
+		}
+		if anyWord(name, nameWords) {
+			out := []any{}
+			for _, p := range capitalPhrases(f.primary) {
+				out = append(out, p)
+			}
+			return cap_(out), len(out) > 0
+		}
+		return nil, false
+	}
+	if itype == "object" {
+		o, missing := f.object(items)
+		if len(missing) == 0 && len(o) > 0 {
+			return []any{o}, true
+		}
+	}
+	return nil, false
+}
+
+// deref follows a local "$ref" ("#/$defs/X" or "#/definitions/X").
+func (f *filler) deref(s map[string]any) map[string]any {
+	for range 8 {
+		ref, ok := s["$ref"].(string)
+		if !ok || f.root == nil {
+			return s
+		}
+		var next map[string]any
+		cur := f.root
+		for _, p := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+			n, _ := cur[p].(map[string]any)
+			if n == nil {
+				return s
+			}
+			cur, next = n, n
+		}
+		if next == nil {
+			return s
+		}
+		s = next
+	}
+	return s
+}
+
+// schemaType returns the JSON type of a schema and whether null is also allowed, looking through
+// type lists and anyOf/oneOf.
+func schemaType(s map[string]any) (string, bool) {
+	switch t := s["type"].(type) {
+	case string:
+		return t, false
+	case []any:
+		typ, nullable := "", false
+		for _, x := range t {
+			if x == "null" {
+				nullable = true
+			} else if str, ok := x.(string); ok && typ == "" {
+				typ = str
+			}
+		}
+		return typ, nullable
+	}
+	for _, key := range []string{"anyOf", "oneOf"} {
+		typ, nullable := "", false
+		for _, alt := range asSlice(s[key]) {
+			m, _ := alt.(map[string]any)
+			if m == nil {
+				continue
+			}
+			if m["type"] == "null" {
+				nullable = true
+			} else if t, _ := schemaType(m); t != "" && typ == "" {
+				typ = t
+				for k, v := range m { // let the chosen branch's keywords be seen
+					if _, exists := s[k]; !exists {
+						s[k] = v
+					}
+				}
+			}
+		}
+		if typ != "" || nullable {
+			return typ, nullable
+		}
+	}
+	if _, ok := s["properties"]; ok {
+		return "object", false
+	}
+	if _, ok := s["enum"]; ok {
+		return "string", false
+	}
+	return "", false
+}
+
+func asSlice(v any) []any {
+	s, _ := v.([]any)
+	return s
+}
+
+func decodeSchema(raw json.RawMessage) map[string]any {
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	return m
+}

@@ -1,0 +1,214 @@
+package offline_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/offline"
+)
+
+func TestAnswerFromRowsIsMarkdownTable(t *testing.T) {
+	m := setup(t)
+	call := message.ToolCall{ID: "c1", Name: "get_average_annual_price", Arguments: json.RawMessage(`{}`)}
+	resp := ask(t, m, vesperTools,
+		message.User("average price for Ascend CAISO NP15 2025"),
+		message.Assistant("", call),
+		message.ToolResult("c1", call.Name, `{"data":[{"Vendor":"Ascend","AvgPrice_PerMWh":41.2,"AsOf":"Jan_2025"},{"Vendor":"Ascend","AvgPrice_PerMWh":43.9,"AsOf":"Feb|2025"}],"pbi_report_key":"dayahead_curve_report"}`),
+	)
+	want := "- **pbi_report_key**: dayahead_curve_report\n\n| Vendor | AvgPrice_PerMWh | AsOf |\n| --- | --- | --- |\n| Ascend | 41.2 | Jan_2025 |\n| Ascend | 43.9 | Feb\\|2025 |"
+	if !strings.Contains(resp.Message.Content, want) {
+		t.Fatalf("table missing; got:\n%s", resp.Message.Content)
+	}
+	if len(resp.Message.ToolCalls) != 0 || resp.Message.Metadata["offline_rule"] != "tool_results" {
+		t.Errorf("after results the model must answer, got %+v", resp.Message)
+	}
+}
+
+func TestAnswerFromErrorAndText(t *testing.T) {
+	m := setup(t)
+	a := message.ToolCall{ID: "a", Name: "rag_tool", Arguments: json.RawMessage(`{}`)}
+	b := message.ToolCall{ID: "b", Name: "web_search_tool", Arguments: json.RawMessage(`{}`)}
+	resp := ask(t, m, analystTools,
+		message.User("research EV charging"),
+		message.Assistant("", a, b),
+		message.ToolError("a", "rag_tool", "index unavailable"),
+		message.ToolResult("b", "web_search_tool", "plain text finding"),
+	)
+	for _, want := range []string{"**rag_tool** reported an error", "index unavailable", "**web_search_tool**", "plain text finding"} {
+		if !strings.Contains(resp.Message.Content, want) {
+			t.Errorf("answer lacks %q:\n%s", want, resp.Message.Content)
+		}
+	}
+}
+
+func TestMissingRequiredArgumentAsks(t *testing.T) {
+	resp := ask(t, setup(t), listforgeTools, message.User("What does the research say about this item?"))
+	if len(resp.Message.ToolCalls) != 0 {
+		t.Fatalf("called %v without an item ID", resp.Message.ToolCalls)
+	}
+	if !strings.Contains(resp.Message.Content, "`itemId` (uuid)") {
+		t.Errorf("question does not name the missing argument: %q", resp.Message.Content)
+	}
+}
+
+func TestNoMatchingToolExplains(t *testing.T) {
+	resp := ask(t, setup(t), realtyTools, message.User("hello"))
+	if len(resp.Message.ToolCalls) != 0 || !strings.Contains(resp.Message.Content, "`search_properties`") {
+		t.Errorf("got %+v", resp.Message)
+	}
+}
+
+func TestToolChoiceForcesTool(t *testing.T) {
+	m := setup(t)
+	resp, err := m.Generate(context.Background(), &model.Request{Messages: []message.Message{message.User("hello")}, Tools: analystTools, ToolChoice: "Question"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].Name != "Question" {
+		t.Fatalf("got %+v", resp.Message)
+	}
+	resp, err = m.Generate(context.Background(), &model.Request{Messages: []message.Message{message.User("Search the web for Go")}, Tools: analystTools, ToolChoice: model.ToolChoiceNone})
+	if err != nil || len(resp.Message.ToolCalls) != 0 {
+		t.Fatalf("ToolChoiceNone still called: %+v %v", resp, err)
+	}
+}
+
+func TestParallelCallsForJoinedClauses(t *testing.T) {
+	resp := ask(t, setup(t), vesperTools, message.User("What is the health status of Nazareth Solar and the budget overview for Nazareth Solar?"))
+	if len(resp.Message.ToolCalls) != 2 || resp.Message.ToolCalls[0].Name != "get_project_health" || resp.Message.ToolCalls[1].Name != "get_budget_overview" {
+		t.Fatalf("got %+v", resp.Message.ToolCalls)
+	}
+	if resp.Message.ToolCalls[0].ID == resp.Message.ToolCalls[1].ID {
+		t.Error("call IDs must differ")
+	}
+}
+
+const supervisorPrompt = `You route questions.
+
+### dayahead
+Day-ahead price forecasts by vendor, market, hub-zone and year; average annual prices; vendor comparison.
+
+### pbi_usage
+Power BI report usage: most viewed reports, top users, usage trends.
+
+### project_execution
+Renewable energy project tracking: project health, milestone dates, budget vs actuals, risks.
+
+### general
+Greetings, help requests, clarifications.`
+
+const routingSchema = `{"type":"object","properties":{
+ "intent":{"type":"string","enum":["dayahead","pbi_usage","project_execution","multi_domain","general"]},
+ "active_agents":{"type":"array","items":{"type":"string","enum":["dayahead_agent","pbi_usage_agent","project_execution_agent"]}},
+ "filters":{"type":"object","properties":{
+   "vendor":{"type":["string","null"],"description":"'Ascend' or 'Hitachi'"},
+   "year":{"type":["integer","null"]},
+   "project_name":{"type":["string","null"]},
+   "date_range_start":{"type":["string","null"],"format":"date"},
+   "date_range_end":{"type":["string","null"],"format":"date"}}},
+ "clarification_needed":{"type":["string","null"]}},
+ "required":["intent","active_agents","filters","clarification_needed"]}`
+
+func TestStructuredRoutingFillsSchema(t *testing.T) {
+	m := setup(t)
+	cases := []struct{ q, want string }{
+		{"What milestones changed for Nazareth Solar?", `{"active_agents":["project_execution_agent"],"clarification_needed":null,"filters":{"project_name":"Nazareth Solar"},"intent":"project_execution"}`},
+		{"Which reports were viewed most this quarter?", `{"active_agents":["pbi_usage_agent"],"clarification_needed":null,"filters":{"date_range_end":"2025-03-19","date_range_start":"2025-01-01"},"intent":"pbi_usage"}`},
+		{"average forecast price from ascend in 2026", `{"active_agents":["dayahead_agent"],"clarification_needed":null,"filters":{"vendor":"Ascend","year":2026},"intent":"dayahead"}`},
+		{"hi there", `{"active_agents":[],"clarification_needed":null,"filters":{},"intent":"general"}`},
+	}
+	for _, c := range cases {
+		resp, err := m.Generate(context.Background(), &model.Request{
+			Messages: []message.Message{message.System(supervisorPrompt), message.User(c.q)},
+			Schema:   &model.Schema{Name: "routing", JSON: json.RawMessage(routingSchema)},
+		})
+		if err != nil {
+			t.Fatalf("%q: %v", c.q, err)
+		}
+		if string(resp.Structured) != c.want {
+			t.Errorf("%q:\n got %s\nwant %s", c.q, resp.Structured, c.want)
+		}
+		if resp.Message.Metadata["offline"] != true {
+			t.Error("structured answer not labelled")
+		}
+	}
+}
+
+func TestUtilityTasks(t *testing.T) {
+	m := setup(t)
+	conv := []message.Message{
+		message.User(`What is the health status of "Nazareth Solar"?`),
+		message.Assistant("It is green. All milestones are on track."),
+	}
+	gen := func(instr string) string {
+		resp, err := m.Generate(context.Background(), &model.Request{Messages: append(append([]message.Message{}, conv...), message.User(instr))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Message.Content
+	}
+	if got := gen("Write a short title for this conversation."); got != "Health status of \"Nazareth Solar\" "+offline.Marker {
+		t.Errorf("title = %q", got)
+	}
+	if got := gen("Summarize the conversation above."); !strings.Contains(got, "- User: What is the health status") || !strings.Contains(got, "- Assistant: It is green.") {
+		t.Errorf("summary = %q", got)
+	}
+	if got := gen("Suggest three follow-up questions."); strings.Count(got, "Nazareth Solar") != 3 {
+		t.Errorf("hints = %q", got)
+	}
+	resp, err := m.Generate(context.Background(), &model.Request{
+		Messages: append(append([]message.Message{}, conv...), message.User("Give three follow-up hints.")),
+		Schema:   &model.Schema{JSON: json.RawMessage(`{"type":"object","properties":{"hints":{"type":"array","items":{"type":"string"},"maxItems":3}},"required":["hints"]}`)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ Hints []string }
+	if err := json.Unmarshal(resp.Structured, &out); err != nil || len(out.Hints) != 3 {
+		t.Errorf("structured hints = %s (%v)", resp.Structured, err)
+	}
+}
+
+func TestStreamMatchesGenerate(t *testing.T) {
+	m := setup(t)
+	req := &model.Request{Messages: []message.Message{message.User("Compare hub zones NP15 and SP15 in 2025")}, Tools: vesperTools}
+	want, err := m.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := 0
+	got, err := model.Collect(func(yield func(model.Chunk, error) bool) {
+		for c, err := range m.Stream(context.Background(), req) {
+			chunks++
+			if !yield(c, err) {
+				return
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Message.Content != want.Message.Content || len(got.Message.ToolCalls) != 1 || string(got.Message.ToolCalls[0].Arguments) != string(want.Message.ToolCalls[0].Arguments) {
+		t.Errorf("stream %+v != generate %+v", got.Message, want.Message)
+	}
+	if chunks < 3 || got.Message.Metadata["offline"] != true || got.Usage.InputTokens == 0 {
+		t.Errorf("chunks=%d metadata=%v usage=%+v", chunks, got.Message.Metadata, got.Usage)
+	}
+}
+
+func TestBadRequestAndCancel(t *testing.T) {
+	m := setup(t)
+	if _, err := m.Generate(context.Background(), &model.Request{}); !errors.Is(err, model.ErrInvalidRequest) {
+		t.Errorf("empty request: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := m.Generate(ctx, &model.Request{Messages: []message.Message{message.User("hi")}}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}

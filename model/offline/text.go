@@ -1,0 +1,236 @@
+package offline
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// words splits text into lower-case, accent-free words, breaking snake_case, kebab-case and
+// camelCase apart ("getItemSnapshot" gives get, item, snapshot).
+func words(s string) []string {
+	var out []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, fold(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	rs := []rune(s)
+	for i, r := range rs {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if unicode.IsUpper(r) && i > 0 && unicode.IsLower(rs[i-1]) {
+				flush()
+			}
+			cur = append(cur, r)
+		default:
+			flush()
+		}
+	}
+	flush()
+	return out
+}
+
+// fold lower-cases and strips accents: "Imóvel" becomes "imovel".
+func fold(s string) string {
+	s = strings.ToLower(s)
+	if !strings.ContainsFunc(s, func(r rune) bool { return r > unicode.MaxASCII }) {
+		return s
+	}
+	return accents.Replace(s)
+}
+
+var accents = strings.NewReplacer(
+	"á", "a", "à", "a", "â", "a", "ã", "a", "ä", "a", "å", "a",
+	"é", "e", "è", "e", "ê", "e", "ë", "e",
+	"í", "i", "ì", "i", "î", "i", "ï", "i",
+	"ó", "o", "ò", "o", "ô", "o", "õ", "o", "ö", "o",
+	"ú", "u", "ù", "u", "û", "u", "ü", "u",
+	"ç", "c", "ñ", "n", "ý", "y", "ÿ", "y",
+)
+
+var stop = setOf(`a an and are as at be by can could do does did for from get has have how i in into is it its
+me my of on or our please show tell that the their them then there these this those to us was we what when where
+which who why will with would you your want need give find let lets about also just some any all one
+o os as um uma de do da dos das em no na nos nas por para com que se e eu meu minha qual quais quanto
+como sobre este esta isto esse essa ao aos pelo pela mais muito`)
+
+func setOf(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}
+
+// synonyms maps everyday words to the verbs tool names tend to use.
+var synonyms = map[string][]string{
+	"change": {"update", "set", "edit"}, "modify": {"update", "edit"}, "edit": {"update"}, "set": {"update"},
+	"fix": {"update"}, "rename": {"update", "title"},
+	"show": {"get", "list", "view"}, "display": {"get", "view"}, "fetch": {"get"}, "retrieve": {"get"},
+	"lookup": {"search", "find", "get"}, "look": {"search", "find"}, "find": {"search", "lookup"},
+	"search": {"find", "lookup", "query"}, "query": {"search"},
+	"delete": {"remove", "archive"}, "drop": {"remove"}, "forget": {"remove", "delete"}, "archive": {"remove"},
+	"create": {"add", "new", "save", "write"}, "add": {"save", "create"}, "store": {"save", "write"},
+	"remember": {"save", "write", "memory"}, "note": {"write", "save"}, "keep": {"save"},
+	"compare": {"comparison", "versus", "diff"}, "versus": {"compare"}, "vs": {"compare"}, "difference": {"compare", "diff"},
+	"analyse": {"analysis", "analyze"}, "analyze": {"analysis", "analyse"}, "evaluate": {"analysis"},
+	"price": {"pricing", "cost"}, "cost": {"costs", "price", "budget"}, "costs": {"cost"}, "budget": {"cost"},
+	"sold": {"sales", "sale"}, "sales": {"sold"}, "comparable": {"sold", "comps"}, "comps": {"sold", "comparable"},
+	"research": {"investigate"}, "refresh": {"research", "start"}, "rerun": {"start", "research"},
+	"web": {"internet", "online"}, "internet": {"web"}, "online": {"web"},
+	"docs": {"documents", "knowledge", "rag"}, "documents": {"rag", "knowledge"}, "knowledge": {"rag", "context"},
+	"todo": {"todos", "task"}, "todos": {"todo", "task"}, "task": {"todo", "todos"}, "tasks": {"todo", "todos"},
+	"switch": {"active", "focus"}, "focus": {"switch", "active"},
+	"recalculate": {"recalculate", "costs"}, "tax": {"taxes", "fiscal"}, "taxes": {"fiscal", "tax"},
+	"milestone": {"milestones", "dates"}, "milestones": {"milestone"}, "risk": {"risks"}, "risks": {"risk"},
+	"usage": {"views", "viewed"}, "viewed": {"views"}, "popular": {"top", "views"}, "most": {"top"},
+	"hourly": {"hour", "distribution"}, "peak": {"hourly", "hour"},
+	"house": {"property", "properties", "home"}, "home": {"property", "house"}, "apartment": {"property"},
+	"homes": {"properties"}, "houses": {"properties"}, "listing": {"property", "listings"},
+	// Portuguese
+	"analisa": {"analysis"}, "analise": {"analysis"}, "analisar": {"analysis"}, "imovel": {"property"},
+	"imoveis": {"properties", "portfolio"}, "casa": {"property"}, "apartamento": {"property"},
+	"guardar": {"save"}, "guarda": {"save"}, "adicionar": {"add", "save"}, "adiciona": {"add", "save"},
+	"remover": {"remove"}, "remove": {"remove"}, "apagar": {"remove"}, "carteira": {"portfolio"},
+	"portfolio": {"portfolio"}, "procurar": {"search"}, "procura": {"search"}, "pesquisar": {"search"},
+	"custos": {"costs"}, "custo": {"costs"}, "recalcular": {"recalculate"}, "recalcula": {"recalculate"},
+	"perfil": {"profile"}, "orcamento": {"budget"}, "tarefas": {"todos"}, "tarefa": {"todos"},
+	"mudar": {"switch"}, "muda": {"switch"}, "ler": {"read"}, "contexto": {"context"}, "nota": {"write"},
+	"impostos": {"taxes"}, "comparar": {"compare"}, "compara": {"compare"},
+}
+
+// terms returns the content words of s with their synonyms, each once.
+func terms(s string) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(w string) {
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	for _, w := range words(s) {
+		if stop[w] || (len(w) < 3 && !hasDigit(w)) {
+			continue
+		}
+		add(w)
+		for _, syn := range synonyms[w] {
+			add(syn)
+		}
+	}
+	return out
+}
+
+func hasDigit(s string) bool { return strings.IndexFunc(s, unicode.IsDigit) >= 0 }
+
+// similar scores how well two folded words match: 1 when equal (or equal but for a plural s),
+// 0.6 when they share a prefix of five or more letters, 0 otherwise.
+func similar(a, b string) float64 {
+	if a == b || a+"s" == b || b+"s" == a {
+		return 1
+	}
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	if n >= 5 {
+		return 0.6
+	}
+	return 0
+}
+
+var (
+	reURL     = regexp.MustCompile(`https?://[^\s<>"'\)\]]+`)
+	reUUID    = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
+	reEmail   = regexp.MustCompile(`[\w.+-]+@[\w-]+\.[\w.-]+`)
+	reQuoted  = regexp.MustCompile(`"([^"\n]{1,200})"|“([^”\n]{1,200})”|«([^»\n]{1,200})»|(?:^|[\s(\[:,])'([^'\n]{1,200})'`)
+	reNumber  = regexp.MustCompile(`-?\d[\d,]*(?:\.\d+)?`)
+	reISODate = regexp.MustCompile(`\b(\d{4})-(\d{2})-(\d{2})\b`)
+)
+
+// quoted returns the strings inside quotation marks, in order.
+func quoted(s string) []string {
+	var out []string
+	for _, m := range reQuoted.FindAllStringSubmatch(s, -1) {
+		for _, g := range m[1:] {
+			if g = strings.TrimSpace(g); g != "" {
+				out = append(out, g)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// capitalPhrases returns runs of capitalised words that do not open a sentence, like the
+// "Nazareth Solar" of "What is the status of Nazareth Solar?".
+func capitalPhrases(s string) []string {
+	var out []string
+	fields := strings.Fields(s)
+	var cur []string
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.Join(cur, " "))
+			cur = nil
+		}
+	}
+	for i, f := range fields {
+		w := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		first := i == 0 || strings.ContainsAny(fields[i-1][len(fields[i-1])-1:], ".?!:")
+		r := []rune(w)
+		isCap := len(r) > 0 && unicode.IsUpper(r[0]) && !first && !stop[fold(w)]
+		isAllCaps := len(r) > 1 && strings.ToUpper(w) == w && !hasDigit(w)
+		if isCap && !(isAllCaps && len(cur) == 0) {
+			cur = append(cur, w)
+			if strings.ContainsAny(f[len(f)-1:], ".?!,;:") {
+				flush()
+			}
+			continue
+		}
+		flush()
+	}
+	flush()
+	return out
+}
+
+// containsPhrase reports whether the folded words of phrase appear consecutively in text words.
+func containsPhrase(text []string, phrase string) int {
+	p := words(phrase)
+	if len(p) == 0 {
+		return -1
+	}
+	for i := 0; i+len(p) <= len(text); i++ {
+		ok := true
+		for j := range p {
+			if text[i+j] != p[j] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return i
+		}
+	}
+	return -1
+}
+
+func truncate(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if r := []rune(s); len(r) > n {
+		return strings.TrimSpace(string(r[:n])) + "…"
+	}
+	return s
+}
+
+func firstSentence(s string) string {
+	s = strings.TrimSpace(strings.ReplaceAll(s, "\n", " "))
+	for i, r := range s {
+		if (r == '.' || r == '?' || r == '!') && i > 20 {
+			return s[:i+1]
+		}
+	}
+	return s
+}
