@@ -6,15 +6,20 @@
 // them and is the reference that the Go port in bench/ follows as well.
 //
 // Usage:
-//   node run.mjs [--filter REGEX] [--runs N] [--warmup N] [--budget SECONDS]
+//   node run.mjs [--filter REGEX] [--runs N] [--warmup N] [--min-time SECONDS] [--budget SECONDS]
 //       Runs every selected workload/variant, each in a fresh node process so
 //       that the peak RSS it reports belongs to that workload alone, and
 //       prints one JSON line per workload/variant on stdout.
 //   node run.mjs --list
 //       Prints the workload/variant pairs, one per line.
-//   node run.mjs --child --workload NAME --variant VARIANT [--runs N] [--warmup N] [--budget SECONDS]
+//   node run.mjs --child --workload NAME --variant VARIANT [--runs N] [--warmup N] [--min-time SECONDS] [--budget SECONDS]
 //       Runs a single workload/variant in this process (the driver in
 //       bench/cmd/compare calls this form directly).
+//
+// A measurement warms up for at least --warmup runs (1) and --min-time
+// seconds (1), then times at least --runs runs (5) and --min-time seconds,
+// like a Go benchmark's -benchtime; past --budget seconds (60) it stops as
+// soon as it has three runs. The median is over the timed runs.
 //
 // Each result line looks like
 //   {"peer":"langgraphjs","version":"1.7.3","workload":"sequential_1000",
@@ -459,7 +464,7 @@ async function runFirstEvent(graph, input) {
   return events;
 }
 
-async function child({ workload, variant, runs, warmup, budget }) {
+async function child({ workload, variant, runs, warmup, budget, minTime }) {
   const w = WORKLOADS[workload];
   if (!w) {
     throw new Error(
@@ -480,18 +485,28 @@ async function child({ workload, variant, runs, warmup, budget }) {
   w.check(values, checkEvents);
 
   const once = w.firstEvent ? runFirstEvent : runToEnd;
-  for (let i = 1; i < warmup; i++) await once(graph, input);
+  const now = () => process.hrtime.bigint();
+  const seconds = (x) => BigInt(Math.round(x * 1e9));
 
+  // Warm up the JIT: at least `warmup` runs and `minTime` seconds, within
+  // the budget.
+  let t0 = now();
+  for (let i = 1; i < warmup || (now() - t0 < seconds(minTime) && now() - t0 < seconds(budget)); i++)
+    await once(graph, input);
+
+  // Timed runs: at least `runs` of them and `minTime` seconds, at most
+  // 10000; past the budget, stop as soon as there are three.
   const times = [];
   let events = 0;
-  const deadline = process.hrtime.bigint() + BigInt(Math.round(budget * 1e9));
-  for (let i = 0; i < runs; i++) {
-    const start = process.hrtime.bigint();
+  t0 = now();
+  while (times.length < 10000) {
+    const start = now();
     events = await once(graph, input);
-    const end = process.hrtime.bigint();
+    const end = now();
     times.push(Number(end - start));
-    // Keep at least three runs, then respect the time budget.
-    if (times.length >= 3 && end > deadline) break;
+    const spent = end - t0;
+    if (times.length >= runs && spent >= seconds(minTime)) break;
+    if (times.length >= 3 && spent > seconds(budget)) break;
   }
   times.sort((a, b) => a - b);
   const mid = times.length >> 1;
@@ -521,6 +536,7 @@ function runChildProcess(workload, variant, opts) {
       "--runs", String(opts.runs),
       "--warmup", String(opts.warmup),
       "--budget", String(opts.budget),
+      "--min-time", String(opts.minTime),
     ];
     const p = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
@@ -555,13 +571,17 @@ async function main() {
       runs: { type: "string", default: "5" },
       warmup: { type: "string", default: "1" },
       budget: { type: "string", default: "60" },
+      "min-time": { type: "string", default: "1" },
     },
   });
   const opts = {
     runs: positiveInt("runs", a.runs, 1),
     warmup: positiveInt("warmup", a.warmup, 1),
     budget: Number(a.budget),
+    minTime: Number(a["min-time"]),
   };
+  if (!(opts.minTime >= 0))
+    throw new Error(`--min-time ${JSON.stringify(a["min-time"])}: want a number of seconds, 0 or more`);
   if (!(opts.budget > 0))
     throw new Error(`--budget ${JSON.stringify(a.budget)}: want a positive number of seconds`);
 
