@@ -124,6 +124,15 @@ func (e *Executor) Tool(name string) (Tool, bool) {
 	return t, ok
 }
 
+// Tools returns all the executor's tools, sorted by name.
+func (e *Executor) Tools() []Tool {
+	tools := make([]Tool, len(e.names))
+	for i, n := range e.names {
+		tools[i] = e.tools[n]
+	}
+	return tools
+}
+
 // Specs returns, sorted by name, the specs of the tools the caller in ctx may use: enabled for its
 // tenant and authorized for it. Bind these to the model so it is not offered tools it cannot run.
 func (e *Executor) Specs(ctx context.Context) []model.ToolSpec {
