@@ -1,0 +1,205 @@
+package warehouse
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Result is the outcome of one query: column names and rows of plain Go
+// values (string, int64, float64, bool, time.Time or nil).
+type Result struct {
+	Columns []string
+	Rows    [][]any
+	// Truncated is true when the query had more rows than the cap; Rows
+	// then holds the first MaxRows of them.
+	Truncated bool
+	// MaxRows is the cap that applied.
+	MaxRows int
+}
+
+// Note says, in words for the user, that the result was cut; empty if not.
+func (r *Result) Note() string {
+	if r == nil || !r.Truncated {
+		return ""
+	}
+	return fmt.Sprintf("Only the first %d rows are shown: the query matched more. Narrow it with filters to see the rest.", r.MaxRows)
+}
+
+// Maps returns the rows as column-name maps.
+func (r *Result) Maps() []map[string]any {
+	out := make([]map[string]any, len(r.Rows))
+	for i, row := range r.Rows {
+		m := make(map[string]any, len(row))
+		for j, c := range r.Columns {
+			m[c] = row[j]
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// Query runs one read-only SELECT for a tenant and returns at most MaxRows
+// rows. Values are bound with $1, $2, ... placeholders on both dialects;
+// sql is never built from values. The query may name the approved views
+// only by their plain names (mc_dayahead, per_project, ...).
+//
+// Tenant scoping: on Postgres the query runs in a read-only transaction as
+// the reader role with vesper.tenant set transaction-locally, and row-level
+// security on the base tables filters rows; on SQLite it runs on a
+// read-only connection and every tenant view is shadowed by a common table
+// expression that keeps only the tenant's rows.
+func (w *Warehouse) Query(ctx context.Context, tenant string, query string, args ...any) (*Result, error) {
+	if strings.TrimSpace(tenant) == "" {
+		return nil, ErrNoTenant
+	}
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
+	defer cancel()
+	var res *Result
+	var err error
+	if w.cfg.Dialect == Postgres {
+		res, err = w.queryPostgres(ctx, tenant, query, args)
+	} else {
+		res, err = w.querySQLite(ctx, tenant, query, args)
+	}
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) || strings.Contains(err.Error(), "statement timeout") {
+			return nil, fmt.Errorf("%w after %s: narrow the question (fewer years, one hub-zone) and ask again", ErrTimeout, w.cfg.Timeout)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var qe *QueryError
+		if !errors.As(err, &qe) {
+			err = &QueryError{Dialect: w.cfg.Dialect, Err: err}
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+func (w *Warehouse) queryPostgres(ctx context.Context, tenant, query string, args []any) (*Result, error) {
+	tx, err := w.ro.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	ms := strconv.FormatInt(w.cfg.Timeout.Milliseconds(), 10)
+	if _, err := tx.ExecContext(ctx, `SELECT set_config('vesper.tenant', $1, true), set_config('search_path', $2, true), set_config('statement_timeout', $3, true)`,
+		tenant, w.cfg.Schema, ms); err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, "SET LOCAL ROLE "+QuoteIdent(w.cfg.ReaderRole)); err != nil {
+		return nil, &QueryError{Dialect: Postgres, Err: err, Hint: "the connecting user must be a member of the reader role " + w.cfg.ReaderRole}
+	}
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return w.collect(rows)
+}
+
+func (w *Warehouse) querySQLite(ctx context.Context, tenant, query string, args []any) (*Result, error) {
+	scoped, scopedArgs := ScopeSQLite(query, args, tenant)
+	rows, err := w.ro.QueryContext(ctx, scoped, scopedArgs...)
+	if err != nil {
+		return nil, err
+	}
+	return w.collect(rows)
+}
+
+// ScopeSQLite rewrites a query so that every tenant view it names holds only
+// the tenant's rows: it puts one common table expression per tenant view in
+// front of the query (a CTE takes precedence over a view of the same name),
+// and binds the tenant as one more $N parameter. A query that already starts
+// with WITH gets the scoping CTEs first in its list; any other query that
+// does not start with SELECT is wrapped as a subquery.
+func ScopeSQLite(query string, args []any, tenant string) (string, []any) {
+	n := len(args) + 1
+	var ctes []string
+	for _, v := range Views {
+		if v.Tenant {
+			ctes = append(ctes, fmt.Sprintf("%s AS (SELECT * FROM %s WHERE tenant_id = $%d)", v.Name, v.BaseTable(), n))
+		}
+	}
+	prefix := "WITH " + strings.Join(ctes, ", ")
+	body := strings.TrimLeftFunc(query, unicode.IsSpace)
+	var out string
+	switch {
+	case hasKeyword(body, "WITH"):
+		rest := strings.TrimLeftFunc(body[len("WITH"):], unicode.IsSpace)
+		if hasKeyword(rest, "RECURSIVE") {
+			prefix = "WITH RECURSIVE " + strings.Join(ctes, ", ")
+			rest = rest[len("RECURSIVE"):]
+		}
+		out = prefix + ", " + rest
+	case hasKeyword(body, "SELECT"):
+		out = prefix + " " + body
+	default:
+		out = prefix + " SELECT * FROM (" + body + ")"
+	}
+	return out, append(append([]any(nil), args...), tenant)
+}
+
+func hasKeyword(s, kw string) bool {
+	if len(s) < len(kw) || !strings.EqualFold(s[:len(kw)], kw) {
+		return false
+	}
+	if len(s) == len(kw) {
+		return true
+	}
+	c := rune(s[len(kw)])
+	return !(unicode.IsLetter(c) || unicode.IsDigit(c) || c == '_' || c == '$')
+}
+
+func (w *Warehouse) collect(rows *sql.Rows) (*Result, error) {
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Columns: cols, MaxRows: w.cfg.MaxRows}
+	for rows.Next() {
+		if len(res.Rows) == w.cfg.MaxRows {
+			res.Truncated = true
+			break
+		}
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		for i, v := range vals {
+			vals[i] = normalize(v)
+		}
+		res.Rows = append(res.Rows, vals)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func normalize(v any) any {
+	switch x := v.(type) {
+	case []byte:
+		return string(x)
+	case int32:
+		return int64(x)
+	case int:
+		return int64(x)
+	case float32:
+		return float64(x)
+	case time.Time:
+		return x.UTC()
+	}
+	return v
+}
