@@ -54,20 +54,45 @@ type Enabler interface {
 	Enabled(tenant, tool string) bool
 }
 
-// Filter rewrites a result before it enters the model's context. info describes the call (its
-// CallID and Tool are set) and p is the tool's policy (zero for an unknown tool). FilterResult is
-// called concurrently for different results and must not keep r.
+// Filter rewrites a result before it enters the model's context. FilterResult is called
+// concurrently for different results and must not keep r or c.
 type Filter interface {
-	FilterResult(ctx context.Context, info CallInfo, p Policy, r *Result)
+	FilterResult(ctx context.Context, c *FilterCall, r *Result)
+}
+
+// FilterCall describes the call whose result a [Filter] sees.
+type FilterCall struct {
+	// Info is the call's context, with CallID and Tool set.
+	Info CallInfo
+	// Policy is the tool's policy; zero for a tool the executor does not have.
+	Policy Policy
+	// Err is why the call failed, or nil. When it is a [*CallError] with a Kind, or an
+	// [*ArgumentError], the result's text was written by the executor, not by the tool.
+	Err error
+}
+
+// FromTool reports whether the result's text came from the tool (its output, or an error it
+// returned) rather than from the executor (a refusal, a timeout, a panic, bad arguments).
+func (c *FilterCall) FromTool() bool {
+	if c.Err == nil {
+		return true
+	}
+	var ae *ArgumentError
+	if errors.As(c.Err, &ae) {
+		return false
+	}
+	var ce *CallError
+	if errors.As(c.Err, &ce) {
+		return ce.Kind == nil
+	}
+	return true
 }
 
 // FilterFunc adapts a function to [Filter].
-type FilterFunc func(ctx context.Context, info CallInfo, p Policy, r *Result)
+type FilterFunc func(ctx context.Context, c *FilterCall, r *Result)
 
 // FilterResult calls f.
-func (f FilterFunc) FilterResult(ctx context.Context, info CallInfo, p Policy, r *Result) {
-	f(ctx, info, p, r)
-}
+func (f FilterFunc) FilterResult(ctx context.Context, c *FilterCall, r *Result) { f(ctx, c, r) }
 
 // RequirePermissions is the default authorization: it refuses a call when the caller lacks any of
 // the permissions the tool's [Policy] lists.
@@ -287,8 +312,11 @@ func (e *Executor) runOne(ctx context.Context, base CallInfo, call message.ToolC
 	if res == nil {
 		res = &Result{}
 	}
-	for _, f := range e.opts.Filters {
-		f.FilterResult(ctx, info, policy, res)
+	if len(e.opts.Filters) > 0 {
+		fc := &FilterCall{Info: info, Policy: policy, Err: err}
+		for _, f := range e.opts.Filters {
+			f.FilterResult(ctx, fc, res)
+		}
 	}
 	if err != nil {
 		// Logged after the filters, so a secret in an error message does not reach the logs.

@@ -131,7 +131,7 @@ func replaceSecret(p *regexp.Regexp, s, repl string) string {
 
 // FilterResult redacts the result's text, its structured JSON (string values, and every value
 // under a key that names a secret, such as "api_key" or "password") and its text parts.
-func (r *Redactor) FilterResult(_ context.Context, _ CallInfo, _ Policy, res *Result) {
+func (r *Redactor) FilterResult(_ context.Context, _ *FilterCall, res *Result) {
 	res.Content = r.Redact(res.Content)
 	for i := range res.Parts {
 		res.Parts[i].Text = r.Redact(res.Parts[i].Text)
@@ -185,17 +185,19 @@ type LabelOptions struct {
 }
 
 // LabelExternal returns a filter that wraps external content (the output of tools whose Policy
-// says External) as data before it enters the model's context: a notice that it is information to
+// says External, including errors they return, but not the executor's own messages) as data
+// before it enters the model's context: a notice that it is information to
 // use, not instructions to follow, and markers around it with a random tag that the content cannot
 // guess, so it cannot fake the end of the data and speak as the system. Marker-like text inside
 // the content is defused.
 //
 // Run it after a [Redactor], so the labels are not redacted and secrets are not labelled.
 func LabelExternal(opts LabelOptions) Filter {
-	return FilterFunc(func(_ context.Context, info CallInfo, p Policy, r *Result) {
-		if !opts.All && !p.External {
+	return FilterFunc(func(_ context.Context, c *FilterCall, r *Result) {
+		if !opts.All && !c.Policy.External || !c.FromTool() {
 			return
 		}
+		info := c.Info
 		text := r.Text()
 		if text != "" {
 			r.Content = labelText(info, text)
