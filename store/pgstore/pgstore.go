@@ -1,0 +1,793 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/trellis-go/trellis/store"
+	"github.com/trellis-go/trellis/store/vector"
+)
+
+// VectorMode chooses how semantic search runs on Postgres.
+type VectorMode string
+
+// The vector modes.
+const (
+	// VectorAuto uses pgvector when the extension can be created, and an exact scan otherwise.
+	VectorAuto VectorMode = ""
+	// VectorPGVector requires pgvector and fails to open without it.
+	VectorPGVector VectorMode = "pgvector"
+	// VectorExact scans every candidate vector in the store process.
+	VectorExact VectorMode = "exact"
+)
+
+// Options configure a Store. The zero Options are a store without vectors or TTL.
+type Options struct {
+	store.Config
+	// Vector chooses pgvector or an exact scan; the zero value picks pgvector when installed.
+	Vector VectorMode
+}
+
+// Store is the Postgres backend. It is safe for concurrent use by any number of processes.
+type Store struct {
+	db       *pgxpool.Pool
+	ownDB    bool
+	cfg      store.Config
+	pgvector bool
+	closed   atomic.Bool
+	stop     func()
+}
+
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Sweeper = (*Store)(nil)
+)
+
+// Open connects to Postgres (a URL or key=value connection string), migrates and returns the
+// store. Close the store to close the pool.
+func Open(ctx context.Context, connString string, opts *Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(connString)
+	if err != nil {
+		return nil, &store.ConfigError{Field: "connection string", Problem: err.Error(), Hint: "write it as postgres://user@host:5432/db"}
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, wrap("connect", err)
+	}
+	s, err := New(ctx, pool, opts)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s.ownDB = true
+	return s, nil
+}
+
+// New returns a store on an open pool, after migrating. Close does not close the pool.
+func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	cfg, err := o.Config.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
+	switch o.Vector {
+	case VectorAuto, VectorPGVector, VectorExact:
+	default:
+		return nil, &store.ConfigError{Field: "Vector", Problem: fmt.Sprintf("is %q", o.Vector), Hint: `use "", "pgvector" or "exact"`}
+	}
+	if err := Migrate(ctx, pool); err != nil {
+		return nil, err
+	}
+	s := &Store{db: pool, cfg: cfg}
+	if cfg.Index != nil {
+		if err := s.checkDims(ctx); err != nil {
+			return nil, err
+		}
+		if err := s.setupVectors(ctx, o.Vector); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.SweepInterval > 0 {
+		s.stop = store.StartSweeper(s, cfg.SweepInterval, cfg.Logger, "postgres")
+	}
+	return s, nil
+}
+
+func (s *Store) checkDims(ctx context.Context) error {
+	want := strconv.Itoa(s.cfg.Index.Dims)
+	if _, err := s.db.Exec(ctx, "INSERT INTO store_meta (name, value) VALUES ('dims', $1) ON CONFLICT (name) DO NOTHING", want); err != nil {
+		return wrap("open", err)
+	}
+	var have string
+	if err := s.db.QueryRow(ctx, "SELECT value FROM store_meta WHERE name = 'dims'").Scan(&have); err != nil {
+		return wrap("open", err)
+	}
+	if have != want {
+		return &store.InputError{Op: "open", Field: "IndexConfig.Dims", Problem: fmt.Sprintf("is %s but the database holds %s-dimension vectors", want, have),
+			Hint: "use the embedder the database was built with, or re-ingest into a new schema", Kind: store.ErrDimension}
+	}
+	return nil
+}
+
+// setupVectors decides between pgvector and the exact scan, and says which in the log.
+func (s *Store) setupVectors(ctx context.Context, mode VectorMode) error {
+	log := s.cfg.Logger
+	if mode == VectorExact {
+		log.Info("store: vector search ready", "backend", "postgres", "index", "exact", "reason", "Options.Vector is exact")
+		return nil
+	}
+	var available bool
+	if err := s.db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')").Scan(&available); err != nil {
+		return wrap("open", err)
+	}
+	if !available {
+		if mode == VectorPGVector {
+			return &store.ConfigError{Field: "Vector", Problem: "is pgvector but the extension is not installed on the server", Hint: "install the server package (postgresql-NN-pgvector) or use the default mode"}
+		}
+		log.Info("store: vector search ready", "backend", "postgres", "index", "exact", "reason", "pgvector is not installed on the server")
+		return nil
+	}
+	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrationLock)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS vector"); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, fmt.Sprintf(`CREATE TABLE IF NOT EXISTS store_vectors (
+			prefix text COLLATE "C" NOT NULL, key text COLLATE "C" NOT NULL, embedding vector(%d) NOT NULL,
+			PRIMARY KEY (prefix, key),
+			FOREIGN KEY (prefix, key) REFERENCES store_items (prefix, key) ON DELETE CASCADE);
+		CREATE INDEX IF NOT EXISTS store_vectors_hnsw ON store_vectors USING hnsw (embedding vector_cosine_ops)`, s.cfg.Index.Dims))
+		return err
+	})
+	if err == nil {
+		err = s.backfill(ctx)
+	}
+	if err != nil {
+		if mode == VectorPGVector {
+			return wrap("set up pgvector", err)
+		}
+		log.Warn("store: vector search ready", "backend", "postgres", "index", "exact", "reason", "pgvector is installed but could not be enabled", "err", err)
+		return nil
+	}
+	s.pgvector = true
+	log.Info("store: vector search ready", "backend", "postgres", "index", "pgvector")
+	return nil
+}
+
+// backfill copies into pgvector the vectors of items written while it was not in use.
+func (s *Store) backfill(ctx context.Context) error {
+	rows, err := s.db.Query(ctx, `SELECT i.prefix, i.key, i.vec FROM store_items i
+		WHERE i.vec IS NOT NULL AND NOT EXISTS (SELECT 1 FROM store_vectors v WHERE v.prefix = i.prefix AND v.key = i.key)`)
+	if err != nil {
+		return err
+	}
+	type pending struct {
+		prefix, key string
+		vec         []float32
+	}
+	var todo []pending
+	for rows.Next() {
+		var p pending
+		var b []byte
+		if err := rows.Scan(&p.prefix, &p.key, &b); err != nil {
+			rows.Close()
+			return err
+		}
+		p.vec = decodeVec(b)
+		todo = append(todo, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, p := range todo {
+		if _, err := s.db.Exec(ctx, `INSERT INTO store_vectors (prefix, key, embedding) VALUES ($1, $2, $3::text::vector)
+			ON CONFLICT (prefix, key) DO NOTHING`, p.prefix, p.key, vectorText(p.vec)); err != nil {
+			return err
+		}
+	}
+	if len(todo) > 0 {
+		s.cfg.Logger.Info("store: copied vectors into pgvector", "backend", "postgres", "vectors", len(todo))
+	}
+	return nil
+}
+
+// Close stops the sweeper and, when Open made it, closes the pool.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	if s.stop != nil {
+		s.stop()
+	}
+	if s.ownDB {
+		s.db.Close()
+	}
+	return nil
+}
+
+// UsesPGVector reports whether semantic search runs on pgvector.
+func (s *Store) UsesPGVector() bool { return s.pgvector }
+
+func encodeVec(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func decodeVec(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// vectorText writes v in pgvector's text form.
+func vectorText(v []float32) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, x := range v {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatFloat(float64(x), 'g', -1, 32))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// Put implements store.Store.
+func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	raw, err := s.cfg.CheckPut(req)
+	if err != nil {
+		return err
+	}
+	var texts []string
+	if !req.NoIndex {
+		paths := req.Index
+		if paths == nil && s.cfg.Index != nil {
+			paths = s.cfg.Index.Fields
+		}
+		var value map[string]any
+		if err := json.Unmarshal(raw, &value); err != nil {
+			return err
+		}
+		texts = store.IndexText(value, paths)
+	}
+	var fts *string
+	var vec []float32
+	if len(texts) > 0 {
+		f := store.FTSText(texts)
+		fts = &f
+		if s.cfg.Index != nil {
+			vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{strings.Join(texts, "\n")})
+			if err != nil {
+				return err
+			}
+			vec = vecs[0]
+		}
+	}
+	var vecBytes []byte
+	if vec != nil {
+		vecBytes = encodeVec(vec)
+	}
+	now := s.cfg.Now()
+	var expires *time.Time
+	var ttl *int64
+	if d := s.cfg.TTLFor(req); d > 0 {
+		e, n := now.Add(d), int64(d)
+		expires, ttl = &e, &n
+	}
+	prefix := store.JoinNamespace(req.Namespace)
+	err = pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO store_items (prefix, key, value, created_at, updated_at, expires_at, ttl_ns, fts_text, vec)
+			VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8)
+			ON CONFLICT (prefix, key) DO UPDATE SET
+				value = excluded.value,
+				created_at = CASE WHEN store_items.expires_at IS NOT NULL AND store_items.expires_at <= excluded.updated_at
+					THEN excluded.created_at ELSE store_items.created_at END,
+				updated_at = excluded.updated_at, expires_at = excluded.expires_at, ttl_ns = excluded.ttl_ns,
+				fts_text = excluded.fts_text, vec = excluded.vec`,
+			prefix, req.Key, string(raw), now, expires, ttl, fts, vecBytes)
+		if err != nil || !s.pgvector {
+			return err
+		}
+		if vec == nil {
+			_, err = tx.Exec(ctx, "DELETE FROM store_vectors WHERE prefix = $1 AND key = $2", prefix, req.Key)
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO store_vectors (prefix, key, embedding) VALUES ($1, $2, $3::text::vector)
+			ON CONFLICT (prefix, key) DO UPDATE SET embedding = excluded.embedding`, prefix, req.Key, vectorText(vec))
+		return err
+	})
+	return wrap("put", err)
+}
+
+const itemCols = "i.prefix, i.key, i.value, i.created_at, i.updated_at, i.expires_at, i.ttl_ns, i.fts_text"
+
+type row struct {
+	item   store.Item
+	ttl    *int64
+	tokens []string
+	vec    []float32
+}
+
+func scanRow(sc pgx.Row, withVec bool) (*row, error) {
+	var prefix, key string
+	var value []byte
+	var expires *time.Time
+	var fts *string
+	var vec []byte
+	r := &row{}
+	dest := []any{&prefix, &key, &value, &r.item.CreatedAt, &r.item.UpdatedAt, &expires, &r.ttl, &fts}
+	if withVec {
+		dest = append(dest, &vec)
+	}
+	if err := sc.Scan(dest...); err != nil {
+		return nil, err
+	}
+	r.item.Namespace, r.item.Key = store.SplitNamespace(prefix), key
+	r.item.CreatedAt, r.item.UpdatedAt = r.item.CreatedAt.UTC(), r.item.UpdatedAt.UTC()
+	if expires != nil {
+		r.item.ExpiresAt = expires.UTC()
+	}
+	if err := json.Unmarshal(value, &r.item.Value); err != nil {
+		return nil, fmt.Errorf("store: postgres: item %q holds invalid JSON: %w", key, err)
+	}
+	if fts != nil {
+		r.tokens = strings.Fields(*fts)
+	}
+	if vec != nil {
+		r.vec = decodeVec(vec)
+	}
+	return r, nil
+}
+
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, req store.GetRequest) (*store.Item, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	if err := store.CheckGet("get", req.Namespace, req.Key); err != nil {
+		return nil, err
+	}
+	now := s.cfg.Now()
+	var r *row
+	var err error
+	if s.cfg.Refresh(req.RefreshTTL) {
+		// Refresh and read in one statement.
+		r, err = scanRow(s.db.QueryRow(ctx, `UPDATE store_items i SET expires_at = CASE WHEN ttl_ns IS NULL THEN NULL
+			ELSE $3::timestamptz + make_interval(secs => ttl_ns / 1e9) END
+			WHERE prefix = $1 AND key = $2 AND (expires_at IS NULL OR expires_at > $3) RETURNING `+itemCols,
+			store.JoinNamespace(req.Namespace), req.Key, now), false)
+		if err != nil && isReadOnly(err) {
+			s.cfg.Logger.Warn("store: TTL refresh failed", "backend", "postgres", "key", req.Key, "err", err)
+			r, err = nil, nil
+		}
+	}
+	if r == nil && err == nil {
+		r, err = scanRow(s.db.QueryRow(ctx, "SELECT "+itemCols+" FROM store_items i WHERE prefix = $1 AND key = $2 AND (expires_at IS NULL OR expires_at > $3)",
+			store.JoinNamespace(req.Namespace), req.Key, now), false)
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, wrap("get", err)
+	}
+	return &r.item, nil
+}
+
+// Delete implements store.Store.
+func (s *Store) Delete(ctx context.Context, req store.DeleteRequest) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	if err := store.CheckGet("delete", req.Namespace, req.Key); err != nil {
+		return err
+	}
+	_, err := s.db.Exec(ctx, "DELETE FROM store_items WHERE prefix = $1 AND key = $2", store.JoinNamespace(req.Namespace), req.Key)
+	return wrap("delete", err)
+}
+
+// conds accumulates SQL conditions with numbered arguments.
+type conds struct {
+	sql  []string
+	args []any
+}
+
+func (c *conds) arg(v any) string {
+	c.args = append(c.args, v)
+	return "$" + strconv.Itoa(len(c.args))
+}
+
+func (c *conds) add(s string) { c.sql = append(c.sql, s) }
+
+func (c *conds) String() string {
+	if len(c.sql) == 0 {
+		return "true"
+	}
+	return strings.Join(c.sql, " AND ")
+}
+
+// where adds the conditions shared by searches: live items under a prefix, with the filter's
+// equalities pushed down (the filter is still checked in Go).
+func where(c *conds, prefix []string, filter *store.Filter, now time.Time) {
+	c.add("(i.expires_at IS NULL OR i.expires_at > " + c.arg(now) + ")")
+	if len(prefix) > 0 {
+		p := store.JoinNamespace(prefix)
+		c.add(fmt.Sprintf("(i.prefix = %s OR (i.prefix > %s AND i.prefix < %s))", c.arg(p), c.arg(p+store.NamespaceSeparator), c.arg(p+"\x20")))
+	}
+	paths, values := filter.Equalities()
+	for i, path := range paths {
+		b, _ := json.Marshal(values[i])
+		c.add(fmt.Sprintf("i.value #> %s = %s::jsonb", c.arg(path), c.arg(string(b))))
+	}
+}
+
+func tsQuery(terms []string) string {
+	q := make([]string, len(terms))
+	for i, t := range terms {
+		q[i] = "'" + strings.ReplaceAll(t, "'", "''") + "'"
+	}
+	return strings.Join(q, " | ")
+}
+
+func textCandidates(offset, limit int) int { return max(500, 10*(offset+limit)) }
+
+// Search implements store.Store.
+func (s *Store) Search(ctx context.Context, req store.SearchRequest) ([]store.SearchItem, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	filter, err := store.CheckSearch(&req)
+	if err != nil {
+		return nil, err
+	}
+	now := s.cfg.Now()
+	var found []*row
+	var scores []float64
+	switch {
+	case req.Query == "":
+		found, err = s.browse(ctx, req, filter, now)
+		scores = make([]float64, len(found))
+	case s.cfg.Index == nil:
+		terms := store.QueryTerms(req.Query)
+		found, err = s.fullText(ctx, req, filter, now, terms, textCandidates(req.Offset, req.Limit), false)
+		for _, r := range found {
+			scores = append(scores, store.TextScore(terms, r.tokens))
+		}
+	default:
+		found, scores, err = s.hybrid(ctx, req, filter, now)
+	}
+	if err != nil {
+		return nil, err
+	}
+	all := make([]store.SearchItem, len(found))
+	for i, r := range found {
+		all[i] = store.SearchItem{Item: r.item, Score: scores[i]}
+	}
+	page := store.RankAndPage(all, req.Offset, req.Limit)
+	if s.cfg.Refresh(req.RefreshTTL) {
+		s.refresh(ctx, now, page)
+	}
+	return page, nil
+}
+
+// refresh restarts the TTLs of the items returned by a search, and reports their new expiry.
+func (s *Store) refresh(ctx context.Context, now time.Time, page []store.SearchItem) {
+	for i := range page {
+		if page[i].ExpiresAt.IsZero() {
+			continue
+		}
+		var exp time.Time
+		err := s.db.QueryRow(ctx, `UPDATE store_items SET expires_at = $3::timestamptz + make_interval(secs => ttl_ns / 1e9)
+			WHERE prefix = $1 AND key = $2 AND ttl_ns IS NOT NULL RETURNING expires_at`,
+			store.JoinNamespace(page[i].Namespace), page[i].Key, now).Scan(&exp)
+		if err != nil {
+			s.cfg.Logger.Warn("store: TTL refresh failed", "backend", "postgres", "key", page[i].Key, "err", wrap("refresh", err))
+			continue
+		}
+		page[i].ExpiresAt = exp.UTC()
+	}
+}
+
+func (s *Store) browse(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time) ([]*row, error) {
+	var c conds
+	where(&c, req.NamespacePrefix, filter, now)
+	rows, err := s.db.Query(ctx, "SELECT "+itemCols+" FROM store_items i WHERE "+c.String()+" ORDER BY i.updated_at DESC, i.prefix, i.key", c.args...)
+	if err != nil {
+		return nil, wrap("search", err)
+	}
+	defer rows.Close()
+	var out []*row
+	for rows.Next() && len(out) < req.Offset+req.Limit {
+		r, err := scanRow(rows, false)
+		if err != nil {
+			return nil, wrap("search", err)
+		}
+		if filter.Match(r.item.Value) {
+			out = append(out, r)
+		}
+	}
+	return out, wrap("search", rows.Err())
+}
+
+func (s *Store) fullText(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time, terms []string, n int, withVec bool) ([]*row, error) {
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	var c conds
+	q := c.arg(tsQuery(terms))
+	c.add("i.tsv @@ to_tsquery('simple', " + q + ")")
+	where(&c, req.NamespacePrefix, filter, now)
+	cols := itemCols
+	if withVec {
+		cols += ", i.vec"
+	}
+	rows, err := s.db.Query(ctx, "SELECT "+cols+" FROM store_items i WHERE "+c.String()+
+		" ORDER BY ts_rank(i.tsv, to_tsquery('simple', "+q+")) DESC LIMIT "+c.arg(n), c.args...)
+	if err != nil {
+		return nil, wrap("search", err)
+	}
+	defer rows.Close()
+	var out []*row
+	for rows.Next() {
+		r, err := scanRow(rows, withVec)
+		if err != nil {
+			return nil, wrap("search", err)
+		}
+		if filter.Match(r.item.Value) {
+			out = append(out, r)
+		}
+	}
+	return out, wrap("search", rows.Err())
+}
+
+func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time) ([]*row, []float64, error) {
+	vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{req.Query})
+	if err != nil {
+		return nil, nil, err
+	}
+	q := vecs[0]
+	qn, err := vector.Normalize(q)
+	if err != nil {
+		return nil, nil, err
+	}
+	terms := store.QueryTerms(req.Query)
+	var found []*row
+	var cos []float64
+	if s.pgvector {
+		found, cos, err = s.nearestPGVector(ctx, req, filter, now, q)
+	} else {
+		found, cos, err = s.nearestExact(ctx, req, filter, now, qn)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	seen := map[string]bool{}
+	for _, r := range found {
+		seen[store.JoinNamespace(r.item.Namespace)+"\x00"+r.item.Key] = true
+	}
+	text, err := s.fullText(ctx, req, filter, now, terms, textCandidates(req.Offset, req.Limit), true)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range text {
+		if seen[store.JoinNamespace(r.item.Namespace)+"\x00"+r.item.Key] || r.vec == nil {
+			continue
+		}
+		found = append(found, r)
+		cos = append(cos, float64(vector.Cosine(qn, r.vec)))
+	}
+	scores := make([]float64, len(found))
+	for i, r := range found {
+		scores[i] = s.cfg.Index.HybridScore(cos[i], store.TextScore(terms, r.tokens))
+	}
+	return found, scores, nil
+}
+
+// nearestExact scans every live vector under the prefix that passes the filter.
+func (s *Store) nearestExact(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time, qn []float32) ([]*row, []float64, error) {
+	var c conds
+	c.add("i.vec IS NOT NULL")
+	where(&c, req.NamespacePrefix, filter, now)
+	rows, err := s.db.Query(ctx, "SELECT "+itemCols+", i.vec FROM store_items i WHERE "+c.String(), c.args...)
+	if err != nil {
+		return nil, nil, wrap("search", err)
+	}
+	defer rows.Close()
+	k := req.Offset + req.Limit
+	type scored struct {
+		r   *row
+		cos float64
+	}
+	var top []scored
+	for rows.Next() {
+		r, err := scanRow(rows, true)
+		if err != nil {
+			return nil, nil, wrap("search", err)
+		}
+		if !filter.Match(r.item.Value) || len(r.vec) != len(qn) {
+			continue
+		}
+		top = append(top, scored{r, float64(vector.Cosine(qn, r.vec))})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, wrap("search", err)
+	}
+	// Keep the k best; ties are settled later by RankAndPage.
+	sort.SliceStable(top, func(i, j int) bool { return top[i].cos > top[j].cos })
+	if len(top) > k {
+		top = top[:k]
+	}
+	out, cos := make([]*row, len(top)), make([]float64, len(top))
+	for i, t := range top {
+		out[i], cos[i] = t.r, t.cos
+	}
+	return out, cos, nil
+}
+
+// nearestPGVector asks pgvector's HNSW index for neighbours, widening until the filter leaves
+// a full page.
+func (s *Store) nearestPGVector(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time, q []float32) ([]*row, []float64, error) {
+	want := req.Offset + req.Limit
+	for k := max(2*want, want+10); ; k *= 4 {
+		var c conds
+		qa := c.arg(vectorText(q))
+		where(&c, req.NamespacePrefix, filter, now)
+		rows, err := s.db.Query(ctx, "SELECT "+itemCols+", i.vec, 1 - (v.embedding <=> "+qa+"::text::vector) FROM store_vectors v JOIN store_items i USING (prefix, key) WHERE "+
+			c.String()+" ORDER BY v.embedding <=> "+qa+"::text::vector LIMIT "+c.arg(k), c.args...)
+		if err != nil {
+			return nil, nil, wrap("search", err)
+		}
+		var out []*row
+		var cos []float64
+		n := 0
+		for rows.Next() {
+			n++
+			r := &row{}
+			var prefix, key string
+			var value, vec []byte
+			var expires *time.Time
+			var fts *string
+			var sim float64
+			if err := rows.Scan(&prefix, &key, &value, &r.item.CreatedAt, &r.item.UpdatedAt, &expires, &r.ttl, &fts, &vec, &sim); err != nil {
+				rows.Close()
+				return nil, nil, wrap("search", err)
+			}
+			r.item.Namespace, r.item.Key = store.SplitNamespace(prefix), key
+			r.item.CreatedAt, r.item.UpdatedAt = r.item.CreatedAt.UTC(), r.item.UpdatedAt.UTC()
+			if expires != nil {
+				r.item.ExpiresAt = expires.UTC()
+			}
+			if err := json.Unmarshal(value, &r.item.Value); err != nil {
+				rows.Close()
+				return nil, nil, err
+			}
+			if fts != nil {
+				r.tokens = strings.Fields(*fts)
+			}
+			r.vec = decodeVec(vec)
+			if filter.Match(r.item.Value) {
+				out = append(out, r)
+				cos = append(cos, sim)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, nil, wrap("search", err)
+		}
+		if len(out) >= want || n < k {
+			return out, cos, nil
+		}
+	}
+}
+
+// ListNamespaces implements store.Store.
+func (s *Store) ListNamespaces(ctx context.Context, req store.ListNamespacesRequest) ([][]string, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	if err := store.CheckListNamespaces(&req); err != nil {
+		return nil, err
+	}
+	var fixed []string
+	for _, p := range req.Prefix {
+		if p == "*" {
+			break
+		}
+		fixed = append(fixed, p)
+	}
+	var c conds
+	where(&c, fixed, nil, s.cfg.Now())
+	rows, err := s.db.Query(ctx, "SELECT DISTINCT i.prefix FROM store_items i WHERE "+c.String(), c.args...)
+	if err != nil {
+		return nil, wrap("list namespaces", err)
+	}
+	defer rows.Close()
+	var all [][]string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, wrap("list namespaces", err)
+		}
+		all = append(all, store.SplitNamespace(p))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("list namespaces", err)
+	}
+	return store.CollectNamespaces(all, req), nil
+}
+
+// Sweep implements store.Sweeper.
+func (s *Store) Sweep(ctx context.Context) (int, error) {
+	if s.closed.Load() {
+		return 0, store.ErrClosed
+	}
+	tag, err := s.db.Exec(ctx, "DELETE FROM store_items WHERE expires_at IS NOT NULL AND expires_at <= $1", s.cfg.Now())
+	if err != nil {
+		return 0, wrap("sweep", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+func isReadOnly(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "25006"
+}
+
+// wrap turns a driver error into a store.BackendError with a hint.
+func wrap(op string, err error) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var be *store.BackendError
+	var ie *store.InputError
+	if errors.As(err, &be) || errors.As(err, &ie) {
+		return err
+	}
+	e := &store.BackendError{Backend: "postgres", Op: op, Err: err}
+	var pe *pgconn.PgError
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	switch {
+	case isReadOnly(err):
+		e.Kind, e.Hint = store.ErrReadOnly, "the server or this session is read-only (a standby, or default_transaction_read_only); point the store at the primary"
+	case errors.As(err, &pe):
+		switch {
+		case pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || strings.HasPrefix(pe.Code, "08"):
+			e.Kind, e.Hint = store.ErrUnavailable, "the server is shutting down or restarting; retry when it is back"
+		case pe.Code == "42501":
+			e.Hint = "the database user lacks a privilege the store needs"
+		}
+	case errors.As(err, &ce), errors.As(err, &ne), pgconn.SafeToRetry(err), strings.Contains(err.Error(), "closed pool"):
+		e.Kind, e.Hint = store.ErrUnavailable, "cannot reach Postgres; check that it is running and that the connection string's host and port are right"
+	}
+	return e
+}
