@@ -1,0 +1,128 @@
+package pgsaver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// migrations are applied in order, each once, each in its own transaction. Never edit one that
+// has shipped: add another. Tables are created in the first schema of the search_path.
+var migrations = []struct {
+	version int
+	name    string
+	sql     string
+}{
+	{1, "checkpoint tables", `
+CREATE TABLE trellis_checkpoint_spaces (
+	id        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	thread_id text NOT NULL,
+	ns        text NOT NULL,
+	head      text COLLATE "C" NOT NULL,
+	UNIQUE (thread_id, ns)
+);
+CREATE TABLE trellis_checkpoints (
+	space      bigint NOT NULL,
+	id         text COLLATE "C" NOT NULL,
+	parent_id  text NOT NULL,
+	step       bigint NOT NULL,
+	source     text NOT NULL,
+	created_at bigint,
+	state      jsonb NOT NULL,
+	metadata   jsonb,
+	PRIMARY KEY (space, id)
+);
+CREATE TABLE trellis_checkpoint_blobs (
+	space   bigint NOT NULL,
+	channel text NOT NULL,
+	version text NOT NULL,
+	base    text NOT NULL,
+	data    bytea NOT NULL,
+	PRIMARY KEY (space, channel, version)
+);
+CREATE TABLE trellis_checkpoint_writes (
+	seq           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	space         bigint NOT NULL,
+	checkpoint_id text COLLATE "C" NOT NULL,
+	task_id       text NOT NULL,
+	channel       text NOT NULL,
+	value         bytea
+);
+CREATE INDEX trellis_checkpoint_writes_by_checkpoint ON trellis_checkpoint_writes (space, checkpoint_id, task_id);
+`},
+}
+
+// SchemaVersion is the schema version this package's migrations bring a database to.
+var SchemaVersion = migrations[len(migrations)-1].version
+
+// DB is what [Migrate] needs: *pgxpool.Pool and *pgx.Conn both have it.
+type DB interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Migrate brings the checkpoint tables in the first schema of the connection's search_path up to
+// [SchemaVersion]. It is safe to run again, and from several processes at once: they take a
+// transaction-scoped advisory lock, so one applies what is missing and the others then find
+// nothing to do. [New] runs it; a deploy step (trellis migrate) may too.
+//
+// A database whose schema is newer than this package knows is an error: an older binary must
+// not write to it. A database that is up to date is only read, so a read-only replica can be
+// opened for reads.
+func Migrate(ctx context.Context, db DB) error {
+	if err := migrate(ctx, db); err != nil {
+		return wrap(ctx, "migrate", "", err)
+	}
+	return nil
+}
+
+func migrate(ctx context.Context, db DB) error {
+	var current int
+	err := db.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM trellis_checkpoint_migrations").Scan(&current)
+	var pgErr *pgconn.PgError
+	switch {
+	case err == nil && current == SchemaVersion:
+		return nil
+	case err == nil && current > SchemaVersion:
+		return schemaTooNew(current)
+	case err != nil && !(errors.As(err, &pgErr) && pgErr.Code == "42P01"): // undefined_table is expected
+		return err
+	}
+	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('trellis_checkpoint_migrations.' || current_schema()))"); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS trellis_checkpoint_migrations (
+	version    integer PRIMARY KEY,
+	name       text NOT NULL,
+	applied_at timestamptz NOT NULL DEFAULT now()
+)`); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM trellis_checkpoint_migrations").Scan(&current); err != nil {
+			return err
+		}
+		if current > SchemaVersion {
+			return schemaTooNew(current)
+		}
+		for _, m := range migrations {
+			if m.version <= current {
+				continue
+			}
+			if _, err := tx.Exec(ctx, m.sql); err != nil {
+				return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+			}
+			if _, err := tx.Exec(ctx, "INSERT INTO trellis_checkpoint_migrations (version, name) VALUES ($1, $2)", m.version, m.name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func schemaTooNew(v int) error {
+	return fmt.Errorf("the database's checkpoint schema is at version %d, newer than the %d this build knows; run a newer trellis", v, SchemaVersion)
+}
