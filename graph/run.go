@@ -787,7 +787,11 @@ func (l *loop[S]) apply(tasks []*task) error {
 				}
 				f.Set(v)
 				if l.saver != nil && !tr.full {
-					tr.updates = append(tr.updates, val)
+					if len(tr.updates) < maxTrackedUpdates {
+						tr.updates = append(tr.updates, val)
+					} else {
+						tr.full, tr.updates = true, nil
+					}
 				}
 			}
 			if l.saver != nil {
@@ -842,6 +846,9 @@ func (l *loop[S]) plan(done []*task, held []*task) error {
 				continue
 			}
 			if !tg.send {
+				if _, ok := l.c.g.nodes[tg.Node]; !ok {
+					return fmt.Errorf("graph: %q goes to unknown node %q%s", name, tg.Node, suggest(tg.Node, l.c.g.order))
+				}
 				pull[tg.Node] = true
 				continue
 			}
