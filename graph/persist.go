@@ -23,6 +23,10 @@ import (
 // rewritten only after it has doubled.
 const minDeltaBudget = 4096
 
+// maxTrackedUpdates caps the updates a channel remembers between two saved checkpoints (many
+// supersteps apart under exit durability): past it, the full value is cheaper to store.
+const maxTrackedUpdates = 32
+
 // wire forms of a task's outcome, kept as a pending write.
 type wireWrite struct {
 	Key       string          `json:"key"`
@@ -37,8 +41,8 @@ type wireTarget struct {
 }
 
 type wireOutcome struct {
-	Writes []wireWrite   `json:"writes,omitempty"`
-	Goto   []wireTarget  `json:"goto,omitempty"`
+	Writes []wireWrite  `json:"writes,omitempty"`
+	Goto   []wireTarget `json:"goto,omitempty"`
 }
 
 // checkpoint records the state after the input or a superstep, unless the durability is exit
@@ -489,4 +493,3 @@ func (w *asyncWriter) close() error {
 	}
 	return nil
 }
-

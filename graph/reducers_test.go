@@ -198,8 +198,12 @@ type floatState struct {
 
 func TestReducerSumFloatAndUint(t *testing.T) {
 	g := graph.New[floatState]()
-	g.AddNode("a", func(ctx context.Context, s floatState) (floatState, error) { return floatState{Total: 0.5, Small: 3}, nil })
-	g.AddNode("b", func(ctx context.Context, s floatState) (floatState, error) { return floatState{Total: 0.25, Small: 4}, nil })
+	g.AddNode("a", func(ctx context.Context, s floatState) (floatState, error) {
+		return floatState{Total: 0.5, Small: 3}, nil
+	})
+	g.AddNode("b", func(ctx context.Context, s floatState) (floatState, error) {
+		return floatState{Total: 0.25, Small: 4}, nil
+	})
 	g.AddEdge(graph.START, "a").AddEdge(graph.START, "b")
 	out, err := compile(t, g).Invoke(bg, floatState{Total: 1})
 	if err != nil {

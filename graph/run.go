@@ -142,8 +142,8 @@ type loop[S any] struct {
 	// unsaved: with exit durability, a checkpoint is due but held back until the run ends.
 	unsaved       bool
 	unsavedSource checkpoint.Source
-	before     map[string]bool
-	after      map[string]bool
+	before        map[string]bool
+	after         map[string]bool
 }
 
 // track follows one channel's updates since the last saved checkpoint, so that a reducer's

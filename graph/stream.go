@@ -92,12 +92,12 @@ type MessageChunk struct {
 
 // TaskEvent reports a task starting (Result and Error empty, Finished false) or finishing.
 type TaskEvent struct {
-	ID         string      `json:"id"`
-	Name       string      `json:"name"`
-	Finished   bool        `json:"finished"`
-	Input      any         `json:"input,omitempty"`
-	Result     any         `json:"result,omitempty"`
-	Error      string      `json:"error,omitempty"`
+	ID         string         `json:"id"`
+	Name       string         `json:"name"`
+	Finished   bool           `json:"finished"`
+	Input      any            `json:"input,omitempty"`
+	Result     any            `json:"result,omitempty"`
+	Error      string         `json:"error,omitempty"`
 	Interrupts []Interruption `json:"interrupts,omitempty"`
 }
 
