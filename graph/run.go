@@ -712,8 +712,14 @@ func (l *loop[S]) localState(t *task) (reflect.Value, error) {
 }
 
 // route evaluates the conditional edges out of node on state.
-func (l *loop[S]) route(ctx context.Context, node string, state reflect.Value) ([]Target, error) {
-	var out []Target
+func (l *loop[S]) route(ctx context.Context, node string, state reflect.Value) (out []Target, err error) {
+	defer func() {
+		// A route runs on a task's goroutine (or the caller's, after START): a panic there must
+		// fail the run like a panicking node, not end the process.
+		if p := recover(); p != nil {
+			out, err = nil, fmt.Errorf("graph: route after %q: panic: %v\n%s", node, p, debug.Stack())
+		}
+	}()
 	for _, b := range l.c.g.branches[node] {
 		s := state.Interface().(S)
 		if b.router != nil {
