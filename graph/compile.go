@@ -198,40 +198,41 @@ func (g *Graph[S]) successors(n string) (out []string, open bool) {
 }
 
 // cannotFinish lists the nodes reachable from START from which no path reaches END or a node
-// with no way out (which ends the run).
+// with no way out (which ends the run). It walks the edges backwards from the ways out, so it is
+// linear in the size of the graph.
 func (g *Graph[S]) cannotFinish() []string {
 	reach := map[string]bool{}
+	preds := map[string][]string{}
 	stack := []string{START}
+	var exits []string
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		next, _ := g.successors(n)
+		next, open := g.successors(n)
+		if n != START && (open || len(next) == 0 || g.nodes[n].deferred) {
+			exits = append(exits, n)
+		}
 		for _, m := range next {
-			if m != END && !reach[m] {
+			if m == END {
+				exits = append(exits, n)
+				continue
+			}
+			preds[m] = append(preds[m], n)
+			if !reach[m] {
 				reach[m] = true
 				stack = append(stack, m)
 			}
 		}
 	}
 	finishes := map[string]bool{}
-	for changed := true; changed; {
-		changed = false
-		for n := range reach {
-			if finishes[n] {
-				continue
-			}
-			next, open := g.successors(n)
-			ok := open || len(next) == 0 || g.nodes[n].deferred
-			for _, m := range next {
-				if m == END || finishes[m] {
-					ok = true
-				}
-			}
-			if ok {
-				finishes[n] = true
-				changed = true
-			}
+	for len(exits) > 0 {
+		n := exits[len(exits)-1]
+		exits = exits[:len(exits)-1]
+		if finishes[n] {
+			continue
 		}
+		finishes[n] = true
+		exits = append(exits, preds[n]...)
 	}
 	var stuck []string
 	for n := range reach {

@@ -98,6 +98,7 @@ func NodeMetadata(md map[string]any) NodeOption { return func(n *nodeSpec) { n.m
 
 type nodeSpec struct {
 	name     string
+	idx      int // the order in which the node was added
 	run      func(ctx context.Context, state reflect.Value) (result, error)
 	sub      subgraphRunner // non-nil for a subgraph node
 	retry    *RetryPolicy
@@ -177,7 +178,7 @@ func (g *Graph[S]) addNode(name string, n *nodeSpec, opts []NodeOption) *Graph[S
 		g.errs = append(g.errs, fmt.Errorf("graph: node %q has the name of a state key; rename one of them", name))
 		return g
 	}
-	n.name = name
+	n.name, n.idx = name, len(g.order)
 	for _, o := range opts {
 		o(n)
 	}

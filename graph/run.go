@@ -827,14 +827,39 @@ func withMessageIDs(v reflect.Value) reflect.Value {
 	return v
 }
 
-// plan schedules the next superstep from the tasks that just finished.
+// plan schedules the next superstep from the tasks that just finished: nodes pulled by edges,
+// joins and routes run once each, in the order they were added to the graph, then the sends in
+// the order they were made, then deferred tasks still held back.
 func (l *loop[S]) plan(done []*task, held []*task) error {
-	pull := map[string]bool{}
+	var pulled []*nodeSpec
+	var seen map[*nodeSpec]bool // used once the list is long enough to make a scan slow
+	pull := func(name string) {
+		n := l.c.g.nodes[name]
+		if seen != nil {
+			if !seen[n] {
+				seen[n] = true
+				pulled = append(pulled, n)
+			}
+			return
+		}
+		if slices.Contains(pulled, n) {
+			return
+		}
+		pulled = append(pulled, n)
+		if len(pulled) > 16 {
+			seen = make(map[*nodeSpec]bool, 2*len(pulled))
+			for _, p := range pulled {
+				seen[p] = true
+			}
+		}
+	}
 	var sends []*task
 	for _, t := range done {
 		name := t.node.name
 		for _, to := range l.c.g.edges[name] {
-			pull[to] = true
+			if to != END {
+				pull(to)
+			}
 		}
 		for _, ji := range l.c.joinsBy[name] {
 			j := l.c.g.joins[ji]
@@ -844,7 +869,9 @@ func (l *loop[S]) plan(done []*task, held []*task) error {
 			}
 			if len(l.barriers[key]) == len(j.sources) {
 				delete(l.barriers, key)
-				pull[j.to] = true
+				if j.to != END {
+					pull(j.to)
+				}
 			}
 		}
 		for _, tg := range t.targets {
@@ -855,7 +882,7 @@ func (l *loop[S]) plan(done []*task, held []*task) error {
 				if _, ok := l.c.g.nodes[tg.Node]; !ok {
 					return fmt.Errorf("graph: %q goes to unknown node %q%s", name, tg.Node, suggest(tg.Node, l.c.g.order))
 				}
-				pull[tg.Node] = true
+				pull(tg.Node)
 				continue
 			}
 			arg, err := l.sendArg(name, tg)
@@ -865,25 +892,26 @@ func (l *loop[S]) plan(done []*task, held []*task) error {
 			sends = append(sends, &task{id: newTaskID(), node: l.c.g.nodes[tg.Node], input: arg, send: true})
 		}
 	}
-	next := make([]*task, 0, len(pull)+len(sends)+len(held))
-	for _, name := range l.c.g.order {
-		if pull[name] {
-			next = append(next, &task{id: newTaskID(), node: l.c.g.nodes[name]})
-		}
+	slices.SortFunc(pulled, func(a, b *nodeSpec) int { return a.idx - b.idx })
+	next := make([]*task, 0, len(pulled)+len(sends)+len(held))
+	var snap reflect.Value
+	if len(pulled)+len(held) > 0 {
+		// Pulled tasks read the state as it is after this superstep.
+		snap = l.sc.snapshot(l.state)
+	}
+	for _, n := range pulled {
+		next = append(next, &task{id: newTaskID(), node: n, input: snap})
 	}
 	for _, h := range held {
-		if !pull[h.node.name] || h.send {
+		if h.send || !slices.Contains(pulled, h.node) {
+			if !h.send {
+				h.input = snap
+			}
 			next = append(next, h)
 		}
 	}
 	next = append(next, sends...)
 	l.next = next
-	// Pulled tasks read the state as it is after this superstep.
-	for _, t := range l.next {
-		if !t.send {
-			t.input = l.sc.snapshot(l.state)
-		}
-	}
 	return nil
 }
 

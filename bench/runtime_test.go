@@ -1,0 +1,97 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/graph"
+)
+
+var threadSeq atomic.Int64
+
+// drain runs a graph the way LangGraph's benchmark driver does: a fresh thread when there is a
+// saver, durability exit, the updates mode, every event consumed. It returns the event count.
+func drain[S any](b *testing.B, g *graph.Compiled[S], saver checkpoint.Saver, input S) int {
+	opts := []graph.RunOption{graph.WithStreamModes(graph.ModeUpdates), graph.WithRecursionLimit(1 << 30), graph.WithDurability(graph.DurabilityExit)}
+	if saver != nil {
+		opts = append(opts, graph.WithThread(fmt.Sprint("t", threadSeq.Add(1))))
+	}
+	n := 0
+	for _, err := range g.Stream(context.Background(), input, opts...) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	return n
+}
+
+// variants runs a workload without and with the in-memory saver.
+func variants[S any](b *testing.B, build func(checkpoint.Saver) (*graph.Compiled[S], error), input func() S, wantEvents int) {
+	for _, v := range []string{"nocheckpoint", "checkpoint"} {
+		b.Run(v, func(b *testing.B) {
+			var saver checkpoint.Saver
+			if v == "checkpoint" {
+				saver = checkpoint.NewMemorySaver()
+			}
+			g, err := build(saver)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if n := drain(b, g, saver, input()); wantEvents > 0 && n != wantEvents {
+					b.Fatalf("%d events, want %d", n, wantEvents)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkSequential10(b *testing.B) {
+	variants(b, func(s checkpoint.Saver) (*graph.Compiled[MessagesState], error) { return Sequential(10, s) },
+		func() MessagesState { return MessagesState{} }, 10)
+}
+
+func BenchmarkSequential1000(b *testing.B) {
+	variants(b, func(s checkpoint.Saver) (*graph.Compiled[MessagesState], error) { return Sequential(1000, s) },
+		func() MessagesState { return MessagesState{} }, 1000)
+}
+
+// BenchmarkSequential1000FirstEvent measures the time to the first event of sequential_1000,
+// stopping the run there.
+func BenchmarkSequential1000FirstEvent(b *testing.B) {
+	g, err := Sequential(1000, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, err := range g.Stream(context.Background(), MessagesState{}, graph.WithStreamModes(graph.ModeUpdates), graph.WithRecursionLimit(1<<30)) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			break
+		}
+	}
+}
+
+func fanout(b *testing.B, n int) {
+	subjects := Subjects(n)
+	variants(b, FanoutToSubgraph, func() JokeParent { return JokeParent{Subjects: subjects} }, n)
+}
+
+func BenchmarkFanoutToSubgraph10x(b *testing.B)  { fanout(b, 10) }
+func BenchmarkFanoutToSubgraph100x(b *testing.B) { fanout(b, 100) }
+
+func wide(b *testing.B, outer, inner, n int) {
+	variants(b, func(s checkpoint.Saver) (*graph.Compiled[WideState], error) { return WideStateGraph(n, s) },
+		func() WideState { return WideInput(outer, inner) }, 0)
+}
+
+func BenchmarkWideState25x300(b *testing.B) { wide(b, 5, 5, 300) }
+func BenchmarkWideState15x600(b *testing.B) { wide(b, 3, 5, 600) }
+func BenchmarkWideState9x1200(b *testing.B) { wide(b, 3, 3, 1200) }
