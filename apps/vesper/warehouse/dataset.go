@@ -46,11 +46,11 @@ func (c Curve) Hour(i int) time.Time { return c.Start.Add(time.Duration(i) * tim
 
 // Event is one row of pbi_activity_events.
 type Event struct {
-	ID                                  int64
-	Tenant                              string
-	ReportID, ReportName, Workspace     string
-	UserEmail, ActivityType             string
-	Date                                time.Time
+	ID                              int64
+	Tenant                          string
+	ReportID, ReportName, Workspace string
+	UserEmail, ActivityType         string
+	Date                            time.Time
 }
 
 // Project is one row of per_project.
@@ -105,11 +105,11 @@ type Snapshot struct {
 
 // Change is one row of changes.
 type Change struct {
-	ID                                 int64
-	Tenant                             string
-	Date                               time.Time
-	ProjectName, TaskName, Field       string
-	Previous, New                      string
+	ID                           int64
+	Tenant                       string
+	Date                         time.Time
+	ProjectName, TaskName, Field string
+	Previous, New                string
 }
 
 // MilestoneColumns are the date columns of activeportfolio_mm, in order.

@@ -54,8 +54,8 @@ var curveEnd = day(2027, 1, 1)
 // calibrated fixes the annual mean of some curves to the figures of the
 // specification's example conversations.
 var calibrated = map[string]float64{
-	"Ascend|Jan_2025|NP15|2025":  48.73,
-	"Ascend|Jan_2025|SP15|2025":  52.14,
+	"Ascend|Jan_2025|NP15|2025": 48.73,
+	"Ascend|Jan_2025|SP15|2025": 52.14,
 	"Hitachi|Q1_2025|SP15|2025": 54.80,
 }
 
