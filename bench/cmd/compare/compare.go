@@ -127,6 +127,19 @@ func (c Config) peer(name string) bool { return slices.Contains(c.Peers, name) }
 
 const modulePath = "github.com/trellis-go/trellis"
 
+// commandLine is the command as a shell would take it back: arguments that
+// are empty or hold shell metacharacters are quoted.
+func commandLine(args []string) string {
+	parts := []string{"go", "run", "./bench/cmd/compare"}
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t|&;<>()$`\\\"'*?[]#~{}!") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
+}
+
 // findModuleRoot walks up from dir to the go.mod of the trellis module.
 func findModuleRoot(dir string) (string, error) {
 	for d := dir; ; {
@@ -211,7 +224,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		nodeVersion = js.Version
 	}
 	rep := Report{
-		Command: strings.TrimSpace("go run ./bench/cmd/compare " + strings.Join(args, " ")),
+		Command: commandLine(args),
 		Date:    time.Now().UTC().Format("2006-01-02 15:04 MST"),
 		Machine: DescribeMachine(c.Root, nodeVersion),
 		Rows:    rows,

@@ -527,3 +527,11 @@ func TestRowRatios(t *testing.T) {
 		t.Errorf("missing peer: speed-up %v, memory %v, goal %q", r.Speedup(), r.MemoryRatio(), r.Goal())
 	}
 }
+
+func TestCommandLine(t *testing.T) {
+	got := commandLine([]string{"-peers", "", "-filter", "sequential|wide", "-runs", "3", "-filter", "it's"})
+	want := `go run ./bench/cmd/compare -peers '' -filter 'sequential|wide' -runs 3 -filter 'it'\''s'`
+	if got != want {
+		t.Errorf("commandLine =\n %s\nwant\n %s", got, want)
+	}
+}
