@@ -238,6 +238,11 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 	}
 	l.before = toSet(c.opts.InterruptBefore, o.interruptBefore)
 	l.after = toSet(c.opts.InterruptAfter, o.interruptAfter)
+	for _, n := range slices.Concat(o.interruptBefore, o.interruptAfter) {
+		if _, ok := c.g.nodes[n]; !ok {
+			return zero, fmt.Errorf("graph %s: the run's static interrupt names unknown node %q%s", c.name, n, suggest(n, c.g.order))
+		}
+	}
 	if r.saver == nil && r.threadID != "" {
 		return zero, fmt.Errorf("graph %s: the run names thread %q, but the graph has no checkpoint saver (set CompileOptions.Saver)", c.name, r.threadID)
 	}
