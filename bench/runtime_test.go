@@ -6,8 +6,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/message"
 )
 
 var threadSeq atomic.Int64
@@ -95,3 +97,11 @@ func wide(b *testing.B, outer, inner, n int) {
 func BenchmarkWideState25x300(b *testing.B) { wide(b, 5, 5, 300) }
 func BenchmarkWideState15x600(b *testing.B) { wide(b, 3, 5, 600) }
 func BenchmarkWideState9x1200(b *testing.B) { wide(b, 3, 3, 1200) }
+
+func react(b *testing.B, n int) {
+	variants(b, func(s checkpoint.Saver) (*graph.Compiled[agent.State], error) { return ReactAgent(n, s) },
+		func() agent.State { return agent.State{Messages: []message.Message{message.User("hi?")}} }, 2*n+1)
+}
+
+func BenchmarkReactAgent10x(b *testing.B)  { react(b, 10) }
+func BenchmarkReactAgent100x(b *testing.B) { react(b, 100) }

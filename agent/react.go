@@ -1,0 +1,283 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// State is the state of a ReAct agent: the conversation, and the structured answer when one was
+// asked for.
+type State struct {
+	Messages []message.Message `json:"messages" reduce:"messages"`
+	// Structured is the final answer as JSON matching ReActOptions.ResponseSchema.
+	Structured json.RawMessage `json:"structured_response,omitempty"`
+}
+
+// ReActOptions configure [NewReAct]. Model is required; every other zero value is a documented
+// default.
+type ReActOptions struct {
+	// Name names the graph; "agent" by default.
+	Name string
+	// Model answers each turn.
+	Model model.Model
+	// Tools the model may call. Only those the caller may use (see tool.Executor.Specs) are
+	// offered to the model.
+	Tools []tool.Tool
+	// Executor options for running the tools (timeouts, permissions, tenants, filters).
+	Executor *tool.ExecutorOptions
+	// Prompt, when set, is sent as a system message before the conversation.
+	Prompt string
+	// MaxTurns bounds the model calls of one run; zero means 25. When the model still asks for
+	// tools at the limit, the run ends with an assistant message that says so.
+	MaxTurns int
+	// ResponseSchema, when set, asks the model for a structured final answer once it stops
+	// calling tools; the answer lands in State.Structured.
+	ResponseSchema *model.Schema
+	// Approve lists tools that need a human's approval before they run: the run pauses with a
+	// [HumanInterrupt] for each such call.
+	Approve []string
+	// Saver, Store, MaxConcurrency and the rest configure the compiled graph.
+	Compile graph.CompileOptions
+}
+
+// Node names of the ReAct graph.
+const (
+	NodeModel = "model"
+	NodeTools = "tools"
+)
+
+// NewReAct builds the ReAct agent: a model node and a tool node in a loop, until the model
+// answers without calling a tool.
+func NewReAct(o ReActOptions) (*graph.Compiled[State], error) {
+	if o.Model == nil {
+		return nil, errors.New("agent: NewReAct needs a Model")
+	}
+	var eo tool.ExecutorOptions
+	if o.Executor != nil {
+		eo = *o.Executor
+	}
+	if eo.Propagate == nil {
+		// A tool that pauses the run for a person must pause it, not fail.
+		eo.Propagate = func(err error) bool {
+			var ie *graph.InterruptedError
+			return errors.As(err, &ie)
+		}
+	}
+	exec, err := tool.NewExecutor(o.Tools, &eo)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	maxTurns := o.MaxTurns
+	if maxTurns == 0 {
+		maxTurns = 25
+	}
+	approve := map[string]bool{}
+	for _, n := range o.Approve {
+		if _, ok := exec.Tool(n); !ok {
+			return nil, fmt.Errorf("agent: Approve names tool %q, which is not among the agent's tools", n)
+		}
+		approve[n] = true
+	}
+
+	g := graph.New[State]()
+	g.AddNode(NodeModel, func(ctx context.Context, s State) (State, error) {
+		msgs := RepairHistory(s.Messages)
+		if turnsSinceUser(msgs) >= maxTurns {
+			return State{Messages: []message.Message{message.Assistant(fmt.Sprintf("I stopped after %d model turns without reaching an answer. Ask me to continue, or narrow the question.", maxTurns))}}, nil
+		}
+		req := &model.Request{Messages: withPrompt(o.Prompt, msgs), Tools: exec.Specs(ctx)}
+		resp, err := StreamModel(ctx, o.Model, req)
+		if err != nil {
+			return State{}, err
+		}
+		out := State{Messages: []message.Message{resp.Message}}
+		if len(resp.Message.ToolCalls) == 0 && o.ResponseSchema != nil {
+			sreq := &model.Request{Messages: append(withPrompt(o.Prompt, msgs), resp.Message, message.User("Give your final answer in the requested structured form.")), Schema: o.ResponseSchema}
+			sresp, err := o.Model.Generate(ctx, sreq)
+			if err != nil {
+				return State{}, fmt.Errorf("agent: structured answer: %w", err)
+			}
+			out.Structured = sresp.Structured
+		}
+		return out, nil
+	})
+	g.AddCommandNode(NodeTools, func(ctx context.Context, s State) (*graph.Command[State], error) {
+		last := lastAssistant(s.Messages)
+		if last == nil || len(last.ToolCalls) == 0 {
+			return &graph.Command[State]{}, nil
+		}
+		calls, skipped, abort, err := reviewCalls(ctx, last.ToolCalls, approve)
+		if err != nil {
+			return nil, err
+		}
+		info, _ := tool.CallInfoFrom(ctx)
+		info.State = s
+		info.Store = graph.StoreFrom(ctx)
+		outcomes, err := exec.Run(tool.WithCallInfo(ctx, info), calls)
+		if err != nil {
+			return nil, err
+		}
+		msgs := mergeResults(last.ToolCalls, tool.Messages(outcomes), skipped)
+		cmd := &graph.Command[State]{Update: State{Messages: msgs}}
+		for _, c := range tool.Commands(outcomes) {
+			if up, ok := c.(State); ok {
+				cmd.Update.Messages = append(cmd.Update.Messages, up.Messages...)
+				if up.Structured != nil {
+					cmd.Update.Structured = up.Structured
+				}
+			}
+		}
+		if abort {
+			cmd.Goto = []graph.Target{graph.To(graph.END)}
+		} else {
+			cmd.Goto = []graph.Target{graph.To(NodeModel)}
+		}
+		return cmd, nil
+	}, graph.Destinations(NodeModel, graph.END))
+	g.AddEdge(graph.START, NodeModel)
+	g.AddConditionalEdges(NodeModel, func(_ context.Context, s State) (string, error) {
+		if last := lastAssistant(s.Messages); last != nil && len(last.ToolCalls) > 0 && s.Messages[len(s.Messages)-1].Role == message.RoleAssistant {
+			return NodeTools, nil
+		}
+		return graph.END, nil
+	}, map[string]string{NodeTools: NodeTools, graph.END: graph.END})
+
+	co := o.Compile
+	if co.Name == "" {
+		co.Name = o.Name
+	}
+	if co.Name == "" {
+		co.Name = "agent"
+	}
+	return g.Compile(co)
+}
+
+// StreamModel calls m with streaming, forwarding every text chunk to the graph's messages stream
+// (so a UI can show the answer as it is written), and returns the whole response.
+func StreamModel(ctx context.Context, m model.Model, req *model.Request) (*model.Response, error) {
+	info, inNode := graph.InfoFrom(ctx)
+	msgID := message.NewID()
+	stream := func(yield func(model.Chunk, error) bool) {
+		for ch, err := range m.Stream(ctx, req) {
+			if err == nil && inNode && (ch.Text != "" || ch.ToolCall != nil) {
+				part := message.Message{ID: msgID, Role: message.RoleAssistant, Content: ch.Text}
+				if ch.ToolCall != nil {
+					part.ToolCalls = []message.ToolCall{*ch.ToolCall}
+				}
+				graph.EmitMessage(ctx, graph.MessageChunk{Message: part, Metadata: map[string]any{"node": info.Node}})
+			}
+			if !yield(ch, err) {
+				return
+			}
+		}
+	}
+	resp, err := model.Collect(stream)
+	if err != nil {
+		return nil, err
+	}
+	resp.Message.ID = msgID
+	return resp, nil
+}
+
+func withPrompt(prompt string, msgs []message.Message) []message.Message {
+	if prompt == "" {
+		return msgs
+	}
+	out := make([]message.Message, 0, len(msgs)+1)
+	out = append(out, message.System(prompt))
+	return append(out, msgs...)
+}
+
+func lastAssistant(msgs []message.Message) *message.Message {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		switch msgs[i].Role {
+		case message.RoleAssistant:
+			return &msgs[i]
+		case message.RoleUser:
+			return nil
+		}
+	}
+	return nil
+}
+
+// turnsSinceUser counts the assistant turns after the last user message.
+func turnsSinceUser(msgs []message.Message) int {
+	n := 0
+	for i := len(msgs) - 1; i >= 0 && msgs[i].Role != message.RoleUser; i-- {
+		if msgs[i].Role == message.RoleAssistant {
+			n++
+		}
+	}
+	return n
+}
+
+// mergeResults orders tool messages by their calls, taking a skipped call's message (a human's
+// response, or an ignore) from skipped.
+func mergeResults(calls []message.ToolCall, ran []message.Message, skipped map[string]message.Message) []message.Message {
+	byID := map[string]message.Message{}
+	for _, m := range ran {
+		byID[m.ToolCallID] = m
+	}
+	out := make([]message.Message, 0, len(calls))
+	for _, c := range calls {
+		if m, ok := skipped[c.ID]; ok {
+			out = append(out, m)
+		} else if m, ok := byID[c.ID]; ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// RepairHistory returns msgs with an error result added after every tool call that has none (a
+// run that crashed or was interrupted between a model's call and its result), so that the next
+// model call does not fail on an unanswered call. msgs itself is not modified.
+func RepairHistory(msgs []message.Message) []message.Message {
+	answered := map[string]bool{}
+	for _, m := range msgs {
+		if m.Role == message.RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	var out []message.Message
+	for i, m := range msgs {
+		if m.Role != message.RoleAssistant || len(m.ToolCalls) == 0 {
+			if out != nil {
+				out = append(out, m)
+			}
+			continue
+		}
+		var missing []message.ToolCall
+		for _, c := range m.ToolCalls {
+			if !answered[c.ID] {
+				missing = append(missing, c)
+			}
+		}
+		// The last assistant turn's calls may still be about to run: only earlier ones are broken.
+		if len(missing) == 0 || i == len(msgs)-1 {
+			if out != nil {
+				out = append(out, m)
+			}
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(msgs[:i])
+		}
+		out = append(out, m)
+		for _, c := range missing {
+			out = append(out, message.ToolError(c.ID, c.Name, "This tool call did not complete (the run was interrupted before its result was recorded). Call it again if it is still needed."))
+		}
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
+}
