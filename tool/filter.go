@@ -37,21 +37,44 @@ type RedactOptions struct {
 // IDs), JSON Web Tokens, bearer tokens, PEM private keys, passwords in URLs, and values written
 // after keys such as api_key, password, secret or token.
 func BuiltinSecretPatterns() []*regexp.Regexp {
-	return []*regexp.Regexp{
-		regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`),
-		regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{16,}`),
-		regexp.MustCompile(`\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}`),
-		regexp.MustCompile(`\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`),
-		regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`),
-		regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`),
-		regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`),
-		regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}`),
-		regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
-		regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`),
-		regexp.MustCompile(`(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)`),
-		regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]+:(?P<secret>[^@\s/]+)@`),
-		regexp.MustCompile(`(?i)\b(?:api[_-]?key|apikey|secret|client[_-]?secret|password|passwd|pwd|access[_-]?token|auth[_-]?token|refresh[_-]?token|private[_-]?key|token)\b["']?\s*[:=]\s*["']?(?P<secret>[^\s"'&,;]{6,})`),
+	res := make([]*regexp.Regexp, 0, len(builtins)+1)
+	for _, b := range builtins {
+		res = append(res, b.re)
 	}
+	// The key=value rule runs as a scan (see replaceKeyValues); this is its whole-text equivalent.
+	return append(res, regexp.MustCompile(keyValueKey.String()[len("(?i)^"):]+`(?P<secret>[^\s"'&,;]{6,})`))
+}
+
+// secretPattern is a pattern with the lower-case literals one of which any match contains; the
+// regular expression runs only on text that holds one of them, which keeps redaction of ordinary
+// text fast.
+type secretPattern struct {
+	re    *regexp.Regexp
+	hints []string // nil: always run
+}
+
+// keyValueKey matches, at a word start, a key that names a secret and the separator after it
+// ("password=", "api_key: ", `"token": "`); the value that follows is hidden. Scanning a whole
+// text with one regular expression for this is slow, so it is tried only at word starts that
+// begin with one of keyValueStarts.
+var (
+	keyValueKey    = regexp.MustCompile(`(?i)^(?:api[_-]?key|apikey|secret|client[_-]?secret|password|passwd|pwd|access[_-]?token|auth[_-]?token|refresh[_-]?token|private[_-]?key|token)\b["']?\s*[:=]\s*["']?`)
+	keyValueStarts = []string{"api", "secret", "client", "passw", "pwd", "access", "auth", "refresh", "private", "token"}
+)
+
+var builtins = []secretPattern{
+	{re: regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`), hints: []string{"-----begin"}},
+	{re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{16,}`), hints: []string{"sk-ant-"}},
+	{re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}`), hints: []string{"sk-"}},
+	{re: regexp.MustCompile(`\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`), hints: []string{"_live_", "_test_"}},
+	{re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), hints: []string{"aiza"}},
+	{re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), hints: []string{"xox"}},
+	{re: regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`), hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}},
+	{re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}`), hints: []string{"github_pat_"}},
+	{re: regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), hints: []string{"akia", "asia"}},
+	{re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), hints: []string{"eyj"}},
+	{re: regexp.MustCompile(`(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)`), hints: []string{"bearer"}},
+	{re: regexp.MustCompile(`://[^/\s:@]+:(?P<secret>[^@\s/]+)@`), hints: []string{"://"}},
 }
 
 // secretKey matches JSON object keys whose string values are hidden whatever they look like.
@@ -61,7 +84,8 @@ var secretKey = regexp.MustCompile(`(?i)^(?:api[_-]?key|apikey|.*secret.*|passwo
 // It is a [Filter]; it also works on plain strings with [Redactor.Redact]. Safe for concurrent use.
 type Redactor struct {
 	secrets     []string
-	patterns    []*regexp.Regexp
+	patterns    []secretPattern
+	noKeyValues bool
 	replacement string
 }
 
@@ -84,10 +108,12 @@ func NewRedactor(opts RedactOptions) (*Redactor, error) {
 		if p == nil {
 			return nil, fmt.Errorf("tool: RedactOptions.Patterns[%d] is nil", i)
 		}
-		r.patterns = append(r.patterns, p)
+		r.patterns = append(r.patterns, secretPattern{re: p})
 	}
 	if !opts.NoBuiltins {
-		r.patterns = append(r.patterns, BuiltinSecretPatterns()...)
+		r.patterns = append(r.patterns, builtins...)
+	} else {
+		r.noKeyValues = true
 	}
 	return r, nil
 }
@@ -99,10 +125,82 @@ func (r *Redactor) Redact(s string) string {
 			s = strings.ReplaceAll(s, sec, r.replacement)
 		}
 	}
+	lower := ""
 	for _, p := range r.patterns {
-		s = replaceSecret(p, s, r.replacement)
+		if p.hints != nil {
+			if lower == "" {
+				lower = strings.ToLower(s)
+			}
+			if !containsAny(lower, p.hints) {
+				continue
+			}
+		}
+		s2 := replaceSecret(p.re, s, r.replacement)
+		if s2 != s {
+			s, lower = s2, ""
+		}
+	}
+	if !r.noKeyValues {
+		s = replaceKeyValues(s, r.replacement)
 	}
 	return s
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// replaceKeyValues hides the values written after keys that name secrets.
+func replaceKeyValues(s, repl string) string {
+	const window = 48 // longest key with its quotes and spaces
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); i++ {
+		if i > 0 && isWordByte(s[i-1]) || !isWordByte(s[i]) || !hasAnyPrefixFold(s[i:], keyValueStarts) {
+			continue
+		}
+		loc := keyValueKey.FindStringIndex(s[i:min(len(s), i+window)])
+		if loc == nil {
+			continue
+		}
+		start := i + loc[1]
+		stop := start
+		for stop < len(s) && !strings.ContainsRune(" \t\r\n\"'&,;", rune(s[stop])) {
+			stop++
+		}
+		if stop-start < 6 {
+			continue
+		}
+		b.WriteString(s[last:start])
+		b.WriteString(repl)
+		last = stop
+		i = stop - 1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// hasAnyPrefixFold reports whether s begins with one of the lower-case ASCII prefixes, ignoring
+// ASCII case.
+func hasAnyPrefixFold(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) {
+			return true
+		}
+	}
+	return false
 }
 
 func replaceSecret(p *regexp.Regexp, s, repl string) string {
