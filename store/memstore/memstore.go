@@ -59,7 +59,9 @@ func New(opts *Options) (*Store, error) {
 	}
 	s := &Store{cfg: cfg, exact: o.ExactVectors, items: map[string]*entry{}, postings: map[string]map[string]struct{}{}}
 	if cfg.Index != nil {
-		if s.vec, err = vector.New(cfg.Index.Dims, &o.Vector); err != nil {
+		vo := o.Vector
+		vo.Flat = vo.Flat || o.ExactVectors
+		if s.vec, err = vector.New(cfg.Index.Dims, &vo); err != nil {
 			return nil, err
 		}
 	}

@@ -594,7 +594,7 @@ func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *sto
 	for _, r := range found {
 		seen[store.JoinNamespace(r.item.Namespace)+"\x00"+r.item.Key] = true
 	}
-	text, err := s.fullText(ctx, req, filter, now, terms, textCandidates(req.Offset, req.Limit), true)
+	text, err := s.fullText(ctx, req, filter, now, terms, 2*(req.Offset+req.Limit)+20, true)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -102,6 +102,7 @@ func New(ctx context.Context, db *sql.DB, opts *Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, cfg: cfg, exact: o.ExactVectors, vopts: o.Vector, lastSeq: -1}
+	s.vopts.Flat = s.vopts.Flat || o.ExactVectors
 	if cfg.Index != nil {
 		if err := s.checkDims(ctx); err != nil {
 			return nil, err
@@ -550,7 +551,8 @@ func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *sto
 			break
 		}
 	}
-	text, err := s.fullText(ctx, req, filter, now, terms, textCandidates(req.Offset, req.Limit))
+	// The text side only needs to bring in strong keyword matches the vectors missed.
+	text, err := s.fullText(ctx, req, filter, now, terms, 2*want+20)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -28,6 +28,9 @@ type Options struct {
 	EfSearch int
 	// Seed makes the layer assignment reproducible. Zero means 1.
 	Seed uint64
+	// Flat keeps the vectors without building the graph: every search is exact. Use it when
+	// only exact search is wanted, to save the graph's build time and memory.
+	Flat bool
 }
 
 func (o Options) withDefaults() Options {
@@ -237,9 +240,13 @@ func (ix *Index) insert(id string, q []float32) {
 	ix.vecs = append(ix.vecs, q...)
 	ix.ids = append(ix.ids, id)
 	ix.deleted = append(ix.deleted, false)
-	ix.links = append(ix.links, make([][]int32, level+1))
 	ix.byID[id] = n
 	ix.live++
+	if ix.opt.Flat {
+		ix.links = append(ix.links, nil)
+		return
+	}
+	ix.links = append(ix.links, make([][]int32, level+1))
 	if ix.entry < 0 {
 		ix.entry, ix.maxLevel = n, level
 		return
@@ -272,21 +279,23 @@ func ids(cs []cand) []int32 {
 	return out
 }
 
-// link adds the edge from -> to at a layer, pruning from's list if it grows too long.
+// link adds the edge from -> to at a layer. A list may grow half again past its size before it
+// is pruned back with the heuristic: pruning costs O(M²) distances, and amortizing it over
+// many additions keeps build time low at no loss of recall.
 func (ix *Index) link(from, to int32, d float32, l int) {
-	lst := ix.links[from][l]
-	if len(lst) < ix.maxLinks(l) {
-		ix.links[from][l] = append(lst, to)
+	lst := append(ix.links[from][l], to)
+	ix.links[from][l] = lst
+	m := ix.maxLinks(l)
+	if len(lst) <= m+m/2 {
 		return
 	}
 	fv := ix.vec(from)
-	cs := make([]cand, 0, len(lst)+1)
-	cs = append(cs, cand{to, d})
-	for _, m := range lst {
-		cs = append(cs, cand{m, ix.dist(fv, m)})
+	cs := make([]cand, len(lst))
+	for i, n := range lst {
+		cs[i] = cand{n, ix.dist(fv, n)}
 	}
 	slices.SortFunc(cs, cmpCand)
-	ix.links[from][l] = ids(ix.selectNeighbors(cs, ix.maxLinks(l)))
+	ix.links[from][l] = ids(ix.selectNeighbors(cs, m))
 }
 
 // selectNeighbors applies the HNSW heuristic to candidates sorted by distance: keep a candidate
@@ -432,10 +441,13 @@ func (ix *Index) Search(q []float32, k int, accept func(id string) bool) ([]Resu
 	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	if ix.entry < 0 || ix.live == 0 {
+	if ix.live == 0 {
 		return nil, nil
 	}
 	ok := func(n int32) bool { return !ix.deleted[n] && (accept == nil || accept(ix.ids[n])) }
+	if ix.opt.Flat || ix.entry < 0 {
+		return ix.exactLocked(qn, k, ok), nil
+	}
 	ep := ix.entry
 	epDist := ix.dist(qn, ep)
 	for l := ix.maxLevel; l > 0; l-- {

@@ -1,0 +1,323 @@
+// Package storebench measures store search over a corpus of synthetic chunks: query latency
+// (p50, p99) and recall@10 of the HNSW index against exact search.
+//
+//	go test -run '^$' -bench . -benchtime 2000x ./bench/storebench/
+//
+// STOREBENCH_N sets the corpus size (default 100000). The corpus is deterministic: chunks of
+// 40 to 90 words drawn from a Zipf-distributed vocabulary with topic words, embedded by the
+// offline Local embedder (256 dimensions); queries are five words taken from random chunks.
+package storebench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"log/slog"
+
+	"github.com/trellis-go/trellis/embed"
+	"github.com/trellis-go/trellis/store"
+	"github.com/trellis-go/trellis/store/sqlitestore"
+	"github.com/trellis-go/trellis/store/vector"
+)
+
+const dims = 256
+
+func corpusSize() int {
+	if s := os.Getenv("STOREBENCH_N"); s != "" {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 100000
+}
+
+type corpus struct {
+	texts   []string
+	vecs    [][]float32
+	queries []string
+	qvecs   [][]float32
+}
+
+var (
+	corpusOnce sync.Once
+	theCorpus  *corpus
+)
+
+func syllables(r *rand.Rand) string {
+	parts := []string{"ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "qu", "de", "fi", "go", "hu", "ja", "xe", "yo", "bri", "str", "an", "el", "or"}
+	n := 2 + r.IntN(3)
+	var b strings.Builder
+	for range n {
+		b.WriteString(parts[r.IntN(len(parts))])
+	}
+	return b.String()
+}
+
+func getCorpus(tb testing.TB) *corpus {
+	corpusOnce.Do(func() {
+		n := corpusSize()
+		r := rand.New(rand.NewPCG(42, 1))
+		vocab := make([]string, 20000)
+		for i := range vocab {
+			vocab[i] = syllables(r) + strconv.Itoa(i%7)
+		}
+		zipf := rand.NewZipf(r, 1.1, 4, uint64(len(vocab)-1))
+		topics := make([][]string, 200)
+		for i := range topics {
+			for range 30 {
+				topics[i] = append(topics[i], vocab[r.IntN(len(vocab))])
+			}
+		}
+		c := &corpus{texts: make([]string, n)}
+		for i := range n {
+			topic := topics[r.IntN(len(topics))]
+			words := 40 + r.IntN(50)
+			ws := make([]string, words)
+			for j := range ws {
+				if r.IntN(3) == 0 {
+					ws[j] = topic[r.IntN(len(topic))]
+				} else {
+					ws[j] = vocab[zipf.Uint64()]
+				}
+			}
+			c.texts[i] = strings.Join(ws, " ")
+		}
+		for range 1000 {
+			ws := strings.Fields(c.texts[r.IntN(n)])
+			var q []string
+			for range 5 {
+				q = append(q, ws[r.IntN(len(ws))])
+			}
+			c.queries = append(c.queries, strings.Join(q, " "))
+		}
+		e := embed.NewLocal(&embed.LocalOptions{Dims: dims})
+		var err error
+		if c.vecs, err = e.Embed(context.Background(), c.texts); err != nil {
+			panic(err)
+		}
+		if c.qvecs, err = e.Embed(context.Background(), c.queries); err != nil {
+			panic(err)
+		}
+		theCorpus = c
+	})
+	return theCorpus
+}
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(float64(len(s))*p))]
+}
+
+func report(b *testing.B, lat []time.Duration, recall float64) {
+	b.ReportMetric(float64(percentile(lat, 0.50).Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(percentile(lat, 0.99).Microseconds())/1000, "p99-ms")
+	if recall >= 0 {
+		b.ReportMetric(recall, "recall@10")
+	}
+}
+
+var (
+	indexOnce sync.Once
+	theIndex  *vector.Index
+	buildTime time.Duration
+)
+
+func getIndex(c *corpus) *vector.Index {
+	indexOnce.Do(func() {
+		start := time.Now()
+		ix, err := vector.New(dims, nil)
+		if err != nil {
+			panic(err)
+		}
+		for i, v := range c.vecs {
+			if err := ix.Add(strconv.Itoa(i), v); err != nil {
+				panic(err)
+			}
+		}
+		buildTime = time.Since(start)
+		theIndex = ix
+	})
+	return theIndex
+}
+
+// BenchmarkVectorIndex is one HNSW query per iteration over the whole corpus; recall@10 is
+// measured on 1000 queries against the exact scan.
+func BenchmarkVectorIndex(b *testing.B) {
+	c := getCorpus(b)
+	ix := getIndex(c)
+	b.Logf("corpus %d vectors of %d dims; HNSW built in %s", len(c.vecs), dims, buildTime.Round(time.Millisecond))
+	hit, total := 0, 0
+	for i, q := range c.qvecs {
+		got, _ := ix.Search(q, 10, nil)
+		want, _ := ix.Exact(q, 10, nil)
+		in := map[string]bool{}
+		for _, w := range want {
+			in[w.ID] = true
+		}
+		for _, g := range got {
+			if in[g.ID] {
+				hit++
+			}
+		}
+		total += len(want)
+		_ = i
+	}
+	var lat []time.Duration
+	i := 0
+	for b.Loop() {
+		t := time.Now()
+		if _, err := ix.Search(c.qvecs[i%len(c.qvecs)], 10, nil); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t))
+		i++
+	}
+	report(b, lat, float64(hit)/float64(total))
+}
+
+// BenchmarkVectorExact is the exact scan the index is measured against.
+func BenchmarkVectorExact(b *testing.B) {
+	c := getCorpus(b)
+	ix := getIndex(c)
+	var lat []time.Duration
+	i := 0
+	for b.Loop() {
+		t := time.Now()
+		if _, err := ix.Exact(c.qvecs[i%len(c.qvecs)], 10, nil); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t))
+		i++
+	}
+	report(b, lat, -1)
+}
+
+// fixedEmbedder returns precomputed vectors for the corpus texts and queries, so loading the
+// store measures the store and not the embedder.
+type fixedEmbedder struct {
+	byText map[string][]float32
+	local  *embed.Local
+}
+
+func (f *fixedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		if v, ok := f.byText[t]; ok {
+			out[i] = v
+			continue
+		}
+		v, err := f.local.Embed(ctx, []string{t})
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v[0]
+	}
+	return out, nil
+}
+
+var (
+	sqliteOnce sync.Once
+	sqlitePath string
+	sqliteLoad time.Duration
+)
+
+func sqliteFile(b *testing.B, c *corpus, emb store.Embedder) string {
+	sqliteOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "storebench")
+		if err != nil {
+			panic(err)
+		}
+		sqlitePath = filepath.Join(dir, "bench.db")
+		s, err := sqlitestore.Open(context.Background(), sqlitePath, &sqlitestore.Options{Config: store.Config{
+			Logger: slog.New(slog.DiscardHandler),
+			Index:  &store.IndexConfig{Embedder: emb, Dims: dims, Fields: []string{"text"}},
+		}, ExactVectors: true})
+		if err != nil {
+			panic(err)
+		}
+		start := time.Now()
+		for i, t := range c.texts {
+			ns := []string{"kb", "team" + strconv.Itoa(i%4)}
+			if err := s.Put(context.Background(), store.PutRequest{Namespace: ns, Key: strconv.Itoa(i), Value: map[string]any{"text": t, "n": i}}); err != nil {
+				panic(err)
+			}
+		}
+		sqliteLoad = time.Since(start)
+		s.Close()
+	})
+	return sqlitePath
+}
+
+// BenchmarkSQLiteSearch is one hybrid query (vector and full text, limit 10, under the "kb"
+// prefix) per iteration on a SQLite store of the whole corpus; recall@10 compares its results
+// with the same store searching its vectors exactly.
+func BenchmarkSQLiteSearch(b *testing.B) {
+	c := getCorpus(b)
+	emb := &fixedEmbedder{byText: map[string][]float32{}, local: embed.NewLocal(&embed.LocalOptions{Dims: dims})}
+	for i, t := range c.texts {
+		emb.byText[t] = c.vecs[i]
+	}
+	for i, q := range c.queries {
+		emb.byText[q] = c.qvecs[i]
+	}
+	path := sqliteFile(b, c, emb)
+	open := func(exact bool) *sqlitestore.Store {
+		start := time.Now()
+		s, err := sqlitestore.Open(context.Background(), path, &sqlitestore.Options{Config: store.Config{
+			Logger: slog.New(slog.DiscardHandler), NoRefreshOnRead: true,
+			Index: &store.IndexConfig{Embedder: emb, Dims: dims, Fields: []string{"text"}},
+		}, ExactVectors: exact})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("opened %d-item store (exact=%v) in %s", len(c.texts), exact, time.Since(start).Round(time.Millisecond))
+		return s
+	}
+	b.Logf("loaded %d items with 100k puts in %s", len(c.texts), sqliteLoad.Round(time.Millisecond))
+	approx, exact := open(false), open(true)
+	defer approx.Close()
+	defer exact.Close()
+	ctx := context.Background()
+	hit, total := 0, 0
+	for _, q := range c.queries[:200] {
+		got, err := approx.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: q})
+		if err != nil {
+			b.Fatal(err)
+		}
+		want, err := exact.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: q})
+		if err != nil {
+			b.Fatal(err)
+		}
+		in := map[string]bool{}
+		for _, w := range want {
+			in[fmt.Sprint(w.Namespace, w.Key)] = true
+		}
+		for _, g := range got {
+			if in[fmt.Sprint(g.Namespace, g.Key)] {
+				hit++
+			}
+		}
+		total += len(want)
+	}
+	var lat []time.Duration
+	i := 0
+	for b.Loop() {
+		t := time.Now()
+		if _, err := approx.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: c.queries[i%len(c.queries)]}); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t))
+		i++
+	}
+	report(b, lat, float64(hit)/float64(total))
+}
