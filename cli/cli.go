@@ -1,0 +1,84 @@
+// Package cli is the trellis command: `trellis serve`, `trellis run`, `trellis example` and the
+// rest. Each subcommand is a function registered in [commands]; [Run] parses the first argument
+// and hands the rest to it.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Env is what a subcommand may use: its arguments and the standard streams.
+type Env struct {
+	Args   []string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// command is one subcommand.
+type command struct {
+	summary string
+	run     func(ctx context.Context, env Env) error
+}
+
+// commands holds every subcommand by name; each file of this package registers its own in an
+// init function, so adding a command touches no other file.
+var commands = map[string]command{}
+
+func register(name, summary string, run func(ctx context.Context, env Env) error) {
+	commands[name] = command{summary: summary, run: run}
+}
+
+// UsageError is a mistake in how the command was called; it exits with status 2.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// ExitCode maps an error from Run to the process's exit status.
+func ExitCode(err error) int {
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+// Run runs the trellis command with args (without the program name).
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		return nil
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		return &UsageError{Msg: fmt.Sprintf("unknown command %q (run `trellis help` for the list)", args[0])}
+	}
+	return cmd.run(ctx, Env{Args: args[1:], Stdin: stdin, Stdout: stdout, Stderr: stderr})
+}
+
+func usage(w io.Writer) {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintln(w, "trellis: stateful, multi-agent LLM applications in Go.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: trellis COMMAND [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	width := 0
+	for _, n := range names {
+		width = max(width, len(n))
+	}
+	for _, n := range names {
+		fmt.Fprintf(w, "  %s%s  %s\n", n, strings.Repeat(" ", width-len(n)), commands[n].summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run `trellis COMMAND -h` for a command's flags.")
+}

@@ -1,0 +1,23 @@
+// Command trellis runs trellis: the server with its applications, and the tools around it.
+// Everything it does lives in package cli, so that it can be tested.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/trellis-go/trellis/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := cli.Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "trellis:", err)
+		os.Exit(cli.ExitCode(err))
+	}
+}
