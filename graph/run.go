@@ -371,12 +371,16 @@ func (l *loop[S]) applyInput(input S) error {
 	if err := l.plan([]*task{start}, nil); err != nil {
 		return err
 	}
-	l.step = -1
+	// A thread's first input is step -1; the input of a later run continues the thread's count
+	// (restore left l.step one past the checkpoint's), as LangGraph numbers them.
+	if l.cpID == "" {
+		l.step = -1
+	}
 	if err := l.checkpoint(checkpoint.SourceInput, false); err != nil {
 		return err
 	}
 	l.emitValues()
-	l.step = 0
+	l.step++
 	return nil
 }
 
