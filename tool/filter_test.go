@@ -37,6 +37,9 @@ func TestRedactor(t *testing.T) {
 		{`config api_key="zzzzzzzzzz" password: opensesame`, `config api_key="[REDACTED]" password: [REDACTED]`},
 		{"-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----", "[REDACTED]"},
 		{"an ordinary sentence about tokens and keys", "an ordinary sentence about tokens and keys"},
+		{"PASSWORD=Tr0ub4dor&3 next", "PASSWORD=[REDACTED]&3 next"},
+		{"x-token: " + strings.Repeat("q", 300) + " end", "x-token: [REDACTED] end"},
+		{`{"client_secret": "abcdefgh", "token_count": 12}`, `{"client_secret": "[REDACTED]", "token_count": 12}`},
 	} {
 		if got := r.Redact(tc.in); got != tc.want {
 			t.Errorf("Redact(%q)\n got %q\nwant %q", tc.in, got, tc.want)
@@ -172,3 +175,24 @@ func TestExecutorAppliesFiltersInOrder(t *testing.T) {
 type errMsg string
 
 func (e errMsg) Error() string { return string(e) }
+
+func FuzzRedact(f *testing.F) {
+	for _, s := range []string{"password=abcdefgh", "Bearer abcdefghijklmnopqrstu", "postgres://a:b@c", "sk-ant-xxxxxxxxxxxxxxxxxxxxxxxx", "fuzz-secret-value inside", ""} {
+		f.Add(s)
+	}
+	r, err := tool.NewRedactor(tool.RedactOptions{Secrets: []string{"fuzz-secret-value"}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := r.Redact(s)
+		if strings.Contains(out, "fuzz-secret-value") {
+			t.Errorf("secret survived: %q -> %q", s, out)
+		}
+		res := &tool.Result{Structured: json.RawMessage(s)}
+		r.FilterResult(context.Background(), &tool.FilterCall{}, res)
+		if json.Valid([]byte(s)) && !json.Valid(res.Structured) {
+			t.Errorf("valid JSON became invalid: %q -> %q", s, res.Structured)
+		}
+	})
+}

@@ -244,3 +244,22 @@ func TestCheckSpec(t *testing.T) {
 		t.Errorf("SanitizeName kept %d bytes", len(got))
 	}
 }
+
+func FuzzValidate(f *testing.F) {
+	for _, s := range []string{`{"city":"a","days":1}`, `{"city":5}`, `[]`, `"{\"city\":1}"`, `{"tags":[1,2],"addr":{"zip":3}}`, `{`, ``, `null`, `1e400`} {
+		f.Add(s)
+	}
+	w, err := tool.New("weather", "", func(ctx context.Context, a weatherArgs) (string, error) { return a.City, nil })
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		res, err := w.Call(context.Background(), json.RawMessage(s))
+		if err == nil && res == nil {
+			t.Fatal("nil result without error")
+		}
+		if err != nil && !errors.Is(err, tool.ErrInvalidArguments) {
+			t.Fatalf("unexpected error kind: %v", err)
+		}
+	})
+}
