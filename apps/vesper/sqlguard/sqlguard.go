@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	pgquery "github.com/wasilibs/go-pgquery"
 	pg "github.com/pganalyze/pg_query_go/v6"
+	pgquery "github.com/wasilibs/go-pgquery"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/trellis-go/trellis/apps/vesper/warehouse"
