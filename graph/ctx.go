@@ -146,7 +146,7 @@ func Overwrite(ctx context.Context, key string, value any) error {
 
 // Emit sends value to the run's stream in the custom mode.
 func Emit(ctx context.Context, value any) {
-	if tc := taskFrom(ctx); tc != nil {
+	if tc := taskFrom(ctx); tc != nil && tc.run.modes.has(ModeCustom) {
 		tc.run.emitTask(tc.task, ModeCustom, value)
 	}
 }
