@@ -163,8 +163,6 @@ type parentLink struct {
 	name string
 }
 
-type parentKey struct{}
-
 // Invoke runs the graph to the end and returns the final state (restricted to the output keys).
 // A run that pauses at an interrupt returns the state so far and an *InterruptedError.
 func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, error) {
