@@ -302,14 +302,13 @@ func (s *Store) hybrid(req store.SearchRequest, terms []string, qvec []float32, 
 	for _, r := range res {
 		cos[r.ID] = float64(r.Similarity)
 	}
-	for _, t := range terms {
-		for key := range s.postings[t] {
-			if _, seen := cos[key]; seen || !accept(key) {
-				continue
-			}
-			if v, found := s.vec.Vector(key); found {
-				cos[key] = float64(vector.Cosine(qvec, v))
-			}
+	// Bring in the items with every query term that the vectors missed.
+	for key := range s.postings[rarest(s.postings, terms)] {
+		if _, seen := cos[key]; seen || !accept(key) || store.TextScore(terms, s.items[key].tokens) < 1 {
+			continue
+		}
+		if v, found := s.vec.Vector(key); found {
+			cos[key] = float64(vector.Cosine(qvec, v))
 		}
 	}
 	out := make([]store.SearchItem, 0, len(cos))
@@ -318,6 +317,16 @@ func (s *Store) hybrid(req store.SearchRequest, terms []string, qvec []float32, 
 		out = append(out, store.SearchItem{Item: e.item, Score: s.cfg.Index.HybridScore(c, store.TextScore(terms, e.tokens))})
 	}
 	return out, nil
+}
+
+func rarest(postings map[string]map[string]struct{}, terms []string) string {
+	best, n := "", -1
+	for _, t := range terms {
+		if l := len(postings[t]); n < 0 || l < n {
+			best, n = t, l
+		}
+	}
+	return best
 }
 
 // ListNamespaces implements store.Store.

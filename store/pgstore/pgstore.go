@@ -538,20 +538,29 @@ func (s *Store) browse(ctx context.Context, req store.SearchRequest, filter *sto
 	return out, wrap("search", rows.Err())
 }
 
+// fullText returns up to n live items matching any term, best by ts_rank first; withVec (the
+// hybrid search) asks instead for items with every term, unranked, which is much cheaper.
 func (s *Store) fullText(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time, terms []string, n int, withVec bool) ([]*row, error) {
 	if len(terms) == 0 {
 		return nil, nil
 	}
 	var c conds
-	q := c.arg(tsQuery(terms))
+	tq := tsQuery(terms)
+	if withVec {
+		tq = strings.ReplaceAll(tq, " | ", " & ")
+	}
+	q := c.arg(tq)
 	c.add("i.tsv @@ to_tsquery('simple', " + q + ")")
 	where(&c, req.NamespacePrefix, filter, now)
 	cols := itemCols
 	if withVec {
 		cols += ", i.vec"
 	}
-	rows, err := s.db.Query(ctx, "SELECT "+cols+" FROM store_items i WHERE "+c.String()+
-		" ORDER BY ts_rank(i.tsv, to_tsquery('simple', "+q+")) DESC LIMIT "+c.arg(n), c.args...)
+	order := " ORDER BY ts_rank(i.tsv, to_tsquery('simple', " + q + ")) DESC"
+	if withVec {
+		order = ""
+	}
+	rows, err := s.db.Query(ctx, "SELECT "+cols+" FROM store_items i WHERE "+c.String()+order+" LIMIT "+c.arg(n), c.args...)
 	if err != nil {
 		return nil, wrap("search", err)
 	}

@@ -408,7 +408,7 @@ func (s *Store) Search(ctx context.Context, req store.SearchRequest) ([]store.Se
 		scores = make([]float64, len(found))
 	case s.cfg.Index == nil:
 		terms := store.QueryTerms(req.Query)
-		found, err = s.fullText(ctx, req, filter, now, terms, textCandidates(req.Offset, req.Limit))
+		found, err = s.fullText(ctx, req, filter, now, terms, textCandidates(req.Offset, req.Limit), false)
 		for _, r := range found {
 			scores = append(scores, store.TextScore(terms, r.tokens))
 		}
@@ -467,15 +467,21 @@ func prefixed(cols string) string {
 	return strings.Join(parts, ", ")
 }
 
-// fullText returns up to n live items matching any term, best by bm25 first.
-func (s *Store) fullText(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time, terms []string, n int) ([]*row, error) {
+// fullText returns up to n live items matching any term, best by bm25 first; with all set, the
+// items that contain every term, in no particular order (much cheaper: no ranking of the many
+// items that share one common word with the query).
+func (s *Store) fullText(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time, terms []string, n int, all bool) ([]*row, error) {
 	if len(terms) == 0 {
 		return nil, nil
 	}
 	cond, args := where(req.NamespacePrefix, filter, now)
-	args = append([]any{ftsQuery(terms)}, args...)
+	q, order := ftsQuery(terms), " ORDER BY store_fts.rank"
+	if all {
+		q, order = strings.ReplaceAll(q, " OR ", " AND "), ""
+	}
+	args = append([]any{q}, args...)
 	args = append(args, n)
-	rows, err := s.db.QueryContext(ctx, "SELECT "+prefixed(itemCols)+" FROM store_fts JOIN store_items i ON i.rowid = store_fts.rowid WHERE store_fts MATCH ? AND "+cond+" ORDER BY store_fts.rank LIMIT ?", args...)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+prefixed(itemCols)+" FROM store_fts JOIN store_items i ON i.rowid = store_fts.rowid WHERE store_fts MATCH ? AND "+cond+order+" LIMIT ?", args...)
 	if err != nil {
 		return nil, wrap("search", err)
 	}
@@ -551,8 +557,8 @@ func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *sto
 			break
 		}
 	}
-	// The text side only needs to bring in strong keyword matches the vectors missed.
-	text, err := s.fullText(ctx, req, filter, now, terms, 2*want+20)
+	// The text side brings in the items with every query term that the vectors missed.
+	text, err := s.fullText(ctx, req, filter, now, terms, 2*want+20, true)
 	if err != nil {
 		return nil, nil, err
 	}
