@@ -16,6 +16,7 @@ import (
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/tool"
 	"github.com/trellis-go/trellis/tool/mcp"
+	"github.com/trellis-go/trellis/tool/tooltest"
 )
 
 // When this variable is set, the test binary is an MCP server on stdio (see TestStdioServer).
@@ -185,6 +186,11 @@ func checkServedTools(t *testing.T, c *mcp.Client, wantUser string) {
 func TestInProcess(t *testing.T) {
 	c := setupInProcess(t, nil)
 	checkServedTools(t, c, "user=in-process tenant=acme")
+	tooltest.Run(t, toolMap(t, c)["forecast"], tooltest.Options{
+		Valid:        json.RawMessage(`{"city":"Oslo"}`),
+		Invalid:      []json.RawMessage{json.RawMessage(`{"city":1}`), json.RawMessage(`{"units":"metric"}`)},
+		CancelWithin: 10 * time.Second,
+	})
 }
 
 func TestServerSideValidationReachesTheModel(t *testing.T) {
