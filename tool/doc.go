@@ -24,6 +24,9 @@
 // The function's return value becomes the [Result]: a string is text, a struct is structured JSON,
 // and a [*Result] gives full control, including a Command for the graph to apply as a state update.
 //
+// [NewRaw] builds a tool from a JSON Schema given as JSON (a graph's input, say) with the same
+// validation. The tooltest subpackage is a conformance suite for any [Tool] implementation.
+//
 // # What a tool can see
 //
 // Per-call context that must not appear in the schema (the user, the tenant, their permissions,

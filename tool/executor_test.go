@@ -246,6 +246,24 @@ func TestRunMaxConcurrency(t *testing.T) {
 	}
 }
 
+func TestRunEmptyBatch(t *testing.T) {
+	b := setup(t, nil)
+	outs, err := b.exec.Run(context.Background(), nil)
+	if err != nil || len(outs) != 0 {
+		t.Errorf("Run(nil) = %v, %v", outs, err)
+	}
+}
+
+func TestRunAlreadyCancelled(t *testing.T) {
+	b := setup(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	outs, err := b.exec.Run(ctx, []message.ToolCall{call("a", "echo", `{"text":"x"}`)})
+	if !errors.Is(err, context.Canceled) || !outs[0].Message.IsError || outs[0].Message.ToolCallID != "a" {
+		t.Errorf("Run under a cancelled context = %+v, %v", outs, err)
+	}
+}
+
 func TestRunCancelled(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	b := setup(t, nil)
