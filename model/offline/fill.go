@@ -16,9 +16,9 @@ import (
 type filler struct {
 	root    map[string]any
 	msgs    []message.Message // the whole conversation
-	primary string   // the latest user message
-	context []string // every other message's text, newest first, system prompts last
-	system  string   // the system prompts, for the meaning of enum values
+	primary string            // the latest user message
+	context []string          // every other message's text, newest first, system prompts last
+	system  string            // the system prompts, for the meaning of enum values
 	now     time.Time
 	hints   []string // follow-up questions, made on demand
 	summary string   // summary of the conversation, made on demand

@@ -99,11 +99,11 @@ func ask(t *testing.T, m *offline.Model, tools []model.ToolSpec, msgs ...message
 func TestToolChoiceOnSeedTools(t *testing.T) {
 	const item = "3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b"
 	cases := []struct {
-		name   string
-		tools  []model.ToolSpec
-		msgs   []message.Message
-		tool   string
-		args   string
+		name  string
+		tools []model.ToolSpec
+		msgs  []message.Message
+		tool  string
+		args  string
 	}{
 		{"vesper average price", vesperTools, []message.Message{message.User("What is the average day-ahead price for hitachi in CAISO NP15 for 2026?")},
 			"get_average_annual_price", `{"hub_zone":"NP15","market":"CAISO","vendor":"Hitachi","year":2026}`},
