@@ -45,7 +45,8 @@
 //     default) compares them with the caller's, or supply your own Authorize function;
 //   - tenants: [Tenants] switches tools on and off per tenant;
 //   - filters: a [Redactor] hides secrets (values you give it and common credential shapes) and
-//     [LabelExternal] wraps external content as data so instructions inside it are not obeyed.
+//     [LabelExternal] wraps external content as data so instructions inside it are not obeyed;
+//     [Truncate] keeps one huge result from filling the context.
 //
 // [Executor.Specs] lists the tools a caller may use, to offer the model only those.
 package tool

@@ -196,3 +196,27 @@ func FuzzRedact(f *testing.F) {
 		}
 	})
 }
+
+func TestTruncate(t *testing.T) {
+	f := tool.Truncate(10)
+	short := &tool.Result{Content: "short"}
+	f.FilterResult(context.Background(), &tool.FilterCall{}, short)
+	if short.Content != "short" {
+		t.Errorf("short text changed: %q", short.Content)
+	}
+	long := &tool.Result{Content: "ααααααααααααααα"} // 30 bytes, 2 per character
+	f.FilterResult(context.Background(), &tool.FilterCall{}, long)
+	if !strings.HasPrefix(long.Content, "ααααα\n[truncated: 20 more bytes") {
+		t.Errorf("truncated = %q", long.Content)
+	}
+	structured := &tool.Result{Structured: json.RawMessage(`{"rows":[1,2,3,4,5,6]}`)}
+	f.FilterResult(context.Background(), &tool.FilterCall{}, structured)
+	if !strings.HasPrefix(structured.Content, `{"rows":[1`) || string(structured.Structured) != `{"rows":[1,2,3,4,5,6]}` {
+		t.Errorf("structured = %+v", structured)
+	}
+	off := &tool.Result{Content: strings.Repeat("x", 100)}
+	tool.Truncate(0).FilterResult(context.Background(), &tool.FilterCall{}, off)
+	if len(off.Content) != 100 {
+		t.Error("Truncate(0) cut the text")
+	}
+}
