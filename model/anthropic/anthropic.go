@@ -115,7 +115,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			calls    model.CallAssembler
 			usage    model.Usage
 			finish   model.FinishReason
-			blockIdx = map[int64]int{} // content block index -> tool call index
+			blockIdx = map[int64]int{}  // content block index -> tool call index
 			output   = map[int64]bool{} // blocks that carry the structured output
 		)
 		emit := func(c model.Chunk) bool { return yield(c, nil) }

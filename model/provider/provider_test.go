@@ -1,0 +1,91 @@
+package provider_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/anthropic"
+	"github.com/trellis-go/trellis/model/modeltest"
+	"github.com/trellis-go/trellis/model/offline"
+	"github.com/trellis-go/trellis/model/openai"
+	"github.com/trellis-go/trellis/model/provider"
+)
+
+func env(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+
+func TestNothingConfiguredMeansOffline(t *testing.T) {
+	roles, err := provider.FromEnv(env(nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, role := range []string{model.RoleDefault, model.RoleFast, model.RoleStrong, "summary"} {
+		if _, ok := roles.For(role).(*offline.Model); !ok {
+			t.Errorf("role %s = %T", role, roles.For(role))
+		}
+	}
+	if roles.Spec(model.RoleFast) != "offline" {
+		t.Errorf("spec = %q", roles.Spec(model.RoleFast))
+	}
+}
+
+func TestRolesFromEnvironment(t *testing.T) {
+	roles, err := provider.FromEnviron([]string{
+		"TRELLIS_MODEL=anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY=k1",
+		"TRELLIS_MODEL_FAST=openai:gpt-4o-mini", "OPENAI_API_KEY=k2",
+		"TRELLIS_MODEL_SUMMARY=openai-compatible:llama3.1@http://127.0.0.1:11434/v1",
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := roles.Default().(*anthropic.Model); !ok {
+		t.Errorf("default = %T", roles.Default())
+	}
+	if _, ok := roles.For("FAST").(*openai.Model); !ok {
+		t.Errorf("fast = %T", roles.For("fast"))
+	}
+	if _, ok := roles.For(model.RoleStrong).(*anthropic.Model); !ok {
+		t.Errorf("strong should fall back to the default, got %T", roles.For(model.RoleStrong))
+	}
+	if roles.Spec("summary") != "openai-compatible:llama3.1@http://127.0.0.1:11434/v1" {
+		t.Errorf("summary spec = %q", roles.Spec("summary"))
+	}
+}
+
+func TestMissingKeyFailsAtStartNamingVariable(t *testing.T) {
+	_, err := provider.FromEnv(env(map[string]string{"TRELLIS_MODEL_STRONG": "anthropic:claude-sonnet-4-5"}), nil)
+	if !errors.Is(err, model.ErrMissingKey) || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") || !strings.Contains(err.Error(), "TRELLIS_MODEL_STRONG") {
+		t.Fatalf("err = %v", err)
+	}
+	_, err = provider.FromEnv(env(map[string]string{"TRELLIS_MODEL": "openai:gpt-4o"}), nil)
+	if !errors.Is(err, model.ErrMissingKey) || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestBadSettings(t *testing.T) {
+	for _, v := range []string{"gpt-4o", "openai:", "azure:gpt-4o", "openai-compatible:llama3.1", "openai-compatible:llama3.1@localhost:11434", "openai:gpt-4o@ftp://x"} {
+		_, err := provider.Open("TRELLIS_MODEL", v, env(map[string]string{"OPENAI_API_KEY": "k"}), nil)
+		if !errors.Is(err, model.ErrConfig) || !strings.Contains(err.Error(), "TRELLIS_MODEL=") {
+			t.Errorf("%q: err = %v", v, err)
+		}
+	}
+}
+
+func TestOpenAIBaseURLFromEnvironmentReachesServer(t *testing.T) {
+	srv := modeltest.NewOpenAI(t, modeltest.Reply{Text: "hello from the wire"})
+	m, err := provider.Open("TRELLIS_MODEL", "openai:gpt-4o-mini", env(map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": srv.URL + "/v1"}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := m.Generate(context.Background(), &model.Request{Messages: []message.Message{message.User("hi")}})
+	if err != nil || resp.Message.Content != "hello from the wire" {
+		t.Fatalf("%v %+v", err, resp)
+	}
+	if got := srv.Requests()[0].Header.Get("Authorization"); got != "Bearer k" {
+		t.Errorf("auth header = %q", got)
+	}
+}
