@@ -27,6 +27,8 @@ type Config struct {
 	Benchtime string
 	// Budget bounds the LangGraph.js timed runs of one workload, in seconds.
 	Budget float64
+	// MemRuns is the iteration count of the Go sides' memory process.
+	MemRuns int
 	// Peers are the peers to run: "langgraphjs", "eino".
 	Peers []string
 	// Root is the trellis module's root directory.
@@ -58,6 +60,7 @@ func ParseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&filter, "filter", "", "regular expression selecting workloads by `name/variant`, e.g. 'sequential|wide_state_25'")
 	fs.StringVar(&c.Out, "out", "", "also write the Markdown report to this `file`")
 	fs.StringVar(&c.Benchtime, "benchtime", "", "-test.benchtime for the Go benchmarks (default Go's 1s); a duration is also the LangGraph.js peer's least warm-up and timed time")
+	fs.IntVar(&c.MemRuns, "memruns", 5, "iterations of the separate process measuring a Go benchmark's peak RSS; 0 takes it from the timing process")
 	fs.Float64Var(&c.Budget, "budget", 60, "at most this many `seconds` of LangGraph.js runs per workload after the third")
 	fs.StringVar(&peers, "peers", strings.Join(knownPeers, ","), "comma-separated peers to run; empty for trellis alone")
 	fs.StringVar(&root, "root", "", "trellis module root (default "+defaultRootNote+")")
@@ -70,6 +73,9 @@ func ParseFlags(args []string, stderr io.Writer) (Config, error) {
 	}
 	if c.Runs < 1 {
 		return Config{}, fmt.Errorf("-runs %d: want at least 1", c.Runs)
+	}
+	if c.MemRuns < 0 {
+		return Config{}, fmt.Errorf("-memruns %d: want 0 or more", c.MemRuns)
 	}
 	if !(c.Budget > 0) {
 		return Config{}, fmt.Errorf("-budget %v: want a positive number of seconds", c.Budget)
@@ -197,7 +203,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	goOpts := GoBenchOptions{Count: c.Runs, Benchtime: c.Benchtime}
+	goOpts := GoBenchOptions{Count: c.Runs, Benchtime: c.Benchtime, MemRuns: c.MemRuns}
 	jsOpts := JSOptions{Runs: c.Runs, Budget: c.Budget}
 	if d, err := time.ParseDuration(c.Benchtime); err == nil {
 		jsOpts.MinTime = d.Seconds()

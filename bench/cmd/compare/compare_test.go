@@ -130,6 +130,7 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-filter", "no_such_workload"}, "matches no workload"},
 		{[]string{"-peers", "langgraphjs,crewai"}, `unknown peer "crewai"`},
 		{[]string{"-budget", "0"}, "want a positive number of seconds"},
+		{[]string{"-memruns", "-1"}, "-memruns -1: want 0 or more"},
 		{[]string{"-benchtime", "soon"}, "want a duration"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {
@@ -331,6 +332,20 @@ func BenchmarkFake(b *testing.B) {
 	})
 	b.Run("checkpoint", func(b *testing.B) { b.Fatal("broken on purpose") })
 }
+
+// BenchmarkGrow keeps 1 MiB per iteration, like a saver keeping every
+// run's thread.
+var kept [][]byte
+
+func BenchmarkGrow(b *testing.B) {
+	for b.Loop() {
+		m := make([]byte, 1<<20)
+		for i := range m {
+			m[i] = 1
+		}
+		kept = append(kept, m)
+	}
+}
 `)
 	gb, err := BuildGoBench(ctx, "fake", dir, t.TempDir(), io.Discard)
 	if err != nil {
@@ -347,6 +362,18 @@ func BenchmarkFake(b *testing.B) {
 	}
 	if r.Runs != 3 || r.MedianNs <= 0 || r.BytesPerOp < 1<<20 || r.PeakRSS <= 0 {
 		t.Errorf("result %+v: want 3 runs, a positive median, >= 1 MiB/op and a peak RSS", r)
+	}
+
+	// Peak RSS from the timing process grows with the iterations; the
+	// memory process runs a fixed few.
+	grow := gb.Run(ctx, "BenchmarkGrow", GoBenchOptions{Count: 1, Benchtime: "100x"})
+	fixed := gb.Run(ctx, "BenchmarkGrow", GoBenchOptions{Count: 1, Benchtime: "100x", MemRuns: 2})
+	if !grow.OK() || !fixed.OK() {
+		t.Fatalf("BenchmarkGrow: %q, %q", grow.Missing, fixed.Missing)
+	}
+	if grow.PeakRSS < 100<<20 || fixed.PeakRSS > 50<<20 {
+		t.Errorf("peak RSS %d MiB from the timing process (want >= 100), %d MiB from the memory process (want <= 50)",
+			grow.PeakRSS>>20, fixed.PeakRSS>>20)
 	}
 
 	if r := gb.Run(ctx, "BenchmarkFake/checkpoint", opts); r.OK() || !strings.Contains(r.Missing, "failed") {

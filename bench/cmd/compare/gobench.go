@@ -79,6 +79,12 @@ type GoBenchOptions struct {
 	Count int
 	// Benchtime is -test.benchtime; "" keeps Go's default (1s).
 	Benchtime string
+	// MemRuns is the iteration count of the separate process that measures
+	// peak RSS (-test.benchtime=MemRunsx); 0 takes the peak RSS of the timing
+	// process instead. A separate, fixed count matters because a benchmark
+	// whose saver keeps every run's thread grows with b.N: the faster the
+	// runtime, the more runs in a second, the more memory.
+	MemRuns int
 }
 
 // Run measures the benchmark at path ("BenchmarkX/variant") in a process of
@@ -88,16 +94,42 @@ func (gb *GoBench) Run(ctx context.Context, path string, opts GoBenchOptions) Re
 	if gb.Binary == "" {
 		return missing("%s", gb.Unavailable)
 	}
-	args := []string{
+	fmt.Fprintf(gb.Log, "compare: %s %s\n", gb.Label, path)
+	extra := []string{"-test.count=" + strconv.Itoa(opts.Count)}
+	if opts.Benchtime != "" {
+		extra = append(extra, "-test.benchtime="+opts.Benchtime)
+	}
+	lines, rss, miss := gb.exec(ctx, path, extra)
+	if miss != "" {
+		return missing("%s", miss)
+	}
+	var samples []float64
+	var bytesOp, allocsOp float64
+	for _, l := range lines {
+		samples = append(samples, l.NsPerOp)
+		bytesOp, allocsOp = l.BytesPerOp, l.AllocsPerOp
+	}
+	r := summarize(samples)
+	r.BytesPerOp, r.AllocsPerOp = bytesOp, allocsOp
+	r.PeakRSS = rss
+	if opts.MemRuns > 0 {
+		_, rss, miss := gb.exec(ctx, path, []string{"-test.count=1", "-test.benchtime=" + strconv.Itoa(opts.MemRuns) + "x"})
+		if miss != "" {
+			return missing("%s (measuring memory)", miss)
+		}
+		r.PeakRSS = rss
+	}
+	return r
+}
+
+// exec runs the benchmark at path once with the extra flags and returns its
+// result lines and peak RSS, or why there are none.
+func (gb *GoBench) exec(ctx context.Context, path string, extra []string) ([]GoBenchLine, int64, string) {
+	args := append([]string{
 		"-test.run=^$",
 		"-test.bench=" + benchPattern(path),
 		"-test.benchmem",
-		"-test.count=" + strconv.Itoa(opts.Count),
-	}
-	if opts.Benchtime != "" {
-		args = append(args, "-test.benchtime="+opts.Benchtime)
-	}
-	fmt.Fprintf(gb.Log, "compare: %s %s\n", gb.Label, path)
+	}, extra...)
 	cmd := exec.CommandContext(ctx, gb.Binary, args...)
 	cmd.Dir = gb.Dir
 	var out bytes.Buffer
@@ -105,32 +137,25 @@ func (gb *GoBench) Run(ctx context.Context, path string, opts GoBenchOptions) Re
 	cmd.Stderr = &out
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		return missing("interrupted")
+		return nil, 0, "interrupted"
 	}
 	if err != nil {
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) {
-			return missing("cannot run %s: %v", gb.Binary, err)
+			return nil, 0, fmt.Sprintf("cannot run %s: %v", gb.Binary, err)
 		}
-		return missing("%s failed (%v): %s", path, err, lastLines(out.String(), 3))
+		return nil, 0, fmt.Sprintf("%s failed (%v): %s", path, err, lastLines(out.String(), 3))
 	}
-	lines := ParseGoBench(out.String())
-	var samples []float64
-	var bytesOp, allocsOp float64
-	for _, l := range lines {
-		if !benchNameMatches(l.Name, path) {
-			continue
+	var lines []GoBenchLine
+	for _, l := range ParseGoBench(out.String()) {
+		if benchNameMatches(l.Name, path) {
+			lines = append(lines, l)
 		}
-		samples = append(samples, l.NsPerOp)
-		bytesOp, allocsOp = l.BytesPerOp, l.AllocsPerOp
 	}
-	if len(samples) == 0 {
-		return missing("no benchmark %s in %s yet", path, gb.Dir)
+	if len(lines) == 0 {
+		return nil, 0, fmt.Sprintf("no benchmark %s in %s yet", path, gb.Dir)
 	}
-	r := summarize(samples)
-	r.BytesPerOp, r.AllocsPerOp = bytesOp, allocsOp
-	r.PeakRSS = peakRSS(cmd.ProcessState)
-	return r
+	return lines, peakRSS(cmd.ProcessState), ""
 }
 
 // benchPattern anchors each level of a benchmark path, so that
