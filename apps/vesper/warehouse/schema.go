@@ -185,7 +185,7 @@ func (d Dialect) createTable(v View) string {
 
 // indexes are the ones the tools' queries need to stay fast.
 var indexes = map[string][]string{
-	"mc_dayahead":         {"composite_key, year, month, hour"},
+	"mc_dayahead":         {"file_info_key, hubzone_key, year, month"},
 	"mc_vendor_files":     {"vendor, market, hubzone"},
 	"pbi_activity_events": {"tenant_id, activity_date"},
 	"per_project":         {"tenant_id, name"},

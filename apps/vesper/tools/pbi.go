@@ -1,0 +1,274 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// DateRangeArgs is an inclusive date range; empty ends mean the 30 days up
+// to today.
+type DateRangeArgs struct {
+	Start string `json:"date_range_start,omitempty" jsonschema:"First day, ISO date e.g. 2025-01-01; default 30 days ago"`
+	End   string `json:"date_range_end,omitempty" jsonschema:"Last day, ISO date e.g. 2025-01-31; default today"`
+}
+
+func (k *Toolkit) dateRange(toolName string, a DateRangeArgs) (start, end time.Time, err error) {
+	now := k.now().UTC()
+	end = time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	if a.End != "" {
+		if end, err = parseDate(toolName, "date_range_end", a.End); err != nil {
+			return
+		}
+	}
+	start = end.AddDate(0, 0, -29)
+	if a.Start != "" {
+		if start, err = parseDate(toolName, "date_range_start", a.Start); err != nil {
+			return
+		}
+	}
+	if start.After(end) {
+		err = &ArgError{Tool: toolName, Arg: "date_range_start", Problem: fmt.Sprintf("%s is after the end %s", start.Format("2006-01-02"), end.Format("2006-01-02")), Hint: "swap the dates"}
+	}
+	return
+}
+
+func topN(toolName string, n int) (int, error) {
+	if n == 0 {
+		return 10, nil
+	}
+	if n < 1 || n > 100 {
+		return 0, &ArgError{Tool: toolName, Arg: "top_n", Problem: fmt.Sprintf("%d is out of range", n), Hint: "give 1 to 100"}
+	}
+	return n, nil
+}
+
+// TopReportsArgs are the arguments of get_top_reports_by_views.
+type TopReportsArgs struct {
+	DateRangeArgs
+	TopN int `json:"top_n,omitempty" jsonschema:"How many reports to return, 1-100; default 10"`
+}
+
+// ReportViews is one report's views in the range.
+type ReportViews struct {
+	ReportName    string `json:"report_name"`
+	Workspace     string `json:"workspace_name"`
+	TotalViews    int64  `json:"total_views"`
+	UniqueViewers int64  `json:"unique_viewers"`
+}
+
+// TopReportsResult is the result of get_top_reports_by_views.
+type TopReportsResult struct {
+	Start   string        `json:"date_range_start"`
+	End     string        `json:"date_range_end"`
+	Reports []ReportViews `json:"data"`
+	Meta
+}
+
+// GetTopReportsByViews returns the most viewed Power BI reports of the
+// caller's tenant in a date range.
+func (k *Toolkit) GetTopReportsByViews(ctx context.Context, a TopReportsArgs) (*TopReportsResult, error) {
+	const name = "get_top_reports_by_views"
+	p, err := caller(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	start, end, err := k.dateRange(name, a.DateRangeArgs)
+	if err != nil {
+		return nil, err
+	}
+	n, err := topN(name, a.TopN)
+	if err != nil {
+		return nil, err
+	}
+	var q query
+	q.where("tenant_id = ?", p.Tenant) // row-level scoping applies too; this states the intent
+	q.where("activity_type = 'ViewReport'")
+	q.where("activity_date BETWEEN ? AND ?", start.Format("2006-01-02"), end.Format("2006-01-02"))
+	limit := q.arg(n)
+	res, err := k.w.Query(ctx, p.Tenant, `SELECT report_name, workspace_name, COUNT(*) AS total_views, COUNT(DISTINCT user_email)
+		FROM pbi_activity_events `+q.clause()+`
+		GROUP BY report_name, workspace_name ORDER BY total_views DESC, report_name LIMIT `+limit, q.args...)
+	if err != nil {
+		return nil, err
+	}
+	out := &TopReportsResult{Start: start.Format("2006-01-02"), End: end.Format("2006-01-02"), Reports: []ReportViews{},
+		Meta: Meta{ReportKey: "pbi_usage_metrics_report", Searched: fmt.Sprintf("report views from %s to %s", start.Format("2006-01-02"), end.Format("2006-01-02"))}}
+	out.fromResult(res)
+	for _, r := range res.Rows {
+		out.Reports = append(out.Reports, ReportViews{ReportName: str(r[0]), Workspace: str(r[1]), TotalViews: integer(r[2]), UniqueViewers: integer(r[3])})
+	}
+	return out, nil
+}
+
+// TopUsersArgs are the arguments of get_top_users.
+type TopUsersArgs struct {
+	DateRangeArgs
+	TopN       int    `json:"top_n,omitempty" jsonschema:"How many users to return, 1-100; default 10"`
+	ReportName string `json:"report_name,omitempty" jsonschema:"Only views of this report"`
+}
+
+// UserActivity is one user's views in the range.
+type UserActivity struct {
+	UserEmail     string `json:"user_email"`
+	TotalViews    int64  `json:"total_views"`
+	UniqueReports int64  `json:"unique_reports_viewed"`
+	LastActivity  string `json:"last_activity"`
+}
+
+// TopUsersResult is the result of get_top_users.
+type TopUsersResult struct {
+	Start string         `json:"date_range_start"`
+	End   string         `json:"date_range_end"`
+	Users []UserActivity `json:"data"`
+	Meta
+}
+
+// GetTopUsers returns the most active Power BI users of the caller's tenant.
+func (k *Toolkit) GetTopUsers(ctx context.Context, a TopUsersArgs) (*TopUsersResult, error) {
+	const name = "get_top_users"
+	p, err := caller(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	start, end, err := k.dateRange(name, a.DateRangeArgs)
+	if err != nil {
+		return nil, err
+	}
+	n, err := topN(name, a.TopN)
+	if err != nil {
+		return nil, err
+	}
+	var q query
+	q.where("tenant_id = ?", p.Tenant)
+	q.where("activity_type = 'ViewReport'")
+	q.where("activity_date BETWEEN ? AND ?", start.Format("2006-01-02"), end.Format("2006-01-02"))
+	searched := fmt.Sprintf("report viewers from %s to %s", start.Format("2006-01-02"), end.Format("2006-01-02"))
+	if r := strings.TrimSpace(a.ReportName); r != "" {
+		q.where("LOWER(report_name) = LOWER(?)", r)
+		searched += " of " + r
+	}
+	limit := q.arg(n)
+	res, err := k.w.Query(ctx, p.Tenant, `SELECT user_email, COUNT(*) AS total_views, COUNT(DISTINCT report_name), MAX(activity_date)
+		FROM pbi_activity_events `+q.clause()+`
+		GROUP BY user_email ORDER BY total_views DESC, user_email LIMIT `+limit, q.args...)
+	if err != nil {
+		return nil, err
+	}
+	out := &TopUsersResult{Start: start.Format("2006-01-02"), End: end.Format("2006-01-02"), Users: []UserActivity{},
+		Meta: Meta{ReportKey: "pbi_usage_metrics_report", Searched: searched}}
+	out.fromResult(res)
+	for _, r := range res.Rows {
+		out.Users = append(out.Users, UserActivity{UserEmail: str(r[0]), TotalViews: integer(r[1]), UniqueReports: integer(r[2]), LastActivity: date(r[3])})
+	}
+	return out, nil
+}
+
+// UsageTrendArgs are the arguments of get_report_usage_trend.
+type UsageTrendArgs struct {
+	ReportName string `json:"report_name,omitempty" jsonschema:"Report to follow; empty for all reports"`
+	Start      string `json:"date_range_start,omitempty" jsonschema:"First day, ISO date; default a year before the end"`
+	End        string `json:"date_range_end,omitempty" jsonschema:"Last day, ISO date; default today"`
+	Period     string `json:"period,omitempty" jsonschema:"Bucket size: month (default) or week"`
+}
+
+// UsagePoint is the views of one period.
+type UsagePoint struct {
+	Period string `json:"period"` // first day of the period, YYYY-MM-DD
+	Views  int64  `json:"views"`
+}
+
+// UsageTrendResult is the result of get_report_usage_trend.
+type UsageTrendResult struct {
+	ReportName string       `json:"report_name,omitempty"`
+	Period     string       `json:"period"`
+	Points     []UsagePoint `json:"data"`
+	Meta
+}
+
+// GetReportUsageTrend returns report views per month (or week): the usage
+// trend of one report or of all.
+func (k *Toolkit) GetReportUsageTrend(ctx context.Context, a UsageTrendArgs) (*UsageTrendResult, error) {
+	const name = "get_report_usage_trend"
+	p, err := caller(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	period := strings.ToLower(strings.TrimSpace(a.Period))
+	if period == "" {
+		period = "month"
+	}
+	if period != "month" && period != "week" {
+		return nil, &ArgError{Tool: name, Arg: "period", Problem: fmt.Sprintf("%q is not a period", a.Period), Hint: "use month or week"}
+	}
+	rng := DateRangeArgs{Start: a.Start, End: a.End}
+	if rng.Start == "" {
+		end := k.now().UTC()
+		if a.End != "" {
+			if t, err := parseDate(name, "date_range_end", a.End); err == nil {
+				end = t
+			}
+		}
+		rng.Start = end.AddDate(-1, 0, 1).Format("2006-01-02")
+	}
+	start, end, err := k.dateRange(name, rng)
+	if err != nil {
+		return nil, err
+	}
+	if end.Sub(start) > 3*366*24*time.Hour {
+		return nil, &ArgError{Tool: name, Arg: "date_range_start", Problem: "the range is longer than three years", Hint: "ask for at most three years"}
+	}
+	report := strings.TrimSpace(a.ReportName)
+	build := func(from, to time.Time) query {
+		var q query
+		q.where("tenant_id = ?", p.Tenant)
+		q.where("activity_type = 'ViewReport'")
+		q.where("activity_date BETWEEN ? AND ?", from.Format("2006-01-02"), to.Format("2006-01-02"))
+		if report != "" {
+			q.where("LOWER(report_name) = LOWER(?)", report)
+		}
+		return q
+	}
+	// daily counts, bucketed here (portable across dialects), one year per
+	// query so that no query comes near the row cap
+	out := &UsageTrendResult{ReportName: report, Period: period, Points: []UsagePoint{}, Meta: Meta{ReportKey: "pbi_usage_metrics_report",
+		Searched: fmt.Sprintf("views per %s from %s to %s", period, start.Format("2006-01-02"), end.Format("2006-01-02"))}}
+	if report != "" {
+		out.Searched += " of " + report
+	}
+	buckets := map[string]int64{}
+	var order []string
+	for from := start; !from.After(end); from = from.AddDate(1, 0, 0) {
+		to := from.AddDate(1, 0, -1)
+		if to.After(end) {
+			to = end
+		}
+		qq := build(from, to)
+		res, err := k.w.Query(ctx, p.Tenant, `SELECT activity_date, COUNT(*) FROM pbi_activity_events `+qq.clause()+
+			` GROUP BY activity_date ORDER BY activity_date`, qq.args...)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range res.Rows {
+			d, err := time.Parse("2006-01-02", date(r[0]))
+			if err != nil {
+				continue
+			}
+			var key string
+			if period == "month" {
+				key = time.Date(d.Year(), d.Month(), 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02")
+			} else {
+				key = d.AddDate(0, 0, -((int(d.Weekday()) + 6) % 7)).Format("2006-01-02") // Monday
+			}
+			if _, ok := buckets[key]; !ok {
+				order = append(order, key)
+			}
+			buckets[key] += integer(r[1])
+		}
+	}
+	for _, key := range order {
+		out.Points = append(out.Points, UsagePoint{Period: key, Views: buckets[key]})
+	}
+	return out, nil
+}
