@@ -138,6 +138,11 @@ func (l *loop[S]) nextNames() []string {
 // where the reducer allows it and the budget is not spent, the full value otherwise.
 func (l *loop[S]) blobs() ([]checkpoint.Blob, error) {
 	var out []checkpoint.Blob
+	var enc blobEncoder
+	if l.blobHint > 0 {
+		enc.buf = make([]byte, 0, l.blobHint+l.blobHint/4)
+	}
+	defer func() { l.blobHint = max(l.blobHint, len(enc.buf)) }()
 	for _, ch := range l.sc.channels {
 		tr := &l.tracks[ch.pos]
 		if !tr.dirty {
@@ -152,9 +157,9 @@ func (l *loop[S]) blobs() ([]checkpoint.Blob, error) {
 				if i > 0 {
 					buf.WriteByte(',')
 				}
-				data, err := encodeJSON(fmt.Sprintf("an update of state key %q", ch.name), u.Interface())
+				data, err := enc.marshal(u.Interface())
 				if err != nil {
-					return nil, err
+					return nil, fmt.Errorf("graph: an update of state key %q cannot be stored as JSON: %w", ch.name, err)
 				}
 				buf.Write(data)
 			}
@@ -165,9 +170,9 @@ func (l *loop[S]) blobs() ([]checkpoint.Blob, error) {
 			}
 		}
 		if b.Data == nil {
-			data, err := encodeJSON(fmt.Sprintf("state key %q", ch.name), l.state.Field(ch.index).Interface())
+			data, err := enc.marshal(l.state.Field(ch.index).Interface())
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("graph: state key %q cannot be stored as JSON: %w", ch.name, err)
 			}
 			b.Data = data
 			tr.base, tr.chain = len(data), 0
@@ -312,6 +317,9 @@ func (l *loop[S]) restore(tuple *checkpoint.Tuple) error {
 			if len(chain) > len(tuple.Blobs) {
 				return fmt.Errorf("graph: thread %q checkpoint %s: the blobs of %q form a cycle", l.threadID, cp.ID, name)
 			}
+		}
+		if len(chain) == 0 {
+			return fmt.Errorf("graph: thread %q checkpoint %s: state key %q is listed with an empty version (the stored checkpoint is corrupt)", l.threadID, cp.ID, name)
 		}
 		full := chain[len(chain)-1]
 		val, err := ch.decodeValue(full.Data)

@@ -142,6 +142,7 @@ type loop[S any] struct {
 	// unsaved: with exit durability, a checkpoint is due but held back until the run ends.
 	unsaved       bool
 	unsavedSource checkpoint.Source
+	blobHint      int // the largest checkpoint encoded so far, to size the next one's buffer
 	before        map[string]bool
 	after         map[string]bool
 }
