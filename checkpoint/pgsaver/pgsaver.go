@@ -471,7 +471,7 @@ WHERE b.space = $1 AND NOT EXISTS (SELECT 1 FROM needed n WHERE n.channel = b.ch
 // thread wait for it rather than interleave with it.
 func (s *Saver) Prune(ctx context.Context, req checkpoint.PruneRequest) error {
 	if req.Keep < 1 {
-		return &Error{Op: "prune", ThreadID: req.ThreadID, Err: fmt.Errorf("Keep is %d; it must be at least 1", req.Keep), Hint: "to remove the whole thread, use DeleteThread"}
+		return &Error{Op: "prune", ThreadID: req.ThreadID, Err: fmt.Errorf("the number of checkpoints to keep is %d; it must be at least 1", req.Keep), Hint: "to remove the whole thread, use DeleteThread"}
 	}
 	err := s.begin(ctx)
 	if err == nil {

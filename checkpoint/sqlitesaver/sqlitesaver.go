@@ -59,9 +59,40 @@ func (o *Options) withDefaults() (Options, error) {
 // Saver is a [checkpoint.Saver] on a SQLite database. It is safe for concurrent use, also by
 // several processes sharing one database file.
 type Saver struct {
-	db   *sql.DB
-	opts Options
-	own  bool // Close closes db
+	db    *sql.DB
+	opts  Options
+	own   bool // Close closes db
+	stmts map[string]*sql.Stmt
+}
+
+// Statements prepared once per connection (database/sql keeps them per connection): parsing
+// the SQL is most of the cost of a small query in SQLite.
+var statements = map[string]string{
+	"casMove":   "UPDATE trellis_checkpoint_spaces SET head = ?1 WHERE thread_id = ?2 AND ns = ?3 AND head = ?4 RETURNING id",
+	"casCreate": "INSERT INTO trellis_checkpoint_spaces (thread_id, ns, head) SELECT ?2, ?3, ?1 WHERE ?4 = '' ON CONFLICT (thread_id, ns) DO NOTHING RETURNING id",
+	"head":      "SELECT head FROM trellis_checkpoint_spaces WHERE thread_id = ? AND ns = ?",
+	"insertCheckpoint": `INSERT INTO trellis_checkpoints (space, id, parent_id, step, source, created_at, state, metadata)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+	"upsertBlob": `INSERT INTO trellis_checkpoint_blobs (space, channel, version, base, data) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (space, channel, version) DO UPDATE SET base = excluded.base, data = excluded.data`,
+	"deleteTaskWrites": `DELETE FROM trellis_checkpoint_writes
+WHERE space = (SELECT id FROM trellis_checkpoint_spaces WHERE thread_id = ?1 AND ns = ?2) AND checkpoint_id = ?3 AND task_id = ?4`,
+	"checkpointSpace": `SELECT s.id FROM trellis_checkpoint_spaces s JOIN trellis_checkpoints c ON c.space = s.id
+WHERE s.thread_id = ? AND s.ns = ? AND c.id = ?`,
+	"insertWrite": "INSERT INTO trellis_checkpoint_writes (space, checkpoint_id, task_id, channel, value) VALUES (?, ?, ?, ?, ?)",
+	"getNewest": `SELECT c.space, c.id, c.parent_id, c.step, c.source, c.created_at, c.state, c.metadata
+FROM trellis_checkpoint_spaces s JOIN trellis_checkpoints c ON c.space = s.id
+WHERE s.thread_id = ? AND s.ns = ? ORDER BY c.id DESC LIMIT 1`,
+	"getByID": `SELECT c.space, c.id, c.parent_id, c.step, c.source, c.created_at, c.state, c.metadata
+FROM trellis_checkpoint_spaces s JOIN trellis_checkpoints c ON c.space = s.id
+WHERE s.thread_id = ? AND s.ns = ? AND c.id = ?`,
+	"chain":   chainQuery,
+	"pending": "SELECT task_id, channel, value FROM trellis_checkpoint_writes WHERE space = ? AND checkpoint_id = ? ORDER BY seq",
+}
+
+// stmt returns the prepared statement name bound to tx.
+func (s *Saver) stmt(ctx context.Context, tx *sql.Tx, name string) *sql.Stmt {
+	return tx.StmtContext(ctx, s.stmts[name])
 }
 
 var _ checkpoint.Saver = (*Saver)(nil)
@@ -110,7 +141,22 @@ func New(ctx context.Context, db *sql.DB, opts *Options) (*Saver, error) {
 	if err := Migrate(ctx, db); err != nil {
 		return nil, err
 	}
-	return &Saver{db: db, opts: o}, nil
+	saver := &Saver{db: db, opts: o, stmts: map[string]*sql.Stmt{}}
+	for name, q := range statements {
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			saver.closeStmts()
+			return nil, wrap(ctx, "open", "", fmt.Errorf("preparing %s: %w", name, err))
+		}
+		saver.stmts[name] = st
+	}
+	return saver, nil
+}
+
+func (s *Saver) closeStmts() {
+	for _, st := range s.stmts {
+		st.Close()
+	}
 }
 
 // DB returns the database the saver uses.
@@ -118,15 +164,16 @@ func (s *Saver) DB() *sql.DB { return s.db }
 
 // Close closes the database if [Open] opened it; a saver made by [New] leaves it open.
 func (s *Saver) Close() error {
+	s.closeStmts()
 	if s.own {
 		return s.db.Close()
 	}
 	return nil
 }
 
-// inTx runs fn inside BEGIN IMMEDIATE ... COMMIT on conn. IMMEDIATE takes the write lock up
-// front (waiting up to the busy timeout), so what fn reads cannot change before it writes: this
-// is what makes the head compare-and-swap atomic across connections and processes.
+// inTx runs fn inside BEGIN IMMEDIATE ... COMMIT on conn, for migrations: IMMEDIATE takes the
+// write lock up front (waiting up to the busy timeout), so two processes migrating at once run
+// one after the other.
 func inTx(ctx context.Context, conn *sql.Conn, fn func() error) (err error) {
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return err
@@ -146,32 +193,24 @@ func inTx(ctx context.Context, conn *sql.Conn, fn func() error) (err error) {
 	return fn()
 }
 
-// write runs fn in an immediate transaction on a connection of its own.
-func (s *Saver) write(ctx context.Context, fn func(conn *sql.Conn) error) error {
+// write runs fn in a transaction and commits it if fn returns nil. fn's first statement must
+// write: SQLite then takes the write lock at once, waiting up to the busy timeout for another
+// writer, and holds it to the commit, so what fn reads afterwards cannot change before it writes.
+// That is what makes the head compare-and-swap atomic across connections and processes. (A
+// transaction that reads first and writes later could instead fail with SQLITE_BUSY at once.)
+func (s *Saver) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	conn, err := s.db.Conn(ctx)
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	return inTx(ctx, conn, func() error { return fn(conn) })
-}
-
-// space looks up the ID and head of a thread namespace; ok is false when it has none.
-func space(ctx context.Context, q querier, threadID, ns string) (id int64, head string, ok bool, err error) {
-	err = q.QueryRowContext(ctx, "SELECT id, head FROM trellis_checkpoint_spaces WHERE thread_id = ? AND ns = ?", threadID, ns).Scan(&id, &head)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, "", false, nil
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
 	}
-	return id, head, err == nil, err
-}
-
-type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	return tx.Commit()
 }
 
 // Put implements [checkpoint.Saver].
@@ -190,41 +229,49 @@ func (s *Saver) Put(ctx context.Context, req checkpoint.PutRequest) error {
 	if err != nil {
 		return &Error{Op: "put", ThreadID: req.ThreadID, Err: err}
 	}
-	err = s.write(ctx, func(conn *sql.Conn) error {
-		id, head, ok, err := space(ctx, conn, req.ThreadID, req.NS)
-		if err != nil {
-			return err
+	errRetry := errors.New("retry")
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		// The compare-and-swap comes first: it is the write that takes the lock.
+		var id int64
+		cas := "casMove"
+		if req.Head == "" {
+			cas = "casCreate"
 		}
-		switch {
-		case head == cp.ID:
-			return nil // a retry of a put that committed but whose reply was lost
-		case head != req.Head:
-			return conflict(req.ThreadID, req.NS, req.Head, head)
-		case !ok:
-			err = conn.QueryRowContext(ctx, "INSERT INTO trellis_checkpoint_spaces (thread_id, ns, head) VALUES (?, ?, ?) RETURNING id",
-				req.ThreadID, req.NS, cp.ID).Scan(&id)
-		default:
-			_, err = conn.ExecContext(ctx, "UPDATE trellis_checkpoint_spaces SET head = ? WHERE id = ?", cp.ID, id)
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := conn.ExecContext(ctx, `INSERT INTO trellis_checkpoints (space, id, parent_id, step, source, created_at, state, metadata)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, r.ID, r.ParentID, r.Step, r.Source, r.CreatedAt, string(r.State), nullText(r.Metadata)); err != nil {
-			return err
-		}
-		for _, b := range req.Blobs {
-			data := b.Data
-			if data == nil {
-				data = []byte{}
-			}
-			if _, err := conn.ExecContext(ctx, `INSERT INTO trellis_checkpoint_blobs (space, channel, version, base, data) VALUES (?, ?, ?, ?, ?)
-ON CONFLICT (space, channel, version) DO UPDATE SET base = excluded.base, data = excluded.data`, id, b.Channel, b.Version, b.Base, data); err != nil {
+		err := s.stmt(ctx, tx, cas).QueryRowContext(ctx, cp.ID, req.ThreadID, req.NS, req.Head).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			var head string
+			err := s.stmt(ctx, tx, "head").QueryRowContext(ctx, req.ThreadID, req.NS).Scan(&head)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
+			}
+			if head == cp.ID {
+				return errRetry // a retry of a put that committed but whose reply was lost
+			}
+			return conflict(req.ThreadID, req.NS, req.Head, head)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := s.stmt(ctx, tx, "insertCheckpoint").ExecContext(ctx, id, r.ID, r.ParentID, r.Step, r.Source, r.CreatedAt, string(r.State), nullText(r.Metadata)); err != nil {
+			return err
+		}
+		if len(req.Blobs) > 0 {
+			upsert := s.stmt(ctx, tx, "upsertBlob")
+			for _, b := range req.Blobs {
+				data := b.Data
+				if data == nil {
+					data = []byte{}
+				}
+				if _, err := upsert.ExecContext(ctx, id, b.Channel, b.Version, b.Base, data); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
 	})
+	if err == errRetry {
+		return nil
+	}
 	return wrap(ctx, "put", req.ThreadID, err)
 }
 
@@ -238,24 +285,24 @@ func nullText(b []byte) any {
 // PutWrites implements [checkpoint.Saver].
 func (s *Saver) PutWrites(ctx context.Context, req checkpoint.WritesRequest) error {
 	ref := req.Ref
-	err := s.write(ctx, func(conn *sql.Conn) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := s.stmt(ctx, tx, "deleteTaskWrites").ExecContext(ctx, ref.ThreadID, ref.NS, ref.CheckpointID, req.TaskID); err != nil {
+			return err
+		}
 		var id int64
-		err := conn.QueryRowContext(ctx, `SELECT s.id FROM trellis_checkpoint_spaces s JOIN trellis_checkpoints c ON c.space = s.id
-WHERE s.thread_id = ? AND s.ns = ? AND c.id = ?`, ref.ThreadID, ref.NS, ref.CheckpointID).Scan(&id)
+		err := s.stmt(ctx, tx, "checkpointSpace").QueryRowContext(ctx, ref.ThreadID, ref.NS, ref.CheckpointID).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound("thread %q namespace %q has no checkpoint %q", ref.ThreadID, ref.NS, ref.CheckpointID)
 		}
 		if err != nil {
 			return err
 		}
-		if _, err := conn.ExecContext(ctx, "DELETE FROM trellis_checkpoint_writes WHERE space = ? AND checkpoint_id = ? AND task_id = ?",
-			id, ref.CheckpointID, req.TaskID); err != nil {
-			return err
-		}
-		for _, w := range req.Writes {
-			if _, err := conn.ExecContext(ctx, "INSERT INTO trellis_checkpoint_writes (space, checkpoint_id, task_id, channel, value) VALUES (?, ?, ?, ?, ?)",
-				id, ref.CheckpointID, req.TaskID, w.Channel, w.Value); err != nil {
-				return err
+		if len(req.Writes) > 0 {
+			insert := s.stmt(ctx, tx, "insertWrite")
+			for _, w := range req.Writes {
+				if _, err := insert.ExecContext(ctx, id, ref.CheckpointID, req.TaskID, w.Channel, w.Value); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -272,19 +319,24 @@ func (s *Saver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 	return t, nil
 }
 
+// chainQuery returns the blobs of a checkpoint's channel versions and, for deltas, the blobs
+// below them down to a full one. The recursion walks keys only (UNION compares whole rows, and
+// also stops a chain that loops); each blob's data is read once at the end. CROSS JOIN fixes the
+// join order: SQLite would otherwise be free to scan a thread's blobs and parse the checkpoint's
+// versions once per blob.
 const chainQuery = `
-WITH RECURSIVE chain (channel, version, base, data) AS (
-	SELECT b.channel, b.version, b.base, b.data
-	FROM trellis_checkpoints c, json_each(c.state, '$.v') v
-	JOIN trellis_checkpoint_blobs b ON b.space = c.space AND b.channel = v.key AND b.version = v.value
+WITH RECURSIVE chain (channel, version) AS (
+	SELECT v.key, v.value
+	FROM trellis_checkpoints c CROSS JOIN json_each(c.state, '$.v') v
 	WHERE c.space = ?1 AND c.id = ?2
 	UNION
-	SELECT b.channel, b.version, b.base, b.data
-	FROM chain
-	JOIN trellis_checkpoint_blobs b ON b.space = ?1 AND b.channel = chain.channel AND b.version = chain.base
-	WHERE chain.base <> ''
+	SELECT b.channel, b.base
+	FROM chain CROSS JOIN trellis_checkpoint_blobs b
+	WHERE b.space = ?1 AND b.channel = chain.channel AND b.version = chain.version AND b.base <> ''
 )
-SELECT channel, version, base, data FROM chain`
+SELECT b.channel, b.version, b.base, b.data
+FROM chain CROSS JOIN trellis_checkpoint_blobs b
+WHERE b.space = ?1 AND b.channel = chain.channel AND b.version = chain.version`
 
 func (s *Saver) get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple, error) {
 	if err := ctx.Err(); err != nil {
@@ -301,17 +353,13 @@ func (s *Saver) get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 	var (
 		spaceID int64
 		r       row
+		dest    = []any{&spaceID, &r.ID, &r.ParentID, &r.Step, &r.Source, &r.CreatedAt, &r.State, &r.Metadata}
 	)
-	q := `SELECT c.space, c.id, c.parent_id, c.step, c.source, c.created_at, c.state, c.metadata
-FROM trellis_checkpoint_spaces s JOIN trellis_checkpoints c ON c.space = s.id
-WHERE s.thread_id = ? AND s.ns = ?`
-	args := []any{ref.ThreadID, ref.NS}
-	if ref.CheckpointID != "" {
-		q += " AND c.id = ?"
-		args = append(args, ref.CheckpointID)
+	if ref.CheckpointID == "" {
+		err = s.stmt(ctx, tx, "getNewest").QueryRowContext(ctx, ref.ThreadID, ref.NS).Scan(dest...)
+	} else {
+		err = s.stmt(ctx, tx, "getByID").QueryRowContext(ctx, ref.ThreadID, ref.NS, ref.CheckpointID).Scan(dest...)
 	}
-	q += " ORDER BY c.id DESC LIMIT 1"
-	err = tx.QueryRowContext(ctx, q, args...).Scan(&spaceID, &r.ID, &r.ParentID, &r.Step, &r.Source, &r.CreatedAt, &r.State, &r.Metadata)
 	if errors.Is(err, sql.ErrNoRows) {
 		if ref.CheckpointID == "" {
 			return nil, notFound("thread %q namespace %q has no checkpoints", ref.ThreadID, ref.NS)
@@ -327,7 +375,7 @@ WHERE s.thread_id = ? AND s.ns = ?`
 	}
 	t := &checkpoint.Tuple{Ref: checkpoint.Ref{ThreadID: ref.ThreadID, NS: ref.NS, CheckpointID: cp.ID}, Checkpoint: cp}
 
-	rows, err := tx.QueryContext(ctx, chainQuery, spaceID, cp.ID)
+	rows, err := s.stmt(ctx, tx, "chain").QueryContext(ctx, spaceID, cp.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -347,7 +395,7 @@ WHERE s.thread_id = ? AND s.ns = ?`
 		return nil, err
 	}
 
-	rows, err = tx.QueryContext(ctx, "SELECT task_id, channel, value FROM trellis_checkpoint_writes WHERE space = ? AND checkpoint_id = ? ORDER BY seq", spaceID, cp.ID)
+	rows, err = s.stmt(ctx, tx, "pending").QueryContext(ctx, spaceID, cp.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -458,14 +506,14 @@ func deref(s *string) string {
 
 // DeleteThread implements [checkpoint.Saver].
 func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
-	err := s.write(ctx, func(conn *sql.Conn) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
 		const spaces = "(SELECT id FROM trellis_checkpoint_spaces WHERE thread_id = ?)"
 		for _, table := range []string{"trellis_checkpoint_writes", "trellis_checkpoint_blobs", "trellis_checkpoints"} {
-			if _, err := conn.ExecContext(ctx, "DELETE FROM "+table+" WHERE space IN "+spaces, threadID); err != nil {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE space IN "+spaces, threadID); err != nil {
 				return err
 			}
 		}
-		_, err := conn.ExecContext(ctx, "DELETE FROM trellis_checkpoint_spaces WHERE thread_id = ?", threadID)
+		_, err := tx.ExecContext(ctx, "DELETE FROM trellis_checkpoint_spaces WHERE thread_id = ?", threadID)
 		return err
 	})
 	return wrap(ctx, "delete thread", threadID, err)
@@ -473,11 +521,11 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 
 const pruneBlobs = `
 WITH RECURSIVE needed (channel, version) AS (
-	SELECT v.key, v.value FROM trellis_checkpoints c, json_each(c.state, '$.v') v WHERE c.space = ?1
+	SELECT v.key, v.value FROM trellis_checkpoints c CROSS JOIN json_each(c.state, '$.v') v WHERE c.space = ?1
 	UNION
 	SELECT b.channel, b.base
-	FROM needed JOIN trellis_checkpoint_blobs b ON b.space = ?1 AND b.channel = needed.channel AND b.version = needed.version
-	WHERE b.base <> ''
+	FROM needed CROSS JOIN trellis_checkpoint_blobs b
+	WHERE b.space = ?1 AND b.channel = needed.channel AND b.version = needed.version AND b.base <> ''
 )
 DELETE FROM trellis_checkpoint_blobs
 WHERE space = ?1 AND (channel, version) NOT IN (SELECT channel, version FROM needed)`
@@ -485,10 +533,20 @@ WHERE space = ?1 AND (channel, version) NOT IN (SELECT channel, version FROM nee
 // Prune implements [checkpoint.Saver].
 func (s *Saver) Prune(ctx context.Context, req checkpoint.PruneRequest) error {
 	if req.Keep < 1 {
-		return &Error{Op: "prune", ThreadID: req.ThreadID, Err: fmt.Errorf("Keep is %d; it must be at least 1", req.Keep), Hint: "to remove the whole thread, use DeleteThread"}
+		return &Error{Op: "prune", ThreadID: req.ThreadID, Err: fmt.Errorf("the number of checkpoints to keep is %d; it must be at least 1", req.Keep), Hint: "to remove the whole thread, use DeleteThread"}
 	}
-	err := s.write(ctx, func(conn *sql.Conn) error {
-		rows, err := conn.QueryContext(ctx, "SELECT id FROM trellis_checkpoint_spaces WHERE thread_id = ?", req.ThreadID)
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM trellis_checkpoints
+WHERE space IN (SELECT id FROM trellis_checkpoint_spaces WHERE thread_id = ?1)
+AND id < (SELECT c.id FROM trellis_checkpoints c WHERE c.space = trellis_checkpoints.space ORDER BY c.id DESC LIMIT 1 OFFSET ?2)`,
+			req.ThreadID, req.Keep-1)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, "SELECT id FROM trellis_checkpoint_spaces WHERE thread_id = ?", req.ThreadID)
 		if err != nil {
 			return err
 		}
@@ -505,19 +563,11 @@ func (s *Saver) Prune(ctx context.Context, req checkpoint.PruneRequest) error {
 			return err
 		}
 		for _, id := range spaces {
-			res, err := conn.ExecContext(ctx, `DELETE FROM trellis_checkpoints WHERE space = ?1 AND id < (
-	SELECT id FROM trellis_checkpoints WHERE space = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)`, id, req.Keep-1)
-			if err != nil {
-				return err
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				continue
-			}
-			if _, err := conn.ExecContext(ctx, `DELETE FROM trellis_checkpoint_writes WHERE space = ?1
+			if _, err := tx.ExecContext(ctx, `DELETE FROM trellis_checkpoint_writes WHERE space = ?1
 	AND checkpoint_id NOT IN (SELECT id FROM trellis_checkpoints WHERE space = ?1)`, id); err != nil {
 				return err
 			}
-			if _, err := conn.ExecContext(ctx, pruneBlobs, id); err != nil {
+			if _, err := tx.ExecContext(ctx, pruneBlobs, id); err != nil {
 				return err
 			}
 		}
