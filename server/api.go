@@ -1,0 +1,861 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/graph"
+)
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	open := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.instrument(pattern, h)) }
+	api := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.instrument(pattern, s.authed(h))) }
+
+	open("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]any{"ok": true}) })
+	open("GET /ok", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]any{"ok": true}) })
+	open("GET /readyz", s.handleReady)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	open("GET /info", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]any{"version": "trellis", "flags": map[string]any{"assistants": true, "crons": false}})
+	})
+
+	api("POST /assistants/search", s.handleAssistantSearch)
+	api("POST /assistants/count", s.handleAssistantCount)
+	api("GET /assistants/{id}", s.handleAssistantGet)
+	api("GET /assistants/{id}/graph", s.handleAssistantGraph)
+	api("GET /assistants/{id}/schemas", s.handleAssistantSchemas)
+	api("GET /assistants/{id}/subgraphs", s.handleAssistantSubgraphs)
+
+	api("POST /threads", s.handleThreadCreate)
+	api("POST /threads/search", s.handleThreadSearch)
+	api("POST /threads/count", s.handleThreadCount)
+	api("GET /threads/{tid}", s.handleThreadGet)
+	api("PATCH /threads/{tid}", s.handleThreadPatch)
+	api("DELETE /threads/{tid}", s.handleThreadDelete)
+	api("POST /threads/{tid}/copy", s.handleThreadCopy)
+	api("GET /threads/{tid}/state", s.handleStateGet)
+	api("GET /threads/{tid}/state/{cid}", s.handleStateGet)
+	api("POST /threads/{tid}/state/checkpoint", s.handleStateAt)
+	api("POST /threads/{tid}/state", s.handleStateUpdate)
+	api("POST /threads/{tid}/history", s.handleHistory)
+	api("GET /threads/{tid}/history", s.handleHistory)
+
+	api("POST /threads/{tid}/runs", s.handleRunCreate)
+	api("POST /threads/{tid}/runs/stream", s.handleRunStream)
+	api("POST /threads/{tid}/runs/wait", s.handleRunWait)
+	api("GET /threads/{tid}/runs", s.handleRunList)
+	api("GET /threads/{tid}/runs/{rid}", s.handleRunGet)
+	api("DELETE /threads/{tid}/runs/{rid}", s.handleRunDelete)
+	api("POST /threads/{tid}/runs/{rid}/cancel", s.handleRunCancel)
+	api("GET /threads/{tid}/runs/{rid}/join", s.handleRunJoin)
+	api("GET /threads/{tid}/runs/{rid}/stream", s.handleRunJoinStream)
+	api("GET /threads/{tid}/runs/{rid}/ws", s.handleRunWebSocket)
+	api("GET /threads/{tid}/ws", s.handleThreadWebSocket)
+	api("POST /runs", s.handleRunCreate)
+	api("POST /runs/stream", s.handleRunStream)
+	api("POST /runs/wait", s.handleRunWait)
+	api("GET /runs/{rid}/stream", s.handleRunJoinStream)
+
+	api("PUT /store/items", s.handleStorePut)
+	api("GET /store/items", s.handleStoreGet)
+	api("DELETE /store/items", s.handleStoreDelete)
+	api("POST /store/items/search", s.handleStoreSearch)
+	api("POST /store/namespaces", s.handleStoreNamespaces)
+
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &APIError{Status: http.StatusNotFound, Message: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path), Hint: "see docs/server.md for the routes"})
+	})
+	return mux
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = 200
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// instrument limits the body, recovers panics, counts and logs the request.
+func (s *Server) instrument(route string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		r.Body = http.MaxBytesReader(sw, r.Body, s.cfg.MaxBodyBytes)
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("handler panicked", "route", route, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				if sw.code == 0 {
+					writeError(sw, fmt.Errorf("internal error: %v", v))
+				}
+			}
+			s.metrics.requests.WithLabelValues(route, strconv.Itoa(sw.code)).Inc()
+			attrs := []any{"method", r.Method, "path", r.URL.Path, "status", sw.code, "ms", time.Since(start).Milliseconds()}
+			if tid := r.PathValue("tid"); tid != "" {
+				attrs = append(attrs, "thread_id", tid)
+			}
+			if rid := r.PathValue("rid"); rid != "" {
+				attrs = append(attrs, "run_id", rid)
+			}
+			s.log.Debug("request", attrs...)
+		}()
+		h.ServeHTTP(sw, r)
+	})
+}
+
+func (s *Server) authed(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p := DevPrincipal
+		if !s.cfg.Dev {
+			var err error
+			if p, err = s.cfg.Auth.authenticate(r); err != nil {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="trellis"`)
+				writeError(w, err)
+				return
+			}
+		}
+		h(w, r.WithContext(withPrincipal(r.Context(), p)))
+	}
+}
+
+func principal(r *http.Request) Principal {
+	p, _ := PrincipalFrom(r.Context())
+	return p
+}
+
+// decode reads a JSON body into v. An empty body leaves v as it is. Errors name the field.
+func decode(r *http.Request, v any) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &APIError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("the request body is larger than %d bytes", mbe.Limit), Hint: "send less, or raise --max-body-bytes"}
+		}
+		return badRequest("", "cannot read the request body: %v", err)
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var te *json.UnmarshalTypeError
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &te):
+			field := te.Field
+			if field == "" {
+				field = "(the body)"
+			}
+			return badRequest("check the field's type in docs/server.md", "field %q must be %s, not JSON %s", field, jsonKind(te.Type), te.Value)
+		case errors.As(err, &se):
+			return badRequest("send a valid JSON document", "the body is not valid JSON at byte %d: %v", se.Offset, err)
+		default:
+			return badRequest("send a JSON object", "the body cannot be read: %v", err)
+		}
+	}
+	return nil
+}
+
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int64, reflect.Float64, reflect.Int32, reflect.Float32:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct, reflect.Pointer:
+		return "an object"
+	}
+	return t.String()
+}
+
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	if err := s.meta.ping(r.Context()); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "detail": "database unreachable: " + err.Error()})
+		return
+	}
+	s.runs.mu.Lock()
+	closing := s.runs.closing
+	s.runs.mu.Unlock()
+	if closing {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "detail": "shutting down"})
+		return
+	}
+	writeJSON(w, 200, map[string]any{"ok": true})
+}
+
+// ---- assistants ----
+
+type assistantQuery struct {
+	GraphID  string         `json:"graph_id"`
+	Name     string         `json:"name"`
+	Metadata map[string]any `json:"metadata"`
+	Limit    int            `json:"limit"`
+	Offset   int            `json:"offset"`
+}
+
+func (s *Server) findAssistants(q assistantQuery) []*Assistant {
+	var out []*Assistant
+	for _, a := range s.assistants {
+		if q.GraphID != "" && a.GraphID != q.GraphID {
+			continue
+		}
+		if q.Name != "" && !strings.Contains(a.Name, q.Name) {
+			continue
+		}
+		if !matches(a.Metadata, q.Metadata) {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func (s *Server) handleAssistantSearch(w http.ResponseWriter, r *http.Request) {
+	var q assistantQuery
+	if err := decode(r, &q); err != nil {
+		writeError(w, err)
+		return
+	}
+	list := s.findAssistants(q)
+	list = page(list, q.Limit, q.Offset, 10)
+	if list == nil {
+		list = []*Assistant{}
+	}
+	writeJSON(w, 200, list)
+}
+
+func (s *Server) handleAssistantCount(w http.ResponseWriter, r *http.Request) {
+	var q assistantQuery
+	if err := decode(r, &q); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, len(s.findAssistants(q)))
+}
+
+func (s *Server) handleAssistantGet(w http.ResponseWriter, r *http.Request) {
+	a, err := s.assistant(r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, a)
+}
+
+// graphJSON renders a Shape the way the LangGraph API draws graphs: runnable nodes and
+// __start__/__end__ as schema nodes; with xray, subgraph nodes are inlined as "parent:child".
+func graphJSON(sh graph.Shape, xray int) map[string]any {
+	nodes := []map[string]any{}
+	edges := []map[string]any{}
+	var walk func(sh graph.Shape, prefix string, depth int)
+	walk = func(sh graph.Shape, prefix string, depth int) {
+		inlined := map[string]bool{}
+		for _, n := range sh.Nodes {
+			id := prefix + n.ID
+			if n.Subgraph != nil && depth < xray {
+				inlined[n.ID] = true
+				walk(*n.Subgraph, id+":", depth+1)
+				continue
+			}
+			if prefix != "" && (n.ID == graph.START || n.ID == graph.END) {
+				continue
+			}
+			typ := "runnable"
+			if n.ID == graph.START || n.ID == graph.END {
+				typ = "schema"
+			}
+			node := map[string]any{"id": id, "type": typ, "data": map[string]any{"id": []string{"trellis", id}, "name": n.ID}}
+			if len(n.Metadata) > 0 {
+				node["metadata"] = n.Metadata
+			}
+			nodes = append(nodes, node)
+		}
+		for _, e := range sh.Edges {
+			src, dst := prefix+e.Source, prefix+e.Target
+			if prefix != "" && (e.Source == graph.START || e.Target == graph.END) {
+				continue // the parent's edges into and out of the subgraph node stand for these
+			}
+			if inlined[e.Source] {
+				src += ":" + graph.END
+			}
+			if inlined[e.Target] {
+				dst += ":" + graph.START
+			}
+			edge := map[string]any{"source": src, "target": dst}
+			if e.Conditional {
+				edge["conditional"] = true
+			}
+			if e.Label != "" {
+				edge["data"] = e.Label
+			}
+			edges = append(edges, edge)
+		}
+	}
+	walk(sh, "", 0)
+	return map[string]any{"nodes": nodes, "edges": edges}
+}
+
+func (s *Server) handleAssistantGraph(w http.ResponseWriter, r *http.Request) {
+	a, err := s.assistant(r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	xray := 0
+	switch v := r.URL.Query().Get("xray"); v {
+	case "", "false", "0":
+	case "true":
+		xray = 1 << 10
+	default:
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeError(w, badRequest("use true, false or a depth", "query parameter \"xray\" is %q", v))
+			return
+		}
+		xray = n
+	}
+	if r.URL.Query().Get("format") == "mermaid" {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, a.graph.Mermaid(xray > 0))
+		return
+	}
+	writeJSON(w, 200, graphJSON(a.graph.Shape(), xray))
+}
+
+func schemaOf(t reflect.Type, keys []string) any {
+	sch, err := jsonschema.ForType(t, &jsonschema.ForOptions{IgnoreInvalidTypes: true})
+	if err != nil || sch == nil {
+		return map[string]any{"type": "object", "title": t.Name()}
+	}
+	raw, err := json.Marshal(sch)
+	if err != nil {
+		return map[string]any{"type": "object"}
+	}
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	if props, ok := m["properties"].(map[string]any); ok && len(keys) > 0 {
+		for k := range props {
+			if !slices.Contains(keys, k) {
+				delete(props, k)
+			}
+		}
+	}
+	m["title"] = t.Name()
+	return m
+}
+
+func (s *Server) handleAssistantSchemas(w http.ResponseWriter, r *http.Request) {
+	a, err := s.assistant(r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	t := a.graph.StateType()
+	writeJSON(w, 200, map[string]any{
+		"graph_id":       a.GraphID,
+		"input_schema":   schemaOf(t, a.graph.InputKeys()),
+		"output_schema":  schemaOf(t, a.graph.OutputKeys()),
+		"state_schema":   schemaOf(t, nil),
+		"config_schema":  nil,
+		"context_schema": nil,
+	})
+}
+
+func (s *Server) handleAssistantSubgraphs(w http.ResponseWriter, r *http.Request) {
+	a, err := s.assistant(r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := map[string]any{}
+	for _, n := range a.graph.Shape().Nodes {
+		if n.Subgraph != nil {
+			out[n.ID] = map[string]any{"graph": graphJSON(*n.Subgraph, 0)}
+		}
+	}
+	writeJSON(w, 200, out)
+}
+
+// ---- threads ----
+
+func matches(have, want map[string]any) bool {
+	for k, v := range want {
+		hv, ok := have[k]
+		if !ok {
+			return false
+		}
+		a, _ := json.Marshal(hv)
+		b, _ := json.Marshal(v)
+		if string(a) != string(b) {
+			return false
+		}
+	}
+	return true
+}
+
+func page[T any](list []T, limit, offset, def int) []T {
+	if limit <= 0 {
+		limit = def
+	}
+	if offset < 0 {
+		offset = 0
+	}
+	if offset >= len(list) {
+		return nil
+	}
+	list = list[offset:]
+	if len(list) > limit {
+		list = list[:limit]
+	}
+	return list
+}
+
+func (s *Server) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		ThreadID string         `json:"thread_id"`
+		Metadata map[string]any `json:"metadata"`
+		IfExists string         `json:"if_exists"`
+	}
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	p := principal(r)
+	switch req.IfExists {
+	case "", "raise", "do_nothing":
+	default:
+		writeError(w, badRequest("use raise or do_nothing", "field \"if_exists\" is %q", req.IfExists))
+		return
+	}
+	if req.ThreadID == "" {
+		req.ThreadID = uuid.NewString()
+	} else if _, err := uuid.Parse(req.ThreadID); err != nil {
+		writeError(w, badRequest("use a UUID, or leave it out to get one", "field \"thread_id\" is not a UUID: %q", req.ThreadID))
+		return
+	}
+	md := req.Metadata
+	if md == nil {
+		md = map[string]any{}
+	}
+	for k, v := range md {
+		if v == nil {
+			delete(md, k) // the SDK sends graph_id: undefined as null-less; drop explicit nulls
+		}
+	}
+	now := time.Now().UTC()
+	t := &Thread{ThreadID: req.ThreadID, Metadata: md, Status: ThreadIdle, CreatedAt: now, UpdatedAt: now, tenant: p.Tenant}
+	ctx := r.Context()
+	created, err := s.meta.createThread(ctx, t)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if !created {
+		existing, err := s.meta.getThread(ctx, p.Tenant, req.ThreadID)
+		if err != nil || req.IfExists != "do_nothing" {
+			if err == nil || errors.Is(err, ErrNotFound) {
+				err = &APIError{Status: http.StatusConflict, Message: fmt.Sprintf("thread %q already exists", req.ThreadID), Hint: "pass if_exists: do_nothing to get the existing thread"}
+			}
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, 200, existing)
+		return
+	}
+	t, _ = s.meta.getThread(ctx, p.Tenant, req.ThreadID)
+	writeJSON(w, 200, t)
+}
+
+func (s *Server) thread(r *http.Request) (*Thread, error) {
+	return s.meta.getThread(r.Context(), principal(r).Tenant, r.PathValue("tid"))
+}
+
+func (s *Server) handleThreadGet(w http.ResponseWriter, r *http.Request) {
+	t, err := s.thread(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, t)
+}
+
+func (s *Server) handleThreadPatch(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	t, err := s.thread(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	for k, v := range req.Metadata {
+		t.Metadata[k] = v
+	}
+	if err := s.meta.setThreadMetadata(r.Context(), t.tenant, t.ThreadID, t.Metadata); err != nil {
+		writeError(w, err)
+		return
+	}
+	t, err = s.thread(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, t)
+}
+
+func (s *Server) handleThreadDelete(w http.ResponseWriter, r *http.Request) {
+	t, err := s.thread(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	active, _ := s.meta.activeRuns(r.Context(), t.tenant, t.ThreadID)
+	for _, run := range active {
+		_ = s.runs.cancel(r.Context(), t.tenant, t.ThreadID, run.RunID, errCancelInterrupt, true)
+	}
+	if g := s.graphOf(t); g != nil {
+		_ = g.DeleteThread(r.Context(), t.ThreadID)
+	}
+	if err := s.meta.deleteThread(r.Context(), t.tenant, t.ThreadID); err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type threadQuery struct {
+	Metadata map[string]any `json:"metadata"`
+	Values   map[string]any `json:"values"`
+	IDs      []string       `json:"ids"`
+	Status   string         `json:"status"`
+	Limit    int            `json:"limit"`
+	Offset   int            `json:"offset"`
+	SortBy   string         `json:"sort_by"`
+	SortOrd  string         `json:"sort_order"`
+}
+
+func (s *Server) findThreads(r *http.Request, q threadQuery) ([]*Thread, error) {
+	switch q.Status {
+	case "", ThreadIdle, ThreadBusy, ThreadInterrupted, ThreadError:
+	default:
+		return nil, badRequest("use idle, busy, interrupted or error", "field \"status\" is %q", q.Status)
+	}
+	all, err := s.meta.listThreads(r.Context(), principal(r).Tenant)
+	if err != nil {
+		return nil, err
+	}
+	out := []*Thread{}
+	for _, t := range all {
+		if q.Status != "" && t.Status != q.Status {
+			continue
+		}
+		if len(q.IDs) > 0 && !slices.Contains(q.IDs, t.ThreadID) {
+			continue
+		}
+		if !matches(t.Metadata, q.Metadata) {
+			continue
+		}
+		if len(q.Values) > 0 {
+			var vals map[string]any
+			_ = json.Unmarshal(t.Values, &vals)
+			if !matches(vals, q.Values) {
+				continue
+			}
+		}
+		out = append(out, t)
+	}
+	if q.SortOrd == "asc" {
+		slices.Reverse(out)
+	}
+	if q.SortBy == "updated_at" {
+		slices.SortStableFunc(out, func(a, b *Thread) int {
+			c := b.UpdatedAt.Compare(a.UpdatedAt)
+			if q.SortOrd == "asc" {
+				c = -c
+			}
+			return c
+		})
+	}
+	return out, nil
+}
+
+func (s *Server) handleThreadSearch(w http.ResponseWriter, r *http.Request) {
+	var q threadQuery
+	if err := decode(r, &q); err != nil {
+		writeError(w, err)
+		return
+	}
+	list, err := s.findThreads(r, q)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	list = page(list, q.Limit, q.Offset, 10)
+	if list == nil {
+		list = []*Thread{}
+	}
+	writeJSON(w, 200, list)
+}
+
+func (s *Server) handleThreadCount(w http.ResponseWriter, r *http.Request) {
+	var q threadQuery
+	if err := decode(r, &q); err != nil {
+		writeError(w, err)
+		return
+	}
+	list, err := s.findThreads(r, q)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, len(list))
+}
+
+// graphOf picks the graph whose state a thread holds: the one named in its metadata, or the
+// only one registered.
+func (s *Server) graphOf(t *Thread) graph.Runnable {
+	for _, k := range []string{"graph_id", "assistant_id"} {
+		if id, ok := t.Metadata[k].(string); ok {
+			if a, err := s.assistant(id); err == nil {
+				return a.graph
+			}
+		}
+	}
+	if len(s.assistants) == 1 {
+		return s.assistants[0].graph
+	}
+	return nil
+}
+
+func (s *Server) emptyState() *ThreadState {
+	return &ThreadState{Values: map[string]any{}, Next: []string{}, Tasks: []map[string]any{}, Metadata: map[string]any{}, Interrupts: []map[string]any{}}
+}
+
+func (s *Server) stateAt(w http.ResponseWriter, r *http.Request, cpID string) {
+	t, err := s.thread(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	g := s.graphOf(t)
+	if g == nil {
+		writeJSON(w, 200, s.emptyState())
+		return
+	}
+	snap, err := g.StateOf(r.Context(), checkpoint.Ref{ThreadID: t.ThreadID, CheckpointID: cpID})
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		if cpID != "" {
+			writeError(w, notFound("checkpoint", cpID))
+			return
+		}
+		writeJSON(w, 200, s.emptyState())
+		return
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, threadStateOf(snap))
+}
+
+func (s *Server) handleStateGet(w http.ResponseWriter, r *http.Request) {
+	s.stateAt(w, r, r.PathValue("cid"))
+}
+
+func (s *Server) handleStateAt(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Checkpoint struct {
+			CheckpointID string `json:"checkpoint_id"`
+		} `json:"checkpoint"`
+	}
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	s.stateAt(w, r, req.Checkpoint.CheckpointID)
+}
+
+func (s *Server) handleStateUpdate(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Values       json.RawMessage `json:"values"`
+		AsNode       string          `json:"as_node"`
+		CheckpointID string          `json:"checkpoint_id"`
+		Checkpoint   *struct {
+			CheckpointID string `json:"checkpoint_id"`
+		} `json:"checkpoint"`
+	}
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	t, err := s.thread(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	g := s.graphOf(t)
+	if g == nil {
+		writeError(w, badRequest("run an assistant on the thread first, or create it with metadata.graph_id", "thread %q is not tied to a graph", t.ThreadID))
+		return
+	}
+	if req.AsNode != "" && !slices.Contains(g.Nodes(), req.AsNode) {
+		writeError(w, badRequest(fmt.Sprintf("the graph's nodes are %v", g.Nodes()), "field \"as_node\" names unknown node %q", req.AsNode))
+		return
+	}
+	if len(req.Values) > 0 && string(req.Values) != "null" && !strings.HasPrefix(strings.TrimSpace(string(req.Values)), "{") {
+		writeError(w, badRequest("send an object of state keys", "field \"values\" must be an object"))
+		return
+	}
+	if s.runs.busy(t.ThreadID) {
+		writeError(w, &APIError{Status: http.StatusConflict, Message: fmt.Sprintf("thread %q is running a run", t.ThreadID), Hint: "update the state once the run has finished", kind: ErrBusy})
+		return
+	}
+	cp := req.CheckpointID
+	if cp == "" && req.Checkpoint != nil {
+		cp = req.Checkpoint.CheckpointID
+	}
+	ref, err := g.UpdateStateJSON(r.Context(), checkpoint.Ref{ThreadID: t.ThreadID, CheckpointID: cp}, req.Values, req.AsNode)
+	if err != nil {
+		writeError(w, badRequest("check the values against GET /assistants/{id}/schemas", "update-state failed: %v", err))
+		return
+	}
+	values, interrupts := s.runs.threadValues(r.Context(), t.ThreadID, g)
+	status := ThreadIdle
+	if snap, err := g.StateOf(r.Context(), ref); err == nil && len(snap.Interrupts()) > 0 {
+		status = ThreadInterrupted
+	}
+	_ = s.meta.setThreadStatus(r.Context(), t.tenant, t.ThreadID, status, values, interrupts)
+	writeJSON(w, 200, map[string]any{"checkpoint": checkpointOf(&ref), "configurable": map[string]any{"thread_id": ref.ThreadID, "checkpoint_ns": ref.NS, "checkpoint_id": ref.CheckpointID}})
+}
+
+func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Limit    int            `json:"limit"`
+		Before   any            `json:"before"`
+		Metadata map[string]any `json:"metadata"`
+	}
+	if r.Method == http.MethodGet {
+		req.Limit, _ = strconv.Atoi(r.URL.Query().Get("limit"))
+		if b := r.URL.Query().Get("before"); b != "" {
+			req.Before = b
+		}
+	} else if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	if req.Limit <= 0 {
+		req.Limit = 10
+	}
+	before := ""
+	switch b := req.Before.(type) {
+	case string:
+		before = b
+	case map[string]any:
+		if c, ok := b["configurable"].(map[string]any); ok {
+			before, _ = c["checkpoint_id"].(string)
+		} else {
+			before, _ = b["checkpoint_id"].(string)
+		}
+	}
+	t, err := s.thread(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := []*ThreadState{}
+	if g := s.graphOf(t); g != nil {
+		for snap, err := range g.HistoryOf(r.Context(), t.ThreadID, graph.HistoryOptions{Before: before, Limit: req.Limit, Metadata: req.Metadata}) {
+			if err != nil {
+				if errors.Is(err, checkpoint.ErrNotFound) {
+					break
+				}
+				writeError(w, err)
+				return
+			}
+			out = append(out, threadStateOf(snap))
+		}
+	}
+	writeJSON(w, 200, out)
+}
+
+// handleThreadCopy makes a new thread holding the source thread's newest values (not its
+// history) and metadata.
+func (s *Server) handleThreadCopy(w http.ResponseWriter, r *http.Request) {
+	t, err := s.thread(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	now := time.Now().UTC()
+	md := map[string]any{}
+	for k, v := range t.Metadata {
+		md[k] = v
+	}
+	cp := &Thread{ThreadID: uuid.NewString(), Metadata: md, Status: ThreadIdle, CreatedAt: now, tenant: t.tenant}
+	if _, err := s.meta.createThread(r.Context(), cp); err != nil {
+		writeError(w, err)
+		return
+	}
+	if g := s.graphOf(t); g != nil {
+		snap, err := g.StateOf(r.Context(), checkpoint.Ref{ThreadID: t.ThreadID})
+		if err == nil {
+			vals, _ := json.Marshal(snap.Values)
+			if _, err := g.UpdateStateJSON(r.Context(), checkpoint.Ref{ThreadID: cp.ThreadID}, vals, ""); err != nil {
+				writeError(w, err)
+				return
+			}
+			values, interrupts := s.runs.threadValues(r.Context(), cp.ThreadID, g)
+			_ = s.meta.setThreadStatus(r.Context(), cp.tenant, cp.ThreadID, ThreadIdle, values, interrupts)
+		}
+	}
+	out, err := s.meta.getThread(r.Context(), cp.tenant, cp.ThreadID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, out)
+}

@@ -1,0 +1,312 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// heartbeat is how often an idle SSE stream sends a comment, so proxies keep it open.
+const heartbeat = 15 * time.Second
+
+func runPath(run *Run) string {
+	if run.Kwargs != nil && run.Kwargs.Temporary {
+		return "/runs/" + run.RunID
+	}
+	return "/threads/" + run.ThreadID + "/runs/" + run.RunID
+}
+
+func (s *Server) createFromRequest(w http.ResponseWriter, r *http.Request) (*Run, *runLog, *runCreate, bool) {
+	var req runCreate
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return nil, nil, nil, false
+	}
+	run, l, err := s.runs.create(r.Context(), principal(r), r.PathValue("tid"), &req)
+	if err != nil {
+		writeError(w, err)
+		return nil, nil, nil, false
+	}
+	w.Header().Set("Content-Location", runPath(run))
+	return run, l, &req, true
+}
+
+func (s *Server) handleRunCreate(w http.ResponseWriter, r *http.Request) {
+	run, _, _, ok := s.createFromRequest(w, r)
+	if !ok {
+		return
+	}
+	writeJSON(w, 200, run)
+}
+
+func (s *Server) handleRunStream(w http.ResponseWriter, r *http.Request) {
+	run, l, req, ok := s.createFromRequest(w, r)
+	if !ok {
+		return
+	}
+	s.streamSSE(w, r, run, l, 0, nil, req.OnDisconnect == "cancel")
+}
+
+func (s *Server) handleRunWait(w http.ResponseWriter, r *http.Request) {
+	run, l, req, ok := s.createFromRequest(w, r)
+	if !ok {
+		return
+	}
+	if !s.waitDone(r.Context(), l) {
+		if req.OnDisconnect == "cancel" {
+			_ = s.runs.cancel(context.WithoutCancel(r.Context()), run.tenant, run.ThreadID, run.RunID, errCancelInterrupt, false)
+		}
+		return
+	}
+	writeJSON(w, 200, s.runs.waitOutput(r.Context(), run, l))
+}
+
+// waitDone blocks until the log is closed or ctx ends; it reports whether the log closed.
+func (s *Server) waitDone(ctx context.Context, l *runLog) bool {
+	for {
+		_, done, wake := l.since(1 << 62)
+		if done {
+			return true
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+func (s *Server) runOf(r *http.Request) (*Run, error) {
+	tid := r.PathValue("tid")
+	if _, err := s.thread(r); tid != "" && err != nil {
+		return nil, err
+	}
+	return s.meta.getRun(r.Context(), principal(r).Tenant, tid, r.PathValue("rid"))
+}
+
+func (s *Server) handleRunList(w http.ResponseWriter, r *http.Request) {
+	t, err := s.thread(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	q := r.URL.Query()
+	limit, offset := 10, 0
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit <= 0 || limit > 1000 {
+			writeError(w, badRequest("use a number from 1 to 1000", "query parameter \"limit\" is %q", v))
+			return
+		}
+	}
+	if v := q.Get("offset"); v != "" {
+		if offset, err = strconv.Atoi(v); err != nil || offset < 0 {
+			writeError(w, badRequest("use a non-negative number", "query parameter \"offset\" is %q", v))
+			return
+		}
+	}
+	runs, err := s.meta.listRuns(r.Context(), t.tenant, t.ThreadID, q.Get("status"), limit, offset)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, runs)
+}
+
+func (s *Server) handleRunGet(w http.ResponseWriter, r *http.Request) {
+	run, err := s.runOf(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, run)
+}
+
+func (s *Server) handleRunDelete(w http.ResponseWriter, r *http.Request) {
+	run, err := s.runOf(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if run.Status == RunPending || run.Status == RunRunning {
+		writeError(w, &APIError{Status: http.StatusConflict, Message: fmt.Sprintf("run %q is %s", run.RunID, run.Status), Hint: "cancel it first"})
+		return
+	}
+	if err := s.meta.deleteRun(r.Context(), run.tenant, run.RunID); err != nil {
+		writeError(w, err)
+		return
+	}
+	s.hub.drop(run.RunID)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) handleRunCancel(w http.ResponseWriter, r *http.Request) {
+	run, err := s.runOf(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	q := r.URL.Query()
+	action := errCancelInterrupt
+	switch q.Get("action") {
+	case "", "interrupt":
+	case "rollback":
+		action = errCancelRollback
+	default:
+		writeError(w, badRequest("use interrupt or rollback", "query parameter \"action\" is %q", q.Get("action")))
+		return
+	}
+	wait := q.Get("wait") == "1" || q.Get("wait") == "true"
+	if err := s.runs.cancel(r.Context(), run.tenant, run.ThreadID, run.RunID, action, wait); err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func (s *Server) handleRunJoin(w http.ResponseWriter, r *http.Request) {
+	run, err := s.runOf(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	l := s.hub.get(run.RunID)
+	if l != nil && !s.waitDone(r.Context(), l) {
+		return
+	}
+	writeJSON(w, 200, s.runs.waitOutput(r.Context(), run, l))
+}
+
+func parseModesParam(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		if strings.HasPrefix(v, "[") {
+			var list []string
+			if json.Unmarshal([]byte(v), &list) == nil {
+				out = append(out, list...)
+				continue
+			}
+		}
+		for _, m := range strings.Split(v, ",") {
+			if m = strings.TrimSpace(m); m != "" {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+func (s *Server) handleRunJoinStream(w http.ResponseWriter, r *http.Request) {
+	run, err := s.runOf(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	modes := parseModesParam(r.URL.Query()["stream_mode"])
+	for _, m := range modes {
+		if !slices.Contains(knownStreamModes, m) {
+			writeError(w, badRequest("known stream modes: "+strings.Join(knownStreamModes, ", "), "unknown stream_mode %q", m))
+			return
+		}
+	}
+	var after int64
+	if v := r.Header.Get("Last-Event-ID"); v != "" && v != "-1" {
+		if after, err = strconv.ParseInt(v, 10, 64); err != nil || after < 0 {
+			writeError(w, badRequest("send the id of the last event received", "header Last-Event-ID is %q", v))
+			return
+		}
+	}
+	l := s.hub.get(run.RunID)
+	if l == nil {
+		// Not in memory: a resumable run's log may be in the database.
+		l = newRunLog()
+		if evs, err := s.meta.loadEvents(r.Context(), run.RunID, 0); err == nil {
+			l.events = evs
+		}
+		l.close()
+	}
+	cancel := r.URL.Query().Get("cancel_on_disconnect")
+	s.streamSSE(w, r, run, l, after, modes, cancel == "1" || cancel == "true")
+}
+
+// streamSSE writes the run's events after seq `after` as server-sent events until the run ends
+// or the client leaves. Events are read from the run's log, so a slow client never holds up the
+// run.
+func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, run *Run, l *runLog, after int64, modes []string, cancelOnDisconnect bool) {
+	flusher, _ := w.(http.Flusher)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	h.Set("Location", runPath(run)+"/stream")
+	h.Set("Content-Location", runPath(run))
+	w.WriteHeader(http.StatusOK)
+	if flusher != nil {
+		flusher.Flush()
+	}
+	s.metrics.streams.Inc()
+	defer s.metrics.streams.Dec()
+	ctx := r.Context()
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	var buf []byte
+loop:
+	for {
+		evs, done, wake := l.since(after)
+		if len(evs) > 0 {
+			buf = buf[:0]
+			for _, ev := range evs {
+				after = ev.Seq
+				if len(modes) > 0 && !slices.Contains(modes, ev.mode()) && !isControlEvent(ev.Event) && !(ev.mode() == "messages" && slices.Contains(modes, "messages-tuple")) {
+					continue
+				}
+				buf = appendSSE(buf, ev)
+			}
+			if _, err := w.Write(buf); err != nil {
+				break loop
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+			continue
+		}
+		if done {
+			return
+		}
+		select {
+		case <-wake:
+		case <-tick.C:
+			if _, err := w.Write([]byte(": heartbeat\n\n")); err != nil {
+				break loop
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break loop
+		}
+	}
+	if cancelOnDisconnect {
+		_ = s.runs.cancel(context.WithoutCancel(ctx), run.tenant, run.ThreadID, run.RunID, errCancelInterrupt, false)
+	}
+}
+
+func isControlEvent(name string) bool {
+	return name == "metadata" || name == "error" || name == "end"
+}
+
+func appendSSE(buf []byte, ev streamEvent) []byte {
+	buf = append(buf, "id: "...)
+	buf = strconv.AppendInt(buf, ev.Seq, 10)
+	buf = append(buf, "\nevent: "...)
+	buf = append(buf, ev.Event...)
+	buf = append(buf, "\ndata: "...)
+	buf = append(buf, ev.Data...)
+	return append(buf, "\n\n"...)
+}

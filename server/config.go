@@ -1,0 +1,189 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/store"
+)
+
+// Deps is what the server hands a graph builder: the checkpoint saver and the store it opened
+// on the configured database. A graph compiled with Deps.Saver has threads, interrupts and
+// history that survive a restart.
+type Deps struct {
+	Saver checkpoint.Saver
+	Store store.Store
+}
+
+// GraphSpec registers one graph. The server builds it once at start with its Deps and offers it
+// as an assistant whose assistant_id is derived from ID (see [AssistantID]) and whose graph_id
+// is ID.
+type GraphSpec struct {
+	// ID names the graph in the API (graph_id). Required: letters, digits, '-', '_' and '.'.
+	ID string
+	// Description is shown on the default assistant.
+	Description string
+	// Build compiles the graph. It must pass deps.Saver as the graph's CompileOptions.Saver (and
+	// deps.Store as its Store, if it uses one).
+	Build func(deps Deps) (graph.Runnable, error)
+}
+
+// Config configures a [Server]. The zero value of every field is a documented default; only
+// Graphs is required.
+type Config struct {
+	// Graphs are the graphs offered as assistants. At least one is required.
+	Graphs []GraphSpec
+	// DataDir holds the SQLite database (trellis.db) when DatabaseURL is empty. Empty means
+	// ".trellis" in the working directory. It is created if missing.
+	DataDir string
+	// DatabaseURL, when set, is a Postgres connection string (postgres://...); the server's
+	// tables, the checkpoints and the store then live there.
+	DatabaseURL string
+	// Auth chooses how requests are authenticated. The zero value refuses to start unless Dev is
+	// set: a server without auth must be asked for explicitly.
+	Auth AuthConfig
+	// Dev turns authentication off: every request acts as user "dev" of tenant "default" with
+	// every permission. [Server.Serve] then refuses a listener that is not on a loopback address.
+	Dev bool
+	// MaxBodyBytes caps a request body; a larger one is answered 413. Zero means 10 MiB.
+	MaxBodyBytes int64
+	// MaxConcurrentRuns bounds how many runs execute at once in this process; zero means 64.
+	// Runs beyond it wait in the queue with status pending.
+	MaxConcurrentRuns int
+	// WebSocketOrigins lists the Origin host patterns (path.Match syntax, e.g. "*.example.com")
+	// allowed to open a WebSocket besides the server's own host. Empty allows only same-host.
+	WebSocketOrigins []string
+	// WebSocketBuffer is how many events a WebSocket client may fall behind before it is
+	// disconnected; zero means 1024.
+	WebSocketBuffer int
+	// EventRetention is how long a finished run's event log stays joinable (with
+	// Last-Event-ID) in memory; zero means 10 minutes. Resumable runs also keep it in the
+	// database.
+	EventRetention time.Duration
+	// ShutdownGrace is how long Serve waits, once its context ends, for running runs to reach
+	// their next checkpoint and stop; zero means 30 seconds.
+	ShutdownGrace time.Duration
+	// WebhookTimeout bounds one webhook POST; zero means 10 seconds.
+	WebhookTimeout time.Duration
+	// Logger receives JSON-ready structured logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Queue executes runs; nil means an in-process queue (see [Queue]).
+	Queue Queue
+}
+
+// Defaults of [Config].
+const (
+	DefaultDataDir           = ".trellis"
+	DefaultMaxBodyBytes      = 10 << 20
+	DefaultMaxConcurrentRuns = 64
+	DefaultWebSocketBuffer   = 1024
+	DefaultEventRetention    = 10 * time.Minute
+	DefaultShutdownGrace     = 30 * time.Second
+	DefaultWebhookTimeout    = 10 * time.Second
+)
+
+// ConfigError is a setting the server cannot use, with what to do about it.
+type ConfigError struct {
+	Field   string
+	Problem string
+	Hint    string
+}
+
+func (e *ConfigError) Error() string {
+	s := fmt.Sprintf("server: Config.%s %s", e.Field, e.Problem)
+	if e.Hint != "" {
+		s += " (" + e.Hint + ")"
+	}
+	return s
+}
+
+// ErrConfig matches every *ConfigError.
+var ErrConfig = errors.New("server: invalid configuration")
+
+// Is makes errors.Is(err, ErrConfig) true for a *ConfigError.
+func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
+
+var graphIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+func (c Config) withDefaults() (Config, error) {
+	if len(c.Graphs) == 0 {
+		return c, &ConfigError{Field: "Graphs", Problem: "is empty", Hint: "register at least one graph, e.g. the example from examples/react"}
+	}
+	seen := map[string]bool{}
+	for i, g := range c.Graphs {
+		if !graphIDPattern.MatchString(g.ID) {
+			return c, &ConfigError{Field: fmt.Sprintf("Graphs[%d].ID", i), Problem: fmt.Sprintf("is %q", g.ID), Hint: "use 1-128 letters, digits, '.', '-' or '_'"}
+		}
+		if seen[g.ID] {
+			return c, &ConfigError{Field: fmt.Sprintf("Graphs[%d].ID", i), Problem: fmt.Sprintf("repeats %q", g.ID), Hint: "give each graph its own ID"}
+		}
+		seen[g.ID] = true
+		if g.Build == nil {
+			return c, &ConfigError{Field: fmt.Sprintf("Graphs[%d].Build", i), Problem: "is nil", Hint: "set a function that compiles the graph with the given Deps"}
+		}
+	}
+	if c.DataDir == "" {
+		c.DataDir = DefaultDataDir
+	}
+	if c.MaxBodyBytes < 0 {
+		return c, &ConfigError{Field: "MaxBodyBytes", Problem: "is negative", Hint: "use 0 for the 10 MiB default"}
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MaxConcurrentRuns < 0 {
+		return c, &ConfigError{Field: "MaxConcurrentRuns", Problem: "is negative", Hint: "use 0 for the default of 64"}
+	}
+	if c.MaxConcurrentRuns == 0 {
+		c.MaxConcurrentRuns = DefaultMaxConcurrentRuns
+	}
+	if c.WebSocketBuffer <= 0 {
+		c.WebSocketBuffer = DefaultWebSocketBuffer
+	}
+	if c.EventRetention <= 0 {
+		c.EventRetention = DefaultEventRetention
+	}
+	if c.ShutdownGrace <= 0 {
+		c.ShutdownGrace = DefaultShutdownGrace
+	}
+	if c.WebhookTimeout <= 0 {
+		c.WebhookTimeout = DefaultWebhookTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if !c.Dev {
+		if err := c.Auth.check(); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// dbPath returns the SQLite file, creating the data directory.
+func (c Config) dbPath() (string, error) {
+	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+		return "", &ConfigError{Field: "DataDir", Problem: fmt.Sprintf("cannot be created: %v", err), Hint: "choose a writable directory with --data-dir or TRELLIS_DATA_DIR"}
+	}
+	return filepath.Join(c.DataDir, "trellis.db"), nil
+}
+
+// Queue executes runs. The server calls Enqueue when a run is created (and, at start, for runs
+// left pending by a previous process); the queue calls exec, at most once per Enqueue, from any
+// goroutine, honouring its own concurrency bound. Enqueue must not block on the run. Close stops
+// taking runs and waits (until ctx ends) for those executing to return.
+//
+// The in-process queue is the default; a durable queue (River) slots in here.
+type Queue interface {
+	Start(exec func(ctx context.Context, runID string))
+	Enqueue(ctx context.Context, runID string) error
+	Close(ctx context.Context) error
+}

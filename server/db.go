@@ -1,0 +1,480 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+)
+
+// metaDB holds the server's own records (threads, runs, resumable event logs) in SQLite or
+// Postgres through database/sql. Queries are written with $N placeholders and rewritten for
+// SQLite. Every query names the tenant: records of another tenant are invisible.
+type metaDB struct {
+	db       *sql.DB
+	postgres bool
+}
+
+// migrations are applied in order, once each. Never edit one that has shipped: add another.
+var serverMigrations = []struct {
+	version int
+	sql     string
+}{
+	{1, `
+CREATE TABLE IF NOT EXISTS trellis_threads (
+	tenant     TEXT NOT NULL,
+	thread_id  TEXT NOT NULL,
+	metadata   TEXT NOT NULL,
+	status     TEXT NOT NULL,
+	vals       TEXT,
+	interrupts TEXT,
+	temporary  INTEGER NOT NULL DEFAULT 0,
+	created_at BIGINT NOT NULL,
+	updated_at BIGINT NOT NULL,
+	PRIMARY KEY (tenant, thread_id)
+);
+CREATE TABLE IF NOT EXISTS trellis_runs (
+	tenant       TEXT NOT NULL,
+	run_id       TEXT NOT NULL PRIMARY KEY,
+	thread_id    TEXT NOT NULL,
+	assistant_id TEXT NOT NULL,
+	status       TEXT NOT NULL,
+	metadata     TEXT NOT NULL,
+	kwargs       TEXT NOT NULL,
+	multitask    TEXT NOT NULL,
+	created_at   BIGINT NOT NULL,
+	updated_at   BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS trellis_runs_by_thread ON trellis_runs (tenant, thread_id, created_at);
+CREATE INDEX IF NOT EXISTS trellis_runs_by_status ON trellis_runs (status);
+CREATE TABLE IF NOT EXISTS trellis_run_events (
+	run_id TEXT NOT NULL,
+	seq    BIGINT NOT NULL,
+	event  TEXT NOT NULL,
+	data   TEXT NOT NULL,
+	PRIMARY KEY (run_id, seq)
+);
+`},
+}
+
+var placeholder = regexp.MustCompile(`\$(\d+)`)
+
+func (m *metaDB) q(query string) string {
+	if m.postgres {
+		return query
+	}
+	return placeholder.ReplaceAllString(query, "?$1")
+}
+
+func (m *metaDB) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return m.db.ExecContext(ctx, m.q(query), args...)
+}
+
+func (m *metaDB) migrate(ctx context.Context) error {
+	if _, err := m.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS trellis_server_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
+		return fmt.Errorf("server: migrate: %w", err)
+	}
+	for _, mg := range serverMigrations {
+		var n int
+		if err := m.db.QueryRowContext(ctx, m.q(`SELECT count(*) FROM trellis_server_migrations WHERE version = $1`), mg.version).Scan(&n); err != nil {
+			return fmt.Errorf("server: migrate: %w", err)
+		}
+		if n > 0 {
+			continue
+		}
+		tx, err := m.db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("server: migrate: %w", err)
+		}
+		if m.postgres {
+			// Serialise concurrent replicas migrating the same database.
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7265001)`); err != nil {
+				tx.Rollback()
+				return fmt.Errorf("server: migrate: %w", err)
+			}
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM trellis_server_migrations WHERE version = $1`, mg.version).Scan(&n); err != nil || n > 0 {
+				tx.Rollback()
+				if err != nil {
+					return fmt.Errorf("server: migrate: %w", err)
+				}
+				continue
+			}
+		}
+		if _, err := tx.ExecContext(ctx, mg.sql); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("server: migration %d: %w", mg.version, err)
+		}
+		if _, err := tx.ExecContext(ctx, m.q(`INSERT INTO trellis_server_migrations (version, applied_at) VALUES ($1, $2)`), mg.version, time.Now().UnixMilli()); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("server: migration %d: %w", mg.version, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("server: migration %d: %w", mg.version, err)
+		}
+	}
+	return nil
+}
+
+// Thread is a conversation's record: its metadata and status; its state lives in checkpoints.
+type Thread struct {
+	ThreadID   string          `json:"thread_id"`
+	CreatedAt  time.Time       `json:"created_at"`
+	UpdatedAt  time.Time       `json:"updated_at"`
+	Metadata   map[string]any  `json:"metadata"`
+	Status     string          `json:"status"`
+	Values     json.RawMessage `json:"values,omitempty"`
+	Interrupts json.RawMessage `json:"interrupts,omitempty"`
+	Config     map[string]any  `json:"config"`
+	tenant     string
+	temporary  bool
+}
+
+// Thread statuses.
+const (
+	ThreadIdle        = "idle"
+	ThreadBusy        = "busy"
+	ThreadInterrupted = "interrupted"
+	ThreadError       = "error"
+)
+
+// Run statuses.
+const (
+	RunPending     = "pending"
+	RunRunning     = "running"
+	RunSuccess     = "success"
+	RunError       = "error"
+	RunInterrupted = "interrupted"
+	RunTimeout     = "timeout"
+)
+
+// Run is one execution of an assistant on a thread.
+type Run struct {
+	RunID             string         `json:"run_id"`
+	ThreadID          string         `json:"thread_id"`
+	AssistantID       string         `json:"assistant_id"`
+	CreatedAt         time.Time      `json:"created_at"`
+	UpdatedAt         time.Time      `json:"updated_at"`
+	Status            string         `json:"status"`
+	Metadata          map[string]any `json:"metadata"`
+	Kwargs            *RunKwargs     `json:"kwargs"`
+	MultitaskStrategy string         `json:"multitask_strategy"`
+	tenant            string
+}
+
+// RunKwargs is what a run was created with.
+type RunKwargs struct {
+	Input           json.RawMessage `json:"input,omitempty"`
+	Command         *RunCommand     `json:"command,omitempty"`
+	Config          map[string]any  `json:"config,omitempty"`
+	Context         map[string]any  `json:"context,omitempty"`
+	StreamMode      []string        `json:"stream_mode"`
+	InterruptBefore []string        `json:"interrupt_before,omitempty"`
+	InterruptAfter  []string        `json:"interrupt_after,omitempty"`
+	Webhook         string          `json:"webhook,omitempty"`
+	Subgraphs       bool            `json:"subgraphs,omitempty"`
+	Resumable       bool            `json:"resumable,omitempty"`
+	Temporary       bool            `json:"temporary,omitempty"`
+	CheckpointID    string          `json:"checkpoint_id,omitempty"`
+	OnDisconnect    string          `json:"on_disconnect,omitempty"`
+	// Principal is who created the run, handed to tools as tool.CallInfo.
+	User        string   `json:"user,omitempty"`
+	Permissions []string `json:"permissions,omitempty"`
+}
+
+// RunCommand resumes or steers a paused thread.
+type RunCommand struct {
+	Resume json.RawMessage `json:"resume,omitempty"`
+	Update json.RawMessage `json:"update,omitempty"`
+	Goto   json.RawMessage `json:"goto,omitempty"`
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "null"
+	}
+	return string(b)
+}
+
+func (m *metaDB) createThread(ctx context.Context, t *Thread) (bool, error) {
+	res, err := m.exec(ctx, `INSERT INTO trellis_threads (tenant, thread_id, metadata, status, temporary, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (tenant, thread_id) DO NOTHING`,
+		t.tenant, t.ThreadID, mustJSON(t.Metadata), t.Status, boolInt(t.temporary), ms(t.CreatedAt))
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// threadExists reports whether the ID is taken by any tenant (so that IDs never collide across
+// tenants, and another tenant's ID still answers 404 rather than 409).
+func (m *metaDB) threadTaken(ctx context.Context, id string) (bool, error) {
+	var n int
+	err := m.db.QueryRowContext(ctx, m.q(`SELECT count(*) FROM trellis_threads WHERE thread_id = $1`), id).Scan(&n)
+	return n > 0, err
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+const threadCols = `tenant, thread_id, metadata, status, vals, interrupts, temporary, created_at, updated_at`
+
+func scanThread(row interface{ Scan(...any) error }) (*Thread, error) {
+	var t Thread
+	var md string
+	var vals, ints sql.NullString
+	var temp int
+	var created, updated int64
+	if err := row.Scan(&t.tenant, &t.ThreadID, &md, &t.Status, &vals, &ints, &temp, &created, &updated); err != nil {
+		return nil, err
+	}
+	t.temporary = temp != 0
+	t.CreatedAt, t.UpdatedAt = fromMS(created), fromMS(updated)
+	if err := json.Unmarshal([]byte(md), &t.Metadata); err != nil || t.Metadata == nil {
+		t.Metadata = map[string]any{}
+	}
+	if vals.Valid && vals.String != "" {
+		t.Values = json.RawMessage(vals.String)
+	}
+	if ints.Valid && ints.String != "" {
+		t.Interrupts = json.RawMessage(ints.String)
+	}
+	t.Config = map[string]any{"configurable": map[string]any{"thread_id": t.ThreadID}}
+	return &t, nil
+}
+
+func (m *metaDB) getThread(ctx context.Context, tenant, id string) (*Thread, error) {
+	t, err := scanThread(m.db.QueryRowContext(ctx, m.q(`SELECT `+threadCols+` FROM trellis_threads WHERE tenant = $1 AND thread_id = $2`), tenant, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("thread", id)
+	}
+	return t, err
+}
+
+func (m *metaDB) listThreads(ctx context.Context, tenant string) ([]*Thread, error) {
+	rows, err := m.db.QueryContext(ctx, m.q(`SELECT `+threadCols+` FROM trellis_threads WHERE tenant = $1 AND temporary = 0 ORDER BY created_at DESC, thread_id DESC`), tenant)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Thread
+	for rows.Next() {
+		t, err := scanThread(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+func (m *metaDB) setThreadMetadata(ctx context.Context, tenant, id string, md map[string]any) error {
+	_, err := m.exec(ctx, `UPDATE trellis_threads SET metadata = $1, updated_at = $2 WHERE tenant = $3 AND thread_id = $4`, mustJSON(md), ms(time.Now()), tenant, id)
+	return err
+}
+
+func (m *metaDB) setThreadStatus(ctx context.Context, tenant, id, status string, values, interrupts json.RawMessage) error {
+	var v, i any
+	if values != nil {
+		v = string(values)
+	}
+	if interrupts != nil {
+		i = string(interrupts)
+	}
+	_, err := m.exec(ctx, `UPDATE trellis_threads SET status = $1, vals = $2, interrupts = $3, updated_at = $4 WHERE tenant = $5 AND thread_id = $6`, status, v, i, ms(time.Now()), tenant, id)
+	return err
+}
+
+func (m *metaDB) setThreadBusy(ctx context.Context, tenant, id string) error {
+	_, err := m.exec(ctx, `UPDATE trellis_threads SET status = $1, updated_at = $2 WHERE tenant = $3 AND thread_id = $4`, ThreadBusy, ms(time.Now()), tenant, id)
+	return err
+}
+
+func (m *metaDB) deleteThread(ctx context.Context, tenant, id string) error {
+	if _, err := m.exec(ctx, `DELETE FROM trellis_run_events WHERE run_id IN (SELECT run_id FROM trellis_runs WHERE tenant = $1 AND thread_id = $2)`, tenant, id); err != nil {
+		return err
+	}
+	if _, err := m.exec(ctx, `DELETE FROM trellis_runs WHERE tenant = $1 AND thread_id = $2`, tenant, id); err != nil {
+		return err
+	}
+	_, err := m.exec(ctx, `DELETE FROM trellis_threads WHERE tenant = $1 AND thread_id = $2`, tenant, id)
+	return err
+}
+
+const runCols = `tenant, run_id, thread_id, assistant_id, status, metadata, kwargs, multitask, created_at, updated_at`
+
+func scanRun(row interface{ Scan(...any) error }) (*Run, error) {
+	var r Run
+	var md, kw string
+	var created, updated int64
+	if err := row.Scan(&r.tenant, &r.RunID, &r.ThreadID, &r.AssistantID, &r.Status, &md, &kw, &r.MultitaskStrategy, &created, &updated); err != nil {
+		return nil, err
+	}
+	r.CreatedAt, r.UpdatedAt = fromMS(created), fromMS(updated)
+	if err := json.Unmarshal([]byte(md), &r.Metadata); err != nil || r.Metadata == nil {
+		r.Metadata = map[string]any{}
+	}
+	r.Kwargs = &RunKwargs{}
+	_ = json.Unmarshal([]byte(kw), r.Kwargs)
+	return &r, nil
+}
+
+func (m *metaDB) insertRun(ctx context.Context, r *Run) error {
+	_, err := m.exec(ctx, `INSERT INTO trellis_runs (`+runCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+		r.tenant, r.RunID, r.ThreadID, r.AssistantID, r.Status, mustJSON(r.Metadata), mustJSON(r.Kwargs), r.MultitaskStrategy, ms(r.CreatedAt))
+	return err
+}
+
+func (m *metaDB) getRun(ctx context.Context, tenant, threadID, runID string) (*Run, error) {
+	q := `SELECT ` + runCols + ` FROM trellis_runs WHERE tenant = $1 AND run_id = $2`
+	args := []any{tenant, runID}
+	if threadID != "" {
+		q += ` AND thread_id = $3`
+		args = append(args, threadID)
+	}
+	r, err := scanRun(m.db.QueryRowContext(ctx, m.q(q), args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("run", runID)
+	}
+	return r, err
+}
+
+// runByID reads a run of any tenant (for the executor, which is handed only an ID).
+func (m *metaDB) runByID(ctx context.Context, runID string) (*Run, error) {
+	r, err := scanRun(m.db.QueryRowContext(ctx, m.q(`SELECT `+runCols+` FROM trellis_runs WHERE run_id = $1`), runID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("run", runID)
+	}
+	return r, err
+}
+
+func (m *metaDB) listRuns(ctx context.Context, tenant, threadID, status string, limit, offset int) ([]*Run, error) {
+	q := `SELECT ` + runCols + ` FROM trellis_runs WHERE tenant = $1 AND thread_id = $2`
+	args := []any{tenant, threadID}
+	if status != "" {
+		q += ` AND status = $3`
+		args = append(args, status)
+	}
+	q += ` ORDER BY created_at DESC, run_id DESC LIMIT ` + strconv.Itoa(limit) + ` OFFSET ` + strconv.Itoa(offset)
+	rows, err := m.db.QueryContext(ctx, m.q(q), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []*Run{}
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// activeRuns lists a thread's pending and running runs, oldest first.
+func (m *metaDB) activeRuns(ctx context.Context, tenant, threadID string) ([]*Run, error) {
+	rows, err := m.db.QueryContext(ctx, m.q(`SELECT `+runCols+` FROM trellis_runs WHERE tenant = $1 AND thread_id = $2 AND status IN ('pending', 'running') ORDER BY created_at, run_id`), tenant, threadID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// unfinishedRuns lists runs of every tenant left pending or running, oldest first.
+func (m *metaDB) unfinishedRuns(ctx context.Context) ([]*Run, error) {
+	rows, err := m.db.QueryContext(ctx, `SELECT `+runCols+` FROM trellis_runs WHERE status IN ('pending', 'running') ORDER BY created_at, run_id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func (m *metaDB) setRunStatus(ctx context.Context, runID, status string) error {
+	_, err := m.exec(ctx, `UPDATE trellis_runs SET status = $1, updated_at = $2 WHERE run_id = $3`, status, ms(time.Now()), runID)
+	return err
+}
+
+func (m *metaDB) deleteRun(ctx context.Context, tenant, runID string) error {
+	if _, err := m.exec(ctx, `DELETE FROM trellis_run_events WHERE run_id = $1`, runID); err != nil {
+		return err
+	}
+	_, err := m.exec(ctx, `DELETE FROM trellis_runs WHERE tenant = $1 AND run_id = $2`, tenant, runID)
+	return err
+}
+
+func (m *metaDB) appendEvents(ctx context.Context, runID string, evs []streamEvent) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	tx, err := m.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	stmt, err := tx.PrepareContext(ctx, m.q(`INSERT INTO trellis_run_events (run_id, seq, event, data) VALUES ($1, $2, $3, $4) ON CONFLICT (run_id, seq) DO NOTHING`))
+	if err != nil {
+		tx.Rollback()
+		return err
+	}
+	for _, ev := range evs {
+		if _, err := stmt.ExecContext(ctx, runID, ev.Seq, ev.Event, string(ev.Data)); err != nil {
+			stmt.Close()
+			tx.Rollback()
+			return err
+		}
+	}
+	stmt.Close()
+	return tx.Commit()
+}
+
+func (m *metaDB) loadEvents(ctx context.Context, runID string, after int64) ([]streamEvent, error) {
+	rows, err := m.db.QueryContext(ctx, m.q(`SELECT seq, event, data FROM trellis_run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq`), runID, after)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []streamEvent
+	for rows.Next() {
+		var ev streamEvent
+		var data string
+		if err := rows.Scan(&ev.Seq, &ev.Event, &data); err != nil {
+			return nil, err
+		}
+		ev.Data = json.RawMessage(data)
+		out = append(out, ev)
+	}
+	return out, rows.Err()
+}
+
+func (m *metaDB) ping(ctx context.Context) error { return m.db.PingContext(ctx) }

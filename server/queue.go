@@ -1,0 +1,94 @@
+package server
+
+import (
+	"context"
+	"sync"
+)
+
+// LocalQueue is the in-process [Queue]: runs execute in goroutines of this process, at most
+// limit at once, in the order they were enqueued. Runs waiting in it are lost if the process
+// dies; the server finds them again at its next start (their status is still pending).
+type LocalQueue struct {
+	mu      sync.Mutex
+	exec    func(ctx context.Context, runID string)
+	waiting []string
+	running int
+	limit   int
+	closed  bool
+	wg      sync.WaitGroup
+	ctx     context.Context
+	cancel  context.CancelFunc
+}
+
+// NewLocalQueue returns a queue that executes up to limit runs at once (at least 1).
+func NewLocalQueue(limit int) *LocalQueue {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &LocalQueue{limit: max(limit, 1), ctx: ctx, cancel: cancel}
+}
+
+// Start implements [Queue].
+func (q *LocalQueue) Start(exec func(ctx context.Context, runID string)) {
+	q.mu.Lock()
+	q.exec = exec
+	q.mu.Unlock()
+	q.pump()
+}
+
+// Enqueue implements [Queue].
+func (q *LocalQueue) Enqueue(_ context.Context, runID string) error {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return ErrShuttingDown
+	}
+	q.waiting = append(q.waiting, runID)
+	q.mu.Unlock()
+	q.pump()
+	return nil
+}
+
+func (q *LocalQueue) pump() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.exec != nil && !q.closed && q.running < q.limit && len(q.waiting) > 0 {
+		id := q.waiting[0]
+		q.waiting = q.waiting[1:]
+		q.running++
+		q.wg.Add(1)
+		exec := q.exec
+		go func() {
+			defer q.wg.Done()
+			exec(q.ctx, id)
+			q.mu.Lock()
+			q.running--
+			q.mu.Unlock()
+			q.pump()
+		}()
+	}
+}
+
+// Depth returns how many runs wait for a slot.
+func (q *LocalQueue) Depth() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.waiting)
+}
+
+// Close implements [Queue]: it stops starting runs and waits for the executing ones until ctx
+// ends, then cancels their context and waits for them to return.
+func (q *LocalQueue) Close(ctx context.Context) error {
+	q.mu.Lock()
+	q.closed = true
+	q.waiting = nil
+	q.mu.Unlock()
+	done := make(chan struct{})
+	go func() { q.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		q.cancel()
+		<-done
+		return ctx.Err()
+	}
+}

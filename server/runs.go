@@ -1,0 +1,709 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// Why a run's context was cancelled.
+var (
+	errCancelInterrupt = errors.New("server: run cancelled (interrupt)")
+	errCancelRollback  = errors.New("server: run cancelled (rollback)")
+	errShutdownCancel  = errors.New("server: run stopped by shutdown; it resumes from its last checkpoint at the next start")
+)
+
+// runCreate is the body of every run-creating route.
+type runCreate struct {
+	AssistantID       string          `json:"assistant_id"`
+	Input             json.RawMessage `json:"input"`
+	Command           *RunCommand     `json:"command"`
+	Config            map[string]any  `json:"config"`
+	Context           map[string]any  `json:"context"`
+	Metadata          map[string]any  `json:"metadata"`
+	StreamMode        json.RawMessage `json:"stream_mode"`
+	StreamSubgraphs   bool            `json:"stream_subgraphs"`
+	StreamResumable   bool            `json:"stream_resumable"`
+	InterruptBefore   json.RawMessage `json:"interrupt_before"`
+	InterruptAfter    json.RawMessage `json:"interrupt_after"`
+	CheckpointID      string          `json:"checkpoint_id"`
+	Checkpoint        *struct {
+		CheckpointID string `json:"checkpoint_id"`
+	} `json:"checkpoint"`
+	Webhook           string `json:"webhook"`
+	MultitaskStrategy string `json:"multitask_strategy"`
+	OnCompletion      string `json:"on_completion"`
+	OnDisconnect      string `json:"on_disconnect"`
+	IfNotExists       string `json:"if_not_exists"`
+	AfterSeconds      *float64 `json:"after_seconds"`
+	Durability        string `json:"durability"`
+}
+
+// stringOrList reads a field that may be a string or a list of strings.
+func stringOrList(field string, raw json.RawMessage) ([]string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}, nil
+	}
+	var many []string
+	if err := json.Unmarshal(raw, &many); err != nil {
+		return nil, badRequest("send a string or a list of strings", "field %q must be a string or a list of strings", field)
+	}
+	return many, nil
+}
+
+type activeRun struct {
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+}
+
+// threadSlot serialises the runs of one thread in this process.
+type threadSlot struct {
+	current string
+	waiting []string
+}
+
+// runner creates, schedules, executes and cancels runs.
+type runner struct {
+	s       *Server
+	q       Queue
+	mu      sync.Mutex
+	active  map[string]*activeRun
+	threads map[string]*threadSlot
+	closing bool
+	bg      sync.WaitGroup // webhooks
+	http    *http.Client
+}
+
+func newRunner(s *Server, q Queue) *runner {
+	r := &runner{s: s, q: q, active: map[string]*activeRun{}, threads: map[string]*threadSlot{}, http: &http.Client{Timeout: s.cfg.WebhookTimeout}}
+	q.Start(r.exec)
+	return r
+}
+
+// recover re-schedules runs a previous process left pending or running.
+func (r *runner) recover(ctx context.Context) error {
+	runs, err := r.s.meta.unfinishedRuns(ctx)
+	if err != nil {
+		return fmt.Errorf("server: recover runs: %w", err)
+	}
+	for _, run := range runs {
+		if _, err := r.s.assistant(run.AssistantID); err != nil {
+			r.s.log.Warn("run left unfinished by a previous process has an unknown assistant; marking it failed", "run_id", run.RunID, "assistant_id", run.AssistantID)
+			_ = r.s.meta.setRunStatus(ctx, run.RunID, RunError)
+			continue
+		}
+		r.s.log.Info("resuming run left unfinished by a previous process", "run_id", run.RunID, "thread_id", run.ThreadID)
+		l := r.s.hub.open(run.RunID)
+		l.resumable = run.Kwargs.Resumable
+		if err := r.schedule(ctx, run); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *runner) schedule(ctx context.Context, run *Run) error {
+	r.mu.Lock()
+	slot := r.threads[run.ThreadID]
+	if slot == nil {
+		slot = &threadSlot{}
+		r.threads[run.ThreadID] = slot
+	}
+	if slot.current != "" {
+		slot.waiting = append(slot.waiting, run.RunID)
+		r.mu.Unlock()
+		return nil
+	}
+	slot.current = run.RunID
+	r.mu.Unlock()
+	return r.q.Enqueue(ctx, run.RunID)
+}
+
+// release ends a thread's current run and starts the next waiting one.
+func (r *runner) release(threadID, runID string) {
+	r.mu.Lock()
+	slot := r.threads[threadID]
+	if slot == nil || slot.current != runID {
+		r.mu.Unlock()
+		return
+	}
+	if len(slot.waiting) == 0 || r.closing {
+		delete(r.threads, threadID)
+		r.mu.Unlock()
+		return
+	}
+	next := slot.waiting[0]
+	slot.waiting = slot.waiting[1:]
+	slot.current = next
+	r.mu.Unlock()
+	if err := r.q.Enqueue(context.Background(), next); err != nil {
+		r.s.log.Warn("cannot start queued run", "run_id", next, "thread_id", threadID, "err", err)
+	}
+}
+
+// create validates a run request, applies the multitask strategy and schedules the run.
+func (r *runner) create(ctx context.Context, p Principal, threadID string, req *runCreate) (*Run, *runLog, error) {
+	a, err := r.s.assistant(req.AssistantID)
+	if req.AssistantID == "" {
+		return nil, nil, badRequest("name one of the assistants from POST /assistants/search", "field \"assistant_id\" is required")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	modes, err := stringOrList("stream_mode", req.StreamMode)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(modes) == 0 {
+		modes = []string{"values"}
+	}
+	if _, err := parseStreamModes(modes); err != nil {
+		return nil, nil, err
+	}
+	before, err := stringOrList("interrupt_before", req.InterruptBefore)
+	if err != nil {
+		return nil, nil, err
+	}
+	after, err := stringOrList("interrupt_after", req.InterruptAfter)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, n := range append(slices.Clone(before), after...) {
+		if n != "*" && !slices.Contains(a.graph.Nodes(), n) {
+			return nil, nil, badRequest(fmt.Sprintf("the graph's nodes are %v", a.graph.Nodes()), "interrupt_before/interrupt_after names unknown node %q", n)
+		}
+	}
+	strategy := req.MultitaskStrategy
+	switch strategy {
+	case "":
+		strategy = "reject"
+	case "reject", "interrupt", "rollback", "enqueue":
+	default:
+		return nil, nil, badRequest("use reject, interrupt, rollback or enqueue", "field \"multitask_strategy\" is %q", strategy)
+	}
+	switch req.OnDisconnect {
+	case "", "continue", "cancel":
+	default:
+		return nil, nil, badRequest("use cancel or continue", "field \"on_disconnect\" is %q", req.OnDisconnect)
+	}
+	switch req.OnCompletion {
+	case "", "delete", "keep":
+	default:
+		return nil, nil, badRequest("use delete or keep", "field \"on_completion\" is %q", req.OnCompletion)
+	}
+	if req.Command != nil && len(req.Command.Goto) > 0 && string(req.Command.Goto) != "null" {
+		return nil, nil, badRequest("resume with command.resume, or change state with command.update", "command.goto is not supported yet")
+	}
+	if req.Webhook != "" {
+		if err := checkWebhook(req.Webhook); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(req.Input) > 0 && string(req.Input) != "null" && !bytes.HasPrefix(bytes.TrimSpace(req.Input), []byte("{")) {
+		return nil, nil, badRequest("send the input as a JSON object of state keys, e.g. {\"messages\": [...]}", "field \"input\" must be an object")
+	}
+	r.mu.Lock()
+	closing := r.closing
+	r.mu.Unlock()
+	if closing {
+		return nil, nil, &APIError{Status: http.StatusServiceUnavailable, Message: "the server is shutting down and takes no new runs", Hint: "retry against another replica or after the restart", kind: ErrShuttingDown}
+	}
+	now := time.Now().UTC()
+	temporary := false
+	if threadID == "" {
+		threadID = uuid.NewString()
+		temporary = req.OnCompletion != "keep"
+		t := &Thread{ThreadID: threadID, Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}, Status: ThreadIdle, CreatedAt: now, tenant: p.Tenant, temporary: temporary}
+		if _, err := r.s.meta.createThread(ctx, t); err != nil {
+			return nil, nil, err
+		}
+	} else if t, err := r.s.meta.getThread(ctx, p.Tenant, threadID); err == nil {
+		// A thread holds the state of the graph that first ran on it (LangGraph records the same).
+		if _, ok := t.Metadata["graph_id"].(string); !ok {
+			t.Metadata["graph_id"], t.Metadata["assistant_id"] = a.GraphID, a.AssistantID
+			if err := r.s.meta.setThreadMetadata(ctx, p.Tenant, threadID, t.Metadata); err != nil {
+				return nil, nil, err
+			}
+		}
+	} else {
+		if !errors.Is(err, ErrNotFound) || req.IfNotExists != "create" {
+			return nil, nil, err
+		}
+		if taken, err := r.s.meta.threadTaken(ctx, threadID); err != nil || taken {
+			if err == nil {
+				err = notFound("thread", threadID)
+			}
+			return nil, nil, err
+		}
+		t := &Thread{ThreadID: threadID, Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}, Status: ThreadIdle, CreatedAt: now, tenant: p.Tenant}
+		if _, err := r.s.meta.createThread(ctx, t); err != nil {
+			return nil, nil, err
+		}
+	}
+	cpID := req.CheckpointID
+	if cpID == "" && req.Checkpoint != nil {
+		cpID = req.Checkpoint.CheckpointID
+	}
+	md := req.Metadata
+	if md == nil {
+		md = map[string]any{}
+	}
+	run := &Run{RunID: uuid.Must(uuid.NewV7()).String(), ThreadID: threadID, AssistantID: a.AssistantID, CreatedAt: now, UpdatedAt: now,
+		Status: RunPending, Metadata: md, MultitaskStrategy: strategy, tenant: p.Tenant,
+		Kwargs: &RunKwargs{Input: req.Input, Command: req.Command, Config: req.Config, Context: req.Context, StreamMode: modes,
+			InterruptBefore: before, InterruptAfter: after, Webhook: req.Webhook, Subgraphs: req.StreamSubgraphs,
+			Resumable: req.StreamResumable, Temporary: temporary, CheckpointID: cpID, OnDisconnect: req.OnDisconnect,
+			User: p.User, Permissions: p.Permissions}}
+
+	// The multitask decision and the insert happen under the lock so two requests on one thread
+	// cannot both see it idle.
+	r.mu.Lock()
+	slot := r.threads[threadID]
+	var inflight []string
+	if slot != nil {
+		if slot.current != "" {
+			inflight = append(inflight, slot.current)
+		}
+		inflight = append(inflight, slot.waiting...)
+	}
+	if len(inflight) > 0 && strategy == "reject" {
+		r.mu.Unlock()
+		return nil, nil, &APIError{Status: http.StatusConflict, Message: fmt.Sprintf("thread %q is already running a run", threadID), Hint: "wait for it to finish, or set multitask_strategy to enqueue, interrupt or rollback", kind: ErrBusy}
+	}
+	if err := r.s.meta.insertRun(ctx, run); err != nil {
+		r.mu.Unlock()
+		return nil, nil, err
+	}
+	l := r.s.hub.open(run.RunID)
+	l.resumable = req.StreamResumable
+	r.mu.Unlock()
+	if strategy == "interrupt" || strategy == "rollback" {
+		action := errCancelInterrupt
+		if strategy == "rollback" {
+			action = errCancelRollback
+		}
+		for _, id := range inflight {
+			_ = r.cancel(ctx, p.Tenant, threadID, id, action, false)
+		}
+	}
+	r.s.metrics.runsCreated.Inc()
+	r.s.log.Info("run created", "run_id", run.RunID, "thread_id", threadID, "assistant_id", a.AssistantID, "tenant", p.Tenant, "multitask_strategy", strategy)
+	if err := r.schedule(ctx, run); err != nil {
+		return nil, nil, err
+	}
+	return run, l, nil
+}
+
+// cancel stops a run: an executing one through its context, a waiting one by taking it out of
+// the thread's queue. With rollback the run is deleted and the thread's state restored.
+func (r *runner) cancel(ctx context.Context, tenant, threadID, runID string, action error, wait bool) error {
+	run, err := r.s.meta.getRun(ctx, tenant, threadID, runID)
+	if err != nil {
+		return err
+	}
+	if run.Status != RunPending && run.Status != RunRunning {
+		return nil
+	}
+	r.mu.Lock()
+	act := r.active[runID]
+	if act == nil {
+		if slot := r.threads[run.ThreadID]; slot != nil {
+			if i := slices.Index(slot.waiting, runID); i >= 0 {
+				slot.waiting = slices.Delete(slot.waiting, i, i+1)
+				r.mu.Unlock()
+				r.finishUnstarted(ctx, run, action)
+				return nil
+			}
+		}
+	}
+	r.mu.Unlock()
+	if act == nil {
+		// Scheduled but not started yet: exec sees the status and skips it.
+		r.finishUnstarted(ctx, run, action)
+		return nil
+	}
+	act.cancel(action)
+	if wait {
+		select {
+		case <-act.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+func (r *runner) finishUnstarted(ctx context.Context, run *Run, action error) {
+	if action == errCancelRollback {
+		_ = r.s.meta.deleteRun(ctx, run.tenant, run.RunID)
+	} else {
+		_ = r.s.meta.setRunStatus(ctx, run.RunID, RunInterrupted)
+	}
+	if l := r.s.hub.get(run.RunID); l != nil {
+		l.close()
+	}
+}
+
+// exec executes one run; the queue calls it.
+func (r *runner) exec(qctx context.Context, runID string) {
+	ctx := context.WithoutCancel(qctx)
+	run, err := r.s.meta.runByID(ctx, runID)
+	if err != nil {
+		r.s.log.Warn("queued run vanished", "run_id", runID, "err", err)
+		return
+	}
+	if run.Status != RunPending && run.Status != RunRunning {
+		r.release(run.ThreadID, runID)
+		return
+	}
+	log := r.s.log.With("run_id", runID, "thread_id", run.ThreadID, "tenant", run.tenant)
+	runCtx, cancel := context.WithCancelCause(ctx)
+	stopOnQueue := context.AfterFunc(qctx, func() { cancel(errShutdownCancel) })
+	act := &activeRun{cancel: cancel, done: make(chan struct{})}
+	r.mu.Lock()
+	r.active[runID] = act
+	r.mu.Unlock()
+	started := time.Now()
+	r.s.metrics.runsActive.Inc()
+	defer func() {
+		stopOnQueue()
+		cancel(nil)
+		r.s.metrics.runsActive.Dec()
+		r.mu.Lock()
+		delete(r.active, runID)
+		r.mu.Unlock()
+		close(act.done)
+		r.release(run.ThreadID, runID)
+	}()
+
+	l := r.s.hub.open(runID)
+	l.resumable = run.Kwargs.Resumable
+	if l.resumable && l.last() == 0 {
+		// A restarted run continues the event numbering of the stream it had persisted.
+		if evs, err := r.s.meta.loadEvents(ctx, runID, 0); err == nil && len(evs) > 0 {
+			l.mu.Lock()
+			l.events = evs
+			l.mu.Unlock()
+		}
+	}
+	emit := func(event string, data any) {
+		raw, err := json.Marshal(data)
+		if err != nil {
+			raw, _ = json.Marshal(map[string]any{"error": "EncodeError", "message": err.Error()})
+			event = "error"
+		}
+		ev := l.append(event, raw)
+		r.s.metrics.events.Inc()
+		if l.resumable {
+			if err := r.s.meta.appendEvents(ctx, runID, []streamEvent{ev}); err != nil {
+				log.Warn("cannot persist stream event", "err", err)
+			}
+		}
+	}
+
+	_ = r.s.meta.setRunStatus(ctx, runID, RunRunning)
+	_ = r.s.meta.setThreadBusy(ctx, run.tenant, run.ThreadID)
+	log.Info("run started", "assistant_id", run.AssistantID)
+	emit("metadata", map[string]any{"run_id": runID, "attempt": 1})
+
+	a, _ := r.s.assistant(run.AssistantID)
+	g := a.graph
+	var headBefore string
+	if snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil {
+		headBefore = snap.Ref.CheckpointID
+	}
+	runErr := r.runGraph(runCtx, run, g, headBefore, emit)
+
+	cause := context.Cause(runCtx)
+	status, threadStatus := RunSuccess, ThreadIdle
+	var ie *graph.InterruptedError
+	switch {
+	case runErr == nil:
+	case errors.As(runErr, &ie):
+		threadStatus = ThreadInterrupted
+	case errors.Is(cause, errShutdownCancel):
+		// Left pending: the next start picks it up from its last checkpoint.
+		status = RunPending
+	case errors.Is(cause, errCancelInterrupt), errors.Is(cause, errCancelRollback):
+		status = RunInterrupted
+	default:
+		status, threadStatus = RunError, ThreadError
+		emit("error", errorJSON(runErr))
+	}
+	if errors.Is(cause, errCancelRollback) {
+		r.rollback(ctx, run, g, headBefore)
+	}
+	values, interrupts := r.threadValues(ctx, run.ThreadID, g)
+	switch {
+	case status == RunError:
+		l.setOutput(map[string]any{"__error__": errorJSON(runErr)})
+	default:
+		if snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil {
+			l.setOutput(valuesWithInterrupts(snap))
+		}
+	}
+	if status != RunPending {
+		emit("end", nil)
+	}
+	// The log closes last, so that whoever waits on it (wait, join) finds the run's and the
+	// thread's statuses written.
+	defer l.close()
+	switch {
+	case status == RunPending:
+		_ = r.s.meta.setRunStatus(ctx, runID, RunPending)
+	case errors.Is(cause, errCancelRollback):
+		_ = r.s.meta.deleteRun(ctx, run.tenant, runID)
+	default:
+		_ = r.s.meta.setRunStatus(ctx, runID, status)
+	}
+	if run.Kwargs.Temporary {
+		_ = g.DeleteThread(ctx, run.ThreadID)
+		_ = r.s.meta.deleteThread(ctx, run.tenant, run.ThreadID)
+	} else if status != RunPending {
+		if hasWaiting := r.hasWaiting(run.ThreadID); hasWaiting && threadStatus == ThreadIdle {
+			threadStatus = ThreadBusy
+		}
+		_ = r.s.meta.setThreadStatus(ctx, run.tenant, run.ThreadID, threadStatus, values, interrupts)
+	}
+	elapsed := time.Since(started)
+	r.s.metrics.runsFinished.WithLabelValues(status).Inc()
+	r.s.metrics.runSeconds.Observe(elapsed.Seconds())
+	log.Info("run finished", "status", status, "thread_status", threadStatus, "ms", elapsed.Milliseconds())
+	if run.Kwargs.Webhook != "" && status != RunPending {
+		r.webhook(run, status, started, values, runErr, ie != nil)
+	}
+}
+
+func (r *runner) hasWaiting(threadID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	slot := r.threads[threadID]
+	return slot != nil && len(slot.waiting) > 0
+}
+
+// runGraph builds the run options and streams the graph, emitting converted events.
+func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headBefore string, emit func(string, any)) error {
+	kw := run.Kwargs
+	gmodes, err := parseStreamModes(kw.StreamMode)
+	if err != nil {
+		return err
+	}
+	md := map[string]any{}
+	for k, v := range run.Metadata {
+		md[k] = v
+	}
+	md["run_id"], md["assistant_id"], md["user_id"] = run.RunID, run.AssistantID, kw.User
+	cfg := map[string]any{}
+	if c, ok := kw.Config["configurable"].(map[string]any); ok {
+		for k, v := range c {
+			cfg[k] = v
+		}
+	}
+	for k, v := range kw.Context {
+		cfg[k] = v
+	}
+	cfg["thread_id"], cfg["run_id"], cfg["user_id"], cfg["tenant"] = run.ThreadID, run.RunID, kw.User, run.tenant
+	opts := []graph.RunOption{graph.WithThread(run.ThreadID), graph.WithStreamModes(gmodes...), graph.WithMetadata(md), graph.WithConfig(cfg)}
+	if n, ok := kw.Config["recursion_limit"].(float64); ok && n > 0 {
+		opts = append(opts, graph.WithRecursionLimit(int(n)))
+	}
+	expand := func(nodes []string) []string {
+		if slices.Contains(nodes, "*") {
+			return g.Nodes()
+		}
+		return nodes
+	}
+	if len(kw.InterruptBefore) > 0 {
+		opts = append(opts, graph.InterruptBefore(expand(kw.InterruptBefore)...))
+	}
+	if len(kw.InterruptAfter) > 0 {
+		opts = append(opts, graph.InterruptAfter(expand(kw.InterruptAfter)...))
+	}
+	if kw.CheckpointID != "" {
+		opts = append(opts, graph.FromCheckpoint(kw.CheckpointID))
+	}
+	input := kw.Input
+	// A run that a previous process started continues from its last checkpoint instead of
+	// applying its input again.
+	resumed := false
+	if headBefore != "" {
+		if snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil && snap.Metadata["run_id"] == run.RunID {
+			if len(snap.Next) == 0 {
+				return nil
+			}
+			opts = append(opts, graph.Continue())
+			input, resumed = nil, true
+		}
+	}
+	if c := kw.Command; c != nil && !resumed {
+		if len(c.Update) > 0 && string(c.Update) != "null" {
+			if _, err := g.UpdateStateJSON(ctx, checkpoint.Ref{ThreadID: run.ThreadID}, c.Update, ""); err != nil {
+				return fmt.Errorf("command.update: %w", err)
+			}
+		}
+		switch {
+		case len(c.Resume) > 0 && string(c.Resume) != "null":
+			var v any
+			if err := json.Unmarshal(c.Resume, &v); err != nil {
+				return fmt.Errorf("command.resume: %w", err)
+			}
+			if m, ok := v.(map[string]any); ok && r.allInterruptIDs(ctx, g, run.ThreadID, m) {
+				opts = append(opts, graph.ResumeMap(m))
+			} else {
+				opts = append(opts, graph.Resume(v))
+			}
+		default:
+			opts = append(opts, graph.Continue())
+		}
+		input = nil
+	}
+	info := tool.CallInfo{User: kw.User, Tenant: run.tenant, Permissions: kw.Permissions, ThreadID: run.ThreadID, RunID: run.RunID, Store: r.s.store}
+	ctx = tool.WithCallInfo(ctx, info)
+	conv := newConverter(kw.StreamMode, kw.Subgraphs)
+	if kw.Subgraphs {
+		opts = append(opts, graph.WithSubgraphs())
+	}
+	var runErr error
+	for ev, err := range g.StreamJSON(ctx, input, opts...) {
+		if err != nil {
+			runErr = err
+			break
+		}
+		for _, out := range conv.convert(ev) {
+			emit(out.event, out.data)
+		}
+	}
+	var ie *graph.InterruptedError
+	if errors.As(runErr, &ie) && conv.wants("values") {
+		emit("values", map[string]any{"__interrupt__": interruptsJSON(ie.Interrupts)})
+	}
+	return runErr
+}
+
+// allInterruptIDs reports whether every key of m is the ID of an interrupt the thread waits on,
+// in which case a resume map answers each by ID.
+func (r *runner) allInterruptIDs(ctx context.Context, g graph.Runnable, threadID string, m map[string]any) bool {
+	if len(m) == 0 {
+		return false
+	}
+	snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: threadID})
+	if err != nil {
+		return false
+	}
+	ids := map[string]bool{}
+	for _, t := range snap.Tasks {
+		for _, in := range t.Interrupts {
+			ids[in.ID] = true
+		}
+	}
+	for k := range m {
+		if !ids[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// rollback restores the thread's state from before the run: its checkpoint from then becomes
+// the newest again (as a fork), or the thread's checkpoints go if it had none.
+func (r *runner) rollback(ctx context.Context, run *Run, g graph.Runnable, headBefore string) {
+	if headBefore == "" {
+		_ = g.DeleteThread(ctx, run.ThreadID)
+		return
+	}
+	if _, err := g.UpdateStateJSON(ctx, checkpoint.Ref{ThreadID: run.ThreadID, CheckpointID: headBefore}, nil, ""); err != nil {
+		r.s.log.Warn("rollback could not restore the earlier state", "run_id", run.RunID, "thread_id", run.ThreadID, "err", err)
+	}
+}
+
+// threadValues reads the thread's newest values and waiting interrupts for its record.
+func (r *runner) threadValues(ctx context.Context, threadID string, g graph.Runnable) (json.RawMessage, json.RawMessage) {
+	snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: threadID})
+	if err != nil {
+		return nil, nil
+	}
+	values, _ := json.Marshal(snap.Values)
+	ints := map[string]any{}
+	for _, t := range snap.Tasks {
+		if len(t.Interrupts) > 0 {
+			ints[t.ID] = interruptsJSON(t.Interrupts)
+		}
+	}
+	interrupts, _ := json.Marshal(ints)
+	return values, interrupts
+}
+
+func (r *runner) shutdown(ctx context.Context) {
+	r.mu.Lock()
+	if r.closing {
+		r.mu.Unlock()
+		return
+	}
+	r.closing = true
+	r.mu.Unlock()
+	_ = r.q.Close(ctx)
+	done := make(chan struct{})
+	go func() { r.bg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(r.s.cfg.WebhookTimeout):
+	}
+}
+
+// waitOutput is what /runs/wait and join return: the thread's newest values, with the waiting
+// interrupts under "__interrupt__", or {"__error__": ...} when the run failed.
+func (r *runner) waitOutput(ctx context.Context, run *Run, l *runLog) any {
+	if l != nil {
+		if _, done, _ := l.since(0); done && l.result() != nil {
+			return l.result()
+		}
+	}
+	a, err := r.s.assistant(run.AssistantID)
+	if err != nil {
+		return nil
+	}
+	snap, err := a.graph.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID})
+	if err != nil {
+		return nil
+	}
+	return valuesWithInterrupts(snap)
+}
+
+func valuesWithInterrupts(snap *graph.StateSnapshot[any]) any {
+	raw, err := json.Marshal(snap.Values)
+	if err != nil {
+		return snap.Values
+	}
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return snap.Values
+	}
+	if ins := snap.Interrupts(); len(ins) > 0 {
+		m["__interrupt__"] = interruptsJSON(ins)
+	}
+	return m
+}
+
+// busy reports whether the thread has a run executing or waiting in this process.
+func (r *runner) busy(threadID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	slot := r.threads[threadID]
+	return slot != nil && (slot.current != "" || len(slot.waiting) > 0)
+}

@@ -1,0 +1,226 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/trellis-go/trellis/checkpoint/pgsaver"
+	"github.com/trellis-go/trellis/checkpoint/sqlitesaver"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/store"
+	"github.com/trellis-go/trellis/store/pgstore"
+	"github.com/trellis-go/trellis/store/sqlitestore"
+)
+
+// Assistant is a graph offered through the API, with its configuration.
+type Assistant struct {
+	AssistantID string         `json:"assistant_id"`
+	GraphID     string         `json:"graph_id"`
+	Name        string         `json:"name"`
+	Description *string        `json:"description"`
+	Config      map[string]any `json:"config"`
+	Context     map[string]any `json:"context"`
+	Metadata    map[string]any `json:"metadata"`
+	Version     int            `json:"version"`
+	CreatedAt   time.Time      `json:"created_at"`
+	UpdatedAt   time.Time      `json:"updated_at"`
+	graph       graph.Runnable
+}
+
+// AssistantID returns the assistant_id of the default assistant of the graph with this ID: a
+// name-based (version 5) UUID, so it is the same on every server and every restart.
+func AssistantID(graphID string) string {
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte(graphID)).String()
+}
+
+// Server is the Agent Protocol server. Create it with [New], serve it with [Server.Serve] (or
+// mount [Server.Handler]), and [Server.Close] it.
+type Server struct {
+	cfg        Config
+	log        *slog.Logger
+	meta       *metaDB
+	store      store.Store
+	assistants []*Assistant
+	byID       map[string]*Assistant
+	hub        *hub
+	runs       *runner
+	metrics    *metrics
+	handler    http.Handler
+	closers    []func()
+	closeOnce  sync.Once
+	started    time.Time
+}
+
+// New opens the database (SQLite in Config.DataDir, or Postgres at Config.DatabaseURL), runs
+// the migrations, builds the graphs and returns a server ready to serve.
+func New(cfg Config) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Auth.prepare()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s := &Server{cfg: cfg, log: cfg.Logger, hub: newHub(cfg.EventRetention), byID: map[string]*Assistant{}, started: time.Now()}
+	var deps Deps
+	if cfg.DatabaseURL != "" {
+		pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+		if err != nil {
+			return nil, &ConfigError{Field: "DatabaseURL", Problem: fmt.Sprintf("cannot be used: %v", err), Hint: "pass a URL such as postgres://user@host:5432/db"}
+		}
+		s.closers = append(s.closers, pool.Close)
+		if err := pool.Ping(ctx); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("server: cannot reach Postgres: %w (is TRELLIS_DATABASE_URL right and the database up?)", err)
+		}
+		saver, err := pgsaver.New(ctx, pool, nil)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		st, err := pgstore.New(ctx, pool, nil)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.closers = append(s.closers, func() { st.Close() })
+		deps = Deps{Saver: saver, Store: st}
+		db := stdlib.OpenDBFromPool(pool)
+		s.closers = append(s.closers, func() { db.Close() })
+		s.meta = &metaDB{db: db, postgres: true}
+	} else {
+		path, err := cfg.dbPath()
+		if err != nil {
+			return nil, err
+		}
+		db, err := sql.Open("sqlite", sqlitestore.DSN(path))
+		if err != nil {
+			return nil, fmt.Errorf("server: open %s: %w", path, err)
+		}
+		s.closers = append(s.closers, func() { db.Close() })
+		saver, err := sqlitesaver.New(ctx, db, nil)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		st, err := sqlitestore.New(ctx, db, nil)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.closers = append(s.closers, func() { st.Close() })
+		deps = Deps{Saver: saver, Store: st}
+		s.meta = &metaDB{db: db}
+	}
+	s.store = deps.Store
+	if err := s.meta.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	now := time.Now().UTC()
+	for _, spec := range cfg.Graphs {
+		g, err := spec.Build(deps)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("server: graph %q: %w", spec.ID, err)
+		}
+		if g == nil {
+			s.Close()
+			return nil, fmt.Errorf("server: graph %q: Build returned nil", spec.ID)
+		}
+		a := &Assistant{AssistantID: AssistantID(spec.ID), GraphID: spec.ID, Name: spec.ID,
+			Config: map[string]any{}, Context: map[string]any{}, Metadata: map[string]any{"created_by": "system"},
+			Version: 1, CreatedAt: now, UpdatedAt: now, graph: g}
+		if spec.Description != "" {
+			d := spec.Description
+			a.Description = &d
+		}
+		s.assistants = append(s.assistants, a)
+		s.byID[a.AssistantID] = a
+		s.byID[spec.ID] = a
+	}
+	sort.Slice(s.assistants, func(i, j int) bool { return s.assistants[i].GraphID < s.assistants[j].GraphID })
+	s.metrics = newMetrics()
+	q := cfg.Queue
+	if q == nil {
+		q = NewLocalQueue(cfg.MaxConcurrentRuns)
+	}
+	s.runs = newRunner(s, q)
+	s.handler = s.routes()
+	if err := s.runs.recover(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Handler returns the server's HTTP handler, for tests and for mounting under another mux.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Serve serves HTTP on ln until ctx ends, then shuts down gracefully: it stops taking runs,
+// waits up to Config.ShutdownGrace for running ones to finish (cancelling the rest, which are
+// picked up again from their last checkpoint at the next start), and closes the listener.
+// In dev mode ln must be on a loopback address.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if s.cfg.Dev {
+		if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+			return &ConfigError{Field: "Dev", Problem: fmt.Sprintf("is set but the listener is on %s", ln.Addr()), Hint: "dev mode has no authentication and binds to 127.0.0.1 only; configure auth to listen elsewhere"}
+		}
+	}
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: no new runs; waiting for running runs", "grace", s.cfg.ShutdownGrace.String())
+	graceCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
+	defer cancel()
+	s.runs.shutdown(graceCtx)
+	shutCtx, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel2()
+	err := srv.Shutdown(shutCtx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = srv.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return err
+}
+
+// Close stops the runs and closes the databases. It is safe to call more than once.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		if s.runs != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
+			s.runs.shutdown(ctx)
+			cancel()
+		}
+		for i := len(s.closers) - 1; i >= 0; i-- {
+			s.closers[i]()
+		}
+	})
+	return nil
+}
+
+func (s *Server) assistant(id string) (*Assistant, error) {
+	if a, ok := s.byID[id]; ok {
+		return a, nil
+	}
+	return nil, notFound("assistant", id)
+}
