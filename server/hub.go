@@ -32,12 +32,12 @@ func (e streamEvent) mode() string {
 // any position without slowing the run: a reader that falls behind reads the log later, it never
 // holds a buffer the run must fill.
 type runLog struct {
-	mu       sync.Mutex
-	events   []streamEvent
-	first    int64 // Seq of events[0] minus 1 (events before it were loaded from the database)
-	done     bool
-	doneAt   time.Time
-	wake     chan struct{} // closed on every append and on close
+	mu        sync.Mutex
+	events    []streamEvent
+	first     int64 // Seq of events[0] minus 1 (events before it were loaded from the database)
+	done      bool
+	doneAt    time.Time
+	wake      chan struct{} // closed on every append and on close
 	resumable bool
 	// output is what wait and join answer once the run has ended (see runner.waitOutput).
 	output any

@@ -27,28 +27,28 @@ var (
 
 // runCreate is the body of every run-creating route.
 type runCreate struct {
-	AssistantID       string          `json:"assistant_id"`
-	Input             json.RawMessage `json:"input"`
-	Command           *RunCommand     `json:"command"`
-	Config            map[string]any  `json:"config"`
-	Context           map[string]any  `json:"context"`
-	Metadata          map[string]any  `json:"metadata"`
-	StreamMode        json.RawMessage `json:"stream_mode"`
-	StreamSubgraphs   bool            `json:"stream_subgraphs"`
-	StreamResumable   bool            `json:"stream_resumable"`
-	InterruptBefore   json.RawMessage `json:"interrupt_before"`
-	InterruptAfter    json.RawMessage `json:"interrupt_after"`
-	CheckpointID      string          `json:"checkpoint_id"`
-	Checkpoint        *struct {
+	AssistantID     string          `json:"assistant_id"`
+	Input           json.RawMessage `json:"input"`
+	Command         *RunCommand     `json:"command"`
+	Config          map[string]any  `json:"config"`
+	Context         map[string]any  `json:"context"`
+	Metadata        map[string]any  `json:"metadata"`
+	StreamMode      json.RawMessage `json:"stream_mode"`
+	StreamSubgraphs bool            `json:"stream_subgraphs"`
+	StreamResumable bool            `json:"stream_resumable"`
+	InterruptBefore json.RawMessage `json:"interrupt_before"`
+	InterruptAfter  json.RawMessage `json:"interrupt_after"`
+	CheckpointID    string          `json:"checkpoint_id"`
+	Checkpoint      *struct {
 		CheckpointID string `json:"checkpoint_id"`
 	} `json:"checkpoint"`
-	Webhook           string `json:"webhook"`
-	MultitaskStrategy string `json:"multitask_strategy"`
-	OnCompletion      string `json:"on_completion"`
-	OnDisconnect      string `json:"on_disconnect"`
-	IfNotExists       string `json:"if_not_exists"`
+	Webhook           string   `json:"webhook"`
+	MultitaskStrategy string   `json:"multitask_strategy"`
+	OnCompletion      string   `json:"on_completion"`
+	OnDisconnect      string   `json:"on_disconnect"`
+	IfNotExists       string   `json:"if_not_exists"`
 	AfterSeconds      *float64 `json:"after_seconds"`
-	Durability        string `json:"durability"`
+	Durability        string   `json:"durability"`
 }
 
 // stringOrList reads a field that may be a string or a list of strings.
