@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/examples/react"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model/offline"
+	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/store/memstore"
+)
+
+func init() {
+	register("serve", "serve the assistants over the Agent Protocol (LangGraph API)", runServe)
+}
+
+// Graphs returns the graphs `trellis serve`, `trellis run` and `trellis graph` offer. Until
+// the applications register theirs, it is the example ReAct agent on the offline model.
+var Graphs = func() []server.GraphSpec {
+	return []server.GraphSpec{{
+		ID:          "example",
+		Description: "A ReAct agent with a unit converter and a world clock, on the offline model.",
+		Build: func(d server.Deps) (graph.Runnable, error) {
+			return react.New(offline.New(nil), graph.CompileOptions{Saver: d.Saver, Store: d.Store})
+		},
+	}}
+}
+
+// env reads TRELLIS_<name>, or def.
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv("TRELLIS_" + name); ok {
+		return v
+	}
+	return def
+}
+
+func envBool(name string) bool {
+	b, _ := strconv.ParseBool(os.Getenv("TRELLIS_" + name))
+	return b
+}
+
+// parseAPIKeys reads TRELLIS_API_KEYS: entries "KEY=USER@TENANT" or "KEY=USER@TENANT:perm1|perm2",
+// separated by commas or newlines.
+func parseAPIKeys(s string) (map[string]server.Principal, error) {
+	out := map[string]server.Principal{}
+	for _, entry := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' }) {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		key, who, ok := strings.Cut(entry, "=")
+		user, rest, ok2 := strings.Cut(who, "@")
+		if !ok || !ok2 || key == "" || user == "" {
+			return nil, &UsageError{Msg: "TRELLIS_API_KEYS: an entry is not KEY=USER@TENANT[:perm|perm] (the key itself is not shown)"}
+		}
+		tenant, perms, _ := strings.Cut(rest, ":")
+		p := server.Principal{User: user, Tenant: tenant}
+		if perms != "" {
+			p.Permissions = strings.Split(perms, "|")
+		}
+		out[key] = p
+	}
+	return out, nil
+}
+
+func runServe(ctx context.Context, env Env) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	dev := fs.Bool("dev", envBool("DEV"), "no authentication; listen on 127.0.0.1 only (TRELLIS_DEV)")
+	addr := fs.String("addr", envOr("ADDR", ""), "address to listen on (TRELLIS_ADDR); default 127.0.0.1:2024")
+	dataDir := fs.String("data-dir", envOr("DATA_DIR", server.DefaultDataDir), "directory of the SQLite database (TRELLIS_DATA_DIR)")
+	dbURL := fs.String("database-url", envOr("DATABASE_URL", ""), "Postgres URL; SQLite in --data-dir when empty (TRELLIS_DATABASE_URL)")
+	issuer := fs.String("jwt-issuer", envOr("JWT_ISSUER", ""), "required iss of tokens (TRELLIS_JWT_ISSUER)")
+	audience := fs.String("jwt-audience", envOr("JWT_AUDIENCE", ""), "required aud of tokens (TRELLIS_JWT_AUDIENCE)")
+	maxBody := fs.Int64("max-body-bytes", 0, "largest request body; 10 MiB when 0 (TRELLIS_MAX_BODY_BYTES)")
+	maxRuns := fs.Int("max-runs", 0, "runs executing at once; 64 when 0 (TRELLIS_MAX_RUNS)")
+	origins := fs.String("ws-origins", envOr("WS_ORIGINS", ""), "comma-separated Origin patterns allowed for WebSockets (TRELLIS_WS_ORIGINS)")
+	grace := fs.Duration("shutdown-grace", 0, "how long shutdown waits for running runs; 30s when 0 (TRELLIS_SHUTDOWN_GRACE)")
+	level := fs.String("log-level", envOr("LOG_LEVEL", "info"), "debug, info, warn or error (TRELLIS_LOG_LEVEL)")
+	if err := fs.Parse(env.Args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return &UsageError{Msg: err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return &UsageError{Msg: fmt.Sprintf("serve takes no arguments, got %q", fs.Args())}
+	}
+	for name, dst := range map[string]*int64{"MAX_BODY_BYTES": maxBody} {
+		if v := os.Getenv("TRELLIS_" + name); v != "" && *dst == 0 {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return &UsageError{Msg: fmt.Sprintf("TRELLIS_%s is %q, not a number", name, v)}
+			}
+			*dst = n
+		}
+	}
+	if v := os.Getenv("TRELLIS_MAX_RUNS"); v != "" && *maxRuns == 0 {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return &UsageError{Msg: fmt.Sprintf("TRELLIS_MAX_RUNS is %q, not a number", v)}
+		}
+		*maxRuns = n
+	}
+	if v := os.Getenv("TRELLIS_SHUTDOWN_GRACE"); v != "" && *grace == 0 {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return &UsageError{Msg: fmt.Sprintf("TRELLIS_SHUTDOWN_GRACE is %q, not a duration such as 30s", v)}
+		}
+		*grace = d
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
+		return &UsageError{Msg: fmt.Sprintf("--log-level %q: use debug, info, warn or error", *level)}
+	}
+	logger := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: lvl}))
+
+	cfg := server.Config{
+		Graphs: Graphs(), DataDir: *dataDir, DatabaseURL: *dbURL, Dev: *dev,
+		MaxBodyBytes: *maxBody, MaxConcurrentRuns: *maxRuns, ShutdownGrace: *grace, Logger: logger,
+	}
+	if *origins != "" {
+		cfg.WebSocketOrigins = strings.Split(*origins, ",")
+	}
+	if !*dev {
+		if secret := os.Getenv("TRELLIS_JWT_SECRET"); secret != "" {
+			cfg.Auth.JWTSecret = []byte(secret)
+			cfg.Auth.Issuer, cfg.Auth.Audience = *issuer, *audience
+		}
+		keys, err := parseAPIKeys(os.Getenv("TRELLIS_API_KEYS"))
+		if err != nil {
+			return err
+		}
+		cfg.Auth.APIKeys = keys
+	}
+	listen := *addr
+	if listen == "" {
+		listen = "127.0.0.1:2024"
+	}
+	if *dev {
+		host, _, err := net.SplitHostPort(listen)
+		if err != nil {
+			return &UsageError{Msg: fmt.Sprintf("--addr %q: %v", listen, err)}
+		}
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return &UsageError{Msg: fmt.Sprintf("--dev has no authentication and listens on loopback only; --addr %q is not a loopback address", listen)}
+		}
+	}
+	s, err := server.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another server running? choose another --addr)", listen, err)
+	}
+	where := "SQLite in " + *dataDir
+	if *dbURL != "" {
+		where = "Postgres"
+	}
+	url := "http://" + ln.Addr().String()
+	if *dev {
+		fmt.Fprintf(env.Stdout, "trellis: serving on %s (dev mode: no authentication, listening on loopback only; %s)\n", url, where)
+	} else {
+		fmt.Fprintf(env.Stdout, "trellis: serving on %s (%s)\n", url, where)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// localGraph builds a registered graph in this process on an in-memory saver and store.
+func localGraph(id string) (graph.Runnable, error) {
+	var ids []string
+	for _, spec := range Graphs() {
+		ids = append(ids, spec.ID)
+		if spec.ID == id || server.AssistantID(spec.ID) == id {
+			st, err := memstore.New(nil)
+			if err != nil {
+				return nil, err
+			}
+			return spec.Build(server.Deps{Saver: checkpoint.NewMemorySaver(), Store: st})
+		}
+	}
+	return nil, &UsageError{Msg: fmt.Sprintf("unknown assistant %q (known: %s)", id, strings.Join(ids, ", "))}
+}
+
