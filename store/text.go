@@ -28,9 +28,12 @@ func ParsePath(p string) (Path, error) {
 	}
 	var out Path
 	for _, seg := range strings.Split(p, ".") {
-		name, rest, _ := strings.Cut(seg, "[")
+		name, rest, bracket := strings.Cut(seg, "[")
 		if name == "" && rest == "" {
 			return nil, fmt.Errorf("path %q has an empty segment", p)
+		}
+		if bracket && rest == "" {
+			return nil, fmt.Errorf("path %q has an unclosed [", p)
 		}
 		if name != "" {
 			out = append(out, name)
