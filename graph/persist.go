@@ -321,9 +321,6 @@ func (l *loop[S]) restore(tuple *checkpoint.Tuple) error {
 		if len(chain) == 0 {
 			return fmt.Errorf("graph: thread %q checkpoint %s: state key %q is listed with an empty version (the stored checkpoint is corrupt)", l.threadID, cp.ID, name)
 		}
-		if len(chain) == 0 {
-			return fmt.Errorf("graph: thread %q checkpoint %s: state key %q is listed with an empty version (the stored checkpoint is corrupt)", l.threadID, cp.ID, name)
-		}
 		full := chain[len(chain)-1]
 		val, err := ch.decodeValue(full.Data)
 		if err != nil {
