@@ -83,10 +83,13 @@ func (m *MemorySaver) Get(ctx context.Context, ref Ref) (*Tuple, error) {
 	}
 	t := &Tuple{Ref: Ref{ThreadID: ref.ThreadID, NS: ref.NS, CheckpointID: cp.ID}, Checkpoint: cp}
 	for ch, v := range cp.Versions {
-		for v != "" {
+		for n := 0; v != ""; n++ {
 			b, ok := s.blobs[blobKey{ch, v}]
 			if !ok {
 				return nil, fmt.Errorf("checkpoint: thread %q checkpoint %q: blob %s@%s is missing", ref.ThreadID, cp.ID, ch, v)
+			}
+			if n > len(s.blobs) {
+				return nil, fmt.Errorf("checkpoint: thread %q checkpoint %q: the blobs of %s form a loop at version %s", ref.ThreadID, cp.ID, ch, v)
 			}
 			t.Blobs = append(t.Blobs, b)
 			v = b.Base
