@@ -1,0 +1,475 @@
+package synth
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/trellis-go/trellis/apps/vesper/tools"
+)
+
+func (f *Formatter) averagePrice(r *tools.AveragePriceResult) Block {
+	if len(r.Prices) == 0 {
+		return emptyBlock(r.Meta, "Ask which curve files exist for that market and hub-zone to see what is available.")
+	}
+	latest := r.Prices[len(r.Prices)-1]
+	for _, p := range r.Prices {
+		if p.DataPoints > latest.DataPoints {
+			latest = p
+		}
+	}
+	b := Block{ReportKey: r.ReportKey}
+	b.Lead = fmt.Sprintf("The average day-ahead price for **%s in %s for %d** (%s forecast, As-Of %s) was **%s** based on %s hourly data points.",
+		latest.HubZone, latest.Market, latest.Year, latest.Vendor, strings.ReplaceAll(latest.AsOf, "_", " "), PerMWh(latest.AvgPrice), Int(latest.DataPoints))
+	if len(r.Prices) > 1 {
+		t := &Table{Headers: []string{"As-Of", "Avg Price ($/MWh)", "Data Points"}}
+		for _, p := range r.Prices {
+			t.Rows = append(t.Rows, []string{p.AsOf, Price(p.AvgPrice), Int(p.DataPoints)})
+		}
+		b.Table = t
+		b.Paras = append(b.Paras, fmt.Sprintf("%d As-Of files cover this year; the figure above is from the one with the most data.", len(r.Prices)))
+	}
+	return truncNote(r.Meta, b)
+}
+
+func (f *Formatter) hourly(r *tools.HourlyPriceResult) Block {
+	if len(r.Hours) == 0 {
+		return emptyBlock(r.Meta, "Check the market, hub-zone and year, or ask which curve files are available.")
+	}
+	hi, lo := r.Hours[0], r.Hours[0]
+	t := &Table{Headers: []string{"Hour", "Avg ($/MWh)", "Min", "Max"}}
+	ch := &Chart{Kind: "line", Title: "Average day-ahead price by hour: " + r.Searched, XLabel: "Hour ending", YLabel: "$/MWh",
+		Series: []Series{{Name: "Average"}, {Name: "Min"}, {Name: "Max"}}}
+	for _, h := range r.Hours {
+		if h.AvgPrice > hi.AvgPrice {
+			hi = h
+		}
+		if h.AvgPrice < lo.AvgPrice {
+			lo = h
+		}
+		t.Rows = append(t.Rows, []string{HourEnding(h.Hour), Price(h.AvgPrice), Price(h.MinPrice), Price(h.MaxPrice)})
+		ch.X = append(ch.X, HourEnding(h.Hour))
+		ch.Series[0].Values = append(ch.Series[0].Values, h.AvgPrice)
+		ch.Series[1].Values = append(ch.Series[1].Values, h.MinPrice)
+		ch.Series[2].Values = append(ch.Series[2].Values, h.MaxPrice)
+	}
+	b := Block{ReportKey: r.ReportKey, Table: t, Chart: ch}
+	b.Lead = fmt.Sprintf("Looking at %s, prices peak at **%s in %s** and are lowest at %s in %s. Peak hours (HE 8-23) average **%s** against %s off-peak.",
+		r.Searched, PerMWh(hi.AvgPrice), HourEnding(hi.Hour), PerMWh(lo.AvgPrice), HourEnding(lo.Hour), PerMWh(r.PeakAvg), PerMWh(r.OffPeakAvg))
+	return truncNote(r.Meta, b)
+}
+
+func (f *Formatter) curves(r *tools.ListCurvesResult) Block {
+	if len(r.Curves) == 0 {
+		return emptyBlock(r.Meta, "Try without the vendor or hub-zone filter.")
+	}
+	t := &Table{Headers: []string{"Vendor", "Market", "Hub-Zone", "As-Of", "Latest"}}
+	for _, c := range r.Curves {
+		latest := ""
+		if c.Selected {
+			latest = "✓"
+		}
+		t.Rows = append(t.Rows, []string{c.Vendor, c.Market, c.HubZone, c.AsOf, latest})
+	}
+	return truncNote(r.Meta, Block{ReportKey: r.ReportKey, Table: t,
+		Lead: fmt.Sprintf("There are **%d %s**.", len(r.Curves), plural(len(r.Curves), "curve file", "curve files")) + strings.TrimPrefix(r.Searched, "curve files")})
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func (f *Formatter) vendors(r *tools.CompareVendorsResult) Block {
+	if len(r.Representative) == 0 {
+		return emptyBlock(r.Meta, "Ask which curve files exist for that market and hub-zone.")
+	}
+	t := &Table{Headers: []string{"Vendor", "As-Of", "Avg Price ($/MWh)"}}
+	for _, p := range r.Representative {
+		t.Rows = append(t.Rows, []string{p.Vendor, p.AsOf, Price(p.AvgPrice)})
+	}
+	b := Block{ReportKey: r.ReportKey, Table: t}
+	title := strings.TrimPrefix(r.Searched, "day-ahead prices of ")
+	b.Lead = "**Day-Ahead Price Comparison — " + title + "**"
+	if d := r.Difference; d != nil {
+		dir := "higher"
+		if d.Difference < 0 {
+			dir = "lower"
+		}
+		abs := d.Difference
+		pct := d.Percent
+		if abs < 0 {
+			abs, pct = -abs, -pct
+		}
+		para := fmt.Sprintf("%s's forecast is **%s (%s) %s** than %s's.", d.OtherVendor, PerMWh(abs), Percent(pct), dir, d.BaseVendor)
+		if absf(d.PeakDifference) > absf(d.Difference) {
+			para += fmt.Sprintf(" The difference is most pronounced during peak hours (HE 16-21), at %s.", PerMWh(absf(d.PeakDifference)))
+		}
+		b.Paras = append(b.Paras, para)
+	} else {
+		b.Paras = append(b.Paras, "Only one vendor has a curve for this market, hub-zone and year, so there is nothing to compare it with.")
+	}
+	return truncNote(r.Meta, b)
+}
+
+func absf(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func (f *Formatter) hubZones(r *tools.CompareHubZonesResult) Block {
+	if len(r.Hours) == 0 {
+		return emptyBlock(r.Meta, "Check both hub-zone names, or ask which curve files are available.")
+	}
+	t := &Table{Headers: []string{"Hour", r.HubZoneA + " ($/MWh)", r.HubZoneB + " ($/MWh)", "Spread"}}
+	ch := &Chart{Kind: "line", Title: r.HubZoneA + " vs " + r.HubZoneB + " by hour", XLabel: "Hour ending", YLabel: "$/MWh",
+		Series: []Series{{Name: r.HubZoneA}, {Name: r.HubZoneB}}}
+	widest := r.Hours[0]
+	for _, h := range r.Hours {
+		if absf(h.Spread) > absf(widest.Spread) {
+			widest = h
+		}
+		t.Rows = append(t.Rows, []string{HourEnding(h.Hour), Price(h.PriceA), Price(h.PriceB), Price(h.Spread)})
+		ch.X = append(ch.X, HourEnding(h.Hour))
+		ch.Series[0].Values = append(ch.Series[0].Values, h.PriceA)
+		ch.Series[1].Values = append(ch.Series[1].Values, h.PriceB)
+	}
+	dir := "above"
+	if r.AvgSpread < 0 {
+		dir = "below"
+	}
+	return truncNote(r.Meta, Block{ReportKey: r.ReportKey, Table: t, Chart: ch,
+		Lead: fmt.Sprintf("On average **%s** prices run **%s %s** %s; the spread is widest in %s (%s).",
+			r.HubZoneA, PerMWh(absf(r.AvgSpread)), dir, r.HubZoneB, HourEnding(widest.Hour), PerMWh(widest.Spread))})
+}
+
+func rangeWords(start, end string, now time.Time) string {
+	return Day(start, now) + " to " + Day(end, now)
+}
+
+func (f *Formatter) topReports(r *tools.TopReportsResult, now time.Time) Block {
+	if len(r.Reports) == 0 {
+		return emptyBlock(r.Meta, "Try a wider date range.")
+	}
+	t := &Table{Headers: []string{"#", "Report", "Workspace", "Views", "Unique Viewers"}}
+	for i, x := range r.Reports {
+		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), x.ReportName, x.Workspace, Int(x.TotalViews), Int(x.UniqueViewers)})
+	}
+	top := r.Reports[0]
+	return truncNote(r.Meta, Block{ReportKey: r.ReportKey, Table: t,
+		Lead: fmt.Sprintf("**%s** was the most viewed report from %s, with **%s views** by %s people.",
+			top.ReportName, rangeWords(r.Start, r.End, now), Int(top.TotalViews), Int(top.UniqueViewers))})
+}
+
+func (f *Formatter) topUsers(r *tools.TopUsersResult, now time.Time) Block {
+	if len(r.Users) == 0 {
+		return emptyBlock(r.Meta, "Try a wider date range or check the report name.")
+	}
+	t := &Table{Headers: []string{"#", "User", "Views", "Reports Viewed", "Last Activity"}}
+	for i, u := range r.Users {
+		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), u.UserEmail, Int(u.TotalViews), Int(u.UniqueReports), Day(u.LastActivity, now)})
+	}
+	top := r.Users[0]
+	return truncNote(r.Meta, Block{ReportKey: r.ReportKey, Table: t,
+		Lead: fmt.Sprintf("The most active user from %s was **%s** with **%s views**.", rangeWords(r.Start, r.End, now), top.UserEmail, Int(top.TotalViews))})
+}
+
+func (f *Formatter) trend(r *tools.UsageTrendResult) Block {
+	if len(r.Points) == 0 {
+		return emptyBlock(r.Meta, "Check the report name, or try a wider date range.")
+	}
+	t := &Table{Headers: []string{strings.ToUpper(r.Period[:1]) + r.Period[1:], "Views"}}
+	ch := &Chart{Kind: "bar", Title: "Report views per " + r.Period, XLabel: r.Period, YLabel: "views", Series: []Series{{Name: "Views"}}}
+	var total int64
+	for _, p := range r.Points {
+		label := ShortMonthYear(p.Period)
+		if r.Period == "week" {
+			label = "Week of " + FullDay(p.Period)
+		}
+		t.Rows = append(t.Rows, []string{label, Int(p.Views)})
+		ch.X = append(ch.X, label)
+		ch.Series[0].Values = append(ch.Series[0].Values, float64(p.Views))
+		total += p.Views
+	}
+	subject := "All reports"
+	if r.ReportName != "" {
+		subject = "**" + r.ReportName + "**"
+	}
+	first, last := r.Points[0], r.Points[len(r.Points)-1]
+	if len(r.Points) > 2 { // a partial first or last period would distort the trend
+		first, last = r.Points[1], r.Points[len(r.Points)-2]
+	}
+	change := ""
+	if first.Views > 0 {
+		change = fmt.Sprintf(", %s from %s to %s", trendWord(float64(last.Views-first.Views)/float64(first.Views)*100),
+			ShortMonthYear(first.Period), ShortMonthYear(last.Period))
+	}
+	return Block{ReportKey: r.ReportKey, Table: t, Chart: ch,
+		Lead: fmt.Sprintf("%s had **%s views** over the period%s.", subject, Int(total), change)}
+}
+
+func trendWord(pct float64) string {
+	switch {
+	case pct > 2:
+		return "up " + Percent(pct)
+	case pct < -2:
+		return "down " + Percent(-pct)
+	}
+	return "about flat"
+}
+
+func (f *Formatter) overview(r *tools.ProjectOverviewResult) Block {
+	if len(r.Candidates) > 0 || (r.Note != "" && !r.Found) {
+		return candidatesBlock(r.Meta)
+	}
+	if !r.Found || r.Project == nil {
+		return emptyBlock(r.Meta, "")
+	}
+	p := r.Project
+	size := []string{}
+	if p.GenCapMW > 0 {
+		size = append(size, fmt.Sprintf("%g MW", p.GenCapMW))
+	}
+	if p.StoreCapMW > 0 {
+		size = append(size, fmt.Sprintf("%g MW storage", p.StoreCapMW))
+	}
+	b := Block{ReportKey: r.ReportKey}
+	b.Lead = fmt.Sprintf("**%s** is a %s %s project in %s, currently in **%s** and **%s**: %s.",
+		p.Name, strings.Join(size, " + "), p.Technology, p.Market, StageWords(p.Stage), Status(p.Status), p.Summary)
+	t := &Table{Headers: []string{"Item", "Value"}}
+	add := func(k, v string) {
+		if v != "" {
+			t.Rows = append(t.Rows, []string{k, v})
+		}
+	}
+	spent := ""
+	if p.Budget > 0 {
+		spent = fmt.Sprintf(" (%s of budget)", Percent(100*p.ActualsLTD/p.Budget))
+	}
+	add("Budget", Money(p.Budget))
+	add("Actuals to date", Money(p.ActualsLTD)+spent)
+	add("Forecast", Money(p.Forecast))
+	add("Location", p.Location)
+	add("Utility", p.Utility)
+	add("Sponsor", p.Sponsor)
+	if p.Buyer != "" {
+		terms := p.Buyer
+		if p.Tenor > 0 {
+			terms += fmt.Sprintf(", %d years", p.Tenor)
+		}
+		if p.PPAPrice != nil {
+			terms += ", " + PerMWh(*p.PPAPrice)
+		}
+		add("Offtake", terms)
+	}
+	b.Table = t
+	return b
+}
+
+func (f *Formatter) health(r *tools.ProjectHealthResult) Block {
+	if len(r.Candidates) > 0 || (r.Note != "" && len(r.Rows) == 0) {
+		return candidatesBlock(r.Meta)
+	}
+	if len(r.Rows) == 0 {
+		return emptyBlock(r.Meta, "The project has no health rows yet; ask for its overview instead.")
+	}
+	t := &Table{Headers: []string{"Domain", "Status", "% Complete", "Due Date", "Notes"}}
+	var risk string
+	for _, h := range r.Rows {
+		pct := ""
+		if h.PctComplete != nil {
+			pct = fmt.Sprintf("%g%%", *h.PctComplete)
+		}
+		t.Rows = append(t.Rows, []string{h.Area, HealthBadge(h.Color), pct, ShortMonthYear(h.Due), h.Notes})
+		if risk == "" && h.Color == "red" && h.Notes != "" {
+			risk = fmt.Sprintf("**Key Risk**: %s (%s) is the critical item.", h.Notes, h.Area)
+		}
+	}
+	b := Block{ReportKey: r.ReportKey, Table: t,
+		Lead: fmt.Sprintf("**%s** is currently in **%s** with overall project status **%s**.", r.Project, StageWords(r.Stage), Status(r.Status))}
+	if risk != "" {
+		b.Paras = append(b.Paras, risk)
+	}
+	return b
+}
+
+func (f *Formatter) milestones(r *tools.MilestoneResult) Block {
+	if len(r.Candidates) > 0 || (r.Note != "" && len(r.Milestones) == 0) {
+		return candidatesBlock(r.Meta)
+	}
+	if len(r.Milestones) == 0 {
+		return emptyBlock(r.Meta, "The project has no monthly snapshot yet.")
+	}
+	t := &Table{Headers: []string{"Milestone", "Date"}}
+	for _, m := range r.Milestones {
+		t.Rows = append(t.Rows, []string{m.Name, MonthYear(m.Date)})
+	}
+	lead := fmt.Sprintf("**%s** (%s) is scheduled to reach commercial operation in **%s**.", r.Project, StageWords(r.Stage), MonthYear(r.COD))
+	if r.COD == "" {
+		lead = fmt.Sprintf("**%s** (%s) has no COD date yet.", r.Project, StageWords(r.Stage))
+	}
+	return Block{ReportKey: r.ReportKey, Table: t, Lead: lead,
+		Paras: []string{fmt.Sprintf("_From the monthly portfolio snapshot of %s; commercialization: %s._", FullDay(r.AsOf), r.Commercialization)}}
+}
+
+func (f *Formatter) budget(r *tools.BudgetResult) Block {
+	if len(r.Candidates) > 0 || (r.Note != "" && r.Project == "") {
+		return candidatesBlock(r.Meta)
+	}
+	if r.Project == "" {
+		return emptyBlock(r.Meta, "")
+	}
+	pct := ""
+	if r.Budget > 0 {
+		pct = " (" + Percent(100*r.Actuals/r.Budget) + ")"
+	}
+	b := Block{ReportKey: r.ReportKey,
+		Lead: fmt.Sprintf("**%s** has spent **%s** of its **%s** budget%s; the forecast at completion is %s.",
+			r.Project, Money(r.Actuals), Money(r.Budget), pct, Money(r.Forecast))}
+	t := &Table{Headers: []string{"Group", "Sub-group", "Metric", "Value"}}
+	for _, l := range r.Lines {
+		v := MonthYear(l.Date)
+		if l.Amount != nil {
+			if l.Metric == "Levered IRR" {
+				v = Percent(*l.Amount * 100)
+			} else {
+				v = Money(*l.Amount)
+			}
+		}
+		t.Rows = append(t.Rows, []string{l.Group, l.SubGroup, l.Metric, v})
+	}
+	b.Table = t
+	b.Paras = append(b.Paras, fmt.Sprintf("Letters of credit: %s interconnection, %s PPA.", Money(r.ICLC), Money(r.PPALC)))
+	return b
+}
+
+func (f *Formatter) risks(r *tools.TaskRisksResult, now time.Time) Block {
+	if len(r.Candidates) > 0 {
+		return candidatesBlock(r.Meta)
+	}
+	if len(r.Tasks) == 0 {
+		return emptyBlock(r.Meta, "Nothing is flagged; ask for the project's health for a broader view.")
+	}
+	count := map[string]int{}
+	t := &Table{Headers: []string{"Project", "Task", "Due", "Status", "Risk", "Notes"}}
+	for _, x := range r.Tasks {
+		count[x.Risk]++
+		t.Rows = append(t.Rows, []string{x.Project, x.Task, Day(x.Due, now), x.Status, x.Risk, x.Notes})
+	}
+	var parts []string
+	for _, lvl := range []string{"High", "Medium", "Low"} {
+		if count[lvl] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", count[lvl], strings.ToLower(lvl)))
+		}
+	}
+	return truncNote(r.Meta, Block{ReportKey: r.ReportKey, Table: t,
+		Lead: fmt.Sprintf("**%d %s** flagged with a risk (%s).", len(r.Tasks), plural(len(r.Tasks), "task is", "tasks are"), strings.Join(parts, ", "))})
+}
+
+func (f *Formatter) portfolio(r *tools.PortfolioResult) Block {
+	if len(r.Projects) == 0 {
+		return emptyBlock(r.Meta, "Try fewer filters.")
+	}
+	t := &Table{Headers: []string{"Project", "Stage", "Technology", "Market", "Budget", "Actuals", "Summary"}}
+	statuses := map[string]int{}
+	for _, p := range r.Projects {
+		statuses[p.Status]++
+		t.Rows = append(t.Rows, []string{p.Name, StageShort(p.Stage), p.Technology, p.Market, Money(p.Budget), Money(p.ActualsLTD), p.Summary})
+	}
+	n := len(r.Projects)
+	var lead string
+	if len(statuses) == 1 {
+		lead = fmt.Sprintf("There %s **%d %s** currently flagged as **%s**:", plural(n, "is", "are"), n, plural(n, "project", "projects"), Status(r.Projects[0].Status))
+	} else {
+		var parts []string
+		for _, s := range []string{"off_track", "at_risk", "on_hold", "on_track"} {
+			if statuses[s] > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", statuses[s], Status(s)))
+			}
+		}
+		lead = fmt.Sprintf("There %s **%d active %s**: %s.", plural(n, "is", "are"), n, plural(n, "project", "projects"), strings.Join(parts, ", "))
+	}
+	return truncNote(r.Meta, Block{ReportKey: r.ReportKey, Table: t, Lead: lead})
+}
+
+func (f *Formatter) changes(r *tools.RecentChangesResult, now time.Time) Block {
+	if len(r.Candidates) > 0 {
+		return candidatesBlock(r.Meta)
+	}
+	if len(r.Changes) == 0 {
+		return emptyBlock(r.Meta, "Try an earlier start date or another field.")
+	}
+	allDates := true
+	for _, c := range r.Changes {
+		if c.Field != "FinishDate" {
+			allDates = false
+		}
+	}
+	var t *Table
+	var later int
+	if allDates {
+		t = &Table{Headers: []string{"Date", "Project", "Task", "Previous Date", "New Date", "Change"}}
+		for _, c := range r.Changes {
+			t.Rows = append(t.Rows, []string{Day(c.Date, now), c.Project, c.Task, ShortMonthYear(c.Previous), ShortMonthYear(c.New), Shift(c.Previous, c.New)})
+			if c.ShiftDays != nil && *c.ShiftDays > 0 {
+				later++
+			}
+		}
+	} else {
+		t = &Table{Headers: []string{"Date", "Project", "Task", "Field", "Previous", "New"}}
+		for _, c := range r.Changes {
+			t.Rows = append(t.Rows, []string{Day(c.Date, now), c.Project, c.Task, c.Field, c.Previous, c.New})
+		}
+	}
+	what := "changes"
+	if allDates {
+		what = plural(len(r.Changes), "milestone date change", "milestone date changes")
+	} else if len(r.Changes) == 1 {
+		what = "change"
+	}
+	b := Block{ReportKey: r.ReportKey, Table: t,
+		Lead: fmt.Sprintf("**%d %s** recorded since %s:", len(r.Changes), what, Day(r.Since, now))}
+	if allDates && later >= 2 {
+		b.Paras = append(b.Paras, fmt.Sprintf("**Pattern**: %d of %d dates moved later.", later, len(r.Changes)))
+	}
+	return truncNote(r.Meta, b)
+}
+
+func (f *Formatter) generalSQL(r *tools.GeneralSQLResult) Block {
+	if len(r.Rows) == 0 {
+		return emptyBlock(r.Meta, "")
+	}
+	t := &Table{Headers: r.Columns}
+	for _, row := range r.Rows {
+		var cells []string
+		for _, c := range r.Columns {
+			cells = append(cells, cell(row[c]))
+		}
+		t.Rows = append(t.Rows, cells)
+	}
+	lead := fmt.Sprintf("The query returned **%d %s**.", len(r.Rows), plural(len(r.Rows), "row", "rows"))
+	if r.Description != "" {
+		lead = r.Description + ": " + lead
+	}
+	return truncNote(r.Meta, Block{Table: t, Lead: lead})
+}
+
+func cell(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case float64:
+		return fmt.Sprintf("%.2f", x)
+	case int64:
+		return Int(x)
+	case time.Time:
+		return x.Format("2006-01-02")
+	case string:
+		return x
+	}
+	return fmt.Sprint(v)
+}
