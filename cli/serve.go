@@ -193,4 +193,3 @@ func localGraph(id string) (graph.Runnable, error) {
 	}
 	return nil, &UsageError{Msg: fmt.Sprintf("unknown assistant %q (known: %s)", id, strings.Join(ids, ", "))}
 }
-

@@ -1,0 +1,120 @@
+// Drives a trellis server with the official LangGraph JS SDK, unchanged.
+// Usage: node e2e.mjs http://127.0.0.1:PORT
+// The Go test TestSDKEndToEnd starts the server (graphs "flow", "slow" and "example") and runs
+// this script; every check throws on failure, and the script prints "sdk e2e: ok" at the end.
+import { Client } from "@langchain/langgraph-sdk";
+import assert from "node:assert/strict";
+
+const client = new Client({ apiUrl: process.argv[2], apiKey: process.env.TRELLIS_E2E_KEY });
+const step = (name) => console.log("- " + name);
+
+// Assistants.
+step("assistants");
+const assistants = await client.assistants.search({ limit: 10 });
+const ids = assistants.map((a) => a.graph_id).sort();
+assert.deepEqual(ids, ["example", "flow", "slow"]);
+const flow = assistants.find((a) => a.graph_id === "flow");
+assert.equal((await client.assistants.get(flow.assistant_id)).graph_id, "flow");
+const drawn = await client.assistants.getGraph(flow.assistant_id, { xray: true });
+assert.deepEqual(drawn.nodes.map((n) => n.id), ["__start__", "plan", "approve", "act", "__end__"]);
+const schemas = await client.assistants.getSchemas("flow");
+assert.ok(schemas.state_schema.properties.steps, "state schema lists steps");
+await assert.rejects(client.assistants.get("no-such-assistant"), /404/);
+
+// Threads.
+step("threads");
+const thread = await client.threads.create({ metadata: { owner: "sdk" } });
+assert.equal(thread.status, "idle");
+const again = await client.threads.create({ threadId: thread.thread_id, ifExists: "do_nothing" });
+assert.equal(again.thread_id, thread.thread_id);
+await client.threads.update(thread.thread_id, { metadata: { topic: "units" } });
+const got = await client.threads.get(thread.thread_id);
+assert.equal(got.metadata.owner, "sdk");
+assert.equal(got.metadata.topic, "units");
+const found = await client.threads.search({ metadata: { owner: "sdk" } });
+assert.equal(found.length, 1);
+
+// Streaming a run with several modes.
+step("runs.stream");
+let created;
+const events = [];
+for await (const chunk of client.runs.stream(thread.thread_id, "example", {
+  input: { messages: [{ role: "user", content: "What time is it in Tokyo?" }] },
+  streamMode: ["values", "updates", "messages-tuple"],
+  onRunCreated: (meta) => { created = meta; },
+})) {
+  events.push(chunk);
+}
+assert.equal(events[0].event, "metadata");
+assert.ok(created && created.run_id === events[0].data.run_id, "onRunCreated saw the run from Content-Location");
+assert.ok(events.some((e) => e.event === "updates"));
+assert.ok(events.some((e) => e.event === "messages" && Array.isArray(e.data) && e.data.length === 2));
+const lastValues = events.filter((e) => e.event === "values").at(-1).data;
+assert.match(lastValues.messages.at(-1).content, /Tokyo/);
+
+// Stateless wait.
+step("runs.wait (stateless)");
+const stateless = await client.runs.wait(null, "flow", { input: { topic: "tea" }, interruptBefore: ["approve"] });
+assert.deepEqual(stateless.steps, ["plan"]);
+
+// Background run, join, interrupt and resume.
+step("background run, join, interrupt, resume");
+const t2 = await client.threads.create();
+const run = await client.runs.create(t2.thread_id, "flow", { input: { topic: "launch" }, streamResumable: true });
+assert.equal(run.status, "pending");
+const joined = await client.runs.join(t2.thread_id, run.run_id);
+assert.equal(joined.__interrupt__.length, 1);
+assert.equal(joined.__interrupt__[0].value.question, "approve launch?");
+const state = await client.threads.getState(t2.thread_id);
+assert.deepEqual(state.next, ["approve"]);
+assert.equal(state.tasks[0].interrupts.length, 1);
+assert.equal((await client.threads.get(t2.thread_id)).status, "interrupted");
+const replay = [];
+for await (const chunk of client.runs.joinStream(t2.thread_id, run.run_id, { lastEventId: "2" })) {
+  replay.push(chunk);
+}
+assert.equal(replay[0].id, "3", "joinStream resumes after Last-Event-ID");
+const resumed = await client.runs.wait(t2.thread_id, "flow", { command: { resume: "approved" } });
+assert.equal(resumed.approved, "approved");
+assert.deepEqual(resumed.steps, ["plan", "approve", "act"]);
+const runs = await client.runs.list(t2.thread_id);
+assert.equal(runs.length, 2);
+assert.ok(runs.every((r) => r.status === "success"));
+assert.equal((await client.runs.get(t2.thread_id, run.run_id)).run_id, run.run_id);
+const history = await client.threads.getHistory(t2.thread_id, { limit: 2 });
+assert.equal(history.length, 2);
+
+// Update state as a node, then continue.
+step("updateState");
+const t3 = await client.threads.create({ graphId: "flow" });
+await client.threads.updateState(t3.thread_id, { values: { topic: "manual", steps: ["plan"] }, asNode: "plan" });
+assert.deepEqual((await client.threads.getState(t3.thread_id)).next, ["approve"]);
+const copy = await client.threads.copy(t3.thread_id);
+assert.equal((await client.threads.getState(copy.thread_id)).values.topic, "manual");
+
+// A busy thread: reject, then cancel.
+step("multitask and cancel");
+const t4 = await client.threads.create();
+const slow = await client.runs.create(t4.thread_id, "slow", { input: { topic: "s" } });
+await assert.rejects(client.runs.create(t4.thread_id, "slow", { input: { topic: "x" } }), /409/);
+await client.runs.cancel(t4.thread_id, slow.run_id, true);
+assert.equal((await client.runs.get(t4.thread_id, slow.run_id)).status, "interrupted");
+
+// Store.
+step("store");
+await client.store.putItem(["notes", "sdk"], "n1", { text: "remember the milk" });
+const item = await client.store.getItem(["notes", "sdk"], "n1");
+assert.equal(item.value.text, "remember the milk");
+const hits = await client.store.searchItems(["notes"], { query: "milk" });
+assert.equal(hits.items.length, 1);
+const spaces = await client.store.listNamespaces({ prefix: ["notes"] });
+assert.deepEqual(spaces.namespaces, [["notes", "sdk"]]);
+await client.store.deleteItem(["notes", "sdk"], "n1");
+await assert.rejects(client.store.getItem(["notes", "sdk"], "n1"), /404/);
+
+// Delete.
+step("delete thread");
+await client.threads.delete(thread.thread_id);
+await assert.rejects(client.threads.get(thread.thread_id), /404/);
+
+console.log("sdk e2e: ok");
