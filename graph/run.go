@@ -86,6 +86,8 @@ type run struct {
 	modes     modeSet
 	subgraphs bool
 	step      int
+	// durability is the run's; subgraphs follow their parent's.
+	durability Durability
 
 	yield   func(Event) bool
 	events  chan Event
@@ -142,7 +144,6 @@ type loop[S any] struct {
 	// unsaved: with exit durability, a checkpoint is due but held back until the run ends.
 	unsaved       bool
 	unsavedSource checkpoint.Source
-	blobHint      int // the largest checkpoint encoded so far, to size the next one's buffer
 	before        map[string]bool
 	after         map[string]bool
 }
@@ -228,6 +229,7 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 		r.nsPath = append(slices.Clip(p.nsPath), seg)
 		r.ns = strings.Join(r.nsPath, "|")
 		limit = max(limit, 25)
+		l.durability = p.durability
 	}
 	if l.durability == "" {
 		l.durability = c.opts.Durability
@@ -235,6 +237,7 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 	if l.durability == "" {
 		l.durability = DurabilitySync
 	}
+	r.durability = l.durability
 	l.before = toSet(c.opts.InterruptBefore, o.interruptBefore)
 	l.after = toSet(c.opts.InterruptAfter, o.interruptAfter)
 	for _, n := range slices.Concat(o.interruptBefore, o.interruptAfter) {
