@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 
@@ -225,6 +226,10 @@ func DecodeState[S any](data []byte) (S, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		return s, fmt.Errorf("graph: input does not fit the state type %T: %w", s, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		var zero S
+		return zero, fmt.Errorf("graph: input has more data after the state object (send exactly one JSON object)")
 	}
 	return s, nil
 }
