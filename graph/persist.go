@@ -139,10 +139,6 @@ func (l *loop[S]) nextNames() []string {
 func (l *loop[S]) blobs() ([]checkpoint.Blob, error) {
 	var out []checkpoint.Blob
 	var enc blobEncoder
-	if l.blobHint > 0 {
-		enc.buf = make([]byte, 0, l.blobHint+l.blobHint/4)
-	}
-	defer func() { l.blobHint = max(l.blobHint, len(enc.buf)) }()
 	for _, ch := range l.sc.channels {
 		tr := &l.tracks[ch.pos]
 		if !tr.dirty {
