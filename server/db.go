@@ -27,16 +27,16 @@ var serverMigrations = []struct {
 	{1, `
 CREATE TABLE IF NOT EXISTS trellis_threads (
 	tenant     TEXT NOT NULL,
-	thread_id  TEXT NOT NULL,
+	thread_id  TEXT NOT NULL PRIMARY KEY,
 	metadata   TEXT NOT NULL,
 	status     TEXT NOT NULL,
 	vals       TEXT,
 	interrupts TEXT,
 	temporary  INTEGER NOT NULL DEFAULT 0,
 	created_at BIGINT NOT NULL,
-	updated_at BIGINT NOT NULL,
-	PRIMARY KEY (tenant, thread_id)
+	updated_at BIGINT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS trellis_threads_by_tenant ON trellis_threads (tenant, created_at);
 CREATE TABLE IF NOT EXISTS trellis_runs (
 	tenant       TEXT NOT NULL,
 	run_id       TEXT NOT NULL PRIMARY KEY,
@@ -206,7 +206,7 @@ func mustJSON(v any) string {
 
 func (m *metaDB) createThread(ctx context.Context, t *Thread) (bool, error) {
 	res, err := m.exec(ctx, `INSERT INTO trellis_threads (tenant, thread_id, metadata, status, temporary, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (tenant, thread_id) DO NOTHING`,
+VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (thread_id) DO NOTHING`,
 		t.tenant, t.ThreadID, mustJSON(t.Metadata), t.Status, boolInt(t.temporary), ms(t.CreatedAt))
 	if err != nil {
 		return false, err

@@ -15,6 +15,9 @@ import (
 // wsPing is disconnected.
 const wsPing = 20 * time.Second
 
+// wsSlowGrace is how long a client's full outbox may stay full before the client is dropped.
+const wsSlowGrace = 5 * time.Second
+
 // wsIn is a message from a WebSocket client.
 //
 //	{"type": "run", "assistant_id": "...", "input": {...}, "stream_mode": [...]}   start a run on the thread
@@ -55,10 +58,14 @@ type wsConn struct {
 	mu     sync.Mutex
 	subs   map[string]bool
 	wg     sync.WaitGroup
+	grace  time.Duration
 }
 
 var errSlowClient = errors.New("client too slow: its buffer of stream events is full")
 
+// send queues a message for the client. A full outbox gets wsSlowGrace to drain; a client that
+// cannot take its messages by then is dropped. The run is never waiting here: followers read
+// the run's log, they do not sit between the run and its stream.
 func (wc *wsConn) send(m wsOut) bool {
 	select {
 	case wc.out <- m:
@@ -66,6 +73,15 @@ func (wc *wsConn) send(m wsOut) bool {
 	case <-wc.ctx.Done():
 		return false
 	default:
+	}
+	t := time.NewTimer(wc.grace)
+	defer t.Stop()
+	select {
+	case wc.out <- m:
+		return true
+	case <-wc.ctx.Done():
+		return false
+	case <-t.C:
 		wc.cancel(errSlowClient)
 		return false
 	}
@@ -77,7 +93,7 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) (*wsConn, error)
 		return nil, err // Accept has answered (403 for a foreign origin)
 	}
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
-	wc := &wsConn{s: s, c: c, p: principal(r), tid: r.PathValue("tid"), out: make(chan wsOut, s.cfg.WebSocketBuffer), ctx: ctx, cancel: cancel, subs: map[string]bool{}}
+	wc := &wsConn{s: s, c: c, p: principal(r), tid: r.PathValue("tid"), out: make(chan wsOut, s.cfg.WebSocketBuffer), ctx: ctx, cancel: cancel, subs: map[string]bool{}, grace: wsSlowGrace}
 	s.metrics.streams.Inc()
 	go wc.writer()
 	return wc, nil
