@@ -1,0 +1,57 @@
+// Package offline is the model trellis runs on when no provider is configured: deterministic,
+// rule-based, and documented, so every application's main flows work on a fresh machine with no
+// key and no network. It is not a language model and says so: every text answer ends with
+// [Marker], and every message it writes carries the metadata "provider": "offline",
+// "offline": true and "offline_rule" (which rule answered).
+//
+// For each request it applies the first rule that fits:
+//
+//  1. After tool results (the conversation ends with tool turns) it writes the answer from them:
+//     a Markdown table for a list of records (or for the first list of records inside an object,
+//     with the object's other fields listed above it), a bullet list for a record, the text itself
+//     otherwise, and a note for each tool that reported an error. With a Schema it fills the
+//     schema instead, reading the results as well.
+//  2. With a Schema (structured output) it fills the schema from the user's last message.
+//  3. With tools (and ToolChoice not "none") it scores every tool against the user's last message:
+//     three points per word of the tool's name, two per enum value of its parameters, one per word
+//     of its description, with synonyms ("change" counts as "update", "imóvel" as "property"),
+//     plurals, shared five-letter stems, and four points when the message holds a URL and the
+//     tool takes one. The best tool scoring 2.5 or more is called, with arguments filled from its
+//     schema. A message of clauses joined by "and" whose clauses point to different tools calls
+//     them all, in parallel. When a required argument cannot be filled it asks for it instead,
+//     naming the argument and its description. A ToolChoice naming a tool, or "required", calls
+//     the best tool whatever its score.
+//  4. Otherwise it recognises utility requests in the last user message or a short system prompt
+//     (a title, a summary, follow-up questions) and writes them from the conversation; anything
+//     else gets a short reply that says no model is configured and lists the tools it can use.
+//
+// # Filling a schema
+//
+// Each property is filled from the user's last message, then from earlier messages and system
+// prompts for identifiers and links:
+//
+//   - enums: the value the user wrote (case, separators and plurals ignored); else the value whose
+//     description in the system prompt (the paragraph that names it, "project_execution" or
+//     "project_execution_agent" alike) shares most words with the message; else, when required, a
+//     neutral value such as "general" or the first one. Arrays of enums take every value named, or
+//     every value scoring at least half the best.
+//   - values quoted in a description ("Vendor: 'Ascend' or 'Hitachi'") act as an enum, with the
+//     description's spelling.
+//   - dates (format date or date-time, names with "date", "since", "until", descriptions saying
+//     "ISO date"): ISO dates in the message, else today, yesterday, this/last week, month, quarter
+//     or year, "last N days", or a month name; "start"/"end" properties take the two ends.
+//   - URLs, e-mails, UUIDs and IDs (an "id" written after its name, like "zpid 2077").
+//   - numbers: years (four digits, "next year"), months, hours ("3pm"), "top 5" or "first 10" for
+//     counts, a number written next to the property's words ("3 bedrooms", "T2"), "under 500k" for
+//     maxima and "at least 2" for minima; minimum and maximum are respected.
+//   - names (project_name, location, title, ...): a quoted string, else a run of capitalised words
+//     ("Nazareth Solar"), else the words after "in" for places.
+//   - free text (query, question, content, ...): the message, without a leading "search the web
+//     for"; reasons become "Requested by the user: ..."; summaries, titles and follow-up hints are
+//     written from the conversation.
+//   - booleans: true when the property's word appears in the message (false after "not").
+//   - nested objects are filled the same way; a nullable property not found is null; a required
+//     one takes its default when the schema gives one.
+//
+// Answers depend only on the request and Options.Now, so tests can rely on them.
+package offline
