@@ -10,6 +10,7 @@ import (
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/tokens"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -44,6 +45,11 @@ type ReActOptions struct {
 	// Approve lists tools that need a human's approval before they run: the run pauses with a
 	// [HumanInterrupt] for each such call.
 	Approve []string
+	// Compaction, when set, keeps the conversation within a token budget: before a model call
+	// whose request (prompt, messages and tools) counts more than Compaction.MaxTokens, and after
+	// a call that fails with model.ErrContextWindowExceeded (retried once), older turns are
+	// replaced in the state by one summary (see [Compact]).
+	Compaction *CompactOptions
 	// Saver, Store, MaxConcurrency and the rest configure the compiled graph.
 	Compile graph.CompileOptions
 }
@@ -79,6 +85,12 @@ func NewReAct(o ReActOptions) (*graph.Compiled[State], error) {
 	if maxTurns == 0 {
 		maxTurns = 25
 	}
+	var compaction CompactOptions
+	if o.Compaction != nil {
+		if compaction, err = o.Compaction.defaults(); err != nil {
+			return nil, err
+		}
+	}
 	approve := map[string]bool{}
 	for _, n := range o.Approve {
 		if _, ok := exec.Tool(n); !ok {
@@ -93,12 +105,40 @@ func NewReAct(o ReActOptions) (*graph.Compiled[State], error) {
 		if turnsSinceUser(msgs) >= maxTurns {
 			return State{Messages: []message.Message{message.Assistant(fmt.Sprintf("I stopped after %d model turns without reaching an answer. Ask me to continue, or narrow the question.", maxTurns))}}, nil
 		}
-		req := &model.Request{Messages: withPrompt(o.Prompt, msgs), Tools: exec.Specs(ctx)}
-		resp, err := StreamModel(ctx, o.Model, req)
+		tools := exec.Specs(ctx)
+		var replaced []message.Message // the compacted conversation, replacing the state's
+		compactNow := func(force bool) (bool, error) {
+			if o.Compaction == nil {
+				return false, nil
+			}
+			if !force && tokens.CountRequest(compaction.Counter, &model.Request{Messages: withPrompt(o.Prompt, msgs), Tools: tools}) <= compaction.MaxTokens {
+				return false, nil
+			}
+			out, ok, err := compact(ctx, msgs, compaction, nil)
+			if err != nil || !ok {
+				return false, err
+			}
+			msgs, replaced = out, out
+			return true, nil
+		}
+		if _, err := compactNow(false); err != nil {
+			return State{}, err
+		}
+		resp, err := StreamModel(ctx, o.Model, &model.Request{Messages: withPrompt(o.Prompt, msgs), Tools: tools})
+		if errors.Is(err, model.ErrContextWindowExceeded) && o.Compaction != nil {
+			ok, cerr := compactNow(true)
+			if cerr != nil || !ok {
+				return State{}, windowError(err, replaced != nil, cerr)
+			}
+			resp, err = StreamModel(ctx, o.Model, &model.Request{Messages: withPrompt(o.Prompt, msgs), Tools: tools})
+		}
 		if err != nil {
 			return State{}, err
 		}
 		out := State{Messages: []message.Message{resp.Message}}
+		if replaced != nil {
+			out.Messages = append(append([]message.Message{message.RemoveAll()}, replaced...), resp.Message)
+		}
 		if len(resp.Message.ToolCalls) == 0 && o.ResponseSchema != nil {
 			sreq := &model.Request{Messages: append(withPrompt(o.Prompt, msgs), resp.Message, message.User("Give your final answer in the requested structured form.")), Schema: o.ResponseSchema}
 			sresp, err := o.Model.Generate(ctx, sreq)
@@ -208,13 +248,18 @@ func lastAssistant(msgs []message.Message) *message.Message {
 	return nil
 }
 
-// turnsSinceUser counts the assistant turns after the last user message.
+// turnsSinceUser counts the assistant turns after the last user message, including those a
+// compaction summary (just before that message) replaced.
 func turnsSinceUser(msgs []message.Message) int {
 	n := 0
-	for i := len(msgs) - 1; i >= 0 && msgs[i].Role != message.RoleUser; i-- {
+	i := len(msgs) - 1
+	for ; i >= 0 && msgs[i].Role != message.RoleUser; i-- {
 		if msgs[i].Role == message.RoleAssistant {
 			n++
 		}
+	}
+	if i > 0 {
+		n += turnsFrom(msgs[:i])
 	}
 	return n
 }
