@@ -89,9 +89,10 @@ type run struct {
 	// durability is the run's; subgraphs follow their parent's.
 	durability Durability
 
-	yield   func(Event) bool
-	events  chan Event
-	stopped atomic.Bool
+	yield     func(Event) bool
+	deliverMu sync.Mutex
+	events    chan Event
+	stopped   atomic.Bool
 }
 
 func (r *run) schema() *schema { return r.sc }
@@ -117,6 +118,10 @@ func (r *run) emit(t *task, ev Event) {
 }
 
 func (r *run) deliver(ev Event) {
+	// An inline task may emit from goroutines of its own (parallel tool calls, a model client's
+	// reader): the reader's loop body must still run one event at a time.
+	r.deliverMu.Lock()
+	defer r.deliverMu.Unlock()
 	if r.stopped.Load() {
 		return
 	}
