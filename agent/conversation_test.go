@@ -1,0 +1,145 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/offline"
+	"github.com/trellis-go/trellis/model/scripted"
+)
+
+func projectChat() []message.Message {
+	call := message.ToolCall{ID: "c1", Name: "get_project_health", Arguments: json.RawMessage(`{"project":"Nazareth Solar"}`)}
+	return []message.Message{
+		message.User(`What is the health status of "Nazareth Solar"?`),
+		message.Assistant("", call),
+		message.ToolResult("c1", call.Name, `{"health":"green"}`),
+		message.Assistant("It is green. All milestones are on track. " + offline.Marker),
+	}
+}
+
+func TestOfflineConversationHelpers(t *testing.T) {
+	ctx := context.Background()
+	m := offline.New(nil)
+	msgs := projectChat()
+
+	title, err := agent.Title(ctx, m, msgs)
+	if err != nil || title != `Health status of "Nazareth Solar" `+offline.Marker {
+		t.Errorf("title = %q, %v", title, err)
+	}
+	hints, err := agent.Hints(ctx, m, msgs)
+	if err != nil || len(hints) != 3 {
+		t.Fatalf("hints = %q, %v", hints, err)
+	}
+	for _, h := range hints {
+		if !strings.Contains(h, "Nazareth Solar") || !strings.HasSuffix(h, "?") {
+			t.Errorf("hint %q is not a question about Nazareth Solar", h)
+		}
+	}
+	sum, err := agent.Summarize(ctx, m, "", msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"- User: What is the health status", "get_project_health", "It is green.", offline.Marker} {
+		if !strings.Contains(sum, want) {
+			t.Errorf("summary lacks %q:\n%s", want, sum)
+		}
+	}
+	if strings.HasPrefix(sum, "Summary of") {
+		t.Errorf("summary keeps its heading:\n%s", sum)
+	}
+	// Deterministic: the same input gives the same output.
+	again, _ := agent.Summarize(ctx, m, "", msgs)
+	hints2, _ := agent.Hints(ctx, m, msgs)
+	if again != sum || strings.Join(hints2, "|") != strings.Join(hints, "|") {
+		t.Error("offline helpers are not deterministic")
+	}
+}
+
+func TestSummarizeFoldsPreviousSummary(t *testing.T) {
+	m := scripted.New(scripted.Text("- Nazareth Solar is green.\n- The user now asks about budgets."))
+	sum, err := agent.Summarize(context.Background(), m, "- The user manages Nazareth Solar.", []message.Message{message.User("And its budget?"), message.Assistant("$1.2M of $1.5M spent.")})
+	if err != nil || sum != "- Nazareth Solar is green.\n- The user now asks about budgets." {
+		t.Fatalf("sum = %q, %v", sum, err)
+	}
+	req := m.Requests()[0]
+	if roles(req.Messages) != "suau" || req.Messages[1].Content != "- The user manages Nazareth Solar.\nAnd its budget?" {
+		t.Errorf("summariser input (%s): %+v", roles(req.Messages), req.Messages)
+	}
+}
+
+func TestHintsUseRecentTextTurnsAndClean(t *testing.T) {
+	m := scripted.New(route(`{"hints":["1. What about SP15?","- what about SP15?","Which vendor is cheapest?"]}`))
+	var msgs []message.Message
+	for i := range 5 {
+		msgs = append(msgs, message.User("question "+string(rune('a'+i))), message.Assistant("answer"))
+	}
+	msgs = append(msgs, projectChat()...)
+	hints, err := agent.Hints(context.Background(), m, msgs)
+	if err != nil || strings.Join(hints, "|") != "What about SP15?|Which vendor is cheapest?" {
+		t.Fatalf("hints = %q, %v", hints, err)
+	}
+	req := m.Requests()[0]
+	// system, the last four text turns, the instruction; no tool messages.
+	if len(req.Messages) != 6 || req.Schema == nil {
+		t.Fatalf("request (%s)", roles(req.Messages))
+	}
+	for _, msg := range req.Messages {
+		if msg.Role == message.RoleTool || len(msg.ToolCalls) > 0 || strings.Contains(msg.Content, offline.Marker) {
+			t.Errorf("hints request carries %+v", msg)
+		}
+	}
+}
+
+func TestHintsBadReplies(t *testing.T) {
+	// Two replies that miss the schema: a structured-output error.
+	m := scripted.New(route(`{"hints":["only one"]}`), route(`{"hints":[]}`))
+	if _, err := agent.Hints(context.Background(), m, projectChat()); !errors.Is(err, model.ErrStructuredOutput) {
+		t.Errorf("err = %v", err)
+	}
+	m = scripted.New(route(`{"hints":["  ","-","1."]}`))
+	if _, err := agent.Hints(context.Background(), m, projectChat()); err == nil || !strings.Contains(err.Error(), "gave none") {
+		t.Errorf("err = %v", err)
+	}
+	if _, err := agent.Hints(context.Background(), scripted.New(), []message.Message{message.System("only a prompt")}); !errors.Is(err, agent.ErrNoConversation) {
+		t.Errorf("empty conversation: %v", err)
+	}
+	if _, err := agent.Hints(context.Background(), nil, projectChat()); err == nil {
+		t.Error("nil model accepted")
+	}
+}
+
+func TestTitleCleaning(t *testing.T) {
+	cases := map[string]string{
+		`"Nazareth Solar health"`:              "Nazareth Solar health",
+		"Title: Day-ahead prices for NP15.":    "Day-ahead prices for NP15",
+		"**Budget review**\nextra explanation": "Budget review",
+		"“Quoted title”":                       "Quoted title",
+		strings.Repeat("word ", 30):            "word word word word word word word word word word word word…",
+	}
+	for reply, want := range cases {
+		m := scripted.New(scripted.Text(reply))
+		got, err := agent.Title(context.Background(), m, projectChat())
+		if err != nil || got != want {
+			t.Errorf("reply %q: title %q, %v; want %q", reply, got, err, want)
+		}
+		if msgs := m.Requests()[0].Messages; roles(msgs) != "suau" {
+			t.Errorf("title request roles = %s", roles(msgs))
+		}
+	}
+	if _, err := agent.Title(context.Background(), scripted.New(scripted.Text("  ")), projectChat()); err == nil {
+		t.Error("empty title accepted")
+	}
+	if _, err := agent.Title(context.Background(), scripted.New(), nil); !errors.Is(err, agent.ErrNoConversation) {
+		t.Errorf("no conversation: %v", err)
+	}
+	if _, err := agent.Summarize(context.Background(), scripted.New(), "", nil); !errors.Is(err, agent.ErrNoConversation) {
+		t.Errorf("summary of nothing: %v", err)
+	}
+}
