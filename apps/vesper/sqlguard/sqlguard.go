@@ -359,3 +359,10 @@ func (g *Guard) viewList() []string {
 	slices.Sort(out)
 	return out
 }
+
+// Warm loads the parser (a WebAssembly module compiled on first use, which
+// takes a few seconds on a small machine), so that the first real query
+// does not wait for it. Servers call it at start-up, in the background.
+func Warm() {
+	_, _ = pgquery.Parse("SELECT 1")
+}
