@@ -205,6 +205,13 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 	defer cancel()
 	r := &run{ctx: ctx, cancel: cancel, sc: c.g.schema, saver: c.opts.Saver, store: c.opts.Store,
 		threadID: o.threadID, config: o.config, resumeMap: o.resumeMap, subgraphs: o.subgraphs, yield: yield}
+	defer func() {
+		// A goroutine a node left behind may still emit: once the run is over its events are
+		// dropped, since calling the reader's yield now would panic in that goroutine.
+		r.deliverMu.Lock()
+		r.stopped.Store(true)
+		r.deliverMu.Unlock()
+	}()
 	l := &loop[S]{run: r, c: c, durability: o.durability, metadata: o.metadata}
 	if len(o.modes) == 0 {
 		o.modes = []StreamMode{ModeValues}
