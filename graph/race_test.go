@@ -90,3 +90,30 @@ func TestEmitFromTheNodesOwnGoroutines(t *testing.T) {
 		t.Fatalf("%d events, want 200", seen)
 	}
 }
+
+func TestEmitAfterTheRunEndedIsDropped(t *testing.T) {
+	late := make(chan struct{})
+	done := make(chan struct{})
+	g := graph.New[S]()
+	g.AddNode("leaky", func(ctx context.Context, s S) (S, error) {
+		go func() {
+			defer close(done)
+			<-late
+			graph.Emit(ctx, "too late") // the run is over: must be dropped, not crash the reader
+		}()
+		return S{}, nil
+	})
+	g.AddEdge(graph.START, "leaky")
+	n := 0
+	for _, err := range compile(t, g).Stream(bg, S{}, graph.WithStreamModes(graph.ModeCustom, graph.ModeValues)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	close(late)
+	<-done
+	if n != 2 {
+		t.Fatalf("%d events, want 2 values events", n)
+	}
+}
