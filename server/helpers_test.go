@@ -97,8 +97,7 @@ type bundle struct {
 }
 
 type setupOpts struct {
-	cfg      Config
-	noServer bool
+	cfg Config
 }
 
 // setup starts a server on a fresh SQLite data directory (or on cfg.DatabaseURL) with the test
