@@ -138,8 +138,12 @@ func TestNestedSubgraphInterrupt(t *testing.T) {
 
 func TestSubgraphFollowsParentDurability(t *testing.T) {
 	child := graph.New[childState]()
-	child.AddNode("a", func(ctx context.Context, s childState) (childState, error) { return childState{Steps: []string{"a"}}, nil })
-	child.AddNode("b", func(ctx context.Context, s childState) (childState, error) { return childState{Steps: []string{"b"}}, nil })
+	child.AddNode("a", func(ctx context.Context, s childState) (childState, error) {
+		return childState{Steps: []string{"a"}}, nil
+	})
+	child.AddNode("b", func(ctx context.Context, s childState) (childState, error) {
+		return childState{Steps: []string{"b"}}, nil
+	})
 	child.AddSequence(graph.START, "a", "b")
 	g := graph.New[parentState]()
 	graph.AddSubgraph(g, "sub", compile(t, child),
