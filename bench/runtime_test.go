@@ -89,14 +89,14 @@ func fanout(b *testing.B, n int) {
 func BenchmarkFanoutToSubgraph10x(b *testing.B)  { fanout(b, 10) }
 func BenchmarkFanoutToSubgraph100x(b *testing.B) { fanout(b, 100) }
 
-func wide(b *testing.B, outer, inner, n int) {
+func wide(b *testing.B, outer, inner, n, events int) {
 	variants(b, func(s checkpoint.Saver) (*graph.Compiled[WideState], error) { return WideStateGraph(n, s) },
-		func() WideState { return WideInput(outer, inner) }, 0)
+		func() WideState { return WideInput(outer, inner) }, events)
 }
 
-func BenchmarkWideState25x300(b *testing.B) { wide(b, 5, 5, 300) }
-func BenchmarkWideState15x600(b *testing.B) { wide(b, 3, 5, 600) }
-func BenchmarkWideState9x1200(b *testing.B) { wide(b, 3, 3, 1200) }
+func BenchmarkWideState25x300(b *testing.B) { wide(b, 5, 5, 300, 36) }
+func BenchmarkWideState15x600(b *testing.B) { wide(b, 3, 5, 600, 42) }
+func BenchmarkWideState9x1200(b *testing.B) { wide(b, 3, 3, 1200, 42) }
 
 func react(b *testing.B, n int) {
 	variants(b, func(s checkpoint.Saver) (*graph.Compiled[agent.State], error) { return ReactAgent(n, s) },
@@ -105,3 +105,8 @@ func react(b *testing.B, n int) {
 
 func BenchmarkReactAgent10x(b *testing.B)  { react(b, 10) }
 func BenchmarkReactAgent100x(b *testing.B) { react(b, 100) }
+
+func BenchmarkStaticFanout100(b *testing.B) {
+	variants(b, func(s checkpoint.Saver) (*graph.Compiled[FanoutState], error) { return StaticFanout(100, s) },
+		func() FanoutState { return FanoutState{} }, 101)
+}

@@ -227,3 +227,27 @@ func truthy(v any) bool {
 	}
 	return true
 }
+
+// FanoutState is static_fanout_N's state.
+type FanoutState struct {
+	Results []string `json:"results" reduce:"append"`
+}
+
+// StaticFanout builds static_fanout_N: START has a static edge to each of n workers, worker i
+// appends "result i", and a join runs a no-op collect node once all have finished.
+func StaticFanout(n int, saver checkpoint.Saver) (*graph.Compiled[FanoutState], error) {
+	g := graph.New[FanoutState]()
+	workers := make([]string, n)
+	for i := range n {
+		name := fmt.Sprintf("worker_%d", i)
+		result := fmt.Sprintf("result %d", i)
+		g.AddNode(name, func(context.Context, FanoutState) (FanoutState, error) {
+			return FanoutState{Results: []string{result}}, nil
+		})
+		g.AddEdge(graph.START, name)
+		workers[i] = name
+	}
+	g.AddNode("collect", func(context.Context, FanoutState) (FanoutState, error) { return FanoutState{}, nil })
+	g.AddJoin(workers, "collect").AddEdge("collect", graph.END)
+	return g.Compile(graph.CompileOptions{Saver: saver})
+}
