@@ -381,6 +381,7 @@ func (r *runner) exec(qctx context.Context, runID string) {
 	r.mu.Unlock()
 	started := time.Now()
 	r.s.metrics.runsActive.Inc()
+	closeLog := func() {}
 	defer func() {
 		stopOnQueue()
 		cancel(nil)
@@ -390,6 +391,9 @@ func (r *runner) exec(qctx context.Context, runID string) {
 		r.mu.Unlock()
 		close(act.done)
 		r.release(run.ThreadID, runID)
+		// The log closes last, so that whoever waits on it (wait, join, a stream's end) finds
+		// the run's and the thread's statuses written and the thread free for the next run.
+		closeLog()
 	}()
 
 	l := r.s.hub.open(runID)
@@ -461,9 +465,7 @@ func (r *runner) exec(qctx context.Context, runID string) {
 	if status != RunPending {
 		emit("end", nil)
 	}
-	// The log closes last, so that whoever waits on it (wait, join) finds the run's and the
-	// thread's statuses written.
-	defer l.close()
+	closeLog = l.close
 	switch {
 	case status == RunPending:
 		_ = r.s.meta.setRunStatus(ctx, runID, RunPending)
