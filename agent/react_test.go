@@ -1,0 +1,146 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/scripted"
+	"github.com/trellis-go/trellis/tool"
+)
+
+type priceArgs struct {
+	Year int    `json:"year" minimum:"2000"`
+	Zone string `json:"zone" enum:"NP15,SP15"`
+}
+
+func priceTool() tool.Tool {
+	return tool.Must(tool.New("get_price", "Average price of a zone in a year.", func(_ context.Context, a priceArgs) (string, error) {
+		return a.Zone + " averaged 41.2", nil
+	}))
+}
+
+func hangTool() tool.Tool {
+	return tool.WithPolicy(tool.Must(tool.New("slow_report", "Never finishes.", func(ctx context.Context, _ struct{}) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	})), tool.Policy{Timeout: 50 * time.Millisecond})
+}
+
+func call(id, name, args string) message.ToolCall {
+	return message.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}
+}
+
+// TestReActBadToolCallsBecomeErrorResults: malformed JSON, an unknown tool, wrong argument types
+// and a hanging tool each give the model an error result it can read, and the loop goes on.
+func TestReActBadToolCallsBecomeErrorResults(t *testing.T) {
+	m := scripted.New(
+		scripted.ToolCalls(
+			call("c1", "get_price", `{"year": 2025, "zone": `),
+			call("c2", "get_weather", `{}`),
+			call("c3", "get_price", `{"year":"2025","zone":"NP15"}`),
+			call("c4", "slow_report", `{}`),
+		),
+		scripted.ToolCalls(call("c5", "get_price", `{"year":2025,"zone":"NP15"}`)),
+		scripted.Text("NP15 averaged 41.2."),
+	)
+	g, err := agent.NewReAct(agent.ReActOptions{Model: m, Tools: []tool.Tool{priceTool(), hangTool()},
+		Executor: &tool.ExecutorOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := g.Invoke(context.Background(), agent.State{Messages: []message.Message{message.User("NP15 in 2025?")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := map[string]message.Message{}
+	for _, msg := range out.Messages {
+		if msg.Role == message.RoleTool {
+			results[msg.ToolCallID] = msg
+		}
+	}
+	for id, want := range map[string]string{"c1": "JSON", "c2": "get_weather", "c3": "year", "c4": "50ms"} {
+		r := results[id]
+		if !r.IsError || !strings.Contains(r.Content, want) {
+			t.Errorf("result %s = %+v, want an error mentioning %q", id, r, want)
+		}
+	}
+	if r := results["c5"]; r.IsError || r.Content != "NP15 averaged 41.2" {
+		t.Errorf("good call result = %+v", r)
+	}
+	if last := out.Messages[len(out.Messages)-1]; last.Content != "NP15 averaged 41.2." {
+		t.Errorf("final = %+v", last)
+	}
+	// The model saw the four error results before trying again.
+	second := m.Requests()[1].Messages
+	if n := len(second); second[n-1].Role != message.RoleTool || second[n-4].Role != message.RoleTool {
+		t.Errorf("second request ends with %s", roles(second))
+	}
+}
+
+func TestReActStopsAtTurnLimit(t *testing.T) {
+	m := scripted.New(scripted.ToolCalls(call("c", "get_price", `{"year":2025,"zone":"NP15"}`)))
+	m.Repeat = true
+	g, err := agent.NewReAct(agent.ReActOptions{Model: m, Tools: []tool.Tool{priceTool()}, MaxTurns: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := g.Invoke(context.Background(), agent.State{Messages: []message.Message{message.User("loop")}}, graph.WithRecursionLimit(50))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := out.Messages[len(out.Messages)-1]; !strings.Contains(last.Content, "stopped after 3 model turns") {
+		t.Fatalf("last = %q", last.Content)
+	}
+	if n := len(m.Requests()); n != 3 {
+		t.Errorf("model called %d times", n)
+	}
+}
+
+func TestReActFailingProviderKeepsPartialText(t *testing.T) {
+	boom := errors.New("HTTP 500 from provider")
+	m := scripted.New(scripted.Fail("The average price was", boom))
+	g, err := agent.NewReAct(agent.ReActOptions{Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streamed strings.Builder
+	var runErr error
+	for ev, err := range g.Stream(context.Background(), agent.State{Messages: []message.Message{message.User("price?")}}, graph.WithStreamModes(graph.ModeMessages)) {
+		if err != nil {
+			runErr = err
+			break
+		}
+		streamed.WriteString(ev.Data.(graph.MessageChunk).Message.Content)
+	}
+	if !errors.Is(runErr, boom) {
+		t.Fatalf("run error = %v", runErr)
+	}
+	if got := model.PartialText(runErr); got != "The average price was" {
+		t.Errorf("partial text = %q", got)
+	}
+	if streamed.String() != "The average price was" {
+		t.Errorf("streamed = %q", streamed.String())
+	}
+}
+
+func TestReActRejectsBadOptions(t *testing.T) {
+	if _, err := agent.NewReAct(agent.ReActOptions{}); err == nil || !strings.Contains(err.Error(), "needs a Model") {
+		t.Errorf("no model: %v", err)
+	}
+	if _, err := agent.NewReAct(agent.ReActOptions{Model: scripted.New(), Approve: []string{"nope"}}); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Errorf("unknown approval: %v", err)
+	}
+	if _, err := agent.NewReAct(agent.ReActOptions{Model: scripted.New(), Compaction: &agent.CompactOptions{}}); err == nil || !strings.Contains(err.Error(), "CompactOptions.Model") {
+		t.Errorf("compaction without model: %v", err)
+	}
+}
