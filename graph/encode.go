@@ -75,16 +75,6 @@ func (e *blobEncoder) appendValue(b []byte, v any) ([]byte, error) {
 		return strconv.AppendInt(b, int64(x), 10), nil
 	case uint64:
 		return strconv.AppendUint(b, x, 10), nil
-	case json.Number:
-		if x == "" {
-			return append(b, '0'), nil
-		}
-		return append(b, x...), nil
-	case json.RawMessage:
-		if x == nil {
-			return append(b, "null"...), nil
-		}
-		return append(b, x...), nil
 	case []any:
 		if x == nil {
 			return append(b, "null"...), nil
@@ -143,6 +133,8 @@ func (e *blobEncoder) appendValue(b []byte, v any) ([]byte, error) {
 		e.remember(key, start, len(b))
 		return b, nil
 	}
+	// Everything else, json.Number and json.RawMessage included (encoding/json checks that
+	// they hold valid JSON; copying them unchecked would store a blob that cannot be read back).
 	data, err := json.Marshal(v)
 	if err != nil {
 		return b, err
