@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -451,5 +452,32 @@ func TestSupervisorOnOfflineModel(t *testing.T) {
 	t.Logf("answer:\n%s", out.Answer)
 	if !strings.Contains(out.Answer, "| Nazareth Solar | green |") || !strings.Contains(out.Answer, offline.Marker) {
 		t.Errorf("answer = %q", out.Answer)
+	}
+}
+
+// TestSupervisorOfflineRoutesVesperQuestions: the offline model routes the specification's
+// example questions by the agents' descriptions, several agents for a comparison across domains.
+func TestSupervisorOfflineRoutesVesperQuestions(t *testing.T) {
+	run := func(_ context.Context, t agent.Task) (agent.AgentResult, error) { return agent.AgentResult{Answer: "ok"}, nil }
+	g, err := vesperAgents(agent.NewSupervisor(agent.SupervisorOptions{Model: offline.New(nil)}), run).Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{
+		"Compare the day-ahead price and the hourly peak vs off-peak spread for NP15": "multi_domain [dayahead_agent price_curve_agent]",
+		"Which Power BI reports had the most views last month?":                       "pbi_metrics [pbi_metrics_agent]",
+		"Show me all projects at risk":                                                "project_execution [per_agent]",
+		"hello":                                                                       "general []",
+	} {
+		out, err := g.Invoke(context.Background(), ask(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(out.Intent, " ", out.Agents); got != want {
+			t.Errorf("%q routed to %s, want %s", q, got, want)
+		}
+		if !strings.Contains(out.Answer, offline.Marker) {
+			t.Errorf("%q: answer not labelled: %q", q, out.Answer)
+		}
 	}
 }
