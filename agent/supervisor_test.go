@@ -458,7 +458,9 @@ func TestSupervisorOnOfflineModel(t *testing.T) {
 // TestSupervisorOfflineRoutesVesperQuestions: the offline model routes the specification's
 // example questions by the agents' descriptions, several agents for a comparison across domains.
 func TestSupervisorOfflineRoutesVesperQuestions(t *testing.T) {
-	run := func(_ context.Context, t agent.Task) (agent.AgentResult, error) { return agent.AgentResult{Answer: "ok"}, nil }
+	run := func(_ context.Context, t agent.Task) (agent.AgentResult, error) {
+		return agent.AgentResult{Answer: "ok"}, nil
+	}
 	g, err := vesperAgents(agent.NewSupervisor(agent.SupervisorOptions{Model: offline.New(nil)}), run).Compile()
 	if err != nil {
 		t.Fatal(err)
