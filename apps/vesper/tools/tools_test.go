@@ -583,3 +583,31 @@ func BenchmarkProjectHealthSQLite(b *testing.B) {
 		}
 	}
 }
+
+// The agents of a multi-domain question call tools at the same time.
+func TestConcurrentCalls(t *testing.T) {
+	k := tools.New(warehousetest.SQLite(t), &tools.Options{Now: func() time.Time { return warehouse.Today }})
+	ctx := as("vesper", "*")
+	errs := make(chan error, 40)
+	for i := range 40 {
+		go func() {
+			var err error
+			switch i % 4 {
+			case 0:
+				_, err = k.GetAverageAnnualPrice(ctx, tools.AveragePriceArgs{Vendor: "Ascend", Market: "CAISO", HubZone: "NP15", Year: 2025})
+			case 1:
+				_, err = k.GetProjectHealth(ctx, tools.ProjectArgs{ProjectName: "Nazareth"})
+			case 2:
+				_, err = k.GetTopReportsByViews(ctx, tools.TopReportsArgs{})
+			case 3:
+				_, err = k.GetRecentChanges(ctx, tools.RecentChangesArgs{})
+			}
+			errs <- err
+		}()
+	}
+	for range 40 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

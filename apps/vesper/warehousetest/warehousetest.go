@@ -27,6 +27,11 @@ var (
 	sqliteErr  error
 )
 
+// TestTimeout is the query timeout of the test warehouses: longer than the
+// production 10 seconds, because under the race detector on a busy machine
+// the pure-Go SQLite runs many times slower. Timeout tests set their own.
+const TestTimeout = 2 * time.Minute
+
 // Data is the generated data set, made once per process. Do not modify it.
 func Data() *warehouse.Dataset {
 	dataOnce.Do(func() { data = warehouse.Generate() })
@@ -56,7 +61,7 @@ func SQLite(t testing.TB) *warehouse.Warehouse {
 			return
 		}
 		sqliteWH, sqliteErr = warehouse.Open(context.Background(), warehouse.Config{
-			DSN: filepath.Join(sqliteDir, "vesper.db"), Data: Data(),
+			DSN: filepath.Join(sqliteDir, "vesper.db"), Data: Data(), Timeout: TestTimeout,
 		})
 	})
 	if sqliteErr != nil {
@@ -107,6 +112,9 @@ func Postgres(t testing.TB, cfg warehouse.Config) *warehouse.Warehouse {
 	cfg.Dialect = warehouse.Postgres
 	cfg.DSN = PostgresDSN()
 	cfg.Schema = SchemaName()
+	if cfg.Timeout == 0 {
+		cfg.Timeout = TestTimeout
+	}
 	if cfg.Data == nil && cfg.CSVDir == "" {
 		cfg.Data = Data()
 	}
