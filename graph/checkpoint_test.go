@@ -14,7 +14,7 @@ import (
 )
 
 // abc builds START -> a -> b -> c -> END, each node appending its name.
-func abc(t *testing.T, opts ...graph.CompileOptions) (*graph.Compiled[S], *checkpoint.MemorySaver, *counter) {
+func abc(t *testing.T, opts ...graph.CompileOptions) (*graph.Compiled[S], checkpoint.Saver, *counter) {
 	calls := newCounter()
 	g := graph.New[S]()
 	for _, n := range []string{"a", "b", "c"} {
@@ -347,7 +347,7 @@ func TestDeleteAndPruneThread(t *testing.T) {
 	if err != nil || !slices.Equal(snap.Values.Notes, []string{"keep", "a", "b", "c"}) {
 		t.Fatalf("pruned thread reads %+v, %v", snap, err)
 	}
-	wantErr(t, c.PruneThread(bg, "keep", 0), "Keep must be at least 1")
+	wantErr(t, c.PruneThread(bg, "keep", 0), "at least 1")
 	// The pruned thread still runs.
 	out, err := c.Invoke(bg, S{}, graph.WithThread("keep"))
 	if err != nil || len(out.Notes) != 7 {

@@ -64,14 +64,18 @@ func compile[T any](t *testing.T, g *graph.Graph[T], opts ...graph.CompileOption
 	return c
 }
 
-// withSaver compiles g with a fresh in-memory saver and returns both.
-func withSaver[T any](t *testing.T, g *graph.Graph[T], opts ...graph.CompileOptions) (*graph.Compiled[T], *checkpoint.MemorySaver) {
+// newSaver returns the saver the tests run on: a fresh in-memory one. A file that is not
+// committed may point it at another saver to run every test against that one.
+var newSaver = func(t *testing.T) checkpoint.Saver { return checkpoint.NewMemorySaver() }
+
+// withSaver compiles g with a fresh saver (see newSaver) and returns both.
+func withSaver[T any](t *testing.T, g *graph.Graph[T], opts ...graph.CompileOptions) (*graph.Compiled[T], checkpoint.Saver) {
 	t.Helper()
 	var o graph.CompileOptions
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	saver := checkpoint.NewMemorySaver()
+	saver := newSaver(t)
 	o.Saver = saver
 	return compile(t, g, o), saver
 }

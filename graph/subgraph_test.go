@@ -46,7 +46,7 @@ func childGraph(t *testing.T, calls *counter, interrupt bool) *graph.Compiled[ch
 	return compile(t, g, graph.CompileOptions{Name: "writer"})
 }
 
-func parentGraph(t *testing.T, child *graph.Compiled[childState], calls *counter) (*graph.Compiled[parentState], *checkpoint.MemorySaver) {
+func parentGraph(t *testing.T, child *graph.Compiled[childState], calls *counter) (*graph.Compiled[parentState], checkpoint.Saver) {
 	g := graph.New[parentState]()
 	g.AddNode("plan", func(ctx context.Context, s parentState) (parentState, error) {
 		calls.inc("plan")
