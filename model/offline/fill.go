@@ -20,9 +20,6 @@ type filler struct {
 	context []string          // every other message's text, newest first, system prompts last
 	system  string            // the system prompts, for the meaning of enum values
 	now     time.Time
-	hints   []string // follow-up questions, made on demand
-	summary string   // summary of the conversation, made on demand
-	title   string
 }
 
 // object fills an object schema. missing lists required properties it could not fill.

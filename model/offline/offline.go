@@ -56,7 +56,17 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	return model.GenerateStructured(ctx, req, m.generate)
+	resp, err := m.generate(ctx, req)
+	if err != nil || req.Schema == nil {
+		return resp, err
+	}
+	// A repair attempt would give the same answer: the rules are deterministic.
+	raw, problem := model.CheckStructured(req.Schema, resp.Message.Content)
+	if problem != nil {
+		return resp, &model.StructuredOutputError{Schema: req.Schema.SchemaName(), Output: resp.Message.Content, Problem: problem.Error(), Attempts: 1}
+	}
+	resp.Structured = raw
+	return resp, nil
 }
 
 func (m *Model) generate(ctx context.Context, req *model.Request) (*model.Response, error) {

@@ -212,3 +212,12 @@ func TestBadRequestAndCancel(t *testing.T) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
+
+func TestUnfillableSchemaIsTypedError(t *testing.T) {
+	schema := &model.Schema{Name: "pick", JSON: json.RawMessage(`{"type":"object","properties":{"when":{"type":"string","format":"date"}},"required":["when"]}`)}
+	_, err := setup(t).Generate(context.Background(), &model.Request{Messages: []message.Message{message.User("no date here")}, Schema: schema})
+	var se *model.StructuredOutputError
+	if !errors.As(err, &se) || se.Attempts != 1 || !strings.Contains(se.Problem, "when") {
+		t.Fatalf("err = %v", err)
+	}
+}
