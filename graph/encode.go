@@ -20,9 +20,12 @@ import (
 // An encoder lives for one checkpoint, while no node runs, so a value cannot change between the
 // first encoding and a copy.
 type blobEncoder struct {
-	// buf holds every encoding of the checkpoint, one after another; memo remembers where.
+	// buf is where encodings are appended. Bytes once written are never written again (a
+	// buffer that is full is replaced, not reused), so memo and the blobs can point into it.
 	buf  []byte
-	memo map[memoKey][2]int
+	memo map[memoKey][]byte
+	// sizes remembers the encoded size of maps and lists, so that the buffer can be sized once.
+	sizes map[memoKey]int
 }
 
 type memoKey struct {
@@ -34,25 +37,26 @@ type memoKey struct {
 // memoMin is the smallest encoding worth remembering.
 const memoMin = 128
 
-// marshal appends v's encoding to the encoder's buffer and returns it. The result stays valid
-// after later calls (they may move the buffer, but never write over what was returned).
+// marshal returns v's encoding. The result stays valid after later calls: they never write over
+// what was returned.
 func (e *blobEncoder) marshal(v any) ([]byte, error) {
-	start := len(e.buf)
-	var err error
 	switch v.(type) {
 	case []any, map[string]any:
-		e.buf, err = e.appendValue(e.buf, v)
 	default:
-		var data []byte
-		if data, err = json.Marshal(v); err == nil {
-			e.buf = append(e.buf, data...)
-		}
+		return json.Marshal(v)
 	}
+	if n, ok := e.size(v); ok && cap(e.buf)-len(e.buf) < n {
+		// A fresh buffer of the exact size: the old one stays as it is, for what points into it.
+		e.buf = make([]byte, 0, max(n, 64<<10))
+	}
+	start := len(e.buf)
+	out, err := e.appendValue(e.buf, v)
 	if err != nil {
-		e.buf = e.buf[:start]
+		e.buf = nil // never reuse bytes that memo may point to
 		return nil, err
 	}
-	return e.buf[start:len(e.buf):len(e.buf)], nil
+	e.buf = out
+	return out[start:len(out):len(out)], nil
 }
 
 func (e *blobEncoder) appendValue(b []byte, v any) ([]byte, error) {
@@ -83,8 +87,8 @@ func (e *blobEncoder) appendValue(b []byte, v any) ([]byte, error) {
 			return append(b, "[]"...), nil
 		}
 		key := memoKey{ptr: unsafe.Pointer(unsafe.SliceData(x)), n: len(x)}
-		if at, ok := e.memo[key]; ok {
-			return append(b, b[at[0]:at[1]]...), nil
+		if enc, ok := e.memo[key]; ok {
+			return append(b, enc...), nil
 		}
 		start := len(b)
 		b = append(b, '[')
@@ -98,7 +102,7 @@ func (e *blobEncoder) appendValue(b []byte, v any) ([]byte, error) {
 			}
 		}
 		b = append(b, ']')
-		e.remember(key, start, len(b))
+		e.remember(key, b[start:len(b):len(b)])
 		return b, nil
 	case map[string]any:
 		if x == nil {
@@ -108,8 +112,8 @@ func (e *blobEncoder) appendValue(b []byte, v any) ([]byte, error) {
 			return append(b, "{}"...), nil
 		}
 		key := memoKey{ptr: reflect.ValueOf(x).UnsafePointer(), n: len(x), isMap: true}
-		if at, ok := e.memo[key]; ok {
-			return append(b, b[at[0]:at[1]]...), nil
+		if enc, ok := e.memo[key]; ok {
+			return append(b, enc...), nil
 		}
 		keys := make([]string, 0, len(x))
 		for k := range x {
@@ -130,7 +134,7 @@ func (e *blobEncoder) appendValue(b []byte, v any) ([]byte, error) {
 			}
 		}
 		b = append(b, '}')
-		e.remember(key, start, len(b))
+		e.remember(key, b[start:len(b):len(b)])
 		return b, nil
 	}
 	// Everything else, json.Number and json.RawMessage included (encoding/json checks that
@@ -142,14 +146,121 @@ func (e *blobEncoder) appendValue(b []byte, v any) ([]byte, error) {
 	return append(b, data...), nil
 }
 
-func (e *blobEncoder) remember(key memoKey, start, end int) {
-	if end-start < memoMin {
+// size returns the length of v's encoding, or false when it cannot tell without encoding (a
+// value of another type than the dynamic JSON ones, or a number JSON cannot hold).
+func (e *blobEncoder) size(v any) (int, bool) {
+	switch x := v.(type) {
+	case nil:
+		return 4, true
+	case bool:
+		if x {
+			return 4, true
+		}
+		return 5, true
+	case string:
+		return jsonStringLen(x), true
+	case float64:
+		var buf [32]byte
+		b, err := appendFloat(buf[:0], x)
+		return len(b), err == nil
+	case int:
+		var buf [24]byte
+		return len(strconv.AppendInt(buf[:0], int64(x), 10)), true
+	case []any:
+		if x == nil {
+			return 4, true
+		}
+		if len(x) == 0 {
+			return 2, true
+		}
+		key := memoKey{ptr: unsafe.Pointer(unsafe.SliceData(x)), n: len(x)}
+		if n, ok := e.sizes[key]; ok {
+			return n, true
+		}
+		n := 1 + len(x) // brackets and commas
+		for _, el := range x {
+			m, ok := e.size(el)
+			if !ok {
+				return 0, false
+			}
+			n += m
+		}
+		e.rememberSize(key, n)
+		return n, true
+	case map[string]any:
+		if x == nil {
+			return 4, true
+		}
+		if len(x) == 0 {
+			return 2, true
+		}
+		key := memoKey{ptr: reflect.ValueOf(x).UnsafePointer(), n: len(x), isMap: true}
+		if n, ok := e.sizes[key]; ok {
+			return n, true
+		}
+		n := 1 + 2*len(x) // braces, colons and commas
+		for k, el := range x {
+			m, ok := e.size(el)
+			if !ok {
+				return 0, false
+			}
+			n += jsonStringLen(k) + m
+		}
+		e.rememberSize(key, n)
+		return n, true
+	}
+	return 0, false
+}
+
+func (e *blobEncoder) rememberSize(key memoKey, n int) {
+	if n < memoMin {
+		return
+	}
+	if e.sizes == nil {
+		e.sizes = map[memoKey]int{}
+	}
+	e.sizes[key] = n
+}
+
+// jsonStringLen is the length of appendJSONString's encoding of s.
+func jsonStringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+				n += 2
+			case c < 0x20:
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 6
+		case r == '\u2028' || r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
+}
+
+func (e *blobEncoder) remember(key memoKey, enc []byte) {
+	if len(enc) < memoMin {
 		return
 	}
 	if e.memo == nil {
-		e.memo = map[memoKey][2]int{}
+		e.memo = map[memoKey][]byte{}
 	}
-	e.memo[key] = [2]int{start, end}
+	e.memo[key] = enc
 }
 
 func appendFloat(b []byte, f float64) ([]byte, error) {

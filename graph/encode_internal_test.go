@@ -65,3 +65,22 @@ func TestBlobEncoderMatchesEncodingJSON(t *testing.T) {
 }
 
 func nan() float64 { var z float64; return z / z }
+
+func TestBlobEncoderSizeIsExact(t *testing.T) {
+	doc := map[string]any{"z": "quote\" back\\ nl\n tab\t ctl\x01 bad\xff sep\u2028 é", "a": []any{1.5, -2.0, 1e300, 0.1, true, false, nil, 7}, "m": map[string]any{}, "l": []any{}}
+	for _, v := range []any{[]any{doc, doc, []any{doc}}, doc, []any{"x"}} {
+		var e blobEncoder
+		n, ok := e.size(v)
+		if !ok {
+			t.Fatalf("size of %v unknown", v)
+		}
+		var e2 blobEncoder
+		out, err := e2.marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != len(out) {
+			t.Errorf("size %d, encoding %d bytes: %s", n, len(out), out)
+		}
+	}
+}
