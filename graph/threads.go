@@ -208,7 +208,25 @@ func (c *Compiled[S]) UpdateState(ctx context.Context, ref checkpoint.Ref, value
 	if err := l.save(checkpoint.SourceUpdate); err != nil {
 		return checkpoint.Ref{}, err
 	}
-	return checkpoint.Ref{ThreadID: ref.ThreadID, NS: ref.NS, CheckpointID: l.cpID}, nil
+	out := checkpoint.Ref{ThreadID: ref.ThreadID, NS: ref.NS, CheckpointID: l.cpID}
+	if asNode == "" && tuple != nil {
+		// The scheduled tasks stay scheduled with what they recorded: the interrupts they wait
+		// on, their resume values, the outcomes of those that finished. Otherwise an edit made
+		// while a run waits at an interrupt would drop the interrupt, and the answer with it.
+		byTask := map[string][]checkpoint.PendingWrite{}
+		for _, pw := range tuple.Pending {
+			byTask[pw.TaskID] = append(byTask[pw.TaskID], pw)
+		}
+		for _, nt := range l.next {
+			if ws := byTask[nt.id]; len(ws) > 0 {
+				req := checkpoint.WritesRequest{Ref: out, TaskID: nt.id, Writes: ws}
+				if err := c.opts.Saver.PutWrites(ctx, req); err != nil {
+					return checkpoint.Ref{}, fmt.Errorf("graph %s: update of thread %q: keeping the pending writes of %q: %w", c.name, ref.ThreadID, nt.node.name, err)
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
 // DeleteThread removes a thread and all its checkpoints.
