@@ -196,3 +196,68 @@ func TestSubgraphInterruptWithEveryDurability(t *testing.T) {
 		})
 	}
 }
+
+func TestSendSiblingThatFinishedIsNotRerun(t *testing.T) {
+	calls := newCounter()
+	g := graph.New[mapState]()
+	g.AddNode("work", func(ctx context.Context, s mapState) (mapState, error) {
+		calls.inc(s.Subject)
+		if s.Subject == "ask" {
+			v, err := graph.Interrupt(ctx, "?")
+			if err != nil {
+				return mapState{}, err
+			}
+			return mapState{Jokes: []string{fmt.Sprint("ask: ", v)}}, nil
+		}
+		return mapState{Jokes: []string{s.Subject}}, nil
+	})
+	g.AddRouter(graph.START, func(ctx context.Context, s mapState) ([]graph.Target, error) {
+		return []graph.Target{graph.Send("work", mapState{Subject: "done"}), graph.Send("work", mapState{Subject: "ask"})}, nil
+	}, "work")
+	c, _ := withSaver(t, g)
+	_, err := c.Invoke(bg, mapState{}, graph.WithThread("t"))
+	interrupted(t, err)
+	out, err := c.Invoke(bg, mapState{}, graph.WithThread("t"), graph.Resume("yes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"done", "ask: yes"}; !slices.Equal(out.Jokes, want) {
+		t.Fatalf("jokes %q, want %q", out.Jokes, want)
+	}
+	if calls.get("done") != 1 || calls.get("ask") != 2 {
+		t.Fatalf("calls %v", calls.n)
+	}
+}
+
+func TestFailureAndInterruptInOneSuperstep(t *testing.T) {
+	fail := true
+	g := graph.New[S]()
+	g.AddNode("ask", func(ctx context.Context, s S) (S, error) {
+		v, err := graph.Interrupt(ctx, "?")
+		if err != nil {
+			return S{}, err
+		}
+		return S{Notes: []string{fmt.Sprint("ask ", v)}}, nil
+	})
+	g.AddNode("flaky", func(ctx context.Context, s S) (S, error) {
+		if fail {
+			return S{}, fmt.Errorf("flaky down")
+		}
+		return S{Notes: []string{"flaky"}}, nil
+	})
+	g.AddEdge(graph.START, "ask").AddEdge(graph.START, "flaky")
+	c, _ := withSaver(t, g)
+	_, err := c.Invoke(bg, S{}, graph.WithThread("t"))
+	wantErr(t, err, "flaky down")
+	fail = false
+	// Continuing re-runs the failed node; the interrupt is still pending and still asks.
+	_, err = c.Invoke(bg, S{}, graph.WithThread("t"), graph.Continue())
+	interrupted(t, err)
+	out, err := c.Invoke(bg, S{}, graph.WithThread("t"), graph.Resume("now"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"ask now", "flaky"}; !slices.Equal(out.Notes, want) {
+		t.Fatalf("notes %q, want %q", out.Notes, want)
+	}
+}
