@@ -55,12 +55,20 @@ func (s *Schema) JSON() json.RawMessage { return s.raw }
 // [NormalizeArguments]) and, when they do not match, an [*ArgumentError] that lists each problem
 // with the argument's path and what was expected. toolName only labels the error.
 func (s *Schema) Validate(toolName string, raw json.RawMessage) (json.RawMessage, error) {
-	raw, err := NormalizeArguments(toolName, raw)
-	if err != nil {
-		return nil, err
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		// Not the usual object: normalise it (the decoding below checks an object's syntax
+		// anyway, so the common case skips a separate validity pass).
+		var err error
+		if raw, err = NormalizeArguments(toolName, raw); err != nil {
+			return nil, err
+		}
 	}
 	var instance any
 	if err := json.Unmarshal(raw, &instance); err != nil {
+		if _, nerr := NormalizeArguments(toolName, raw); nerr != nil {
+			return nil, nerr // its message quotes the arguments
+		}
 		return nil, &ArgumentError{Tool: toolName, Problems: []Problem{{Message: "arguments are not valid JSON: " + err.Error()}}}
 	}
 	if err := s.resolved.Validate(instance); err != nil {
