@@ -62,6 +62,7 @@ type task struct {
 	finished   bool // has an outcome (ran now, or restored from pending writes)
 	restored   bool
 	persisted  bool // its outcome is recorded as pending writes
+	routeLater bool // its routes are evaluated once the superstep's writes are applied
 	writes     []write
 	targets    []Target
 	parent     *Command[any]
@@ -149,6 +150,7 @@ type loop[S any] struct {
 	// unsaved: with exit durability, a checkpoint is due but held back until the run ends.
 	unsaved       bool
 	unsavedSource checkpoint.Source
+	stepSize      int // tasks in the running superstep
 	before        map[string]bool
 	after         map[string]bool
 }
@@ -459,6 +461,16 @@ func (l *loop[S]) loop(limit, maxConc int, skipBefore bool) error {
 			l.finalCheckpoint()
 			return err
 		}
+		for _, t := range tasks {
+			if t.routeLater {
+				routed, err := l.route(l.ctx, t.node.name, l.sc.snapshot(l.state))
+				if err != nil {
+					// Nothing of this superstep is saved: resuming runs it again from its start.
+					return &NodeError{Node: t.node.name, Step: l.step, TaskID: t.id, Err: err}
+				}
+				t.targets = append(t.targets, routed...)
+			}
+		}
 		if err := l.plan(tasks, held); err != nil {
 			return err
 		}
@@ -508,6 +520,7 @@ func (l *loop[S]) staticInterrupts(tasks []*task, set map[string]bool, when stri
 // runTasks runs a superstep's tasks: on the loop's goroutine when there is one, concurrently
 // otherwise, relaying their events as they come.
 func (l *loop[S]) runTasks(tasks []*task, maxConc int) {
+	l.stepSize = len(tasks)
 	todo := tasks[:0:0]
 	for _, t := range tasks {
 		if !t.finished {
@@ -586,15 +599,18 @@ func (l *loop[S]) execute(t *task) {
 				t.writes = l.sc.writesOf(res.update, t.writes)
 			}
 			t.targets, t.parent, t.resume = res.gotos, res.parent, tc.resume
-			if t.parent == nil {
-				var local reflect.Value
-				if len(l.c.g.branches[t.node.name]) > 0 {
-					local, err = l.localState(t)
-				}
-				if err == nil {
-					var routed []Target
-					routed, err = l.route(ctx, t.node.name, local)
-					t.targets = append(t.targets, routed...)
+			if t.parent == nil && len(l.c.g.branches[t.node.name]) > 0 {
+				if t.inline && l.stepSize == 1 {
+					// Alone in its superstep, the task's local state is the state after the
+					// superstep: route from that, without copying the state first.
+					t.routeLater = true
+				} else {
+					var local reflect.Value
+					if local, err = l.localState(t); err == nil {
+						var routed []Target
+						routed, err = l.route(ctx, t.node.name, local)
+						t.targets = append(t.targets, routed...)
+					}
 				}
 			}
 			if err == nil {

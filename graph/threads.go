@@ -192,7 +192,7 @@ func (c *Compiled[S]) UpdateState(ctx context.Context, ref checkpoint.Ref, value
 		return checkpoint.Ref{}, err
 	}
 	if asNode != "" {
-		if t.targets, err = l.route(ctx, asNode, l.state); err != nil {
+		if t.targets, err = l.route(ctx, asNode, l.sc.snapshot(l.state)); err != nil {
 			return checkpoint.Ref{}, err
 		}
 		if err := l.plan([]*task{t}, nil); err != nil {
