@@ -286,6 +286,9 @@ func mergeResults(calls []message.ToolCall, ran []message.Message, skipped map[s
 // run that crashed or was interrupted between a model's call and its result), so that the next
 // model call does not fail on an unanswered call. msgs itself is not modified.
 func RepairHistory(msgs []message.Message) []message.Message {
+	if wellFormed(msgs) {
+		return msgs
+	}
 	answered := map[string]bool{}
 	for _, m := range msgs {
 		if m.Role == message.RoleTool {
@@ -325,4 +328,32 @@ func RepairHistory(msgs []message.Message) []message.Message {
 		return msgs
 	}
 	return out
+}
+
+// wellFormed reports, without allocating, whether every tool call before the last assistant turn
+// is answered by a tool message among those that follow its turn, the usual shape of a history.
+func wellFormed(msgs []message.Message) bool {
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
+		if m.Role != message.RoleAssistant || len(m.ToolCalls) == 0 || i == len(msgs)-1 {
+			continue
+		}
+		j := i + 1
+		for j < len(msgs) && msgs[j].Role == message.RoleTool {
+			j++
+		}
+		for _, c := range m.ToolCalls {
+			found := false
+			for _, r := range msgs[i+1 : j] {
+				if r.ToolCallID == c.ID {
+					found = true
+					break
+				}
+			}
+			if !found {
+				return false
+			}
+		}
+	}
+	return true
 }
