@@ -815,7 +815,7 @@ func (l *loop[S]) apply(tasks []*task) error {
 		}
 	}
 	for _, t := range tasks {
-		for _, w := range t.writes {
+		for i, w := range t.writes {
 			f := l.state.Field(w.ch.index)
 			tr := &l.tracks[w.ch.pos]
 			val := w.val
@@ -824,7 +824,10 @@ func (l *loop[S]) apply(tasks []*task) error {
 				tr.full = true
 			} else {
 				if w.ch.reducer == ReduceMessages {
+					// The update as the updates stream reports it carries the IDs the
+					// state got, so that clients can match the two.
 					val = withMessageIDs(val)
+					t.writes[i].val = val
 				}
 				v, err := w.ch.reduce(f, val)
 				if err != nil {
