@@ -239,3 +239,21 @@ func TestInfoFrom(t *testing.T) {
 		t.Fatal("InfoFrom outside a node reports ok")
 	}
 }
+
+func TestUpdatesCarryTheMessageIDsTheStateGot(t *testing.T) {
+	g := graph.New[S]()
+	g.AddNode("say", func(ctx context.Context, s S) (S, error) {
+		return S{Messages: []message.Message{message.Assistant("no id given")}}, nil
+	})
+	g.AddEdge(graph.START, "say")
+	evs, err := collect(compile(t, g).Stream(bg, S{}, graph.WithStreamModes(graph.ModeUpdates, graph.ModeValues)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := ofMode(evs, graph.ModeUpdates)[0].Data.(S).Messages[0]
+	vals := ofMode(evs, graph.ModeValues)
+	final := vals[len(vals)-1].Data.(S).Messages[0]
+	if up.ID == "" || up.ID != final.ID {
+		t.Fatalf("the update reports message ID %q, the state holds %q: a client cannot match them", up.ID, final.ID)
+	}
+}
