@@ -75,8 +75,21 @@ type Config struct {
 	WebhookTimeout time.Duration
 	// Logger receives JSON-ready structured logs; nil means slog.Default().
 	Logger *slog.Logger
-	// Queue executes runs; nil means an in-process queue (see [Queue]).
+	// Queue executes runs; nil means a River queue in the server's database (see [Queue]).
+	// Set it to NewLocalQueue(n) to keep runs in memory.
 	Queue Queue
+	// MaxRunsPerTenant bounds the runs of one tenant executing at once in this process, so that
+	// no tenant starves the others; its further runs wait (pending). Zero means no bound beyond
+	// MaxConcurrentRuns.
+	MaxRunsPerTenant int
+	// RunTimeout ends a run that executes longer, with status error. Zero means no timeout.
+	RunTimeout time.Duration
+	// Heartbeat is how often a worker renews its run's lease; a run whose lease is three
+	// heartbeats old lost its worker and is resumed by any process. Zero means 5 seconds.
+	Heartbeat time.Duration
+	// MaxRunAttempts bounds how many times a run is started: after a worker died, or after a
+	// transient error (see [ErrTransient]). Zero means 5.
+	MaxRunAttempts int
 }
 
 // Defaults of [Config].
@@ -88,6 +101,8 @@ const (
 	DefaultEventRetention    = 10 * time.Minute
 	DefaultShutdownGrace     = 30 * time.Second
 	DefaultWebhookTimeout    = 10 * time.Second
+	DefaultHeartbeat         = 5 * time.Second
+	DefaultMaxRunAttempts    = 5
 )
 
 // ConfigError is a setting the server cannot use, with what to do about it.
@@ -160,6 +175,15 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.MaxRunsPerTenant < 0 || c.RunTimeout < 0 || c.Heartbeat < 0 || c.MaxRunAttempts < 0 {
+		return c, &ConfigError{Field: "MaxRunsPerTenant/RunTimeout/Heartbeat/MaxRunAttempts", Problem: "has a negative value", Hint: "use 0 for the defaults"}
+	}
+	if c.Heartbeat == 0 {
+		c.Heartbeat = DefaultHeartbeat
+	}
+	if c.MaxRunAttempts == 0 {
+		c.MaxRunAttempts = DefaultMaxRunAttempts
+	}
 	if !c.Dev {
 		if err := c.Auth.check(); err != nil {
 			return c, err
@@ -177,13 +201,31 @@ func (c Config) dbPath() (string, error) {
 }
 
 // Queue executes runs. The server calls Enqueue when a run is created (and, at start, for runs
-// left pending by a previous process); the queue calls exec, at most once per Enqueue, from any
-// goroutine, honouring its own concurrency bound. Enqueue must not block on the run. Close stops
-// taking runs and waits (until ctx ends) for those executing to return.
+// left pending by a previous process); the queue calls exec, at most once per Enqueue at a time,
+// from any goroutine, honouring its own concurrency bound. Enqueue must not block on the run.
+// When exec returns a [*RetryError] the queue delivers the run again after RetryError.After;
+// any other return ends the delivery. Close stops taking runs and waits (until ctx ends) for
+// those executing to return, then cancels their context.
 //
-// The in-process queue is the default; a durable queue (River) slots in here.
+// Two queues exist: [RiverQueue], durable, in the database (the default), and [LocalQueue], in
+// memory.
 type Queue interface {
-	Start(exec func(ctx context.Context, runID string))
+	Start(exec func(ctx context.Context, runID string) error)
 	Enqueue(ctx context.Context, runID string) error
 	Close(ctx context.Context) error
 }
+
+// RetryError asks a [Queue] to deliver a run again after a delay: its worker is busy elsewhere
+// (another process holds the run's lease), its tenant is at its concurrency limit, or it failed
+// with a transient error.
+type RetryError struct {
+	After  time.Duration
+	Reason error
+}
+
+func (e *RetryError) Error() string {
+	return fmt.Sprintf("server: run deferred for %s: %v", e.After, e.Reason)
+}
+
+// Unwrap returns the reason.
+func (e *RetryError) Unwrap() error { return e.Reason }

@@ -59,6 +59,11 @@ CREATE TABLE IF NOT EXISTS trellis_run_events (
 	PRIMARY KEY (run_id, seq)
 );
 `},
+	{2, `
+ALTER TABLE trellis_runs ADD COLUMN lease_owner TEXT;
+ALTER TABLE trellis_runs ADD COLUMN lease_until BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE trellis_runs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;
+`},
 }
 
 var placeholder = regexp.MustCompile(`\$(\d+)`)

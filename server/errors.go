@@ -19,6 +19,9 @@ var (
 	ErrUnauthorized = errors.New("server: unauthorized")
 	// ErrShuttingDown: the server no longer takes runs.
 	ErrShuttingDown = errors.New("server: shutting down")
+	// ErrTransient: wrap it in a node's error to have the server retry the run from its last
+	// checkpoint (up to Config.MaxRunAttempts, with backoff) instead of failing it.
+	ErrTransient = errors.New("server: transient failure")
 )
 
 // APIError is an error with its HTTP status. Its JSON body is {"detail": Message}, as the

@@ -2,20 +2,24 @@ package server
 
 import (
 	"context"
+	"errors"
 	"sync"
+	"time"
 )
 
 // LocalQueue is the in-process [Queue]: runs execute in goroutines of this process, at most
 // limit at once, in the order they were enqueued. Runs waiting in it are lost if the process
-// dies; the server finds them again at its next start (their status is still pending).
+// dies; the server finds them again at its next start (their status is still pending) or, when
+// another process shares the database, once their lease expires.
 type LocalQueue struct {
 	mu      sync.Mutex
-	exec    func(ctx context.Context, runID string)
+	exec    func(ctx context.Context, runID string) error
 	waiting []string
 	running int
 	limit   int
 	closed  bool
 	wg      sync.WaitGroup
+	timers  map[*time.Timer]struct{}
 	ctx     context.Context
 	cancel  context.CancelFunc
 }
@@ -23,11 +27,11 @@ type LocalQueue struct {
 // NewLocalQueue returns a queue that executes up to limit runs at once (at least 1).
 func NewLocalQueue(limit int) *LocalQueue {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &LocalQueue{limit: max(limit, 1), ctx: ctx, cancel: cancel}
+	return &LocalQueue{limit: max(limit, 1), ctx: ctx, cancel: cancel, timers: map[*time.Timer]struct{}{}}
 }
 
 // Start implements [Queue].
-func (q *LocalQueue) Start(exec func(ctx context.Context, runID string)) {
+func (q *LocalQueue) Start(exec func(ctx context.Context, runID string) error) {
 	q.mu.Lock()
 	q.exec = exec
 	q.mu.Unlock()
@@ -58,9 +62,20 @@ func (q *LocalQueue) pump() {
 		exec := q.exec
 		go func() {
 			defer q.wg.Done()
-			exec(q.ctx, id)
+			err := exec(q.ctx, id)
 			q.mu.Lock()
 			q.running--
+			var re *RetryError
+			if errors.As(err, &re) && !q.closed {
+				var t *time.Timer
+				t = time.AfterFunc(re.After, func() {
+					q.mu.Lock()
+					delete(q.timers, t)
+					q.mu.Unlock()
+					_ = q.Enqueue(context.Background(), id)
+				})
+				q.timers[t] = struct{}{}
+			}
 			q.mu.Unlock()
 			q.pump()
 		}()
@@ -80,6 +95,10 @@ func (q *LocalQueue) Close(ctx context.Context) error {
 	q.mu.Lock()
 	q.closed = true
 	q.waiting = nil
+	for t := range q.timers {
+		t.Stop()
+	}
+	clear(q.timers)
 	q.mu.Unlock()
 	done := make(chan struct{})
 	go func() { q.wg.Wait(); close(done) }()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -23,7 +24,17 @@ var (
 	errCancelInterrupt = errors.New("server: run cancelled (interrupt)")
 	errCancelRollback  = errors.New("server: run cancelled (rollback)")
 	errShutdownCancel  = errors.New("server: run stopped by shutdown; it resumes from its last checkpoint at the next start")
+	errLeaseLost       = errors.New("server: run's lease was taken by another worker (this one missed its heartbeats)")
+	errLeaseHeld       = errors.New("server: another worker holds the run's lease")
+	errTenantBusy      = errors.New("server: the run's tenant is at its concurrency limit in this process")
 )
+
+// RunTimeoutError ends a run that exceeded Config.RunTimeout.
+type RunTimeoutError struct{ Timeout time.Duration }
+
+func (e *RunTimeoutError) Error() string {
+	return fmt.Sprintf("server: run exceeded its timeout of %s (raise Config.RunTimeout / --run-timeout, or split the work)", e.Timeout)
+}
 
 // runCreate is the body of every run-creating route.
 type runCreate struct {
@@ -88,12 +99,66 @@ type runner struct {
 	closing bool
 	bg      sync.WaitGroup // webhooks
 	http    *http.Client
+	// tenants counts the runs executing in this process per tenant.
+	tenants map[string]int
+	// instance names this process in run leases.
+	instance string
+	stopReap context.CancelFunc
+	reaping  sync.WaitGroup
 }
 
 func newRunner(s *Server, q Queue) *runner {
-	r := &runner{s: s, q: q, active: map[string]*activeRun{}, threads: map[string]*threadSlot{}, http: &http.Client{Timeout: s.cfg.WebhookTimeout}}
+	r := &runner{s: s, q: q, active: map[string]*activeRun{}, threads: map[string]*threadSlot{}, http: &http.Client{Timeout: s.cfg.WebhookTimeout},
+		tenants: map[string]int{}, instance: uuid.NewString()}
 	q.Start(r.exec)
 	return r
+}
+
+// reap re-schedules, every heartbeat, the runs whose worker stopped renewing its lease (a
+// process that died, on this machine or another sharing the database).
+func (r *runner) reap() {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.stopReap = cancel
+	r.reaping.Add(1)
+	go func() {
+		defer r.reaping.Done()
+		t := time.NewTicker(r.s.cfg.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			runs, err := r.s.meta.expiredLeases(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					r.s.log.Warn("cannot look for runs whose worker died", "err", err)
+				}
+				continue
+			}
+			for _, run := range runs {
+				if r.scheduled(run.ThreadID, run.RunID) {
+					continue
+				}
+				r.s.log.Warn("run's worker stopped heartbeating; resuming it from its last checkpoint", "run_id", run.RunID, "thread_id", run.ThreadID)
+				if l := r.s.hub.get(run.RunID); l == nil {
+					r.s.hub.open(run.RunID).resumable = run.Kwargs.Resumable
+				}
+				if err := r.schedule(ctx, run); err != nil && ctx.Err() == nil {
+					r.s.log.Warn("cannot resume run", "run_id", run.RunID, "err", err)
+				}
+			}
+		}
+	}()
+}
+
+// scheduled reports whether this process already holds the run in its thread's slot.
+func (r *runner) scheduled(threadID, runID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	slot := r.threads[threadID]
+	return slot != nil && (slot.current == runID || slices.Contains(slot.waiting, runID))
 }
 
 // recover re-schedules runs a previous process left pending or running.
@@ -360,21 +425,94 @@ func (r *runner) finishUnstarted(ctx context.Context, run *Run, action error) {
 	}
 }
 
-// exec executes one run; the queue calls it.
-func (r *runner) exec(qctx context.Context, runID string) {
+// exec executes one run; the queue calls it. It returns a *RetryError when the run should be
+// delivered again later (another worker holds it, its tenant is at its limit, or it failed with
+// a transient error), nil otherwise.
+func (r *runner) exec(qctx context.Context, runID string) error {
 	ctx := context.WithoutCancel(qctx)
 	run, err := r.s.meta.runByID(ctx, runID)
 	if err != nil {
 		r.s.log.Warn("queued run vanished", "run_id", runID, "err", err)
-		return
+		return nil
 	}
 	if run.Status != RunPending && run.Status != RunRunning {
 		r.release(run.ThreadID, runID)
-		return
+		return nil
 	}
 	log := r.s.log.With("run_id", runID, "thread_id", run.ThreadID, "tenant", run.tenant)
+	if lim := r.s.cfg.MaxRunsPerTenant; lim > 0 {
+		r.mu.Lock()
+		busy := r.tenants[run.tenant] >= lim
+		if !busy {
+			r.tenants[run.tenant]++
+		}
+		r.mu.Unlock()
+		if busy {
+			return &RetryError{After: 200 * time.Millisecond, Reason: errTenantBusy}
+		}
+		defer func() {
+			r.mu.Lock()
+			if r.tenants[run.tenant]--; r.tenants[run.tenant] <= 0 {
+				delete(r.tenants, run.tenant)
+			}
+			r.mu.Unlock()
+		}()
+	}
+	owner := r.instance + "/" + uuid.NewString()
+	ttl := 3 * r.s.cfg.Heartbeat
+	attempt, heldUntil, err := r.s.meta.claimRun(ctx, runID, owner, ttl)
+	if err != nil {
+		log.Warn("cannot claim run; retrying", "err", err)
+		return &RetryError{After: time.Second, Reason: err}
+	}
+	if attempt == 0 {
+		// Another worker executes it, or did until recently: look again once its lease ends.
+		return &RetryError{After: max(time.Until(heldUntil), 0) + 50*time.Millisecond, Reason: errLeaseHeld}
+	}
+	if attempt > r.s.cfg.MaxRunAttempts {
+		log.Error("run gave up after too many attempts", "attempts", attempt-1)
+		l := r.s.hub.open(runID)
+		raw, _ := json.Marshal(map[string]any{"error": "TooManyAttempts", "message": fmt.Sprintf("server: run was attempted %d times (its worker died or it failed transiently each time); giving up", attempt-1)})
+		r.persistAndAppend(ctx, l, run, "error", raw)
+		r.persistAndAppend(ctx, l, run, "end", json.RawMessage("null"))
+		_ = r.s.meta.setRunStatus(ctx, runID, RunError)
+		_ = r.s.meta.setThreadStatus(ctx, run.tenant, run.ThreadID, ThreadError, nil, nil)
+		_ = r.s.meta.releaseLease(ctx, runID, owner)
+		r.release(run.ThreadID, runID)
+		l.close()
+		return nil
+	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	stopOnQueue := context.AfterFunc(qctx, func() { cancel(errShutdownCancel) })
+	if t := r.s.cfg.RunTimeout; t > 0 {
+		timer := time.AfterFunc(t, func() { cancel(&RunTimeoutError{Timeout: t}) })
+		defer timer.Stop()
+	}
+	// Heartbeats: renew the lease while the run executes; losing it stops the run.
+	hbDone := make(chan struct{})
+	hbStopped := make(chan struct{})
+	go func() {
+		defer close(hbStopped)
+		t := time.NewTicker(r.s.cfg.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-hbDone:
+				return
+			case <-t.C:
+			}
+			ok, err := r.s.meta.renewLease(ctx, runID, owner, ttl)
+			if err != nil {
+				log.Warn("cannot renew run lease", "err", err)
+				continue
+			}
+			if !ok {
+				log.Error("run lease lost; stopping the run here")
+				cancel(errLeaseLost)
+				return
+			}
+		}
+	}()
 	act := &activeRun{cancel: cancel, done: make(chan struct{})}
 	r.mu.Lock()
 	r.active[runID] = act
@@ -382,15 +520,22 @@ func (r *runner) exec(qctx context.Context, runID string) {
 	started := time.Now()
 	r.s.metrics.runsActive.Inc()
 	closeLog := func() {}
+	keepSlot := false
+	var retry error
 	defer func() {
 		stopOnQueue()
 		cancel(nil)
+		close(hbDone)
+		<-hbStopped
 		r.s.metrics.runsActive.Dec()
 		r.mu.Lock()
 		delete(r.active, runID)
 		r.mu.Unlock()
 		close(act.done)
-		r.release(run.ThreadID, runID)
+		_ = r.s.meta.releaseLease(ctx, runID, owner)
+		if !keepSlot {
+			r.release(run.ThreadID, runID)
+		}
 		// The log closes last, so that whoever waits on it (wait, join, a stream's end) finds
 		// the run's and the thread's statuses written and the thread free for the next run.
 		closeLog()
@@ -412,19 +557,13 @@ func (r *runner) exec(qctx context.Context, runID string) {
 			raw, _ = json.Marshal(map[string]any{"error": "EncodeError", "message": err.Error()})
 			event = "error"
 		}
-		ev := l.append(event, raw)
-		r.s.metrics.events.Inc()
-		if l.resumable {
-			if err := r.s.meta.appendEvents(ctx, runID, []streamEvent{ev}); err != nil {
-				log.Warn("cannot persist stream event", "err", err)
-			}
-		}
+		r.persistAndAppend(ctx, l, run, event, raw)
 	}
 
 	_ = r.s.meta.setRunStatus(ctx, runID, RunRunning)
 	_ = r.s.meta.setThreadBusy(ctx, run.tenant, run.ThreadID)
 	log.Info("run started", "assistant_id", run.AssistantID)
-	emit("metadata", map[string]any{"run_id": runID, "attempt": 1})
+	emit("metadata", map[string]any{"run_id": runID, "attempt": attempt})
 
 	a, _ := r.s.assistant(run.AssistantID)
 	g := a.graph
@@ -435,15 +574,25 @@ func (r *runner) exec(qctx context.Context, runID string) {
 	runErr := r.runGraph(runCtx, run, g, headBefore, emit)
 
 	cause := context.Cause(runCtx)
+	if te := (*RunTimeoutError)(nil); errors.As(cause, &te) {
+		runErr = te
+	}
 	status, threadStatus := RunSuccess, ThreadIdle
 	var ie *graph.InterruptedError
 	switch {
 	case runErr == nil:
 	case errors.As(runErr, &ie):
 		threadStatus = ThreadInterrupted
-	case errors.Is(cause, errShutdownCancel):
-		// Left pending: the next start picks it up from its last checkpoint.
+	case errors.Is(cause, errShutdownCancel), errors.Is(cause, errLeaseLost):
+		// Left pending: whoever takes it next continues from its last checkpoint.
 		status = RunPending
+		keepSlot = errors.Is(cause, errLeaseLost)
+	case cause == nil && transient(runErr) && attempt < r.s.cfg.MaxRunAttempts:
+		status = RunPending
+		keepSlot = true
+		backoff := min(time.Duration(1<<min(attempt-1, 6))*time.Second, time.Minute)
+		retry = &RetryError{After: backoff, Reason: runErr}
+		log.Warn("run failed with a transient error; retrying from its last checkpoint", "err", runErr, "attempt", attempt, "after", backoff.String())
 	case errors.Is(cause, errCancelInterrupt), errors.Is(cause, errCancelRollback):
 		status = RunInterrupted
 	default:
@@ -490,6 +639,47 @@ func (r *runner) exec(qctx context.Context, runID string) {
 	if run.Kwargs.Webhook != "" && status != RunPending {
 		r.webhook(run, status, started, values, runErr, ie != nil)
 	}
+	if status == RunPending {
+		// Not ended: let the queue deliver it again (at once after a shutdown, so another
+		// replica may take it; at the next start otherwise).
+		closeLog = func() {}
+		if retry == nil {
+			retry = &RetryError{After: 0, Reason: cause}
+		}
+		return retry
+	}
+	return nil
+}
+
+// persistAndAppend numbers an event, writes it to the database when the run's stream is
+// resumable, and only then shows it to readers: an event a client has seen survives a crash, so
+// the numbering after a restart neither skips nor repeats one.
+func (r *runner) persistAndAppend(ctx context.Context, l *runLog, run *Run, event string, raw json.RawMessage) {
+	if l.resumable {
+		ev := streamEvent{Seq: l.last() + 1, Event: event, Data: raw}
+		if err := r.s.meta.appendEvents(ctx, run.RunID, []streamEvent{ev}); err != nil {
+			r.s.log.Warn("cannot persist stream event", "run_id", run.RunID, "err", err)
+		}
+	}
+	l.append(event, raw)
+	r.s.metrics.events.Inc()
+}
+
+// transient reports whether a run's error is worth retrying: a provider's rate limit or server
+// error, a failure that was no HTTP answer, or an error that says it is temporary.
+func transient(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pe *model.ProviderError
+	if errors.As(err, &pe) {
+		return pe.StatusCode == 0 || pe.StatusCode == http.StatusTooManyRequests || pe.StatusCode >= 500
+	}
+	var tmp interface{ Temporary() bool }
+	if errors.As(err, &tmp) {
+		return tmp.Temporary()
+	}
+	return errors.Is(err, ErrTransient)
 }
 
 func (r *runner) hasWaiting(threadID string) bool {
@@ -659,6 +849,10 @@ func (r *runner) shutdown(ctx context.Context) {
 	}
 	r.closing = true
 	r.mu.Unlock()
+	if r.stopReap != nil {
+		r.stopReap()
+		r.reaping.Wait()
+	}
 	_ = r.q.Close(ctx)
 	done := make(chan struct{})
 	go func() { r.bg.Wait(); close(done) }()

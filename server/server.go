@@ -75,12 +75,14 @@ func New(cfg Config) (*Server, error) {
 	defer cancel()
 	s := &Server{cfg: cfg, log: cfg.Logger, hub: newHub(cfg.EventRetention), byID: map[string]*Assistant{}, started: time.Now()}
 	var deps Deps
+	var pgPool *pgxpool.Pool
 	if cfg.DatabaseURL != "" {
 		pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
 		if err != nil {
 			return nil, &ConfigError{Field: "DatabaseURL", Problem: fmt.Sprintf("cannot be used: %v", err), Hint: "pass a URL such as postgres://user@host:5432/db"}
 		}
 		s.closers = append(s.closers, pool.Close)
+		pgPool = pool
 		if err := pool.Ping(ctx); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("server: cannot reach Postgres: %w (is TRELLIS_DATABASE_URL right and the database up?)", err)
@@ -154,16 +156,55 @@ func New(cfg Config) (*Server, error) {
 	sort.Slice(s.assistants, func(i, j int) bool { return s.assistants[i].GraphID < s.assistants[j].GraphID })
 	s.metrics = newMetrics()
 	q := cfg.Queue
+	var rq *RiverQueue
 	if q == nil {
-		q = NewLocalQueue(cfg.MaxConcurrentRuns)
+		ropts := RiverOptions{MaxWorkers: cfg.MaxConcurrentRuns, Logger: riverLogger(cfg.Logger)}
+		if pgPool != nil {
+			rq, err = NewRiverPostgres(ctx, pgPool, ropts)
+		} else {
+			rq, err = NewRiverSQLite(ctx, s.meta.db, ropts)
+		}
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		q = rq
 	}
 	s.runs = newRunner(s, q)
 	s.handler = s.routes()
+	if rq != nil {
+		if err := rq.run(context.Background()); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	if err := s.runs.recover(ctx); err != nil {
 		s.Close()
 		return nil, err
 	}
+	s.runs.reap()
 	return s, nil
+}
+
+// riverLogger passes River's warnings and errors to the server's log.
+func riverLogger(l *slog.Logger) *slog.Logger {
+	return slog.New(levelFilter{h: l.Handler(), min: slog.LevelWarn}).With("component", "river")
+}
+
+type levelFilter struct {
+	h   slog.Handler
+	min slog.Level
+}
+
+func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= f.min && f.h.Enabled(ctx, l)
+}
+func (f levelFilter) Handle(ctx context.Context, r slog.Record) error { return f.h.Handle(ctx, r) }
+func (f levelFilter) WithAttrs(a []slog.Attr) slog.Handler {
+	return levelFilter{h: f.h.WithAttrs(a), min: f.min}
+}
+func (f levelFilter) WithGroup(n string) slog.Handler {
+	return levelFilter{h: f.h.WithGroup(n), min: f.min}
 }
 
 // Handler returns the server's HTTP handler, for tests and for mounting under another mux.

@@ -1,0 +1,222 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+)
+
+// riverQueueName is the River queue runs go through.
+const riverQueueName = "trellis_runs"
+
+// runJob is the River job of one run: only its ID, since the run's record holds the rest.
+type runJob struct {
+	RunID string `json:"run_id"`
+}
+
+// Kind implements river.JobArgs.
+func (runJob) Kind() string { return "trellis_run" }
+
+type runWorker struct {
+	river.WorkerDefaults[runJob]
+	q *RiverQueue
+}
+
+// Timeout disables River's job timeout: the server applies Config.RunTimeout itself, so that a
+// run that times out is recorded as such.
+func (w *runWorker) Timeout(*river.Job[runJob]) time.Duration { return -1 }
+
+func (w *runWorker) Work(ctx context.Context, job *river.Job[runJob]) error {
+	w.q.mu.Lock()
+	exec := w.q.exec
+	w.q.mu.Unlock()
+	if exec == nil {
+		return river.JobSnooze(time.Second)
+	}
+	err := exec(ctx, job.Args.RunID)
+	var re *RetryError
+	if errors.As(err, &re) {
+		return river.JobSnooze(max(re.After, 0))
+	}
+	return nil
+}
+
+// RiverQueue is the durable [Queue]: each run is a River job in the server's database (SQLite
+// through riversqlite, Postgres through riverpgxv5), so a run survives the process that
+// accepted it, and any process sharing the database may execute it. Runs execute at most
+// limit at once per process.
+type RiverQueue struct {
+	mu     sync.Mutex
+	exec   func(ctx context.Context, runID string) error
+	insert func(ctx context.Context, args runJob) error
+	start  func(ctx context.Context) error
+	stop   func(ctx context.Context) error
+	cancel func(ctx context.Context) error
+	closed bool
+}
+
+// RiverOptions tunes a [RiverQueue]. The zero value is the default.
+type RiverOptions struct {
+	// MaxWorkers bounds the runs executing at once in this process; zero means 64.
+	MaxWorkers int
+	// PollInterval is how often the queue looks for jobs when it is not told of new ones
+	// (SQLite, or Postgres without LISTEN); zero means 100ms on SQLite and 1s on Postgres.
+	PollInterval time.Duration
+	// Logger receives River's own logs; nil discards those below warnings.
+	Logger *slog.Logger
+}
+
+func (o RiverOptions) config(workers *river.Workers, sqlite bool) *river.Config {
+	if o.MaxWorkers <= 0 {
+		o.MaxWorkers = DefaultMaxConcurrentRuns
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = time.Second
+		if sqlite {
+			o.PollInterval = 100 * time.Millisecond
+		}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &river.Config{
+		Queues:            map[string]river.QueueConfig{riverQueueName: {MaxWorkers: o.MaxWorkers}},
+		Workers:           workers,
+		FetchCooldown:     min(o.PollInterval, 50*time.Millisecond),
+		FetchPollInterval: o.PollInterval,
+		JobTimeout:        -1,
+		Logger:            o.Logger,
+		MaxAttempts:       25,
+	}
+}
+
+// NewRiverSQLite returns a River queue in the SQLite database db, migrating River's tables.
+func NewRiverSQLite(ctx context.Context, db *sql.DB, opts RiverOptions) (*RiverQueue, error) {
+	driver := riversqlite.New(db)
+	mig, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return nil, fmt.Errorf("server: river migrations: %w", err)
+	}
+	if _, err := mig.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return nil, fmt.Errorf("server: river migrations on SQLite: %w", err)
+	}
+	q := &RiverQueue{}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &runWorker{q: q})
+	client, err := river.NewClient(driver, opts.config(workers, true))
+	if err != nil {
+		return nil, fmt.Errorf("server: river client: %w", err)
+	}
+	q.bind(client.Start, client.Stop, client.StopAndCancel, func(ctx context.Context, a runJob) error {
+		_, err := client.Insert(ctx, a, &river.InsertOpts{Queue: riverQueueName})
+		return err
+	})
+	return q, nil
+}
+
+// NewRiverPostgres returns a River queue in the Postgres database of pool, migrating River's
+// tables (in the pool's search_path).
+func NewRiverPostgres(ctx context.Context, pool *pgxpool.Pool, opts RiverOptions) (*RiverQueue, error) {
+	driver := riverpgxv5.New(pool)
+	mig, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return nil, fmt.Errorf("server: river migrations: %w", err)
+	}
+	// Replicas starting together migrate one at a time.
+	if err := pgAdvisory(ctx, pool, 7265002, func() error {
+		_, err := mig.Migrate(ctx, rivermigrate.DirectionUp, nil)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("server: river migrations on Postgres: %w", err)
+	}
+	q := &RiverQueue{}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &runWorker{q: q})
+	client, err := river.NewClient(driver, opts.config(workers, false))
+	if err != nil {
+		return nil, fmt.Errorf("server: river client: %w", err)
+	}
+	q.bind(client.Start, client.Stop, client.StopAndCancel, func(ctx context.Context, a runJob) error {
+		_, err := client.Insert(ctx, a, &river.InsertOpts{Queue: riverQueueName})
+		return err
+	})
+	return q, nil
+}
+
+// pgAdvisory runs f holding a session advisory lock (River's migrations need several
+// transactions, so a transaction lock would not do).
+func pgAdvisory(ctx context.Context, pool *pgxpool.Pool, key int64, f func() error) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, key); err != nil {
+		return err
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, key)
+	return f()
+}
+
+func (q *RiverQueue) bind(start, stop, cancel func(context.Context) error, insert func(context.Context, runJob) error) {
+	q.start, q.stop, q.cancel, q.insert = start, stop, cancel, insert
+}
+
+// Start implements [Queue]. It starts River's client; a failure to start is logged by the
+// server through the first Enqueue's error.
+func (q *RiverQueue) Start(exec func(ctx context.Context, runID string) error) {
+	q.mu.Lock()
+	q.exec = exec
+	q.mu.Unlock()
+}
+
+// run starts the River client; the server calls it once after Start.
+func (q *RiverQueue) run(ctx context.Context) error {
+	if err := q.start(ctx); err != nil {
+		return fmt.Errorf("server: start river: %w", err)
+	}
+	return nil
+}
+
+// Enqueue implements [Queue]: it inserts a River job for the run.
+func (q *RiverQueue) Enqueue(ctx context.Context, runID string) error {
+	q.mu.Lock()
+	closed := q.closed
+	q.mu.Unlock()
+	if closed {
+		return ErrShuttingDown
+	}
+	if err := q.insert(ctx, runJob{RunID: runID}); err != nil {
+		return fmt.Errorf("server: enqueue run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// Close implements [Queue]: River stops fetching jobs and waits for the executing ones until
+// ctx ends; then their contexts are cancelled (the runs stop at a checkpoint and stay pending).
+func (q *RiverQueue) Close(ctx context.Context) error {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return nil
+	}
+	q.closed = true
+	q.mu.Unlock()
+	err := q.stop(ctx)
+	if err != nil && ctx.Err() != nil {
+		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return errors.Join(ctx.Err(), q.cancel(c))
+	}
+	return err
+}
