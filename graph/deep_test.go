@@ -261,3 +261,67 @@ func TestFailureAndInterruptInOneSuperstep(t *testing.T) {
 		t.Fatalf("notes %q, want %q", out.Notes, want)
 	}
 }
+
+func TestInterruptsInSubgraphsFannedOutBySend(t *testing.T) {
+	calls := newCounter()
+	child := childGraph(t, calls, true)
+	g := graph.New[parentState]()
+	graph.AddSubgraph(g, "team", child,
+		func(p parentState) childState { return childState{Subject: p.Topic} },
+		func(c childState) parentState { return parentState{Log: c.Steps} })
+	g.AddRouter(graph.START, func(ctx context.Context, s parentState) ([]graph.Target, error) {
+		return []graph.Target{graph.Send("team", parentState{Topic: "a"}), graph.Send("team", parentState{Topic: "b"})}, nil
+	}, "team")
+	c, _ := withSaver(t, g)
+	_, err := c.Invoke(bg, parentState{}, graph.WithThread("t"))
+	ins := interrupted(t, err)
+	if len(ins) != 2 || ins[0].NS == ins[1].NS {
+		t.Fatalf("interrupts %+v, want one per branch, in different namespaces", ins)
+	}
+	m := map[string]any{}
+	for _, in := range ins {
+		m[in.ID] = strings.TrimSuffix(strings.TrimPrefix(in.Value.(string), "tone for "), "?") + "-tone"
+	}
+	out, err := c.Invoke(bg, parentState{}, graph.WithThread("t"), graph.ResumeMap(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"research a", "write a (a-tone)", "research b", "write b (b-tone)"}
+	if !slices.Equal(out.Log, want) {
+		t.Fatalf("log %q, want %q", out.Log, want)
+	}
+	if calls.get("research") != 2 || calls.get("write") != 4 {
+		t.Fatalf("calls %v", calls.n)
+	}
+}
+
+func TestStaticInterruptInsideSubgraph(t *testing.T) {
+	calls := newCounter()
+	inner := graph.New[childState]()
+	for _, n := range []string{"one", "two"} {
+		inner.AddNode(n, func(ctx context.Context, s childState) (childState, error) {
+			calls.inc(n)
+			return childState{Steps: []string{n}}, nil
+		})
+	}
+	inner.AddSequence(graph.START, "one", "two")
+	child := compile(t, inner, graph.CompileOptions{InterruptBefore: []string{"two"}})
+	g := graph.New[parentState]()
+	graph.AddSubgraph(g, "sub", child,
+		func(p parentState) childState { return childState{} },
+		func(c childState) parentState { return parentState{Log: c.Steps} })
+	g.AddEdge(graph.START, "sub")
+	c, _ := withSaver(t, g)
+	_, err := c.Invoke(bg, parentState{}, graph.WithThread("t"))
+	ins := interrupted(t, err)
+	if len(ins) != 1 || ins[0].Node != "two" || ins[0].When != "before" || !strings.HasPrefix(ins[0].NS, "sub:") {
+		t.Fatalf("interrupts %+v", ins)
+	}
+	out, err := c.Invoke(bg, parentState{}, graph.WithThread("t"), graph.Continue())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(out.Log, []string{"one", "two"}) || calls.get("one") != 1 || calls.get("two") != 1 {
+		t.Fatalf("log %q calls %v", out.Log, calls.n)
+	}
+}
