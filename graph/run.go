@@ -491,6 +491,13 @@ func (l *loop[S]) loop(limit, maxConc int, skipBefore bool) error {
 // runnable splits the scheduled tasks into those that run now and deferred ones held back while
 // other work remains.
 func (l *loop[S]) runnable() (now, held []*task) {
+	deferred := false
+	for _, t := range l.next {
+		deferred = deferred || t.node.deferred
+	}
+	if !deferred {
+		return l.next, nil
+	}
 	for _, t := range l.next {
 		if t.node.deferred {
 			held = append(held, t)
@@ -977,9 +984,19 @@ func (l *loop[S]) sendArg(from string, tg Target) (reflect.Value, error) {
 
 var taskSeq atomic.Uint64
 
+// taskPrefix makes task IDs of different processes differ.
+var taskPrefix = rand.Uint32()
+
 func newTaskID() string {
 	// Unique within a process, and random across processes.
-	return fmt.Sprintf("%08x%08x", rand.Uint32(), uint32(taskSeq.Add(1)))
+	var b [16]byte
+	const hex = "0123456789abcdef"
+	v := uint64(taskPrefix)<<32 | uint64(uint32(taskSeq.Add(1)))
+	for i := 15; i >= 0; i-- {
+		b[i] = hex[v&0xF]
+		v >>= 4
+	}
+	return string(b[:])
 }
 
 func (l *loop[S]) updateOf(t *task) reflect.Value {
