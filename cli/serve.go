@@ -87,6 +87,11 @@ func runServe(ctx context.Context, env Env) error {
 	origins := fs.String("ws-origins", envOr("WS_ORIGINS", ""), "comma-separated Origin patterns allowed for WebSockets (TRELLIS_WS_ORIGINS)")
 	grace := fs.Duration("shutdown-grace", 0, "how long shutdown waits for running runs; 30s when 0 (TRELLIS_SHUTDOWN_GRACE)")
 	level := fs.String("log-level", envOr("LOG_LEVEL", "info"), "debug, info, warn or error (TRELLIS_LOG_LEVEL)")
+	perTenant := fs.Int("max-runs-per-tenant", 0, "runs of one tenant executing at once in this process; no bound when 0 (TRELLIS_MAX_RUNS_PER_TENANT)")
+	runTimeout := fs.Duration("run-timeout", 0, "a run executing longer fails; none when 0 (TRELLIS_RUN_TIMEOUT)")
+	heartbeat := fs.Duration("heartbeat", 0, "how often a worker renews its run's lease; 5s when 0 (TRELLIS_HEARTBEAT)")
+	attempts := fs.Int("max-run-attempts", 0, "times a run is started after worker deaths or transient errors; 5 when 0 (TRELLIS_MAX_RUN_ATTEMPTS)")
+	localQueue := fs.Bool("local-queue", envBool("LOCAL_QUEUE"), "keep the run queue in memory instead of River in the database (TRELLIS_LOCAL_QUEUE)")
 	if err := fs.Parse(env.Args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -112,12 +117,23 @@ func runServe(ctx context.Context, env Env) error {
 		}
 		*maxRuns = n
 	}
-	if v := os.Getenv("TRELLIS_SHUTDOWN_GRACE"); v != "" && *grace == 0 {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return &UsageError{Msg: fmt.Sprintf("TRELLIS_SHUTDOWN_GRACE is %q, not a duration such as 30s", v)}
+	for name, dst := range map[string]*int{"MAX_RUNS_PER_TENANT": perTenant, "MAX_RUN_ATTEMPTS": attempts} {
+		if v := os.Getenv("TRELLIS_" + name); v != "" && *dst == 0 {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return &UsageError{Msg: fmt.Sprintf("TRELLIS_%s is %q, not a number", name, v)}
+			}
+			*dst = n
 		}
-		*grace = d
+	}
+	for name, dst := range map[string]*time.Duration{"SHUTDOWN_GRACE": grace, "RUN_TIMEOUT": runTimeout, "HEARTBEAT": heartbeat} {
+		if v := os.Getenv("TRELLIS_" + name); v != "" && *dst == 0 {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return &UsageError{Msg: fmt.Sprintf("TRELLIS_%s is %q, not a duration such as 30s", name, v)}
+			}
+			*dst = d
+		}
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
@@ -128,6 +144,10 @@ func runServe(ctx context.Context, env Env) error {
 	cfg := server.Config{
 		Graphs: Graphs(), DataDir: *dataDir, DatabaseURL: *dbURL, Dev: *dev,
 		MaxBodyBytes: *maxBody, MaxConcurrentRuns: *maxRuns, ShutdownGrace: *grace, Logger: logger,
+		MaxRunsPerTenant: *perTenant, RunTimeout: *runTimeout, Heartbeat: *heartbeat, MaxRunAttempts: *attempts,
+	}
+	if *localQueue {
+		cfg.Queue = server.NewLocalQueue(*maxRuns)
 	}
 	if *origins != "" {
 		cfg.WebSocketOrigins = strings.Split(*origins, ",")
