@@ -175,6 +175,9 @@ func (s *Server) handleRunJoin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	l := s.hub.get(run.RunID)
+	if l == nil && s.bus != nil && (run.Status == RunPending || run.Status == RunRunning) {
+		l = s.mirror(run)
+	}
 	if l != nil && !s.waitDone(r.Context(), l) {
 		return
 	}
@@ -221,6 +224,10 @@ func (s *Server) handleRunJoinStream(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	l := s.hub.get(run.RunID)
+	if l == nil && s.bus != nil && (run.Status == RunPending || run.Status == RunRunning) {
+		// Executing in another replica (or waiting for one): follow it.
+		l = s.mirror(run)
+	}
 	if l == nil {
 		// Not in memory: a resumable run's log may be in the database.
 		l = newRunLog()

@@ -47,6 +47,10 @@ type Config struct {
 	// DatabaseURL, when set, is a Postgres connection string (postgres://...); the server's
 	// tables, the checkpoints and the store then live there.
 	DatabaseURL string
+	// RedisURL, when set (redis://host:6379/0), carries stream events and cancellations between
+	// replicas sharing the Postgres database; without it they travel by Postgres LISTEN/NOTIFY.
+	// It is not needed on SQLite, where there is one process.
+	RedisURL string
 	// Auth chooses how requests are authenticated. The zero value refuses to start unless Dev is
 	// set: a server without auth must be asked for explicitly.
 	Auth AuthConfig

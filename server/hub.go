@@ -41,6 +41,9 @@ type runLog struct {
 	resumable bool
 	// output is what wait and join answer once the run has ended (see runner.waitOutput).
 	output any
+	// stopMirror, when set, stops the goroutine that fills this log from another replica's
+	// events (see Server.mirror).
+	stopMirror func()
 }
 
 func newRunLog() *runLog { return &runLog{wake: make(chan struct{})} }
@@ -122,6 +125,31 @@ func (h *hub) open(runID string) *runLog {
 		h.logs[runID] = l
 	}
 	return l
+}
+
+// openMirror returns the run's log, and whether it was created by this call.
+func (h *hub) openMirror(runID string) (*runLog, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sweepLocked()
+	if l := h.logs[runID]; l != nil {
+		return l, false
+	}
+	l := newRunLog()
+	h.logs[runID] = l
+	return l, true
+}
+
+// takeMirror stops a log's mirroring, for the process that is about to execute the run.
+func (l *runLog) takeMirror() bool {
+	l.mu.Lock()
+	stop := l.stopMirror
+	l.stopMirror = nil
+	l.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	return stop != nil
 }
 
 func (h *hub) get(runID string) *runLog {

@@ -347,6 +347,14 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 		}
 		inflight = append(inflight, slot.waiting...)
 	}
+	if len(inflight) == 0 && r.s.bus != nil {
+		// Other replicas may be running one of the thread's runs.
+		if others, err := r.s.meta.activeRuns(ctx, p.Tenant, threadID); err == nil {
+			for _, o := range others {
+				inflight = append(inflight, o.RunID)
+			}
+		}
+	}
 	if len(inflight) > 0 && strategy == "reject" {
 		r.mu.Unlock()
 		return nil, nil, &APIError{Status: http.StatusConflict, Message: fmt.Sprintf("thread %q is already running a run", threadID), Hint: "wait for it to finish, or set multitask_strategy to enqueue, interrupt or rollback", kind: ErrBusy}
@@ -356,7 +364,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 		return nil, nil, err
 	}
 	l := r.s.hub.open(run.RunID)
-	l.resumable = req.StreamResumable
+	l.resumable = req.StreamResumable || r.s.bus != nil
 	r.mu.Unlock()
 	if strategy == "interrupt" || strategy == "rollback" {
 		action := errCancelInterrupt
@@ -398,6 +406,28 @@ func (r *runner) cancel(ctx context.Context, tenant, threadID, runID string, act
 		}
 	}
 	r.mu.Unlock()
+	if act == nil && run.Status == RunRunning && r.s.bus != nil {
+		// Executing in another replica: ask it, and wait for the status to change.
+		name := "interrupt"
+		if action == errCancelRollback {
+			name = "rollback"
+		}
+		if err := r.s.bus.publish(ctx, busMsg{Kind: "cancel", RunID: runID, Action: name}); err != nil {
+			return fmt.Errorf("server: cannot reach the replica running %s: %w", runID, err)
+		}
+		for wait {
+			cur, err := r.s.meta.runByID(ctx, runID)
+			if err != nil || (cur.Status != RunPending && cur.Status != RunRunning) {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		return nil
+	}
 	if act == nil {
 		// Scheduled but not started yet: exec sees the status and skips it.
 		r.finishUnstarted(ctx, run, action)
@@ -542,8 +572,16 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	}()
 
 	l := r.s.hub.open(runID)
-	l.resumable = run.Kwargs.Resumable
-	if l.resumable && l.last() == 0 {
+	l.resumable = run.Kwargs.Resumable || r.s.bus != nil
+	if l.takeMirror() {
+		// This process followed the run while another executed it; the database has every
+		// event that was shown, and the numbering continues from there.
+		if evs, err := r.s.meta.loadEvents(ctx, runID, 0); err == nil {
+			l.mu.Lock()
+			l.events, l.first = evs, 0
+			l.mu.Unlock()
+		}
+	} else if l.resumable && l.last() == 0 {
 		// A restarted run continues the event numbering of the stream it had persisted.
 		if evs, err := r.s.meta.loadEvents(ctx, runID, 0); err == nil && len(evs) > 0 {
 			l.mu.Lock()
@@ -661,8 +699,28 @@ func (r *runner) persistAndAppend(ctx context.Context, l *runLog, run *Run, even
 			r.s.log.Warn("cannot persist stream event", "run_id", run.RunID, "err", err)
 		}
 	}
-	l.append(event, raw)
+	ev := l.append(event, raw)
 	r.s.metrics.events.Inc()
+	if r.s.bus != nil {
+		if err := r.s.bus.publish(ctx, busMsg{Kind: "ev", RunID: run.RunID, Seq: ev.Seq, Event: event, Data: raw}); err != nil {
+			r.s.log.Warn("cannot publish stream event; followers read it from the database", "run_id", run.RunID, "err", err)
+		}
+	}
+}
+
+// remoteCancel cancels a run executing in this process at the request of another replica.
+func (r *runner) remoteCancel(runID, action string) {
+	r.mu.Lock()
+	act := r.active[runID]
+	r.mu.Unlock()
+	if act == nil {
+		return
+	}
+	cause := errCancelInterrupt
+	if action == "rollback" {
+		cause = errCancelRollback
+	}
+	act.cancel(cause)
 }
 
 // transient reports whether a run's error is worth retrying: a provider's rate limit or server

@@ -55,6 +55,7 @@ type Server struct {
 	assistants []*Assistant
 	byID       map[string]*Assistant
 	hub        *hub
+	bus        *bus // nil on SQLite: a single process
 	runs       *runner
 	metrics    *metrics
 	handler    http.Handler
@@ -155,6 +156,16 @@ func New(cfg Config) (*Server, error) {
 	}
 	sort.Slice(s.assistants, func(i, j int) bool { return s.assistants[i].GraphID < s.assistants[j].GraphID })
 	s.metrics = newMetrics()
+	switch {
+	case cfg.RedisURL != "":
+		s.bus, err = newRedisBus(ctx, cfg.RedisURL, s.log)
+	case pgPool != nil:
+		s.bus, err = newPgBus(ctx, pgPool, s.log)
+	}
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
 	q := cfg.Queue
 	var rq *RiverQueue
 	if q == nil {
@@ -171,6 +182,9 @@ func New(cfg Config) (*Server, error) {
 		q = rq
 	}
 	s.runs = newRunner(s, q)
+	if s.bus != nil {
+		s.bus.onCancel = s.runs.remoteCancel
+	}
 	s.handler = s.routes()
 	if rq != nil {
 		if err := rq.run(context.Background()); err != nil {
@@ -251,6 +265,9 @@ func (s *Server) Close() error {
 			ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
 			s.runs.shutdown(ctx)
 			cancel()
+		}
+		if s.bus != nil {
+			s.bus.close()
 		}
 		for i := len(s.closers) - 1; i >= 0; i-- {
 			s.closers[i]()

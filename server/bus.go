@@ -1,0 +1,268 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+)
+
+// The bus connects replicas sharing one database: the replica executing a run publishes each
+// of its stream events, and any replica asked for that run's stream follows them (see
+// Server.mirror); a cancellation asked of one replica reaches the one executing the run. It
+// travels through Redis pub/sub when Config.RedisURL is set, else through Postgres
+// LISTEN/NOTIFY. Messages may be lost (a slow subscriber, a reconnect): events are also in the
+// database, and a follower that sees a gap reads them from there.
+
+// busChannel is the one channel every replica listens on.
+const busChannel = "trellis_bus"
+
+// pgNotifyLimit keeps NOTIFY payloads under Postgres's 8000-byte limit; a larger event is sent
+// without its data and read from the database.
+const pgNotifyLimit = 7000
+
+type busMsg struct {
+	Kind   string          `json:"k"` // "ev" or "cancel"
+	RunID  string          `json:"r"`
+	Seq    int64           `json:"s,omitempty"`
+	Event  string          `json:"e,omitempty"`
+	Data   json.RawMessage `json:"d,omitempty"`
+	Action string          `json:"a,omitempty"` // "interrupt" or "rollback"
+}
+
+type bus struct {
+	kind     string // "redis" or "postgres"
+	publishF func(ctx context.Context, payload string) error
+	limit    int
+	log      *slog.Logger
+	onCancel func(runID, action string)
+
+	mu   sync.Mutex
+	subs map[string]map[chan busMsg]struct{}
+
+	stop context.CancelFunc
+	done sync.WaitGroup
+}
+
+func newBus(kind string, log *slog.Logger) *bus {
+	return &bus{kind: kind, log: log, subs: map[string]map[chan busMsg]struct{}{}}
+}
+
+// newRedisBus connects to Redis at url and starts listening.
+func newRedisBus(ctx context.Context, url string, log *slog.Logger) (*bus, error) {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, &ConfigError{Field: "RedisURL", Problem: fmt.Sprintf("cannot be parsed: %v", err), Hint: "use redis://host:6379/0"}
+	}
+	client := redis.NewClient(opts)
+	if err := client.Ping(ctx).Err(); err != nil {
+		client.Close()
+		return nil, fmt.Errorf("server: cannot reach Redis: %w (is TRELLIS_REDIS_URL right and Redis up?)", err)
+	}
+	b := newBus("redis", log)
+	sub := client.Subscribe(ctx, busChannel)
+	if _, err := sub.Receive(ctx); err != nil {
+		sub.Close()
+		client.Close()
+		return nil, fmt.Errorf("server: subscribe on Redis: %w", err)
+	}
+	b.publishF = func(ctx context.Context, payload string) error {
+		return client.Publish(ctx, busChannel, payload).Err()
+	}
+	lctx, cancel := context.WithCancel(context.Background())
+	b.stop = func() { cancel(); sub.Close(); client.Close() }
+	b.done.Add(1)
+	go func() {
+		defer b.done.Done()
+		for m := range sub.Channel() {
+			b.dispatch(m.Payload)
+		}
+		_ = lctx
+	}()
+	return b, nil
+}
+
+// newPgBus listens with LISTEN on a connection of its own, reconnecting when it drops.
+func newPgBus(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) (*bus, error) {
+	b := newBus("postgres", log)
+	b.limit = pgNotifyLimit
+	b.publishF = func(ctx context.Context, payload string) error {
+		_, err := pool.Exec(ctx, `SELECT pg_notify($1, $2)`, busChannel, payload)
+		return err
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, `LISTEN `+busChannel); err != nil {
+		conn.Release()
+		return nil, fmt.Errorf("server: LISTEN: %w", err)
+	}
+	lctx, cancel := context.WithCancel(context.Background())
+	b.stop = cancel
+	b.done.Add(1)
+	go func() {
+		defer b.done.Done()
+		for {
+			n, err := conn.Conn().WaitForNotification(lctx)
+			if err == nil {
+				b.dispatch(n.Payload)
+				continue
+			}
+			conn.Release()
+			if lctx.Err() != nil {
+				return
+			}
+			b.log.Warn("bus: LISTEN connection lost; reconnecting", "err", err)
+			for {
+				select {
+				case <-lctx.Done():
+					return
+				case <-time.After(500 * time.Millisecond):
+				}
+				c, err := pool.Acquire(lctx)
+				if err != nil {
+					continue
+				}
+				if _, err := c.Exec(lctx, `LISTEN `+busChannel); err != nil {
+					c.Release()
+					continue
+				}
+				conn = c
+				break
+			}
+		}
+	}()
+	return b, nil
+}
+
+func (b *bus) dispatch(payload string) {
+	var m busMsg
+	if err := json.Unmarshal([]byte(payload), &m); err != nil {
+		return
+	}
+	switch m.Kind {
+	case "cancel":
+		if b.onCancel != nil {
+			b.onCancel(m.RunID, m.Action)
+		}
+	case "ev":
+		b.mu.Lock()
+		for ch := range b.subs[m.RunID] {
+			select {
+			case ch <- m:
+			default: // the follower is behind; it will see the gap and read the database
+			}
+		}
+		b.mu.Unlock()
+	}
+}
+
+func (b *bus) publish(ctx context.Context, m busMsg) error {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if b.limit > 0 && len(raw) > b.limit {
+		m.Data = nil
+		raw, _ = json.Marshal(m)
+	}
+	return b.publishF(ctx, string(raw))
+}
+
+// subscribe returns the events published for a run until unsubscribe is called.
+func (b *bus) subscribe(runID string) (<-chan busMsg, func()) {
+	ch := make(chan busMsg, 256)
+	b.mu.Lock()
+	if b.subs[runID] == nil {
+		b.subs[runID] = map[chan busMsg]struct{}{}
+	}
+	b.subs[runID][ch] = struct{}{}
+	b.mu.Unlock()
+	return ch, func() {
+		b.mu.Lock()
+		delete(b.subs[runID], ch)
+		if len(b.subs[runID]) == 0 {
+			delete(b.subs, runID)
+		}
+		b.mu.Unlock()
+	}
+}
+
+func (b *bus) close() {
+	if b.stop != nil {
+		b.stop()
+	}
+	b.done.Wait()
+}
+
+// mirror returns a log that follows a run executing in another process: it holds the events
+// already in the database and appends those the bus brings, reading the database again whenever
+// it sees a gap, and closes when the run ends (the "end" event, or a final status in the
+// database, checked every second).
+func (s *Server) mirror(run *Run) *runLog {
+	l, created := s.hub.openMirror(run.RunID)
+	if !created {
+		return l
+	}
+	ch, unsub := s.bus.subscribe(run.RunID)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	l.mu.Lock()
+	l.resumable = true
+	l.stopMirror = func() { cancel(); <-stopped }
+	l.mu.Unlock()
+	go func() {
+		defer close(stopped)
+		defer unsub()
+		fill := func() {
+			evs, err := s.meta.loadEvents(ctx, run.RunID, l.last())
+			if err != nil {
+				return
+			}
+			for _, ev := range evs {
+				if ev.Seq == l.last()+1 {
+					l.append(ev.Event, ev.Data)
+				}
+			}
+		}
+		finish := func() {
+			fill()
+			l.close()
+		}
+		fill()
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case m := <-ch:
+				switch {
+				case m.Seq <= l.last():
+				case m.Seq == l.last()+1 && m.Data != nil:
+					l.append(m.Event, m.Data)
+				default:
+					fill()
+				}
+				if m.Event == "end" {
+					finish()
+					return
+				}
+			case <-tick.C:
+				r, err := s.meta.runByID(ctx, run.RunID)
+				if err != nil || (r.Status != RunPending && r.Status != RunRunning) {
+					finish()
+					return
+				}
+			}
+		}
+	}()
+	return l
+}
