@@ -507,29 +507,42 @@ func (s *chatSession) stream(ctx context.Context, body map[string]any) ([]chatIn
 }
 
 // cancelRun stops reading the stream and cancels the run on the server, waiting for it to
-// stop so that the next message does not find the thread busy.
+// stop so that the next message does not find the thread busy. When Ctrl-C came before the
+// stream named its run, the thread's running runs are cancelled: the chat owns the thread.
 func (s *chatSession) cancelRun(ctx context.Context, stopStream context.CancelFunc, runID string) error {
 	stopStream()
 	fmt.Fprintln(s.out, "^C cancelling the answer (Ctrl-C again quits)")
 	s.armed = true
-	if runID == "" {
-		return nil
-	}
 	done := make(chan error, 1)
 	cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
 	defer ccancel()
-	go func() { done <- s.c.cancelRun(cctx, s.thread, runID) }()
-	select {
-	case err := <-done:
-		if err != nil {
+	go func() {
+		ids := []string{runID}
+		if runID == "" {
+			var err error
+			if ids, err = s.c.activeRuns(cctx, s.thread); err != nil {
+				done <- err
+				return
+			}
+		}
+		var errs []error
+		for _, id := range ids {
+			err := s.c.cancelRun(cctx, s.thread, id)
 			var se *APIStatusError
 			// A run that ended in the meantime cannot be cancelled, and need not be.
 			if errors.As(err, &se) && (se.Status == 404 || se.Status == 409) {
 				err = nil
 			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("the run %s may still be going: %w", id, err))
+			}
 		}
+		done <- errors.Join(errs...)
+	}()
+	select {
+	case err := <-done:
 		if err != nil {
-			return fmt.Errorf("the run %s may still be going: %w", runID, err)
+			return err
 		}
 		fmt.Fprintln(s.out, "(answer cancelled)")
 		return nil

@@ -326,6 +326,24 @@ func (c *chatClient) cancelRun(ctx context.Context, threadID, runID string) erro
 	return c.call(ctx, http.MethodPost, "/threads/"+url.PathEscape(threadID)+"/runs/"+url.PathEscape(runID)+"/cancel?action=interrupt&wait=1", nil, nil)
 }
 
+// activeRuns lists the thread's runs that are pending or running.
+func (c *chatClient) activeRuns(ctx context.Context, threadID string) ([]string, error) {
+	var runs []struct {
+		RunID  string `json:"run_id"`
+		Status string `json:"status"`
+	}
+	if err := c.call(ctx, http.MethodGet, "/threads/"+url.PathEscape(threadID)+"/runs", nil, &runs); err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, r := range runs {
+		if r.Status == "pending" || r.Status == "running" {
+			ids = append(ids, r.RunID)
+		}
+	}
+	return ids, nil
+}
+
 // stream starts a run on the thread and yields its server-sent events until the stream ends.
 func (c *chatClient) stream(ctx context.Context, threadID string, body map[string]any) iter.Seq2[sseEvent, error] {
 	return func(yield func(sseEvent, error) bool) {
