@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -168,23 +169,31 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 	}
 }
 
+// nodeLog reads the killserver's node log as "start_n1"-style entries, and the PID that wrote
+// each into pids when it is not nil.
+func nodeLog(path string, pids map[string]int) []string {
+	data, _ := os.ReadFile(path)
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			continue
+		}
+		out = append(out, f[0]+"_"+f[1])
+		if pids != nil {
+			pids[f[0]+"_"+f[1]], _ = strconv.Atoi(f[2])
+		}
+	}
+	return out
+}
+
 func killTest(t *testing.T, dbArgs []string) {
 	bin := buildKillServer(t)
 	logPath := filepath.Join(t.TempDir(), "nodes.log")
 	args := append([]string{"--addr", "127.0.0.1:0", "--heartbeat", "300ms"}, dbArgs...)
 	env := []string{"KILLTEST_LOG=" + logPath, "KILLTEST_PAUSE=500ms", "TRELLIS_LOG_LEVEL=info"}
-	lines := func() []string {
-		data, _ := os.ReadFile(logPath)
-		return strings.Fields(strings.ReplaceAll(string(data), " ", "_"))
-	}
-	has := func(line string) bool {
-		for _, l := range lines() {
-			if l == strings.ReplaceAll(line, " ", "_") {
-				return true
-			}
-		}
-		return false
-	}
+	lines := func() []string { return nodeLog(logPath, nil) }
+	has := func(line string) bool { return slices.Contains(lines(), strings.ReplaceAll(line, " ", "_")) }
 
 	p1 := startProc(t, bin, args, env)
 	var thread struct {

@@ -1,7 +1,7 @@
 // Command killserver is a trellis server with one assistant, "steps", for the kill test of
 // package server (kill_test.go): five nodes in a line, each asking a slow scripted model for a
-// reply that it streams as custom events, and each appending "start NODE" and "done NODE" lines
-// to the file named by KILLTEST_LOG, so the test can count which nodes ran and how often.
+// reply that it streams as custom events, and each appending "start NODE PID" and "done NODE PID"
+// lines to the file named by KILLTEST_LOG, so the test can count which nodes ran and how often.
 //
 // It runs package server the way `trellis serve --dev` does (same Config, same Serve), with the
 // flags the test needs; it is built by the test only and is not part of the trellis binary.
@@ -46,7 +46,7 @@ func mark(line string) {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Fprintln(f, line)
+	fmt.Fprintln(f, line, os.Getpid())
 	f.Sync()
 	f.Close()
 }
@@ -87,13 +87,14 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	dataDir := flag.String("data-dir", "", "SQLite directory")
 	dbURL := flag.String("database-url", "", "Postgres URL")
+	redisURL := flag.String("redis-url", "", "Redis URL")
 	heartbeat := flag.Duration("heartbeat", 0, "lease heartbeat")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	s, err := server.New(server.Config{
 		Graphs:  []server.GraphSpec{{ID: "steps", Description: "kill test: five slow nodes", Build: buildSteps}},
-		DataDir: *dataDir, DatabaseURL: *dbURL, Dev: true, Heartbeat: *heartbeat,
+		DataDir: *dataDir, DatabaseURL: *dbURL, RedisURL: *redisURL, Dev: true, Heartbeat: *heartbeat,
 		ShutdownGrace: 2 * time.Second,
 		Logger:        slog.New(slog.NewJSONHandler(os.Stderr, nil)),
 	})
