@@ -261,3 +261,31 @@ func BenchmarkGenerateAndLoadSQLite(b *testing.B) {
 		w.Close()
 	}
 }
+
+func BenchmarkGenerateAndLoadPostgres(b *testing.B) {
+	warehousetest.PostgresDB(b)
+	for b.Loop() {
+		warehousetest.Postgres(b, warehouse.Config{Data: warehouse.Generate()})
+	}
+}
+
+func BenchmarkQueryAnnualAverage(b *testing.B) {
+	for _, name := range []string{"sqlite", "postgres"} {
+		b.Run(name, func(b *testing.B) {
+			var w *warehouse.Warehouse
+			if name == "sqlite" {
+				w = warehousetest.SQLite(b)
+			} else {
+				w = warehousetest.Postgres(b, warehouse.Config{})
+			}
+			ctx := context.Background()
+			for b.Loop() {
+				if _, err := w.Query(ctx, "vesper", `SELECT vf.asof, AVG(da.dayahead_price), COUNT(*) FROM mc_dayahead da JOIN mc_vendor_files vf
+					ON da.file_info_key = vf.file_info_key AND da.hubzone_key = vf.hubzone_key
+					WHERE vf.vendor = $1 AND vf.hubzone = $2 AND da.year = $3 GROUP BY vf.asof`, "Ascend", "NP15", 2025); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
