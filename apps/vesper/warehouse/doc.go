@@ -45,8 +45,8 @@
 //
 // Generate is deterministic: the same call gives the same rows. It covers
 // two vendors (Ascend, Hitachi), four As-Of files, ten hub-zones in six
-// markets, hourly from 2024 to 2026 with daily and seasonal shape (about
-// 650,000 price rows, loaded in a few seconds), a year of report usage for
+// markets, hourly from 2024 to 2026 with daily and seasonal shape (547,752
+// price rows, loaded in a few seconds), a year of report usage for
 // two tenants, and 33 projects with their health, tasks, budgets, milestone
 // snapshots and change log. Some figures are pinned to the specification's
 // example conversations (NP15 Ascend 2025 averages $48.73/MWh).
