@@ -31,6 +31,13 @@ import (
 
 const dims = 256
 
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
 func corpusSize() int {
 	if s := os.Getenv("STOREBENCH_N"); s != "" {
 		if n, err := strconv.Atoi(s); err == nil && n > 0 {
@@ -135,7 +142,7 @@ var (
 func getIndex(c *corpus) *vector.Index {
 	indexOnce.Do(func() {
 		start := time.Now()
-		ix, err := vector.New(dims, nil)
+		ix, err := vector.New(dims, &vector.Options{M: envInt("STOREBENCH_M", 0), EfConstruction: envInt("STOREBENCH_EFC", 0)})
 		if err != nil {
 			panic(err)
 		}
@@ -183,6 +190,48 @@ func BenchmarkVectorIndex(b *testing.B) {
 		i++
 	}
 	report(b, lat, float64(hit)/float64(total))
+}
+
+// BenchmarkVectorEf sweeps the search breadth on one graph: recall@10 against the exact scan
+// and latency at each ef, to choose the default.
+func BenchmarkVectorEf(b *testing.B) {
+	c := getCorpus(b)
+	ix := getIndex(c)
+	defer ix.SetEfSearch(0)
+	want := make([]map[string]bool, len(c.qvecs))
+	for i, q := range c.qvecs {
+		res, _ := ix.Exact(q, 10, nil)
+		want[i] = map[string]bool{}
+		for _, w := range res {
+			want[i][w.ID] = true
+		}
+	}
+	for _, ef := range []int{32, 64, 96, 128, 192, 256, 384, 512} {
+		b.Run(fmt.Sprint("ef", ef), func(b *testing.B) {
+			ix.SetEfSearch(ef)
+			hit, total := 0, 0
+			for i, q := range c.qvecs {
+				got, _ := ix.Search(q, 10, nil)
+				for _, g := range got {
+					if want[i][g.ID] {
+						hit++
+					}
+				}
+				total += len(want[i])
+			}
+			var lat []time.Duration
+			i := 0
+			for b.Loop() {
+				t := time.Now()
+				if _, err := ix.Search(c.qvecs[i%len(c.qvecs)], 10, nil); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t))
+				i++
+			}
+			report(b, lat, float64(hit)/float64(total))
+		})
+	}
 }
 
 // BenchmarkVectorExact is the exact scan the index is measured against.

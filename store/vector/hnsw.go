@@ -68,7 +68,8 @@ type Index struct {
 	opt      Options
 	mult     float64
 	rng      *rand.Rand
-	vecs     []float32 // node i at vecs[i*dims:(i+1)*dims], normalized
+	vecs     []float32   // node i at vecs[i*dims:(i+1)*dims], normalized
+	cols     [][]float32 // cols[j][i] is component j of node i: the same vectors by dimension
 	ids      []string
 	links    [][][]int32 // links[node][layer]
 	deleted  []bool
@@ -77,6 +78,7 @@ type Index struct {
 	maxLevel int
 	live     int
 	visited  sync.Pool
+	scores   sync.Pool // *[]float32 for sparse scans
 }
 
 // New returns an empty index for vectors of dims dimensions. opts may be nil.
@@ -96,7 +98,17 @@ func New(dims int, opts *Options) (*Index, error) {
 		rng:   rand.New(rand.NewPCG(o.Seed, 0x5eed)),
 		byID:  map[string]int32{},
 		entry: -1,
+		cols:  make([][]float32, dims),
 	}, nil
+}
+
+// SetEfSearch changes the breadth of later searches (see [Options].EfSearch); ef <= 0 restores
+// the default. It lets a caller trade recall for speed without rebuilding the graph.
+func (ix *Index) SetEfSearch(ef int) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.opt.EfSearch = ef
+	ix.opt = ix.opt.withDefaults()
 }
 
 // Dims returns the dimension of the index.
@@ -134,20 +146,29 @@ func Normalize(v []float32) ([]float32, error) {
 }
 
 // Dot returns the dot product of two vectors of the same length.
+//
+// The loop keeps eight independent sums so the CPU can overlap the multiplications, and slices
+// both inputs to the same length up front so the compiler drops the bounds checks inside it.
 func Dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+	n := min(len(a), len(b))
+	a, b = a[:n], b[:n]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	for len(a) >= 8 && len(b) >= 8 {
+		a8, b8 := a[:8:8], b[:8:8]
+		s0 += a8[0] * b8[0]
+		s1 += a8[1] * b8[1]
+		s2 += a8[2] * b8[2]
+		s3 += a8[3] * b8[3]
+		s4 += a8[4] * b8[4]
+		s5 += a8[5] * b8[5]
+		s6 += a8[6] * b8[6]
+		s7 += a8[7] * b8[7]
+		a, b = a[8:], b[8:]
 	}
-	for ; i < len(a); i++ {
+	for i := range min(len(a), len(b)) {
 		s0 += a[i] * b[i]
 	}
-	return s0 + s1 + s2 + s3
+	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
 }
 
 // Cosine returns the cosine similarity of two vectors, 0 when either is zero.
@@ -209,6 +230,7 @@ func (ix *Index) Compact() {
 	defer ix.mu.Unlock()
 	oldVecs, oldIDs, oldDeleted := ix.vecs, ix.ids, ix.deleted
 	ix.vecs, ix.ids, ix.links, ix.deleted = nil, nil, nil, nil
+	ix.cols = make([][]float32, ix.dims)
 	ix.byID = map[string]int32{}
 	ix.entry, ix.maxLevel, ix.live = -1, 0, 0
 	for n := range oldIDs {
@@ -238,6 +260,9 @@ func (ix *Index) insert(id string, q []float32) {
 	n := int32(len(ix.ids))
 	level := ix.randomLevel()
 	ix.vecs = append(ix.vecs, q...)
+	for j, x := range q {
+		ix.cols[j] = append(ix.cols[j], x)
+	}
 	ix.ids = append(ix.ids, id)
 	ix.deleted = append(ix.deleted, false)
 	ix.byID[id] = n
@@ -448,6 +473,9 @@ func (ix *Index) Search(q []float32, k int, accept func(id string) bool) ([]Resu
 	if ix.opt.Flat || ix.entry < 0 {
 		return ix.exactLocked(qn, k, ok), nil
 	}
+	if nz := nonzero(qn); nz*sparseShare <= ix.dims {
+		return ix.sparseLocked(qn, k, ok), nil
+	}
 	ep := ix.entry
 	epDist := ix.dist(qn, ep)
 	for l := ix.maxLevel; l > 0; l-- {
@@ -469,6 +497,66 @@ func (ix *Index) results(w []cand) []Result {
 		out[i] = Result{ID: ix.ids[c.n], Similarity: 1 - c.d}
 	}
 	return out
+}
+
+// sparseShare decides when a query is sparse enough for a column scan: at most one in
+// sparseShare of its components is non-zero.
+const sparseShare = 4
+
+func nonzero(q []float32) int {
+	n := 0
+	for _, x := range q {
+		if x != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// sparseLocked is an exact search for a query with few non-zero components, such as a short
+// text embedded by hashing: it adds up, dimension by dimension, the query's weight times that
+// dimension's column, so it reads nz columns instead of every whole vector. Its cost is nz*N
+// multiply-adds over contiguous memory, against dims*N for the row scan, and it is exact, so
+// its recall is 1. The caller counted the non-zero components.
+func (ix *Index) sparseLocked(qn []float32, k int, ok func(int32) bool) []Result {
+	n := len(ix.ids)
+	sp, _ := ix.scores.Get().(*[]float32)
+	if sp == nil {
+		sp = new([]float32)
+	}
+	defer ix.scores.Put(sp)
+	if cap(*sp) < n {
+		*sp = make([]float32, n+n/4)
+	}
+	scores := (*sp)[:n]
+	clear(scores)
+	for j, w := range qn {
+		if w == 0 {
+			continue
+		}
+		col := ix.cols[j][:n]
+		sc := scores[:len(col)]
+		for i, x := range col {
+			sc[i] += w * x
+		}
+	}
+	var res maxHeap
+	for i, sim := range scores {
+		d := 1 - sim
+		if len(res) >= k && d >= res[0].d {
+			continue
+		}
+		if !ok(int32(i)) {
+			continue
+		}
+		if len(res) >= k {
+			res.pop()
+		}
+		res.push(cand{int32(i), d})
+	}
+	out := []cand(res)
+	slices.SortFunc(out, cmpCand)
+	return ix.results(out)
 }
 
 // Exact returns the k live vectors most similar to q by scanning them all.

@@ -3,6 +3,8 @@ package vector
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"math/rand/v2"
 	"testing"
 )
@@ -183,6 +185,68 @@ func BenchmarkExact10k(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		if _, err := ix.Exact(qs[i%len(qs)], 10, nil); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// A query with few non-zero components is answered by the column scan; it must agree with the
+// row scan exactly, also under a filter and after deletes and replacements.
+func TestSparseQueryIsExact(t *testing.T) {
+	ix, vecs := setup(t, 3000, 64)
+	for i := 0; i < 300; i++ {
+		ix.Delete(fmt.Sprint(i * 7))
+	}
+	if err := ix.Add("5", vecs[9]); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 3))
+	even := func(id string) bool { return len(id)%2 == 0 }
+	for q := 0; q < 50; q++ {
+		v := make([]float32, 64)
+		for range 1 + r.IntN(15) { // at most 15 of 64 non-zero: below a quarter
+			v[r.IntN(64)] = float32(r.NormFloat64())
+		}
+		if nonzero(v) == 0 {
+			continue
+		}
+		for _, accept := range []func(string) bool{nil, even} {
+			got, err := ix.Search(v, 10, accept)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := ix.Exact(v, 10, accept)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("query %d: %d results, exact has %d", q, len(got), len(want))
+			}
+			for i := range got {
+				if got[i].ID != want[i].ID && math.Abs(float64(got[i].Similarity-want[i].Similarity)) > 1e-5 {
+					t.Fatalf("query %d result %d: %v, exact %v", q, i, got[i], want[i])
+				}
+				if accept != nil && !accept(got[i].ID) {
+					t.Fatalf("query %d: %q passed the filter", q, got[i].ID)
+				}
+				if n, _ := strconv.Atoi(got[i].ID); n%7 == 0 && n < 2100 {
+					t.Fatalf("query %d: deleted %q came back", q, got[i].ID)
+				}
+			}
+		}
+	}
+}
+
+func TestDotMatchesNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for n := 0; n < 40; n++ {
+		a, b := make([]float32, n), make([]float32, n)
+		var want float64
+		for i := range a {
+			a[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+			want += float64(a[i]) * float64(b[i])
+		}
+		if got := Dot(a, b); math.Abs(float64(got)-want) > 1e-4 {
+			t.Fatalf("n=%d: Dot %v, want %v", n, got, want)
 		}
 	}
 }

@@ -16,6 +16,17 @@
 //       Runs a single workload/variant in this process (the driver in
 //       bench/cmd/compare calls this form directly).
 //
+// Saver variants: "sqlite" and "postgres" run a workload (react_agent_10x and
+// react_agent_100x) on @langchain/langgraph-checkpoint-sqlite (a temporary
+// file, WAL) or @langchain/langgraph-checkpoint-postgres (a schema of its own,
+// dropped at the end, in the database of TRELLIS_TEST_DATABASE_URL, default
+// postgres://postgres@127.0.0.1:5432/test) with durability "sync", a new
+// thread per run, and add to the result line "bytes_per_thread": what the
+// last run's thread occupies in the database, counted the way
+// bench/savers_test.go counts it for trellis (the sum of pg_column_size of the
+// thread's rows; on SQLite the sum of the lengths of its rows' columns, 8 per
+// integer), and "synchronous", SQLite's synchronous setting in force.
+//
 // A measurement warms up for at least --warmup runs (1) and --min-time
 // seconds (1), then times at least --runs runs (5) and --min-time seconds,
 // like a Go benchmark's -benchtime; past --budget seconds (60) it stops as
@@ -29,7 +40,9 @@
 
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
@@ -418,11 +431,18 @@ for (const [name, outer, inner, n] of [
 }
 
 const VARIANTS = ["nocheckpoint", "checkpoint"];
+// SAVER_VARIANTS run only on the workloads of SAVER_WORKLOADS.
+const SAVER_VARIANTS = ["sqlite", "postgres"];
+const SAVER_WORKLOADS = ["react_agent_10x", "react_agent_100x"];
+
+function variantsOf(workload) {
+  return SAVER_WORKLOADS.includes(workload) ? [...VARIANTS, ...SAVER_VARIANTS] : VARIANTS;
+}
 
 function pairs(filter) {
   const out = [];
   for (const w of Object.keys(WORKLOADS)) {
-    for (const v of VARIANTS) {
+    for (const v of variantsOf(w)) {
       const id = `${w}/${v}`;
       if (!filter || filter.test(id)) out.push([w, v]);
     }
@@ -433,11 +453,19 @@ function pairs(filter) {
 // ---------------------------------------------------------------------------
 // Measuring.
 
+// durability is "exit" like LangGraph's driver, or "sync" for the saver
+// variants; set once by child().
+let durability = "exit";
+// lastThread is the thread of the latest run, whose size the saver variants
+// report.
+let lastThread = "";
+
 function streamConfig(extra) {
+  lastThread = randomUUID();
   return {
-    configurable: { thread_id: randomUUID() },
+    configurable: { thread_id: lastThread },
     recursionLimit: 1_000_000_000,
-    durability: "exit",
+    durability,
     streamMode: "updates",
     ...extra,
   };
@@ -471,12 +499,92 @@ async function child({ workload, variant, runs, warmup, budget, minTime }) {
       `unknown workload ${JSON.stringify(workload)}; run with --list to see the workloads`,
     );
   }
-  if (!VARIANTS.includes(variant)) {
+  if (!variantsOf(workload).includes(variant)) {
     throw new Error(
-      `unknown variant ${JSON.stringify(variant)}; want one of ${VARIANTS.join(", ")}`,
+      `unknown variant ${JSON.stringify(variant)} for ${workload}; want one of ${variantsOf(workload).join(", ")}`,
     );
   }
-  const graph = w.build(variant === "checkpoint" ? new MemorySaver() : undefined);
+  let saver;
+  if (SAVER_VARIANTS.includes(variant)) {
+    saver = await openSaver(variant);
+    durability = "sync";
+  }
+  try {
+    return await measure(w, workload, variant, saver, { runs, warmup, budget, minTime });
+  } finally {
+    if (saver) await saver.close();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The durable savers.
+
+function databaseURL() {
+  return process.env.TRELLIS_TEST_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test";
+}
+
+// openSaver returns { checkpointer, bytesOf(thread), synchronous, close() }.
+async function openSaver(variant) {
+  if (variant === "sqlite") {
+    const { SqliteSaver } = await import("@langchain/langgraph-checkpoint-sqlite");
+    const dir = mkdtempSync(join(tmpdir(), "lgjs-saver-"));
+    const checkpointer = SqliteSaver.fromConnString(join(dir, "checkpoints.db"));
+    checkpointer.setup();
+    const db = checkpointer.db;
+    const synchronous = ["OFF", "NORMAL", "FULL", "EXTRA"][db.pragma("synchronous", { simple: true })];
+    // Every column's length, 8 bytes per integer, as bench/savers_test.go
+    // counts trellis's rows.
+    const size = db.prepare(`
+SELECT (SELECT coalesce(sum(length(thread_id) + length(checkpoint_ns) + length(checkpoint_id)
+          + coalesce(length(parent_checkpoint_id), 0) + coalesce(length(type), 0)
+          + coalesce(length(checkpoint), 0) + coalesce(length(metadata), 0)), 0)
+          FROM checkpoints WHERE thread_id = ?1)
+     + (SELECT coalesce(sum(length(thread_id) + length(checkpoint_ns) + length(checkpoint_id)
+          + length(task_id) + 8 + length(channel) + coalesce(length(type), 0)
+          + coalesce(length(value), 0)), 0)
+          FROM writes WHERE thread_id = ?1) AS n`);
+    return {
+      checkpointer,
+      synchronous,
+      bytesOf: async (thread) => size.get(thread).n,
+      close: async () => {
+        db.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const { PostgresSaver } = await import("@langchain/langgraph-checkpoint-postgres");
+  const schema = `lgjs_bench_${process.pid}`;
+  const checkpointer = PostgresSaver.fromConnString(databaseURL(), { schema });
+  // The saver's own pool also measures and drops the schema.
+  const pool = checkpointer.pool;
+  try {
+    await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } catch (e) {
+    await checkpointer.end();
+    throw new Error(
+      `Postgres unreachable at ${databaseURL()} (${e.message}); start it or set TRELLIS_TEST_DATABASE_URL`,
+    );
+  }
+  await checkpointer.setup(); // creates the schema and the tables
+  const size = `
+SELECT (SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM ${schema}.checkpoints c WHERE c.thread_id = $1)
+     + (SELECT coalesce(sum(pg_column_size(b.*)), 0) FROM ${schema}.checkpoint_blobs b WHERE b.thread_id = $1)
+     + (SELECT coalesce(sum(pg_column_size(w.*)), 0) FROM ${schema}.checkpoint_writes w WHERE w.thread_id = $1) AS n`;
+  return {
+    checkpointer,
+    synchronous: "",
+    bytesOf: async (thread) => Number((await pool.query(size, [thread])).rows[0].n),
+    close: async () => {
+      await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await checkpointer.end();
+    },
+  };
+}
+
+async function measure(w, workload, variant, saver, { runs, warmup, budget, minTime }) {
+  const cp = saver ? saver.checkpointer : variant === "checkpoint" ? new MemorySaver() : undefined;
+  const graph = w.build(cp);
   const input = w.input();
 
   // One checked run first: it is also the first warm-up.
@@ -523,6 +631,11 @@ async function child({ workload, variant, runs, warmup, budget, minTime }) {
     max_ns: times.at(-1),
     events,
     peak_rss_bytes: process.resourceUsage().maxRSS * 1024,
+    ...(saver && {
+      bytes_per_thread: await saver.bytesOf(lastThread),
+      durability,
+      synchronous: saver.synchronous || undefined,
+    }),
   };
 }
 
