@@ -80,6 +80,7 @@ func runServe(ctx context.Context, env Env) error {
 	addr := fs.String("addr", envOr("ADDR", ""), "address to listen on (TRELLIS_ADDR); default 127.0.0.1:2024")
 	dataDir := fs.String("data-dir", envOr("DATA_DIR", server.DefaultDataDir), "directory of the SQLite database (TRELLIS_DATA_DIR)")
 	dbURL := fs.String("database-url", envOr("DATABASE_URL", ""), "Postgres URL; SQLite in --data-dir when empty (TRELLIS_DATABASE_URL)")
+	redisURL := fs.String("redis-url", envOr("REDIS_URL", ""), "Redis URL for stream events and cancellations between replicas; Postgres LISTEN/NOTIFY when empty (TRELLIS_REDIS_URL)")
 	issuer := fs.String("jwt-issuer", envOr("JWT_ISSUER", ""), "required iss of tokens (TRELLIS_JWT_ISSUER)")
 	audience := fs.String("jwt-audience", envOr("JWT_AUDIENCE", ""), "required aud of tokens (TRELLIS_JWT_AUDIENCE)")
 	maxBody := fs.Int64("max-body-bytes", 0, "largest request body; 10 MiB when 0 (TRELLIS_MAX_BODY_BYTES)")
@@ -142,7 +143,7 @@ func runServe(ctx context.Context, env Env) error {
 	logger := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: lvl}))
 
 	cfg := server.Config{
-		Graphs: Graphs(), DataDir: *dataDir, DatabaseURL: *dbURL, Dev: *dev,
+		Graphs: Graphs(), DataDir: *dataDir, DatabaseURL: *dbURL, RedisURL: *redisURL, Dev: *dev,
 		MaxBodyBytes: *maxBody, MaxConcurrentRuns: *maxRuns, ShutdownGrace: *grace, Logger: logger,
 		MaxRunsPerTenant: *perTenant, RunTimeout: *runTimeout, Heartbeat: *heartbeat, MaxRunAttempts: *attempts,
 	}

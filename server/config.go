@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/store"
@@ -181,6 +183,14 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxRunsPerTenant < 0 || c.RunTimeout < 0 || c.Heartbeat < 0 || c.MaxRunAttempts < 0 {
 		return c, &ConfigError{Field: "MaxRunsPerTenant/RunTimeout/Heartbeat/MaxRunAttempts", Problem: "has a negative value", Hint: "use 0 for the defaults"}
+	}
+	if c.RedisURL != "" {
+		if c.DatabaseURL == "" {
+			return c, &ConfigError{Field: "RedisURL", Problem: "is set but DatabaseURL is empty", Hint: "replicas share a Postgres database; on SQLite there is one process and no need for Redis"}
+		}
+		if _, err := redis.ParseURL(c.RedisURL); err != nil {
+			return c, &ConfigError{Field: "RedisURL", Problem: fmt.Sprintf("cannot be parsed: %v", err), Hint: "use redis://host:6379/0"}
+		}
 	}
 	if c.Heartbeat == 0 {
 		c.Heartbeat = DefaultHeartbeat

@@ -98,6 +98,8 @@ type bundle struct {
 
 type setupOpts struct {
 	cfg Config
+	// extra graphs registered besides flow, slow and example.
+	extra []GraphSpec
 }
 
 // setup starts a server on a fresh SQLite data directory (or on cfg.DatabaseURL) with the test
@@ -115,6 +117,7 @@ func setup(t *testing.T, opts ...setupOpts) *bundle {
 		{ID: "slow", Build: buildSlow(gt)},
 		{ID: "example", Build: buildExample},
 	}
+	cfg.Graphs = append(cfg.Graphs, o.extra...)
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}
