@@ -228,6 +228,9 @@ func (s *chatSession) pickThread(ctx context.Context, fresh bool) error {
 	}
 	msgs := st.messages()
 	desc := fmt.Sprintf("%d messages", len(msgs))
+	if len(msgs) == 1 {
+		desc = "1 message"
+	}
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].role() == "user" {
 			desc += fmt.Sprintf(", last you said %q", oneLine(msgs[i].text(), 60))
@@ -290,6 +293,10 @@ func (s *chatSession) loop(ctx context.Context) error {
 			s.armed = true
 			fmt.Fprintln(s.out, "(press Ctrl-C again or Ctrl-D to quit)")
 			continue
+		}
+		if errors.Is(err, io.EOF) {
+			fmt.Fprintln(s.out) // Ctrl-D leaves the cursor after the prompt
+			return err
 		}
 		if err != nil {
 			return err

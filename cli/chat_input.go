@@ -155,7 +155,6 @@ func (r *plainReader) readLine(prompt string) (string, error) {
 	case l, ok := <-r.lines:
 		if !ok || l.err != nil {
 			r.done = true
-			fmt.Fprintln(r.out)
 			if !ok || l.err == io.EOF {
 				return "", io.EOF
 			}
