@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,6 +23,7 @@ cpu: AMD EPYC
 BenchmarkSequential1000/nocheckpoint-2         	      63	  18652661 ns/op	 4246919 B/op	   49125 allocs/op
 BenchmarkSequential1000/nocheckpoint-2         	      60	  18000000 ns/op	 4246919 B/op	   49125 allocs/op
 BenchmarkFirstEvent 	 1000	 1234.5 ns/op	 12.5 events/op
+BenchmarkReactAgent100xSaver/sqlite-2 	 3	 90000000 ns/op	 1234567 bytes/thread	 100 B/op
 BenchmarkBroken-2   	 notanumber	 1 ns/op
 BenchmarkNoTime-2   	 10	 5 B/op
 --- FAIL: BenchmarkOther
@@ -32,9 +34,10 @@ ok  	example.com/x	2.957s
 	want := []GoBenchLine{
 		{Name: "BenchmarkSequential1000/nocheckpoint", Iterations: 63, NsPerOp: 18652661, BytesPerOp: 4246919, AllocsPerOp: 49125},
 		{Name: "BenchmarkSequential1000/nocheckpoint", Iterations: 60, NsPerOp: 18000000, BytesPerOp: 4246919, AllocsPerOp: 49125},
-		{Name: "BenchmarkFirstEvent", Iterations: 1000, NsPerOp: 1234.5},
+		{Name: "BenchmarkFirstEvent", Iterations: 1000, NsPerOp: 1234.5, Metrics: map[string]float64{"events/op": 12.5}},
+		{Name: "BenchmarkReactAgent100xSaver/sqlite", Iterations: 3, NsPerOp: 9e7, BytesPerOp: 100, Metrics: map[string]float64{"bytes/thread": 1234567}},
 	}
-	if !slices.Equal(got, want) {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ParseGoBench:\n got %+v\nwant %+v", got, want)
 	}
 }
@@ -248,6 +251,37 @@ func TestReport(t *testing.T) {
 	}
 	if g := rows[4].Goal(); g != "not met: slower" {
 		t.Errorf("slower than eino: goal %q", g)
+	}
+	stored := func(ns, bytes float64) Result {
+		r := ok(ns, 50<<20)
+		r.StoredBytes = bytes
+		return r
+	}
+	pg := Workload{Name: "react_agent_100x", Variant: "postgres"}
+	lite := Workload{Name: "react_agent_100x", Variant: "sqlite"}
+	saverRows := []Row{
+		{Workload: pg, Peer: peerJS, Trellis: stored(1e8, 1e6), Other: stored(4e10, 2.2e7)},
+		{Workload: lite, Peer: peerJS, Trellis: stored(1e9, 5e6), Other: stored(4e9, 2e7)},
+	}
+	saverRows[1].Other.Note = "durability sync, synchronous=FULL"
+	// Peak memory plays no part in the savers' goal.
+	if g := saverRows[0].Goal(); g != "met" {
+		t.Errorf("400x faster, 0.045 of the bytes: goal %q, want met", g)
+	}
+	if g := saverRows[1].Goal(); !strings.Contains(g, "speed < 10x") || !strings.Contains(g, "bytes/thread > 0.2") {
+		t.Errorf("4x faster, 0.25 of the bytes: goal %q, want both misses", g)
+	}
+	var sbuf bytes.Buffer
+	if err := (Report{Rows: saverRows}).WriteMarkdown(&sbuf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| react_agent_100x | postgres | 100 ms | 40.0 s | 400.0x | 0.95 MiB | 21.0 MiB | 0.045 | met | – |",
+		"| react_agent_100x | sqlite | 1.00 s | 4.00 s | 4.0x | 4.77 MiB | 19.1 MiB | 0.250 | not met: speed < 10x, bytes/thread > 0.2 | durability sync, synchronous=FULL |",
+	} {
+		if !strings.Contains(sbuf.String(), want) {
+			t.Errorf("saver report lacks\n%s\n\n%s", want, sbuf.String())
+		}
 	}
 	var buf bytes.Buffer
 	rep := Report{Command: "go run ./bench/cmd/compare", Machine: Machine{CPU: "cpu", Cores: 2, OS: "linux/amd64", Go: "go1.26"}, Rows: rows}

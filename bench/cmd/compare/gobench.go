@@ -104,13 +104,16 @@ func (gb *GoBench) Run(ctx context.Context, path string, opts GoBenchOptions) Re
 		return missing("%s", miss)
 	}
 	var samples []float64
-	var bytesOp, allocsOp float64
+	var bytesOp, allocsOp, stored float64
 	for _, l := range lines {
 		samples = append(samples, l.NsPerOp)
 		bytesOp, allocsOp = l.BytesPerOp, l.AllocsPerOp
+		if v, ok := l.Metrics["bytes/thread"]; ok {
+			stored = v
+		}
 	}
 	r := summarize(samples)
-	r.BytesPerOp, r.AllocsPerOp = bytesOp, allocsOp
+	r.BytesPerOp, r.AllocsPerOp, r.StoredBytes = bytesOp, allocsOp, stored
 	r.PeakRSS = rss
 	if opts.MemRuns > 0 {
 		_, rss, miss := gb.exec(ctx, path, []string{"-test.count=1", "-test.benchtime=" + strconv.Itoa(opts.MemRuns) + "x"})
@@ -181,6 +184,9 @@ type GoBenchLine struct {
 	Name                             string
 	Iterations                       int64
 	NsPerOp, BytesPerOp, AllocsPerOp float64
+	// Metrics are the other values by unit, from b.ReportMetric:
+	// "bytes/thread".
+	Metrics map[string]float64
 }
 
 var procsSuffix = regexp.MustCompile(`-\d+$`)
@@ -212,6 +218,11 @@ func ParseGoBench(out string) []GoBenchLine {
 				l.BytesPerOp = v
 			case "allocs/op":
 				l.AllocsPerOp = v
+			default:
+				if l.Metrics == nil {
+					l.Metrics = map[string]float64{}
+				}
+				l.Metrics[f[i+1]] = v
 			}
 		}
 		if l.NsPerOp >= 0 {

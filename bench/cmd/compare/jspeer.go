@@ -95,6 +95,10 @@ type jsLine struct {
 	MaxNs        float64 `json:"max_ns"`
 	Events       int     `json:"events"`
 	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	// The saver variants add these.
+	BytesPerThread float64 `json:"bytes_per_thread"`
+	Durability     string  `json:"durability"`
+	Synchronous    string  `json:"synchronous"`
 }
 
 // Run measures one workload in a fresh node process.
@@ -125,7 +129,16 @@ func (p *JSPeer) Run(ctx context.Context, w Workload, opts JSOptions) Result {
 	if err != nil {
 		return missing("%v", err)
 	}
-	r := Result{Runs: line.Runs, MedianNs: line.MedianNs, MinNs: line.MinNs, MaxNs: line.MaxNs}
+	r := Result{Runs: line.Runs, MedianNs: line.MedianNs, MinNs: line.MinNs, MaxNs: line.MaxNs, StoredBytes: line.BytesPerThread}
+	if w.Saver() {
+		if line.BytesPerThread <= 0 {
+			return missing("langgraphjs %s reported no bytes_per_thread; run.mjs is older than the saver variants", w.ID())
+		}
+		r.Note = "durability " + line.Durability
+		if line.Synchronous != "" {
+			r.Note += ", synchronous=" + line.Synchronous
+		}
+	}
 	// The OS's account of the child, like the Go sides; the peer's own
 	// report is the fallback where there is no rusage.
 	if r.PeakRSS = peakRSS(cmd.ProcessState); r.PeakRSS == 0 {

@@ -19,6 +19,14 @@ const (
 	goalSpeedupEino = 1.0
 )
 
+// The goals of the durable savers against LangGraph.js's (issue 3): at
+// least 10 times faster, with at most a fifth of the bytes stored per
+// thread.
+const (
+	goalSpeedupSaver = 10.0
+	goalStoredSaver  = 0.2
+)
+
 // Peer names as the report shows them.
 const (
 	peerJS   = "LangGraph.js"
@@ -49,6 +57,14 @@ func (r Row) MemoryRatio() float64 {
 	return float64(r.Trellis.PeakRSS) / float64(r.Other.PeakRSS)
 }
 
+// StoredRatio is trellis's bytes stored per thread over the peer's, or 0.
+func (r Row) StoredRatio() float64 {
+	if !r.Trellis.OK() || !r.Other.OK() || r.Trellis.StoredBytes <= 0 || r.Other.StoredBytes <= 0 {
+		return 0
+	}
+	return r.Trellis.StoredBytes / r.Other.StoredBytes
+}
+
 // Goal says whether the row meets the issue's goal for its peer.
 func (r Row) Goal() string {
 	s, m := r.Speedup(), r.MemoryRatio()
@@ -56,15 +72,22 @@ func (r Row) Goal() string {
 		return "–"
 	}
 	var miss []string
-	switch r.Peer {
-	case peerJS:
+	switch {
+	case r.Workload.Saver():
+		if s < goalSpeedupSaver {
+			miss = append(miss, fmt.Sprintf("speed < %gx", goalSpeedupSaver))
+		}
+		if st := r.StoredRatio(); st == 0 || st > goalStoredSaver {
+			miss = append(miss, fmt.Sprintf("bytes/thread > %g", goalStoredSaver))
+		}
+	case r.Peer == peerJS:
 		if s < goalSpeedupJS {
 			miss = append(miss, fmt.Sprintf("speed < %gx", goalSpeedupJS))
 		}
 		if m == 0 || m > goalMemoryJS {
 			miss = append(miss, fmt.Sprintf("memory > %g", goalMemoryJS))
 		}
-	case peerEino:
+	case r.Peer == peerEino:
 		if s <= goalSpeedupEino {
 			miss = append(miss, "slower")
 		}
@@ -165,7 +188,12 @@ func (rep Report) WriteMarkdown(w io.Writer) error {
 	p("\n")
 	p("| workload | variant | peer | trellis | peer | speed-up | trellis peak RSS | peer peak RSS | RSS ratio | goal |\n")
 	p("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+	var savers []Row
 	for _, r := range rep.Rows {
+		if r.Workload.Saver() {
+			savers = append(savers, r)
+			continue
+		}
 		speed, mem := "–", "–"
 		if s := r.Speedup(); s > 0 {
 			speed = fmt.Sprintf("%.1fx", s)
@@ -177,6 +205,24 @@ func (rep Report) WriteMarkdown(w io.Writer) error {
 			r.Workload.Name, r.Workload.Variant, r.Peer,
 			cellTime(r.Trellis), cellTime(r.Other), speed,
 			cellRSS(r.Trellis), cellRSS(r.Other), mem, r.Goal())
+	}
+
+	if len(savers) > 0 {
+		p("\nDurable savers at durability sync, one new thread per run; bytes/thread is what the last run's thread occupies in the database (goal: %gx faster, at most %g of the bytes):\n\n", goalSpeedupSaver, goalStoredSaver)
+		p("| workload | saver | trellis | LangGraph.js | speed-up | trellis bytes/thread | LangGraph.js bytes/thread | bytes ratio | goal | peer settings |\n")
+		p("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
+		for _, r := range savers {
+			speed, st := "–", "–"
+			if s := r.Speedup(); s > 0 {
+				speed = fmt.Sprintf("%.1fx", s)
+			}
+			if v := r.StoredRatio(); v > 0 {
+				st = fmt.Sprintf("%.3f", v)
+			}
+			p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				r.Workload.Name, r.Workload.Variant, cellTime(r.Trellis), cellTime(r.Other), speed,
+				cellStored(r.Trellis), cellStored(r.Other), st, r.Goal(), orDash(r.Other.Note))
+		}
 	}
 
 	// Why something is missing, once per side and reason.
@@ -233,6 +279,20 @@ func cellTime(r Result) string {
 		return "missing"
 	}
 	return formatDuration(r.MedianNs)
+}
+
+func cellStored(r Result) string {
+	if !r.OK() || r.StoredBytes <= 0 {
+		return "–"
+	}
+	return formatBytes(int64(r.StoredBytes))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
 }
 
 func cellRSS(r Result) string {

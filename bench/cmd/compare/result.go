@@ -18,6 +18,13 @@ type Result struct {
 	// PeakRSS is the highest resident set size of the measuring process, in
 	// bytes, from the operating system's account of the child (rusage).
 	PeakRSS int64
+	// StoredBytes is what one thread leaves in the database (the saver
+	// rows' "bytes/thread" metric, and the peer's bytes_per_thread); zero
+	// when not measured.
+	StoredBytes float64
+	// Note is a remark for the report, such as the peer's SQLite
+	// synchronous setting.
+	Note string
 	// Missing says why there is no measurement; empty when there is one.
 	Missing string
 }

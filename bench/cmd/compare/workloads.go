@@ -6,7 +6,9 @@ type Workload struct {
 	// Name is the workload's name in docs/benchmarks.md and in the
 	// LangGraph.js peer, e.g. "sequential_1000".
 	Name string
-	// Variant is "nocheckpoint" or "checkpoint" (an in-memory saver).
+	// Variant is "nocheckpoint" or "checkpoint" (an in-memory saver), or
+	// a durable saver at durability sync: "sqlite" or "postgres" (see
+	// [Workload.Saver]).
 	Variant string
 	// Trellis is the trellis Go benchmark in ./bench, as a path of
 	// benchmark names: "BenchmarkSequential1000/nocheckpoint".
@@ -15,6 +17,11 @@ type Workload struct {
 	// run this workload.
 	Eino string
 }
+
+// Saver reports whether the row runs a durable saver, whose goal is the
+// savers' (10x faster, a fifth of the bytes per thread) and whose report
+// shows bytes stored per thread.
+func (w Workload) Saver() bool { return w.Variant == "sqlite" || w.Variant == "postgres" }
 
 // ID is the name the -filter flag matches: "sequential_1000/checkpoint".
 func (w Workload) ID() string { return w.Name + "/" + w.Variant }
@@ -51,5 +58,10 @@ func buildWorkloads() []Workload {
 	both("wide_state_15x600", "BenchmarkWideState15x600", false)
 	both("wide_state_9x1200", "BenchmarkWideState9x1200", false)
 	both("static_fanout_100", "BenchmarkStaticFanout100", true)
+	// The durable savers at durability sync (issue 3, part 8), LangGraph.js
+	// on @langchain/langgraph-checkpoint-sqlite and -postgres.
+	for _, v := range []string{"sqlite", "postgres"} {
+		ws = append(ws, Workload{Name: "react_agent_100x", Variant: v, Trellis: "BenchmarkReactAgent100xSaver/" + v})
+	}
 	return ws
 }
