@@ -85,7 +85,9 @@ func runChat(ctx context.Context, env Env) error {
 	if stdinIsTerminal(env.Stdin, env.Stdout) {
 		in = newLinerReader(filepath.Join(dir, chatHistoryFile), env.Stderr)
 	} else {
-		in = newPlainReader(env.Stdin, env.Stdout, interrupts)
+		pr := newPlainReader(env.Stdin, env.Stdout, interrupts)
+		pr.stop = base.Done()
+		in = pr
 	}
 	defer in.close()
 	return chat(base, chatOptions{

@@ -109,6 +109,7 @@ type plainReader struct {
 	lines      chan plainLine
 	interrupts <-chan os.Signal
 	quit       chan struct{}
+	stop       <-chan struct{} // closed when the chat must end (SIGTERM); nil: never
 	done       bool
 }
 
@@ -166,6 +167,8 @@ func (r *plainReader) readLine(prompt string) (string, error) {
 	case <-r.interrupts:
 		fmt.Fprintln(r.out, "^C")
 		return "", errChatAborted
+	case <-r.stop:
+		return "", io.EOF
 	}
 }
 

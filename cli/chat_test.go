@@ -570,3 +570,25 @@ func TestChatRendererShowsUnstreamedAnswersAndErrors(t *testing.T) {
 		t.Errorf("interrupts: %+v", r.interrupts)
 	}
 }
+
+func TestChatEndsWithItsContext(t *testing.T) {
+	b := setupChat(t, server.Config{})
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	out := &writes{}
+	go func() {
+		done <- Run(ctx, []string{"chat", "--url", b.url, "--config-dir", b.dir, "--assistant", "example"}, pr, out, io.Discard)
+	}()
+	waitFor(t, out, "> ")
+	cancel() // as SIGTERM does; stdin stays open
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("chat ended with %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the chat outlived its context")
+	}
+}
