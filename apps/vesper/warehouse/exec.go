@@ -90,11 +90,11 @@ func (w *Warehouse) queryPostgres(ctx context.Context, tenant, query string, arg
 	}
 	defer tx.Rollback()
 	ms := strconv.FormatInt(w.cfg.Timeout.Milliseconds(), 10)
-	if _, err := tx.ExecContext(ctx, `SELECT set_config('vesper.tenant', $1, true), set_config('search_path', $2, true), set_config('statement_timeout', $3, true)`,
-		tenant, w.cfg.Schema, ms); err != nil {
-		return nil, err
-	}
-	if _, err := tx.ExecContext(ctx, "SET LOCAL ROLE "+QuoteIdent(w.cfg.ReaderRole)); err != nil {
+	// one round trip: the tenant, the schema, the timeout, and SET LOCAL ROLE
+	// (role is a setting too), all transaction-local
+	if _, err := tx.ExecContext(ctx, `SELECT set_config('vesper.tenant', $1, true), set_config('search_path', $2, true),
+		set_config('statement_timeout', $3, true), set_config('role', $4, true)`,
+		tenant, w.cfg.Schema, ms, w.cfg.ReaderRole); err != nil {
 		return nil, &QueryError{Dialect: Postgres, Err: err, Hint: "the connecting user must be a member of the reader role " + w.cfg.ReaderRole}
 	}
 	rows, err := tx.QueryContext(ctx, query, args...)
