@@ -1,0 +1,429 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/apps/vesper/rbac"
+	"github.com/trellis-go/trellis/apps/vesper/reports"
+	"github.com/trellis-go/trellis/apps/vesper/synth"
+	"github.com/trellis-go/trellis/apps/vesper/tools"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/offline"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// Config configures [New]. Toolkit is required; every other zero value is a
+// documented default.
+type Config struct {
+	// Toolkit runs the tools (tools.New over the warehouse). Required.
+	Toolkit *tools.Toolkit
+	// Settings is the per-tenant tool switch table; nil means every tool is on.
+	Settings *tools.Settings
+	// Linker makes the Power BI deep links; nil means answers carry none.
+	Linker *reports.Linker
+	// Model, when set and not the offline model, classifies requests and
+	// chooses each agent's tool calls. Nil means the offline model: the
+	// app's rules route and plan (see [RuleRouter]).
+	Model model.Model
+	// Domains are registered after the built-in four; use it to add a domain.
+	Domains []Domain
+	// Now is the clock for relative dates ("last week"); nil means time.Now.
+	Now func() time.Time
+	// Compile configures the compiled graph (saver, store).
+	Compile graph.CompileOptions
+}
+
+// App is the Vesper graph and what it needs.
+type App struct {
+	cfg     Config
+	rules   bool
+	domains []Domain
+	byName  map[string]*Domain
+	funcs   map[string]ToolFunc
+	format  *synth.Formatter
+	Graph   *graph.Compiled[agent.SupervisorState]
+}
+
+// ErrNoCaller is returned when a run carries no tenant: the server puts a
+// tool.CallInfo in every run's context.
+var ErrNoCaller = errors.New("vesper: no caller in the run's context; the server (or a test) must put a tool.CallInfo with a Tenant in it (tool.WithCallInfo)")
+
+// SupervisorPrompt opens the classifier's prompt (the specification's §8.1).
+const SupervisorPrompt = `You are the routing supervisor for the Vesper Energy Analytics chatbot.
+Your job is to classify the user's intent and extract structured filters.
+
+Entity normalization: vendors "ascend" -> "Ascend", "hitachi" / "icf" / "hitachi-icf" -> "Hitachi";
+markets "caiso" -> "CAISO", "ercot" -> "ERCOT", "miso" -> "MISO", "pjm" -> "PJM";
+hub-zones "np15" -> "NP15", "sp15" -> "SP15", "hb_north" / "north hub" -> "HB_NORTH";
+project names: preserve the user's text (the PER tools resolve them).`
+
+// New builds the graph: the supervisor, one agent per domain, the synthesizer.
+func New(cfg Config) (*App, error) {
+	if cfg.Toolkit == nil {
+		return nil, errors.New("vesper: Config.Toolkit is required; build it with tools.New(warehouse, nil)")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	a := &App{cfg: cfg, byName: map[string]*Domain{}, funcs: toolkitFuncs(cfg.Toolkit),
+		format: synth.New(&synth.Options{Now: cfg.Now})}
+	_, isOffline := cfg.Model.(*offline.Model)
+	a.rules = cfg.Model == nil || isOffline
+	m := cfg.Model
+	if m == nil {
+		m = offline.New(&offline.Options{Now: cfg.Now})
+	}
+	a.domains = append(BuiltinDomains(), cfg.Domains...)
+	for i := range a.domains {
+		d := &a.domains[i]
+		if d.Plan == nil {
+			return nil, fmt.Errorf("vesper: domain %q has no Plan; the offline router needs one", d.Name)
+		}
+		if _, dup := a.byName[d.Name]; dup {
+			return nil, fmt.Errorf("vesper: domain %q is registered twice", d.Name)
+		}
+		a.byName[d.Name] = d
+	}
+	opts := agent.SupervisorOptions{
+		Name: "vesper", Model: m, Prompt: SupervisorPrompt, Filters: FilterSchema, History: 2,
+		AfterClassify: a.afterClassify, Synthesize: a.synthesize, Compile: cfg.Compile,
+	}
+	if a.rules {
+		opts.ClassifierModel = &RuleRouter{app: a}
+	}
+	sup := agent.NewSupervisor(opts)
+	for i := range a.domains {
+		d := &a.domains[i]
+		sup.Add(agent.Agent{Name: d.Name, Intent: d.Intent, Description: d.Description, Examples: d.Examples, Run: a.runDomain(d)})
+	}
+	g, err := sup.Compile()
+	if err != nil {
+		return nil, err
+	}
+	a.Graph = g
+	return a, nil
+}
+
+// Domains returns the registered domains.
+func (a *App) Domains() []Domain { return slices.Clone(a.domains) }
+
+// afterClassify normalises the filters (alias map, fuzzy matching), carries
+// the previous request's filters and agents into a follow-up that names
+// only new filters ("and for SP15?"), and asks a domain's clarifying
+// question when the request lacks what it needs.
+func (a *App) afterClassify(ctx context.Context, st agent.SupervisorState, r agent.Route) (agent.Route, error) {
+	var f Filters
+	if len(r.Filters) > 0 {
+		if err := json.Unmarshal(r.Filters, &f); err != nil {
+			return r, fmt.Errorf("vesper: the classifier's filters %s do not fit the filter schema: %w", r.Filters, err)
+		}
+	}
+	f.Normalize()
+	req := strings.ToLower(lastUser(st.Messages))
+	followUp := has(req, "what about", "and for", "same for", "how about")
+	if !r.Ambiguous && len(st.Agents) > 0 && (followUp || (len(r.Agents) == 0 && !f.empty())) {
+		var prev Filters
+		_ = json.Unmarshal(st.Filters, &prev)
+		f = merge(prev, f)
+		if len(r.Agents) == 0 {
+			r.Agents = st.Agents
+		}
+	}
+	if !r.Ambiguous {
+		for _, n := range r.Agents {
+			if d := a.byName[n]; d != nil && d.Clarify != nil {
+				if q := d.Clarify(req, f); q != "" {
+					r.Ambiguous, r.Question = true, q
+					break
+				}
+			}
+		}
+	}
+	raw, _ := json.Marshal(f)
+	r.Filters = raw
+	return r, nil
+}
+
+func (f Filters) empty() bool {
+	b, _ := json.Marshal(f)
+	return string(b) == "{}"
+}
+
+// merge lays the new filters over the previous ones; a new hub-zone or
+// vendor replaces the old list.
+func merge(prev, cur Filters) Filters {
+	out := prev
+	b, _ := json.Marshal(cur)
+	_ = json.Unmarshal(b, &out)
+	if len(cur.HubZones) > 0 {
+		out.HubZones = cur.HubZones
+	}
+	if len(cur.Vendors) > 0 {
+		out.Vendors = cur.Vendors
+	}
+	return out
+}
+
+func lastUser(msgs []message.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == message.RoleUser {
+			return msgs[i].Text()
+		}
+	}
+	return ""
+}
+
+// ToolCallRecord is one tool call an agent made, as chat_messages keeps it.
+type ToolCallRecord struct {
+	Agent  string          `json:"agent"`
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"args"`
+	Error  string          `json:"error,omitempty"`
+	Denied bool            `json:"denied,omitempty"`
+}
+
+// agentOutput is an agent's Data: its formatted blocks and its tool calls.
+type agentOutput struct {
+	Blocks    []synth.Block    `json:"blocks"`
+	ToolCalls []ToolCallRecord `json:"tool_calls"`
+}
+
+func (a *App) runDomain(d *Domain) agent.AgentFunc {
+	return func(ctx context.Context, task agent.Task) (agent.AgentResult, error) {
+		info, ok := tool.CallInfoFrom(ctx)
+		if !ok || strings.TrimSpace(info.Tenant) == "" {
+			return agent.AgentResult{}, ErrNoCaller
+		}
+		var f Filters
+		if len(task.Filters) > 0 {
+			_ = json.Unmarshal(task.Filters, &f)
+		}
+		funcs, allowed := a.toolsOf(d)
+		disabled := map[string]bool{}
+		if a.cfg.Settings != nil {
+			var err error
+			if disabled, err = a.cfg.Settings.Disabled(ctx, info.Tenant, d.Name); err != nil {
+				return agent.AgentResult{}, fmt.Errorf("vesper: reading the tool switches of %s: %w", d.Name, err)
+			}
+		}
+		var calls []Call
+		var out agentOutput
+		if a.rules {
+			calls = d.Plan(strings.ToLower(task.Request), f)
+		} else {
+			var text string
+			var err error
+			calls, text, err = a.modelPlan(ctx, d, task, allowed, disabled)
+			if err != nil {
+				return agent.AgentResult{}, err
+			}
+			if len(calls) == 0 && text != "" {
+				out.Blocks = append(out.Blocks, synth.Block{Lead: text})
+			}
+		}
+		for _, c := range calls {
+			rec := ToolCallRecord{Agent: d.Name, Tool: c.Tool, Args: c.Args}
+			var blk synth.Block
+			fn, known := funcs[c.Tool]
+			switch {
+			case !known || !slices.Contains(allowed, c.Tool):
+				rec.Error = "not a tool of this agent"
+				blk = synth.Block{Lead: fmt.Sprintf("The %s agent has no tool %q, so that part could not be answered.", d.Name, c.Tool), Empty: true}
+			case disabled[c.Tool]:
+				rec.Error, rec.Denied = "disabled for the tenant", true
+				blk = synth.Block{Lead: fmt.Sprintf("The tool %s is switched off for your organisation, so I cannot answer this part. An administrator can turn it on in the chat tool settings.", c.Tool), Empty: true}
+			default:
+				if perm := d.Permissions[c.Tool]; perm != "" && !info.Has(perm) {
+					rec.Error, rec.Denied = "permission "+perm+" missing", true
+					blk = synth.Block{Lead: fmt.Sprintf("You don't have access to %s (it needs the permission %s). Ask your administrator for access.", c.Tool, perm), Empty: true}
+					break
+				}
+				ctx := tool.WithCallInfo(ctx, tool.CallInfo{User: info.User, Tenant: info.Tenant, Permissions: info.Permissions, Tool: c.Tool,
+					ThreadID: info.ThreadID, RunID: info.RunID})
+				res, err := fn(ctx, c.Args)
+				if err != nil {
+					if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+						return agent.AgentResult{}, err
+					}
+					rec.Error = err.Error()
+					var de *rbac.DeniedError
+					rec.Denied = errors.As(err, &de)
+					blk = a.format.Error(c.Tool, err)
+					break
+				}
+				if r, ok := res.(Renderer); ok {
+					blk = r.Block()
+				} else if blk, err = a.format.Render(res); err != nil {
+					return agent.AgentResult{}, err
+				}
+			}
+			out.Blocks = append(out.Blocks, blk)
+			out.ToolCalls = append(out.ToolCalls, rec)
+		}
+		data, err := json.Marshal(out)
+		if err != nil {
+			return agent.AgentResult{}, err
+		}
+		var leads []string
+		for _, b := range out.Blocks {
+			leads = append(leads, b.Lead)
+		}
+		return agent.AgentResult{Answer: strings.Join(leads, "\n"), Data: data}, nil
+	}
+}
+
+// toolsOf returns a domain's tool runners and its registry entry.
+func (a *App) toolsOf(d *Domain) (map[string]ToolFunc, []string) {
+	if len(d.Tools) > 0 {
+		names := make([]string, 0, len(d.Tools))
+		for n := range d.Tools {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return d.Tools, names
+	}
+	return a.funcs, tools.AgentTools[d.Name]
+}
+
+// modelPlan asks a real model, with the domain's prompt and its enabled
+// tools, which tools to call.
+func (a *App) modelPlan(ctx context.Context, d *Domain, task agent.Task, allowed []string, disabled map[string]bool) ([]Call, string, error) {
+	all := a.cfg.Toolkit.Tools()
+	var specs []model.ToolSpec
+	for _, n := range allowed {
+		if disabled[n] {
+			continue
+		}
+		if t, ok := all[n]; ok {
+			specs = append(specs, t.Spec())
+		} else if len(d.Tools) > 0 {
+			specs = append(specs, model.ToolSpec{Name: n, Description: n, Parameters: json.RawMessage(`{"type":"object"}`)})
+		}
+	}
+	msgs := []message.Message{message.System(d.Prompt)}
+	if len(task.Filters) > 0 && string(task.Filters) != "{}" {
+		msgs = append(msgs, message.System("[Filter Context: "+string(task.Filters)+"]"))
+	}
+	if task.Summary != "" {
+		msgs = append(msgs, message.System("Earlier in this conversation: "+task.Summary))
+	}
+	for _, m := range task.Messages {
+		m.ID = ""
+		msgs = append(msgs, m)
+	}
+	resp, err := a.cfg.Model.Generate(ctx, &model.Request{Messages: msgs, Tools: specs})
+	if err != nil {
+		return nil, "", fmt.Errorf("vesper: %s: %w", d.Name, err)
+	}
+	var calls []Call
+	for _, tc := range resp.Message.ToolCalls {
+		calls = append(calls, Call{Tool: tc.Name, Args: tc.Arguments})
+	}
+	return calls, resp.Message.Text(), nil
+}
+
+// synthesize merges the agents' formatted blocks, adds the deep links and
+// streams the answer as message chunks.
+func (a *App) synthesize(ctx context.Context, st agent.SupervisorState) (string, error) {
+	out := a.Outcome(st)
+	var links []reports.DeepLink
+	if info, ok := tool.CallInfoFrom(ctx); ok && a.cfg.Linker != nil && len(out.ReportKeys) > 0 {
+		links = a.cfg.Linker.Links(ctx, info.Tenant, out.ReportKeys)
+	}
+	var text string
+	if len(out.Blocks) == 0 {
+		text = a.general()
+	} else {
+		text = a.format.Compose(out.Blocks, links).Markdown
+	}
+	emitText(ctx, text)
+	return text, nil
+}
+
+func (a *App) general() string {
+	var b strings.Builder
+	b.WriteString("Hello! I answer questions about Vesper's data:\n")
+	for _, d := range a.domains {
+		fmt.Fprintf(&b, "\n- %s For example: \"%s\"", d.Description, first(d.Examples))
+	}
+	return b.String()
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+// emitText streams text into the run's messages mode in pieces of a few words.
+func emitText(ctx context.Context, text string) {
+	info, ok := graph.InfoFrom(ctx)
+	if !ok {
+		return
+	}
+	id := message.NewID()
+	rest := text
+	for rest != "" {
+		n := 0
+		for i, r := range rest {
+			if r == ' ' || r == '\n' {
+				n++
+				if n == 8 {
+					rest, text = rest[i+1:], rest[:i+1]
+					break
+				}
+			}
+		}
+		if n < 8 {
+			text, rest = rest, ""
+		}
+		graph.EmitMessage(ctx, graph.MessageChunk{Message: message.Message{ID: id, Role: message.RoleAssistant, Content: text},
+			Metadata: map[string]any{"node": info.Node}})
+	}
+}
+
+// Outcome is what a request's final state says besides the answer: for
+// chat.complete and chat_messages.
+type Outcome struct {
+	Intent     string           `json:"intent"`
+	Agents     []string         `json:"agents_used"`
+	ToolCalls  []ToolCallRecord `json:"tool_calls"`
+	ReportKeys []string         `json:"report_keys"`
+	Charts     []synth.Chart    `json:"charts,omitempty"`
+	Blocks     []synth.Block    `json:"-"`
+}
+
+// Outcome reads the agents' results of the latest request.
+func (a *App) Outcome(st agent.SupervisorState) Outcome {
+	o := Outcome{Intent: st.Intent, Agents: st.Agents, ToolCalls: []ToolCallRecord{}}
+	for _, r := range st.Results {
+		if r.Error != "" {
+			o.Blocks = append(o.Blocks, synth.Block{Lead: fmt.Sprintf("The %s could not answer: %s", strings.ReplaceAll(r.Agent, "_", " "), r.Error), Empty: true})
+			continue
+		}
+		var out agentOutput
+		if err := json.Unmarshal(r.Data, &out); err != nil {
+			o.Blocks = append(o.Blocks, synth.Block{Lead: r.Answer})
+			continue
+		}
+		o.Blocks = append(o.Blocks, out.Blocks...)
+		o.ToolCalls = append(o.ToolCalls, out.ToolCalls...)
+	}
+	o.ReportKeys = synth.ReportKeys(o.Blocks)
+	for _, b := range o.Blocks {
+		if b.Chart != nil {
+			o.Charts = append(o.Charts, *b.Chart)
+		}
+	}
+	return o
+}

@@ -1,0 +1,290 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/trellis-go/trellis/apps/vesper/synth"
+	"github.com/trellis-go/trellis/apps/vesper/tools"
+)
+
+// Domain is one business domain: an agent node of the graph, its prompt,
+// its tools and the rules the offline router and planner follow for it.
+// The four domains of the specification are [BuiltinDomains]; a new one is
+// registered with [Config.Domains] and needs no change to the supervisor.
+type Domain struct {
+	// Name is the agent's name and graph node (e.g. "per_agent").
+	Name string
+	// Intent is the intent it serves (e.g. "project_execution").
+	Intent string
+	// Description and Examples are what the classifier routes by.
+	Description string
+	Examples    []string
+	// Prompt is the agent's system prompt (the document's, for the built-in domains).
+	Prompt string
+	// Keywords are the words (lower case, matched as prefixes of the request's
+	// words or as phrases) by which the offline router recognises the domain.
+	Keywords []string
+	// Group names domains that answer overlapping questions (the two price
+	// domains); the offline router keeps only the best-scoring of a group.
+	Group string
+	// Tools are the domain's tools by name. Empty means the toolkit's tools
+	// of the registry entry tools.AgentTools[Name].
+	Tools map[string]ToolFunc
+	// Permissions names, for tools outside the rbac matrix, the permission
+	// each needs; a caller without it is told so.
+	Permissions map[string]string
+	// Plan is the offline planner: the tool calls that answer a request
+	// with the extracted filters. Required.
+	Plan func(request string, f Filters) []Call
+	// Clarify, when set, returns a question to ask instead of running when
+	// the request lacks what the domain needs; "" means go ahead.
+	Clarify func(request string, f Filters) string
+}
+
+// ToolFunc runs one tool on JSON arguments and returns its typed result,
+// which synth.Formatter renders, or which renders itself as a [Renderer].
+type ToolFunc func(ctx context.Context, args json.RawMessage) (any, error)
+
+// Renderer is a result that formats itself (the results of added domains).
+type Renderer interface {
+	Block() synth.Block
+}
+
+// Call is one planned tool call.
+type Call struct {
+	Tool string          `json:"tool"`
+	Args json.RawMessage `json:"args"`
+}
+
+func call(name string, args any) Call {
+	b, _ := json.Marshal(args)
+	return Call{Tool: name, Args: b}
+}
+
+func typed[A, O any](fn func(context.Context, A) (O, error)) ToolFunc {
+	return func(ctx context.Context, raw json.RawMessage) (any, error) {
+		var a A
+		if len(raw) > 0 {
+			dec := json.NewDecoder(strings.NewReader(string(raw)))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&a); err != nil {
+				return nil, fmt.Errorf("vesper: bad tool arguments %s: %w", raw, err)
+			}
+		}
+		return fn(ctx, a)
+	}
+}
+
+// toolkitFuncs are the typed runners of the toolkit's sixteen tools.
+func toolkitFuncs(k *tools.Toolkit) map[string]ToolFunc {
+	return map[string]ToolFunc{
+		"get_average_annual_price":      typed(k.GetAverageAnnualPrice),
+		"get_hourly_price_distribution": typed(k.GetHourlyPriceDistribution),
+		"list_available_curves":         typed(k.ListAvailableCurves),
+		"compare_vendors":               typed(k.CompareVendors),
+		"compare_hub_zones":             typed(k.CompareHubZones),
+		"get_top_reports_by_views":      typed(k.GetTopReportsByViews),
+		"get_top_users":                 typed(k.GetTopUsers),
+		"get_report_usage_trend":        typed(k.GetReportUsageTrend),
+		"get_project_overview":          typed(k.GetProjectOverview),
+		"get_project_health":            typed(k.GetProjectHealth),
+		"get_milestone_dates":           typed(k.GetMilestoneDates),
+		"get_budget_overview":           typed(k.GetBudgetOverview),
+		"get_task_risks":                typed(k.GetTaskRisks),
+		"get_portfolio_summary":         typed(k.GetPortfolioSummary),
+		"get_recent_changes":            typed(k.GetRecentChanges),
+		"general_sql_query":             typed(k.GeneralSQLQuery),
+	}
+}
+
+func has(text string, words ...string) bool {
+	for _, w := range words {
+		if strings.Contains(text, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// The agents' system prompts, as the specification writes them.
+const (
+	DayAheadPrompt = `You are the Day-Ahead Energy Curve specialist for Vesper Analytics.
+You answer questions about energy price forecasts from vendor curve files.
+
+## Data Available
+- Average annual day-ahead prices by Vendor, Market, Hub-Zone, Year, As-Of date
+- Hourly price distributions for any filter combination
+- List of available curve files (vendor/market/hub-zone/asof combinations)
+- Vendor comparisons (Ascend vs Hitachi for same market/hub-zone)
+
+## Tools Available
+- get_average_annual_price: Avg price by year for given vendor/market/hub-zone/asof
+- get_hourly_price_distribution: Hourly avg prices (hour 0-23) for given filters
+- list_available_curves: List available vendor+market+hub-zone+asof combinations
+- compare_vendors: Side-by-side vendor price comparison for same market/hub-zone/year
+
+## Instructions
+1. Use the filters provided in the state to call the appropriate tool
+2. If a required filter is missing, use list_available_curves to show options
+3. Always state the data source (vendor, market, hub-zone, asof) in your response
+4. Format prices as $/MWh with 2 decimal places`
+
+	PriceCurvePrompt = `You are the Price Curve Intelligence specialist for Vesper Analytics.
+You answer questions about the shape of day-ahead prices: by hour of day, peak versus off-peak,
+spreads between hub-zones and markets, and seasonal patterns.
+
+## Tools Available
+- get_hourly_price_distribution: Hourly avg, min and max prices (hour 0-23) with peak and off-peak averages
+- compare_hub_zones: Two hub-zones' hourly averages side by side with the spread
+- get_average_annual_price: Avg price by year for given vendor/market/hub-zone/asof
+
+## Instructions
+1. Use the filters provided in the state to call the appropriate tool
+2. Peak hours are 7-22; say which hours you mean
+3. Format prices as $/MWh with 2 decimal places`
+
+	PBIPrompt = `You are the Power BI Usage Metrics specialist for Vesper Analytics.
+You answer questions about report views, unique viewers, top users, most-viewed reports and usage trends.
+
+## Tools Available
+- get_top_reports_by_views: Most-viewed reports in a date range
+- get_top_users: Most active users in a date range, optionally for one report
+- get_report_usage_trend: Views per month or week of one report or all
+
+## Instructions
+1. Default to the last 30 days when the user names no period
+2. State the period the numbers cover`
+
+	PERPrompt = `You are the Project Execution (PER) specialist for Vesper Analytics.
+You answer questions about renewable energy projects tracked in Asana.
+
+## Data Available
+- Project overview: current stage, technology, market, sponsor, SPA, location,
+  budget vs actuals, commercial execution (buyer, tenor, PPA price, revision date)
+- Project health: health color (green/yellow/red) per domain (site, permits,
+  interconnection, engineering, procurement, offtake, financing, construction, schedule)
+- Task status and risks for any project
+- Portfolio-level milestone timeline (Stage 1-8, COD dates)
+- Historical changes to project fields and task dates
+
+## Tools Available
+- get_project_overview: High-level project summary
+- get_project_health: Health status per domain
+- get_milestone_dates: Stage milestone dates and COD
+- get_budget_overview: Budget, actuals, forecast, IC_LC, PPA_LC
+- get_task_risks: Tasks with risk or status flags
+- get_portfolio_summary: Portfolio-level view (all active projects)
+- get_recent_changes: Recent field changes for a project or across portfolio
+
+## Instructions
+1. When user asks about a specific project, use get_project_overview first
+2. Map health colors: green = on track, yellow = at risk, red = off track, blue = on hold
+3. Format financial figures as US dollars with appropriate units ($K or $M)
+4. When discussing COD (Commercial Operation Date), always state the year
+5. If the project name is ambiguous, list matching projects and ask for clarification`
+)
+
+func priceClarify(req string, f Filters) string {
+	if f.Market == "" && f.HubZone == "" && len(f.HubZones) == 0 && !has(req, "list", "available", "which curve", "what curve", "files") {
+		return "Which market and hub-zone do you mean (for example CAISO NP15, CAISO SP15 or ERCOT HB_NORTH), and for which year?"
+	}
+	return ""
+}
+
+// BuiltinDomains are the specification's four domains.
+func BuiltinDomains() []Domain {
+	return []Domain{
+		{
+			Name: tools.DayAheadAgent, Intent: "dayahead_curve", Group: "prices", Prompt: DayAheadPrompt,
+			Description: "Day-Ahead energy price forecasts, average prices by year, vendor curve comparisons (Ascend, Hitachi, ICF), hub-zone prices (NP15, SP15) and As-Of file comparisons.",
+			Examples: []string{"What is the average day-ahead price for NP15 in CAISO for 2025 from Ascend?",
+				"Compare Ascend vs Hitachi for SP15 in ERCOT for 2026", "List available curve files for Q1 2025"},
+			Keywords: []string{"day-ahead", "dayahead", "day ahead", "average price", "avg price", "price", "$/mwh", "curve", "vendor", "ascend", "hitachi", "icf", "as-of", "asof", "forecast"},
+			Clarify:  priceClarify,
+			Plan: func(req string, f Filters) []Call {
+				switch {
+				case len(f.Vendors) >= 2 || (has(req, "compare", " vs", "versus") && !(len(f.HubZones) >= 2)):
+					return []Call{call("compare_vendors", tools.CompareVendorsArgs{Market: f.Market, HubZone: f.HubZone, Year: f.Year, Vendors: f.Vendors})}
+				case has(req, "list", "available", "which curve", "what curve", "files"):
+					return []Call{call("list_available_curves", tools.ListCurvesArgs{Vendor: f.Vendor, Market: f.Market, HubZone: f.HubZone})}
+				case has(req, "hourly", "by hour", "hour of"):
+					return []Call{call("get_hourly_price_distribution", tools.HourlyPriceArgs{Market: f.Market, HubZone: f.HubZone, Year: f.Year, Month: f.Month, Vendor: f.Vendor, AsOf: f.AsOf})}
+				case f.Vendor == "" || f.Market == "" || f.HubZone == "" || f.Year == 0:
+					// The document's instruction 2: a missing filter shows the options.
+					return []Call{call("list_available_curves", tools.ListCurvesArgs{Vendor: f.Vendor, Market: f.Market, HubZone: f.HubZone})}
+				}
+				return []Call{call("get_average_annual_price", tools.AveragePriceArgs{Vendor: f.Vendor, Market: f.Market, HubZone: f.HubZone, Year: f.Year, AsOf: f.AsOf})}
+			},
+		},
+		{
+			Name: tools.PriceCurveAgent, Intent: "price_curve_intelligence", Group: "prices", Prompt: PriceCurvePrompt,
+			Description: "Hourly price analysis, peak vs off-peak comparison, cross-market and hub-zone spreads, price shape by hour-of-day, seasonal patterns.",
+			Examples: []string{"Show me the hourly average price for CAISO NP15 in January 2025",
+				"What is the peak vs off-peak spread for ERCOT HB_NORTH?", "Compare hourly prices between NP15 and SP15 for 2025"},
+			Keywords: []string{"hourly", "by hour", "hour of", "peak", "off-peak", "spread", "shape", "seasonal", "hub-zones", "hub zones", "between"},
+			Clarify:  priceClarify,
+			Plan: func(req string, f Filters) []Call {
+				year := f.Year
+				if year == 0 {
+					year = 2025
+				}
+				if len(f.HubZones) >= 2 {
+					return []Call{call("compare_hub_zones", tools.CompareHubZonesArgs{HubZones: f.HubZones[:2], Year: year, Vendor: f.Vendor})}
+				}
+				return []Call{call("get_hourly_price_distribution", tools.HourlyPriceArgs{Market: f.Market, HubZone: f.HubZone, Year: year, Month: f.Month, Vendor: f.Vendor, AsOf: f.AsOf})}
+			},
+		},
+		{
+			Name: tools.PBIMetricsAgent, Intent: "pbi_metrics", Prompt: PBIPrompt,
+			Description: "Power BI usage statistics: report views, unique viewers, top users, most-viewed reports, usage trends.",
+			Examples: []string{"Which Power BI reports had the most views last month?", "Who are the top 10 Power BI users this quarter?",
+				"Show me the usage trend for the PER dashboard"},
+			Keywords: []string{"power bi", "pbi", "report", "views", "viewed", "viewers", "usage", "users", "dashboard"},
+			Plan: func(req string, f Filters) []Call {
+				dr := tools.DateRangeArgs{Start: f.DateRangeStart, End: f.DateRangeEnd}
+				switch {
+				case has(req, "trend", "over time", "per month", "by month", "by week"):
+					period := ""
+					if has(req, "week") && !has(req, "last week") {
+						period = "week"
+					}
+					return []Call{call("get_report_usage_trend", tools.UsageTrendArgs{ReportName: f.ReportName, Start: f.DateRangeStart, End: f.DateRangeEnd, Period: period})}
+				case has(req, "user", "who ", "people", "viewers"):
+					return []Call{call("get_top_users", tools.TopUsersArgs{DateRangeArgs: dr, TopN: f.TopN, ReportName: f.ReportName})}
+				}
+				return []Call{call("get_top_reports_by_views", tools.TopReportsArgs{DateRangeArgs: dr, TopN: f.TopN})}
+			},
+		},
+		{
+			Name: tools.PERAgent, Intent: "project_execution", Prompt: PERPrompt,
+			Description: "Renewable energy project tracking: project health (green/yellow/red), milestone dates, budget vs actuals, task status, risks, portfolio overview, commercialization status.",
+			Examples: []string{"What is the health status of Nazareth Solar?", "Show me all projects at risk",
+				"What is the budget vs actuals for Nazareth Solar?", "List all Stage 3 projects and their COD dates", "What milestones changed this week?"},
+			Keywords: []string{"project", "health", "milestone", "budget", "actuals", "portfolio", "stage", "cod", "risk", "task", "off track", "on track", "on hold", "changed", "changes"},
+			Plan: func(req string, f Filters) []Call {
+				p := f.ProjectName
+				switch {
+				case has(req, "chang", "moved", "slipped", "pushed"):
+					return []Call{call("get_recent_changes", tools.RecentChangesArgs{ProjectName: p, FieldChanged: f.FieldChanged, SinceDate: f.DateRangeStart})}
+				case p == "":
+					if has(req, "risk") && !has(req, "at risk") {
+						return []Call{call("get_task_risks", tools.TaskRisksArgs{})}
+					}
+					return []Call{call("get_portfolio_summary", tools.PortfolioArgs{Technology: f.Technology, Stage: f.ProjectStage, StatusColor: f.StatusColor})}
+				case has(req, "health", "status", "on track", "off track"):
+					return []Call{call("get_project_health", tools.ProjectArgs{ProjectName: p})}
+				case has(req, "milestone", "cod", "dates", "timeline", "when "):
+					return []Call{call("get_milestone_dates", tools.ProjectArgs{ProjectName: p})}
+				case has(req, "budget", "actuals", "spend", "cost", "forecast"):
+					return []Call{call("get_budget_overview", tools.ProjectArgs{ProjectName: p})}
+				case has(req, "risk", "task"):
+					return []Call{call("get_task_risks", tools.TaskRisksArgs{ProjectName: p})}
+				}
+				return []Call{call("get_project_overview", tools.ProjectArgs{ProjectName: p})}
+			},
+		},
+	}
+}

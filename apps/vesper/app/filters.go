@@ -1,0 +1,244 @@
+package app
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/trellis-go/trellis/apps/vesper/entity"
+)
+
+// Filters are the values the supervisor extracts from a request: the
+// specification's FilterContext plus the two the PER examples use
+// (status_color, field_changed). Empty fields were not named.
+type Filters struct {
+	Vendor         string `json:"vendor,omitempty"`
+	Market         string `json:"market,omitempty"`
+	HubZone        string `json:"hub_zone,omitempty"`
+	AsOf           string `json:"asof_date,omitempty"`
+	Year           int    `json:"year,omitempty"`
+	Month          int    `json:"month,omitempty"`
+	Hour           *int   `json:"hour,omitempty"`
+	ProjectName    string `json:"project_name,omitempty"`
+	ProjectStage   string `json:"project_stage,omitempty"`
+	Technology     string `json:"technology,omitempty"`
+	Sponsor        string `json:"sponsor,omitempty"`
+	ReportName     string `json:"report_name,omitempty"`
+	DateRangeStart string `json:"date_range_start,omitempty"`
+	DateRangeEnd   string `json:"date_range_end,omitempty"`
+	TopN           int    `json:"top_n,omitempty"`
+	StatusColor    string `json:"status_color,omitempty"`
+	FieldChanged   string `json:"field_changed,omitempty"`
+	// HubZones holds every hub-zone named, for comparisons of two.
+	HubZones []string `json:"hub_zones,omitempty"`
+	// Vendors holds every vendor named, for comparisons.
+	Vendors []string `json:"vendors,omitempty"`
+}
+
+// FilterSchema is the JSON Schema of Filters the classifier fills.
+var FilterSchema = json.RawMessage(`{"type":"object","properties":{
+"vendor":{"type":"string","description":"Vendor: 'Ascend' or 'Hitachi' (icf, hitachi-icf mean Hitachi)"},
+"market":{"type":"string","description":"Market: CAISO, ERCOT, MISO, PJM, NYISO or ISO-NE"},
+"hub_zone":{"type":"string","description":"Hub-zone, e.g. NP15, SP15, HB_NORTH"},
+"asof_date":{"type":"string","description":"As-Of file, e.g. Jan_2025 or Q1_2025"},
+"year":{"type":"integer","description":"Year, e.g. 2025"},
+"month":{"type":"integer","description":"Month 1-12"},
+"hour":{"type":"integer","description":"Hour of day 0-23"},
+"project_name":{"type":"string","description":"Project name as the user wrote it"},
+"project_stage":{"type":"string","description":"Stage, e.g. Stage 3"},
+"technology":{"type":"string","description":"Solar, Wind, BESS, Hybrid or Solar+Storage"},
+"sponsor":{"type":"string"},
+"report_name":{"type":"string","description":"Power BI report name"},
+"date_range_start":{"type":"string","description":"ISO date"},
+"date_range_end":{"type":"string","description":"ISO date"},
+"top_n":{"type":"integer"},
+"status_color":{"type":"string","description":"on_track (green), at_risk (yellow), off_track (red) or on_hold (blue)"},
+"field_changed":{"type":"string","description":"Changed field, e.g. FinishDate"},
+"hub_zones":{"type":"array","items":{"type":"string"}},
+"vendors":{"type":"array","items":{"type":"string"}}}}`)
+
+// Normalize resolves every entity filter through the alias map and fuzzy
+// matching (entity.Resolve); values nothing matches are kept, so the tools
+// can say what was not found.
+func (f *Filters) Normalize() {
+	res := func(kind string, v *string) {
+		if *v == "" {
+			return
+		}
+		if c, ok, err := entity.Resolve(kind, *v); err == nil && ok {
+			*v = c
+		}
+	}
+	res(entity.Vendor, &f.Vendor)
+	res(entity.Market, &f.Market)
+	res(entity.HubZone, &f.HubZone)
+	res(entity.Technology, &f.Technology)
+	for i := range f.HubZones {
+		res(entity.HubZone, &f.HubZones[i])
+	}
+	for i := range f.Vendors {
+		res(entity.Vendor, &f.Vendors[i])
+	}
+	switch strings.ToLower(strings.TrimSpace(f.StatusColor)) {
+	case "red", "off track", "off-track", "off_track":
+		f.StatusColor = "off_track"
+	case "yellow", "at risk", "at-risk", "at_risk":
+		f.StatusColor = "at_risk"
+	case "green", "on track", "on-track", "on_track":
+		f.StatusColor = "on_track"
+	case "blue", "on hold", "on-hold", "on_hold":
+		f.StatusColor = "on_hold"
+	}
+}
+
+var (
+	yearRE   = regexp.MustCompile(`\b(20[2-3][0-9])\b`)
+	asofRE   = regexp.MustCompile(`(?i)\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)_20[2-3][0-9]|q[1-4]_20[2-3][0-9])\b`)
+	topRE    = regexp.MustCompile(`(?i)\btop\s+(\d{1,3})\b`)
+	stageRE  = regexp.MustCompile(`(?i)\bstage\s+([1-8])\b`)
+	wordRE   = regexp.MustCompile(`[A-Za-z0-9_+\-]+`)
+	capRunRE = regexp.MustCompile(`\b[A-Z][A-Za-z0-9]*(?:\s+[A-Z][A-Za-z0-9]*)*\b`)
+	months   = []string{"january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"}
+)
+
+// Extract reads the filters a request names, with the rules of the
+// specification's supervisor prompt: the alias map per kind, four-digit
+// years, As-Of identifiers, "top N", stages, health colours and relative
+// date ranges ("last week", "last month", "this quarter") against now.
+func Extract(text string, now time.Time) Filters {
+	var f Filters
+	lower := strings.ToLower(text)
+	words := wordRE.FindAllString(text, -1)
+	seen := map[string]bool{}
+	for i := 0; i < len(words); i++ {
+		// Two-word aliases first ("north hub", "hitachi icf").
+		for _, n := range []int{2, 1} {
+			if i+n > len(words) {
+				continue
+			}
+			w := strings.Join(words[i:i+n], " ")
+			if kind, canon := exactEntity(w); kind != "" {
+				key := kind + "/" + canon
+				if !seen[key] {
+					seen[key] = true
+					switch kind {
+					case entity.Vendor:
+						f.Vendors = append(f.Vendors, canon)
+					case entity.Market:
+						if f.Market == "" {
+							f.Market = canon
+						}
+					case entity.HubZone:
+						f.HubZones = append(f.HubZones, canon)
+					case entity.Technology:
+						if f.Technology == "" {
+							f.Technology = canon
+						}
+					}
+				}
+				i += n - 1
+				break
+			}
+		}
+	}
+	if len(f.Vendors) > 0 {
+		f.Vendor = f.Vendors[0]
+	}
+	if len(f.HubZones) > 0 {
+		f.HubZone = f.HubZones[0]
+	}
+	if m := yearRE.FindString(text); m != "" {
+		f.Year, _ = strconv.Atoi(m)
+	}
+	if m := asofRE.FindString(text); m != "" {
+		f.AsOf = strings.ToUpper(m[:1]) + strings.ToLower(m[1:3]) + m[3:]
+		if m[0] == 'q' || m[0] == 'Q' {
+			f.AsOf = "Q" + m[1:]
+		}
+	}
+	if m := topRE.FindStringSubmatch(text); m != nil {
+		f.TopN, _ = strconv.Atoi(m[1])
+	}
+	if m := stageRE.FindStringSubmatch(text); m != nil {
+		f.ProjectStage = "Stage " + m[1]
+	}
+	for i, m := range months {
+		if strings.Contains(lower, m) {
+			f.Month = i + 1
+			break
+		}
+	}
+	switch {
+	case strings.Contains(lower, "off track") || strings.Contains(lower, "off-track") || strings.Contains(lower, "(red)") || strings.Contains(lower, " red "):
+		f.StatusColor = "off_track"
+	case strings.Contains(lower, "at risk") || strings.Contains(lower, "yellow"):
+		f.StatusColor = "at_risk"
+	case strings.Contains(lower, "on hold") || strings.Contains(lower, "blue"):
+		f.StatusColor = "on_hold"
+	case strings.Contains(lower, "on track") || strings.Contains(lower, "green"):
+		f.StatusColor = "on_track"
+	}
+	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	iso := func(t time.Time) string { return t.Format(time.DateOnly) }
+	switch {
+	case strings.Contains(lower, "last week") || strings.Contains(lower, "last 7 days") || strings.Contains(lower, "this week"):
+		f.DateRangeStart, f.DateRangeEnd = iso(day.AddDate(0, 0, -7)), iso(day)
+	case strings.Contains(lower, "last month"):
+		first := time.Date(day.Year(), day.Month(), 1, 0, 0, 0, 0, time.UTC)
+		f.DateRangeStart, f.DateRangeEnd = iso(first.AddDate(0, -1, 0)), iso(first.AddDate(0, 0, -1))
+	case strings.Contains(lower, "this quarter"):
+		q := (int(day.Month()) - 1) / 3 * 3
+		f.DateRangeStart, f.DateRangeEnd = iso(time.Date(day.Year(), time.Month(q+1), 1, 0, 0, 0, 0, time.UTC)), iso(day)
+	case strings.Contains(lower, "this month"):
+		f.DateRangeStart, f.DateRangeEnd = iso(time.Date(day.Year(), day.Month(), 1, 0, 0, 0, 0, time.UTC)), iso(day)
+	}
+	if strings.Contains(lower, "milestone") && (strings.Contains(lower, "chang") || strings.Contains(lower, "moved") || strings.Contains(lower, "slipped")) {
+		f.FieldChanged = "FinishDate"
+	}
+	return f
+}
+
+// exactEntity reports whether a word is a known vendor, market, hub-zone or
+// technology by the alias map or an exact match (no fuzzy matching on free
+// text: "show" must not become a hub-zone).
+func exactEntity(w string) (kind, canon string) {
+	lw := strings.ToLower(w)
+	for _, k := range []string{entity.HubZone, entity.Market, entity.Vendor, entity.Technology} {
+		if c, ok := entity.Aliases[k][lw]; ok {
+			return k, c
+		}
+		for _, known := range entity.Known[k] {
+			if strings.EqualFold(known, w) {
+				return k, known
+			}
+		}
+	}
+	return "", ""
+}
+
+// capitalisedRuns are the runs of capitalised words of a text, longest
+// first, less a leading question word: candidates for a project name.
+func capitalisedRuns(text string) []string {
+	var out []string
+	for _, run := range capRunRE.FindAllString(text, -1) {
+		ws := strings.Fields(run)
+		for len(ws) > 0 {
+			if k, _ := exactEntity(ws[0]); k != "" || stopWords[strings.ToLower(ws[0])] {
+				ws = ws[1:]
+				continue
+			}
+			break
+		}
+		if len(ws) > 0 {
+			out = append(out, strings.Join(ws, " "))
+		}
+	}
+	return out
+}
+
+var stopWords = map[string]bool{"what": true, "show": true, "how": true, "which": true, "who": true, "list": true, "is": true,
+	"are": true, "the": true, "give": true, "tell": true, "compare": true, "and": true, "me": true, "i": true, "power": true,
+	"bi": true, "pbi": true, "per": true, "cod": true, "stage": true, "when": true, "where": true, "can": true, "does": true,
+	"do": true, "hi": true, "hello": true, "thanks": true, "please": true, "day-ahead": true}
