@@ -538,15 +538,15 @@ async function openSaver(variant) {
 SELECT (SELECT coalesce(sum(length(thread_id) + length(checkpoint_ns) + length(checkpoint_id)
           + coalesce(length(parent_checkpoint_id), 0) + coalesce(length(type), 0)
           + coalesce(length(checkpoint), 0) + coalesce(length(metadata), 0)), 0)
-          FROM checkpoints WHERE thread_id = ?1)
+          FROM checkpoints WHERE thread_id = @thread)
      + (SELECT coalesce(sum(length(thread_id) + length(checkpoint_ns) + length(checkpoint_id)
           + length(task_id) + 8 + length(channel) + coalesce(length(type), 0)
           + coalesce(length(value), 0)), 0)
-          FROM writes WHERE thread_id = ?1) AS n`);
+          FROM writes WHERE thread_id = @thread) AS n`);
     return {
       checkpointer,
       synchronous,
-      bytesOf: async (thread) => size.get(thread).n,
+      bytesOf: async (thread) => size.get({ thread }).n,
       close: async () => {
         db.close();
         rmSync(dir, { recursive: true, force: true });
