@@ -234,6 +234,48 @@ func BenchmarkVectorEf(b *testing.B) {
 	}
 }
 
+// BenchmarkVectorFlat is one search per iteration on an index without a graph (Options.Flat):
+// the benchmark's five-word queries are sparse, so this times the column scan alone, without
+// the minutes the graph takes to build.
+func BenchmarkVectorFlat(b *testing.B) {
+	c := getCorpus(b)
+	ix, err := vector.New(dims, &vector.Options{Flat: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i, v := range c.vecs {
+		if err := ix.Add(strconv.Itoa(i), v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	hit, total := 0, 0
+	for _, q := range c.qvecs[:200] {
+		got, _ := ix.Search(q, 10, nil)
+		want, _ := ix.Exact(q, 10, nil)
+		in := map[string]bool{}
+		for _, w := range want {
+			in[w.ID] = true
+		}
+		for _, g := range got {
+			if in[g.ID] {
+				hit++
+			}
+		}
+		total += len(want)
+	}
+	var lat []time.Duration
+	i := 0
+	for b.Loop() {
+		t := time.Now()
+		if _, err := ix.Search(c.qvecs[i%len(c.qvecs)], 10, nil); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t))
+		i++
+	}
+	report(b, lat, float64(hit)/float64(total))
+}
+
 // BenchmarkVectorExact is the exact scan the index is measured against.
 func BenchmarkVectorExact(b *testing.B) {
 	c := getCorpus(b)

@@ -470,11 +470,11 @@ func (ix *Index) Search(q []float32, k int, accept func(id string) bool) ([]Resu
 		return nil, nil
 	}
 	ok := func(n int32) bool { return !ix.deleted[n] && (accept == nil || accept(ix.ids[n])) }
-	if ix.opt.Flat || ix.entry < 0 {
-		return ix.exactLocked(qn, k, ok), nil
-	}
 	if nz := nonzero(qn); nz*sparseShare <= ix.dims {
 		return ix.sparseLocked(qn, k, ok), nil
+	}
+	if ix.opt.Flat || ix.entry < 0 {
+		return ix.exactLocked(qn, k, ok), nil
 	}
 	ep := ix.entry
 	epDist := ix.dist(qn, ep)
@@ -520,44 +520,69 @@ func nonzero(q []float32) int {
 // its recall is 1. The caller counted the non-zero components.
 func (ix *Index) sparseLocked(qn []float32, k int, ok func(int32) bool) []Result {
 	n := len(ix.ids)
+	// The non-zero components, once.
+	var dimBuf [64]int32
+	dimsNZ := dimBuf[:0]
+	for j, w := range qn {
+		if w != 0 {
+			dimsNZ = append(dimsNZ, int32(j))
+		}
+	}
 	sp, _ := ix.scores.Get().(*[]float32)
 	if sp == nil {
 		sp = new([]float32)
+		*sp = make([]float32, sparseBlock)
 	}
 	defer ix.scores.Put(sp)
-	if cap(*sp) < n {
-		*sp = make([]float32, n+n/4)
-	}
-	scores := (*sp)[:n]
-	clear(scores)
-	for j, w := range qn {
-		if w == 0 {
-			continue
-		}
-		col := ix.cols[j][:n]
-		sc := scores[:len(col)]
-		for i, x := range col {
-			sc[i] += w * x
-		}
-	}
 	var res maxHeap
-	for i, sim := range scores {
-		d := 1 - sim
-		if len(res) >= k && d >= res[0].d {
-			continue
+	// Nodes go by blocks small enough for their sums to stay in the first-level cache while
+	// every column adds to them; only the columns stream from memory.
+	for lo := 0; lo < n; lo += sparseBlock {
+		hi := min(lo+sparseBlock, n)
+		sc := (*sp)[:hi-lo]
+		clear(sc)
+		for _, j := range dimsNZ {
+			w := qn[j]
+			col := ix.cols[j][lo:hi]
+			axpy(w, col, sc)
 		}
-		if !ok(int32(i)) {
-			continue
+		for i, sim := range sc {
+			d := 1 - sim
+			if len(res) >= k && d >= res[0].d {
+				continue
+			}
+			node := int32(lo + i)
+			if !ok(node) {
+				continue
+			}
+			if len(res) >= k {
+				res.pop()
+			}
+			res.push(cand{node, d})
 		}
-		if len(res) >= k {
-			res.pop()
-		}
-		res.push(cand{int32(i), d})
 	}
 	out := []cand(res)
 	slices.SortFunc(out, cmpCand)
 	return ix.results(out)
 }
+
+// axpy adds w*x to y, element by element, over the shorter of the two.
+func axpy(w float32, x, y []float32) {
+	for len(x) >= 4 && len(y) >= 4 {
+		x4, y4 := x[:4:4], y[:4:4]
+		y4[0] += w * x4[0]
+		y4[1] += w * x4[1]
+		y4[2] += w * x4[2]
+		y4[3] += w * x4[3]
+		x, y = x[4:], y[4:]
+	}
+	for i := range min(len(x), len(y)) {
+		y[i] += w * x[i]
+	}
+}
+
+// sparseBlock is how many nodes a sparse scan sums at a time (16 KiB of sums).
+const sparseBlock = 4096
 
 // Exact returns the k live vectors most similar to q by scanning them all.
 func (ix *Index) Exact(q []float32, k int, accept func(id string) bool) ([]Result, error) {

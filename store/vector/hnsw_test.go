@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
