@@ -113,6 +113,9 @@ func New(cfg Config) (*App, error) {
 	return a, nil
 }
 
+// Toolkit returns the toolkit the agents run.
+func (a *App) Toolkit() *tools.Toolkit { return a.cfg.Toolkit }
+
 // Domains returns the registered domains.
 func (a *App) Domains() []Domain { return slices.Clone(a.domains) }
 

@@ -1,0 +1,17 @@
+// Package chat is Vesper's WebSocket transport and chat records.
+//
+// [Handler] serves /ws/v1/chat?token=...&session_id=...: the token is
+// authenticated before the upgrade (401 otherwise); each
+// {"type":"chat.message","content":"..."} frame is answered with
+// chat.thinking, the answer's chat.token frames as the synthesizer streams
+// it, and chat.complete (the answer, intent, agents used, Power BI deep
+// links, charts, latency); bad frames and failed turns get an "error" frame
+// and the connection stays open.
+//
+// [Records] keeps chat_sessions (title from the first message, written by
+// agent.Title), chat_messages (intent, agents used, tool calls, deep links,
+// token count, latency) and chat_session_summaries: once thirty messages
+// have accumulated past the last summary they are folded into a new one
+// (agent.Summarize), and later turns start from that summary plus the
+// messages after it.
+package chat
