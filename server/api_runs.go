@@ -223,21 +223,27 @@ func (s *Server) handleRunJoinStream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	l := s.hub.get(run.RunID)
-	if l == nil && s.bus != nil && (run.Status == RunPending || run.Status == RunRunning) {
-		// Executing in another replica (or waiting for one): follow it.
-		l = s.mirror(run)
-	}
-	if l == nil {
-		// Not in memory: a resumable run's log may be in the database.
-		l = newRunLog()
-		if evs, err := s.meta.loadEvents(r.Context(), run.RunID, 0); err == nil {
-			l.events = evs
-		}
-		l.close()
-	}
+	l := s.followLog(r.Context(), run)
 	cancel := r.URL.Query().Get("cancel_on_disconnect")
 	s.streamSSE(w, r, run, l, after, modes, cancel == "1" || cancel == "true")
+}
+
+// followLog returns the log a reader of the run's stream follows: the one in memory; else, for
+// a run executing in another replica (or waiting for one), a mirror of it; else the events the
+// database kept (a finished resumable run), closed.
+func (s *Server) followLog(ctx context.Context, run *Run) *runLog {
+	if l := s.hub.get(run.RunID); l != nil {
+		return l
+	}
+	if s.bus != nil && (run.Status == RunPending || run.Status == RunRunning) {
+		return s.mirror(run)
+	}
+	l := newRunLog()
+	if evs, err := s.meta.loadEvents(ctx, run.RunID, 0); err == nil {
+		l.events = evs
+	}
+	l.close()
+	return l
 }
 
 // streamSSE writes the run's events after seq `after` as server-sent events until the run ends

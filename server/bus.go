@@ -234,6 +234,20 @@ func (s *Server) mirror(run *Run) *runLog {
 		}
 		finish := func() {
 			fill()
+			// The executing replica writes the run's final status just after its end event;
+			// close once it is there, as a local run's log does, so that whoever was waiting
+			// finds the status final.
+			for range 100 {
+				r, err := s.meta.runByID(ctx, run.RunID)
+				if err != nil || (r.Status != RunPending && r.Status != RunRunning) {
+					break
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
 			l.close()
 		}
 		fill()

@@ -34,10 +34,29 @@
 //
 // # Runs
 //
-// Runs execute through a [Queue]: [LocalQueue] runs them in this process with a concurrency
-// limit. Runs of one thread never overlap: a second run waits (multitask_strategy enqueue),
+// Runs execute through a [Queue]. The default is [RiverQueue]: each run is a River job in the
+// server's own database (riversqlite on SQLite, riverpgxv5 on Postgres), so it outlives the
+// process that accepted it. [LocalQueue] keeps runs in memory instead.
+//
+// A worker executing a run holds the run's lease and renews it every Config.Heartbeat. A run
+// whose lease is three heartbeats old has lost its worker (the process died): every server
+// looks for such runs every heartbeat and schedules them again, and the graph continues from
+// the thread's last checkpoint, so nodes that had finished do not run again. A run that fails
+// with an error wrapping [ErrTransient] (or a provider's 429/5xx) is retried the same way, with
+// backoff, up to Config.MaxRunAttempts starts; Config.RunTimeout ends runs that take too long;
+// Config.MaxRunsPerTenant keeps one tenant from taking every worker.
+//
+// Runs of one thread never overlap: a second run waits (multitask_strategy enqueue),
 // is refused with 409 (reject, the default), or cancels the first (interrupt, rollback). A
 // run's user, tenant and permissions reach tools as tool.CallInfo.
+//
+// # Replicas
+//
+// Several servers may share one Postgres database. The one executing a run publishes its
+// stream events, and cancellations are broadcast, through Redis pub/sub (Config.RedisURL) or
+// else Postgres LISTEN/NOTIFY; a server asked for the stream of a run executing elsewhere
+// follows it, reading from the database whatever the bus lost. With a bus every run's events
+// are written to the database.
 //
 // # Auth and tenants
 //

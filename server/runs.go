@@ -347,10 +347,12 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 		}
 		inflight = append(inflight, slot.waiting...)
 	}
-	if len(inflight) == 0 && r.s.bus != nil {
-		// Other replicas may be running one of the thread's runs.
-		if others, err := r.s.meta.activeRuns(ctx, p.Tenant, threadID); err == nil {
-			for _, o := range others {
+	if r.s.bus != nil {
+		// With replicas the database is the truth: another replica may be running one of the
+		// thread's runs, and this one's slot may still name a run another replica finished.
+		if active, err := r.s.meta.activeRuns(ctx, p.Tenant, threadID); err == nil {
+			inflight = inflight[:0]
+			for _, o := range active {
 				inflight = append(inflight, o.RunID)
 			}
 		}

@@ -192,11 +192,7 @@ func (s *Server) handleRunWebSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer wc.close()
-	l := s.hub.get(run.RunID)
-	if l == nil {
-		l = newRunLog()
-		l.close()
-	}
+	l := s.followLog(r.Context(), run)
 	var after int64
 	if v := r.URL.Query().Get("last_event_id"); v != "" {
 		after, _ = parseSeq(v)
@@ -271,12 +267,7 @@ func (s *Server) handleThreadWebSocket(w http.ResponseWriter, r *http.Request) {
 				wc.send(wsOut{Type: "error", Detail: errText(err)})
 				continue
 			}
-			l := s.hub.get(run.RunID)
-			if l == nil {
-				l = newRunLog()
-				l.close()
-			}
-			wc.follow(run, l, in.LastEventID)
+			wc.follow(run, s.followLog(wc.ctx, run), in.LastEventID)
 		case "cancel":
 			action := errCancelInterrupt
 			if in.Action == "rollback" {
