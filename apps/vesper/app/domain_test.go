@@ -31,7 +31,9 @@ func TestAddingADomain(t *testing.T) {
 		Tools: map[string]app.ToolFunc{"get_outages": func(ctx context.Context, args json.RawMessage) (any, error) {
 			return outages{Lines: []string{"Path 15", "Path 26"}}, nil
 		}},
-		Plan: func(string, app.Filters) []app.Call { return []app.Call{{Tool: "get_outages", Args: json.RawMessage(`{}`)}} },
+		Plan: func(string, app.Filters) []app.Call {
+			return []app.Call{{Tool: "get_outages", Args: json.RawMessage(`{}`)}}
+		},
 	}
 	a := setup(t, app.Config{Domains: []app.Domain{transmission}})
 	st := ask(t, a, caller("vesper"), "Which transmission outages are planned?")
