@@ -61,6 +61,17 @@ CREATE TABLE store_meta (
 	value TEXT NOT NULL
 );
 `},
+	{2, "saved vector graph", `
+-- The HNSW graph of the vector index as of change seq, written by vector.Index.SaveGraph (links
+-- only; the vectors stay in store_items), so that opening a large store loads the graph
+-- instead of building it.
+CREATE TABLE store_vector_graph (
+	id    INTEGER PRIMARY KEY CHECK (id = 1),
+	seq   INTEGER NOT NULL,
+	dims  INTEGER NOT NULL,
+	graph BLOB    NOT NULL
+);
+`},
 }
 
 // Migrate brings the store's tables in db up to date. It is safe to call from several processes

@@ -1,6 +1,7 @@
 package sqlitestore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -42,6 +43,9 @@ type Store struct {
 	vmu     sync.Mutex // serializes catching up the vector index
 	vec     *vector.Index
 	lastSeq int64 // last change applied to vec; -1 before the first load
+	// savedSeq is the change the saved graph (store_vector_graph) is at, as far as this
+	// process knows; -1 when there is none.
+	savedSeq int64
 
 	closed atomic.Bool
 	stop   func()
@@ -101,7 +105,7 @@ func New(ctx context.Context, db *sql.DB, opts *Options) (*Store, error) {
 	if err := Migrate(ctx, db); err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, cfg: cfg, exact: o.ExactVectors, vopts: o.Vector, lastSeq: -1}
+	s := &Store{db: db, cfg: cfg, exact: o.ExactVectors, vopts: o.Vector, lastSeq: -1, savedSeq: -1}
 	s.vopts.Flat = s.vopts.Flat || o.ExactVectors
 	if cfg.Index != nil {
 		if err := s.checkDims(ctx); err != nil {
@@ -139,13 +143,21 @@ func (s *Store) checkDims(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the sweeper and, when Open made it, closes the database.
+// Close stops the sweeper, saves the vector graph when it has moved on by more than
+// [graphResave] changes since it was saved, and, when Open made it, closes the database.
 func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
 	if s.stop != nil {
 		s.stop()
+	}
+	if s.vec != nil {
+		s.vmu.Lock()
+		if s.lastSeq-s.savedSeq > graphResave || (s.savedSeq < 0 && s.lastSeq >= 0) {
+			s.saveGraph(context.Background())
+		}
+		s.vmu.Unlock()
 	}
 	if s.ownDB {
 		return s.db.Close()
@@ -607,7 +619,20 @@ func (s *Store) syncVectors(ctx context.Context) error {
 		return nil
 	}
 	if s.lastSeq < 0 || (minSeq.Valid && minSeq.Int64 > s.lastSeq+1) {
-		return s.loadAll(ctx)
+		loaded, err := s.loadSaved(ctx, minSeq, maxSeq)
+		if err != nil {
+			return err
+		}
+		if !loaded {
+			if err := s.loadAll(ctx); err != nil {
+				return err
+			}
+			s.saveGraph(ctx)
+			return nil
+		}
+		if s.lastSeq == maxSeq.Int64 {
+			return nil
+		}
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT c.seq, c.prefix, c.key, i.vec FROM store_vector_changes c
 		LEFT JOIN store_items i ON i.prefix = c.prefix AND i.key = c.key WHERE c.seq > ? ORDER BY c.seq`, s.lastSeq)
@@ -799,4 +824,90 @@ func wrap(op string, err error) error {
 		}
 	}
 	return e
+}
+
+// Saving the vector graph. Building an HNSW graph costs a search per vector (minutes at 100,000
+// vectors); reading a saved one costs a scan of the vectors and no distance at all. The saved
+// graph records the change-log position it is at: a process that loads it replays the logged
+// changes after that position, like any process catching up. A graph older than the change
+// log (pruned by Sweep) or of another dimension is ignored and rebuilt.
+const (
+	// graphSaveMin is the fewest vectors worth saving a graph for; below it building is quick.
+	graphSaveMin = 2000
+	// graphResave is how many changes past the saved graph make Close save it again.
+	graphResave = 1000
+)
+
+// loadSaved loads the saved graph when it can catch up from the change log; it reports whether
+// it did. The caller holds vmu.
+func (s *Store) loadSaved(ctx context.Context, minSeq, maxSeq sql.NullInt64) (bool, error) {
+	if s.vopts.Flat {
+		return false, nil
+	}
+	var seq int64
+	var dims int
+	var graph []byte
+	err := s.db.QueryRowContext(ctx, "SELECT seq, dims, graph FROM store_vector_graph WHERE id = 1").Scan(&seq, &dims, &graph)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, wrap("load vectors", err)
+	}
+	// Every change after seq must still be in the log.
+	if dims != s.cfg.Index.Dims || seq > maxSeq.Int64 || (minSeq.Valid && minSeq.Int64 > seq+1 && seq != maxSeq.Int64) {
+		s.cfg.Logger.Info("store: saved vector graph is stale; rebuilding", "backend", "sqlite", "graph_seq", seq, "log_from", minSeq.Int64)
+		return false, nil
+	}
+	vecs := map[string][]float32{}
+	rows, err := s.db.QueryContext(ctx, "SELECT prefix, key, vec FROM store_items WHERE vec IS NOT NULL")
+	if err != nil {
+		return false, wrap("load vectors", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var prefix, key string
+		var blob []byte
+		if err := rows.Scan(&prefix, &key, &blob); err != nil {
+			return false, wrap("load vectors", err)
+		}
+		vecs[itemID(prefix, key)] = decodeVec(blob)
+	}
+	if err := rows.Err(); err != nil {
+		return false, wrap("load vectors", err)
+	}
+	ix, err := vector.LoadGraph(bytes.NewReader(graph), func(id string) ([]float32, bool) {
+		v, ok := vecs[id]
+		return v, ok
+	})
+	if err != nil {
+		s.cfg.Logger.Warn("store: saved vector graph unreadable; rebuilding", "backend", "sqlite", "err", err)
+		return false, nil
+	}
+	ix.SetEfSearch(s.vopts.EfSearch)
+	s.vec, s.lastSeq, s.savedSeq = ix, seq, seq
+	s.cfg.Logger.Info("store: vector graph loaded", "backend", "sqlite", "graph_seq", seq, "vectors", ix.Len())
+	return true, nil
+}
+
+// saveGraph writes the graph as of lastSeq, when it is big enough to be worth it. Failing to
+// save (a read-only file, a busy writer) only costs the next opener a rebuild, so it is logged
+// and not returned. The caller holds vmu.
+func (s *Store) saveGraph(ctx context.Context) {
+	if s.vopts.Flat || s.vec == nil || s.vec.Len() < graphSaveMin || s.lastSeq < 0 {
+		return
+	}
+	var buf bytes.Buffer
+	if err := s.vec.SaveGraph(&buf); err != nil {
+		s.cfg.Logger.Warn("store: vector graph not saved", "backend", "sqlite", "err", err)
+		return
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO store_vector_graph (id, seq, dims, graph) VALUES (1, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, dims = excluded.dims, graph = excluded.graph
+		WHERE excluded.seq >= store_vector_graph.seq`, s.lastSeq, s.cfg.Index.Dims, buf.Bytes())
+	if err != nil {
+		s.cfg.Logger.Warn("store: vector graph not saved", "backend", "sqlite", "err", wrap("save vector graph", err))
+		return
+	}
+	s.savedSeq = s.lastSeq
 }

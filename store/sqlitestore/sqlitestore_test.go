@@ -1,9 +1,12 @@
 package sqlitestore_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -146,7 +149,77 @@ func TestMigrateIsIdempotent(t *testing.T) {
 		}
 	}
 	var n int
-	if err := s.DB().QueryRow("SELECT count(*) FROM store_schema_migrations").Scan(&n); err != nil || n != 1 {
+	if err := s.DB().QueryRow("SELECT count(*) FROM store_schema_migrations").Scan(&n); err != nil || n != 2 {
 		t.Fatalf("migrations recorded: %d, %v", n, err)
+	}
+}
+
+// A store big enough saves its vector graph; the next open loads it instead of building it,
+// then replays the changes made after the save.
+func TestSavedVectorGraph(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "g.db")
+	var logs bytes.Buffer
+	cfg := indexed()
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	s := setup(t, path, cfg)
+	words := []string{"apples", "bananas", "rivers", "mountains", "engines", "compilers", "violins", "tax"}
+	for i := range 2100 {
+		text := fmt.Sprintf("%s and %s number %d", words[i%len(words)], words[(i/8)%len(words)], i)
+		if err := s.Put(ctx, store.PutRequest{Namespace: []string{"kb"}, Key: fmt.Sprint(i), Value: map[string]any{"text": text}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Search(ctx, store.SearchRequest{Query: "fruit"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	var seq int64
+	if err := setup(t, path, store.Config{}).DB().QueryRow("SELECT seq FROM store_vector_graph").Scan(&seq); err != nil {
+		t.Fatalf("no saved graph after closing a store of 2100 vectors: %v", err)
+	}
+	// Another writer changes things after the save.
+	w := setup(t, path, store.Config{Index: &store.IndexConfig{Embedder: &storetest.TopicEmbedder{}, Dims: storetest.TopicDims}})
+	if err := w.Put(ctx, store.PutRequest{Namespace: []string{"fresh"}, Key: "new", Value: map[string]any{"text": "violins and violins"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Delete(ctx, store.DeleteRequest{Namespace: []string{"kb"}, Key: "6"}); err != nil {
+		t.Fatal(err)
+	}
+	logs.Reset()
+	s2 := setup(t, path, cfg)
+	if !strings.Contains(logs.String(), "vector graph loaded") {
+		t.Fatalf("the reopened store did not load the saved graph; logs:\n%s", logs.String())
+	}
+	res, err := s2.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"fresh"}, Query: "violins"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Key != "new" {
+		t.Fatalf("a put made after the save is not found: %+v", res)
+	}
+	res, err = s2.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: "violins", Limit: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) < 10 {
+		t.Fatalf("only %d results for violins", len(res))
+	}
+	for _, r := range res {
+		if r.Key == "6" {
+			t.Fatal("an item deleted after the save came back")
+		}
+	}
+	// A damaged saved graph is rebuilt, not trusted.
+	if _, err := w.DB().Exec("UPDATE store_vector_graph SET graph = x'00010203'"); err != nil {
+		t.Fatal(err)
+	}
+	logs.Reset()
+	s3 := setup(t, path, cfg)
+	if !strings.Contains(logs.String(), "unreadable; rebuilding") {
+		t.Fatalf("a damaged graph was not reported; logs:\n%s", logs.String())
+	}
+	if res, err := s3.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"fresh"}, Query: "violins"}); err != nil || len(res) != 1 {
+		t.Fatalf("search after rebuilding: %+v, %v", res, err)
 	}
 }
