@@ -1,0 +1,92 @@
+// Package vesperserve registers Vesper with the trellis server: Open loads
+// the warehouse on first start (SQLite in the data directory, or the
+// "vesper" schema of the server's Postgres database), seeds the report menu
+// of the demonstration tenants, and builds the graph; Spec is the
+// server.GraphSpec `trellis serve` lists as the assistant "vesper".
+package vesperserve
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/trellis-go/trellis/apps/vesper/app"
+	"github.com/trellis-go/trellis/apps/vesper/chat"
+	"github.com/trellis-go/trellis/apps/vesper/reports"
+	"github.com/trellis-go/trellis/apps/vesper/tools"
+	"github.com/trellis-go/trellis/apps/vesper/warehouse"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/server"
+)
+
+// Opened is a loaded Vesper: the warehouse, the graph and the chat records.
+type Opened struct {
+	Warehouse *warehouse.Warehouse
+	App       *app.App
+	Linker    *reports.Linker
+	Records   *chat.Records
+}
+
+// Open opens (and on first start loads) the warehouse and builds the app.
+// An empty databaseURL means SQLite at dataDir/vesper.db.
+func Open(ctx context.Context, dataDir, databaseURL string, compile graph.CompileOptions) (*Opened, error) {
+	cfg := warehouse.Config{}
+	if databaseURL != "" {
+		cfg.Dialect, cfg.DSN = warehouse.Postgres, databaseURL
+	} else {
+		if err := os.MkdirAll(dataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("vesperserve: data directory %s: %w", dataDir, err)
+		}
+		cfg.DSN = filepath.Join(dataDir, "vesper.db")
+	}
+	w, err := warehouse.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Opened, error) { w.Close(); return nil, err }
+	settings, err := tools.NewSettings(ctx, w)
+	if err != nil {
+		return fail(err)
+	}
+	menu, err := reports.NewMenu(ctx, w)
+	if err != nil {
+		return fail(err)
+	}
+	for _, tenant := range []string{warehouse.TenantVesper, "northwind"} {
+		if _, ok, err := menu.ByKey(ctx, tenant, "mc_dayahead_curves"); err != nil {
+			return fail(err)
+		} else if !ok {
+			for _, it := range reports.DefaultItems(tenant) {
+				if err := menu.Put(ctx, it); err != nil {
+					return fail(err)
+				}
+			}
+		}
+	}
+	rec, err := chat.NewRecords(ctx, w)
+	if err != nil {
+		return fail(err)
+	}
+	linker := &reports.Linker{Menu: menu}
+	a, err := app.New(app.Config{Toolkit: tools.New(w, nil), Settings: settings, Linker: linker, Compile: compile})
+	if err != nil {
+		return fail(err)
+	}
+	return &Opened{Warehouse: w, App: a, Linker: linker, Records: rec}, nil
+}
+
+// Spec is the assistant "vesper" for the server's graph list.
+func Spec(dataDir, databaseURL string) server.GraphSpec {
+	return server.GraphSpec{
+		ID:          "vesper",
+		Description: "Vesper Analytics: day-ahead prices, price curves, Power BI usage and renewable projects, on the offline rules.",
+		Build: func(d server.Deps) (graph.Runnable, error) {
+			o, err := Open(context.Background(), dataDir, databaseURL, graph.CompileOptions{Saver: d.Saver, Store: d.Store})
+			if err != nil {
+				return nil, err
+			}
+			return o.App.Graph, nil
+		},
+	}
+}

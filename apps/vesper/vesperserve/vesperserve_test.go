@@ -1,0 +1,38 @@
+package vesperserve_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/apps/vesper/vesperserve"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// Open loads the warehouse into the data directory on first start and
+// reuses it on the second.
+func TestOpenLoadsOnceAndAnswers(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	for i := range 2 {
+		o, err := vesperserve.Open(ctx, dir, "", graph.CompileOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := o.App.Graph.Invoke(tool.WithCallInfo(ctx, tool.CallInfo{Tenant: "vesper", User: "u", Permissions: []string{"*"}}),
+			agent.SupervisorState{Messages: []message.Message{message.User("Show me all projects that are off track (red)")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(st.Answer, "There are **3 projects**") || !strings.Contains(st.Answer, "Portfolio View") {
+			t.Fatalf("start %d: %s", i+1, st.Answer)
+		}
+		o.Warehouse.Close()
+	}
+	if spec := vesperserve.Spec(dir, ""); spec.ID != "vesper" || spec.Build == nil {
+		t.Fatalf("spec %+v", spec)
+	}
+}
