@@ -80,8 +80,14 @@ func Migrate(ctx context.Context, db DB) error {
 }
 
 func migrate(ctx context.Context, db DB) error {
+	// The fast path names the current schema's table: unqualified, it could be another
+	// schema's further along the search_path (say public's), current while this schema is empty.
 	var current int
-	err := db.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM trellis_checkpoint_migrations").Scan(&current)
+	var schema string
+	err := db.QueryRow(ctx, "SELECT current_schema()").Scan(&schema)
+	if err == nil {
+		err = db.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM "+pgx.Identifier{schema, "trellis_checkpoint_migrations"}.Sanitize()).Scan(&current)
+	}
 	var pgErr *pgconn.PgError
 	switch {
 	case err == nil && current == SchemaVersion:

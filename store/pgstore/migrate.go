@@ -47,8 +47,15 @@ const migrationLock = 0x7472656c6c6973 // "trellis"
 // Migrate brings the store's tables up to date in the first schema of the search_path. Several
 // processes may call it at once; Open calls it.
 func Migrate(ctx context.Context, db *pgxpool.Pool) error {
+	// The fast path reads the migrations table of the current schema by its qualified name: an
+	// unqualified name would find another schema's table further along the search_path (say
+	// public's) and take that schema's tables as this one's.
 	var have int
-	err := db.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM store_schema_migrations").Scan(&have)
+	var schema string
+	err := db.QueryRow(ctx, "SELECT current_schema()").Scan(&schema)
+	if err == nil {
+		err = db.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM "+pgx.Identifier{schema, "store_schema_migrations"}.Sanitize()).Scan(&have)
+	}
 	if err == nil && have >= migrations[len(migrations)-1].version {
 		return nil
 	}
