@@ -375,6 +375,9 @@ func BenchmarkSQLiteSearch(b *testing.B) {
 		return s
 	}
 	b.Logf("loaded %d items with 100k puts in %s", len(c.texts), sqliteLoad.Round(time.Millisecond))
+	// The first open of the approximate store builds the HNSW graph and saves it in the file;
+	// the second loads it (both times are logged).
+	open(false).Close()
 	approx, exact := open(false), open(true)
 	defer approx.Close()
 	defer exact.Close()
