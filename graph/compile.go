@@ -55,6 +55,7 @@ type Compiled[S any] struct {
 	g        *Graph[S]
 	opts     CompileOptions
 	name     string
+	label    string          // how errors name the graph: `graph` or `graph "name"`
 	inputs   map[string]bool // nil: all keys
 	outputs  []*channel      // nil: all keys
 	joinsBy  map[string][]int
@@ -150,8 +151,11 @@ func (g *Graph[S]) Compile(opts ...CompileOptions) (*Compiled[S], error) {
 		return nil, errors.Join(errs...)
 	}
 	c := &Compiled[S]{g: g, opts: o, name: o.Name, inputs: inputs, joinsBy: map[string][]int{}, joinFrom: map[string][]string{}}
+	c.label = "graph"
 	if c.name == "" {
 		c.name = "graph"
+	} else {
+		c.label = fmt.Sprintf("graph %q", c.name)
 	}
 	for _, ch := range g.schema.channels {
 		if outKeys == nil || outKeys[ch.name] {

@@ -102,7 +102,7 @@ func (l *loop[S]) save(source checkpoint.Source) error {
 	if l.writer != nil {
 		l.writer.do(func(ctx context.Context, s checkpoint.Saver) error { return s.Put(ctx, req) })
 	} else if err := l.saver.Put(context.WithoutCancel(l.ctx), req); err != nil {
-		return fmt.Errorf("graph %s: saving checkpoint of thread %q: %w", l.c.name, l.threadID, err)
+		return fmt.Errorf("%s: saving checkpoint of thread %q: %w", l.c.label, l.threadID, err)
 	}
 	parent := l.cpID
 	l.head, l.cpID, l.unsaved = cp.ID, cp.ID, false
@@ -262,7 +262,7 @@ func (l *loop[S]) putWrites(t *task) error {
 		return nil
 	}
 	if err := l.saver.PutWrites(context.WithoutCancel(l.ctx), req); err != nil {
-		return fmt.Errorf("graph %s: saving the writes of node %q: %w", l.c.name, t.node.name, err)
+		return fmt.Errorf("%s: saving the writes of node %q: %w", l.c.label, t.node.name, err)
 	}
 	return nil
 }

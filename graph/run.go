@@ -256,17 +256,17 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 	l.after = toSet(c.opts.InterruptAfter, o.interruptAfter)
 	for _, n := range slices.Concat(o.interruptBefore, o.interruptAfter) {
 		if _, ok := c.g.nodes[n]; !ok {
-			return zero, fmt.Errorf("graph %s: the run's static interrupt names unknown node %q%s", c.name, n, suggest(n, c.g.order))
+			return zero, fmt.Errorf("%s: the run's static interrupt names unknown node %q%s", c.label, n, suggest(n, c.g.order))
 		}
 	}
 	if r.saver == nil && r.threadID != "" {
-		return zero, fmt.Errorf("graph %s: the run names thread %q, but the graph has no checkpoint saver (set CompileOptions.Saver)", c.name, r.threadID)
+		return zero, fmt.Errorf("%s: the run names thread %q, but the graph has no checkpoint saver (set CompileOptions.Saver)", c.label, r.threadID)
 	}
 	if r.saver != nil && r.threadID == "" {
-		return zero, fmt.Errorf("graph %s: the graph has a checkpoint saver, so each run needs a thread: pass graph.WithThread(id)", c.name)
+		return zero, fmt.Errorf("%s: the graph has a checkpoint saver, so each run needs a thread: pass graph.WithThread(id)", c.label)
 	}
 	if r.saver == nil && (o.proceed || o.checkpointID != "") {
-		return zero, fmt.Errorf("graph %s: resuming or forking needs a checkpoint saver and a thread", c.name)
+		return zero, fmt.Errorf("%s: resuming or forking needs a checkpoint saver and a thread", c.label)
 	}
 	l.state = reflect.New(c.g.schema.typ).Elem()
 	l.versions = map[string]string{}
@@ -286,14 +286,14 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 		switch {
 		case errors.Is(err, checkpoint.ErrNotFound):
 			if o.checkpointID != "" {
-				return zero, fmt.Errorf("graph %s: thread %q has no checkpoint %q: %w", c.name, r.threadID, o.checkpointID, err)
+				return zero, fmt.Errorf("%s: thread %q has no checkpoint %q: %w", c.label, r.threadID, o.checkpointID, err)
 			}
 			if proceed {
 				return zero, fmt.Errorf("%w: thread %q has no checkpoints (start it with input first)", ErrNothingToResume, r.threadID)
 			}
 			tuple = nil
 		case err != nil:
-			return zero, fmt.Errorf("graph %s: loading thread %q: %w", c.name, r.threadID, err)
+			return zero, fmt.Errorf("%s: loading thread %q: %w", c.label, r.threadID, err)
 		}
 		if tuple != nil {
 			if err := l.restore(tuple); err != nil {
@@ -303,7 +303,7 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 			if o.checkpointID != "" {
 				latest, err := r.saver.Get(ctx, checkpoint.Ref{ThreadID: r.threadID, NS: r.ns})
 				if err != nil {
-					return zero, fmt.Errorf("graph %s: loading thread %q: %w", c.name, r.threadID, err)
+					return zero, fmt.Errorf("%s: loading thread %q: %w", c.label, r.threadID, err)
 				}
 				l.head = latest.Checkpoint.ID
 			}
@@ -369,7 +369,7 @@ func (l *loop[S]) applyInput(input S) error {
 	if l.c.inputs != nil {
 		for _, w := range ws {
 			if !l.c.inputs[w.ch.name] {
-				return fmt.Errorf("graph %s: input sets state key %q, which is not an input key (input keys: %s)", l.c.name, w.ch.name, strings.Join(l.c.InputKeys(), ", "))
+				return fmt.Errorf("%s: input sets state key %q, which is not an input key (input keys: %s)", l.c.label, w.ch.name, strings.Join(l.c.InputKeys(), ", "))
 			}
 		}
 	}
@@ -406,7 +406,7 @@ func (l *loop[S]) loop(limit, maxConc int, skipBefore bool) error {
 	for len(l.next) > 0 {
 		if err := l.ctx.Err(); err != nil {
 			l.finalCheckpoint()
-			return fmt.Errorf("graph %s: run cancelled before superstep %d: %w", l.c.name, l.step, context.Cause(l.ctx))
+			return fmt.Errorf("%s: run cancelled before superstep %d: %w", l.c.label, l.step, context.Cause(l.ctx))
 		}
 		tasks, held := l.runnable()
 		if steps >= limit {
@@ -425,7 +425,7 @@ func (l *loop[S]) loop(limit, maxConc int, skipBefore bool) error {
 		l.runTasks(tasks, maxConc)
 		if l.stopped.Load() {
 			l.finalCheckpoint()
-			return fmt.Errorf("graph %s: run cancelled: the stream's reader stopped", l.c.name)
+			return fmt.Errorf("%s: run cancelled: the stream's reader stopped", l.c.label)
 		}
 
 		var interrupts []Interruption
@@ -815,7 +815,7 @@ func (l *loop[S]) apply(tasks []*task) error {
 					if w.overwrite {
 						what = "overwritten"
 					}
-					return fmt.Errorf("graph %s: state key %q was %s by both %q and %q in superstep %d; a key without a reducer takes one write per superstep (give it a `reduce` tag, or let one node write it)", l.c.name, w.ch.name, what, prev.node, t.node.name, l.step)
+					return fmt.Errorf("%s: state key %q was %s by both %q and %q in superstep %d; a key without a reducer takes one write per superstep (give it a `reduce` tag, or let one node write it)", l.c.label, w.ch.name, what, prev.node, t.node.name, l.step)
 				}
 				last[w.ch] = writer{t.node.name, t.id}
 			}

@@ -43,7 +43,7 @@ func (c *Compiled[S]) decodeJSON(data json.RawMessage) (S, error) {
 	}
 	s, err := DecodeState[S](data)
 	if err != nil {
-		return zero, fmt.Errorf("graph %s: %w", c.name, err)
+		return zero, fmt.Errorf("%s: %w", c.label, err)
 	}
 	return s, nil
 }

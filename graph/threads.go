@@ -47,10 +47,10 @@ func (s *StateSnapshot[S]) Interrupts() []Interruption {
 // blankLoop returns a loop that only holds state, for reading and updating threads.
 func (c *Compiled[S]) blankLoop(ctx context.Context, threadID, ns string) (*loop[S], error) {
 	if c.opts.Saver == nil {
-		return nil, fmt.Errorf("graph %s: threads need a checkpoint saver (set CompileOptions.Saver)", c.name)
+		return nil, fmt.Errorf("%s: threads need a checkpoint saver (set CompileOptions.Saver)", c.label)
 	}
 	if threadID == "" {
-		return nil, fmt.Errorf("graph %s: no thread ID given", c.name)
+		return nil, fmt.Errorf("%s: no thread ID given", c.label)
 	}
 	r := &run{ctx: ctx, cancel: func() {}, sc: c.g.schema, saver: c.opts.Saver, threadID: threadID, ns: ns, yield: func(Event) bool { return true }}
 	return &loop[S]{
@@ -113,7 +113,7 @@ func (c *Compiled[S]) GetState(ctx context.Context, ref checkpoint.Ref) (*StateS
 	}
 	tuple, err := c.opts.Saver.Get(ctx, ref)
 	if err != nil {
-		return nil, fmt.Errorf("graph %s: state of thread %q: %w", c.name, ref.ThreadID, err)
+		return nil, fmt.Errorf("%s: state of thread %q: %w", c.label, ref.ThreadID, err)
 	}
 	return l.snapshotOf(tuple)
 }
@@ -132,7 +132,7 @@ type HistoryOptions struct {
 func (c *Compiled[S]) History(ctx context.Context, threadID string, opts HistoryOptions) iter.Seq2[*StateSnapshot[S], error] {
 	return func(yield func(*StateSnapshot[S], error) bool) {
 		if c.opts.Saver == nil {
-			yield(nil, fmt.Errorf("graph %s: history needs a checkpoint saver", c.name))
+			yield(nil, fmt.Errorf("%s: history needs a checkpoint saver", c.label))
 			return
 		}
 		list := c.opts.Saver.List(ctx, checkpoint.ListOptions{ThreadID: threadID, Before: opts.Before, Limit: opts.Limit, Metadata: opts.Metadata})
@@ -161,7 +161,7 @@ func (c *Compiled[S]) UpdateState(ctx context.Context, ref checkpoint.Ref, value
 	var node *nodeSpec
 	if asNode != "" {
 		if node = c.g.nodes[asNode]; node == nil {
-			return checkpoint.Ref{}, fmt.Errorf("graph %s: update as unknown node %q%s", c.name, asNode, suggest(asNode, c.g.order))
+			return checkpoint.Ref{}, fmt.Errorf("%s: update as unknown node %q%s", c.label, asNode, suggest(asNode, c.g.order))
 		}
 	}
 	tuple, err := c.opts.Saver.Get(ctx, ref)
@@ -169,7 +169,7 @@ func (c *Compiled[S]) UpdateState(ctx context.Context, ref checkpoint.Ref, value
 	case errors.Is(err, checkpoint.ErrNotFound) && ref.CheckpointID == "":
 		l.step = -1
 	case err != nil:
-		return checkpoint.Ref{}, fmt.Errorf("graph %s: update of thread %q: %w", c.name, ref.ThreadID, err)
+		return checkpoint.Ref{}, fmt.Errorf("%s: update of thread %q: %w", c.label, ref.ThreadID, err)
 	default:
 		if err := l.restore(tuple); err != nil {
 			return checkpoint.Ref{}, err
@@ -221,7 +221,7 @@ func (c *Compiled[S]) UpdateState(ctx context.Context, ref checkpoint.Ref, value
 			if ws := byTask[nt.id]; len(ws) > 0 {
 				req := checkpoint.WritesRequest{Ref: out, TaskID: nt.id, Writes: ws}
 				if err := c.opts.Saver.PutWrites(ctx, req); err != nil {
-					return checkpoint.Ref{}, fmt.Errorf("graph %s: update of thread %q: keeping the pending writes of %q: %w", c.name, ref.ThreadID, nt.node.name, err)
+					return checkpoint.Ref{}, fmt.Errorf("%s: update of thread %q: keeping the pending writes of %q: %w", c.label, ref.ThreadID, nt.node.name, err)
 				}
 			}
 		}
@@ -232,7 +232,7 @@ func (c *Compiled[S]) UpdateState(ctx context.Context, ref checkpoint.Ref, value
 // DeleteThread removes a thread and all its checkpoints.
 func (c *Compiled[S]) DeleteThread(ctx context.Context, threadID string) error {
 	if c.opts.Saver == nil {
-		return fmt.Errorf("graph %s: threads need a checkpoint saver", c.name)
+		return fmt.Errorf("%s: threads need a checkpoint saver", c.label)
 	}
 	return c.opts.Saver.DeleteThread(ctx, threadID)
 }
@@ -240,7 +240,7 @@ func (c *Compiled[S]) DeleteThread(ctx context.Context, threadID string) error {
 // PruneThread keeps only the newest keep checkpoints of the thread.
 func (c *Compiled[S]) PruneThread(ctx context.Context, threadID string, keep int) error {
 	if c.opts.Saver == nil {
-		return fmt.Errorf("graph %s: threads need a checkpoint saver", c.name)
+		return fmt.Errorf("%s: threads need a checkpoint saver", c.label)
 	}
 	return c.opts.Saver.Prune(ctx, checkpoint.PruneRequest{ThreadID: threadID, Keep: keep})
 }
