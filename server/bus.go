@@ -28,8 +28,9 @@ const busChannel = "trellis_bus"
 const pgNotifyLimit = 7000
 
 type busMsg struct {
-	Kind   string          `json:"k"` // "ev" or "cancel"
+	Kind   string          `json:"k"` // "ev", "cancel" or "done"
 	RunID  string          `json:"r"`
+	Thread string          `json:"t,omitempty"`
 	Seq    int64           `json:"s,omitempty"`
 	Event  string          `json:"e,omitempty"`
 	Data   json.RawMessage `json:"d,omitempty"`
@@ -42,6 +43,7 @@ type bus struct {
 	limit    int
 	log      *slog.Logger
 	onCancel func(runID, action string)
+	onDone   func(threadID, runID string)
 
 	mu   sync.Mutex
 	subs map[string]map[chan busMsg]struct{}
@@ -151,6 +153,10 @@ func (b *bus) dispatch(payload string) {
 	case "cancel":
 		if b.onCancel != nil {
 			b.onCancel(m.RunID, m.Action)
+		}
+	case "done":
+		if b.onDone != nil {
+			b.onDone(m.Thread, m.RunID)
 		}
 	case "ev":
 		b.mu.Lock()

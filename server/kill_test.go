@@ -91,6 +91,10 @@ func startProc(t *testing.T, bin string, args, env []string) *serverProc {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		if t.Failed() {
+			out := p.stderr.String()
+			t.Logf("stderr of process %d (last 6000 bytes):\n%s", cmd.Process.Pid, out[max(0, len(out)-6000):])
+		}
 		if cmd.ProcessState == nil {
 			cmd.Process.Kill()
 			cmd.Wait()

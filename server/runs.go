@@ -200,6 +200,17 @@ func (r *runner) schedule(ctx context.Context, run *Run) error {
 	return r.q.Enqueue(ctx, run.RunID)
 }
 
+// released frees the thread after its run ended, here and, with replicas, in whichever process
+// holds the run in its thread's slot (a process that scheduled it and saw another execute it).
+func (r *runner) released(threadID, runID string) {
+	r.release(threadID, runID)
+	if r.s.bus != nil {
+		if err := r.s.bus.publish(context.Background(), busMsg{Kind: "done", RunID: runID, Thread: threadID}); err != nil {
+			r.s.log.Warn("cannot tell the replicas a run ended", "run_id", runID, "err", err)
+		}
+	}
+}
+
 // release ends a thread's current run and starts the next waiting one.
 func (r *runner) release(threadID, runID string) {
 	r.mu.Lock()
@@ -468,7 +479,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		return nil
 	}
 	if run.Status != RunPending && run.Status != RunRunning {
-		r.release(run.ThreadID, runID)
+		r.released(run.ThreadID, runID)
 		return nil
 	}
 	log := r.s.log.With("run_id", runID, "thread_id", run.ThreadID, "tenant", run.tenant)
@@ -566,7 +577,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		close(act.done)
 		_ = r.s.meta.releaseLease(ctx, runID, owner)
 		if !keepSlot {
-			r.release(run.ThreadID, runID)
+			r.released(run.ThreadID, runID)
 		}
 		// The log closes last, so that whoever waits on it (wait, join, a stream's end) finds
 		// the run's and the thread's statuses written and the thread free for the next run.
