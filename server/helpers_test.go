@@ -89,7 +89,7 @@ func buildExample(deps Deps) (graph.Runnable, error) {
 
 // bundle is what setup returns besides the server.
 type bundle struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *Server
 	http  *httptest.Server
 	gates *gates
@@ -104,7 +104,7 @@ type setupOpts struct {
 
 // setup starts a server on a fresh SQLite data directory (or on cfg.DatabaseURL) with the test
 // graphs "flow", "slow" and "example", in dev mode unless cfg.Auth is set.
-func setup(t *testing.T, opts ...setupOpts) *bundle {
+func setup(t testing.TB, opts ...setupOpts) *bundle {
 	t.Helper()
 	var o setupOpts
 	if len(opts) > 0 {

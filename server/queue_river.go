@@ -69,8 +69,9 @@ type RiverQueue struct {
 type RiverOptions struct {
 	// MaxWorkers bounds the runs executing at once in this process; zero means 64.
 	MaxWorkers int
-	// PollInterval is how often the queue looks for jobs when it is not told of new ones
-	// (SQLite, or Postgres without LISTEN); zero means 100ms on SQLite and 1s on Postgres.
+	// PollInterval is how often the queue looks for jobs it was not told of (snoozed ones, or
+	// ones another process inserted without LISTEN/NOTIFY); zero means 200ms on SQLite and 1s
+	// on Postgres. A job this process inserts is fetched at once either way.
 	PollInterval time.Duration
 	// Logger receives River's own logs; nil discards those below warnings.
 	Logger *slog.Logger
@@ -83,7 +84,7 @@ func (o RiverOptions) config(workers *river.Workers, sqlite bool) *river.Config 
 	if o.PollInterval <= 0 {
 		o.PollInterval = time.Second
 		if sqlite {
-			o.PollInterval = 100 * time.Millisecond
+			o.PollInterval = 200 * time.Millisecond
 		}
 	}
 	if o.Logger == nil {
@@ -92,7 +93,7 @@ func (o RiverOptions) config(workers *river.Workers, sqlite bool) *river.Config 
 	return &river.Config{
 		Queues:            map[string]river.QueueConfig{riverQueueName: {MaxWorkers: o.MaxWorkers}},
 		Workers:           workers,
-		FetchCooldown:     min(o.PollInterval, 50*time.Millisecond),
+		FetchCooldown:     5 * time.Millisecond, // a job this process inserts is fetched at once
 		FetchPollInterval: o.PollInterval,
 		JobTimeout:        -1,
 		Logger:            o.Logger,
