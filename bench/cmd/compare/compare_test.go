@@ -275,6 +275,9 @@ func TestReport(t *testing.T) {
 	if err := (Report{Rows: saverRows}).WriteMarkdown(&sbuf); err != nil {
 		t.Fatal(err)
 	}
+	if strings.Contains(sbuf.String(), "| workload | variant | peer |") {
+		t.Errorf("a report of saver rows alone prints the empty main table:\n%s", sbuf.String())
+	}
 	for _, want := range []string{
 		"| react_agent_100x | postgres | 100 ms | 40.0 s | 400.0x | 0.95 MiB | 21.0 MiB | 0.045 | met | – |",
 		"| react_agent_100x | sqlite | 1.00 s | 4.00 s | 4.0x | 4.77 MiB | 19.1 MiB | 0.250 | not met: speed < 10x, bytes/thread > 0.2 | durability sync, synchronous=FULL |",

@@ -186,13 +186,17 @@ func (rep Report) WriteMarkdown(w io.Writer) error {
 		p("Date: %s\n", rep.Date)
 	}
 	p("\n")
-	p("| workload | variant | peer | trellis | peer | speed-up | trellis peak RSS | peer peak RSS | RSS ratio | goal |\n")
-	p("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
 	var savers []Row
+	header := false
 	for _, r := range rep.Rows {
 		if r.Workload.Saver() {
 			savers = append(savers, r)
 			continue
+		}
+		if !header {
+			p("| workload | variant | peer | trellis | peer | speed-up | trellis peak RSS | peer peak RSS | RSS ratio | goal |\n")
+			p("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+			header = true
 		}
 		speed, mem := "–", "–"
 		if s := r.Speedup(); s > 0 {
