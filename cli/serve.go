@@ -92,6 +92,9 @@ func runServe(ctx context.Context, env Env) error {
 	runTimeout := fs.Duration("run-timeout", 0, "a run executing longer fails; none when 0 (TRELLIS_RUN_TIMEOUT)")
 	heartbeat := fs.Duration("heartbeat", 0, "how often a worker renews its run's lease; 5s when 0 (TRELLIS_HEARTBEAT)")
 	attempts := fs.Int("max-run-attempts", 0, "times a run is started after worker deaths or transient errors; 5 when 0 (TRELLIS_MAX_RUN_ATTEMPTS)")
+	rateLimit := fs.Float64("rate-limit", 0, "requests per second per tenant; no limit when 0 (TRELLIS_RATE_LIMIT)")
+	rateBurst := fs.Int("rate-burst", 0, "requests a tenant may make at once; twice --rate-limit when 0 (TRELLIS_RATE_BURST)")
+	maxStreams := fs.Int("max-streams-per-tenant", 0, "SSE streams and WebSockets one tenant holds open; no limit when 0 (TRELLIS_MAX_STREAMS_PER_TENANT)")
 	localQueue := fs.Bool("local-queue", envBool("LOCAL_QUEUE"), "keep the run queue in memory instead of River in the database (TRELLIS_LOCAL_QUEUE)")
 	if err := fs.Parse(env.Args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -118,7 +121,14 @@ func runServe(ctx context.Context, env Env) error {
 		}
 		*maxRuns = n
 	}
-	for name, dst := range map[string]*int{"MAX_RUNS_PER_TENANT": perTenant, "MAX_RUN_ATTEMPTS": attempts} {
+	if v := os.Getenv("TRELLIS_RATE_LIMIT"); v != "" && *rateLimit == 0 {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return &UsageError{Msg: fmt.Sprintf("TRELLIS_RATE_LIMIT is %q, not a number", v)}
+		}
+		*rateLimit = f
+	}
+	for name, dst := range map[string]*int{"MAX_RUNS_PER_TENANT": perTenant, "MAX_RUN_ATTEMPTS": attempts, "RATE_BURST": rateBurst, "MAX_STREAMS_PER_TENANT": maxStreams} {
 		if v := os.Getenv("TRELLIS_" + name); v != "" && *dst == 0 {
 			n, err := strconv.Atoi(v)
 			if err != nil {
@@ -146,6 +156,7 @@ func runServe(ctx context.Context, env Env) error {
 		Graphs: Graphs(), DataDir: *dataDir, DatabaseURL: *dbURL, RedisURL: *redisURL, Dev: *dev,
 		MaxBodyBytes: *maxBody, MaxConcurrentRuns: *maxRuns, ShutdownGrace: *grace, Logger: logger,
 		MaxRunsPerTenant: *perTenant, RunTimeout: *runTimeout, Heartbeat: *heartbeat, MaxRunAttempts: *attempts,
+		RateLimit: *rateLimit, RateBurst: *rateBurst, MaxStreamsPerTenant: *maxStreams,
 	}
 	if *localQueue {
 		cfg.Queue = server.NewLocalQueue(*maxRuns)

@@ -151,6 +151,11 @@ func (s *Server) authed(h http.HandlerFunc) http.HandlerFunc {
 				return
 			}
 		}
+		if ok, wait := s.limits.allow(p.Tenant); !ok {
+			retryAfter(w, wait)
+			writeError(w, s.limits.rateError(p.Tenant, wait))
+			return
+		}
 		h(w, r.WithContext(withPrincipal(r.Context(), p)))
 	}
 }

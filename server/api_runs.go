@@ -45,6 +45,12 @@ func (s *Server) handleRunCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleRunStream(w http.ResponseWriter, r *http.Request) {
+	done, err := s.limits.openStream(principal(r).Tenant)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer done()
 	run, l, req, ok := s.createFromRequest(w, r)
 	if !ok {
 		return
@@ -223,6 +229,12 @@ func (s *Server) handleRunJoinStream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	done, err := s.limits.openStream(principal(r).Tenant)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer done()
 	l := s.followLog(r.Context(), run)
 	cancel := r.URL.Query().Get("cancel_on_disconnect")
 	s.streamSSE(w, r, run, l, after, modes, cancel == "1" || cancel == "true")

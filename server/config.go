@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -93,6 +94,15 @@ type Config struct {
 	// Heartbeat is how often a worker renews its run's lease; a run whose lease is three
 	// heartbeats old lost its worker and is resumed by any process. Zero means 5 seconds.
 	Heartbeat time.Duration
+	// RateLimit is the requests per second one tenant may make (a token bucket per tenant, in
+	// this process); more are answered 429 with Retry-After. Zero means no limit.
+	RateLimit float64
+	// RateBurst is the bucket's size: requests a tenant may make at once. Zero means twice
+	// RateLimit (at least 1).
+	RateBurst int
+	// MaxStreamsPerTenant bounds the SSE streams and WebSockets one tenant holds open in this
+	// process; one more is answered 429. Zero means no limit.
+	MaxStreamsPerTenant int
 	// MaxRunAttempts bounds how many times a run is started: after a worker died, or after a
 	// transient error (see [ErrTransient]). Zero means 5.
 	MaxRunAttempts int
@@ -181,8 +191,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	if c.MaxRunsPerTenant < 0 || c.RunTimeout < 0 || c.Heartbeat < 0 || c.MaxRunAttempts < 0 {
-		return c, &ConfigError{Field: "MaxRunsPerTenant/RunTimeout/Heartbeat/MaxRunAttempts", Problem: "has a negative value", Hint: "use 0 for the defaults"}
+	if c.MaxRunsPerTenant < 0 || c.RunTimeout < 0 || c.Heartbeat < 0 || c.MaxRunAttempts < 0 ||
+		c.RateLimit < 0 || math.IsNaN(c.RateLimit) || c.RateBurst < 0 || c.MaxStreamsPerTenant < 0 {
+		return c, &ConfigError{Field: "MaxRunsPerTenant/RunTimeout/Heartbeat/MaxRunAttempts/RateLimit/RateBurst/MaxStreamsPerTenant", Problem: "has a negative value", Hint: "use 0 for the defaults"}
 	}
 	if c.RedisURL != "" {
 		if c.DatabaseURL == "" {

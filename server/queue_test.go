@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -136,7 +138,7 @@ func TestLocalQueueStillWorks(t *testing.T) {
 }
 
 func TestQueueConfigErrors(t *testing.T) {
-	for _, cfg := range []Config{{RunTimeout: -1}, {MaxRunsPerTenant: -1}, {Heartbeat: -time.Second}, {MaxRunAttempts: -2}} {
+	for _, cfg := range []Config{{RunTimeout: -1}, {MaxRunsPerTenant: -1}, {Heartbeat: -time.Second}, {MaxRunAttempts: -2}, {RateLimit: -1}, {RateBurst: -1}, {MaxStreamsPerTenant: -1}} {
 		cfg.Graphs = []GraphSpec{{ID: "flow", Build: buildFlow}}
 		cfg.Dev, cfg.DataDir = true, t.TempDir()
 		_, err := New(cfg)
@@ -152,5 +154,70 @@ func TestQueueConfigErrors(t *testing.T) {
 		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "RedisURL") || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("RedisURL %q on %q: err = %v, want a ConfigError saying %q", c.redis, c.db, err, c.want)
 		}
+	}
+}
+
+func TestRateLimit(t *testing.T) {
+	b := setup(t, setupOpts{cfg: Config{RateLimit: 0.5, RateBurst: 2}})
+	for i := range 2 {
+		if code := b.do("POST", "/threads/search", map[string]any{}, nil); code != 200 {
+			t.Fatalf("request %d within the burst: %d", i, code)
+		}
+	}
+	req, _ := http.NewRequest("POST", b.http.URL+"/threads/search", strings.NewReader("{}"))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "over its rate") {
+		t.Fatalf("third request: %d, Retry-After %q, %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	// Health checks are not counted.
+	if code := b.do("GET", "/healthz", nil, nil); code != 200 {
+		t.Fatalf("healthz: %d", code)
+	}
+}
+
+func TestStreamLimit(t *testing.T) {
+	b := setup(t, setupOpts{cfg: Config{MaxStreamsPerTenant: 1}})
+	tid := b.newThread(nil)
+	var run Run
+	b.mustDo("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{"topic": "s"}}, &run, 200)
+	<-b.gates.started
+	path := b.http.URL + "/threads/" + tid + "/runs/" + run.RunID + "/stream"
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", path, nil)
+	first, err := http.DefaultClient.Do(req)
+	if err != nil || first.StatusCode != 200 {
+		t.Fatalf("first stream: %v %v", err, first)
+	}
+	second, err := http.Get(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(second.Body)
+	second.Body.Close()
+	if second.StatusCode != 429 || !strings.Contains(string(body), "streams open") {
+		t.Fatalf("second stream: %d %s", second.StatusCode, body)
+	}
+	cancel()
+	first.Body.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := http.Get(path + "?stream_mode=values")
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := resp.StatusCode
+		resp.Body.Close()
+		if code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a stream slot was not given back after the first stream closed (status %d)", code)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -58,6 +58,7 @@ type Server struct {
 	bus        *bus // nil on SQLite: a single process
 	runs       *runner
 	metrics    *metrics
+	limits     *limits
 	handler    http.Handler
 	closers    []func()
 	closeOnce  sync.Once
@@ -156,6 +157,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	sort.Slice(s.assistants, func(i, j int) bool { return s.assistants[i].GraphID < s.assistants[j].GraphID })
 	s.metrics = newMetrics()
+	s.limits = newLimits(cfg)
 	switch {
 	case cfg.RedisURL != "":
 		s.bus, err = newRedisBus(ctx, cfg.RedisURL, s.log)

@@ -187,6 +187,12 @@ func (s *Server) handleRunWebSocket(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	done, err := s.limits.openStream(principal(r).Tenant)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer done()
 	wc, err := s.accept(w, r)
 	if err != nil {
 		return
@@ -230,6 +236,12 @@ func (s *Server) handleThreadWebSocket(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	done, err := s.limits.openStream(principal(r).Tenant)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer done()
 	wc, err := s.accept(w, r)
 	if err != nil {
 		return
