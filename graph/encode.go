@@ -1,12 +1,14 @@
 package graph
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
 	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -43,7 +45,7 @@ func (e *blobEncoder) marshal(v any) ([]byte, error) {
 	switch v.(type) {
 	case []any, map[string]any:
 	default:
-		return json.Marshal(v)
+		return marshalPooled(v)
 	}
 	if n, ok := e.size(v); ok && cap(e.buf)-len(e.buf) < n {
 		// A fresh buffer of the exact size: the old one stays as it is, for what points into it.
@@ -57,6 +59,31 @@ func (e *blobEncoder) marshal(v any) ([]byte, error) {
 	}
 	e.buf = out
 	return out[start:len(out):len(out)], nil
+}
+
+// encodeBuffers holds scratch buffers for encoding/json: a large value is encoded into memory
+// that is already in use rather than into a buffer grown from nothing, then copied out once.
+var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuffer bounds the scratch buffers kept for reuse.
+const maxPooledBuffer = 64 << 20
+
+func marshalPooled(v any) ([]byte, error) {
+	buf := encodeBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer {
+			buf.Reset()
+			encodeBuffers.Put(buf)
+		}
+	}()
+	buf.Reset()
+	enc := json.NewEncoder(buf)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	data := buf.Bytes()
+	data = data[:len(data)-1] // Encode ends with a newline
+	return append(make([]byte, 0, len(data)), data...), nil
 }
 
 func (e *blobEncoder) appendValue(b []byte, v any) ([]byte, error) {

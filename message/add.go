@@ -80,22 +80,39 @@ func Add(list, update []Message) ([]Message, error) {
 // needsMerge reports whether update holds removals or IDs already present, which the plain append
 // path cannot handle.
 func needsMerge(list, update []Message) bool {
-	var ids map[string]struct{}
 	for _, m := range update {
 		if m.Role == RoleRemove {
 			return true
 		}
-		if m.ID == "" {
-			continue
-		}
-		if ids == nil {
-			// Lists are short compared with the cost of a map for one lookup; build lazily.
-			ids = make(map[string]struct{}, len(list)+len(update))
-			for _, l := range list {
-				if l.ID != "" {
-					ids[l.ID] = struct{}{}
+	}
+	if len(update) <= 8 {
+		// A turn adds a few messages: comparing is cheaper than building an index of the list.
+		for i, m := range update {
+			if m.ID == "" {
+				continue
+			}
+			for j := len(list) - 1; j >= 0; j-- {
+				if list[j].ID == m.ID {
+					return true
 				}
 			}
+			for _, earlier := range update[:i] {
+				if earlier.ID == m.ID {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	ids := make(map[string]struct{}, len(list)+len(update))
+	for _, l := range list {
+		if l.ID != "" {
+			ids[l.ID] = struct{}{}
+		}
+	}
+	for _, m := range update {
+		if m.ID == "" {
+			continue
 		}
 		if _, dup := ids[m.ID]; dup {
 			return true
