@@ -8,7 +8,8 @@
 //     its vectors twice, by node for the graph and by dimension for this scan, and adds up
 //     only the query's non-zero dimensions. Its recall is 1; its cost grows with the corpus
 //     and with the number of non-zero components (about 2 ms at 100,000 vectors of 256
-//     dimensions for a five-word query).
+//     dimensions for a five-word query). [Options].NoSparseScan or [Index.SetSparseScan] turn
+//     it off, to measure the graph.
 //   - A dense query walks the HNSW graph (Malkov and Yashunin): the breadth of the walk,
 //     [Options].EfSearch, trades recall for speed, and [Index.SetEfSearch] changes it without
 //     a rebuild.

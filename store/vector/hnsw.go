@@ -31,6 +31,9 @@ type Options struct {
 	// Flat keeps the vectors without building the graph: every search is exact. Use it when
 	// only exact search is wanted, to save the graph's build time and memory.
 	Flat bool
+	// NoSparseScan makes sparse queries walk the graph too, instead of the exact column scan
+	// (see the package guide). Useful to measure the graph; rarely otherwise.
+	NoSparseScan bool
 }
 
 func (o Options) withDefaults() Options {
@@ -109,6 +112,14 @@ func (ix *Index) SetEfSearch(ef int) {
 	defer ix.mu.Unlock()
 	ix.opt.EfSearch = ef
 	ix.opt = ix.opt.withDefaults()
+}
+
+// SetSparseScan turns the exact column scan for sparse queries on (the default) or off; off,
+// every query walks the graph.
+func (ix *Index) SetSparseScan(on bool) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.opt.NoSparseScan = !on
 }
 
 // Dims returns the dimension of the index.
@@ -470,7 +481,7 @@ func (ix *Index) Search(q []float32, k int, accept func(id string) bool) ([]Resu
 		return nil, nil
 	}
 	ok := func(n int32) bool { return !ix.deleted[n] && (accept == nil || accept(ix.ids[n])) }
-	if nz := nonzero(qn); nz*sparseShare <= ix.dims {
+	if nz := nonzero(qn); !ix.opt.NoSparseScan && nz*sparseShare <= ix.dims {
 		return ix.sparseLocked(qn, k, ok), nil
 	}
 	if ix.opt.Flat || ix.entry < 0 {
