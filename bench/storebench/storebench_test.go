@@ -418,3 +418,38 @@ func BenchmarkSQLiteSearch(b *testing.B) {
 	}
 	report(b, lat, float64(hit)/float64(total))
 }
+
+// BenchmarkSQLiteTextSearch is one full-text Search (no embedder, limit 10, under "kb") per
+// iteration on the SQLite store of the corpus. The queries are the vector benchmarks' five
+// words, drawn from a Zipf vocabulary, so most hold a word that thousands of chunks share.
+func BenchmarkSQLiteTextSearch(b *testing.B) {
+	c := getCorpus(b)
+	emb := &fixedEmbedder{byText: map[string][]float32{}, local: embed.NewLocal(&embed.LocalOptions{Dims: dims})}
+	for i, t := range c.texts {
+		emb.byText[t] = c.vecs[i]
+	}
+	path := sqliteFile(b, c, emb)
+	s, err := sqlitestore.Open(context.Background(), path, &sqlitestore.Options{Config: store.Config{
+		Logger: slog.New(slog.DiscardHandler), NoRefreshOnRead: true,
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	var lat []time.Duration
+	i := 0
+	for b.Loop() {
+		t := time.Now()
+		res, err := s.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: c.queries[i%len(c.queries)]})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res) == 0 {
+			b.Fatalf("no result for %q, taken from a chunk", c.queries[i%len(c.queries)])
+		}
+		lat = append(lat, time.Since(t))
+		i++
+	}
+	report(b, lat, -1)
+}

@@ -420,7 +420,17 @@ func (s *Store) Search(ctx context.Context, req store.SearchRequest) ([]store.Se
 		scores = make([]float64, len(found))
 	case s.cfg.Index == nil:
 		terms := store.QueryTerms(req.Query)
-		found, err = s.fullText(ctx, req, filter, now, terms, textCandidates(req.Offset, req.Limit), false)
+		want := req.Offset + req.Limit
+		// An item holding every term has the top text score, and among equal scores the
+		// newest ranks first; so when enough items hold every term, the page is the newest
+		// of them, and FTS5 need not rank the many items that share only a common word with
+		// the query.
+		if len(terms) > 1 {
+			found, err = s.fullText(ctx, req, filter, now, terms, want, textAllNewest)
+		}
+		if err == nil && len(found) < want {
+			found, err = s.fullText(ctx, req, filter, now, terms, textCandidates(req.Offset, req.Limit), textAnyRanked)
+		}
 		for _, r := range found {
 			scores = append(scores, store.TextScore(terms, r.tokens))
 		}
@@ -479,17 +489,32 @@ func prefixed(cols string) string {
 	return strings.Join(parts, ", ")
 }
 
-// fullText returns up to n live items matching any term, best by bm25 first; with all set, the
-// items that contain every term, in no particular order (much cheaper: no ranking of the many
-// items that share one common word with the query).
-func (s *Store) fullText(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time, terms []string, n int, all bool) ([]*row, error) {
+// textMode says which full-text matches fullText returns, in which order.
+type textMode int
+
+const (
+	// textAnyRanked: items with any term, best by bm25 first.
+	textAnyRanked textMode = iota
+	// textAll: items with every term, in no particular order (much cheaper: no ranking of
+	// the many items that share one common word with the query).
+	textAll
+	// textAllNewest: items with every term, newest first (the order RankAndPage gives equal
+	// scores).
+	textAllNewest
+)
+
+// fullText returns up to n live items matching the terms as mode says.
+func (s *Store) fullText(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time, terms []string, n int, mode textMode) ([]*row, error) {
 	if len(terms) == 0 {
 		return nil, nil
 	}
 	cond, args := where(req.NamespacePrefix, filter, now)
 	q, order := ftsQuery(terms), " ORDER BY store_fts.rank"
-	if all {
+	switch mode {
+	case textAll:
 		q, order = strings.ReplaceAll(q, " OR ", " AND "), ""
+	case textAllNewest:
+		q, order = strings.ReplaceAll(q, " OR ", " AND "), " ORDER BY i.updated_at DESC, i.prefix, i.key"
 	}
 	args = append([]any{q}, args...)
 	args = append(args, n)
@@ -570,7 +595,7 @@ func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *sto
 		}
 	}
 	// The text side brings in the items with every query term that the vectors missed.
-	text, err := s.fullText(ctx, req, filter, now, terms, 2*want+20, true)
+	text, err := s.fullText(ctx, req, filter, now, terms, 2*want+20, textAll)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/store/sqlitestore"
@@ -221,5 +223,47 @@ func TestSavedVectorGraph(t *testing.T) {
 	}
 	if res, err := s3.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"fresh"}, Query: "violins"}); err != nil || len(res) != 1 {
 		t.Fatalf("search after rebuilding: %+v, %v", res, err)
+	}
+}
+
+// A text query whose every term many items hold takes the page from those items, newest
+// first; with too few of them it falls back to ranking the items holding any term.
+func TestTextSearchAllTermsFirst(t *testing.T) {
+	ctx := context.Background()
+	clock := time.Unix(1_700_000_000, 0)
+	cfg := store.Config{Now: func() time.Time { clock = clock.Add(time.Second); return clock }}
+	s := setup(t, filepath.Join(t.TempDir(), "t.db"), cfg)
+	for i := range 30 {
+		text := "common words everywhere number " + fmt.Sprint(i)
+		if i%2 == 0 {
+			text += " rare"
+		}
+		if err := s.Put(ctx, store.PutRequest{Namespace: []string{"d"}, Key: fmt.Sprintf("%02d", i), Value: map[string]any{"text": text}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := s.Search(ctx, store.SearchRequest{Query: "common rare", Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, r := range res {
+		keys = append(keys, r.Key)
+	}
+	if got, want := strings.Join(keys, " "), "28 26 24 22 20"; got != want {
+		t.Fatalf("page of 5 for two terms: %s, want the newest items with both: %s", got, want)
+	}
+	res, err = s.Search(ctx, store.SearchRequest{Query: "common rare", Limit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 20 {
+		t.Fatalf("%d results, want 20 (15 with both terms, 5 with one)", len(res))
+	}
+	for i, r := range res {
+		n, _ := strconv.Atoi(r.Key)
+		if both := n%2 == 0; both != (i < 15) {
+			t.Fatalf("result %d is %s: items with both terms must come first", i, r.Key)
+		}
 	}
 }
