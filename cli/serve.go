@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trellis-go/trellis/apps/vesper/vesperserve"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/examples/react"
 	"github.com/trellis-go/trellis/graph"
@@ -24,8 +25,9 @@ func init() {
 	register("serve", "serve the assistants over the Agent Protocol (LangGraph API)", runServe)
 }
 
-// Graphs returns the graphs `trellis serve`, `trellis run` and `trellis graph` offer. Until
-// the applications register theirs, it is the example ReAct agent on the offline model.
+// Graphs returns the graphs `trellis serve`, `trellis run` and `trellis graph` offer: the
+// example ReAct agent and the applications built so far (apps/vesper), on the offline model
+// unless a model is configured.
 var Graphs = func() []server.GraphSpec {
 	return []server.GraphSpec{{
 		ID:          "example",
@@ -33,7 +35,32 @@ var Graphs = func() []server.GraphSpec {
 		Build: func(d server.Deps) (graph.Runnable, error) {
 			return react.New(offline.New(nil), graph.CompileOptions{Saver: d.Saver, Store: d.Store})
 		},
-	}}
+	}, vesperserve.Spec("", "")}
+}
+
+// selectGraphs keeps the graphs named in list (comma-separated IDs; "all" keeps every one).
+func selectGraphs(all []server.GraphSpec, list string) ([]server.GraphSpec, error) {
+	if list == "" || list == "all" {
+		return all, nil
+	}
+	var out []server.GraphSpec
+	var known []string
+	for _, g := range all {
+		known = append(known, g.ID)
+	}
+	for _, id := range strings.Split(list, ",") {
+		id = strings.TrimSpace(id)
+		found := false
+		for _, g := range all {
+			if g.ID == id {
+				out, found = append(out, g), true
+			}
+		}
+		if !found {
+			return nil, &UsageError{Msg: fmt.Sprintf("--apps names %q, which is not an app (known: %s, or all)", id, strings.Join(known, ", "))}
+		}
+	}
+	return out, nil
 }
 
 // env reads TRELLIS_<name>, or def.
@@ -96,6 +123,7 @@ func runServe(ctx context.Context, env Env) error {
 	rateBurst := fs.Int("rate-burst", 0, "requests a tenant may make at once; twice --rate-limit when 0 (TRELLIS_RATE_BURST)")
 	maxStreams := fs.Int("max-streams-per-tenant", 0, "SSE streams and WebSockets one tenant holds open; no limit when 0 (TRELLIS_MAX_STREAMS_PER_TENANT)")
 	localQueue := fs.Bool("local-queue", envBool("LOCAL_QUEUE"), "keep the run queue in memory instead of River in the database (TRELLIS_LOCAL_QUEUE)")
+	apps := fs.String("apps", envOr("APPS", "all"), "comma-separated assistants to serve, or all (TRELLIS_APPS)")
 	if err := fs.Parse(env.Args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -152,8 +180,12 @@ func runServe(ctx context.Context, env Env) error {
 	}
 	logger := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: lvl}))
 
+	graphs, err := selectGraphs(Graphs(), *apps)
+	if err != nil {
+		return err
+	}
 	cfg := server.Config{
-		Graphs: Graphs(), DataDir: *dataDir, DatabaseURL: *dbURL, RedisURL: *redisURL, Dev: *dev,
+		Graphs: graphs, DataDir: *dataDir, DatabaseURL: *dbURL, RedisURL: *redisURL, Dev: *dev,
 		MaxBodyBytes: *maxBody, MaxConcurrentRuns: *maxRuns, ShutdownGrace: *grace, Logger: logger,
 		MaxRunsPerTenant: *perTenant, RunTimeout: *runTimeout, Heartbeat: *heartbeat, MaxRunAttempts: *attempts,
 		RateLimit: *rateLimit, RateBurst: *rateBurst, MaxStreamsPerTenant: *maxStreams,

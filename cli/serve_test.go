@@ -22,7 +22,7 @@ func TestParseAPIKeys(t *testing.T) {
 
 func TestServeDevRefusesPublicAddress(t *testing.T) {
 	var out, errb bytes.Buffer
-	err := Run(context.Background(), []string{"serve", "--dev", "--addr", "0.0.0.0:0", "--data-dir", t.TempDir()}, nil, &out, &errb)
+	err := Run(context.Background(), []string{"serve", "--dev", "--apps", "example", "--addr", "0.0.0.0:0", "--data-dir", t.TempDir()}, nil, &out, &errb)
 	if err == nil || !strings.Contains(err.Error(), "loopback") || ExitCode(err) != 2 {
 		t.Fatalf("dev on 0.0.0.0: %v", err)
 	}
@@ -33,7 +33,7 @@ func TestServeStartsAndStops(t *testing.T) {
 	var out, errb bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, []string{"serve", "--dev", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir()}, nil, &out, &errb)
+		done <- Run(ctx, []string{"serve", "--dev", "--apps", "example", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir()}, nil, &out, &errb)
 	}()
 	// Stop at once: Serve shuts down gracefully and returns.
 	cancel()

@@ -24,6 +24,10 @@ import (
 type Deps struct {
 	Saver checkpoint.Saver
 	Store store.Store
+	// DataDir (SQLite) or DatabaseURL (Postgres) says where the server keeps its data, for
+	// graphs that keep data of their own beside it (an application's tables).
+	DataDir     string
+	DatabaseURL string
 }
 
 // GraphSpec registers one graph. The server builds it once at start with its Deps and offers it

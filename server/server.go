@@ -100,7 +100,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.closers = append(s.closers, func() { st.Close() })
-		deps = Deps{Saver: saver, Store: st}
+		deps = Deps{Saver: saver, Store: st, DatabaseURL: cfg.DatabaseURL}
 		db := stdlib.OpenDBFromPool(pool)
 		s.closers = append(s.closers, func() { db.Close() })
 		s.meta = &metaDB{db: db, postgres: true}
@@ -125,7 +125,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.closers = append(s.closers, func() { st.Close() })
-		deps = Deps{Saver: saver, Store: st}
+		deps = Deps{Saver: saver, Store: st, DataDir: cfg.DataDir}
 		s.meta = &metaDB{db: db}
 	}
 	s.store = deps.Store

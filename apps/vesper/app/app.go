@@ -40,6 +40,19 @@ type Config struct {
 	Now func() time.Time
 	// Compile configures the compiled graph (saver, store).
 	Compile graph.CompileOptions
+	// TenantAliases maps a caller's tenant to the warehouse tenant whose data it sees; for
+	// example the dev-mode server's single tenant "default" to the demo tenant "vesper".
+	// Nil means every tenant sees its own data.
+	TenantAliases map[string]string
+}
+
+// callerFrom returns the run's caller, its tenant mapped through Config.TenantAliases.
+func (a *App) callerFrom(ctx context.Context) (tool.CallInfo, bool) {
+	info, ok := tool.CallInfoFrom(ctx)
+	if t, alias := a.cfg.TenantAliases[info.Tenant]; alias {
+		info.Tenant = t
+	}
+	return info, ok
 }
 
 // App is the Vesper graph and what it needs.
@@ -202,7 +215,7 @@ type agentOutput struct {
 
 func (a *App) runDomain(d *Domain) agent.AgentFunc {
 	return func(ctx context.Context, task agent.Task) (agent.AgentResult, error) {
-		info, ok := tool.CallInfoFrom(ctx)
+		info, ok := a.callerFrom(ctx)
 		if !ok || strings.TrimSpace(info.Tenant) == "" {
 			return agent.AgentResult{}, ErrNoCaller
 		}
@@ -339,7 +352,7 @@ func (a *App) modelPlan(ctx context.Context, d *Domain, task agent.Task, allowed
 func (a *App) synthesize(ctx context.Context, st agent.SupervisorState) (string, error) {
 	out := a.Outcome(st)
 	var links []reports.DeepLink
-	if info, ok := tool.CallInfoFrom(ctx); ok && a.cfg.Linker != nil && len(out.ReportKeys) > 0 {
+	if info, ok := a.callerFrom(ctx); ok && a.cfg.Linker != nil && len(out.ReportKeys) > 0 {
 		links = a.cfg.Linker.Links(ctx, info.Tenant, out.ReportKeys)
 	}
 	var text string

@@ -9,7 +9,6 @@ import (
 	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
-	"github.com/trellis-go/trellis/tool"
 )
 
 // RuleRouter is the supervisor's classifier when no real model is
@@ -89,7 +88,7 @@ func (rr *RuleRouter) Generate(ctx context.Context, req *model.Request) (*model.
 			break
 		}
 	}
-	info, _ := tool.CallInfoFrom(ctx)
+	info, _ := rr.app.callerFrom(ctx)
 	raw, err := json.Marshal(rr.Route(ctx, info.Tenant, text))
 	if err != nil {
 		return nil, err

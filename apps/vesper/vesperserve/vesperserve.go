@@ -69,20 +69,30 @@ func Open(ctx context.Context, dataDir, databaseURL string, compile graph.Compil
 		return fail(err)
 	}
 	linker := &reports.Linker{Menu: menu}
-	a, err := app.New(app.Config{Toolkit: tools.New(w, nil), Settings: settings, Linker: linker, Compile: compile})
+	// The dev-mode server acts as one tenant; let it see the demo tenant's generated data.
+	aliases := map[string]string{server.DevPrincipal.Tenant: warehouse.TenantVesper}
+	a, err := app.New(app.Config{Toolkit: tools.New(w, nil), Settings: settings, Linker: linker, Compile: compile, TenantAliases: aliases})
 	if err != nil {
 		return fail(err)
 	}
 	return &Opened{Warehouse: w, App: a, Linker: linker, Records: rec}, nil
 }
 
-// Spec is the assistant "vesper" for the server's graph list.
+// Spec is the assistant "vesper" for the server's graph list. With dataDir and databaseURL
+// empty, the warehouse lives where the server keeps its data (server.Deps).
 func Spec(dataDir, databaseURL string) server.GraphSpec {
 	return server.GraphSpec{
 		ID:          "vesper",
 		Description: "Vesper Analytics: day-ahead prices, price curves, Power BI usage and renewable projects, on the offline rules.",
 		Build: func(d server.Deps) (graph.Runnable, error) {
-			o, err := Open(context.Background(), dataDir, databaseURL, graph.CompileOptions{Saver: d.Saver, Store: d.Store})
+			dir, url := dataDir, databaseURL
+			if dir == "" && url == "" {
+				dir, url = d.DataDir, d.DatabaseURL
+			}
+			if dir == "" && url == "" {
+				dir = server.DefaultDataDir
+			}
+			o, err := Open(context.Background(), dir, url, graph.CompileOptions{Saver: d.Saver, Store: d.Store})
 			if err != nil {
 				return nil, err
 			}
