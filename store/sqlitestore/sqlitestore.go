@@ -574,16 +574,22 @@ func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *sto
 		if err != nil {
 			return nil, nil, err
 		}
+		var fresh []string
+		for _, r := range res {
+			if !seen[r.ID] {
+				fresh = append(fresh, r.ID)
+			}
+		}
+		rows, err := s.loadMany(ctx, fresh, now)
+		if err != nil {
+			return nil, nil, err
+		}
 		for _, r := range res {
 			if seen[r.ID] {
 				continue
 			}
 			seen[r.ID] = true
-			prefix, key, _ := strings.Cut(r.ID, "\x00")
-			row, err := s.load(ctx, prefix, key, now)
-			if err != nil {
-				return nil, nil, err
-			}
+			row := rows[r.ID]
 			if row == nil || !filter.Match(row.item.Value) {
 				continue
 			}
@@ -620,15 +626,43 @@ func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *sto
 	return found, scores, nil
 }
 
-func (s *Store) load(ctx context.Context, prefix, key string, now time.Time) (*row, error) {
-	r, err := scanRow(s.db.QueryRowContext(ctx, "SELECT "+itemCols+" FROM store_items WHERE prefix = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)", prefix, key, now.UnixNano()))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
+// loadMany reads the live items of ids (itemID form) with one query per 200, keyed by id; an
+// id whose item is gone or expired is absent from the map.
+func (s *Store) loadMany(ctx context.Context, ids []string, now time.Time) (map[string]*row, error) {
+	out := make(map[string]*row, len(ids))
+	for len(ids) > 0 {
+		batch := ids[:min(len(ids), 200)]
+		ids = ids[len(batch):]
+		args := make([]any, 0, 2*len(batch)+1)
+		var b strings.Builder
+		for i, id := range batch {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(?, ?)")
+			prefix, key, _ := strings.Cut(id, "\x00")
+			args = append(args, prefix, key)
+		}
+		args = append(args, now.UnixNano())
+		rows, err := s.db.QueryContext(ctx, "SELECT "+itemCols+" FROM store_items WHERE (prefix, key) IN (VALUES "+b.String()+") AND (expires_at IS NULL OR expires_at > ?)", args...)
+		if err != nil {
+			return nil, wrap("search", err)
+		}
+		for rows.Next() {
+			r, err := scanRow(rows)
+			if err != nil {
+				rows.Close()
+				return nil, wrap("search", err)
+			}
+			out[itemID(store.JoinNamespace(r.item.Namespace), r.item.Key)] = r
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, wrap("search", err)
+		}
 	}
-	if err != nil {
-		return nil, wrap("search", err)
-	}
-	return r, nil
+	return out, nil
 }
 
 // syncVectors brings the in-memory index up to date: a full load the first time (or when the
