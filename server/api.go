@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -77,6 +78,11 @@ func (s *Server) routes() http.Handler {
 	api("POST /store/items/search", s.handleStoreSearch)
 	api("POST /store/namespaces", s.handleStoreNamespaces)
 
+	for _, spec := range s.cfg.Graphs {
+		if spec.Routes != nil {
+			spec.Routes(mux, s.authenticateToken)
+		}
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &APIError{Status: http.StatusNotFound, Message: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path), Hint: "see docs/server.md for the routes"})
 	})
@@ -138,6 +144,20 @@ func (s *Server) instrument(route string, h http.Handler) http.Handler {
 		}()
 		h.ServeHTTP(sw, r)
 	})
+}
+
+// authenticateToken checks a token given outside the Authorization header (a WebSocket's
+// ?token=) the way the API checks that header.
+func (s *Server) authenticateToken(ctx context.Context, token string) (Principal, error) {
+	if s.cfg.Dev {
+		return DevPrincipal, nil
+	}
+	r, err := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+	if err != nil {
+		return Principal{}, err
+	}
+	r.Header.Set("Authorization", "Bearer "+token)
+	return s.cfg.Auth.authenticate(r)
 }
 
 func (s *Server) authed(h http.HandlerFunc) http.HandlerFunc {

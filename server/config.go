@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -41,6 +42,10 @@ type GraphSpec struct {
 	// Build compiles the graph. It must pass deps.Saver as the graph's CompileOptions.Saver (and
 	// deps.Store as its Store, if it uses one).
 	Build func(deps Deps) (graph.Runnable, error)
+	// Routes, when set, adds the graph's own HTTP routes (an application's WebSocket, say) to the
+	// server's mux, once Build has run. authenticate checks a bearer token or API key as the API
+	// does; in dev mode it accepts any token as the dev principal.
+	Routes func(mux *http.ServeMux, authenticate func(ctx context.Context, token string) (Principal, error))
 }
 
 // Config configures a [Server]. The zero value of every field is a documented default; only

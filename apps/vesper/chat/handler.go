@@ -55,6 +55,9 @@ type Handler struct {
 	CompressAt int
 	// Log records failures; nil means slog.Default().
 	Log *slog.Logger
+	// RunOptions, when set, adds options to each turn's run; a graph compiled with a checkpoint
+	// saver needs a thread per run (the history comes from Records, so a fresh one each turn).
+	RunOptions func(session string) []graph.RunOption
 }
 
 // In is a client frame.
@@ -181,7 +184,11 @@ func (h *Handler) turn(ctx context.Context, send func(Out) error, p Principal, s
 	rctx := tool.WithCallInfo(ctx, tool.CallInfo{Tenant: p.Tenant, User: p.User, Permissions: p.Permissions, ThreadID: session})
 	var final agent.SupervisorState
 	var got bool
-	for ev, err := range h.App.Graph.Stream(rctx, agent.SupervisorState{Messages: msgs, Summary: summary}, graph.WithStreamModes(graph.ModeMessages, graph.ModeValues)) {
+	opts := []graph.RunOption{graph.WithStreamModes(graph.ModeMessages, graph.ModeValues)}
+	if h.RunOptions != nil {
+		opts = append(opts, h.RunOptions(session)...)
+	}
+	for ev, err := range h.App.Graph.Stream(rctx, agent.SupervisorState{Messages: msgs, Summary: summary}, opts...) {
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ package vesperserve
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/trellis-go/trellis/apps/vesper/tools"
 	"github.com/trellis-go/trellis/apps/vesper/warehouse"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/server"
 )
 
@@ -78,9 +80,11 @@ func Open(ctx context.Context, dataDir, databaseURL string, compile graph.Compil
 	return &Opened{Warehouse: w, App: a, Linker: linker, Records: rec}, nil
 }
 
-// Spec is the assistant "vesper" for the server's graph list. With dataDir and databaseURL
-// empty, the warehouse lives where the server keeps its data (server.Deps).
+// Spec is the assistant "vesper" for the server's graph list, with the chat WebSocket
+// /ws/v1/chat among the server's routes. With dataDir and databaseURL empty, the warehouse lives
+// where the server keeps its data (server.Deps).
 func Spec(dataDir, databaseURL string) server.GraphSpec {
+	var opened *Opened
 	return server.GraphSpec{
 		ID:          "vesper",
 		Description: "Vesper Analytics: day-ahead prices, price curves, Power BI usage and renewable projects, on the offline rules.",
@@ -96,7 +100,33 @@ func Spec(dataDir, databaseURL string) server.GraphSpec {
 			if err != nil {
 				return nil, err
 			}
+			opened = o
 			return o.App.Graph, nil
+		},
+		Routes: func(mux *http.ServeMux, authenticate func(context.Context, string) (server.Principal, error)) {
+			if opened == nil {
+				return
+			}
+			mux.Handle("GET "+chat.Path, &chat.Handler{
+				App: opened.App, Records: opened.Records, Linker: opened.Linker,
+				RunOptions: func(session string) []graph.RunOption {
+					// Each turn is checkpointed in a thread of its own; the conversation lives in
+					// chat_messages.
+					return []graph.RunOption{graph.WithThread("vesper-chat:" + session + ":" + message.NewID())}
+				},
+				Authenticate: func(ctx context.Context, token string) (chat.Principal, error) {
+					p, err := authenticate(ctx, token)
+					if err != nil {
+						return chat.Principal{}, err
+					}
+					// The dev principal's tenant sees the demo tenant, as in the graph.
+					tenant := p.Tenant
+					if tenant == server.DevPrincipal.Tenant {
+						tenant = warehouse.TenantVesper
+					}
+					return chat.Principal{Tenant: tenant, User: p.User, Permissions: p.Permissions}, nil
+				},
+			})
 		},
 	}
 }
