@@ -1,4 +1,4 @@
-package sqlitesaver
+package rowcodec
 
 import (
 	"encoding/json"
@@ -23,15 +23,15 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 		f.Add([]byte(seed[0]), []byte(seed[1]), int64(3), int64(1700000000123456789))
 	}
 	f.Fuzz(func(t *testing.T, state, metadata []byte, step, createdAt int64) {
-		cp, err := decodeCheckpoint(row{ID: "cp", Step: step, CreatedAt: &createdAt, State: state, Metadata: metadata})
+		cp, err := Decode(Row{ID: "cp", Step: step, CreatedAt: &createdAt, State: state, Metadata: metadata})
 		if err != nil {
 			return
 		}
-		r, err := encodeCheckpoint(cp)
+		r, err := Encode(cp)
 		if err != nil {
 			t.Fatalf("a decoded checkpoint does not encode again: %v", err)
 		}
-		again, err := decodeCheckpoint(r)
+		again, err := Decode(r)
 		if err != nil {
 			t.Fatalf("an encoded checkpoint does not decode: %v\nstate %s", err, r.State)
 		}
@@ -65,7 +65,7 @@ func FuzzCheckChains(f *testing.F) {
 		for i := 0; i+1 < len(want); i += 2 {
 			versions[string(want[i])] = string(want[i+1])
 		}
-		out, err := checkChains("t", "cp", versions, blobs)
+		out, err := CheckChains("t", "cp", versions, blobs)
 		if err != nil {
 			return
 		}
@@ -77,7 +77,7 @@ func FuzzCheckChains(f *testing.F) {
 			for n := 0; v != ""; n++ {
 				b, ok := have[[2]string{ch, v}]
 				if !ok || n > len(out) {
-					t.Fatalf("checkChains accepted an incomplete or looping chain for %s@%s", ch, v)
+					t.Fatalf("CheckChains accepted an incomplete or looping chain for %s@%s", ch, v)
 				}
 				v = b.Base
 			}

@@ -1,0 +1,139 @@
+// Package rowcodec is how the SQL checkpoint savers (sqlitesaver, pgsaver) lay a checkpoint out
+// in a Row, and the checks both apply to what they read back.
+package rowcodec
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/trellis-go/trellis/checkpoint"
+)
+
+// State is the part of a checkpoint row that no query looks inside, except for the channel
+// versions that the savers' blob-chain and prune queries read from the JSON (key "v").
+type State struct {
+	Versions map[string]string   `json:"v"`
+	Next     []checkpoint.Task   `json:"n,omitempty"`
+	Barriers map[string][]string `json:"b,omitempty"`
+}
+
+// Row is a checkpoint as stored: the indexed columns plus the encoded state and metadata.
+type Row struct {
+	ID        string
+	ParentID  string
+	Step      int64
+	Source    string
+	CreatedAt *int64 // Unix nanoseconds; nil for a zero time
+	State     []byte // JSON text of a state
+	Metadata  []byte // JSON object, or nil for no metadata
+}
+
+// Unix nanoseconds cover these years; CreatedAt outside them cannot be stored.
+var (
+	minTime = time.Unix(0, -1<<63)
+	maxTime = time.Unix(0, 1<<63-1)
+)
+
+// Encode turns a checkpoint into the Row stored for it.
+func Encode(cp checkpoint.Checkpoint) (Row, error) {
+	r := Row{ID: cp.ID, ParentID: cp.ParentID, Step: int64(cp.Step), Source: string(cp.Source)}
+	if !cp.CreatedAt.IsZero() {
+		if cp.CreatedAt.Before(minTime) || cp.CreatedAt.After(maxTime) {
+			return Row{}, fmt.Errorf("CreatedAt %v is outside the years 1678 to 2262 that the saver can store", cp.CreatedAt)
+		}
+		ns := cp.CreatedAt.UnixNano()
+		r.CreatedAt = &ns
+	}
+	versions := cp.Versions
+	if versions == nil {
+		versions = map[string]string{}
+	}
+	var err error
+	r.State, err = json.Marshal(State{Versions: versions, Next: cp.Next, Barriers: cp.Barriers})
+	if err != nil {
+		return Row{}, fmt.Errorf("encoding the checkpoint's versions, tasks and barriers: %w", err)
+	}
+	if len(cp.Metadata) > 0 {
+		r.Metadata, err = json.Marshal(cp.Metadata)
+		if err != nil {
+			return Row{}, fmt.Errorf("metadata cannot be encoded as JSON (%w); keep metadata to JSON values", err)
+		}
+	}
+	return r, nil
+}
+
+// Decode turns a stored Row back into a checkpoint. It never panics on malformed
+// input; it returns an error that says which part is damaged.
+func Decode(r Row) (checkpoint.Checkpoint, error) {
+	cp := checkpoint.Checkpoint{ID: r.ID, ParentID: r.ParentID, Step: int(r.Step), Source: checkpoint.Source(r.Source)}
+	if r.CreatedAt != nil {
+		cp.CreatedAt = time.Unix(0, *r.CreatedAt)
+	}
+	var st State
+	if err := json.Unmarshal(r.State, &st); err != nil {
+		return checkpoint.Checkpoint{}, fmt.Errorf("checkpoint %q: stored state is damaged: %w", r.ID, err)
+	}
+	for ch, v := range st.Versions {
+		if v == "" {
+			return checkpoint.Checkpoint{}, fmt.Errorf("checkpoint %q: stored state is damaged: channel %q has an empty version", r.ID, ch)
+		}
+	}
+	for i, task := range st.Next {
+		if task.ID == "" {
+			return checkpoint.Checkpoint{}, fmt.Errorf("checkpoint %q: stored state is damaged: task %d has no ID", r.ID, i)
+		}
+	}
+	if st.Versions == nil {
+		st.Versions = map[string]string{}
+	}
+	cp.Versions, cp.Next, cp.Barriers = st.Versions, st.Next, st.Barriers
+	if len(r.Metadata) > 0 && !bytes.Equal(r.Metadata, []byte("null")) {
+		if err := json.Unmarshal(r.Metadata, &cp.Metadata); err != nil {
+			return checkpoint.Checkpoint{}, fmt.Errorf("checkpoint %q: stored metadata is damaged: %w", r.ID, err)
+		}
+	}
+	return cp, nil
+}
+
+// CheckChains verifies that blobs hold, for every channel in versions, the blob at that version
+// and every base below it down to a full blob, and nothing else is needed. Extra blobs are
+// dropped. It returns the blobs in chain order and fails on a missing link or a cycle.
+func CheckChains(threadID, cpID string, versions map[string]string, blobs []checkpoint.Blob) ([]checkpoint.Blob, error) {
+	type key struct{ ch, v string }
+	byKey := make(map[key]checkpoint.Blob, len(blobs))
+	for _, b := range blobs {
+		byKey[key{b.Channel, b.Version}] = b
+	}
+	out := make([]checkpoint.Blob, 0, len(blobs))
+	for ch, v := range versions {
+		for depth := 0; v != ""; depth++ {
+			b, ok := byKey[key{ch, v}]
+			if !ok {
+				return nil, fmt.Errorf("thread %q checkpoint %q: blob %s@%s is missing (the database was edited by hand, or a put stored a delta whose base was never stored)", threadID, cpID, ch, v)
+			}
+			if depth > len(blobs) {
+				return nil, fmt.Errorf("thread %q checkpoint %q: the blob chain of channel %q loops at version %s", threadID, cpID, ch, v)
+			}
+			out = append(out, b)
+			v = b.Base
+		}
+	}
+	return out, nil
+}
+
+// CheckBlobs rejects blobs a put must not store.
+func CheckBlobs(blobs []checkpoint.Blob) error {
+	for i, b := range blobs {
+		switch {
+		case b.Channel == "":
+			return fmt.Errorf("blob %d has no Channel", i)
+		case b.Version == "":
+			return fmt.Errorf("blob %d (channel %q) has no Version", i, b.Channel)
+		case b.Base == b.Version:
+			return fmt.Errorf("blob %s@%s names itself as its Base; a delta builds on an earlier version", b.Channel, b.Version)
+		}
+	}
+	return nil
+}
