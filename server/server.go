@@ -156,6 +156,10 @@ func New(cfg Config) (*Server, error) {
 		s.byID[spec.ID] = a
 	}
 	sort.Slice(s.assistants, func(i, j int) bool { return s.assistants[i].GraphID < s.assistants[j].GraphID })
+	// Building the graphs may take a while (an application loading its data on first start): the
+	// setup that follows gets time of its own.
+	ctx, cancelSetup := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancelSetup()
 	s.metrics = newMetrics()
 	s.limits = newLimits(cfg)
 	switch {
