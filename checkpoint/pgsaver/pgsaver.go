@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/checkpoint/internal/rowcodec"
 )
 
 // Options configures a saver. The zero value (or a nil *Options) means the documented defaults.
@@ -418,22 +419,7 @@ func (s *Saver) listPage(ctx context.Context, threadID, q string, args []any) ([
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*checkpoint.Tuple
-	for rows.Next() {
-		var (
-			ns string
-			r  row
-		)
-		if err := rows.Scan(&ns, &r.ID, &r.ParentID, &r.Step, &r.Source, &r.CreatedAt, &r.State, &r.Metadata); err != nil {
-			return nil, err
-		}
-		cp, err := decodeCheckpoint(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, &checkpoint.Tuple{Ref: checkpoint.Ref{ThreadID: threadID, NS: ns, CheckpointID: cp.ID}, Checkpoint: cp})
-	}
-	return out, rows.Err()
+	return rowcodec.ScanTuples(rows, threadID)
 }
 
 func deref(s *string) string {

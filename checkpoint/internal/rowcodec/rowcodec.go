@@ -137,3 +137,31 @@ func CheckBlobs(blobs []checkpoint.Blob) error {
 	}
 	return nil
 }
+
+// Rows is what database/sql's *sql.Rows and pgx's Rows have in common.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// ScanTuples reads the rows of a list query, whose columns are the namespace, then the columns
+// of [Row] in order, into tuples of threadID (without blobs or pending writes).
+func ScanTuples(rows Rows, threadID string) ([]*checkpoint.Tuple, error) {
+	var out []*checkpoint.Tuple
+	for rows.Next() {
+		var (
+			ns string
+			r  Row
+		)
+		if err := rows.Scan(&ns, &r.ID, &r.ParentID, &r.Step, &r.Source, &r.CreatedAt, &r.State, &r.Metadata); err != nil {
+			return nil, err
+		}
+		cp, err := Decode(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &checkpoint.Tuple{Ref: checkpoint.Ref{ThreadID: threadID, NS: ns, CheckpointID: cp.ID}, Checkpoint: cp})
+	}
+	return out, rows.Err()
+}
