@@ -110,6 +110,7 @@ func runServe(ctx context.Context, env Env) error {
 	redisURL := fs.String("redis-url", envOr("REDIS_URL", ""), "Redis URL for stream events and cancellations between replicas; Postgres LISTEN/NOTIFY when empty (TRELLIS_REDIS_URL)")
 	issuer := fs.String("jwt-issuer", envOr("JWT_ISSUER", ""), "required iss of tokens (TRELLIS_JWT_ISSUER)")
 	audience := fs.String("jwt-audience", envOr("JWT_AUDIENCE", ""), "required aud of tokens (TRELLIS_JWT_AUDIENCE)")
+	jwksURL := fs.String("jwks-url", envOr("JWKS_URL", ""), "JWKS of the identity provider whose RS/PS/ES/EdDSA tokens are accepted (TRELLIS_JWKS_URL)")
 	maxBody := fs.Int64("max-body-bytes", 0, "largest request body; 10 MiB when 0 (TRELLIS_MAX_BODY_BYTES)")
 	maxRuns := fs.Int("max-runs", 0, "runs executing at once; 64 when 0 (TRELLIS_MAX_RUNS)")
 	origins := fs.String("ws-origins", envOr("WS_ORIGINS", ""), "comma-separated Origin patterns allowed for WebSockets (TRELLIS_WS_ORIGINS)")
@@ -199,6 +200,10 @@ func runServe(ctx context.Context, env Env) error {
 	if !*dev {
 		if secret := os.Getenv("TRELLIS_JWT_SECRET"); secret != "" {
 			cfg.Auth.JWTSecret = []byte(secret)
+			cfg.Auth.Issuer, cfg.Auth.Audience = *issuer, *audience
+		}
+		if *jwksURL != "" {
+			cfg.Auth.JWKSURL = *jwksURL
 			cfg.Auth.Issuer, cfg.Auth.Audience = *issuer, *audience
 		}
 		keys, err := parseAPIKeys(os.Getenv("TRELLIS_API_KEYS"))

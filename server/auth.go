@@ -7,9 +7,12 @@ import (
 	"crypto/sha512"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -27,19 +30,35 @@ type Principal struct {
 var DevPrincipal = Principal{User: "dev", Tenant: "default", Permissions: []string{"*"}}
 
 // AuthConfig chooses how requests are authenticated: with API keys (header x-api-key, or
-// Authorization: Bearer KEY) and/or JWTs (Authorization: Bearer TOKEN). At least one is required
+// Authorization: Bearer KEY) and/or JWTs (Authorization: Bearer TOKEN) signed with a shared
+// secret (HMAC) or with keys an identity provider publishes as a JWKS. At least one is required
 // unless the server runs in dev mode.
 type AuthConfig struct {
 	// APIKeys maps each key to the principal it acts as; for services.
 	APIKeys map[string]Principal
-	// JWTSecret verifies HS256 (and, if allowed, HS384/HS512) tokens. Empty turns JWTs off.
+	// JWTSecret verifies HS256 (and, if allowed, HS384/HS512) tokens. Empty turns HMAC tokens
+	// off.
 	JWTSecret []byte
+	// JWKSURL is where the public keys of RS*, PS*, ES* and EdDSA tokens are published (an
+	// identity provider's jwks_uri). It must be https, or http on a loopback host. Keys are
+	// cached; see JWKSRefreshInterval and JWKSCacheTTL. Empty turns such tokens off.
+	JWKSURL string
+	// JWKSRefreshInterval is the least time between two fetches of the JWKS: a token whose key
+	// is unknown fetches the set again only when the last fetch is older. Zero means 30 seconds.
+	JWKSRefreshInterval time.Duration
+	// JWKSCacheTTL is how long fetched keys are fresh when the JWKS answer has no Cache-Control
+	// max-age; stale keys are still used while a new fetch fails. Zero means an hour.
+	JWKSCacheTTL time.Duration
+	// JWKSClient fetches the JWKS; nil means a client with a 5 second timeout.
+	JWKSClient *http.Client
 	// Issuer and Audience must match the token's iss and aud claims; both are required with a
-	// JWTSecret. A token must also carry exp.
+	// JWTSecret or a JWKSURL. A token must also carry exp.
 	Issuer   string
 	Audience string
-	// Algorithms allowlists the token algorithms; empty means HS256 only. "none" is never
-	// accepted.
+	// Algorithms allowlists the token algorithms: HS256, HS384, HS512 (with JWTSecret), RS256,
+	// RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA (with JWKSURL). Empty
+	// means HS256 with a secret, plus RS256, RS384, RS512, PS256, ES256, ES384 and EdDSA with
+	// a JWKS. "none" is never accepted, and a key is only used for the algorithms of its type.
 	Algorithms []string
 	// TenantClaim names the claim holding the tenant; empty means "tenant". A token without it
 	// is refused.
@@ -53,23 +72,41 @@ type AuthConfig struct {
 	Now func() time.Time
 
 	keys map[[32]byte]Principal
+	jwks *jwksCache
 }
 
 func (a *AuthConfig) check() error {
-	if len(a.APIKeys) == 0 && len(a.JWTSecret) == 0 {
-		return &ConfigError{Field: "Auth", Problem: "has neither API keys nor a JWT secret", Hint: "set TRELLIS_JWT_SECRET (with TRELLIS_JWT_ISSUER and TRELLIS_JWT_AUDIENCE) or TRELLIS_API_KEYS, or run with --dev on a local machine"}
+	if len(a.APIKeys) == 0 && len(a.JWTSecret) == 0 && a.JWKSURL == "" {
+		return &ConfigError{Field: "Auth", Problem: "has no API keys, JWT secret or JWKS URL", Hint: "set TRELLIS_JWT_SECRET or TRELLIS_JWKS_URL (with TRELLIS_JWT_ISSUER and TRELLIS_JWT_AUDIENCE) or TRELLIS_API_KEYS, or run with --dev on a local machine"}
 	}
-	if len(a.JWTSecret) > 0 {
-		if a.Issuer == "" || a.Audience == "" {
-			return &ConfigError{Field: "Auth.Issuer/Audience", Problem: "must both be set with a JWT secret", Hint: "tokens are checked against them; set TRELLIS_JWT_ISSUER and TRELLIS_JWT_AUDIENCE"}
+	if (len(a.JWTSecret) > 0 || a.JWKSURL != "") && (a.Issuer == "" || a.Audience == "") {
+		return &ConfigError{Field: "Auth.Issuer/Audience", Problem: "must both be set with a JWT secret or a JWKS URL", Hint: "tokens are checked against them; set TRELLIS_JWT_ISSUER and TRELLIS_JWT_AUDIENCE"}
+	}
+	if len(a.JWTSecret) > 0 && len(a.JWTSecret) < 32 {
+		return &ConfigError{Field: "Auth.JWTSecret", Problem: fmt.Sprintf("is %d bytes", len(a.JWTSecret)), Hint: "use a random secret of at least 32 bytes"}
+	}
+	if a.JWKSURL != "" {
+		u, err := url.Parse(a.JWKSURL)
+		if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+			return &ConfigError{Field: "Auth.JWKSURL", Problem: fmt.Sprintf("is %q", a.JWKSURL), Hint: "give the identity provider's jwks_uri, e.g. https://issuer.example.com/.well-known/jwks.json"}
 		}
-		if len(a.JWTSecret) < 32 {
-			return &ConfigError{Field: "Auth.JWTSecret", Problem: fmt.Sprintf("is %d bytes", len(a.JWTSecret)), Hint: "use a random secret of at least 32 bytes"}
+		if u.Scheme == "http" && !loopbackHost(u.Hostname()) {
+			return &ConfigError{Field: "Auth.JWKSURL", Problem: "is plain http on a host that is not loopback", Hint: "keys fetched without TLS could be replaced on the way; use https"}
 		}
+	}
+	if a.JWKSRefreshInterval < 0 || a.JWKSCacheTTL < 0 {
+		return &ConfigError{Field: "Auth.JWKSRefreshInterval/JWKSCacheTTL", Problem: "is negative", Hint: "use 0 for the defaults (30s and 1h)"}
 	}
 	for _, alg := range a.Algorithms {
-		if _, ok := hmacAlgs[alg]; !ok {
-			return &ConfigError{Field: "Auth.Algorithms", Problem: fmt.Sprintf("lists %q", alg), Hint: "supported: HS256, HS384, HS512"}
+		_, hmacAlg := hmacAlgs[alg]
+		_, asymAlg := asymmetricAlgs[alg]
+		switch {
+		case hmacAlg && len(a.JWTSecret) == 0:
+			return &ConfigError{Field: "Auth.Algorithms", Problem: fmt.Sprintf("lists %q but there is no JWT secret", alg), Hint: "HMAC algorithms need TRELLIS_JWT_SECRET; a JWKS's public keys are never used as HMAC secrets"}
+		case asymAlg && a.JWKSURL == "":
+			return &ConfigError{Field: "Auth.Algorithms", Problem: fmt.Sprintf("lists %q but there is no JWKS URL", alg), Hint: "public-key algorithms need TRELLIS_JWKS_URL"}
+		case !hmacAlg && !asymAlg:
+			return &ConfigError{Field: "Auth.Algorithms", Problem: fmt.Sprintf("lists %q", alg), Hint: "supported: HS256, HS384, HS512, RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA"}
 		}
 	}
 	for k, p := range a.APIKeys {
@@ -89,7 +126,12 @@ func (a *AuthConfig) prepare() {
 		a.keys[sha256.Sum256([]byte(k))] = p
 	}
 	if len(a.Algorithms) == 0 {
-		a.Algorithms = []string{"HS256"}
+		if len(a.JWTSecret) > 0 {
+			a.Algorithms = append(a.Algorithms, "HS256")
+		}
+		if a.JWKSURL != "" {
+			a.Algorithms = append(a.Algorithms, defaultJWKSAlgs...)
+		}
 	}
 	if a.TenantClaim == "" {
 		a.TenantClaim = "tenant"
@@ -103,6 +145,24 @@ func (a *AuthConfig) prepare() {
 	if a.Now == nil {
 		a.Now = time.Now
 	}
+	if a.JWKSURL != "" {
+		interval, ttl := a.JWKSRefreshInterval, a.JWKSCacheTTL
+		if interval == 0 {
+			interval = DefaultJWKSRefreshInterval
+		}
+		if ttl == 0 {
+			ttl = DefaultJWKSCacheTTL
+		}
+		a.jwks = newJWKSCache(a.JWKSURL, a.JWKSClient, interval, ttl, a.Now)
+	}
+}
+
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 var hmacAlgs = map[string]func() hash.Hash{"HS256": sha256.New, "HS384": sha512.New384, "HS512": sha512.New}
@@ -130,21 +190,24 @@ func (a *AuthConfig) authenticate(r *http.Request) (Principal, error) {
 	if p, ok := a.keys[sha256.Sum256([]byte(token))]; ok {
 		return p, nil
 	}
-	if len(a.JWTSecret) == 0 {
+	if len(a.JWTSecret) == 0 && a.jwks == nil {
 		return Principal{}, unauthorized("the bearer credential is not a known API key")
 	}
-	return a.verifyJWT(token)
+	return a.verifyJWT(r.Context(), token)
 }
 
-// verifyJWT checks an HMAC-signed JWT: an allowed algorithm, the signature, exp (required),
-// nbf, iss and aud, and reads the principal from its claims.
-func (a *AuthConfig) verifyJWT(token string) (Principal, error) {
+// verifyJWT checks a JWT: an allowed algorithm, the signature (HMAC with the secret, or a
+// public key of the JWKS that fits the algorithm), exp (required), nbf, iss and aud, and reads
+// the principal from its claims.
+func (a *AuthConfig) verifyJWT(ctx context.Context, token string) (Principal, error) {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
 		return Principal{}, unauthorized("the token is not a JWT (expected three dot-separated parts)")
 	}
 	var header struct {
-		Alg string `json:"alg"`
+		Alg  string          `json:"alg"`
+		Kid  string          `json:"kid"`
+		Crit json.RawMessage `json:"crit"`
 	}
 	if err := decodeSegment(parts[0], &header); err != nil {
 		return Principal{}, unauthorized("the token header cannot be read: %v", err)
@@ -152,14 +215,39 @@ func (a *AuthConfig) verifyJWT(token string) (Principal, error) {
 	if strings.EqualFold(header.Alg, "none") || !slices.Contains(a.Algorithms, header.Alg) {
 		return Principal{}, unauthorized("the token algorithm %q is not allowed (allowed: %s)", header.Alg, strings.Join(a.Algorithms, ", "))
 	}
+	if len(header.Crit) > 0 {
+		return Principal{}, unauthorized("the token has critical header extensions (crit), which this server does not understand")
+	}
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
 	if err != nil {
 		return Principal{}, unauthorized("the token signature is not base64url")
 	}
-	mac := hmac.New(hmacAlgs[header.Alg], a.JWTSecret)
-	mac.Write([]byte(parts[0] + "." + parts[1]))
-	if !hmac.Equal(sig, mac.Sum(nil)) {
-		return Principal{}, unauthorized("the token signature does not verify")
+	signed := []byte(parts[0] + "." + parts[1])
+	if newHash, ok := hmacAlgs[header.Alg]; ok {
+		if len(a.JWTSecret) == 0 {
+			return Principal{}, unauthorized("the token algorithm %q needs a secret this server does not have", header.Alg)
+		}
+		mac := hmac.New(newHash, a.JWTSecret)
+		mac.Write(signed)
+		if !hmac.Equal(sig, mac.Sum(nil)) {
+			return Principal{}, unauthorized("the token signature does not verify")
+		}
+	} else {
+		if a.jwks == nil {
+			return Principal{}, unauthorized("the token algorithm %q needs a JWKS this server does not have", header.Alg)
+		}
+		keys, err := a.jwks.key(ctx, header.Kid, header.Alg)
+		if errors.Is(err, ErrJWKSUnavailable) {
+			return Principal{}, &APIError{Status: http.StatusServiceUnavailable, kind: ErrJWKSUnavailable,
+				Message: "the token's signing key cannot be fetched: " + err.Error(),
+				Hint:    "the identity provider's key set is unreachable; retry shortly"}
+		}
+		if err != nil {
+			return Principal{}, unauthorized("the token cannot be checked: %v", err)
+		}
+		if !verifyAsymmetric(header.Alg, keys, signed, sig) {
+			return Principal{}, unauthorized("the token signature does not verify")
+		}
 	}
 	var claims map[string]any
 	if err := decodeSegment(parts[1], &claims); err != nil {

@@ -60,7 +60,8 @@
 //
 // # Auth and tenants
 //
-// Without Dev, requests need an API key or an HS256 JWT (see [AuthConfig]). The principal's
+// Without Dev, requests need an API key or a JWT, signed with a shared secret (HS256) or with a
+// key the identity provider publishes as a JWKS (RS256, ES256, EdDSA, ...; see [AuthConfig]). The principal's
 // tenant scopes every thread, run and store item: another tenant's IDs answer 404.
 //
 // See docs/server.md for the routes, the settings and what is not done yet.
