@@ -48,8 +48,14 @@ type Store struct {
 	ownDB    bool
 	cfg      store.Config
 	pgvector bool
-	closed   atomic.Bool
-	stop     func()
+	// vecType and cosineOp name pgvector's type and cosine distance operator with the
+	// extension's schema; iterative says whether its HNSW scans can go on past ef_search
+	// (pgvector 0.8 and later).
+	vecType   string
+	cosineOp  string
+	iterative bool
+	closed    atomic.Bool
+	stop      func()
 }
 
 var (
@@ -127,6 +133,11 @@ func (s *Store) checkDims(ctx context.Context) error {
 }
 
 // setupVectors decides between pgvector and the exact scan, and says which in the log.
+//
+// An extension lives in one schema per database, whichever store created it first; the store
+// creates it in public (when there is one, so that dropping a store's schema never drops the
+// extension under other stores) and names its type, operator class and operator with that
+// schema, so the store's search_path need not include it.
 func (s *Store) setupVectors(ctx context.Context, mode VectorMode) error {
 	log := s.cfg.Logger
 	if mode == VectorExact {
@@ -139,26 +150,49 @@ func (s *Store) setupVectors(ctx context.Context, mode VectorMode) error {
 	}
 	if !available {
 		if mode == VectorPGVector {
-			return &store.ConfigError{Field: "Vector", Problem: "is pgvector but the extension is not installed on the server", Hint: "install the server package (postgresql-NN-pgvector) or use the default mode"}
+			return &store.ConfigError{Field: "Vector", Problem: "is pgvector but the extension is not installed on the server",
+				Hint: "install it on the server (postgresql-NN-pgvector, or build it: see .ci/pgvector.sh) or use the default mode"}
 		}
 		log.Info("store: vector search ready", "backend", "postgres", "index", "exact", "reason", "pgvector is not installed on the server")
 		return nil
 	}
+	var schema, version string
 	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrationLock)); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS vector"); err != nil {
+		err := tx.QueryRow(ctx, `SELECT n.nspname, e.extversion FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+			WHERE e.extname = 'vector'`).Scan(&schema, &version)
+		if errors.Is(err, pgx.ErrNoRows) {
+			create := "CREATE EXTENSION vector"
+			var public bool
+			if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'public')").Scan(&public); err != nil {
+				return err
+			}
+			if public {
+				create += " SCHEMA public"
+			}
+			if _, err := tx.Exec(ctx, create); err != nil {
+				return err
+			}
+			err = tx.QueryRow(ctx, `SELECT n.nspname, e.extversion FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+				WHERE e.extname = 'vector'`).Scan(&schema, &version)
+		}
+		if err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, fmt.Sprintf(`CREATE TABLE IF NOT EXISTS store_vectors (
-			prefix text COLLATE "C" NOT NULL, key text COLLATE "C" NOT NULL, embedding vector(%d) NOT NULL,
+		q := pgx.Identifier{schema}.Sanitize()
+		_, err = tx.Exec(ctx, fmt.Sprintf(`CREATE TABLE IF NOT EXISTS store_vectors (
+			prefix text COLLATE "C" NOT NULL, key text COLLATE "C" NOT NULL, embedding %s.vector(%d) NOT NULL,
 			PRIMARY KEY (prefix, key),
 			FOREIGN KEY (prefix, key) REFERENCES store_items (prefix, key) ON DELETE CASCADE);
-		CREATE INDEX IF NOT EXISTS store_vectors_hnsw ON store_vectors USING hnsw (embedding vector_cosine_ops)`, s.cfg.Index.Dims))
+		CREATE INDEX IF NOT EXISTS store_vectors_hnsw ON store_vectors USING hnsw (embedding %s.vector_cosine_ops)`, q, s.cfg.Index.Dims, q))
 		return err
 	})
 	if err == nil {
+		s.vecType = pgx.Identifier{schema}.Sanitize() + ".vector"
+		s.cosineOp = "OPERATOR(" + pgx.Identifier{schema}.Sanitize() + ".<=>)"
+		s.iterative = versionAtLeast(version, 0, 8)
 		err = s.backfill(ctx)
 	}
 	if err != nil {
@@ -169,44 +203,60 @@ func (s *Store) setupVectors(ctx context.Context, mode VectorMode) error {
 		return nil
 	}
 	s.pgvector = true
-	log.Info("store: vector search ready", "backend", "postgres", "index", "pgvector")
+	log.Info("store: vector search ready", "backend", "postgres", "index", "pgvector", "version", version, "schema", schema,
+		"method", "hnsw (vector_cosine_ops)", "iterative_scan", s.iterative)
 	return nil
 }
 
-// backfill copies into pgvector the vectors of items written while it was not in use.
+// versionAtLeast reports whether a version like "0.8.0" is at least major.minor.
+func versionAtLeast(v string, major, minor int) bool {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	a, err1 := strconv.Atoi(parts[0])
+	b, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return a > major || (a == major && b >= minor)
+}
+
+// backfill copies into pgvector the vectors of items written while it was not in use, a few
+// hundred rows per statement.
 func (s *Store) backfill(ctx context.Context) error {
 	rows, err := s.db.Query(ctx, `SELECT i.prefix, i.key, i.vec FROM store_items i
 		WHERE i.vec IS NOT NULL AND NOT EXISTS (SELECT 1 FROM store_vectors v WHERE v.prefix = i.prefix AND v.key = i.key)`)
 	if err != nil {
 		return err
 	}
-	type pending struct {
-		prefix, key string
-		vec         []float32
-	}
-	var todo []pending
+	var prefixes, keys, vecs []string
 	for rows.Next() {
-		var p pending
+		var prefix, key string
 		var b []byte
-		if err := rows.Scan(&p.prefix, &p.key, &b); err != nil {
+		if err := rows.Scan(&prefix, &key, &b); err != nil {
 			rows.Close()
 			return err
 		}
-		p.vec = decodeVec(b)
-		todo = append(todo, p)
+		if len(b) != 4*s.cfg.Index.Dims {
+			continue // written by an embedder of another dimension: checkDims forbids it now
+		}
+		prefixes, keys, vecs = append(prefixes, prefix), append(keys, key), append(vecs, vectorText(decodeVec(b)))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	for _, p := range todo {
-		if _, err := s.db.Exec(ctx, `INSERT INTO store_vectors (prefix, key, embedding) VALUES ($1, $2, $3::text::vector)
-			ON CONFLICT (prefix, key) DO NOTHING`, p.prefix, p.key, vectorText(p.vec)); err != nil {
+	for i := 0; i < len(keys); i += 500 {
+		j := min(len(keys), i+500)
+		if _, err := s.db.Exec(ctx, `INSERT INTO store_vectors (prefix, key, embedding)
+			SELECT p, k, e::`+s.vecType+` FROM unnest($1::text[], $2::text[], $3::text[]) AS t(p, k, e)
+			ON CONFLICT (prefix, key) DO NOTHING`, prefixes[i:j], keys[i:j], vecs[i:j]); err != nil {
 			return err
 		}
 	}
-	if len(todo) > 0 {
-		s.cfg.Logger.Info("store: copied vectors into pgvector", "backend", "postgres", "vectors", len(todo))
+	if len(keys) > 0 {
+		s.cfg.Logger.Info("store: copied vectors into pgvector", "backend", "postgres", "vectors", len(keys))
 	}
 	return nil
 }
@@ -321,7 +371,7 @@ func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
 			_, err = tx.Exec(ctx, "DELETE FROM store_vectors WHERE prefix = $1 AND key = $2", prefix, req.Key)
 			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO store_vectors (prefix, key, embedding) VALUES ($1, $2, $3::text::vector)
+		_, err = tx.Exec(ctx, `INSERT INTO store_vectors (prefix, key, embedding) VALUES ($1, $2, $3::text::`+s.vecType+`)
 			ON CONFLICT (prefix, key) DO UPDATE SET embedding = excluded.embedding`, prefix, req.Key, vectorText(vec))
 		return err
 	})
@@ -337,7 +387,8 @@ type row struct {
 	vec    []float32
 }
 
-func scanRow(sc pgx.Row, withVec bool) (*row, error) {
+// scanRow reads itemCols, then the vector when withVec, then extra.
+func scanRow(sc pgx.Row, withVec bool, extra ...any) (*row, error) {
 	var prefix, key string
 	var value []byte
 	var expires *time.Time
@@ -348,6 +399,7 @@ func scanRow(sc pgx.Row, withVec bool) (*row, error) {
 	if withVec {
 		dest = append(dest, &vec)
 	}
+	dest = append(dest, extra...)
 	if err := sc.Scan(dest...); err != nil {
 		return nil, err
 	}
@@ -663,59 +715,80 @@ func (s *Store) nearestExact(ctx context.Context, req store.SearchRequest, filte
 }
 
 // nearestPGVector asks pgvector's HNSW index for neighbours, widening until the filter leaves
-// a full page.
+// a full page. When the index runs out before the page is full (a prefix or filter that few
+// items pass: the walk gives up after hnsw.max_scan_tuples, or, before pgvector 0.8, after
+// ef_search rows), one exact pass without the index settles it.
 func (s *Store) nearestPGVector(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time, q []float32) ([]*row, []float64, error) {
 	want := req.Offset + req.Limit
+	qt := vectorText(q)
 	for k := max(2*want, want+10); ; k *= 4 {
-		var c conds
-		qa := c.arg(vectorText(q))
-		where(&c, req.NamespacePrefix, filter, now)
-		rows, err := s.db.Query(ctx, "SELECT "+itemCols+", i.vec, 1 - (v.embedding <=> "+qa+"::text::vector) FROM store_vectors v JOIN store_items i USING (prefix, key) WHERE "+
-			c.String()+" ORDER BY v.embedding <=> "+qa+"::text::vector LIMIT "+c.arg(k), c.args...)
+		out, cos, n, err := s.pgvectorScan(ctx, req, filter, now, qt, k, false)
 		if err != nil {
-			return nil, nil, wrap("search", err)
+			return nil, nil, err
 		}
-		var out []*row
-		var cos []float64
-		n := 0
+		if len(out) >= want {
+			return out, cos, nil
+		}
+		if n < k {
+			out, cos, _, err = s.pgvectorScan(ctx, req, filter, now, qt, k, true)
+			return out, cos, err
+		}
+	}
+}
+
+// pgvectorScan reads the k nearest live rows under the prefix that pass the pushed-down
+// filter, and returns those that pass the whole filter with their cosine similarity, and how
+// many rows the query gave.
+//
+// An HNSW scan yields at most hnsw.ef_search rows (40 by default), which a prefix or a filter
+// applied after it could leave short of a page. So ef_search is raised to k, and from pgvector
+// 0.8 the scan is iterative in strict order: it goes on walking the graph until k rows pass
+// the conditions (or hnsw.max_scan_tuples are visited).
+//
+// exact turns index scans off, so the planner sorts the rows under the prefix (found by a
+// bitmap scan of the primary key) instead of walking the graph.
+func (s *Store) pgvectorScan(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time, qt string, k int, exact bool) ([]*row, []float64, int, error) {
+	var out []*row
+	var cos []float64
+	n := 0
+	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+		set := fmt.Sprintf("SET LOCAL hnsw.ef_search = %d", min(1000, max(40, k)))
+		if s.iterative {
+			set += "; SET LOCAL hnsw.iterative_scan = strict_order"
+		}
+		if exact {
+			set += "; SET LOCAL enable_indexscan = off"
+		}
+		if _, err := tx.Exec(ctx, set); err != nil {
+			return err
+		}
+		var c conds
+		qa := c.arg(qt) + "::text::" + s.vecType
+		where(&c, req.NamespacePrefix, filter, now)
+		rows, err := tx.Query(ctx, "SELECT "+itemCols+", 1 - (v.embedding "+s.cosineOp+" "+qa+") FROM store_vectors v JOIN store_items i USING (prefix, key) WHERE "+
+			c.String()+" ORDER BY v.embedding "+s.cosineOp+" "+qa+" LIMIT "+c.arg(k), c.args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
 		for rows.Next() {
 			n++
-			r := &row{}
-			var prefix, key string
-			var value, vec []byte
-			var expires *time.Time
-			var fts *string
 			var sim float64
-			if err := rows.Scan(&prefix, &key, &value, &r.item.CreatedAt, &r.item.UpdatedAt, &expires, &r.ttl, &fts, &vec, &sim); err != nil {
-				rows.Close()
-				return nil, nil, wrap("search", err)
+			r, err := scanRow(rows, false, &sim)
+			if err != nil {
+				return err
 			}
-			r.item.Namespace, r.item.Key = store.SplitNamespace(prefix), key
-			r.item.CreatedAt, r.item.UpdatedAt = r.item.CreatedAt.UTC(), r.item.UpdatedAt.UTC()
-			if expires != nil {
-				r.item.ExpiresAt = expires.UTC()
-			}
-			if err := json.Unmarshal(value, &r.item.Value); err != nil {
-				rows.Close()
-				return nil, nil, err
-			}
-			if fts != nil {
-				r.tokens = strings.Fields(*fts)
-			}
-			r.vec = decodeVec(vec)
 			if filter.Match(r.item.Value) {
 				out = append(out, r)
 				cos = append(cos, sim)
 			}
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, nil, wrap("search", err)
-		}
-		if len(out) >= want || n < k {
-			return out, cos, nil
-		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, nil, 0, wrap("search", err)
 	}
+	return out, cos, n, nil
 }
 
 // ListNamespaces implements store.Store.

@@ -5,9 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +31,12 @@ func dsn() string {
 // schemaPool returns a pool whose search_path is a fresh schema, dropped at cleanup, so tests
 // running at once against the same database never see each other's tables.
 func schemaPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	return schemaPoolWith(t, nil)
+}
+
+// schemaPoolWith is schemaPool with extra session settings.
+func schemaPoolWith(t *testing.T, params map[string]string) *pgxpool.Pool {
 	t.Helper()
 	ctx := context.Background()
 	admin, err := pgxpool.New(ctx, dsn())
@@ -56,6 +64,9 @@ func schemaPool(t *testing.T) *pgxpool.Pool {
 		t.Fatal(err)
 	}
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema + ",public"
+	for k, v := range params {
+		cfg.ConnConfig.RuntimeParams[k] = v
+	}
 	cfg.MaxConns = 4
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -210,5 +221,194 @@ func TestMigrateConcurrently(t *testing.T) {
 	var n int
 	if err := pool.QueryRow(ctx, "SELECT count(*) FROM store_schema_migrations").Scan(&n); err != nil || n != 1 {
 		t.Fatalf("migrations recorded: %d, %v", n, err)
+	}
+}
+
+// pgvectorInstalled skips the test when the server has no pgvector (bash .ci/pgvector.sh
+// builds it).
+func pgvectorInstalled(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	var available bool
+	if err := pool.QueryRow(context.Background(), "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')").Scan(&available); err != nil {
+		t.Fatal(err)
+	}
+	if !available {
+		t.Skip("pgvector is not installed on this server (bash .ci/pgvector.sh installs it)")
+	}
+}
+
+// logTo returns a config whose logger writes text lines into buf.
+func logTo(buf *strings.Builder, mu *sync.Mutex) store.Config {
+	cfg := indexed()
+	cfg.Logger = slog.New(slog.NewTextHandler(lockedWriter{buf, mu}, nil))
+	return cfg
+}
+
+type lockedWriter struct {
+	b  *strings.Builder
+	mu *sync.Mutex
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func TestPGVectorLogsAndBackfills(t *testing.T) {
+	pool := schemaPool(t)
+	pgvectorInstalled(t, pool)
+	ctx := context.Background()
+	var buf strings.Builder
+	var mu sync.Mutex
+	// Items written by an exact-mode store have no pgvector rows yet.
+	ex, err := pgstore.New(ctx, pool, &pgstore.Options{Config: logTo(&buf, &mu), Vector: pgstore.VectorExact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{"apples and pears from the orchard", "a car in the garage", "sailing a boat on the sea", "a song on the piano"}
+	for i, text := range texts {
+		if err := ex.Put(ctx, store.PutRequest{Namespace: []string{"kb"}, Key: fmt.Sprint(i), Value: map[string]any{"text": text}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ex.Close()
+	if !strings.Contains(buf.String(), "index=exact") {
+		t.Fatalf("exact mode did not say so in the log:\n%s", buf.String())
+	}
+	buf.Reset()
+	s, err := pgstore.New(ctx, pool, &pgstore.Options{Config: logTo(&buf, &mu)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !s.UsesPGVector() {
+		t.Fatalf("auto mode with pgvector installed is not using it; log:\n%s", buf.String())
+	}
+	log := buf.String()
+	for _, want := range []string{"index=pgvector", "copied vectors into pgvector", "vectors=4"} {
+		if !strings.Contains(log, want) {
+			t.Fatalf("log lacks %q:\n%s", want, log)
+		}
+	}
+	var n int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM store_vectors").Scan(&n); err != nil || n != 4 {
+		t.Fatalf("store_vectors holds %d rows (%v), want 4", n, err)
+	}
+	res, err := s.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: "vehicle", Limit: 1})
+	if err != nil || len(res) != 1 || res[0].Key != "1" {
+		t.Fatalf("semantic search over backfilled vectors: %v %v", res, err)
+	}
+}
+
+// TestPGVectorSelectivePrefix checks that a page under a rare prefix is full although its
+// items are far down the HNSW order of the whole table (more than ef_search rows away).
+func TestPGVectorSelectivePrefix(t *testing.T) {
+	// On a table this small the planner would rather sort every row (an exact answer); these
+	// settings make it walk the HNSW index as it does on a large table.
+	pool := schemaPoolWith(t, map[string]string{"enable_seqscan": "off", "enable_sort": "off"})
+	pgvectorInstalled(t, pool)
+	ctx := context.Background()
+	s, err := pgstore.New(ctx, pool, &pgstore.Options{Config: indexed(), Vector: pgstore.VectorPGVector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 400 {
+		if err := s.Put(ctx, store.PutRequest{Namespace: []string{"many"}, Key: fmt.Sprint(i), Value: map[string]any{"text": fmt.Sprintf("apples %d", i), "n": i}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 12 {
+		if err := s.Put(ctx, store.PutRequest{Namespace: []string{"few"}, Key: fmt.Sprint(i), Value: map[string]any{"text": fmt.Sprintf("guitar song %d", i), "n": i}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := s.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"few"}, Query: "fruit apples", Limit: 10})
+	if err != nil || len(res) != 10 {
+		t.Fatalf("search under the rare prefix: %d results, %v", len(res), err)
+	}
+	for _, r := range res {
+		if r.Namespace[0] != "few" {
+			t.Fatalf("result outside the prefix: %v", r.Namespace)
+		}
+	}
+	// The point is the index scan: make sure the planner took it (statistics reach
+	// pg_stat_user_indexes within a second or so of the transaction's end).
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var scans int64
+		err := pool.QueryRow(ctx, `SELECT coalesce(sum(idx_scan), 0) FROM pg_stat_user_indexes
+			WHERE schemaname = current_schema() AND indexrelname = 'store_vectors_hnsw'`).Scan(&scans)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if scans > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the search did not use the HNSW index, so this test checks nothing")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// A filter that only Go checks ($gte) leaves 4 of the 12.
+	res, err = s.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"few"}, Query: "fruit", Filter: map[string]any{"n": map[string]any{"$gte": 8}}, Limit: 10})
+	if err != nil || len(res) != 4 {
+		t.Fatalf("filtered search under the rare prefix: %d results, %v", len(res), err)
+	}
+}
+
+// TestPGVectorFallback opens auto mode as a role that may not create the extension, in a
+// database without it: the store falls back to the exact scan, says so, and searches.
+func TestPGVectorFallback(t *testing.T) {
+	admin := schemaPool(t)
+	pgvectorInstalled(t, admin)
+	ctx := context.Background()
+	b := make([]byte, 4)
+	rand.Read(b)
+	name := "store_novec_" + hex.EncodeToString(b)
+	if _, err := admin.Exec(ctx, "CREATE ROLE "+name+" LOGIN NOSUPERUSER"); err != nil {
+		t.Skipf("cannot create a role to test without pgvector: %v", err)
+	}
+	t.Cleanup(func() { admin.Exec(context.Background(), "DROP ROLE IF EXISTS "+name) })
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name+" OWNER "+name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
+	cfg, err := pgxpool.ParseConfig(dsn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.User, cfg.ConnConfig.Database = name, name
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var buf strings.Builder
+	var mu sync.Mutex
+	s, err := pgstore.New(ctx, pool, &pgstore.Options{Config: logTo(&buf, &mu)})
+	if err != nil {
+		t.Fatalf("auto mode must fall back, not fail: %v", err)
+	}
+	defer s.Close()
+	if s.UsesPGVector() {
+		t.Fatal("a role that cannot create the extension is using pgvector")
+	}
+	if log := buf.String(); !strings.Contains(log, "index=exact") || !strings.Contains(log, "could not be enabled") {
+		t.Fatalf("the fallback is not in the log:\n%s", log)
+	}
+	for i, text := range []string{"a car in the garage", "apples from the orchard"} {
+		if err := s.Put(ctx, store.PutRequest{Namespace: []string{"kb"}, Key: fmt.Sprint(i), Value: map[string]any{"text": text}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := s.Search(ctx, store.SearchRequest{Query: "fruit", Limit: 1})
+	if err != nil || len(res) != 1 || res[0].Key != "1" {
+		t.Fatalf("exact search after the fallback: %v %v", res, err)
+	}
+	// pgvector mode as that role is an error that says why.
+	if _, err := pgstore.New(ctx, pool, &pgstore.Options{Config: indexed(), Vector: pgstore.VectorPGVector}); err == nil || !strings.Contains(err.Error(), "pgvector") {
+		t.Fatalf("pgvector mode without the right to create it: %v", err)
 	}
 }
