@@ -1,6 +1,10 @@
 package graph
 
-import "maps"
+import (
+	"maps"
+
+	"go.opentelemetry.io/otel/trace"
+)
 
 // RunOption configures one run.
 type RunOption func(*runOptions)
@@ -21,6 +25,7 @@ type runOptions struct {
 	metadata        map[string]any
 	config          map[string]any
 	maxConcurrency  int
+	tracer          trace.Tracer
 }
 
 // WithThread runs on the thread with this ID: its state is loaded from the saver and every

@@ -94,6 +94,7 @@ type run struct {
 	deliverMu sync.Mutex
 	events    chan Event
 	stopped   atomic.Bool
+	tr        *tracing // nil unless the run is traced (trace.go)
 }
 
 func (r *run) schema() *schema { return r.sc }
@@ -197,7 +198,7 @@ func (c *Compiled[S]) Stream(ctx context.Context, input S, opts ...RunOption) fu
 	}
 }
 
-func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yield func(Event) bool, link *parentLink) (S, error) {
+func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yield func(Event) bool, link *parentLink) (_ S, err error) {
 	var o runOptions
 	for _, opt := range opts {
 		opt(&o)
@@ -207,6 +208,8 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 	defer cancel()
 	r := &run{ctx: ctx, cancel: cancel, sc: c.g.schema, saver: c.opts.Saver, store: c.opts.Store,
 		threadID: o.threadID, config: o.config, resumeMap: o.resumeMap, subgraphs: o.subgraphs, yield: yield}
+	r.ctx = r.startRun(ctx, &o, c.name, link) // tracing, when a tracer is set (trace.go)
+	defer r.endRun(&err)
 	defer func() {
 		// A goroutine a node left behind may still emit: once the run is over its events are
 		// dropped, since calling the reader's yield now would panic in that goroutine.
@@ -329,7 +332,7 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 		}
 	}
 
-	err := l.loop(limit, maxConc, skipBefore)
+	err = l.loop(limit, maxConc, skipBefore)
 	if l.writer != nil {
 		if werr := l.writer.close(); werr != nil && err == nil {
 			err = werr
@@ -422,6 +425,7 @@ func (l *loop[S]) loop(limit, maxConc int, skipBefore bool) error {
 		}
 		skipBefore = false
 
+		l.traceStep(tasks)
 		l.runTasks(tasks, maxConc)
 		if l.stopped.Load() {
 			l.finalCheckpoint()
@@ -590,7 +594,7 @@ func (l *loop[S]) execute(t *task) {
 	policy := t.node.retry
 	for attempt := 1; ; attempt++ {
 		tc.calls, tc.writes, tc.interrupts = 0, nil, nil
-		res, err := l.call(ctx, t)
+		res, err := l.tracedCall(ctx, t, attempt)
 		if len(tc.interrupts) > 0 {
 			t.interrupts, t.resume = tc.interrupts, tc.resume
 			break
