@@ -1,0 +1,134 @@
+package serverbench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/trellis-go/trellis/server"
+)
+
+// HostConfig configures [StartHost]. Zero values are documented defaults.
+type HostConfig struct {
+	// DataDir is the SQLite data directory when DatabaseURL is empty. Required then.
+	DataDir string
+	// DatabaseURL, when set, puts the server on Postgres.
+	DatabaseURL string
+	// Model is the stream graph's model; nil means a PacedModel with its defaults.
+	Model *PacedModel
+	// LocalQueue runs the runs in this process's memory (server.NewLocalQueue) instead of the
+	// default River queue in the database.
+	LocalQueue bool
+	// MaxConcurrentRuns is the server's Config.MaxConcurrentRuns; zero means its default (64).
+	MaxConcurrentRuns int
+	// EventRetention is the server's Config.EventRetention; zero means 2 seconds, so that a
+	// measurement can see finished runs' logs go.
+	EventRetention time.Duration
+	// Logger receives the server's logs; nil discards them.
+	Logger *slog.Logger
+	// Addr is the loopback address to listen on; empty means 127.0.0.1:0.
+	Addr string
+}
+
+// Host is a trellis server in this process serving the bench's graphs on loopback, with three
+// routes of its own beside the API: GET /bench/stats (?settle=1 collects garbage first) answers
+// the process's [Stats], and POST /bench/release opens the paced model's gate.
+type Host struct {
+	// URL is the server's base URL, http://127.0.0.1:port.
+	URL   string
+	Model *PacedModel
+	srv   *server.Server
+	stop  context.CancelFunc
+	done  chan error
+}
+
+// StartHost builds the server and serves it until Close.
+func StartHost(cfg HostConfig) (*Host, error) {
+	m := cfg.Model
+	if m == nil {
+		m = &PacedModel{}
+	}
+	if cfg.DatabaseURL == "" && cfg.DataDir == "" {
+		return nil, errors.New("serverbench: HostConfig needs a DataDir (SQLite) or a DatabaseURL (Postgres)")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	retention := cfg.EventRetention
+	if retention <= 0 {
+		retention = 2 * time.Second
+	}
+	scfg := server.Config{
+		Graphs:            Graphs(m),
+		DataDir:           cfg.DataDir,
+		DatabaseURL:       cfg.DatabaseURL,
+		Dev:               true,
+		Logger:            log,
+		MaxConcurrentRuns: cfg.MaxConcurrentRuns,
+		EventRetention:    retention,
+		ShutdownGrace:     5 * time.Second,
+	}
+	if cfg.LocalQueue {
+		scfg.Queue = server.NewLocalQueue(max(cfg.MaxConcurrentRuns, server.DefaultMaxConcurrentRuns))
+	}
+	srv, err := server.New(scfg)
+	if err != nil {
+		return nil, err
+	}
+	addr := cfg.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		srv.Close()
+		return nil, fmt.Errorf("serverbench: listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /bench/stats", func(w http.ResponseWriter, r *http.Request) {
+		st := ReadStats(r.URL.Query().Get("settle") == "1")
+		st.Waiting = m.Waiting()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(st)
+	})
+	mux.HandleFunc("POST /bench/release", func(w http.ResponseWriter, r *http.Request) {
+		m.Release()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.Handle("/", srv.Handler())
+	ctx, stop := context.WithCancel(context.Background())
+	h := &Host{URL: "http://" + ln.Addr().String(), Model: m, srv: srv, stop: stop, done: make(chan error, 1)}
+	// An http.Server of ours rather than server.Serve, so the bench routes sit beside the API;
+	// Close then stops the runs with server.Close.
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		err := hs.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		h.done <- err
+	}()
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+		hs.Close()
+	}()
+	return h, nil
+}
+
+// Close stops serving, stops the runs and closes the databases.
+func (h *Host) Close() error {
+	h.stop()
+	err := <-h.done
+	h.srv.Close()
+	return err
+}

@@ -1,0 +1,155 @@
+package serverbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/trellis-go/trellis/model"
+)
+
+// PacedModel is a chat model that streams a fixed number of tokens at a steady pace, like a
+// provider writing Interval apart, and stamps each token with the wall-clock time it was
+// emitted, so a client can tell how long the server took to bring it over (see [ParseToken]).
+//
+// After PauseAfter tokens every stream waits at a gate until [PacedModel.Release]: the streams
+// are then open and idle, which is when the memory each one holds is measured. Streams resume
+// at a random phase within one Interval, as independent streams would, rather than all at once.
+//
+// PacedModel is safe for concurrent use.
+type PacedModel struct {
+	// Tokens is how many tokens each answer has; zero means 40.
+	Tokens int
+	// Interval is the time between two tokens; zero means 50ms (20 tokens a second).
+	Interval time.Duration
+	// PauseAfter, when between 1 and Tokens-1, makes each answer wait at the gate after that many
+	// tokens; zero means no pause.
+	PauseAfter int
+
+	once    sync.Once
+	gate    chan struct{}
+	release sync.Once
+	waiting atomic.Int64
+	seq     atomic.Uint64
+}
+
+var _ model.Model = (*PacedModel)(nil)
+
+func (m *PacedModel) init() {
+	m.once.Do(func() { m.gate = make(chan struct{}) })
+}
+
+// Release opens the gate: every answer waiting after PauseAfter tokens goes on, and later ones do
+// not stop. It is safe to call more than once.
+func (m *PacedModel) Release() {
+	m.init()
+	m.release.Do(func() { close(m.gate) })
+}
+
+// Waiting returns how many answers are waiting at the gate.
+func (m *PacedModel) Waiting() int { return int(m.waiting.Load()) }
+
+func (m *PacedModel) tokens() int {
+	if m.Tokens <= 0 {
+		return 40
+	}
+	return m.Tokens
+}
+
+func (m *PacedModel) interval() time.Duration {
+	if m.Interval <= 0 {
+		return 50 * time.Millisecond
+	}
+	return m.Interval
+}
+
+// Generate answers with the whole paced text; it takes as long as the stream would.
+func (m *PacedModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	return model.Collect(m.Stream(ctx, req))
+}
+
+// Stream yields the tokens Interval apart, each formatted by [FormatToken] with its index and
+// the time it is yielded, then a last chunk with the finish reason.
+func (m *PacedModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		if err := req.Validate(); err != nil {
+			yield(model.Chunk{}, err)
+			return
+		}
+		m.init()
+		n, every := m.tokens(), m.interval()
+		timer := time.NewTimer(every)
+		defer timer.Stop()
+		var partial strings.Builder
+		fail := func(err error) {
+			yield(model.Chunk{}, &model.ProviderError{Provider: "paced", Partial: partial.String(), Err: err})
+		}
+		for i := range n {
+			if i > 0 && i == m.PauseAfter {
+				m.waiting.Add(1)
+				select {
+				case <-m.gate:
+				case <-ctx.Done():
+				}
+				m.waiting.Add(-1)
+				if ctx.Err() != nil {
+					fail(ctx.Err())
+					return
+				}
+				// Resume at a phase of our own, not in step with every other stream.
+				timer.Reset(time.Duration(m.seq.Add(0x9e3779b97f4a7c15) % uint64(every)))
+			} else if i > 0 {
+				timer.Reset(every)
+			}
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				fail(ctx.Err())
+				return
+			}
+			tok := FormatToken(i, time.Now())
+			partial.WriteString(tok)
+			if !yield(model.Chunk{Text: tok}, nil) {
+				return
+			}
+		}
+		yield(model.Chunk{FinishReason: model.FinishStop, Usage: &model.Usage{OutputTokens: n}}, nil)
+	}
+}
+
+// FormatToken renders token i emitted at t: "i@unixnano ".
+func FormatToken(i int, t time.Time) string {
+	b := make([]byte, 0, 32)
+	b = strconv.AppendInt(b, int64(i), 10)
+	b = append(b, '@')
+	b = strconv.AppendInt(b, t.UnixNano(), 10)
+	b = append(b, ' ')
+	return string(b)
+}
+
+// ErrBadToken is returned by ParseToken for text that FormatToken did not write.
+var ErrBadToken = errors.New("serverbench: not a paced token")
+
+// ParseToken reads a token written by FormatToken.
+func ParseToken(s string) (int, time.Time, error) {
+	s = strings.TrimSuffix(s, " ")
+	at := strings.IndexByte(s, '@')
+	if at <= 0 {
+		return 0, time.Time{}, fmt.Errorf("%w: %q", ErrBadToken, s)
+	}
+	i, err := strconv.Atoi(s[:at])
+	if err != nil || i < 0 {
+		return 0, time.Time{}, fmt.Errorf("%w: index in %q", ErrBadToken, s)
+	}
+	ns, err := strconv.ParseInt(s[at+1:], 10, 64)
+	if err != nil || ns <= 0 {
+		return 0, time.Time{}, fmt.Errorf("%w: time in %q", ErrBadToken, s)
+	}
+	return i, time.Unix(0, ns), nil
+}

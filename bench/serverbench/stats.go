@@ -1,0 +1,91 @@
+package serverbench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+)
+
+// Stats is a process's account of itself: what [ReadStats] returns and GET /bench/stats serves.
+type Stats struct {
+	Goroutines int `json:"goroutines"`
+	// HeapAlloc is the bytes of live heap objects (after a collection, when asked for one).
+	HeapAlloc uint64 `json:"heap_alloc"`
+	// Sys is the bytes the Go runtime holds from the OS.
+	Sys uint64 `json:"sys"`
+	// RSS is the resident set size, from /proc/self/statm; 0 where there is none.
+	RSS uint64 `json:"rss"`
+	// Waiting is how many paced answers wait at the gate (see PacedModel.PauseAfter).
+	Waiting int `json:"waiting"`
+}
+
+// ReadStats reads this process's Stats. With settle it first collects garbage and returns freed
+// memory to the OS, so that HeapAlloc and RSS count what is live.
+func ReadStats(settle bool) Stats {
+	if settle {
+		debug.FreeOSMemory()
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return Stats{Goroutines: runtime.NumGoroutine(), HeapAlloc: ms.HeapAlloc, Sys: ms.Sys, RSS: readRSS()}
+}
+
+func readRSS() uint64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * uint64(os.Getpagesize())
+}
+
+// FetchStats asks a bench host (see [Host]) for its Stats, settled.
+func FetchStats(ctx context.Context, c *http.Client, baseURL string) (Stats, error) {
+	var st Stats
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/bench/stats?settle=1", nil)
+	if err != nil {
+		return st, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return st, fmt.Errorf("serverbench: stats: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return st, fmt.Errorf("serverbench: stats: status %d (is %s a bench host?)", resp.StatusCode, baseURL)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return st, fmt.Errorf("serverbench: stats: %w", err)
+	}
+	return st, nil
+}
+
+// Release asks a bench host to open its paced model's gate.
+func Release(ctx context.Context, c *http.Client, baseURL string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL+"/bench/release", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return fmt.Errorf("serverbench: release: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("serverbench: release: status %d", resp.StatusCode)
+	}
+	return nil
+}

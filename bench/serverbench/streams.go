@@ -1,0 +1,401 @@
+package serverbench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// StreamOptions configure [RunStreams]. Tokens and PauseAfter must be those of the host's
+// PacedModel.
+type StreamOptions struct {
+	// URL is the bench host's base URL.
+	URL string
+	// Streams is how many runs stream at once. Required.
+	Streams int
+	// Tokens and PauseAfter are the host's PacedModel settings (zero Tokens means 40).
+	Tokens, PauseAfter int
+	// Mode is the stream_mode requested: "messages-tuple" (token deltas, the default) or
+	// "messages" (the message so far in each messages/partial event).
+	Mode string
+	// Opening bounds how many streams are being opened at once (request sent, headers not yet
+	// received); zero means 256.
+	Opening int
+	// Settle is how long the streams stay idle at the gate before the memory is read; zero means
+	// 2 seconds.
+	Settle time.Duration
+	// Retention is the host's event retention (HostConfig.EventRetention): after the runs end
+	// the bench waits this long before checking that memory went back. Zero means 2 seconds.
+	Retention time.Duration
+	// Client sends the requests; nil means a client of its own with no connection limit.
+	Client *http.Client
+	// Log receives progress lines; nil discards them.
+	Log io.Writer
+}
+
+// StreamResult is what [RunStreams] measured.
+type StreamResult struct {
+	Streams int
+	// Tokens is how many tokens arrived in all; every stream must bring all of its own.
+	Tokens int
+	// Open is how long it took until every stream had its first PauseAfter tokens (all open).
+	Open time.Duration
+	// Latency percentiles of the time from a token's emission by the model to its arrival at
+	// the client, over every token.
+	P50, P90, P99, Max time.Duration
+	// The host's stats before the streams, while they were all open and idle at the gate, and
+	// after they ended.
+	Base, Idle, After Stats
+	// Per idle stream: the host's live heap, resident memory and goroutines while idle, minus
+	// the baseline, divided by Streams.
+	HeapPerStream, RSSPerStream float64
+	GoroutinesPerStream         float64
+}
+
+type streamRecord struct {
+	latencies []time.Duration
+	next      int // the next token index expected
+	err       error
+}
+
+// RunStreams opens Streams runs of [StreamGraph] streaming tokens over SSE, waits until all are
+// idle at the gate, reads the host's memory, releases them, checks that every stream received
+// every token in order, and that the host's goroutines and heap went back to their baseline.
+func RunStreams(ctx context.Context, o StreamOptions) (*StreamResult, error) {
+	if o.Streams <= 0 {
+		return nil, errors.New("serverbench: StreamOptions.Streams must be positive")
+	}
+	if o.Tokens <= 0 {
+		o.Tokens = 40
+	}
+	if o.PauseAfter <= 0 || o.PauseAfter >= o.Tokens {
+		return nil, fmt.Errorf("serverbench: StreamOptions.PauseAfter is %d; want 1 to Tokens-1 (%d), as on the host", o.PauseAfter, o.Tokens-1)
+	}
+	switch o.Mode {
+	case "":
+		o.Mode = "messages-tuple"
+	case "messages-tuple", "messages":
+	default:
+		return nil, fmt.Errorf("serverbench: StreamOptions.Mode is %q; want messages-tuple or messages", o.Mode)
+	}
+	if o.Opening <= 0 {
+		o.Opening = 256
+	}
+	if o.Settle <= 0 {
+		o.Settle = 2 * time.Second
+	}
+	if o.Retention <= 0 {
+		o.Retention = 2 * time.Second
+	}
+	logw := o.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	client := o.Client
+	if client == nil {
+		tr := &http.Transport{MaxIdleConns: 0, MaxIdleConnsPerHost: 64, MaxConnsPerHost: 0, DisableCompression: true}
+		defer tr.CloseIdleConnections()
+		client = &http.Client{Transport: tr}
+	}
+	base, err := FetchStats(ctx, client, o.URL)
+	if err != nil {
+		return nil, err
+	}
+	res := &StreamResult{Streams: o.Streams, Base: base}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	body, _ := json.Marshal(map[string]any{
+		"assistant_id": StreamGraph,
+		"input":        map[string]any{"messages": []map[string]any{{"role": "user", "content": "speak"}}},
+		"stream_mode":  []string{o.Mode},
+	})
+	records := make([]*streamRecord, o.Streams)
+	var paused, failed atomic.Int64
+	allPaused := make(chan struct{})
+	var pausedOnce sync.Once
+	sem := make(chan struct{}, o.Opening)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range records {
+		rec := &streamRecord{latencies: make([]time.Duration, 0, o.Tokens)}
+		records[i] = rec
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			onPause := func() {
+				if paused.Add(1) == int64(o.Streams) {
+					pausedOnce.Do(func() { close(allPaused) })
+				}
+			}
+			rec.err = streamOne(ctx, client, o, body, rec, func() { <-sem }, onPause)
+			if rec.err != nil && failed.Add(1) == 1 {
+				fmt.Fprintf(logw, "serverbench: stream failed: %v\n", rec.err)
+				// One failure fails the measurement: stop waiting for the gate.
+				pausedOnce.Do(func() { close(allPaused) })
+			}
+		}()
+	}
+	fmt.Fprintf(logw, "serverbench: %d streams requested in %s; waiting for them to reach the pause\n", o.Streams, time.Since(start).Round(time.Millisecond))
+	if err := waitPaused(ctx, client, o, allPaused, &paused); err != nil {
+		cancel()
+		wg.Wait()
+		return nil, err
+	}
+	if failed.Load() > 0 {
+		cancel()
+		wg.Wait()
+		return nil, firstErr(records)
+	}
+	res.Open = time.Since(start)
+	fmt.Fprintf(logw, "serverbench: %d streams open and idle after %s\n", o.Streams, res.Open.Round(time.Millisecond))
+	select {
+	case <-time.After(o.Settle):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if res.Idle, err = FetchStats(ctx, client, o.URL); err != nil {
+		return nil, err
+	}
+	if res.Idle.Waiting != o.Streams {
+		return nil, fmt.Errorf("serverbench: %d answers wait at the host's gate, want %d: the host's PacedModel does not match StreamOptions", res.Idle.Waiting, o.Streams)
+	}
+	if err := Release(ctx, client, o.URL); err != nil {
+		return nil, err
+	}
+	wg.Wait()
+	if err := firstErr(records); err != nil {
+		return nil, err
+	}
+	var all []time.Duration
+	for _, r := range records {
+		all = append(all, r.latencies...)
+		res.Tokens += len(r.latencies)
+	}
+	slices.Sort(all)
+	res.P50, res.P90, res.P99, res.Max = percentile(all, 0.50), percentile(all, 0.90), percentile(all, 0.99), all[len(all)-1]
+	n := float64(o.Streams)
+	res.HeapPerStream = (float64(res.Idle.HeapAlloc) - float64(base.HeapAlloc)) / n
+	res.RSSPerStream = (float64(res.Idle.RSS) - float64(base.RSS)) / n
+	res.GoroutinesPerStream = float64(res.Idle.Goroutines-base.Goroutines) / n
+	fmt.Fprintf(logw, "serverbench: all %d streams complete; waiting %s for the host to let their logs go\n", o.Streams, o.Retention)
+	// Idle keep-alive connections hold a goroutine on the host each; they are the client's.
+	client.CloseIdleConnections()
+	if res.After, err = settleBack(ctx, client, o.URL, base, res.Idle, o.Retention); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// waitPaused waits until every stream has its first PauseAfter tokens. The host's count of
+// answers waiting at its gate tells a client whose PauseAfter is not the host's: all answers
+// wait there while some streams still expect tokens.
+func waitPaused(ctx context.Context, c *http.Client, o StreamOptions, allPaused <-chan struct{}, paused *atomic.Int64) error {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	stuck := 0
+	for {
+		select {
+		case <-allPaused:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+		st, err := FetchStats(ctx, c, o.URL)
+		if err != nil {
+			return err
+		}
+		if st.Waiting >= o.Streams && paused.Load() < int64(o.Streams) {
+			if stuck++; stuck == 3 {
+				return fmt.Errorf("serverbench: all %d answers wait at the host's gate but only %d streams have %d tokens: the host's PacedModel does not match StreamOptions", st.Waiting, paused.Load(), o.PauseAfter)
+			}
+		} else {
+			stuck = 0
+		}
+	}
+}
+
+// settleBack waits until the host's goroutines and heap are back near the baseline, or fails
+// saying how far they are. Finished runs' logs stay joinable for the retention time and go when
+// the next run opens one, so it waits out the retention and runs one short run first.
+func settleBack(ctx context.Context, c *http.Client, url string, base, idle Stats, retention time.Duration) (Stats, error) {
+	select {
+	case <-time.After(retention + 500*time.Millisecond):
+	case <-ctx.Done():
+		return Stats{}, ctx.Err()
+	}
+	if _, err := shortRun(ctx, c, url, "sweep"); err != nil {
+		return Stats{}, err
+	}
+	// Slack: a few goroutines come and go (idle keep-alive connections, timers); the heap
+	// may keep caches that grew, but not a sizeable part of what the streams held.
+	heapSlack := max(uint64(8<<20), (idle.HeapAlloc-min(idle.HeapAlloc, base.HeapAlloc))/20)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		after, err := FetchStats(ctx, c, url)
+		if err != nil {
+			return after, err
+		}
+		gOK := after.Goroutines <= base.Goroutines+8
+		hOK := after.HeapAlloc <= base.HeapAlloc+heapSlack
+		if gOK && hOK {
+			return after, nil
+		}
+		if time.Now().After(deadline) {
+			return after, fmt.Errorf("serverbench: the host did not go back to its baseline: %d goroutines (baseline %d), heap %s (baseline %s, slack %s)",
+				after.Goroutines, base.Goroutines, MiB(after.HeapAlloc), MiB(base.HeapAlloc), MiB(heapSlack))
+		}
+		select {
+		case <-time.After(500 * time.Millisecond):
+		case <-ctx.Done():
+			return after, ctx.Err()
+		}
+	}
+}
+
+// MiB formats a byte count.
+func MiB(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+func firstErr(records []*streamRecord) error {
+	var errs []error
+	for _, r := range records {
+		if r != nil && r.err != nil {
+			errs = append(errs, r.err)
+			if len(errs) == 3 {
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted)-1) * p)
+	return sorted[i]
+}
+
+// streamOne runs one stream to its end, recording the latency of every token and checking their
+// order. opened is called once the response's headers arrived (or the request failed), paused
+// once PauseAfter tokens arrived.
+func streamOne(ctx context.Context, c *http.Client, o StreamOptions, body []byte, rec *streamRecord, opened, paused func()) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.URL+"/runs/stream", bytes.NewReader(body))
+	if err != nil {
+		opened()
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := c.Do(req)
+	opened()
+	if err != nil {
+		return fmt.Errorf("serverbench: open stream: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("serverbench: open stream: status %d: %s", resp.StatusCode, msg)
+	}
+	br := bufio.NewReaderSize(resp.Body, 4096)
+	var event string
+	var data []byte
+	ended := false
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			if errors.Is(err, io.EOF) && ended {
+				break
+			}
+			return fmt.Errorf("serverbench: stream cut after %d tokens: %w", rec.next, err)
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		switch {
+		case len(line) == 0:
+			if event != "" {
+				now := time.Now()
+				before := rec.next
+				if err := rec.take(event, data, o.Mode, now); err != nil {
+					return err
+				}
+				if before < o.PauseAfter && rec.next >= o.PauseAfter {
+					paused()
+				}
+				if event == "end" {
+					ended = true
+				}
+				if event == "error" {
+					return fmt.Errorf("serverbench: the run failed: %s", data)
+				}
+			}
+			event, data = "", data[:0]
+		case bytes.HasPrefix(line, []byte("event: ")):
+			event = string(line[len("event: "):])
+		case bytes.HasPrefix(line, []byte("data: ")):
+			data = append(data, line[len("data: "):]...)
+		}
+	}
+	if rec.next != o.Tokens {
+		return fmt.Errorf("serverbench: stream ended after %d tokens, want %d", rec.next, o.Tokens)
+	}
+	return nil
+}
+
+// take reads one event's tokens, checking they continue the stream's sequence.
+func (rec *streamRecord) take(event string, data []byte, mode string, now time.Time) error {
+	var text string
+	switch {
+	case mode == "messages-tuple" && event == "messages":
+		var tuple []struct {
+			Content string `json:"content"`
+		}
+		if err := json.Unmarshal(data, &tuple); err != nil || len(tuple) == 0 {
+			return fmt.Errorf("serverbench: a messages event is not a [message, metadata] pair: %.120s", data)
+		}
+		text = tuple[0].Content
+	case mode == "messages" && event == "messages/partial":
+		var msgs []struct {
+			Content string `json:"content"`
+		}
+		if err := json.Unmarshal(data, &msgs); err != nil || len(msgs) == 0 {
+			return fmt.Errorf("serverbench: a messages/partial event is not a list of messages: %.120s", data)
+		}
+		// The whole message so far: the tokens not seen yet are at its end.
+		toks := strings.Fields(msgs[len(msgs)-1].Content)
+		if len(toks) < rec.next {
+			return fmt.Errorf("serverbench: a messages/partial event has %d tokens, fewer than the %d seen before", len(toks), rec.next)
+		}
+		text = strings.Join(toks[rec.next:], " ")
+	default:
+		return nil
+	}
+	for _, tok := range strings.Fields(text) {
+		i, at, err := ParseToken(tok)
+		if err != nil {
+			return err
+		}
+		if i != rec.next {
+			return fmt.Errorf("serverbench: token %d arrived when %d was due", i, rec.next)
+		}
+		rec.next++
+		rec.latencies = append(rec.latencies, now.Sub(at))
+	}
+	return nil
+}
