@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -125,6 +128,38 @@ func TestRequestWireFormat(t *testing.T) {
 	}
 	if so := b["stream_options"].(map[string]any); so["include_usage"] != true {
 		t.Errorf("stream_options = %v", so)
+	}
+	if b["stream"] != true {
+		t.Errorf("stream = %v, want true", b["stream"])
+	}
+	if h := srv.Requests()[0].Header.Get("Authorization"); h != "Bearer sk-test" {
+		t.Errorf("Authorization = %q", h)
+	}
+}
+
+// An error event in the middle of a stream ends it with a provider error that keeps the text and
+// carries the event's message.
+func TestErrorEventMidStream(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hal\"}}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"other choice\"}}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"f\",\"tool_calls\":null},\"finish_reason\":null}],\"usage\":null}\n\n")
+		fmt.Fprint(w, "data: {\"error\":{\"message\":\"overloaded, try later\",\"type\":\"server_error\"}}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" never\"}}]}\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	m, err := openai.New(openai.Options{Model: "gpt-4o", APIKey: "k", BaseURL: srv.URL + "/v1", MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := model.Collect(m.Stream(context.Background(), user("hi")))
+	var pe *model.ProviderError
+	if !errors.As(err, &pe) || pe.Partial != "Half" || !strings.Contains(err.Error(), "overloaded, try later") {
+		t.Fatalf("err = %v (partial %q)", err, model.PartialText(err))
+	}
+	if resp.Message.Content != "Half" {
+		t.Errorf("content = %q", resp.Message.Content)
 	}
 }
 
