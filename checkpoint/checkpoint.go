@@ -81,7 +81,8 @@ type Task struct {
 	Arg []byte `json:"arg,omitempty"`
 }
 
-// Blob is one version of one channel's value, JSON-encoded.
+// Blob is one version of one channel's value, JSON-encoded. Data may hold shared parts (a
+// document the value holds many times is written once); ExpandJSON turns it into plain JSON.
 type Blob struct {
 	Channel string `json:"channel"`
 	Version string `json:"version"`

@@ -537,3 +537,62 @@ func TestSaverErrorsSurface(t *testing.T) {
 		})
 	}
 }
+
+// docsState holds dynamic JSON documents, which states often keep many times over.
+type docsState struct {
+	Docs []any         `json:"docs" reduce:"append"`
+	Last map[string]any `json:"last"`
+}
+
+func TestRepeatedDocumentsAreStoredOnceAndRestored(t *testing.T) {
+	doc := map[string]any{"body": strings.Repeat("a long document ", 50), "tags": []any{"x", "y", 3.0}}
+	g := graph.New[docsState]()
+	g.AddNode("double", func(ctx context.Context, s docsState) (docsState, error) {
+		// Append the list to itself: the same document, more and more times.
+		return docsState{Docs: s.Docs, Last: doc}, nil
+	})
+	g.AddConditionalEdges("double", func(ctx context.Context, s docsState) (string, error) {
+		if len(s.Docs) >= 512 {
+			return graph.END, nil
+		}
+		return "double", nil
+	}, nil)
+	g.AddEdge(graph.START, "double")
+	c, saver := withSaver(t, g)
+	if _, err := c.Invoke(bg, docsState{Docs: []any{doc}}, graph.WithThread("t"), graph.WithDurability(graph.DurabilityExit)); err != nil {
+		t.Fatal(err)
+	}
+	stored := 0
+	for _, ch := range []string{"docs", "last"} {
+		for _, b := range blobsOf(t, saver, "t", ch) {
+			stored += len(b.Data)
+		}
+	}
+	if stored > 20_000 {
+		t.Errorf("512 copies of an 800-byte document took %d bytes: each copy was written out", stored)
+	}
+	snap, err := c.GetState(bg, refOf("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Values.Docs) != 512 {
+		t.Fatalf("restored %d documents, want 512", len(snap.Values.Docs))
+	}
+	for i, d := range append(snap.Values.Docs, any(snap.Values.Last)) {
+		m, ok := d.(map[string]any)
+		if !ok || m["body"] != doc["body"] || len(m["tags"].([]any)) != 3 {
+			t.Fatalf("document %d restored as %#v", i, d)
+		}
+	}
+	// The restored thread goes on: a run from it appends once more and stores it again.
+	if _, err := c.Invoke(bg, docsState{}, graph.WithThread("t")); err != nil {
+		t.Fatal(err)
+	}
+	snap, err = c.GetState(bg, refOf("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Values.Docs) != 1024 {
+		t.Fatalf("after another run %d documents, want 1024", len(snap.Values.Docs))
+	}
+}

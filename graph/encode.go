@@ -2,6 +2,7 @@ package graph
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -11,23 +12,30 @@ import (
 	"sync"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/trellis-go/trellis/checkpoint"
 )
 
 // blobEncoder encodes channel values for one checkpoint. Values of dynamic JSON shape
 // (map[string]any, []any, and scalars behind interfaces) are encoded here rather than by
 // encoding/json, and a map or list met again (the same map, or the same elements of a list) is
-// encoded once: states often hold the same document in several keys, or many times in one list,
-// and its encoding is then copied instead of computed again. Other values go to encoding/json.
+// written once: states often hold the same document in several keys, or many times in one list.
+// The first time such a value is met it is written out; every later time the blob refers to it
+// (the shared-parts form of checkpoint.ExpandJSON), so a list holding one document a thousand
+// times costs one document and a thousand references, to encode and to store.
 //
-// An encoder lives for one checkpoint, while no node runs, so a value cannot change between the
-// first encoding and a copy.
+// An encoder lives for one checkpoint, while no node runs, so a value cannot change between its
+// first encoding and a reference to it.
 type blobEncoder struct {
-	// buf is where encodings are appended. Bytes once written are never written again (a
-	// buffer that is full is replaced, not reused), so memo and the blobs can point into it.
+	// buf is where encodings are appended. Bytes once written are never written again (append
+	// may move on to a new array; the old one is left as it is), so parts can point into it.
 	buf  []byte
-	memo map[memoKey][]byte
-	// sizes remembers the encoded size of maps and lists, so that the buffer can be sized once.
-	sizes map[memoKey]int
+	memo map[memoKey]*sharedPart
+	// parts are the memoised encodings that some blob refers to, by ID-1.
+	parts []*sharedPart
+	// used are the parts the blob being built refers to; gen tells blobs apart.
+	used []*sharedPart
+	gen  int
 }
 
 type memoKey struct {
@@ -36,10 +44,16 @@ type memoKey struct {
 	isMap bool
 }
 
+type sharedPart struct {
+	text []byte
+	id   uint64 // 0 until something refers to it
+	gen  int    // the last blob that listed it
+}
+
 // memoMin is the smallest encoding worth remembering.
 const memoMin = 128
 
-// marshal returns v's encoding. The result stays valid after later calls: they never write over
+// marshal returns v's blob. The result stays valid after later calls: they never write over
 // what was returned.
 func (e *blobEncoder) marshal(v any) ([]byte, error) {
 	switch v.(type) {
@@ -47,10 +61,7 @@ func (e *blobEncoder) marshal(v any) ([]byte, error) {
 	default:
 		return marshalPooled(v)
 	}
-	if n, ok := e.size(v); ok && cap(e.buf)-len(e.buf) < n {
-		// A fresh buffer of the exact size: the old one stays as it is, for what points into it.
-		e.buf = make([]byte, 0, max(n, 64<<10))
-	}
+	e.begin()
 	start := len(e.buf)
 	out, err := e.appendValue(e.buf, v)
 	if err != nil {
@@ -58,7 +69,72 @@ func (e *blobEncoder) marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	e.buf = out
-	return out[start:len(out):len(out)], nil
+	return e.finish(out[start:len(out):len(out)])
+}
+
+// marshalList returns the blob of a JSON array of vs.
+func (e *blobEncoder) marshalList(vs []reflect.Value) ([]byte, error) {
+	e.begin()
+	b := e.buf
+	start := len(b)
+	b = append(b, '[')
+	for i, v := range vs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = e.appendValue(b, v.Interface()); err != nil {
+			e.buf = nil
+			return nil, err
+		}
+	}
+	b = append(b, ']')
+	e.buf = b
+	return e.finish(b[start:len(b):len(b)])
+}
+
+func (e *blobEncoder) begin() {
+	e.gen++
+	e.used = e.used[:0]
+}
+
+// finish returns text as a blob: text itself when it refers to no part, or text with the parts
+// it needs, directly or through other parts.
+func (e *blobEncoder) finish(text []byte) ([]byte, error) {
+	if len(e.used) == 0 {
+		return text, nil
+	}
+	for i := 0; i < len(e.used); i++ {
+		err := checkpoint.SharedRefs(e.used[i].text, func(id uint64) {
+			if p := e.parts[id-1]; p.gen != e.gen {
+				p.gen = e.gen
+				e.used = append(e.used, p)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(e.used, func(a, b *sharedPart) int { return cmp.Compare(a.id, b.id) })
+	parts := make([]checkpoint.SharedPart, len(e.used))
+	for i, p := range e.used {
+		parts[i] = checkpoint.SharedPart{ID: p.id, Text: p.text}
+	}
+	out := make([]byte, 0, checkpoint.SharedSize(parts, text))
+	return checkpoint.AppendShared(out, parts, text), nil
+}
+
+// appendRef appends a reference to a part met before.
+func (e *blobEncoder) appendRef(b []byte, p *sharedPart) []byte {
+	if p.id == 0 {
+		e.parts = append(e.parts, p)
+		p.id = uint64(len(e.parts))
+	}
+	if p.gen != e.gen {
+		p.gen = e.gen
+		e.used = append(e.used, p)
+	}
+	return checkpoint.AppendSharedRef(b, p.id)
 }
 
 // encodeBuffers holds scratch buffers for encoding/json: a large value is encoded into memory
@@ -114,8 +190,8 @@ func (e *blobEncoder) appendValue(b []byte, v any) ([]byte, error) {
 			return append(b, "[]"...), nil
 		}
 		key := memoKey{ptr: unsafe.Pointer(unsafe.SliceData(x)), n: len(x)}
-		if enc, ok := e.memo[key]; ok {
-			return append(b, enc...), nil
+		if p, ok := e.memo[key]; ok {
+			return e.appendRef(b, p), nil
 		}
 		start := len(b)
 		b = append(b, '[')
@@ -139,8 +215,8 @@ func (e *blobEncoder) appendValue(b []byte, v any) ([]byte, error) {
 			return append(b, "{}"...), nil
 		}
 		key := memoKey{ptr: reflect.ValueOf(x).UnsafePointer(), n: len(x), isMap: true}
-		if enc, ok := e.memo[key]; ok {
-			return append(b, enc...), nil
+		if p, ok := e.memo[key]; ok {
+			return e.appendRef(b, p), nil
 		}
 		keys := make([]string, 0, len(x))
 		for k := range x {
@@ -173,121 +249,14 @@ func (e *blobEncoder) appendValue(b []byte, v any) ([]byte, error) {
 	return append(b, data...), nil
 }
 
-// size returns the length of v's encoding, or false when it cannot tell without encoding (a
-// value of another type than the dynamic JSON ones, or a number JSON cannot hold).
-func (e *blobEncoder) size(v any) (int, bool) {
-	switch x := v.(type) {
-	case nil:
-		return 4, true
-	case bool:
-		if x {
-			return 4, true
-		}
-		return 5, true
-	case string:
-		return jsonStringLen(x), true
-	case float64:
-		var buf [32]byte
-		b, err := appendFloat(buf[:0], x)
-		return len(b), err == nil
-	case int:
-		var buf [24]byte
-		return len(strconv.AppendInt(buf[:0], int64(x), 10)), true
-	case []any:
-		if x == nil {
-			return 4, true
-		}
-		if len(x) == 0 {
-			return 2, true
-		}
-		key := memoKey{ptr: unsafe.Pointer(unsafe.SliceData(x)), n: len(x)}
-		if n, ok := e.sizes[key]; ok {
-			return n, true
-		}
-		n := 1 + len(x) // brackets and commas
-		for _, el := range x {
-			m, ok := e.size(el)
-			if !ok {
-				return 0, false
-			}
-			n += m
-		}
-		e.rememberSize(key, n)
-		return n, true
-	case map[string]any:
-		if x == nil {
-			return 4, true
-		}
-		if len(x) == 0 {
-			return 2, true
-		}
-		key := memoKey{ptr: reflect.ValueOf(x).UnsafePointer(), n: len(x), isMap: true}
-		if n, ok := e.sizes[key]; ok {
-			return n, true
-		}
-		n := 1 + 2*len(x) // braces, colons and commas
-		for k, el := range x {
-			m, ok := e.size(el)
-			if !ok {
-				return 0, false
-			}
-			n += jsonStringLen(k) + m
-		}
-		e.rememberSize(key, n)
-		return n, true
-	}
-	return 0, false
-}
-
-func (e *blobEncoder) rememberSize(key memoKey, n int) {
-	if n < memoMin {
-		return
-	}
-	if e.sizes == nil {
-		e.sizes = map[memoKey]int{}
-	}
-	e.sizes[key] = n
-}
-
-// jsonStringLen is the length of appendJSONString's encoding of s.
-func jsonStringLen(s string) int {
-	n := 2
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
-				n += 2
-			case c < 0x20:
-				n += 6
-			default:
-				n++
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			n += 6
-		case r == '\u2028' || r == '\u2029':
-			n += 6
-		default:
-			n += size
-		}
-		i += size
-	}
-	return n
-}
-
 func (e *blobEncoder) remember(key memoKey, enc []byte) {
 	if len(enc) < memoMin {
 		return
 	}
 	if e.memo == nil {
-		e.memo = map[memoKey][]byte{}
+		e.memo = map[memoKey]*sharedPart{}
 	}
-	e.memo[key] = enc
+	e.memo[key] = &sharedPart{text: enc}
 }
 
 func appendFloat(b []byte, f float64) ([]byte, error) {

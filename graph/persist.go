@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -147,22 +146,13 @@ func (l *loop[S]) blobs() ([]checkpoint.Blob, error) {
 		ver := l.versions[ch.name]
 		b := checkpoint.Blob{Channel: ch.name, Version: ver}
 		if base := l.saved[ch.name]; base != "" && !tr.full && len(tr.updates) > 0 && ch.reducer != ReduceLast {
-			var buf bytes.Buffer
-			buf.WriteByte('[')
-			for i, u := range tr.updates {
-				if i > 0 {
-					buf.WriteByte(',')
-				}
-				data, err := enc.marshal(u.Interface())
-				if err != nil {
-					return nil, fmt.Errorf("graph: an update of state key %q cannot be stored as JSON: %w", ch.name, err)
-				}
-				buf.Write(data)
+			data, err := enc.marshalList(tr.updates)
+			if err != nil {
+				return nil, fmt.Errorf("graph: an update of state key %q cannot be stored as JSON: %w", ch.name, err)
 			}
-			buf.WriteByte(']')
-			if tr.chain+buf.Len() <= max(tr.base, minDeltaBudget) {
-				b.Base, b.Data = base, buf.Bytes()
-				tr.chain += buf.Len()
+			if tr.chain+len(data) <= max(tr.base, minDeltaBudget) {
+				b.Base, b.Data = base, data
+				tr.chain += len(data)
 			}
 		}
 		if b.Data == nil {

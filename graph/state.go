@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/message"
 )
 
@@ -198,6 +199,10 @@ func (s *schema) snapshot(state reflect.Value) reflect.Value {
 
 // decodeValue decodes a channel's full value.
 func (c *channel) decodeValue(data []byte) (reflect.Value, error) {
+	data, err := checkpoint.ExpandJSON(data)
+	if err != nil {
+		return reflect.Value{}, fmt.Errorf("graph: state key %q: %w", c.name, err)
+	}
 	v := reflect.New(c.typ)
 	if err := json.Unmarshal(data, v.Interface()); err != nil {
 		return reflect.Value{}, fmt.Errorf("graph: state key %q: stored value does not decode as %s: %w", c.name, c.typ, err)
@@ -207,6 +212,10 @@ func (c *channel) decodeValue(data []byte) (reflect.Value, error) {
 
 // decodeDelta decodes the updates a delta blob holds.
 func (c *channel) decodeDelta(data []byte) ([]reflect.Value, error) {
+	data, err := checkpoint.ExpandJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("graph: state key %q: %w", c.name, err)
+	}
 	v := reflect.New(reflect.SliceOf(c.typ))
 	if err := json.Unmarshal(data, v.Interface()); err != nil {
 		return nil, fmt.Errorf("graph: state key %q: stored updates do not decode as []%s: %w", c.name, c.typ, err)
