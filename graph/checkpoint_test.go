@@ -540,7 +540,7 @@ func TestSaverErrorsSurface(t *testing.T) {
 
 // docsState holds dynamic JSON documents, which states often keep many times over.
 type docsState struct {
-	Docs []any         `json:"docs" reduce:"append"`
+	Docs []any          `json:"docs" reduce:"append"`
 	Last map[string]any `json:"last"`
 }
 
