@@ -11,6 +11,7 @@ package storebench
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/trellis-go/trellis/embed"
 	"github.com/trellis-go/trellis/store"
+	"github.com/trellis-go/trellis/store/memstore"
 	"github.com/trellis-go/trellis/store/sqlitestore"
 	"github.com/trellis-go/trellis/store/vector"
 )
@@ -199,7 +201,9 @@ func BenchmarkVectorEf(b *testing.B) {
 	ix := getIndex(c)
 	// The benchmark's queries are sparse; without this they would all take the column scan.
 	ix.SetSparseScan(false)
+	ix.SetDenseScan(false)
 	defer ix.SetSparseScan(true)
+	defer ix.SetDenseScan(true)
 	defer ix.SetEfSearch(0)
 	want := make([]map[string]bool, len(c.qvecs))
 	for i, q := range c.qvecs {
@@ -327,12 +331,28 @@ var (
 
 func sqliteFile(b *testing.B, c *corpus, emb store.Embedder) string {
 	sqliteOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "storebench")
-		if err != nil {
-			panic(err)
+		// STOREBENCH_DB keeps the file between runs: loading 100,000 items and building the
+		// graph take minutes, and a file made from the same corpus can be reused. It is made
+		// when missing.
+		if p := os.Getenv("STOREBENCH_DB"); p != "" {
+			sqlitePath = p
+			if _, err := os.Stat(p); err == nil {
+				return
+			}
+		} else {
+			dir, err := os.MkdirTemp("", "storebench")
+			if err != nil {
+				panic(err)
+			}
+			sqlitePath = filepath.Join(dir, "bench.db")
 		}
-		sqlitePath = filepath.Join(dir, "bench.db")
-		s, err := sqlitestore.Open(context.Background(), sqlitePath, &sqlitestore.Options{Config: store.Config{
+		// Made under another name and renamed when complete, so an interrupted load is never
+		// taken for a finished file.
+		tmp := sqlitePath + ".loading"
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			os.Remove(tmp + suffix)
+		}
+		s, err := sqlitestore.Open(context.Background(), tmp, &sqlitestore.Options{Config: store.Config{
 			Logger: slog.New(slog.DiscardHandler),
 			Index:  &store.IndexConfig{Embedder: emb, Dims: dims, Fields: []string{"text"}},
 		}, ExactVectors: true})
@@ -347,7 +367,12 @@ func sqliteFile(b *testing.B, c *corpus, emb store.Embedder) string {
 			}
 		}
 		sqliteLoad = time.Since(start)
-		s.Close()
+		if err := s.Close(); err != nil {
+			panic(err)
+		}
+		if err := os.Rename(tmp, sqlitePath); err != nil {
+			panic(err)
+		}
 	})
 	return sqlitePath
 }
@@ -452,4 +477,211 @@ func BenchmarkSQLiteTextSearch(b *testing.B) {
 		i++
 	}
 	report(b, lat, -1)
+}
+
+// The dense corpus: the Local vectors through a fixed random projection, normalized. Every
+// component is non-zero, as with a model provider's embeddings, so queries never take the
+// sparse column scan; the geometry (near-orthogonal chunks, queries far from every chunk)
+// stays that of the hashed vectors, which is the hard case for a graph walk.
+var (
+	denseOnce           sync.Once
+	denseVecs, denseQry [][]float32
+)
+
+func project(r []float32, v []float32) []float32 {
+	out := make([]float32, dims)
+	var norm float64
+	for i := range out {
+		out[i] = vector.Dot(r[i*dims:(i+1)*dims], v)
+		norm += float64(out[i]) * float64(out[i])
+	}
+	if norm > 0 {
+		inv := float32(1 / math.Sqrt(norm))
+		for i := range out {
+			out[i] *= inv
+		}
+	}
+	return out
+}
+
+func getDense(c *corpus) ([][]float32, [][]float32) {
+	denseOnce.Do(func() {
+		rnd := rand.New(rand.NewPCG(7, 7))
+		r := make([]float32, dims*dims)
+		for i := range r {
+			r[i] = float32(rnd.NormFloat64())
+		}
+		denseVecs = make([][]float32, len(c.vecs))
+		for i, v := range c.vecs {
+			denseVecs[i] = project(r, v)
+		}
+		for _, q := range c.qvecs {
+			denseQry = append(denseQry, project(r, q))
+		}
+	})
+	return denseVecs, denseQry
+}
+
+// recallOf is recall@10 of search against exact over the queries.
+func recallOf(queries [][]float32, search, exact func(q []float32) []vector.Result) float64 {
+	hit, total := 0, 0
+	for _, q := range queries {
+		in := map[string]bool{}
+		for _, w := range exact(q) {
+			in[w.ID] = true
+		}
+		for _, g := range search(q) {
+			if in[g.ID] {
+				hit++
+			}
+		}
+		total += len(in)
+	}
+	return float64(hit) / float64(total)
+}
+
+// BenchmarkVectorDense is one dense query (k=10) per iteration on store/vector over the dense
+// corpus: sub-benchmarks for the sketch scan at several rerank sizes (the default is 400) and
+// for the graph walk at several EfSearch; recall@10 against Exact on 1000 queries.
+func BenchmarkVectorDense(b *testing.B) {
+	c := getCorpus(b)
+	vecs, queries := getDense(c)
+	start := time.Now()
+	ix, err := vector.New(dims, &vector.Options{M: envInt("STOREBENCH_M", 0), EfConstruction: envInt("STOREBENCH_EFC", 0)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i, v := range vecs {
+		if err := ix.Add(strconv.Itoa(i), v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Logf("dense index of %d vectors built (graph and sketches) in %s", len(vecs), time.Since(start).Round(time.Millisecond))
+	exact := func(q []float32) []vector.Result { r, _ := ix.Exact(q, 10, nil); return r }
+	search := func(q []float32) []vector.Result { r, _ := ix.Search(q, 10, nil); return r }
+	run := func(b *testing.B) {
+		recall := recallOf(queries, search, exact)
+		var lat []time.Duration
+		i := 0
+		for b.Loop() {
+			t := time.Now()
+			if _, err := ix.Search(queries[i%len(queries)], 10, nil); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(t))
+			i++
+		}
+		report(b, lat, recall)
+	}
+	for _, n := range []int{200, 400, 800} {
+		b.Run(fmt.Sprint("sketch-rerank", n), func(b *testing.B) {
+			ix.SetRerank(n)
+			defer ix.SetRerank(0)
+			run(b)
+		})
+	}
+	ix.SetDenseScan(false)
+	defer ix.SetDenseScan(true)
+	for _, ef := range []int{96, 256} {
+		b.Run(fmt.Sprint("graph-ef", ef), func(b *testing.B) {
+			ix.SetEfSearch(ef)
+			defer ix.SetEfSearch(0)
+			run(b)
+		})
+	}
+}
+
+// memStores returns an approximate and an exact in-memory store holding the corpus (under
+// kb/team0..3, as the SQLite benchmark), with the embedder given.
+func memStores(b *testing.B, c *corpus, emb store.Embedder) (approx, exact *memstore.Store) {
+	ctx := context.Background()
+	for _, ex := range []bool{false, true} {
+		start := time.Now()
+		s, err := memstore.New(&memstore.Options{Config: store.Config{
+			Logger: slog.New(slog.DiscardHandler), NoRefreshOnRead: true,
+			Index: &store.IndexConfig{Embedder: emb, Dims: dims, Fields: []string{"text"}},
+		}, ExactVectors: ex})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i, t := range c.texts {
+			ns := []string{"kb", "team" + strconv.Itoa(i%4)}
+			if err := s.Put(ctx, store.PutRequest{Namespace: ns, Key: strconv.Itoa(i), Value: map[string]any{"text": t, "n": i}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Logf("in-memory store (exact=%v) of %d items loaded in %s", ex, len(c.texts), time.Since(start).Round(time.Millisecond))
+		if ex {
+			exact = s
+		} else {
+			approx = s
+		}
+	}
+	return approx, exact
+}
+
+// searchBench times store.Search (query, prefix "kb", limit 10) on approx, after measuring
+// recall@10 against exact on 200 queries.
+func searchBench(b *testing.B, approx, exact store.Store, queries []string) {
+	ctx := context.Background()
+	hit, total := 0, 0
+	for _, q := range queries[:200] {
+		got, err := approx.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: q})
+		if err != nil {
+			b.Fatal(err)
+		}
+		want, err := exact.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: q})
+		if err != nil {
+			b.Fatal(err)
+		}
+		in := map[string]bool{}
+		for _, w := range want {
+			in[fmt.Sprint(w.Namespace, w.Key)] = true
+		}
+		for _, g := range got {
+			if in[fmt.Sprint(g.Namespace, g.Key)] {
+				hit++
+			}
+		}
+		total += len(want)
+	}
+	var lat []time.Duration
+	i := 0
+	for b.Loop() {
+		t := time.Now()
+		if _, err := approx.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: queries[i%len(queries)]}); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t))
+		i++
+	}
+	report(b, lat, float64(hit)/float64(total))
+}
+
+// BenchmarkMemSearch is one hybrid store.Search per iteration on the in-memory store of the
+// corpus: "sparse" with the Local vectors (queries take the column scan), "dense" with the
+// projected ones (queries take the sketch scan); recall@10 against the same store with
+// ExactVectors. Each sub-benchmark loads its own stores (the approximate one builds a graph:
+// minutes at 100,000).
+func BenchmarkMemSearch(b *testing.B) {
+	c := getCorpus(b)
+	for _, kind := range []string{"sparse", "dense"} {
+		b.Run(kind, func(b *testing.B) {
+			vecs, qvecs := c.vecs, c.qvecs
+			if kind == "dense" {
+				vecs, qvecs = getDense(c)
+			}
+			emb := &fixedEmbedder{byText: map[string][]float32{}, local: embed.NewLocal(&embed.LocalOptions{Dims: dims})}
+			for i, t := range c.texts {
+				emb.byText[t] = vecs[i]
+			}
+			for i, q := range c.queries {
+				emb.byText[q] = qvecs[i]
+			}
+			approx, exact := memStores(b, c, emb)
+			defer approx.Close()
+			defer exact.Close()
+			searchBench(b, approx, exact, c.queries)
+		})
+	}
 }

@@ -34,6 +34,16 @@ type Options struct {
 	// NoSparseScan makes sparse queries walk the graph too, instead of the exact column scan
 	// (see the package guide). Useful to measure the graph; rarely otherwise.
 	NoSparseScan bool
+	// DenseGraphFrom is the number of live vectors from which dense queries walk the graph;
+	// on a smaller index they take the sketch scan (see the package guide). Zero means
+	// 1,000,000; a negative value means always the graph (and no sketches are kept).
+	DenseGraphFrom int
+	// SketchBits is the length of each vector's sign sketch, rounded up to a multiple of 64
+	// and at most 1024. Zero means 512.
+	SketchBits int
+	// Rerank is how many vectors, nearest by sketch, a dense query re-scores exactly. More
+	// means better recall and slower queries. Zero means the larger of 400 and 16*k.
+	Rerank int
 }
 
 func (o Options) withDefaults() Options {
@@ -49,6 +59,13 @@ func (o Options) withDefaults() Options {
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
+	if o.DenseGraphFrom == 0 {
+		o.DenseGraphFrom = defaultDenseGraphFrom
+	}
+	if o.SketchBits <= 0 {
+		o.SketchBits = defaultSketchBits
+	}
+	o.SketchBits = min(1024, (o.SketchBits+63)/64*64)
 	return o
 }
 
@@ -82,6 +99,12 @@ type Index struct {
 	live     int
 	visited  sync.Pool
 	scores   sync.Pool // *[]float32 for sparse scans
+	// sketcher makes the sign sketches (nil when DenseGraphFrom is negative); sketch holds
+	// SketchBits/64 words per node.
+	sketcher    *sketcher
+	sketch      []uint64
+	hamming     sync.Pool // *[]uint16 for sketch scans
+	noDenseScan bool
 }
 
 // New returns an empty index for vectors of dims dimensions. opts may be nil.
@@ -94,7 +117,7 @@ func New(dims int, opts *Options) (*Index, error) {
 		o = *opts
 	}
 	o = o.withDefaults()
-	return &Index{
+	ix := &Index{
 		dims:  dims,
 		opt:   o,
 		mult:  1 / math.Log(float64(o.M)),
@@ -102,7 +125,27 @@ func New(dims int, opts *Options) (*Index, error) {
 		byID:  map[string]int32{},
 		entry: -1,
 		cols:  make([][]float32, dims),
-	}, nil
+	}
+	ix.initSketch()
+	return ix, nil
+}
+
+// initSketch prepares the sketches unless dense queries always walk the graph.
+func (ix *Index) initSketch() {
+	if ix.opt.DenseGraphFrom >= 0 && !ix.opt.Flat {
+		ix.sketcher = newSketcher(ix.opt.SketchBits, ix.dims)
+	}
+}
+
+// appendVec stores the normalized vector of a new node: by node, by dimension, and its sketch.
+func (ix *Index) appendVec(q []float32) {
+	ix.vecs = append(ix.vecs, q...)
+	for j, x := range q {
+		ix.cols[j] = append(ix.cols[j], x)
+	}
+	if ix.sketcher != nil {
+		ix.sketch = ix.sketchOf(ix.sketch, q)
+	}
 }
 
 // SetEfSearch changes the breadth of later searches (see [Options].EfSearch); ef <= 0 restores
@@ -112,6 +155,22 @@ func (ix *Index) SetEfSearch(ef int) {
 	defer ix.mu.Unlock()
 	ix.opt.EfSearch = ef
 	ix.opt = ix.opt.withDefaults()
+}
+
+// SetDenseScan turns the sketch scan for dense queries on (the default, below
+// [Options].DenseGraphFrom vectors) or off; off, dense queries walk the graph.
+func (ix *Index) SetDenseScan(on bool) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.noDenseScan = !on
+}
+
+// SetRerank changes how many sketch candidates a dense query re-scores (see
+// [Options].Rerank); n <= 0 restores the default.
+func (ix *Index) SetRerank(n int) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.opt.Rerank = max(0, n)
 }
 
 // SetSparseScan turns the exact column scan for sparse queries on (the default) or off; off,
@@ -240,7 +299,7 @@ func (ix *Index) Compact() {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	oldVecs, oldIDs, oldDeleted := ix.vecs, ix.ids, ix.deleted
-	ix.vecs, ix.ids, ix.links, ix.deleted = nil, nil, nil, nil
+	ix.vecs, ix.ids, ix.links, ix.deleted, ix.sketch = nil, nil, nil, nil, nil
 	ix.cols = make([][]float32, ix.dims)
 	ix.byID = map[string]int32{}
 	ix.entry, ix.maxLevel, ix.live = -1, 0, 0
@@ -270,10 +329,7 @@ func (ix *Index) maxLinks(layer int) int {
 func (ix *Index) insert(id string, q []float32) {
 	n := int32(len(ix.ids))
 	level := ix.randomLevel()
-	ix.vecs = append(ix.vecs, q...)
-	for j, x := range q {
-		ix.cols[j] = append(ix.cols[j], x)
-	}
+	ix.appendVec(q)
 	ix.ids = append(ix.ids, id)
 	ix.deleted = append(ix.deleted, false)
 	ix.byID[id] = n
@@ -486,6 +542,9 @@ func (ix *Index) Search(q []float32, k int, accept func(id string) bool) ([]Resu
 	}
 	if ix.opt.Flat || ix.entry < 0 {
 		return ix.exactLocked(qn, k, ok), nil
+	}
+	if ix.sketchOn() {
+		return ix.sketchLocked(qn, k, ok), nil
 	}
 	ep := ix.entry
 	epDist := ix.dist(qn, ep)

@@ -76,8 +76,93 @@ func recallAt(t testing.TB, ix *Index, queries [][]float32, k int, accept func(s
 func TestRecallAgainstExact(t *testing.T) {
 	ix, _ := setup(t, 4000, 64)
 	queries := clustered(100, 64, 20, 99)
-	if r := recallAt(t, ix, queries, 10, nil); r < 0.95 {
-		t.Fatalf("recall@10 = %.3f, want >= 0.95", r)
+	for _, dense := range []string{"sketch", "graph"} {
+		ix.SetDenseScan(dense == "sketch")
+		if r := recallAt(t, ix, queries, 10, nil); r < 0.95 {
+			t.Fatalf("%s: recall@10 = %.3f, want >= 0.95", dense, r)
+		}
+	}
+}
+
+// nearOrthogonal returns n random unit-variance vectors and queries that are noisy copies of
+// some of them (cosine about 0.3 to their source): no clusters, a high intrinsic dimension,
+// like hashed n-gram embeddings of short queries against long chunks.
+func nearOrthogonal(n, nq, dims int, seed uint64) (vecs, queries [][]float32) {
+	r := rand.New(rand.NewPCG(seed, 11))
+	gauss := func() []float32 {
+		v := make([]float32, dims)
+		for j := range v {
+			v[j] = float32(r.NormFloat64())
+		}
+		return v
+	}
+	for range n {
+		vecs = append(vecs, gauss())
+	}
+	for range nq {
+		src, noise := vecs[r.IntN(n)], gauss()
+		q := make([]float32, dims)
+		for j := range q {
+			q[j] = 0.3*src[j] + 0.95*noise[j]
+		}
+		queries = append(queries, q)
+	}
+	return vecs, queries
+}
+
+// The sketch scan keeps its recall where a graph walk loses it: on near-orthogonal vectors.
+func TestSketchRecallNearOrthogonal(t *testing.T) {
+	vecs, queries := nearOrthogonal(5000, 100, 128, 3)
+	// A small graph, quick to build: it is only the comparison.
+	ix, err := New(128, &Options{M: 8, EfConstruction: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vecs {
+		if err := ix.Add(fmt.Sprint(i), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := recallAt(t, ix, queries, 10, nil)
+	if r < 0.95 {
+		t.Fatalf("sketch recall@10 = %.3f, want >= 0.95", r)
+	}
+	// Fewer candidates must cost recall, or the knob does nothing.
+	ix.SetRerank(20)
+	low := recallAt(t, ix, queries, 10, nil)
+	ix.SetRerank(0)
+	if low >= r {
+		t.Fatalf("rerank 20 gives recall %.3f, not below the default's %.3f", low, r)
+	}
+	ix.SetDenseScan(false)
+	t.Logf("recall@10 on near-orthogonal vectors: sketch %.3f, sketch with 20 candidates %.3f, graph at ef 96 %.3f", r, low, recallAt(t, ix, queries, 10, nil))
+}
+
+func TestDenseGraphFrom(t *testing.T) {
+	ix, err := New(16, &Options{DenseGraphFrom: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vecs := clustered(300, 16, 5, 2)
+	for i, v := range vecs {
+		ix.Add(fmt.Sprint(i), v)
+	}
+	if ix.sketcher != nil || len(ix.sketch) != 0 || ix.sketchOn() {
+		t.Fatal("DenseGraphFrom < 0 keeps sketches")
+	}
+	ix2, _ := New(16, &Options{DenseGraphFrom: 200})
+	for i, v := range vecs[:199] {
+		ix2.Add(fmt.Sprint(i), v)
+	}
+	if !ix2.sketchOn() || len(ix2.sketch) != 199*ix2.opt.SketchBits/64 {
+		t.Fatalf("below DenseGraphFrom: sketch on %v, %d words", ix2.sketchOn(), len(ix2.sketch))
+	}
+	ix2.Add("199", vecs[199])
+	if ix2.sketchOn() {
+		t.Fatal("at DenseGraphFrom vectors dense queries still scan the sketches")
+	}
+	if o := (Options{SketchBits: 100}).withDefaults(); o.SketchBits != 128 {
+		t.Fatalf("SketchBits 100 became %d, want 128", o.SketchBits)
 	}
 }
 
@@ -110,8 +195,14 @@ func TestFilterFallsBackToExact(t *testing.T) {
 			t.Fatalf("result %q was not accepted", g.ID)
 		}
 	}
-	if r := recallAt(t, ix, clustered(30, 32, 20, 5), 10, func(id string) bool { return len(id)%2 == 0 }); r < 0.9 {
-		t.Fatalf("filtered recall@10 = %.3f", r)
+	for _, dense := range []string{"sketch", "graph"} {
+		ix.SetDenseScan(dense == "sketch")
+		if got, _ := ix.Search(vecs[0], 10, accept); len(got) != 5 {
+			t.Fatalf("%s: got %d results, want the 5 accepted ids", dense, len(got))
+		}
+		if r := recallAt(t, ix, clustered(30, 32, 20, 5), 10, func(id string) bool { return len(id)%2 == 0 }); r < 0.9 {
+			t.Fatalf("%s: filtered recall@10 = %.3f", dense, r)
+		}
 	}
 }
 
@@ -256,6 +347,7 @@ func TestDotMatchesNaive(t *testing.T) {
 func TestSparseScanOff(t *testing.T) {
 	ix, vecs := setup(t, 2000, 64)
 	ix.SetSparseScan(false)
+	ix.SetDenseScan(false)
 	var queries [][]float32
 	for i := range 50 {
 		v := make([]float32, 64)

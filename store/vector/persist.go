@@ -118,6 +118,7 @@ func LoadGraph(r io.Reader, vectors func(id string) ([]float32, bool)) (*Index, 
 	for j := range ix.cols {
 		ix.cols[j] = make([]float32, 0, pre)
 	}
+	ix.initSketch()
 	zero := make([]float32, dims)
 	for n := range count {
 		idLen := u32()
@@ -171,10 +172,7 @@ func LoadGraph(r io.Reader, vectors func(id string) ([]float32, bool)) (*Index, 
 				gone = true
 			}
 		}
-		ix.vecs = append(ix.vecs, q...)
-		for j, x := range q {
-			ix.cols[j] = append(ix.cols[j], x)
-		}
+		ix.appendVec(q)
 		ix.ids = append(ix.ids, sid)
 		ix.deleted = append(ix.deleted, gone)
 		ix.links = append(ix.links, layers)

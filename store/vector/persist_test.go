@@ -34,11 +34,15 @@ func TestSaveLoadGraph(t *testing.T) {
 		t.Fatalf("loaded %d live vectors of %d dims, want %d of 32", back.Len(), back.Dims(), ix.Len()-1)
 	}
 	queries := clustered(50, 32, 20, 9)
-	for _, q := range queries {
-		a, _ := ix.Search(q, 10, func(id string) bool { return id != "11" })
-		b, _ := back.Search(q, 10, nil)
-		if fmt.Sprint(a) != fmt.Sprint(b) {
-			t.Fatalf("after loading the graph a search differs:\n got %v\nwant %v", b, a)
+	for _, dense := range []string{"sketch", "graph"} {
+		ix.SetDenseScan(dense == "sketch")
+		back.SetDenseScan(dense == "sketch")
+		for _, q := range queries {
+			a, _ := ix.Search(q, 10, func(id string) bool { return id != "11" })
+			b, _ := back.Search(q, 10, nil)
+			if fmt.Sprint(a) != fmt.Sprint(b) {
+				t.Fatalf("%s: after loading the graph a search differs:\n got %v\nwant %v", dense, b, a)
+			}
 		}
 	}
 	if _, ok := back.Vector("7"); ok {
