@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/pprof"
 	"time"
 
 	"github.com/trellis-go/trellis/server"
@@ -38,7 +39,8 @@ type HostConfig struct {
 
 // Host is a trellis server in this process serving the bench's graphs on loopback, with three
 // routes of its own beside the API: GET /bench/stats (?settle=1 collects garbage first) answers
-// the process's [Stats], and POST /bench/release opens the paced model's gate.
+// the process's [Stats], GET /bench/goroutines lists its goroutines by stack (to see what a
+// measurement left behind), and POST /bench/release opens the paced model's gate.
 type Host struct {
 	// URL is the server's base URL, http://127.0.0.1:port.
 	URL   string
@@ -97,6 +99,10 @@ func StartHost(cfg HostConfig) (*Host, error) {
 		st.Waiting = m.Waiting()
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(st)
+	})
+	mux.HandleFunc("GET /bench/goroutines", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_ = pprof.Lookup("goroutine").WriteTo(w, 1)
 	})
 	mux.HandleFunc("POST /bench/release", func(w http.ResponseWriter, r *http.Request) {
 		m.Release()

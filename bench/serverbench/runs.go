@@ -163,3 +163,20 @@ func shortRun(ctx context.Context, c *http.Client, url, topic string) (time.Dura
 }
 
 var errWrongAnswer = errors.New("serverbench: wrong answer")
+
+// Warm sends n short runs at once and waits for them, so that what a server starts on first
+// use (pools, queue workers) is running before a baseline is read.
+func Warm(ctx context.Context, c *http.Client, url string, n int) error {
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, err := shortRun(ctx, c, url, "warm"+strconv.Itoa(i))
+			errs <- err
+		}()
+	}
+	var all []error
+	for range n {
+		all = append(all, <-errs)
+	}
+	return errors.Join(all...)
+}

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Stats is a process's account of itself: what [ReadStats] returns and GET /bench/stats serves.
@@ -88,4 +89,34 @@ func Release(ctx context.Context, c *http.Client, baseURL string) error {
 		return fmt.Errorf("serverbench: release: status %d", resp.StatusCode)
 	}
 	return nil
+}
+
+// Steady reads a bench host's Stats once its goroutine count has held still for three readings a
+// second apart (at most 30 seconds): a fresh server starts services a few seconds after it
+// opens (River elects a leader, which then runs its maintenance), and a baseline read before
+// them would blame them on the runs.
+func Steady(ctx context.Context, c *http.Client, baseURL string) (Stats, error) {
+	var last Stats
+	same := 0
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := FetchStats(ctx, c, baseURL)
+		if err != nil {
+			return st, err
+		}
+		if st.Goroutines == last.Goroutines {
+			same++
+		} else {
+			same = 0
+		}
+		last = st
+		if same >= 2 || time.Now().After(deadline) {
+			return st, nil
+		}
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+			return st, ctx.Err()
+		}
+	}
 }

@@ -107,7 +107,7 @@ func RunStreams(ctx context.Context, o StreamOptions) (*StreamResult, error) {
 		defer tr.CloseIdleConnections()
 		client = &http.Client{Transport: tr}
 	}
-	base, err := FetchStats(ctx, client, o.URL)
+	base, err := Steady(ctx, client, o.URL)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ func RunStreams(ctx context.Context, o StreamOptions) (*StreamResult, error) {
 	fmt.Fprintf(logw, "serverbench: all %d streams complete; waiting %s for the host to let their logs go\n", o.Streams, o.Retention)
 	// Idle keep-alive connections hold a goroutine on the host each; they are the client's.
 	client.CloseIdleConnections()
-	if res.After, err = settleBack(ctx, client, o.URL, base, res.Idle, o.Retention); err != nil {
+	if res.After, err = BackToBaseline(ctx, client, o.URL, base, res.Idle, o.Retention); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -231,10 +231,12 @@ func waitPaused(ctx context.Context, c *http.Client, o StreamOptions, allPaused 
 	}
 }
 
-// settleBack waits until the host's goroutines and heap are back near the baseline, or fails
-// saying how far they are. Finished runs' logs stay joinable for the retention time and go when
-// the next run opens one, so it waits out the retention and runs one short run first.
-func settleBack(ctx context.Context, c *http.Client, url string, base, idle Stats, retention time.Duration) (Stats, error) {
+// BackToBaseline waits until a bench host's goroutines and heap are back near base (peak is
+// what they reached), or fails saying how far they are. Finished runs' logs stay joinable for
+// the host's event retention and go when the next run opens one, so it waits out the retention
+// and runs one short run first. The caller closes its idle connections first: each holds a
+// goroutine on the host.
+func BackToBaseline(ctx context.Context, c *http.Client, url string, base, idle Stats, retention time.Duration) (Stats, error) {
 	select {
 	case <-time.After(retention + 500*time.Millisecond):
 	case <-ctx.Done():

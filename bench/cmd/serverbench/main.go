@@ -1,0 +1,389 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/trellis-go/trellis/bench/serverbench"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "serverbench:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	only                   string
+	streams, tokens, pause int
+	interval               time.Duration
+	mode                   string
+	clients                int
+	warmup, duration       time.Duration
+	pg, peer, out          string
+	peerWorkers            int
+	serve, localQueue      bool
+	db, dataDir            string
+	maxRuns                int
+}
+
+// Run is the command: the driver, or with -serve a bench host for the driver.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o options
+	fs := flag.NewFlagSet("serverbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.only, "only", "streams,runs", "what to measure: streams, runs, or a comma-separated list of streams, sqlite, postgres, langgraphjs")
+	fs.IntVar(&o.streams, "streams", 10000, "concurrent streams")
+	fs.IntVar(&o.tokens, "tokens", 40, "tokens per streamed answer")
+	fs.IntVar(&o.pause, "pause", 20, "tokens after which every answer waits, idle, until all streams are open")
+	fs.DurationVar(&o.interval, "interval", 50*time.Millisecond, "time between two tokens of an answer")
+	fs.StringVar(&o.mode, "mode", "messages-tuple", "stream_mode of the streams: messages-tuple or messages")
+	fs.IntVar(&o.clients, "clients", 8, "concurrent clients sending runs")
+	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "runs sent before the timed part")
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "timed part of runs per second")
+	fs.StringVar(&o.pg, "pg", envOr("TRELLIS_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test"), "Postgres in which a database is created for the run")
+	fs.StringVar(&o.peer, "peer", filepath.Join("bench", "peers", "langgraphapi"), "directory of the LangGraph.js API peer")
+	fs.IntVar(&o.peerWorkers, "peer-workers", 10, "run workers of the LangGraph.js API server (the CLI's default is 10)")
+	fs.StringVar(&o.out, "out", "", "also write the report to this file")
+	fs.BoolVar(&o.serve, "serve", false, "internal: be a bench host and print LISTEN url")
+	fs.BoolVar(&o.localQueue, "local-queue", false, "internal (-serve): run the runs in memory instead of the River queue")
+	fs.StringVar(&o.db, "db", "", "internal (-serve): a Postgres URL; empty means SQLite in -data")
+	fs.StringVar(&o.dataDir, "data", "", "internal (-serve): the SQLite data directory")
+	fs.IntVar(&o.maxRuns, "max-runs", 0, "internal (-serve): the server's MaxConcurrentRuns (0: its default)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.serve {
+		return serve(ctx, o, stdout, stderr)
+	}
+	return drive(ctx, o, stdout, stderr)
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// serve is the child: a bench host until its standard input closes or it is signalled.
+func serve(ctx context.Context, o options, stdout, stderr io.Writer) error {
+	if _, err := serverbench.RaiseFileLimit(uint64(o.maxRuns)*2 + 4096); err != nil {
+		fmt.Fprintln(stderr, "serverbench: cannot raise the open-file limit:", err)
+	}
+	h, err := serverbench.StartHost(serverbench.HostConfig{
+		DataDir: o.dataDir, DatabaseURL: o.db, LocalQueue: o.localQueue, MaxConcurrentRuns: o.maxRuns,
+		Model:  &serverbench.PacedModel{Tokens: o.tokens, PauseAfter: o.pause, Interval: o.interval},
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "LISTEN", h.URL)
+	stdinClosed := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(stdinClosed) }()
+	select {
+	case <-ctx.Done():
+	case <-stdinClosed:
+	}
+	return h.Close()
+}
+
+// child is a server process the driver started.
+type child struct {
+	url   string
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+}
+
+// startChild starts a process that prints "LISTEN url" when it serves, and waits for that line.
+func startChild(ctx context.Context, cmd *exec.Cmd, stderr io.Writer) (*child, error) {
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &child{cmd: cmd, stdin: stdin}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), "LISTEN "); ok {
+				select {
+				case found <- u:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case c.url = <-found:
+		return c, nil
+	case <-time.After(2 * time.Minute):
+		err = errors.New("it did not say LISTEN within 2 minutes")
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	c.stop()
+	return nil, fmt.Errorf("%s: %w", filepath.Base(cmd.Path), err)
+}
+
+// stop closes the child's standard input, which ends it, and kills it if it lingers.
+func (c *child) stop() {
+	c.stdin.Close()
+	done := make(chan struct{})
+	go func() { _ = c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-done
+	}
+}
+
+func (o options) wants(what string) bool {
+	for _, w := range strings.Split(o.only, ",") {
+		w = strings.TrimSpace(w)
+		if w == what || (w == "runs" && (what == "sqlite" || what == "postgres" || what == "langgraphjs")) {
+			return true
+		}
+	}
+	return false
+}
+
+func drive(ctx context.Context, o options, stdout, stderr io.Writer) error {
+	for _, w := range strings.Split(o.only, ",") {
+		switch strings.TrimSpace(w) {
+		case "streams", "runs", "sqlite", "postgres", "langgraphjs":
+		default:
+			return fmt.Errorf("-only names %q; use streams, runs, sqlite, postgres, langgraphjs", w)
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if limit, err := serverbench.RaiseFileLimit(uint64(o.streams)*2 + 4096); err != nil || (o.wants("streams") && limit < uint64(o.streams)+256) {
+		return fmt.Errorf("the open-file limit is %d (%v); %d streams need more: raise the hard limit (ulimit -Hn)", limit, err, o.streams)
+	}
+	rep := &report{o: o}
+	rep.machine()
+	if o.wants("streams") {
+		rep.streams, rep.streamsErr, rep.streamsLoad = measureStreams(ctx, o, self, stderr)
+	}
+	if o.wants("sqlite") {
+		rep.add("trellis, SQLite", measureTrellisRuns(ctx, o, self, "", stderr))
+	}
+	if o.wants("postgres") {
+		rep.add("trellis, Postgres", measurePostgres(ctx, o, self, stderr))
+	}
+	if o.wants("langgraphjs") {
+		rep.add("LangGraph.js API 2.0.0, in memory", measurePeer(ctx, o, stderr))
+	}
+	text := rep.String()
+	fmt.Fprint(stdout, text)
+	if o.out != "" {
+		if err := os.WriteFile(o.out, []byte(text), 0o644); err != nil {
+			return err
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return rep.err()
+}
+
+func loadavg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func measureStreams(ctx context.Context, o options, self string, stderr io.Writer) (*serverbench.StreamResult, error, [2]string) {
+	load := [2]string{loadavg()}
+	dir, err := os.MkdirTemp("", "serverbench-streams-")
+	if err != nil {
+		return nil, err, load
+	}
+	defer os.RemoveAll(dir)
+	fmt.Fprintf(stderr, "serverbench: streams: starting a host for %d streams\n", o.streams)
+	c, err := startChild(ctx, exec.CommandContext(ctx, self, "-serve", "-data", dir, "-local-queue", "-max-runs", strconv.Itoa(o.streams+64),
+		"-tokens", strconv.Itoa(o.tokens), "-pause", strconv.Itoa(o.pause), "-interval", o.interval.String()), stderr)
+	if err != nil {
+		return nil, err, load
+	}
+	defer c.stop()
+	tr := &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	res, err := serverbench.RunStreams(ctx, serverbench.StreamOptions{URL: c.url, Streams: o.streams, Tokens: o.tokens, PauseAfter: o.pause,
+		Mode: o.mode, Client: &http.Client{Transport: tr}, Log: stderr})
+	load[1] = loadavg()
+	return res, err, load
+}
+
+// runsOutcome is one server's runs-per-second measurement, or why there is none.
+type runsOutcome struct {
+	res        *serverbench.RunsResult
+	err        error
+	skip       string
+	base, peak serverbench.Stats // trellis only
+	after      *serverbench.Stats
+	load       [2]string
+}
+
+func measureTrellisRuns(ctx context.Context, o options, self, dbURL string, stderr io.Writer) runsOutcome {
+	out := runsOutcome{load: [2]string{loadavg()}}
+	args := []string{"-serve"}
+	if dbURL == "" {
+		dir, err := os.MkdirTemp("", "serverbench-runs-")
+		if err != nil {
+			out.err = err
+			return out
+		}
+		defer os.RemoveAll(dir)
+		args = append(args, "-data", dir)
+	} else {
+		args = append(args, "-db", dbURL)
+	}
+	c, err := startChild(ctx, exec.CommandContext(ctx, self, args...), stderr)
+	if err != nil {
+		out.err = err
+		return out
+	}
+	defer c.stop()
+	tr := &http.Transport{MaxIdleConnsPerHost: o.clients + 4, DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: time.Minute}
+	// The baseline is read once the server has run a round of runs: pools and queue workers
+	// that start on first use are not what a run leaves behind.
+	if err := serverbench.Warm(ctx, client, c.url, o.clients); err != nil {
+		out.err = err
+		return out
+	}
+	tr.CloseIdleConnections()
+	if out.base, err = serverbench.Steady(ctx, client, c.url); err != nil {
+		out.err = err
+		return out
+	}
+	out.res, out.err = serverbench.RunRuns(ctx, serverbench.RunsOptions{URL: c.url, Clients: o.clients, Warmup: o.warmup, Duration: o.duration, Client: client})
+	out.load[1] = loadavg()
+	if out.err != nil {
+		return out
+	}
+	if out.peak, err = serverbench.FetchStats(ctx, client, c.url); err != nil {
+		out.err = err
+		return out
+	}
+	tr.CloseIdleConnections()
+	after, err := serverbench.BackToBaseline(ctx, client, c.url, out.base, out.peak, 2*time.Second)
+	out.after = &after
+	out.err = err
+	return out
+}
+
+func measurePostgres(ctx context.Context, o options, self string, stderr io.Writer) runsOutcome {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(cctx, o.pg)
+	if err != nil {
+		return runsOutcome{skip: fmt.Sprintf("Postgres at %s is unreachable (%v): skipped", redact(o.pg), err)}
+	}
+	defer conn.Close(context.Background())
+	name := fmt.Sprintf("serverbench_%d_%d", os.Getpid(), time.Now().Unix())
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		return runsOutcome{err: fmt.Errorf("create database %s: %w", name, err)}
+	}
+	defer func() {
+		if _, err := conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			fmt.Fprintf(stderr, "serverbench: cannot drop database %s: %v\n", name, err)
+		}
+	}()
+	u, err := url.Parse(o.pg)
+	if err != nil {
+		return runsOutcome{err: err}
+	}
+	u.Path = "/" + name
+	return measureTrellisRuns(ctx, o, self, u.String(), stderr)
+}
+
+func redact(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+func measurePeer(ctx context.Context, o options, stderr io.Writer) runsOutcome {
+	out := runsOutcome{load: [2]string{loadavg()}}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		out.skip = "node is not on PATH: the LangGraph.js API was not measured (install Node.js 20)"
+		return out
+	}
+	if _, err := os.Stat(filepath.Join(o.peer, "serve.mjs")); err != nil {
+		out.err = fmt.Errorf("no serve.mjs in %s (run from the trellis checkout or set -peer)", o.peer)
+		return out
+	}
+	if _, err := os.Stat(filepath.Join(o.peer, "node_modules")); errors.Is(err, os.ErrNotExist) {
+		npm, err := exec.LookPath("npm")
+		if err != nil {
+			out.skip = fmt.Sprintf("%s has no node_modules and npm is not on PATH: skipped", o.peer)
+			return out
+		}
+		fmt.Fprintf(stderr, "serverbench: npm ci in %s\n", o.peer)
+		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
+		cmd.Dir, cmd.Stdout, cmd.Stderr = o.peer, stderr, stderr
+		if err := cmd.Run(); err != nil {
+			out.err = fmt.Errorf("npm ci in %s: %w", o.peer, err)
+			return out
+		}
+	}
+	cmd := exec.CommandContext(ctx, node, "serve.mjs", "--workers", strconv.Itoa(o.peerWorkers))
+	cmd.Dir = o.peer
+	c, err := startChild(ctx, cmd, stderr)
+	if err != nil {
+		out.err = err
+		return out
+	}
+	defer c.stop()
+	out.res, out.err = serverbench.RunRuns(ctx, serverbench.RunsOptions{URL: c.url, Clients: o.clients, Warmup: o.warmup, Duration: o.duration})
+	out.load[1] = loadavg()
+	return out
+}
