@@ -9,9 +9,20 @@ import (
 	"github.com/trellis-go/trellis/apps/vesper/entity"
 )
 
-// The join of the fact view to its file dimension, used by every price tool.
-const priceFrom = `FROM mc_dayahead da JOIN mc_vendor_files vf
+// The join of the hourly prices, rolled up by file, hub-zone, year, month
+// and hour of day (warehouse.PriceRollup), to their file dimension, used by
+// every price tool. A mean is the sum of prices over the priced hours, so it
+// equals AVG over the hourly rows; the number of hours is SUM(hours).
+const priceFrom = `FROM mc_dayahead_hourly da JOIN mc_vendor_files vf
 	ON da.file_info_key = vf.file_info_key AND da.hubzone_key = vf.hubzone_key`
+
+// meanPrice is the mean price of the rolled-up rows a group holds.
+const meanPrice = `SUM(da.price_sum) / NULLIF(SUM(da.priced), 0)`
+
+// meanWhen is the mean price of the rolled-up rows of a group that meet cond.
+func meanWhen(cond string) string {
+	return `SUM(CASE WHEN ` + cond + ` THEN da.price_sum END) / NULLIF(SUM(CASE WHEN ` + cond + ` THEN da.priced END), 0)`
+}
 
 // AveragePriceArgs are the arguments of get_average_annual_price.
 type AveragePriceArgs struct {
@@ -84,7 +95,7 @@ func (k *Toolkit) GetAverageAnnualPrice(ctx context.Context, a AveragePriceArgs)
 	if a.AsOf != "" {
 		q.where("vf.asof = ?", strings.TrimSpace(a.AsOf))
 	}
-	res, err := k.w.Query(ctx, p.Tenant, `SELECT vf.vendor, vf.market, vf.hubzone, vf.asof, da.year, AVG(da.dayahead_price), COUNT(*)
+	res, err := k.w.Query(ctx, p.Tenant, `SELECT vf.vendor, vf.market, vf.hubzone, vf.asof, da.year, `+meanPrice+`, SUM(da.hours)
 		`+priceFrom+` `+q.clause()+`
 		GROUP BY vf.vendor, vf.market, vf.hubzone, vf.asof, da.year ORDER BY vf.asof`, q.args...)
 	if err != nil {
@@ -166,7 +177,7 @@ func (k *Toolkit) GetHourlyPriceDistribution(ctx context.Context, a HourlyPriceA
 	if a.AsOf != "" {
 		q.where("vf.asof = ?", strings.TrimSpace(a.AsOf))
 	}
-	res, err := k.w.Query(ctx, p.Tenant, `SELECT da.hour, AVG(da.dayahead_price), MIN(da.dayahead_price), MAX(da.dayahead_price)
+	res, err := k.w.Query(ctx, p.Tenant, `SELECT da.hour, `+meanPrice+`, MIN(da.price_min), MAX(da.price_max)
 		`+priceFrom+` `+q.clause()+` GROUP BY da.hour ORDER BY da.hour`, q.args...)
 	if err != nil {
 		return nil, err
@@ -342,8 +353,8 @@ func (k *Toolkit) CompareVendors(ctx context.Context, a CompareVendorsArgs) (*Co
 		ph = append(ph, q.arg(v))
 	}
 	q.conds = append(q.conds, "vf.vendor IN ("+strings.Join(ph, ", ")+")")
-	res, err := k.w.Query(ctx, p.Tenant, `SELECT vf.vendor, vf.asof, MAX(vf.yr), AVG(da.dayahead_price),
-		AVG(CASE WHEN da.hour BETWEEN 15 AND 20 THEN da.dayahead_price END), COUNT(*)
+	res, err := k.w.Query(ctx, p.Tenant, `SELECT vf.vendor, vf.asof, MAX(vf.yr), `+meanPrice+`,
+		`+meanWhen("da.hour BETWEEN 15 AND 20")+`, SUM(da.hours)
 		`+priceFrom+` `+q.clause()+` GROUP BY vf.vendor, vf.asof ORDER BY vf.vendor, MAX(vf.yr), vf.asof`, q.args...)
 	if err != nil {
 		return nil, err
@@ -428,8 +439,8 @@ func (k *Toolkit) CompareHubZones(ctx context.Context, a CompareHubZonesArgs) (*
 		q.where("vf.vendor = ?", resolve(entity.Vendor, a.Vendor))
 	}
 	res, err := k.w.Query(ctx, p.Tenant, `SELECT da.hour,
-		AVG(CASE WHEN vf.hubzone = `+pa+` THEN da.dayahead_price END),
-		AVG(CASE WHEN vf.hubzone = `+pb+` THEN da.dayahead_price END)
+		`+meanWhen("vf.hubzone = "+pa)+`,
+		`+meanWhen("vf.hubzone = "+pb)+`
 		`+priceFrom+` `+q.clause()+` GROUP BY da.hour ORDER BY da.hour`, q.args...)
 	if err != nil {
 		return nil, err

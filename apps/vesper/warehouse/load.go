@@ -187,7 +187,13 @@ func (w *Warehouse) load(ctx context.Context, src map[string]iter.Seq2[[]any, er
 	} else {
 		err = w.loadSQLite(ctx, src, source)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if _, ok := src["mc_dayahead"]; ok {
+		return w.RebuildRollup(ctx)
+	}
+	return nil
 }
 
 func (w *Warehouse) loadSQLite(ctx context.Context, src map[string]iter.Seq2[[]any, error], source string) error {
@@ -328,6 +334,16 @@ func (w *Warehouse) loadPostgres(ctx context.Context, src map[string]iter.Seq2[[
 				return err
 			}
 		}
-		return tx.Commit(ctx)
+		if err := tx.Commit(ctx); err != nil {
+			return err
+		}
+		// VACUUM (outside the transaction) sets the visibility map, without
+		// which the planner cannot use the price index for index-only scans.
+		if _, ok := src["mc_dayahead"]; ok {
+			if _, err := pc.Exec(ctx, "VACUUM "+w.table("base_mc_dayahead")); err != nil {
+				return fmt.Errorf("warehouse: vacuum the price table: %w", err)
+			}
+		}
+		return nil
 	})
 }

@@ -149,6 +149,15 @@ func Open(ctx context.Context, cfg Config) (*Warehouse, error) {
 			return nil, err
 		}
 	}
+	// A warehouse loaded before the price rollup existed gets it now.
+	built, err := w.rollupBuilt(ctx)
+	if err == nil && !built {
+		err = w.RebuildRollup(ctx)
+	}
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
 	return w, nil
 }
 
@@ -203,6 +212,8 @@ func (w *Warehouse) migrateSQLite(ctx context.Context) error {
 		}
 		stmts = append(stmts, fmt.Sprintf("CREATE VIEW IF NOT EXISTS %s AS SELECT %s FROM %s", v.Name, columnList(v), v.BaseTable()))
 	}
+	stmts = append(stmts, priceIndexDDL("")...)
+	stmts = append(stmts, rollupDDL(SQLite, "", "", "")...)
 	for _, s := range stmts {
 		if _, err := w.rw.ExecContext(ctx, s); err != nil {
 			return fmt.Errorf("warehouse: migrate sqlite: %w (statement: %s)", err, s)
@@ -250,6 +261,8 @@ func (w *Warehouse) migratePostgres(ctx context.Context) error {
 			fmt.Sprintf("GRANT SELECT ON %s.%s TO %s", s, v.Name, reader),
 		)
 	}
+	stmts = append(stmts, priceIndexDDL(s)...)
+	stmts = append(stmts, rollupDDL(Postgres, s, reader, owner)...)
 	for _, st := range stmts {
 		if _, err := tx.ExecContext(ctx, st); err != nil {
 			return fmt.Errorf("warehouse: migrate postgres: %w (statement: %s)", err, st)
