@@ -115,6 +115,18 @@ type Config struct {
 	// MaxRunAttempts bounds how many times a run is started: after a worker died, or after a
 	// transient error (see [ErrTransient]). Zero means 5.
 	MaxRunAttempts int
+	// MaxRunSteps is the step budget of a run: the supersteps it may take (its recursion limit,
+	// lowered by the run's config.recursion_limit). A run's config.max_steps may lower it, never
+	// raise it. A run that uses it up fails with a *[BudgetError]. Zero means no budget (the
+	// graphs' own recursion limits).
+	MaxRunSteps int
+	// MaxRunTokens is the token budget of a run (input plus output, as model usage reports it,
+	// for models wrapped by package telemetry). A run's config.max_tokens may lower it, never
+	// raise it. Zero means no budget.
+	MaxRunTokens int
+	// Tracing configures OpenTelemetry traces (see [TracingConfig]); the zero value follows the
+	// standard OTEL_EXPORTER_OTLP_* variables.
+	Tracing TracingConfig
 }
 
 // Defaults of [Config].
@@ -201,7 +213,8 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.Default()
 	}
 	if c.MaxRunsPerTenant < 0 || c.RunTimeout < 0 || c.Heartbeat < 0 || c.MaxRunAttempts < 0 ||
-		c.RateLimit < 0 || math.IsNaN(c.RateLimit) || c.RateBurst < 0 || c.MaxStreamsPerTenant < 0 {
+		c.RateLimit < 0 || math.IsNaN(c.RateLimit) || c.RateBurst < 0 || c.MaxStreamsPerTenant < 0 ||
+		c.MaxRunSteps < 0 || c.MaxRunTokens < 0 {
 		return c, &ConfigError{Field: "MaxRunsPerTenant/RunTimeout/Heartbeat/MaxRunAttempts/RateLimit/RateBurst/MaxStreamsPerTenant", Problem: "has a negative value", Hint: "use 0 for the defaults"}
 	}
 	if c.RedisURL != "" {

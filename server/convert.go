@@ -242,6 +242,8 @@ func errorJSON(err error) map[string]any {
 	name := "Error"
 	if nerr, ok := err.(*graph.NodeError); ok {
 		name = fmt.Sprintf("NodeError(%s)", nerr.Node)
+	} else if _, ok := err.(*BudgetError); ok {
+		name = "BudgetExceeded"
 	}
 	return map[string]any{"error": name, "message": err.Error()}
 }

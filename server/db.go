@@ -188,6 +188,8 @@ type RunKwargs struct {
 	// Principal is who created the run, handed to tools as tool.CallInfo.
 	User        string   `json:"user,omitempty"`
 	Permissions []string `json:"permissions,omitempty"`
+	// TraceContext is the W3C trace context of the request that created the run (telemetry.go).
+	TraceContext map[string]string `json:"trace_context,omitempty"`
 }
 
 // RunCommand resumes or steers a paused thread.

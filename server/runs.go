@@ -291,6 +291,9 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 			return nil, nil, err
 		}
 	}
+	if _, err := r.s.budgetOf(req.Config); err != nil { // budget.go
+		return nil, nil, err
+	}
 	if len(req.Input) > 0 && string(req.Input) != "null" && !bytes.HasPrefix(bytes.TrimSpace(req.Input), []byte("{")) {
 		return nil, nil, badRequest("send the input as a JSON object of state keys, e.g. {\"messages\": [...]}", "field \"input\" must be an object")
 	}
@@ -345,7 +348,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 		Kwargs: &RunKwargs{Input: req.Input, Command: req.Command, Config: req.Config, Context: req.Context, StreamMode: modes,
 			InterruptBefore: before, InterruptAfter: after, Webhook: req.Webhook, Subgraphs: req.StreamSubgraphs,
 			Resumable: req.StreamResumable, Temporary: temporary, CheckpointID: cpID, OnDisconnect: req.OnDisconnect,
-			User: p.User, Permissions: p.Permissions}}
+			User: p.User, Permissions: p.Permissions, TraceContext: r.s.traceContextOf(ctx)}}
 
 	// The multitask decision and the insert happen under the lock so two requests on one thread
 	// cannot both see it idle.
@@ -842,6 +845,7 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 	if kw.Subgraphs {
 		opts = append(opts, graph.WithSubgraphs())
 	}
+	ctx, opts, observed := r.s.observeRun(ctx, run, opts) // span and budgets (telemetry.go, budget.go)
 	var runErr error
 	for ev, err := range g.StreamJSON(ctx, input, opts...) {
 		if err != nil {
@@ -856,7 +860,7 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 	if errors.As(runErr, &ie) && conv.wants("values") {
 		emit("values", map[string]any{"__interrupt__": interruptsJSON(ie.Interrupts)})
 	}
-	return runErr
+	return observed(runErr)
 }
 
 // allInterruptIDs reports whether every key of m is the ID of an interrupt the thread waits on,

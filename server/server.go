@@ -59,6 +59,7 @@ type Server struct {
 	runs       *runner
 	metrics    *metrics
 	limits     *limits
+	obs        *observability // traces and token accounting (telemetry.go)
 	handler    http.Handler
 	closers    []func()
 	closeOnce  sync.Once
@@ -162,6 +163,11 @@ func New(cfg Config) (*Server, error) {
 	defer cancelSetup()
 	s.metrics = newMetrics()
 	s.limits = newLimits(cfg)
+	if s.obs, err = newObservability(cfg, s.metrics.reg); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.closers = append(s.closers, s.obs.close)
 	switch {
 	case cfg.RedisURL != "":
 		s.bus, err = newRedisBus(ctx, cfg.RedisURL, s.log)
@@ -192,7 +198,7 @@ func New(cfg Config) (*Server, error) {
 		s.bus.onCancel = s.runs.remoteCancel
 		s.bus.onDone = s.runs.release
 	}
-	s.handler = s.routes()
+	s.handler = s.traceRequests(s.routes())
 	if rq != nil {
 		if err := rq.run(context.Background()); err != nil {
 			s.Close()
