@@ -17,6 +17,11 @@
 //	})
 //	out, err := react.Invoke(ctx, agent.State{Messages: []message.Message{message.User("hi")}})
 //
+// A tool's Command updates state of any type: [ApplyCommand] writes a tool.Update (state keys to
+// values), a value of the state type, or a struct with matching JSON keys through graph.Write, and
+// names the keys the state lacks. [NewToolNode] is the tool node for an application's own state
+// type; the ReAct agent's tool node uses the same machinery.
+//
 // [RepairHistory] answers tool calls that lost their results (a crash, an interrupt), so the next
 // model call never fails on them; the ReAct agent applies it before every call.
 //

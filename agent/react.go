@@ -66,20 +66,9 @@ func NewReAct(o ReActOptions) (*graph.Compiled[State], error) {
 	if o.Model == nil {
 		return nil, errors.New("agent: NewReAct needs a Model")
 	}
-	var eo tool.ExecutorOptions
-	if o.Executor != nil {
-		eo = *o.Executor
-	}
-	if eo.Propagate == nil {
-		// A tool that pauses the run for a person must pause it, not fail.
-		eo.Propagate = func(err error) bool {
-			var ie *graph.InterruptedError
-			return errors.As(err, &ie)
-		}
-	}
-	exec, err := tool.NewExecutor(o.Tools, &eo)
+	exec, err := newExecutor(o.Tools, o.Executor)
 	if err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
+		return nil, err
 	}
 	maxTurns := o.MaxTurns
 	if maxTurns == 0 {
@@ -165,16 +154,15 @@ func NewReAct(o ReActOptions) (*graph.Compiled[State], error) {
 		if err != nil {
 			return nil, err
 		}
-		msgs := mergeResults(last.ToolCalls, tool.Messages(outcomes), skipped)
-		cmd := &graph.Command[State]{Update: State{Messages: msgs}}
-		for _, c := range tool.Commands(outcomes) {
-			if up, ok := c.(State); ok {
-				cmd.Update.Messages = append(cmd.Update.Messages, up.Messages...)
-				if up.Structured != nil {
-					cmd.Update.Structured = up.Structured
-				}
-			}
+		// The tool messages are written first, so that messages a command adds come after them;
+		// then each command is applied to the state (see ApplyCommand).
+		if err := graph.Write(ctx, "messages", mergeResults(last.ToolCalls, tool.Messages(outcomes), skipped)); err != nil {
+			return nil, err
 		}
+		if err := applyOutcomes[State](ctx, outcomes); err != nil {
+			return nil, err
+		}
+		cmd := &graph.Command[State]{}
 		if abort {
 			cmd.Goto = []graph.Target{graph.To(graph.END)}
 		} else {

@@ -33,7 +33,9 @@ type Tool interface {
 // Content is the text the model reads. Structured holds the same answer as JSON for programs (an
 // MCP client, the graph node, a UI); when Content is empty the model reads Structured instead.
 // Parts carries non-text content such as images. Command is opaque to this package: the graph node
-// that runs tools applies it as a state update (and may route on it); nil means no update.
+// that runs tools applies it as a state update; nil means no update. The agent package's tool
+// nodes accept an [Update] (keys of any state), a value of the graph's state type, or a struct
+// whose JSON keys are state keys.
 type Result struct {
 	Content    string
 	Structured json.RawMessage
@@ -41,6 +43,14 @@ type Result struct {
 	IsError    bool
 	Command    any
 }
+
+// Update is a Command that updates graph state by key, for any state type: each key is a state
+// key (the field's JSON name) and its value is written through that key's reducer, converted
+// through JSON when it is not already of the field's type. Keys the state does not have make the
+// tool node fail with an error naming them. See agent.ApplyCommand.
+//
+//	return &tool.Result{Content: "added", Command: tool.Update{"cart": []string{sku}, "status": "open"}}, nil
+type Update map[string]any
 
 // Text returns the text the model reads: Content, or the structured JSON when there is no Content.
 func (r *Result) Text() string {
