@@ -19,6 +19,7 @@ import (
 	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/store/memstore"
+	"github.com/trellis-go/trellis/telemetry"
 )
 
 func init() {
@@ -33,7 +34,8 @@ var Graphs = func() []server.GraphSpec {
 		ID:          "example",
 		Description: "A ReAct agent with a unit converter and a world clock, on the offline model.",
 		Build: func(d server.Deps) (graph.Runnable, error) {
-			return react.New(offline.New(nil), graph.CompileOptions{Saver: d.Saver, Store: d.Store})
+			m := telemetry.Model(offline.New(nil), telemetry.ModelInfo{Provider: "offline"}) // spans and the token budget
+			return react.New(m, graph.CompileOptions{Saver: d.Saver, Store: d.Store})
 		},
 	}, vesperserve.Spec("", "")}
 }
@@ -123,6 +125,9 @@ func runServe(ctx context.Context, env Env) error {
 	rateLimit := fs.Float64("rate-limit", 0, "requests per second per tenant; no limit when 0 (TRELLIS_RATE_LIMIT)")
 	rateBurst := fs.Int("rate-burst", 0, "requests a tenant may make at once; twice --rate-limit when 0 (TRELLIS_RATE_BURST)")
 	maxStreams := fs.Int("max-streams-per-tenant", 0, "SSE streams and WebSockets one tenant holds open; no limit when 0 (TRELLIS_MAX_STREAMS_PER_TENANT)")
+	maxSteps := fs.Int("max-run-steps", 0, "step budget of a run (supersteps); none when 0 (TRELLIS_MAX_RUN_STEPS)")
+	maxTokens := fs.Int("max-run-tokens", 0, "token budget of a run; none when 0 (TRELLIS_MAX_RUN_TOKENS)")
+	otlp := fs.String("otlp-endpoint", envOr("OTLP_ENDPOINT", ""), "OTLP/HTTP collector for traces; OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT when empty (TRELLIS_OTLP_ENDPOINT)")
 	localQueue := fs.Bool("local-queue", envBool("LOCAL_QUEUE"), "keep the run queue in memory instead of River in the database (TRELLIS_LOCAL_QUEUE)")
 	apps := fs.String("apps", envOr("APPS", "all"), "comma-separated assistants to serve, or all (TRELLIS_APPS)")
 	if err := fs.Parse(env.Args); err != nil {
@@ -157,7 +162,7 @@ func runServe(ctx context.Context, env Env) error {
 		}
 		*rateLimit = f
 	}
-	for name, dst := range map[string]*int{"MAX_RUNS_PER_TENANT": perTenant, "MAX_RUN_ATTEMPTS": attempts, "RATE_BURST": rateBurst, "MAX_STREAMS_PER_TENANT": maxStreams} {
+	for name, dst := range map[string]*int{"MAX_RUNS_PER_TENANT": perTenant, "MAX_RUN_ATTEMPTS": attempts, "RATE_BURST": rateBurst, "MAX_STREAMS_PER_TENANT": maxStreams, "MAX_RUN_STEPS": maxSteps, "MAX_RUN_TOKENS": maxTokens} {
 		if v := os.Getenv("TRELLIS_" + name); v != "" && *dst == 0 {
 			n, err := strconv.Atoi(v)
 			if err != nil {
@@ -190,6 +195,7 @@ func runServe(ctx context.Context, env Env) error {
 		MaxBodyBytes: *maxBody, MaxConcurrentRuns: *maxRuns, ShutdownGrace: *grace, Logger: logger,
 		MaxRunsPerTenant: *perTenant, RunTimeout: *runTimeout, Heartbeat: *heartbeat, MaxRunAttempts: *attempts,
 		RateLimit: *rateLimit, RateBurst: *rateBurst, MaxStreamsPerTenant: *maxStreams,
+		MaxRunSteps: *maxSteps, MaxRunTokens: *maxTokens, Tracing: server.TracingConfig{Endpoint: *otlp},
 	}
 	if *localQueue {
 		cfg.Queue = server.NewLocalQueue(*maxRuns)
