@@ -30,10 +30,15 @@ type Config struct {
 	Settings *tools.Settings
 	// Linker makes the Power BI deep links; nil means answers carry none.
 	Linker *reports.Linker
-	// Model, when set and not the offline model, classifies requests and
-	// chooses each agent's tool calls. Nil means the offline model: the
-	// app's rules route and plan (see [RuleRouter]).
+	// Model, when set and not the offline model, classifies requests, runs
+	// each domain agent as a tool loop (agent.NewReAct, at most MaxTurns
+	// model calls) and writes the answer from the formatted results. Nil
+	// means the offline model: the app's rules route, plan and compose (see
+	// [RuleRouter]).
 	Model model.Model
+	// MaxTurns bounds the model calls of one domain agent's tool loop with a
+	// real model; zero means DefaultMaxTurns.
+	MaxTurns int
 	// Domains are registered after the built-in four; use it to add a domain.
 	Domains []Domain
 	// Now is the clock for relative dates ("last week"); nil means time.Now.
@@ -211,6 +216,8 @@ type ToolCallRecord struct {
 type agentOutput struct {
 	Blocks    []synth.Block    `json:"blocks"`
 	ToolCalls []ToolCallRecord `json:"tool_calls"`
+	// Answer is the agent's own final words, when a model wrote them.
+	Answer string `json:"answer,omitempty"`
 }
 
 func (a *App) runDomain(d *Domain) agent.AgentFunc {
@@ -231,70 +238,74 @@ func (a *App) runDomain(d *Domain) agent.AgentFunc {
 				return agent.AgentResult{}, fmt.Errorf("vesper: reading the tool switches of %s: %w", d.Name, err)
 			}
 		}
-		var calls []Call
 		var out agentOutput
 		if a.rules {
-			calls = d.Plan(strings.ToLower(task.Request), f)
-		} else {
-			var text string
-			var err error
-			calls, text, err = a.modelPlan(ctx, d, task, allowed, disabled)
-			if err != nil {
-				return agent.AgentResult{}, err
-			}
-			if len(calls) == 0 && text != "" {
-				out.Blocks = append(out.Blocks, synth.Block{Lead: text})
-			}
-		}
-		for _, c := range calls {
-			rec := ToolCallRecord{Agent: d.Name, Tool: c.Tool, Args: c.Args}
-			var blk synth.Block
-			fn, known := funcs[c.Tool]
-			switch {
-			case !known || !slices.Contains(allowed, c.Tool):
-				rec.Error = "not a tool of this agent"
-				blk = synth.Block{Lead: fmt.Sprintf("The %s agent has no tool %q, so that part could not be answered.", d.Name, c.Tool), Empty: true}
-			case disabled[c.Tool]:
-				rec.Error, rec.Denied = "disabled for the tenant", true
-				blk = synth.Block{Lead: fmt.Sprintf("The tool %s is switched off for your organisation, so I cannot answer this part. An administrator can turn it on in the chat tool settings.", c.Tool), Empty: true}
-			default:
-				if perm := d.Permissions[c.Tool]; perm != "" && !info.Has(perm) {
-					rec.Error, rec.Denied = "permission "+perm+" missing", true
-					blk = synth.Block{Lead: fmt.Sprintf("You don't have access to %s (it needs the permission %s). Ask your administrator for access.", c.Tool, perm), Empty: true}
-					break
-				}
-				ctx := tool.WithCallInfo(ctx, tool.CallInfo{User: info.User, Tenant: info.Tenant, Permissions: info.Permissions, Tool: c.Tool,
-					ThreadID: info.ThreadID, RunID: info.RunID})
-				res, err := fn(ctx, c.Args)
+			for _, c := range d.Plan(strings.ToLower(task.Request), f) {
+				blk, rec, err := a.runCall(ctx, d, info, funcs, allowed, disabled, c)
 				if err != nil {
-					if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-						return agent.AgentResult{}, err
-					}
-					rec.Error = err.Error()
-					var de *rbac.DeniedError
-					rec.Denied = errors.As(err, &de)
-					blk = a.format.Error(c.Tool, err)
-					break
-				}
-				if r, ok := res.(Renderer); ok {
-					blk = r.Block()
-				} else if blk, err = a.format.Render(res); err != nil {
 					return agent.AgentResult{}, err
 				}
+				out.Blocks = append(out.Blocks, blk)
+				out.ToolCalls = append(out.ToolCalls, rec)
 			}
-			out.Blocks = append(out.Blocks, blk)
-			out.ToolCalls = append(out.ToolCalls, rec)
+		} else {
+			var err error
+			if out, err = a.modelLoop(ctx, d, task, info, funcs, allowed, disabled); err != nil {
+				return agent.AgentResult{}, err
+			}
 		}
 		data, err := json.Marshal(out)
 		if err != nil {
 			return agent.AgentResult{}, err
 		}
-		var leads []string
-		for _, b := range out.Blocks {
-			leads = append(leads, b.Lead)
+		answer := out.Answer
+		if answer == "" {
+			var leads []string
+			for _, b := range out.Blocks {
+				leads = append(leads, b.Lead)
+			}
+			answer = strings.Join(leads, "\n")
 		}
-		return agent.AgentResult{Answer: strings.Join(leads, "\n"), Data: data}, nil
+		return agent.AgentResult{Answer: answer, Data: data}, nil
 	}
+}
+
+// runCall runs one tool call of a domain's agent as the caller: the tool
+// must be the agent's, switched on for the tenant and permitted; its result
+// is formatted by synth. A refusal or a failure becomes a block that says
+// so; only cancellation and formatting bugs are returned as errors.
+func (a *App) runCall(ctx context.Context, d *Domain, info tool.CallInfo, funcs map[string]ToolFunc, allowed []string, disabled map[string]bool, c Call) (synth.Block, ToolCallRecord, error) {
+	rec := ToolCallRecord{Agent: d.Name, Tool: c.Tool, Args: c.Args}
+	fn, known := funcs[c.Tool]
+	switch {
+	case !known || !slices.Contains(allowed, c.Tool):
+		rec.Error = "not a tool of this agent"
+		return synth.Block{Lead: fmt.Sprintf("The %s agent has no tool %q, so that part could not be answered.", d.Name, c.Tool), Empty: true}, rec, nil
+	case disabled[c.Tool]:
+		rec.Error, rec.Denied = "disabled for the tenant", true
+		return synth.Block{Lead: fmt.Sprintf("The tool %s is switched off for your organisation, so I cannot answer this part. An administrator can turn it on in the chat tool settings.", c.Tool), Empty: true}, rec, nil
+	}
+	if perm := d.Permissions[c.Tool]; perm != "" && !info.Has(perm) {
+		rec.Error, rec.Denied = "permission "+perm+" missing", true
+		return synth.Block{Lead: fmt.Sprintf("You don't have access to %s (it needs the permission %s). Ask your administrator for access.", c.Tool, perm), Empty: true}, rec, nil
+	}
+	cctx := tool.WithCallInfo(ctx, tool.CallInfo{User: info.User, Tenant: info.Tenant, Permissions: info.Permissions, Tool: c.Tool,
+		ThreadID: info.ThreadID, RunID: info.RunID, CallID: info.CallID})
+	res, err := fn(cctx, c.Args)
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+			return synth.Block{}, rec, err
+		}
+		rec.Error = err.Error()
+		var de *rbac.DeniedError
+		rec.Denied = errors.As(err, &de)
+		return a.format.Error(c.Tool, err), rec, nil
+	}
+	if r, ok := res.(Renderer); ok {
+		return r.Block(), rec, nil
+	}
+	blk, err := a.format.Render(res)
+	return blk, rec, err
 }
 
 // toolsOf returns a domain's tool runners and its registry entry.
@@ -310,43 +321,6 @@ func (a *App) toolsOf(d *Domain) (map[string]ToolFunc, []string) {
 	return a.funcs, tools.AgentTools[d.Name]
 }
 
-// modelPlan asks a real model, with the domain's prompt and its enabled
-// tools, which tools to call.
-func (a *App) modelPlan(ctx context.Context, d *Domain, task agent.Task, allowed []string, disabled map[string]bool) ([]Call, string, error) {
-	all := a.cfg.Toolkit.Tools()
-	var specs []model.ToolSpec
-	for _, n := range allowed {
-		if disabled[n] {
-			continue
-		}
-		if t, ok := all[n]; ok {
-			specs = append(specs, t.Spec())
-		} else if len(d.Tools) > 0 {
-			specs = append(specs, model.ToolSpec{Name: n, Description: n, Parameters: json.RawMessage(`{"type":"object"}`)})
-		}
-	}
-	msgs := []message.Message{message.System(d.Prompt)}
-	if len(task.Filters) > 0 && string(task.Filters) != "{}" {
-		msgs = append(msgs, message.System("[Filter Context: "+string(task.Filters)+"]"))
-	}
-	if task.Summary != "" {
-		msgs = append(msgs, message.System("Earlier in this conversation: "+task.Summary))
-	}
-	for _, m := range task.Messages {
-		m.ID = ""
-		msgs = append(msgs, m)
-	}
-	resp, err := a.cfg.Model.Generate(ctx, &model.Request{Messages: msgs, Tools: specs})
-	if err != nil {
-		return nil, "", fmt.Errorf("vesper: %s: %w", d.Name, err)
-	}
-	var calls []Call
-	for _, tc := range resp.Message.ToolCalls {
-		calls = append(calls, Call{Tool: tc.Name, Args: tc.Arguments})
-	}
-	return calls, resp.Message.Text(), nil
-}
-
 // synthesize merges the agents' formatted blocks, adds the deep links and
 // streams the answer as message chunks.
 func (a *App) synthesize(ctx context.Context, st agent.SupervisorState) (string, error) {
@@ -356,9 +330,12 @@ func (a *App) synthesize(ctx context.Context, st agent.SupervisorState) (string,
 		links = a.cfg.Linker.Links(ctx, info.Tenant, out.ReportKeys)
 	}
 	var text string
-	if len(out.Blocks) == 0 {
+	switch {
+	case len(out.Blocks) == 0:
 		text = a.general()
-	} else {
+	case !a.rules:
+		return a.modelSynthesis(ctx, st, out.Blocks, links), nil
+	default:
 		text = a.format.Compose(out.Blocks, links).Markdown
 	}
 	emitText(ctx, text)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/trellis-go/trellis/apps/vesper/synth"
 	"github.com/trellis-go/trellis/apps/vesper/tools"
+	"github.com/trellis-go/trellis/model"
 )
 
 // Domain is one business domain: an agent node of the graph, its prompt,
@@ -33,6 +34,10 @@ type Domain struct {
 	// Tools are the domain's tools by name. Empty means the toolkit's tools
 	// of the registry entry tools.AgentTools[Name].
 	Tools map[string]ToolFunc
+	// ToolSpecs describe Tools to a real model (name, description, JSON
+	// Schema of the arguments); a tool without one is offered with its name
+	// and an open object schema. The toolkit's tools have theirs.
+	ToolSpecs map[string]model.ToolSpec
 	// Permissions names, for tools outside the rbac matrix, the permission
 	// each needs; a caller without it is told so.
 	Permissions map[string]string
