@@ -55,21 +55,27 @@ func (s *Schema) JSON() json.RawMessage { return s.raw }
 // [NormalizeArguments]) and, when they do not match, an [*ArgumentError] that lists each problem
 // with the argument's path and what was expected. toolName only labels the error.
 func (s *Schema) Validate(toolName string, raw json.RawMessage) (json.RawMessage, error) {
+	_, raw, err := s.validate(toolName, raw)
+	return raw, err
+}
+
+// validate is Validate that also returns the arguments decoded.
+func (s *Schema) validate(toolName string, raw json.RawMessage) (any, json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
 		// Not the usual object: normalise it (the decoding below checks an object's syntax
 		// anyway, so the common case skips a separate validity pass).
 		var err error
 		if raw, err = NormalizeArguments(toolName, raw); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	var instance any
 	if err := json.Unmarshal(raw, &instance); err != nil {
 		if _, nerr := NormalizeArguments(toolName, raw); nerr != nil {
-			return nil, nerr // its message quotes the arguments
+			return nil, nil, nerr // its message quotes the arguments
 		}
-		return nil, &ArgumentError{Tool: toolName, Problems: []Problem{{Message: "arguments are not valid JSON: " + err.Error()}}}
+		return nil, nil, &ArgumentError{Tool: toolName, Problems: []Problem{{Message: "arguments are not valid JSON: " + err.Error()}}}
 	}
 	if err := s.resolved.Validate(instance); err != nil {
 		var problems []Problem
@@ -77,9 +83,9 @@ func (s *Schema) Validate(toolName string, raw json.RawMessage) (json.RawMessage
 		if len(problems) == 0 {
 			problems = []Problem{{Message: cleanLibraryMessage(err.Error())}}
 		}
-		return nil, &ArgumentError{Tool: toolName, Problems: problems}
+		return nil, nil, &ArgumentError{Tool: toolName, Problems: problems}
 	}
-	return raw, nil
+	return instance, raw, nil
 }
 
 // NormalizeArguments turns what models commonly send into a JSON object, or explains why it cannot:

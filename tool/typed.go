@@ -23,6 +23,7 @@ type Func[Args, Out any] struct {
 	schema    *Schema
 	outSchema json.RawMessage
 	defaults  []byte // a JSON object of default argument values, or nil
+	assign    bool   // whether Args can be filled by assign
 	fn        func(context.Context, Args) (Out, error)
 }
 
@@ -76,6 +77,7 @@ func New[Args, Out any](name, description string, fn func(ctx context.Context, a
 	f := &Func[Args, Out]{
 		spec:   model.ToolSpec{Name: name, Description: description, Parameters: compiled.JSON()},
 		schema: compiled,
+		assign: assignable(t),
 		fn:     fn,
 	}
 	if err := CheckSpec(f.spec); err != nil {
@@ -110,14 +112,37 @@ func (f *Func[Args, Out]) OutputSchema() json.RawMessage { return f.outSchema }
 
 // Call validates args, decodes them into Args and runs the function.
 func (f *Func[Args, Out]) Call(ctx context.Context, args json.RawMessage) (*Result, error) {
-	raw, err := f.schema.Validate(f.spec.Name, args)
+	instance, raw, err := f.schema.validate(f.spec.Name, args)
 	if err != nil {
 		return nil, err
 	}
+	a, err := f.decode(instance, raw)
+	if err != nil {
+		return nil, err
+	}
+	out, err := f.fn(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return toResult(out)
+}
+
+// decode turns validated arguments into Args: from the decoded instance when assign can, from
+// the text by encoding/json otherwise.
+func (f *Func[Args, Out]) decode(instance any, raw json.RawMessage) (Args, error) {
 	var a Args
 	if f.defaults != nil {
 		if err := json.Unmarshal(f.defaults, &a); err != nil {
-			return nil, fmt.Errorf("tool: applying defaults of %q: %w", f.spec.Name, err)
+			return a, fmt.Errorf("tool: applying defaults of %q: %w", f.spec.Name, err)
+		}
+	}
+	if f.assign && assign(reflect.ValueOf(&a).Elem(), instance) {
+		return a, nil
+	}
+	if f.assign { // start again from the defaults: assign may have written part of a
+		a = *new(Args)
+		if f.defaults != nil {
+			_ = json.Unmarshal(f.defaults, &a)
 		}
 	}
 	if err := json.Unmarshal(raw, &a); err != nil {
@@ -126,14 +151,10 @@ func (f *Func[Args, Out]) Call(ctx context.Context, args json.RawMessage) (*Resu
 		fixed, ok := integralNumbers(raw)
 		if !ok || json.Unmarshal(fixed, &a) != nil {
 			// The schema accepted the value but Go cannot hold it, for example 300 for an int8.
-			return nil, &ArgumentError{Tool: f.spec.Name, Problems: []Problem{{Message: decodeProblem(err)}}}
+			return a, &ArgumentError{Tool: f.spec.Name, Problems: []Problem{{Message: decodeProblem(err)}}}
 		}
 	}
-	out, err := f.fn(ctx, a)
-	if err != nil {
-		return nil, err
-	}
-	return toResult(out)
+	return a, nil
 }
 
 // integralNumbers rewrites numbers such as 2.0 or 1e3 that have no fractional part as integer
