@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/trellis-go/trellis/message"
@@ -105,22 +108,49 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(r)
 }
 
-// SDKTransport uses a transport of the MCP Go SDK directly.
+// SDKTransport uses a transport of the MCP Go SDK directly. An SDK transport serves one
+// connection, so a client can reconnect only when Redial is set.
 type SDKTransport struct {
 	Transport sdk.Transport
 	// Name labels the server in errors; empty means "mcp server".
 	Name string
+	// Redial, when set, returns a fresh transport to the same server; the client calls it to
+	// reconnect after the session ended. Nil means the client does not reconnect.
+	Redial func() (sdk.Transport, error)
 }
 
 func (s SDKTransport) transport() (sdk.Transport, string, error) {
 	if s.Transport == nil {
 		return nil, "", errors.New("mcp: SDKTransport.Transport is nil")
 	}
-	name := s.Name
-	if name == "" {
-		name = "mcp server"
+	return s.Transport, s.name(), nil
+}
+
+func (s SDKTransport) name() string {
+	if s.Name == "" {
+		return "mcp server"
 	}
-	return s.Transport, name, nil
+	return s.Name
+}
+
+// redial returns how to get a fresh transport for a reconnection, or nil when there is none.
+func redial(t Transport) func() (sdk.Transport, error) {
+	switch t := t.(type) {
+	case SDKTransport:
+		if t.Redial == nil {
+			return nil
+		}
+		return t.Redial
+	case *SDKTransport:
+		if t == nil || t.Redial == nil {
+			return nil
+		}
+		return t.Redial
+	}
+	return func() (sdk.Transport, error) {
+		tr, _, err := t.transport()
+		return tr, err
+	}
 }
 
 // Options configure [Connect]. The zero value loads every tool under its own name, checks
@@ -144,13 +174,85 @@ type Options struct {
 	// ClientName and ClientVersion identify this client to the server; empty means "trellis" and
 	// "dev".
 	ClientName, ClientVersion string
+	// NoCallInfo stops the client from sending the caller's tool.CallInfo (user, tenant, thread
+	// and run IDs, call ID) in each tools/call request's _meta (see [MetaUser] and the others).
+	NoCallInfo bool
+	// MaxReconnects is how many connection attempts in a row a call makes, waiting
+	// ReconnectBackoff and then twice as long each time (up to 5s), after the session ended
+	// before it fails with an error that says the server is unavailable. The next call tries
+	// again. Zero means 3; negative means the client never reconnects.
+	MaxReconnects int
+	// ReconnectBackoff is the first wait between connection attempts; zero means 200ms.
+	ReconnectBackoff time.Duration
+}
+
+// Keys of the _meta object a [Client] sends with each tools/call, holding the caller's
+// tool.CallInfo; keys whose value is empty are left out. [CallInfoFromMeta] reads them back.
+const (
+	MetaUser     = "trellis/user"
+	MetaTenant   = "trellis/tenant"
+	MetaThreadID = "trellis/thread_id"
+	MetaRunID    = "trellis/run_id"
+	MetaCallID   = "trellis/call_id"
+)
+
+// ErrUnavailable is matched (with errors.Is) by the error of a call made while the server cannot
+// be reached: the session ended and reconnecting failed MaxReconnects times, or reconnection is
+// off.
+var ErrUnavailable = errors.New("mcp: server unavailable")
+
+// metaOf returns the _meta of a tools/call made for info, or nil when there is nothing to send.
+func metaOf(info tool.CallInfo) sdk.Meta {
+	var m sdk.Meta
+	for _, kv := range [...]struct{ k, v string }{
+		{MetaUser, info.User}, {MetaTenant, info.Tenant}, {MetaThreadID, info.ThreadID}, {MetaRunID, info.RunID}, {MetaCallID, info.CallID},
+	} {
+		if kv.v == "" {
+			continue
+		}
+		if m == nil {
+			m = sdk.Meta{}
+		}
+		m[kv.k] = kv.v
+	}
+	return m
+}
+
+// CallInfoFromMeta reads the caller's identity a trellis [Client] sent in a tools/call's _meta.
+// The client asserts these values: use it as ServerOptions.CallInfo only for clients the server
+// trusts (its own processes, or behind an authenticating proxy), since any client can send them.
+// Permissions are never read from _meta.
+func CallInfoFromMeta(_ context.Context, req *sdk.CallToolRequest) (tool.CallInfo, error) {
+	var info tool.CallInfo
+	if req == nil || req.Params == nil {
+		return info, nil
+	}
+	get := func(k string) string {
+		v, _ := req.Params.Meta[k].(string)
+		return v
+	}
+	info.User, info.Tenant, info.ThreadID, info.RunID = get(MetaUser), get(MetaTenant), get(MetaThreadID), get(MetaRunID)
+	return info, nil
 }
 
 // Client is a connection to one MCP server. It is safe for concurrent use; close it when done.
+//
+// When the session ends (a stdio server exits, an HTTP server restarts and forgets the session,
+// the connection drops), the next call reconnects, with backoff, before it is sent; a call whose
+// request could not have reached the server (the session was gone, the connection was refused)
+// is sent again once on the new session.
 type Client struct {
+	name   string
+	opts   Options
+	impl   *sdk.Implementation
+	redial func() (sdk.Transport, error)
+
+	mu      sync.Mutex // guards session, dead, closed
 	session *sdk.ClientSession
-	name    string
-	opts    Options
+	dead    bool // the session ended; the next call reconnects
+	closed  bool
+
+	dial sync.Mutex // held while reconnecting, so concurrent calls share one reconnection
 }
 
 // Connect starts a session with an MCP server. ctx bounds only the connection and handshake; the
@@ -163,18 +265,21 @@ func Connect(ctx context.Context, t Transport, opts *Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{name: name}
+	c := &Client{name: name, redial: redial(t)}
 	if opts != nil {
 		c.opts = *opts
 	}
-	impl := &sdk.Implementation{Name: c.opts.ClientName, Version: c.opts.ClientVersion}
-	if impl.Name == "" {
-		impl.Name = "trellis"
+	if c.opts.MaxReconnects < 0 {
+		c.redial = nil
 	}
-	if impl.Version == "" {
-		impl.Version = "dev"
+	c.impl = &sdk.Implementation{Name: c.opts.ClientName, Version: c.opts.ClientVersion}
+	if c.impl.Name == "" {
+		c.impl.Name = "trellis"
 	}
-	session, err := sdk.NewClient(impl, nil).Connect(ctx, tr, nil)
+	if c.impl.Version == "" {
+		c.impl.Version = "dev"
+	}
+	session, err := c.connect(ctx, tr)
 	if err != nil {
 		return nil, &ServerError{Server: name, Op: "connect", Err: err,
 			Hint: "check that the server starts and speaks MCP on this transport"}
@@ -183,17 +288,152 @@ func Connect(ctx context.Context, t Transport, opts *Options) (*Client, error) {
 	return c, nil
 }
 
-// Close ends the session (and stops a [Command] server).
-func (c *Client) Close() error { return c.session.Close() }
+// connect opens a session on tr and watches it, so that its end is noticed before the next call.
+func (c *Client) connect(ctx context.Context, tr sdk.Transport) (*sdk.ClientSession, error) {
+	session, err := sdk.NewClient(c.impl, nil).Connect(ctx, tr, nil)
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		_ = session.Wait()
+		c.markDead(session)
+	}()
+	return session, nil
+}
 
-// Session returns the underlying SDK session, for features beyond tools (resources, prompts).
-func (c *Client) Session() *sdk.ClientSession { return c.session }
+func (c *Client) markDead(s *sdk.ClientSession) {
+	c.mu.Lock()
+	if c.session == s {
+		c.dead = true
+	}
+	c.mu.Unlock()
+}
+
+// Close ends the session (and stops a [Command] server). Calls after Close fail.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	s := c.session
+	c.closed = true
+	c.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	return s.Close()
+}
+
+// Session returns the current SDK session, for features beyond tools (resources, prompts). After
+// a reconnection it is a new session.
+func (c *Client) Session() *sdk.ClientSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.session
+}
+
+// live returns a session to call on, reconnecting first when the last one ended.
+func (c *Client) live(ctx context.Context) (*sdk.ClientSession, error) {
+	c.mu.Lock()
+	s, dead, closed := c.session, c.dead, c.closed
+	c.mu.Unlock()
+	switch {
+	case closed:
+		return nil, &ServerError{Server: c.name, Op: "call", Err: errors.New("the client is closed")}
+	case !dead:
+		return s, nil
+	}
+	c.dial.Lock()
+	defer c.dial.Unlock()
+	c.mu.Lock()
+	s, dead = c.session, c.dead
+	c.mu.Unlock()
+	if !dead { // another call reconnected meanwhile
+		return s, nil
+	}
+	if c.redial == nil {
+		return nil, &ServerError{Server: c.name, Op: "reconnect", Err: fmt.Errorf("%w: the session ended and this client does not reconnect", ErrUnavailable),
+			Hint: "connect again; for an SDKTransport set Redial to allow reconnection"}
+	}
+	attempts := c.opts.MaxReconnects
+	if attempts == 0 {
+		attempts = 3
+	}
+	wait := c.opts.ReconnectBackoff
+	if wait <= 0 {
+		wait = 200 * time.Millisecond
+	}
+	var last error
+	for i := range attempts {
+		if i > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, context.Cause(ctx)
+			case <-t.C:
+			}
+			wait = min(2*wait, 5*time.Second)
+		}
+		tr, err := c.redial()
+		if err == nil {
+			var ns *sdk.ClientSession
+			if ns, err = c.connect(ctx, tr); err == nil {
+				c.mu.Lock()
+				old := c.session
+				if c.closed {
+					c.mu.Unlock()
+					_ = ns.Close()
+					return nil, &ServerError{Server: c.name, Op: "call", Err: errors.New("the client is closed")}
+				}
+				c.session, c.dead = ns, false
+				c.mu.Unlock()
+				if old != nil {
+					_ = old.Close()
+				}
+				return ns, nil
+			}
+		}
+		last = err
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+	}
+	return nil, &ServerError{Server: c.name, Op: "reconnect", Err: fmt.Errorf("%w: %d connection attempts failed, the last with: %v", ErrUnavailable, attempts, last),
+		Hint: "the server may be down; the next call tries again"}
+}
+
+// connectionLost reports whether err says the session or its connection is gone, rather than
+// that the server answered with an error; and whether the request certainly did not reach the
+// server, so that sending it again cannot run the tool twice.
+func connectionLost(err error) (lost, unsent bool) {
+	if errors.Is(err, sdk.ErrSessionMissing) || errors.Is(err, sdk.ErrConnectionClosed) {
+		return true, true
+	}
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return true, op.Op == "dial"
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.ErrClosedPipe) {
+		return true, false
+	}
+	// Any other JSON-RPC error is the server's answer, except the SDK's "rejected by transport".
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) {
+		return wire.Code == codeRejected, false
+	}
+	return false, false
+}
+
+// codeRejected is the JSON-RPC code the MCP SDK gives a message its transport could not deliver.
+const codeRejected = -32005
 
 // Tools lists the server's tools (following pagination) and returns them as trellis tools that
 // call the server. Each call is an MCP tools/call on this client's session.
 func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 	var tools []tool.Tool
-	for t, err := range c.session.Tools(ctx, nil) {
+	session, err := c.live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for t, err := range session.Tools(ctx, nil) {
 		if err != nil {
 			return nil, &ServerError{Server: c.name, Op: "list tools", Err: err}
 		}
@@ -289,14 +529,52 @@ func (r *remoteTool) Call(ctx context.Context, args json.RawMessage) (*tool.Resu
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.client.session.CallTool(ctx, &sdk.CallToolParams{Name: r.remoteName, Arguments: args})
+	params := &sdk.CallToolParams{Name: r.remoteName, Arguments: args}
+	if !r.client.opts.NoCallInfo {
+		if info, ok := tool.CallInfoFrom(ctx); ok {
+			params.Meta = metaOf(info)
+		}
+	}
+	res, err := r.client.call(ctx, params)
 	if err != nil {
+		return nil, err
+	}
+	return fromCallResult(res), nil
+}
+
+// call sends a tools/call, reconnecting first when the session ended. A call that fails because
+// the connection is gone marks the session dead; when its request cannot have reached the server
+// it is sent once more on a new session.
+func (c *Client) call(ctx context.Context, params *sdk.CallToolParams) (*sdk.CallToolResult, error) {
+	for attempt := 0; ; attempt++ {
+		session, err := c.live(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res, err := session.CallTool(ctx, params)
+		if err == nil {
+			return res, nil
+		}
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}
-		return nil, &ServerError{Server: r.client.name, Op: "call tool " + r.remoteName, Err: err}
+		lost, unsent := connectionLost(err)
+		if lost {
+			c.markDead(session)
+		} else {
+			c.mu.Lock()
+			lost = c.session == session && c.dead // the watcher saw the session end
+			c.mu.Unlock()
+		}
+		if lost && unsent && attempt == 0 && c.redial != nil {
+			continue
+		}
+		se := &ServerError{Server: c.name, Op: "call tool " + params.Name, Err: err}
+		if lost {
+			se.Hint = "the connection was lost during the call, so the tool may or may not have run; the next call reconnects"
+		}
+		return nil, se
 	}
-	return fromCallResult(res), nil
 }
 
 // fromCallResult turns an MCP tool result into a trellis one: text blocks join into Content,

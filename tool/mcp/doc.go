@@ -14,7 +14,11 @@
 //
 // Arguments are checked against each tool's schema before they are sent, so the model gets the
 // same precise errors as for a local tool. Results are marked External by default, so
-// [tool.LabelExternal] labels them as data.
+// [tool.LabelExternal] labels them as data. Each call sends the caller's tool.CallInfo (user,
+// tenant, thread, run and call IDs) in the request's _meta ([MetaUser] and the others;
+// [CallInfoFromMeta] reads them on a trusted server). A client whose session ended reconnects on
+// the next call, with backoff, and fails with [ErrUnavailable] after Options.MaxReconnects
+// attempts.
 //
 // # Serving tools over MCP
 //
