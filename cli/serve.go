@@ -118,7 +118,7 @@ func runServe(ctx context.Context, env Env) error {
 	origins := fs.String("ws-origins", envOr("WS_ORIGINS", ""), "comma-separated Origin patterns allowed for WebSockets (TRELLIS_WS_ORIGINS)")
 	grace := fs.Duration("shutdown-grace", 0, "how long shutdown waits for running runs; 30s when 0 (TRELLIS_SHUTDOWN_GRACE)")
 	level := fs.String("log-level", envOr("LOG_LEVEL", "info"), "debug, info, warn or error (TRELLIS_LOG_LEVEL)")
-	perTenant := fs.Int("max-runs-per-tenant", 0, "runs of one tenant executing at once in this process; no bound when 0 (TRELLIS_MAX_RUNS_PER_TENANT)")
+	perTenant := fs.Int("max-runs-per-tenant", 0, "runs of one tenant executing at once across the replicas; no bound when 0 (TRELLIS_MAX_RUNS_PER_TENANT)")
 	runTimeout := fs.Duration("run-timeout", 0, "a run executing longer fails; none when 0 (TRELLIS_RUN_TIMEOUT)")
 	heartbeat := fs.Duration("heartbeat", 0, "how often a worker renews its run's lease; 5s when 0 (TRELLIS_HEARTBEAT)")
 	attempts := fs.Int("max-run-attempts", 0, "times a run is started after worker deaths or transient errors; 5 when 0 (TRELLIS_MAX_RUN_ATTEMPTS)")

@@ -94,9 +94,9 @@ type Config struct {
 	// Queue executes runs; nil means a River queue in the server's database (see [Queue]).
 	// Set it to NewLocalQueue(n) to keep runs in memory.
 	Queue Queue
-	// MaxRunsPerTenant bounds the runs of one tenant executing at once in this process, so that
-	// no tenant starves the others; its further runs wait (pending). Zero means no bound beyond
-	// MaxConcurrentRuns.
+	// MaxRunsPerTenant bounds the runs of one tenant executing at once, across every server sharing
+	// the database, so that no tenant starves the others; its further runs wait (pending). Zero
+	// means no bound beyond MaxConcurrentRuns.
 	MaxRunsPerTenant int
 	// RunTimeout ends a run that executes longer, with status error. Zero means no timeout.
 	RunTimeout time.Duration

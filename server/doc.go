@@ -44,9 +44,12 @@
 // the thread's last checkpoint, so nodes that had finished do not run again. A run that fails
 // with an error wrapping [ErrTransient] (or a provider's 429/5xx) is retried the same way, with
 // backoff, up to Config.MaxRunAttempts starts; Config.RunTimeout ends runs that take too long;
-// Config.MaxRunsPerTenant keeps one tenant from taking every worker.
+// Config.MaxRunsPerTenant keeps one tenant from taking every worker, across every server
+// sharing the database.
 //
-// Runs of one thread never overlap: a second run waits (multitask_strategy enqueue),
+// Runs of one thread never overlap, and execute in the order they were created, across every
+// server sharing the database (a run's claim checks the thread's other runs): a second run
+// waits (multitask_strategy enqueue),
 // is refused with 409 (reject, the default), or cancels the first (interrupt, rollback). A
 // run's user, tenant and permissions reach tools as tool.CallInfo.
 //

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"time"
 )
 
@@ -9,29 +11,118 @@ import (
 // worker renews it every heartbeat; a run whose lease expired while it was pending or running
 // lost its worker, and any process may claim it and continue it from its last checkpoint.
 
-// claimRun takes the lease of a pending or running run for owner when nobody holds a live one,
-// and counts the attempt. It reports the attempt number (from 1), or 0 and the time the current
-// lease ends when another worker holds it.
-func (m *metaDB) claimRun(ctx context.Context, runID, owner string, ttl time.Duration) (attempt int, heldUntil time.Time, err error) {
+// Advisory-lock namespaces (the first key of pg_advisory_xact_lock(int, int)) under which
+// claims of one thread, and of one tenant, are made one at a time across processes.
+const (
+	lockThreadClaims = 7265003
+	lockTenantClaims = 7265004
+)
+
+// Why a claim was refused (the Reason of the claim's RetryError).
+var (
+	errThreadBusy        = errors.New("server: an earlier run of the thread is unfinished; runs of a thread execute one at a time, in order")
+	errTenantBusyCluster = errors.New("server: the run's tenant has its maximum of runs executing across the replicas")
+)
+
+// Delays before a refused claim is looked at again.
+const (
+	threadBusyRetry = 100 * time.Millisecond
+	tenantBusyRetry = 200 * time.Millisecond
+)
+
+// claimRun takes the lease of a pending or running run for owner, and counts the attempt. It
+// succeeds only when
+//   - nobody holds a live lease on the run,
+//   - the run is the thread's oldest unfinished run and no other run of the thread holds a live
+//     lease (runs of one thread execute one at a time, in the order they were created, whichever
+//     process executes them), and
+//   - with tenantLimit > 0, fewer than tenantLimit runs of the tenant hold a live lease.
+//
+// On Postgres the check and the update happen in a transaction holding advisory locks on the
+// thread (and the tenant), so replicas claiming at the same instant take turns; on SQLite the
+// one statement is atomic. It reports the attempt number (from 1), or a *RetryError saying why
+// not and when to look again.
+func (m *metaDB) claimRun(ctx context.Context, run *Run, owner string, ttl time.Duration, tenantLimit int) (int, *RetryError, error) {
 	now := time.Now()
-	res, err := m.exec(ctx, `UPDATE trellis_runs SET lease_owner = $1, lease_until = $2, attempt = attempt + 1
-		WHERE run_id = $3 AND status IN ('pending', 'running') AND (lease_owner IS NULL OR lease_until < $4)`,
-		owner, ms(now.Add(ttl)), runID, ms(now))
-	if err != nil {
-		return 0, time.Time{}, err
+	claim := func(ex interface {
+		ExecContext(context.Context, string, ...any) (sql.Result, error)
+	}) (bool, error) {
+		res, err := ex.ExecContext(ctx, m.q(`UPDATE trellis_runs SET lease_owner = $1, lease_until = $2, attempt = attempt + 1
+			WHERE run_id = $3 AND status IN ('pending', 'running') AND (lease_owner IS NULL OR lease_until < $4)
+			AND NOT EXISTS (SELECT 1 FROM trellis_runs WHERE tenant = $5 AND thread_id = $6 AND run_id <> $3
+				AND status IN ('pending', 'running')
+				AND (created_at < $7 OR (created_at = $7 AND run_id < $3) OR (lease_owner IS NOT NULL AND lease_until >= $4)))
+			AND ($8 <= 0 OR (SELECT count(*) FROM trellis_runs WHERE tenant = $5 AND run_id <> $3
+				AND status IN ('pending', 'running') AND lease_owner IS NOT NULL AND lease_until >= $4) < $8)`),
+			owner, ms(now.Add(ttl)), run.RunID, ms(now), run.tenant, run.ThreadID, ms(run.CreatedAt), tenantLimit)
+		if err != nil {
+			return false, err
+		}
+		n, err := res.RowsAffected()
+		return n == 1, err
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, time.Time{}, err
+	var took bool
+	if m.postgres {
+		tx, err := m.db.BeginTx(ctx, nil)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer tx.Rollback()
+		if tenantLimit > 0 {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, lockTenantClaims, run.tenant); err != nil {
+				return 0, nil, err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, lockThreadClaims, run.ThreadID); err != nil {
+			return 0, nil, err
+		}
+		if took, err = claim(tx); err != nil {
+			return 0, nil, err
+		}
+		if err := tx.Commit(); err != nil {
+			return 0, nil, err
+		}
+	} else {
+		var err error
+		if took, err = claim(m.db); err != nil {
+			return 0, nil, err
+		}
 	}
+	if took {
+		var attempt int
+		err := m.db.QueryRowContext(ctx, m.q(`SELECT attempt FROM trellis_runs WHERE run_id = $1`), run.RunID).Scan(&attempt)
+		return attempt, nil, err
+	}
+	return 0, m.whyNotClaimed(ctx, run, now, tenantLimit), nil
+}
+
+// whyNotClaimed says why claimRun refused a run, and when to look again.
+func (m *metaDB) whyNotClaimed(ctx context.Context, run *Run, now time.Time, tenantLimit int) *RetryError {
+	var status string
+	var owner sql.NullString
 	var until int64
-	if err := m.db.QueryRowContext(ctx, m.q(`SELECT attempt, lease_until FROM trellis_runs WHERE run_id = $1`), runID).Scan(&attempt, &until); err != nil {
-		return 0, time.Time{}, err
+	err := m.db.QueryRowContext(ctx, m.q(`SELECT status, lease_owner, lease_until FROM trellis_runs WHERE run_id = $1`), run.RunID).Scan(&status, &owner, &until)
+	if err != nil || (status != RunPending && status != RunRunning) {
+		// Gone or finished meanwhile: the next delivery sees it and lets it go.
+		return &RetryError{After: 0, Reason: errLeaseHeld}
 	}
-	if n == 0 {
-		return 0, fromMS(until), nil
+	if owner.Valid && until >= ms(now) {
+		// Another worker executes it, or did until recently: look again once its lease ends.
+		return &RetryError{After: max(time.Until(fromMS(until)), 0) + 50*time.Millisecond, Reason: errLeaseHeld}
 	}
-	return attempt, time.Time{}, nil
+	// The run is in a queue that will look again: say so, so that no process takes it for
+	// stranded (see strandedRuns).
+	_, _ = m.exec(ctx, `UPDATE trellis_runs SET updated_at = $1 WHERE run_id = $2`, ms(now), run.RunID)
+	var blocking int
+	if err := m.db.QueryRowContext(ctx, m.q(`SELECT count(*) FROM trellis_runs WHERE tenant = $1 AND thread_id = $2 AND run_id <> $3
+		AND status IN ('pending', 'running') AND (created_at < $4 OR (created_at = $4 AND run_id < $3) OR (lease_owner IS NOT NULL AND lease_until >= $5))`),
+		run.tenant, run.ThreadID, run.RunID, ms(run.CreatedAt), ms(now)).Scan(&blocking); err == nil && blocking > 0 {
+		return &RetryError{After: threadBusyRetry, Reason: errThreadBusy}
+	}
+	if tenantLimit > 0 {
+		return &RetryError{After: tenantBusyRetry, Reason: errTenantBusyCluster}
+	}
+	return &RetryError{After: threadBusyRetry, Reason: errThreadBusy}
 }
 
 // renewLease extends owner's lease; false means the lease is no longer owner's.
@@ -66,4 +157,74 @@ func (m *metaDB) expiredLeases(ctx context.Context) ([]*Run, error) {
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// strandedRuns lists pending runs that nobody will start: never leased or given back, the
+// oldest unfinished run of a thread on which no run holds a live lease, and untouched for
+// longer than idle. They were waiting behind another run of their thread in a process that
+// died (a process keeps such runs in memory until their turn), and they block the thread's
+// newer runs. A run a queue holds is touched at every refused claim (whyNotClaimed), so it is
+// not listed; runs that are only slow to be picked up (all workers busy) may be listed too;
+// scheduling them again is harmless, since the lease decides who executes a run.
+func (m *metaDB) strandedRuns(ctx context.Context, idle time.Duration) ([]*Run, error) {
+	now := time.Now()
+	rows, err := m.db.QueryContext(ctx, m.q(`SELECT `+runCols+` FROM trellis_runs r WHERE status = 'pending' AND lease_owner IS NULL AND updated_at < $1
+		AND NOT EXISTS (SELECT 1 FROM trellis_runs o WHERE o.tenant = r.tenant AND o.thread_id = r.thread_id AND o.run_id <> r.run_id
+			AND o.status IN ('pending', 'running')
+			AND (o.created_at < r.created_at OR (o.created_at = r.created_at AND o.run_id < r.run_id) OR (o.lease_owner IS NOT NULL AND o.lease_until >= $2)))
+		ORDER BY created_at, run_id`), ms(now.Add(-idle)), ms(now))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// adoptStranded marks a stranded run as taken care of (touching it) and reports whether this
+// call did, so that of the processes finding it at once one schedules it.
+func (m *metaDB) adoptStranded(ctx context.Context, runID string, idle time.Duration) (bool, error) {
+	now := time.Now()
+	res, err := m.exec(ctx, `UPDATE trellis_runs SET updated_at = $1 WHERE run_id = $2 AND status = 'pending' AND lease_owner IS NULL AND updated_at < $3`,
+		ms(now), runID, ms(now.Add(-idle)))
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// adoptStranded schedules the runs that were waiting, in a process that died, behind another
+// run of their thread (see strandedRuns); the reaper calls it every heartbeat.
+func (r *runner) adoptStranded(ctx context.Context) {
+	idle := 3 * r.s.cfg.Heartbeat
+	runs, err := r.s.meta.strandedRuns(ctx, idle)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.s.log.Warn("cannot look for stranded runs", "err", err)
+		}
+		return
+	}
+	for _, run := range runs {
+		if r.scheduled(run.ThreadID, run.RunID) {
+			continue
+		}
+		if ok, err := r.s.meta.adoptStranded(ctx, run.RunID, idle); err != nil || !ok {
+			continue
+		}
+		r.s.log.Warn("run was waiting for its turn in a process that is gone; scheduling it", "run_id", run.RunID, "thread_id", run.ThreadID)
+		if l := r.s.hub.get(run.RunID); l == nil {
+			r.s.hub.open(run.RunID).resumable = run.Kwargs.Resumable
+		}
+		if err := r.schedule(ctx, run); err != nil && ctx.Err() == nil {
+			r.s.log.Warn("cannot schedule stranded run", "run_id", run.RunID, "err", err)
+		}
+	}
 }

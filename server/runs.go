@@ -149,6 +149,7 @@ func (r *runner) reap() {
 					r.s.log.Warn("cannot resume run", "run_id", run.RunID, "err", err)
 				}
 			}
+			r.adoptStranded(ctx)
 		}
 	}()
 }
@@ -379,8 +380,16 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 		r.mu.Unlock()
 		return nil, nil, err
 	}
-	l := r.s.hub.open(run.RunID)
-	l.resumable = req.StreamResumable || r.s.bus != nil
+	var l *runLog
+	if r.s.bus != nil {
+		// Any replica may execute the run: this process's readers (the creating request's
+		// stream or wait, a WebSocket) follow it wherever it executes, and the mirror stops
+		// if this process takes the run itself.
+		l = r.s.mirror(run)
+	} else {
+		l = r.s.hub.open(run.RunID)
+		l.resumable = req.StreamResumable
+	}
 	r.mu.Unlock()
 	if strategy == "interrupt" || strategy == "rollback" {
 		action := errCancelInterrupt
@@ -506,14 +515,15 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	}
 	owner := r.instance + "/" + uuid.NewString()
 	ttl := 3 * r.s.cfg.Heartbeat
-	attempt, heldUntil, err := r.s.meta.claimRun(ctx, runID, owner, ttl)
+	// The claim also keeps the thread's runs one at a time and in order, and the tenant under
+	// its limit, across every process sharing the database (see claimRun).
+	attempt, refused, err := r.s.meta.claimRun(ctx, run, owner, ttl, r.s.cfg.MaxRunsPerTenant)
 	if err != nil {
 		log.Warn("cannot claim run; retrying", "err", err)
 		return &RetryError{After: time.Second, Reason: err}
 	}
-	if attempt == 0 {
-		// Another worker executes it, or did until recently: look again once its lease ends.
-		return &RetryError{After: max(time.Until(heldUntil), 0) + 50*time.Millisecond, Reason: errLeaseHeld}
+	if refused != nil {
+		return refused
 	}
 	if attempt > r.s.cfg.MaxRunAttempts {
 		log.Error("run gave up after too many attempts", "attempts", attempt-1)
