@@ -122,6 +122,7 @@ func RunStreams(ctx context.Context, o StreamOptions) (*StreamResult, error) {
 	})
 	records := make([]*streamRecord, o.Streams)
 	var paused, failed atomic.Int64
+	var firstFailure error // set by the first stream that fails, before it closes allPaused
 	allPaused := make(chan struct{})
 	var pausedOnce sync.Once
 	sem := make(chan struct{}, o.Opening)
@@ -133,7 +134,9 @@ func RunStreams(ctx context.Context, o StreamOptions) (*StreamResult, error) {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+		}
+		if ctx.Err() != nil {
+			break
 		}
 		wg.Add(1)
 		go func() {
@@ -146,7 +149,9 @@ func RunStreams(ctx context.Context, o StreamOptions) (*StreamResult, error) {
 			rec.err = streamOne(ctx, client, o, body, rec, func() { <-sem }, onPause)
 			if rec.err != nil && failed.Add(1) == 1 {
 				fmt.Fprintf(logw, "serverbench: stream failed: %v\n", rec.err)
-				// One failure fails the measurement: stop waiting for the gate.
+				// One failure fails the measurement: stop the others and the wait for the gate.
+				firstFailure = rec.err
+				cancel()
 				pausedOnce.Do(func() { close(allPaused) })
 			}
 		}()
@@ -155,12 +160,15 @@ func RunStreams(ctx context.Context, o StreamOptions) (*StreamResult, error) {
 	if err := waitPaused(ctx, client, o, allPaused, &paused); err != nil {
 		cancel()
 		wg.Wait()
+		if failed.Load() > 0 {
+			err = firstFailure
+		}
 		return nil, err
 	}
 	if failed.Load() > 0 {
 		cancel()
 		wg.Wait()
-		return nil, firstErr(records)
+		return nil, fmt.Errorf("%d of %d streams open when one failed: %w", paused.Load(), o.Streams, firstFailure)
 	}
 	res.Open = time.Since(start)
 	fmt.Fprintf(logw, "serverbench: %d streams open and idle after %s\n", o.Streams, res.Open.Round(time.Millisecond))
@@ -179,8 +187,8 @@ func RunStreams(ctx context.Context, o StreamOptions) (*StreamResult, error) {
 		return nil, err
 	}
 	wg.Wait()
-	if err := firstErr(records); err != nil {
-		return nil, err
+	if failed.Load() > 0 {
+		return nil, fmt.Errorf("%d of %d streams failed after the gate opened; the first: %w", failed.Load(), o.Streams, firstFailure)
 	}
 	var all []time.Duration
 	for _, r := range records {
@@ -273,19 +281,6 @@ func BackToBaseline(ctx context.Context, c *http.Client, url string, base, idle 
 
 // MiB formats a byte count.
 func MiB(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
-
-func firstErr(records []*streamRecord) error {
-	var errs []error
-	for _, r := range records {
-		if r != nil && r.err != nil {
-			errs = append(errs, r.err)
-			if len(errs) == 3 {
-				break
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
 
 func percentile(sorted []time.Duration, p float64) time.Duration {
 	if len(sorted) == 0 {

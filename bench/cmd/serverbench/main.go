@@ -37,7 +37,7 @@ type options struct {
 	only                   string
 	streams, tokens, pause int
 	interval               time.Duration
-	mode                   string
+	mode, streamsDB        string
 	clients                int
 	warmup, duration       time.Duration
 	pg, peer, out          string
@@ -57,6 +57,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.tokens, "tokens", 40, "tokens per streamed answer")
 	fs.IntVar(&o.pause, "pause", 20, "tokens after which every answer waits, idle, until all streams are open")
 	fs.DurationVar(&o.interval, "interval", 50*time.Millisecond, "time between two tokens of an answer")
+	fs.StringVar(&o.streamsDB, "streams-db", "sqlite", "database of the streams' server: sqlite or postgres (a database of its own in -pg)")
 	fs.StringVar(&o.mode, "mode", "messages-tuple", "stream_mode of the streams: messages-tuple or messages")
 	fs.IntVar(&o.clients, "clients", 8, "concurrent clients sending runs")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "runs sent before the timed part")
@@ -199,7 +200,7 @@ func drive(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	rep := &report{o: o}
 	rep.machine()
 	if o.wants("streams") {
-		rep.streams, rep.streamsErr, rep.streamsLoad = measureStreams(ctx, o, self, stderr)
+		rep.streams, rep.streamsLoad, rep.streamsErr = measureStreams(ctx, o, self, stderr)
 	}
 	if o.wants("sqlite") {
 		rep.add("trellis, SQLite", measureTrellisRuns(ctx, o, self, "", stderr))
@@ -235,18 +236,35 @@ func loadavg() string {
 	return strings.Join(f[:3], " ")
 }
 
-func measureStreams(ctx context.Context, o options, self string, stderr io.Writer) (*serverbench.StreamResult, error, [2]string) {
+func measureStreams(ctx context.Context, o options, self string, stderr io.Writer) (*serverbench.StreamResult, [2]string, error) {
 	load := [2]string{loadavg()}
-	dir, err := os.MkdirTemp("", "serverbench-streams-")
-	if err != nil {
-		return nil, err, load
+	args := []string{"-serve", "-local-queue", "-max-runs", strconv.Itoa(o.streams + 64),
+		"-tokens", strconv.Itoa(o.tokens), "-pause", strconv.Itoa(o.pause), "-interval", o.interval.String()}
+	switch o.streamsDB {
+	case "sqlite":
+		dir, err := os.MkdirTemp("", "serverbench-streams-")
+		if err != nil {
+			return nil, load, err
+		}
+		defer os.RemoveAll(dir)
+		args = append(args, "-data", dir)
+	case "postgres":
+		dbURL, drop, skip, err := tempDatabase(ctx, o, stderr)
+		if skip != "" {
+			err = errors.New(skip)
+		}
+		if err != nil {
+			return nil, load, err
+		}
+		defer drop()
+		args = append(args, "-db", dbURL)
+	default:
+		return nil, load, fmt.Errorf("-streams-db is %q; use sqlite or postgres", o.streamsDB)
 	}
-	defer os.RemoveAll(dir)
-	fmt.Fprintf(stderr, "serverbench: streams: starting a host for %d streams\n", o.streams)
-	c, err := startChild(ctx, exec.CommandContext(ctx, self, "-serve", "-data", dir, "-local-queue", "-max-runs", strconv.Itoa(o.streams+64),
-		"-tokens", strconv.Itoa(o.tokens), "-pause", strconv.Itoa(o.pause), "-interval", o.interval.String()), stderr)
+	fmt.Fprintf(stderr, "serverbench: streams: starting a host for %d streams on %s\n", o.streams, o.streamsDB)
+	c, err := startChild(ctx, exec.CommandContext(ctx, self, args...), stderr)
 	if err != nil {
-		return nil, err, load
+		return nil, load, err
 	}
 	defer c.stop()
 	tr := &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
@@ -254,7 +272,7 @@ func measureStreams(ctx context.Context, o options, self string, stderr io.Write
 	res, err := serverbench.RunStreams(ctx, serverbench.StreamOptions{URL: c.url, Streams: o.streams, Tokens: o.tokens, PauseAfter: o.pause,
 		Mode: o.mode, Client: &http.Client{Transport: tr}, Log: stderr})
 	load[1] = loadavg()
-	return res, err, load
+	return res, load, err
 }
 
 // runsOutcome is one server's runs-per-second measurement, or why there is none.
@@ -317,29 +335,42 @@ func measureTrellisRuns(ctx context.Context, o options, self, dbURL string, stde
 	return out
 }
 
-func measurePostgres(ctx context.Context, o options, self string, stderr io.Writer) runsOutcome {
+// tempDatabase creates a database of its own in the Postgres at o.pg and returns its URL and
+// how to drop it; skip says why there is none when Postgres is unreachable.
+func tempDatabase(ctx context.Context, o options, stderr io.Writer) (dbURL string, drop func(), skip string, err error) {
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(cctx, o.pg)
 	if err != nil {
-		return runsOutcome{skip: fmt.Sprintf("Postgres at %s is unreachable (%v): skipped", redact(o.pg), err)}
+		return "", nil, fmt.Sprintf("Postgres at %s is unreachable (%v): skipped", redact(o.pg), err), nil
 	}
-	defer conn.Close(context.Background())
-	name := fmt.Sprintf("serverbench_%d_%d", os.Getpid(), time.Now().Unix())
+	u, err := url.Parse(o.pg)
+	if err != nil {
+		conn.Close(context.Background())
+		return "", nil, "", err
+	}
+	name := fmt.Sprintf("serverbench_%d_%d", os.Getpid(), time.Now().UnixNano())
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return runsOutcome{err: fmt.Errorf("create database %s: %w", name, err)}
+		conn.Close(context.Background())
+		return "", nil, "", fmt.Errorf("create database %s: %w", name, err)
 	}
-	defer func() {
+	drop = func() {
 		if _, err := conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
 			fmt.Fprintf(stderr, "serverbench: cannot drop database %s: %v\n", name, err)
 		}
-	}()
-	u, err := url.Parse(o.pg)
-	if err != nil {
-		return runsOutcome{err: err}
+		conn.Close(context.Background())
 	}
 	u.Path = "/" + name
-	return measureTrellisRuns(ctx, o, self, u.String(), stderr)
+	return u.String(), drop, "", nil
+}
+
+func measurePostgres(ctx context.Context, o options, self string, stderr io.Writer) runsOutcome {
+	dbURL, drop, skip, err := tempDatabase(ctx, o, stderr)
+	if skip != "" || err != nil {
+		return runsOutcome{skip: skip, err: err}
+	}
+	defer drop()
+	return measureTrellisRuns(ctx, o, self, dbURL, stderr)
 }
 
 func redact(s string) string {

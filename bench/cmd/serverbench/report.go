@@ -63,8 +63,8 @@ func (r *report) String() string {
 	fmt.Fprintf(&b, "Machine: %s\n", r.machineLine)
 	o := r.o
 	if o.wants("streams") {
-		fmt.Fprintf(&b, "\n### Concurrent streams\n\n%d streams, %d tokens each at one per %s, stream_mode %s, paused idle after %d tokens; server in its own process (SQLite, runs in memory), load from this one. Load average %s before, %s after.\n\n",
-			o.streams, o.tokens, o.interval, o.mode, o.pause, r.streamsLoad[0], r.streamsLoad[1])
+		fmt.Fprintf(&b, "\n### Concurrent streams\n\n%d streams, %d tokens each at one per %s, stream_mode %s, paused idle after %d tokens; server in its own process (%s, runs in memory), load from this one. Load average %s before, %s after.\n\n",
+			o.streams, o.tokens, o.interval, o.mode, o.pause, o.streamsDB, r.streamsLoad[0], r.streamsLoad[1])
 		if s := r.streams; s != nil {
 			goalLat := "meets the goal (< 5 ms)"
 			if s.P99 >= 5*time.Millisecond {
