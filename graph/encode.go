@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/message"
 )
 
 // blobEncoder encodes channel values for one checkpoint. Values of dynamic JSON shape
@@ -56,8 +57,15 @@ const memoMin = 128
 // marshal returns v's blob. The result stays valid after later calls: they never write over
 // what was returned.
 func (e *blobEncoder) marshal(v any) ([]byte, error) {
-	switch v.(type) {
+	switch x := v.(type) {
 	case []any, map[string]any:
+	case []message.Message:
+		e.begin()
+		out, err := e.appendMessages(make([]byte, 0, messagesSize(x)), x)
+		if err != nil {
+			return nil, err
+		}
+		return e.finish(out[:len(out):len(out)])
 	default:
 		return marshalPooled(v)
 	}
@@ -182,6 +190,10 @@ func (e *blobEncoder) appendValue(b []byte, v any) ([]byte, error) {
 		return strconv.AppendInt(b, int64(x), 10), nil
 	case uint64:
 		return strconv.AppendUint(b, x, 10), nil
+	case []message.Message:
+		return e.appendMessages(b, x)
+	case message.Message:
+		return e.appendMessage(b, &x)
 	case []any:
 		if x == nil {
 			return append(b, "null"...), nil
@@ -277,6 +289,12 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		for i+8 <= len(s) && plain8(s[i:i+8]) {
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -319,4 +337,15 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// plain8 reports whether the eight bytes of s are ASCII that JSON strings hold as they are (no
+// control character, quote or backslash), testing all eight at once.
+func plain8(s string) bool {
+	_ = s[7]
+	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	less := func(v, n uint64) uint64 { return (v - n*lo) &^ v & hi } // some byte < n
+	return x&hi|less(x, 0x20)|less(x^0x22*lo, 1)|less(x^0x5C*lo, 1) == 0
 }
