@@ -159,7 +159,7 @@ func (a *App) afterClassify(ctx context.Context, st agent.SupervisorState, r age
 			r.Agents = st.Agents
 		}
 	}
-	if !r.Ambiguous {
+	if !r.Ambiguous && f.SQL == "" {
 		for _, n := range r.Agents {
 			if d := a.byName[n]; d != nil && d.Clarify != nil {
 				if q := d.Clarify(req, f); q != "" {
@@ -240,7 +240,11 @@ func (a *App) runDomain(d *Domain) agent.AgentFunc {
 		}
 		var out agentOutput
 		if a.rules {
-			for _, c := range d.Plan(strings.ToLower(task.Request), f) {
+			plan := d.Plan(strings.ToLower(task.Request), f)
+			if f.SQL != "" && slices.Contains(allowed, "general_sql_query") {
+				plan = []Call{call("general_sql_query", tools.GeneralSQLArgs{SQL: f.SQL})}
+			}
+			for _, c := range plan {
 				blk, rec, err := a.runCall(ctx, d, info, funcs, allowed, disabled, c)
 				if err != nil {
 					return agent.AgentResult{}, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/apps/vesper/entity"
+	"github.com/trellis-go/trellis/apps/vesper/warehouse"
 )
 
 // Filters are the values the supervisor extracts from a request: the
@@ -35,6 +36,9 @@ type Filters struct {
 	HubZones []string `json:"hub_zones,omitempty"`
 	// Vendors holds every vendor named, for comparisons.
 	Vendors []string `json:"vendors,omitempty"`
+	// SQL is a query the user wrote and asks to run, verbatim; it goes to
+	// general_sql_query, which needs chat:advanced_sql.
+	SQL string `json:"sql,omitempty"`
 }
 
 // FilterSchema is the JSON Schema of Filters the classifier fills.
@@ -57,7 +61,8 @@ var FilterSchema = json.RawMessage(`{"type":"object","properties":{
 "status_color":{"type":"string","description":"on_track (green), at_risk (yellow), off_track (red) or on_hold (blue)"},
 "field_changed":{"type":"string","description":"Changed field, e.g. FinishDate"},
 "hub_zones":{"type":"array","items":{"type":"string"}},
-"vendors":{"type":"array","items":{"type":"string"}}}}`)
+"vendors":{"type":"array","items":{"type":"string"}},
+"sql":{"type":"string","description":"A SQL SELECT the user wrote and asks to run, verbatim; leave out otherwise"}}}`)
 
 // Normalize resolves every entity filter through the alias map and fuzzy
 // matching (entity.Resolve); values nothing matches are kept, so the tools
@@ -194,10 +199,48 @@ func Extract(text string, now time.Time) Filters {
 	case strings.Contains(lower, "this month"):
 		f.DateRangeStart, f.DateRangeEnd = iso(time.Date(day.Year(), day.Month(), 1, 0, 0, 0, 0, time.UTC)), iso(day)
 	}
+	f.SQL = userSQL(text)
 	if strings.Contains(lower, "milestone") && (strings.Contains(lower, "chang") || strings.Contains(lower, "moved") || strings.Contains(lower, "slipped")) {
 		f.FieldChanged = "FinishDate"
 	}
 	return f
+}
+
+// sqlStartRE finds where a SELECT (or WITH ... SELECT) statement starts.
+var (
+	sqlStartRE = regexp.MustCompile(`(?is)\b(?:select\s|with\s+[a-z_][a-z0-9_]*\s+as\s*\()`)
+	sqlFromRE  = regexp.MustCompile(`(?is)\bfrom\s+\S`)
+)
+
+// userSQL returns the SQL statement a request asks to run: the text from
+// its first SELECT (or WITH) on, without code fences, when the request
+// names SQL ("run this SQL: select ...") or is only a statement naming an
+// approved view, and the statement reads FROM something. English that merely says "select"
+// is not SQL. Whether the statement is allowed is sqlguard's decision.
+func userSQL(text string) string {
+	t := strings.TrimSpace(strings.ReplaceAll(text, "```sql", "```"))
+	loc := sqlStartRE.FindStringIndex(t)
+	if loc == nil {
+		return ""
+	}
+	stmt := strings.TrimSpace(strings.Trim(strings.TrimSpace(t[loc[0]:]), "`"))
+	before := strings.ToLower(t[:loc[0]])
+	named := strings.Contains(before, "sql") || strings.Contains(before, "query")
+	if !named && loc[0] == 0 {
+		// A message that is only a statement must name a view: "Select all
+		// projects from Stage 3" is English.
+		lower := strings.ToLower(stmt)
+		for _, v := range warehouse.ViewNames() {
+			if strings.Contains(lower, v) {
+				named = true
+				break
+			}
+		}
+	}
+	if !named || !sqlFromRE.MatchString(stmt) {
+		return ""
+	}
+	return stmt
 }
 
 // exactEntity reports whether a word is a known vendor, market, hub-zone or

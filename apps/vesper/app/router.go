@@ -71,6 +71,19 @@ func (rr *RuleRouter) Route(ctx context.Context, tenant, text string) agent.Rout
 		}
 		r.Agents = append(r.Agents, d.Name)
 	}
+	// A SQL statement goes to the agent whose views it reads (each agent has
+	// general_sql_query), whatever words it contains.
+	if f.SQL != "" {
+		sql := strings.ToLower(f.SQL)
+		switch {
+		case strings.Contains(sql, "pbi_activity_events"):
+			r.Agents = []string{"pbi_metrics_agent"}
+		case strings.Contains(sql, "mc_dayahead") || strings.Contains(sql, "mc_vendor_files"):
+			r.Agents = []string{"dayahead_agent"}
+		default:
+			r.Agents = []string{"per_agent"}
+		}
+	}
 	// A question naming a vendor or a market alone but nothing else is about prices.
 	if len(r.Agents) == 0 && (f.Vendor != "" || f.HubZone != "") && strings.HasSuffix(strings.TrimSpace(lower), "?") {
 		r.Agents = []string{"dayahead_agent"}
