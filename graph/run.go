@@ -86,7 +86,10 @@ type run struct {
 	resumeMap map[string]any
 	modes     modeSet
 	subgraphs bool
-	step      int
+	// limit and maxConc are the run's recursion limit and concurrency bound, which its
+	// subgraphs inherit.
+	limit, maxConc int
+	step           int
 	// durability is the run's; subgraphs follow their parent's.
 	durability Durability
 
@@ -245,9 +248,17 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 		seg := link.name + ":" + link.task.id
 		r.nsPath = append(slices.Clip(p.nsPath), seg)
 		r.ns = strings.Join(r.nsPath, "|")
-		limit = max(limit, 25)
+		// As in LangGraph, the run's limits reach its subgraphs, unless a subgraph was
+		// compiled with its own.
+		if c.opts.RecursionLimit == 0 {
+			limit = p.limit
+		}
+		if c.opts.MaxConcurrency == 0 {
+			maxConc = p.maxConc
+		}
 		l.durability = p.durability
 	}
+	r.limit, r.maxConc = limit, maxConc
 	if l.durability == "" {
 		l.durability = c.opts.Durability
 	}

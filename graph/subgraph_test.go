@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/graph"
@@ -291,4 +293,53 @@ func TestAddSubgraphErrors(t *testing.T) {
 	g.AddEdge(graph.START, graph.END)
 	_, err := g.Compile()
 	wantErr(t, err, `"nil"`, "nil", `"unmapped"`, "both mapping functions")
+}
+
+func TestSubgraphsInheritTheRunsLimits(t *testing.T) {
+	// A child that loops n times, counting how many of its tasks run at once.
+	var running, peak atomic.Int32
+	loopChild := func(n int) *graph.Compiled[S] {
+		g := graph.New[S]()
+		g.AddNode("tick", func(ctx context.Context, s S) (S, error) {
+			return S{Count: 1}, nil
+		})
+		for _, w := range []string{"w1", "w2", "w3"} {
+			g.AddNode(w, func(ctx context.Context, s S) (S, error) {
+				now := running.Add(1)
+				defer running.Add(-1)
+				for p := peak.Load(); now > p && !peak.CompareAndSwap(p, now); p = peak.Load() {
+				}
+				time.Sleep(2 * time.Millisecond)
+				return S{}, nil
+			})
+			g.AddEdge(graph.START, w)
+		}
+		g.AddEdge(graph.START, "tick")
+		g.AddConditionalEdges("tick", func(ctx context.Context, s S) (string, error) {
+			if s.Count >= n {
+				return graph.END, nil
+			}
+			return "tick", nil
+		}, nil)
+		return compile(t, g)
+	}
+	parent := func(child *graph.Compiled[S]) *graph.Compiled[S] {
+		g := graph.New[S]()
+		graph.AddSubgraph(g, "child", child, nil, nil)
+		g.AddEdge(graph.START, "child")
+		return compile(t, g)
+	}
+
+	// 40 supersteps in the child: more than the default 25, fine under the run's limit of 100.
+	if _, err := parent(loopChild(40)).Invoke(bg, S{}, graph.WithRecursionLimit(100), graph.WithMaxConcurrency(1)); err != nil {
+		t.Fatalf("a subgraph under a run limit of 100 failed: %v", err)
+	}
+	if p := peak.Load(); p != 1 {
+		t.Errorf("the run allowed one task at a time, but the subgraph ran %d at once", p)
+	}
+	// And a run limit of 5 stops a child that needs 10.
+	_, err := parent(loopChild(10)).Invoke(bg, S{}, graph.WithRecursionLimit(5))
+	if !errors.Is(err, graph.ErrRecursionLimit) {
+		t.Fatalf("a subgraph needing 10 supersteps under a run limit of 5: %v", err)
+	}
 }
