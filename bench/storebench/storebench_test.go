@@ -11,6 +11,7 @@ package storebench
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -22,11 +23,12 @@ import (
 	"testing"
 	"time"
 
-	"log/slog"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/trellis-go/trellis/embed"
 	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/store/memstore"
+	"github.com/trellis-go/trellis/store/pgstore"
 	"github.com/trellis-go/trellis/store/sqlitestore"
 	"github.com/trellis-go/trellis/store/vector"
 )
@@ -192,6 +194,30 @@ func BenchmarkVectorIndex(b *testing.B) {
 		i++
 	}
 	report(b, lat, float64(hit)/float64(total))
+}
+
+// BenchmarkVectorSketchSparse is BenchmarkVectorIndex with the column scan turned off, so the
+// sparse queries take the sketch scan that dense ones take: what the sketch costs and loses
+// against the exact column scan on the same queries.
+func BenchmarkVectorSketchSparse(b *testing.B) {
+	c := getCorpus(b)
+	ix := getIndex(c)
+	ix.SetSparseScan(false)
+	defer ix.SetSparseScan(true)
+	exact := func(q []float32) []vector.Result { r, _ := ix.Exact(q, 10, nil); return r }
+	search := func(q []float32) []vector.Result { r, _ := ix.Search(q, 10, nil); return r }
+	recall := recallOf(c.qvecs, search, exact)
+	var lat []time.Duration
+	i := 0
+	for b.Loop() {
+		t := time.Now()
+		if _, err := ix.Search(c.qvecs[i%len(c.qvecs)], 10, nil); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t))
+		i++
+	}
+	report(b, lat, recall)
 }
 
 // BenchmarkVectorEf sweeps the search breadth on one graph: recall@10 against the exact scan
@@ -684,4 +710,124 @@ func BenchmarkMemSearch(b *testing.B) {
 			searchBench(b, approx, exact, c.queries)
 		})
 	}
+}
+
+// BenchmarkPGSearch is one hybrid store.Search per iteration on the Postgres store of the
+// corpus (pgvector when installed), in schema storebench_<N> of STOREBENCH_PG (default the
+// test database), which is kept between runs and reloaded only when it does not hold the
+// corpus. Recall@10 is against the same schema opened with Vector: exact (on 50 queries: an
+// exact search reads every vector over the connection). Skips when Postgres is unreachable.
+func BenchmarkPGSearch(b *testing.B) {
+	c := getCorpus(b)
+	ctx := context.Background()
+	dsn := os.Getenv("STOREBENCH_PG")
+	if dsn == "" {
+		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	}
+	admin, err := pgxpool.New(ctx, dsn)
+	if err == nil {
+		err = admin.Ping(ctx)
+	}
+	if err != nil {
+		b.Skipf("Postgres unreachable: %v (set STOREBENCH_PG)", err)
+	}
+	defer admin.Close()
+	schema := fmt.Sprintf("storebench_%d", len(c.texts))
+	emb := &fixedEmbedder{byText: map[string][]float32{}, local: embed.NewLocal(&embed.LocalOptions{Dims: dims})}
+	for i, t := range c.texts {
+		emb.byText[t] = c.vecs[i]
+	}
+	for i, q := range c.queries {
+		emb.byText[q] = c.qvecs[i]
+	}
+	open := func(mode pgstore.VectorMode) *pgstore.Store {
+		cfg, err := pgxpool.ParseConfig(dsn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.ConnConfig.RuntimeParams["search_path"] = schema + ",public"
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(pool.Close)
+		s, err := pgstore.New(ctx, pool, &pgstore.Options{Config: store.Config{
+			Logger: slog.New(slog.DiscardHandler), NoRefreshOnRead: true,
+			Index: &store.IndexConfig{Embedder: emb, Dims: dims, Fields: []string{"text"}},
+		}, Vector: mode})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}
+	var have int
+	if err := admin.QueryRow(ctx, "SELECT count(*) FROM "+schema+".store_items").Scan(&have); err != nil || have != len(c.texts) {
+		start := time.Now()
+		if _, err := admin.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE; CREATE SCHEMA "+schema); err != nil {
+			b.Fatal(err)
+		}
+		s := open(pgstore.VectorAuto)
+		// Four writers: each put is a few round trips.
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		for w := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < len(c.texts); i += 4 {
+					ns := []string{"kb", "team" + strconv.Itoa(i%4)}
+					if err := s.Put(ctx, store.PutRequest{Namespace: ns, Key: strconv.Itoa(i), Value: map[string]any{"text": c.texts[i], "n": i}}); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+		if _, err := admin.Exec(ctx, "ANALYZE "+schema+".store_items"); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("loaded %d items into Postgres schema %s in %s", len(c.texts), schema, time.Since(start).Round(time.Millisecond))
+		s.Close()
+	}
+	approx, exact := open(pgstore.VectorAuto), open(pgstore.VectorExact)
+	defer approx.Close()
+	defer exact.Close()
+	b.Logf("pgvector in use: %v", approx.UsesPGVector())
+	hit, total := 0, 0
+	for _, q := range c.queries[:50] {
+		got, err := approx.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: q})
+		if err != nil {
+			b.Fatal(err)
+		}
+		want, err := exact.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: q})
+		if err != nil {
+			b.Fatal(err)
+		}
+		in := map[string]bool{}
+		for _, w := range want {
+			in[fmt.Sprint(w.Namespace, w.Key)] = true
+		}
+		for _, g := range got {
+			if in[fmt.Sprint(g.Namespace, g.Key)] {
+				hit++
+			}
+		}
+		total += len(want)
+	}
+	var lat []time.Duration
+	i := 0
+	for b.Loop() {
+		t := time.Now()
+		if _, err := approx.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: c.queries[i%len(c.queries)]}); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t))
+		i++
+	}
+	report(b, lat, float64(hit)/float64(total))
 }

@@ -119,6 +119,9 @@ func LoadGraph(r io.Reader, vectors func(id string) ([]float32, bool)) (*Index, 
 		ix.cols[j] = make([]float32, 0, pre)
 	}
 	ix.initSketch()
+	if ix.sketcher != nil {
+		ix.sketch = make([]uint64, 0, pre*ix.opt.SketchBits/64)
+	}
 	zero := make([]float32, dims)
 	for n := range count {
 		idLen := u32()
