@@ -10,9 +10,16 @@
 //     and with the number of non-zero components (about 2 ms at 100,000 vectors of 256
 //     dimensions for a five-word query). [Options].NoSparseScan or [Index.SetSparseScan] turn
 //     it off, to measure the graph.
-//   - A dense query walks the HNSW graph (Malkov and Yashunin): the breadth of the walk,
-//     [Options].EfSearch, trades recall for speed, and [Index.SetEfSearch] changes it without
-//     a rebuild.
+//   - A dense query (a model provider's embeddings) on an index of fewer than
+//     [Options].DenseGraphFrom vectors (a million by default) takes the sketch scan: every
+//     vector keeps a 512-bit sign sketch (one bit per hyperplane of fixed pseudo-random
+//     rotations), the query counts differing bits against all of them, and the few hundred
+//     nearest by that count ([Options].Rerank) are re-scored exactly. Its recall does not
+//     depend on how the data is spread (see sketch.go); [Index.SetRerank] trades it for
+//     speed, [Index.SetDenseScan] turns the scan off.
+//   - A dense query on a larger index walks the HNSW graph (Malkov and Yashunin): the
+//     breadth of the walk, [Options].EfSearch, trades recall for speed, and
+//     [Index.SetEfSearch] changes it without a rebuild.
 //   - [Options].Flat, or [Index.Exact], scans every vector.
 //
 // Building the graph costs a search per added vector, minutes at 100,000; [Index.SaveGraph]
