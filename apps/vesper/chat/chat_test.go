@@ -109,7 +109,7 @@ func TestAppendixBOverWebSocket(t *testing.T) {
 	cases := []struct{ q, want, link string }{
 		{"What was the average day-ahead price for NP15 in CAISO for 2025 from Ascend?", "**$48.73/MWh** based on 8,760 hourly data points", "Day-Ahead Curves Dashboard"},
 		{"What is the health status of Nazareth Solar?", "| Interconnection | 🔴 Red | 40% | Sep 2025 | Phase II study delayed |", "Project Health Report"},
-		{"Show me all projects that are off track (red)", "There are **3 projects** currently flagged as **off track 🔴**", ""},
+		{"Show me all projects that are off track (red)", "There are **3 projects** currently flagged as **off track** 🔴", ""},
 		{"Compare Ascend vs Hitachi day-ahead prices for SP15 in CAISO for 2025", "**$2.66/MWh (5.1%) higher**", ""},
 		{"What milestone dates changed in the last week?", "| Feb 23 | Mojave BESS | Mechanical Completion | Dec 2026 | Feb 2027 | +2 months |", ""},
 	}

@@ -141,6 +141,18 @@ func Status(statusType string) string {
 	return strings.ReplaceAll(statusType, "_", " ")
 }
 
+// StatusBold writes a status with its words in bold and the emoji after:
+// "**off track** 🔴".
+func StatusBold(statusType string) string {
+	s := Status(statusType)
+	for _, e := range []string{" 🟢", " 🟡", " 🔴", " 🔵"} {
+		if words, ok := strings.CutSuffix(s, e); ok {
+			return "**" + words + "**" + e
+		}
+	}
+	return "**" + s + "**"
+}
+
 // StageWords writes "Stage 4 Pre-Con & Finance" as "Stage 4 (Pre-Con & Finance)".
 func StageWords(stage string) string {
 	var n int

@@ -21,13 +21,21 @@ func (f *Formatter) averagePrice(r *tools.AveragePriceResult) Block {
 	b := Block{ReportKey: r.ReportKey}
 	b.Lead = fmt.Sprintf("The average day-ahead price for **%s in %s for %d** (%s forecast, As-Of %s) was **%s** based on %s hourly data points.",
 		latest.HubZone, latest.Market, latest.Year, latest.Vendor, strings.ReplaceAll(latest.AsOf, "_", " "), PerMWh(latest.AvgPrice), Int(latest.DataPoints))
-	if len(r.Prices) > 1 {
-		t := &Table{Headers: []string{"As-Of", "Avg Price ($/MWh)", "Data Points"}}
-		for _, p := range r.Prices {
-			t.Rows = append(t.Rows, []string{p.AsOf, Price(p.AvgPrice), Int(p.DataPoints)})
+	// Several As-Of files may cover the year. The answer is the file with
+	// the most data (the latest on ties), as in the specification's example
+	// B.1, which shows one figure; the older files are named in one
+	// sentence, not a table (tables are for more than three rows).
+	var others []string
+	for _, p := range r.Prices {
+		if p.AsOf != latest.AsOf {
+			others = append(others, fmt.Sprintf("%s gives %s", p.AsOf, PerMWh(p.AvgPrice)))
 		}
-		b.Table = t
-		b.Paras = append(b.Paras, fmt.Sprintf("%d As-Of files cover this year; the figure above is from the one with the most data.", len(r.Prices)))
+	}
+	switch {
+	case len(others) > 3:
+		b.Paras = append(b.Paras, fmt.Sprintf("%d other As-Of files cover this year; ask for one by name to see its figure.", len(others)))
+	case len(others) > 0:
+		b.Paras = append(b.Paras, "Other As-Of files for this year: "+strings.Join(others, "; ")+".")
 	}
 	return truncNote(r.Meta, b)
 }
@@ -91,8 +99,7 @@ func (f *Formatter) vendors(r *tools.CompareVendorsResult) Block {
 		t.Rows = append(t.Rows, []string{p.Vendor, p.AsOf, Price(p.AvgPrice)})
 	}
 	b := Block{ReportKey: r.ReportKey, Table: t}
-	title := strings.TrimPrefix(r.Searched, "day-ahead prices of ")
-	b.Lead = "**Day-Ahead Price Comparison — " + title + "**"
+	b.Lead = fmt.Sprintf("**Day-Ahead Price Comparison — %s, %s, %d**", r.HubZone, r.Market, r.Year)
 	if d := r.Difference; d != nil {
 		dir := "higher"
 		if d.Difference < 0 {
@@ -103,9 +110,9 @@ func (f *Formatter) vendors(r *tools.CompareVendorsResult) Block {
 		if abs < 0 {
 			abs, pct = -abs, -pct
 		}
-		para := fmt.Sprintf("%s's forecast is **%s (%s) %s** than %s's.", d.OtherVendor, PerMWh(abs), Percent(pct), dir, d.BaseVendor)
+		para := fmt.Sprintf("%s's forecast is **%s (%s) %s** than %s's for %s in %d.", d.OtherVendor, PerMWh(abs), Percent(pct), dir, d.BaseVendor, r.HubZone, r.Year)
 		if absf(d.PeakDifference) > absf(d.Difference) {
-			para += fmt.Sprintf(" The difference is most pronounced during peak hours (HE 16-21), at %s.", PerMWh(absf(d.PeakDifference)))
+			para += fmt.Sprintf(" This difference is most pronounced during peak hours (HE 16-21), at %s.", PerMWh(absf(d.PeakDifference)))
 		}
 		b.Paras = append(b.Paras, para)
 	} else {
@@ -286,11 +293,12 @@ func (f *Formatter) health(r *tools.ProjectHealthResult) Block {
 		}
 		t.Rows = append(t.Rows, []string{h.Area, HealthBadge(h.Color), pct, ShortMonthYear(h.Due), h.Notes})
 		if risk == "" && h.Color == "red" && h.Notes != "" {
-			risk = fmt.Sprintf("**Key Risk**: %s (%s) is the critical item.", h.Notes, h.Area)
+			risk = fmt.Sprintf("**Key Risk**: %s (%s) is the critical path item.", h.Area, h.Notes)
 		}
 	}
-	b := Block{ReportKey: r.ReportKey, Table: t,
-		Lead: fmt.Sprintf("**%s** is currently in **%s** with overall project status **%s**.", r.Project, StageWords(r.Stage), Status(r.Status))}
+	// The project overview report goes with the health one, as in B.2.
+	b := Block{ReportKey: r.ReportKey, Related: []string{"per_project_report"}, Table: t,
+		Lead: fmt.Sprintf("**%s** is currently in **%s** with overall project status %s.", r.Project, StageWords(r.Stage), StatusBold(r.Status))}
 	if risk != "" {
 		b.Paras = append(b.Paras, risk)
 	}
@@ -383,7 +391,7 @@ func (f *Formatter) portfolio(r *tools.PortfolioResult) Block {
 	n := len(r.Projects)
 	var lead string
 	if len(statuses) == 1 {
-		lead = fmt.Sprintf("There %s **%d %s** currently flagged as **%s**:", plural(n, "is", "are"), n, plural(n, "project", "projects"), Status(r.Projects[0].Status))
+		lead = fmt.Sprintf("There %s **%d %s** currently flagged as %s:", plural(n, "is", "are"), n, plural(n, "project", "projects"), StatusBold(r.Projects[0].Status))
 	} else {
 		var parts []string
 		for _, s := range []string{"off_track", "at_risk", "on_hold", "on_track"} {
@@ -431,10 +439,16 @@ func (f *Formatter) changes(r *tools.RecentChangesResult, now time.Time) Block {
 	} else if len(r.Changes) == 1 {
 		what = "change"
 	}
+	since := "since " + Day(r.Since, now)
+	if s, err := time.Parse("2006-01-02", r.Since); err == nil {
+		if days := int(midnight(now).Sub(s).Hours() / 24); days >= 1 && days <= 31 {
+			since = fmt.Sprintf("in the last %d %s", days, plural(days, "day", "days"))
+		}
+	}
 	b := Block{ReportKey: r.ReportKey, Table: t,
-		Lead: fmt.Sprintf("**%d %s** recorded since %s:", len(r.Changes), what, Day(r.Since, now))}
+		Lead: fmt.Sprintf("**%d %s** recorded %s:", len(r.Changes), what, since)}
 	if allDates && later >= 2 {
-		b.Paras = append(b.Paras, fmt.Sprintf("**Pattern**: %d of %d dates moved later.", later, len(r.Changes)))
+		b.Paras = append(b.Paras, "**Pattern**: "+slipPattern(r.Changes, len(r.Changes)))
 	}
 	return truncNote(r.Meta, b)
 }
@@ -472,4 +486,78 @@ func cell(v any) string {
 		return x
 	}
 	return fmt.Sprint(v)
+}
+
+func midnight(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+}
+
+// milestoneKinds names the kind of milestone a task is, for the pattern
+// line of date changes.
+var milestoneKinds = []struct{ word, kind string }{
+	{"commercial operation", "COD"}, {"cod", "COD"}, {"finance", "financing"}, {"financing", "financing"},
+	{"interconnection", "interconnection"}, {"power purchase", "offtake"}, {"ppa", "offtake"},
+	{"mechanical completion", "construction"}, {"substantial completion", "construction"}, {"epc", "construction"},
+	{"permit", "permitting"}, {"site control", "site control"},
+}
+
+// slipPattern says, from the data only, how many projects moved dates
+// later, by how much, and which kinds of milestone moved: "4 of 5
+// projects moved milestones later by 2-3 months (interconnection,
+// financing, construction and COD milestones)."
+func slipPattern(changes []tools.ChangeRow, total int) string {
+	projects, moved := map[string]bool{}, map[string]bool{}
+	minM, maxM := 0, 0
+	var kinds []string
+	for _, c := range changes {
+		projects[c.Project] = true
+		if c.ShiftDays == nil || *c.ShiftDays <= 0 {
+			continue
+		}
+		moved[c.Project] = true
+		m := int((float64(*c.ShiftDays) + 15) / 30.44)
+		if m < 1 {
+			m = 1
+		}
+		if minM == 0 || m < minM {
+			minM = m
+		}
+		if m > maxM {
+			maxM = m
+		}
+		task := strings.ToLower(c.Task)
+		for _, k := range milestoneKinds {
+			if strings.Contains(task, k.word) {
+				if !contains(kinds, k.kind) {
+					kinds = append(kinds, k.kind)
+				}
+				break
+			}
+		}
+	}
+	by := fmt.Sprintf("%d-%d months", minM, maxM)
+	if minM == maxM {
+		by = fmt.Sprintf("%d %s", minM, plural(minM, "month", "months"))
+	}
+	out := fmt.Sprintf("%d of %d projects moved milestones later by %s", len(moved), len(projects), by)
+	if len(kinds) > 0 {
+		out += " (" + joinAnd(kinds) + " milestones)"
+	}
+	return out + "."
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func joinAnd(xs []string) string {
+	if len(xs) <= 1 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
 }

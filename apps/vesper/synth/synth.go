@@ -39,6 +39,8 @@ type Block struct {
 	Table     *Table
 	Chart     *Chart
 	ReportKey string
+	// Related are more report keys whose pages go with this result.
+	Related []string
 	// Empty is true when the tool found nothing; Lead then says what was
 	// searched and what to try.
 	Empty bool
@@ -232,6 +234,7 @@ func ReportKeys(blocks []Block) []string {
 	for _, b := range blocks {
 		if b.ReportKey != "" && !b.Empty {
 			keys = append(keys, b.ReportKey)
+			keys = append(keys, b.Related...)
 		}
 	}
 	return keys

@@ -57,24 +57,32 @@ func TestAppendixB(t *testing.T) {
 		if md != want {
 			t.Errorf("got  %s\nwant %s", md, want)
 		}
+		// Without an As-Of, as the question of B.1 asks: the same figure from
+		// the file covering the year, the older file in one sentence, no table.
+		res, err = k.GetAverageAnnualPrice(ctx, tools.AveragePriceArgs{Vendor: "Ascend", Market: "CAISO", HubZone: "NP15", Year: 2025})
+		md = render(t, f, res, err)
+		contains(t, md, want, "Other As-Of files for this year: Jan_2024 gives $47.61/MWh.")
+		if strings.Contains(md, "|") {
+			t.Errorf("a table for two files:\n%s", md)
+		}
 	})
 	t.Run("B.2 project health", func(t *testing.T) {
 		res, err := k.GetProjectHealth(ctx, tools.ProjectArgs{ProjectName: "Nazareth Solar"})
 		md := render(t, f, res, err)
 		contains(t, md,
-			"**Nazareth Solar** is currently in **Stage 4 (Pre-Con & Finance)** with overall project status **off track 🔴**.",
+			"**Nazareth Solar** is currently in **Stage 4 (Pre-Con & Finance)** with overall project status **off track** 🔴.",
 			"| Domain | Status | % Complete | Due Date | Notes |",
 			"| Site Control | 🟢 Green | 100% | — | Site secured |",
 			"| Permits | 🟡 Yellow | 65% | Jun 2025 | CEQA review pending |",
 			"| Interconnection | 🔴 Red | 40% | Sep 2025 | Phase II study delayed |",
 			"| Construction | ⬜ N/A | 0% | — | Not started |",
 			"| Schedule | 🟡 Yellow | — | — | COD at risk by ~3 months |",
-			"**Key Risk**: Phase II study delayed (Interconnection)")
+			"**Key Risk**: Interconnection (Phase II study delayed) is the critical path item.")
 	})
 	t.Run("B.3 off-track portfolio", func(t *testing.T) {
 		res, err := k.GetPortfolioSummary(ctx, tools.PortfolioArgs{StatusColor: "off_track"})
 		md := render(t, f, res, err)
-		contains(t, md, "There are **3 projects** currently flagged as **off track 🔴**:",
+		contains(t, md, "There are **3 projects** currently flagged as **off track** 🔴:",
 			"| Nazareth Solar | Stage 4 | Solar | CAISO | $2.1M | $1.4M | Interconnection delay |",
 			"| Sierra Wind | Stage 3 | Wind | ERCOT | $800K | $620K | Permitting stalled |",
 			"| Mojave BESS | Stage 5 | BESS | CAISO | $5.4M | $4.9M | EPC contractor dispute |")
@@ -85,24 +93,24 @@ func TestAppendixB(t *testing.T) {
 	t.Run("B.4 vendor comparison", func(t *testing.T) {
 		res, err := k.CompareVendors(ctx, tools.CompareVendorsArgs{Market: "CAISO", HubZone: "SP15", Year: 2025})
 		md := render(t, f, res, err)
-		contains(t, md, "**Day-Ahead Price Comparison — Ascend and Hitachi for SP15 in CAISO for 2025**",
+		contains(t, md, "**Day-Ahead Price Comparison — SP15, CAISO, 2025**",
 			"| Vendor | As-Of | Avg Price ($/MWh) |",
 			"| Ascend | Jan_2025 | $52.14 |",
 			"| Hitachi | Q1_2025 | $54.80 |",
-			"Hitachi's forecast is **$2.66/MWh (5.1%) higher** than Ascend's.",
-			"most pronounced during peak hours (HE 16-21)")
+			"Hitachi's forecast is **$2.66/MWh (5.1%) higher** than Ascend's for SP15 in 2025.",
+			"This difference is most pronounced during peak hours (HE 16-21)")
 	})
 	t.Run("B.5 recent changes", func(t *testing.T) {
 		res, err := k.GetRecentChanges(ctx, tools.RecentChangesArgs{FieldChanged: "FinishDate", SinceDate: "2026-02-20"})
 		md := render(t, f, res, err)
-		contains(t, md, "**5 milestone date changes** recorded since Feb 20:",
+		contains(t, md, "**5 milestone date changes** recorded in the last 7 days:",
 			"| Date | Project | Task | Previous Date | New Date | Change |",
 			"| Feb 26 | Sierra Wind | Execute Interconnection Agreement | Mar 2026 | Jun 2026 | +3 months |",
 			"| Feb 25 | Nazareth Solar | Project Finance | Aug 2025 | Nov 2025 | +3 months |",
 			"| Feb 24 | Desert Sun | EPC FNTP | Apr 2026 | Apr 2026 | No change (re-confirmed) |",
 			"| Feb 23 | Mojave BESS | Mechanical Completion | Dec 2026 | Feb 2027 | +2 months |",
 			"| Feb 21 | Kern Wind | Commercial Operation | Jun 2027 | Sep 2027 | +3 months |",
-			"**Pattern**: 4 of 5 dates moved later.")
+			"**Pattern**: 4 of 5 projects moved milestones later by 2-3 months (interconnection, financing, construction and COD milestones).")
 	})
 }
 

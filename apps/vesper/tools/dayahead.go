@@ -308,7 +308,11 @@ type VendorDifference struct {
 
 // CompareVendorsResult is the result of compare_vendors.
 type CompareVendorsResult struct {
-	Prices []VendorPrice `json:"data"`
+	// Market, HubZone and Year are what was compared, as resolved.
+	Market  string        `json:"market"`
+	HubZone string        `json:"hub_zone"`
+	Year    int           `json:"year"`
+	Prices  []VendorPrice `json:"data"`
 	// Representative is, per vendor, the file compared: the one covering
 	// the most hours of the year, the latest on ties.
 	Representative []VendorPrice     `json:"representative"`
@@ -359,7 +363,7 @@ func (k *Toolkit) CompareVendors(ctx context.Context, a CompareVendorsArgs) (*Co
 	if err != nil {
 		return nil, err
 	}
-	out := &CompareVendorsResult{Prices: []VendorPrice{}, Meta: Meta{ReportKey: "dayahead_curve_report",
+	out := &CompareVendorsResult{Market: market, HubZone: hub, Year: a.Year, Prices: []VendorPrice{}, Meta: Meta{ReportKey: "dayahead_curve_report",
 		Searched: fmt.Sprintf("day-ahead prices of %s for %s in %s for %d", strings.Join(names, " and "), hub, market, a.Year)}}
 	out.fromResult(res)
 	best := map[string]VendorPrice{}
