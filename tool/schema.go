@@ -70,12 +70,12 @@ func (s *Schema) validate(toolName string, raw json.RawMessage) (any, json.RawMe
 			return nil, nil, err
 		}
 	}
-	var instance any
-	if err := json.Unmarshal(raw, &instance); err != nil {
-		if _, nerr := NormalizeArguments(toolName, raw); nerr != nil {
-			return nil, nil, nerr // its message quotes the arguments
+	instance, ok := parseJSON(raw)
+	if !ok {
+		instance = nil
+		if err := json.Unmarshal(raw, &instance); err != nil {
+			return nil, nil, invalidJSON(toolName, raw, err)
 		}
-		return nil, nil, &ArgumentError{Tool: toolName, Problems: []Problem{{Message: "arguments are not valid JSON: " + err.Error()}}}
 	}
 	if err := s.resolved.Validate(instance); err != nil {
 		var problems []Problem
@@ -86,6 +86,13 @@ func (s *Schema) validate(toolName string, raw json.RawMessage) (any, json.RawMe
 		return nil, nil, &ArgumentError{Tool: toolName, Problems: problems}
 	}
 	return instance, raw, nil
+}
+
+func invalidJSON(toolName string, raw json.RawMessage, err error) error {
+	if _, nerr := NormalizeArguments(toolName, raw); nerr != nil {
+		return nerr // its message quotes the arguments
+	}
+	return &ArgumentError{Tool: toolName, Problems: []Problem{{Message: "arguments are not valid JSON: " + err.Error()}}}
 }
 
 // NormalizeArguments turns what models commonly send into a JSON object, or explains why it cannot:

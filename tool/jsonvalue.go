@@ -1,0 +1,269 @@
+package tool
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// parseJSON decodes data as json.Unmarshal into an interface{} would (map[string]any, []any,
+// string, float64, bool and nil), in one pass over the text instead of encoding/json's two (it
+// checks the whole text first, then decodes it). Tool arguments are decoded on every call, and
+// models often send long strings in them. It reports false for anything it does not handle
+// itself, invalid JSON included, and the caller then asks encoding/json, for the value or for its
+// error message.
+func parseJSON(data []byte) (any, bool) {
+	p := jsonParser{data: data}
+	v, ok := p.value()
+	if !ok {
+		return nil, false
+	}
+	p.space()
+	return v, p.i == len(p.data)
+}
+
+type jsonParser struct {
+	data  []byte
+	i     int
+	depth int
+}
+
+// maxParseDepth is where parseJSON leaves nesting to encoding/json, which has a limit of its own.
+const maxParseDepth = 1000
+
+func (p *jsonParser) space() {
+	for p.i < len(p.data) {
+		switch p.data[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *jsonParser) value() (any, bool) {
+	p.space()
+	if p.i >= len(p.data) {
+		return nil, false
+	}
+	switch c := p.data[p.i]; {
+	case c == '{':
+		return p.object()
+	case c == '[':
+		return p.array()
+	case c == '"':
+		return p.string()
+	case c == 't':
+		return true, p.literal("true")
+	case c == 'f':
+		return false, p.literal("false")
+	case c == 'n':
+		return nil, p.literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		return p.number()
+	}
+	return nil, false
+}
+
+func (p *jsonParser) literal(word string) bool {
+	if len(p.data)-p.i < len(word) || string(p.data[p.i:p.i+len(word)]) != word {
+		return false
+	}
+	p.i += len(word)
+	return true
+}
+
+func (p *jsonParser) object() (any, bool) {
+	if p.depth++; p.depth > maxParseDepth {
+		return nil, false
+	}
+	defer func() { p.depth-- }()
+	p.i++ // {
+	m := map[string]any{}
+	p.space()
+	if p.i < len(p.data) && p.data[p.i] == '}' {
+		p.i++
+		return m, true
+	}
+	for {
+		p.space()
+		if p.i >= len(p.data) || p.data[p.i] != '"' {
+			return nil, false
+		}
+		k, ok := p.string()
+		if !ok {
+			return nil, false
+		}
+		p.space()
+		if p.i >= len(p.data) || p.data[p.i] != ':' {
+			return nil, false
+		}
+		p.i++
+		v, ok := p.value()
+		if !ok {
+			return nil, false
+		}
+		m[k.(string)] = v
+		p.space()
+		if p.i >= len(p.data) {
+			return nil, false
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			return m, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+func (p *jsonParser) array() (any, bool) {
+	if p.depth++; p.depth > maxParseDepth {
+		return nil, false
+	}
+	defer func() { p.depth-- }()
+	p.i++ // [
+	list := []any{}
+	p.space()
+	if p.i < len(p.data) && p.data[p.i] == ']' {
+		p.i++
+		return list, true
+	}
+	for {
+		v, ok := p.value()
+		if !ok {
+			return nil, false
+		}
+		list = append(list, v)
+		p.space()
+		if p.i >= len(p.data) {
+			return nil, false
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return list, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// string decodes a string at p.i. Text without escapes is copied as it is (after checking that
+// it is UTF-8, as encoding/json keeps valid UTF-8 unchanged); a string with escapes goes to
+// encoding/json, whose rules for odd escapes and broken surrogates then apply exactly.
+func (p *jsonParser) string() (any, bool) {
+	start := p.i + 1
+	i := start
+	ascii := true
+	for {
+		for i+8 <= len(p.data) && plainBytes8(p.data[i:i+8]) {
+			i += 8
+		}
+		if i >= len(p.data) {
+			return nil, false
+		}
+		c := p.data[i]
+		switch {
+		case c == '"':
+			p.i = i + 1
+			text := p.data[start:i]
+			if !ascii && !utf8.Valid(text) {
+				return p.slowString(start-1, i+1)
+			}
+			return string(text), true
+		case c == '\\':
+			end, ok := stringEnd(p.data, i)
+			if !ok {
+				return nil, false
+			}
+			p.i = end
+			return p.slowString(start-1, end)
+		case c < 0x20:
+			return nil, false
+		case c >= 0x80:
+			ascii = false
+		}
+		i++
+	}
+}
+
+// stringEnd returns the index just past the closing quote of the string containing i.
+func stringEnd(data []byte, i int) (int, bool) {
+	for i < len(data) {
+		switch data[i] {
+		case '\\':
+			i += 2
+		case '"':
+			return i + 1, true
+		default:
+			i++
+		}
+	}
+	return 0, false
+}
+
+func (p *jsonParser) slowString(from, to int) (any, bool) {
+	var s string
+	if json.Unmarshal(p.data[from:to], &s) != nil {
+		return nil, false
+	}
+	return s, true
+}
+
+func (p *jsonParser) number() (any, bool) {
+	start := p.i
+	digits := func() int {
+		n := 0
+		for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	if p.data[p.i] == '-' {
+		p.i++
+	}
+	if p.i < len(p.data) && p.data[p.i] == '0' {
+		p.i++
+	} else if digits() == 0 {
+		return nil, false
+	}
+	if p.i < len(p.data) && p.data[p.i] == '.' {
+		p.i++
+		if digits() == 0 {
+			return nil, false
+		}
+	}
+	if p.i < len(p.data) && (p.data[p.i] == 'e' || p.data[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.data) && (p.data[p.i] == '+' || p.data[p.i] == '-') {
+			p.i++
+		}
+		if digits() == 0 {
+			return nil, false
+		}
+	}
+	f, err := strconv.ParseFloat(string(p.data[start:p.i]), 64)
+	if err != nil {
+		return nil, false // out of range: encoding/json says so
+	}
+	return f, true
+}
+
+// plainBytes8 reports whether the eight bytes of b are ASCII that a JSON string holds as they
+// are (no control character, quote or backslash), testing all eight at once.
+func plainBytes8(b []byte) bool {
+	_ = b[7]
+	x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	less := func(v, n uint64) uint64 { return (v - n*lo) &^ v & hi } // some byte < n
+	return x&hi|less(x, 0x20)|less(x^0x22*lo, 1)|less(x^0x5C*lo, 1) == 0
+}

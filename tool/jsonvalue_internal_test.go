@@ -1,0 +1,99 @@
+package tool
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var parseSeeds = []string{
+	`{"query":"plain text","n":3,"f":-0.5e-3,"ok":true,"no":false,"nil":null}`,
+	`{"nested":{"list":[1,[2,[3]],{"a":"b"}],"empty":{},"none":[]}}`,
+	`  {"spaces" : [ 1 , 2 ] }  `,
+	`{"esc":"quote\" back\\ nl\n tab\t uni\u00e9 surrogate\ud83d\ude00 lone\ud800 end"}`,
+	`{"utf8":"héllo wörld ✓ 😀","bad":"` + "\xff\xfe" + `"}`,
+	`{"dup":1,"dup":2}`,
+	`{"big":1e400}`, `{"num":01}`, `{"num":1.}`, `{"num":-}`, `{"t":tru}`, `{"a":1,}`, `[1,2,]`,
+	`{"ctl":"` + "\x01" + `"}`, `{"a":1}x`, `{"a" 1}`, `{1:2}`, `"just a string"`, `12.5`, `null`, ``,
+	`{"long":"` + strings.Repeat("0123456789abcdef", 300) + `"}`,
+}
+
+func TestParseJSONMatchesEncodingJSON(t *testing.T) {
+	for _, s := range parseSeeds {
+		checkParse(t, []byte(s))
+	}
+	// The usual arguments must take the fast path, or it is not worth having.
+	for _, s := range parseSeeds[:3] {
+		if _, ok := parseJSON([]byte(s)); !ok {
+			t.Errorf("parseJSON gave up on %s", s)
+		}
+	}
+	// Random documents built from pieces, escapes and non-ASCII text among them.
+	rng := rand.New(rand.NewPCG(3, 4))
+	var gen func(depth int) string
+	gen = func(depth int) string {
+		switch k := rng.IntN(9); {
+		case k == 0 && depth < 4:
+			parts := make([]string, rng.IntN(4))
+			for i := range parts {
+				parts[i] = gen(depth + 1)
+			}
+			return "[" + strings.Join(parts, ",") + "]"
+		case k == 1 && depth < 4:
+			parts := make([]string, rng.IntN(4))
+			for i := range parts {
+				parts[i] = `"k` + string(rune('a'+rng.IntN(3))) + `":` + gen(depth+1)
+			}
+			return "{" + strings.Join(parts, ",") + "}"
+		case k == 2:
+			return []string{`"a\"b"`, `"\u0041\n"`, `"é"`, `"\ud800"`, `"x\/y"`}[rng.IntN(5)]
+		case k == 3:
+			return []string{"0", "-1", "3.25", "1e5", "-2.5E-3", "123456789012345678901234"}[rng.IntN(6)]
+		case k == 4:
+			return []string{"true", "false", "null"}[rng.IntN(3)]
+		}
+		return `"` + strings.Repeat("word ", rng.IntN(6)) + `"`
+	}
+	for range 3000 {
+		checkParse(t, []byte(gen(0)))
+	}
+}
+
+// checkParse fails when parseJSON accepts data that encoding/json rejects or decodes otherwise.
+func checkParse(t *testing.T, data []byte) {
+	t.Helper()
+	got, ok := parseJSON(data)
+	var want any
+	err := json.Unmarshal(data, &want)
+	if !ok {
+		return // encoding/json decides
+	}
+	if err != nil {
+		t.Fatalf("parseJSON accepted %q, which encoding/json rejects: %v", data, err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q:\nparseJSON %#v\nencoding  %#v", data, got, want)
+	}
+}
+
+func FuzzParseJSON(f *testing.F) {
+	for _, s := range parseSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkParse(t, data) })
+}
+
+func TestPlainBytes8(t *testing.T) {
+	for c := range 256 {
+		want := c >= 0x20 && c < 0x80 && c != '"' && c != '\\'
+		for pos := range 8 {
+			b := []byte("abcdefgh")
+			b[pos] = byte(c)
+			if plainBytes8(b) != want {
+				t.Fatalf("byte %#x at %d", c, pos)
+			}
+		}
+	}
+}
