@@ -15,10 +15,10 @@ const maxRows = 20
 
 // fromResults writes an answer from tool results: a Markdown table for rows, a list for a record,
 // the text itself otherwise.
-func fromResults(question string, results []message.Message) string {
+func fromResults(l lang, question string, results []message.Message) string {
 	var b strings.Builder
 	if question != "" {
-		fmt.Fprintf(&b, "Here is what I found for %q.\n\n", truncate(question, 160))
+		fmt.Fprintf(&b, l.p().found+"\n\n", truncate(question, 160))
 	}
 	for _, r := range results {
 		if len(results) > 1 || r.IsError {
@@ -28,7 +28,7 @@ func fromResults(question string, results []message.Message) string {
 			}
 			fmt.Fprintf(&b, "**%s**", name)
 			if r.IsError {
-				b.WriteString(" reported an error")
+				b.WriteString(l.p().reportedError)
 			}
 			b.WriteString(":\n\n")
 		}

@@ -6,7 +6,11 @@
 //
 // For each request it applies the first rule that fits:
 //
-//  1. After tool results (the conversation ends with tool turns) it writes the answer from them:
+//  1. After tool results (the conversation ends with tool turns), when the user's request was given
+//     in steps ("look up X and then convert it", also "then", "depois", "luego", "puis", "dann")
+//     and a later step's tools have not been called since the user's message, it calls them (rule
+//     "tool_chain"), filling a required argument the step's words lack from the earlier results.
+//     Otherwise it writes the answer from the results of every step:
 //     a Markdown table for a list of records (or for the first list of records inside an object,
 //     with the object's other fields listed above it), a bullet list for a record, the text itself
 //     otherwise, and a note for each tool that reported an error. With a Schema it fills the
@@ -17,8 +21,9 @@
 //     of its description, with synonyms ("change" counts as "update", "imóvel" as "property"),
 //     plurals, shared five-letter stems, and four points when the message holds a URL and the
 //     tool takes one. The best tool scoring 2.5 or more is called, with arguments filled from its
-//     schema. A message of clauses joined by "and" whose clauses point to different tools calls
-//     them all, in parallel. When a required argument cannot be filled it asks for it instead,
+//     schema. A message of clauses joined by "and" ("e", "y", "et", "und") whose clauses point to
+//     different tools calls them all, in parallel, in one turn; a request in steps calls its first
+//     step's tools only. When a required argument cannot be filled it asks for it instead,
 //     naming the argument and its description. A ToolChoice naming a tool, or "required", calls
 //     the best tool whatever its score.
 //  4. Otherwise it recognises utility requests in the last user message or a short system prompt
@@ -43,7 +48,8 @@
 //   - URLs, e-mails, UUIDs and IDs (an "id" written after its name, like "zpid 2077").
 //   - numbers: years (four digits, "next year"), months, hours ("3pm"), "top 5" or "first 10" for
 //     counts, a number written next to the property's words ("3 bedrooms", "T2"), "under 500k" for
-//     maxima and "at least 2" for minima; minimum and maximum are respected.
+//     maxima and "at least 2" for minima, the text's only number for an amount, value or quantity;
+//     minimum and maximum are respected.
 //   - names (project_name, location, title, ...): a quoted string, else a run of capitalised words
 //     ("Nazareth Solar"), else the words after "in" for places.
 //   - free text (query, question, content, ...): the message, without a leading "search the web
@@ -52,6 +58,13 @@
 //   - booleans: true when the property's word appears in the message (false after "not").
 //   - nested objects are filled the same way; a nullable property not found is null; a required
 //     one takes its default when the schema gives one.
+//
+// # Languages
+//
+// Trigger words and synonyms cover English, Portuguese, Spanish, French and German. The fixed
+// phrases (the call announcement, "Here is what I found", the question for a missing argument, error
+// notes, the fallback reply) are written in the language of the user's last message, detected by
+// counting each language's common words; English when no other language's words outnumber it.
 //
 // Answers depend only on the request and Options.Now, so tests can rely on them.
 package offline

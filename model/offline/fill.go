@@ -20,6 +20,7 @@ type filler struct {
 	context []string          // every other message's text, newest first, system prompts last
 	system  string            // the system prompts, for the meaning of enum values
 	now     time.Time
+	lang    lang // the language of primary, for the fixed phrases
 }
 
 // object fills an object schema. missing lists required properties it could not fill.
@@ -627,6 +628,11 @@ func (f *filler) number(name, desc string, s map[string]any) (float64, bool) {
 				return n.v, true
 			}
 		}
+	}
+	// an amount the text gives as its only number: "convert 20 to EUR", or a number from an
+	// earlier step's result
+	if has("amount", "value", "quantity", "sum", "valor", "quantia", "cantidad", "importe", "montant", "valeur", "betrag", "menge", "wert") && len(nums) == 1 && inRange(nums[0].v) {
+		return nums[0].v, true
 	}
 	// a bound written as "under 300k" or "at least 2"
 	isMax, isMin := has("max", "maximum", "upper", "below"), has("min", "minimum", "lower", "least")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -141,13 +142,19 @@ func (m *Model) answer(req *model.Request) (*model.Response, string) {
 	msgs := req.Messages
 	last := msgs[len(msgs)-1]
 
-	// 1. After tool results: write the answer from them.
+	// 1. After tool results: call the next step's tools of a request in steps ("look up X, then
+	// convert it"), or write the answer from the results of every step.
 	if last.Role == message.RoleTool {
-		results := trailingResults(msgs)
+		results := resultsSinceUser(msgs)
 		if req.Schema != nil {
 			return m.structured(f, req, resultsText(results)), "structured"
 		}
-		return &model.Response{Message: message.Assistant(label(fromResults(f.primary, results)))}, "tool_results"
+		if len(req.Tools) > 0 && req.ToolChoice != model.ToolChoiceNone {
+			if calls := m.nextStep(f, req, results); len(calls) > 0 {
+				return m.calling(f, calls), "tool_chain"
+			}
+		}
+		return &model.Response{Message: message.Assistant(label(fromResults(f.lang, f.primary, results)))}, "tool_results"
 	}
 
 	// 2. Structured output: fill the schema from the user's words.
@@ -159,12 +166,7 @@ func (m *Model) answer(req *model.Request) (*model.Response, string) {
 	if len(req.Tools) > 0 && req.ToolChoice != model.ToolChoiceNone {
 		calls, ask := m.chooseTools(f, req, len(msgs))
 		if len(calls) > 0 {
-			names := make([]string, len(calls))
-			for i, c := range calls {
-				names[i] = "`" + c.Name + "`"
-			}
-			text := label(fmt.Sprintf("Calling %s.", strings.Join(names, ", ")))
-			return &model.Response{Message: message.Assistant(text, calls...), FinishReason: model.FinishToolCalls}, "tool_call"
+			return m.calling(f, calls), "tool_call"
 		}
 		if ask != "" {
 			return &model.Response{Message: message.Assistant(label(ask))}, "ask"
@@ -183,6 +185,16 @@ func (m *Model) answer(req *model.Request) (*model.Response, string) {
 	return &model.Response{Message: message.Assistant(label(m.fallback(f, req)))}, "fallback"
 }
 
+// calling is the assistant turn that makes calls.
+func (m *Model) calling(f *filler, calls []message.ToolCall) *model.Response {
+	names := make([]string, len(calls))
+	for i, c := range calls {
+		names[i] = "`" + c.Name + "`"
+	}
+	text := label(fmt.Sprintf(f.lang.p().calling, strings.Join(names, ", ")))
+	return &model.Response{Message: message.Assistant(text, calls...), FinishReason: model.FinishToolCalls}
+}
+
 func label(text string) string { return strings.TrimSpace(text) + "\n\n" + Marker }
 
 func (m *Model) newFiller(req *model.Request) *filler {
@@ -197,6 +209,7 @@ func (m *Model) newFiller(req *model.Request) *filler {
 	if lastUser >= 0 {
 		f.primary = req.Messages[lastUser].Text()
 	}
+	f.lang = detect(f.primary)
 	var sys []string
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		msg := req.Messages[i]
@@ -238,13 +251,20 @@ func (m *Model) structured(f *filler, req *model.Request, extra string) *model.R
 	return &model.Response{Message: message.Assistant(string(out))}
 }
 
-// trailingResults returns the tool results at the end of the conversation.
-func trailingResults(msgs []message.Message) []message.Message {
+// resultsSinceUser returns the tool results after the last user message, in order: those of
+// every step of a chained request.
+func resultsSinceUser(msgs []message.Message) []message.Message {
 	i := len(msgs)
-	for i > 0 && msgs[i-1].Role == message.RoleTool {
+	for i > 0 && msgs[i-1].Role != message.RoleUser {
 		i--
 	}
-	return msgs[i:]
+	var out []message.Message
+	for _, msg := range msgs[i:] {
+		if msg.Role == message.RoleTool {
+			out = append(out, msg)
+		}
+	}
+	return out
 }
 
 func resultsText(results []message.Message) string {
@@ -268,6 +288,19 @@ func (m *Model) chooseTools(f *filler, req *model.Request, n int) ([]message.Too
 		}
 	}
 	forced := req.ToolChoice != model.ToolChoiceAuto
+	// A request in steps ("look up X, then convert it") starts with its first step that names a
+	// tool; the later steps are called once its results are in (see nextStep).
+	if !forced {
+		if st := steps(f.primary); len(st) > 1 {
+			for _, step := range st {
+				if picks := m.pick(tools, step); len(picks) > 0 {
+					sf := *f
+					sf.primary = step
+					return m.callsFor(&sf, picks, n, false, "")
+				}
+			}
+		}
+	}
 	// Several clauses joined by "and" may each ask for a different tool: call them in parallel.
 	var picks []model.ToolSpec
 	if !forced {
@@ -284,12 +317,24 @@ func (m *Model) chooseTools(f *filler, req *model.Request, n int) ([]message.Too
 			picks = []model.ToolSpec{t}
 		}
 	}
+	return m.callsFor(f, picks, n, forced, "")
+}
+
+// callsFor fills the arguments of picks from f. A call missing a required argument is filled
+// again with extra (earlier results) as well; when it still misses one, it becomes a question,
+// unless forced.
+func (m *Model) callsFor(f *filler, picks []model.ToolSpec, n int, forced bool, extra string) ([]message.ToolCall, string) {
 	var calls []message.ToolCall
 	var ask []string
 	for i, t := range picks {
 		args, missing := f.args(t)
+		if len(missing) > 0 && extra != "" {
+			ef := *f
+			ef.primary = f.primary + "\n" + extra
+			args, missing = ef.args(t)
+		}
 		if len(missing) > 0 && !forced {
-			ask = append(ask, fmt.Sprintf("To use `%s` I need %s. %s", t.Name, describeMissing(t, missing), "Please include it in your message."))
+			ask = append(ask, fmt.Sprintf(f.lang.p().need, t.Name, describeMissing(t, missing, f.lang.p().and)))
 			continue
 		}
 		raw, _ := json.Marshal(args)
@@ -301,6 +346,52 @@ func (m *Model) chooseTools(f *filler, req *model.Request, n int) ([]message.Too
 	return nil, strings.Join(ask, "\n")
 }
 
+// pick returns the tools the clauses of one step point to, each once.
+func (m *Model) pick(tools []model.ToolSpec, step string) []model.ToolSpec {
+	var picks []model.ToolSpec
+	for _, clause := range clauses(step) {
+		if t, score := bestTool(tools, clause); score >= m.threshold && !containsTool(picks, t.Name) {
+			picks = append(picks, t)
+		}
+	}
+	return picks
+}
+
+// nextStep returns the calls of the first step of a request in steps whose tools have not been
+// called since the user's message, with arguments from the step's words and, where those lack a
+// required one, from the earlier results. It returns nil when every step has run.
+func (m *Model) nextStep(f *filler, req *model.Request, results []message.Message) []message.ToolCall {
+	st := steps(f.primary)
+	if len(st) < 2 {
+		return nil
+	}
+	called := map[string]bool{}
+	for _, r := range results {
+		called[r.Name] = true
+	}
+	for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role != message.RoleUser; i-- {
+		for _, c := range req.Messages[i].ToolCalls {
+			called[c.Name] = true
+		}
+	}
+	for _, step := range st {
+		var todo []model.ToolSpec
+		for _, t := range m.pick(req.Tools, step) {
+			if !called[t.Name] {
+				todo = append(todo, t)
+			}
+		}
+		if len(todo) == 0 {
+			continue
+		}
+		sf := *f
+		sf.primary = step
+		calls, _ := m.callsFor(&sf, todo, len(req.Messages), false, resultsText(results))
+		return calls
+	}
+	return nil
+}
+
 func containsTool(ts []model.ToolSpec, name string) bool {
 	for _, t := range ts {
 		if t.Name == name {
@@ -310,10 +401,28 @@ func containsTool(ts []model.ToolSpec, name string) bool {
 	return false
 }
 
+// clauses splits a step at the words that join independent requests ("and", "e", "y", "et",
+// "und"): their tools are called in parallel.
 func clauses(s string) []string {
-	r := strings.NewReplacer(" and also ", "\x00", " and then ", "\x00", " and ", "\x00", " e também ", "\x00", " e ", "\x00", "; ", "\x00")
-	return strings.Split(r.Replace(s), "\x00")
+	return reAnd.Split(s, -1)
 }
+
+// steps splits a request at the words that order it ("then", "depois", "luego", "puis", "dann"):
+// each step's tools are called after the previous step's results are in.
+func steps(s string) []string {
+	var out []string
+	for _, p := range reThen.Split(s, -1) {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+var (
+	reAnd  = regexp.MustCompile(`(?i)\s+(?:and also|and|e também|e tambem|e|y también|y tambien|y|et aussi|et|und auch|und)\s+|;\s+`)
+	reThen = regexp.MustCompile(`(?i)(?:[,;]?\s+(?:and then|then|afterwards|after that|e depois|depois disso|depois|e então|y luego|luego|y después|y despues|después|despues|et puis|puis|et ensuite|ensuite|und dann|dann|danach|anschließend)\s+|[.;]\s+(?:then|depois|luego|después|despues|puis|ensuite|dann|danach)\b[,\s]*)`)
+)
 
 func (f *filler) args(t model.ToolSpec) (map[string]any, []string) {
 	s := decodeSchema(t.Parameters)
@@ -326,7 +435,7 @@ func (f *filler) args(t model.ToolSpec) (map[string]any, []string) {
 	return f.object(s)
 }
 
-func describeMissing(t model.ToolSpec, missing []string) string {
+func describeMissing(t model.ToolSpec, missing []string, and string) string {
 	s := decodeSchema(t.Parameters)
 	props, _ := s["properties"].(map[string]any)
 	parts := make([]string, len(missing))
@@ -340,7 +449,7 @@ func describeMissing(t model.ToolSpec, missing []string) string {
 			}
 		}
 	}
-	return strings.Join(parts, " and ")
+	return strings.Join(parts, and)
 }
 
 // bestTool scores every tool against the text and returns the best; ties go to the earlier tool.
@@ -446,19 +555,20 @@ func task(req *model.Request) string {
 
 func (m *Model) fallback(f *filler, req *model.Request) string {
 	var b strings.Builder
+	p := f.lang.p()
 	if f.primary == "" {
-		b.WriteString("Hello. No language model is configured, so I answer by fixed rules.")
+		b.WriteString("Hello. " + p.noModel)
 	} else {
-		fmt.Fprintf(&b, "No language model is configured, so I answer by fixed rules. You asked: %q.", truncate(f.primary, 300))
+		fmt.Fprintf(&b, p.noModel+" "+p.youAsked, truncate(f.primary, 300))
 	}
 	if len(req.Tools) > 0 && req.ToolChoice != model.ToolChoiceNone {
-		b.WriteString(" I did not find a tool that matches your words. I can:\n")
+		b.WriteString(" " + p.noTool + "\n")
 		for _, t := range req.Tools {
 			fmt.Fprintf(&b, "- `%s`: %s\n", t.Name, truncate(firstSentence(t.Description), 120))
 		}
-		b.WriteString("Name what you want in those words (quote names and give dates, numbers or links).")
+		b.WriteString(p.nameIt)
 	} else {
-		b.WriteString(" Set TRELLIS_MODEL to a provider (for example openai:gpt-4o) for free-form answers.")
+		b.WriteString(" " + p.setModel)
 	}
 	return b.String()
 }

@@ -55,7 +55,10 @@ var stop = setOf(`a an and are as at be by can could do does did for from get ha
 me my of on or our please show tell that the their them then there these this those to us was we what when where
 which who why will with would you your want need give find let lets about also just some any all one
 o os as um uma de do da dos das em no na nos nas por para com que se e eu meu minha qual quais quanto
-como sobre este esta isto esse essa ao aos pelo pela mais muito`)
+como sobre este esta isto esse essa ao aos pelo pela mais muito depois
+el los las lo una del al con cual cuales mis su sus esto eso favor luego despues usted
+les des du et pour avec est une moi mon mes je vous votre quel quelle quels quelles dans sur aux puis ensuite
+der die das dem den ein eine einen und ist mit fur von zu auf bitte mir mich ich sie wie welche welcher oder dann danach`)
 
 func setOf(s string) map[string]bool {
 	m := map[string]bool{}
@@ -100,6 +103,37 @@ var synonyms = map[string][]string{
 	"perfil": {"profile"}, "orcamento": {"budget"}, "tarefas": {"todos"}, "tarefa": {"todos"},
 	"mudar": {"switch"}, "muda": {"switch"}, "ler": {"read"}, "contexto": {"context"}, "nota": {"write"},
 	"impostos": {"taxes"}, "comparar": {"compare"}, "compara": {"compare"},
+	"converter": {"convert"}, "converte": {"convert"}, "preco": {"price"}, "tempo": {"weather", "time"}, "hora": {"time"},
+	// Spanish
+	"buscar": {"search", "find"}, "busca": {"search", "find"}, "busque": {"search"}, "consultar": {"search", "get"},
+	"mostrar": {"show", "get", "list"}, "muestra": {"show", "get", "list"}, "muestrame": {"show", "get"}, "dame": {"get"},
+	"convertir": {"convert"}, "convierte": {"convert"}, "cambia": {"convert", "update"}, "cambiar": {"update", "convert"},
+	"analizar": {"analysis"}, "analiza": {"analysis"}, "precio": {"price"}, "precios": {"price", "prices"},
+	"clima": {"weather"}, "borrar": {"remove"}, "borra": {"remove"}, "eliminar": {"remove", "delete"},
+	"elimina": {"remove", "delete"}, "anadir": {"add", "save"}, "anade": {"add", "save"}, "agregar": {"add", "save"},
+	"agrega": {"add", "save"}, "crear": {"create", "add"}, "crea": {"create", "add"}, "actualizar": {"update"},
+	"actualiza": {"update"}, "listar": {"list"}, "lista": {"list"}, "coste": {"costs"}, "costo": {"costs"},
+	"costos": {"costs"}, "presupuesto": {"budget"}, "tareas": {"todos"}, "impuestos": {"taxes"}, "vivienda": {"property"},
+	"piso": {"property"}, "propiedad": {"property"}, "propiedades": {"properties"}, "tiempo": {"weather", "time"},
+	// French
+	"chercher": {"search", "find"}, "cherche": {"search", "find"}, "rechercher": {"search"}, "recherche": {"search"},
+	"montrer": {"show", "get"}, "montre": {"show", "get"}, "afficher": {"show", "list"}, "affiche": {"show", "list"},
+	"donne": {"get"}, "convertis": {"convert"}, "convertissez": {"convert"},
+	"analyser": {"analysis"}, "prix": {"price"}, "meteo": {"weather"}, "heure": {"time"},
+	"supprimer": {"remove", "delete"}, "supprime": {"remove", "delete"}, "enregistrer": {"save"}, "sauvegarder": {"save"},
+	"ajouter": {"add", "save"}, "ajoute": {"add", "save"}, "comparer": {"compare"}, "creer": {"create", "add"},
+	"modifier": {"update"}, "changer": {"update"}, "liste": {"list"}, "couts": {"costs"}, "cout": {"costs"},
+	"taches": {"todos"}, "impots": {"taxes"}, "maison": {"property"}, "appartement": {"property"}, "logement": {"property"},
+	// German
+	"suchen": {"search", "find"}, "suche": {"search", "find"}, "finde": {"find", "search"}, "finden": {"find", "search"},
+	"zeige": {"show", "get", "list"}, "zeig": {"show", "get"}, "zeigen": {"show", "get"}, "anzeigen": {"show", "list"},
+	"umrechnen": {"convert"}, "rechne": {"convert"}, "konvertieren": {"convert"}, "umwandeln": {"convert"},
+	"analysieren": {"analysis"}, "analysiere": {"analysis"}, "preis": {"price"}, "preise": {"price", "prices"},
+	"wetter": {"weather"}, "uhrzeit": {"time"}, "zeit": {"time"}, "loschen": {"remove", "delete"}, "losche": {"remove", "delete"},
+	"speichern": {"save"}, "speichere": {"save"}, "hinzufugen": {"add", "save"}, "vergleichen": {"compare"},
+	"vergleiche": {"compare"}, "erstellen": {"create", "add"}, "erstelle": {"create", "add"}, "andern": {"update"},
+	"aktualisieren": {"update"}, "kosten": {"costs"}, "aufgaben": {"todos"}, "steuern": {"taxes"},
+	"haus": {"property"}, "wohnung": {"property"}, "immobilie": {"property"},
 }
 
 // terms returns the content words of s with their synonyms, each once.
