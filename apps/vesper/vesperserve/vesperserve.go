@@ -71,9 +71,15 @@ func Open(ctx context.Context, dataDir, databaseURL string, compile graph.Compil
 		return fail(err)
 	}
 	linker := &reports.Linker{Menu: menu}
+	// Relative dates ("last week") are read against the data's own date
+	// when it is the generated data set.
+	now, err := w.Clock(ctx)
+	if err != nil {
+		return fail(err)
+	}
 	// The dev-mode server acts as one tenant; let it see the demo tenant's generated data.
 	aliases := map[string]string{server.DevPrincipal.Tenant: warehouse.TenantVesper}
-	a, err := app.New(app.Config{Toolkit: tools.New(w, nil), Settings: settings, Linker: linker, Compile: compile, TenantAliases: aliases})
+	a, err := app.New(app.Config{Toolkit: tools.New(w, &tools.Options{Now: now}), Now: now, Settings: settings, Linker: linker, Compile: compile, TenantAliases: aliases})
 	if err != nil {
 		return fail(err)
 	}

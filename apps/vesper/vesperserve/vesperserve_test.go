@@ -30,6 +30,15 @@ func TestOpenLoadsOnceAndAnswers(t *testing.T) {
 		if !strings.Contains(st.Answer, "There are **3 projects**") || !strings.Contains(st.Answer, "Portfolio View") {
 			t.Fatalf("start %d: %s", i+1, st.Answer)
 		}
+		// "Last week" is the generated data's last week, whatever today is.
+		st, err = o.App.Graph.Invoke(tool.WithCallInfo(ctx, tool.CallInfo{Tenant: "vesper", User: "u", Permissions: []string{"*"}}),
+			agent.SupervisorState{Messages: []message.Message{message.User("What milestone dates changed in the last week?")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(st.Answer, "**5 milestone date changes** recorded in the last 7 days") {
+			t.Fatalf("start %d: %s", i+1, st.Answer)
+		}
 		o.Warehouse.Close()
 	}
 	if spec := vesperserve.Spec(dir, ""); spec.ID != "vesper" || spec.Build == nil {
