@@ -24,7 +24,18 @@ const serveEnv = "TRELLIS_MCP_TEST_SERVE_STDIO"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(serveEnv) == "1" {
-		srv, err := mcp.NewServer(newExecutor(nil), &mcp.ServerOptions{Name: "trellis-test"})
+		exec := newExecutor(nil)
+		// "crash" ends the server process in the middle of a call, as a server that dies would.
+		crash := tool.Must(tool.New("crash", "Exits the server.", func(ctx context.Context, _ none) (string, error) {
+			os.Exit(3)
+			return "", nil
+		}))
+		exec, err := tool.NewExecutor(append(exec.Tools(), crash), nil)
+		if err != nil {
+			os.Stderr.WriteString(err.Error())
+			os.Exit(1)
+		}
+		srv, err := mcp.NewServer(exec, &mcp.ServerOptions{Name: "trellis-test"})
 		if err == nil {
 			err = mcp.ServeStdio(context.Background(), srv)
 		}

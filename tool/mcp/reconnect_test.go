@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -295,5 +296,30 @@ func TestReconnectsOverHTTP(t *testing.T) {
 	l.start()
 	if res, err := callTool(t, forecast, `{"city":"Evora"}`); err != nil || res.IsError {
 		t.Fatalf("call after the server came back = %+v, %v", res, err)
+	}
+}
+
+// A stdio server that dies is started again by the next call.
+func TestReconnectsOverStdio(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := mcp.Connect(context.Background(), mcp.Command{Path: exe, Env: append(os.Environ(), serveEnv+"=1")}, &mcp.Options{ReconnectBackoff: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	tools := toolMap(t, c)
+	first := c.Session()
+	if _, err := callTool(t, tools["crash"], `{}`); err == nil || !strings.Contains(err.Error(), "the next call reconnects") {
+		t.Fatalf("call that kills the server: %v", err)
+	}
+	res, err := callTool(t, tools["forecast"], `{"city":"Tromsø"}`)
+	if err != nil || res.IsError || !strings.Contains(string(res.Structured), "Tromsø") {
+		t.Fatalf("call after the server died = %+v, %v", res, err)
+	}
+	if c.Session() == first {
+		t.Error("the session was not replaced")
 	}
 }
