@@ -19,6 +19,9 @@ import (
 	"github.com/trellis-go/trellis/apps/vesper/warehouse"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/offline"
+	"github.com/trellis-go/trellis/model/provider"
 	"github.com/trellis-go/trellis/server"
 )
 
@@ -28,11 +31,34 @@ type Opened struct {
 	App       *app.App
 	Linker    *reports.Linker
 	Records   *chat.Records
+	// Model is the configured model; nil means the offline rules.
+	Model model.Model
 }
 
 // Open opens (and on first start loads) the warehouse and builds the app.
 // An empty databaseURL means SQLite at dataDir/vesper.db.
 func Open(ctx context.Context, dataDir, databaseURL string, compile graph.CompileOptions) (*Opened, error) {
+	return OpenWith(ctx, Options{DataDir: dataDir, DatabaseURL: databaseURL, Compile: compile})
+}
+
+// Options configure [OpenWith]. DataDir or DatabaseURL is required.
+type Options struct {
+	// DataDir holds the SQLite warehouse (vesper.db) when DatabaseURL is empty.
+	DataDir string
+	// DatabaseURL is a Postgres database; the warehouse is its vesper schema.
+	DatabaseURL string
+	// Compile configures the compiled graph (saver, store).
+	Compile graph.CompileOptions
+	// Model, when set and not the offline model, routes, runs each domain
+	// agent as a tool loop and writes the answers (see app.Config.Model);
+	// it also titles and summarises chat sessions. Nil means the offline
+	// rules.
+	Model model.Model
+}
+
+// OpenWith is [Open] with every option.
+func OpenWith(ctx context.Context, o Options) (*Opened, error) {
+	dataDir, databaseURL, compile := o.DataDir, o.DatabaseURL, o.Compile
 	cfg := warehouse.Config{}
 	if databaseURL != "" {
 		cfg.Dialect, cfg.DSN = warehouse.Postgres, databaseURL
@@ -79,11 +105,11 @@ func Open(ctx context.Context, dataDir, databaseURL string, compile graph.Compil
 	}
 	// The dev-mode server acts as one tenant; let it see the demo tenant's generated data.
 	aliases := map[string]string{server.DevPrincipal.Tenant: warehouse.TenantVesper}
-	a, err := app.New(app.Config{Toolkit: tools.New(w, &tools.Options{Now: now}), Now: now, Settings: settings, Linker: linker, Compile: compile, TenantAliases: aliases})
+	a, err := app.New(app.Config{Toolkit: tools.New(w, &tools.Options{Now: now}), Now: now, Model: o.Model, Settings: settings, Linker: linker, Compile: compile, TenantAliases: aliases})
 	if err != nil {
 		return fail(err)
 	}
-	return &Opened{Warehouse: w, App: a, Linker: linker, Records: rec}, nil
+	return &Opened{Warehouse: w, App: a, Linker: linker, Records: rec, Model: o.Model}, nil
 }
 
 // Spec is the assistant "vesper" for the server's graph list, with the chat WebSocket
@@ -93,7 +119,7 @@ func Spec(dataDir, databaseURL string) server.GraphSpec {
 	var opened *Opened
 	return server.GraphSpec{
 		ID:          "vesper",
-		Description: "Vesper Analytics: day-ahead prices, price curves, Power BI usage and renewable projects, on the offline rules.",
+		Description: "Vesper Analytics: day-ahead prices, price curves, Power BI usage and renewable projects, on the offline rules unless TRELLIS_MODEL names a model.",
 		Build: func(d server.Deps) (graph.Runnable, error) {
 			dir, url := dataDir, databaseURL
 			if dir == "" && url == "" {
@@ -102,7 +128,17 @@ func Spec(dataDir, databaseURL string) server.GraphSpec {
 			if dir == "" && url == "" {
 				dir = server.DefaultDataDir
 			}
-			o, err := Open(context.Background(), dir, url, graph.CompileOptions{Saver: d.Saver, Store: d.Store})
+			// TRELLIS_MODEL (see model/provider) chooses the model; unset means
+			// the offline rules.
+			roles, err := provider.FromEnv(os.Getenv, nil)
+			if err != nil {
+				return nil, fmt.Errorf("vesperserve: %w", err)
+			}
+			var m model.Model
+			if _, offline := roles.Default().(*offline.Model); !offline {
+				m = roles.Default()
+			}
+			o, err := OpenWith(context.Background(), Options{DataDir: dir, DatabaseURL: url, Compile: graph.CompileOptions{Saver: d.Saver, Store: d.Store}, Model: m})
 			if err != nil {
 				return nil, err
 			}
@@ -114,7 +150,7 @@ func Spec(dataDir, databaseURL string) server.GraphSpec {
 				return
 			}
 			mux.Handle("GET "+chat.Path, &chat.Handler{
-				App: opened.App, Records: opened.Records, Linker: opened.Linker,
+				App: opened.App, Records: opened.Records, Linker: opened.Linker, Model: opened.Model,
 				RunOptions: func(session string) []graph.RunOption {
 					// Each turn is checkpointed in a thread of its own; the conversation lives in
 					// chat_messages.

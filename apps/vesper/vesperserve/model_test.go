@@ -1,0 +1,85 @@
+package vesperserve_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/trellis-go/trellis/apps/vesper/chat"
+	"github.com/trellis-go/trellis/apps/vesper/vesperserve"
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model/modeltest"
+	"github.com/trellis-go/trellis/server"
+)
+
+// With TRELLIS_MODEL set, the served assistant runs on that model: over
+// the WebSocket, the session is titled by it, it routes, the PER agent
+// calls its tool in a loop, and it writes the answer from the formatted
+// health table; the deep links are added by the rules.
+func TestServedWithAConfiguredModel(t *testing.T) {
+	answer := "Nazareth Solar is in Stage 4; its interconnection (Phase II study delayed) is the critical path item."
+	srv := modeltest.NewOpenAI(t,
+		modeltest.Reply{Text: "Nazareth Solar health"}, // the session's title
+		modeltest.Reply{Text: `{"intent":"project_execution","agents":["per_agent"],"filters":{"project_name":"nazareth solar"}}`},
+		modeltest.Reply{ToolCalls: []message.ToolCall{{ID: "c1", Name: "get_project_health", Arguments: json.RawMessage(`{"project_name":"Nazareth Solar"}`)}}},
+		modeltest.Reply{Text: "Interconnection is red."},
+		modeltest.Reply{Text: answer},
+	)
+	t.Setenv("TRELLIS_MODEL", "openai:gpt-test@"+srv.URL+"/v1")
+	t.Setenv("OPENAI_API_KEY", "test")
+	s, err := server.New(server.Config{Graphs: []server.GraphSpec{vesperserve.Spec("", "")}, DataDir: t.TempDir(), Dev: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hs := httptest.NewServer(s.Handler())
+	defer hs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http")+chat.Path+"?token=dev", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	in, _ := json.Marshal(chat.In{Type: "chat.message", Content: "What is the health status of Nazareth Solar?"})
+	if err := c.Write(ctx, websocket.MessageText, in); err != nil {
+		t.Fatal(err)
+	}
+	var streamed string
+	for {
+		_, data, err := c.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o chat.Out
+		if err := json.Unmarshal(data, &o); err != nil {
+			t.Fatal(err)
+		}
+		if o.Type == "error" {
+			t.Fatalf("error frame: %s", data)
+		}
+		streamed += o.Token
+		if o.Type != "chat.complete" {
+			continue
+		}
+		if !strings.HasPrefix(o.Content, answer) || !strings.Contains(o.Content, "**Related Reports**") || o.Content != streamed {
+			t.Fatalf("answer %q\nstreamed %q", o.Content, streamed)
+		}
+		if o.Intent != "project_execution" || len(o.Links) == 0 {
+			t.Fatalf("intent %q links %+v", o.Intent, o.Links)
+		}
+		break
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 5 {
+		t.Fatalf("the model got %d requests, want 5 (title, route, tool call, agent answer, answer)", len(reqs))
+	}
+	if !strings.Contains(string(reqs[4].Raw), "Phase II study delayed") || !strings.Contains(string(reqs[3].Raw), "Phase II study delayed") {
+		t.Errorf("the agent and the writer were not shown the health table")
+	}
+}
