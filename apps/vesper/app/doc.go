@@ -23,15 +23,21 @@
 //
 // Every routed agent runs in parallel (graph.Send). An agent takes its
 // tools from the registry (tools.AgentTools), less those the tenant
-// switched off (tools.Settings); it plans its calls (the domain's Plan
-// offline, the model with the domain's prompt otherwise), runs them as the
-// caller of the run's tool.CallInfo, and formats each result with synth
-// before any model sees it. A denied or switched-off tool is explained in
-// the answer, never skipped.
+// switched off (tools.Settings). Offline the domain's Plan chooses the
+// calls (a SQL statement in the request goes to general_sql_query); with a
+// real model the agent is a ReAct tool loop (agent.NewReAct with the
+// domain's prompt and the filter context, at most Config.MaxTurns model
+// calls) run as a run of its own, so its reasoning stays out of the
+// request's stream. Either way each call runs as the caller of the run's
+// tool.CallInfo and its result is formatted by synth before any model sees
+// it. A denied or switched-off tool is explained in the answer, never
+// skipped.
 //
 // The synthesizer merges the agents' blocks, adds the Power BI deep links
 // (reports.Linker, best effort) and streams the Markdown into the run's
-// messages mode. [App.Outcome] reads the intent, agents, tool calls, report
+// messages mode. With a real model the model writes the answer from the
+// formatted blocks ([SynthesizerPrompt]) and the rules append the Related
+// Reports; if that call fails, the rules' composition is the answer. [App.Outcome] reads the intent, agents, tool calls, report
 // keys and charts of a finished request, for the chat records.
 //
 // Adding a domain: see [Domain] and docs/apps/vesper.md.

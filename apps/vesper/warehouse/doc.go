@@ -23,6 +23,16 @@
 // tenant_id column and is tenant-scoped. Rows live in base_<view> tables
 // that queries never name.
 //
+// Two things serve the price tools. The covering index [PriceIndex] on
+// mc_dayahead's base table holds every column price queries read, so
+// SQLite answers them from the index and Postgres with an index-only scan
+// (loading VACUUMs the table for that). The rollup view [PriceRollup],
+// mc_dayahead_hourly, holds the hourly prices summed by file, hub-zone,
+// year, month and hour of day (hours, priced hours, sum, min, max); it is
+// rebuilt whenever prices are loaded (and on Open when missing), and the
+// price tools read it: 288 rows per file and year instead of 8,760, with
+// the same means, minima and maxima. It is not an approved view.
+//
 // # Querying
 //
 // Query(ctx, tenant, sql, args...) runs one read-only statement for one
@@ -49,5 +59,7 @@
 // price rows, loaded in a few seconds), a year of report usage for
 // two tenants, and 33 projects with their health, tasks, budgets, milestone
 // snapshots and change log. Some figures are pinned to the specification's
-// example conversations (NP15 Ascend 2025 averages $48.73/MWh).
+// example conversations (NP15 Ascend 2025 averages $48.73/MWh). The data
+// ends on [Today]; Warehouse.Clock gives the clock relative dates should
+// use ("last week" is the data's last week for the generated data set).
 package warehouse
