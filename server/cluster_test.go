@@ -467,3 +467,48 @@ func TestClusterWebSocket(t *testing.T) {
 	}
 	t.Logf("second run executed on replica %d, was cancelled through replica %d after %d ticks", sp.replica, 1-sp.replica, sp.ticks)
 }
+
+// TestClusterReject: six requests with multitask_strategy reject reach three replicas for one
+// idle thread at the same instant: exactly one run is accepted, the others answer 409.
+func TestClusterReject(t *testing.T) {
+	reps, rec := newCluster(t, 3, Config{})
+	tid := reps[0].newThread(nil)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[int]int{}
+	var accepted string
+	gate := make(chan struct{})
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data, _ := json.Marshal(map[string]any{"assistant_id": "ticks", "input": map[string]any{"ms": 300, "label": fmt.Sprint("r", i)}})
+			<-gate
+			resp, err := http.Post(reps[i%3].http.URL+"/threads/"+tid+"/runs", "application/json", bytes.NewReader(data))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer resp.Body.Close()
+			var run Run
+			json.NewDecoder(resp.Body).Decode(&run)
+			mu.Lock()
+			codes[resp.StatusCode]++
+			if resp.StatusCode == 200 {
+				accepted = run.RunID
+			}
+			mu.Unlock()
+		}()
+	}
+	close(gate)
+	wg.Wait()
+	if codes[200] != 1 || codes[409] != 5 {
+		t.Fatalf("answers %v, want one 200 and five 409", codes)
+	}
+	if st := waitFinal(t, reps[1], "", tid, accepted, 30*time.Second); st != RunSuccess {
+		t.Fatalf("accepted run: %s", st)
+	}
+	if n := len(rec.all()); n != 1 {
+		t.Fatalf("%d executions, want 1", n)
+	}
+}

@@ -223,8 +223,64 @@ func (r *runner) adoptStranded(ctx context.Context) {
 		if l := r.s.hub.get(run.RunID); l == nil {
 			r.s.hub.open(run.RunID).resumable = run.Kwargs.Resumable
 		}
-		if err := r.schedule(ctx, run); err != nil && ctx.Err() == nil {
+		// Straight to the queue: in this process's slot it could wait behind a newer run of
+		// its thread, which waits for it.
+		if err := r.q.Enqueue(ctx, run.RunID); err != nil && ctx.Err() == nil {
 			r.s.log.Warn("cannot schedule stranded run", "run_id", run.RunID, "err", err)
 		}
 	}
+}
+
+// insertRunOnThread inserts a run unless reject is set and the thread has unfinished runs, and
+// returns the IDs of those runs (which the caller cancels for interrupt and rollback). On
+// Postgres the look and the insert hold the thread's advisory lock, so two replicas accepting
+// runs for one thread at the same instant see each other: with reject, one of them answers 409.
+func (m *metaDB) insertRunOnThread(ctx context.Context, run *Run, reject bool) ([]string, error) {
+	if !m.postgres {
+		active, err := m.activeRuns(ctx, run.tenant, run.ThreadID)
+		if err != nil {
+			return nil, err
+		}
+		var ids []string
+		for _, o := range active {
+			ids = append(ids, o.RunID)
+		}
+		if len(ids) > 0 && reject {
+			return ids, nil
+		}
+		return ids, m.insertRun(ctx, run)
+	}
+	tx, err := m.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, lockThreadClaims, run.ThreadID); err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT run_id FROM trellis_runs WHERE tenant = $1 AND thread_id = $2 AND status IN ('pending', 'running') ORDER BY created_at, run_id`, run.tenant, run.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(ids) > 0 && reject {
+		return ids, nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO trellis_runs (`+runCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+		run.tenant, run.RunID, run.ThreadID, run.AssistantID, run.Status, mustJSON(run.Metadata), mustJSON(run.Kwargs), run.MultitaskStrategy, ms(run.CreatedAt)); err != nil {
+		return nil, err
+	}
+	return ids, tx.Commit()
 }

@@ -145,7 +145,9 @@ func (r *runner) reap() {
 				if l := r.s.hub.get(run.RunID); l == nil {
 					r.s.hub.open(run.RunID).resumable = run.Kwargs.Resumable
 				}
-				if err := r.schedule(ctx, run); err != nil && ctx.Err() == nil {
+				// Straight to the queue, not behind this process's runs of the thread: it is
+				// older than they are, and they wait for it (see claimRun).
+				if err := r.q.Enqueue(ctx, run.RunID); err != nil && ctx.Err() == nil {
 					r.s.log.Warn("cannot resume run", "run_id", run.RunID, "err", err)
 				}
 			}
@@ -186,6 +188,19 @@ func (r *runner) recover(ctx context.Context) error {
 
 func (r *runner) schedule(ctx context.Context, run *Run) error {
 	r.mu.Lock()
+	first := r.placeLocked(run)
+	r.mu.Unlock()
+	if !first {
+		return nil
+	}
+	return r.q.Enqueue(ctx, run.RunID)
+}
+
+// placeLocked puts the run in its thread's slot, and reports whether it is the slot's current
+// run (to be enqueued now) rather than waiting behind another. A slot's runs must be in the
+// order of their creation (created_at, run_id), the order claimRun enforces: a run placed
+// behind a newer one would wait for it while the newer one waits for it.
+func (r *runner) placeLocked(run *Run) bool {
 	slot := r.threads[run.ThreadID]
 	if slot == nil {
 		slot = &threadSlot{}
@@ -193,12 +208,10 @@ func (r *runner) schedule(ctx context.Context, run *Run) error {
 	}
 	if slot.current != "" {
 		slot.waiting = append(slot.waiting, run.RunID)
-		r.mu.Unlock()
-		return nil
+		return false
 	}
 	slot.current = run.RunID
-	r.mu.Unlock()
-	return r.q.Enqueue(ctx, run.RunID)
+	return true
 }
 
 // released frees the thread after its run ended, here and, with replicas, in whichever process
@@ -352,8 +365,12 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 			User: p.User, Permissions: p.Permissions, TraceContext: r.s.traceContextOf(ctx)}}
 
 	// The multitask decision and the insert happen under the lock so two requests on one thread
-	// cannot both see it idle.
+	// cannot both see it idle. The run's ID and creation time are taken under it too, so that
+	// this process's runs of a thread are created, and wait in its slot, in one order.
 	r.mu.Lock()
+	run.RunID = uuid.Must(uuid.NewV7()).String()
+	run.CreatedAt = time.Now().UTC()
+	run.UpdatedAt = run.CreatedAt
 	slot := r.threads[threadID]
 	var inflight []string
 	if slot != nil {
@@ -362,23 +379,30 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 		}
 		inflight = append(inflight, slot.waiting...)
 	}
+	busy := &APIError{Status: http.StatusConflict, Message: fmt.Sprintf("thread %q is already running a run", threadID), Hint: "wait for it to finish, or set multitask_strategy to enqueue, interrupt or rollback", kind: ErrBusy}
 	if r.s.bus != nil {
 		// With replicas the database is the truth: another replica may be running one of the
 		// thread's runs, and this one's slot may still name a run another replica finished.
-		if active, err := r.s.meta.activeRuns(ctx, p.Tenant, threadID); err == nil {
-			inflight = inflight[:0]
-			for _, o := range active {
-				inflight = append(inflight, o.RunID)
-			}
+		// The look and the insert are one step across replicas (see insertRunOnThread).
+		active, err := r.s.meta.insertRunOnThread(ctx, run, strategy == "reject")
+		if err != nil {
+			r.mu.Unlock()
+			return nil, nil, err
 		}
-	}
-	if len(inflight) > 0 && strategy == "reject" {
-		r.mu.Unlock()
-		return nil, nil, &APIError{Status: http.StatusConflict, Message: fmt.Sprintf("thread %q is already running a run", threadID), Hint: "wait for it to finish, or set multitask_strategy to enqueue, interrupt or rollback", kind: ErrBusy}
-	}
-	if err := r.s.meta.insertRun(ctx, run); err != nil {
-		r.mu.Unlock()
-		return nil, nil, err
+		if len(active) > 0 && strategy == "reject" {
+			r.mu.Unlock()
+			return nil, nil, busy
+		}
+		inflight = active
+	} else {
+		if len(inflight) > 0 && strategy == "reject" {
+			r.mu.Unlock()
+			return nil, nil, busy
+		}
+		if err := r.s.meta.insertRun(ctx, run); err != nil {
+			r.mu.Unlock()
+			return nil, nil, err
+		}
 	}
 	var l *runLog
 	if r.s.bus != nil {
@@ -390,6 +414,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 		l = r.s.hub.open(run.RunID)
 		l.resumable = req.StreamResumable
 	}
+	first := r.placeLocked(run)
 	r.mu.Unlock()
 	if strategy == "interrupt" || strategy == "rollback" {
 		action := errCancelInterrupt
@@ -402,8 +427,10 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	}
 	r.s.metrics.runsCreated.Inc()
 	r.s.log.Info("run created", "run_id", run.RunID, "thread_id", threadID, "assistant_id", a.AssistantID, "tenant", p.Tenant, "multitask_strategy", strategy)
-	if err := r.schedule(ctx, run); err != nil {
-		return nil, nil, err
+	if first {
+		if err := r.q.Enqueue(ctx, run.RunID); err != nil {
+			return nil, nil, err
+		}
 	}
 	return run, l, nil
 }
