@@ -570,8 +570,11 @@ func (c *Client) call(ctx context.Context, params *sdk.CallToolParams) (*sdk.Cal
 			continue
 		}
 		se := &ServerError{Server: c.name, Op: "call tool " + params.Name, Err: err}
-		if lost {
+		switch {
+		case lost && c.redial != nil:
 			se.Hint = "the connection was lost during the call, so the tool may or may not have run; the next call reconnects"
+		case lost:
+			se.Hint = "the connection was lost, and this client does not reconnect"
 		}
 		return nil, se
 	}
