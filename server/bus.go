@@ -6,6 +6,7 @@ import (
 
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -28,18 +29,33 @@ const busChannel = "trellis_bus"
 const pgNotifyLimit = 7000
 
 type busMsg struct {
-	Kind   string          `json:"k"` // "ev", "cancel" or "done"
+	Kind   string          `json:"k"` // "ev", "evs", "cancel" or "done"
 	RunID  string          `json:"r"`
 	Thread string          `json:"t,omitempty"`
 	Seq    int64           `json:"s,omitempty"`
 	Event  string          `json:"e,omitempty"`
 	Data   json.RawMessage `json:"d,omitempty"`
 	Action string          `json:"a,omitempty"` // "interrupt" or "rollback"
+	// Events are the events of an "evs" message, of any runs; an event without data is to be
+	// read from the database.
+	Events []busEvent `json:"v,omitempty"`
 }
+
+type busEvent struct {
+	RunID string          `json:"r"`
+	Seq   int64           `json:"s"`
+	Event string          `json:"e"`
+	Data  json.RawMessage `json:"d,omitempty"`
+}
+
+// redisBatchLimit bounds the payload of one "evs" message on Redis.
+const redisBatchLimit = 1 << 20
 
 type bus struct {
 	kind     string // "redis" or "postgres"
 	publishF func(ctx context.Context, payload string) error
+	// publishManyF sends several payloads in one round trip.
+	publishManyF func(ctx context.Context, payloads []string) error
 	limit    int
 	log      *slog.Logger
 	onCancel func(runID, action string)
@@ -77,6 +93,15 @@ func newRedisBus(ctx context.Context, url string, log *slog.Logger) (*bus, error
 	b.publishF = func(ctx context.Context, payload string) error {
 		return client.Publish(ctx, busChannel, payload).Err()
 	}
+	b.publishManyF = func(ctx context.Context, payloads []string) error {
+		_, err := client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, payload := range payloads {
+				p.Publish(ctx, busChannel, payload)
+			}
+			return nil
+		})
+		return err
+	}
 	lctx, cancel := context.WithCancel(context.Background())
 	b.stop = func() { cancel(); sub.Close(); client.Close() }
 	b.done.Add(1)
@@ -96,6 +121,10 @@ func newPgBus(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) (*bus, 
 	b.limit = pgNotifyLimit
 	b.publishF = func(ctx context.Context, payload string) error {
 		_, err := pool.Exec(ctx, `SELECT pg_notify($1, $2)`, busChannel, payload)
+		return err
+	}
+	b.publishManyF = func(ctx context.Context, payloads []string) error {
+		_, err := pool.Exec(ctx, `SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, busChannel, payloads)
 		return err
 	}
 	conn, err := pool.Acquire(ctx)
@@ -159,14 +188,79 @@ func (b *bus) dispatch(payload string) {
 			b.onDone(m.Thread, m.RunID)
 		}
 	case "ev":
-		b.mu.Lock()
-		for ch := range b.subs[m.RunID] {
-			select {
-			case ch <- m:
-			default: // the follower is behind; it will see the gap and read the database
+		b.deliver(m)
+	case "evs":
+		for _, ev := range m.Events {
+			b.deliver(busMsg{Kind: "ev", RunID: ev.RunID, Seq: ev.Seq, Event: ev.Event, Data: ev.Data})
+		}
+	}
+}
+
+func (b *bus) deliver(m busMsg) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for ch := range b.subs[m.RunID] {
+		select {
+		case ch <- m:
+		default: // the follower is behind; it will see the gap and read the database
+		}
+	}
+}
+
+// publishEvents sends written events of any runs in as few messages as the bus's payload limit
+// allows, all in one round trip. An event too large for a message goes without its data.
+func (b *bus) publishEvents(ctx context.Context, batches []eventBatch) error {
+	limit := b.limit
+	if limit <= 0 {
+		limit = redisBatchLimit
+	}
+	const head, tail = `{"k":"evs","v":[`, `]}`
+	var payloads []string
+	buf := make([]byte, 0, 4096)
+	buf = append(buf, head...)
+	n := 0
+	for _, bt := range batches {
+		id, _ := json.Marshal(bt.runID)
+		for _, ev := range bt.events {
+			name, _ := json.Marshal(ev.Event)
+			one := make([]byte, 0, 64+len(ev.Data))
+			one = append(one, `{"r":`...)
+			one = append(one, id...)
+			one = append(one, `,"s":`...)
+			one = strconv.AppendInt(one, ev.Seq, 10)
+			one = append(one, `,"e":`...)
+			one = append(one, name...)
+			if len(head)+len(one)+len(`,"d":`)+len(ev.Data)+1+len(tail) <= limit {
+				one = append(one, `,"d":`...)
+				one = append(one, ev.Data...)
+			}
+			one = append(one, '}')
+			if n > 0 && len(buf)+1+len(one)+len(tail) > limit {
+				payloads = append(payloads, string(append(buf, tail...)))
+				buf, n = append(buf[:0], head...), 0
+			}
+			if n > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, one...)
+			n++
+		}
+	}
+	if n > 0 {
+		payloads = append(payloads, string(append(buf, tail...)))
+	}
+	switch {
+	case len(payloads) == 0:
+		return nil
+	case len(payloads) == 1 || b.publishManyF == nil:
+		for _, p := range payloads {
+			if err := b.publishF(ctx, p); err != nil {
+				return err
 			}
 		}
-		b.mu.Unlock()
+		return nil
+	default:
+		return b.publishManyF(ctx, payloads)
 	}
 }
 

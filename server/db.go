@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -441,28 +442,61 @@ func (m *metaDB) deleteRun(ctx context.Context, tenant, runID string) error {
 	return err
 }
 
-func (m *metaDB) appendEvents(ctx context.Context, runID string, evs []streamEvent) error {
-	if len(evs) == 0 {
+// eventBatch is some of a run's stream events, in order.
+type eventBatch struct {
+	runID  string
+	events []streamEvent
+}
+
+// appendEventRows writes the events of any number of runs in as few statements as it can: one
+// on Postgres (the rows travel as four arrays), one per outboxChunk rows on SQLite. An event
+// already written (the same run and number) is left as it is.
+func (m *metaDB) appendEventRows(ctx context.Context, batches []eventBatch) error {
+	n := 0
+	for _, b := range batches {
+		n += len(b.events)
+	}
+	if n == 0 {
 		return nil
 	}
-	tx, err := m.db.BeginTx(ctx, nil)
-	if err != nil {
+	if m.postgres {
+		ids, seqs, names, data := make([]string, 0, n), make([]int64, 0, n), make([]string, 0, n), make([]string, 0, n)
+		for _, b := range batches {
+			for _, ev := range b.events {
+				ids, seqs, names, data = append(ids, b.runID), append(seqs, ev.Seq), append(names, ev.Event), append(data, string(ev.Data))
+			}
+		}
+		_, err := m.db.ExecContext(ctx, `INSERT INTO trellis_run_events (run_id, seq, event, data)
+			SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) ON CONFLICT (run_id, seq) DO NOTHING`, ids, seqs, names, data)
 		return err
 	}
-	stmt, err := tx.PrepareContext(ctx, m.q(`INSERT INTO trellis_run_events (run_id, seq, event, data) VALUES ($1, $2, $3, $4) ON CONFLICT (run_id, seq) DO NOTHING`))
-	if err != nil {
-		tx.Rollback()
+	var q strings.Builder
+	args := make([]any, 0, 4*min(n, outboxChunk))
+	write := func() error {
+		if len(args) == 0 {
+			return nil
+		}
+		_, err := m.db.ExecContext(ctx, q.String()+` ON CONFLICT (run_id, seq) DO NOTHING`, args...)
+		q.Reset()
+		args = args[:0]
 		return err
 	}
-	for _, ev := range evs {
-		if _, err := stmt.ExecContext(ctx, runID, ev.Seq, ev.Event, string(ev.Data)); err != nil {
-			stmt.Close()
-			tx.Rollback()
-			return err
+	for _, b := range batches {
+		for _, ev := range b.events {
+			if len(args) == 0 {
+				q.WriteString(`INSERT INTO trellis_run_events (run_id, seq, event, data) VALUES (?, ?, ?, ?)`)
+			} else {
+				q.WriteString(`, (?, ?, ?, ?)`)
+			}
+			args = append(args, b.runID, ev.Seq, ev.Event, string(ev.Data))
+			if len(args) >= 4*outboxChunk {
+				if err := write(); err != nil {
+					return err
+				}
+			}
 		}
 	}
-	stmt.Close()
-	return tx.Commit()
+	return write()
 }
 
 func (m *metaDB) loadEvents(ctx context.Context, runID string, after int64) ([]streamEvent, error) {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -39,6 +40,14 @@ type runLog struct {
 	doneAt    time.Time
 	wake      chan struct{} // closed on every append and on close
 	resumable bool
+	// runID names the log's run in the database (set by the executing process; see outbox).
+	runID string
+	// pmu serialises the writing of this log's events to the database and the bus, so that
+	// they are written and published in order; durable is the Seq of the last event written
+	// (and published), pending whether the outbox holds the log for its next batch.
+	pmu     sync.Mutex
+	durable int64
+	pending bool
 	// output is what wait and join answer once the run has ended (see runner.waitOutput).
 	output any
 	// stopMirror, when set, stops the goroutine that fills this log from another replica's
@@ -47,6 +56,10 @@ type runLog struct {
 }
 
 func newRunLog() *runLog { return &runLog{wake: make(chan struct{})} }
+
+// token reports whether an event is a token of the messages stream, which the outbox writes
+// in batches rather than before it is shown (see outbox).
+func (e streamEvent) token() bool { return e.mode() == "messages" }
 
 func (l *runLog) append(event string, data json.RawMessage) streamEvent {
 	l.mu.Lock()
@@ -97,6 +110,20 @@ func (l *runLog) since(seq int64) ([]streamEvent, bool, <-chan struct{}) {
 	return out, l.done, l.wake
 }
 
+// unwritten returns the events after the durable mark; the caller holds l.pmu.
+func (l *runLog) unwritten() []streamEvent {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := l.durable - l.first
+	if i < 0 {
+		i = 0
+	}
+	if i >= int64(len(l.events)) {
+		return nil
+	}
+	return l.events[i:len(l.events):len(l.events)]
+}
+
 func (l *runLog) last() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -122,6 +149,7 @@ func (h *hub) open(runID string) *runLog {
 	l := h.logs[runID]
 	if l == nil {
 		l = newRunLog()
+		l.runID = runID
 		h.logs[runID] = l
 	}
 	return l
@@ -136,6 +164,7 @@ func (h *hub) openMirror(runID string) (*runLog, bool) {
 		return l, false
 	}
 	l := newRunLog()
+	l.runID = runID
 	h.logs[runID] = l
 	return l, true
 }
@@ -173,5 +202,180 @@ func (h *hub) sweepLocked() {
 		if old {
 			delete(h.logs, id)
 		}
+	}
+}
+
+// The outbox writes the events of resumable runs (every run's, when replicas share a bus) to
+// the database and publishes them on the bus. Its rule:
+//
+//   - a token of the messages stream (messages, messages/partial, ... in any subgraph) is shown
+//     to readers at once, and written, with every other run's pending tokens, in one batch at
+//     most outboxInterval later;
+//   - any other event (metadata, values, updates, custom, tasks, checkpoints, debug, error, end)
+//     is written, after whatever its run had not written yet, before any reader sees it.
+//
+// So when a client sees an event that follows a checkpoint (a node's update, the values after a
+// superstep), everything before it is durable. What a crash can lose is the tail of tokens the
+// node that was running streamed in its last interval; that node had not checkpointed, so it
+// runs again when the run resumes and streams its tokens again, numbered on from the last event
+// the database kept: the numbering stays gapless and without duplicates. A client that saw some
+// of the lost tokens and rejoins with Last-Event-ID receives the resumed run's events after that
+// number (docs/server.md says what this means for it).
+type outbox struct {
+	s *Server
+
+	mu    sync.Mutex
+	queue []*runLog // logs with tokens to write; runLog.pending is guarded by mu
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// outboxInterval is the longest a token waits to be written; outboxChunk bounds the rows of one
+// INSERT on SQLite.
+const (
+	outboxInterval = 50 * time.Millisecond
+	outboxChunk    = 500
+)
+
+func newOutbox(s *Server) *outbox {
+	o := &outbox{s: s, stop: make(chan struct{}), done: make(chan struct{})}
+	go o.loop()
+	return o
+}
+
+func (o *outbox) loop() {
+	defer close(o.done)
+	t := time.NewTicker(outboxInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-o.stop:
+			o.flush(context.Background())
+			return
+		case <-t.C:
+			o.flush(context.Background())
+		}
+	}
+}
+
+// close writes what is pending and stops the outbox.
+func (o *outbox) close() {
+	select {
+	case <-o.stop:
+	default:
+		close(o.stop)
+	}
+	<-o.done
+}
+
+// add puts a log with unwritten tokens in the next batch.
+func (o *outbox) add(l *runLog) {
+	o.mu.Lock()
+	if !l.pending {
+		l.pending = true
+		o.queue = append(o.queue, l)
+	}
+	o.mu.Unlock()
+}
+
+// writeNow writes the log's unwritten events and a new event, then appends the new event for
+// readers and publishes what was written; it returns the event.
+func (o *outbox) writeNow(ctx context.Context, l *runLog, event string, data json.RawMessage) streamEvent {
+	l.pmu.Lock()
+	defer l.pmu.Unlock()
+	old := l.unwritten()
+	evs := make([]streamEvent, 0, len(old)+1)
+	evs = append(evs, old...)
+	evs = append(evs, streamEvent{Seq: l.last() + 1, Event: event, Data: data})
+	err := o.s.meta.appendEventRows(ctx, []eventBatch{{runID: l.runID, events: evs}})
+	ev := l.append(event, data)
+	if err != nil {
+		o.s.log.Warn("cannot persist stream events; retrying with the next batch", "run_id", l.runID, "err", err)
+		o.add(l)
+		return ev
+	}
+	l.durable = ev.Seq
+	o.publish(ctx, []eventBatch{{runID: l.runID, events: evs}})
+	return ev
+}
+
+// sync writes and publishes the log's unwritten events now.
+func (o *outbox) sync(ctx context.Context, l *runLog) {
+	l.pmu.Lock()
+	defer l.pmu.Unlock()
+	evs := l.unwritten()
+	if len(evs) == 0 {
+		return
+	}
+	if err := o.s.meta.appendEventRows(ctx, []eventBatch{{runID: l.runID, events: evs}}); err != nil {
+		o.s.log.Warn("cannot persist stream events", "run_id", l.runID, "err", err)
+		return
+	}
+	l.durable = evs[len(evs)-1].Seq
+	o.publish(ctx, []eventBatch{{runID: l.runID, events: evs}})
+}
+
+// discard gives up the log's unwritten events: the run stops here without writing them (its
+// lease went to another worker, which numbers its events on from the durable ones).
+func (o *outbox) discard(l *runLog) {
+	l.pmu.Lock()
+	l.durable = l.last()
+	l.pmu.Unlock()
+}
+
+// flush writes every pending log's tokens in one batch and publishes them.
+func (o *outbox) flush(ctx context.Context) {
+	o.mu.Lock()
+	logs := o.queue
+	o.queue = nil
+	for _, l := range logs {
+		l.pending = false
+	}
+	o.mu.Unlock()
+	if len(logs) == 0 {
+		return
+	}
+	batches := make([]eventBatch, 0, len(logs))
+	locked := make([]*runLog, 0, len(logs))
+	for _, l := range logs {
+		l.pmu.Lock()
+		evs := l.unwritten()
+		if len(evs) == 0 {
+			l.pmu.Unlock()
+			continue
+		}
+		locked = append(locked, l)
+		batches = append(batches, eventBatch{runID: l.runID, events: evs})
+	}
+	defer func() {
+		for _, l := range locked {
+			l.pmu.Unlock()
+		}
+	}()
+	if len(batches) == 0 {
+		return
+	}
+	if err := o.s.meta.appendEventRows(ctx, batches); err != nil {
+		o.s.log.Warn("cannot persist stream events; retrying with the next batch", "runs", len(batches), "err", err)
+		for _, l := range locked {
+			o.add(l)
+		}
+		return
+	}
+	for i, l := range locked {
+		evs := batches[i].events
+		l.durable = evs[len(evs)-1].Seq
+	}
+	o.publish(ctx, batches)
+}
+
+// publish sends written events on the bus, if there is one.
+func (o *outbox) publish(ctx context.Context, batches []eventBatch) {
+	if o.s.bus == nil {
+		return
+	}
+	if err := o.s.bus.publishEvents(ctx, batches); err != nil {
+		o.s.log.Warn("cannot publish stream events; followers read them from the database", "err", err)
 	}
 }

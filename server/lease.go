@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 )
 
@@ -40,26 +42,27 @@ const (
 //
 // On Postgres the check and the update happen in a transaction holding advisory locks on the
 // thread (and the tenant), so replicas claiming at the same instant take turns; on SQLite the
-// one statement is atomic. It reports the attempt number (from 1), or a *RetryError saying why
-// not and when to look again.
+// one statement is atomic. A claimed run's status becomes running. It reports the attempt
+// number (from 1), or a *RetryError saying why not and when to look again.
 func (m *metaDB) claimRun(ctx context.Context, run *Run, owner string, ttl time.Duration, tenantLimit int) (int, *RetryError, error) {
 	now := time.Now()
+	var attempt int
 	claim := func(ex interface {
-		ExecContext(context.Context, string, ...any) (sql.Result, error)
+		QueryRowContext(context.Context, string, ...any) *sql.Row
 	}) (bool, error) {
-		res, err := ex.ExecContext(ctx, m.q(`UPDATE trellis_runs SET lease_owner = $1, lease_until = $2, attempt = attempt + 1
+		err := ex.QueryRowContext(ctx, m.q(`UPDATE trellis_runs SET lease_owner = $1, lease_until = $2, attempt = attempt + 1, status = 'running', updated_at = $4
 			WHERE run_id = $3 AND status IN ('pending', 'running') AND (lease_owner IS NULL OR lease_until < $4)
 			AND NOT EXISTS (SELECT 1 FROM trellis_runs WHERE tenant = $5 AND thread_id = $6 AND run_id <> $3
 				AND status IN ('pending', 'running')
 				AND (created_at < $7 OR (created_at = $7 AND run_id < $3) OR (lease_owner IS NOT NULL AND lease_until >= $4)))
 			AND ($8 <= 0 OR (SELECT count(*) FROM trellis_runs WHERE tenant = $5 AND run_id <> $3
-				AND status IN ('pending', 'running') AND lease_owner IS NOT NULL AND lease_until >= $4) < $8)`),
-			owner, ms(now.Add(ttl)), run.RunID, ms(now), run.tenant, run.ThreadID, ms(run.CreatedAt), tenantLimit)
-		if err != nil {
-			return false, err
+				AND status IN ('pending', 'running') AND lease_owner IS NOT NULL AND lease_until >= $4) < $8)
+			RETURNING attempt`),
+			owner, ms(now.Add(ttl)), run.RunID, ms(now), run.tenant, run.ThreadID, ms(run.CreatedAt), tenantLimit).Scan(&attempt)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
 		}
-		n, err := res.RowsAffected()
-		return n == 1, err
+		return err == nil, err
 	}
 	var took bool
 	if m.postgres {
@@ -89,9 +92,7 @@ func (m *metaDB) claimRun(ctx context.Context, run *Run, owner string, ttl time.
 		}
 	}
 	if took {
-		var attempt int
-		err := m.db.QueryRowContext(ctx, m.q(`SELECT attempt FROM trellis_runs WHERE run_id = $1`), run.RunID).Scan(&attempt)
-		return attempt, nil, err
+		return attempt, nil, nil
 	}
 	return 0, m.whyNotClaimed(ctx, run, now, tenantLimit), nil
 }
@@ -125,20 +126,131 @@ func (m *metaDB) whyNotClaimed(ctx context.Context, run *Run, now time.Time, ten
 	return &RetryError{After: threadBusyRetry, Reason: errThreadBusy}
 }
 
-// renewLease extends owner's lease; false means the lease is no longer owner's.
-func (m *metaDB) renewLease(ctx context.Context, runID, owner string, ttl time.Duration) (bool, error) {
-	res, err := m.exec(ctx, `UPDATE trellis_runs SET lease_until = $1 WHERE run_id = $2 AND lease_owner = $3`, ms(time.Now().Add(ttl)), runID, owner)
-	if err != nil {
-		return false, err
+// renewLeases extends, in one statement, the leases of the runs named that this process's
+// workers own (owners beginning with prefix, see runner.instance), and returns the runs whose
+// lease it extended: a run missing from them lost its lease to another worker.
+func (m *metaDB) renewLeases(ctx context.Context, runIDs []string, prefix string, ttl time.Duration) (map[string]bool, error) {
+	if len(runIDs) == 0 {
+		return nil, nil
 	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	// Owners are prefix followed by more; '0' is the character after '/'.
+	lo, hi := prefix+"/", prefix+"0"
+	var rows *sql.Rows
+	var err error
+	until := ms(time.Now().Add(ttl))
+	if m.postgres {
+		rows, err = m.db.QueryContext(ctx, `UPDATE trellis_runs SET lease_until = $1 WHERE run_id = ANY($2::text[]) AND lease_owner >= $3 AND lease_owner < $4 RETURNING run_id`,
+			until, runIDs, lo, hi)
+	} else {
+		ids, _ := json.Marshal(runIDs)
+		rows, err = m.db.QueryContext(ctx, `UPDATE trellis_runs SET lease_until = ?1 WHERE run_id IN (SELECT value FROM json_each(?2)) AND lease_owner >= ?3 AND lease_owner < ?4 RETURNING run_id`,
+			until, string(ids), lo, hi)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	kept := make(map[string]bool, len(runIDs))
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		kept[id] = true
+	}
+	return kept, rows.Err()
 }
 
 // releaseLease gives the lease up, so that the run (if still unfinished) may be claimed at once.
 func (m *metaDB) releaseLease(ctx context.Context, runID, owner string) error {
 	_, err := m.exec(ctx, `UPDATE trellis_runs SET lease_owner = NULL, lease_until = 0 WHERE run_id = $1 AND lease_owner = $2`, runID, owner)
 	return err
+}
+
+// leases are the run leases this process's workers hold, renewed together every heartbeat.
+type leases struct {
+	mu   sync.Mutex
+	held map[string]heldLease
+	stop context.CancelFunc
+	done sync.WaitGroup
+}
+
+type heldLease struct {
+	owner string
+	lost  func() // stops the run, whose lease another worker took
+}
+
+// hold registers a lease a worker of this process claimed; drop it before releasing the lease.
+func (r *runner) holdLease(runID, owner string, lost func()) {
+	r.leases.mu.Lock()
+	r.leases.held[runID] = heldLease{owner: owner, lost: lost}
+	r.leases.mu.Unlock()
+}
+
+func (r *runner) dropLease(runID string) {
+	r.leases.mu.Lock()
+	delete(r.leases.held, runID)
+	r.leases.mu.Unlock()
+}
+
+// renewLeases starts the goroutine that renews every held lease each heartbeat, in one
+// statement for all of them, and stops the runs whose lease was lost.
+func (r *runner) renewLeases() {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.leases.stop = cancel
+	r.leases.done.Add(1)
+	go func() {
+		defer r.leases.done.Done()
+		t := time.NewTicker(r.s.cfg.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			r.leases.mu.Lock()
+			ids := make([]string, 0, len(r.leases.held))
+			owners := make(map[string]string, len(r.leases.held))
+			for id, h := range r.leases.held {
+				ids = append(ids, id)
+				owners[id] = h.owner
+			}
+			r.leases.mu.Unlock()
+			kept, err := r.s.meta.renewLeases(ctx, ids, r.instance, 3*r.s.cfg.Heartbeat)
+			if err != nil {
+				if ctx.Err() == nil {
+					r.s.log.Warn("cannot renew run leases", "runs", len(ids), "err", err)
+				}
+				continue
+			}
+			for _, id := range ids {
+				if kept[id] {
+					continue
+				}
+				r.leases.mu.Lock()
+				h, ok := r.leases.held[id]
+				if ok && h.owner == owners[id] {
+					delete(r.leases.held, id)
+				} else {
+					ok = false
+				}
+				r.leases.mu.Unlock()
+				if ok {
+					r.s.log.Error("run lease lost; stopping the run here", "run_id", id)
+					h.lost()
+				}
+			}
+		}
+	}()
+}
+
+// stopRenewing stops the renewals, once this process's runs have stopped.
+func (r *runner) stopRenewing() {
+	if r.leases.stop != nil {
+		r.leases.stop()
+		r.leases.done.Wait()
+	}
 }
 
 // expiredLeases lists unfinished runs whose worker stopped renewing its lease.

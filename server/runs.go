@@ -105,11 +105,18 @@ type runner struct {
 	instance string
 	stopReap context.CancelFunc
 	reaping  sync.WaitGroup
+	// leases are the leases of the runs executing here, renewed together (lease.go); out writes
+	// and publishes stream events (hub.go).
+	leases leases
+	out    *outbox
 }
 
 func newRunner(s *Server, q Queue) *runner {
 	r := &runner{s: s, q: q, active: map[string]*activeRun{}, threads: map[string]*threadSlot{}, http: &http.Client{Timeout: s.cfg.WebhookTimeout},
 		tenants: map[string]int{}, instance: uuid.NewString()}
+	r.leases.held = map[string]heldLease{}
+	r.out = newOutbox(s)
+	r.renewLeases()
 	q.Start(r.exec)
 	return r
 }
@@ -571,31 +578,9 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		timer := time.AfterFunc(t, func() { cancel(&RunTimeoutError{Timeout: t}) })
 		defer timer.Stop()
 	}
-	// Heartbeats: renew the lease while the run executes; losing it stops the run.
-	hbDone := make(chan struct{})
-	hbStopped := make(chan struct{})
-	go func() {
-		defer close(hbStopped)
-		t := time.NewTicker(r.s.cfg.Heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-hbDone:
-				return
-			case <-t.C:
-			}
-			ok, err := r.s.meta.renewLease(ctx, runID, owner, ttl)
-			if err != nil {
-				log.Warn("cannot renew run lease", "err", err)
-				continue
-			}
-			if !ok {
-				log.Error("run lease lost; stopping the run here")
-				cancel(errLeaseLost)
-				return
-			}
-		}
-	}()
+	// The lease is renewed with every other run's each heartbeat (lease.go); losing it stops the
+	// run.
+	r.holdLease(runID, owner, func() { cancel(errLeaseLost) })
 	act := &activeRun{cancel: cancel, done: make(chan struct{})}
 	r.mu.Lock()
 	r.active[runID] = act
@@ -604,18 +589,20 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	r.s.metrics.runsActive.Inc()
 	closeLog := func() {}
 	keepSlot := false
+	leaseGone := false // the run's record was deleted
 	var retry error
 	defer func() {
 		stopOnQueue()
 		cancel(nil)
-		close(hbDone)
-		<-hbStopped
+		r.dropLease(runID)
 		r.s.metrics.runsActive.Dec()
 		r.mu.Lock()
 		delete(r.active, runID)
 		r.mu.Unlock()
 		close(act.done)
-		_ = r.s.meta.releaseLease(ctx, runID, owner)
+		if !leaseGone {
+			_ = r.s.meta.releaseLease(ctx, runID, owner)
+		}
 		if !keepSlot {
 			r.released(run.ThreadID, runID)
 		}
@@ -630,16 +617,22 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		// This process followed the run while another executed it; the database has every
 		// event that was shown, and the numbering continues from there.
 		if evs, err := r.s.meta.loadEvents(ctx, runID, 0); err == nil {
+			l.pmu.Lock()
 			l.mu.Lock()
 			l.events, l.first = evs, 0
+			l.durable = lastSeq(evs)
 			l.mu.Unlock()
+			l.pmu.Unlock()
 		}
 	} else if l.resumable && l.last() == 0 {
 		// A restarted run continues the event numbering of the stream it had persisted.
 		if evs, err := r.s.meta.loadEvents(ctx, runID, 0); err == nil && len(evs) > 0 {
+			l.pmu.Lock()
 			l.mu.Lock()
 			l.events = evs
+			l.durable = lastSeq(evs)
 			l.mu.Unlock()
+			l.pmu.Unlock()
 		}
 	}
 	emit := func(event string, data any) {
@@ -651,16 +644,23 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		r.persistAndAppend(ctx, l, run, event, raw)
 	}
 
-	_ = r.s.meta.setRunStatus(ctx, runID, RunRunning)
-	_ = r.s.meta.setThreadBusy(ctx, run.tenant, run.ThreadID)
+	// The claim made the run's status running. A temporary thread (a stateless run's) is
+	// nobody's to look at and goes when the run ends: it is not marked busy, and on the first
+	// attempt it has no checkpoint yet.
+	fresh := run.Kwargs.Temporary && attempt == 1
+	if !run.Kwargs.Temporary {
+		_ = r.s.meta.setThreadBusy(ctx, run.tenant, run.ThreadID)
+	}
 	log.Info("run started", "assistant_id", run.AssistantID)
 	emit("metadata", map[string]any{"run_id": runID, "attempt": attempt})
 
 	a, _ := r.s.assistant(run.AssistantID)
 	g := a.graph
 	var headBefore string
-	if snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil {
-		headBefore = snap.Ref.CheckpointID
+	if !fresh {
+		if snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil {
+			headBefore = snap.Ref.CheckpointID
+		}
 	}
 	runErr := r.runGraph(runCtx, run, g, headBefore, emit)
 
@@ -693,31 +693,36 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	if errors.Is(cause, errCancelRollback) {
 		r.rollback(ctx, run, g, headBefore)
 	}
-	values, interrupts := r.threadValues(ctx, run.ThreadID, g)
-	switch {
-	case status == RunError:
-		l.setOutput(map[string]any{"__error__": errorJSON(runErr)})
-	default:
-		if snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil {
+	var values, interrupts json.RawMessage
+	if snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil {
+		values, interrupts = threadRecord(snap)
+		if status != RunError {
 			l.setOutput(valuesWithInterrupts(snap))
 		}
+	}
+	if status == RunError {
+		l.setOutput(map[string]any{"__error__": errorJSON(runErr)})
 	}
 	if status != RunPending {
 		emit("end", nil)
 	}
 	closeLog = l.close
+	// A finished temporary thread goes with its runs: their statuses need no writing first.
+	dropThread := run.Kwargs.Temporary && status != RunPending
 	switch {
 	case status == RunPending:
 		_ = r.s.meta.setRunStatus(ctx, runID, RunPending)
+	case dropThread:
 	case errors.Is(cause, errCancelRollback):
 		_ = r.s.meta.deleteRun(ctx, run.tenant, runID)
 	default:
 		_ = r.s.meta.setRunStatus(ctx, runID, status)
 	}
-	if run.Kwargs.Temporary {
+	if dropThread {
 		_ = g.DeleteThread(ctx, run.ThreadID)
 		_ = r.s.meta.deleteThread(ctx, run.tenant, run.ThreadID)
-	} else if status != RunPending {
+		leaseGone = true
+	} else if !run.Kwargs.Temporary && status != RunPending {
 		if hasWaiting := r.hasWaiting(run.ThreadID); hasWaiting && threadStatus == ThreadIdle {
 			threadStatus = ThreadBusy
 		}
@@ -731,6 +736,12 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		r.webhook(run, status, started, values, runErr, ie != nil)
 	}
 	if status == RunPending {
+		if errors.Is(cause, errLeaseLost) {
+			// Another worker continues the run, numbering its events on from those written.
+			r.out.discard(l)
+		} else {
+			r.out.sync(ctx, l)
+		}
 		// Not ended: let the queue deliver it again (at once after a shutdown, so another
 		// replica may take it; at the next start otherwise).
 		closeLog = func() {}
@@ -742,23 +753,29 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	return nil
 }
 
-// persistAndAppend numbers an event, writes it to the database when the run's stream is
-// resumable, and only then shows it to readers: an event a client has seen survives a crash, so
-// the numbering after a restart neither skips nor repeats one.
+// persistAndAppend numbers an event and shows it to readers; for a resumable run (every run,
+// with a bus) the outbox writes it to the database and publishes it to the replicas: a token at
+// once for readers and within outboxInterval for the database, any other event after it is
+// written (see outbox for why that keeps Last-Event-ID resumption gapless).
 func (r *runner) persistAndAppend(ctx context.Context, l *runLog, run *Run, event string, raw json.RawMessage) {
-	if l.resumable {
-		ev := streamEvent{Seq: l.last() + 1, Event: event, Data: raw}
-		if err := r.s.meta.appendEvents(ctx, run.RunID, []streamEvent{ev}); err != nil {
-			r.s.log.Warn("cannot persist stream event", "run_id", run.RunID, "err", err)
-		}
-	}
-	ev := l.append(event, raw)
 	r.s.metrics.events.Inc()
-	if r.s.bus != nil {
-		if err := r.s.bus.publish(ctx, busMsg{Kind: "ev", RunID: run.RunID, Seq: ev.Seq, Event: event, Data: raw}); err != nil {
-			r.s.log.Warn("cannot publish stream event; followers read it from the database", "run_id", run.RunID, "err", err)
-		}
+	if !l.resumable {
+		l.append(event, raw)
+		return
 	}
+	if ev := (streamEvent{Event: event}); ev.token() {
+		l.append(event, raw)
+		r.out.add(l)
+		return
+	}
+	r.out.writeNow(ctx, l, event, raw)
+}
+
+func lastSeq(evs []streamEvent) int64 {
+	if len(evs) == 0 {
+		return 0
+	}
+	return evs[len(evs)-1].Seq
 }
 
 // remoteCancel cancels a run executing in this process at the request of another replica.
@@ -942,6 +959,11 @@ func (r *runner) threadValues(ctx context.Context, threadID string, g graph.Runn
 	if err != nil {
 		return nil, nil
 	}
+	return threadRecord(snap)
+}
+
+// threadRecord returns the thread's newest values and waiting interrupts for its record.
+func threadRecord(snap *graph.StateSnapshot[any]) (json.RawMessage, json.RawMessage) {
 	values, _ := json.Marshal(snap.Values)
 	ints := map[string]any{}
 	for _, t := range snap.Tasks {
@@ -966,6 +988,8 @@ func (r *runner) shutdown(ctx context.Context) {
 		r.reaping.Wait()
 	}
 	_ = r.q.Close(ctx)
+	r.stopRenewing()
+	r.out.close()
 	done := make(chan struct{})
 	go func() { r.bg.Wait(); close(done) }()
 	select {

@@ -114,6 +114,10 @@ func New(cfg Config) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("server: open %s: %w", path, err)
 		}
+		// One connection: SQLite takes one writer at a time, and waiting for the pool is fair
+		// and cheap where waiting on the database's lock is neither (busy_timeout polls, and
+		// fails with "database is locked" under a thousand concurrent runs).
+		db.SetMaxOpenConns(1)
 		s.closers = append(s.closers, func() { db.Close() })
 		saver, err := sqlitesaver.New(ctx, db, nil)
 		if err != nil {
