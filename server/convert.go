@@ -14,8 +14,9 @@ import (
 
 // knownStreamModes are the stream_mode values a run accepts. "messages-tuple" streams token
 // chunks as [message, metadata] pairs in "messages" events; "messages" streams them accumulated
-// in "messages/partial" events, as the LangGraph API does for the SDK's messages mode.
-var knownStreamModes = []string{"values", "updates", "messages", "messages-tuple", "custom", "debug", "tasks", "checkpoints"}
+// in "messages/partial" events, as the LangGraph API does for the SDK's messages mode;
+// "events" streams LangChain callback events (see events.go).
+var knownStreamModes = []string{"values", "updates", "messages", "messages-tuple", "custom", "debug", "tasks", "checkpoints", "events"}
 
 // parseStreamModes checks the requested modes and returns the graph modes they need.
 func parseStreamModes(modes []string) ([]graph.StreamMode, error) {
@@ -30,7 +31,9 @@ func parseStreamModes(modes []string) ([]graph.StreamMode, error) {
 		case "messages", "messages-tuple":
 			add(graph.ModeMessages)
 		case "events":
-			return nil, badRequest("stream LangChain callback events is not supported; use messages-tuple for tokens and debug for tasks", "stream_mode %q is not supported", m)
+			add(graph.ModeValues)
+			add(graph.ModeTasks)
+			add(graph.ModeMessages)
 		default:
 			gm, err := graph.ParseStreamMode(m)
 			if err != nil {
@@ -61,7 +64,7 @@ func checkpointOf(ref *checkpoint.Ref) any {
 func interruptsJSON(ins []graph.Interruption) []map[string]any {
 	out := make([]map[string]any, 0, len(ins))
 	for _, in := range ins {
-		m := map[string]any{"value": in.Value, "id": in.ID}
+		m := map[string]any{"value": apiValue(in.Value), "id": in.ID}
 		if in.When != "" {
 			m["when"] = in.When
 		}
@@ -118,11 +121,15 @@ type converter struct {
 	modes     []string // as requested
 	subgraphs bool
 	partial   map[string]*message.Message // accumulated messages for "messages" mode
-	seenMeta  map[string]bool
+	events    *eventsConv                 // for "events" mode
 }
 
 func newConverter(modes []string, subgraphs bool) *converter {
-	return &converter{modes: modes, subgraphs: subgraphs, partial: map[string]*message.Message{}, seenMeta: map[string]bool{}}
+	c := &converter{modes: modes, subgraphs: subgraphs, partial: map[string]*message.Message{}}
+	if slices.Contains(modes, "events") {
+		c.events = newEventsConv()
+	}
+	return c
 }
 
 func (c *converter) wants(m string) bool { return slices.Contains(c.modes, m) }
@@ -139,46 +146,54 @@ func (c *converter) name(mode string, ns []string) string {
 	return mode
 }
 
+// convert turns one graph event into the SSE events the requested modes want. Every value that
+// leaves holds its messages in LangChain's shape (apiValue, toLangChainChunk).
 func (c *converter) convert(ev graph.Event) []sse {
 	if len(ev.NS) > 0 && !c.subgraphs {
 		return nil
 	}
+	var out []sse
+	if c.events != nil {
+		out = c.events.convert(ev)
+	}
 	switch ev.Mode {
 	case graph.ModeValues:
 		if c.wants("values") {
-			return []sse{{c.name("values", ev.NS), ev.Data}}
+			return append(out, sse{c.name("values", ev.NS), apiValue(ev.Data)})
 		}
 	case graph.ModeUpdates:
 		if c.wants("updates") {
-			var data any = ev.Data
+			var data any
 			if ins, ok := ev.Data.([]graph.Interruption); ok {
 				data = interruptsJSON(ins)
+			} else {
+				data = apiValue(ev.Data)
 			}
-			return []sse{{c.name("updates", ev.NS), map[string]any{ev.Node: data}}}
+			return append(out, sse{c.name("updates", ev.NS), map[string]any{ev.Node: data}})
 		}
 	case graph.ModeCustom:
 		if c.wants("custom") {
-			return []sse{{c.name("custom", ev.NS), ev.Data}}
+			return append(out, sse{c.name("custom", ev.NS), apiValue(ev.Data)})
 		}
 	case graph.ModeDebug:
 		if c.wants("debug") {
 			if d, ok := ev.Data.(graph.DebugEvent); ok {
-				return []sse{{c.name("debug", ev.NS), map[string]any{"type": d.Type, "step": d.Step, "timestamp": time.Now().UTC().Format(time.RFC3339Nano), "payload": d.Payload}}}
+				return append(out, sse{c.name("debug", ev.NS), map[string]any{"type": d.Type, "step": d.Step, "timestamp": time.Now().UTC().Format(time.RFC3339Nano), "payload": apiValue(d.Payload)}})
 			}
-			return []sse{{c.name("debug", ev.NS), ev.Data}}
+			return append(out, sse{c.name("debug", ev.NS), apiValue(ev.Data)})
 		}
 	case graph.ModeTasks:
 		if c.wants("tasks") {
-			return []sse{{c.name("tasks", ev.NS), ev.Data}}
+			return append(out, sse{c.name("tasks", ev.NS), apiValue(ev.Data)})
 		}
 	case graph.ModeCheckpoints:
 		if c.wants("checkpoints") {
-			return []sse{{c.name("checkpoints", ev.NS), checkpointEventJSON(ev.Data)}}
+			return append(out, sse{c.name("checkpoints", ev.NS), checkpointEventJSON(apiValue(ev.Data))})
 		}
 	case graph.ModeMessages:
 		chunk, ok := ev.Data.(graph.MessageChunk)
 		if !ok {
-			return nil
+			return out
 		}
 		md := map[string]any{}
 		for k, v := range chunk.Metadata {
@@ -186,12 +201,20 @@ func (c *converter) convert(ev graph.Event) []sse {
 		}
 		md["langgraph_node"] = ev.Node
 		md["langgraph_step"] = ev.Step
+		md["langgraph_path"] = []string{"__pregel_pull", ev.Node}
+		ns := ev.Node + ":" + ev.TaskID
 		if len(ev.NS) > 0 {
-			md["langgraph_checkpoint_ns"] = strings.Join(ev.NS, "|")
+			ns = strings.Join(ev.NS, "|") + "|" + ns
 		}
-		var out []sse
+		md["langgraph_checkpoint_ns"], md["checkpoint_ns"] = ns, ns
+		if p, ok := chunk.Metadata["provider"].(string); ok {
+			md["ls_provider"] = p
+		}
+		if m, ok := chunk.Metadata["model"].(string); ok {
+			md["ls_model_name"] = m
+		}
 		if c.wants("messages-tuple") {
-			out = append(out, sse{c.name("messages", ev.NS), []any{chunk.Message, md}})
+			out = append(out, sse{c.name("messages", ev.NS), []any{toLangChainChunk(chunk.Message), md}})
 		}
 		if c.wants("messages") {
 			id := chunk.Message.ID
@@ -206,11 +229,11 @@ func (c *converter) convert(ev graph.Event) []sse {
 				acc.Content += chunk.Message.Content
 				acc.ToolCalls = append(acc.ToolCalls, chunk.Message.ToolCalls...)
 			}
-			out = append(out, sse{"messages/partial", []any{*acc}})
+			out = append(out, sse{"messages/partial", []any{toLangChainChunk(*acc)}})
 		}
 		return out
 	}
-	return nil
+	return out
 }
 
 // checkpointEventJSON renders a checkpoints-mode event with RunnableConfigs, as LangGraph does.

@@ -151,7 +151,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		a := &Assistant{AssistantID: AssistantID(spec.ID), GraphID: spec.ID, Name: spec.ID,
 			Config: map[string]any{}, Context: map[string]any{}, Metadata: map[string]any{"created_by": "system"},
-			Version: 1, CreatedAt: now, UpdatedAt: now, graph: g}
+			Version: 1, CreatedAt: now, UpdatedAt: now, graph: wrapGraph(g)}
 		if spec.Description != "" {
 			d := spec.Description
 			a.Description = &d

@@ -52,6 +52,45 @@ assert.ok(events.some((e) => e.event === "messages" && Array.isArray(e.data) && 
 const lastValues = events.filter((e) => e.event === "values").at(-1).data;
 assert.match(lastValues.messages.at(-1).content, /Tokyo/);
 
+// Messages leave in LangChain's shape: type, and tool_calls[].args as an object.
+step("LangChain messages");
+const msgs = lastValues.messages;
+assert.equal(msgs[0].type, "human");
+assert.equal(msgs[0].content, "What time is it in Tokyo?");
+assert.equal(msgs[0].role, undefined, "no trellis role field");
+const caller = msgs.find((m) => m.type === "ai" && m.tool_calls.length > 0);
+assert.ok(caller, "an ai message with tool calls");
+const call = caller.tool_calls[0];
+assert.equal(call.type, "tool_call");
+assert.equal(typeof call.args, "object");
+assert.ok(!Array.isArray(call.args) && call.args !== null);
+assert.equal(call.arguments, undefined);
+const answer = msgs.find((m) => m.type === "tool");
+assert.equal(answer.tool_call_id, call.id);
+assert.equal(answer.name, call.name);
+assert.equal(msgs.at(-1).type, "ai");
+const tuple = events.find((e) => e.event === "messages");
+assert.equal(tuple.data[0].type, "AIMessageChunk");
+assert.ok(Array.isArray(tuple.data[0].tool_call_chunks));
+assert.equal(typeof tuple.data[1].langgraph_node, "string");
+assert.equal(typeof tuple.data[1].langgraph_step, "number");
+const upd = events.find((e) => e.event === "updates" && e.data.tools);
+assert.equal(upd.data.tools.messages[0].type, "tool");
+const st = await client.threads.getState(thread.thread_id);
+assert.deepEqual(st.values.messages.map((m) => m.type), msgs.map((m) => m.type));
+const hist = await client.threads.getHistory(thread.thread_id, { limit: 1 });
+assert.equal(hist[0].values.messages.at(-1).type, "ai");
+// Input in LangChain's shape (and a [type, content] pair) on the same thread.
+const second = await client.runs.wait(thread.thread_id, "example", {
+  input: { messages: [{ type: "human", content: "Convert 42 km to miles" }, ["user", "thanks"]] },
+});
+const tail = second.messages.slice(msgs.length);
+assert.equal(tail[0].type, "human");
+assert.equal(tail[0].content, "Convert 42 km to miles");
+assert.equal(tail[1].type, "human");
+assert.equal(tail[1].content, "thanks");
+assert.equal(tail.at(-1).type, "ai");
+
 // Stateless wait.
 step("runs.wait (stateless)");
 const stateless = await client.runs.wait(null, "flow", { input: { topic: "tea" }, interruptBefore: ["approve"] });

@@ -1,0 +1,244 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/message"
+)
+
+// The "events" stream mode: LangChain callback-style events (astream_events v2), built from
+// the runtime's lifecycle, tasks, values and messages events. Each SSE event is named "events"
+// and carries {event, name, run_id, parent_ids, tags, metadata, data}:
+//
+//   - on_chain_start / on_chain_end for the graph (run_id: the API's run ID; input, output);
+//   - on_chain_stream for the graph with each new state (data.chunk: the values);
+//   - on_chain_start for each node's task as it starts (run_id: the task ID; data.input), then
+//     on_chain_stream (data.chunk: the node's update) and on_chain_end (input, output) when it
+//     finishes; a task that fails or pauses at an interrupt gets no end;
+//   - on_chat_model_start, on_chat_model_stream (data.chunk: an AIMessageChunk) per token
+//     chunk a node streams, and on_chat_model_end (data.output: the whole message) when its task
+//     finishes (run_id: the message ID);
+//   - on_tool_start and on_tool_end for each tool message a node returns (the ReAct agent's
+//     tools node): both when the node's task finishes, with the call's arguments as input and
+//     the tool message as output (run_id: the tool call's ID).
+
+type eventsConv struct {
+	graphName string
+	graphRun  string
+	input     any
+	tasks     map[string]*taskRun
+	calls     map[string]message.ToolCall // every tool call seen, by ID
+}
+
+type taskRun struct {
+	name   string
+	input  any
+	models []*modelRun
+}
+
+type modelRun struct {
+	id   string
+	name string
+	acc  message.Message
+	meta map[string]any
+}
+
+func newEventsConv() *eventsConv {
+	return &eventsConv{tasks: map[string]*taskRun{}, calls: map[string]message.ToolCall{}}
+}
+
+// lcEvent is one LangChain callback event.
+func lcEvent(event, name, runID string, parents []string, meta map[string]any, tags []string, data map[string]any) sse {
+	if parents == nil {
+		parents = []string{}
+	}
+	if tags == nil {
+		tags = []string{}
+	}
+	return sse{"events", map[string]any{"event": event, "name": name, "run_id": runID, "parent_ids": parents,
+		"tags": tags, "metadata": meta, "data": data}}
+}
+
+// nodeMeta is the metadata LangGraph attaches to a node's events.
+func nodeMeta(ev graph.Event, node string) map[string]any {
+	ns := node + ":" + ev.TaskID
+	if len(ev.NS) > 0 {
+		ns = strings.Join(ev.NS, "|") + "|" + ns
+	}
+	return map[string]any{"langgraph_node": node, "langgraph_step": ev.Step, "langgraph_task_id": ev.TaskID,
+		"langgraph_checkpoint_ns": ns, "checkpoint_ns": ns}
+}
+
+func (e *eventsConv) parents(taskID string) []string {
+	if taskID == "" {
+		return []string{e.graphRun}
+	}
+	return []string{e.graphRun, taskID}
+}
+
+func (e *eventsConv) convert(ev graph.Event) []sse {
+	switch ev.Mode {
+	case modeLifecycle:
+		lc, ok := ev.Data.(*lifecycle)
+		if !ok {
+			return nil
+		}
+		meta := map[string]any{"run_id": lc.runID}
+		if lc.start {
+			e.graphName, e.graphRun = lc.name, lc.runID
+			if len(lc.input) > 0 {
+				e.input = lc.input
+			}
+			return []sse{lcEvent("on_chain_start", lc.name, lc.runID, nil, meta, nil, map[string]any{"input": e.input})}
+		}
+		return []sse{lcEvent("on_chain_end", lc.name, lc.runID, nil, meta, nil, map[string]any{"input": e.input, "output": apiValue(lc.output)})}
+	case graph.ModeValues:
+		if len(ev.NS) > 0 {
+			return nil
+		}
+		return []sse{lcEvent("on_chain_stream", e.graphName, e.graphRun, nil, map[string]any{"run_id": e.graphRun}, nil, map[string]any{"chunk": apiValue(ev.Data)})}
+	case graph.ModeTasks:
+		te, ok := ev.Data.(graph.TaskEvent)
+		if !ok {
+			return nil
+		}
+		meta := nodeMeta(ev, te.Name)
+		tags := []string{fmt.Sprintf("graph:step:%d", ev.Step)}
+		if !te.Finished {
+			t := &taskRun{name: te.Name, input: apiValue(te.Input)}
+			e.tasks[te.ID] = t
+			return []sse{lcEvent("on_chain_start", te.Name, te.ID, e.parents(""), meta, tags, map[string]any{"input": t.input})}
+		}
+		t := e.tasks[te.ID]
+		if t == nil {
+			t = &taskRun{name: te.Name}
+		}
+		delete(e.tasks, te.ID)
+		var out []sse
+		for _, m := range t.models {
+			out = append(out, lcEvent("on_chat_model_end", m.name, m.id, e.parents(te.ID), m.meta, tags, map[string]any{"output": toLangChain(m.acc)}))
+		}
+		if te.Error != "" || len(te.Interrupts) > 0 {
+			return out
+		}
+		for _, m := range messagesIn(te.Result) {
+			for _, tc := range m.ToolCalls {
+				e.calls[tc.ID] = tc
+			}
+			if m.Role != message.RoleTool {
+				continue
+			}
+			call := e.calls[m.ToolCallID]
+			var args any = map[string]any{}
+			if len(call.Arguments) > 0 && json.Valid(call.Arguments) {
+				args = json.RawMessage(call.Arguments)
+			}
+			name := m.Name
+			if name == "" {
+				name = call.Name
+			}
+			tmeta := nodeMeta(ev, te.Name)
+			out = append(out,
+				lcEvent("on_tool_start", name, m.ToolCallID, e.parents(te.ID), tmeta, tags, map[string]any{"input": args}),
+				lcEvent("on_tool_end", name, m.ToolCallID, e.parents(te.ID), tmeta, tags, map[string]any{"input": args, "output": toLangChain(m)}))
+		}
+		result := apiValue(te.Result)
+		return append(out,
+			lcEvent("on_chain_stream", te.Name, te.ID, e.parents(""), meta, tags, map[string]any{"chunk": result}),
+			lcEvent("on_chain_end", te.Name, te.ID, e.parents(""), meta, tags, map[string]any{"input": t.input, "output": result}))
+	case graph.ModeMessages:
+		chunk, ok := ev.Data.(graph.MessageChunk)
+		if !ok || chunk.Message.Role != message.RoleAssistant {
+			return nil
+		}
+		t := e.tasks[ev.TaskID]
+		if t == nil { // a chunk from outside a known task still streams
+			t = &taskRun{name: ev.Node}
+			e.tasks[ev.TaskID] = t
+		}
+		var m *modelRun
+		for _, x := range t.models {
+			if x.id == chunk.Message.ID {
+				m = x
+			}
+		}
+		tags := []string{fmt.Sprintf("graph:step:%d", ev.Step)}
+		var out []sse
+		if m == nil {
+			name, _ := chunk.Metadata["model"].(string)
+			if name == "" {
+				name = "chat_model"
+			}
+			meta := nodeMeta(ev, ev.Node)
+			for k, v := range chunk.Metadata {
+				if _, taken := meta[k]; !taken {
+					meta[k] = v
+				}
+			}
+			if p, ok := chunk.Metadata["provider"].(string); ok {
+				meta["ls_provider"] = p
+			}
+			if name != "chat_model" {
+				meta["ls_model_name"] = name
+			}
+			m = &modelRun{id: chunk.Message.ID, name: name, acc: message.Message{ID: chunk.Message.ID, Role: message.RoleAssistant}, meta: meta}
+			t.models = append(t.models, m)
+			out = append(out, lcEvent("on_chat_model_start", name, m.id, e.parents(ev.TaskID), meta, tags, map[string]any{"input": map[string]any{}}))
+		}
+		m.acc.Content += chunk.Message.Content
+		m.acc.ToolCalls = append(m.acc.ToolCalls, chunk.Message.ToolCalls...)
+		for _, tc := range chunk.Message.ToolCalls {
+			e.calls[tc.ID] = tc
+		}
+		return append(out, lcEvent("on_chat_model_stream", m.name, m.id, e.parents(ev.TaskID), m.meta, tags, map[string]any{"chunk": toLangChainChunk(chunk.Message)}))
+	}
+	return nil
+}
+
+// messagesIn returns the messages v holds, wherever they are in it.
+func messagesIn(v any) []message.Message {
+	if v == nil {
+		return nil
+	}
+	var out []message.Message
+	visitMessages(reflect.ValueOf(v), shapeOf(reflect.TypeOf(v)), func(m message.Message) { out = append(out, m) })
+	return out
+}
+
+func visitMessages(v reflect.Value, sh *lcShape, fn func(message.Message)) {
+	if sh == nil || !v.IsValid() {
+		return
+	}
+	switch sh.kind {
+	case lcMessage:
+		fn(v.Interface().(message.Message))
+	case lcDynamic:
+		if !v.IsNil() {
+			e := v.Elem()
+			visitMessages(e, shapeOf(e.Type()), fn)
+		}
+	case lcPointer:
+		if !v.IsNil() {
+			visitMessages(v.Elem(), sh.elem, fn)
+		}
+	case lcList:
+		for i := range v.Len() {
+			visitMessages(v.Index(i), sh.elem, fn)
+		}
+	case lcMap:
+		it := v.MapRange()
+		for it.Next() {
+			visitMessages(it.Value(), sh.elem, fn)
+		}
+	case lcStruct:
+		for _, f := range sh.fields {
+			if fv, ok := fieldByIndex(v, f.index); ok {
+				visitMessages(fv, f.shape, fn)
+			}
+		}
+	}
+}

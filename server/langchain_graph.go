@@ -1,0 +1,120 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+
+	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// apiGraph is an assistant's graph as the API sees it: state values it reads come back with
+// their messages in LangChain's shape, and state values it is given may hold messages in any
+// shape the API accepts (see messageFromAPI). Every route and the runner reach the graph
+// through it, so no message leaves or enters the server in another shape.
+//
+// Its StreamJSON also brackets the run with two lifecycle events (mode modeLifecycle) that the
+// "events" stream mode turns into the graph's on_chain_start and on_chain_end; other modes
+// ignore them.
+type apiGraph struct {
+	graph.Runnable
+}
+
+// modeLifecycle is the stream mode of apiGraph's own events; the graph runtime never emits it.
+const modeLifecycle graph.StreamMode = "trellis:lifecycle"
+
+// lifecycle is the Data of a modeLifecycle event.
+type lifecycle struct {
+	start  bool
+	name   string
+	runID  string
+	input  json.RawMessage
+	output any // the last values, at the end
+}
+
+// wrapGraph returns g as the API sees it.
+func wrapGraph(g graph.Runnable) graph.Runnable {
+	if g == nil {
+		return nil
+	}
+	if _, ok := g.(*apiGraph); ok {
+		return g
+	}
+	return &apiGraph{g}
+}
+
+func (g *apiGraph) snapshot(s *graph.StateSnapshot[any]) *graph.StateSnapshot[any] {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.Values = apiValue(s.Values)
+	return &c
+}
+
+// StateOf implements graph.Runnable with messages in LangChain's shape.
+func (g *apiGraph) StateOf(ctx context.Context, ref checkpoint.Ref) (*graph.StateSnapshot[any], error) {
+	s, err := g.Runnable.StateOf(ctx, ref)
+	return g.snapshot(s), err
+}
+
+// HistoryOf implements graph.Runnable with messages in LangChain's shape.
+func (g *apiGraph) HistoryOf(ctx context.Context, threadID string, opts graph.HistoryOptions) iter.Seq2[*graph.StateSnapshot[any], error] {
+	return func(yield func(*graph.StateSnapshot[any], error) bool) {
+		for s, err := range g.Runnable.HistoryOf(ctx, threadID, opts) {
+			if !yield(g.snapshot(s), err) {
+				return
+			}
+		}
+	}
+}
+
+// UpdateStateJSON implements graph.Runnable, reading messages in any shape the API accepts.
+func (g *apiGraph) UpdateStateJSON(ctx context.Context, ref checkpoint.Ref, values json.RawMessage, asNode string) (checkpoint.Ref, error) {
+	values, err := inputFromAPI(g.StateType(), values)
+	if err != nil {
+		return checkpoint.Ref{}, err
+	}
+	return g.Runnable.UpdateStateJSON(ctx, ref, values, asNode)
+}
+
+// StreamJSON implements graph.Runnable, reading messages in any shape the API accepts, and adds
+// the lifecycle events.
+func (g *apiGraph) StreamJSON(ctx context.Context, input json.RawMessage, opts ...graph.RunOption) iter.Seq2[graph.Event, error] {
+	return func(yield func(graph.Event, error) bool) {
+		in, err := inputFromAPI(g.StateType(), input)
+		if err != nil {
+			yield(graph.Event{}, err)
+			return
+		}
+		info, _ := tool.CallInfoFrom(ctx)
+		lc := &lifecycle{start: true, name: g.Name(), runID: info.RunID, input: input}
+		if !yield(graph.Event{Mode: modeLifecycle, Data: lc}, nil) {
+			return
+		}
+		var last any
+		for ev, err := range g.Runnable.StreamJSON(ctx, in, opts...) {
+			if err != nil {
+				var ie *graph.InterruptedError
+				if errors.As(err, &ie) { // paused, not failed: the graph's chain ends here
+					end := &lifecycle{name: lc.name, runID: lc.runID, output: last}
+					if !yield(graph.Event{Mode: modeLifecycle, Data: end}, nil) {
+						return
+					}
+				}
+				yield(ev, err)
+				return
+			}
+			if ev.Mode == graph.ModeValues && len(ev.NS) == 0 {
+				last = ev.Data
+			}
+			if !yield(ev, nil) {
+				return
+			}
+		}
+		yield(graph.Event{Mode: modeLifecycle, Data: &lifecycle{name: lc.name, runID: lc.runID, output: last}}, nil)
+	}
+}
