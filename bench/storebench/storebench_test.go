@@ -567,8 +567,8 @@ func recallOf(queries [][]float32, search, exact func(q []float32) []vector.Resu
 }
 
 // BenchmarkVectorDense is one dense query (k=10) per iteration on store/vector over the dense
-// corpus: sub-benchmarks for the sketch scan at several rerank sizes (the default is 400) and
-// for the graph walk at several EfSearch; recall@10 against Exact on 1000 queries.
+// corpus: sub-benchmarks for the sketch scan at several rerank sizes and for the graph walk at
+// two EfSearch; recall@10 against Exact on 1000 queries.
 func BenchmarkVectorDense(b *testing.B) {
 	c := getCorpus(b)
 	vecs, queries := getDense(c)
@@ -599,7 +599,7 @@ func BenchmarkVectorDense(b *testing.B) {
 		}
 		report(b, lat, recall)
 	}
-	for _, n := range []int{200, 400, 800} {
+	for _, n := range []int{400, 1600, 3200, 6400} {
 		b.Run(fmt.Sprint("sketch-rerank", n), func(b *testing.B) {
 			ix.SetRerank(n)
 			defer ix.SetRerank(0)
@@ -608,7 +608,7 @@ func BenchmarkVectorDense(b *testing.B) {
 	}
 	ix.SetDenseScan(false)
 	defer ix.SetDenseScan(true)
-	for _, ef := range []int{96, 256} {
+	for _, ef := range []int{96, 512} {
 		b.Run(fmt.Sprint("graph-ef", ef), func(b *testing.B) {
 			ix.SetEfSearch(ef)
 			defer ix.SetEfSearch(0)
