@@ -56,10 +56,10 @@ type bus struct {
 	publishF func(ctx context.Context, payload string) error
 	// publishManyF sends several payloads in one round trip.
 	publishManyF func(ctx context.Context, payloads []string) error
-	limit    int
-	log      *slog.Logger
-	onCancel func(runID, action string)
-	onDone   func(threadID, runID string)
+	limit        int
+	log          *slog.Logger
+	onCancel     func(runID, action string)
+	onDone       func(threadID, runID string)
 
 	mu   sync.Mutex
 	subs map[string]map[chan busMsg]struct{}

@@ -43,7 +43,14 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[runJob]) error {
 	if exec == nil {
 		return river.JobSnooze(time.Second)
 	}
+	// A slot of the process's limit, shared with the runs started directly (see Enqueue).
+	select {
+	case w.q.slots <- struct{}{}:
+	case <-ctx.Done():
+		return river.JobSnooze(0)
+	}
 	err := exec(ctx, job.Args.RunID)
+	<-w.q.slots
 	var re *RetryError
 	if errors.As(err, &re) {
 		return river.JobSnooze(max(re.After, 0))
@@ -51,18 +58,30 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[runJob]) error {
 	return nil
 }
 
-// RiverQueue is the durable [Queue]: each run is a River job in the server's database (SQLite
-// through riversqlite, Postgres through riverpgxv5), so a run survives the process that
-// accepted it, and any process sharing the database may execute it. Runs execute at most
-// limit at once per process.
+// RiverQueue is the durable [Queue]: a run that cannot start at once in this process is a
+// River job in the server's database (SQLite through riversqlite, Postgres through
+// riverpgxv5), so it survives the process that accepted it, and any process sharing the
+// database may execute it. Runs execute at most MaxWorkers at once per process.
+//
+// A run enqueued while this process has a free slot starts at once, without a job: its record
+// (pending, in trellis_runs) is what makes it durable. If the process dies before the run ends,
+// the run is found like any other whose worker died: by the next start (Server recovers
+// unfinished runs), or by another replica once its lease expires, or, if it was never claimed,
+// as a stranded run. A direct run that asks to be delivered again (a transient error, a claim
+// refused, a shutdown) becomes a River job then.
 type RiverQueue struct {
 	mu     sync.Mutex
 	exec   func(ctx context.Context, runID string) error
-	insert func(ctx context.Context, args runJob) error
-	start  func(ctx context.Context) error
-	stop   func(ctx context.Context) error
-	cancel func(ctx context.Context) error
-	closed bool
+	insert func(ctx context.Context, args runJob, at time.Time) error
+	// slots bounds the runs executing in this process, River's and direct ones.
+	slots   chan struct{}
+	direct  sync.WaitGroup
+	dctx    context.Context
+	dcancel context.CancelFunc
+	start   func(ctx context.Context) error
+	stop    func(ctx context.Context) error
+	cancel  func(ctx context.Context) error
+	closed  bool
 }
 
 // RiverOptions tunes a [RiverQueue]. The zero value is the default.
@@ -111,15 +130,15 @@ func NewRiverSQLite(ctx context.Context, db *sql.DB, opts RiverOptions) (*RiverQ
 	if _, err := mig.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return nil, fmt.Errorf("server: river migrations on SQLite: %w", err)
 	}
-	q := &RiverQueue{}
+	q := newRiverQueue(opts)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &runWorker{q: q})
 	client, err := river.NewClient(driver, opts.config(workers, true))
 	if err != nil {
 		return nil, fmt.Errorf("server: river client: %w", err)
 	}
-	q.bind(client.Start, client.Stop, client.StopAndCancel, func(ctx context.Context, a runJob) error {
-		_, err := client.Insert(ctx, a, &river.InsertOpts{Queue: riverQueueName})
+	q.bind(client.Start, client.Stop, client.StopAndCancel, func(ctx context.Context, a runJob, at time.Time) error {
+		_, err := client.Insert(ctx, a, &river.InsertOpts{Queue: riverQueueName, ScheduledAt: at})
 		return err
 	})
 	return q, nil
@@ -140,15 +159,15 @@ func NewRiverPostgres(ctx context.Context, pool *pgxpool.Pool, opts RiverOptions
 	}); err != nil {
 		return nil, fmt.Errorf("server: river migrations on Postgres: %w", err)
 	}
-	q := &RiverQueue{}
+	q := newRiverQueue(opts)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &runWorker{q: q})
 	client, err := river.NewClient(driver, opts.config(workers, false))
 	if err != nil {
 		return nil, fmt.Errorf("server: river client: %w", err)
 	}
-	q.bind(client.Start, client.Stop, client.StopAndCancel, func(ctx context.Context, a runJob) error {
-		_, err := client.Insert(ctx, a, &river.InsertOpts{Queue: riverQueueName})
+	q.bind(client.Start, client.Stop, client.StopAndCancel, func(ctx context.Context, a runJob, at time.Time) error {
+		_, err := client.Insert(ctx, a, &river.InsertOpts{Queue: riverQueueName, ScheduledAt: at})
 		return err
 	})
 	return q, nil
@@ -169,7 +188,16 @@ func pgAdvisory(ctx context.Context, pool *pgxpool.Pool, key int64, f func() err
 	return f()
 }
 
-func (q *RiverQueue) bind(start, stop, cancel func(context.Context) error, insert func(context.Context, runJob) error) {
+func newRiverQueue(opts RiverOptions) *RiverQueue {
+	n := opts.MaxWorkers
+	if n <= 0 {
+		n = DefaultMaxConcurrentRuns
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &RiverQueue{slots: make(chan struct{}, n), dctx: ctx, dcancel: cancel}
+}
+
+func (q *RiverQueue) bind(start, stop, cancel func(context.Context) error, insert func(context.Context, runJob, time.Time) error) {
 	q.start, q.stop, q.cancel, q.insert = start, stop, cancel, insert
 }
 
@@ -189,18 +217,46 @@ func (q *RiverQueue) run(ctx context.Context) error {
 	return nil
 }
 
-// Enqueue implements [Queue]: it inserts a River job for the run.
+// Enqueue implements [Queue]: the run starts at once when this process has a free slot, and
+// is inserted as a River job otherwise.
 func (q *RiverQueue) Enqueue(ctx context.Context, runID string) error {
 	q.mu.Lock()
-	closed := q.closed
+	closed, exec := q.closed, q.exec
+	if !closed && exec != nil {
+		select {
+		case q.slots <- struct{}{}:
+			q.direct.Add(1)
+			q.mu.Unlock()
+			go q.runDirect(exec, runID)
+			return nil
+		default:
+		}
+	}
 	q.mu.Unlock()
 	if closed {
 		return ErrShuttingDown
 	}
-	if err := q.insert(ctx, runJob{RunID: runID}); err != nil {
+	if err := q.insert(ctx, runJob{RunID: runID}, time.Time{}); err != nil {
 		return fmt.Errorf("server: enqueue run %s: %w", runID, err)
 	}
 	return nil
+}
+
+// runDirect executes a run in a slot taken by Enqueue; a run to be delivered again becomes a
+// River job, due when the run asked.
+func (q *RiverQueue) runDirect(exec func(context.Context, string) error, runID string) {
+	defer q.direct.Done()
+	err := exec(q.dctx, runID)
+	<-q.slots
+	var re *RetryError
+	if !errors.As(err, &re) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// If this fails the run stays pending in its record, where the next start or another
+	// replica finds it.
+	_ = q.insert(ctx, runJob{RunID: runID}, time.Now().Add(max(re.After, 0)))
 }
 
 // Close implements [Queue]: River stops fetching jobs and waits for the executing ones until
@@ -213,11 +269,23 @@ func (q *RiverQueue) Close(ctx context.Context) error {
 	}
 	q.closed = true
 	q.mu.Unlock()
+	directDone := make(chan struct{})
+	go func() { q.direct.Wait(); close(directDone) }()
 	err := q.stop(ctx)
 	if err != nil && ctx.Err() != nil {
 		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		return errors.Join(ctx.Err(), q.cancel(c))
+		err = errors.Join(ctx.Err(), q.cancel(c))
 	}
+	select {
+	case <-directDone:
+	case <-ctx.Done():
+		q.dcancel()
+		<-directDone
+		if err == nil {
+			err = ctx.Err()
+		}
+	}
+	q.dcancel()
 	return err
 }

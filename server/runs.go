@@ -663,6 +663,9 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		}
 	}
 	runErr := r.runGraph(runCtx, run, g, headBefore, emit)
+	// The graph is done: a lease lost from here on stops nothing (the record may even be gone,
+	// with a temporary thread's).
+	r.dropLease(runID)
 
 	cause := context.Cause(runCtx)
 	if te := (*RunTimeoutError)(nil); errors.As(cause, &te) {

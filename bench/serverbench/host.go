@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	httppprof "net/http/pprof"
 	"runtime/pprof"
 	"time"
 
@@ -40,7 +41,8 @@ type HostConfig struct {
 // Host is a trellis server in this process serving the bench's graphs on loopback, with three
 // routes of its own beside the API: GET /bench/stats (?settle=1 collects garbage first) answers
 // the process's [Stats], GET /bench/goroutines lists its goroutines by stack (to see what a
-// measurement left behind), and POST /bench/release opens the paced model's gate.
+// measurement left behind), and POST /bench/release opens the paced model's gate; and the
+// runtime's profiles under /debug/pprof/.
 type Host struct {
 	// URL is the server's base URL, http://127.0.0.1:port.
 	URL   string
@@ -108,6 +110,10 @@ func StartHost(cfg HostConfig) (*Host, error) {
 		m.Release()
 		w.WriteHeader(http.StatusNoContent)
 	})
+	// The runtime's profiles, to see where a measurement's time goes:
+	// go tool pprof http://HOST/debug/pprof/profile?seconds=10
+	mux.HandleFunc("/debug/pprof/", httppprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
 	mux.Handle("/", srv.Handler())
 	ctx, stop := context.WithCancel(context.Background())
 	h := &Host{URL: "http://" + ln.Addr().String(), Model: m, srv: srv, stop: stop, done: make(chan error, 1)}

@@ -254,8 +254,12 @@ func BackToBaseline(ctx context.Context, c *http.Client, url string, base, idle 
 		return Stats{}, err
 	}
 	// Slack: a few goroutines come and go (idle keep-alive connections, timers); the heap
-	// may keep caches that grew, but not a sizeable part of what the streams held.
-	heapSlack := max(uint64(8<<20), (idle.HeapAlloc-min(idle.HeapAlloc, base.HeapAlloc))/20)
+	// may keep caches that grew, but not a sizeable part of what the streams held. The Go
+	// runtime never frees a goroutine's descriptor (about 480 bytes, kept for reuse), so the
+	// heap keeps that much for every goroutine the streams had at their peak: 7 MiB at 5,000
+	// streams of 3 goroutines each.
+	descriptors := uint64(max(idle.Goroutines-base.Goroutines, 0)) * goroutineDescriptor
+	heapSlack := max(uint64(8<<20), (idle.HeapAlloc-min(idle.HeapAlloc, base.HeapAlloc))/20) + descriptors
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		after, err := FetchStats(ctx, c, url)
@@ -278,6 +282,10 @@ func BackToBaseline(ctx context.Context, c *http.Client, url string, base, idle 
 		}
 	}
 }
+
+// goroutineDescriptor is what the runtime keeps of a goroutine that ended (its g, from
+// runtime.malg in a heap profile), rounded up.
+const goroutineDescriptor = 512
 
 // MiB formats a byte count.
 func MiB(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
