@@ -41,7 +41,7 @@ func (a chatAssistant) label() string {
 	return a.AssistantID
 }
 
-// chatMessage is a conversation message as the server sends it (trellis's message shape).
+// chatMessage is a conversation message as the server sends it (LangChain's shape; trellis's is read too).
 type chatMessage struct {
 	ID         string          `json:"id"`
 	Role       string          `json:"role"`
@@ -51,7 +51,11 @@ type chatMessage struct {
 	ToolCallID string          `json:"tool_call_id"`
 	Name       string          `json:"name"`
 	IsError    bool            `json:"is_error"`
+	Status     string          `json:"status"` // LangChain's tool message status: "error" for a failed call
 }
+
+// failed reports whether a tool message says its call failed, in either shape.
+func (m chatMessage) failed() bool { return m.IsError || m.Status == "error" }
 
 type chatToolCall struct {
 	ID        string          `json:"id"`

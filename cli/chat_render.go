@@ -142,7 +142,7 @@ func (r *chatRenderer) showUpdate(raw json.RawMessage) {
 			r.shownTools[m.ID] = true
 			r.newline()
 			tag := "<-"
-			if m.IsError {
+			if m.failed() {
 				tag = "<- error from"
 			}
 			r.write(fmt.Sprintf("  %s %s: %s\n", tag, m.Name, oneLine(m.text(), 300)))

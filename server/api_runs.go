@@ -27,6 +27,10 @@ func (s *Server) createFromRequest(w http.ResponseWriter, r *http.Request) (*Run
 		writeError(w, err)
 		return nil, nil, nil, false
 	}
+	if err := s.checkRunInput(&req); err != nil {
+		writeError(w, err)
+		return nil, nil, nil, false
+	}
 	run, l, err := s.runs.create(r.Context(), principal(r), r.PathValue("tid"), &req)
 	if err != nil {
 		writeError(w, err)

@@ -78,7 +78,7 @@ func toLangChain(m message.Message) map[string]any {
 			case json.Valid(args):
 				calls = append(calls, map[string]any{"id": tc.ID, "name": tc.Name, "args": json.RawMessage(args), "type": "tool_call"})
 			default:
-				invalid = append(invalid, map[string]any{"id": tc.ID, "name": tc.Name, "args": string(args), "error": "the arguments are not JSON", "type": "invalid_tool_call"})
+				invalid = append(invalid, map[string]any{"id": tc.ID, "name": tc.Name, "args": string(tc.Arguments), "error": "the arguments are not JSON", "type": "invalid_tool_call"})
 			}
 		}
 		d["tool_calls"], d["invalid_tool_calls"] = calls, invalid
@@ -663,6 +663,24 @@ func isEmpty(v reflect.Value) bool {
 
 // ---- input ----
 
+// checkRunInput refuses a run whose input or command.update holds a message the API cannot
+// read, before the run is created, with a 400 naming the field.
+func (s *Server) checkRunInput(req *runCreate) error {
+	a, err := s.assistant(req.AssistantID)
+	if err != nil {
+		return nil // the runner reports the assistant
+	}
+	if _, err := inputFromAPI(a.graph.StateType(), req.Input); err != nil {
+		return err
+	}
+	if req.Command != nil {
+		if _, err := inputFromAPI(a.graph.StateType(), req.Command.Update); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // inputFromAPI rewrites a request's state values (a JSON object of state keys, for the state
 // type t) so that every message in them is in trellis's shape, whatever shape it came in; a
 // key whose field is a list of messages also takes a single message. Keys holding no messages
@@ -697,7 +715,7 @@ func inputFromAPI(t reflect.Type, raw json.RawMessage) (json.RawMessage, error) 
 		}
 		out, err := walkIn(v, f.shape, f.name)
 		if err != nil {
-			return nil, badRequest(`send messages as {"type": "human", "content": "..."} or {"role": "user", "content": "..."}`, "field %q: %v", f.name, err)
+			return nil, badRequest(`send messages as {"type": "human", "content": "..."} or {"role": "user", "content": "..."}`, "%v", err)
 		}
 		enc, err := json.Marshal(out)
 		if err != nil {

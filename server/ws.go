@@ -266,7 +266,12 @@ func (s *Server) handleThreadWebSocket(w http.ResponseWriter, r *http.Request) {
 				req.Command = &RunCommand{Resume: in.Resume}
 				req.Input = nil
 			}
-			run, l, err := s.runs.create(wc.ctx, wc.p, t.ThreadID, &req)
+			err := s.checkRunInput(&req)
+			var run *Run
+			var l *runLog
+			if err == nil {
+				run, l, err = s.runs.create(wc.ctx, wc.p, t.ThreadID, &req)
+			}
 			if err != nil {
 				wc.send(wsOut{Type: "error", Detail: errText(err)})
 				continue
