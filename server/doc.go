@@ -26,11 +26,15 @@
 // itself is accepted too). Threads hold conversations; a run executes an assistant on a thread
 // (or on a throwaway thread, for the stateless /runs routes) and produces a stream of events
 // named as LangGraph names them: metadata first, then values, updates, messages (tuples),
-// messages/partial, custom, debug, tasks and checkpoints as requested, error if it failed, and
-// end. Every event has an id, so a client that reconnects with Last-Event-ID receives the rest
-// with no gap and no duplicate. A run that pauses at an interrupt ends its stream with a values
+// messages/partial, custom, debug, tasks, checkpoints and LangChain callback events as
+// requested, error if it failed, and end. Every event has an id, so a client that reconnects
+// with Last-Event-ID receives the rest with no gap and no duplicate. A run that pauses at an interrupt ends its stream with a values
 // event holding "__interrupt__"; the next run on the thread resumes it with
 // {"command": {"resume": value}}.
+//
+// Messages cross the API in LangChain's shape ({"type": "ai", "content", "tool_calls":
+// [{"id", "name", "args"}], ...}); input may also use trellis's ({"role": "user", ...}). The
+// conversion happens at the API's edge only: the graphs keep message.Message.
 //
 // # Runs
 //
