@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/trellis-go/trellis/internal/fastjson"
 	"github.com/trellis-go/trellis/message"
 )
 
@@ -99,6 +100,9 @@ func (e *blobEncoder) appendMessage(b []byte, m *message.Message) ([]byte, error
 
 // appendRawJSON appends raw compacted, failing as encoding/json does when it is not JSON.
 func appendRawJSON(b []byte, raw json.RawMessage) ([]byte, error) {
+	if fastjson.Compact(raw) {
+		return append(b, raw...), nil
+	}
 	buf := bytes.NewBuffer(b)
 	if err := json.Compact(buf, raw); err != nil {
 		return b, fmt.Errorf("tool call arguments are not JSON: %w", err)

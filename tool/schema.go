@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/trellis-go/trellis/internal/fastjson"
 )
 
 // Schema is a compiled JSON Schema for a tool's arguments. It validates raw arguments and explains
@@ -70,7 +71,7 @@ func (s *Schema) validate(toolName string, raw json.RawMessage) (any, json.RawMe
 			return nil, nil, err
 		}
 	}
-	instance, ok := parseJSON(raw)
+	instance, ok := fastjson.Parse(raw)
 	if !ok {
 		instance = nil
 		if err := json.Unmarshal(raw, &instance); err != nil {

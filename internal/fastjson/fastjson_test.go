@@ -1,6 +1,7 @@
-package tool
+package fastjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
@@ -20,13 +21,13 @@ var parseSeeds = []string{
 	`{"long":"` + strings.Repeat("0123456789abcdef", 300) + `"}`,
 }
 
-func TestParseJSONMatchesEncodingJSON(t *testing.T) {
+func TestParseMatchesEncodingJSON(t *testing.T) {
 	for _, s := range parseSeeds {
 		checkParse(t, []byte(s))
 	}
 	// The usual arguments must take the fast path, or it is not worth having.
 	for _, s := range parseSeeds[:3] {
-		if _, ok := parseJSON([]byte(s)); !ok {
+		if _, ok := Parse([]byte(s)); !ok {
 			t.Errorf("parseJSON gave up on %s", s)
 		}
 	}
@@ -57,14 +58,19 @@ func TestParseJSONMatchesEncodingJSON(t *testing.T) {
 		return `"` + strings.Repeat("word ", rng.IntN(6)) + `"`
 	}
 	for range 3000 {
-		checkParse(t, []byte(gen(0)))
+		doc := gen(0)
+		checkParse(t, []byte(doc))
+		checkCompact(t, []byte(doc))
+		if !Compact([]byte(doc)) {
+			t.Fatalf("Compact refused %s", doc)
+		}
 	}
 }
 
 // checkParse fails when parseJSON accepts data that encoding/json rejects or decodes otherwise.
 func checkParse(t *testing.T, data []byte) {
 	t.Helper()
-	got, ok := parseJSON(data)
+	got, ok := Parse(data)
 	var want any
 	err := json.Unmarshal(data, &want)
 	if !ok {
@@ -78,11 +84,45 @@ func checkParse(t *testing.T, data []byte) {
 	}
 }
 
-func FuzzParseJSON(f *testing.F) {
+// checkCompact fails when Compact calls data compact JSON but json.Compact disagrees.
+func checkCompact(t *testing.T, data []byte) {
+	t.Helper()
+	if !Compact(data) {
+		return
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, data); err != nil {
+		t.Fatalf("Compact accepted %q, which encoding/json rejects: %v", data, err)
+	}
+	if !bytes.Equal(buf.Bytes(), data) {
+		t.Fatalf("Compact calls %q compact; json.Compact gives %q", data, buf.Bytes())
+	}
+}
+
+func TestCompact(t *testing.T) {
+	for _, s := range parseSeeds {
+		checkCompact(t, []byte(s))
+	}
+	for _, s := range []string{`{"a":[1,2],"b":"x\u00e9\n"}`, `"` + "\xff" + `"`, `[]`, `-0.5e+7`} {
+		if !Compact([]byte(s)) {
+			t.Errorf("Compact refused %s", s)
+		}
+	}
+	for _, s := range []string{`{"a": 1}`, ` 1`, `{"a":"\x"}`, `{"a":"\u12"}`, `[1,]`, `"` + "\x01" + `"`} {
+		if Compact([]byte(s)) {
+			t.Errorf("Compact took %q", s)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
 	for _, s := range parseSeeds {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, data []byte) { checkParse(t, data) })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkParse(t, data)
+		checkCompact(t, data)
+	})
 }
 
 func TestPlainBytes8(t *testing.T) {
@@ -91,7 +131,7 @@ func TestPlainBytes8(t *testing.T) {
 		for pos := range 8 {
 			b := []byte("abcdefgh")
 			b[pos] = byte(c)
-			if plainBytes8(b) != want {
+			if Plain8(b) != want {
 				t.Fatalf("byte %#x at %d", c, pos)
 			}
 		}

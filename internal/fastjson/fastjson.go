@@ -1,4 +1,9 @@
-package tool
+// Package fastjson reads JSON in one pass, for the two places where trellis reads much of it on
+// every call: tool arguments, decoded on every tool call (models often send long strings in
+// them), and the raw JSON inside messages, checked each time a conversation is checkpointed.
+// Runs of plain ASCII in strings are skipped eight bytes at a time. Anything unusual is left to
+// encoding/json: both functions answer "not sure" rather than differ from it.
+package fastjson
 
 import (
 	"encoding/json"
@@ -6,14 +11,13 @@ import (
 	"unicode/utf8"
 )
 
-// parseJSON decodes data as json.Unmarshal into an interface{} would (map[string]any, []any,
+// Parse decodes data as json.Unmarshal into an interface{} would (map[string]any, []any,
 // string, float64, bool and nil), in one pass over the text instead of encoding/json's two (it
-// checks the whole text first, then decodes it). Tool arguments are decoded on every call, and
-// models often send long strings in them. It reports false for anything it does not handle
-// itself, invalid JSON included, and the caller then asks encoding/json, for the value or for its
-// error message.
-func parseJSON(data []byte) (any, bool) {
-	p := jsonParser{data: data}
+// checks the whole text first, then decodes it). It reports false for anything it does not
+// handle itself, invalid JSON included: the caller then asks encoding/json, for the value or for
+// its error message.
+func Parse(data []byte) (any, bool) {
+	p := parser{data: data}
 	v, ok := p.value()
 	if !ok {
 		return nil, false
@@ -22,27 +26,42 @@ func parseJSON(data []byte) (any, bool) {
 	return v, p.i == len(p.data)
 }
 
-type jsonParser struct {
+// Compact reports whether data is valid JSON with no space between its tokens, so that it can
+// be copied where json.Compact would copy it. False means invalid, not compact, or not sure: use
+// json.Compact.
+func Compact(data []byte) bool {
+	p := parser{data: data, check: true}
+	if _, ok := p.value(); !ok {
+		return false
+	}
+	return p.i == len(p.data) && !p.spaced
+}
+
+type parser struct {
 	data  []byte
 	i     int
 	depth int
+	// check only validates: no values are built, and spaced records whether any whitespace
+	// was met between tokens.
+	check, spaced bool
 }
 
-// maxParseDepth is where parseJSON leaves nesting to encoding/json, which has a limit of its own.
+// maxParseDepth is where Parse leaves nesting to encoding/json, which has a limit of its own.
 const maxParseDepth = 1000
 
-func (p *jsonParser) space() {
+func (p *parser) space() {
 	for p.i < len(p.data) {
 		switch p.data[p.i] {
 		case ' ', '\t', '\n', '\r':
 			p.i++
+			p.spaced = true
 		default:
 			return
 		}
 	}
 }
 
-func (p *jsonParser) value() (any, bool) {
+func (p *parser) value() (any, bool) {
 	p.space()
 	if p.i >= len(p.data) {
 		return nil, false
@@ -66,7 +85,7 @@ func (p *jsonParser) value() (any, bool) {
 	return nil, false
 }
 
-func (p *jsonParser) literal(word string) bool {
+func (p *parser) literal(word string) bool {
 	if len(p.data)-p.i < len(word) || string(p.data[p.i:p.i+len(word)]) != word {
 		return false
 	}
@@ -74,13 +93,16 @@ func (p *jsonParser) literal(word string) bool {
 	return true
 }
 
-func (p *jsonParser) object() (any, bool) {
+func (p *parser) object() (any, bool) {
 	if p.depth++; p.depth > maxParseDepth {
 		return nil, false
 	}
 	defer func() { p.depth-- }()
 	p.i++ // {
-	m := map[string]any{}
+	var m map[string]any
+	if !p.check {
+		m = map[string]any{}
+	}
 	p.space()
 	if p.i < len(p.data) && p.data[p.i] == '}' {
 		p.i++
@@ -104,7 +126,9 @@ func (p *jsonParser) object() (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		m[k.(string)] = v
+		if !p.check {
+			m[k.(string)] = v
+		}
 		p.space()
 		if p.i >= len(p.data) {
 			return nil, false
@@ -121,13 +145,16 @@ func (p *jsonParser) object() (any, bool) {
 	}
 }
 
-func (p *jsonParser) array() (any, bool) {
+func (p *parser) array() (any, bool) {
 	if p.depth++; p.depth > maxParseDepth {
 		return nil, false
 	}
 	defer func() { p.depth-- }()
 	p.i++ // [
-	list := []any{}
+	var list []any
+	if !p.check {
+		list = []any{}
+	}
 	p.space()
 	if p.i < len(p.data) && p.data[p.i] == ']' {
 		p.i++
@@ -138,7 +165,9 @@ func (p *jsonParser) array() (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		list = append(list, v)
+		if !p.check {
+			list = append(list, v)
+		}
 		p.space()
 		if p.i >= len(p.data) {
 			return nil, false
@@ -158,12 +187,12 @@ func (p *jsonParser) array() (any, bool) {
 // string decodes a string at p.i. Text without escapes is copied as it is (after checking that
 // it is UTF-8, as encoding/json keeps valid UTF-8 unchanged); a string with escapes goes to
 // encoding/json, whose rules for odd escapes and broken surrogates then apply exactly.
-func (p *jsonParser) string() (any, bool) {
+func (p *parser) string() (any, bool) {
 	start := p.i + 1
 	i := start
 	ascii := true
 	for {
-		for i+8 <= len(p.data) && plainBytes8(p.data[i:i+8]) {
+		for i+8 <= len(p.data) && Plain8(p.data[i:i+8]) {
 			i += 8
 		}
 		if i >= len(p.data) {
@@ -173,12 +202,23 @@ func (p *jsonParser) string() (any, bool) {
 		switch {
 		case c == '"':
 			p.i = i + 1
+			if p.check {
+				return nil, true // encoding/json's scanner takes any bytes above 0x1F
+			}
 			text := p.data[start:i]
 			if !ascii && !utf8.Valid(text) {
 				return p.slowString(start-1, i+1)
 			}
 			return string(text), true
 		case c == '\\':
+			if p.check {
+				n := escapeLen(p.data[i:])
+				if n == 0 {
+					return nil, false
+				}
+				i += n
+				continue
+			}
 			end, ok := stringEnd(p.data, i)
 			if !ok {
 				return nil, false
@@ -192,6 +232,28 @@ func (p *jsonParser) string() (any, bool) {
 		}
 		i++
 	}
+}
+
+// escapeLen is the length of the valid escape sequence b starts with, or 0.
+func escapeLen(b []byte) int {
+	if len(b) < 2 {
+		return 0
+	}
+	switch b[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2
+	case 'u':
+		if len(b) < 6 {
+			return 0
+		}
+		for _, h := range b[2:6] {
+			if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+				return 0
+			}
+		}
+		return 6
+	}
+	return 0
 }
 
 // stringEnd returns the index just past the closing quote of the string containing i.
@@ -209,7 +271,7 @@ func stringEnd(data []byte, i int) (int, bool) {
 	return 0, false
 }
 
-func (p *jsonParser) slowString(from, to int) (any, bool) {
+func (p *parser) slowString(from, to int) (any, bool) {
 	var s string
 	if json.Unmarshal(p.data[from:to], &s) != nil {
 		return nil, false
@@ -217,7 +279,7 @@ func (p *jsonParser) slowString(from, to int) (any, bool) {
 	return s, true
 }
 
-func (p *jsonParser) number() (any, bool) {
+func (p *parser) number() (any, bool) {
 	start := p.i
 	digits := func() int {
 		n := 0
@@ -250,6 +312,9 @@ func (p *jsonParser) number() (any, bool) {
 			return nil, false
 		}
 	}
+	if p.check {
+		return nil, true
+	}
 	f, err := strconv.ParseFloat(string(p.data[start:p.i]), 64)
 	if err != nil {
 		return nil, false // out of range: encoding/json says so
@@ -257,9 +322,9 @@ func (p *jsonParser) number() (any, bool) {
 	return f, true
 }
 
-// plainBytes8 reports whether the eight bytes of b are ASCII that a JSON string holds as they
+// Plain8 reports whether the eight bytes of b are ASCII that a JSON string holds as they
 // are (no control character, quote or backslash), testing all eight at once.
-func plainBytes8(b []byte) bool {
+func Plain8(b []byte) bool {
 	_ = b[7]
 	x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
