@@ -289,10 +289,11 @@ func (s *Store) hybrid(req store.SearchRequest, terms []string, qvec []float32, 
 	accept := func(key string) bool { e := s.items[key]; return e != nil && ok(e) }
 	var res []vector.Result
 	var err error
+	// Ask for more neighbours than needed so the text score can reorder them; the same number
+	// either way, so ExactVectors differs from the index only by what the index misses.
 	if s.exact {
-		res, err = s.vec.Exact(qvec, k, accept)
+		res, err = s.vec.Exact(qvec, max(2*k, k+10), accept)
 	} else {
-		// Ask for more neighbours than needed so the text score can reorder them.
 		res, err = s.vec.Search(qvec, max(2*k, k+10), accept)
 	}
 	if err != nil {
