@@ -42,7 +42,7 @@ type Options struct {
 	// and at most 1024. Zero means 512.
 	SketchBits int
 	// Rerank is how many vectors, nearest by sketch, a dense query re-scores exactly. More
-	// means better recall and slower queries. Zero means the largest of 400, 16*k and a 64th
+	// means better recall and slower queries. Zero means the largest of 1000, 16*k and a 64th
 	// of the live vectors.
 	Rerank int
 }

@@ -114,7 +114,7 @@ func (ix *Index) rerank(k int) int {
 	if ix.opt.Rerank > 0 {
 		return max(ix.opt.Rerank, k)
 	}
-	return max(400, 16*k, ix.live/64)
+	return max(1000, 16*k, ix.live/64)
 }
 
 // sketchLocked answers a dense query: the Hamming distance of every sketch to the query's,
