@@ -260,3 +260,28 @@ func TestConvertRunInputBothShapes(t *testing.T) {
 		t.Fatalf("error %v", e)
 	}
 }
+
+// BenchmarkAPIValue measures rendering a state of 20 messages for the API, encoding included,
+// against encoding it as it is (go test -run X -bench APIValue ./server/).
+func BenchmarkAPIValue(b *testing.B) {
+	s := lcState{Count: 1}
+	for i := range 20 {
+		m := message.Assistant("some words of an answer", message.ToolCall{ID: "c", Name: "f", Arguments: json.RawMessage(`{"a":1}`)})
+		m.ID = strings.Repeat("x", i+1)
+		s.Messages = append(s.Messages, m)
+	}
+	b.Run("langchain", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := json.Marshal(apiValue(s)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("plain", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := json.Marshal(s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
