@@ -214,7 +214,7 @@ func visitMessages(v reflect.Value, sh *lcShape, fn func(message.Message)) {
 		return
 	}
 	switch sh.kind {
-	case lcMessage:
+	case lcMsg:
 		fn(v.Interface().(message.Message))
 	case lcDynamic:
 		if !v.IsNil() {
