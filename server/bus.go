@@ -210,6 +210,24 @@ func (b *bus) deliver(m busMsg) {
 // publishEvents sends written events of any runs in as few messages as the bus's payload limit
 // allows, all in one round trip. An event too large for a message goes without its data.
 func (b *bus) publishEvents(ctx context.Context, batches []eventBatch) error {
+	payloads := b.eventPayloads(batches)
+	switch {
+	case len(payloads) == 0:
+		return nil
+	case len(payloads) == 1 || b.publishManyF == nil:
+		for _, p := range payloads {
+			if err := b.publishF(ctx, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		return b.publishManyF(ctx, payloads)
+	}
+}
+
+// eventPayloads encodes events as "evs" messages within the bus's payload limit.
+func (b *bus) eventPayloads(batches []eventBatch) []string {
 	limit := b.limit
 	if limit <= 0 {
 		limit = redisBatchLimit
@@ -249,19 +267,7 @@ func (b *bus) publishEvents(ctx context.Context, batches []eventBatch) error {
 	if n > 0 {
 		payloads = append(payloads, string(append(buf, tail...)))
 	}
-	switch {
-	case len(payloads) == 0:
-		return nil
-	case len(payloads) == 1 || b.publishManyF == nil:
-		for _, p := range payloads {
-			if err := b.publishF(ctx, p); err != nil {
-				return err
-			}
-		}
-		return nil
-	default:
-		return b.publishManyF(ctx, payloads)
-	}
+	return payloads
 }
 
 func (b *bus) publish(ctx context.Context, m busMsg) error {
@@ -306,7 +312,11 @@ func (b *bus) close() {
 // already in the database and appends those the bus brings, reading the database again whenever
 // it sees a gap, and closes when the run ends (the "end" event, or a final status in the
 // database, checked every second).
-func (s *Server) mirror(run *Run) *runLog {
+func (s *Server) mirror(run *Run) *runLog { return s.mirrorRun(run, false) }
+
+// mirrorRun is mirror; fresh says the run was just created, so that the database has none of
+// its events yet (the subscription, made before this returns, sees every one).
+func (s *Server) mirrorRun(run *Run, fresh bool) *runLog {
 	l, created := s.hub.openMirror(run.RunID)
 	if !created {
 		return l
@@ -350,7 +360,9 @@ func (s *Server) mirror(run *Run) *runLog {
 			}
 			l.close()
 		}
-		fill()
+		if !fresh {
+			fill()
+		}
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {

@@ -311,15 +311,32 @@ func (m *metaDB) setThreadBusy(ctx context.Context, tenant, id string) error {
 	return err
 }
 
+// deleteThread deletes a thread with its runs and their events: in one statement on Postgres
+// (committed without waiting for the disk: a thread a crash brought back is deleted again by
+// its next DELETE), in one transaction on SQLite.
 func (m *metaDB) deleteThread(ctx context.Context, tenant, id string) error {
-	if _, err := m.exec(ctx, `DELETE FROM trellis_run_events WHERE run_id IN (SELECT run_id FROM trellis_runs WHERE tenant = $1 AND thread_id = $2)`, tenant, id); err != nil {
+	if m.postgres {
+		_, err := m.db.ExecContext(ctx, `WITH c AS (SELECT set_config('synchronous_commit', 'off', true)),
+			r AS (DELETE FROM trellis_runs WHERE tenant = $1 AND thread_id = $2 AND EXISTS (SELECT 1 FROM c) RETURNING run_id),
+			e AS (DELETE FROM trellis_run_events WHERE run_id IN (SELECT run_id FROM r))
+			DELETE FROM trellis_threads WHERE tenant = $1 AND thread_id = $2 AND EXISTS (SELECT 1 FROM c)`, tenant, id)
 		return err
 	}
-	if _, err := m.exec(ctx, `DELETE FROM trellis_runs WHERE tenant = $1 AND thread_id = $2`, tenant, id); err != nil {
+	tx, err := m.db.BeginTx(ctx, nil)
+	if err != nil {
 		return err
 	}
-	_, err := m.exec(ctx, `DELETE FROM trellis_threads WHERE tenant = $1 AND thread_id = $2`, tenant, id)
-	return err
+	defer tx.Rollback()
+	for _, q := range []string{
+		`DELETE FROM trellis_run_events WHERE run_id IN (SELECT run_id FROM trellis_runs WHERE tenant = ?1 AND thread_id = ?2)`,
+		`DELETE FROM trellis_runs WHERE tenant = ?1 AND thread_id = ?2`,
+		`DELETE FROM trellis_threads WHERE tenant = ?1 AND thread_id = ?2`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, tenant, id); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
 
 const runCols = `tenant, run_id, thread_id, assistant_id, status, metadata, kwargs, multitask, created_at, updated_at`
@@ -460,16 +477,39 @@ func (m *metaDB) appendEventRows(ctx context.Context, batches []eventBatch) erro
 		return nil
 	}
 	if m.postgres {
-		ids, seqs, names, data := make([]string, 0, n), make([]int64, 0, n), make([]string, 0, n), make([]string, 0, n)
-		for _, b := range batches {
-			for _, ev := range b.events {
-				ids, seqs, names, data = append(ids, b.runID), append(seqs, ev.Seq), append(names, ev.Event), append(data, string(ev.Data))
-			}
-		}
+		ids, seqs, names, data := eventColumns(batches)
 		_, err := m.db.ExecContext(ctx, `INSERT INTO trellis_run_events (run_id, seq, event, data)
 			SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) ON CONFLICT (run_id, seq) DO NOTHING`, ids, seqs, names, data)
 		return err
 	}
+	return m.appendEventRowsSQLite(ctx, batches, n)
+}
+
+// eventColumns returns the events of batches as the columns of trellis_run_events.
+func eventColumns(batches []eventBatch) (ids []string, seqs []int64, names, data []string) {
+	for _, b := range batches {
+		for _, ev := range b.events {
+			ids, seqs, names, data = append(ids, b.runID), append(seqs, ev.Seq), append(names, ev.Event), append(data, string(ev.Data))
+		}
+	}
+	return ids, seqs, names, data
+}
+
+// appendEventRowsNotify writes events as appendEventRows does on Postgres and sends payloads
+// with NOTIFY on channel, in one statement: the notifications go out when the rows commit.
+func (m *metaDB) appendEventRowsNotify(ctx context.Context, batches []eventBatch, channel string, payloads []string) error {
+	ids, seqs, names, data := eventColumns(batches)
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := m.db.ExecContext(ctx, `WITH c AS (SELECT set_config('synchronous_commit', 'off', true)),
+		w AS (INSERT INTO trellis_run_events (run_id, seq, event, data)
+			SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) ON CONFLICT (run_id, seq) DO NOTHING)
+		SELECT pg_notify($5, p) FROM c, unnest($6::text[]) AS p`, ids, seqs, names, data, channel, payloads)
+	return err
+}
+
+func (m *metaDB) appendEventRowsSQLite(ctx context.Context, batches []eventBatch, n int) error {
 	var q strings.Builder
 	args := make([]any, 0, 4*min(n, outboxChunk))
 	write := func() error {

@@ -288,7 +288,7 @@ func (o *outbox) writeNow(ctx context.Context, l *runLog, event string, data jso
 	evs := make([]streamEvent, 0, len(old)+1)
 	evs = append(evs, old...)
 	evs = append(evs, streamEvent{Seq: l.last() + 1, Event: event, Data: data})
-	err := o.s.meta.appendEventRows(ctx, []eventBatch{{runID: l.runID, events: evs}})
+	err := o.write(ctx, []eventBatch{{runID: l.runID, events: evs}})
 	ev := l.append(event, data)
 	if err != nil {
 		o.s.log.Warn("cannot persist stream events; retrying with the next batch", "run_id", l.runID, "err", err)
@@ -296,7 +296,6 @@ func (o *outbox) writeNow(ctx context.Context, l *runLog, event string, data jso
 		return ev
 	}
 	l.durable = ev.Seq
-	o.publish(ctx, []eventBatch{{runID: l.runID, events: evs}})
 	return ev
 }
 
@@ -308,12 +307,11 @@ func (o *outbox) sync(ctx context.Context, l *runLog) {
 	if len(evs) == 0 {
 		return
 	}
-	if err := o.s.meta.appendEventRows(ctx, []eventBatch{{runID: l.runID, events: evs}}); err != nil {
+	if err := o.write(ctx, []eventBatch{{runID: l.runID, events: evs}}); err != nil {
 		o.s.log.Warn("cannot persist stream events", "run_id", l.runID, "err", err)
 		return
 	}
 	l.durable = evs[len(evs)-1].Seq
-	o.publish(ctx, []eventBatch{{runID: l.runID, events: evs}})
 }
 
 // discard gives up the log's unwritten events: the run stops here without writing them (its
@@ -356,7 +354,7 @@ func (o *outbox) flush(ctx context.Context) {
 	if len(batches) == 0 {
 		return
 	}
-	if err := o.s.meta.appendEventRows(ctx, batches); err != nil {
+	if err := o.write(ctx, batches); err != nil {
 		o.s.log.Warn("cannot persist stream events; retrying with the next batch", "runs", len(batches), "err", err)
 		for _, l := range locked {
 			o.add(l)
@@ -367,15 +365,23 @@ func (o *outbox) flush(ctx context.Context) {
 		evs := batches[i].events
 		l.durable = evs[len(evs)-1].Seq
 	}
-	o.publish(ctx, batches)
 }
 
-// publish sends written events on the bus, if there is one.
-func (o *outbox) publish(ctx context.Context, batches []eventBatch) {
-	if o.s.bus == nil {
-		return
+// write writes events to the database and then publishes them on the bus, if there is one: on
+// Postgres with its own NOTIFY bus in one statement, which notifies as it commits. An error is
+// the database's; the bus failing only costs followers a read of the database.
+func (o *outbox) write(ctx context.Context, batches []eventBatch) error {
+	b := o.s.bus
+	if b != nil && b.kind == "postgres" && o.s.meta.postgres {
+		return o.s.meta.appendEventRowsNotify(ctx, batches, busChannel, b.eventPayloads(batches))
 	}
-	if err := o.s.bus.publishEvents(ctx, batches); err != nil {
-		o.s.log.Warn("cannot publish stream events; followers read them from the database", "err", err)
+	if err := o.s.meta.appendEventRows(ctx, batches); err != nil {
+		return err
 	}
+	if b != nil {
+		if err := b.publishEvents(ctx, batches); err != nil {
+			o.s.log.Warn("cannot publish stream events; followers read them from the database", "err", err)
+		}
+	}
+	return nil
 }

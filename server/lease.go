@@ -65,7 +65,9 @@ func (m *metaDB) claimRun(ctx context.Context, run *Run, owner string, ttl time.
 		return err == nil, err
 	}
 	var took bool
-	if m.postgres {
+	// A temporary thread (a stateless run's) has this one run: with no tenant limit to count
+	// under a lock, the one statement decides.
+	if m.postgres && (tenantLimit > 0 || !run.Kwargs.Temporary) {
 		tx, err := m.db.BeginTx(ctx, nil)
 		if err != nil {
 			return 0, nil, err

@@ -326,7 +326,9 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	}
 	now := time.Now().UTC()
 	temporary := false
+	freshThread := false // created by this request: no other run can be on it
 	if threadID == "" {
+		freshThread = true
 		threadID = uuid.NewString()
 		temporary = req.OnCompletion != "keep"
 		t := &Thread{ThreadID: threadID, Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}, Status: ThreadIdle, CreatedAt: now, tenant: p.Tenant, temporary: temporary}
@@ -387,7 +389,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 		inflight = append(inflight, slot.waiting...)
 	}
 	busy := &APIError{Status: http.StatusConflict, Message: fmt.Sprintf("thread %q is already running a run", threadID), Hint: "wait for it to finish, or set multitask_strategy to enqueue, interrupt or rollback", kind: ErrBusy}
-	if r.s.bus != nil {
+	if r.s.bus != nil && !freshThread {
 		// With replicas the database is the truth: another replica may be running one of the
 		// thread's runs, and this one's slot may still name a run another replica finished.
 		// The look and the insert are one step across replicas (see insertRunOnThread).
@@ -415,8 +417,8 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	if r.s.bus != nil {
 		// Any replica may execute the run: this process's readers (the creating request's
 		// stream or wait, a WebSocket) follow it wherever it executes, and the mirror stops
-		// if this process takes the run itself.
-		l = r.s.mirror(run)
+		// if this process takes the run itself. The run is new: nothing of it is written yet.
+		l = r.s.mirrorRun(run, true)
 	} else {
 		l = r.s.hub.open(run.RunID)
 		l.resumable = req.StreamResumable
@@ -589,7 +591,8 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	r.s.metrics.runsActive.Inc()
 	closeLog := func() {}
 	keepSlot := false
-	leaseGone := false // the run's record was deleted
+	leaseGone := false    // the run's record goes with its temporary thread
+	var dropThread func() // deletes that thread
 	var retry error
 	defer func() {
 		stopOnQueue()
@@ -609,13 +612,18 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		// The log closes last, so that whoever waits on it (wait, join, a stream's end) finds
 		// the run's and the thread's statuses written and the thread free for the next run.
 		closeLog()
+		// A finished temporary thread is nobody's to wait for: it goes after.
+		if dropThread != nil {
+			dropThread()
+		}
 	}()
 
 	l := r.s.hub.open(runID)
 	l.resumable = run.Kwargs.Resumable || r.s.bus != nil
-	if l.takeMirror() {
+	if l.takeMirror() && attempt > 1 {
 		// This process followed the run while another executed it; the database has every
-		// event that was shown, and the numbering continues from there.
+		// event that was shown, and the numbering continues from there. (On a first attempt
+		// no process executed it before: there is nothing to read.)
 		if evs, err := r.s.meta.loadEvents(ctx, runID, 0); err == nil {
 			l.pmu.Lock()
 			l.mu.Lock()
@@ -711,20 +719,22 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	}
 	closeLog = l.close
 	// A finished temporary thread goes with its runs: their statuses need no writing first.
-	dropThread := run.Kwargs.Temporary && status != RunPending
+	drop := run.Kwargs.Temporary && status != RunPending
 	switch {
 	case status == RunPending:
 		_ = r.s.meta.setRunStatus(ctx, runID, RunPending)
-	case dropThread:
+	case drop:
 	case errors.Is(cause, errCancelRollback):
 		_ = r.s.meta.deleteRun(ctx, run.tenant, runID)
 	default:
 		_ = r.s.meta.setRunStatus(ctx, runID, status)
 	}
-	if dropThread {
-		_ = g.DeleteThread(ctx, run.ThreadID)
-		_ = r.s.meta.deleteThread(ctx, run.tenant, run.ThreadID)
+	if drop {
 		leaseGone = true
+		dropThread = func() {
+			_ = g.DeleteThread(ctx, run.ThreadID)
+			_ = r.s.meta.deleteThread(ctx, run.tenant, run.ThreadID)
+		}
 	} else if !run.Kwargs.Temporary && status != RunPending {
 		if hasWaiting := r.hasWaiting(run.ThreadID); hasWaiting && threadStatus == ThreadIdle {
 			threadStatus = ThreadBusy

@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,7 +82,7 @@ func New(cfg Config) (*Server, error) {
 	var deps Deps
 	var pgPool *pgxpool.Pool
 	if cfg.DatabaseURL != "" {
-		pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+		pool, err := newPgPool(ctx, cfg.DatabaseURL)
 		if err != nil {
 			return nil, &ConfigError{Field: "DatabaseURL", Problem: fmt.Sprintf("cannot be used: %v", err), Hint: "pass a URL such as postgres://user@host:5432/db"}
 		}
@@ -215,6 +217,20 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.runs.reap()
 	return s, nil
+}
+
+// newPgPool opens the Postgres pool. pgx's default of max(4, cores) connections, one of them
+// held by LISTEN, makes runs wait for a connection at a few dozen runs a second: unless the URL
+// sets pool_max_conns, the pool has 16 (or 4 a core, if more).
+func newPgPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	pc, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		pc.MaxConns = int32(max(16, 4*runtime.NumCPU()))
+	}
+	return pgxpool.NewWithConfig(ctx, pc)
 }
 
 // riverLogger passes River's warnings and errors to the server's log.
