@@ -12,6 +12,7 @@ import (
 	"github.com/trellis-go/trellis/apps/vesper/chat"
 	"github.com/trellis-go/trellis/apps/vesper/rbac"
 	"github.com/trellis-go/trellis/apps/vesper/reports"
+	"github.com/trellis-go/trellis/apps/vesper/sqlguard"
 	"github.com/trellis-go/trellis/apps/vesper/synth"
 	"github.com/trellis-go/trellis/apps/vesper/tools"
 	"github.com/trellis-go/trellis/apps/vesper/warehouse"
@@ -77,6 +78,9 @@ func TestTenantIsolationOverWebSocket(t *testing.T) {
 		{"sqlite", func(t *testing.T) *warehouse.Warehouse { return warehousetest.SQLite(t) }},
 		{"postgres", func(t *testing.T) *warehouse.Warehouse { return warehousetest.Postgres(t, warehouse.Config{}) }},
 	}
+	// The SQL guard compiles its parser on first use: seconds, or a minute
+	// under the race detector on a busy machine; not part of a turn.
+	sqlguard.Warm()
 	users := map[string]map[string]bool{}
 	events := map[string]int64{}
 	for _, e := range warehousetest.Data().Events {
