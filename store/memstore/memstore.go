@@ -16,7 +16,9 @@ import (
 // Options configure a Store. The zero Options are a store without vectors or TTL.
 type Options struct {
 	store.Config
-	// Vector tunes the HNSW index; the zero value is vector's defaults.
+	// Vector tunes the HNSW index; the zero value is vector's defaults. The store always
+	// sets LazyGraph: the graph is built only once the index reaches DenseGraphFrom vectors
+	// (a million by default), below which no search walks it.
 	Vector vector.Options
 	// ExactVectors makes every semantic search an exact scan instead of an HNSW walk.
 	ExactVectors bool
@@ -61,6 +63,7 @@ func New(opts *Options) (*Store, error) {
 	if cfg.Index != nil {
 		vo := o.Vector
 		vo.Flat = vo.Flat || o.ExactVectors
+		vo.LazyGraph = true
 		if s.vec, err = vector.New(cfg.Index.Dims, &vo); err != nil {
 			return nil, err
 		}

@@ -45,6 +45,13 @@ type Options struct {
 	// means better recall and slower queries. Zero means the largest of 1000, 16*k and a 64th
 	// of the live vectors.
 	Rerank int
+	// LazyGraph keeps the vectors without linking them into the graph until a search could
+	// walk it: when the live vectors reach DenseGraphFrom, or a scan is turned off
+	// (NoSparseScan, SetSparseScan, SetDenseScan). Below that every query takes the column or
+	// the sketch scan, so an index of 100,000 vectors is ready in seconds instead of the
+	// minutes the graph takes; the Add that crosses the threshold builds the whole graph.
+	// [Index.SaveGraph] builds it first. Ignored when DenseGraphFrom is negative.
+	LazyGraph bool
 }
 
 func (o Options) withDefaults() Options {
@@ -106,6 +113,9 @@ type Index struct {
 	sketch      []uint64
 	hamming     sync.Pool // *[]uint16 for sketch scans
 	noDenseScan bool
+	// graphOff says the graph is not built yet (Options.LazyGraph): nodes have no links and
+	// entry is -1 until graphNeeded.
+	graphOff bool
 }
 
 // New returns an empty index for vectors of dims dimensions. opts may be nil.
@@ -128,7 +138,43 @@ func New(dims int, opts *Options) (*Index, error) {
 		cols:  make([][]float32, dims),
 	}
 	ix.initSketch()
+	ix.graphOff = o.LazyGraph && !o.Flat
+	ix.syncGraphLocked()
 	return ix, nil
+}
+
+// graphNeeded reports whether some search could walk the graph: a scan is off, or dense
+// queries walk it at this size.
+func (ix *Index) graphNeeded() bool {
+	return !ix.opt.Flat && (ix.opt.NoSparseScan || ix.noDenseScan || ix.sketcher == nil || ix.live >= ix.opt.DenseGraphFrom)
+}
+
+// syncGraphLocked builds a lazy graph once it is needed; the caller holds the write lock.
+func (ix *Index) syncGraphLocked() {
+	if ix.graphOff && ix.graphNeeded() {
+		ix.buildGraphLocked()
+	}
+}
+
+// buildGraphLocked links every live node into the graph, in the order they were added.
+// Deleted nodes get an empty bottom layer: nothing links to them, so no walk reaches them.
+func (ix *Index) buildGraphLocked() {
+	ix.graphOff = false
+	for n := range ix.ids {
+		if ix.deleted[n] {
+			ix.links[n] = [][]int32{nil}
+			continue
+		}
+		ix.linkNode(int32(n))
+	}
+}
+
+// GraphBuilt reports whether the graph is built: always, unless [Options].LazyGraph and no
+// search has needed it yet (or the index is Flat).
+func (ix *Index) GraphBuilt() bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return !ix.opt.Flat && !ix.graphOff
 }
 
 // initSketch prepares the sketches unless dense queries always walk the graph.
@@ -164,6 +210,7 @@ func (ix *Index) SetDenseScan(on bool) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.noDenseScan = !on
+	ix.syncGraphLocked()
 }
 
 // SetRerank changes how many sketch candidates a dense query re-scores (see
@@ -180,6 +227,7 @@ func (ix *Index) SetSparseScan(on bool) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.opt.NoSparseScan = !on
+	ix.syncGraphLocked()
 }
 
 // Dims returns the dimension of the index.
@@ -273,6 +321,7 @@ func (ix *Index) Add(id string, v []float32) error {
 		ix.live--
 	}
 	ix.insert(id, q)
+	ix.syncGraphLocked()
 	return nil
 }
 
@@ -326,20 +375,27 @@ func (ix *Index) maxLinks(layer int) int {
 	return ix.opt.M
 }
 
-// insert adds a normalized vector; the caller holds the write lock.
+// insert adds a normalized vector, and links it into the graph unless there is none (Flat,
+// or a lazy graph not built yet); the caller holds the write lock.
 func (ix *Index) insert(id string, q []float32) {
 	n := int32(len(ix.ids))
-	level := ix.randomLevel()
 	ix.appendVec(q)
 	ix.ids = append(ix.ids, id)
 	ix.deleted = append(ix.deleted, false)
 	ix.byID[id] = n
 	ix.live++
-	if ix.opt.Flat {
-		ix.links = append(ix.links, nil)
+	ix.links = append(ix.links, nil)
+	if ix.opt.Flat || ix.graphOff {
 		return
 	}
-	ix.links = append(ix.links, make([][]int32, level+1))
+	ix.linkNode(n)
+}
+
+// linkNode links node n, whose vector is stored, into the graph at a random level.
+func (ix *Index) linkNode(n int32) {
+	level := ix.randomLevel()
+	q := ix.vec(n)
+	ix.links[n] = make([][]int32, level+1)
 	if ix.entry < 0 {
 		ix.entry, ix.maxLevel = n, level
 		return
@@ -541,11 +597,11 @@ func (ix *Index) Search(q []float32, k int, accept func(id string) bool) ([]Resu
 	if nz := nonzero(qn); !ix.opt.NoSparseScan && nz*sparseShare <= ix.dims {
 		return ix.sparseLocked(qn, k, ok), nil
 	}
-	if ix.opt.Flat || ix.entry < 0 {
-		return ix.exactLocked(qn, k, ok), nil
-	}
 	if ix.sketchOn() {
 		return ix.sketchLocked(qn, k, ok), nil
+	}
+	if ix.opt.Flat || ix.entry < 0 {
+		return ix.exactLocked(qn, k, ok), nil
 	}
 	ep := ix.entry
 	epDist := ix.dist(qn, ep)

@@ -362,3 +362,86 @@ func TestSparseScanOff(t *testing.T) {
 		t.Errorf("column scan recall %.2f, want 1", r)
 	}
 }
+
+// TestLazyGraph: with LazyGraph the index links nothing while every query takes a scan, builds
+// the graph on the Add that reaches DenseGraphFrom (or when a scan is turned off), and answers
+// the same before and after.
+func TestLazyGraph(t *testing.T) {
+	vecs := clustered(400, 32, 10, 5)
+	queries := clustered(30, 32, 10, 6)
+	ix, err := New(32, &Options{LazyGraph: true, DenseGraphFrom: 300, Rerank: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vecs[:299] {
+		if err := ix.Add(strconv.Itoa(i), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix.Delete("3")
+	ix.Add("5", vecs[5]) // a replaced vector leaves a tombstone too
+	if ix.GraphBuilt() || ix.entry >= 0 {
+		t.Fatalf("graph built below DenseGraphFrom (entry %d)", ix.entry)
+	}
+	for i := range ix.links {
+		if ix.links[i] != nil {
+			t.Fatalf("node %d has links before the graph is needed", i)
+		}
+	}
+	// Below the threshold dense queries take the sketch scan, which re-scores every vector
+	// here (Rerank 400 > 299), so it is exact.
+	if r := recallAt(t, ix, queries, 10, nil); r != 1 {
+		t.Fatalf("recall %.3f without a graph, want 1", r)
+	}
+	ix.Add("299", vecs[299]) // live 299: still below
+	if ix.GraphBuilt() {
+		t.Fatal("graph built at 299 live vectors")
+	}
+	ix.Add("300", vecs[300])
+	if !ix.GraphBuilt() || ix.entry < 0 {
+		t.Fatal("graph not built on reaching DenseGraphFrom")
+	}
+	for i := 301; i < len(vecs); i++ {
+		ix.Add(strconv.Itoa(i), vecs[i])
+	}
+	// Now dense queries walk the graph: it must hold every live node and no deleted one.
+	if r := recallAt(t, ix, queries, 10, nil); r < 0.9 {
+		t.Fatalf("graph recall %.3f after the lazy build", r)
+	}
+	for _, q := range queries {
+		res, _ := ix.Search(q, 50, nil)
+		for _, r := range res {
+			if r.ID == "3" {
+				t.Fatal("a node deleted before the build came back")
+			}
+		}
+	}
+	for i, v := range vecs {
+		if i == 3 {
+			continue
+		}
+		res, _ := ix.Search(v, 1, nil)
+		if len(res) != 1 || res[0].ID != strconv.Itoa(i) {
+			t.Fatalf("vector %d finds %v, not itself", i, res)
+		}
+	}
+
+	// Turning a scan off needs the graph at once.
+	ix2, _ := New(32, &Options{LazyGraph: true})
+	for i, v := range vecs[:100] {
+		ix2.Add(strconv.Itoa(i), v)
+	}
+	if ix2.GraphBuilt() {
+		t.Fatal("graph built for 100 vectors")
+	}
+	ix2.SetDenseScan(false)
+	if !ix2.GraphBuilt() {
+		t.Fatal("SetDenseScan(false) left the graph unbuilt")
+	}
+	if r := recallAt(t, ix2, queries, 10, nil); r < 0.9 {
+		t.Fatalf("graph recall %.3f", r)
+	}
+	if ix3, _ := New(32, &Options{LazyGraph: true, NoSparseScan: true}); !ix3.GraphBuilt() {
+		t.Fatal("NoSparseScan with LazyGraph: the graph should be built from the start")
+	}
+}

@@ -18,9 +18,15 @@ const graphMagic = "trellis-hnsw-1\n"
 
 // SaveGraph writes the index's graph to w: its options, every node's id, layers and links,
 // which nodes are deleted, and the entry point; not the vectors, which the caller keeps anyway
-// (a store has them in its items). [LoadGraph] reads it back in a fraction of the time
-// building the graph takes, since no distance is computed.
+// (a store has them in its items). A lazy graph not built yet is built first. [LoadGraph]
+// reads it back in a fraction of the time building the graph takes, since no distance is
+// computed.
 func (ix *Index) SaveGraph(w io.Writer) error {
+	ix.mu.Lock()
+	if ix.graphOff {
+		ix.buildGraphLocked()
+	}
+	ix.mu.Unlock()
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	bw := bufio.NewWriterSize(w, 1<<16)

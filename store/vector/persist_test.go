@@ -98,3 +98,34 @@ func TestLoadGraphRejectsDamage(t *testing.T) {
 		t.Errorf("foreign input: %v", err)
 	}
 }
+
+// TestSaveLazyGraph: saving a lazy index that has no graph yet builds it, and the saved
+// graph loads and answers like the index.
+func TestSaveLazyGraph(t *testing.T) {
+	vecs := clustered(500, 16, 8, 3)
+	ix, _ := New(16, &Options{LazyGraph: true})
+	for i, v := range vecs {
+		ix.Add(fmt.Sprint(i), v)
+	}
+	ix.Delete("0")
+	var buf bytes.Buffer
+	if err := ix.SaveGraph(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !ix.GraphBuilt() {
+		t.Fatal("SaveGraph did not build the lazy graph")
+	}
+	back, err := LoadGraph(bytes.NewReader(buf.Bytes()), vectorsOf(vecs, map[int]bool{0: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back.SetDenseScan(false)
+	ix.SetDenseScan(false)
+	for _, q := range clustered(20, 16, 8, 4) {
+		a, _ := ix.Search(q, 10, nil)
+		b, _ := back.Search(q, 10, nil)
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Fatalf("loaded graph answers %v, the index %v", b, a)
+		}
+	}
+}
