@@ -358,6 +358,10 @@ func (s *Server) mirrorRun(run *Run, fresh bool) *runLog {
 				case <-time.After(50 * time.Millisecond):
 				}
 			}
+			if ctx.Err() != nil {
+				// Stopped meanwhile: this process took the run, and the log is its now.
+				return
+			}
 			l.close()
 		}
 		if !fresh {
@@ -383,6 +387,9 @@ func (s *Server) mirrorRun(run *Run, fresh bool) *runLog {
 				}
 			case <-tick.C:
 				r, err := s.meta.runByID(ctx, run.RunID)
+				if ctx.Err() != nil {
+					return // stopped: the query failed for that, not for the run
+				}
 				if err != nil || (r.Status != RunPending && r.Status != RunRunning) {
 					finish()
 					return

@@ -467,7 +467,10 @@ type eventBatch struct {
 
 // appendEventRows writes the events of any number of runs in as few statements as it can: one
 // on Postgres (the rows travel as four arrays), one per outboxChunk rows on SQLite. An event
-// already written (the same run and number) is left as it is.
+// already written (the same run and number) is left as it is. On Postgres the commit does not
+// wait for the disk (synchronous_commit off): the rows are visible at once and survive the
+// server's process dying; only a crash of Postgres itself may lose the last fraction of a
+// second of them, as it may lose a replica's in-flight NOTIFYs.
 func (m *metaDB) appendEventRows(ctx context.Context, batches []eventBatch) error {
 	n := 0
 	for _, b := range batches {
@@ -478,8 +481,10 @@ func (m *metaDB) appendEventRows(ctx context.Context, batches []eventBatch) erro
 	}
 	if m.postgres {
 		ids, seqs, names, data := eventColumns(batches)
-		_, err := m.db.ExecContext(ctx, `INSERT INTO trellis_run_events (run_id, seq, event, data)
-			SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) ON CONFLICT (run_id, seq) DO NOTHING`, ids, seqs, names, data)
+		_, err := m.db.ExecContext(ctx, `WITH c AS (SELECT set_config('synchronous_commit', 'off', true))
+			INSERT INTO trellis_run_events (run_id, seq, event, data)
+			SELECT u.run_id, u.seq, u.event, u.data FROM c, unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) AS u(run_id, seq, event, data)
+			ON CONFLICT (run_id, seq) DO NOTHING`, ids, seqs, names, data)
 		return err
 	}
 	return m.appendEventRowsSQLite(ctx, batches, n)

@@ -38,9 +38,10 @@
 //
 // # Runs
 //
-// Runs execute through a [Queue]. The default is [RiverQueue]: each run is a River job in the
-// server's own database (riversqlite on SQLite, riverpgxv5 on Postgres), so it outlives the
-// process that accepted it. [LocalQueue] keeps runs in memory instead.
+// Runs execute through a [Queue]. The default is [RiverQueue]: a run starts at once when the
+// process has a free worker, and otherwise waits as a River job in the server's own database
+// (riversqlite on SQLite, riverpgxv5 on Postgres); either way its record outlives the process
+// that accepted it. [LocalQueue] keeps runs in memory instead.
 //
 // A worker executing a run holds the run's lease and renews it every Config.Heartbeat. A run
 // whose lease is three heartbeats old has lost its worker (the process died): every server
@@ -63,7 +64,8 @@
 // stream events, and cancellations are broadcast, through Redis pub/sub (Config.RedisURL) or
 // else Postgres LISTEN/NOTIFY; a server asked for the stream of a run executing elsewhere
 // follows it, reading from the database whatever the bus lost. With a bus every run's events
-// are written to the database.
+// are written to the database: tokens in batches within 50 ms, every other event before a
+// reader sees it (docs/server.md, "When an event is durable").
 //
 // # Auth and tenants
 //

@@ -145,7 +145,9 @@ func (r *runner) reap() {
 				continue
 			}
 			for _, run := range runs {
-				if r.scheduled(run.ThreadID, run.RunID) {
+				if r.scheduled(run.ThreadID, run.RunID) || r.executing(run.RunID) {
+					// This process is alive and has it: its renewal was only late (a busy
+					// database); the next one renews it.
 					continue
 				}
 				r.s.log.Warn("run's worker stopped heartbeating; resuming it from its last checkpoint", "run_id", run.RunID, "thread_id", run.ThreadID)
@@ -161,6 +163,13 @@ func (r *runner) reap() {
 			r.adoptStranded(ctx)
 		}
 	}()
+}
+
+// executing reports whether the run executes in this process.
+func (r *runner) executing(runID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.active[runID] != nil
 }
 
 // scheduled reports whether this process already holds the run in its thread's slot.
