@@ -119,7 +119,8 @@ func TestRollupBuiltOnOpen(t *testing.T) {
 }
 
 // The price index covers what queries over mc_dayahead read: SQLite answers
-// from the index alone, Postgres with an index-only scan.
+// from the index alone, Postgres scans the index (index-only once the
+// pages are all-visible), never the table.
 func TestPriceIndexPlans(t *testing.T) {
 	const annual = `SELECT vf.asof, AVG(da.dayahead_price), COUNT(*)
 		FROM mc_dayahead da JOIN mc_vendor_files vf ON da.file_info_key = vf.file_info_key AND da.hubzone_key = vf.hubzone_key
@@ -156,8 +157,14 @@ func TestPriceIndexPlans(t *testing.T) {
 			plan = append(plan, r[0].(string))
 		}
 		p := strings.Join(plan, "\n")
-		if !strings.Contains(p, "Index Only Scan using "+warehouse.PriceIndex) {
-			t.Errorf("the plan does not scan the index %s only:\n%s", warehouse.PriceIndex, p)
+		// An index-only scan needs the pages marked all-visible by the VACUUM
+		// after loading, which a transaction older than the load (another
+		// session's, on a shared server) prevents; then the planner reads the
+		// same index with heap fetches. Either way the index is used.
+		if !strings.Contains(p, "Index Only Scan using "+warehouse.PriceIndex) && !strings.Contains(p, "Index Scan using "+warehouse.PriceIndex) {
+			t.Errorf("the plan does not use the index %s:\n%s", warehouse.PriceIndex, p)
+		} else if !strings.Contains(p, "Index Only Scan") {
+			t.Logf("an index scan with heap fetches (pages not all-visible yet):\n%s", p)
 		}
 		if strings.Contains(p, "Seq Scan on base_mc_dayahead ") {
 			t.Errorf("the plan scans the hourly table:\n%s", p)
