@@ -1,0 +1,243 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// eventCount is how many of the run's events the database holds.
+func eventCount(t *testing.T, s *Server, runID string) int {
+	t.Helper()
+	evs, err := s.meta.loadEvents(context.Background(), runID, 0)
+	if err != nil {
+		t.Fatalf("loadEvents: %v", err)
+	}
+	for i, ev := range evs {
+		if ev.Seq != int64(i+1) {
+			t.Fatalf("event %d in the database has seq %d: a gap or a duplicate", i+1, ev.Seq)
+		}
+	}
+	return len(evs)
+}
+
+// testOutboxRule checks the durability rule on one server: tokens are shown at once and written
+// in the next batch; any other event is written, with the tokens before it, before it is shown.
+func testOutboxRule(t *testing.T, s *Server) {
+	ctx := context.Background()
+	run := &Run{RunID: "run-outbox-" + fmt.Sprint(time.Now().UnixNano())}
+	l := s.hub.open(run.RunID)
+	l.resumable = true
+	r := s.runs
+	tok := json.RawMessage(`[{"content":"a"},{}]`)
+
+	// Hold the outbox's batch of this log back (it waits for the log's write lock), so that what
+	// is in the database is only what the rule writes at once.
+	l.pmu.Lock()
+	r.persistAndAppend(ctx, l, run, "messages", tok)
+	r.persistAndAppend(ctx, l, run, "messages|sub:1", tok)
+	shown, written := l.last(), eventCount(t, s, run.RunID)
+	l.pmu.Unlock()
+	if shown != 2 || written != 0 {
+		t.Fatalf("after two tokens readers see %d events and the database holds %d; want 2 and 0 (shown at once, written later)", shown, written)
+	}
+
+	// A non-token event writes what came before it, then itself, before it is shown.
+	r.persistAndAppend(ctx, l, run, "updates", json.RawMessage(`{"agent":{}}`))
+	if n := eventCount(t, s, run.RunID); n != 3 {
+		t.Fatalf("after an updates event the database holds %d events, want 3", n)
+	}
+
+	// More tokens reach the database within the batch interval.
+	for range 5 {
+		r.persistAndAppend(ctx, l, run, "messages/partial", tok)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for eventCount(t, s, run.RunID) != 8 {
+		if time.Now().After(deadline) {
+			t.Fatalf("tokens not written within 5s (the batch interval is %s): %d of 8", outboxInterval, eventCount(t, s, run.RunID))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	// A run that lost its lease writes none of its unwritten tokens. (The outbox's loop is
+	// stopped first, so that only the explicit flush below could write.)
+	r.out.close()
+	r.persistAndAppend(ctx, l, run, "messages", tok)
+	r.out.discard(l)
+	r.out.flush(ctx)
+	if n := eventCount(t, s, run.RunID); n != 8 {
+		t.Fatalf("a discarded token was written: %d events, want 8", n)
+	}
+	if l.last() != 9 {
+		t.Fatalf("readers see %d events, want 9 (discarding is about the database only)", l.last())
+	}
+}
+
+func TestOutboxRuleSQLite(t *testing.T) {
+	testOutboxRule(t, setup(t).srv)
+}
+
+func TestOutboxRulePostgres(t *testing.T) {
+	b := setup(t, setupOpts{cfg: Config{DatabaseURL: pgURL(t)}})
+	testOutboxRule(t, b.srv)
+}
+
+// TestAppendEventRowsChunks writes more rows than one SQLite statement takes, from several
+// runs, twice (the second time changes nothing).
+func TestAppendEventRowsChunks(t *testing.T) {
+	s := setup(t).srv
+	ctx := context.Background()
+	var batches []eventBatch
+	for r := range 3 {
+		var evs []streamEvent
+		for i := range outboxChunk + 7 {
+			evs = append(evs, streamEvent{Seq: int64(i + 1), Event: "messages", Data: json.RawMessage(fmt.Sprintf(`{"r":%d,"i":%d}`, r, i))})
+		}
+		batches = append(batches, eventBatch{runID: fmt.Sprintf("chunked-%d", r), events: evs})
+	}
+	for range 2 {
+		if err := s.meta.appendEventRows(ctx, batches); err != nil {
+			t.Fatalf("appendEventRows: %v", err)
+		}
+	}
+	for r, b := range batches {
+		evs, err := s.meta.loadEvents(ctx, b.runID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != outboxChunk+7 {
+			t.Fatalf("run %d: %d events, want %d", r, len(evs), outboxChunk+7)
+		}
+		if want := fmt.Sprintf(`{"r":%d,"i":%d}`, r, outboxChunk+6); string(evs[len(evs)-1].Data) != want {
+			t.Fatalf("run %d: last event %s, want %s", r, evs[len(evs)-1].Data, want)
+		}
+	}
+}
+
+// TestRenewLeases: one statement renews the leases this process owns and reports the ones it
+// does not own any more.
+func TestRenewLeases(t *testing.T) {
+	for _, db := range []string{"sqlite", "postgres"} {
+		t.Run(db, func(t *testing.T) {
+			var cfg Config
+			if db == "postgres" {
+				cfg.DatabaseURL = pgURL(t)
+			}
+			s := setup(t, setupOpts{cfg: cfg}).srv
+			ctx := context.Background()
+			now := time.Now().UTC()
+			var ids []string
+			for i := range 3 {
+				run := &Run{RunID: fmt.Sprintf("lease-%d", i), ThreadID: fmt.Sprintf("lt-%d", i), AssistantID: "a", Status: RunPending,
+					Metadata: map[string]any{}, Kwargs: &RunKwargs{}, MultitaskStrategy: "reject", CreatedAt: now, tenant: "t"}
+				if err := s.meta.insertRun(ctx, run); err != nil {
+					t.Fatal(err)
+				}
+				if attempt, refused, err := s.meta.claimRun(ctx, run, "me/"+run.RunID, time.Second, 0); err != nil || refused != nil || attempt != 1 {
+					t.Fatalf("claim %s: attempt %d, refused %v, err %v", run.RunID, attempt, refused, err)
+				}
+				got, err := s.meta.runByID(ctx, run.RunID)
+				if err != nil || got.Status != RunRunning {
+					t.Fatalf("claimed run's status %q (%v), want running", got.Status, err)
+				}
+				ids = append(ids, run.RunID)
+			}
+			// Another worker takes lease-1.
+			if _, err := s.meta.exec(ctx, `UPDATE trellis_runs SET lease_owner = 'other/x' WHERE run_id = 'lease-1'`); err != nil {
+				t.Fatal(err)
+			}
+			kept, err := s.meta.renewLeases(ctx, append(ids, "no-such-run"), "me", time.Hour)
+			if err != nil {
+				t.Fatalf("renewLeases: %v", err)
+			}
+			if !kept["lease-0"] || kept["lease-1"] || !kept["lease-2"] || kept["no-such-run"] {
+				t.Fatalf("renewLeases kept %v, want lease-0 and lease-2", kept)
+			}
+			var until int64
+			if err := s.meta.db.QueryRowContext(ctx, s.meta.q(`SELECT lease_until FROM trellis_runs WHERE run_id = $1`), "lease-2").Scan(&until); err != nil {
+				t.Fatal(err)
+			}
+			if time.Until(fromMS(until)) < 30*time.Minute {
+				t.Fatalf("lease-2 runs until %v, want about an hour from now", fromMS(until))
+			}
+			// A prefix that is only the start of ours owns nothing.
+			if kept, err := s.meta.renewLeases(ctx, ids, "m", time.Hour); err != nil || len(kept) != 0 {
+				t.Fatalf("renewLeases with another instance's prefix kept %v (%v)", kept, err)
+			}
+		})
+	}
+}
+
+// TestLeaseLostStopsRun: a run whose lease another worker takes is stopped by the next
+// renewal, and left pending for that worker.
+func TestLeaseLostStopsRun(t *testing.T) {
+	b := setup(t, setupOpts{cfg: Config{Heartbeat: 100 * time.Millisecond}})
+	tid := b.newThread(nil)
+	var run Run
+	b.mustDo("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{}}, &run, 200)
+	select {
+	case <-b.gates.started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the slow run did not start")
+	}
+	if _, err := b.srv.meta.exec(context.Background(), `UPDATE trellis_runs SET lease_owner = 'elsewhere/1', lease_until = $1 WHERE run_id = $2`,
+		ms(time.Now().Add(time.Hour)), run.RunID); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for b.srv.runs.executing(run.RunID) {
+		if time.Now().After(deadline) {
+			t.Fatal("the run still executes 10s after another worker took its lease")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	got, err := b.srv.meta.runByID(context.Background(), run.RunID)
+	if err != nil || got.Status != RunPending {
+		t.Fatalf("run status %q (%v) after losing its lease, want pending", got.Status, err)
+	}
+}
+
+// TestEventPayloads: events are split into messages under the bus's limit, in order, and an
+// event too large for one goes without its data.
+func TestEventPayloads(t *testing.T) {
+	b := newBus("postgres", nil)
+	b.limit = 300
+	big := json.RawMessage(`"` + strings.Repeat("x", 400) + `"`)
+	batches := []eventBatch{
+		{runID: "r1", events: []streamEvent{{Seq: 1, Event: "messages", Data: json.RawMessage(`[1]`)}, {Seq: 2, Event: "values", Data: big}}},
+		{runID: "r2", events: []streamEvent{{Seq: 1, Event: "messages", Data: json.RawMessage(`{"a":"b"}`)}}},
+	}
+	for i := range 10 {
+		batches[1].events = append(batches[1].events, streamEvent{Seq: int64(i + 2), Event: "messages", Data: json.RawMessage(`"tok"`)})
+	}
+	payloads := b.eventPayloads(batches)
+	if len(payloads) < 2 {
+		t.Fatalf("%d payloads, want the events split under the limit", len(payloads))
+	}
+	var got []busEvent
+	for _, p := range payloads {
+		if len(p) > b.limit {
+			t.Fatalf("a payload of %d bytes, over the limit of %d", len(p), b.limit)
+		}
+		var m busMsg
+		if err := json.Unmarshal([]byte(p), &m); err != nil || m.Kind != "evs" {
+			t.Fatalf("payload %q: %v (kind %q)", p, err, m.Kind)
+		}
+		got = append(got, m.Events...)
+	}
+	if len(got) != 13 {
+		t.Fatalf("%d events in the payloads, want 13", len(got))
+	}
+	if got[0].RunID != "r1" || string(got[0].Data) != "[1]" || got[1].Seq != 2 || got[1].Data != nil {
+		t.Fatalf("first events %+v %+v: want r1's token with its data, then its large event without", got[0], got[1])
+	}
+	for i, ev := range got[2:] {
+		if ev.RunID != "r2" || ev.Seq != int64(i+1) || ev.Data == nil {
+			t.Fatalf("event %d of r2: %+v", i+1, ev)
+		}
+	}
+}
