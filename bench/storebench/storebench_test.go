@@ -9,6 +9,7 @@
 package storebench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -135,6 +137,45 @@ func report(b *testing.B, lat []time.Duration, recall float64) {
 	if recall >= 0 {
 		b.ReportMetric(recall, "recall@10")
 	}
+}
+
+// timeQueries runs query(i) for i = 0, 1, ... once per benchmark iteration and returns the
+// latencies. It logs what the slowest queries were and what the loop cost the collector
+// (bytes allocated per query, collections and their total pause), to tell a slow query from
+// a pause or a descheduled process.
+func timeQueries(b *testing.B, queries []string, query func(q string) error) []time.Duration {
+	var lat []time.Duration
+	var idx []int
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	i := 0
+	for b.Loop() {
+		q := queries[i%len(queries)]
+		t := time.Now()
+		if err := query(q); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t))
+		idx = append(idx, i%len(queries))
+		i++
+	}
+	runtime.ReadMemStats(&after)
+	if len(lat) == 0 {
+		return lat
+	}
+	order := make([]int, len(lat))
+	for j := range order {
+		order[j] = j
+	}
+	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(lat[y], lat[x]) })
+	var slow []string
+	for _, j := range order[:min(5, len(order))] {
+		slow = append(slow, fmt.Sprintf("%s %q", lat[j].Round(10*time.Microsecond), queries[idx[j]]))
+	}
+	b.Logf("%d queries: %d KiB allocated per query, %d GCs pausing %s in all; slowest: %s",
+		len(lat), (after.TotalAlloc-before.TotalAlloc)/uint64(len(lat))/1024, after.NumGC-before.NumGC,
+		time.Duration(after.PauseTotalNs-before.PauseTotalNs).Round(time.Microsecond), strings.Join(slow, ", "))
+	return lat
 }
 
 var (
@@ -457,16 +498,10 @@ func BenchmarkSQLiteSearch(b *testing.B) {
 		}
 		total += len(want)
 	}
-	var lat []time.Duration
-	i := 0
-	for b.Loop() {
-		t := time.Now()
-		if _, err := approx.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: c.queries[i%len(c.queries)]}); err != nil {
-			b.Fatal(err)
-		}
-		lat = append(lat, time.Since(t))
-		i++
-	}
+	lat := timeQueries(b, c.queries, func(q string) error {
+		_, err := approx.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: q})
+		return err
+	})
 	report(b, lat, float64(hit)/float64(total))
 }
 
@@ -671,24 +706,18 @@ func searchBench(b *testing.B, approx, exact store.Store, queries []string) {
 		}
 		total += len(want)
 	}
-	var lat []time.Duration
-	i := 0
-	for b.Loop() {
-		t := time.Now()
-		if _, err := approx.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: queries[i%len(queries)]}); err != nil {
-			b.Fatal(err)
-		}
-		lat = append(lat, time.Since(t))
-		i++
-	}
+	lat := timeQueries(b, queries, func(q string) error {
+		_, err := approx.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: q})
+		return err
+	})
 	report(b, lat, float64(hit)/float64(total))
 }
 
 // BenchmarkMemSearch is one hybrid store.Search per iteration on the in-memory store of the
 // corpus: "sparse" with the Local vectors (queries take the column scan), "dense" with the
 // projected ones (queries take the sketch scan); recall@10 against the same store with
-// ExactVectors. Each sub-benchmark loads its own stores (the approximate one builds a graph:
-// minutes at 100,000).
+// ExactVectors. Each sub-benchmark loads its own stores (seconds: the store's graph is lazy,
+// and below a million vectors no search needs it).
 func BenchmarkMemSearch(b *testing.B) {
 	c := getCorpus(b)
 	for _, kind := range []string{"sparse", "dense"} {
@@ -715,8 +744,9 @@ func BenchmarkMemSearch(b *testing.B) {
 // BenchmarkPGSearch is one hybrid store.Search per iteration on the Postgres store of the
 // corpus (pgvector when installed), in schema storebench_<N> of STOREBENCH_PG (default the
 // test database), which is kept between runs and reloaded only when it does not hold the
-// corpus. Recall@10 is against the same schema opened with Vector: exact (on 50 queries: an
-// exact search reads every vector over the connection). Skips when Postgres is unreachable.
+// corpus. One sub-benchmark per hnsw.ef_search in STOREBENCH_PG_EF (default the store's).
+// Recall@10 is against the same schema opened with Vector: exact, on 100 queries (an exact
+// search reads every vector over the connection). Skips when Postgres is unreachable.
 func BenchmarkPGSearch(b *testing.B) {
 	c := getCorpus(b)
 	ctx := context.Background()
@@ -740,7 +770,7 @@ func BenchmarkPGSearch(b *testing.B) {
 	for i, q := range c.queries {
 		emb.byText[q] = c.qvecs[i]
 	}
-	open := func(mode pgstore.VectorMode) *pgstore.Store {
+	open := func(mode pgstore.VectorMode, ef int) *pgstore.Store {
 		cfg, err := pgxpool.ParseConfig(dsn)
 		if err != nil {
 			b.Fatal(err)
@@ -754,7 +784,7 @@ func BenchmarkPGSearch(b *testing.B) {
 		s, err := pgstore.New(ctx, pool, &pgstore.Options{Config: store.Config{
 			Logger: slog.New(slog.DiscardHandler), NoRefreshOnRead: true,
 			Index: &store.IndexConfig{Embedder: emb, Dims: dims, Fields: []string{"text"}},
-		}, Vector: mode})
+		}, Vector: mode, EfSearch: ef})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -766,7 +796,7 @@ func BenchmarkPGSearch(b *testing.B) {
 		if _, err := admin.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE; CREATE SCHEMA "+schema); err != nil {
 			b.Fatal(err)
 		}
-		s := open(pgstore.VectorAuto)
+		s := open(pgstore.VectorAuto, 0)
 		// Four writers: each put is a few round trips.
 		var wg sync.WaitGroup
 		errs := make(chan error, 4)
@@ -794,40 +824,57 @@ func BenchmarkPGSearch(b *testing.B) {
 		b.Logf("loaded %d items into Postgres schema %s in %s", len(c.texts), schema, time.Since(start).Round(time.Millisecond))
 		s.Close()
 	}
-	approx, exact := open(pgstore.VectorAuto), open(pgstore.VectorExact)
-	defer approx.Close()
+	exact := open(pgstore.VectorExact, 0)
 	defer exact.Close()
-	b.Logf("pgvector in use: %v", approx.UsesPGVector())
-	hit, total := 0, 0
-	for _, q := range c.queries[:50] {
-		got, err := approx.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: q})
+	// The exact answers, once for every ef_search measured.
+	const recallQueries = 100
+	want := make([]map[string]bool, recallQueries)
+	for i, q := range c.queries[:recallQueries] {
+		res, err := exact.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: q})
 		if err != nil {
 			b.Fatal(err)
 		}
-		want, err := exact.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: q})
-		if err != nil {
-			b.Fatal(err)
+		want[i] = map[string]bool{}
+		for _, w := range res {
+			want[i][fmt.Sprint(w.Namespace, w.Key)] = true
 		}
-		in := map[string]bool{}
-		for _, w := range want {
-			in[fmt.Sprint(w.Namespace, w.Key)] = true
-		}
-		for _, g := range got {
-			if in[fmt.Sprint(g.Namespace, g.Key)] {
-				hit++
+	}
+	// STOREBENCH_PG_EF lists the hnsw.ef_search values to measure (pgstore.Options.EfSearch:
+	// 0 the store's default, -1 pgvector's 40).
+	efs := []int{0}
+	if e := os.Getenv("STOREBENCH_PG_EF"); e != "" {
+		efs = nil
+		for f := range strings.SplitSeq(e, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				b.Fatalf("STOREBENCH_PG_EF: %v", err)
 			}
+			efs = append(efs, n)
 		}
-		total += len(want)
 	}
-	var lat []time.Duration
-	i := 0
-	for b.Loop() {
-		t := time.Now()
-		if _, err := approx.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: c.queries[i%len(c.queries)]}); err != nil {
-			b.Fatal(err)
-		}
-		lat = append(lat, time.Since(t))
-		i++
+	for _, ef := range efs {
+		b.Run(fmt.Sprintf("ef%d", ef), func(b *testing.B) {
+			approx := open(pgstore.VectorAuto, ef)
+			defer approx.Close()
+			b.Logf("pgvector in use: %v", approx.UsesPGVector())
+			hit, total := 0, 0
+			for i, q := range c.queries[:recallQueries] {
+				got, err := approx.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: q})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, g := range got {
+					if want[i][fmt.Sprint(g.Namespace, g.Key)] {
+						hit++
+					}
+				}
+				total += len(want[i])
+			}
+			lat := timeQueries(b, c.queries, func(q string) error {
+				_, err := approx.Search(ctx, store.SearchRequest{NamespacePrefix: []string{"kb"}, Query: q})
+				return err
+			})
+			report(b, lat, float64(hit)/float64(total))
+		})
 	}
-	report(b, lat, float64(hit)/float64(total))
 }
