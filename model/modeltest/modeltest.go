@@ -23,6 +23,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
@@ -276,14 +277,23 @@ func (s *sse) cut() {
 	s.dead = true
 }
 
+// pieces cuts s into pieces of about n bytes, never inside a character: a provider's chunks are
+// JSON strings, which hold whole characters.
 func pieces(s string, n int) []string {
 	if n <= 0 || n >= len(s) {
 		return []string{s}
 	}
 	var out []string
 	for len(s) > n {
-		out = append(out, s[:n])
-		s = s[n:]
+		cut := n
+		for cut < len(s) && !utf8.RuneStart(s[cut]) {
+			cut++
+		}
+		out = append(out, s[:cut])
+		s = s[cut:]
+	}
+	if s == "" {
+		return out
 	}
 	return append(out, s)
 }
