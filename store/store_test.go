@@ -51,6 +51,14 @@ func TestTokenizeAndScore(t *testing.T) {
 	if s := TextScore([]string{"tea", "coffee"}, []string{"green", "tea"}); s != 0.5 {
 		t.Fatalf("TextScore = %v", s)
 	}
+	// Past eight terms the tokens go through a set; both ways count the same.
+	many := []string{"a1", "b2", "c3", "d4", "e5", "f6", "g7", "h8", "i9", "j10"}
+	if s := TextScore(many, []string{"c3", "x", "j10", "a1", "c3"}); s != 0.3 {
+		t.Fatalf("TextScore over 10 terms = %v, want 0.3", s)
+	}
+	if s := TextScore(many[:4], []string{"c3", "x", "a1", "c3"}); s != 0.5 {
+		t.Fatalf("TextScore over 4 terms = %v, want 0.5", s)
+	}
 	if s := TextScore(nil, []string{"x"}); s != 0 {
 		t.Fatalf("TextScore of no terms = %v", s)
 	}

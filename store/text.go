@@ -164,11 +164,22 @@ func TextScore(terms []string, tokens []string) float64 {
 	if len(terms) == 0 {
 		return 0
 	}
+	n := 0
+	if len(terms) <= 8 {
+		// A short query (the usual case) looks its terms up in the tokens directly: a search
+		// scores thousands of items, and a set of each one's tokens was most of what it
+		// allocated.
+		for _, t := range terms {
+			if slices.Contains(tokens, t) {
+				n++
+			}
+		}
+		return float64(n) / float64(len(terms))
+	}
 	have := make(map[string]bool, len(tokens))
 	for _, t := range tokens {
 		have[t] = true
 	}
-	n := 0
 	for _, t := range terms {
 		if have[t] {
 			n++
