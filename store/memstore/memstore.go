@@ -5,6 +5,7 @@ package memstore
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -306,9 +307,26 @@ func (s *Store) hybrid(req store.SearchRequest, terms []string, qvec []float32, 
 	for _, r := range res {
 		cos[r.ID] = float64(r.Similarity)
 	}
-	// Bring in the items with every query term that the vectors missed.
-	for key := range s.postings[rarest(s.postings, terms)] {
-		if _, seen := cos[key]; seen || !accept(key) || store.TextScore(terms, s.items[key].tokens) < 1 {
+	// Bring in the items with every query term that the vectors missed: the rarest term's
+	// postings, kept when every other term's postings hold them too (set lookups, cheaper
+	// than matching each item's tokens when all the terms are common words).
+	sets := make([]map[string]struct{}, 0, len(terms))
+	for _, t := range terms {
+		sets = append(sets, s.postings[t])
+	}
+	slices.SortFunc(sets, func(a, b map[string]struct{}) int { return len(a) - len(b) })
+	var first map[string]struct{}
+	if len(sets) > 0 {
+		first = sets[0]
+	}
+next:
+	for key := range first {
+		for _, set := range sets[1:] {
+			if _, in := set[key]; !in {
+				continue next
+			}
+		}
+		if _, seen := cos[key]; seen || !accept(key) {
 			continue
 		}
 		if v, found := s.vec.Vector(key); found {
@@ -321,16 +339,6 @@ func (s *Store) hybrid(req store.SearchRequest, terms []string, qvec []float32, 
 		out = append(out, store.SearchItem{Item: e.item, Score: s.cfg.Index.HybridScore(c, store.TextScore(terms, e.tokens))})
 	}
 	return out, nil
-}
-
-func rarest(postings map[string]map[string]struct{}, terms []string) string {
-	best, n := "", -1
-	for _, t := range terms {
-		if l := len(postings[t]); n < 0 || l < n {
-			best, n = t, l
-		}
-	}
-	return best
 }
 
 // ListNamespaces implements store.Store.
