@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,10 +10,13 @@ import (
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/klauspost/compress/s2"
 )
 
 // MemorySaver keeps checkpoints in memory. It is the saver for tests, examples and short-lived
-// processes; everything is lost when the process ends. The zero value is not usable: call
+// processes; everything is lost when the process ends. Blobs of 16 KiB or more are kept
+// compressed with S2 when that makes them smaller. The zero value is not usable: call
 // [NewMemorySaver].
 type MemorySaver struct {
 	mu      sync.RWMutex
@@ -25,8 +29,53 @@ type memThread struct {
 
 type memSpace struct {
 	checkpoints []Checkpoint // sorted by ID, oldest first
-	blobs       map[blobKey]Blob
+	blobs       map[blobKey]memBlob
 	writes      map[string][]PendingWrite // checkpoint ID -> writes in put order
+}
+
+// memBlob is a blob as the saver keeps it: a large one compressed with S2 (conversations and
+// documents are text that compresses well, and a process that keeps many threads in memory is
+// bounded by its memory), a small one as it came.
+type memBlob struct {
+	Blob
+	compressed bool
+}
+
+// compressAbove is the size from which blobs are kept compressed. S2 compresses text at well
+// over a gigabyte a second, so this costs less than the memory it saves.
+const compressAbove = 16 << 10
+
+func packBlob(b Blob) memBlob {
+	if len(b.Data) < compressAbove {
+		return memBlob{Blob: b}
+	}
+	scratch := packScratch.Get().(*[]byte)
+	defer packScratch.Put(scratch)
+	if n := s2.MaxEncodedLen(len(b.Data)); len(*scratch) < n {
+		*scratch = make([]byte, n)
+	}
+	packed := s2.Encode(*scratch, b.Data)
+	if len(packed) >= len(b.Data)*7/8 {
+		return memBlob{Blob: b} // does not compress: keep it as it is
+	}
+	b.Data = bytes.Clone(packed)
+	return memBlob{Blob: b, compressed: true}
+}
+
+// packScratch holds buffers to compress into, so that only the compressed size is allocated.
+var packScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+func (b memBlob) unpack() (Blob, error) {
+	if !b.compressed {
+		return b.Blob, nil
+	}
+	data, err := s2.Decode(nil, b.Data)
+	if err != nil {
+		return Blob{}, fmt.Errorf("checkpoint: in-memory blob %s@%s: %w", b.Channel, b.Version, err)
+	}
+	out := b.Blob
+	out.Data = data
+	return out, nil
 }
 
 type blobKey struct{ channel, version string }
@@ -49,7 +98,7 @@ func (m *MemorySaver) space(thread, ns string, create bool) *memSpace {
 	}
 	s := t.spaces[ns]
 	if s == nil && create {
-		s = &memSpace{blobs: map[blobKey]Blob{}, writes: map[string][]PendingWrite{}}
+		s = &memSpace{blobs: map[blobKey]memBlob{}, writes: map[string][]PendingWrite{}}
 		t.spaces[ns] = s
 	}
 	return s
@@ -91,7 +140,11 @@ func (m *MemorySaver) Get(ctx context.Context, ref Ref) (*Tuple, error) {
 			if n > len(s.blobs) {
 				return nil, fmt.Errorf("checkpoint: thread %q checkpoint %q: the blobs of %s form a loop at version %s", ref.ThreadID, cp.ID, ch, v)
 			}
-			t.Blobs = append(t.Blobs, b)
+			blob, err := b.unpack()
+			if err != nil {
+				return nil, err
+			}
+			t.Blobs = append(t.Blobs, blob)
 			v = b.Base
 		}
 	}
@@ -186,7 +239,7 @@ func (m *MemorySaver) Put(ctx context.Context, req PutRequest) error {
 		return fmt.Errorf("checkpoint: put on thread %q: checkpoint ID %q does not sort after the head %q", req.ThreadID, req.Checkpoint.ID, head)
 	}
 	for _, b := range req.Blobs {
-		s.blobs[blobKey{b.Channel, b.Version}] = b
+		s.blobs[blobKey{b.Channel, b.Version}] = packBlob(b)
 	}
 	cp := req.Checkpoint
 	cp.Versions = maps.Clone(cp.Versions)
