@@ -179,7 +179,7 @@ type leases struct {
 
 type heldLease struct {
 	owner string
-	lost  func() // stops the run, whose lease another worker took
+	lost  func() // stops the run, whose lease another worker took; nil once the run is done
 }
 
 // hold registers a lease a worker of this process claimed; drop it before releasing the lease.
@@ -238,7 +238,7 @@ func (r *runner) renewLeases() {
 					ok = false
 				}
 				r.leases.mu.Unlock()
-				if ok {
+				if ok && h.lost != nil {
 					r.s.log.Error("run lease lost; stopping the run here", "run_id", id)
 					h.lost()
 				}

@@ -606,7 +606,9 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	defer func() {
 		stopOnQueue()
 		cancel(nil)
-		r.dropLease(runID)
+		if !leaseGone {
+			r.dropLease(runID)
+		}
 		r.s.metrics.runsActive.Dec()
 		r.mu.Lock()
 		delete(r.active, runID)
@@ -624,6 +626,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		// A finished temporary thread is nobody's to wait for: it goes after.
 		if dropThread != nil {
 			dropThread()
+			r.dropLease(runID)
 		}
 	}()
 
@@ -681,8 +684,9 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	}
 	runErr := r.runGraph(runCtx, run, g, headBefore, emit)
 	// The graph is done: a lease lost from here on stops nothing (the record may even be gone,
-	// with a temporary thread's).
-	r.dropLease(runID)
+	// with a temporary thread's), but the lease is still renewed until the record says the run
+	// ended or is gone, so that no reaper takes the run for one whose worker died.
+	r.holdLease(runID, owner, nil)
 
 	cause := context.Cause(runCtx)
 	if te := (*RunTimeoutError)(nil); errors.As(cause, &te) {
