@@ -243,6 +243,15 @@ func (e *Executor) Run(ctx context.Context, calls []message.ToolCall) ([]Outcome
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if len(calls) == 1 {
+		// runOne never blocks past the call's timeout, so a lone call needs no goroutine here.
+		o, perr := e.runOne(runCtx, base, calls[0], sem)
+		outcomes[0] = o
+		if perr != nil {
+			return outcomes, perr
+		}
+		return outcomes, ctx.Err()
+	}
 	for i, call := range calls {
 		wg.Add(1)
 		go func() {
@@ -339,6 +348,16 @@ type callReturn struct {
 // the slot is freed only when the tool returns, so MaxConcurrency bounds running tool code even
 // when calls are abandoned.
 func (e *Executor) invoke(ctx context.Context, info CallInfo, t Tool, p Policy, call message.ToolCall, sem chan struct{}) (*Result, error) {
+	call1 := func(ctx context.Context) (*Result, error) { return t.Call(ctx, call.Arguments) }
+	if pr, ok := t.(preparer); ok {
+		// Arguments are checked here, where the stack is already grown, rather than on the
+		// call's fresh goroutine.
+		run, err := prepareSafely(pr, call)
+		if err != nil {
+			return nil, err
+		}
+		call1 = run
+	}
 	timeout := p.Timeout
 	if timeout == 0 {
 		timeout = e.opts.Timeout
@@ -391,7 +410,7 @@ func (e *Executor) invoke(ctx context.Context, info CallInfo, t Tool, p Policy, 
 					Hint: "This is a bug in the tool; try another approach or tell the user it failed"}}
 			}
 		}()
-		res, err := t.Call(callCtx, call.Arguments)
+		res, err := call1(callCtx)
 		done <- callReturn{res, err}
 	}()
 
@@ -417,6 +436,22 @@ func (e *Executor) invoke(ctx context.Context, info CallInfo, t Tool, p Policy, 
 		}
 		return nil, &CallError{Tool: call.Name, CallID: call.ID, Err: ctx.Err(), Hint: "The run was cancelled while the tool was running"}
 	}
+}
+
+// preparer is a tool that can check and decode its arguments before it is called (*Func).
+type preparer interface {
+	prepare(args json.RawMessage) (func(context.Context) (*Result, error), error)
+}
+
+// prepareSafely prepares a call, turning a panic into the error a panicking tool gets.
+func prepareSafely(p preparer, call message.ToolCall) (run func(context.Context) (*Result, error), err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			run, err = nil, &CallError{Tool: call.Name, CallID: call.ID, Kind: ErrPanic, Err: fmt.Errorf("checking the arguments: %v", r),
+				Hint: "This is a bug in the tool; try another approach or tell the user it failed"}
+		}
+	}()
+	return p.prepare(call.Arguments)
 }
 
 func timeoutError(call message.ToolCall, d time.Duration) error {

@@ -112,6 +112,17 @@ func (f *Func[Args, Out]) OutputSchema() json.RawMessage { return f.outSchema }
 
 // Call validates args, decodes them into Args and runs the function.
 func (f *Func[Args, Out]) Call(ctx context.Context, args json.RawMessage) (*Result, error) {
+	run, err := f.prepare(args)
+	if err != nil {
+		return nil, err
+	}
+	return run(ctx)
+}
+
+// prepare checks and decodes args, and returns the call of the function with them. The
+// executor prepares a call where it runs, and runs only the function on a goroutine of its own
+// (which it may abandon at the tool's timeout): checking arguments cannot hang.
+func (f *Func[Args, Out]) prepare(args json.RawMessage) (func(context.Context) (*Result, error), error) {
 	instance, raw, err := f.schema.validate(f.spec.Name, args)
 	if err != nil {
 		return nil, err
@@ -120,11 +131,13 @@ func (f *Func[Args, Out]) Call(ctx context.Context, args json.RawMessage) (*Resu
 	if err != nil {
 		return nil, err
 	}
-	out, err := f.fn(ctx, a)
-	if err != nil {
-		return nil, err
-	}
-	return toResult(out)
+	return func(ctx context.Context) (*Result, error) {
+		out, err := f.fn(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		return toResult(out)
+	}, nil
 }
 
 // decode turns validated arguments into Args: from the decoded instance when assign can, from
