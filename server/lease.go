@@ -189,6 +189,15 @@ func (r *runner) holdLease(runID, owner string, lost func()) {
 	r.leases.mu.Unlock()
 }
 
+// holding reports whether this process holds the run's lease (it executes the run, or
+// finishes writing it).
+func (r *runner) holding(runID string) bool {
+	r.leases.mu.Lock()
+	defer r.leases.mu.Unlock()
+	_, ok := r.leases.held[runID]
+	return ok
+}
+
 func (r *runner) dropLease(runID string) {
 	r.leases.mu.Lock()
 	delete(r.leases.held, runID)

@@ -145,7 +145,7 @@ func (r *runner) reap() {
 				continue
 			}
 			for _, run := range runs {
-				if r.scheduled(run.ThreadID, run.RunID) || r.executing(run.RunID) {
+				if r.scheduled(run.ThreadID, run.RunID) || r.executing(run.RunID) || r.holding(run.RunID) {
 					// This process is alive and has it: its renewal was only late (a busy
 					// database); the next one renews it.
 					continue
