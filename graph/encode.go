@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/internal/fastjson"
 	"github.com/trellis-go/trellis/message"
 )
 
@@ -289,7 +290,7 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		for i+8 <= len(s) && plain8(s[i:i+8]) {
+		for i+8 <= len(s) && fastjson.Plain8(s[i:i+8]) {
 			i += 8
 		}
 		if i == len(s) {
@@ -337,15 +338,4 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
-}
-
-// plain8 reports whether the eight bytes of s are ASCII that JSON strings hold as they are (no
-// control character, quote or backslash), testing all eight at once.
-func plain8(s string) bool {
-	_ = s[7]
-	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	less := func(v, n uint64) uint64 { return (v - n*lo) &^ v & hi } // some byte < n
-	return x&hi|less(x, 0x20)|less(x^0x22*lo, 1)|less(x^0x5C*lo, 1) == 0
 }

@@ -322,9 +322,9 @@ func (p *parser) number() (any, bool) {
 	return f, true
 }
 
-// Plain8 reports whether the eight bytes of b are ASCII that a JSON string holds as they
+// Plain8 reports whether the first eight bytes of b are ASCII that a JSON string holds as they
 // are (no control character, quote or backslash), testing all eight at once.
-func Plain8(b []byte) bool {
+func Plain8[T ~string | ~[]byte](b T) bool {
 	_ = b[7]
 	x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56

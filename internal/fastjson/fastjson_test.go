@@ -137,3 +137,24 @@ func TestPlainBytes8(t *testing.T) {
 		}
 	}
 }
+
+func TestPlain8Random(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var b [8]byte
+	for range 1_000_000 {
+		want := true
+		for i := range b {
+			// Mostly printable ASCII, so that runs of plain bytes with one or two others are common.
+			b[i] = byte(0x20 + rng.IntN(0x60))
+			if rng.IntN(6) == 0 {
+				b[i] = byte(rng.IntN(256))
+			}
+			if c := b[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+				want = false
+			}
+		}
+		if Plain8(b[:]) != want || Plain8(string(b[:])) != want {
+			t.Fatalf("%q: Plain8 %v", b, !want)
+		}
+	}
+}
