@@ -2,6 +2,7 @@ package offline
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -40,13 +41,19 @@ func (f *filler) object(s map[string]any) (map[string]any, []string) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	// Properties that share an enum ("from" and "to" over the same units) take different values
+	// the user named, in the order named, unless the user said which one is the target.
+	taken := map[string][]any{}
 	for _, name := range names {
 		ps, _ := props[name].(map[string]any)
 		if ps == nil {
 			continue
 		}
 		ps = f.deref(ps)
-		v, ok := f.value(name, ps)
+		v, ok := f.sharedEnum(name, ps, taken)
+		if !ok {
+			v, ok = f.value(name, ps)
+		}
 		switch {
 		case ok:
 			out[name] = v
@@ -63,6 +70,79 @@ func (f *filler) object(s map[string]any) (map[string]any, []string) {
 		}
 	}
 	return out, missing
+}
+
+// sharedEnum fills an enum property with a value the user named that no earlier property with
+// the same enum took. A property named as a target ("to", "target", "into") takes the value
+// written after "to", "into" or "in" when there is one.
+func (f *filler) sharedEnum(name string, s map[string]any, taken map[string][]any) (any, bool) {
+	enum := asSlice(s["enum"])
+	if len(enum) < 2 {
+		return nil, false
+	}
+	key := fmt.Sprint(enum)
+	mentions := f.enumMentions(enum)
+	if len(mentions) < 2 {
+		return nil, false
+	}
+	pick := func(v any) (any, bool) {
+		taken[key] = append(taken[key], v)
+		return v, true
+	}
+	if target[fold(name)] {
+		pw := words(f.primary)
+		for i := 1; i < len(pw); i++ {
+			if pw[i-1] != "to" && pw[i-1] != "into" && pw[i-1] != "in" {
+				continue
+			}
+			for _, m := range f.enumMentionsIn(enum, pw[i:i+1]) {
+				if !slices.Contains(taken[key], m) {
+					return pick(m)
+				}
+			}
+		}
+	}
+	for _, m := range mentions {
+		if !slices.Contains(taken[key], m) && !(f.targetTakes(m, enum, s) && !target[fold(name)]) {
+			return pick(m)
+		}
+	}
+	return nil, false
+}
+
+var target = setOf("to target into destination dest")
+
+// targetTakes reports whether m is the value written after "to", "into" or "in", which a target
+// property will take.
+func (f *filler) targetTakes(m any, enum []any, _ map[string]any) bool {
+	pw := words(f.primary)
+	for i := 1; i < len(pw); i++ {
+		if pw[i-1] == "to" || pw[i-1] == "into" || pw[i-1] == "in" {
+			if slices.Contains(f.enumMentionsIn(enum, pw[i:i+1]), m) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// enumMentionsIn is enumMentions over the words ws instead of the user's message.
+func (f *filler) enumMentionsIn(enum []any, ws []string) []any {
+	g := *f
+	g.primary = strings.Join(ws, " ")
+	return g.enumMentions(enum)
+}
+
+// unitSymbols maps units written out to the symbols enums use for them.
+var unitSymbols = map[string]string{
+	"mile": "mi", "miles": "mi", "milhas": "mi", "millas": "mi",
+	"kilometre": "km", "kilometres": "km", "kilometer": "km", "kilometers": "km", "quilometros": "km", "kilometros": "km",
+	"kilogram": "kg", "kilograms": "kg", "kilogramme": "kg", "kilos": "kg", "quilos": "kg",
+	"pound": "lb", "pounds": "lb", "lbs": "lb", "libras": "lb",
+	"celsius": "c", "centigrade": "c", "fahrenheit": "f",
+	"metre": "m", "metres": "m", "meter": "m", "meters": "m",
+	"foot": "ft", "feet": "ft", "inch": "in", "inches": "in",
+	"hour": "h", "hours": "h", "minute": "min", "minutes": "min", "second": "s", "seconds": "s",
 }
 
 // fallback gives a required property a value when the text names none: the first enum value that
@@ -177,6 +257,11 @@ func (f *filler) enumMentions(enum []any) []any {
 			continue
 		}
 		if at := containsPhrase(pw, str); at >= 0 {
+			hits = append(hits, hit{at, e})
+			continue
+		}
+		// a unit written out in full where the enum has its symbol ("miles" for "mi")
+		if at := slices.IndexFunc(pw, func(w string) bool { return unitSymbols[w] == fold(str) }); at >= 0 {
 			hits = append(hits, hit{at, e})
 			continue
 		}

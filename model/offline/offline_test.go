@@ -221,3 +221,26 @@ func TestUnfillableSchemaIsTypedError(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestUnitsWrittenOutAndSharedEnums(t *testing.T) {
+	units := []model.ToolSpec{spec("convert_units", "Convert a value between units: kilometres and miles, kilograms and pounds.",
+		`{"type":"object","properties":{"value":{"type":"number"},"from":{"type":"string","enum":["km","mi","kg","lb"]},"to":{"type":"string","enum":["km","mi","kg","lb"]}},"required":["value","from","to"]}`)}
+	for text, want := range map[string]string{
+		"Convert 42 km to miles":           `{"from":"km","to":"mi","value":42}`,
+		"Convert 10 miles into kilometres": `{"from":"mi","to":"km","value":10}`,
+		"Convert to lb 3 kg":               `{"from":"kg","to":"lb","value":3}`,
+	} {
+		resp := ask(t, setup(t), units, message.User(text))
+		if len(resp.Message.ToolCalls) != 1 {
+			t.Fatalf("%q: no single tool call: %+v", text, resp.Message)
+		}
+		var got, exp any
+		_ = json.Unmarshal(resp.Message.ToolCalls[0].Arguments, &got)
+		_ = json.Unmarshal([]byte(want), &exp)
+		if g, _ := json.Marshal(got); string(g) != mustJSON(exp) {
+			t.Errorf("%q: arguments %s, want %s", text, g, want)
+		}
+	}
+}
+
+func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
