@@ -217,7 +217,9 @@ func TestProviderAgentsRunInParallel(t *testing.T) {
 	p.classifier.Push(modeltest.Reply{Text: `{"intent":"multi_domain","agents":["dayahead_agent","per_agent"],"filters":{"market":"CAISO","hub_zone":"SP15","year":2025,"project_name":"Nazareth Solar"}}`})
 	gateDA, gatePER := make(chan struct{}), make(chan struct{})
 	openWhenAsked := func(srv *modeltest.Server, gate chan struct{}, parallel *bool) {
-		deadline := time.Now().Add(20 * time.Second)
+		// Generous: under the race detector on a loaded machine the other agent's request can
+		// take many seconds to arrive; agents that ran one after the other fail here anyway.
+		deadline := time.Now().Add(2 * time.Minute)
 		for len(srv.Requests()) == 0 && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
 		}
