@@ -240,6 +240,20 @@ func boolInt(b bool) int {
 
 const threadCols = `tenant, thread_id, metadata, status, vals, interrupts, temporary, created_at, updated_at`
 
+// scanAll reads every row with scan and closes rows.
+func scanAll[T any](rows *sql.Rows, scan func(interface{ Scan(...any) error }) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 func scanThread(row interface{ Scan(...any) error }) (*Thread, error) {
 	var t Thread
 	var md string
@@ -277,16 +291,7 @@ func (m *metaDB) listThreads(ctx context.Context, tenant string) ([]*Thread, err
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []*Thread
-	for rows.Next() {
-		t, err := scanThread(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return scanAll(rows, scanThread)
 }
 
 func (m *metaDB) setThreadMetadata(ctx context.Context, tenant, id string, md map[string]any) error {
@@ -416,16 +421,7 @@ func (m *metaDB) activeRuns(ctx context.Context, tenant, threadID string) ([]*Ru
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []*Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return scanAll(rows, scanRun)
 }
 
 // unfinishedRuns lists runs of every tenant left pending or running, oldest first.
@@ -434,16 +430,7 @@ func (m *metaDB) unfinishedRuns(ctx context.Context) ([]*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []*Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return scanAll(rows, scanRun)
 }
 
 func (m *metaDB) setRunStatus(ctx context.Context, runID, status string) error {

@@ -270,16 +270,7 @@ func (m *metaDB) expiredLeases(ctx context.Context) ([]*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []*Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return scanAll(rows, scanRun)
 }
 
 // strandedRuns lists pending runs that nobody will start: never leased or given back, the
@@ -299,16 +290,7 @@ func (m *metaDB) strandedRuns(ctx context.Context, idle time.Duration) ([]*Run, 
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []*Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return scanAll(rows, scanRun)
 }
 
 // adoptStranded marks a stranded run as taken care of (touching it) and reports whether this
