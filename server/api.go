@@ -35,9 +35,14 @@ func (s *Server) routes() http.Handler {
 		writeJSON(w, 200, map[string]any{"version": "trellis", "flags": map[string]any{"assistants": true, "crons": false}})
 	})
 
+	api("POST /assistants", s.handleAssistantCreate)
 	api("POST /assistants/search", s.handleAssistantSearch)
 	api("POST /assistants/count", s.handleAssistantCount)
 	api("GET /assistants/{id}", s.handleAssistantGet)
+	api("PATCH /assistants/{id}", s.handleAssistantPatch)
+	api("DELETE /assistants/{id}", s.handleAssistantDelete)
+	api("POST /assistants/{id}/versions", s.handleAssistantVersions)
+	api("POST /assistants/{id}/latest", s.handleAssistantLatest)
 	api("GET /assistants/{id}/graph", s.handleAssistantGraph)
 	api("GET /assistants/{id}/schemas", s.handleAssistantSchemas)
 	api("GET /assistants/{id}/subgraphs", s.handleAssistantSubgraphs)
@@ -250,63 +255,6 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 
 // ---- assistants ----
 
-type assistantQuery struct {
-	GraphID  string         `json:"graph_id"`
-	Name     string         `json:"name"`
-	Metadata map[string]any `json:"metadata"`
-	Limit    int            `json:"limit"`
-	Offset   int            `json:"offset"`
-}
-
-func (s *Server) findAssistants(q assistantQuery) []*Assistant {
-	var out []*Assistant
-	for _, a := range s.assistants {
-		if q.GraphID != "" && a.GraphID != q.GraphID {
-			continue
-		}
-		if q.Name != "" && !strings.Contains(a.Name, q.Name) {
-			continue
-		}
-		if !matches(a.Metadata, q.Metadata) {
-			continue
-		}
-		out = append(out, a)
-	}
-	return out
-}
-
-func (s *Server) handleAssistantSearch(w http.ResponseWriter, r *http.Request) {
-	var q assistantQuery
-	if err := decode(r, &q); err != nil {
-		writeError(w, err)
-		return
-	}
-	list := s.findAssistants(q)
-	list = page(list, q.Limit, q.Offset, 10)
-	if list == nil {
-		list = []*Assistant{}
-	}
-	writeJSON(w, 200, list)
-}
-
-func (s *Server) handleAssistantCount(w http.ResponseWriter, r *http.Request) {
-	var q assistantQuery
-	if err := decode(r, &q); err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, 200, len(s.findAssistants(q)))
-}
-
-func (s *Server) handleAssistantGet(w http.ResponseWriter, r *http.Request) {
-	a, err := s.assistant(r.PathValue("id"))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, 200, a)
-}
-
 // graphJSON renders a Shape the way the LangGraph API draws graphs: runnable nodes and
 // __start__/__end__ as schema nodes; with xray, subgraph nodes are inlined as "parent:child".
 func graphJSON(sh graph.Shape, xray int) map[string]any {
@@ -361,7 +309,7 @@ func graphJSON(sh graph.Shape, xray int) map[string]any {
 }
 
 func (s *Server) handleAssistantGraph(w http.ResponseWriter, r *http.Request) {
-	a, err := s.assistant(r.PathValue("id"))
+	a, err := s.assistantWithGraph(r)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -410,7 +358,7 @@ func schemaOf(t reflect.Type, keys []string) any {
 }
 
 func (s *Server) handleAssistantSchemas(w http.ResponseWriter, r *http.Request) {
-	a, err := s.assistant(r.PathValue("id"))
+	a, err := s.assistantWithGraph(r)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -427,7 +375,7 @@ func (s *Server) handleAssistantSchemas(w http.ResponseWriter, r *http.Request) 
 }
 
 func (s *Server) handleAssistantSubgraphs(w http.ResponseWriter, r *http.Request) {
-	a, err := s.assistant(r.PathValue("id"))
+	a, err := s.assistantWithGraph(r)
 	if err != nil {
 		writeError(w, err)
 		return

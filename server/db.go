@@ -65,6 +65,35 @@ ALTER TABLE trellis_runs ADD COLUMN lease_owner TEXT;
 ALTER TABLE trellis_runs ADD COLUMN lease_until BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE trellis_runs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;
 `},
+	{3, `
+CREATE TABLE IF NOT EXISTS trellis_assistants (
+	tenant       TEXT NOT NULL,
+	assistant_id TEXT NOT NULL PRIMARY KEY,
+	graph_id     TEXT NOT NULL,
+	name         TEXT NOT NULL,
+	description  TEXT,
+	config       TEXT NOT NULL,
+	context      TEXT NOT NULL,
+	metadata     TEXT NOT NULL,
+	version      INTEGER NOT NULL,
+	created_at   BIGINT NOT NULL,
+	updated_at   BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS trellis_assistants_by_tenant ON trellis_assistants (tenant, created_at);
+CREATE TABLE IF NOT EXISTS trellis_assistant_versions (
+	assistant_id TEXT NOT NULL,
+	version      INTEGER NOT NULL,
+	graph_id     TEXT NOT NULL,
+	name         TEXT NOT NULL,
+	description  TEXT,
+	config       TEXT NOT NULL,
+	context      TEXT NOT NULL,
+	metadata     TEXT NOT NULL,
+	created_at   BIGINT NOT NULL,
+	PRIMARY KEY (assistant_id, version)
+);
+CREATE INDEX IF NOT EXISTS trellis_runs_by_assistant ON trellis_runs (assistant_id);
+`},
 }
 
 var placeholder = regexp.MustCompile(`\$(\d+)`)
@@ -551,3 +580,242 @@ func (m *metaDB) loadEvents(ctx context.Context, runID string, after int64) ([]s
 }
 
 func (m *metaDB) ping(ctx context.Context) error { return m.db.PingContext(ctx) }
+
+// ---- assistants created through the API ----
+//
+// trellis_assistants holds each created assistant's current version, trellis_assistant_versions
+// every version it had (the current one included). The assistants the server registers from its
+// graphs are not stored: they are the same for every tenant and every start (server.go).
+
+// AssistantVersion is one version of a created assistant, as POST /assistants/{id}/versions
+// lists them.
+type AssistantVersion struct {
+	AssistantID string         `json:"assistant_id"`
+	GraphID     string         `json:"graph_id"`
+	Name        string         `json:"name"`
+	Description *string        `json:"description"`
+	Config      map[string]any `json:"config"`
+	Context     map[string]any `json:"context"`
+	Metadata    map[string]any `json:"metadata"`
+	Version     int            `json:"version"`
+	CreatedAt   time.Time      `json:"created_at"`
+}
+
+const assistantCols = `assistant_id, graph_id, name, description, config, context, metadata, version, created_at, updated_at`
+
+func jsonObject(s string) map[string]any {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil || m == nil {
+		m = map[string]any{}
+	}
+	return m
+}
+
+func nullString(p *string) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func scanAssistant(row interface{ Scan(...any) error }) (*Assistant, error) {
+	var a Assistant
+	var desc sql.NullString
+	var cfg, cx, md string
+	var created, updated int64
+	if err := row.Scan(&a.AssistantID, &a.GraphID, &a.Name, &desc, &cfg, &cx, &md, &a.Version, &created, &updated); err != nil {
+		return nil, err
+	}
+	if desc.Valid {
+		a.Description = &desc.String
+	}
+	a.Config, a.Context, a.Metadata = jsonObject(cfg), jsonObject(cx), jsonObject(md)
+	a.CreatedAt, a.UpdatedAt = fromMS(created), fromMS(updated)
+	return &a, nil
+}
+
+// createAssistant inserts a as its tenant's, with its first version. It reports false, and
+// writes nothing, when the ID is taken (by any tenant).
+func (m *metaDB) createAssistant(ctx context.Context, tenant string, a *Assistant) (bool, error) {
+	tx, err := m.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, m.q(`INSERT INTO trellis_assistants (tenant, `+assistantCols+`)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) ON CONFLICT (assistant_id) DO NOTHING`),
+		tenant, a.AssistantID, a.GraphID, a.Name, nullString(a.Description), mustJSON(a.Config), mustJSON(a.Context), mustJSON(a.Metadata), a.Version, ms(a.CreatedAt))
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return false, err
+	}
+	if err := m.insertAssistantVersion(ctx, tx, a); err != nil {
+		return false, err
+	}
+	return true, tx.Commit()
+}
+
+func (m *metaDB) insertAssistantVersion(ctx context.Context, tx *sql.Tx, a *Assistant) error {
+	_, err := tx.ExecContext(ctx, m.q(`INSERT INTO trellis_assistant_versions (assistant_id, version, graph_id, name, description, config, context, metadata, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`),
+		a.AssistantID, a.Version, a.GraphID, a.Name, nullString(a.Description), mustJSON(a.Config), mustJSON(a.Context), mustJSON(a.Metadata), ms(a.UpdatedAt))
+	return err
+}
+
+// getAssistant reads a created assistant of the tenant; an empty tenant means any tenant (for
+// the runner, which holds only a run's assistant ID).
+func (m *metaDB) getAssistant(ctx context.Context, tenant, id string) (*Assistant, error) {
+	q, args := `SELECT `+assistantCols+` FROM trellis_assistants WHERE assistant_id = $1`, []any{id}
+	if tenant != "" {
+		q += ` AND tenant = $2`
+		args = append(args, tenant)
+	}
+	a, err := scanAssistant(m.db.QueryRowContext(ctx, m.q(q), args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("assistant", id)
+	}
+	return a, err
+}
+
+// listAssistants lists a tenant's created assistants, newest first.
+func (m *metaDB) listAssistants(ctx context.Context, tenant string) ([]*Assistant, error) {
+	rows, err := m.db.QueryContext(ctx, m.q(`SELECT `+assistantCols+` FROM trellis_assistants WHERE tenant = $1 ORDER BY created_at DESC, assistant_id`), tenant)
+	if err != nil {
+		return nil, err
+	}
+	return scanAll(rows, scanAssistant)
+}
+
+// updateAssistant reads the tenant's assistant, lets change rewrite it (change returns an error
+// to abort), and stores the result as a new version that becomes the current one.
+func (m *metaDB) updateAssistant(ctx context.Context, tenant, id string, change func(*Assistant) error) (*Assistant, error) {
+	tx, err := m.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	lock := ""
+	if m.postgres {
+		lock = ` FOR UPDATE` // two patches at once must not both take the next version number
+	}
+	a, err := scanAssistant(tx.QueryRowContext(ctx, m.q(`SELECT `+assistantCols+` FROM trellis_assistants WHERE assistant_id = $1 AND tenant = $2`+lock), id, tenant))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("assistant", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := change(a); err != nil {
+		return nil, err
+	}
+	if err := tx.QueryRowContext(ctx, m.q(`SELECT COALESCE(MAX(version), 0) + 1 FROM trellis_assistant_versions WHERE assistant_id = $1`), id).Scan(&a.Version); err != nil {
+		return nil, err
+	}
+	a.UpdatedAt = time.Now().UTC()
+	if err := m.insertAssistantVersion(ctx, tx, a); err != nil {
+		return nil, err
+	}
+	if err := m.storeAssistant(ctx, tx, tenant, a); err != nil {
+		return nil, err
+	}
+	return a, tx.Commit()
+}
+
+func (m *metaDB) storeAssistant(ctx context.Context, tx *sql.Tx, tenant string, a *Assistant) error {
+	_, err := tx.ExecContext(ctx, m.q(`UPDATE trellis_assistants SET graph_id = $1, name = $2, description = $3, config = $4, context = $5, metadata = $6, version = $7, updated_at = $8
+WHERE assistant_id = $9 AND tenant = $10`),
+		a.GraphID, a.Name, nullString(a.Description), mustJSON(a.Config), mustJSON(a.Context), mustJSON(a.Metadata), a.Version, ms(a.UpdatedAt), a.AssistantID, tenant)
+	return err
+}
+
+// setLatestAssistant makes one of the assistant's versions its current one again.
+func (m *metaDB) setLatestAssistant(ctx context.Context, tenant, id string, version int) (*Assistant, error) {
+	tx, err := m.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	a, err := scanAssistant(tx.QueryRowContext(ctx, m.q(`SELECT `+assistantCols+` FROM trellis_assistants WHERE assistant_id = $1 AND tenant = $2`), id, tenant))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("assistant", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var desc sql.NullString
+	var cfg, cx, md string
+	err = tx.QueryRowContext(ctx, m.q(`SELECT graph_id, name, description, config, context, metadata FROM trellis_assistant_versions WHERE assistant_id = $1 AND version = $2`), id, version).
+		Scan(&a.GraphID, &a.Name, &desc, &cfg, &cx, &md)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, &APIError{Status: 404, Message: fmt.Sprintf("assistant %q has no version %d", id, version), Hint: "list its versions with POST /assistants/{id}/versions", kind: ErrNotFound}
+	}
+	if err != nil {
+		return nil, err
+	}
+	a.Description = nil
+	if desc.Valid {
+		a.Description = &desc.String
+	}
+	a.Config, a.Context, a.Metadata = jsonObject(cfg), jsonObject(cx), jsonObject(md)
+	a.Version, a.UpdatedAt = version, time.Now().UTC()
+	if err := m.storeAssistant(ctx, tx, tenant, a); err != nil {
+		return nil, err
+	}
+	return a, tx.Commit()
+}
+
+// assistantVersions lists a created assistant's versions, newest first.
+func (m *metaDB) assistantVersions(ctx context.Context, id string) ([]*AssistantVersion, error) {
+	rows, err := m.db.QueryContext(ctx, m.q(`SELECT assistant_id, version, graph_id, name, description, config, context, metadata, created_at
+FROM trellis_assistant_versions WHERE assistant_id = $1 ORDER BY version DESC`), id)
+	if err != nil {
+		return nil, err
+	}
+	return scanAll(rows, func(row interface{ Scan(...any) error }) (*AssistantVersion, error) {
+		var v AssistantVersion
+		var desc sql.NullString
+		var cfg, cx, md string
+		var created int64
+		if err := row.Scan(&v.AssistantID, &v.Version, &v.GraphID, &v.Name, &desc, &cfg, &cx, &md, &created); err != nil {
+			return nil, err
+		}
+		if desc.Valid {
+			v.Description = &desc.String
+		}
+		v.Config, v.Context, v.Metadata = jsonObject(cfg), jsonObject(cx), jsonObject(md)
+		v.CreatedAt = fromMS(created)
+		return &v, nil
+	})
+}
+
+// deleteAssistant deletes the tenant's assistant with its versions, and reports whether there
+// was one.
+func (m *metaDB) deleteAssistant(ctx context.Context, tenant, id string) (bool, error) {
+	tx, err := m.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, m.q(`DELETE FROM trellis_assistants WHERE assistant_id = $1 AND tenant = $2`), id, tenant)
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return false, err
+	}
+	if _, err := tx.ExecContext(ctx, m.q(`DELETE FROM trellis_assistant_versions WHERE assistant_id = $1`), id); err != nil {
+		return false, err
+	}
+	return true, tx.Commit()
+}
+
+// runsOfAssistant lists the IDs and threads of a tenant's runs on an assistant.
+func (m *metaDB) runsOfAssistant(ctx context.Context, tenant, id string) ([]*Run, error) {
+	rows, err := m.db.QueryContext(ctx, m.q(`SELECT `+runCols+` FROM trellis_runs WHERE tenant = $1 AND assistant_id = $2 ORDER BY created_at, run_id`), tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	return scanAll(rows, scanRun)
+}

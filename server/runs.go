@@ -265,13 +265,14 @@ func (r *runner) release(threadID, runID string) {
 
 // create validates a run request, applies the multitask strategy and schedules the run.
 func (r *runner) create(ctx context.Context, p Principal, threadID string, req *runCreate) (*Run, *runLog, error) {
-	a, err := r.s.assistant(req.AssistantID)
 	if req.AssistantID == "" {
 		return nil, nil, badRequest("name one of the assistants from POST /assistants/search", "field \"assistant_id\" is required")
 	}
+	a, err := r.s.assistantFor(ctx, p.Tenant, req.AssistantID)
 	if err != nil {
 		return nil, nil, err
 	}
+	req.Config, req.Context = withAssistantConfig(a, req.Config, req.Context)
 	modes, err := stringOrList("stream_mode", req.StreamMode)
 	if err != nil {
 		return nil, nil, err
@@ -674,7 +675,11 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	log.Info("run started", "assistant_id", run.AssistantID)
 	emit("metadata", map[string]any{"run_id": runID, "attempt": attempt})
 
-	a, _ := r.s.assistant(run.AssistantID)
+	a, err := r.s.assistant(run.AssistantID)
+	if err != nil { // a created assistant deleted while its run waited
+		log.Warn("run's assistant is gone; failing the run", "assistant_id", run.AssistantID, "err", err)
+		a = &Assistant{graph: goneGraph{err}}
+	}
 	g := a.graph
 	var headBefore string
 	if !fresh {

@@ -309,9 +309,5 @@ func (s *Server) Close() error {
 	return nil
 }
 
-func (s *Server) assistant(id string) (*Assistant, error) {
-	if a, ok := s.byID[id]; ok {
-		return a, nil
-	}
-	return nil, notFound("assistant", id)
-}
+// assistant finds a registered assistant, or a created one of any tenant (api_assistants.go).
+func (s *Server) assistant(id string) (*Assistant, error) { return s.assistantByID(id) }
