@@ -21,6 +21,47 @@ const schemas = await client.assistants.getSchemas("flow");
 assert.ok(schemas.state_schema.properties.steps, "state schema lists steps");
 await assert.rejects(client.assistants.get("no-such-assistant"), /404/);
 
+// Assistants created through the API: versions, latest, count, a run on one, delete.
+step("assistants create, update, versions, delete");
+const mine = await client.assistants.create({
+  graphId: "flow", name: "careful", description: "asks first",
+  config: { configurable: { tone: "calm", model: "a" } }, context: { lang: "fr" }, metadata: { team: "sdk" },
+});
+assert.equal(mine.graph_id, "flow");
+assert.equal(mine.version, 1);
+assert.equal(mine.name, "careful");
+assert.equal((await client.assistants.get(mine.assistant_id)).description, "asks first");
+const same = await client.assistants.create({ graphId: "flow", assistantId: mine.assistant_id, ifExists: "do_nothing" });
+assert.equal(same.assistant_id, mine.assistant_id);
+await assert.rejects(client.assistants.create({ graphId: "flow", assistantId: mine.assistant_id }), /409/);
+await assert.rejects(client.assistants.create({ graphId: "no-such-graph" }), /400/);
+const v2 = await client.assistants.update(mine.assistant_id, { metadata: { owner: "kim" }, config: { configurable: { tone: "brisk" } } });
+assert.equal(v2.version, 2);
+assert.equal(v2.metadata.team, "sdk");
+assert.equal(v2.metadata.owner, "kim");
+const versions = await client.assistants.getVersions(mine.assistant_id);
+assert.deepEqual(versions.map((v) => v.version), [2, 1]);
+const back = await client.assistants.setLatest(mine.assistant_id, 1);
+assert.equal(back.version, 1);
+assert.equal(back.config.configurable.tone, "calm");
+assert.equal(await client.assistants.count({ graphId: "flow" }), 2);
+assert.equal(await client.assistants.count({ metadata: { team: "sdk" } }), 1);
+const page = await client.assistants.search({ limit: 2, sortBy: "graph_id", sortOrder: "asc", includePagination: true });
+assert.deepEqual(page.assistants.map((a) => a.graph_id), ["example", "flow"]);
+assert.equal(page.next, "2");
+const onMine = await client.threads.create();
+const mineRun = await client.runs.create(onMine.thread_id, mine.assistant_id, {
+  input: { topic: "mine" }, config: { configurable: { model: "b" } },
+});
+const mineOut = await client.runs.join(onMine.thread_id, mineRun.run_id);
+assert.equal(mineOut.__interrupt__[0].value.question, "approve mine?");
+const mineKw = (await client.runs.get(onMine.thread_id, mineRun.run_id)).kwargs;
+assert.deepEqual(mineKw.config.configurable, { tone: "calm", model: "b" }, "the assistant's config under the run's");
+assert.deepEqual(mineKw.context, { lang: "fr" });
+await client.assistants.delete(mine.assistant_id, { deleteThreads: true });
+await assert.rejects(client.assistants.get(mine.assistant_id), /404/);
+await assert.rejects(client.threads.get(onMine.thread_id), /404/);
+
 // Threads.
 step("threads");
 const thread = await client.threads.create({ metadata: { owner: "sdk" } });
