@@ -284,6 +284,10 @@ func (e *Executor) runOne(ctx context.Context, base CallInfo, call message.ToolC
 	info := base
 	info.CallID, info.Tool = call.ID, call.Name
 	o := Outcome{Call: call}
+	if obs := callObserverFrom(ctx); obs != nil {
+		obs.ToolStarted(ctx, call)
+		defer func() { obs.ToolEnded(ctx, o) }()
+	}
 	t, ok := e.tools[call.Name]
 	var policy Policy
 	var res *Result
