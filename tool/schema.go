@@ -24,6 +24,7 @@ type Schema struct {
 	raw      json.RawMessage
 	schema   *jsonschema.Schema
 	resolved *jsonschema.Resolved
+	quick    *quickCheck // nil when the schema needs the library for every value
 }
 
 // CompileSchema parses and resolves a JSON Schema (draft 2020-12, or draft-07 as MCP servers built
@@ -46,7 +47,7 @@ func compile(s *jsonschema.Schema) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool: cannot encode parameters schema: %w", err)
 	}
-	return &Schema{raw: raw, schema: s, resolved: r}, nil
+	return &Schema{raw: raw, schema: s, resolved: r, quick: compileQuick(s)}, nil
 }
 
 // JSON returns the schema as JSON.
@@ -77,6 +78,9 @@ func (s *Schema) validate(toolName string, raw json.RawMessage) (any, json.RawMe
 		if err := json.Unmarshal(raw, &instance); err != nil {
 			return nil, nil, invalidJSON(toolName, raw, err)
 		}
+	}
+	if s.quick != nil && s.quick.valid(instance) {
+		return instance, raw, nil
 	}
 	if err := s.resolved.Validate(instance); err != nil {
 		var problems []Problem
