@@ -1,6 +1,7 @@
 package serverbench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	httppprof "net/http/pprof"
 	"runtime/pprof"
+	"sync"
 	"time"
 
 	"github.com/trellis-go/trellis/server"
@@ -38,11 +40,12 @@ type HostConfig struct {
 	Addr string
 }
 
-// Host is a trellis server in this process serving the bench's graphs on loopback, with three
-// routes of its own beside the API: GET /bench/stats (?settle=1 collects garbage first) answers
-// the process's [Stats], GET /bench/goroutines lists its goroutines by stack (to see what a
-// measurement left behind), and POST /bench/release opens the paced model's gate; and the
-// runtime's profiles under /debug/pprof/.
+// Host is a trellis server in this process serving the bench's graphs on loopback, with routes
+// of its own beside the API: GET /bench/stats (?settle=1 collects garbage first) answers the
+// process's [Stats], GET /bench/goroutines lists its goroutines by stack (to see what a
+// measurement left behind), POST /bench/release opens the paced model's gate, and POST
+// /bench/cpuprofile/start and /bench/cpuprofile/stop take a CPU profile over a span the client
+// chooses (stop answers it); and the runtime's profiles under /debug/pprof/.
 type Host struct {
 	// URL is the server's base URL, http://127.0.0.1:port.
 	URL   string
@@ -106,6 +109,23 @@ func StartHost(cfg HostConfig) (*Host, error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_ = pprof.Lookup("goroutine").WriteTo(w, 1)
 	})
+	var prof cpuProfile
+	mux.HandleFunc("POST /bench/cpuprofile/start", func(w http.ResponseWriter, r *http.Request) {
+		if err := prof.start(); err != nil {
+			http.Error(w, err.Error(), http.StatusConflict)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /bench/cpuprofile/stop", func(w http.ResponseWriter, r *http.Request) {
+		data, err := prof.stop()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusConflict)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		_, _ = w.Write(data)
+	})
 	mux.HandleFunc("POST /bench/release", func(w http.ResponseWriter, r *http.Request) {
 		m.Release()
 		w.WriteHeader(http.StatusNoContent)
@@ -143,4 +163,36 @@ func (h *Host) Close() error {
 	err := <-h.done
 	h.srv.Close()
 	return err
+}
+
+// cpuProfile is the CPU profile the driver starts and stops through the host's routes.
+type cpuProfile struct {
+	mu  sync.Mutex
+	buf *bytes.Buffer
+}
+
+func (p *cpuProfile) start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.buf != nil {
+		return errors.New("serverbench: a CPU profile is already running")
+	}
+	buf := new(bytes.Buffer)
+	if err := pprof.StartCPUProfile(buf); err != nil {
+		return err
+	}
+	p.buf = buf
+	return nil
+}
+
+func (p *cpuProfile) stop() ([]byte, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.buf == nil {
+		return nil, errors.New("serverbench: no CPU profile is running")
+	}
+	pprof.StopCPUProfile()
+	data := p.buf.Bytes()
+	p.buf = nil
+	return data, nil
 }

@@ -1,10 +1,12 @@
 package serverbench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -138,18 +140,37 @@ var ErrBadToken = errors.New("serverbench: not a paced token")
 
 // ParseToken reads a token written by FormatToken.
 func ParseToken(s string) (int, time.Time, error) {
-	s = strings.TrimSuffix(s, " ")
-	at := strings.IndexByte(s, '@')
+	return parseToken([]byte(strings.TrimSuffix(s, " ")))
+}
+
+// parseToken reads a token without its trailing space, allocating nothing unless it is bad.
+func parseToken(b []byte) (int, time.Time, error) {
+	at := bytes.IndexByte(b, '@')
 	if at <= 0 {
-		return 0, time.Time{}, fmt.Errorf("%w: %q", ErrBadToken, s)
+		return 0, time.Time{}, fmt.Errorf("%w: %q", ErrBadToken, b)
 	}
-	i, err := strconv.Atoi(s[:at])
-	if err != nil || i < 0 {
-		return 0, time.Time{}, fmt.Errorf("%w: index in %q", ErrBadToken, s)
+	i, ok := digits(b[:at])
+	if !ok || i > math.MaxInt32 {
+		return 0, time.Time{}, fmt.Errorf("%w: index in %q", ErrBadToken, b)
 	}
-	ns, err := strconv.ParseInt(s[at+1:], 10, 64)
-	if err != nil || ns <= 0 {
-		return 0, time.Time{}, fmt.Errorf("%w: time in %q", ErrBadToken, s)
+	ns, ok := digits(b[at+1:])
+	if !ok || ns <= 0 {
+		return 0, time.Time{}, fmt.Errorf("%w: time in %q", ErrBadToken, b)
 	}
-	return i, time.Unix(0, ns), nil
+	return int(i), time.Unix(0, ns), nil
+}
+
+// digits reads a non-negative decimal int64.
+func digits(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' || n > (math.MaxInt64-int64(c-'0'))/10 {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
 }

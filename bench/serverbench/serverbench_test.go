@@ -102,9 +102,29 @@ func TestToken(t *testing.T) {
 	if err != nil || i != 17 || !got.Equal(at) {
 		t.Fatalf("ParseToken(FormatToken(17, %v)) = %d, %v, %v", at, i, got, err)
 	}
-	for _, bad := range []string{"", "17", "@5", "x@5", "3@", "3@-1", "-1@5"} {
+	for _, bad := range []string{"", "17", "@5", "x@5", "3@", "3@-1", "-1@5", "3@99999999999999999999", "3@9223372036854775808"} {
 		if _, _, err := ParseToken(bad); !errors.Is(err, ErrBadToken) {
 			t.Errorf("ParseToken(%q) = %v, want ErrBadToken", bad, err)
+		}
+	}
+}
+
+// TestTupleContent: the client's cheap reading of a messages-tuple event takes the content
+// only when nothing needs unescaping, and leaves anything else to the JSON decoder.
+func TestTupleContent(t *testing.T) {
+	for _, c := range []struct {
+		data, want string
+		ok         bool
+	}{
+		{`[{"content":"3@17 ","type":"AIMessageChunk"},{"node":"model"}]`, "3@17 ", true},
+		{`[{"type":"AIMessageChunk","content":""},{}]`, "", true},
+		{`[{"content":"a\"b"},{}]`, "", false},
+		{`{"content":"x"}`, "", false},
+		{`[{"type":"x"},{}]`, "", false},
+	} {
+		got, ok := tupleContent([]byte(c.data))
+		if ok != c.ok || (ok && string(got) != c.want) {
+			t.Errorf("tupleContent(%s) = %q, %v; want %q, %v", c.data, got, ok, c.want, c.ok)
 		}
 	}
 }

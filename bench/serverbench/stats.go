@@ -20,10 +20,14 @@ type Stats struct {
 	HeapAlloc uint64 `json:"heap_alloc"`
 	// Sys is the bytes the Go runtime holds from the OS.
 	Sys uint64 `json:"sys"`
+	// Stack is the bytes of goroutine stacks (MemStats.StackInuse).
+	Stack uint64 `json:"stack"`
 	// RSS is the resident set size, from /proc/self/statm; 0 where there is none.
 	RSS uint64 `json:"rss"`
 	// Waiting is how many paced answers wait at the gate (see PacedModel.PauseAfter).
 	Waiting int `json:"waiting"`
+	// CPU is the CPU time (user and system) the process has used so far; 0 where unknown.
+	CPU time.Duration `json:"cpu_ns"`
 }
 
 // ReadStats reads this process's Stats. With settle it first collects garbage and returns freed
@@ -34,7 +38,7 @@ func ReadStats(settle bool) Stats {
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return Stats{Goroutines: runtime.NumGoroutine(), HeapAlloc: ms.HeapAlloc, Sys: ms.Sys, RSS: readRSS()}
+	return Stats{Goroutines: runtime.NumGoroutine(), HeapAlloc: ms.HeapAlloc, Sys: ms.Sys, Stack: ms.StackInuse, RSS: readRSS(), CPU: cpuTime()}
 }
 
 func readRSS() uint64 {
@@ -55,8 +59,17 @@ func readRSS() uint64 {
 
 // FetchStats asks a bench host (see [Host]) for its Stats, settled.
 func FetchStats(ctx context.Context, c *http.Client, baseURL string) (Stats, error) {
+	return fetchStats(ctx, c, baseURL, true)
+}
+
+// fetchStats asks for the host's Stats, settled (after a collection) or as they are.
+func fetchStats(ctx context.Context, c *http.Client, baseURL string, settle bool) (Stats, error) {
 	var st Stats
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/bench/stats?settle=1", nil)
+	u := baseURL + "/bench/stats"
+	if settle {
+		u += "?settle=1"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return st, err
 	}

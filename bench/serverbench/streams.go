@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -41,6 +42,13 @@ type StreamOptions struct {
 	Client *http.Client
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
+	// CPUProfile, when set, receives the host's CPU profile over the streams' second part: from
+	// the gate's opening until every stream has ended. ClientCPUProfile receives this
+	// process's over the same span.
+	CPUProfile, ClientCPUProfile io.Writer
+	// HeapProfile, when set, receives the host's heap profile while the streams are idle at the
+	// gate, and Goroutines its goroutines (grouped by stack) then.
+	HeapProfile, Goroutines io.Writer
 }
 
 // StreamResult is what [RunStreams] measured.
@@ -60,6 +68,24 @@ type StreamResult struct {
 	// the baseline, divided by Streams.
 	HeapPerStream, RSSPerStream float64
 	GoroutinesPerStream         float64
+	// StackPerStream is the part of RSSPerStream that is goroutine stacks.
+	StackPerStream float64
+	// Flow is the streams' second part, from the gate's opening until every stream ended;
+	// FlowTokens the tokens delivered in it. HostCPU and ClientCPU are the CPU time the host
+	// and this process used in it (0 where the platform does not say).
+	Flow               time.Duration
+	FlowTokens         int
+	HostCPU, ClientCPU time.Duration
+}
+
+// HostCPUPerToken is the host's CPU time per token of the second part.
+func (r *StreamResult) HostCPUPerToken() time.Duration {
+	return r.HostCPU / time.Duration(max(r.FlowTokens, 1))
+}
+
+// ClientCPUPerToken is this process's CPU time per token of the second part.
+func (r *StreamResult) ClientCPUPerToken() time.Duration {
+	return r.ClientCPU / time.Duration(max(r.FlowTokens, 1))
 }
 
 type streamRecord struct {
@@ -180,15 +206,57 @@ func RunStreams(ctx context.Context, o StreamOptions) (*StreamResult, error) {
 	if res.Idle, err = FetchStats(ctx, client, o.URL); err != nil {
 		return nil, err
 	}
+	if o.HeapProfile != nil {
+		if err := get(ctx, client, o.URL+"/debug/pprof/heap?gc=1", o.HeapProfile); err != nil {
+			return nil, err
+		}
+	}
+	if o.Goroutines != nil {
+		if err := get(ctx, client, o.URL+"/bench/goroutines", o.Goroutines); err != nil {
+			return nil, err
+		}
+	}
 	if res.Idle.Waiting != o.Streams {
 		return nil, fmt.Errorf("serverbench: %d answers wait at the host's gate, want %d: the host's PacedModel does not match StreamOptions", res.Idle.Waiting, o.Streams)
 	}
+	if o.CPUProfile != nil {
+		if err := post(ctx, client, o.URL+"/bench/cpuprofile/start", nil); err != nil {
+			return nil, err
+		}
+	}
+	if o.ClientCPUProfile != nil {
+		if err := pprof.StartCPUProfile(o.ClientCPUProfile); err != nil {
+			return nil, err
+		}
+	}
+	before, err := fetchStats(ctx, client, o.URL, false)
+	if err != nil {
+		return nil, err
+	}
+	clientBefore := cpuTime()
+	released := time.Now()
 	if err := Release(ctx, client, o.URL); err != nil {
 		return nil, err
 	}
 	wg.Wait()
+	res.Flow = time.Since(released)
+	res.ClientCPU = cpuTime() - clientBefore
+	if o.ClientCPUProfile != nil {
+		pprof.StopCPUProfile()
+	}
 	if failed.Load() > 0 {
 		return nil, fmt.Errorf("%d of %d streams failed after the gate opened; the first: %w", failed.Load(), o.Streams, firstFailure)
+	}
+	after, err := fetchStats(ctx, client, o.URL, false)
+	if err != nil {
+		return nil, err
+	}
+	res.HostCPU = after.CPU - before.CPU
+	res.FlowTokens = o.Streams * (o.Tokens - o.PauseAfter)
+	if o.CPUProfile != nil {
+		if err := post(ctx, client, o.URL+"/bench/cpuprofile/stop", o.CPUProfile); err != nil {
+			return nil, err
+		}
 	}
 	var all []time.Duration
 	for _, r := range records {
@@ -201,6 +269,7 @@ func RunStreams(ctx context.Context, o StreamOptions) (*StreamResult, error) {
 	res.HeapPerStream = (float64(res.Idle.HeapAlloc) - float64(base.HeapAlloc)) / n
 	res.RSSPerStream = (float64(res.Idle.RSS) - float64(base.RSS)) / n
 	res.GoroutinesPerStream = float64(res.Idle.Goroutines-base.Goroutines) / n
+	res.StackPerStream = (float64(res.Idle.Stack) - float64(base.Stack)) / n
 	fmt.Fprintf(logw, "serverbench: all %d streams complete; waiting %s for the host to let their logs go\n", o.Streams, o.Retention)
 	// Idle keep-alive connections hold a goroutine on the host each; they are the client's.
 	client.CloseIdleConnections()
@@ -319,9 +388,11 @@ func streamOne(ctx context.Context, c *http.Client, o StreamOptions, body []byte
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return fmt.Errorf("serverbench: open stream: status %d: %s", resp.StatusCode, msg)
 	}
+	// The client shares the server's cores: its parsing is kept cheap (no allocation per event,
+	// no JSON decoding when a token's content has nothing to unescape) so that what is measured
+	// is the server.
 	br := bufio.NewReaderSize(resp.Body, 4096)
-	var event string
-	var data []byte
+	var event, data []byte
 	ended := false
 	for {
 		line, err := br.ReadSlice('\n')
@@ -334,7 +405,7 @@ func streamOne(ctx context.Context, c *http.Client, o StreamOptions, body []byte
 		line = bytes.TrimRight(line, "\r\n")
 		switch {
 		case len(line) == 0:
-			if event != "" {
+			if len(event) > 0 {
 				now := time.Now()
 				before := rec.next
 				if err := rec.take(event, data, o.Mode, now); err != nil {
@@ -343,16 +414,16 @@ func streamOne(ctx context.Context, c *http.Client, o StreamOptions, body []byte
 				if before < o.PauseAfter && rec.next >= o.PauseAfter {
 					paused()
 				}
-				if event == "end" {
+				switch string(event) { // no allocation: the conversion is only compared
+				case "end":
 					ended = true
-				}
-				if event == "error" {
+				case "error":
 					return fmt.Errorf("serverbench: the run failed: %s", data)
 				}
 			}
-			event, data = "", data[:0]
+			event, data = event[:0], data[:0]
 		case bytes.HasPrefix(line, []byte("event: ")):
-			event = string(line[len("event: "):])
+			event = append(event[:0], line[len("event: "):]...)
 		case bytes.HasPrefix(line, []byte("data: ")):
 			data = append(data, line[len("data: "):]...)
 		}
@@ -363,19 +434,44 @@ func streamOne(ctx context.Context, c *http.Client, o StreamOptions, body []byte
 	return nil
 }
 
+// tupleContent returns the content of the message of a messages-tuple event's data,
+// [message, metadata], when it can be read without decoding: the data is a list whose first
+// element is an object with a "content" string holding no escape. ok is false otherwise, and
+// the caller decodes the JSON.
+func tupleContent(data []byte) (content []byte, ok bool) {
+	if !bytes.HasPrefix(data, []byte(`[{`)) {
+		return nil, false
+	}
+	const key = `"content":"`
+	i := bytes.Index(data, []byte(key))
+	if i < 0 {
+		return nil, false
+	}
+	rest := data[i+len(key):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return nil, false
+	}
+	return rest[:end], true
+}
+
 // take reads one event's tokens, checking they continue the stream's sequence.
-func (rec *streamRecord) take(event string, data []byte, mode string, now time.Time) error {
-	var text string
+func (rec *streamRecord) take(event, data []byte, mode string, now time.Time) error {
+	var text []byte
 	switch {
-	case mode == "messages-tuple" && event == "messages":
+	case mode == "messages-tuple" && string(event) == "messages":
+		if c, ok := tupleContent(data); ok {
+			text = c
+			break
+		}
 		var tuple []struct {
 			Content string `json:"content"`
 		}
 		if err := json.Unmarshal(data, &tuple); err != nil || len(tuple) == 0 {
 			return fmt.Errorf("serverbench: a messages event is not a [message, metadata] pair: %.120s", data)
 		}
-		text = tuple[0].Content
-	case mode == "messages" && event == "messages/partial":
+		text = []byte(tuple[0].Content)
+	case mode == "messages" && string(event) == "messages/partial":
 		var msgs []struct {
 			Content string `json:"content"`
 		}
@@ -387,12 +483,21 @@ func (rec *streamRecord) take(event string, data []byte, mode string, now time.T
 		if len(toks) < rec.next {
 			return fmt.Errorf("serverbench: a messages/partial event has %d tokens, fewer than the %d seen before", len(toks), rec.next)
 		}
-		text = strings.Join(toks[rec.next:], " ")
+		text = []byte(strings.Join(toks[rec.next:], " "))
 	default:
 		return nil
 	}
-	for _, tok := range strings.Fields(text) {
-		i, at, err := ParseToken(tok)
+	for len(text) > 0 {
+		var tok []byte
+		if sp := bytes.IndexByte(text, ' '); sp >= 0 {
+			tok, text = text[:sp], text[sp+1:]
+		} else {
+			tok, text = text, nil
+		}
+		if len(tok) == 0 {
+			continue
+		}
+		i, at, err := parseToken(tok)
 		if err != nil {
 			return err
 		}
@@ -401,6 +506,38 @@ func (rec *streamRecord) take(event string, data []byte, mode string, now time.T
 		}
 		rec.next++
 		rec.latencies = append(rec.latencies, now.Sub(at))
+	}
+	return nil
+}
+
+// get sends a GET and copies a successful answer's body to out.
+func get(ctx context.Context, c *http.Client, url string, out io.Writer) error {
+	return send(ctx, c, http.MethodGet, url, out)
+}
+
+// post sends an empty POST and copies a successful answer's body to out, if not nil.
+func post(ctx context.Context, c *http.Client, url string, out io.Writer) error {
+	return send(ctx, c, http.MethodPost, url, out)
+}
+
+func send(ctx context.Context, c *http.Client, method, url string, out io.Writer) error {
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return fmt.Errorf("serverbench: %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("serverbench: %s: status %d: %s", url, resp.StatusCode, msg)
+	}
+	if out != nil {
+		if _, err := io.Copy(out, resp.Body); err != nil {
+			return fmt.Errorf("serverbench: %s: %w", url, err)
+		}
 	}
 	return nil
 }

@@ -41,6 +41,8 @@ type options struct {
 	clients                int
 	warmup, duration       time.Duration
 	pg, peer, out          string
+	cpuProfile, clientProf string
+	heapProfile, gorDump   string
 	peerWorkers            int
 	serve, localQueue      bool
 	db, dataDir            string
@@ -66,6 +68,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.peer, "peer", filepath.Join("bench", "peers", "langgraphapi"), "directory of the LangGraph.js API peer")
 	fs.IntVar(&o.peerWorkers, "peer-workers", 10, "run workers of the LangGraph.js API server (the CLI's default is 10)")
 	fs.StringVar(&o.out, "out", "", "also write the report to this file")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "streams: write the server's CPU profile from the gate's opening to the streams' end to this file")
+	fs.StringVar(&o.clientProf, "client-cpuprofile", "", "streams: write this process's (the clients') CPU profile over the same span to this file")
+	fs.StringVar(&o.heapProfile, "heapprofile", "", "streams: write the server's heap profile, taken while the streams are idle at the gate, to this file")
+	fs.StringVar(&o.gorDump, "goroutines", "", "streams: write the server's goroutines (by stack), while the streams are idle, to this file")
 	fs.BoolVar(&o.serve, "serve", false, "internal: be a bench host and print LISTEN url")
 	fs.BoolVar(&o.localQueue, "local-queue", false, "internal (-serve): run the runs in memory instead of the River queue")
 	fs.StringVar(&o.db, "db", "", "internal (-serve): a Postgres URL; empty means SQLite in -data")
@@ -269,8 +275,23 @@ func measureStreams(ctx context.Context, o options, self string, stderr io.Write
 	defer c.stop()
 	tr := &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
 	defer tr.CloseIdleConnections()
-	res, err := serverbench.RunStreams(ctx, serverbench.StreamOptions{URL: c.url, Streams: o.streams, Tokens: o.tokens, PauseAfter: o.pause,
-		Mode: o.mode, Client: &http.Client{Transport: tr}, Log: stderr})
+	so := serverbench.StreamOptions{URL: c.url, Streams: o.streams, Tokens: o.tokens, PauseAfter: o.pause,
+		Mode: o.mode, Client: &http.Client{Transport: tr}, Log: stderr}
+	for _, p := range []struct {
+		path string
+		w    *io.Writer
+	}{{o.cpuProfile, &so.CPUProfile}, {o.clientProf, &so.ClientCPUProfile}, {o.heapProfile, &so.HeapProfile}, {o.gorDump, &so.Goroutines}} {
+		if p.path == "" {
+			continue
+		}
+		f, err := os.Create(p.path)
+		if err != nil {
+			return nil, load, err
+		}
+		defer f.Close()
+		*p.w = f
+	}
+	res, err := serverbench.RunStreams(ctx, so)
 	load[1] = loadavg()
 	return res, load, err
 }

@@ -56,6 +56,8 @@ func (r *report) err() error {
 
 func kb(b float64) string { return fmt.Sprintf("%.1f KB", b/1000) }
 
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
 
 func (r *report) String() string {
@@ -79,7 +81,10 @@ func (r *report) String() string {
 			fmt.Fprintf(&b, "| tokens delivered, in order | %d | |\n", s.Tokens)
 			fmt.Fprintf(&b, "| latency added per token p50 / p90 / p99 / max | %s / %s / %s / %s | p99 %s |\n", ms(s.P50), ms(s.P90), ms(s.P99), ms(s.Max), goalLat)
 			fmt.Fprintf(&b, "| server memory per idle stream: live heap / RSS | %s / %s | %s |\n", kb(s.HeapPerStream), kb(s.RSSPerStream), goalMem)
-			fmt.Fprintf(&b, "| server goroutines per idle stream | %.1f | |\n", s.GoroutinesPerStream)
+			fmt.Fprintf(&b, "| server goroutines per idle stream (their stacks) | %.1f (%s) | |\n", s.GoroutinesPerStream, kb(s.StackPerStream))
+			fmt.Fprintf(&b, "| after the gate: %d tokens in %s; CPU per token: server / clients | %.1f µs / %.1f µs | server %.2f cores, clients %.2f |\n",
+				s.FlowTokens, s.Flow.Round(time.Millisecond), us(s.HostCPUPerToken()), us(s.ClientCPUPerToken()),
+				float64(s.HostCPU)/float64(max(s.Flow, 1)), float64(s.ClientCPU)/float64(max(s.Flow, 1)))
 			fmt.Fprintf(&b, "| server before / idle / after: goroutines | %d / %d / %d | back to baseline |\n", s.Base.Goroutines, s.Idle.Goroutines, s.After.Goroutines)
 			fmt.Fprintf(&b, "| server before / idle / after: live heap | %s / %s / %s | |\n", serverbench.MiB(s.Base.HeapAlloc), serverbench.MiB(s.Idle.HeapAlloc), serverbench.MiB(s.After.HeapAlloc))
 			fmt.Fprintf(&b, "| server before / idle / after: RSS | %s / %s / %s | |\n", serverbench.MiB(s.Base.RSS), serverbench.MiB(s.Idle.RSS), serverbench.MiB(s.After.RSS))
