@@ -183,27 +183,14 @@ func stateKeysOf(t reflect.Type) (*stateKeys, error) {
 	if k, ok := stateKeysCache.Load(t); ok {
 		return k.(*stateKeys), nil
 	}
-	if t.Kind() != reflect.Struct {
-		return nil, fmt.Errorf("agent: the state type must be a struct, got %s", t)
+	keys, err := graph.StateKeys(t)
+	if err != nil {
+		return nil, err
 	}
 	k := &stateKeys{typ: t, byName: map[string]stateKey{}}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name := f.Name
-		if tag, ok := f.Tag.Lookup("json"); ok {
-			n, _, _ := strings.Cut(tag, ",")
-			if n == "-" {
-				continue
-			}
-			if n != "" {
-				name = n
-			}
-		}
-		k.byName[name] = stateKey{index: i, typ: f.Type}
-		k.names = append(k.names, name)
+	for _, key := range keys {
+		k.byName[key.Name] = stateKey{index: key.Field.Index[0], typ: key.Field.Type}
+		k.names = append(k.names, key.Name)
 	}
 	sort.Strings(k.names)
 	stateKeysCache.Store(t, k)

@@ -53,6 +53,47 @@ type schema struct {
 	byName   map[string]*channel
 }
 
+// StateKey is one key of a state type: its name (the field's JSON name) and the field holding it.
+type StateKey struct {
+	Name  string
+	Field reflect.StructField
+}
+
+// StateKeys lists the keys of the state struct type t in field order, named as checkpoints,
+// updates and the wire name them. It fails, as compiling a graph over t would, when t is not a
+// usable state type. Code that writes state generically (tool nodes applying an update, say)
+// uses it to check key names before writing.
+func StateKeys(t reflect.Type) ([]StateKey, error) {
+	s, err := newSchema(t)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]StateKey, len(s.channels))
+	for i, c := range s.channels {
+		keys[i] = StateKey{Name: c.name, Field: t.Field(c.index)}
+	}
+	return keys, nil
+}
+
+// keyName is the state key a struct field holds, if any: its JSON name, or its Go name when the
+// json tag gives none; unexported fields and fields tagged json:"-" hold none.
+func keyName(f reflect.StructField) (string, bool) {
+	if !f.IsExported() {
+		return "", false
+	}
+	name := f.Name
+	if tag, ok := f.Tag.Lookup("json"); ok {
+		n, _, _ := strings.Cut(tag, ",")
+		if n == "-" {
+			return "", false
+		}
+		if n != "" {
+			name = n
+		}
+	}
+	return name, true
+}
+
 func newSchema(t reflect.Type) (*schema, error) {
 	if t.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("graph: the state type must be a struct, got %s", t)
@@ -63,15 +104,9 @@ func newSchema(t reflect.Type) (*schema, error) {
 		if !f.IsExported() {
 			continue
 		}
-		name := f.Name
-		if tag, ok := f.Tag.Lookup("json"); ok {
-			n, _, _ := strings.Cut(tag, ",")
-			if n == "-" {
-				continue
-			}
-			if n != "" {
-				name = n
-			}
+		name, ok := keyName(f)
+		if !ok {
+			continue
 		}
 		c := &channel{name: name, index: i, pos: len(s.channels), typ: f.Type, reducer: f.Tag.Get("reduce"), clip: f.Type.Kind() == reflect.Slice}
 		if err := c.check(t); err != nil {
