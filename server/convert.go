@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -34,6 +35,7 @@ func parseStreamModes(modes []string) ([]graph.StreamMode, error) {
 			add(graph.ModeValues)
 			add(graph.ModeTasks)
 			add(graph.ModeMessages)
+			add(graph.ModeCustom) // tool calls as they start and end (toolCallEvent)
 		default:
 			gm, err := graph.ParseStreamMode(m)
 			if err != nil {
@@ -120,16 +122,131 @@ func threadStateOf(snap *graph.StateSnapshot[any]) *ThreadState {
 type converter struct {
 	modes     []string // as requested
 	subgraphs bool
+	runMeta   map[string]any              // the run's metadata (streamMetadata)
 	partial   map[string]*message.Message // accumulated messages for "messages" mode
+	msgMeta   map[string]*chunkMeta       // each streamed message's metadata, by message ID
 	events    *eventsConv                 // for "events" mode
 }
 
-func newConverter(modes []string, subgraphs bool) *converter {
-	c := &converter{modes: modes, subgraphs: subgraphs, partial: map[string]*message.Message{}}
+// chunkMeta is the metadata of a streamed message's chunks, encoded once for all of them as
+// long as the chunks' own metadata stays the same.
+type chunkMeta struct {
+	from map[string]any // the chunk metadata it was built from
+	md   map[string]any
+	raw  json.RawMessage
+}
+
+// newConverter returns a converter for a run's requested modes; runMeta is the run's metadata
+// (streamMetadata), sent with every message chunk and callback event.
+func newConverter(modes []string, subgraphs bool, runMeta map[string]any) *converter {
+	c := &converter{modes: modes, subgraphs: subgraphs, runMeta: runMeta, partial: map[string]*message.Message{}, msgMeta: map[string]*chunkMeta{}}
 	if slices.Contains(modes, "events") {
-		c.events = newEventsConv()
+		c.events = newEventsConv(runMeta)
 	}
 	return c
+}
+
+// streamMetadata is the metadata LangGraph attaches to a run's message chunks and callback
+// events: the run's own metadata (from the request), its IDs (run_id, thread_id, assistant_id,
+// graph_id, user_id), and the scalar values of its config.configurable (as LangChain copies
+// them), the IDs winning. It is nil for runs whose modes send no metadata.
+func (s *Server) streamMetadata(run *Run) map[string]any {
+	kw := run.Kwargs
+	if kw == nil || !slices.ContainsFunc(kw.StreamMode, func(m string) bool { return m == "messages" || m == "messages-tuple" || m == "events" }) {
+		return nil
+	}
+	md := make(map[string]any, len(run.Metadata)+8)
+	if c, ok := kw.Config["configurable"].(map[string]any); ok {
+		for k, v := range c {
+			switch v.(type) {
+			case string, float64, bool:
+				if !strings.HasPrefix(k, "__") {
+					md[k] = v
+				}
+			}
+		}
+	}
+	maps.Copy(md, run.Metadata)
+	md["run_id"], md["thread_id"], md["assistant_id"] = run.RunID, run.ThreadID, run.AssistantID
+	if a, err := s.assistant(run.AssistantID); err == nil {
+		md["graph_id"] = a.GraphID
+	}
+	if kw.User != "" {
+		md["user_id"] = kw.User
+	}
+	return md
+}
+
+// messageMeta returns the metadata of a message chunk: the run's, the chunk's own, and where in
+// the graph it was written (the langgraph_* keys); ls_provider, ls_model_name and ls_model_type
+// when the chunk names its provider and model.
+func (c *converter) messageMeta(ev graph.Event, chunk graph.MessageChunk) *chunkMeta {
+	if cm := c.msgMeta[chunk.Message.ID]; cm != nil && sameScalars(cm.from, chunk.Metadata) {
+		return cm
+	}
+	md := make(map[string]any, len(c.runMeta)+len(chunk.Metadata)+10)
+	maps.Copy(md, c.runMeta)
+	maps.Copy(md, chunk.Metadata)
+	md["langgraph_node"] = ev.Node
+	md["langgraph_step"] = ev.Step
+	md["langgraph_triggers"] = []string{"branch:to:" + ev.Node}
+	md["langgraph_path"] = []string{"__pregel_pull", ev.Node}
+	ns := ev.Node + ":" + ev.TaskID
+	if len(ev.NS) > 0 {
+		ns = strings.Join(ev.NS, "|") + "|" + ns
+	}
+	md["langgraph_checkpoint_ns"], md["checkpoint_ns"] = ns, ns
+	if p, ok := chunk.Metadata["provider"].(string); ok {
+		md["ls_provider"] = p
+		md["ls_model_type"] = "chat"
+	}
+	if m, ok := chunk.Metadata["model"].(string); ok {
+		md["ls_model_name"] = m
+	}
+	raw, err := json.Marshal(md)
+	if err != nil {
+		raw = nil
+	}
+	cm := &chunkMeta{from: chunk.Metadata, md: md, raw: raw}
+	if chunk.Message.ID != "" {
+		c.msgMeta[chunk.Message.ID] = cm
+	}
+	return cm
+}
+
+// sameScalars reports whether a and b hold the same keys with the same string, number or
+// boolean values (anything else counts as different).
+func sameScalars(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, av := range a {
+		bv, ok := b[k]
+		if !ok {
+			return false
+		}
+		switch x := av.(type) {
+		case string:
+			if y, ok := bv.(string); !ok || x != y {
+				return false
+			}
+		case float64:
+			if y, ok := bv.(float64); !ok || x != y {
+				return false
+			}
+		case int:
+			if y, ok := bv.(int); !ok || x != y {
+				return false
+			}
+		case bool:
+			if y, ok := bv.(bool); !ok || x != y {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func (c *converter) wants(m string) bool { return slices.Contains(c.modes, m) }
@@ -172,6 +289,9 @@ func (c *converter) convert(ev graph.Event) []sse {
 			return append(out, sse{c.name("updates", ev.NS), map[string]any{ev.Node: data}})
 		}
 	case graph.ModeCustom:
+		if _, internal := ev.Data.(*toolCallEvent); internal {
+			return out
+		}
 		if c.wants("custom") {
 			return append(out, sse{c.name("custom", ev.NS), apiValue(ev.Data)})
 		}
@@ -195,25 +315,12 @@ func (c *converter) convert(ev graph.Event) []sse {
 		if !ok {
 			return out
 		}
-		md := map[string]any{}
-		for k, v := range chunk.Metadata {
-			md[k] = v
-		}
-		md["langgraph_node"] = ev.Node
-		md["langgraph_step"] = ev.Step
-		md["langgraph_path"] = []string{"__pregel_pull", ev.Node}
-		ns := ev.Node + ":" + ev.TaskID
-		if len(ev.NS) > 0 {
-			ns = strings.Join(ev.NS, "|") + "|" + ns
-		}
-		md["langgraph_checkpoint_ns"], md["checkpoint_ns"] = ns, ns
-		if p, ok := chunk.Metadata["provider"].(string); ok {
-			md["ls_provider"] = p
-		}
-		if m, ok := chunk.Metadata["model"].(string); ok {
-			md["ls_model_name"] = m
-		}
+		cm := c.messageMeta(ev, chunk)
 		if c.wants("messages-tuple") {
+			var md any = cm.md
+			if cm.raw != nil {
+				md = cm.raw
+			}
 			out = append(out, sse{c.name("messages", ev.NS), []any{toLangChainChunk(chunk.Message), md}})
 		}
 		if c.wants("messages") {
@@ -224,7 +331,7 @@ func (c *converter) convert(ev graph.Event) []sse {
 				m.ToolCalls = slices.Clone(m.ToolCalls)
 				acc = &m
 				c.partial[id] = acc
-				out = append(out, sse{"messages/metadata", map[string]any{id: map[string]any{"metadata": md}}})
+				out = append(out, sse{"messages/metadata", map[string]any{id: map[string]any{"metadata": cm.md}}})
 			} else {
 				acc.Content += chunk.Message.Content
 				acc.ToolCalls = append(acc.ToolCalls, chunk.Message.ToolCalls...)

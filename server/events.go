@@ -1,13 +1,16 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/tool"
 )
 
 // The "events" stream mode: LangChain callback-style events (astream_events v2), built from
@@ -22,16 +25,50 @@ import (
 //   - on_chat_model_start, on_chat_model_stream (data.chunk: an AIMessageChunk) per token
 //     chunk a node streams, and on_chat_model_end (data.output: the whole message) when its task
 //     finishes (run_id: the message ID);
-//   - on_tool_start and on_tool_end for each tool message a node returns (the ReAct agent's
-//     tools node): both when the node's task finishes, with the call's arguments as input and
-//     the tool message as output (run_id: the tool call's ID).
+//   - on_tool_start when a tool call starts and on_tool_end when it ends, for the calls a
+//     tool.Executor runs (the ReAct agent's tools node): apiGraph puts a tool.CallObserver in
+//     the run's context that sends both through the graph's custom stream (toolCallEvent), so
+//     they arrive in order with the node's other events, the call's arguments as input and the
+//     tool message as output (run_id: the tool call's ID). A tool message a node returns without
+//     an executor having run it gets both events when the node's task finishes.
+//
+// Every event's metadata holds the run's (streamMetadata), as LangGraph's do.
 
 type eventsConv struct {
 	graphName string
 	graphRun  string
 	input     any
+	runMeta   map[string]any
 	tasks     map[string]*taskRun
 	calls     map[string]message.ToolCall // every tool call seen, by ID
+	observed  map[string]bool             // tool calls reported as they ran, by ID
+}
+
+// toolCallEvent is a tool call starting or ending, sent by toolObserver through the graph's
+// custom stream to the converter, which never lets it out as a custom event.
+type toolCallEvent struct {
+	start bool
+	call  message.ToolCall
+	out   message.Message // the tool message, at the end
+}
+
+// toolObserver reports a run's tool calls as toolCallEvents.
+type toolObserver struct{}
+
+func (toolObserver) ToolStarted(ctx context.Context, call message.ToolCall) {
+	graph.Emit(ctx, &toolCallEvent{start: true, call: call})
+}
+
+func (toolObserver) ToolEnded(ctx context.Context, o tool.Outcome) {
+	graph.Emit(ctx, &toolCallEvent{call: o.Call, out: o.Message})
+}
+
+// toolArgs is a call's arguments as an event's input.
+func toolArgs(call message.ToolCall) any {
+	if len(call.Arguments) > 0 && json.Valid(call.Arguments) {
+		return json.RawMessage(call.Arguments)
+	}
+	return map[string]any{}
 }
 
 type taskRun struct {
@@ -47,8 +84,16 @@ type modelRun struct {
 	meta map[string]any
 }
 
-func newEventsConv() *eventsConv {
-	return &eventsConv{tasks: map[string]*taskRun{}, calls: map[string]message.ToolCall{}}
+func newEventsConv(runMeta map[string]any) *eventsConv {
+	return &eventsConv{runMeta: runMeta, tasks: map[string]*taskRun{}, calls: map[string]message.ToolCall{}, observed: map[string]bool{}}
+}
+
+// meta returns the run's metadata with more (a node's) over it.
+func (e *eventsConv) meta(more map[string]any) map[string]any {
+	m := make(map[string]any, len(e.runMeta)+len(more))
+	maps.Copy(m, e.runMeta)
+	maps.Copy(m, more)
+	return m
 }
 
 // lcEvent is one LangChain callback event.
@@ -87,7 +132,7 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 		if !ok {
 			return nil
 		}
-		meta := map[string]any{"run_id": lc.runID}
+		meta := e.meta(map[string]any{"run_id": lc.runID})
 		if lc.start {
 			e.graphName, e.graphRun = lc.name, lc.runID
 			if len(lc.input) > 0 {
@@ -100,13 +145,26 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 		if len(ev.NS) > 0 {
 			return nil
 		}
-		return []sse{lcEvent("on_chain_stream", e.graphName, e.graphRun, nil, map[string]any{"run_id": e.graphRun}, nil, map[string]any{"chunk": apiValue(ev.Data)})}
+		return []sse{lcEvent("on_chain_stream", e.graphName, e.graphRun, nil, e.meta(map[string]any{"run_id": e.graphRun}), nil, map[string]any{"chunk": apiValue(ev.Data)})}
+	case graph.ModeCustom:
+		tc, ok := ev.Data.(*toolCallEvent)
+		if !ok {
+			return nil
+		}
+		meta := e.meta(nodeMeta(ev, ev.Node))
+		tags := []string{fmt.Sprintf("graph:step:%d", ev.Step)}
+		args := toolArgs(tc.call)
+		if tc.start {
+			e.observed[tc.call.ID] = true
+			return []sse{lcEvent("on_tool_start", tc.call.Name, tc.call.ID, e.parents(ev.TaskID), meta, tags, map[string]any{"input": args})}
+		}
+		return []sse{lcEvent("on_tool_end", tc.call.Name, tc.call.ID, e.parents(ev.TaskID), meta, tags, map[string]any{"input": args, "output": toLangChain(tc.out)})}
 	case graph.ModeTasks:
 		te, ok := ev.Data.(graph.TaskEvent)
 		if !ok {
 			return nil
 		}
-		meta := nodeMeta(ev, te.Name)
+		meta := e.meta(nodeMeta(ev, te.Name))
 		tags := []string{fmt.Sprintf("graph:step:%d", ev.Step)}
 		if !te.Finished {
 			t := &taskRun{name: te.Name, input: apiValue(te.Input)}
@@ -129,19 +187,17 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 			for _, tc := range m.ToolCalls {
 				e.calls[tc.ID] = tc
 			}
-			if m.Role != message.RoleTool {
+			if m.Role != message.RoleTool || e.observed[m.ToolCallID] {
+				delete(e.observed, m.ToolCallID)
 				continue
 			}
 			call := e.calls[m.ToolCallID]
-			var args any = map[string]any{}
-			if len(call.Arguments) > 0 && json.Valid(call.Arguments) {
-				args = json.RawMessage(call.Arguments)
-			}
+			args := toolArgs(call)
 			name := m.Name
 			if name == "" {
 				name = call.Name
 			}
-			tmeta := nodeMeta(ev, te.Name)
+			tmeta := meta
 			out = append(out,
 				lcEvent("on_tool_start", name, m.ToolCallID, e.parents(te.ID), tmeta, tags, map[string]any{"input": args}),
 				lcEvent("on_tool_end", name, m.ToolCallID, e.parents(te.ID), tmeta, tags, map[string]any{"input": args, "output": toLangChain(m)}))
@@ -173,7 +229,7 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 			if name == "" {
 				name = "chat_model"
 			}
-			meta := nodeMeta(ev, ev.Node)
+			meta := e.meta(nodeMeta(ev, ev.Node))
 			for k, v := range chunk.Metadata {
 				if _, taken := meta[k]; !taken {
 					meta[k] = v

@@ -96,6 +96,7 @@ func (g *apiGraph) StreamJSON(ctx context.Context, input json.RawMessage, opts .
 			return
 		}
 		var last any
+		ctx := tool.WithCallObserver(ctx, toolObserver{}) // tool calls as they start and end (events.go)
 		for ev, err := range g.Runnable.StreamJSON(ctx, in, opts...) {
 			if err != nil {
 				var ie *graph.InterruptedError

@@ -926,7 +926,7 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 	}
 	info := tool.CallInfo{User: kw.User, Tenant: run.tenant, Permissions: kw.Permissions, ThreadID: run.ThreadID, RunID: run.RunID, Store: r.s.store}
 	ctx = tool.WithCallInfo(ctx, info)
-	conv := newConverter(kw.StreamMode, kw.Subgraphs)
+	conv := newConverter(kw.StreamMode, kw.Subgraphs, r.s.streamMetadata(run))
 	if kw.Subgraphs {
 		opts = append(opts, graph.WithSubgraphs())
 	}

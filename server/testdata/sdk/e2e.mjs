@@ -115,6 +115,14 @@ assert.equal(tuple.data[0].type, "AIMessageChunk");
 assert.ok(Array.isArray(tuple.data[0].tool_call_chunks));
 assert.equal(typeof tuple.data[1].langgraph_node, "string");
 assert.equal(typeof tuple.data[1].langgraph_step, "number");
+// The tuple's metadata is LangGraph's: the run's IDs and where in the graph the chunk was written.
+assert.equal(tuple.data[1].run_id, created.run_id);
+assert.equal(tuple.data[1].thread_id, thread.thread_id);
+assert.equal(tuple.data[1].graph_id, "example");
+assert.equal(tuple.data[1].assistant_id, (await client.assistants.get("example")).assistant_id);
+assert.deepEqual(tuple.data[1].langgraph_triggers, ["branch:to:" + tuple.data[1].langgraph_node]);
+assert.deepEqual(tuple.data[1].langgraph_path, ["__pregel_pull", tuple.data[1].langgraph_node]);
+assert.match(tuple.data[1].langgraph_checkpoint_ns, new RegExp("^" + tuple.data[1].langgraph_node + ":"));
 const upd = events.find((e) => e.event === "updates" && e.data.tools);
 assert.equal(upd.data.tools.messages[0].type, "tool");
 const st = await client.threads.getState(thread.thread_id);
@@ -131,6 +139,24 @@ assert.equal(tail[0].content, "Convert 42 km to miles");
 assert.equal(tail[1].type, "human");
 assert.equal(tail[1].content, "thanks");
 assert.equal(tail.at(-1).type, "ai");
+
+// The events mode: LangChain callback events, a tool's start before its end.
+step("runs.stream events");
+const cb = [];
+for await (const chunk of client.runs.stream(null, "example", {
+  input: { messages: [{ role: "user", content: "What time is it in Tokyo?" }] },
+  streamMode: "events", metadata: { via: "sdk" },
+})) {
+  if (chunk.event === "events") cb.push(chunk.data);
+}
+const toolStart = cb.findIndex((e) => e.event === "on_tool_start");
+const toolEnd = cb.findIndex((e) => e.event === "on_tool_end");
+assert.ok(toolStart >= 0 && toolEnd > toolStart, "on_tool_start comes before on_tool_end");
+assert.equal(cb[toolStart].run_id, cb[toolEnd].run_id);
+assert.equal(cb[toolEnd].data.output.type, "tool");
+assert.equal(cb[toolStart].metadata.via, "sdk");
+assert.equal(cb[0].event, "on_chain_start");
+assert.equal(cb.at(-1).event, "on_chain_end");
 
 // Stateless wait.
 step("runs.wait (stateless)");
