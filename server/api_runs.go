@@ -27,7 +27,7 @@ func (s *Server) createFromRequest(w http.ResponseWriter, r *http.Request) (*Run
 		writeError(w, err)
 		return nil, nil, nil, false
 	}
-	if err := s.checkRunInput(&req); err != nil {
+	if err := s.checkRunInputFor(r.Context(), principal(r).Tenant, &req); err != nil {
 		writeError(w, err)
 		return nil, nil, nil, false
 	}

@@ -180,6 +180,13 @@ func TestAssistantsTenants(t *testing.T) {
 	b.token = token(map[string]any{"tenant": "acme"})
 	var a Assistant
 	b.mustDo("POST", "/assistants", map[string]any{"graph_id": "conf", "metadata": map[string]any{"k": "v"}}, &a, 200)
+	var chat Assistant
+	b.mustDo("POST", "/assistants", map[string]any{"graph_id": "example"}, &chat, 200)
+	// A message the API cannot read is refused before the run, on a created assistant too.
+	var e map[string]string
+	if code := b.do("POST", "/runs/wait", map[string]any{"assistant_id": chat.AssistantID, "input": map[string]any{"messages": []any{map[string]any{"type": "robot", "content": "beep"}}}}, &e); code != 400 || !strings.Contains(e["detail"], "robot") {
+		t.Fatalf("bad input on a created assistant: %d %v", code, e)
+	}
 
 	b.token = token(map[string]any{"tenant": "globex", "sub": "eve"})
 	for _, c := range []struct{ method, path string }{
@@ -200,6 +207,8 @@ func TestAssistantsTenants(t *testing.T) {
 	}
 	b.mustDo("POST", "/assistants/"+a.AssistantID+"/latest", map[string]any{"version": 1}, nil, 404)
 	b.mustDo("POST", "/runs/wait", map[string]any{"assistant_id": a.AssistantID, "input": map[string]any{}}, nil, 404)
+	robot := map[string]any{"messages": []any{map[string]any{"type": "robot", "content": "beep"}}}
+	b.mustDo("POST", "/runs/wait", map[string]any{"assistant_id": chat.AssistantID, "input": robot}, nil, 404)
 	var n int
 	b.mustDo("POST", "/assistants/count", map[string]any{"metadata": map[string]any{"k": "v"}}, &n, 200)
 	if n != 0 {

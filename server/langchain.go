@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding"
 	"encoding/json"
 	"fmt"
@@ -710,12 +711,26 @@ func isEmpty(v reflect.Value) bool {
 // ---- input ----
 
 // checkRunInput refuses a run whose input or command.update holds a message the API cannot
-// read, before the run is created, with a 400 naming the field.
+// read, before the run is created, with a 400 naming the field. It checks runs on registered
+// assistants; checkRunInputFor checks those on the tenant's own too.
 func (s *Server) checkRunInput(req *runCreate) error {
-	a, err := s.assistant(req.AssistantID)
+	a, ok := s.byID[req.AssistantID]
+	if !ok {
+		return nil // the runner reports the assistant, and the graph the input
+	}
+	return checkInputOf(a, req)
+}
+
+// checkRunInputFor is checkRunInput for a tenant's runs, on its own assistants as well.
+func (s *Server) checkRunInputFor(ctx context.Context, tenant string, req *runCreate) error {
+	a, err := s.assistantFor(ctx, tenant, req.AssistantID)
 	if err != nil {
 		return nil // the runner reports the assistant
 	}
+	return checkInputOf(a, req)
+}
+
+func checkInputOf(a *Assistant, req *runCreate) error {
 	if _, err := inputFromAPI(a.graph.StateType(), req.Input); err != nil {
 		return err
 	}
