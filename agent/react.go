@@ -193,6 +193,9 @@ func NewReAct(o ReActOptions) (*graph.Compiled[State], error) {
 func StreamModel(ctx context.Context, m model.Model, req *model.Request) (*model.Response, error) {
 	info, inNode := graph.InfoFrom(ctx)
 	msgID := message.NewID()
+	// One metadata map for all of the message's chunks: readers of the messages stream take
+	// it as read-only, and a server encodes it once for the message.
+	md := map[string]any{"node": info.Node}
 	stream := func(yield func(model.Chunk, error) bool) {
 		for ch, err := range m.Stream(ctx, req) {
 			if err == nil && inNode && (ch.Text != "" || ch.ToolCall != nil) {
@@ -200,7 +203,7 @@ func StreamModel(ctx context.Context, m model.Model, req *model.Request) (*model
 				if ch.ToolCall != nil {
 					part.ToolCalls = []message.ToolCall{*ch.ToolCall}
 				}
-				graph.EmitMessage(ctx, graph.MessageChunk{Message: part, Metadata: map[string]any{"node": info.Node}})
+				graph.EmitMessage(ctx, graph.MessageChunk{Message: part, Metadata: md})
 			}
 			if !yield(ch, err) {
 				return

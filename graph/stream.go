@@ -86,7 +86,8 @@ type Event struct {
 // text delta, a tool call or part of one); all chunks of one message share Message.ID.
 type MessageChunk struct {
 	Message message.Message `json:"message"`
-	// Metadata says which model wrote it and anything else the emitter adds.
+	// Metadata says which model wrote it and anything else the emitter adds. An emitter may
+	// give the chunks of one message the same map: readers must not modify it.
 	Metadata map[string]any `json:"metadata,omitempty"`
 }
 

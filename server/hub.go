@@ -38,7 +38,8 @@ type runLog struct {
 	first     int64 // Seq of events[0] minus 1 (events before it were loaded from the database)
 	done      bool
 	doneAt    time.Time
-	wake      chan struct{} // closed on every append and on close
+	wake      chan struct{} // closed on the first append after a reader took it, and on close
+	watched   bool          // a reader took wake (since): the next append closes it
 	resumable bool
 	// runID names the log's run in the database (set by the executing process; see outbox).
 	runID string
@@ -66,8 +67,12 @@ func (l *runLog) append(event string, data json.RawMessage) streamEvent {
 	defer l.mu.Unlock()
 	ev := streamEvent{Seq: l.first + int64(len(l.events)) + 1, Event: event, Data: data}
 	l.events = append(l.events, ev)
-	close(l.wake)
-	l.wake = make(chan struct{})
+	if l.watched {
+		// Only a channel a reader holds needs closing: a log nobody follows makes none.
+		close(l.wake)
+		l.wake = make(chan struct{})
+		l.watched = false
+	}
 	return ev
 }
 
@@ -92,6 +97,7 @@ func (l *runLog) close() {
 	l.done, l.doneAt = true, time.Now()
 	close(l.wake)
 	l.wake = make(chan struct{})
+	l.watched = false
 }
 
 // since returns the events after seq, whether the log is closed, and a channel closed on the
@@ -107,6 +113,7 @@ func (l *runLog) since(seq int64) ([]streamEvent, bool, <-chan struct{}) {
 	if i < int64(len(l.events)) {
 		out = l.events[i:len(l.events):len(l.events)]
 	}
+	l.watched = true
 	return out, l.done, l.wake
 }
 

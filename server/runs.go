@@ -657,6 +657,10 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		}
 	}
 	emit := func(event string, data any) {
+		if enc, ok := data.(encodedJSON); ok { // a token, encoded by runGraph (tokens.go)
+			r.persistAndAppend(ctx, l, run, event, json.RawMessage(enc))
+			return
+		}
 		raw, err := json.Marshal(data)
 		if err != nil {
 			raw, _ = json.Marshal(map[string]any{"error": "EncodeError", "message": err.Error()})
@@ -932,10 +936,22 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 	}
 	ctx, opts, observed := r.s.observeRun(ctx, run, opts) // span and budgets (telemetry.go, budget.go)
 	var runErr error
+	var tokens *tokenEncoder
+	if conv.tupleOnly() {
+		tokens = &tokenEncoder{c: conv}
+	}
 	for ev, err := range g.StreamJSON(ctx, input, opts...) {
 		if err != nil {
 			runErr = err
 			break
+		}
+		if tokens != nil && ev.Mode == graph.ModeMessages && (len(ev.NS) == 0 || conv.subgraphs) {
+			if chunk, ok := ev.Data.(graph.MessageChunk); ok {
+				if data, ok := tokens.encode(ev, chunk); ok {
+					emit(conv.name("messages", ev.NS), encodedJSON(data))
+					continue
+				}
+			}
 		}
 		for _, out := range conv.convert(ev) {
 			emit(out.event, out.data)
