@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"time"
@@ -20,8 +21,10 @@ type Stats struct {
 	HeapAlloc uint64 `json:"heap_alloc"`
 	// Sys is the bytes the Go runtime holds from the OS.
 	Sys uint64 `json:"sys"`
-	// Stack is the bytes of goroutine stacks (MemStats.StackInuse).
-	Stack uint64 `json:"stack"`
+	// Stack is the bytes of goroutine stacks (MemStats.StackInuse); StackStart the size a new
+	// goroutine's stack starts at (the runtime sets it from the average it sees).
+	Stack      uint64 `json:"stack"`
+	StackStart uint64 `json:"stack_start"`
 	// RSS is the resident set size, from /proc/self/statm; 0 where there is none.
 	RSS uint64 `json:"rss"`
 	// Waiting is how many paced answers wait at the gate (see PacedModel.PauseAfter).
@@ -38,7 +41,13 @@ func ReadStats(settle bool) Stats {
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return Stats{Goroutines: runtime.NumGoroutine(), HeapAlloc: ms.HeapAlloc, Sys: ms.Sys, Stack: ms.StackInuse, RSS: readRSS(), CPU: cpuTime()}
+	sample := []metrics.Sample{{Name: "/gc/stack/starting-size:bytes"}}
+	metrics.Read(sample)
+	var start uint64
+	if sample[0].Value.Kind() == metrics.KindUint64 {
+		start = sample[0].Value.Uint64()
+	}
+	return Stats{Goroutines: runtime.NumGoroutine(), HeapAlloc: ms.HeapAlloc, Sys: ms.Sys, Stack: ms.StackInuse, StackStart: start, RSS: readRSS(), CPU: cpuTime()}
 }
 
 func readRSS() uint64 {

@@ -81,7 +81,7 @@ func (r *report) String() string {
 			fmt.Fprintf(&b, "| tokens delivered, in order | %d | |\n", s.Tokens)
 			fmt.Fprintf(&b, "| latency added per token p50 / p90 / p99 / max | %s / %s / %s / %s | p99 %s |\n", ms(s.P50), ms(s.P90), ms(s.P99), ms(s.Max), goalLat)
 			fmt.Fprintf(&b, "| server memory per idle stream: live heap / RSS | %s / %s | %s |\n", kb(s.HeapPerStream), kb(s.RSSPerStream), goalMem)
-			fmt.Fprintf(&b, "| server goroutines per idle stream (their stacks) | %.1f (%s) | |\n", s.GoroutinesPerStream, kb(s.StackPerStream))
+			fmt.Fprintf(&b, "| server goroutines per idle stream (their stacks) | %.1f (%s; a new stack starts at %s) | |\n", s.GoroutinesPerStream, kb(s.StackPerStream), kb(float64(s.Idle.StackStart)))
 			fmt.Fprintf(&b, "| after the gate: %d tokens in %s; CPU per token: server / clients | %.1f µs / %.1f µs | server %.2f cores, clients %.2f |\n",
 				s.FlowTokens, s.Flow.Round(time.Millisecond), us(s.HostCPUPerToken()), us(s.ClientCPUPerToken()),
 				float64(s.HostCPU)/float64(max(s.Flow, 1)), float64(s.ClientCPU)/float64(max(s.Flow, 1)))
