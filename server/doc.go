@@ -23,7 +23,9 @@
 // # What a client sees
 //
 // Each graph is an assistant whose assistant_id is [AssistantID] of the graph ID (the graph ID
-// itself is accepted too). Threads hold conversations; a run executes an assistant on a thread
+// itself is accepted too); clients create more of a graph, with a configuration, metadata and
+// versions of their own, through POST /assistants (those belong to the creating tenant).
+// Threads hold conversations; a run executes an assistant on a thread
 // (or on a throwaway thread, for the stateless /runs routes) and produces a stream of events
 // named as LangGraph names them: metadata first, then values, updates, messages (tuples),
 // messages/partial, custom, debug, tasks, checkpoints and LangChain callback events as
