@@ -290,9 +290,7 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		for i+8 <= len(s) && fastjson.Plain8(s[i:i+8]) {
-			i += 8
-		}
+		i += fastjson.PlainRun(s[i:])
 		if i == len(s) {
 			break
 		}

@@ -192,9 +192,7 @@ func (p *parser) string() (any, bool) {
 	i := start
 	ascii := true
 	for {
-		for i+8 <= len(p.data) && Plain8(p.data[i:i+8]) {
-			i += 8
-		}
+		i += PlainRun(p.data[i:])
 		if i >= len(p.data) {
 			return nil, false
 		}
@@ -324,11 +322,34 @@ func (p *parser) number() (any, bool) {
 
 // Plain8 reports whether the first eight bytes of b are ASCII that a JSON string holds as they
 // are (no control character, quote or backslash), testing all eight at once.
-func Plain8[T ~string | ~[]byte](b T) bool {
+func Plain8[T ~string | ~[]byte](b T) bool { return notPlain(load8(b)) == 0 }
+
+// PlainRun returns the length of the longest prefix of b made of whole eight-byte blocks that
+// are plain (see [Plain8]). It tests 32 bytes at a time while it can: long runs of plain text are
+// the rule in what models and tools write.
+func PlainRun[T ~string | ~[]byte](b T) int {
+	i := 0
+	for ; i+32 <= len(b); i += 32 {
+		if notPlain(load8(b[i:]))|notPlain(load8(b[i+8:]))|notPlain(load8(b[i+16:]))|notPlain(load8(b[i+24:])) != 0 {
+			break
+		}
+	}
+	for ; i+8 <= len(b) && notPlain(load8(b[i:])) == 0; i += 8 {
+	}
+	return i
+}
+
+// load8 reads the first eight bytes of b as a little-endian word (one load on amd64 and arm64).
+func load8[T ~string | ~[]byte](b T) uint64 {
 	_ = b[7]
-	x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// notPlain has the high bit set in each byte of x that is not plain: non-ASCII, a control
+// character, '"' or '\\' (and possibly in a byte above one that is: only zero is exact).
+func notPlain(x uint64) uint64 {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	less := func(v, n uint64) uint64 { return (v - n*lo) &^ v & hi } // some byte < n
-	return x&hi|less(x, 0x20)|less(x^0x22*lo, 1)|less(x^0x5C*lo, 1) == 0
+	return x&hi | less(x, 0x20) | less(x^0x22*lo, 1) | less(x^0x5C*lo, 1)
 }

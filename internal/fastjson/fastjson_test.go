@@ -158,3 +158,35 @@ func TestPlain8Random(t *testing.T) {
 		}
 	}
 }
+
+func TestPlainRun(t *testing.T) {
+	plain := func(c byte) bool { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' }
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 200_000 {
+		b := make([]byte, rng.IntN(80))
+		for i := range b {
+			b[i] = byte(0x20 + rng.IntN(0x60))
+			if rng.IntN(40) == 0 {
+				b[i] = byte(rng.IntN(256))
+			}
+		}
+		want := 0
+		for want+8 <= len(b) && plain(b[want]) && plain(b[want+1]) && plain(b[want+2]) && plain(b[want+3]) &&
+			plain(b[want+4]) && plain(b[want+5]) && plain(b[want+6]) && plain(b[want+7]) {
+			want += 8
+		}
+		if got := PlainRun(b); got != want || PlainRun(string(b)) != want {
+			t.Fatalf("%q: PlainRun %d, want %d", b, got, want)
+		}
+	}
+}
+
+func BenchmarkPlainRun(b *testing.B) {
+	s := strings.Repeat("result for query: 0123456789abcdef", 1000)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		if PlainRun(s) != len(s)/8*8 {
+			b.Fatal("not plain")
+		}
+	}
+}
