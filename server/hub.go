@@ -49,8 +49,10 @@ type runLog struct {
 	pmu     sync.Mutex
 	durable int64
 	pending bool
-	// output is what wait and join answer once the run has ended (see runner.waitOutput).
-	output any
+	// output is what wait and join answer once the run has ended (see runner.waitOutput);
+	// makeOutput, when set, makes it at the first call of result.
+	output     any
+	makeOutput func() any
 	// stopMirror, when set, stops the goroutine that fills this log from another replica's
 	// events (see Server.mirror).
 	stopMirror func()
@@ -78,13 +80,24 @@ func (l *runLog) append(event string, data json.RawMessage) streamEvent {
 
 func (l *runLog) setOutput(v any) {
 	l.mu.Lock()
-	l.output = v
+	l.output, l.makeOutput = v, nil
+	l.mu.Unlock()
+}
+
+// setOutputFunc sets the output to what make returns, made when it is first asked for: most
+// runs' outputs (a streamed run's) are never read.
+func (l *runLog) setOutputFunc(make func() any) {
+	l.mu.Lock()
+	l.output, l.makeOutput = nil, make
 	l.mu.Unlock()
 }
 
 func (l *runLog) result() any {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.makeOutput != nil {
+		l.output, l.makeOutput = l.makeOutput(), nil
+	}
 	return l.output
 }
 

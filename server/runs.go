@@ -726,11 +726,19 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	if errors.Is(cause, errCancelRollback) {
 		r.rollback(ctx, run, g, headBefore)
 	}
+	// The thread's record (values and interrupts, in JSON) is made only for the thread's row or
+	// a webhook: a finished stateless run, whose thread goes, needs neither.
 	var values, interrupts json.RawMessage
+	var final *graph.StateSnapshot[any]
+	record := func() {
+		if final != nil && values == nil {
+			values, interrupts = threadRecord(final)
+		}
+	}
 	if snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil {
-		values, interrupts = threadRecord(snap)
+		final = snap
 		if status != RunError {
-			l.setOutput(valuesWithInterrupts(snap))
+			l.setOutputFunc(func() any { return valuesWithInterrupts(snap) })
 		}
 	}
 	if status == RunError {
@@ -761,6 +769,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		if hasWaiting := r.hasWaiting(run.ThreadID); hasWaiting && threadStatus == ThreadIdle {
 			threadStatus = ThreadBusy
 		}
+		record()
 		_ = r.s.meta.setThreadStatus(ctx, run.tenant, run.ThreadID, threadStatus, values, interrupts)
 	}
 	elapsed := time.Since(started)
@@ -768,6 +777,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	r.s.metrics.runSeconds.Observe(elapsed.Seconds())
 	log.Info("run finished", "status", status, "thread_status", threadStatus, "ms", elapsed.Milliseconds())
 	if run.Kwargs.Webhook != "" && status != RunPending {
+		record()
 		r.webhook(run, status, started, values, runErr, ie != nil)
 	}
 	if status == RunPending {
