@@ -61,6 +61,10 @@ type StreamResult struct {
 	// Latency percentiles of the time from a token's emission by the model to its arrival at
 	// the client, over every token.
 	P50, P90, P99, Max time.Duration
+	// The same percentiles (p50, p90, p99, max) over the tokens before the gate, while streams
+	// are still being opened (each run's start writes to the database), and over those after
+	// it, when all streams are open and only stream (and end).
+	Opening, Flowing [4]time.Duration
 	// The host's stats before the streams, while they were all open and idle at the gate, and
 	// after they ended.
 	Base, Idle, After Stats
@@ -258,13 +262,32 @@ func RunStreams(ctx context.Context, o StreamOptions) (*StreamResult, error) {
 			return nil, err
 		}
 	}
-	var all []time.Duration
+	var all, opening, flowing []time.Duration
 	for _, r := range records {
 		all = append(all, r.latencies...)
+		opening = append(opening, r.latencies[:min(o.PauseAfter, len(r.latencies))]...)
+		flowing = append(flowing, r.latencies[min(o.PauseAfter, len(r.latencies)):]...)
 		res.Tokens += len(r.latencies)
 	}
-	slices.Sort(all)
-	res.P50, res.P90, res.P99, res.Max = percentile(all, 0.50), percentile(all, 0.90), percentile(all, 0.99), all[len(all)-1]
+	// Where the slow tokens are: the p99 of each token index, in the log.
+	byIndex := make([]string, 0, o.Tokens)
+	for i := range o.Tokens {
+		var at []time.Duration
+		for _, r := range records {
+			if i < len(r.latencies) {
+				at = append(at, r.latencies[i])
+			}
+		}
+		slices.Sort(at)
+		byIndex = append(byIndex, fmt.Sprintf("%d:%.1f", i, float64(percentile(at, 0.99))/float64(time.Millisecond)))
+	}
+	fmt.Fprintf(logw, "serverbench: p99 in ms by token index: %s\n", strings.Join(byIndex, " "))
+	for _, l := range [][]time.Duration{all, opening, flowing} {
+		slices.Sort(l)
+	}
+	res.P50, res.P90, res.P99, res.Max = percentile(all, 0.50), percentile(all, 0.90), percentile(all, 0.99), percentile(all, 1)
+	res.Opening = [4]time.Duration{percentile(opening, 0.50), percentile(opening, 0.90), percentile(opening, 0.99), percentile(opening, 1)}
+	res.Flowing = [4]time.Duration{percentile(flowing, 0.50), percentile(flowing, 0.90), percentile(flowing, 0.99), percentile(flowing, 1)}
 	n := float64(o.Streams)
 	res.HeapPerStream = (float64(res.Idle.HeapAlloc) - float64(base.HeapAlloc)) / n
 	res.RSSPerStream = (float64(res.Idle.RSS) - float64(base.RSS)) / n

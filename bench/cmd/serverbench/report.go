@@ -80,6 +80,12 @@ func (r *report) String() string {
 			fmt.Fprintf(&b, "| streams open at once | %d (all open and idle %s after the first request) | |\n", s.Streams, s.Open.Round(time.Millisecond))
 			fmt.Fprintf(&b, "| tokens delivered, in order | %d | |\n", s.Tokens)
 			fmt.Fprintf(&b, "| latency added per token p50 / p90 / p99 / max | %s / %s / %s / %s | p99 %s |\n", ms(s.P50), ms(s.P90), ms(s.P99), ms(s.Max), goalLat)
+			for _, part := range []struct {
+				name string
+				p    [4]time.Duration
+			}{{"tokens before the gate (streams opening)", s.Opening}, {"tokens after the gate (all open)", s.Flowing}} {
+				fmt.Fprintf(&b, "| of them, %s | %s / %s / %s / %s | |\n", part.name, ms(part.p[0]), ms(part.p[1]), ms(part.p[2]), ms(part.p[3]))
+			}
 			fmt.Fprintf(&b, "| server memory per idle stream: live heap / RSS | %s / %s | %s |\n", kb(s.HeapPerStream), kb(s.RSSPerStream), goalMem)
 			fmt.Fprintf(&b, "| server goroutines per idle stream (their stacks) | %.1f (%s; a new stack starts at %s) | |\n", s.GoroutinesPerStream, kb(s.StackPerStream), kb(float64(s.Idle.StackStart)))
 			fmt.Fprintf(&b, "| after the gate: %d tokens in %s; CPU per token: server / clients | %.1f µs / %.1f µs | server %.2f cores, clients %.2f |\n",
