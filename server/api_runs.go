@@ -336,6 +336,6 @@ func appendSSE(buf []byte, ev streamEvent) []byte {
 	buf = append(buf, "\nevent: "...)
 	buf = append(buf, ev.Event...)
 	buf = append(buf, "\ndata: "...)
-	buf = append(buf, ev.Data...)
+	buf = ev.appendData(buf)
 	return append(buf, "\n\n"...)
 }

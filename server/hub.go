@@ -14,6 +14,24 @@ type streamEvent struct {
 	Seq   int64           `json:"id"`
 	Event string          `json:"event"`
 	Data  json.RawMessage `json:"data"`
+	// Tail, when set, is the rest of the data, shared with other events: the metadata that ends
+	// every token of a message (see tokenEncoder). Only logs that are not written to the
+	// database or a bus (runs that are not resumable) hold events with a tail; readers write
+	// Data then Tail (appendData).
+	Tail json.RawMessage `json:"-"`
+}
+
+// appendData appends the event's whole data to buf.
+func (e streamEvent) appendData(buf []byte) []byte {
+	return append(append(buf, e.Data...), e.Tail...)
+}
+
+// data returns the event's whole data.
+func (e streamEvent) data() json.RawMessage {
+	if len(e.Tail) == 0 {
+		return e.Data
+	}
+	return e.appendData(make([]byte, 0, len(e.Data)+len(e.Tail)))
 }
 
 // mode returns the stream mode an event belongs to: its name without a subgraph namespace, and
@@ -65,9 +83,14 @@ func newRunLog() *runLog { return &runLog{wake: make(chan struct{})} }
 func (e streamEvent) token() bool { return e.mode() == "messages" }
 
 func (l *runLog) append(event string, data json.RawMessage) streamEvent {
+	return l.appendTail(event, data, nil)
+}
+
+// appendTail appends an event whose data is head followed by tail (see streamEvent.Tail).
+func (l *runLog) appendTail(event string, head, tail json.RawMessage) streamEvent {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ev := streamEvent{Seq: l.first + int64(len(l.events)) + 1, Event: event, Data: data}
+	ev := streamEvent{Seq: l.first + int64(len(l.events)) + 1, Event: event, Data: head, Tail: tail}
 	l.events = append(l.events, ev)
 	if l.watched {
 		// Only a channel a reader holds needs closing: a log nobody follows makes none.

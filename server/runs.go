@@ -657,8 +657,13 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		}
 	}
 	emit := func(event string, data any) {
-		if enc, ok := data.(encodedJSON); ok { // a token, encoded by runGraph (tokens.go)
-			r.persistAndAppend(ctx, l, run, event, json.RawMessage(enc))
+		if tok, ok := data.(encodedToken); ok { // a token, encoded by runGraph (tokens.go)
+			if !l.resumable {
+				r.s.metrics.events.Inc()
+				l.appendTail(event, tok.head, tok.tail)
+				return
+			}
+			r.persistAndAppend(ctx, l, run, event, tok.join())
 			return
 		}
 		raw, err := json.Marshal(data)
@@ -958,7 +963,7 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 		if tokens != nil && ev.Mode == graph.ModeMessages && (len(ev.NS) == 0 || conv.subgraphs) {
 			if chunk, ok := ev.Data.(graph.MessageChunk); ok {
 				if data, ok := tokens.encode(ev, chunk); ok {
-					emit(conv.name("messages", ev.NS), encodedJSON(data))
+					emit(conv.name("messages", ev.NS), data)
 					continue
 				}
 			}

@@ -7,8 +7,17 @@ import (
 	"github.com/trellis-go/trellis/message"
 )
 
-// encodedJSON is an event's data already encoded: the run's emit takes it as it is.
-type encodedJSON []byte
+// encodedToken is a token event's data already encoded, in two parts: head, the token's own
+// ("[" and the message chunk and ","), and tail, its metadata and "]", which every token of
+// the message shares. A log that is not written anywhere keeps them so (streamEvent.Tail);
+// join makes one slice of them for the others.
+type encodedToken struct {
+	head, tail []byte
+}
+
+func (t encodedToken) join() json.RawMessage {
+	return append(append(make([]byte, 0, len(t.head)+len(t.tail)), t.head...), t.tail...)
+}
 
 // tupleOnly reports whether a run's token events are all messages-tuple events, which
 // tokenEncoder writes; the "messages" mode (accumulated text) and the "events" mode keep
@@ -20,53 +29,58 @@ func (c *converter) tupleOnly() bool {
 // tokenEncoder writes the data of a run's messages-tuple events, [message chunk, metadata],
 // byte for byte as convert and json.Marshal would, at a fraction of their cost: tokens are most
 // of what a streaming run sends. The metadata's encoding comes from the converter, which makes
-// it once per message (messageMeta); of a plain text chunk of an assistant message only the
-// text is encoded, the rest of the message's encoding is kept from its first chunk (it is the
-// same for every chunk of the message).
+// it once per message (messageMeta), and is shared by the message's events (encodedToken); of a
+// plain text chunk of an assistant message only the text is encoded, the rest of the message's
+// encoding is kept from its first chunk (it is the same for every chunk of the message).
 type tokenEncoder struct {
 	c *converter
 	// msg is the chunk the template was made from, with its content emptied; msgTail is its
 	// encoding after the content.
 	msg     message.Message
 	msgTail []byte
+	// tail is the events' shared tail (the metadata's encoding and "]"), made for meta.
+	meta *chunkMeta
+	tail []byte
 }
 
 // encode returns the data of the messages-tuple event of a token, or ok false when the
 // converter must make it (metadata that has no encoding).
-func (t *tokenEncoder) encode(ev graph.Event, chunk graph.MessageChunk) (data []byte, ok bool) {
+func (t *tokenEncoder) encode(ev graph.Event, chunk graph.MessageChunk) (data encodedToken, ok bool) {
 	cm := t.c.messageMeta(ev, chunk)
 	if cm.raw == nil {
-		return nil, false
+		return encodedToken{}, false
+	}
+	if cm != t.meta {
+		t.meta, t.tail = cm, append(append(make([]byte, 0, len(cm.raw)+1), cm.raw...), ']')
 	}
 	m := chunk.Message
 	if !plainText(m) {
 		msg, err := json.Marshal(toLangChainChunk(m))
 		if err != nil {
-			return nil, false
+			return encodedToken{}, false
 		}
-		out := make([]byte, 0, len(msg)+len(cm.raw)+3)
-		out = append(append(append(out, '['), msg...), ',')
-		return append(append(out, cm.raw...), ']'), true
+		head := make([]byte, 0, len(msg)+2)
+		head = append(append(append(head, '['), msg...), ',')
+		return encodedToken{head, t.tail}, true
 	}
-	const head = `{"content":`
+	const prefix = `{"content":`
 	if t.msgTail == nil || !sameShape(&t.msg, &m) {
 		shape := m
 		shape.Content = ""
 		msg, err := json.Marshal(toLangChainChunk(shape))
 		// The content is the struct's first field: {"content":"",...
-		if err != nil || len(msg) < len(head)+2 || string(msg[:len(head)+2]) != head+`""` {
-			return nil, false
+		if err != nil || len(msg) < len(prefix)+2 || string(msg[:len(prefix)+2]) != prefix+`""` {
+			return encodedToken{}, false
 		}
-		t.msg, t.msgTail = shape, msg[len(head)+2:]
+		t.msg, t.msgTail = shape, msg[len(prefix)+2:]
 	}
-	out := make([]byte, 0, len(head)+len(m.Content)+2+len(t.msgTail)+len(cm.raw)+3)
-	out = append(out, '[')
-	out = append(out, head...)
-	out = appendString(out, m.Content)
-	out = append(out, t.msgTail...)
-	out = append(out, ',')
-	out = append(out, cm.raw...)
-	return append(out, ']'), true
+	head := make([]byte, 0, 1+len(prefix)+len(m.Content)+2+len(t.msgTail)+1)
+	head = append(head, '[')
+	head = append(head, prefix...)
+	head = appendString(head, m.Content)
+	head = append(head, t.msgTail...)
+	head = append(head, ',')
+	return encodedToken{head, t.tail}, true
 }
 
 // plainText reports whether a chunk is text of an assistant message with nothing else that

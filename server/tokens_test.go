@@ -66,8 +66,8 @@ func TestTokenEncoderMatchesConvert(t *testing.T) {
 			if !ok {
 				t.Fatalf("event %d: the encoder declined", i)
 			}
-			if string(data) != string(wantData) {
-				t.Errorf("event %d (subgraphs %v):\n got %s\nwant %s", i, subgraphs, data, wantData)
+			if string(data.join()) != string(wantData) {
+				t.Errorf("event %d (subgraphs %v):\n got %s\nwant %s", i, subgraphs, data.join(), wantData)
 			}
 			if name := got.name("messages", e.NS); name != outs[0].event {
 				t.Errorf("event %d: name %q, convert's %q", i, name, outs[0].event)
@@ -107,4 +107,34 @@ func BenchmarkTokenEvent(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestLogTail: an event appended in two parts (a token's own data and the tail it shares with
+// its message's other tokens) reads back whole, in SSE and as data.
+func TestLogTail(t *testing.T) {
+	l := newRunLog()
+	tail := json.RawMessage(`{"node":"model"}]`)
+	l.appendTail("messages", json.RawMessage(`[{"content":"a"},`), tail)
+	l.appendTail("messages", json.RawMessage(`[{"content":"b"},`), tail)
+	l.append("end", json.RawMessage(`null`))
+	evs, _, _ := l.since(0)
+	if len(evs) != 3 {
+		t.Fatalf("%d events, want 3", len(evs))
+	}
+	if got := string(evs[1].data()); got != `[{"content":"b"},{"node":"model"}]` {
+		t.Errorf("data %s", got)
+	}
+	if got := string(evs[2].data()); got != `null` {
+		t.Errorf("data of an event without a tail: %s", got)
+	}
+	var sse []byte
+	for _, ev := range evs {
+		sse = appendSSE(sse, ev)
+	}
+	want := "id: 1\nevent: messages\ndata: [{\"content\":\"a\"},{\"node\":\"model\"}]\n\n" +
+		"id: 2\nevent: messages\ndata: [{\"content\":\"b\"},{\"node\":\"model\"}]\n\n" +
+		"id: 3\nevent: end\ndata: null\n\n"
+	if string(sse) != want {
+		t.Errorf("SSE:\n%s\nwant:\n%s", sse, want)
+	}
 }

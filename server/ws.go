@@ -160,7 +160,7 @@ func (wc *wsConn) follow(run *Run, l *runLog, after int64) {
 			evs, done, wake := l.since(after)
 			for _, ev := range evs {
 				after = ev.Seq
-				if !wc.send(wsOut{Type: "event", RunID: run.RunID, ID: ev.Seq, Event: ev.Event, Data: ev.Data}) {
+				if !wc.send(wsOut{Type: "event", RunID: run.RunID, ID: ev.Seq, Event: ev.Event, Data: ev.data()}) {
 					return
 				}
 			}
