@@ -21,7 +21,9 @@ func runPath(run *Run) string {
 	return "/threads/" + run.ThreadID + "/runs/" + run.RunID
 }
 
-func (s *Server) createFromRequest(w http.ResponseWriter, r *http.Request) (*Run, *runLog, *runCreate, bool) {
+// createFromRequest creates the run a request asks for; wait counts the request as a waiter
+// for the run's output (the caller then calls s.runs.unwait).
+func (s *Server) createFromRequest(w http.ResponseWriter, r *http.Request, wait bool) (*Run, *runLog, *runCreate, bool) {
 	var req runCreate
 	if err := decode(r, &req); err != nil {
 		writeError(w, err)
@@ -31,6 +33,7 @@ func (s *Server) createFromRequest(w http.ResponseWriter, r *http.Request) (*Run
 		writeError(w, err)
 		return nil, nil, nil, false
 	}
+	req.wait = wait
 	run, l, err := s.runs.create(r.Context(), principal(r), r.PathValue("tid"), &req)
 	if err != nil {
 		writeError(w, err)
@@ -41,7 +44,7 @@ func (s *Server) createFromRequest(w http.ResponseWriter, r *http.Request) (*Run
 }
 
 func (s *Server) handleRunCreate(w http.ResponseWriter, r *http.Request) {
-	run, _, _, ok := s.createFromRequest(w, r)
+	run, _, _, ok := s.createFromRequest(w, r, false)
 	if !ok {
 		return
 	}
@@ -55,7 +58,7 @@ func (s *Server) handleRunStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer done()
-	run, l, req, ok := s.createFromRequest(w, r)
+	run, l, req, ok := s.createFromRequest(w, r, false)
 	if !ok {
 		return
 	}
@@ -63,10 +66,11 @@ func (s *Server) handleRunStream(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleRunWait(w http.ResponseWriter, r *http.Request) {
-	run, l, req, ok := s.createFromRequest(w, r)
+	run, l, req, ok := s.createFromRequest(w, r, true)
 	if !ok {
 		return
 	}
+	defer s.runs.unwait(run.RunID)
 	if !s.waitDone(r.Context(), l) {
 		if req.OnDisconnect == "cancel" {
 			_ = s.runs.cancel(context.WithoutCancel(r.Context()), run.tenant, run.ThreadID, run.RunID, errCancelInterrupt, false)
@@ -188,8 +192,12 @@ func (s *Server) handleRunJoin(w http.ResponseWriter, r *http.Request) {
 	if l == nil && s.bus != nil && (run.Status == RunPending || run.Status == RunRunning) {
 		l = s.mirror(run)
 	}
-	if l != nil && !s.waitDone(r.Context(), l) {
-		return
+	if l != nil {
+		s.runs.waitFor(run.RunID)
+		defer s.runs.unwait(run.RunID)
+		if !s.waitDone(r.Context(), l) {
+			return
+		}
 	}
 	writeJSON(w, 200, s.runs.waitOutput(r.Context(), run, l))
 }

@@ -60,6 +60,9 @@ type runCreate struct {
 	IfNotExists       string   `json:"if_not_exists"`
 	AfterSeconds      *float64 `json:"after_seconds"`
 	Durability        string   `json:"durability"`
+	// wait: the request waits for the run's output (POST /runs/wait), counted as a waiter
+	// from before the run can start (see runner.waitFor).
+	wait bool
 }
 
 // stringOrList reads a field that may be a string or a list of strings.
@@ -109,11 +112,14 @@ type runner struct {
 	// and publishes stream events (hub.go).
 	leases leases
 	out    *outbox
+	// waiters counts, per run, the requests waiting for its output (wait, join): a finished
+	// stateless run reads its final state for an output only if someone waits (see exec).
+	waiters map[string]int
 }
 
 func newRunner(s *Server, q Queue) *runner {
 	r := &runner{s: s, q: q, active: map[string]*activeRun{}, threads: map[string]*threadSlot{}, http: &http.Client{Timeout: s.cfg.WebhookTimeout},
-		tenants: map[string]int{}, instance: uuid.NewString()}
+		tenants: map[string]int{}, instance: uuid.NewString(), waiters: map[string]int{}}
 	r.leases.held = map[string]heldLease{}
 	r.out = newOutbox(s)
 	r.renewLeases()
@@ -433,6 +439,9 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 		l = r.s.hub.open(run.RunID)
 		l.resumable = req.StreamResumable
 	}
+	if req.wait {
+		r.waiters[run.RunID]++ // before the run can start; the request calls unwait
+	}
 	first := r.placeLocked(run)
 	r.mu.Unlock()
 	if strategy == "interrupt" || strategy == "rollback" {
@@ -448,6 +457,9 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	r.s.log.Info("run created", "run_id", run.RunID, "thread_id", threadID, "assistant_id", a.AssistantID, "tenant", p.Tenant, "multitask_strategy", strategy)
 	if first {
 		if err := r.q.Enqueue(ctx, run.RunID); err != nil {
+			if req.wait {
+				r.unwait(run.RunID)
+			}
 			return nil, nil, err
 		}
 	}
@@ -603,6 +615,8 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	keepSlot := false
 	leaseGone := false    // the run's record goes with its temporary thread
 	var dropThread func() // deletes that thread
+	lazyOutput := false   // the output is read from the thread when asked for (see below)
+	var l *runLog
 	var retry error
 	defer func() {
 		stopOnQueue()
@@ -624,14 +638,18 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		// The log closes last, so that whoever waits on it (wait, join, a stream's end) finds
 		// the run's and the thread's statuses written and the thread free for the next run.
 		closeLog()
-		// A finished temporary thread is nobody's to wait for: it goes after.
+		// A finished temporary thread is nobody's to wait for: it goes after. A waiter that came
+		// after its final state was skipped (see below) gets it made before the thread goes.
 		if dropThread != nil {
+			if lazyOutput && r.waited(runID) {
+				_ = l.result()
+			}
 			dropThread()
 			r.dropLease(runID)
 		}
 	}()
 
-	l := r.s.hub.open(runID)
+	l = r.s.hub.open(runID)
 	l.resumable = run.Kwargs.Resumable || r.s.bus != nil
 	if l.takeMirror() && attempt > 1 {
 		// This process followed the run while another executed it; the database has every
@@ -740,7 +758,21 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 			values, interrupts = threadRecord(final)
 		}
 	}
-	if snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil {
+	// A finished temporary thread goes with its runs: their statuses need no writing first.
+	drop := run.Kwargs.Temporary && status != RunPending
+	// Its final state is read only for a waiter of its output (counted in this process: with
+	// a bus they may be anywhere) or a webhook: a streamed stateless run's is never read.
+	// Otherwise a waiter that comes late reads it from the thread before the thread goes.
+	if drop && status != RunError && run.Kwargs.Webhook == "" && r.s.bus == nil && !r.waited(runID) {
+		lazyOutput = true
+		l.setOutputFunc(func() any {
+			snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID})
+			if err != nil {
+				return nil
+			}
+			return valuesWithInterrupts(snap)
+		})
+	} else if snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil {
 		final = snap
 		if status != RunError {
 			l.setOutputFunc(func() any { return valuesWithInterrupts(snap) })
@@ -753,8 +785,6 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		emit("end", nil)
 	}
 	closeLog = l.close
-	// A finished temporary thread goes with its runs: their statuses need no writing first.
-	drop := run.Kwargs.Temporary && status != RunPending
 	switch {
 	case status == RunPending:
 		_ = r.s.meta.setRunStatus(ctx, runID, RunPending)
@@ -858,6 +888,28 @@ func transient(err error) bool {
 		return tmp.Temporary()
 	}
 	return errors.Is(err, ErrTransient)
+}
+
+// waitFor counts a request waiting for runID's output until it calls unwait.
+func (r *runner) waitFor(runID string) {
+	r.mu.Lock()
+	r.waiters[runID]++
+	r.mu.Unlock()
+}
+
+func (r *runner) unwait(runID string) {
+	r.mu.Lock()
+	if r.waiters[runID]--; r.waiters[runID] <= 0 {
+		delete(r.waiters, runID)
+	}
+	r.mu.Unlock()
+}
+
+// waited reports whether a request in this process waits for runID's output.
+func (r *runner) waited(runID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.waiters[runID] > 0
 }
 
 func (r *runner) hasWaiting(threadID string) bool {
