@@ -2,6 +2,7 @@ package pgsaver
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -433,13 +434,29 @@ func deref(s *string) string {
 func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	err := s.begin(ctx)
 	if err == nil {
-		_, err = s.pool.Exec(ctx, `
-WITH spaces AS (DELETE FROM trellis_checkpoint_spaces WHERE thread_id = $1 RETURNING id),
-writes AS (DELETE FROM trellis_checkpoint_writes WHERE space IN (SELECT id FROM spaces)),
-blobs AS (DELETE FROM trellis_checkpoint_blobs WHERE space IN (SELECT id FROM spaces))
-DELETE FROM trellis_checkpoints WHERE space IN (SELECT id FROM spaces)`, threadID)
+		_, err = s.pool.Exec(ctx, deleteThreads, []string{threadID})
 	}
 	return wrap(ctx, "delete thread", threadID, err)
+}
+
+// deleteThreads deletes the checkpoints of the threads in $1 (a text array).
+const deleteThreads = `
+WITH spaces AS (DELETE FROM trellis_checkpoint_spaces WHERE thread_id = ANY($1::text[]) RETURNING id),
+writes AS (DELETE FROM trellis_checkpoint_writes WHERE space IN (SELECT id FROM spaces)),
+blobs AS (DELETE FROM trellis_checkpoint_blobs WHERE space IN (SELECT id FROM spaces))
+DELETE FROM trellis_checkpoints WHERE space IN (SELECT id FROM spaces)`
+
+// DeleteThreadsTx deletes the checkpoints of every thread in threadIDs within tx, a
+// transaction (database/sql over pgx's stdlib driver) on a database that holds this
+// package's tables, in one statement whatever the number of threads. It lets a caller that
+// shares the saver's database delete many threads, and rows of its own, in one commit (the
+// server does so with its stateless runs' threads). Unknown IDs are no error.
+func DeleteThreadsTx(ctx context.Context, tx *sql.Tx, threadIDs []string) error {
+	if len(threadIDs) == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, deleteThreads, threadIDs)
+	return err
 }
 
 const pruneBlobs = `
