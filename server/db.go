@@ -9,7 +9,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/trellis-go/trellis/checkpoint/pgsaver"
+	"github.com/trellis-go/trellis/checkpoint/sqlitesaver"
 )
 
 // metaDB holds the server's own records (threads, runs, resumable event logs) in SQLite or
@@ -18,6 +22,9 @@ import (
 type metaDB struct {
 	db       *sql.DB
 	postgres bool
+	// hidden holds the IDs of finished stateless runs' threads waiting for the sweeper
+	// (runner.sweep): their thread and runs answer 404 although their rows are still there.
+	hidden sync.Map
 }
 
 // migrations are applied in order, once each. Never edit one that has shipped: add another.
@@ -308,6 +315,9 @@ func scanThread(row interface{ Scan(...any) error }) (*Thread, error) {
 }
 
 func (m *metaDB) getThread(ctx context.Context, tenant, id string) (*Thread, error) {
+	if _, gone := m.hidden.Load(id); gone {
+		return nil, notFound("thread", id)
+	}
 	t, err := scanThread(m.db.QueryRowContext(ctx, m.q(`SELECT `+threadCols+` FROM trellis_threads WHERE tenant = $1 AND thread_id = $2`), tenant, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("thread", id)
@@ -373,6 +383,59 @@ func (m *metaDB) deleteThread(ctx context.Context, tenant, id string) error {
 	return tx.Commit()
 }
 
+// threadKey names a tenant's thread.
+type threadKey struct{ tenant, id string }
+
+// deleteThreads deletes threads with their runs, their runs' events and their checkpoints, in
+// one transaction of a few statements whatever their number. The checkpoints are the saver's
+// rows: the server opens its saver on this same database (New), and every assistant's graph
+// must use it (Spec.Build).
+func (m *metaDB) deleteThreads(ctx context.Context, keys []threadKey) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	tenants, ids := make([]string, len(keys)), make([]string, len(keys))
+	pairs := make([][2]string, len(keys))
+	for i, k := range keys {
+		tenants[i], ids[i], pairs[i] = k.tenant, k.id, [2]string{k.tenant, k.id}
+	}
+	tx, err := m.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if m.postgres {
+		// Like deleteThread: nothing is lost if a crash undoes it (the runs are finished).
+		if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
+			return err
+		}
+		if err := pgsaver.DeleteThreadsTx(ctx, tx, ids); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `WITH k AS (SELECT * FROM unnest($1::text[], $2::text[]) AS k (tenant, thread_id)),
+			r AS (DELETE FROM trellis_runs WHERE (tenant, thread_id) IN (SELECT tenant, thread_id FROM k) RETURNING run_id),
+			e AS (DELETE FROM trellis_run_events WHERE run_id IN (SELECT run_id FROM r))
+			DELETE FROM trellis_threads WHERE (tenant, thread_id) IN (SELECT tenant, thread_id FROM k)`, tenants, ids); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}
+	if err := sqlitesaver.DeleteThreadsTx(ctx, tx, ids); err != nil {
+		return err
+	}
+	const k = `(SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?1))`
+	for _, q := range []string{
+		`DELETE FROM trellis_run_events WHERE run_id IN (SELECT run_id FROM trellis_runs WHERE (tenant, thread_id) IN ` + k + `)`,
+		`DELETE FROM trellis_runs WHERE (tenant, thread_id) IN ` + k,
+		`DELETE FROM trellis_threads WHERE (tenant, thread_id) IN ` + k,
+	} {
+		if _, err := tx.ExecContext(ctx, q, mustJSON(pairs)); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
 const runCols = `tenant, run_id, thread_id, assistant_id, status, metadata, kwargs, multitask, created_at, updated_at`
 
 func scanRun(row interface{ Scan(...any) error }) (*Run, error) {
@@ -407,6 +470,11 @@ func (m *metaDB) getRun(ctx context.Context, tenant, threadID, runID string) (*R
 	r, err := scanRun(m.db.QueryRowContext(ctx, m.q(q), args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("run", runID)
+	}
+	if err == nil {
+		if _, gone := m.hidden.Load(r.ThreadID); gone {
+			return nil, notFound("run", runID)
+		}
 	}
 	return r, err
 }

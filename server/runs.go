@@ -115,6 +115,8 @@ type runner struct {
 	// waiters counts, per run, the requests waiting for its output (wait, join): a finished
 	// stateless run reads its final state for an output only if someone waits (see exec).
 	waiters map[string]int
+	// sweep deletes finished stateless runs' threads in batches (see dropTemporary).
+	sweep sweeper
 }
 
 func newRunner(s *Server, q Queue) *runner {
@@ -123,6 +125,7 @@ func newRunner(s *Server, q Queue) *runner {
 	r.leases.held = map[string]heldLease{}
 	r.out = newOutbox(s)
 	r.renewLeases()
+	r.startSweeper()
 	q.Start(r.exec)
 	return r
 }
@@ -644,8 +647,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 			if lazyOutput && r.waited(runID) {
 				_ = l.result()
 			}
-			dropThread()
-			r.dropLease(runID)
+			dropThread() // the sweeper drops the lease once the record is gone
 		}
 	}()
 
@@ -766,7 +768,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	if drop && status != RunError && run.Kwargs.Webhook == "" && r.s.bus == nil && !r.waited(runID) {
 		lazyOutput = true
 		l.setOutputFunc(func() any {
-			snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID})
+			snap, err := g.StateOf(context.WithoutCancel(ctx), checkpoint.Ref{ThreadID: run.ThreadID})
 			if err != nil {
 				return nil
 			}
@@ -796,10 +798,9 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	}
 	if drop {
 		leaseGone = true
-		dropThread = func() {
-			_ = g.DeleteThread(ctx, run.ThreadID)
-			_ = r.s.meta.deleteThread(ctx, run.tenant, run.ThreadID)
-		}
+		// Gone for the API from here, before anyone is told the run ended.
+		r.s.meta.hidden.Store(run.ThreadID, struct{}{})
+		dropThread = func() { r.dropTemporary(run.tenant, run.ThreadID, runID) }
 	} else if !run.Kwargs.Temporary && status != RunPending {
 		if hasWaiting := r.hasWaiting(run.ThreadID); hasWaiting && threadStatus == ThreadIdle {
 			threadStatus = ThreadBusy
@@ -1102,6 +1103,7 @@ func (r *runner) shutdown(ctx context.Context) {
 		r.reaping.Wait()
 	}
 	_ = r.q.Close(ctx)
+	r.stopSweeper() // after the runs: it deletes the threads they left, then their leases go
 	r.stopRenewing()
 	r.out.close()
 	done := make(chan struct{})
@@ -1152,4 +1154,119 @@ func (r *runner) busy(threadID string) bool {
 	defer r.mu.Unlock()
 	slot := r.threads[threadID]
 	return slot != nil && (slot.current != "" || len(slot.waiting) > 0)
+}
+
+// A finished stateless run's thread is deleted by the sweeper, with every other one that
+// finished meanwhile, in one transaction (metaDB.deleteThreads): hidden from the API at once,
+// its rows go within sweepInterval; its run's lease is renewed until then, so that no reaper
+// takes the run for one whose worker died. Shutdown deletes what is left.
+const (
+	sweepInterval = 20 * time.Millisecond
+	sweepBatch    = 512
+)
+
+type sweeper struct {
+	mu      sync.Mutex
+	pending []sweepItem
+	wake    chan struct{} // one buffered signal: something is pending
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+type sweepItem struct {
+	key   threadKey
+	runID string
+}
+
+func (r *runner) startSweeper() {
+	r.sweep.wake = make(chan struct{}, 1)
+	r.sweep.stop = make(chan struct{})
+	r.sweep.done = make(chan struct{})
+	go r.sweepLoop()
+}
+
+// stopSweeper deletes the threads still pending and stops the sweeper.
+func (r *runner) stopSweeper() {
+	close(r.sweep.stop)
+	<-r.sweep.done
+}
+
+// dropTemporary hides a finished stateless run's thread from the API and hands it to the
+// sweeper.
+func (r *runner) dropTemporary(tenant, threadID, runID string) {
+	r.s.meta.hidden.Store(threadID, struct{}{})
+	r.sweep.mu.Lock()
+	r.sweep.pending = append(r.sweep.pending, sweepItem{threadKey{tenant, threadID}, runID})
+	r.sweep.mu.Unlock()
+	r.wakeSweeper()
+}
+
+// sweeping counts the finished stateless runs' threads that are hidden and not deleted yet.
+func (r *runner) sweeping() int {
+	n := 0
+	r.s.meta.hidden.Range(func(any, any) bool { n++; return true })
+	return n
+}
+
+func (r *runner) wakeSweeper() {
+	select {
+	case r.sweep.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (r *runner) sweepLoop() {
+	defer close(r.sweep.done)
+	for {
+		select {
+		case <-r.sweep.stop:
+			r.sweepPending()
+			return
+		case <-r.sweep.wake:
+		}
+		// Let other runs finish meanwhile: one transaction takes them all.
+		select {
+		case <-r.sweep.stop:
+			r.sweepPending()
+			return
+		case <-time.After(sweepInterval):
+		}
+		r.sweepPending()
+	}
+}
+
+// sweepPending deletes the pending threads, sweepBatch at a time. What fails stays pending
+// (and hidden) and is tried again a second later.
+func (r *runner) sweepPending() {
+	for {
+		r.sweep.mu.Lock()
+		batch := slices.Clone(r.sweep.pending[:min(len(r.sweep.pending), sweepBatch)])
+		r.sweep.pending = r.sweep.pending[len(batch):]
+		if len(r.sweep.pending) == 0 {
+			r.sweep.pending = nil
+		}
+		r.sweep.mu.Unlock()
+		if len(batch) == 0 {
+			return
+		}
+		keys := make([]threadKey, len(batch))
+		for i, it := range batch {
+			keys[i] = it.key
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := r.s.meta.deleteThreads(ctx, keys)
+		cancel()
+		if err != nil {
+			r.s.log.Warn("cannot delete finished stateless runs' threads; retrying", "threads", len(batch), "err", err)
+			r.sweep.mu.Lock()
+			r.sweep.pending = append(batch, r.sweep.pending...)
+			r.sweep.mu.Unlock()
+			time.AfterFunc(time.Second, r.wakeSweeper)
+			return
+		}
+		for _, it := range batch {
+			r.s.meta.hidden.Delete(it.key.id)
+			r.dropLease(it.runID)
+		}
+	}
 }
