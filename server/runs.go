@@ -1162,7 +1162,7 @@ func (r *runner) busy(threadID string) bool {
 // takes the run for one whose worker died. Shutdown deletes what is left.
 const (
 	sweepInterval = 20 * time.Millisecond
-	sweepBatch    = 512
+	sweepBatch    = 64
 )
 
 type sweeper struct {
