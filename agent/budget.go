@@ -141,6 +141,9 @@ type budgetModel struct {
 	fixed *TokenBudget
 }
 
+// Identity is the wrapped model's.
+func (m *budgetModel) Identity() (provider, name string) { return model.IdentityOf(m.inner) }
+
 func (m *budgetModel) budget(ctx context.Context) *TokenBudget {
 	if m.fixed != nil {
 		return m.fixed

@@ -387,6 +387,9 @@ type compactingModel struct {
 	cache *summaryCache
 }
 
+// Identity is the wrapped model's.
+func (m *compactingModel) Identity() (provider, name string) { return model.IdentityOf(m.inner) }
+
 // prepare compacts req when it is over budget (or always, when force is set). ok reports
 // whether anything changed.
 func (m *compactingModel) prepare(ctx context.Context, req *model.Request, force bool) (*model.Request, bool, error) {

@@ -196,6 +196,12 @@ func StreamModel(ctx context.Context, m model.Model, req *model.Request) (*model
 	// One metadata map for all of the message's chunks: readers of the messages stream take
 	// it as read-only, and a server encodes it once for the message.
 	md := map[string]any{"node": info.Node}
+	if provider, name := model.IdentityOf(m); provider != "" {
+		md["provider"] = provider
+		if name != "" {
+			md["model"] = name
+		}
+	}
 	stream := func(yield func(model.Chunk, error) bool) {
 		for ch, err := range m.Stream(ctx, req) {
 			if err == nil && inNode && (ch.Text != "" || ch.ToolCall != nil) {

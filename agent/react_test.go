@@ -144,3 +144,43 @@ func TestReActRejectsBadOptions(t *testing.T) {
 		t.Errorf("compaction without model: %v", err)
 	}
 }
+
+// named is a scripted model that names its provider and model before answering.
+type named struct{ *scripted.Model }
+
+func (named) Identity() (string, string) { return "acme", "acme-small" }
+
+// TestStreamModelLabelsEveryChunk checks that each chunk of the messages stream names the
+// provider and model when the model can tell them before it answers, from the first chunk on,
+// through the agent's wrappers.
+func TestStreamModelLabelsEveryChunk(t *testing.T) {
+	m := named{scripted.New(scripted.Text("Prices went up by four percent."))}
+	wrapped := agent.BudgetedModel(m)
+	if p, n := model.IdentityOf(wrapped); p != "acme" || n != "acme-small" {
+		t.Fatalf("the budgeted wrapper hides the identity: %q %q", p, n)
+	}
+	g, err := agent.NewReAct(agent.ReActOptions{Model: wrapped})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := 0
+	for ev, err := range g.Stream(context.Background(), agent.State{Messages: []message.Message{message.User("price?")}}, graph.WithStreamModes(graph.ModeMessages)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		md := ev.Data.(graph.MessageChunk).Metadata
+		if md["provider"] != "acme" || md["model"] != "acme-small" || md["node"] != agent.NodeModel {
+			t.Fatalf("chunk %d metadata = %v", chunks, md)
+		}
+		chunks++
+	}
+	if chunks < 2 {
+		t.Fatalf("%d chunks, want the reply in several", chunks)
+	}
+	// A model that cannot name itself leaves the keys out rather than guessing.
+	if p, n := model.IdentityOf(anonymous{}); p != "" || n != "" {
+		t.Errorf("anonymous model identity = %q %q", p, n)
+	}
+}
+
+type anonymous struct{ model.Model }

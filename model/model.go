@@ -25,6 +25,24 @@ type Model interface {
 	Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, error]
 }
 
+// Identified is implemented by a model that can name its provider and model before it answers,
+// as the providers of this module do; wrappers of a model pass it on. The messages stream uses it
+// to label a reply's first chunk, which otherwise learns the names only from the reply's end.
+type Identified interface {
+	// Identity returns the provider ("openai", "anthropic", ...) and its model name; either
+	// may be empty when unknown.
+	Identity() (provider, name string)
+}
+
+// IdentityOf returns m's provider and model name when m is [Identified], and two empty strings
+// otherwise.
+func IdentityOf(m Model) (provider, name string) {
+	if id, ok := m.(Identified); ok {
+		return id.Identity()
+	}
+	return "", ""
+}
+
 // Request is one call to a model.
 //
 // Only Messages is required. The zero value of every other field means "the provider's default".

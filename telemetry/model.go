@@ -40,8 +40,15 @@ type ModelInfo struct {
 
 // Model returns m traced and budgeted: each call is a span under the one in its context (see the
 // package documentation) and counts against the context's token budget (agent.WithTokenBudget).
-// info may be zero.
+// info may be zero; what it leaves empty is taken from m when m is a [model.Identified].
 func Model(m model.Model, info ModelInfo) model.Model {
+	p, n := model.IdentityOf(m)
+	if info.Provider == "" {
+		info.Provider = p
+	}
+	if info.Name == "" {
+		info.Name = n
+	}
 	return &tracedModel{inner: agent.BudgetedModel(m), info: info}
 }
 
@@ -49,6 +56,9 @@ type tracedModel struct {
 	inner model.Model
 	info  ModelInfo
 }
+
+// Identity returns the names the model's spans carry.
+func (m *tracedModel) Identity() (provider, name string) { return m.info.Provider, m.info.Name }
 
 // start opens a call's span when the caller's span records.
 func (m *tracedModel) start(ctx context.Context, req *model.Request, stream bool) (context.Context, trace.Span) {

@@ -54,7 +54,13 @@ type Model struct {
 	name   string
 }
 
-var _ model.Model = (*Model)(nil)
+var (
+	_ model.Model      = (*Model)(nil)
+	_ model.Identified = (*Model)(nil)
+)
+
+// Identity returns "anthropic" and the model's name.
+func (m *Model) Identity() (provider, name string) { return "anthropic", m.name }
 
 // New returns a Model, or an error naming the missing option.
 func New(opts Options) (*Model, error) {

@@ -36,7 +36,13 @@ type Model struct {
 	threshold float64
 }
 
-var _ model.Model = (*Model)(nil)
+var (
+	_ model.Model      = (*Model)(nil)
+	_ model.Identified = (*Model)(nil)
+)
+
+// Identity returns the names its replies carry in their metadata: [Name] for both.
+func (m *Model) Identity() (provider, name string) { return Name, Name }
 
 // New returns an offline model. opts may be nil.
 func New(opts *Options) *Model {

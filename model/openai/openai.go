@@ -66,7 +66,14 @@ type Model struct {
 	provider string
 }
 
-var _ model.Model = (*Model)(nil)
+var (
+	_ model.Model      = (*Model)(nil)
+	_ model.Identified = (*Model)(nil)
+)
+
+// Identity returns the provider's name ("openai" unless Options.Provider named another) and the
+// model's.
+func (m *Model) Identity() (provider, name string) { return m.provider, m.name }
 
 // New returns a Model, or an error naming the missing option.
 func New(opts Options) (*Model, error) {

@@ -74,7 +74,13 @@ type Model struct {
 	ChunkSize int
 }
 
-var _ model.Model = (*Model)(nil)
+var (
+	_ model.Model      = (*Model)(nil)
+	_ model.Identified = (*Model)(nil)
+)
+
+// Identity returns "scripted", the provider its replies name, and no model name.
+func (m *Model) Identity() (provider, name string) { return "scripted", "" }
 
 // New returns a model that answers with steps, one per call.
 func New(steps ...Step) *Model { return &Model{steps: steps} }
