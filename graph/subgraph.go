@@ -10,8 +10,8 @@ import (
 // subgraphRunner runs a compiled child graph as a node of a parent.
 type subgraphRunner interface {
 	runSub(ctx context.Context, parent *run, t *task) (result, error)
-	// describe returns the child's nodes, for drawing.
-	child() describer
+	// child returns the compiled child graph, for drawing and listing.
+	child() Runnable
 }
 
 type subgraph[P, C any] struct {
@@ -47,7 +47,27 @@ func AddSubgraph[P, C any](g *Graph[P], name string, child *Compiled[C], in func
 	return g.addNode(name, &nodeSpec{sub: sg}, opts)
 }
 
-func (s *subgraph[P, C]) child() describer { return s.g }
+func (s *subgraph[P, C]) child() Runnable { return s.g }
+
+// SubgraphNode is a compiled graph used as a node of another (see [AddSubgraph]).
+type SubgraphNode struct {
+	// Node is the node's name, which is also the namespace of the child's checkpoints and
+	// events under its parent.
+	Node  string
+	Graph Runnable
+}
+
+// Subgraphs returns the compiled graphs that are nodes of this one, in the order the nodes were
+// added (not those nested in them: call Subgraphs on each for those).
+func (c *Compiled[S]) Subgraphs() []SubgraphNode {
+	var out []SubgraphNode
+	for _, name := range c.g.order {
+		if sub := c.g.nodes[name].sub; sub != nil {
+			out = append(out, SubgraphNode{Node: name, Graph: sub.child()})
+		}
+	}
+	return out
+}
 
 func (s *subgraph[P, C]) runSub(ctx context.Context, parent *run, t *task) (result, error) {
 	input := s.in(t.input.Interface().(P))

@@ -46,6 +46,7 @@ func (s *Server) routes() http.Handler {
 	api("GET /assistants/{id}/graph", s.handleAssistantGraph)
 	api("GET /assistants/{id}/schemas", s.handleAssistantSchemas)
 	api("GET /assistants/{id}/subgraphs", s.handleAssistantSubgraphs)
+	api("GET /assistants/{id}/subgraphs/{namespace}", s.handleAssistantSubgraphs)
 
 	api("POST /threads", s.handleThreadCreate)
 	api("POST /threads/search", s.handleThreadSearch)
@@ -363,28 +364,73 @@ func (s *Server) handleAssistantSchemas(w http.ResponseWriter, r *http.Request) 
 		writeError(w, err)
 		return
 	}
-	t := a.graph.StateType()
-	writeJSON(w, 200, map[string]any{
-		"graph_id":       a.GraphID,
-		"input_schema":   schemaOf(t, a.graph.InputKeys()),
-		"output_schema":  schemaOf(t, a.graph.OutputKeys()),
+	writeJSON(w, 200, graphSchemas(a.GraphID, a.graph))
+}
+
+// graphSchemas describes a graph's state as GET /assistants/{id}/schemas does: JSON Schemas of
+// its input, output and whole state (the graphs declare no config or context schema).
+func graphSchemas(graphID string, g graph.Runnable) map[string]any {
+	t := g.StateType()
+	return map[string]any{
+		"graph_id":       graphID,
+		"input_schema":   schemaOf(t, g.InputKeys()),
+		"output_schema":  schemaOf(t, g.OutputKeys()),
 		"state_schema":   schemaOf(t, nil),
 		"config_schema":  nil,
 		"context_schema": nil,
-	})
+	}
 }
 
+// subgrapher is a graph that can list its compiled subgraphs (*graph.Compiled).
+type subgrapher interface{ Subgraphs() []graph.SubgraphNode }
+
+// handleAssistantSubgraphs answers GET /assistants/{id}/subgraphs[/{namespace}]: the schemas of
+// the graph's subgraphs by namespace (the node's name; nested ones, with recurse=true, joined by
+// '|' as in events' namespaces). With a namespace, only that subgraph (and, with recurse, the
+// ones nested in it).
 func (s *Server) handleAssistantSubgraphs(w http.ResponseWriter, r *http.Request) {
 	a, err := s.assistantWithGraph(r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	out := map[string]any{}
-	for _, n := range a.graph.Shape().Nodes {
-		if n.Subgraph != nil {
-			out[n.ID] = map[string]any{"graph": graphJSON(*n.Subgraph, 0)}
+	recurse := false
+	if v := r.URL.Query().Get("recurse"); v != "" {
+		if recurse, err = strconv.ParseBool(v); err != nil {
+			writeError(w, badRequest("send recurse=true or recurse=false", "recurse: %q is not a boolean", v))
+			return
 		}
+	}
+	want := r.PathValue("namespace")
+	out := map[string]any{}
+	// walk lists g's subgraphs under prefix: all of them, or only want and the way to it.
+	var walk func(prefix string, g graph.Runnable, all bool, depth int)
+	walk = func(prefix string, g graph.Runnable, all bool, depth int) {
+		if w, ok := g.(*apiGraph); ok {
+			g = w.Runnable
+		}
+		sg, ok := g.(subgrapher)
+		if !ok || depth > 64 {
+			return
+		}
+		for _, sub := range sg.Subgraphs() {
+			switch ns := prefix + sub.Node; {
+			case all || ns == want:
+				out[ns] = graphSchemas(a.GraphID, sub.Graph)
+				if recurse {
+					walk(ns+"|", sub.Graph, true, depth+1)
+				}
+			case strings.HasPrefix(want, ns+"|"):
+				walk(ns+"|", sub.Graph, false, depth+1)
+			}
+		}
+	}
+	walk("", a.graph, want == "", 0)
+	if want != "" && len(out) == 0 {
+		e := notFound("subgraph", want)
+		e.Hint = "list the namespaces with GET /assistants/" + a.AssistantID + "/subgraphs?recurse=true"
+		writeError(w, e)
+		return
 	}
 	writeJSON(w, 200, out)
 }
