@@ -114,7 +114,7 @@ func nodeMeta(ev graph.Event, node string) map[string]any {
 	if len(ev.NS) > 0 {
 		ns = strings.Join(ev.NS, "|") + "|" + ns
 	}
-	return map[string]any{"langgraph_node": node, "langgraph_step": ev.Step, "langgraph_task_id": ev.TaskID,
+	return map[string]any{"langgraph_node": node, "langgraph_step": langGraphStep(ev.Step), "langgraph_task_id": ev.TaskID,
 		"langgraph_checkpoint_ns": ns, "checkpoint_ns": ns}
 }
 
@@ -152,7 +152,7 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 			return nil
 		}
 		meta := e.meta(nodeMeta(ev, ev.Node))
-		tags := []string{fmt.Sprintf("graph:step:%d", ev.Step)}
+		tags := []string{fmt.Sprintf("graph:step:%d", langGraphStep(ev.Step))}
 		args := toolArgs(tc.call)
 		if tc.start {
 			e.observed[tc.call.ID] = true
@@ -165,7 +165,7 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 			return nil
 		}
 		meta := e.meta(nodeMeta(ev, te.Name))
-		tags := []string{fmt.Sprintf("graph:step:%d", ev.Step)}
+		tags := []string{fmt.Sprintf("graph:step:%d", langGraphStep(ev.Step))}
 		if !te.Finished {
 			t := &taskRun{name: te.Name, input: apiValue(te.Input)}
 			e.tasks[te.ID] = t
@@ -222,7 +222,7 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 				m = x
 			}
 		}
-		tags := []string{fmt.Sprintf("graph:step:%d", ev.Step)}
+		tags := []string{fmt.Sprintf("graph:step:%d", langGraphStep(ev.Step))}
 		var out []sse
 		if m == nil {
 			name, _ := chunk.Metadata["model"].(string)
