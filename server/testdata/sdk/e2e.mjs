@@ -12,7 +12,7 @@ const step = (name) => console.log("- " + name);
 step("assistants");
 const assistants = await client.assistants.search({ limit: 10 });
 const ids = assistants.map((a) => a.graph_id).sort();
-assert.deepEqual(ids, ["example", "flow", "slow"]);
+assert.deepEqual(ids, ["example", "flow", "nested", "slow"]);
 const flow = assistants.find((a) => a.graph_id === "flow");
 assert.equal((await client.assistants.get(flow.assistant_id)).graph_id, "flow");
 const drawn = await client.assistants.getGraph(flow.assistant_id, { xray: true });
@@ -20,6 +20,13 @@ assert.deepEqual(drawn.nodes.map((n) => n.id), ["__start__", "plan", "approve", 
 const schemas = await client.assistants.getSchemas("flow");
 assert.ok(schemas.state_schema.properties.steps, "state schema lists steps");
 await assert.rejects(client.assistants.get("no-such-assistant"), /404/);
+assert.deepEqual(Object.keys(await client.assistants.getSubgraphs("nested")), ["inner"]);
+const nestedAll = await client.assistants.getSubgraphs("nested", { recurse: true });
+assert.deepEqual(Object.keys(nestedAll).sort(), ["inner", "inner|deep"]);
+assert.equal(nestedAll["inner|deep"].state_schema.title, "deepState");
+const deepOnly = await client.assistants.getSubgraphs("nested", { namespace: "inner|deep" });
+assert.deepEqual(Object.keys(deepOnly), ["inner|deep"]);
+await assert.rejects(client.assistants.getSubgraphs("nested", { namespace: "nope" }), /404/);
 
 // Assistants created through the API: versions, latest, count, a run on one, delete.
 step("assistants create, update, versions, delete");
