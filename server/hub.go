@@ -178,6 +178,7 @@ type hub struct {
 	mu        sync.Mutex
 	logs      map[string]*runLog
 	retention time.Duration
+	swept     time.Time // when sweepLocked last looked at every log
 }
 
 func newHub(retention time.Duration) *hub {
@@ -230,14 +231,33 @@ func (h *hub) get(runID string) *runLog {
 	return h.logs[runID]
 }
 
+// sweepGap is the least time between two sweeps: a quarter of the retention, at most a second.
+func (h *hub) sweepGap() time.Duration {
+	return min(max(h.retention/4, time.Millisecond), time.Second)
+}
+
 func (h *hub) drop(runID string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.logs, runID)
 }
 
+// sweep drops the logs of runs that ended more than the retention ago; the runner calls it
+// every heartbeat, so that they go even when no run starts.
+func (h *hub) sweep() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sweepLocked()
+}
+
+// sweepLocked is sweep with h.mu held. It looks at every log, so it does so at most once per
+// sweepGap: 10,000 runs starting together would otherwise cost 10,000 looks each.
 func (h *hub) sweepLocked() {
 	now := time.Now()
+	if now.Sub(h.swept) < h.sweepGap() {
+		return
+	}
+	h.swept = now
 	for id, l := range h.logs {
 		l.mu.Lock()
 		old := l.done && now.Sub(l.doneAt) > h.retention

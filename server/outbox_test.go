@@ -241,3 +241,23 @@ func TestEventPayloads(t *testing.T) {
 		}
 	}
 }
+
+// TestHubDropsEndedLogsAfterRetention checks that a finished run's log stays joinable for the
+// retention and goes after it, also when no run starts (sweep, which the runner calls every
+// heartbeat), while a running run's log stays.
+func TestHubDropsEndedLogsAfterRetention(t *testing.T) {
+	h := newHub(40 * time.Millisecond)
+	h.open("ended").close()
+	h.open("running")
+	if h.get("ended") == nil {
+		t.Fatal("a log was dropped before its retention")
+	}
+	time.Sleep(60 * time.Millisecond) // past the retention and the least gap between sweeps
+	h.sweep()
+	if h.get("ended") != nil {
+		t.Error("a log ended past the retention is still kept")
+	}
+	if h.get("running") == nil {
+		t.Error("a running run's log was dropped")
+	}
+}

@@ -146,6 +146,7 @@ func (r *runner) reap() {
 				return
 			case <-t.C:
 			}
+			r.s.hub.sweep()
 			runs, err := r.s.meta.expiredLeases(ctx)
 			if err != nil {
 				if ctx.Err() == nil {
