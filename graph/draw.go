@@ -30,8 +30,6 @@ type ShapeEdge struct {
 	Label       string `json:"label,omitempty"`
 }
 
-type describer interface{ Shape() Shape }
-
 // Shape returns the graph's nodes and edges, with subgraphs nested.
 func (c *Compiled[S]) Shape() Shape {
 	g := c.g
