@@ -406,9 +406,6 @@ func (s *Server) handleAssistantSubgraphs(w http.ResponseWriter, r *http.Request
 	// walk lists g's subgraphs under prefix: all of them, or only want and the way to it.
 	var walk func(prefix string, g graph.Runnable, all bool, depth int)
 	walk = func(prefix string, g graph.Runnable, all bool, depth int) {
-		if w, ok := g.(*apiGraph); ok {
-			g = w.Runnable
-		}
 		sg, ok := g.(subgrapher)
 		if !ok || depth > 64 {
 			return
@@ -425,7 +422,11 @@ func (s *Server) handleAssistantSubgraphs(w http.ResponseWriter, r *http.Request
 			}
 		}
 	}
-	walk("", a.graph, want == "", 0)
+	root := a.graph
+	if w, ok := root.(*apiGraph); ok {
+		root = w.Runnable // the API's wrapper; the subgraphs inside are plain compiled graphs
+	}
+	walk("", root, want == "", 0)
 	if want != "" && len(out) == 0 {
 		e := notFound("subgraph", want)
 		e.Hint = "list the namespaces with GET /assistants/" + a.AssistantID + "/subgraphs?recurse=true"

@@ -500,16 +500,11 @@ func (m *metaDB) listRuns(ctx context.Context, tenant, threadID, status string, 
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := []*Run{}
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
+	out, err := scanAll(rows, scanRun)
+	if out == nil && err == nil {
+		out = []*Run{} // the API answers [] rather than null
 	}
-	return out, rows.Err()
+	return out, err
 }
 
 // activeRuns lists a thread's pending and running runs, oldest first.
