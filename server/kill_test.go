@@ -142,6 +142,18 @@ func (p *serverProc) call(t *testing.T, method, path string, body, out any) {
 	}
 }
 
+// get sends a GET and returns the answer's status and body.
+func (p *serverProc) get(t *testing.T, path string) (int, []byte) {
+	t.Helper()
+	resp, err := http.Get(p.url + path)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, data
+}
+
 // follow joins a run's stream from after lastID and sends its events until the stream ends or
 // breaks.
 func (p *serverProc) follow(ctx context.Context, path string, lastID int, got func(sseEvent)) error {

@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -162,6 +164,25 @@ func replicaTest(t *testing.T, dbURL, redis string) {
 	if n := strings.Count(strings.Join(nodeLog(logPath, nil), " "), "done_"); n >= 5 {
 		t.Fatalf("the cancelled run ran to the end (%d nodes done)", n)
 	}
+
+	// A stateless run's record goes soon after the run ends, and at once for the replica that
+	// ran it; meanwhile the other replicas must not report it as still running.
+	for i := range 20 {
+		var r Run
+		survivors[0].call(t, "POST", "/runs", map[string]any{"assistant_id": "quick", "input": map[string]any{}}, &r)
+		path := "/threads/" + r.ThreadID + "/runs/" + r.RunID
+		waitFor(t, "the stateless run to end", 10*time.Second, func() bool {
+			code, data := survivors[0].get(t, path)
+			var got Run
+			return code == http.StatusNotFound || json.Unmarshal(data, &got) == nil && got.Status == RunSuccess
+		})
+		code, data := survivors[1].get(t, path)
+		var got Run
+		if code != http.StatusNotFound && (json.Unmarshal(data, &got) != nil || got.Status != RunSuccess) {
+			t.Fatalf("stateless run %d, read through another replica once it had ended: %d %s", i, code, data)
+		}
+	}
+
 	for _, p := range survivors {
 		p.cmd.Process.Signal(os.Interrupt)
 		p.cmd.Wait()

@@ -761,7 +761,8 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 			values, interrupts = threadRecord(final)
 		}
 	}
-	// A finished temporary thread goes with its runs: their statuses need no writing first.
+	// A finished temporary thread goes with its runs: their statuses need no writing first,
+	// unless other replicas may read them meanwhile.
 	drop := run.Kwargs.Temporary && status != RunPending
 	// Its final state is read only for a waiter of its output (counted in this process: with
 	// a bus they may be anywhere) or a webhook: a streamed stateless run's is never read.
@@ -791,7 +792,9 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	switch {
 	case status == RunPending:
 		_ = r.s.meta.setRunStatus(ctx, runID, RunPending)
-	case drop:
+	case drop && r.s.bus == nil:
+		// Hidden in this process below, the only one serving the API. With replicas, the
+		// others read the record until the sweeper deletes it: it must not say running.
 	case errors.Is(cause, errCancelRollback):
 		_ = r.s.meta.deleteRun(ctx, run.tenant, runID)
 	default:

@@ -1,7 +1,8 @@
-// Command killserver is a trellis server with one assistant, "steps", for the kill test of
-// package server (kill_test.go): five nodes in a line, each asking a slow scripted model for a
-// reply that it streams as custom events, and each appending "start NODE PID" and "done NODE PID"
-// lines to the file named by KILLTEST_LOG, so the test can count which nodes ran and how often.
+// Command killserver is a trellis server for the kill and replica tests of package server
+// (kill_test.go, replicas_test.go). Its assistant "steps" has five nodes in a line, each asking
+// a slow scripted model for a reply that it streams as custom events, and each appending "start
+// NODE PID" and "done NODE PID" lines to the file named by KILLTEST_LOG, so the test can count
+// which nodes ran and how often; "quick" has one node that answers at once.
 //
 // It runs package server the way `trellis serve --dev` does (same Config, same Serve), with the
 // flags the test needs; it is built by the test only and is not part of the trellis binary.
@@ -83,6 +84,16 @@ func buildSteps(d server.Deps) (graph.Runnable, error) {
 	return g.Compile(graph.CompileOptions{Name: "steps", Saver: d.Saver, Store: d.Store})
 }
 
+func buildQuick(d server.Deps) (graph.Runnable, error) {
+	g := graph.New[state]()
+	g.AddNode("only", func(ctx context.Context, s state) (state, error) {
+		return state{Done: []string{"only"}}, nil
+	})
+	g.AddEdge(graph.START, "only")
+	g.AddEdge("only", graph.END)
+	return g.Compile(graph.CompileOptions{Name: "quick", Saver: d.Saver, Store: d.Store})
+}
+
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	dataDir := flag.String("data-dir", "", "SQLite directory")
@@ -93,7 +104,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	s, err := server.New(server.Config{
-		Graphs:  []server.GraphSpec{{ID: "steps", Description: "kill test: five slow nodes", Build: buildSteps}},
+		Graphs: []server.GraphSpec{
+			{ID: "steps", Description: "kill test: five slow nodes", Build: buildSteps},
+			{ID: "quick", Description: "one node that answers at once", Build: buildQuick},
+		},
 		DataDir: *dataDir, DatabaseURL: *dbURL, RedisURL: *redisURL, Dev: true, Heartbeat: *heartbeat,
 		ShutdownGrace: 2 * time.Second,
 		Logger:        slog.New(slog.NewJSONHandler(os.Stderr, nil)),
