@@ -3,6 +3,8 @@ package vesperserve_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -81,5 +83,47 @@ func TestServedWithAConfiguredModel(t *testing.T) {
 	}
 	if !strings.Contains(string(reqs[4].Raw), "Phase II study delayed") || !strings.Contains(string(reqs[3].Raw), "Phase II study delayed") {
 		t.Errorf("the agent and the writer were not shown the health table")
+	}
+}
+
+// A run through the API on a configured model counts its tokens against the run's budget:
+// with config.max_tokens of 1, the first call's prompt alone does not fit, so the call is refused
+// before anything is sent and the run ends with BudgetExceeded.
+func TestServedModelKeepsTheTokenBudget(t *testing.T) {
+	srv := modeltest.NewOpenAI(t,
+		modeltest.Reply{Text: `{"intent":"project_execution","agents":["per_agent"],"filters":{"project_name":"nazareth solar"}}`},
+		modeltest.Reply{Text: "Interconnection is red."},
+		modeltest.Reply{Text: "Nazareth Solar is in Stage 4."},
+	)
+	t.Setenv("TRELLIS_MODEL", "openai:gpt-test@"+srv.URL+"/v1")
+	t.Setenv("OPENAI_API_KEY", "test")
+	s, err := server.New(server.Config{Graphs: []server.GraphSpec{vesperserve.Spec("", "")}, DataDir: t.TempDir(), Dev: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hs := httptest.NewServer(s.Handler())
+	defer hs.Close()
+	body := `{"assistant_id":"vesper","input":{"messages":[{"role":"user","content":"What is the health status of Nazareth Solar?"}]},"config":{"max_tokens":1}}`
+	resp, err := http.Post(hs.URL+"/runs/wait", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Error struct {
+			Error   string `json:"error"`
+			Message string `json:"message"`
+		} `json:"__error__"`
+	}
+	data, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatalf("%d %s: %v", resp.StatusCode, data, err)
+	}
+	if out.Error.Error != "BudgetExceeded" || !strings.Contains(out.Error.Message, "max_tokens") {
+		t.Fatalf("the run was not stopped by its token budget: %d %s", resp.StatusCode, data)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Fatalf("the model got %d requests, want none", n)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/model/provider"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/telemetry"
 )
 
 // Opened is a loaded Vesper: the warehouse, the graph and the chat records.
@@ -136,7 +137,8 @@ func Spec(dataDir, databaseURL string) server.GraphSpec {
 			}
 			var m model.Model
 			if _, offline := roles.Default().(*offline.Model); !offline {
-				m = roles.Default()
+				// Wrapped for the run's spans and its token budget (config.max_tokens).
+				m = telemetry.Model(roles.Default(), telemetry.ModelInfo{})
 			}
 			o, err := OpenWith(context.Background(), Options{DataDir: dir, DatabaseURL: url, Compile: graph.CompileOptions{Saver: d.Saver, Store: d.Store}, Model: m})
 			if err != nil {
