@@ -31,6 +31,7 @@ type Runnable interface {
 	// UpdateStateJSON applies values (a JSON object of state keys) as node asNode would.
 	UpdateStateJSON(ctx context.Context, ref checkpoint.Ref, values json.RawMessage, asNode string) (checkpoint.Ref, error)
 	DeleteThread(ctx context.Context, threadID string) error
+	CopyThread(ctx context.Context, from, to string) error
 	PruneThread(ctx context.Context, threadID string, keep int) error
 }
 

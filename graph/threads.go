@@ -237,6 +237,15 @@ func (c *Compiled[S]) DeleteThread(ctx context.Context, threadID string) error {
 	return c.opts.Saver.DeleteThread(ctx, threadID)
 }
 
+// CopyThread copies thread from's whole history, in every namespace, to thread to, which must
+// have no checkpoint yet (see [checkpoint.CopyThread]).
+func (c *Compiled[S]) CopyThread(ctx context.Context, from, to string) error {
+	if c.opts.Saver == nil {
+		return fmt.Errorf("%s: threads need a checkpoint saver", c.label)
+	}
+	return checkpoint.CopyThread(ctx, c.opts.Saver, from, to)
+}
+
 // PruneThread keeps only the newest keep checkpoints of the thread.
 func (c *Compiled[S]) PruneThread(ctx context.Context, threadID string, keep int) error {
 	if c.opts.Saver == nil {

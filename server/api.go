@@ -842,8 +842,8 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, out)
 }
 
-// handleThreadCopy makes a new thread holding the source thread's newest values (not its
-// history) and metadata.
+// handleThreadCopy makes a new thread with the source thread's metadata and its whole history:
+// every checkpoint, with the same IDs, so the copy's history and state match the source's.
 func (s *Server) handleThreadCopy(w http.ResponseWriter, r *http.Request) {
 	t, err := s.thread(r)
 	if err != nil {
@@ -861,16 +861,16 @@ func (s *Server) handleThreadCopy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if g := s.graphOf(t); g != nil {
-		snap, err := g.StateOf(r.Context(), checkpoint.Ref{ThreadID: t.ThreadID})
-		if err == nil {
-			vals, _ := json.Marshal(snap.Values)
-			if _, err := g.UpdateStateJSON(r.Context(), checkpoint.Ref{ThreadID: cp.ThreadID}, vals, ""); err != nil {
-				writeError(w, err)
-				return
-			}
-			values, interrupts := s.runs.threadValues(r.Context(), cp.ThreadID, g)
-			_ = s.meta.setThreadStatus(r.Context(), cp.tenant, cp.ThreadID, ThreadIdle, values, interrupts)
+		if err := g.CopyThread(r.Context(), t.ThreadID, cp.ThreadID); err != nil {
+			// Nothing of a failed copy is kept.
+			ctx := context.WithoutCancel(r.Context())
+			_ = g.DeleteThread(ctx, cp.ThreadID)
+			_ = s.meta.deleteThread(ctx, cp.tenant, cp.ThreadID)
+			writeError(w, err)
+			return
 		}
+		values, interrupts := s.runs.threadValues(r.Context(), cp.ThreadID, g)
+		_ = s.meta.setThreadStatus(r.Context(), cp.tenant, cp.ThreadID, ThreadIdle, values, interrupts)
 	}
 	out, err := s.meta.getThread(r.Context(), cp.tenant, cp.ThreadID)
 	if err != nil {

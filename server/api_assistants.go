@@ -574,5 +574,6 @@ func (g goneGraph) HistoryOf(context.Context, string, graph.HistoryOptions) iter
 func (g goneGraph) UpdateStateJSON(context.Context, checkpoint.Ref, json.RawMessage, string) (checkpoint.Ref, error) {
 	return checkpoint.Ref{}, g.err
 }
-func (g goneGraph) DeleteThread(context.Context, string) error     { return nil }
-func (g goneGraph) PruneThread(context.Context, string, int) error { return nil }
+func (g goneGraph) DeleteThread(context.Context, string) error       { return nil }
+func (g goneGraph) CopyThread(context.Context, string, string) error { return g.err }
+func (g goneGraph) PruneThread(context.Context, string, int) error   { return nil }

@@ -3,10 +3,13 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
 )
 
 func TestAssistants(t *testing.T) {
@@ -415,6 +418,56 @@ func TestUpdateStateAsNode(t *testing.T) {
 	b.mustDo("GET", "/threads/"+cp.ThreadID+"/state", nil, &st2, 200)
 	if st2.Values.(map[string]any)["topic"] != "manual" {
 		t.Fatalf("copy state: %v", st2.Values)
+	}
+}
+
+// A copied thread has the source's whole history, checkpoint for checkpoint, and goes its own
+// way from there.
+func TestThreadCopyKeepsHistory(t *testing.T) {
+	b := setup(t)
+	tid := b.newThread(map[string]any{"graph_id": "flow"})
+	b.mustDo("POST", "/threads/"+tid+"/state", map[string]any{"values": map[string]any{"topic": "first", "steps": []string{"plan"}}, "as_node": "plan"}, nil, 200)
+	b.mustDo("POST", "/threads/"+tid+"/state", map[string]any{"values": map[string]any{"topic": "second"}, "as_node": "plan"}, nil, 200)
+	history := func(id string) []ThreadState {
+		var h []ThreadState
+		b.mustDo("POST", "/threads/"+id+"/history", map[string]any{"limit": 100}, &h, 200)
+		return h
+	}
+	checkpointID := func(st ThreadState) any { return st.Checkpoint.(map[string]any)["checkpoint_id"] }
+	src := history(tid)
+	if len(src) < 2 {
+		t.Fatalf("the source has %d checkpoints", len(src))
+	}
+	var cp Thread
+	b.mustDo("POST", "/threads/"+tid+"/copy", nil, &cp, 200)
+	if cp.ThreadID == tid || cp.Metadata["graph_id"] != "flow" {
+		t.Fatalf("copy: %+v", cp)
+	}
+	got := history(cp.ThreadID)
+	if len(got) != len(src) {
+		t.Fatalf("the copy has %d checkpoints, the source %d", len(got), len(src))
+	}
+	for i := range src {
+		if checkpointID(got[i]) != checkpointID(src[i]) || !reflect.DeepEqual(got[i].Values, src[i].Values) || !slices.Equal(got[i].Next, src[i].Next) {
+			t.Fatalf("checkpoint %d of the copy: %v %v %v, of the source: %v %v %v", i,
+				checkpointID(got[i]), got[i].Values, got[i].Next, checkpointID(src[i]), src[i].Values, src[i].Next)
+		}
+	}
+	var th Thread
+	b.mustDo("GET", "/threads/"+cp.ThreadID, nil, &th, 200)
+	var vals map[string]any
+	if json.Unmarshal(th.Values, &vals); vals["topic"] != "second" {
+		t.Fatalf("the copy's thread record has values %v", th.Values)
+	}
+	// Changing the copy leaves the source as it was.
+	b.mustDo("POST", "/threads/"+cp.ThreadID+"/state", map[string]any{"values": map[string]any{"topic": "third"}, "as_node": "plan"}, nil, 200)
+	var st ThreadState
+	b.mustDo("GET", "/threads/"+tid+"/state", nil, &st, 200)
+	if st.Values.(map[string]any)["topic"] != "second" || len(history(tid)) != len(src) {
+		t.Fatalf("the source changed with its copy: %v", st.Values)
+	}
+	if code := b.do("POST", "/threads/"+uuid.NewString()+"/copy", nil, nil); code != 404 {
+		t.Fatalf("copying an unknown thread: %d", code)
 	}
 }
 

@@ -42,6 +42,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 		{"HeadsArePerNamespace", testHeadsPerNamespace},
 		{"Fork", testFork},
 		{"DeleteThread", testDeleteThread},
+		{"CopyThread", testCopyThread},
 		{"Prune", testPrune},
 		{"PruneBadKeep", testPruneBadKeep},
 		{"ConcurrentPutsOneWinnerPerHead", testConcurrentPuts},
@@ -796,6 +797,105 @@ func testFork(t *testing.T, s checkpoint.Saver) {
 	want := []string{next.ID, fork.ID, cp3.ID, cp2.ID, cp1.ID}
 	if got := ids(collect(t, s, checkpoint.ListOptions{ThreadID: w.thread})); !slices.Equal(got, want) {
 		t.Errorf("List after fork: got %q, want %q", got, want)
+	}
+}
+
+// testCopyThread copies a thread with two namespaces, delta chains, a fork and pending writes
+// through checkpoint.CopyThread and compares every checkpoint of the copy with its original.
+func testCopyThread(t *testing.T, s checkpoint.Saver) {
+	ctx := context.Background()
+	w := newWriter(t, s, newThread(t), "")
+	m1 := full("messages", "000000000001.a", `["hi"]`)
+	m2 := delta("messages", "000000000002.a", m1.Version, `["a"]`)
+	m3 := delta("messages", "000000000003.a", m2.Version, `["b"]`)
+	c1 := full("count", "000000000001.c", `1`)
+	cp1 := w.put(map[string]string{"messages": m1.Version, "count": c1.Version}, m1, c1)
+	w.put(map[string]string{"messages": m2.Version, "count": c1.Version}, m2)
+	cp3 := w.put(map[string]string{"messages": m3.Version, "count": c1.Version}, m3)
+	f := full("messages", "000000000002.fork", `["edited"]`)
+	fork := w.checkpoint(map[string]string{"messages": f.Version})
+	fork.ParentID, fork.Source = cp1.ID, checkpoint.SourceFork
+	fork.Metadata["thread_id"] = w.thread
+	if err := s.Put(ctx, checkpoint.PutRequest{ThreadID: w.thread, Checkpoint: fork, Head: cp3.ID, Blobs: []checkpoint.Blob{f}}); err != nil {
+		t.Fatalf("Put fork: %v", err)
+	}
+	w.head = fork.ID
+	last := w.put(map[string]string{"messages": f.Version})
+	sub := newWriter(t, s, w.thread, "child:1")
+	sub.put(map[string]string{"x": "000000000001.x"}, full("x", "000000000001.x", `"sub"`))
+	subLast := sub.put(map[string]string{"x": "000000000001.x"})
+	for _, pw := range []struct {
+		ref  checkpoint.Ref
+		task string
+		vals []string
+	}{{w.ref(last.ID), "task-b", []string{"1", "2"}}, {w.ref(last.ID), "task-a", []string{"3"}}, {sub.ref(subLast.ID), "task-s", []string{"4"}}} {
+		var ws []checkpoint.PendingWrite
+		for _, v := range pw.vals {
+			ws = append(ws, checkpoint.PendingWrite{Channel: "c", Value: []byte(v)})
+		}
+		if err := s.PutWrites(ctx, checkpoint.WritesRequest{Ref: pw.ref, TaskID: pw.task, Writes: ws}); err != nil {
+			t.Fatalf("PutWrites: %v", err)
+		}
+	}
+
+	to := newThread(t)
+	if err := checkpoint.CopyThread(ctx, s, w.thread, to); err != nil {
+		t.Fatalf("CopyThread: %v", err)
+	}
+	pending := func(ps []checkpoint.PendingWrite) []string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.TaskID+":"+p.Channel+"="+string(p.Value))
+		}
+		return out
+	}
+	originals := collect(t, s, checkpoint.ListOptions{ThreadID: w.thread, AllNS: true})
+	copies := collect(t, s, checkpoint.ListOptions{ThreadID: to, AllNS: true})
+	if !slices.Equal(ids(copies), ids(originals)) || len(originals) != 7 {
+		t.Fatalf("the copy lists %q, the original %q (want 7 checkpoints)", ids(copies), ids(originals))
+	}
+	for _, o := range originals {
+		orig := mustGet(t, s, o.Ref)
+		ref := o.Ref
+		ref.ThreadID = to
+		cp := mustGet(t, s, ref)
+		want := orig.Checkpoint
+		if want.Metadata["thread_id"] != nil {
+			want.Metadata = maps.Clone(want.Metadata)
+			want.Metadata["thread_id"] = to
+		}
+		sameCheckpoint(t, cp.Checkpoint, want)
+		wantBlobs(t, cp.Blobs, orig.Blobs...)
+		if g, w := pending(cp.Pending), pending(orig.Pending); !slices.Equal(g, w) {
+			t.Errorf("checkpoint %s: the copy's pending writes are %q, the original's %q", o.Ref.CheckpointID, g, w)
+		}
+	}
+	if got := mustGet(t, s, checkpoint.Ref{ThreadID: to}).Checkpoint.ID; got != last.ID {
+		t.Errorf("the copy's newest checkpoint is %q, want %q", got, last.ID)
+	}
+
+	// The copy is a thread of its own: writing to it leaves the original as it was.
+	cw := newWriter(t, s, to, "")
+	cw.head, cw.step = last.ID, last.Step+1
+	cw.put(map[string]string{"messages": "000000000003.copy"}, delta("messages", "000000000003.copy", f.Version, `["c"]`))
+	if got := mustGet(t, s, w.ref("")).Checkpoint.ID; got != last.ID {
+		t.Errorf("writing to the copy changed the original's newest checkpoint to %q", got)
+	}
+
+	// A target that has checkpoints is refused, and keeps them.
+	if err := checkpoint.CopyThread(ctx, s, w.thread, to); err == nil {
+		t.Errorf("copying onto a thread with checkpoints succeeded")
+	}
+	if n := len(collect(t, s, checkpoint.ListOptions{ThreadID: to, AllNS: true})); n != 8 {
+		t.Errorf("after the refused copy the target has %d checkpoints, want 8", n)
+	}
+	// A thread without checkpoints copies as nothing.
+	empty := newThread(t)
+	if err := checkpoint.CopyThread(ctx, s, newThread(t), empty); err != nil {
+		t.Errorf("copying a thread without checkpoints: %v", err)
+	}
+	if n := len(collect(t, s, checkpoint.ListOptions{ThreadID: empty, AllNS: true})); n != 0 {
+		t.Errorf("copying a thread without checkpoints made %d", n)
 	}
 }
 
