@@ -598,49 +598,43 @@ type threadQuery struct {
 	SortOrd  string         `json:"sort_order"`
 }
 
-func (s *Server) findThreads(r *http.Request, q threadQuery) ([]*Thread, error) {
+// findThreads returns the threads q selects, from the offset-th on and at most limit of them,
+// and how many it selects in all when count is set (otherwise the count is a lower bound).
+func (s *Server) findThreads(r *http.Request, q threadQuery, offset, limit int, count bool) ([]*Thread, int, error) {
 	switch q.Status {
 	case "", ThreadIdle, ThreadBusy, ThreadInterrupted, ThreadError:
 	default:
-		return nil, badRequest("use idle, busy, interrupted or error", "field \"status\" is %q", q.Status)
+		return nil, 0, badRequest("use idle, busy, interrupted or error", "field \"status\" is %q", q.Status)
 	}
-	all, err := s.meta.listThreads(r.Context(), principal(r).Tenant)
-	if err != nil {
-		return nil, err
+	if q.SortBy != "" && !slices.Contains(threadSortKeys, q.SortBy) {
+		return nil, 0, badRequest("sort by one of "+strings.Join(threadSortKeys, ", "), "field \"sort_by\" is %q", q.SortBy)
 	}
+	switch q.SortOrd {
+	case "", "asc", "desc":
+	default:
+		return nil, 0, badRequest("use asc or desc", "field \"sort_order\" is %q", q.SortOrd)
+	}
+	f := threadFilter{status: q.Status, ids: q.IDs, metadata: q.Metadata, values: q.Values, sortBy: q.SortBy, asc: q.SortOrd == "asc"}
 	out := []*Thread{}
-	for _, t := range all {
-		if q.Status != "" && t.Status != q.Status {
-			continue
-		}
-		if len(q.IDs) > 0 && !slices.Contains(q.IDs, t.ThreadID) {
-			continue
-		}
+	n := 0
+	err := s.meta.eachThread(r.Context(), principal(r).Tenant, f, func(t *Thread) bool {
 		if !matches(t.Metadata, q.Metadata) {
-			continue
+			return true
 		}
 		if len(q.Values) > 0 {
 			var vals map[string]any
 			_ = json.Unmarshal(t.Values, &vals)
 			if !matches(vals, q.Values) {
-				continue
+				return true
 			}
 		}
-		out = append(out, t)
-	}
-	if q.SortOrd == "asc" {
-		slices.Reverse(out)
-	}
-	if q.SortBy == "updated_at" {
-		slices.SortStableFunc(out, func(a, b *Thread) int {
-			c := b.UpdatedAt.Compare(a.UpdatedAt)
-			if q.SortOrd == "asc" {
-				c = -c
-			}
-			return c
-		})
-	}
-	return out, nil
+		n++
+		if n > offset && len(out) < limit {
+			out = append(out, t)
+		}
+		return count || len(out) < limit
+	})
+	return out, n, err
 }
 
 func (s *Server) handleThreadSearch(w http.ResponseWriter, r *http.Request) {
@@ -649,14 +643,13 @@ func (s *Server) handleThreadSearch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	list, err := s.findThreads(r, q)
+	if q.Limit <= 0 {
+		q.Limit = 10
+	}
+	list, _, err := s.findThreads(r, q, max(q.Offset, 0), q.Limit, false)
 	if err != nil {
 		writeError(w, err)
 		return
-	}
-	list = page(list, q.Limit, q.Offset, 10)
-	if list == nil {
-		list = []*Thread{}
 	}
 	writeJSON(w, 200, list)
 }
@@ -667,12 +660,12 @@ func (s *Server) handleThreadCount(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	list, err := s.findThreads(r, q)
+	_, n, err := s.findThreads(r, q, 0, 0, true)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, 200, len(list))
+	writeJSON(w, 200, n)
 }
 
 // graphOf picks the graph whose state a thread holds: the one named in its metadata, or the

@@ -326,20 +326,34 @@ func (s *Server) handleAssistantDelete(w http.ResponseWriter, r *http.Request) {
 		threads[run.ThreadID] = true
 	}
 	if deleteThreads {
-		all, err := s.meta.listThreads(ctx, p.Tenant)
-		if err != nil {
-			writeError(w, err)
-			return
+		// The threads its runs used and those created for it; read first, deleted after (the
+		// SQLite connection is busy while the rows are read).
+		var doomed []*Thread
+		ids := slices.Collect(maps.Keys(threads))
+		seen := map[string]bool{}
+		collect := func(t *Thread) bool {
+			if (threads[t.ThreadID] || t.Metadata["assistant_id"] == a.AssistantID) && !seen[t.ThreadID] {
+				seen[t.ThreadID] = true
+				doomed = append(doomed, t)
+			}
+			return true
 		}
-		for _, t := range all {
-			if threads[t.ThreadID] || t.Metadata["assistant_id"] == a.AssistantID {
-				if g := s.graphOf(t); g != nil {
-					_ = g.DeleteThread(ctx, t.ThreadID)
-				}
-				if err := s.meta.deleteThread(ctx, p.Tenant, t.ThreadID); err != nil {
-					writeError(w, err)
-					return
-				}
+		for _, f := range []threadFilter{{metadata: map[string]any{"assistant_id": a.AssistantID}}, {ids: ids}} {
+			if f.metadata == nil && len(ids) == 0 {
+				continue
+			}
+			if err := s.meta.eachThread(ctx, p.Tenant, f, collect); err != nil {
+				writeError(w, err)
+				return
+			}
+		}
+		for _, t := range doomed {
+			if g := s.graphOf(t); g != nil {
+				_ = g.DeleteThread(ctx, t.ThreadID)
+			}
+			if err := s.meta.deleteThread(ctx, p.Tenant, t.ThreadID); err != nil {
+				writeError(w, err)
+				return
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,6 +101,9 @@ CREATE TABLE IF NOT EXISTS trellis_assistant_versions (
 	PRIMARY KEY (assistant_id, version)
 );
 CREATE INDEX IF NOT EXISTS trellis_runs_by_assistant ON trellis_runs (assistant_id);
+`},
+	{4, `
+CREATE INDEX IF NOT EXISTS trellis_threads_by_update ON trellis_threads (tenant, updated_at);
 `},
 }
 
@@ -325,12 +329,103 @@ func (m *metaDB) getThread(ctx context.Context, tenant, id string) (*Thread, err
 	return t, err
 }
 
-func (m *metaDB) listThreads(ctx context.Context, tenant string) ([]*Thread, error) {
-	rows, err := m.db.QueryContext(ctx, m.q(`SELECT `+threadCols+` FROM trellis_threads WHERE tenant = $1 AND temporary = 0 ORDER BY created_at DESC, thread_id DESC`), tenant)
-	if err != nil {
-		return nil, err
+// threadFilter is a thread search (POST /threads/search and /threads/count).
+type threadFilter struct {
+	status           string
+	ids              []string
+	metadata, values map[string]any
+	sortBy           string // one of threadSortKeys; "" is created_at
+	asc              bool
+}
+
+var threadSortKeys = []string{"thread_id", "status", "created_at", "updated_at"}
+
+// eachThread calls fn with a tenant's threads in the filter's order until fn returns false.
+// The query narrows them by status, IDs, and the metadata and values keys it can compare in SQL
+// (every key on Postgres; on SQLite, keys whose wanted value is a scalar); fn must still check
+// the filter on each thread, as the query may let through some that do not match.
+func (m *metaDB) eachThread(ctx context.Context, tenant string, f threadFilter, fn func(*Thread) bool) error {
+	args := []any{tenant}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
 	}
-	return scanAll(rows, scanThread)
+	var where strings.Builder
+	where.WriteString(`tenant = $1 AND temporary = 0`)
+	if f.status != "" {
+		where.WriteString(` AND status = ` + arg(f.status))
+	}
+	if len(f.ids) > 0 {
+		where.WriteString(` AND thread_id IN (`)
+		for i, id := range f.ids {
+			if i > 0 {
+				where.WriteString(`, `)
+			}
+			where.WriteString(arg(id))
+		}
+		where.WriteString(`)`)
+	}
+	for _, c := range []struct {
+		col  string
+		want map[string]any
+	}{{"metadata", f.metadata}, {"vals", f.values}} {
+		for k, v := range c.want {
+			if cond := m.jsonKeyEquals(c.col, k, v, arg); cond != "" {
+				where.WriteString(` AND ` + cond)
+			}
+		}
+	}
+	col := f.sortBy
+	if !slices.Contains(threadSortKeys, col) {
+		col = "created_at"
+	}
+	dir := " DESC"
+	if f.asc {
+		dir = " ASC"
+	}
+	order := col + dir
+	if col != "thread_id" {
+		order += ", thread_id" + dir
+	}
+	rows, err := m.db.QueryContext(ctx, m.q(`SELECT `+threadCols+` FROM trellis_threads WHERE `+where.String()+` ORDER BY `+order), args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		t, err := scanThread(rows)
+		if err != nil {
+			return err
+		}
+		if !fn(t) {
+			return nil
+		}
+	}
+	return rows.Err()
+}
+
+// jsonKeyEquals returns a condition that holds for every row whose JSON column col has key
+// equal to v, or "" when it cannot say in SQL. On SQLite it may hold for a few rows more (a
+// number 1 for true, say): callers check again.
+func (m *metaDB) jsonKeyEquals(col, key string, v any, arg func(any) string) string {
+	if m.postgres {
+		return fmt.Sprintf(`(%s::jsonb -> %s::text) = %s::jsonb`, col, arg(key), arg(mustJSON(v)))
+	}
+	if strings.ContainsAny(key, `"\`) {
+		return ""
+	}
+	path := arg(`$."` + key + `"`)
+	switch x := v.(type) {
+	case string:
+		return fmt.Sprintf(`json_extract(%s, %s) = %s`, col, path, arg(x))
+	case float64:
+		return fmt.Sprintf(`json_extract(%s, %s) = %s`, col, path, arg(x))
+	case bool:
+		return fmt.Sprintf(`json_type(%s, %s) = '%t'`, col, path, x)
+	case nil:
+		return fmt.Sprintf(`json_type(%s, %s) = 'null'`, col, path)
+	}
+	return ""
 }
 
 func (m *metaDB) setThreadMetadata(ctx context.Context, tenant, id string, md map[string]any) error {
