@@ -189,7 +189,8 @@ func NewReAct(o ReActOptions) (*graph.Compiled[State], error) {
 }
 
 // StreamModel calls m with streaming, forwarding every text chunk to the graph's messages stream
-// (so a UI can show the answer as it is written), and returns the whole response.
+// (so a UI can show the answer as it is written), and returns the whole response. A
+// model.CallObserver in ctx is told when the call starts and ends.
 func StreamModel(ctx context.Context, m model.Model, req *model.Request) (*model.Response, error) {
 	info, inNode := graph.InfoFrom(ctx)
 	msgID := message.NewID()
@@ -201,6 +202,14 @@ func StreamModel(ctx context.Context, m model.Model, req *model.Request) (*model
 		if name != "" {
 			md["model"] = name
 		}
+	}
+	obs := model.CallObserverFrom(ctx)
+	var call model.Call
+	if obs != nil {
+		call = model.Call{ID: msgID, Request: req}
+		call.Provider, _ = md["provider"].(string)
+		call.Name, _ = md["model"].(string)
+		obs.ModelStarted(ctx, call)
 	}
 	stream := func(yield func(model.Chunk, error) bool) {
 		for ch, err := range m.Stream(ctx, req) {
@@ -218,9 +227,15 @@ func StreamModel(ctx context.Context, m model.Model, req *model.Request) (*model
 	}
 	resp, err := model.Collect(stream)
 	if err != nil {
+		if obs != nil {
+			obs.ModelEnded(ctx, call, nil, err)
+		}
 		return nil, err
 	}
 	resp.Message.ID = msgID
+	if obs != nil {
+		obs.ModelEnded(ctx, call, resp, nil)
+	}
 	return resp, nil
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -184,3 +186,47 @@ func TestStreamModelLabelsEveryChunk(t *testing.T) {
 }
 
 type anonymous struct{ model.Model }
+
+type recordingObserver struct {
+	events []string
+	calls  []model.Call
+	resps  []*model.Response
+}
+
+func (o *recordingObserver) ModelStarted(_ context.Context, c model.Call) {
+	o.events = append(o.events, "start")
+	o.calls = append(o.calls, c)
+}
+
+func (o *recordingObserver) ModelEnded(_ context.Context, c model.Call, resp *model.Response, err error) {
+	o.events = append(o.events, fmt.Sprintf("end err=%v", err != nil))
+	o.calls = append(o.calls, c)
+	o.resps = append(o.resps, resp)
+}
+
+// TestStreamModelTellsTheObserver checks that a model.CallObserver in the context sees each
+// call start with its request and end with the answer, whose message has the call's ID, or with
+// the error.
+func TestStreamModelTellsTheObserver(t *testing.T) {
+	obs := &recordingObserver{}
+	ctx := model.WithCallObserver(context.Background(), obs)
+	m := named{scripted.New(scripted.Text("Up four percent."), scripted.Fail("", errors.New("provider down")))}
+	req := &model.Request{Messages: []message.Message{message.User("price?")}}
+	resp, err := agent.StreamModel(ctx, m, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agent.StreamModel(ctx, m, req); err == nil {
+		t.Fatal("the second call should fail")
+	}
+	if want := []string{"start", "end err=false", "start", "end err=true"}; !slices.Equal(obs.events, want) {
+		t.Fatalf("observer saw %v, want %v", obs.events, want)
+	}
+	c := obs.calls[0]
+	if c.ID != resp.Message.ID || c.Request != req || c.Provider != "acme" || c.Name != "acme-small" || obs.calls[1] != c {
+		t.Fatalf("first call %+v, answer ID %q", c, resp.Message.ID)
+	}
+	if obs.resps[0] != resp || obs.resps[1] != nil || obs.calls[2].ID == c.ID {
+		t.Fatalf("answers %v, second call %+v", obs.resps, obs.calls[2])
+	}
+}

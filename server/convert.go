@@ -294,7 +294,8 @@ func (c *converter) convert(ev graph.Event) []sse {
 			return append(out, sse{c.name("updates", ev.NS), map[string]any{ev.Node: data}})
 		}
 	case graph.ModeCustom:
-		if _, internal := ev.Data.(*toolCallEvent); internal {
+		switch ev.Data.(type) {
+		case *toolCallEvent, *modelCallEvent: // the events mode's own (events.go)
 			return out
 		}
 		if c.wants("custom") {

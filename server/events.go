@@ -10,6 +10,7 @@ import (
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -22,9 +23,13 @@ import (
 //   - on_chain_start for each node's task as it starts (run_id: the task ID; data.input), then
 //     on_chain_stream (data.chunk: the node's update) and on_chain_end (input, output) when it
 //     finishes; a task that fails or pauses at an interrupt gets no end;
-//   - on_chat_model_start, on_chat_model_stream (data.chunk: an AIMessageChunk) per token
-//     chunk a node streams, and on_chat_model_end (data.output: the whole message) when its task
-//     finishes (run_id: the message ID);
+//   - on_chat_model_start (data.input.messages: the prompt) when a model call made through
+//     agent.StreamModel starts, on_chat_model_stream (data.chunk: an AIMessageChunk) per token
+//     chunk, and on_chat_model_end (data.input, data.output: the whole message) when it ends
+//     (run_id: the message ID): apiGraph puts a model.CallObserver in the run's context that
+//     sends the start and end through the graph's custom stream (modelCallEvent). A node that
+//     streams chunks by other means gets its start with its first chunk, with an empty input,
+//     and its end when its task finishes;
 //   - on_tool_start when a tool call starts and on_tool_end when it ends, for the calls a
 //     tool.Executor runs (the ReAct agent's tools node): apiGraph puts a tool.CallObserver in
 //     the run's context that sends both through the graph's custom stream (toolCallEvent), so
@@ -63,6 +68,36 @@ func (toolObserver) ToolEnded(ctx context.Context, o tool.Outcome) {
 	graph.Emit(ctx, &toolCallEvent{call: o.Call, out: o.Message})
 }
 
+// modelCallEvent is a model call starting or ending, sent by modelObserver through the graph's
+// custom stream like toolCallEvent.
+type modelCallEvent struct {
+	start bool
+	call  model.Call
+	resp  *model.Response // at the end, when the call succeeded
+}
+
+// modelObserver reports a run's streamed model calls (agent.StreamModel) as modelCallEvents.
+type modelObserver struct{}
+
+func (modelObserver) ModelStarted(ctx context.Context, call model.Call) {
+	graph.Emit(ctx, &modelCallEvent{start: true, call: call})
+}
+
+func (modelObserver) ModelEnded(ctx context.Context, call model.Call, resp *model.Response, _ error) {
+	graph.Emit(ctx, &modelCallEvent{call: call, resp: resp})
+}
+
+// modelInput is a chat model's input as LangChain reports it: one batch of messages.
+func modelInput(req *model.Request) map[string]any {
+	msgs := []any{}
+	if req != nil {
+		for _, m := range req.Messages {
+			msgs = append(msgs, toLangChain(m))
+		}
+	}
+	return map[string]any{"messages": []any{msgs}}
+}
+
 // toolArgs is a call's arguments as an event's input.
 func toolArgs(call message.ToolCall) any {
 	if len(call.Arguments) > 0 && json.Valid(call.Arguments) {
@@ -78,10 +113,12 @@ type taskRun struct {
 }
 
 type modelRun struct {
-	id   string
-	name string
-	acc  message.Message
-	meta map[string]any
+	id    string
+	name  string
+	acc   message.Message
+	meta  map[string]any
+	input map[string]any // the prompt, when the call was observed
+	ended bool           // on_chat_model_end was sent when the call ended
 }
 
 func newEventsConv(runMeta map[string]any) *eventsConv {
@@ -147,6 +184,9 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 		}
 		return []sse{lcEvent("on_chain_stream", e.graphName, e.graphRun, nil, e.meta(map[string]any{"run_id": e.graphRun}), nil, map[string]any{"chunk": apiValue(ev.Data)})}
 	case graph.ModeCustom:
+		if mc, ok := ev.Data.(*modelCallEvent); ok {
+			return e.modelCall(ev, mc)
+		}
 		tc, ok := ev.Data.(*toolCallEvent)
 		if !ok {
 			return nil
@@ -178,7 +218,9 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 		delete(e.tasks, te.ID)
 		var out []sse
 		for _, m := range t.models {
-			out = append(out, lcEvent("on_chat_model_end", m.name, m.id, e.parents(te.ID), m.meta, tags, map[string]any{"output": toLangChain(m.acc)}))
+			if !m.ended {
+				out = append(out, lcEvent("on_chat_model_end", m.name, m.id, e.parents(te.ID), m.meta, tags, map[string]any{"output": toLangChain(m.acc)}))
+			}
 		}
 		if te.Error != "" || len(te.Interrupts) > 0 {
 			return out
@@ -211,39 +253,14 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 		if !ok || chunk.Message.Role != message.RoleAssistant {
 			return nil
 		}
-		t := e.tasks[ev.TaskID]
-		if t == nil { // a chunk from outside a known task still streams
-			t = &taskRun{name: ev.Node}
-			e.tasks[ev.TaskID] = t
-		}
-		var m *modelRun
-		for _, x := range t.models {
-			if x.id == chunk.Message.ID {
-				m = x
-			}
-		}
 		tags := []string{fmt.Sprintf("graph:step:%d", langGraphStep(ev.Step))}
 		var out []sse
+		m := e.modelRunOf(ev, chunk.Message.ID)
 		if m == nil {
-			name, _ := chunk.Metadata["model"].(string)
-			if name == "" {
-				name = "chat_model"
-			}
-			meta := e.meta(nodeMeta(ev, ev.Node))
-			for k, v := range chunk.Metadata {
-				if _, taken := meta[k]; !taken {
-					meta[k] = v
-				}
-			}
-			if p, ok := chunk.Metadata["provider"].(string); ok {
-				meta["ls_provider"] = p
-			}
-			if name != "chat_model" {
-				meta["ls_model_name"] = name
-			}
-			m = &modelRun{id: chunk.Message.ID, name: name, acc: message.Message{ID: chunk.Message.ID, Role: message.RoleAssistant}, meta: meta}
-			t.models = append(t.models, m)
-			out = append(out, lcEvent("on_chat_model_start", name, m.id, e.parents(ev.TaskID), meta, tags, map[string]any{"input": map[string]any{}}))
+			// A chunk of a call nobody observed (a node streaming on its own): its start is its
+			// first chunk, and the prompt is unknown.
+			m = e.newModelRun(ev, chunk.Message.ID, chunk.Metadata)
+			out = append(out, lcEvent("on_chat_model_start", m.name, m.id, e.parents(ev.TaskID), m.meta, tags, map[string]any{"input": map[string]any{}}))
 		}
 		m.acc.Content += chunk.Message.Content
 		m.acc.ToolCalls = append(m.acc.ToolCalls, chunk.Message.ToolCalls...)
@@ -253,6 +270,79 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 		return append(out, lcEvent("on_chat_model_stream", m.name, m.id, e.parents(ev.TaskID), m.meta, tags, map[string]any{"chunk": toLangChainChunk(chunk.Message)}))
 	}
 	return nil
+}
+
+// modelRunOf returns the model call of ev's task whose message has ID id, or nil.
+func (e *eventsConv) modelRunOf(ev graph.Event, id string) *modelRun {
+	if t := e.tasks[ev.TaskID]; t != nil {
+		for _, m := range t.models {
+			if m.id == id {
+				return m
+			}
+		}
+	}
+	return nil
+}
+
+// newModelRun records a model call of ev's task whose message has ID id; md is the metadata its
+// chunks carry (node, provider, model).
+func (e *eventsConv) newModelRun(ev graph.Event, id string, md map[string]any) *modelRun {
+	t := e.tasks[ev.TaskID]
+	if t == nil { // a call from outside a known task still streams
+		t = &taskRun{name: ev.Node}
+		e.tasks[ev.TaskID] = t
+	}
+	name, _ := md["model"].(string)
+	if name == "" {
+		name = "chat_model"
+	}
+	meta := e.meta(nodeMeta(ev, ev.Node))
+	for k, v := range md {
+		if _, taken := meta[k]; !taken {
+			meta[k] = v
+		}
+	}
+	if p, ok := md["provider"].(string); ok {
+		meta["ls_provider"] = p
+	}
+	if name != "chat_model" {
+		meta["ls_model_name"] = name
+	}
+	m := &modelRun{id: id, name: name, acc: message.Message{ID: id, Role: message.RoleAssistant}, meta: meta}
+	t.models = append(t.models, m)
+	return m
+}
+
+// modelCall turns an observed model call's start and end into on_chat_model_start (with the
+// prompt) and on_chat_model_end (with the whole answer). A failed call gets no end, as in
+// LangChain, where the error ends the stream.
+func (e *eventsConv) modelCall(ev graph.Event, mc *modelCallEvent) []sse {
+	tags := []string{fmt.Sprintf("graph:step:%d", langGraphStep(ev.Step))}
+	if mc.start {
+		// The same metadata as the call's chunks carry (agent.StreamModel).
+		md := map[string]any{"node": ev.Node}
+		if mc.call.Provider != "" {
+			md["provider"] = mc.call.Provider
+			if mc.call.Name != "" {
+				md["model"] = mc.call.Name
+			}
+		}
+		m := e.newModelRun(ev, mc.call.ID, md)
+		m.input = modelInput(mc.call.Request)
+		return []sse{lcEvent("on_chat_model_start", m.name, m.id, e.parents(ev.TaskID), m.meta, tags, map[string]any{"input": m.input})}
+	}
+	m := e.modelRunOf(ev, mc.call.ID)
+	if m == nil || m.ended {
+		return nil
+	}
+	m.ended = true
+	if mc.resp == nil {
+		return nil
+	}
+	for _, tc := range mc.resp.Message.ToolCalls {
+		e.calls[tc.ID] = tc
+	}
+	return []sse{lcEvent("on_chat_model_end", m.name, m.id, e.parents(ev.TaskID), m.meta, tags, map[string]any{"input": m.input, "output": toLangChain(mc.resp.Message)})}
 }
 
 // messagesIn returns the messages v holds, wherever they are in it.

@@ -118,6 +118,53 @@ func TestStreamEventsMode(t *testing.T) {
 	if streams == 0 || modelStarts != 2 || modelEnds != 2 {
 		t.Fatalf("chat model events: %d starts, %d streams, %d ends", modelStarts, streams, modelEnds)
 	}
+	// Each model call: its start carries the prompt, its chunks come between its start and its
+	// end, and it ends, with the prompt and the whole answer, before its task does.
+	calls := 0
+	for i, ev := range got {
+		if ev.Event != "on_chat_model_start" {
+			continue
+		}
+		calls++
+		var in struct {
+			Messages [][]map[string]any `json:"messages"`
+		}
+		if err := json.Unmarshal(ev.Data.Input, &in); err != nil || len(in.Messages) != 1 || len(in.Messages[0]) == 0 {
+			t.Fatalf("chat model start input %s", ev.Data.Input)
+		}
+		prompt := in.Messages[0]
+		if prompt[len(prompt)-1]["type"] != map[int]string{1: "human", 2: "tool"}[calls] || !strings.Contains(string(ev.Data.Input), "Tokyo") {
+			t.Fatalf("call %d's prompt ends with %v", calls, prompt[len(prompt)-1])
+		}
+		end := -1
+		for j := i + 1; j < len(got); j++ {
+			if got[j].RunID != ev.RunID {
+				continue
+			}
+			if got[j].Event == "on_chat_model_end" {
+				end = j
+				break
+			}
+			if got[j].Event != "on_chat_model_stream" {
+				t.Fatalf("%s between the start and the end of model call %s", got[j].Event, ev.RunID)
+			}
+		}
+		if end < 0 {
+			t.Fatalf("model call %s never ended", ev.RunID)
+		}
+		e := got[end]
+		var outMsg map[string]any
+		_ = json.Unmarshal(e.Data.Output, &outMsg)
+		if outMsg["type"] != "ai" || outMsg["id"] != ev.RunID || string(e.Data.Input) != string(ev.Data.Input) {
+			t.Fatalf("chat model end %s / %s", e.Data.Input, e.Data.Output)
+		}
+		task := ev.ParentIDs[1]
+		for j := i; j < end; j++ {
+			if got[j].RunID == task {
+				t.Fatalf("the model's task %s sent %s before the model call ended", task, got[j].Event)
+			}
+		}
+	}
 	if toolStart == nil || toolEnd == nil || toolStart.RunID != toolEnd.RunID || toolStart.Name != toolEnd.Name {
 		t.Fatalf("tool events %+v %+v", toolStart, toolEnd)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -96,7 +97,8 @@ func (g *apiGraph) StreamJSON(ctx context.Context, input json.RawMessage, opts .
 			return
 		}
 		var last any
-		ctx := tool.WithCallObserver(ctx, toolObserver{}) // tool calls as they start and end (events.go)
+		// Tool and model calls as they start and end, for the events mode (events.go).
+		ctx := model.WithCallObserver(tool.WithCallObserver(ctx, toolObserver{}), modelObserver{})
 		for ev, err := range g.Runnable.StreamJSON(ctx, in, opts...) {
 			if err != nil {
 				var ie *graph.InterruptedError
