@@ -103,14 +103,18 @@ type Config struct {
 	// Heartbeat is how often a worker renews its run's lease; a run whose lease is three
 	// heartbeats old lost its worker and is resumed by any process. Zero means 5 seconds.
 	Heartbeat time.Duration
-	// RateLimit is the requests per second one tenant may make (a token bucket per tenant, in
-	// this process); more are answered 429 with Retry-After. Zero means no limit.
+	// RateLimit is the requests per second one tenant may make (a token bucket per tenant);
+	// more are answered 429 with Retry-After. Zero means no limit. With RedisURL set, the
+	// replicas share each tenant's bucket in Redis; otherwise, and while Redis cannot be
+	// reached, each process keeps its own.
 	RateLimit float64
 	// RateBurst is the bucket's size: requests a tenant may make at once. Zero means twice
 	// RateLimit (at least 1).
 	RateBurst int
-	// MaxStreamsPerTenant bounds the SSE streams and WebSockets one tenant holds open in this
-	// process; one more is answered 429. Zero means no limit.
+	// MaxStreamsPerTenant bounds the SSE streams and WebSockets one tenant holds open; one more
+	// is answered 429. Zero means no limit. With RedisURL set, the count is shared by the
+	// replicas (a stream whose process died stops counting within 30 seconds); otherwise it is
+	// per process.
 	MaxStreamsPerTenant int
 	// MaxRunAttempts bounds how many times a run is started: after a worker died, or after a
 	// transient error (see [ErrTransient]). Zero means 5.

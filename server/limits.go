@@ -15,11 +15,14 @@ import (
 // ErrLimited: the tenant is over its request rate or its open-stream limit.
 var ErrLimited = errors.New("server: tenant over its limit")
 
-// limits holds the per-tenant request rate limiters and open-stream counts.
+// limits holds the per-tenant request rate limiters and open-stream counts: in Redis, shared
+// with the other replicas, when Config.RedisURL is set (sharedLimits), else in this process. The
+// process's own are also the fallback while Redis cannot be reached.
 type limits struct {
 	rate    rate.Limit
 	burst   int
 	streams int
+	shared  *sharedLimits
 
 	mu       sync.Mutex
 	limiters map[string]*rate.Limiter
@@ -39,6 +42,11 @@ func newLimits(cfg Config) *limits {
 func (l *limits) allow(tenant string) (bool, time.Duration) {
 	if l.rate <= 0 {
 		return true, 0
+	}
+	if l.shared != nil {
+		if allowed, wait, ok := l.shared.allow(tenant, float64(l.rate), l.burst); ok {
+			return allowed, wait
+		}
 	}
 	l.mu.Lock()
 	lim := l.limiters[tenant]
@@ -67,12 +75,18 @@ func (l *limits) openStream(tenant string) (func(), error) {
 	if l.streams <= 0 {
 		return func() {}, nil
 	}
+	if l.shared != nil {
+		if done, ok := l.shared.open(tenant, l.streams); ok {
+			if done == nil {
+				return nil, l.streamsError(tenant)
+			}
+			return done, nil
+		}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.open[tenant] >= l.streams {
-		return nil, &APIError{Status: http.StatusTooManyRequests, kind: ErrLimited,
-			Message: fmt.Sprintf("tenant %q already has %d streams open, its maximum", tenant, l.streams),
-			Hint:    "close a stream (or a WebSocket) first, poll with join, or raise Config.MaxStreamsPerTenant / --max-streams-per-tenant"}
+		return nil, l.streamsError(tenant)
 	}
 	l.open[tenant]++
 	var once sync.Once
@@ -85,6 +99,12 @@ func (l *limits) openStream(tenant string) (func(), error) {
 			l.mu.Unlock()
 		})
 	}, nil
+}
+
+func (l *limits) streamsError(tenant string) *APIError {
+	return &APIError{Status: http.StatusTooManyRequests, kind: ErrLimited,
+		Message: fmt.Sprintf("tenant %q already has %d streams open, its maximum", tenant, l.streams),
+		Hint:    "close a stream (or a WebSocket) first, poll with join, or raise Config.MaxStreamsPerTenant / --max-streams-per-tenant"}
 }
 
 func retryAfter(w http.ResponseWriter, d time.Duration) {

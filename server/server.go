@@ -169,6 +169,15 @@ func New(cfg Config) (*Server, error) {
 	defer cancelSetup()
 	s.metrics = newMetrics()
 	s.limits = newLimits(cfg)
+	if cfg.RedisURL != "" && (cfg.RateLimit > 0 || cfg.MaxStreamsPerTenant > 0) {
+		shared, err := newSharedLimits(ctx, cfg.RedisURL, s.log)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.limits.shared = shared
+		s.closers = append(s.closers, shared.close)
+	}
 	if s.obs, err = newObservability(cfg, s.metrics.reg); err != nil {
 		s.Close()
 		return nil, err
