@@ -72,8 +72,9 @@ func newBus(kind string, log *slog.Logger) *bus {
 	return &bus{kind: kind, log: log, subs: map[string]map[chan busMsg]struct{}{}}
 }
 
-// newRedisBus connects to Redis at url and starts listening.
-func newRedisBus(ctx context.Context, url string, log *slog.Logger) (*bus, error) {
+// dialRedis connects to Redis at url and checks that it answers; purpose says what for, in the
+// error.
+func dialRedis(ctx context.Context, url, purpose string) (*redis.Client, error) {
 	opts, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, &ConfigError{Field: "RedisURL", Problem: fmt.Sprintf("cannot be parsed: %v", err), Hint: "use redis://host:6379/0"}
@@ -81,7 +82,16 @@ func newRedisBus(ctx context.Context, url string, log *slog.Logger) (*bus, error
 	client := redis.NewClient(opts)
 	if err := client.Ping(ctx).Err(); err != nil {
 		client.Close()
-		return nil, fmt.Errorf("server: cannot reach Redis: %w (is TRELLIS_REDIS_URL right and Redis up?)", err)
+		return nil, fmt.Errorf("server: cannot reach Redis for %s: %w (is TRELLIS_REDIS_URL right and Redis up?)", purpose, err)
+	}
+	return client, nil
+}
+
+// newRedisBus connects to Redis at url and starts listening.
+func newRedisBus(ctx context.Context, url string, log *slog.Logger) (*bus, error) {
+	client, err := dialRedis(ctx, url, "the replicas' bus")
+	if err != nil {
+		return nil, err
 	}
 	b := newBus("redis", log)
 	sub := client.Subscribe(ctx, busChannel)

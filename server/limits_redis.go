@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"math"
 	"strconv"
@@ -90,14 +89,9 @@ return 0
 `)
 
 func newSharedLimits(ctx context.Context, url string, log *slog.Logger) (*sharedLimits, error) {
-	opts, err := redis.ParseURL(url)
+	client, err := dialRedis(ctx, url, "the tenants' limits")
 	if err != nil {
-		return nil, &ConfigError{Field: "RedisURL", Problem: fmt.Sprintf("cannot be parsed: %v", err), Hint: "use redis://host:6379/0"}
-	}
-	client := redis.NewClient(opts)
-	if err := client.Ping(ctx).Err(); err != nil {
-		client.Close()
-		return nil, fmt.Errorf("server: cannot reach Redis for the tenants' limits: %w (is TRELLIS_REDIS_URL right and Redis up?)", err)
+		return nil, err
 	}
 	lctx, cancel := context.WithCancel(context.Background())
 	l := &sharedLimits{client: client, replica: uuid.NewString(), log: log, mine: map[string]map[string]bool{},

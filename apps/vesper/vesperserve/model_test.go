@@ -32,15 +32,7 @@ func TestServedWithAConfiguredModel(t *testing.T) {
 		modeltest.Reply{Text: "Interconnection is red."},
 		modeltest.Reply{Text: answer},
 	)
-	t.Setenv("TRELLIS_MODEL", "openai:gpt-test@"+srv.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "test")
-	s, err := server.New(server.Config{Graphs: []server.GraphSpec{vesperserve.Spec("", "")}, DataDir: t.TempDir(), Dev: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	hs := httptest.NewServer(s.Handler())
-	defer hs.Close()
+	hs := serveOnModel(t, srv.URL)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http")+chat.Path+"?token=dev", nil)
@@ -95,15 +87,7 @@ func TestServedModelKeepsTheTokenBudget(t *testing.T) {
 		modeltest.Reply{Text: "Interconnection is red."},
 		modeltest.Reply{Text: "Nazareth Solar is in Stage 4."},
 	)
-	t.Setenv("TRELLIS_MODEL", "openai:gpt-test@"+srv.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "test")
-	s, err := server.New(server.Config{Graphs: []server.GraphSpec{vesperserve.Spec("", "")}, DataDir: t.TempDir(), Dev: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	hs := httptest.NewServer(s.Handler())
-	defer hs.Close()
+	hs := serveOnModel(t, srv.URL)
 	body := `{"assistant_id":"vesper","input":{"messages":[{"role":"user","content":"What is the health status of Nazareth Solar?"}]},"config":{"max_tokens":1}}`
 	resp, err := http.Post(hs.URL+"/runs/wait", "application/json", strings.NewReader(body))
 	if err != nil {
@@ -126,4 +110,22 @@ func TestServedModelKeepsTheTokenBudget(t *testing.T) {
 	if n := len(srv.Requests()); n != 0 {
 		t.Fatalf("the model got %d requests, want none", n)
 	}
+}
+
+// serveOnModel serves the vesper assistant in dev mode on the OpenAI-compatible model at
+// modelURL (TRELLIS_MODEL), until the test ends.
+func serveOnModel(t *testing.T, modelURL string) *httptest.Server {
+	t.Helper()
+	t.Setenv("TRELLIS_MODEL", "openai:gpt-test@"+modelURL+"/v1")
+	t.Setenv("OPENAI_API_KEY", "test")
+	s, err := server.New(server.Config{Graphs: []server.GraphSpec{vesperserve.Spec("", "")}, DataDir: t.TempDir(), Dev: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		hs.Close()
+		s.Close()
+	})
+	return hs
 }
