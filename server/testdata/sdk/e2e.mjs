@@ -81,6 +81,10 @@ assert.equal(got.metadata.owner, "sdk");
 assert.equal(got.metadata.topic, "units");
 const found = await client.threads.search({ metadata: { owner: "sdk" } });
 assert.equal(found.length, 1);
+assert.equal(await client.threads.count({ metadata: { owner: "sdk" } }), 1);
+const newest = await client.threads.search({ sortBy: "updated_at", sortOrder: "desc", limit: 1 });
+assert.equal(newest[0].thread_id, thread.thread_id, "the thread just updated sorts first by updated_at");
+await assert.rejects(client.threads.search({ sortBy: "colour" }), /400/);
 
 // Streaming a run with several modes.
 step("runs.stream");
@@ -164,6 +168,9 @@ assert.equal(cb[toolEnd].data.output.type, "tool");
 assert.equal(cb[toolStart].metadata.via, "sdk");
 assert.equal(cb[0].event, "on_chain_start");
 assert.equal(cb.at(-1).event, "on_chain_end");
+const modelStart = cb.find((e) => e.event === "on_chat_model_start");
+assert.ok(modelStart.data.input.messages[0].some((m) => m.type === "human" && String(m.content).includes("Tokyo")),
+  "on_chat_model_start carries the prompt");
 
 // Stateless wait.
 step("runs.wait (stateless)");
