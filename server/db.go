@@ -226,6 +226,9 @@ type RunKwargs struct {
 	Temporary       bool            `json:"temporary,omitempty"`
 	CheckpointID    string          `json:"checkpoint_id,omitempty"`
 	OnDisconnect    string          `json:"on_disconnect,omitempty"`
+	// Durability is the run's checkpoint durability (sync, async, exit); empty means the
+	// graph's own (sync unless its CompileOptions say otherwise).
+	Durability string `json:"durability,omitempty"`
 	// Principal is who created the run, handed to tools as tool.CallInfo.
 	User        string   `json:"user,omitempty"`
 	Permissions []string `json:"permissions,omitempty"`

@@ -60,6 +60,8 @@ type runCreate struct {
 	IfNotExists       string   `json:"if_not_exists"`
 	AfterSeconds      *float64 `json:"after_seconds"`
 	Durability        string   `json:"durability"`
+	// CheckpointDuring is the older form of durability: false means exit.
+	CheckpointDuring *bool `json:"checkpoint_during"`
 	// wait: the request waits for the run's output (POST /runs/wait), counted as a waiter
 	// from before the run can start (see runner.waitFor).
 	wait bool
@@ -314,6 +316,16 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	default:
 		return nil, nil, badRequest("use reject, interrupt, rollback or enqueue", "field \"multitask_strategy\" is %q", strategy)
 	}
+	durability := req.Durability
+	switch durability {
+	case "":
+		if req.CheckpointDuring != nil && !*req.CheckpointDuring {
+			durability = string(graph.DurabilityExit)
+		}
+	case string(graph.DurabilitySync), string(graph.DurabilityAsync), string(graph.DurabilityExit):
+	default:
+		return nil, nil, badRequest("use sync, async or exit", "field \"durability\" is %q", req.Durability)
+	}
 	switch req.OnDisconnect {
 	case "", "continue", "cancel":
 	default:
@@ -390,7 +402,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 		Status: RunPending, Metadata: md, MultitaskStrategy: strategy, tenant: p.Tenant,
 		Kwargs: &RunKwargs{Input: req.Input, Command: req.Command, Config: req.Config, Context: req.Context, StreamMode: modes,
 			InterruptBefore: before, InterruptAfter: after, Webhook: req.Webhook, Subgraphs: req.StreamSubgraphs,
-			Resumable: req.StreamResumable, Temporary: temporary, CheckpointID: cpID, OnDisconnect: req.OnDisconnect,
+			Resumable: req.StreamResumable, Temporary: temporary, CheckpointID: cpID, OnDisconnect: req.OnDisconnect, Durability: durability,
 			User: p.User, Permissions: p.Permissions, TraceContext: r.s.traceContextOf(ctx)}}
 
 	// The multitask decision and the insert happen under the lock so two requests on one thread
@@ -964,6 +976,9 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 	}
 	if kw.CheckpointID != "" {
 		opts = append(opts, graph.FromCheckpoint(kw.CheckpointID))
+	}
+	if kw.Durability != "" {
+		opts = append(opts, graph.WithDurability(graph.Durability(kw.Durability)))
 	}
 	input := kw.Input
 	// A run that a previous process started continues from its last checkpoint instead of

@@ -471,6 +471,39 @@ func TestThreadCopyKeepsHistory(t *testing.T) {
 	}
 }
 
+// A run's durability decides which checkpoints it writes: sync (the default) one per
+// superstep, exit only the one where the run stops; checkpoint_during false is exit.
+func TestRunDurability(t *testing.T) {
+	b := setup(t)
+	checkpoints := func(body map[string]any) int {
+		t.Helper()
+		tid := b.newThread(nil)
+		body["assistant_id"] = "flow"
+		body["input"] = map[string]any{"topic": "d"}
+		var out map[string]any
+		b.mustDo("POST", "/threads/"+tid+"/runs/wait", body, &out, 200)
+		if out["__interrupt__"] == nil {
+			t.Fatalf("%v: the run did not stop at approve: %v", body, out)
+		}
+		var h []ThreadState
+		b.mustDo("POST", "/threads/"+tid+"/history", map[string]any{"limit": 100}, &h, 200)
+		var st ThreadState
+		b.mustDo("GET", "/threads/"+tid+"/state", nil, &st, 200)
+		if !slices.Equal(st.Next, []string{"approve"}) {
+			t.Fatalf("%v: next %v", body, st.Next)
+		}
+		return len(h)
+	}
+	sync, async, exit := checkpoints(map[string]any{}), checkpoints(map[string]any{"durability": "async"}), checkpoints(map[string]any{"durability": "exit"})
+	during := checkpoints(map[string]any{"checkpoint_during": false})
+	if sync < 2 || async != sync || exit != 1 || during != 1 {
+		t.Fatalf("checkpoints written: sync %d, async %d, exit %d, checkpoint_during false %d", sync, async, exit, during)
+	}
+	if code := b.do("POST", "/runs", map[string]any{"assistant_id": "flow", "input": map[string]any{}, "durability": "eventually"}, nil); code != 400 {
+		t.Fatalf("an unknown durability: %d", code)
+	}
+}
+
 func TestStoreRoutes(t *testing.T) {
 	b := setup(t)
 	b.mustDo("PUT", "/store/items", map[string]any{"namespace": []string{"notes", "ann"}, "key": "k1", "value": map[string]any{"text": "buy milk"}}, nil, 204)
