@@ -229,6 +229,8 @@ type RunKwargs struct {
 	// Durability is the run's checkpoint durability (sync, async, exit); empty means the
 	// graph's own (sync unless its CompileOptions say otherwise).
 	Durability string `json:"durability,omitempty"`
+	// StartAfter, when set, is when the run may start (Unix milliseconds; after_seconds).
+	StartAfter int64 `json:"start_after,omitempty"`
 	// Principal is who created the run, handed to tools as tool.CallInfo.
 	User        string   `json:"user,omitempty"`
 	Permissions []string `json:"permissions,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"sync"
@@ -27,7 +28,11 @@ var (
 	errLeaseLost       = errors.New("server: run's lease was taken by another worker (this one missed its heartbeats)")
 	errLeaseHeld       = errors.New("server: another worker holds the run's lease")
 	errTenantBusy      = errors.New("server: the run's tenant is at its concurrency limit in this process")
+	errScheduled       = errors.New("server: the run is due later (after_seconds)")
 )
+
+// maxAfterSeconds bounds after_seconds: a run may be scheduled up to a year ahead.
+const maxAfterSeconds = 366 * 24 * 3600
 
 // RunTimeoutError ends a run that exceeded Config.RunTimeout.
 type RunTimeoutError struct{ Timeout time.Duration }
@@ -316,6 +321,15 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	default:
 		return nil, nil, badRequest("use reject, interrupt, rollback or enqueue", "field \"multitask_strategy\" is %q", strategy)
 	}
+	var startAfter int64
+	if a := req.AfterSeconds; a != nil {
+		if math.IsNaN(*a) || *a < 0 || *a > maxAfterSeconds {
+			return nil, nil, badRequest(fmt.Sprintf("give the seconds to wait before the run starts, from 0 to %d", maxAfterSeconds), "field \"after_seconds\" is %v", *a)
+		}
+		if *a > 0 {
+			startAfter = ms(time.Now().Add(time.Duration(*a * float64(time.Second))))
+		}
+	}
 	durability := req.Durability
 	switch durability {
 	case "":
@@ -402,7 +416,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 		Status: RunPending, Metadata: md, MultitaskStrategy: strategy, tenant: p.Tenant,
 		Kwargs: &RunKwargs{Input: req.Input, Command: req.Command, Config: req.Config, Context: req.Context, StreamMode: modes,
 			InterruptBefore: before, InterruptAfter: after, Webhook: req.Webhook, Subgraphs: req.StreamSubgraphs,
-			Resumable: req.StreamResumable, Temporary: temporary, CheckpointID: cpID, OnDisconnect: req.OnDisconnect, Durability: durability,
+			Resumable: req.StreamResumable, Temporary: temporary, CheckpointID: cpID, OnDisconnect: req.OnDisconnect, Durability: durability, StartAfter: startAfter,
 			User: p.User, Permissions: p.Permissions, TraceContext: r.s.traceContextOf(ctx)}}
 
 	// The multitask decision and the insert happen under the lock so two requests on one thread
@@ -567,6 +581,12 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	if run.Status != RunPending && run.Status != RunRunning {
 		r.released(run.ThreadID, runID)
 		return nil
+	}
+	if run.Kwargs != nil && run.Kwargs.StartAfter > 0 {
+		// A run created with after_seconds waits, pending and unclaimed, until it is due.
+		if wait := time.Until(fromMS(run.Kwargs.StartAfter)); wait > 0 {
+			return &RetryError{After: wait, Reason: errScheduled}
+		}
 	}
 	log := r.s.log.With("run_id", runID, "thread_id", run.ThreadID, "tenant", run.tenant)
 	if lim := r.s.cfg.MaxRunsPerTenant; lim > 0 {

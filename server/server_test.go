@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -501,6 +502,33 @@ func TestRunDurability(t *testing.T) {
 	}
 	if code := b.do("POST", "/runs", map[string]any{"assistant_id": "flow", "input": map[string]any{}, "durability": "eventually"}, nil); code != 400 {
 		t.Fatalf("an unknown durability: %d", code)
+	}
+}
+
+// A run created with after_seconds stays pending, holding its thread, until it is due.
+func TestRunAfterSeconds(t *testing.T) {
+	b := setup(t)
+	tid := b.newThread(nil)
+	start := time.Now()
+	var run Run
+	b.mustDo("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "flow", "input": map[string]any{"topic": "later"}, "after_seconds": 1}, &run, 200)
+	var got Run
+	b.mustDo("GET", "/threads/"+tid+"/runs/"+run.RunID, nil, &got, 200)
+	if got.Status != RunPending {
+		t.Fatalf("a run due in a second has status %q", got.Status)
+	}
+	if code := b.do("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "flow", "input": map[string]any{}}, nil); code != 409 {
+		t.Fatalf("another run on the thread of a scheduled one: %d, want 409", code)
+	}
+	var out map[string]any
+	b.mustDo("GET", "/threads/"+tid+"/runs/"+run.RunID+"/join", nil, &out, 200)
+	if elapsed := time.Since(start); elapsed < time.Second || out["topic"] != "later" {
+		t.Fatalf("the run ended after %v with %v; it was due after a second", elapsed, out)
+	}
+	for _, bad := range []any{-1, "soon", 1e12} {
+		if code := b.do("POST", "/runs", map[string]any{"assistant_id": "flow", "input": map[string]any{}, "after_seconds": bad}, nil); code != 400 {
+			t.Errorf("after_seconds %v: %d, want 400", bad, code)
+		}
 	}
 }
 
