@@ -475,6 +475,14 @@ func (s *Server) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
 		ThreadID string         `json:"thread_id"`
 		Metadata map[string]any `json:"metadata"`
 		IfExists string         `json:"if_exists"`
+		// Supersteps seed the new thread's state: each superstep's updates are applied in
+		// order, each as its node (as update-state does).
+		Supersteps []struct {
+			Updates []struct {
+				Values json.RawMessage `json:"values"`
+				AsNode string          `json:"as_node"`
+			} `json:"updates"`
+		} `json:"supersteps"`
 	}
 	if err := decode(r, &req); err != nil {
 		writeError(w, err)
@@ -522,8 +530,52 @@ func (s *Server) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, existing)
 		return
 	}
+	if len(req.Supersteps) > 0 {
+		var updates []seedUpdate
+		for i, st := range req.Supersteps {
+			for j, u := range st.Updates {
+				updates = append(updates, seedUpdate{field: fmt.Sprintf("supersteps[%d].updates[%d]", i, j), values: u.Values, asNode: u.AsNode})
+			}
+		}
+		if err := s.seedThread(ctx, t, updates); err != nil {
+			// Nothing of a thread that could not be seeded is kept.
+			dctx := context.WithoutCancel(ctx)
+			if g := s.graphOf(t); g != nil {
+				_ = g.DeleteThread(dctx, t.ThreadID)
+			}
+			_ = s.meta.deleteThread(dctx, t.tenant, t.ThreadID)
+			writeError(w, err)
+			return
+		}
+	}
 	t, _ = s.meta.getThread(ctx, p.Tenant, req.ThreadID)
 	writeJSON(w, 200, t)
+}
+
+// seedUpdate is one update of a new thread's supersteps; field names it in errors.
+type seedUpdate struct {
+	field  string
+	values json.RawMessage
+	asNode string
+}
+
+// seedThread applies a new thread's supersteps, update by update, through its graph's
+// update-state, then records the thread's values.
+func (s *Server) seedThread(ctx context.Context, t *Thread, updates []seedUpdate) error {
+	g := s.graphOf(t)
+	if g == nil {
+		return badRequest("create the thread with metadata.graph_id naming the graph whose state the supersteps hold", "field \"supersteps\" needs to know the thread's graph")
+	}
+	for _, u := range updates {
+		if len(u.values) == 0 || string(u.values) == "null" {
+			return badRequest("give the update's values as an object of state keys", "field %q has no values", u.field+".values")
+		}
+		if _, err := g.UpdateStateJSON(ctx, checkpoint.Ref{ThreadID: t.ThreadID}, u.values, u.asNode); err != nil {
+			return badRequest("check the state keys and as_node against the graph", "field %q cannot be applied: %v", u.field, err)
+		}
+	}
+	values, interrupts := s.runs.threadValues(ctx, t.ThreadID, g)
+	return s.meta.setThreadStatus(ctx, t.tenant, t.ThreadID, ThreadIdle, values, interrupts)
 }
 
 func (s *Server) thread(r *http.Request) (*Thread, error) {

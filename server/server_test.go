@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
@@ -528,6 +529,45 @@ func TestRunAfterSeconds(t *testing.T) {
 	for _, bad := range []any{-1, "soon", 1e12} {
 		if code := b.do("POST", "/runs", map[string]any{"assistant_id": "flow", "input": map[string]any{}, "after_seconds": bad}, nil); code != 400 {
 			t.Errorf("after_seconds %v: %d, want 400", bad, code)
+		}
+	}
+}
+
+// A thread created with supersteps starts with their updates applied, each as its node; one
+// that cannot be applied gets 400 and leaves no thread behind.
+func TestThreadCreateWithSupersteps(t *testing.T) {
+	b := setup(t)
+	var th Thread
+	b.mustDo("POST", "/threads", map[string]any{"metadata": map[string]any{"graph_id": "flow"}, "supersteps": []any{
+		map[string]any{"updates": []any{map[string]any{"values": map[string]any{"topic": "seeded", "steps": []string{"plan"}}, "as_node": "plan"}}},
+		map[string]any{"updates": []any{map[string]any{"values": map[string]any{"approved": "yes"}, "as_node": "approve"}}},
+	}}, &th, 200)
+	var st ThreadState
+	b.mustDo("GET", "/threads/"+th.ThreadID+"/state", nil, &st, 200)
+	vals := st.Values.(map[string]any)
+	if vals["topic"] != "seeded" || vals["approved"] != "yes" || !slices.Equal(st.Next, []string{"act"}) {
+		t.Fatalf("seeded state %v, next %v", vals, st.Next)
+	}
+	var rec map[string]any
+	if json.Unmarshal(th.Values, &rec); rec["topic"] != "seeded" {
+		t.Fatalf("the thread record's values: %s", th.Values)
+	}
+	for _, c := range []struct {
+		body map[string]any
+		want string
+	}{
+		{map[string]any{"supersteps": []any{map[string]any{"updates": []any{map[string]any{"values": map[string]any{"topic": "x"}, "as_node": "plan"}}}}}, "graph_id"},
+		{map[string]any{"metadata": map[string]any{"graph_id": "flow"}, "supersteps": []any{map[string]any{"updates": []any{map[string]any{"values": map[string]any{"topic": "x"}, "as_node": "ghost"}}}}}, "supersteps[0].updates[0]"},
+		{map[string]any{"metadata": map[string]any{"graph_id": "flow"}, "supersteps": []any{map[string]any{"updates": []any{map[string]any{"as_node": "plan"}}}}}, "supersteps[0].updates[0].values"},
+	} {
+		id := uuid.NewString()
+		c.body["thread_id"] = id
+		var e map[string]any
+		if code := b.do("POST", "/threads", c.body, &e); code != 400 || !strings.Contains(fmt.Sprint(e), c.want) {
+			t.Errorf("%v: %d %v, want 400 naming %s", c.body, code, e, c.want)
+		}
+		if code := b.do("GET", "/threads/"+id, nil, nil); code != 404 {
+			t.Errorf("a thread whose supersteps failed was kept: %d", code)
 		}
 	}
 }

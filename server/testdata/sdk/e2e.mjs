@@ -85,6 +85,13 @@ assert.equal(await client.threads.count({ metadata: { owner: "sdk" } }), 1);
 const newest = await client.threads.search({ sortBy: "updated_at", sortOrder: "desc", limit: 1 });
 assert.equal(newest[0].thread_id, thread.thread_id, "the thread just updated sorts first by updated_at");
 await assert.rejects(client.threads.search({ sortBy: "colour" }), /400/);
+const seeded = await client.threads.create({
+  graphId: "flow",
+  supersteps: [{ updates: [{ values: { topic: "seeded", steps: ["plan"] }, asNode: "plan" }] }],
+});
+const seededState = await client.threads.getState(seeded.thread_id);
+assert.equal(seededState.values.topic, "seeded");
+assert.deepEqual(seededState.next, ["approve"]);
 
 // Streaming a run with several modes.
 step("runs.stream");
