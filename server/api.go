@@ -475,6 +475,8 @@ func (s *Server) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
 		ThreadID string         `json:"thread_id"`
 		Metadata map[string]any `json:"metadata"`
 		IfExists string         `json:"if_exists"`
+		// TTL deletes the thread after that long without an update (ttl.go).
+		TTL json.RawMessage `json:"ttl"`
 		// Supersteps seed the new thread's state: each superstep's updates are applied in
 		// order, each as its node (as update-state does).
 		Supersteps []struct {
@@ -510,8 +512,13 @@ func (s *Server) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
 			delete(md, k) // the SDK sends graph_id: undefined as null-less; drop explicit nulls
 		}
 	}
+	ttl, err := parseTTL(req.TTL)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	now := time.Now().UTC()
-	t := &Thread{ThreadID: req.ThreadID, Metadata: md, Status: ThreadIdle, CreatedAt: now, UpdatedAt: now, tenant: p.Tenant}
+	t := &Thread{ThreadID: req.ThreadID, Metadata: md, Status: ThreadIdle, CreatedAt: now, UpdatedAt: now, tenant: p.Tenant, ttlMS: ttl}
 	ctx := r.Context()
 	created, err := s.meta.createThread(ctx, t)
 	if err != nil {
@@ -593,9 +600,15 @@ func (s *Server) handleThreadGet(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleThreadPatch(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Metadata map[string]any `json:"metadata"`
+		Metadata map[string]any  `json:"metadata"`
+		TTL      json.RawMessage `json:"ttl"`
 	}
 	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	ttl, err := parseTTL(req.TTL)
+	if err != nil {
 		writeError(w, err)
 		return
 	}
@@ -603,6 +616,12 @@ func (s *Server) handleThreadPatch(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeError(w, err)
 		return
+	}
+	if ttl > 0 {
+		if err := s.meta.setThreadTTL(r.Context(), t.tenant, t.ThreadID, ttl); err != nil {
+			writeError(w, err)
+			return
+		}
 	}
 	for k, v := range req.Metadata {
 		t.Metadata[k] = v

@@ -116,6 +116,9 @@ type Config struct {
 	// replicas (a stream whose process died stops counting within 30 seconds); otherwise it is
 	// per process.
 	MaxStreamsPerTenant int
+	// ThreadTTLSweep is how often each process looks for threads past their ttl (a thread
+	// created or patched with one). Zero means a minute.
+	ThreadTTLSweep time.Duration
 	// MaxRunAttempts bounds how many times a run is started: after a worker died, or after a
 	// transient error (see [ErrTransient]). Zero means 5.
 	MaxRunAttempts int
@@ -218,8 +221,11 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxRunsPerTenant < 0 || c.RunTimeout < 0 || c.Heartbeat < 0 || c.MaxRunAttempts < 0 ||
 		c.RateLimit < 0 || math.IsNaN(c.RateLimit) || c.RateBurst < 0 || c.MaxStreamsPerTenant < 0 ||
-		c.MaxRunSteps < 0 || c.MaxRunTokens < 0 {
-		return c, &ConfigError{Field: "MaxRunsPerTenant/RunTimeout/Heartbeat/MaxRunAttempts/RateLimit/RateBurst/MaxStreamsPerTenant", Problem: "has a negative value", Hint: "use 0 for the defaults"}
+		c.MaxRunSteps < 0 || c.MaxRunTokens < 0 || c.ThreadTTLSweep < 0 {
+		return c, &ConfigError{Field: "MaxRunsPerTenant/RunTimeout/Heartbeat/MaxRunAttempts/RateLimit/RateBurst/MaxStreamsPerTenant/MaxRunSteps/MaxRunTokens/ThreadTTLSweep", Problem: "has a negative value", Hint: "use 0 for the defaults"}
+	}
+	if c.ThreadTTLSweep == 0 {
+		c.ThreadTTLSweep = time.Minute
 	}
 	if c.RedisURL != "" {
 		if c.DatabaseURL == "" {

@@ -105,6 +105,10 @@ CREATE INDEX IF NOT EXISTS trellis_runs_by_assistant ON trellis_runs (assistant_
 	{4, `
 CREATE INDEX IF NOT EXISTS trellis_threads_by_update ON trellis_threads (tenant, updated_at);
 `},
+	{5, `
+ALTER TABLE trellis_threads ADD COLUMN ttl_ms BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX IF NOT EXISTS trellis_threads_by_ttl ON trellis_threads (ttl_ms) WHERE ttl_ms > 0;
+`},
 }
 
 var placeholder = regexp.MustCompile(`\$(\d+)`)
@@ -177,6 +181,7 @@ type Thread struct {
 	Config     map[string]any  `json:"config"`
 	tenant     string
 	temporary  bool
+	ttlMS      int64 // set at creation: see ttl.go
 }
 
 // Thread statuses.
@@ -258,9 +263,9 @@ func mustJSON(v any) string {
 }
 
 func (m *metaDB) createThread(ctx context.Context, t *Thread) (bool, error) {
-	res, err := m.exec(ctx, `INSERT INTO trellis_threads (tenant, thread_id, metadata, status, temporary, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (thread_id) DO NOTHING`,
-		t.tenant, t.ThreadID, mustJSON(t.Metadata), t.Status, boolInt(t.temporary), ms(t.CreatedAt))
+	res, err := m.exec(ctx, `INSERT INTO trellis_threads (tenant, thread_id, metadata, status, temporary, created_at, updated_at, ttl_ms)
+VALUES ($1, $2, $3, $4, $5, $6, $6, $7) ON CONFLICT (thread_id) DO NOTHING`,
+		t.tenant, t.ThreadID, mustJSON(t.Metadata), t.Status, boolInt(t.temporary), ms(t.CreatedAt), t.ttlMS)
 	if err != nil {
 		return false, err
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/trellis-go/trellis/checkpoint"
 )
 
 func TestAssistants(t *testing.T) {
@@ -618,5 +621,44 @@ func TestHealthAndMetrics(t *testing.T) {
 	}
 	if !strings.Contains(sb.String(), "trellis_runs_created_total 1") || !strings.Contains(sb.String(), `trellis_runs_finished_total{status="success"} 1`) {
 		t.Fatalf("metrics lack run counters:\n%s", sb.String()[:min(2000, sb.Len())])
+	}
+}
+
+// A thread with a ttl is deleted, checkpoints and all, once it has gone that long without an
+// update; one without, or updated since, stays.
+func TestThreadTTL(t *testing.T) {
+	b := setup(t, setupOpts{cfg: Config{ThreadTTLSweep: 50 * time.Millisecond}})
+	var short, long, none Thread
+	b.mustDo("POST", "/threads", map[string]any{"metadata": map[string]any{"graph_id": "flow"}, "ttl": 0.01}, &short, 200)
+	b.mustDo("POST", "/threads", map[string]any{"metadata": map[string]any{"graph_id": "flow"}}, &long, 200)
+	b.mustDo("POST", "/threads", map[string]any{"metadata": map[string]any{"graph_id": "flow"}}, &none, 200)
+	b.mustDo("PATCH", "/threads/"+long.ThreadID, map[string]any{"ttl": map[string]any{"ttl": 60, "strategy": "delete"}}, nil, 200)
+	b.mustDo("POST", "/threads/"+short.ThreadID+"/state", map[string]any{"values": map[string]any{"topic": "t"}, "as_node": "plan"}, nil, 200)
+	deadline := time.Now().Add(10 * time.Second)
+	for b.do("GET", "/threads/"+short.ThreadID, nil, nil) != 404 {
+		if time.Now().After(deadline) {
+			t.Fatal("a thread with a ttl of 0.6 s was not deleted within 10 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	flow, err := b.srv.assistant("flow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap, err := flow.graph.StateOf(context.Background(), checkpoint.Ref{ThreadID: short.ThreadID}); err == nil && snap.Ref.CheckpointID != "" {
+		t.Fatalf("the expired thread's checkpoints are still there: %s", snap.Ref.CheckpointID)
+	}
+	for _, id := range []string{long.ThreadID, none.ThreadID} {
+		if code := b.do("GET", "/threads/"+id, nil, nil); code != 200 {
+			t.Fatalf("thread %s without an expired ttl: %d", id, code)
+		}
+	}
+	for _, bad := range []any{0, -5, "soon", map[string]any{"ttl": 5, "strategy": "archive"}, map[string]any{"strategy": "delete"}} {
+		if code := b.do("POST", "/threads", map[string]any{"ttl": bad}, nil); code != 400 {
+			t.Errorf("ttl %v: %d, want 400", bad, code)
+		}
+		if code := b.do("PATCH", "/threads/"+none.ThreadID, map[string]any{"ttl": bad}, nil); code != 400 {
+			t.Errorf("patch with ttl %v: %d, want 400", bad, code)
+		}
 	}
 }
