@@ -633,6 +633,9 @@ func TestThreadTTL(t *testing.T) {
 	b.mustDo("POST", "/threads", map[string]any{"metadata": map[string]any{"graph_id": "flow"}}, &long, 200)
 	b.mustDo("POST", "/threads", map[string]any{"metadata": map[string]any{"graph_id": "flow"}}, &none, 200)
 	b.mustDo("PATCH", "/threads/"+long.ThreadID, map[string]any{"ttl": map[string]any{"ttl": 60, "strategy": "delete"}}, nil, 200)
+	var waiting Thread // expired, but a run waits on it
+	b.mustDo("POST", "/threads", map[string]any{"metadata": map[string]any{"graph_id": "flow"}, "ttl": 0.01}, &waiting, 200)
+	b.mustDo("POST", "/threads/"+waiting.ThreadID+"/runs", map[string]any{"assistant_id": "flow", "input": map[string]any{}, "after_seconds": 600}, nil, 200)
 	b.mustDo("POST", "/threads/"+short.ThreadID+"/state", map[string]any{"values": map[string]any{"topic": "t"}, "as_node": "plan"}, nil, 200)
 	deadline := time.Now().Add(10 * time.Second)
 	for b.do("GET", "/threads/"+short.ThreadID, nil, nil) != 404 {
@@ -648,9 +651,10 @@ func TestThreadTTL(t *testing.T) {
 	if snap, err := flow.graph.StateOf(context.Background(), checkpoint.Ref{ThreadID: short.ThreadID}); err == nil && snap.Ref.CheckpointID != "" {
 		t.Fatalf("the expired thread's checkpoints are still there: %s", snap.Ref.CheckpointID)
 	}
-	for _, id := range []string{long.ThreadID, none.ThreadID} {
+	time.Sleep(700 * time.Millisecond) // the waiting thread's ttl has passed too, and sweeps ran
+	for _, id := range []string{long.ThreadID, none.ThreadID, waiting.ThreadID} {
 		if code := b.do("GET", "/threads/"+id, nil, nil); code != 200 {
-			t.Fatalf("thread %s without an expired ttl: %d", id, code)
+			t.Fatalf("thread %s, without an expired ttl or with a run waiting: %d", id, code)
 		}
 	}
 	for _, bad := range []any{0, -5, "soon", map[string]any{"ttl": 5, "strategy": "archive"}, map[string]any{"strategy": "delete"}} {

@@ -47,10 +47,12 @@ func (m *metaDB) setThreadTTL(ctx context.Context, tenant, id string, ttlMS int6
 }
 
 // expiredThreads returns up to limit threads whose ttl has passed since their last update, and
-// that have no run under way.
+// that have no run under way or waiting.
 func (m *metaDB) expiredThreads(ctx context.Context, now time.Time, limit int) ([]*Thread, error) {
-	rows, err := m.db.QueryContext(ctx, m.q(`SELECT `+threadCols+` FROM trellis_threads
-WHERE ttl_ms > 0 AND updated_at + ttl_ms < $1 AND status <> $2 AND temporary = 0 LIMIT $3`), ms(now), ThreadBusy, limit)
+	rows, err := m.db.QueryContext(ctx, m.q(`SELECT `+threadCols+` FROM trellis_threads t
+WHERE ttl_ms > 0 AND updated_at + ttl_ms < $1 AND status <> $2 AND temporary = 0
+AND NOT EXISTS (SELECT 1 FROM trellis_runs r WHERE r.tenant = t.tenant AND r.thread_id = t.thread_id AND r.status IN ($3, $4))
+LIMIT $5`), ms(now), ThreadBusy, RunPending, RunRunning, limit)
 	if err != nil {
 		return nil, err
 	}
