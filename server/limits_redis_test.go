@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -35,17 +36,26 @@ func TestRateLimitSharedThroughRedis(t *testing.T) {
 		}
 	}
 	for i, r := range replicas {
-		req, _ := http.NewRequest("POST", r.http.URL+"/threads/search", strings.NewReader("{}"))
+		wantRateLimited(t, r, fmt.Sprintf("replica %d after the tenant's burst", i))
+	}
+}
+
+// wantRateLimited sends one more request through r and fails the test unless it is refused
+// with 429, a Retry-After header and a message saying why.
+func wantRateLimited(t *testing.T, r *bundle, what string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", r.http.URL+"/threads/search", strings.NewReader("{}"))
+	if r.token != "" {
 		req.Header.Set("Authorization", "Bearer "+r.token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "over its rate") {
-			t.Fatalf("replica %d after the tenant's burst: %d, Retry-After %q, %s", i, resp.StatusCode, resp.Header.Get("Retry-After"), body)
-		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "over its rate") {
+		t.Fatalf("%s: %d, Retry-After %q, %s", what, resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
 }
 

@@ -164,16 +164,7 @@ func TestRateLimit(t *testing.T) {
 			t.Fatalf("request %d within the burst: %d", i, code)
 		}
 	}
-	req, _ := http.NewRequest("POST", b.http.URL+"/threads/search", strings.NewReader("{}"))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "over its rate") {
-		t.Fatalf("third request: %d, Retry-After %q, %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
-	}
+	wantRateLimited(t, b, "third request")
 	// Health checks are not counted.
 	if code := b.do("GET", "/healthz", nil, nil); code != 200 {
 		t.Fatalf("healthz: %d", code)
