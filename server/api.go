@@ -667,7 +667,12 @@ type threadQuery struct {
 	Offset   int            `json:"offset"`
 	SortBy   string         `json:"sort_by"`
 	SortOrd  string         `json:"sort_order"`
+	// Select keeps only these fields of each thread found (search).
+	Select []string `json:"select"`
 }
+
+// threadFieldNames are the fields of a thread record, for select.
+var threadFieldNames = []string{"thread_id", "created_at", "updated_at", "metadata", "status", "values", "interrupts", "config"}
 
 // findThreads returns the threads q selects, from the offset-th on and at most limit of them,
 // and how many it selects in all when count is set (otherwise the count is a lower bound).
@@ -684,6 +689,11 @@ func (s *Server) findThreads(r *http.Request, q threadQuery, offset, limit int, 
 	case "", "asc", "desc":
 	default:
 		return nil, 0, badRequest("use asc or desc", "field \"sort_order\" is %q", q.SortOrd)
+	}
+	for _, f := range q.Select {
+		if !slices.Contains(threadFieldNames, f) {
+			return nil, 0, badRequest("select among "+strings.Join(threadFieldNames, ", "), "field \"select\" names unknown field %q", f)
+		}
 	}
 	f := threadFilter{status: q.Status, ids: q.IDs, metadata: q.Metadata, values: q.Values, sortBy: q.SortBy, asc: q.SortOrd == "asc"}
 	out := []*Thread{}
@@ -720,6 +730,10 @@ func (s *Server) handleThreadSearch(w http.ResponseWriter, r *http.Request) {
 	list, _, err := s.findThreads(r, q, max(q.Offset, 0), q.Limit, false)
 	if err != nil {
 		writeError(w, err)
+		return
+	}
+	if len(q.Select) > 0 {
+		writeJSON(w, 200, selectFields(list, q.Select))
 		return
 	}
 	writeJSON(w, 200, list)

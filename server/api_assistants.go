@@ -534,19 +534,24 @@ func (s *Server) handleAssistantSearch(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, list)
 		return
 	}
+	writeJSON(w, 200, selectFields(list, q.Select))
+}
+
+// selectFields returns each of list's records as a JSON object holding only the fields named.
+func selectFields[T any](list []T, fields []string) []map[string]any {
 	out := make([]map[string]any, 0, len(list))
-	for _, a := range list {
+	for _, v := range list {
 		var m map[string]any
-		raw, _ := json.Marshal(a)
+		raw, _ := json.Marshal(v)
 		_ = json.Unmarshal(raw, &m)
 		for k := range m {
-			if !slices.Contains(q.Select, k) {
+			if !slices.Contains(fields, k) {
 				delete(m, k)
 			}
 		}
 		out = append(out, m)
 	}
-	writeJSON(w, 200, out)
+	return out
 }
 
 func (s *Server) handleAssistantCount(w http.ResponseWriter, r *http.Request) {

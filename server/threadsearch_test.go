@@ -126,7 +126,12 @@ func threadSearchTest(t *testing.T, b *bundle) {
 	if got := search(map[string]any{"sort_by": "status", "limit": 100}); len(got) != 12 {
 		t.Errorf("by status: %d threads", len(got))
 	}
-	for _, bad := range []map[string]any{{"sort_by": "colour"}, {"sort_order": "sideways"}, {"status": "sleepy"}} {
+	var sel []map[string]any
+	b.mustDo("POST", "/threads/search", map[string]any{"select": []string{"thread_id", "status"}, "limit": 3}, &sel, 200)
+	if len(sel) != 3 || len(sel[0]) != 2 || sel[0]["thread_id"] == nil || sel[0]["status"] != "idle" {
+		t.Errorf("select thread_id and status: %v", sel)
+	}
+	for _, bad := range []map[string]any{{"sort_by": "colour"}, {"sort_order": "sideways"}, {"status": "sleepy"}, {"select": []string{"colour"}}} {
 		for _, path := range []string{"/threads/search", "/threads/count"} {
 			if code := b.do("POST", path, bad, nil); code != 400 {
 				t.Errorf("%s %v: %d, want 400", path, bad, code)
