@@ -546,11 +546,7 @@ func (s *Server) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
 		}
 		if err := s.seedThread(ctx, t, updates); err != nil {
 			// Nothing of a thread that could not be seeded is kept.
-			dctx := context.WithoutCancel(ctx)
-			if g := s.graphOf(t); g != nil {
-				_ = g.DeleteThread(dctx, t.ThreadID)
-			}
-			_ = s.meta.deleteThread(dctx, t.tenant, t.ThreadID)
+			_ = s.removeThread(context.WithoutCancel(ctx), t)
 			writeError(w, err)
 			return
 		}
@@ -583,6 +579,18 @@ func (s *Server) seedThread(ctx context.Context, t *Thread, updates []seedUpdate
 	}
 	values, interrupts := s.runs.threadValues(ctx, t.ThreadID, g)
 	return s.meta.setThreadStatus(ctx, t.tenant, t.ThreadID, ThreadIdle, values, interrupts)
+}
+
+// removeThread deletes a thread's checkpoints (through its graph, when it has one) and then its
+// record, runs and events. The checkpoints go first: a failure leaves the record, so the
+// deletion can be asked again.
+func (s *Server) removeThread(ctx context.Context, t *Thread) error {
+	if g := s.graphOf(t); g != nil {
+		if err := g.DeleteThread(ctx, t.ThreadID); err != nil {
+			return err
+		}
+	}
+	return s.meta.deleteThread(ctx, t.tenant, t.ThreadID)
 }
 
 func (s *Server) thread(r *http.Request) (*Thread, error) {
@@ -648,10 +656,7 @@ func (s *Server) handleThreadDelete(w http.ResponseWriter, r *http.Request) {
 	for _, run := range active {
 		_ = s.runs.cancel(r.Context(), t.tenant, t.ThreadID, run.RunID, errCancelInterrupt, true)
 	}
-	if g := s.graphOf(t); g != nil {
-		_ = g.DeleteThread(r.Context(), t.ThreadID)
-	}
-	if err := s.meta.deleteThread(r.Context(), t.tenant, t.ThreadID); err != nil {
+	if err := s.removeThread(r.Context(), t); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -941,9 +946,7 @@ func (s *Server) handleThreadCopy(w http.ResponseWriter, r *http.Request) {
 	if g := s.graphOf(t); g != nil {
 		if err := g.CopyThread(r.Context(), t.ThreadID, cp.ThreadID); err != nil {
 			// Nothing of a failed copy is kept.
-			ctx := context.WithoutCancel(r.Context())
-			_ = g.DeleteThread(ctx, cp.ThreadID)
-			_ = s.meta.deleteThread(ctx, cp.tenant, cp.ThreadID)
+			_ = s.removeThread(context.WithoutCancel(r.Context()), cp)
 			writeError(w, err)
 			return
 		}

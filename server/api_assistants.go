@@ -338,20 +338,18 @@ func (s *Server) handleAssistantDelete(w http.ResponseWriter, r *http.Request) {
 			}
 			return true
 		}
-		for _, f := range []threadFilter{{metadata: map[string]any{"assistant_id": a.AssistantID}}, {ids: ids}} {
-			if f.metadata == nil && len(ids) == 0 {
-				continue
-			}
+		filters := []threadFilter{{metadata: map[string]any{"assistant_id": a.AssistantID}}}
+		if len(ids) > 0 {
+			filters = append(filters, threadFilter{ids: ids})
+		}
+		for _, f := range filters {
 			if err := s.meta.eachThread(ctx, p.Tenant, f, collect); err != nil {
 				writeError(w, err)
 				return
 			}
 		}
 		for _, t := range doomed {
-			if g := s.graphOf(t); g != nil {
-				_ = g.DeleteThread(ctx, t.ThreadID)
-			}
-			if err := s.meta.deleteThread(ctx, p.Tenant, t.ThreadID); err != nil {
+			if err := s.removeThread(ctx, t); err != nil {
 				writeError(w, err)
 				return
 			}

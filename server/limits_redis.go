@@ -34,8 +34,7 @@ type sharedLimits struct {
 
 	lastWarn atomic.Int64 // unix seconds of the last fallback warning
 	closed   atomic.Bool
-	stop     context.CancelFunc
-	done     chan struct{}
+	stop     func() // stops the renewals
 }
 
 // streamLease is how long a stream counts after its process last renewed it.
@@ -93,10 +92,8 @@ func newSharedLimits(ctx context.Context, url string, log *slog.Logger) (*shared
 	if err != nil {
 		return nil, err
 	}
-	lctx, cancel := context.WithCancel(context.Background())
-	l := &sharedLimits{client: client, replica: uuid.NewString(), log: log, mine: map[string]map[string]bool{},
-		stop: cancel, done: make(chan struct{})}
-	go l.renewLoop(lctx)
+	l := &sharedLimits{client: client, replica: uuid.NewString(), log: log, mine: map[string]map[string]bool{}}
+	l.stop = every(streamLease/3, l.renew)
 	return l, nil
 }
 
@@ -166,41 +163,31 @@ func (l *sharedLimits) open(tenant string, limit int) (done func(), ok bool) {
 	}, true
 }
 
-// renewLoop renews the leases of this process's open streams.
-func (l *sharedLimits) renewLoop(ctx context.Context) {
-	defer close(l.done)
-	t := time.NewTicker(streamLease / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+// renew renews the leases of this process's open streams.
+func (l *sharedLimits) renew(ctx context.Context) {
+	l.mu.Lock()
+	batches := map[string][]any{}
+	for tenant, members := range l.mine {
+		args := []any{streamLease.Milliseconds()}
+		for m := range members {
+			args = append(args, m)
 		}
-		l.mu.Lock()
-		batches := map[string][]any{}
-		for tenant, members := range l.mine {
-			args := []any{streamLease.Milliseconds()}
-			for m := range members {
-				args = append(args, m)
-			}
-			batches[tenant] = args
+		batches[tenant] = args
+	}
+	l.mu.Unlock()
+	if len(batches) == 0 {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err := l.client.Pipelined(rctx, func(p redis.Pipeliner) error {
+		for tenant, args := range batches {
+			renewScript.Eval(rctx, p, []string{streamsKey(tenant)}, args...) // EVALSHA cannot fall back in a pipeline
 		}
-		l.mu.Unlock()
-		if len(batches) == 0 {
-			continue
-		}
-		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := l.client.Pipelined(rctx, func(p redis.Pipeliner) error {
-			for tenant, args := range batches {
-				renewScript.Eval(rctx, p, []string{streamsKey(tenant)}, args...) // EVALSHA cannot fall back in a pipeline
-			}
-			return nil
-		})
-		cancel()
-		if err != nil && ctx.Err() == nil {
-			l.fallback("renewing streams", err)
-		}
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		l.fallback("renewing streams", err)
 	}
 }
 
@@ -208,7 +195,6 @@ func (l *sharedLimits) renewLoop(ctx context.Context) {
 func (l *sharedLimits) close() {
 	l.closed.Store(true)
 	l.stop()
-	<-l.done
 	l.mu.Lock()
 	mine := l.mine
 	l.mine = map[string]map[string]bool{}

@@ -225,7 +225,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.runs.reap()
-	s.closers = append(s.closers, s.startTTLSweeper(context.Background()))
+	s.closers = append(s.closers, s.startTTLSweeper())
 	return s, nil
 }
 

@@ -59,13 +59,19 @@ LIMIT $5`), ms(now), ThreadBusy, RunPending, RunRunning, limit)
 	return scanAll(rows, scanThread)
 }
 
-// startTTLSweeper looks for expired threads every Config.ThreadTTLSweep until ctx ends.
-func (s *Server) startTTLSweeper(ctx context.Context) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
+// startTTLSweeper looks for expired threads every Config.ThreadTTLSweep until it is stopped.
+func (s *Server) startTTLSweeper() (stop func()) {
+	return every(s.cfg.ThreadTTLSweep, s.sweepExpiredThreads)
+}
+
+// every calls fn every d, on a goroutine of its own, until stop is called; stop cancels fn's
+// context and waits for the goroutine to return.
+func every(d time.Duration, fn func(ctx context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(s.cfg.ThreadTTLSweep)
+		t := time.NewTicker(d)
 		defer t.Stop()
 		for {
 			select {
@@ -73,7 +79,7 @@ func (s *Server) startTTLSweeper(ctx context.Context) (stop func()) {
 				return
 			case <-t.C:
 			}
-			s.sweepExpiredThreads(ctx)
+			fn(ctx)
 		}
 	}()
 	return func() { cancel(); <-done }
@@ -90,13 +96,7 @@ func (s *Server) sweepExpiredThreads(ctx context.Context) {
 			return
 		}
 		for _, t := range threads {
-			if g := s.graphOf(t); g != nil {
-				if err := g.DeleteThread(ctx, t.ThreadID); err != nil {
-					s.log.Warn("cannot delete the checkpoints of a thread past its ttl", "thread_id", t.ThreadID, "err", err)
-					return
-				}
-			}
-			if err := s.meta.deleteThread(ctx, t.tenant, t.ThreadID); err != nil {
+			if err := s.removeThread(ctx, t); err != nil {
 				s.log.Warn("cannot delete a thread past its ttl", "thread_id", t.ThreadID, "err", err)
 				return
 			}
