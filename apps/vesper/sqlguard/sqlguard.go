@@ -173,6 +173,9 @@ func (g *Guard) Check(sql string) (*Checked, error) {
 			return nil, reject(-1, "give the CTE another name", "the WITH query %q has the name of an approved view", name)
 		}
 	}
+	if err := checkCTEOrder(raw.GetStmt().ProtoReflect(), nil, w.ctes, 0); err != nil {
+		return nil, err
+	}
 	if err := w.walk(raw.GetStmt().ProtoReflect()); err != nil {
 		return nil, err
 	}
@@ -209,6 +212,13 @@ func (g *Guard) lex(sql string) (int, error) {
 			return 0, reject(int(t.Start), "write strings in plain single quotes", "bit, hex and Unicode-escape literals are not allowed")
 		case pg.Token_PARAM:
 			return 0, reject(int(t.Start), "write the values into the query", "$n parameters are not allowed")
+		case pg.Token_ASCII_58, pg.Token_ASCII_36: // ':' and '$' alone: SQLite reads :name and $name as parameters
+			return 0, reject(int(t.Start), "write the values into the query", "parameters such as :name or $name are not allowed")
+		case pg.Token_Op:
+			// SQLite reads ?, ?1 and @name as parameters; PostgreSQL reads them as operators.
+			if strings.ContainsAny(text, "?@") {
+				return 0, reject(int(t.Start), "write the values into the query", "parameters such as ?1 or @name (and the operators spelt with ? or @) are not allowed")
+			}
 		case pg.Token_ASCII_59: // ';'
 			for _, rest := range toks[i+1:] {
 				if rest.Token != pg.Token_ASCII_59 {
@@ -297,6 +307,9 @@ func (w *walker) check(n any) error {
 		if len(x.GetLockingClause()) > 0 {
 			return reject(-1, "drop FOR UPDATE / FOR SHARE", "locking clauses take locks")
 		}
+		if err := checkCrossAggregate(x); err != nil {
+			return err
+		}
 	case *pg.WithClause:
 		if x.GetRecursive() {
 			return reject(int(x.GetLocation()), "write the query without RECURSIVE", "recursive queries are not allowed")
@@ -327,6 +340,11 @@ func (w *walker) check(n any) error {
 		}
 		if x.GetFuncVariadic() {
 			return reject(int(x.GetLocation()), "pass the arguments one by one", "VARIADIC calls are not allowed")
+		}
+		if parts[0] == "replace" {
+			if err := checkReplace(x); err != nil {
+				return err
+			}
 		}
 	case *pg.TypeCast:
 		var parts []string

@@ -40,6 +40,15 @@ func TestAccepts(t *testing.T) {
 		{"SELECT CASE WHEN gencap > 100 THEN 'big' ELSE 'small' END, LOWER(name), EXTRACT(YEAR FROM revision_date) FROM per_project", []string{"per_project"}},
 		{"SELECT name FROM per_project WHERE name LIKE 'O''Brien%' AND CURRENT_DATE > revision_date", []string{"per_project"}},
 		{"SELECT 1", []string{}},
+		// WITH queries may read the ones declared before them
+		{"WITH a AS (SELECT name FROM per_project), b AS (SELECT name FROM a) SELECT * FROM b", []string{"per_project"}},
+		// replace that does not lengthen, string_agg over a real join or a single view
+		{"SELECT replace(replace(name, '_', ' '), '--', '-') FROM per_project", []string{"per_project"}},
+		{"SELECT status_type, string_agg(name, ', ') FROM per_project GROUP BY status_type", []string{"per_project"}},
+		{"SELECT p.status_type, string_agg(c.projectname, ', ') FROM per_project p JOIN changes c ON c.projectname = p.name GROUP BY p.status_type", []string{"changes", "per_project"}},
+		{"SELECT COUNT(*) FROM per_project a, per_project b WHERE a.name = b.name", []string{"per_project"}},
+		// :: casts are not parameters
+		{"SELECT gencap::int FROM per_project", []string{"per_project"}},
 	} {
 		c, err := g.Check(tc.sql)
 		if err != nil {
@@ -139,6 +148,25 @@ var injections = []struct{ sql, reason string }{
 	{"SELECT U&'\\0041'", "Unicode"},
 	{"SELECT X'41'", "bit, hex"},
 	{"SELECT * FROM per_project WHERE name = $1", "$n parameters"},
+	// recursion without the keyword: SQLite runs a self-referencing CTE as recursive
+	{"WITH n AS (SELECT 1 AS i UNION ALL SELECT i+1 FROM n) SELECT COUNT(*) FROM n", "reads itself"},
+	{"WITH a AS (SELECT i FROM b), b AS (SELECT i FROM a) SELECT * FROM a", "reads itself or a WITH query declared after it"},
+	{"WITH a AS (SELECT 1 AS i) SELECT * FROM a WHERE i IN (WITH b AS (SELECT i FROM b) SELECT i FROM b)", "reads itself"},
+	{"WITH x AS (SELECT 1 AS i), n AS (SELECT i FROM x UNION ALL SELECT i+1 FROM n WHERE i < 1e9) SELECT max(i) FROM n", "reads itself"},
+	// SQLite's own parameter forms
+	{"SELECT * FROM per_project WHERE name = ?1", "?1"},
+	{"SELECT * FROM per_project WHERE name = ?", "?1"},
+	{"SELECT * FROM per_project WHERE name = :name", ":name"},
+	{"SELECT * FROM per_project WHERE name = @name", "@name"},
+	{"SELECT * FROM per_project WHERE name = $name", "$name"},
+	// values that grow without bound
+	{"SELECT replace(replace(replace(name, 'a', name), 'a', name), 'a', name) FROM per_project", "replace() that lengthens"},
+	{"SELECT replace(name, 'a', 'aaaa') FROM per_project", "replace() that lengthens"},
+	{"SELECT replace(name, name, 'x') FROM per_project", "replace() that lengthens"},
+	{"SELECT string_agg(a.name, ',') FROM per_project a, per_project b", "cross join"},
+	{"SELECT COUNT(*), string_agg(a.name || b.name, ',') FROM per_project a CROSS JOIN changes b", "cross join"},
+	{"SELECT group_concat(a.name) FROM per_project a JOIN per_project b ON true", "cross join"},
+	{"SELECT a.status_type FROM per_project a, per_project b GROUP BY a.status_type HAVING length(string_agg(b.name, ',')) > 0", "cross join"},
 	{"SELECT 'x'::regclass", "regclass"},
 	{"SELECT CAST(name AS regproc) FROM per_project", "regproc"},
 	{"SELECT VARIADIC_TEST(VARIADIC ARRAY[1])", "not allowed"},

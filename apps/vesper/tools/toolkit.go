@@ -105,8 +105,8 @@ type Meta struct {
 }
 
 func (m *Meta) fromResult(r *warehouse.Result) {
-	if r.Truncated {
-		m.Truncated = true
+	if r.Truncated || r.CutValues > 0 {
+		m.Truncated = r.Truncated
 		m.Note = r.Note()
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
+
+	"modernc.org/sqlite"
 )
 
 // Result is the outcome of one query: column names and rows of plain Go
@@ -21,14 +24,32 @@ type Result struct {
 	Truncated bool
 	// MaxRows is the cap that applied.
 	MaxRows int
+	// CutBytes is true when the rows stopped at Config.MaxResultBytes
+	// (Truncated is then true as well): Rows holds the rows that fit.
+	CutBytes bool
+	// CutValues counts the values longer than Config.MaxValueBytes, each cut
+	// to that length and ending in "…".
+	CutValues int
 }
 
 // Note says, in words for the user, that the result was cut; empty if not.
 func (r *Result) Note() string {
-	if r == nil || !r.Truncated {
+	if r == nil || (!r.Truncated && r.CutValues == 0) {
 		return ""
 	}
-	return fmt.Sprintf("Only the first %d rows are shown: the query matched more. Narrow it with filters to see the rest.", r.MaxRows)
+	var parts []string
+	switch {
+	case r.CutBytes:
+		parts = append(parts, fmt.Sprintf("Only the first %d rows are shown: the result was too large to show whole. Narrow it with filters or select fewer columns to see the rest.", len(r.Rows)))
+	case r.Truncated:
+		parts = append(parts, fmt.Sprintf("Only the first %d rows are shown: the query matched more. Narrow it with filters to see the rest.", r.MaxRows))
+	}
+	if r.CutValues == 1 {
+		parts = append(parts, "One value was too long and is cut (it ends in …).")
+	} else if r.CutValues > 1 {
+		parts = append(parts, fmt.Sprintf("%d values were too long and are cut (they end in …).", r.CutValues))
+	}
+	return strings.Join(parts, " ")
 }
 
 // Maps returns the rows as column-name maps.
@@ -90,11 +111,14 @@ func (w *Warehouse) queryPostgres(ctx context.Context, tenant, query string, arg
 	}
 	defer tx.Rollback()
 	ms := strconv.FormatInt(w.cfg.Timeout.Milliseconds(), 10)
-	// one round trip: the tenant, the schema, the timeout, and SET LOCAL ROLE
-	// (role is a setting too), all transaction-local
+	workMem := strconv.FormatInt(max(w.cfg.WorkMemBytes/1024, 64), 10) + "kB"
+	// one round trip: the tenant, the schema, the timeout, the memory of each
+	// sort and hash, and SET LOCAL ROLE (role is a setting too), all
+	// transaction-local. (Settings of the reader role itself would not apply:
+	// they are read at login, and the queries only SET ROLE.)
 	if _, err := tx.ExecContext(ctx, `SELECT set_config('vesper.tenant', $1, true), set_config('search_path', $2, true),
-		set_config('statement_timeout', $3, true), set_config('role', $4, true)`,
-		tenant, w.cfg.Schema, ms, w.cfg.ReaderRole); err != nil {
+		set_config('statement_timeout', $3, true), set_config('work_mem', $5, true), set_config('role', $4, true)`,
+		tenant, w.cfg.Schema, ms, w.cfg.ReaderRole, workMem); err != nil {
 		return nil, &QueryError{Dialect: Postgres, Err: err, Hint: "the connecting user must be a member of the reader role " + w.cfg.ReaderRole}
 	}
 	rows, err := tx.QueryContext(ctx, query, args...)
@@ -106,11 +130,37 @@ func (w *Warehouse) queryPostgres(ctx context.Context, tenant, query string, arg
 
 func (w *Warehouse) querySQLite(ctx context.Context, tenant, query string, args []any) (*Result, error) {
 	scoped, scopedArgs := ScopeSQLite(query, args, tenant)
-	rows, err := w.ro.QueryContext(ctx, scoped, scopedArgs...)
+	conn, err := w.ro.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return w.collect(rows)
+	defer conn.Close()
+	// The longest string or blob this connection may build: a query whose
+	// values grow (string aggregates, concatenations) fails at this size
+	// instead of taking the process's memory. SQLite's heap limit would be
+	// the process's, shared with the server's own databases, so the bound is
+	// set per connection here.
+	if _, err := sqlite.Limit(conn, sqliteLimitLength, w.cfg.MaxValueBuild); err != nil {
+		return nil, err
+	}
+	rows, err := conn.QueryContext(ctx, scoped, scopedArgs...)
+	if err != nil {
+		return nil, sqliteTooBig(err, w.cfg.MaxValueBuild)
+	}
+	res, err := w.collect(rows)
+	return res, sqliteTooBig(err, w.cfg.MaxValueBuild)
+}
+
+// sqliteLimitLength is SQLITE_LIMIT_LENGTH, the largest string or blob.
+const sqliteLimitLength = 0
+
+// sqliteTooBig turns SQLite's "string or blob too big" into a QueryError
+// that says what to do.
+func sqliteTooBig(err error, limit int) error {
+	if err != nil && strings.Contains(err.Error(), "too big") {
+		return &QueryError{Dialect: SQLite, Err: err, Hint: fmt.Sprintf("a value of the query would be larger than %d bytes; aggregate fewer rows or select shorter values", limit)}
+	}
+	return err
 }
 
 // ScopeSQLite rewrites a query so that every tenant view it names holds only
@@ -164,6 +214,7 @@ func (w *Warehouse) collect(rows *sql.Rows) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Columns: cols, MaxRows: w.cfg.MaxRows}
+	size := 0
 	for rows.Next() {
 		if len(res.Rows) == w.cfg.MaxRows {
 			res.Truncated = true
@@ -177,15 +228,41 @@ func (w *Warehouse) collect(rows *sql.Rows) (*Result, error) {
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, err
 		}
+		rowSize := 0
 		for i, v := range vals {
-			vals[i] = normalize(v)
+			v = normalize(v)
+			if str, ok := v.(string); ok {
+				if len(str) > w.cfg.MaxValueBytes {
+					str = cutUTF8(str, w.cfg.MaxValueBytes) + "…"
+					res.CutValues++
+				}
+				v = str
+				rowSize += len(str)
+			} else {
+				rowSize += 8
+			}
+			vals[i] = v
 		}
+		if size+rowSize > w.cfg.MaxResultBytes && len(res.Rows) > 0 {
+			res.Truncated, res.CutBytes = true, true
+			break
+		}
+		size += rowSize
 		res.Rows = append(res.Rows, vals)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// cutUTF8 returns the longest prefix of s of at most n bytes that ends on a
+// rune boundary.
+func cutUTF8(s string, n int) string {
+	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 func normalize(v any) any {

@@ -36,6 +36,19 @@ type Config struct {
 	MaxRows int
 	// Timeout bounds every query (default 10s).
 	Timeout time.Duration
+	// MaxResultBytes bounds the text of one result (default 1 MiB): rows
+	// past it are left out, and Result.CutBytes and Note say so.
+	MaxResultBytes int
+	// MaxValueBytes bounds one value of a result (default 8 KiB): a longer
+	// string is cut and ends in "…" (Result.CutValues counts them).
+	MaxValueBytes int
+	// MaxValueBuild is the largest string or blob a query may build on
+	// SQLite (default 1 MiB, SQLITE_LIMIT_LENGTH on the query's connection):
+	// a query past it fails with a QueryError that says so.
+	MaxValueBuild int
+	// WorkMemBytes is PostgreSQL's work_mem for a query (default 8 MiB): the
+	// memory each sort or hash may take before it spills to disk.
+	WorkMemBytes int64
 	// Data is what Open loads into an empty warehouse: nil means the
 	// generated data set, Generate(). Ignored when CSVDir is set.
 	Data *Dataset
@@ -80,8 +93,20 @@ func (c *Config) setDefaults() error {
 	if !identRE.MatchString(c.ReaderRole) {
 		return fmt.Errorf("%w: reader role %q must be a lower-case identifier", ErrConfig, c.ReaderRole)
 	}
-	if c.MaxRows < 0 || c.Timeout < 0 {
-		return fmt.Errorf("%w: MaxRows and Timeout must not be negative", ErrConfig)
+	if c.MaxRows < 0 || c.Timeout < 0 || c.MaxResultBytes < 0 || c.MaxValueBytes < 0 || c.MaxValueBuild < 0 || c.WorkMemBytes < 0 {
+		return fmt.Errorf("%w: MaxRows, Timeout, MaxResultBytes, MaxValueBytes, MaxValueBuild and WorkMemBytes must not be negative", ErrConfig)
+	}
+	if c.MaxResultBytes == 0 {
+		c.MaxResultBytes = 1 << 20
+	}
+	if c.MaxValueBytes == 0 {
+		c.MaxValueBytes = 8 << 10
+	}
+	if c.MaxValueBuild == 0 {
+		c.MaxValueBuild = 1 << 20
+	}
+	if c.WorkMemBytes == 0 {
+		c.WorkMemBytes = 8 << 20
 	}
 	if c.MaxRows == 0 {
 		c.MaxRows = 500
