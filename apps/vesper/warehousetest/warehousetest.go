@@ -6,8 +6,12 @@ package warehousetest
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -60,8 +64,18 @@ func SQLite(t testing.TB) *warehouse.Warehouse {
 		if sqliteErr != nil {
 			return
 		}
+		dst := filepath.Join(sqliteDir, "vesper.db")
+		// Loading takes seconds (many under the race detector), and every
+		// package of apps/vesper wants the same data: copy the file the
+		// first test process of this data set loaded. A copy that cannot be
+		// made only means this process loads its own.
+		if src, err := cachedSQLite(); err == nil {
+			if err := copyFile(src, dst); err != nil {
+				os.Remove(dst)
+			}
+		}
 		sqliteWH, sqliteErr = warehouse.Open(context.Background(), warehouse.Config{
-			DSN: filepath.Join(sqliteDir, "vesper.db"), Data: Data(), Timeout: TestTimeout,
+			DSN: dst, Data: Data(), Timeout: TestTimeout,
 		})
 	})
 	if sqliteErr != nil {
@@ -129,4 +143,64 @@ func Postgres(t testing.TB, cfg warehouse.Config) *warehouse.Warehouse {
 	}
 	t.Cleanup(func() { w.Close() })
 	return w
+}
+
+// cacheVersion changes when what a loaded file holds changes in a way the
+// key below does not see (indexes, rollups).
+const cacheVersion = "1"
+
+// cachedSQLite returns the path of a loaded SQLite warehouse of Data(),
+// shared by the test processes of this machine: the first one to need it
+// loads it and renames it into place, so a reader sees a whole file or
+// none. Its name holds a hash of the data set and the views, so a change to
+// either loads a new one.
+func cachedSQLite() (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%#v\n", cacheVersion, warehouse.Views)
+	if err := json.NewEncoder(h).Encode(Data()); err != nil {
+		return "", err
+	}
+	path := filepath.Join(os.TempDir(), "trellis-vesper-warehouse-"+hex.EncodeToString(h.Sum(nil))[:16]+".db")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	dir, err := os.MkdirTemp("", "vesper-wh-build-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	built := filepath.Join(dir, "vesper.db")
+	w, err := warehouse.Open(context.Background(), warehouse.Config{DSN: built, Data: Data(), Timeout: TestTimeout})
+	if err != nil {
+		return "", err
+	}
+	// Fold the write-ahead log into the file, so the file alone is whole.
+	if _, err := w.DB().Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		w.Close()
+		return "", err
+	}
+	if err := w.Close(); err != nil {
+		return "", err
+	}
+	if err := os.Rename(built, path); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
