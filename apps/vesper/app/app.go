@@ -150,6 +150,13 @@ func (a *App) afterClassify(ctx context.Context, st agent.SupervisorState, r age
 	}
 	f.Normalize()
 	req := strings.ToLower(lastUser(st.Messages))
+	if f.SQL == "" && writeRequest(req) {
+		// The tools only read; say so rather than answer another question.
+		r.Agents, r.Ambiguous, r.Question = nil, true, WriteRefusal
+		raw, _ := json.Marshal(f)
+		r.Filters = raw
+		return r, nil
+	}
 	followUp := has(req, "what about", "and for", "same for", "how about")
 	if !r.Ambiguous && len(st.Agents) > 0 && (followUp || (len(r.Agents) == 0 && !f.empty())) {
 		var prev Filters
@@ -190,6 +197,9 @@ func merge(prev, cur Filters) Filters {
 	}
 	if len(cur.Vendors) > 0 {
 		out.Vendors = cur.Vendors
+	}
+	if len(cur.Markets) > 0 {
+		out.Markets = cur.Markets
 	}
 	return out
 }
@@ -284,10 +294,10 @@ func (a *App) runCall(ctx context.Context, d *Domain, info tool.CallInfo, funcs 
 	switch {
 	case !known || !slices.Contains(allowed, c.Tool):
 		rec.Error = "not a tool of this agent"
-		return synth.Block{Lead: fmt.Sprintf("The %s agent has no tool %q, so that part could not be answered.", d.Name, c.Tool), Empty: true}, rec, nil
+		return synth.Block{Lead: "I can't answer that part of the question with the data I have.", Empty: true}, rec, nil
 	case disabled[c.Tool]:
 		rec.Error, rec.Denied = "disabled for the tenant", true
-		return synth.Block{Lead: fmt.Sprintf("The tool %s is switched off for your organisation, so I cannot answer this part. An administrator can turn it on in the chat tool settings.", c.Tool), Empty: true}, rec, nil
+		return synth.Block{Lead: fmt.Sprintf("%s is switched off for your organisation, so I cannot answer this part. An administrator can turn it on in the chat tool settings.", toolWords(c.Tool)), Empty: true}, rec, nil
 	}
 	if perm := d.Permissions[c.Tool]; perm != "" && !info.Has(perm) {
 		rec.Error, rec.Denied = "permission "+perm+" missing", true
@@ -423,4 +433,50 @@ func (a *App) Outcome(st agent.SupervisorState) Outcome {
 		}
 	}
 	return o
+}
+
+// WriteRefusal answers a request to change data.
+const WriteRefusal = "I can only read Vesper's data, so I can't delete, change or add projects, tasks, reports or prices. " +
+	"Changes are made in Asana, Power BI or the curve files themselves. I can show you the current data instead, " +
+	"for example \"Show me all projects that are off track\"."
+
+// writeVerbs begin a request to change data.
+var writeVerbs = map[string]bool{"delete": true, "remove": true, "update": true, "change": true, "set": true, "insert": true,
+	"add": true, "create": true, "drop": true, "rename": true, "modify": true, "edit": true, "archive": true, "truncate": true,
+	"alter": true, "reschedule": true, "assign": true, "mark": true, "erase": true, "wipe": true, "overwrite": true, "cancel": true}
+
+// writeRequest reports whether a request asks to change data: it begins
+// (after a polite opening) with a verb of change, or holds a statement
+// that writes.
+func writeRequest(req string) bool {
+	ws := strings.Fields(strings.NewReplacer(",", " ", "?", " ", "!", " ", ".", " ").Replace(req))
+	for len(ws) > 0 {
+		switch ws[0] {
+		case "please", "can", "could", "would", "will", "you", "i", "we", "want", "to", "need", "go", "ahead", "and", "kindly", "let's", "lets", "hey", "hi":
+			ws = ws[1:]
+			continue
+		}
+		break
+	}
+	if len(ws) > 0 && writeVerbs[ws[0]] {
+		return true
+	}
+	return has(req, "delete from", "drop table", "insert into", "truncate table", "alter table") ||
+		(strings.Contains(req, "update ") && strings.Contains(req, " set "))
+}
+
+// toolWords names a tool for a person: "get_project_health" reads
+// "Looking up project health".
+func toolWords(name string) string {
+	w := strings.ReplaceAll(name, "_", " ")
+	for _, p := range []string{"get ", "list ", "compare "} {
+		if rest, ok := strings.CutPrefix(w, p); ok {
+			w = rest
+			break
+		}
+	}
+	if w == "general sql query" {
+		return "Advanced SQL"
+	}
+	return "Looking up " + w
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/trellis-go/trellis/apps/vesper/entity"
 	"github.com/trellis-go/trellis/apps/vesper/synth"
 	"github.com/trellis-go/trellis/apps/vesper/tools"
 	"github.com/trellis-go/trellis/model"
@@ -192,8 +193,23 @@ You answer questions about renewable energy projects tracked in Asana.
 5. If the project name is ambiguous, list matching projects and ask for clarification`
 )
 
+// yearOr is the year asked for, or 2025, the first full year of every
+// curve file.
+func yearOr(y int) int {
+	if y == 0 {
+		return 2025
+	}
+	return y
+}
+
+// compareMarkets compares two markets by their main hubs (entity.MainHub).
+func compareMarkets(f Filters) Call {
+	return call("compare_hub_zones", tools.CompareHubZonesArgs{
+		HubZones: []string{entity.MainHub[f.Markets[0]], entity.MainHub[f.Markets[1]]}, Year: yearOr(f.Year), Vendor: f.Vendor})
+}
+
 func priceClarify(req string, f Filters) string {
-	if f.Market == "" && f.HubZone == "" && len(f.HubZones) == 0 && !has(req, "list", "available", "which curve", "what curve", "files") {
+	if f.Market == "" && f.HubZone == "" && len(f.HubZones) == 0 && len(f.Markets) == 0 && !has(req, "list", "available", "which curve", "what curve", "files") {
 		return "Which market and hub-zone do you mean (for example CAISO NP15, CAISO SP15 or ERCOT HB_NORTH), and for which year?"
 	}
 	return ""
@@ -211,11 +227,11 @@ func BuiltinDomains() []Domain {
 			Clarify:  priceClarify,
 			Plan: func(req string, f Filters) []Call {
 				switch {
-				case len(f.Vendors) >= 2 || (has(req, "compare", " vs", "versus") && !(len(f.HubZones) >= 2)):
+				case len(f.Vendors) >= 2 || has(req, "compare", " vs", "versus"):
 					return []Call{call("compare_vendors", tools.CompareVendorsArgs{Market: f.Market, HubZone: f.HubZone, Year: f.Year, Vendors: f.Vendors})}
 				case has(req, "list", "available", "which curve", "what curve", "files"):
 					return []Call{call("list_available_curves", tools.ListCurvesArgs{Vendor: f.Vendor, Market: f.Market, HubZone: f.HubZone})}
-				case has(req, "hourly", "by hour", "hour of"):
+				case has(req, "hour", "peak", "time of day", "during the day", "cheapest", "most expensive"):
 					return []Call{call("get_hourly_price_distribution", tools.HourlyPriceArgs{Market: f.Market, HubZone: f.HubZone, Year: f.Year, Month: f.Month, Vendor: f.Vendor, AsOf: f.AsOf})}
 				case f.Vendor == "" || f.Market == "" || f.HubZone == "" || f.Year == 0:
 					// The document's instruction 2: a missing filter shows the options.
@@ -229,12 +245,12 @@ func BuiltinDomains() []Domain {
 			Description: "Hourly price analysis, peak vs off-peak comparison, cross-market and hub-zone spreads, price shape by hour-of-day, seasonal patterns.",
 			Examples: []string{"Show me the hourly average price for CAISO NP15 in January 2025",
 				"What is the peak vs off-peak spread for ERCOT HB_NORTH?", "Compare hourly prices between NP15 and SP15 for 2025"},
-			Keywords: []string{"hourly", "by hour", "hour of", "peak", "off-peak", "spread", "shape", "seasonal", "hub-zones", "hub zones", "between"},
+			Keywords: []string{"hourly", "by hour", "hour of", "peak", "off-peak", "spread", "shape", "seasonal", "hub-zones", "hub zones"},
 			Clarify:  priceClarify,
 			Plan: func(req string, f Filters) []Call {
-				year := f.Year
-				if year == 0 {
-					year = 2025
+				year := yearOr(f.Year)
+				if len(f.Markets) >= 2 && len(f.HubZones) < 2 {
+					return []Call{compareMarkets(f)}
 				}
 				if len(f.HubZones) >= 2 {
 					return []Call{call("compare_hub_zones", tools.CompareHubZonesArgs{HubZones: f.HubZones[:2], Year: year, Vendor: f.Vendor})}
@@ -257,8 +273,11 @@ func BuiltinDomains() []Domain {
 						period = "week"
 					}
 					return []Call{call("get_report_usage_trend", tools.UsageTrendArgs{ReportName: f.ReportName, Start: f.DateRangeStart, End: f.DateRangeEnd, Period: period})}
-				case has(req, "user", "who ", "people", "viewers"):
+				case has(req, "user", "who ", "people", "viewers", "viewed by", "person", "whom"):
 					return []Call{call("get_top_users", tools.TopUsersArgs{DateRangeArgs: dr, TopN: f.TopN, ReportName: f.ReportName})}
+				case f.ReportName != "":
+					// "How many views did the Budget Tracker get in January?"
+					return []Call{call("get_report_usage_trend", tools.UsageTrendArgs{ReportName: f.ReportName, Start: f.DateRangeStart, End: f.DateRangeEnd})}
 				}
 				return []Call{call("get_top_reports_by_views", tools.TopReportsArgs{DateRangeArgs: dr, TopN: f.TopN})}
 			},
@@ -268,17 +287,22 @@ func BuiltinDomains() []Domain {
 			Description: "Renewable energy project tracking: project health (green/yellow/red), milestone dates, budget vs actuals, task status, risks, portfolio overview, commercialization status.",
 			Examples: []string{"What is the health status of Nazareth Solar?", "Show me all projects at risk",
 				"What is the budget vs actuals for Nazareth Solar?", "List all Stage 3 projects and their COD dates", "What milestones changed this week?"},
-			Keywords: []string{"project", "health", "milestone", "budget", "actuals", "portfolio", "stage", "cod", "risk", "task", "off track", "on track", "on hold", "changed", "changes"},
+			Keywords: []string{"project", "health", "milestone", "budget", "actuals", "portfolio", "stage", "cod", "risk", "task", "off track", "on track", "on hold", "changed", "changes",
+				"sponsor", "offtake", "offtaker", "ppa", "buyer", "tenor"},
 			Plan: func(req string, f Filters) []Call {
 				p := f.ProjectName
 				switch {
 				case has(req, "chang", "moved", "slipped", "pushed"):
 					return []Call{call("get_recent_changes", tools.RecentChangesArgs{ProjectName: p, FieldChanged: f.FieldChanged, SinceDate: f.DateRangeStart})}
 				case p == "":
-					if has(req, "risk") && !has(req, "at risk") {
-						return []Call{call("get_task_risks", tools.TaskRisksArgs{})}
+					if f.RiskLevel != "" || has(req, "risk") && !has(req, "at risk") {
+						return []Call{call("get_task_risks", tools.TaskRisksArgs{RiskLevel: f.RiskLevel})}
 					}
-					return []Call{call("get_portfolio_summary", tools.PortfolioArgs{Technology: f.Technology, Stage: f.ProjectStage, StatusColor: f.StatusColor})}
+					return []Call{call("get_portfolio_summary", tools.PortfolioArgs{Technology: f.Technology, Stage: f.ProjectStage, StatusColor: f.StatusColor, Sponsor: f.Sponsor, Buyer: f.Buyer})}
+				case f.RiskLevel != "":
+					return []Call{call("get_task_risks", tools.TaskRisksArgs{ProjectName: p, RiskLevel: f.RiskLevel})}
+				case has(req, offtakeWords...) || has(req, "offtaker", "tenor"):
+					return []Call{call("get_project_overview", tools.ProjectArgs{ProjectName: p})}
 				case has(req, "health", "status", "on track", "off track"):
 					return []Call{call("get_project_health", tools.ProjectArgs{ProjectName: p})}
 				case has(req, "milestone", "cod", "dates", "timeline", "when "):

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/trellis-go/trellis/apps/vesper/entity"
 	"github.com/trellis-go/trellis/apps/vesper/warehouse"
@@ -32,10 +33,16 @@ type Filters struct {
 	TopN           int    `json:"top_n,omitempty"`
 	StatusColor    string `json:"status_color,omitempty"`
 	FieldChanged   string `json:"field_changed,omitempty"`
+	// RiskLevel is a task risk level: High, Medium or Low.
+	RiskLevel string `json:"risk_level,omitempty"`
+	// Buyer is the offtaker of a project's PPA.
+	Buyer string `json:"buyer,omitempty"`
 	// HubZones holds every hub-zone named, for comparisons of two.
 	HubZones []string `json:"hub_zones,omitempty"`
 	// Vendors holds every vendor named, for comparisons.
 	Vendors []string `json:"vendors,omitempty"`
+	// Markets holds every market named, for comparisons of two.
+	Markets []string `json:"markets,omitempty"`
 	// SQL is a query the user wrote and asks to run, verbatim; it goes to
 	// general_sql_query, which needs chat:advanced_sql.
 	SQL string `json:"sql,omitempty"`
@@ -60,8 +67,11 @@ var FilterSchema = json.RawMessage(`{"type":"object","properties":{
 "top_n":{"type":"integer"},
 "status_color":{"type":"string","description":"on_track (green), at_risk (yellow), off_track (red) or on_hold (blue)"},
 "field_changed":{"type":"string","description":"Changed field, e.g. FinishDate"},
+"risk_level":{"type":"string","description":"Task risk level: High, Medium or Low"},
+"buyer":{"type":"string","description":"Offtaker (PPA buyer), e.g. Amazon"},
 "hub_zones":{"type":"array","items":{"type":"string"}},
 "vendors":{"type":"array","items":{"type":"string"}},
+"markets":{"type":"array","items":{"type":"string"}},
 "sql":{"type":"string","description":"A SQL SELECT the user wrote and asks to run, verbatim; leave out otherwise"}}}`)
 
 // Normalize resolves every entity filter through the alias map and fuzzy
@@ -105,7 +115,9 @@ var (
 	stageRE  = regexp.MustCompile(`(?i)\bstage\s+([1-8])\b`)
 	wordRE   = regexp.MustCompile(`[A-Za-z0-9_+\-]+`)
 	capRunRE = regexp.MustCompile(`\b[A-Z][A-Za-z0-9]*(?:\s+[A-Z][A-Za-z0-9]*)*\b`)
-	months   = []string{"january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"}
+	// riskLevelRE finds a task risk level: "high risk", "high-risk tasks",
+	// "risk level medium", "risk of low" (not "at risk", a health colour).
+	riskLevelRE = regexp.MustCompile(`\b(high|medium|low)[- ]?(?:risk|priority risk)|\brisk(?: level)?(?: is| of|:)?\s+(high|medium|low)\b`)
 )
 
 // Extract reads the filters a request names, with the rules of the
@@ -135,6 +147,7 @@ func Extract(text string, now time.Time) Filters {
 						if f.Market == "" {
 							f.Market = canon
 						}
+						f.Markets = append(f.Markets, canon)
 					case entity.HubZone:
 						f.HubZones = append(f.HubZones, canon)
 					case entity.Technology:
@@ -169,11 +182,38 @@ func Extract(text string, now time.Time) Filters {
 	if m := stageRE.FindStringSubmatch(text); m != nil {
 		f.ProjectStage = "Stage " + m[1]
 	}
-	for i, m := range months {
-		if strings.Contains(lower, m) {
-			f.Month = i + 1
-			break
+	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	if p, ok := readPeriod(text, day); ok {
+		f.DateRangeStart = p.start.Format(time.DateOnly)
+		if !p.end.IsZero() {
+			f.DateRangeEnd = p.end.Format(time.DateOnly)
 		}
+		if p.month != 0 {
+			f.Month = p.month
+		}
+	} else if f.Year != 0 && !strings.Contains(lower, "cod") {
+		// "in 2025" for usage questions is the whole year.
+		f.DateRangeStart = time.Date(f.Year, 1, 1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
+		f.DateRangeEnd = time.Date(f.Year, 12, 31, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
+		if end := day.Format(time.DateOnly); f.DateRangeEnd > end && f.DateRangeStart <= end {
+			f.DateRangeEnd = end
+		}
+	}
+	if f.Month == 0 {
+		// A month named for prices ("hourly prices in March 2025").
+		for _, pt := range datePoints(text, day) {
+			if pt.monthly {
+				f.Month = int(pt.monthNum)
+				break
+			}
+		}
+	}
+	if m := riskLevelRE.FindStringSubmatch(lower); m != nil {
+		lvl := m[1]
+		if lvl == "" {
+			lvl = m[2]
+		}
+		f.RiskLevel = strings.ToUpper(lvl[:1]) + lvl[1:]
 	}
 	switch {
 	case strings.Contains(lower, "off track") || strings.Contains(lower, "off-track") || strings.Contains(lower, "(red)") || strings.Contains(lower, " red "):
@@ -184,20 +224,6 @@ func Extract(text string, now time.Time) Filters {
 		f.StatusColor = "on_hold"
 	case strings.Contains(lower, "on track") || strings.Contains(lower, "green"):
 		f.StatusColor = "on_track"
-	}
-	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
-	iso := func(t time.Time) string { return t.Format(time.DateOnly) }
-	switch {
-	case strings.Contains(lower, "last week") || strings.Contains(lower, "last 7 days") || strings.Contains(lower, "this week"):
-		f.DateRangeStart, f.DateRangeEnd = iso(day.AddDate(0, 0, -7)), iso(day)
-	case strings.Contains(lower, "last month"):
-		first := time.Date(day.Year(), day.Month(), 1, 0, 0, 0, 0, time.UTC)
-		f.DateRangeStart, f.DateRangeEnd = iso(first.AddDate(0, -1, 0)), iso(first.AddDate(0, 0, -1))
-	case strings.Contains(lower, "this quarter"):
-		q := (int(day.Month()) - 1) / 3 * 3
-		f.DateRangeStart, f.DateRangeEnd = iso(time.Date(day.Year(), time.Month(q+1), 1, 0, 0, 0, 0, time.UTC)), iso(day)
-	case strings.Contains(lower, "this month"):
-		f.DateRangeStart, f.DateRangeEnd = iso(time.Date(day.Year(), day.Month(), 1, 0, 0, 0, 0, time.UTC)), iso(day)
 	}
 	f.SQL = userSQL(text)
 	if strings.Contains(lower, "milestone") && (strings.Contains(lower, "chang") || strings.Contains(lower, "moved") || strings.Contains(lower, "slipped")) {
@@ -248,12 +274,26 @@ func userSQL(text string) string {
 // text: "show" must not become a hub-zone).
 func exactEntity(w string) (kind, canon string) {
 	lw := strings.ToLower(w)
+	norm := squash(lw)
 	for _, k := range []string{entity.HubZone, entity.Market, entity.Vendor, entity.Technology} {
 		if c, ok := entity.Aliases[k][lw]; ok {
 			return k, c
 		}
 		for _, known := range entity.Known[k] {
-			if strings.EqualFold(known, w) {
+			// "NP-15", "np 15", "hb-north" and "HB_NORTH" are one name.
+			if strings.EqualFold(known, w) || len(norm) >= 3 && norm == squash(strings.ToLower(known)) {
+				return k, known
+			}
+		}
+	}
+	// A vendor or market with a typo ("ascnd", "ercott"): long names only,
+	// so that short words never turn into one.
+	for _, k := range []string{entity.Vendor, entity.Market} {
+		if len(norm) < 5 || strings.ContainsAny(w, " -_") {
+			break
+		}
+		for _, known := range entity.Known[k] {
+			if kn := squash(strings.ToLower(known)); len(kn) >= 5 && entity.Ratio(norm, kn) >= 0.83 {
 				return k, known
 			}
 		}
@@ -261,11 +301,26 @@ func exactEntity(w string) (kind, canon string) {
 	return "", ""
 }
 
+// squash keeps a name's letters and digits.
+func squash(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return r
+		}
+		return -1
+	}, s)
+}
+
 // capitalisedRuns are the runs of capitalised words of a text, longest
 // first, less a leading question word: candidates for a project name.
 func capitalisedRuns(text string) []string {
 	var out []string
 	for _, run := range capRunRE.FindAllString(text, -1) {
+		// An initial ("S." of S. Moreau) or the tail of a hyphenated name
+		// ("NE" of ISO-NE) names no project.
+		if len([]rune(run)) < 3 {
+			continue
+		}
 		ws := strings.Fields(run)
 		for len(ws) > 0 {
 			if k, _ := exactEntity(ws[0]); k != "" || stopWords[strings.ToLower(ws[0])] {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/apps/vesper/tools"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 )
@@ -24,32 +25,37 @@ func (rr *RuleRouter) Route(ctx context.Context, tenant, text string) agent.Rout
 	a := rr.app
 	f := Extract(text, a.cfg.Now())
 	lower := strings.ToLower(text)
+	// scoring is the text the domains' keywords are looked for in: without
+	// a report's name, whose words ("Day-Ahead Curves Dashboard") would
+	// otherwise count as a price question's.
+	scoring := lower
 	if tenant != "" {
-		for _, cand := range capitalisedRuns(text) {
-			m, err := a.cfg.Toolkit.Projects().Resolve(ctx, tenant, cand)
-			if err == nil && (m.Name != "" || m.Ambiguous()) {
-				f.ProjectName = cand
-				if m.Name != "" {
-					f.ProjectName = m.Name
-				}
-				if f.Technology != "" && strings.Contains(strings.ToLower(f.ProjectName), strings.ToLower(f.Technology)) {
-					f.Technology = ""
-				}
-				break
-			}
-		}
+		rr.names(ctx, tenant, text, &f, &scoring)
 	}
 	best := map[string]int{}
 	scores := map[string]int{}
 	for _, d := range a.domains {
 		s := 0
 		for _, k := range d.Keywords {
-			if strings.Contains(lower, k) {
+			if strings.Contains(scoring, k) {
 				s++
 			}
 		}
-		if d.Name == "per_agent" && f.ProjectName != "" {
+		if d.Name == "per_agent" && (f.ProjectName != "" || f.Sponsor != "" || f.Buyer != "" || f.RiskLevel != "") {
 			s += 2
+		}
+		if d.Name == "pbi_metrics_agent" && f.ReportName != "" {
+			s += 2
+		}
+		// Two markets or hub-zones side by side is the price-curve agent's
+		// comparison.
+		if d.Name == "price_curve_agent" && (len(f.Markets) >= 2 || len(f.HubZones) >= 2) {
+			s += 2
+		}
+		// A project's own prices (its PPA) are the project agent's: a price
+		// domain needs a market, hub-zone or vendor when a project is named.
+		if d.Group == "prices" && f.ProjectName != "" && f.Market == "" && f.HubZone == "" && f.Vendor == "" {
+			s = 0
 		}
 		if d.Group == "prices" && (f.HubZone != "" || f.Market != "") {
 			s++
@@ -119,4 +125,82 @@ func (rr *RuleRouter) Stream(ctx context.Context, req *model.Request) iter.Seq2[
 		}
 		yield(model.Chunk{Text: resp.Message.Text(), FinishReason: resp.FinishReason}, nil)
 	}
+}
+
+// usageWords say that a question is about report usage, so a report's name
+// in it is a filter (and not, say, the words "project health").
+var usageWords = []string{"view", "viewer", "usage", "used", "user", "opened", "visit", "access", "popular", "traffic", "read by", "looked at", "who uses", "trend"}
+
+// offtakeWords say that a question is about a PPA's offtaker.
+var offtakeWords = []string{"buyer", "offtake", "off-take", "ppa", "power purchase", "sell", "selling", "sold to", "sells", "contract", "customer"}
+
+// names fills the filters that name the tenant's own data (projects,
+// reports, sponsors, buyers), as people type them, and takes a report's
+// name out of the scoring text.
+func (rr *RuleRouter) names(ctx context.Context, tenant, text string, f *Filters, scoring *string) {
+	a := rr.app
+	lower := strings.ToLower(text)
+	vocab, err := a.cfg.Toolkit.Vocabulary(ctx, tenant)
+	if err != nil {
+		vocab = tools.Vocabulary{}
+	}
+	tw := words(text)
+	if has(lower, usageWords...) || has(lower, "report") && has(lower, "view") {
+		if name, start, end, ok := findPhrase(tw, vocab.Reports, reportAliases); ok {
+			f.ReportName = name
+			*scoring = withoutWords(tw, start, end)
+			tw = strings.Fields(*scoring)
+		}
+	}
+	// A capitalised run that names a project exactly or in part.
+	for _, cand := range capitalisedRuns(text) {
+		m, err := a.cfg.Toolkit.Projects().Resolve(ctx, tenant, cand)
+		if err == nil && (m.Name != "" || m.Ambiguous()) {
+			f.ProjectName = cand
+			if m.Name != "" {
+				f.ProjectName = m.Name
+			}
+			break
+		}
+	}
+	// A project as people type it: any case, with typos and spacing variants.
+	if f.ProjectName == "" {
+		if m, ok := findName(tw, vocab.Projects, 0.85); ok {
+			f.ProjectName = m.Name
+		}
+	}
+	// A name that looks like a project's but is none: the tools answer
+	// "no project matches" with the close names, rather than the question
+	// falling back to the whole portfolio.
+	if f.ProjectName == "" {
+		for _, cand := range capitalisedRuns(text) {
+			if looksLikeProject(cand) {
+				f.ProjectName = cand
+				break
+			}
+		}
+	}
+	if f.ProjectName != "" && f.Technology != "" && strings.Contains(strings.ToLower(f.ProjectName), strings.ToLower(f.Technology)) {
+		f.Technology = ""
+	}
+	if has(lower, "sponsor", "'s projects", "projects of", "projects led", "led by", "owned by", "run by", "managed by") {
+		if name, ok := findPerson(tw, vocab.Sponsors); ok {
+			f.Sponsor = name
+		}
+	}
+	if has(lower, offtakeWords...) || has(lower, "with ", "for ") && f.ProjectName == "" {
+		if m, ok := findName(tw, vocab.Buyers, 0.85); ok {
+			f.Buyer = m.Name
+		}
+	}
+}
+
+// projectWords end a project's name.
+var projectWords = map[string]bool{"solar": true, "wind": true, "bess": true, "storage": true, "hybrid": true, "project": true, "farm": true, "park": true}
+
+// looksLikeProject reports whether a capitalised run reads as a project's
+// name: two or more words, the last a technology ("Foobar Wind").
+func looksLikeProject(run string) bool {
+	ws := words(run)
+	return len(ws) >= 2 && projectWords[ws[len(ws)-1]]
 }

@@ -31,6 +31,11 @@ var Known = map[string][]string{
 	ProjectStatus: {"on_track", "at_risk", "off_track", "on_hold"},
 }
 
+// MainHub is each market's main hub-zone, by which two markets are
+// compared.
+var MainHub = map[string]string{"CAISO": "NP15", "ERCOT": "HB_NORTH", "MISO": "INDIANA_HUB", "PJM": "PJM_WEST",
+	"NYISO": "ZONE_J", "ISO-NE": "MASS_HUB", "SPP": ""}
+
 // Aliases map lower-case words users write to canonical values, per kind.
 // The specification keeps one flat map; here each alias belongs to a kind,
 // so "north" is a hub-zone and never a market.

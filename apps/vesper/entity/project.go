@@ -10,6 +10,10 @@ import (
 	"github.com/trellis-go/trellis/apps/vesper/warehouse"
 )
 
+// NearCutoff is the ratio down to which names are offered as "did you
+// mean" candidates when none is within Cutoff.
+const NearCutoff = 0.45
+
 // ProjectTTL is how long a resolved project name stays cached.
 const ProjectTTL = 5 * time.Minute
 
@@ -39,7 +43,7 @@ func (m ProjectMatch) Message(asked string) string {
 	case m.Ambiguous():
 		return fmt.Sprintf("%q matches %d projects: %s. Which one do you mean?", asked, len(m.Matches), strings.Join(m.Matches, ", "))
 	case m.NotFound && len(m.Suggestions) > 0:
-		return fmt.Sprintf("No project matches %q. Did you mean %s?", asked, strings.Join(m.Suggestions, " or "))
+		return fmt.Sprintf("No project matches %q. Did you mean %s?", asked, orList(m.Suggestions))
 	case m.NotFound:
 		return fmt.Sprintf("No project matches %q.", asked)
 	}
@@ -129,7 +133,13 @@ func (r *ProjectResolver) Resolve(ctx context.Context, tenant, name string) (Pro
 		lows = append(lows, strings.ToLower(n))
 	}
 	m = ProjectMatch{NotFound: true}
-	for _, hit := range CloseMatches(strings.ToLower(name), lows, 3, Cutoff) {
+	hits := CloseMatches(strings.ToLower(name), lows, 3, Cutoff)
+	if len(hits) == 0 {
+		// Nothing is close enough to be a typo: still offer the nearest
+		// names, so the answer is a question and never a guess.
+		hits = CloseMatches(strings.ToLower(name), lows, 3, NearCutoff)
+	}
+	for _, hit := range hits {
 		for i, l := range lows {
 			if l == hit {
 				m.Suggestions = append(m.Suggestions, names[i])
@@ -189,4 +199,12 @@ func (c *MemoryCache) Set(_ context.Context, key, value string, ttl time.Duratio
 	}
 	c.items[key] = memItem{v: value, exp: c.now().Add(ttl)}
 	return nil
+}
+
+// orList joins names as a sentence does: "A", "A or B", "A, B or C".
+func orList(xs []string) string {
+	if len(xs) <= 2 {
+		return strings.Join(xs, " or ")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
 }

@@ -123,6 +123,12 @@ func (e *DeniedError) Error() string {
 
 func (e *DeniedError) Unwrap() error { return ErrDenied }
 
+// UserMessage is the refusal in a person's words, without the tool's name.
+func (e *DeniedError) UserMessage() string {
+	return fmt.Sprintf("You don't have access to %s: it needs the permission %s, which the %s role and above have. Ask your administrator for access.",
+		lowerFirst(e.Category), e.Permission, e.MinRole)
+}
+
 func lowerFirst(s string) string {
 	if s == "" {
 		return s

@@ -80,7 +80,8 @@ func (f *Formatter) curves(r *tools.ListCurvesResult) Block {
 		t.Rows = append(t.Rows, []string{c.Vendor, c.Market, c.HubZone, c.AsOf, latest})
 	}
 	return truncNote(r.Meta, Block{ReportKey: r.ReportKey, Table: t,
-		Lead: fmt.Sprintf("There are **%d %s**.", len(r.Curves), plural(len(r.Curves), "curve file", "curve files")) + strings.TrimPrefix(r.Searched, "curve files")})
+		Lead: fmt.Sprintf("There %s **%d %s**%s.", plural(len(r.Curves), "is", "are"), len(r.Curves), plural(len(r.Curves), "curve file", "curve files"),
+			strings.TrimPrefix(r.Searched, "curve files"))})
 }
 
 func plural(n int, one, many string) string {
@@ -149,9 +150,15 @@ func (f *Formatter) hubZones(r *tools.CompareHubZonesResult) Block {
 	if r.AvgSpread < 0 {
 		dir = "below"
 	}
+	name := func(hub, market string) string {
+		if market != "" && r.MarketA != r.MarketB { // two markets: say which is which
+			return hub + " (" + market + ")"
+		}
+		return hub
+	}
 	return truncNote(r.Meta, Block{ReportKey: r.ReportKey, Table: t, Chart: ch,
 		Lead: fmt.Sprintf("On average **%s** prices run **%s %s** %s; the spread is widest in %s (%s).",
-			r.HubZoneA, PerMWh(absf(r.AvgSpread)), dir, r.HubZoneB, HourEnding(widest.Hour), PerMWh(widest.Spread))})
+			name(r.HubZoneA, r.MarketA), PerMWh(absf(r.AvgSpread)), dir, name(r.HubZoneB, r.MarketB), HourEnding(widest.Hour), PerMWh(widest.Spread))})
 }
 
 func rangeWords(start, end string, now time.Time) string {
@@ -185,7 +192,7 @@ func (f *Formatter) topUsers(r *tools.TopUsersResult, now time.Time) Block {
 		Lead: fmt.Sprintf("The most active user from %s was **%s** with **%s views**.", rangeWords(r.Start, r.End, now), top.UserEmail, Int(top.TotalViews))})
 }
 
-func (f *Formatter) trend(r *tools.UsageTrendResult) Block {
+func (f *Formatter) trend(r *tools.UsageTrendResult, now time.Time) Block {
 	if len(r.Points) == 0 {
 		return emptyBlock(r.Meta, "Check the report name, or try a wider date range.")
 	}
@@ -211,12 +218,20 @@ func (f *Formatter) trend(r *tools.UsageTrendResult) Block {
 		first, last = r.Points[1], r.Points[len(r.Points)-2]
 	}
 	change := ""
-	if first.Views > 0 {
+	if first.Views > 0 && first.Period != last.Period {
 		change = fmt.Sprintf(", %s from %s to %s", trendWord(float64(last.Views-first.Views)/float64(first.Views)*100),
 			ShortMonthYear(first.Period), ShortMonthYear(last.Period))
 	}
-	return Block{ReportKey: r.ReportKey, Table: t, Chart: ch,
-		Lead: fmt.Sprintf("%s had **%s views** over the period%s.", subject, Int(total), change)}
+	when := "over the period"
+	if r.Start != "" && r.End != "" {
+		when = "from " + rangeWords(r.Start, r.End, now)
+	}
+	b := Block{ReportKey: r.ReportKey, Table: t, Chart: ch,
+		Lead: fmt.Sprintf("%s had **%s views** %s%s.", subject, Int(total), when, change)}
+	if len(r.Points) == 1 {
+		b.Table, b.Chart = nil, nil // one figure: the sentence says it
+	}
+	return b
 }
 
 func trendWord(pct float64) string {
@@ -247,6 +262,16 @@ func (f *Formatter) overview(r *tools.ProjectOverviewResult) Block {
 	b := Block{ReportKey: r.ReportKey}
 	b.Lead = fmt.Sprintf("**%s** is a %s %s project in %s, currently in **%s** and **%s**: %s.",
 		p.Name, strings.Join(size, " + "), p.Technology, p.Market, StageWords(p.Stage), Status(p.Status), p.Summary)
+	switch {
+	case p.Buyer != "" && p.Tenor > 0 && p.PPAPrice != nil:
+		b.Lead += fmt.Sprintf(" It sells to **%s** under a %d-year PPA at **%s**.", p.Buyer, p.Tenor, PerMWh(*p.PPAPrice))
+	case p.Buyer != "" && p.Tenor > 0:
+		b.Lead += fmt.Sprintf(" It sells to **%s** under a %d-year PPA.", p.Buyer, p.Tenor)
+	case p.Buyer != "":
+		b.Lead += fmt.Sprintf(" It sells to **%s**.", p.Buyer)
+	default:
+		b.Lead += " It has no offtake contract yet."
+	}
 	t := &Table{Headers: []string{"Item", "Value"}}
 	add := func(k, v string) {
 		if v != "" {
@@ -374,8 +399,19 @@ func (f *Formatter) risks(r *tools.TaskRisksResult, now time.Time) Block {
 			parts = append(parts, fmt.Sprintf("%d %s", count[lvl], strings.ToLower(lvl)))
 		}
 	}
+	of := ""
+	if one := r.Tasks[0].Project; len(r.Tasks) > 0 {
+		of = " of **" + one + "**"
+		for _, x := range r.Tasks {
+			if x.Project != one {
+				of = ""
+				break
+			}
+		}
+	}
 	return truncNote(r.Meta, Block{ReportKey: r.ReportKey, Table: t,
-		Lead: fmt.Sprintf("**%d %s** flagged with a risk (%s).", len(r.Tasks), plural(len(r.Tasks), "task is", "tasks are"), strings.Join(parts, ", "))})
+		Lead: fmt.Sprintf("**%d %s**%s %s flagged with a risk (%s).", len(r.Tasks), plural(len(r.Tasks), "task", "tasks"), of,
+			plural(len(r.Tasks), "is", "are"), strings.Join(parts, ", "))})
 }
 
 func (f *Formatter) portfolio(r *tools.PortfolioResult) Block {

@@ -106,7 +106,7 @@ func (f *Formatter) Error(toolName string, err error) Block {
 	var ae *tools.ArgError
 	switch {
 	case errors.As(err, &de):
-		return Block{Lead: de.Error(), Empty: true}
+		return Block{Lead: de.UserMessage(), Empty: true}
 	case errors.As(err, &re):
 		lead := "I could not run that query: " + re.Reason + "."
 		if re.Hint != "" {
@@ -114,13 +114,40 @@ func (f *Formatter) Error(toolName string, err error) Block {
 		}
 		return Block{Lead: lead, Empty: true}
 	case errors.As(err, &ae):
-		lead := fmt.Sprintf("I could not look that up: the %s %s.", strings.ReplaceAll(ae.Arg, "_", " "), ae.Problem)
-		if ae.Hint != "" {
-			lead += " Please " + ae.Hint + "."
+		// The tools' hints are written for a model ("call list_available_curves ..."):
+		// the user gets a sentence about the question instead.
+		lead := fmt.Sprintf("I could not look that up: the %s %s.", strings.ReplaceAll(ae.Arg, "_", " "), userProblem(ae.Problem))
+		if hint := argHints[ae.Arg]; hint != "" {
+			lead += " " + hint
 		}
 		return Block{Lead: lead, Empty: true}
 	}
-	return Block{Lead: fmt.Sprintf("I could not get the data for this part of the question (%s failed). Please try again in a moment.", toolName), Empty: true}
+	return Block{Lead: "I could not get the data for this part of the question. Please try again in a moment.", Empty: true}
+}
+
+// argHints say, per argument, what a person can add to the question.
+var argHints = map[string]string{
+	"hub_zone":         "Tell me which hub-zone you mean, for example NP15, SP15 or HB_NORTH.",
+	"hub_zones":        "Name two different hub-zones, for example NP15 and SP15.",
+	"market":           "Tell me which market you mean, for example CAISO or ERCOT.",
+	"vendor":           "Tell me which vendor's forecast you mean: Ascend or Hitachi.",
+	"year":             "Tell me which year you mean, for example 2025.",
+	"month":            "Name a month, for example March.",
+	"project_name":     "Tell me the project's name, for example Nazareth Solar.",
+	"date_range_start": "Name a period such as \"last month\" or \"January 2026\".",
+	"date_range_end":   "Name a period such as \"last month\" or \"January 2026\".",
+	"top_n":            "Ask for between 1 and 100 items.",
+	"risk_level":       "Ask for high, medium or low risks.",
+	"status_color":     "Ask for projects that are on track, at risk, off track or on hold.",
+	"period":           "Ask for a trend by month or by week.",
+}
+
+// userProblem words a tool's problem for a person: "missing" reads "is missing".
+func userProblem(p string) string {
+	if p == "missing" {
+		return "is missing"
+	}
+	return "is not right: " + p
 }
 
 // Render turns one tool result (a *tools.XxxResult) into a Block. An
@@ -143,7 +170,7 @@ func (f *Formatter) Render(result any) (Block, error) {
 	case *tools.TopUsersResult:
 		return f.topUsers(r, now), nil
 	case *tools.UsageTrendResult:
-		return f.trend(r), nil
+		return f.trend(r, now), nil
 	case *tools.ProjectOverviewResult:
 		return f.overview(r), nil
 	case *tools.ProjectHealthResult:

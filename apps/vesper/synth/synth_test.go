@@ -141,7 +141,7 @@ func TestEveryToolRenders(t *testing.T) {
 		"list": "There are **", "hourly": "prices peak at **", "hubs": "On average **NP15** prices run", "reports": "was the most viewed report from Jan 29 to Feb 27",
 		"users": "The most active user", "trend": "**Budget Tracker** had **", "overview": "**Mojave Solar** is a 250 MW Solar project in CAISO, currently in **Stage 6 (Operation)** and **on track 🟢**",
 		"milestone": "scheduled to reach commercial operation in **September 2027**", "budget": "**Nazareth Solar** has spent **$1.4M** of its **$2.1M** budget (66.7%)",
-		"risks": "tasks are** flagged with a risk", "sql": "The query returned **5 rows**.",
+		"risks": "tasks** are flagged with a risk", "sql": "The query returned **5 rows**.",
 	}
 	for name, call := range calls {
 		res, err := call()
@@ -191,10 +191,16 @@ func TestErrorsAreExplained(t *testing.T) {
 		t.Errorf("refused query: %q", b.Lead)
 	}
 	_, err = k.CompareHubZones(admin, tools.CompareHubZonesArgs{HubZones: []string{"NP15"}, Year: 2025})
-	if b := f.Error("compare_hub_zones", err); !strings.Contains(b.Lead, "the hub zones 1 hub-zones given") {
+	if b := f.Error("compare_hub_zones", err); !strings.Contains(b.Lead, "1 hub-zones given") || !strings.Contains(b.Lead, "Name two different hub-zones") {
 		t.Errorf("bad argument: %q", b.Lead)
 	}
-	if b := f.Error("x", errors.New("boom")); !strings.Contains(b.Lead, "could not get the data") || strings.Contains(b.Lead, "boom") {
+	// A missing argument: what to add to the question, never a tool's name.
+	_, err = k.GetHourlyPriceDistribution(admin, tools.HourlyPriceArgs{Market: "CAISO", Year: 2025})
+	if b := f.Error("get_hourly_price_distribution", err); !strings.Contains(b.Lead, "hub zone is missing") || !strings.Contains(b.Lead, "which hub-zone") ||
+		strings.Contains(b.Lead, "list_available_curves") || strings.Contains(b.Lead, "get_hourly") {
+		t.Errorf("missing argument: %q", b.Lead)
+	}
+	if b := f.Error("get_top_users", errors.New("boom")); !strings.Contains(b.Lead, "could not get the data") || strings.Contains(b.Lead, "boom") || strings.Contains(b.Lead, "get_top_users") {
 		t.Errorf("other error: %q", b.Lead)
 	}
 	if _, err := f.Render(struct{}{}); err == nil {

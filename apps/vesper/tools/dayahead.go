@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/trellis-go/trellis/apps/vesper/entity"
 )
@@ -184,7 +185,7 @@ func (k *Toolkit) GetHourlyPriceDistribution(ctx context.Context, a HourlyPriceA
 	}
 	period := fmt.Sprint(a.Year)
 	if a.Month != 0 {
-		period = fmt.Sprintf("%02d/%d", a.Month, a.Year)
+		period = fmt.Sprintf("%s %d", time.Month(a.Month), a.Year)
 	}
 	out := &HourlyPriceResult{Hours: []HourPrice{}, Meta: Meta{ReportKey: "price_curve_hourly_report",
 		Searched: fmt.Sprintf("hourly day-ahead prices for %s in %s for %s", hub, market, period)}}
@@ -413,6 +414,8 @@ type HourSpread struct {
 type CompareHubZonesResult struct {
 	HubZoneA  string       `json:"hub_zone_a"`
 	HubZoneB  string       `json:"hub_zone_b"`
+	MarketA   string       `json:"market_a,omitempty"`
+	MarketB   string       `json:"market_b,omitempty"`
 	Hours     []HourSpread `json:"data"`
 	AvgSpread float64      `json:"avg_spread"`
 	Meta
@@ -449,9 +452,21 @@ func (k *Toolkit) CompareHubZones(ctx context.Context, a CompareHubZonesArgs) (*
 	if err != nil {
 		return nil, err
 	}
+	markets, err := k.w.Query(ctx, p.Tenant, `SELECT DISTINCT hubzone, market FROM mc_vendor_files WHERE hubzone IN ($1, $2)`, ha, hb)
+	if err != nil {
+		return nil, err
+	}
 	out := &CompareHubZonesResult{HubZoneA: ha, HubZoneB: hb, Hours: []HourSpread{}, Meta: Meta{ReportKey: "price_curve_comparison_report",
 		Searched: fmt.Sprintf("hourly prices of %s and %s for %d", ha, hb, a.Year)}}
 	out.fromResult(res)
+	for _, r := range markets.Rows {
+		switch str(r[0]) {
+		case ha:
+			out.MarketA = str(r[1])
+		case hb:
+			out.MarketB = str(r[1])
+		}
+	}
 	var spreads []float64
 	for _, r := range res.Rows {
 		if r[1] == nil || r[2] == nil {

@@ -183,6 +183,8 @@ type UsagePoint struct {
 type UsageTrendResult struct {
 	ReportName string       `json:"report_name,omitempty"`
 	Period     string       `json:"period"`
+	Start      string       `json:"date_range_start"`
+	End        string       `json:"date_range_end"`
 	Points     []UsagePoint `json:"data"`
 	Meta
 }
@@ -232,8 +234,9 @@ func (k *Toolkit) GetReportUsageTrend(ctx context.Context, a UsageTrendArgs) (*U
 	}
 	// daily counts, bucketed here (portable across dialects), one year per
 	// query so that no query comes near the row cap
-	out := &UsageTrendResult{ReportName: report, Period: period, Points: []UsagePoint{}, Meta: Meta{ReportKey: "pbi_usage_metrics_report",
-		Searched: fmt.Sprintf("views per %s from %s to %s", period, start.Format("2006-01-02"), end.Format("2006-01-02"))}}
+	out := &UsageTrendResult{ReportName: report, Period: period, Points: []UsagePoint{},
+		Start: start.Format("2006-01-02"), End: end.Format("2006-01-02"), Meta: Meta{ReportKey: "pbi_usage_metrics_report",
+			Searched: fmt.Sprintf("views per %s from %s to %s", period, start.Format("2006-01-02"), end.Format("2006-01-02"))}}
 	if report != "" {
 		out.Searched += " of " + report
 	}

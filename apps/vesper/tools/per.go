@@ -336,6 +336,8 @@ type PortfolioArgs struct {
 	Technology  string `json:"technology,omitempty" jsonschema:"Solar, Wind, BESS, Hybrid or Solar+Storage"`
 	Stage       string `json:"stage,omitempty" jsonschema:"Stage, e.g. Stage 3"`
 	StatusColor string `json:"status_color,omitempty" jsonschema:"green (on track), yellow (at risk), red (off track) or blue (on hold)"`
+	Sponsor     string `json:"sponsor,omitempty" jsonschema:"Sponsor, or part of the name, e.g. Patel"`
+	Buyer       string `json:"buyer,omitempty" jsonschema:"Offtaker of the PPA, or part of the name, e.g. Amazon"`
 }
 
 // PortfolioProject is one active project.
@@ -346,6 +348,8 @@ type PortfolioProject struct {
 	Technology string  `json:"technology"`
 	Market     string  `json:"market"`
 	Sponsor    string  `json:"sponsor"`
+	Buyer      string  `json:"buyer,omitempty"`
+	PPAPrice   float64 `json:"ppa_price,omitempty"`
 	Status     string  `json:"status"`
 	GenCapMW   float64 `json:"gen_capacity_mw"`
 	StoreCapMW float64 `json:"stor_capacity_mw"`
@@ -388,8 +392,16 @@ func (k *Toolkit) GetPortfolioSummary(ctx context.Context, a PortfolioArgs) (*Po
 		q.where("pp.status_type = ?", s)
 		words = append(words, "status "+s)
 	}
+	if a.Sponsor != "" {
+		q.like("pp.sponsor", strings.TrimSpace(a.Sponsor))
+		words = append(words, "sponsor "+a.Sponsor)
+	}
+	if a.Buyer != "" {
+		q.like("pp.buyer", strings.TrimSpace(a.Buyer))
+		words = append(words, "buyer "+a.Buyer)
+	}
 	res, err := k.w.Query(ctx, p.Tenant, `SELECT pp.name, pp.project_id, pp.currentprojectstage, pp.technology, pp.market, pp.sponsor,
-		pp.status_type, pp.gencap, pp.storecap, pp.actuals_ltd, pp.total_operating_budget, pp.summary
+		pp.status_type, pp.gencap, pp.storecap, pp.actuals_ltd, pp.total_operating_budget, pp.summary, pp.buyer, pp.price
 		FROM per_project pp `+q.clause()+`
 		ORDER BY CASE pp.status_type WHEN 'off_track' THEN 0 WHEN 'at_risk' THEN 1 WHEN 'on_hold' THEN 2 ELSE 3 END,
 			pp.currentprojectstage, pp.name`, q.args...)
@@ -401,7 +413,7 @@ func (k *Toolkit) GetPortfolioSummary(ctx context.Context, a PortfolioArgs) (*Po
 	for _, r := range res.Rows {
 		out.Projects = append(out.Projects, PortfolioProject{Name: str(r[0]), ProjectID: str(r[1]), Stage: str(r[2]), Technology: str(r[3]),
 			Market: str(r[4]), Sponsor: str(r[5]), Status: str(r[6]), GenCapMW: num(r[7]), StoreCapMW: num(r[8]), ActualsLTD: num(r[9]),
-			Budget: num(r[10]), Summary: str(r[11])})
+			Budget: num(r[10]), Summary: str(r[11]), Buyer: str(r[12]), PPAPrice: num(r[13])})
 	}
 	return out, nil
 }

@@ -38,6 +38,7 @@ type Toolkit struct {
 	projects *entity.ProjectResolver
 	guard    *sqlguard.Guard
 	now      func() time.Time
+	vocab    vocabularies
 }
 
 // New returns the toolkit over a warehouse; a nil opts means the zero Options.
