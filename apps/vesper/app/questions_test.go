@@ -413,6 +413,18 @@ var questions = []question{
 	{q: "Show me the tasks with risks for Kern Wind", tool: "get_task_risks", want: projectName("Kern Wind")},
 	{q: "milestone dates for Nazareth Solar", tool: "get_milestone_dates", want: projectName("Nazareth Solar")},
 	{q: "recent changes for Sierra Wind", tool: "get_recent_changes"},
+	{q: "run this SQL: SELECT projectname, dateofchange FROM changes ORDER BY dateofchange DESC LIMIT 3", tool: "general_sql_query", want: latestChange},
+	{q: "Hitachi vs Ascend for HB_WEST in ERCOT 2025", tool: "compare_vendors"},
+}
+
+// latestChange is the newest change's date as the tables write it.
+func latestChange(t *testing.T, db *sql.DB) []string {
+	d := sqlOne(t, db, `SELECT MAX(dateofchange) FROM base_changes WHERE tenant_id = 'vesper'`)[0]
+	s := fmt.Sprint(d)
+	if len(s) < 10 {
+		t.Fatalf("date %q", s)
+	}
+	return []string{synth.Day(s[:10], now())}
 }
 
 var (

@@ -2,6 +2,7 @@ package synth
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -494,10 +495,11 @@ func (f *Formatter) generalSQL(r *tools.GeneralSQLResult) Block {
 		return emptyBlock(r.Meta, "")
 	}
 	t := &Table{Headers: r.Columns}
+	now := f.now()
 	for _, row := range r.Rows {
 		var cells []string
 		for _, c := range r.Columns {
-			cells = append(cells, cell(row[c]))
+			cells = append(cells, cell(row[c], now))
 		}
 		t.Rows = append(t.Rows, cells)
 	}
@@ -508,7 +510,9 @@ func (f *Formatter) generalSQL(r *tools.GeneralSQLResult) Block {
 	return truncNote(r.Meta, Block{Table: t, Lead: lead})
 }
 
-func cell(v any) string {
+// cell writes one value of a query's result; dates read as people write
+// them (Feb 26, or Feb 26, 2025 in another year), as in every other table.
+func cell(v any, now time.Time) string {
 	switch x := v.(type) {
 	case nil:
 		return ""
@@ -517,12 +521,18 @@ func cell(v any) string {
 	case int64:
 		return Int(x)
 	case time.Time:
-		return x.Format("2006-01-02")
+		return Day(x.Format(time.DateOnly), now)
 	case string:
+		if isoDay.MatchString(x) {
+			return Day(x[:10], now)
+		}
 		return x
 	}
 	return fmt.Sprint(v)
 }
+
+// isoDay is a date (or a timestamp's date) as SQLite returns it.
+var isoDay = regexp.MustCompile(`^[0-9]{4}-[01][0-9]-[0-3][0-9](?:[T ][0-9:.]+Z?)?$`)
 
 func midnight(t time.Time) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)

@@ -368,8 +368,13 @@ func (k *Toolkit) CompareVendors(ctx context.Context, a CompareVendorsArgs) (*Co
 		Searched: fmt.Sprintf("day-ahead prices of %s for %s in %s for %d", strings.Join(names, " and "), hub, market, a.Year)}}
 	out.fromResult(res)
 	best := map[string]VendorPrice{}
+	// Differences are taken from the unrounded means, then rounded: the
+	// rounded prices shown beside them may differ from it by a cent.
+	type raw struct{ avg, peak float64 }
+	raws := map[VendorPrice]raw{}
 	for _, r := range res.Rows {
 		vp := VendorPrice{Vendor: str(r[0]), AsOf: str(r[1]), AvgPrice: round2(num(r[3])), PeakPrice: round2(num(r[4])), DataPoints: integer(r[5])}
+		raws[vp] = raw{num(r[3]), num(r[4])}
 		out.Prices = append(out.Prices, vp)
 		// rows come oldest file first, so >= keeps the latest on ties
 		if b, ok := best[vp.Vendor]; !ok || vp.DataPoints >= b.DataPoints {
@@ -383,10 +388,11 @@ func (k *Toolkit) CompareVendors(ctx context.Context, a CompareVendorsArgs) (*Co
 	}
 	if len(out.Representative) >= 2 {
 		b, o := out.Representative[0], out.Representative[1]
-		d := &VendorDifference{BaseVendor: b.Vendor, OtherVendor: o.Vendor, Difference: round2(o.AvgPrice - b.AvgPrice),
-			PeakDifference: round2(o.PeakPrice - b.PeakPrice)}
-		if b.AvgPrice != 0 {
-			d.Percent = round2(100 * (o.AvgPrice - b.AvgPrice) / b.AvgPrice)
+		rb, ro := raws[b], raws[o]
+		d := &VendorDifference{BaseVendor: b.Vendor, OtherVendor: o.Vendor, Difference: round2(ro.avg - rb.avg),
+			PeakDifference: round2(ro.peak - rb.peak)}
+		if rb.avg != 0 {
+			d.Percent = round2(100 * (ro.avg - rb.avg) / rb.avg)
 		}
 		out.Difference = d
 	}
