@@ -182,7 +182,12 @@ func hourly(t *testing.T, db *sql.DB, market, hub string, year, month int) map[i
 func peakOffPeak(market, hub string, year int) func(*testing.T, *sql.DB) []string {
 	return func(t *testing.T, db *sql.DB) []string {
 		var peak, off, np, no float64
-		for h, p := range hourly(t, db, market, hub, year, 0) {
+		m := hourly(t, db, market, hub, year, 0)
+		for h := 0; h < 24; h++ { // in hour order, as the tool adds them: the sum is the same to the last bit
+			p, ok := m[h]
+			if !ok {
+				continue
+			}
 			if h >= 7 && h <= 22 {
 				peak, np = peak+p, np+1
 			} else {
@@ -215,8 +220,10 @@ func spread(marketA, hubA, marketB, hubB string, year int) func(*testing.T, *sql
 	return func(t *testing.T, db *sql.DB) []string {
 		a, b := hourly(t, db, marketA, hubA, year, 0), hourly(t, db, marketB, hubB, year, 0)
 		var s, n float64
-		for h, pa := range a {
-			if pb, ok := b[h]; ok {
+		for h := 0; h < 24; h++ {
+			pa, okA := a[h]
+			pb, okB := b[h]
+			if okA && okB {
 				s, n = s+pa-pb, n+1
 			}
 		}
