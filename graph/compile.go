@@ -48,6 +48,11 @@ type CompileOptions struct {
 	Durability Durability
 	// Store is handed to nodes through [StoreFrom]; the graph never reads it.
 	Store any
+	// RequireEnd refuses to compile a graph with nodes from which no path reaches END (a loop
+	// with no way out). LangGraph compiles such a graph, and its runs stop at the recursion
+	// limit with GraphRecursionError; so does trellis by default, and [Compiled.Warnings] names
+	// the nodes. Set it to catch the mistake at compile time instead.
+	RequireEnd bool
 }
 
 // Compiled is a graph ready to run. It is safe for concurrent use: every run has its own state.
@@ -60,7 +65,12 @@ type Compiled[S any] struct {
 	outputs  []*channel      // nil: all keys
 	joinsBy  map[string][]int
 	joinFrom map[string][]string // join target -> its sources (for graph descriptions)
+	warnings []string
 }
+
+// Warnings lists what Compile found suspicious but allowed, such as nodes that cannot reach END
+// (see [CompileOptions.RequireEnd]). Empty for a graph with nothing to report.
+func (c *Compiled[S]) Warnings() []string { return slices.Clone(c.warnings) }
 
 // Compile checks the graph and returns it ready to run. Every mistake found is reported, each
 // naming the nodes, edges or keys at fault.
@@ -142,15 +152,21 @@ func (g *Graph[S]) Compile(opts ...CompileOptions) (*Compiled[S], error) {
 	}
 	inputs := keys("InputKeys", o.InputKeys)
 	outKeys := keys("OutputKeys", o.OutputKeys)
+	var warnings []string
 	if len(errs) == 0 {
 		if stuck := g.cannotFinish(); len(stuck) > 0 {
-			errs = append(errs, fmt.Errorf("graph: nodes %s cannot reach END: every path from them loops forever (add an edge or a route to END)", strings.Join(stuck, ", ")))
+			msg := fmt.Sprintf("graph: nodes %s cannot reach END: every path from them loops until the recursion limit (add an edge or a route to END)", strings.Join(stuck, ", "))
+			if o.RequireEnd {
+				errs = append(errs, errors.New(msg))
+			} else {
+				warnings = append(warnings, msg)
+			}
 		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	c := &Compiled[S]{g: g, opts: o, name: o.Name, inputs: inputs, joinsBy: map[string][]int{}, joinFrom: map[string][]string{}}
+	c := &Compiled[S]{g: g, opts: o, name: o.Name, inputs: inputs, joinsBy: map[string][]int{}, joinFrom: map[string][]string{}, warnings: warnings}
 	c.label = "graph"
 	if c.name == "" {
 		c.name = "graph"

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -42,15 +43,6 @@ func TestCompileErrorsNameTheCulprit(t *testing.T) {
 			g.AddCommandNode("a", func(ctx context.Context, s S) (*graph.Command[S], error) { return nil, nil }, graph.Destinations("b")).
 				AddEdge(graph.START, "a")
 		}, []string{`node a's destinations names unknown node "b"`}},
-		{"cannot reach END", func(g *graph.Graph[S]) {
-			g.AddNode("a", note("a")).AddNode("b", note("b")).AddNode("c", note("c"))
-			g.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", "c").AddEdge("c", "b")
-		}, []string{"nodes a, b, c cannot reach END"}},
-		{"cannot reach END through a path map", func(g *graph.Graph[S]) {
-			g.AddNode("a", note("a")).AddNode("b", note("b"))
-			g.AddEdge(graph.START, "a").AddEdge("b", "a").
-				AddConditionalEdges("a", route("again"), map[string]string{"again": "b"})
-		}, []string{"nodes a, b cannot reach END"}},
 		{"reused name", func(g *graph.Graph[S]) {
 			g.AddNode("a", note("a")).AddNode("a", note("a")).AddEdge(graph.START, "a")
 		}, []string{`node "a" is added twice`}},
@@ -81,6 +73,49 @@ func TestCompileErrorsNameTheCulprit(t *testing.T) {
 	}
 }
 
+// A loop with no way out compiles, as under LangGraph, with a warning naming its nodes, and its
+// runs stop at the recursion limit; RequireEnd refuses it at compile time instead.
+func TestLoopWithoutEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		build func(g *graph.Graph[S])
+		want  string
+	}{
+		{"cannot reach END", func(g *graph.Graph[S]) {
+			g.AddNode("a", note("a")).AddNode("b", note("b")).AddNode("c", note("c"))
+			g.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", "c").AddEdge("c", "b")
+		}, "nodes a, b, c cannot reach END"},
+		{"cannot reach END through a path map", func(g *graph.Graph[S]) {
+			g.AddNode("a", note("a")).AddNode("b", note("b"))
+			g.AddEdge(graph.START, "a").AddEdge("b", "a").
+				AddConditionalEdges("a", route("again"), map[string]string{"again": "b"})
+		}, "nodes a, b cannot reach END"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := graph.New[S]()
+			tc.build(g)
+			c, err := g.Compile()
+			if err != nil {
+				t.Fatalf("compile: %v", err)
+			}
+			if w := c.Warnings(); len(w) != 1 || !strings.Contains(w[0], tc.want) {
+				t.Errorf("warnings %q, want one naming %q", w, tc.want)
+			}
+			_, err = c.Invoke(bg, S{}, graph.WithRecursionLimit(6))
+			if !errors.Is(err, graph.ErrRecursionLimit) {
+				t.Errorf("run: %v, want ErrRecursionLimit", err)
+			}
+			g2 := graph.New[S]()
+			tc.build(g2)
+			c2, err := g2.Compile(graph.CompileOptions{RequireEnd: true})
+			if c2 != nil {
+				t.Fatal("RequireEnd: Compile returned a graph")
+			}
+			wantErr(t, err, tc.want)
+		})
+	}
+}
+
 func TestCompileAcceptsValidShapes(t *testing.T) {
 	// A loop with a way out, an open route, a node with no way out, a deferred node in a cycle.
 	g := graph.New[S]()
@@ -88,8 +123,12 @@ func TestCompileAcceptsValidShapes(t *testing.T) {
 	g.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", "a")
 	g.AddConditionalEdges("b", route(graph.END), map[string]string{graph.END: graph.END, "dead": "dead"})
 	g.AddEdge(graph.START, "open").AddConditionalEdges("open", route(graph.END), nil)
-	if _, err := g.Compile(); err != nil {
+	c, err := g.Compile(graph.CompileOptions{RequireEnd: true})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if w := c.Warnings(); len(w) > 0 {
+		t.Errorf("warnings %q for a graph whose every node can reach END", w)
 	}
 }
 

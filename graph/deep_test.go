@@ -187,7 +187,7 @@ func TestSubgraphInterruptWithEveryDurability(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := "plan, research owls, write owls (dry), side"; out.Final != want {
+			if want := "plan, side, research owls, write owls (dry)"; out.Final != want {
 				t.Fatalf("final %q, want %q", out.Final, want)
 			}
 			if calls.get("research") != 1 || calls.get("side") != 1 {

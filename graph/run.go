@@ -815,8 +815,13 @@ func (l *loop[S]) route(ctx context.Context, node string, state reflect.Value) (
 	return out, nil
 }
 
-// apply applies the writes of a finished superstep, in task order.
+// apply applies the writes of a finished superstep in LangGraph's order: the tasks of nodes
+// pulled by edges, routes and joins sorted by node name, then the tasks of sends in the order
+// they were made (LangGraph sorts by task path, in which every pull task comes before every
+// push task). So a list or a message history that two nodes of one superstep append to ends in
+// the same order as under LangGraph, whatever order the nodes were added in.
 func (l *loop[S]) apply(tasks []*task) error {
+	tasks = writeOrder(tasks)
 	type writer struct{ node, task string }
 	var last map[*channel]writer
 	for _, t := range tasks {
@@ -871,6 +876,38 @@ func (l *loop[S]) apply(tasks []*task) error {
 		}
 	}
 	return nil
+}
+
+// writeOrder returns tasks in the order their writes apply (see apply).
+func writeOrder(tasks []*task) []*task {
+	if len(tasks) < 2 {
+		return tasks
+	}
+	sorted := true
+	for i := 1; i < len(tasks) && sorted; i++ {
+		sorted = taskPathCmp(tasks[i-1], tasks[i]) <= 0
+	}
+	if sorted {
+		return tasks
+	}
+	out := slices.Clone(tasks)
+	slices.SortStableFunc(out, taskPathCmp)
+	return out
+}
+
+// taskPathCmp orders pull tasks before push (send) tasks, pull tasks by node name, push tasks
+// as they are.
+func taskPathCmp(a, b *task) int {
+	switch {
+	case a.send != b.send:
+		if a.send {
+			return 1
+		}
+		return -1
+	case a.send:
+		return 0
+	}
+	return strings.Compare(a.node.name, b.node.name)
 }
 
 // withMessageIDs gives every message of an update an ID, so that replaying the update from a

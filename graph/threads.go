@@ -61,14 +61,16 @@ func (c *Compiled[S]) blankLoop(ctx context.Context, threadID, ns string) (*loop
 	}, nil
 }
 
-func (l *loop[S]) snapshotOf(tuple *checkpoint.Tuple) (*StateSnapshot[S], error) {
+// snapshotOf reads a checkpoint as a snapshot. With applyPending, the writes of tasks that
+// finished in the checkpoint's superstep before it stopped (at an interrupt or an error) are
+// applied to the values, and those tasks leave Next, as LangGraph's getState does for a
+// thread's newest state.
+func (l *loop[S]) snapshotOf(tuple *checkpoint.Tuple, applyPending bool) (*StateSnapshot[S], error) {
 	if err := l.restore(tuple); err != nil {
 		return nil, err
 	}
 	cp := tuple.Checkpoint
 	snap := &StateSnapshot[S]{
-		Values:    l.output(),
-		Next:      l.nextNames(),
 		Ref:       tuple.Ref,
 		Step:      cp.Step,
 		Metadata:  cp.Metadata,
@@ -82,6 +84,29 @@ func (l *loop[S]) snapshotOf(tuple *checkpoint.Tuple) (*StateSnapshot[S], error)
 			return nil, err
 		}
 	}
+	snap.Next = l.nextNames()
+	if applyPending {
+		var done []*task
+		var next []string
+		for _, t := range l.next {
+			if t.finished {
+				done = append(done, t)
+			} else {
+				next = append(next, t.node.name)
+			}
+		}
+		if len(done) > 0 {
+			before := l.sc.snapshot(l.state)
+			if err := l.apply(done); err != nil {
+				// The writes could not apply (two writers of a key without a reducer: the
+				// reason the superstep failed): show the state as it was saved.
+				l.state = before
+			} else {
+				snap.Next = next
+			}
+		}
+	}
+	snap.Values = l.output()
 	waiting := map[string][]Interruption{}
 	errs := map[string]string{}
 	for _, pw := range tuple.Pending {
@@ -105,8 +130,14 @@ func (l *loop[S]) snapshotOf(tuple *checkpoint.Tuple) (*StateSnapshot[S], error)
 }
 
 // GetState returns the thread's state at ref's checkpoint (the newest when ref.CheckpointID is
-// empty).
+// empty). The newest state includes the writes of tasks that finished in a superstep that
+// stopped at an interrupt or an error (they no longer show in Next), as LangGraph's getState
+// gives it; a named checkpoint, like History, shows the checkpoint as it was saved.
 func (c *Compiled[S]) GetState(ctx context.Context, ref checkpoint.Ref) (*StateSnapshot[S], error) {
+	return c.state(ctx, ref, ref.CheckpointID == "")
+}
+
+func (c *Compiled[S]) state(ctx context.Context, ref checkpoint.Ref, applyPending bool) (*StateSnapshot[S], error) {
 	l, err := c.blankLoop(ctx, ref.ThreadID, ref.NS)
 	if err != nil {
 		return nil, err
@@ -115,7 +146,7 @@ func (c *Compiled[S]) GetState(ctx context.Context, ref checkpoint.Ref) (*StateS
 	if err != nil {
 		return nil, fmt.Errorf("%s: state of thread %q: %w", c.label, ref.ThreadID, err)
 	}
-	return l.snapshotOf(tuple)
+	return l.snapshotOf(tuple, applyPending)
 }
 
 // HistoryOptions selects part of a thread's history.
@@ -141,7 +172,7 @@ func (c *Compiled[S]) History(ctx context.Context, threadID string, opts History
 				yield(nil, err)
 				return
 			}
-			snap, err := c.GetState(ctx, item.Ref)
+			snap, err := c.state(ctx, item.Ref, false)
 			if !yield(snap, err) || err != nil {
 				return
 			}
