@@ -8,16 +8,35 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"sort"
 	"strings"
+
+	"github.com/trellis-go/trellis/server"
 )
 
-// Env is what a subcommand may use: its arguments and the standard streams.
+// Env is what a subcommand may use: its arguments, the standard streams, and the program's
+// applications.
 type Env struct {
 	Args   []string
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// Apps are the applications serve runs and run and graph offer.
+	Apps []server.App
+	// UI is the web UI serve offers at / (nil: none).
+	UI http.Handler
+}
+
+// Program is the trellis command with what it serves: cmd/trellis builds one from the
+// application registry (package apps) and the web UI (package ui), so that this package imports
+// no application.
+type Program struct {
+	// Apps are the applications `trellis serve` runs and `trellis run` and `trellis graph`
+	// offer, in the order lists show them.
+	Apps []server.App
+	// UI serves the web UI at / and /ui/; nil serves none.
+	UI http.Handler
 }
 
 // command is one subcommand.
@@ -48,8 +67,14 @@ func ExitCode(err error) int {
 	return 1
 }
 
-// Run runs the trellis command with args (without the program name).
+// Run runs the trellis command with args (without the program name) and no applications; see
+// [Program.Run].
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return Program{}.Run(ctx, args, stdin, stdout, stderr)
+}
+
+// Run runs the trellis command with args (without the program name).
+func (p Program) Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
 		return nil
@@ -58,7 +83,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if !ok {
 		return &UsageError{Msg: fmt.Sprintf("unknown command %q (run `trellis help` for the list)", args[0])}
 	}
-	return cmd.run(ctx, Env{Args: args[1:], Stdin: stdin, Stdout: stdout, Stderr: stderr})
+	return cmd.run(ctx, Env{Args: args[1:], Stdin: stdin, Stdout: stdout, Stderr: stderr, Apps: p.Apps, UI: p.UI})
 }
 
 func usage(w io.Writer) {

@@ -11,7 +11,7 @@ func init() {
 	register("graph", "print an assistant's graph as Mermaid", runGraph)
 }
 
-func runGraph(_ context.Context, env Env) error {
+func runGraph(ctx context.Context, env Env) error {
 	fs := flag.NewFlagSet("graph", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	xray := fs.Bool("xray", false, "draw subgraphs inside their nodes")
@@ -24,7 +24,7 @@ func runGraph(_ context.Context, env Env) error {
 	if fs.NArg() != 1 {
 		return &UsageError{Msg: "usage: trellis graph [--xray] ASSISTANT"}
 	}
-	g, err := localGraph(fs.Arg(0))
+	g, err := localGraph(ctx, env, fs.Arg(0))
 	if err != nil {
 		return err
 	}

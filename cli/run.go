@@ -48,7 +48,7 @@ func runRun(ctx context.Context, env Env) error {
 	if *url != "" {
 		return runRemote(ctx, env, strings.TrimRight(*url, "/"), fs.Arg(0), *thread, input, modeList)
 	}
-	g, err := localGraph(fs.Arg(0))
+	g, err := localGraph(ctx, env, fs.Arg(0))
 	if err != nil {
 		return err
 	}

@@ -7,62 +7,57 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/trellis-go/trellis/apps/vesper/vesperserve"
 	"github.com/trellis-go/trellis/checkpoint"
-	"github.com/trellis-go/trellis/examples/react"
 	"github.com/trellis-go/trellis/graph"
-	"github.com/trellis-go/trellis/model/offline"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/provider"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/store/memstore"
-	"github.com/trellis-go/trellis/telemetry"
 )
 
 func init() {
 	register("serve", "serve the assistants over the Agent Protocol (LangGraph API)", runServe)
 }
 
-// Graphs returns the graphs `trellis serve`, `trellis run` and `trellis graph` offer: the
-// example ReAct agent and the applications built so far (apps/vesper), on the offline model
-// unless a model is configured.
-var Graphs = func() []server.GraphSpec {
-	return []server.GraphSpec{{
-		ID:          "example",
-		Description: "A ReAct agent with a unit converter and a world clock, on the offline model.",
-		Build: func(d server.Deps) (graph.Runnable, error) {
-			m := telemetry.Model(offline.New(nil), telemetry.ModelInfo{Provider: "offline"}) // spans and the token budget
-			return react.New(m, graph.CompileOptions{Saver: d.Saver, Store: d.Store})
-		},
-	}, vesperserve.Spec("", "")}
-}
-
-// selectGraphs keeps the graphs named in list (comma-separated IDs; "all" keeps every one).
-func selectGraphs(all []server.GraphSpec, list string) ([]server.GraphSpec, error) {
+// selectApps keeps the applications named in list (comma-separated names; "all" keeps every one).
+func selectApps(all []server.App, list string) ([]server.App, error) {
 	if list == "" || list == "all" {
 		return all, nil
 	}
-	var out []server.GraphSpec
+	var out []server.App
 	var known []string
-	for _, g := range all {
-		known = append(known, g.ID)
+	for _, a := range all {
+		known = append(known, a.Name)
 	}
-	for _, id := range strings.Split(list, ",") {
-		id = strings.TrimSpace(id)
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
 		found := false
-		for _, g := range all {
-			if g.ID == id {
-				out, found = append(out, g), true
+		for _, a := range all {
+			if a.Name == name {
+				out, found = append(out, a), true
 			}
 		}
 		if !found {
-			return nil, &UsageError{Msg: fmt.Sprintf("--apps names %q, which is not an app (known: %s, or all)", id, strings.Join(known, ", "))}
+			return nil, &UsageError{Msg: fmt.Sprintf("--apps names %q, which is not an app (known: %s, or all)", name, strings.Join(known, ", "))}
 		}
 	}
 	return out, nil
+}
+
+// models reads the models by role from TRELLIS_MODEL and TRELLIS_MODEL_<ROLE>, once, for every
+// application (the offline model when they are unset).
+func models() (*model.Roles, error) {
+	roles, err := provider.FromEnviron(os.Environ(), nil)
+	if err != nil {
+		return nil, &UsageError{Msg: err.Error()}
+	}
+	return roles, nil
 }
 
 // env reads TRELLIS_<name>, or def.
@@ -129,7 +124,7 @@ func runServe(ctx context.Context, env Env) error {
 	maxTokens := fs.Int("max-run-tokens", 0, "token budget of a run; none when 0 (TRELLIS_MAX_RUN_TOKENS)")
 	otlp := fs.String("otlp-endpoint", envOr("OTLP_ENDPOINT", ""), "OTLP/HTTP collector for traces; OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT when empty (TRELLIS_OTLP_ENDPOINT)")
 	localQueue := fs.Bool("local-queue", envBool("LOCAL_QUEUE"), "keep the run queue in memory instead of River in the database (TRELLIS_LOCAL_QUEUE)")
-	apps := fs.String("apps", envOr("APPS", "all"), "comma-separated assistants to serve, or all (TRELLIS_APPS)")
+	appList := fs.String("apps", envOr("APPS", "all"), "comma-separated applications to serve, or all (TRELLIS_APPS)")
 	if err := fs.Parse(env.Args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -186,12 +181,16 @@ func runServe(ctx context.Context, env Env) error {
 	}
 	logger := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: lvl}))
 
-	graphs, err := selectGraphs(Graphs(), *apps)
+	apps, err := selectApps(env.Apps, *appList)
+	if err != nil {
+		return err
+	}
+	roles, err := models()
 	if err != nil {
 		return err
 	}
 	cfg := server.Config{
-		Graphs: graphs, DataDir: *dataDir, DatabaseURL: *dbURL, RedisURL: *redisURL, Dev: *dev,
+		Apps: apps, Models: roles, UI: env.UI, DataDir: *dataDir, DatabaseURL: *dbURL, RedisURL: *redisURL, Dev: *dev,
 		MaxBodyBytes: *maxBody, MaxConcurrentRuns: *maxRuns, ShutdownGrace: *grace, Logger: logger,
 		MaxRunsPerTenant: *perTenant, RunTimeout: *runTimeout, Heartbeat: *heartbeat, MaxRunAttempts: *attempts,
 		RateLimit: *rateLimit, RateBurst: *rateBurst, MaxStreamsPerTenant: *maxStreams,
@@ -253,17 +252,37 @@ func runServe(ctx context.Context, env Env) error {
 	return s.Serve(ctx, ln)
 }
 
-// localGraph builds a registered graph in this process on an in-memory saver and store.
-func localGraph(id string) (graph.Runnable, error) {
+// localGraph builds the graph id of the program's applications in this process, on an
+// in-memory saver and store. Applications are built in order until one offers it; the others
+// are closed again.
+func localGraph(ctx context.Context, env Env, id string) (graph.Runnable, error) {
+	roles, err := models()
+	if err != nil {
+		return nil, err
+	}
 	var ids []string
-	for _, spec := range Graphs() {
-		ids = append(ids, spec.ID)
-		if spec.ID == id || server.AssistantID(spec.ID) == id {
-			st, err := memstore.New(nil)
-			if err != nil {
-				return nil, err
+	for _, app := range env.Apps {
+		st, err := memstore.New(nil)
+		if err != nil {
+			return nil, err
+		}
+		saver := checkpoint.NewMemorySaver()
+		parts, err := app.Build(ctx, server.AppDeps{
+			Deps: server.Deps{Saver: saver, Store: st, DataDir: server.DefaultDataDir}, Models: roles,
+			Compile: graph.CompileOptions{Saver: saver, Store: st}, Logger: slog.New(slog.DiscardHandler), Dev: true,
+			Authenticate: func(*http.Request) (server.Principal, error) { return server.DevPrincipal, nil },
+		})
+		if err != nil {
+			return nil, fmt.Errorf("app %q: %w", app.Name, err)
+		}
+		for _, g := range parts.Graphs {
+			ids = append(ids, g.ID)
+			if g.ID == id || server.AssistantID(g.ID) == id {
+				return g.Graph, nil
 			}
-			return spec.Build(server.Deps{Saver: checkpoint.NewMemorySaver(), Store: st})
+		}
+		if parts.Close != nil {
+			parts.Close()
 		}
 	}
 	return nil, &UsageError{Msg: fmt.Sprintf("unknown assistant %q (known: %s)", id, strings.Join(ids, ", "))}

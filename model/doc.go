@@ -31,9 +31,9 @@
 // # Choosing models by role
 //
 // Applications ask for a model by what a call needs: [RoleFast] for summaries, titles and routing,
-// [RoleStrong] for planning and answers, the default for everything else. [Roles] maps roles to
-// models; package provider builds it from TRELLIS_MODEL and TRELLIS_MODEL_<ROLE>, falling back to
-// the offline model when nothing is configured.
+// [RoleStrong] for planning and answers, [RoleVision] for reading images, the default for
+// everything else. [Roles] maps roles to models; package provider builds it from TRELLIS_MODEL and
+// TRELLIS_MODEL_<ROLE>, falling back to the offline model when nothing is configured.
 //
 // # Errors
 //

@@ -12,6 +12,7 @@ const (
 	RoleDefault = "default" // everything without a more specific role
 	RoleFast    = "fast"    // cheap and quick: summaries, titles, hints, routing
 	RoleStrong  = "strong"  // the most capable: planning, agents, final answers
+	RoleVision  = "vision"  // reads images: photos of rooms, items, labels
 )
 
 // Roles maps role names to models. A role without its own model falls back to the default.

@@ -84,11 +84,13 @@ func (s *Server) routes() http.Handler {
 	api("POST /store/items/search", s.handleStoreSearch)
 	api("POST /store/namespaces", s.handleStoreNamespaces)
 
+	api("GET /apps", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, s.Apps()) })
 	for _, spec := range s.cfg.Graphs {
 		if spec.Routes != nil {
 			spec.Routes(mux, s.authenticateToken)
 		}
 	}
+	s.mountApps(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &APIError{Status: http.StatusNotFound, Message: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path), Hint: "see docs/server.md for the routes"})
 	})

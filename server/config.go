@@ -16,6 +16,7 @@ import (
 
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/store"
 )
 
@@ -51,8 +52,17 @@ type GraphSpec struct {
 // Config configures a [Server]. The zero value of every field is a documented default; only
 // Graphs is required.
 type Config struct {
-	// Graphs are the graphs offered as assistants. At least one is required.
+	// Graphs are the graphs offered as assistants. Graphs and Apps together must offer at least
+	// one.
 	Graphs []GraphSpec
+	// Apps are the applications the server runs (see [App]): their graphs are offered as
+	// assistants beside Graphs, their routes served under /apps/<name>/.
+	Apps []App
+	// Models are the models by role that applications get (AppDeps.Models). Nil means the
+	// offline model for every role.
+	Models *model.Roles
+	// UI, when set, serves the web UI at / and under /ui/.
+	UI http.Handler
 	// DataDir holds the SQLite database (trellis.db) when DatabaseURL is empty. Empty means
 	// ".trellis" in the working directory. It is created if missing.
 	DataDir string
@@ -173,8 +183,8 @@ func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
 var graphIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 func (c Config) withDefaults() (Config, error) {
-	if len(c.Graphs) == 0 {
-		return c, &ConfigError{Field: "Graphs", Problem: "is empty", Hint: "register at least one graph, e.g. the example from examples/react"}
+	if len(c.Graphs) == 0 && len(c.Apps) == 0 {
+		return c, &ConfigError{Field: "Graphs", Problem: "is empty, and so is Apps", Hint: "register at least one graph or application, e.g. the example from examples/react"}
 	}
 	seen := map[string]bool{}
 	for i, g := range c.Graphs {

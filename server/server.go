@@ -64,6 +64,7 @@ type Server struct {
 	obs        *observability // traces and token accounting (telemetry.go)
 	handler    http.Handler
 	closers    []func()
+	apps       []builtApp
 	closeOnce  sync.Once
 	started    time.Time
 }
@@ -147,20 +148,14 @@ func New(cfg Config) (*Server, error) {
 			s.Close()
 			return nil, fmt.Errorf("server: graph %q: %w", spec.ID, err)
 		}
-		if g == nil {
+		if err := s.addAssistant(spec, g, now); err != nil {
 			s.Close()
-			return nil, fmt.Errorf("server: graph %q: Build returned nil", spec.ID)
+			return nil, fmt.Errorf("server: %w", err)
 		}
-		a := &Assistant{AssistantID: AssistantID(spec.ID), GraphID: spec.ID, Name: spec.ID,
-			Config: map[string]any{}, Context: map[string]any{}, Metadata: map[string]any{"created_by": "system"},
-			Version: 1, CreatedAt: now, UpdatedAt: now, graph: wrapGraph(g)}
-		if spec.Description != "" {
-			d := spec.Description
-			a.Description = &d
-		}
-		s.assistants = append(s.assistants, a)
-		s.byID[a.AssistantID] = a
-		s.byID[spec.ID] = a
+	}
+	if err := s.buildApps(deps, now); err != nil {
+		s.Close()
+		return nil, err
 	}
 	sort.Slice(s.assistants, func(i, j int) bool { return s.assistants[i].GraphID < s.assistants[j].GraphID })
 	// Building the graphs may take a while (an application loading its data on first start): the

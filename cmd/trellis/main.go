@@ -1,5 +1,6 @@
 // Command trellis runs trellis: the server with its applications, and the tools around it.
-// Everything it does lives in package cli, so that it can be tested.
+// Everything it does lives in package cli, so that it can be tested; this file only names what
+// it serves: the applications of package apps.
 package main
 
 import (
@@ -9,12 +10,13 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/trellis-go/trellis/apps"
 	"github.com/trellis-go/trellis/cli"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := cli.Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	err := cli.Program{Apps: apps.All()}.Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "trellis:", err)

@@ -93,7 +93,7 @@ func FromEnv(getenv func(string) string, opts *Options, extraRoles ...string) (*
 	}
 	roles := model.NewRoles(m, def)
 	seen := map[string]bool{}
-	names := append([]string{model.RoleFast, model.RoleStrong}, extraRoles...)
+	names := append([]string{model.RoleFast, model.RoleStrong, model.RoleVision}, extraRoles...)
 	sort.Strings(names[2:])
 	for _, role := range names {
 		role = strings.ToLower(role)

@@ -16,6 +16,7 @@ import (
 	"github.com/trellis-go/trellis/apps/vesper/vesperserve"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model/modeltest"
+	"github.com/trellis-go/trellis/model/provider"
 	"github.com/trellis-go/trellis/server"
 )
 
@@ -35,7 +36,7 @@ func TestServedWithAConfiguredModel(t *testing.T) {
 	hs := serveOnModel(t, srv.URL)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http")+chat.Path+"?token=dev", nil)
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http")+"/apps/vesper"+chat.Path+"?token=dev", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,13 +113,16 @@ func TestServedModelKeepsTheTokenBudget(t *testing.T) {
 	}
 }
 
-// serveOnModel serves the vesper assistant in dev mode on the OpenAI-compatible model at
-// modelURL (TRELLIS_MODEL), until the test ends.
+// serveOnModel serves the vesper app in dev mode on the OpenAI-compatible model at modelURL,
+// configured as `trellis serve` configures it from TRELLIS_MODEL, until the test ends.
 func serveOnModel(t *testing.T, modelURL string) *httptest.Server {
 	t.Helper()
-	t.Setenv("TRELLIS_MODEL", "openai:gpt-test@"+modelURL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "test")
-	s, err := server.New(server.Config{Graphs: []server.GraphSpec{vesperserve.Spec("", "")}, DataDir: t.TempDir(), Dev: true})
+	env := map[string]string{"TRELLIS_MODEL": "openai:gpt-test@" + modelURL + "/v1", "OPENAI_API_KEY": "test"}
+	roles, err := provider.FromEnv(func(k string) string { return env[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := server.New(server.Config{Apps: []server.App{vesperserve.App()}, Models: roles, DataDir: t.TempDir(), Dev: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,9 +16,9 @@ import (
 )
 
 // TestServedWebSocket runs the server the way `trellis serve --dev` does, with the vesper
-// assistant, and asks a question over the app's WebSocket route.
+// app, and asks a question over the app's WebSocket route under /apps/vesper/.
 func TestServedWebSocket(t *testing.T) {
-	s, err := server.New(server.Config{Graphs: []server.GraphSpec{vesperserve.Spec("", "")}, DataDir: t.TempDir(), Dev: true})
+	s, err := server.New(server.Config{Apps: []server.App{vesperserve.App()}, DataDir: t.TempDir(), Dev: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,9 +27,9 @@ func TestServedWebSocket(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+chat.Path+"?token=dev", nil)
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/apps/vesper"+chat.Path+"?token=dev", nil)
 	if err != nil {
-		t.Fatalf("the server does not serve %s: %v", chat.Path, err)
+		t.Fatalf("the server does not serve /apps/vesper%s: %v", chat.Path, err)
 	}
 	defer c.CloseNow()
 	in, _ := json.Marshal(chat.In{Type: "chat.message", Content: "Show me the health status of Nazareth Solar"})

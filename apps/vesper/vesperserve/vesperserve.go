@@ -1,8 +1,8 @@
-// Package vesperserve registers Vesper with the trellis server: Open loads
-// the warehouse on first start (SQLite in the data directory, or the
-// "vesper" schema of the server's Postgres database), seeds the report menu
-// of the demonstration tenants, and builds the graph; Spec is the
-// server.GraphSpec `trellis serve` lists as the assistant "vesper".
+// Package vesperserve makes Vesper a trellis application: Open loads the
+// warehouse on first start (SQLite in the data directory, or the "vesper"
+// schema of the server's Postgres database), seeds the report menu of the
+// demonstration tenants, and builds the graph; App is the server.App that
+// `trellis serve` runs, with the assistant "vesper" and the chat WebSocket.
 package vesperserve
 
 import (
@@ -21,7 +21,6 @@ import (
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
-	"github.com/trellis-go/trellis/model/provider"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/telemetry"
 )
@@ -113,64 +112,70 @@ func OpenWith(ctx context.Context, o Options) (*Opened, error) {
 	return &Opened{Warehouse: w, App: a, Linker: linker, Records: rec, Model: o.Model}, nil
 }
 
-// Spec is the assistant "vesper" for the server's graph list, with the chat WebSocket
-// /ws/v1/chat among the server's routes. With dataDir and databaseURL empty, the warehouse lives
-// where the server keeps its data (server.Deps).
-func Spec(dataDir, databaseURL string) server.GraphSpec {
-	var opened *Opened
-	return server.GraphSpec{
-		ID:          "vesper",
-		Description: "Vesper Analytics: day-ahead prices, price curves, Power BI usage and renewable projects, on the offline rules unless TRELLIS_MODEL names a model.",
-		Build: func(d server.Deps) (graph.Runnable, error) {
-			dir, url := dataDir, databaseURL
-			if dir == "" && url == "" {
-				dir, url = d.DataDir, d.DatabaseURL
-			}
+// App is Vesper as a trellis application: the assistant "vesper" and, under /apps/vesper/, the
+// chat WebSocket of the specification at /apps/vesper/ws/v1/chat. The warehouse lives where the
+// server keeps its data (SQLite vesper.db in the data directory, or the "vesper" schema of the
+// server's Postgres database); the model is the server's default role (the offline rules when it
+// is the offline model).
+func App() server.App {
+	return server.App{
+		Name:        "vesper",
+		Description: "Vesper Analytics: day-ahead prices, price curves, Power BI usage and renewable projects.",
+		Build: func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
+			dir, url := d.DataDir, d.DatabaseURL
 			if dir == "" && url == "" {
 				dir = server.DefaultDataDir
 			}
-			// TRELLIS_MODEL (see model/provider) chooses the model; unset means
-			// the offline rules.
-			roles, err := provider.FromEnv(os.Getenv, nil)
-			if err != nil {
-				return nil, fmt.Errorf("vesperserve: %w", err)
-			}
 			var m model.Model
-			if _, offline := roles.Default().(*offline.Model); !offline {
-				// Wrapped for the run's spans and its token budget (config.max_tokens).
-				m = telemetry.Model(roles.Default(), telemetry.ModelInfo{})
+			if def := d.Models.Default(); def != nil {
+				if _, isOffline := def.(*offline.Model); !isOffline {
+					// Wrapped for the run's spans and its token budget (config.max_tokens).
+					m = telemetry.Model(def, telemetry.ModelInfo{})
+				}
 			}
-			o, err := OpenWith(context.Background(), Options{DataDir: dir, DatabaseURL: url, Compile: graph.CompileOptions{Saver: d.Saver, Store: d.Store}, Model: m})
+			o, err := OpenWith(ctx, Options{DataDir: dir, DatabaseURL: url, Compile: d.Compile, Model: m})
 			if err != nil {
 				return nil, err
 			}
-			opened = o
-			return o.App.Graph, nil
+			mux := http.NewServeMux()
+			mux.Handle("GET "+chat.Path, o.chatHandler(d.Authenticate))
+			return &server.AppParts{
+				Graphs: []server.AppGraph{{ID: "vesper", Graph: o.App.Graph,
+					Description: "Vesper Analytics: day-ahead prices, price curves, Power BI usage and renewable projects, on the offline rules unless a model is configured."}},
+				Handler: mux,
+				Close:   o.Warehouse.Close,
+			}, nil
 		},
-		Routes: func(mux *http.ServeMux, authenticate func(context.Context, string) (server.Principal, error)) {
-			if opened == nil {
-				return
+	}
+}
+
+// chatHandler is the chat WebSocket, authenticating its ?token= as the API does.
+func (o *Opened) chatHandler(authenticate func(*http.Request) (server.Principal, error)) http.Handler {
+	return &chat.Handler{
+		App: o.App, Records: o.Records, Linker: o.Linker, Model: o.Model,
+		RunOptions: func(session string) []graph.RunOption {
+			// Each turn is checkpointed in a thread of its own; the conversation lives in
+			// chat_messages.
+			return []graph.RunOption{graph.WithThread("vesper-chat:" + session + ":" + message.NewID())}
+		},
+		Authenticate: func(ctx context.Context, token string) (chat.Principal, error) {
+			r, err := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+			if err != nil {
+				return chat.Principal{}, err
 			}
-			mux.Handle("GET "+chat.Path, &chat.Handler{
-				App: opened.App, Records: opened.Records, Linker: opened.Linker, Model: opened.Model,
-				RunOptions: func(session string) []graph.RunOption {
-					// Each turn is checkpointed in a thread of its own; the conversation lives in
-					// chat_messages.
-					return []graph.RunOption{graph.WithThread("vesper-chat:" + session + ":" + message.NewID())}
-				},
-				Authenticate: func(ctx context.Context, token string) (chat.Principal, error) {
-					p, err := authenticate(ctx, token)
-					if err != nil {
-						return chat.Principal{}, err
-					}
-					// The dev principal's tenant sees the demo tenant, as in the graph.
-					tenant := p.Tenant
-					if tenant == server.DevPrincipal.Tenant {
-						tenant = warehouse.TenantVesper
-					}
-					return chat.Principal{Tenant: tenant, User: p.User, Permissions: p.Permissions}, nil
-				},
-			})
+			if token != "" {
+				r.Header.Set("Authorization", "Bearer "+token)
+			}
+			p, err := authenticate(r)
+			if err != nil {
+				return chat.Principal{}, err
+			}
+			// The dev principal's tenant sees the demo tenant, as in the graph.
+			tenant := p.Tenant
+			if tenant == server.DevPrincipal.Tenant {
+				tenant = warehouse.TenantVesper
+			}
+			return chat.Principal{Tenant: tenant, User: p.User, Permissions: p.Permissions}, nil
 		},
 	}
 }

@@ -41,7 +41,7 @@ func TestOpenLoadsOnceAndAnswers(t *testing.T) {
 		}
 		o.Warehouse.Close()
 	}
-	if spec := vesperserve.Spec(dir, ""); spec.ID != "vesper" || spec.Build == nil {
-		t.Fatalf("spec %+v", spec)
+	if app := vesperserve.App(); app.Name != "vesper" || app.Build == nil {
+		t.Fatalf("app %+v", app)
 	}
 }

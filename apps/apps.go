@@ -1,0 +1,18 @@
+// Package apps is the registry of the applications trellis serves: cmd/trellis hands [All] to
+// the trellis command, so that `trellis serve`, `trellis run` and `trellis graph` offer them.
+// A new application is a package under apps/ with an App() server.App, and one line here.
+package apps
+
+import (
+	"github.com/trellis-go/trellis/apps/example"
+	"github.com/trellis-go/trellis/apps/vesper/vesperserve"
+	"github.com/trellis-go/trellis/server"
+)
+
+// All returns every application, in the order lists show them.
+func All() []server.App {
+	return []server.App{
+		example.App(),
+		vesperserve.App(),
+	}
+}

@@ -1,0 +1,35 @@
+// Package example serves the example agent of examples/react as a trellis application: the
+// assistant "example", a ReAct agent with a unit converter and a world clock.
+package example
+
+import (
+	"context"
+
+	"github.com/trellis-go/trellis/examples/react"
+	"github.com/trellis-go/trellis/model/offline"
+	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/telemetry"
+)
+
+// App is the example as a trellis application, on the server's default model (the offline one
+// when none is configured).
+func App() server.App {
+	return server.App{
+		Name:        "example",
+		Description: "A ReAct agent with a unit converter and a world clock.",
+		Build: func(_ context.Context, d server.AppDeps) (*server.AppParts, error) {
+			m := d.Models.Default()
+			info := telemetry.ModelInfo{}
+			if _, isOffline := m.(*offline.Model); isOffline {
+				info.Provider = "offline"
+			}
+			// Wrapped for the run's spans and its token budget (config.max_tokens).
+			g, err := react.New(telemetry.Model(m, info), d.Compile)
+			if err != nil {
+				return nil, err
+			}
+			return &server.AppParts{Graphs: []server.AppGraph{{ID: "example", Graph: g,
+				Description: "A ReAct agent with a unit converter and a world clock, on the offline model unless a model is configured."}}}, nil
+		},
+	}
+}

@@ -1,0 +1,208 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/offline"
+)
+
+// App is an application served by trellis: graphs offered as assistants, HTTP routes of its own
+// under /apps/<Name>/, and resources to close. An application reads nothing from the process's
+// environment: everything it needs arrives in [AppDeps].
+//
+//	var App = server.App{Name: "notes", Build: func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
+//		g, err := buildGraph(d.Models.For(model.RoleFast), d.Compile)
+//		if err != nil {
+//			return nil, err
+//		}
+//		return &server.AppParts{Graphs: []server.AppGraph{{ID: "notes", Graph: g}}, Handler: routes(d)}, nil
+//	}}
+type App struct {
+	// Name is lower case (letters, digits, '-'): the prefix of the app's routes, /apps/<Name>/,
+	// and of its pages in the web UI, /ui/apps/<Name>. Required.
+	Name string
+	// Description is one sentence for lists of applications.
+	Description string
+	// Build opens what the app needs (its tables, its data) and returns its parts. It runs once,
+	// when the server starts; ctx ends when start-up gives up. Required.
+	Build func(ctx context.Context, deps AppDeps) (*AppParts, error)
+}
+
+// AppDeps is what the server hands an application.
+type AppDeps struct {
+	// Deps holds the checkpoint saver, the store, and where the server keeps its data (DataDir
+	// for SQLite, DatabaseURL for Postgres), for apps that keep tables of their own beside it.
+	Deps
+	// Models gives a model per role (model.RoleDefault, RoleFast, RoleStrong, RoleVision); every
+	// role is the offline model when none is configured.
+	Models *model.Roles
+	// Compile has Saver and Store set: pass it to the app's graphs' Compile.
+	Compile graph.CompileOptions
+	// Logger is the server's, with the app's name attached.
+	Logger *slog.Logger
+	// Authenticate checks a request's credentials (a bearer token or an API key, or ?token= for
+	// a WebSocket) as the API does, and returns the principal. In dev mode every request is
+	// DevPrincipal.
+	Authenticate func(r *http.Request) (Principal, error)
+	// Dev is true when the server runs without authentication.
+	Dev bool
+}
+
+// AppParts is what an application's Build returns.
+type AppParts struct {
+	// Graphs are offered as assistants; each ID is a graph_id, unique across the server.
+	Graphs []AppGraph
+	// Handler serves the app's own routes, mounted at /apps/<Name>/ with "/apps/<Name>" stripped
+	// (a request for /apps/notes/api/v1/items reaches it as /api/v1/items). May be nil.
+	Handler http.Handler
+	// Close releases what Build opened; the server calls it once when it closes. May be nil.
+	Close func() error
+}
+
+// AppGraph is one graph of an application.
+type AppGraph struct {
+	ID          string
+	Description string
+	Graph       graph.Runnable
+}
+
+// builtApp is an application after Build.
+type builtApp struct {
+	app   App
+	parts AppParts
+}
+
+var appNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
+
+// AppStartTimeout bounds an application's Build (an app loading its data on first start).
+const AppStartTimeout = 5 * time.Minute
+
+// buildApps runs every app's Build and registers its graphs as assistants.
+func (s *Server) buildApps(deps Deps, now time.Time) error {
+	seen := map[string]bool{}
+	models := s.cfg.Models
+	if models == nil {
+		models = model.NewRoles(offline.New(nil), "offline")
+	}
+	for _, app := range s.cfg.Apps {
+		if !appNameRE.MatchString(app.Name) {
+			return &ConfigError{Field: "Apps", Problem: fmt.Sprintf("app name %q is not lower-case letters, digits and '-'", app.Name), Hint: "name it like \"vesper\" or \"list-forge\""}
+		}
+		if seen[app.Name] {
+			return &ConfigError{Field: "Apps", Problem: fmt.Sprintf("app %q is listed twice", app.Name), Hint: "list each application once"}
+		}
+		seen[app.Name] = true
+		if app.Build == nil {
+			return &ConfigError{Field: "Apps", Problem: fmt.Sprintf("app %q has no Build function", app.Name)}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), AppStartTimeout)
+		parts, err := app.Build(ctx, AppDeps{
+			Deps: deps, Models: models, Compile: graph.CompileOptions{Saver: deps.Saver, Store: deps.Store},
+			Logger: s.log.With("app", app.Name), Authenticate: s.authenticateRequest, Dev: s.cfg.Dev,
+		})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("server: app %q: %w", app.Name, err)
+		}
+		if parts == nil {
+			return fmt.Errorf("server: app %q: Build returned no parts", app.Name)
+		}
+		if parts.Close != nil {
+			closeApp, name := parts.Close, app.Name
+			s.closers = append(s.closers, func() {
+				if err := closeApp(); err != nil {
+					s.log.Warn("closing an app failed", "app", name, "error", err.Error())
+				}
+			})
+		}
+		for _, g := range parts.Graphs {
+			if err := s.addAssistant(GraphSpec{ID: g.ID, Description: g.Description}, g.Graph, now); err != nil {
+				return fmt.Errorf("server: app %q: %w", app.Name, err)
+			}
+		}
+		s.apps = append(s.apps, builtApp{app: app, parts: *parts})
+	}
+	return nil
+}
+
+// addAssistant offers a built graph as the default assistant of its graph ID.
+func (s *Server) addAssistant(spec GraphSpec, g graph.Runnable, now time.Time) error {
+	if g == nil {
+		return fmt.Errorf("graph %q: Build returned nil", spec.ID)
+	}
+	if !graphIDPattern.MatchString(spec.ID) {
+		return &ConfigError{Field: "Graphs", Problem: fmt.Sprintf("graph ID %q has characters other than letters, digits, '-', '_' and '.'", spec.ID)}
+	}
+	if _, dup := s.byID[spec.ID]; dup {
+		return &ConfigError{Field: "Graphs", Problem: fmt.Sprintf("graph ID %q is registered twice", spec.ID), Hint: "give each graph its own ID"}
+	}
+	a := &Assistant{AssistantID: AssistantID(spec.ID), GraphID: spec.ID, Name: spec.ID,
+		Config: map[string]any{}, Context: map[string]any{}, Metadata: map[string]any{"created_by": "system"},
+		Version: 1, CreatedAt: now, UpdatedAt: now, graph: wrapGraph(g)}
+	if spec.Description != "" {
+		d := spec.Description
+		a.Description = &d
+	}
+	s.assistants = append(s.assistants, a)
+	s.byID[a.AssistantID] = a
+	s.byID[spec.ID] = a
+	return nil
+}
+
+// mountApps adds each app's handler under /apps/<name>/ and the web UI at / and /ui/.
+func (s *Server) mountApps(mux *http.ServeMux) {
+	for _, b := range s.apps {
+		if b.parts.Handler == nil {
+			continue
+		}
+		prefix := "/apps/" + b.app.Name
+		mux.Handle(prefix+"/", s.instrument(prefix+"/", http.StripPrefix(prefix, b.parts.Handler)))
+	}
+	if s.cfg.UI != nil {
+		mux.Handle("GET /{$}", s.cfg.UI)
+		mux.Handle("/ui/", s.cfg.UI)
+	}
+}
+
+// Apps lists the applications the server runs, with the graph IDs each offers.
+func (s *Server) Apps() []AppInfo {
+	out := make([]AppInfo, 0, len(s.apps))
+	for _, b := range s.apps {
+		info := AppInfo{Name: b.app.Name, Description: b.app.Description, HasRoutes: b.parts.Handler != nil}
+		for _, g := range b.parts.Graphs {
+			info.Graphs = append(info.Graphs, g.ID)
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// AppInfo describes a running application (GET /apps).
+type AppInfo struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	Graphs      []string `json:"graphs"`
+	// HasRoutes says whether the app serves routes under /apps/<name>/.
+	HasRoutes bool `json:"has_routes"`
+}
+
+// authenticateRequest checks a request as the API does; a WebSocket may give its token as
+// ?token= since browsers cannot set its headers.
+func (s *Server) authenticateRequest(r *http.Request) (Principal, error) {
+	if s.cfg.Dev {
+		return DevPrincipal, nil
+	}
+	if r.Header.Get("Authorization") == "" && r.Header.Get("X-Api-Key") == "" {
+		if tok := r.URL.Query().Get("token"); tok != "" {
+			return s.authenticateToken(r.Context(), tok)
+		}
+	}
+	return s.cfg.Auth.authenticate(r)
+}
