@@ -66,7 +66,7 @@ func TestAppContract(t *testing.T) {
 	key := "notes-key-0123456789abcdef"
 	cfg := Config{Apps: []App{notesApp(&closed, &deps)}, DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler),
 		Auth: AuthConfig{APIKeys: map[string]Principal{key: {User: "ann", Tenant: "acme", Permissions: []string{"*"}}}},
-		UI: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ui "+r.URL.Path) })}
+		UI:   http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ui "+r.URL.Path) })}
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
