@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
@@ -36,6 +37,18 @@ type ReActOptions struct {
 	Executor *tool.ExecutorOptions
 	// Prompt, when set, is sent as a system message before the conversation.
 	Prompt string
+	// Context, when set, is called before every model call and returns the messages sent
+	// before the conversation for that call: a system prompt built from the current state and
+	// the run (its configurable values, its store, the thread), and any injected context such as
+	// memories or retrieved documents. What it returns is never written to the state, so each
+	// call sees context built afresh and the stored conversation stays clean. Prompt, when also
+	// set, comes first. An error fails the model node. See [PromptInput].
+	Context func(ctx context.Context, in PromptInput) ([]message.Message, error)
+	// ReturnDirect lists tools whose result is the answer: when the model calls one of them,
+	// the run ends after the tools run, with an assistant message holding the tool's result
+	// (metadata "return_direct": the tool's name) and no further model call. When several
+	// return-direct tools are called in one turn their results are joined, in call order.
+	ReturnDirect []string
 	// MaxTurns bounds the model calls of one run; zero means 25. When the model still asks for
 	// tools at the limit, the run ends with an assistant message that says so.
 	MaxTurns int
@@ -80,6 +93,13 @@ func NewReAct(o ReActOptions) (*graph.Compiled[State], error) {
 			return nil, err
 		}
 	}
+	direct := map[string]bool{}
+	for _, n := range o.ReturnDirect {
+		if _, ok := exec.Tool(n); !ok {
+			return nil, fmt.Errorf("agent: ReturnDirect names tool %q, which is not among the agent's tools", n)
+		}
+		direct[n] = true
+	}
 	approve := map[string]bool{}
 	for _, n := range o.Approve {
 		if _, ok := exec.Tool(n); !ok {
@@ -95,12 +115,16 @@ func NewReAct(o ReActOptions) (*graph.Compiled[State], error) {
 			return State{Messages: []message.Message{message.Assistant(fmt.Sprintf("I stopped after %d model turns without reaching an answer. Ask me to continue, or narrow the question.", maxTurns))}}, nil
 		}
 		tools := exec.Specs(ctx)
+		prefix, err := buildContext(ctx, o.Prompt, o.Context, s)
+		if err != nil {
+			return State{}, err
+		}
 		var replaced []message.Message // the compacted conversation, replacing the state's
 		compactNow := func(force bool) (bool, error) {
 			if o.Compaction == nil {
 				return false, nil
 			}
-			if !force && tokens.CountRequest(compaction.Counter, &model.Request{Messages: withPrompt(o.Prompt, msgs), Tools: tools}) <= compaction.MaxTokens {
+			if !force && tokens.CountRequest(compaction.Counter, &model.Request{Messages: withContext(prefix, msgs), Tools: tools}) <= compaction.MaxTokens {
 				return false, nil
 			}
 			out, ok, err := compact(ctx, msgs, compaction, nil)
@@ -113,13 +137,13 @@ func NewReAct(o ReActOptions) (*graph.Compiled[State], error) {
 		if _, err := compactNow(false); err != nil {
 			return State{}, err
 		}
-		resp, err := StreamModel(ctx, o.Model, &model.Request{Messages: withPrompt(o.Prompt, msgs), Tools: tools})
+		resp, err := StreamModel(ctx, o.Model, &model.Request{Messages: withContext(prefix, msgs), Tools: tools})
 		if errors.Is(err, model.ErrContextWindowExceeded) && o.Compaction != nil {
 			ok, cerr := compactNow(true)
 			if cerr != nil || !ok {
 				return State{}, windowError(err, replaced != nil, cerr)
 			}
-			resp, err = StreamModel(ctx, o.Model, &model.Request{Messages: withPrompt(o.Prompt, msgs), Tools: tools})
+			resp, err = StreamModel(ctx, o.Model, &model.Request{Messages: withContext(prefix, msgs), Tools: tools})
 		}
 		if err != nil {
 			return State{}, err
@@ -129,7 +153,7 @@ func NewReAct(o ReActOptions) (*graph.Compiled[State], error) {
 			out.Messages = append(append([]message.Message{message.RemoveAll()}, replaced...), resp.Message)
 		}
 		if len(resp.Message.ToolCalls) == 0 && o.ResponseSchema != nil {
-			sreq := &model.Request{Messages: append(withPrompt(o.Prompt, msgs), resp.Message, message.User("Give your final answer in the requested structured form.")), Schema: o.ResponseSchema}
+			sreq := &model.Request{Messages: append(withContext(prefix, msgs), resp.Message, message.User("Give your final answer in the requested structured form.")), Schema: o.ResponseSchema}
 			sresp, err := o.Model.Generate(ctx, sreq)
 			if err != nil {
 				return State{}, fmt.Errorf("agent: structured answer: %w", err)
@@ -163,7 +187,12 @@ func NewReAct(o ReActOptions) (*graph.Compiled[State], error) {
 			return nil, err
 		}
 		cmd := &graph.Command[State]{}
-		if abort {
+		if answer, ok := directAnswer(calls, outcomes, direct); ok && !abort {
+			if err := graph.Write(ctx, "messages", []message.Message{answer}); err != nil {
+				return nil, err
+			}
+			cmd.Goto = []graph.Target{graph.To(graph.END)}
+		} else if abort {
 			cmd.Goto = []graph.Target{graph.To(graph.END)}
 		} else {
 			cmd.Goto = []graph.Target{graph.To(NodeModel)}
@@ -239,13 +268,79 @@ func StreamModel(ctx context.Context, m model.Model, req *model.Request) (*model
 	return resp, nil
 }
 
-func withPrompt(prompt string, msgs []message.Message) []message.Message {
-	if prompt == "" {
+// PromptInput is what [ReActOptions.Context] builds a model call's context from.
+type PromptInput struct {
+	// State is the agent's state as the model node sees it (the stored conversation).
+	State State
+	// Config holds the run's configurable values (graph.WithConfig), such as a user or thread id.
+	Config map[string]any
+	// ThreadID is the run's thread, empty when the graph runs without a checkpointer.
+	ThreadID string
+	// Store is the graph's store (CompileOptions.Store), nil when none; usually a store.Store.
+	Store any
+	// Call counts the model calls since the user's last message, from 0.
+	Call int
+}
+
+// buildContext returns the messages sent before the conversation for one model call.
+func buildContext(ctx context.Context, prompt string, hook func(context.Context, PromptInput) ([]message.Message, error), s State) ([]message.Message, error) {
+	var out []message.Message
+	if prompt != "" {
+		out = append(out, message.System(prompt))
+	}
+	if hook == nil {
+		return out, nil
+	}
+	info, _ := graph.InfoFrom(ctx)
+	in := PromptInput{State: s, Config: info.Config, ThreadID: info.ThreadID, Store: graph.StoreFrom(ctx), Call: turnsSinceUser(s.Messages)}
+	extra, err := hook(ctx, in)
+	if err != nil {
+		return nil, fmt.Errorf("agent: building the model's context: %w", err)
+	}
+	for i, m := range extra {
+		if m.Role == message.RoleTool || (m.Role == message.RoleAssistant && len(m.ToolCalls) > 0) {
+			return nil, fmt.Errorf("agent: the context hook's message %d is a tool call or result; return system, user or plain assistant messages", i)
+		}
+	}
+	return append(out, extra...), nil
+}
+
+// withContext puts the per-call context before the conversation, in a new slice.
+func withContext(prefix, msgs []message.Message) []message.Message {
+	if len(prefix) == 0 {
 		return msgs
 	}
-	out := make([]message.Message, 0, len(msgs)+1)
-	out = append(out, message.System(prompt))
+	out := make([]message.Message, 0, len(prefix)+len(msgs))
+	out = append(out, prefix...)
 	return append(out, msgs...)
+}
+
+// directAnswer is the final assistant message of a turn that called return-direct tools: their
+// results, joined in call order. ok is false when no such tool ran.
+func directAnswer(calls []message.ToolCall, outcomes []tool.Outcome, direct map[string]bool) (message.Message, bool) {
+	if len(direct) == 0 {
+		return message.Message{}, false
+	}
+	byID := map[string]message.Message{}
+	for _, m := range tool.Messages(outcomes) {
+		byID[m.ToolCallID] = m
+	}
+	var parts, names []string
+	for _, c := range calls {
+		if !direct[c.Name] {
+			continue
+		}
+		if m, ok := byID[c.ID]; ok {
+			parts = append(parts, m.Text())
+			names = append(names, c.Name)
+		}
+	}
+	if len(parts) == 0 {
+		return message.Message{}, false
+	}
+	msg := message.Assistant(strings.Join(parts, "\n\n"))
+	msg.Metadata = map[string]any{"return_direct": strings.Join(names, ",")}
+	return msg, true
 }
 
 func lastAssistant(msgs []message.Message) *message.Message {
