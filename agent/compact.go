@@ -238,7 +238,7 @@ func summarize(ctx context.Context, m model.Model, prompt string, msgs []message
 	if err != nil {
 		return "", err
 	}
-	return cleanRecap(resp.Message.Text()), nil
+	return cleanRecap(offline.Unlabelled(resp.Message)), nil
 }
 
 // transcript turns a conversation into alternating plain-text turns.
@@ -255,7 +255,7 @@ func transcript(msgs []message.Message, maxChars int) []message.Message {
 		out = append(out, message.Message{Role: role, Content: text})
 	}
 	for _, m := range msgs {
-		text := cut(strings.TrimSpace(strings.ReplaceAll(m.Text(), offline.Marker, "")), maxChars)
+		text := cut(strings.TrimSpace(offline.Unlabelled(m)), maxChars)
 		switch m.Role {
 		case message.RoleSystem:
 			if m.Metadata[MetaSummary] != nil {
@@ -291,9 +291,9 @@ func transcript(msgs []message.Message, maxChars int) []message.Message {
 	return out
 }
 
-// cleanRecap drops a heading line and the offline model's label from a summary.
+// cleanRecap drops a heading line from a summary.
 func cleanRecap(s string) string {
-	s = strings.TrimSpace(strings.ReplaceAll(s, offline.Marker, ""))
+	s = strings.TrimSpace(s)
 	if first, rest, ok := strings.Cut(s, "\n"); ok && strings.HasSuffix(strings.TrimSpace(first), ":") && strings.Contains(strings.ToLower(first), "summar") {
 		s = strings.TrimSpace(rest)
 	}

@@ -54,9 +54,13 @@ func summarizeLabelled(ctx context.Context, m model.Model, msgs []message.Messag
 		return "", err
 	}
 	text := resp.Message.Text()
+	isOffline := offline.IsOffline(resp.Message.Metadata)
+	if isOffline {
+		text = offline.StripMarker(text)
+	}
 	s := cleanRecap(text)
-	if strings.Contains(text, offline.Marker) {
-		s += "\n\n" + offline.Marker
+	if isOffline {
+		s += "\n\n" + offline.Marker // the label a person reads
 	}
 	return s, nil
 }
@@ -144,9 +148,8 @@ func Title(ctx context.Context, m model.Model, msgs []message.Message) (string, 
 	if err != nil {
 		return "", fmt.Errorf("agent: writing a title: %w", err)
 	}
-	text := resp.Message.Text()
-	label := strings.Contains(text, offline.Marker)
-	t := cleanTitle(strings.ReplaceAll(text, offline.Marker, ""))
+	label := offline.IsOffline(resp.Message.Metadata)
+	t := cleanTitle(offline.Unlabelled(resp.Message))
 	if t == "" {
 		return "", errors.New("agent: writing a title: the model's reply was empty")
 	}
@@ -195,7 +198,7 @@ func textTurns(msgs []message.Message, n int) []message.Message {
 		if m.Role != message.RoleUser && m.Role != message.RoleAssistant {
 			continue
 		}
-		text := strings.TrimSpace(strings.ReplaceAll(m.Text(), offline.Marker, ""))
+		text := strings.TrimSpace(offline.Unlabelled(m))
 		if text == "" {
 			continue
 		}

@@ -20,8 +20,15 @@ func projectChat() []message.Message {
 		message.User(`What is the health status of "Nazareth Solar"?`),
 		message.Assistant("", call),
 		message.ToolResult("c1", call.Name, `{"health":"green"}`),
-		message.Assistant("It is green. All milestones are on track. " + offline.Marker),
+		offlineAnswer("It is green. All milestones are on track. " + offline.Marker),
 	}
+}
+
+// offlineAnswer is an answer as the offline model writes it: labelled in its metadata.
+func offlineAnswer(text string) message.Message {
+	m := message.Assistant(text)
+	m.Metadata = map[string]any{"provider": offline.Name, offline.MetaOffline: true}
+	return m
 }
 
 func TestOfflineConversationHelpers(t *testing.T) {
@@ -141,5 +148,20 @@ func TestTitleCleaning(t *testing.T) {
 	}
 	if _, err := agent.Summarize(context.Background(), scripted.New(), "", nil); !errors.Is(err, agent.ErrNoConversation) {
 		t.Errorf("summary of nothing: %v", err)
+	}
+}
+
+// TestOfflineLabelComesFromMetadata: a title is labelled as the offline model's when the reply's
+// metadata says so, whatever its text, and not when only the text looks like it.
+func TestOfflineLabelComesFromMetadata(t *testing.T) {
+	ctx := context.Background()
+	labelled := &model.Response{Message: offlineAnswer("Budget review")}
+	got, err := agent.Title(ctx, scripted.New(scripted.Respond(labelled)), projectChat())
+	if err != nil || got != "Budget review "+offline.Marker {
+		t.Errorf("title from an offline-labelled reply = %q, %v", got, err)
+	}
+	got, err = agent.Title(ctx, scripted.New(scripted.Text("Budget review")), projectChat())
+	if err != nil || got != "Budget review" {
+		t.Errorf("title from a provider = %q, %v", got, err)
 	}
 }
