@@ -97,9 +97,27 @@ func (s *Server) routes() http.Handler {
 	return mux
 }
 
+// deadlineBody clears the connection's read deadline once the body has been read to its end.
+// (After any other error, the deadline stays: the server then stops reading the rest.)
+type deadlineBody struct {
+	io.ReadCloser
+	clear func()
+	done  bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		b.clear()
+	}
+	return n, err
+}
+
 type statusWriter struct {
 	http.ResponseWriter
 	code int
+	err  error // the error of a 5xx answer, for the log
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -130,6 +148,19 @@ func (s *Server) instrument(route string, h http.Handler) http.Handler {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
 		r.Body = http.MaxBytesReader(sw, r.Body, s.cfg.MaxBodyBytes)
+		if r.ContentLength != 0 && r.Method != http.MethodGet {
+			// The body must arrive within ReadTimeout; once it has, the handler may take as long
+			// as its run does.
+			rc := http.NewResponseController(sw)
+			if rc.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout)) == nil {
+				r.Body = &deadlineBody{ReadCloser: r.Body, clear: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+			}
+		}
+		if err := checkURL(r); err != nil {
+			writeError(sw, err)
+			s.metrics.requests.WithLabelValues(route, strconv.Itoa(sw.code)).Inc()
+			return
+		}
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
@@ -147,6 +178,15 @@ func (s *Server) instrument(route string, h http.Handler) http.Handler {
 			}
 			if rid := r.PathValue("rid"); rid != "" {
 				attrs = append(attrs, "run_id", rid)
+			}
+			if sw.code >= 500 {
+				// A failure the client cannot fix is the operator's to see, at the default level.
+				errText := http.StatusText(sw.code)
+				if sw.err != nil {
+					errText = sw.err.Error()
+				}
+				s.log.Error("request failed", append(attrs, "route", route, "error", errText)...)
+				return
 			}
 			s.log.Debug("request", attrs...)
 		}()
@@ -206,6 +246,9 @@ func decode(r *http.Request, v any) error {
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return nil
 	}
+	if err := checkJSON(body); err != nil {
+		return err
+	}
 	if err := json.Unmarshal(body, v); err != nil {
 		var te *json.UnmarshalTypeError
 		var se *json.SyntaxError
@@ -222,7 +265,7 @@ func decode(r *http.Request, v any) error {
 			return badRequest("send a JSON object", "the body cannot be read: %v", err)
 		}
 	}
-	return nil
+	return checkCounts(v)
 }
 
 func jsonKind(t reflect.Type) string {

@@ -275,6 +275,9 @@ func (s *Server) followLog(ctx context.Context, run *Run) *runLog {
 // run.
 func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, run *Run, l *runLog, after int64, modes []string, cancelOnDisconnect bool) {
 	flusher, _ := w.(http.Flusher)
+	rc := http.NewResponseController(w)
+	// Each write must go through within the timeout: a client that stops reading is let go.
+	deadline := func() { _ = rc.SetWriteDeadline(time.Now().Add(s.cfg.StreamWriteTimeout)) }
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -303,6 +306,7 @@ loop:
 				}
 				buf = appendSSE(buf, ev)
 			}
+			deadline()
 			if _, err := w.Write(buf); err != nil {
 				break loop
 			}
@@ -317,6 +321,7 @@ loop:
 		select {
 		case <-wake:
 		case <-tick.C:
+			deadline()
 			if _, err := w.Write([]byte(": heartbeat\n\n")); err != nil {
 				break loop
 			}

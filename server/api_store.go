@@ -39,6 +39,20 @@ func itemOut(it store.Item) itemJSON {
 }
 
 // storeError maps the store's input errors to 400 and a missing item to 404.
+// checkLabels refuses namespace labels that could not be read back: GET /store/items joins a
+// namespace's labels with '.', so a label may not hold one, nor be empty.
+func checkLabels(field string, labels []string) error {
+	for i, l := range labels {
+		switch {
+		case l == "":
+			return badRequest("give every label some text", "field %q: label %d is empty", field, i)
+		case strings.Contains(l, "."):
+			return badRequest("use labels without '.' (GET /store/items joins the labels with '.'); split it into two labels, or use '-' or '_'", "field %q: label %q holds a '.'", field, l)
+		}
+	}
+	return nil
+}
+
 func storeError(err error) error {
 	var ie *store.InputError
 	switch {
@@ -69,6 +83,10 @@ func (s *Server) handleStorePut(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(req.Namespace) == 0 {
 		writeError(w, badRequest("give at least one label", "field \"namespace\" is empty"))
+		return
+	}
+	if err := checkLabels("namespace", req.Namespace); err != nil {
+		writeError(w, err)
 		return
 	}
 	if req.Value == nil {
@@ -124,6 +142,11 @@ func (s *Server) handleStoreGet(w http.ResponseWriter, r *http.Request) {
 		req.RefreshTTL = &b
 	}
 	it, err := s.store.Get(r.Context(), req)
+	if errors.Is(err, store.ErrNotFound) {
+		// The SDK's getItem answers null for a missing item, as LangGraph's server does.
+		writeJSON(w, 200, nil)
+		return
+	}
 	if err != nil {
 		writeError(w, storeError(err))
 		return

@@ -112,10 +112,14 @@ func TestTenantIsolation(t *testing.T) {
 	b.mustDo("PUT", "/store/items", map[string]any{"namespace": []string{"docs"}, "key": "k", "value": map[string]any{"v": 1}}, nil, 204)
 
 	b.token = token(map[string]any{"tenant": "globex", "sub": "eve"})
-	for _, p := range []string{"/threads/" + tid, "/threads/" + tid + "/state", "/threads/" + tid + "/runs/" + run.RunID, "/store/items?namespace=docs&key=k"} {
+	for _, p := range []string{"/threads/" + tid, "/threads/" + tid + "/state", "/threads/" + tid + "/runs/" + run.RunID} {
 		if code := b.do("GET", p, nil, nil); code != 404 {
 			t.Fatalf("other tenant GET %s: %d, want 404", p, code)
 		}
+	}
+	var item json.RawMessage
+	if code := b.do("GET", "/store/items?namespace=docs&key=k", nil, &item); code != 200 || string(item) != "null" {
+		t.Fatalf("other tenant's store item: %d %s, want 200 null (as for any missing item)", code, item)
 	}
 	if code := b.do("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "flow"}, nil); code != 404 {
 		t.Fatalf("other tenant run: %d", code)

@@ -60,6 +60,9 @@ type runBudget struct {
 // 400 naming the key when a value is not a positive whole number or exceeds the server's limit.
 func (s *Server) budgetOf(config map[string]any) (runBudget, error) {
 	b := runBudget{steps: s.cfg.MaxRunSteps, tokens: s.cfg.MaxRunTokens}
+	if err := checkRecursionLimit(config); err != nil {
+		return b, err
+	}
 	for _, k := range []struct {
 		key   string
 		limit int

@@ -97,6 +97,17 @@ type Config struct {
 	// ShutdownGrace is how long Serve waits, once its context ends, for running runs to reach
 	// their next checkpoint and stop; zero means 30 seconds.
 	ShutdownGrace time.Duration
+	// ReadTimeout bounds reading a request's body; zero means 60 seconds. A client that sends its
+	// body a byte at a time is cut off, so it cannot hold a connection forever. (Headers must
+	// arrive within 10 seconds.)
+	ReadTimeout time.Duration
+	// IdleTimeout is how long a keep-alive connection may wait for its next request; zero means
+	// 120 seconds.
+	IdleTimeout time.Duration
+	// StreamWriteTimeout bounds each write to an SSE stream; zero means 30 seconds. A client that
+	// stops reading without closing is dropped once its socket's buffers are full, freeing its
+	// goroutines and its place among the tenant's streams.
+	StreamWriteTimeout time.Duration
 	// WebhookTimeout bounds one webhook POST; zero means 10 seconds.
 	WebhookTimeout time.Duration
 	// Logger receives JSON-ready structured logs; nil means slog.Default().
@@ -219,6 +230,15 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.EventRetention <= 0 {
 		c.EventRetention = DefaultEventRetention
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = 60 * time.Second
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = 120 * time.Second
+	}
+	if c.StreamWriteTimeout <= 0 {
+		c.StreamWriteTimeout = 30 * time.Second
 	}
 	if c.ShutdownGrace <= 0 {
 		c.ShutdownGrace = DefaultShutdownGrace

@@ -73,5 +73,8 @@ func writeError(w http.ResponseWriter, err error) {
 	if ae.Hint != "" {
 		body["hint"] = ae.Hint
 	}
+	if sw, ok := w.(*statusWriter); ok && ae.Status >= 500 {
+		sw.err = err // logged by instrument with the route
+	}
 	writeJSON(w, ae.Status, body)
 }

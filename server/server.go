@@ -262,6 +262,16 @@ func (f levelFilter) WithGroup(n string) slog.Handler {
 // Handler returns the server's HTTP handler, for tests and for mounting under another mux.
 func (s *Server) Handler() http.Handler { return s.handler }
 
+// HTTPServer returns an http.Server for the server's handler with its timeouts: headers within 10
+// seconds, idle keep-alive connections closed after Config.IdleTimeout. A request's body must
+// arrive within Config.ReadTimeout (set by the handler, so that a long wait for a run or a stream
+// is not cut); streams set a write deadline for each write; WebSockets, once upgraded, keep their
+// own heartbeats.
+func (s *Server) HTTPServer() *http.Server {
+	return &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: s.cfg.IdleTimeout,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+}
+
 // Serve serves HTTP on ln until ctx ends, then shuts down gracefully: it stops taking runs,
 // waits up to Config.ShutdownGrace for running ones to finish (cancelling the rest, which are
 // picked up again from their last checkpoint at the next start), and closes the listener.
@@ -272,7 +282,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			return &ConfigError{Field: "Dev", Problem: fmt.Sprintf("is set but the listener is on %s", ln.Addr()), Hint: "dev mode has no authentication and binds to 127.0.0.1 only; configure auth to listen elsewhere"}
 		}
 	}
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	srv := s.HTTPServer()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
