@@ -84,10 +84,36 @@ func dateRange(text string, now time.Time) (start, end time.Time, ok bool) {
 				return yearStart.AddDate(-1, 0, 0), yearStart.AddDate(0, 0, -1), true
 			}
 		}
-		if mo, isMonth := monthNames[x]; isMonth && len(x) >= 3 && x != "may" && x != "mar" || isMonth && (x == "may" || x == "mar") && isYear(next) {
+		// Portuguese puts "passado" after the unit: "na semana passada", "no mês passado".
+		if next == "passada" || next == "passado" || next == "anterior" {
+			switch x {
+			case "semana":
+				return weekStart.AddDate(0, 0, -7), weekStart.AddDate(0, 0, -1), true
+			case "mes":
+				return monthStart.AddDate(0, -1, 0), monthStart.AddDate(0, 0, -1), true
+			case "trimestre":
+				return quarterStart.AddDate(0, -3, 0), quarterStart.AddDate(0, 0, -1), true
+			case "ano":
+				return yearStart.AddDate(-1, 0, 0), yearStart.AddDate(0, 0, -1), true
+			}
+		}
+		if mo, isMonth := monthNames[x]; isMonth {
+			dayNum, yearAt := dayOfMonth(w, i)
+			ambiguous := x == "may" || x == "mar"
+			if ambiguous && dayNum == 0 && !isYear(next) {
+				continue
+			}
 			y := day.Year()
-			if isYear(next) {
+			if yearAt > 0 {
+				y, _ = strconv.Atoi(w[yearAt])
+			} else if isYear(next) {
 				y, _ = strconv.Atoi(next)
+			}
+			if dayNum > 0 {
+				d := time.Date(y, mo, dayNum, 0, 0, 0, 0, time.UTC)
+				if d.Month() == mo {
+					return d, d, true
+				}
 			}
 			s := time.Date(y, mo, 1, 0, 0, 0, 0, time.UTC)
 			return s, s.AddDate(0, 1, -1), true
@@ -102,4 +128,44 @@ func isYear(s string) bool {
 	}
 	n, err := strconv.Atoi(s)
 	return err == nil && n >= 1900 && n <= 2100
+}
+
+// dayOfMonth finds a day written beside the month at w[i]: "15 de janeiro", "15 January",
+// "January 15", "15th of March", and the index of a year after it ("January 15, 2025",
+// "15 de janeiro de 2025"), 0 when none.
+func dayOfMonth(w []string, i int) (dayNum, yearAt int) {
+	dayIn := func(s string) int {
+		for _, suf := range []string{"st", "nd", "rd", "th", "o"} {
+			s = strings.TrimSuffix(s, suf)
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 31 {
+			return 0
+		}
+		return n
+	}
+	yearAfter := func(j int) int {
+		if j < len(w) && (w[j] == "de" || w[j] == "of") {
+			j++
+		}
+		if j < len(w) && isYear(w[j]) {
+			return j
+		}
+		return 0
+	}
+	j := i - 1
+	if j >= 0 && (w[j] == "de" || w[j] == "of") {
+		j--
+	}
+	if j >= 0 {
+		if n := dayIn(w[j]); n > 0 {
+			return n, yearAfter(i + 1)
+		}
+	}
+	if i+1 < len(w) {
+		if n := dayIn(w[i+1]); n > 0 {
+			return n, yearAfter(i + 2)
+		}
+	}
+	return 0, 0
 }

@@ -22,6 +22,13 @@ type filler struct {
 	system  string            // the system prompts, for the meaning of enum values
 	now     time.Time
 	lang    lang // the language of primary, for the fixed phrases
+	// data holds JSON from tool results and the user's message, for structured output.
+	data []any
+	// dataFirst reads data before words (a nested object taken from the data).
+	dataFirst bool
+	// complete fills every required property, with a plausible value when nothing gives one
+	// (structured output must validate); tool arguments ask for what is missing instead.
+	complete bool
 }
 
 // object fills an object schema. missing lists required properties it could not fill.
@@ -50,9 +57,19 @@ func (f *filler) object(s map[string]any) (map[string]any, []string) {
 			continue
 		}
 		ps = f.deref(ps)
-		v, ok := f.sharedEnum(name, ps, taken)
+		var v any
+		ok := false
+		if f.dataFirst {
+			v, ok = f.fromData(name, ps)
+		}
 		if !ok {
+			v, ok = f.sharedEnum(name, ps, taken)
+		}
+		if !ok && !f.dataFirst {
 			v, ok = f.value(name, ps)
+		}
+		if !ok && len(f.data) > 0 && !f.dataFirst {
+			v, ok = f.fromData(name, ps)
 		}
 		switch {
 		case ok:
@@ -64,6 +81,8 @@ func (f *filler) object(s map[string]any) (map[string]any, []string) {
 				out[name] = nil
 			} else if v, ok := f.fallback(name, ps); ok {
 				out[name] = v
+			} else if f.complete {
+				out[name] = f.plausible(name, ps)
 			} else {
 				missing = append(missing, name)
 			}
@@ -271,6 +290,22 @@ func (f *filler) enumMentions(enum []any) []any {
 				if similar(w, ew[0]) == 1 {
 					hits = append(hits, hit{i, e})
 					break
+				}
+			}
+		}
+	}
+	// names written with a typo, when nothing matched exactly
+	if len(hits) == 0 {
+		exact := map[string]bool{}
+		for _, e := range enum {
+			if str, ok := e.(string); ok {
+				exact[strings.Join(words(str), " ")] = true
+			}
+		}
+		for _, e := range enum {
+			if str, ok := e.(string); ok {
+				if at := typoMention(pw, str, exact); at >= 0 {
+					hits = append(hits, hit{at, e})
 				}
 			}
 		}
@@ -513,7 +548,7 @@ func (f *filler) str(name, desc string, s map[string]any) (any, bool) {
 			return q[0], true
 		}
 		if p := capitalPhrases(f.primary); len(p) > 0 {
-			return p[0], true
+			return f.knownName(p[0]), true
 		}
 		if anyWord(name, setOf("location city address place neighborhood neighbourhood area region")) {
 			if loc := after(f.primary, "in", "em", "near", "perto", "around", "at"); loc != "" {
@@ -582,7 +617,7 @@ type num struct {
 }
 
 func numbersIn(text string) ([]string, []num) {
-	fields := strings.Fields(strings.ToLower(text))
+	fields := strings.Fields(strings.ToLower(joinSpacedThousands(text)))
 	var out []num
 	for i, f := range fields {
 		core := strings.Trim(f, "€$£.,;:!?()[]\"'")
@@ -592,22 +627,15 @@ func numbersIn(text string) ([]string, []num) {
 		if reISODate.MatchString(core) || reUUID.MatchString(core) {
 			continue
 		}
-		mult := 1.0
-		switch {
-		case strings.HasSuffix(core, "k") || strings.HasSuffix(core, "mil"):
-			mult, core = 1000, strings.TrimSuffix(strings.TrimSuffix(core, "k"), "mil")
-		case strings.HasSuffix(core, "m") && !strings.HasSuffix(core, "am") && !strings.HasSuffix(core, "pm"):
-			mult, core = 1e6, strings.TrimSuffix(core, "m")
+		next := ""
+		if i+1 < len(fields) {
+			next = fold(fields[i+1])
 		}
-		m := reNumber.FindString(core)
-		if m == "" {
+		v, _, ok := parseAmount(f, next)
+		if !ok {
 			continue
 		}
-		v, err := strconv.ParseFloat(strings.ReplaceAll(m, ",", ""), 64)
-		if err != nil {
-			continue
-		}
-		out = append(out, num{i, v * mult})
+		out = append(out, num{i, v})
 	}
 	return fields, out
 }
@@ -902,4 +930,22 @@ func decodeSchema(raw json.RawMessage) map[string]any {
 		return nil
 	}
 	return m
+}
+
+// knownName returns the name the conversation already holds (in earlier messages, tool results
+// or the system prompt) that name is a typo of, or name itself.
+func (f *filler) knownName(name string) string {
+	target := words(name)
+	if len(target) == 0 {
+		return name
+	}
+	for _, t := range f.context {
+		for _, cand := range append(quoted(t), capitalPhrases(t)...) {
+			cw := words(cand)
+			if len(cw) == len(target) && closeName(target, strings.Join(cw, " ")) {
+				return cand
+			}
+		}
+	}
+	return name
 }

@@ -240,6 +240,8 @@ func (m *Model) structured(f *filler, req *model.Request, extra string) *model.R
 	if extra != "" {
 		f.context = append([]string{extra}, f.context...)
 	}
+	f.data = dataFrom(req.Messages)
+	f.complete = true
 	var v any
 	root := f.root
 	if root == nil {
@@ -252,6 +254,8 @@ func (m *Model) structured(f *filler, req *model.Request, extra string) *model.R
 		v = x
 	} else if x, ok := f.fallback(req.Schema.SchemaName(), root); ok {
 		v = x
+	} else {
+		v = f.plausible(req.Schema.SchemaName(), root)
 	}
 	out, _ := json.Marshal(v)
 	return &model.Response{Message: message.Assistant(string(out))}

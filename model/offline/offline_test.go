@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
@@ -213,12 +214,14 @@ func TestBadRequestAndCancel(t *testing.T) {
 	}
 }
 
-func TestUnfillableSchemaIsTypedError(t *testing.T) {
+// TestUnfillableSchemaGetsPlausibleDefault: structured output always validates; a required date
+// the text does not give is today's.
+func TestUnfillableSchemaGetsPlausibleDefault(t *testing.T) {
 	schema := &model.Schema{Name: "pick", JSON: json.RawMessage(`{"type":"object","properties":{"when":{"type":"string","format":"date"}},"required":["when"]}`)}
-	_, err := setup(t).Generate(context.Background(), &model.Request{Messages: []message.Message{message.User("no date here")}, Schema: schema})
-	var se *model.StructuredOutputError
-	if !errors.As(err, &se) || se.Attempts != 1 || !strings.Contains(se.Problem, "when") {
-		t.Fatalf("err = %v", err)
+	now := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
+	resp, err := offline.New(&offline.Options{Now: func() time.Time { return now }}).Generate(context.Background(), &model.Request{Messages: []message.Message{message.User("no date here")}, Schema: schema})
+	if err != nil || string(resp.Structured) != `{"when":"2026-03-04"}` {
+		t.Fatalf("structured = %s, %v", resp.Structured, err)
 	}
 }
 

@@ -181,7 +181,6 @@ var (
 	reUUID    = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
 	reEmail   = regexp.MustCompile(`[\w.+-]+@[\w-]+\.[\w.-]+`)
 	reQuoted  = regexp.MustCompile(`"([^"\n]{1,200})"|“([^”\n]{1,200})”|«([^»\n]{1,200})»|(?:^|[\s(\[:,])'([^'\n]{1,200})'`)
-	reNumber  = regexp.MustCompile(`-?\d[\d,]*(?:\.\d+)?`)
 	reISODate = regexp.MustCompile(`\b(\d{4})-(\d{2})-(\d{2})\b`)
 )
 
