@@ -22,6 +22,8 @@ type filler struct {
 	system  string            // the system prompts, for the meaning of enum values
 	now     time.Time
 	lang    lang // the language of primary, for the fixed phrases
+	// images holds what the pictures of the user's last message carry.
+	images []imageInfo
 	// data holds JSON from tool results and the user's message, for structured output.
 	data []any
 	// dataFirst reads data before words (a nested object taken from the data).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -28,12 +29,17 @@ type Options struct {
 	// Threshold is the score a tool needs before the model calls it; 0 means 2.5 (one word of the
 	// tool's name, or three words of its description).
 	Threshold float64
+	// ImageDirs are the directories the model may read images and their sidecars from (for
+	// images given as file:// URLs, paths, or http(s) URLs matched by file name; nothing is
+	// fetched). Nil means none: only what an image carries in the message is read.
+	ImageDirs []string
 }
 
 // Model is the offline model. It is safe for concurrent use and holds no state between calls.
 type Model struct {
 	now       func() time.Time
 	threshold float64
+	imageDirs []string
 }
 
 var (
@@ -54,6 +60,7 @@ func New(opts *Options) *Model {
 		if opts.Threshold > 0 {
 			m.threshold = opts.Threshold
 		}
+		m.imageDirs = slices.Clone(opts.ImageDirs)
 	}
 	return m
 }
@@ -179,7 +186,11 @@ func (m *Model) answer(req *model.Request) (*model.Response, string) {
 		}
 	}
 
-	// 4. Text tasks recognised from the instructions, then a plain reply.
+	// 4. Pictures: say what they carry; then text tasks recognised from the instructions, then
+	// a plain reply.
+	if len(f.images) > 0 {
+		return &model.Response{Message: message.Assistant(label(f.describeImages()))}, "vision"
+	}
 	switch task(req) {
 	case "title":
 		return &model.Response{Message: message.Assistant(f.makeTitle() + " " + Marker)}, "title"
@@ -216,6 +227,18 @@ func (m *Model) newFiller(req *model.Request) *filler {
 		f.primary = req.Messages[lastUser].Text()
 	}
 	f.lang = detect(f.primary)
+	if lastUser >= 0 {
+		for _, p := range req.Messages[lastUser].Parts {
+			if p.Type != message.PartImage {
+				continue
+			}
+			info := m.readImage(p)
+			f.images = append(f.images, info)
+			if len(info.Fields) > 0 {
+				f.primary = strings.TrimSpace(f.primary + "\n" + info.text())
+			}
+		}
+	}
 	var sys []string
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		msg := req.Messages[i]
@@ -240,7 +263,12 @@ func (m *Model) structured(f *filler, req *model.Request, extra string) *model.R
 	if extra != "" {
 		f.context = append([]string{extra}, f.context...)
 	}
-	f.data = dataFrom(req.Messages)
+	for _, img := range f.images {
+		if len(img.Fields) > 0 {
+			f.data = append(f.data, img.Fields)
+		}
+	}
+	f.data = append(f.data, dataFrom(req.Messages)...)
 	f.complete = true
 	var v any
 	root := f.root
