@@ -562,7 +562,7 @@ func (s *Server) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	now := time.Now().UTC()
+	now := stamp()
 	t := &Thread{ThreadID: req.ThreadID, Metadata: md, Status: ThreadIdle, CreatedAt: now, UpdatedAt: now, tenant: p.Tenant, ttlMS: ttl}
 	ctx := r.Context()
 	created, err := s.meta.createThread(ctx, t)
@@ -978,7 +978,7 @@ func (s *Server) handleThreadCopy(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	now := time.Now().UTC()
+	now := stamp()
 	md := map[string]any{}
 	for k, v := range t.Metadata {
 		md[k] = v

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/trellis-go/trellis/checkpoint/pgsaver"
@@ -252,6 +253,26 @@ type RunCommand struct {
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
+// lastStamp is the last millisecond stamp() gave.
+var lastStamp atomic.Int64
+
+// stamp is the time a record is created or updated at: now, or a millisecond after the last stamp
+// this process gave, whichever is later. Records are stored to the millisecond, so without it two
+// threads created in the same millisecond would tie, and sort by their random IDs instead of
+// the order they were made in.
+func stamp() time.Time {
+	for {
+		last := lastStamp.Load()
+		now := time.Now().UnixMilli()
+		if now <= last {
+			now = last + 1
+		}
+		if lastStamp.CompareAndSwap(last, now) {
+			return time.UnixMilli(now).UTC()
+		}
+	}
+}
+
 func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
 
 func mustJSON(v any) string {
@@ -439,7 +460,7 @@ func (m *metaDB) jsonKeyEquals(col, key string, v any, arg func(any) string) str
 }
 
 func (m *metaDB) setThreadMetadata(ctx context.Context, tenant, id string, md map[string]any) error {
-	_, err := m.exec(ctx, `UPDATE trellis_threads SET metadata = $1, updated_at = $2 WHERE tenant = $3 AND thread_id = $4`, mustJSON(md), ms(time.Now()), tenant, id)
+	_, err := m.exec(ctx, `UPDATE trellis_threads SET metadata = $1, updated_at = $2 WHERE tenant = $3 AND thread_id = $4`, mustJSON(md), ms(stamp()), tenant, id)
 	return err
 }
 
@@ -451,12 +472,12 @@ func (m *metaDB) setThreadStatus(ctx context.Context, tenant, id, status string,
 	if interrupts != nil {
 		i = string(interrupts)
 	}
-	_, err := m.exec(ctx, `UPDATE trellis_threads SET status = $1, vals = $2, interrupts = $3, updated_at = $4 WHERE tenant = $5 AND thread_id = $6`, status, v, i, ms(time.Now()), tenant, id)
+	_, err := m.exec(ctx, `UPDATE trellis_threads SET status = $1, vals = $2, interrupts = $3, updated_at = $4 WHERE tenant = $5 AND thread_id = $6`, status, v, i, ms(stamp()), tenant, id)
 	return err
 }
 
 func (m *metaDB) setThreadBusy(ctx context.Context, tenant, id string) error {
-	_, err := m.exec(ctx, `UPDATE trellis_threads SET status = $1, updated_at = $2 WHERE tenant = $3 AND thread_id = $4`, ThreadBusy, ms(time.Now()), tenant, id)
+	_, err := m.exec(ctx, `UPDATE trellis_threads SET status = $1, updated_at = $2 WHERE tenant = $3 AND thread_id = $4`, ThreadBusy, ms(stamp()), tenant, id)
 	return err
 }
 
@@ -631,7 +652,7 @@ func (m *metaDB) unfinishedRuns(ctx context.Context) ([]*Run, error) {
 }
 
 func (m *metaDB) setRunStatus(ctx context.Context, runID, status string) error {
-	_, err := m.exec(ctx, `UPDATE trellis_runs SET status = $1, updated_at = $2 WHERE run_id = $3`, status, ms(time.Now()), runID)
+	_, err := m.exec(ctx, `UPDATE trellis_runs SET status = $1, updated_at = $2 WHERE run_id = $3`, status, ms(stamp()), runID)
 	return err
 }
 

@@ -424,7 +424,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	// this process's runs of a thread are created, and wait in its slot, in one order.
 	r.mu.Lock()
 	run.RunID = uuid.Must(uuid.NewV7()).String()
-	run.CreatedAt = time.Now().UTC()
+	run.CreatedAt = stamp()
 	run.UpdatedAt = run.CreatedAt
 	slot := r.threads[threadID]
 	var inflight []string

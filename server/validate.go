@@ -101,7 +101,10 @@ func checkJSON(body []byte) error {
 
 // checkCounts refuses negative limit and offset fields of a decoded request.
 func checkCounts(v any) error {
-	rv := reflect.ValueOf(v)
+	return checkCountsValue(reflect.ValueOf(v))
+}
+
+func checkCountsValue(rv reflect.Value) error {
 	for rv.Kind() == reflect.Pointer {
 		if rv.IsNil() {
 			return nil
@@ -115,7 +118,7 @@ func checkCounts(v any) error {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if f.Anonymous {
-			if err := checkCounts(rv.Field(i).Addr().Interface()); err != nil {
+			if err := checkCountsValue(rv.Field(i)); err != nil {
 				return err
 			}
 			continue
