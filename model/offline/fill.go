@@ -28,6 +28,8 @@ type filler struct {
 	data []any
 	// dataFirst reads data before words (a nested object taken from the data).
 	dataFirst bool
+	// resultsFirst reads data before words, then words: a structured answer after tool results.
+	resultsFirst bool
 	// complete fills every required property, with a plausible value when nothing gives one
 	// (structured output must validate); tool arguments ask for what is missing instead.
 	complete bool
@@ -61,7 +63,7 @@ func (f *filler) object(s map[string]any) (map[string]any, []string) {
 		ps = f.deref(ps)
 		var v any
 		ok := false
-		if f.dataFirst {
+		if f.dataFirst || f.resultsFirst {
 			v, ok = f.fromData(name, ps)
 		}
 		if !ok {
@@ -522,7 +524,7 @@ func (f *filler) str(name, desc string, s map[string]any) (any, bool) {
 		// an id written after its name: "property 12345", "zpid: 2077"
 		fields := strings.Fields(f.primary)
 		for i := 0; i+1 < len(fields); i++ {
-			if anyWord(fields[i], setOf("id zpid property item order ref")) && hasDigit(fields[i+1]) {
+			if anyWord(fields[i], setOf("id zpid property item order ref imovel imoveis propriedade artigo anuncio encomenda listing")) && hasDigit(fields[i+1]) {
 				return strings.Trim(fields[i+1], ".,;:!?#()"), true
 			}
 		}
@@ -549,10 +551,15 @@ func (f *filler) str(name, desc string, s map[string]any) (any, bool) {
 		if q := quoted(f.primary); len(q) > 0 {
 			return q[0], true
 		}
-		if p := capitalPhrases(f.primary); len(p) > 0 {
-			return f.knownName(p[0]), true
+		phrases := capitalPhrases(f.primary)
+		if anyWord(name, placeWords) {
+			// a place is not a code such as "T2" or "NP15"
+			phrases = slices.DeleteFunc(phrases, hasDigit)
 		}
-		if anyWord(name, setOf("location city address place neighborhood neighbourhood area region")) {
+		if len(phrases) > 0 {
+			return f.knownName(phrases[0]), true
+		}
+		if anyWord(name, placeWords) {
 			if loc := after(f.primary, "in", "em", "near", "perto", "around", "at"); loc != "" {
 				return loc, true
 			}
@@ -746,7 +753,7 @@ func (f *filler) number(name, desc string, s map[string]any) (float64, bool) {
 	}
 	// an amount the text gives as its only number: "convert 20 to EUR", or a number from an
 	// earlier step's result
-	if has("amount", "value", "quantity", "sum", "valor", "quantia", "cantidad", "importe", "montant", "valeur", "betrag", "menge", "wert") && len(nums) == 1 && inRange(nums[0].v) {
+	if has("amount", "value", "quantity", "sum", "price", "cost", "budget", "total", "valor", "quantia", "montante", "preco", "custo", "orcamento", "cantidad", "importe", "precio", "montant", "valeur", "prix", "betrag", "menge", "wert", "preis") && len(nums) == 1 && inRange(nums[0].v) {
 		return nums[0].v, true
 	}
 	// a bound written as "under 300k" or "at least 2"
@@ -951,3 +958,5 @@ func (f *filler) knownName(name string) string {
 	}
 	return name
 }
+
+var placeWords = setOf("location city address place neighborhood neighbourhood area region localizacao cidade morada zona")

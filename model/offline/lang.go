@@ -16,7 +16,7 @@ const (
 // langWords are frequent words that mostly belong to one language (accents folded away).
 var langWords = [...]map[string]bool{
 	langEN: setOf(`the and is are what which of to please for with then show me my it this that how find look up get`),
-	langPT: setOf(`o os uma do da dos das e para com qual quais por favor depois mostra mostrar meu minha isso isto voce nao sao esta procura`),
+	langPT: setOf(`o os uma do da dos das e em no na nos nas ao aos para com qual quais por favor depois mostra mostrar meu minha isso isto voce nao sao esta este procura quero queria quanto pago tambem obrigado ola imovel imoveis anuncio carteira orcamento analisa adiciona compara remodelar`),
 	langES: setOf(`el los las un una del y para con cual cuales por favor luego despues muestra mostrar mi esto eso usted no son esta busca buscar dame`),
 	langFR: setOf(`le la les un une des du et pour avec quel quelle quels est puis ensuite montre montrer moi mon ma je vous cherche cherchez donne`),
 	langDE: setOf(`der die das ein eine und ist mit fur was welche welcher dann danach zeige zeig mir mein meine ich sie bitte suche finde gib`),

@@ -270,6 +270,7 @@ func (m *Model) structured(f *filler, req *model.Request, extra string) *model.R
 	}
 	f.data = append(f.data, dataFrom(req.Messages)...)
 	f.complete = true
+	f.resultsFirst = extra != ""
 	var v any
 	root := f.root
 	if root == nil {

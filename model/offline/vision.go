@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/trellis-go/trellis/message"
 )
@@ -186,7 +187,7 @@ var reLabelLine = regexp.MustCompile(`^\s*([\p{L}][\p{L}\p{N} _-]{0,40}?)\s*[:=]
 
 // parseLabel reads a label text: a JSON object, "key: value" lines, or a description.
 func parseLabel(text string) map[string]any {
-	text = strings.TrimSpace(strings.TrimRight(text, "\x00"))
+	text = cleanText(text)
 	if text == "" {
 		return nil
 	}
@@ -205,18 +206,7 @@ func parseLabel(text string) map[string]any {
 			continue
 		}
 		if sm := reLabelLine.FindStringSubmatch(line); sm != nil && !strings.Contains(sm[2], "//") {
-			v := sm[2]
-			if strings.Contains(v, ",") && (strings.Contains(sm[1], "feature") || strings.Contains(sm[1], "label") || strings.Contains(sm[1], "tag")) {
-				var list []any
-				for _, x := range strings.Split(v, ",") {
-					if x = strings.TrimSpace(x); x != "" {
-						list = append(list, x)
-					}
-				}
-				out[labelKey(sm[1])] = list
-				continue
-			}
-			out[labelKey(sm[1])] = v
+			out[labelKey(sm[1])] = labelValue(sm[1], sm[2])
 			continue
 		}
 		loose = append(loose, line)
@@ -257,7 +247,9 @@ func pngText(data []byte) map[string]any {
 			}
 			return
 		}
-		out[labelKey(key)] = text
+		if text = cleanText(text); text != "" {
+			out[labelKey(key)] = labelValue(key, text)
+		}
 	}
 	for pos := 8; pos+12 <= len(data); {
 		n := int(binary.BigEndian.Uint32(data[pos:]))
@@ -475,4 +467,25 @@ func (f *filler) describeImages() string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// cleanText trims spaces and control characters (padding, string terminators) around text.
+func cleanText(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) })
+}
+
+// labelValue is a label's value: a list for plural keys (features, labels, tags) written with
+// commas, the text otherwise.
+func labelValue(key, v string) any {
+	k := strings.ToLower(key)
+	if !strings.Contains(v, ",") || !(strings.Contains(k, "feature") || strings.Contains(k, "label") || strings.Contains(k, "tag") || strings.HasSuffix(k, "s")) {
+		return v
+	}
+	var list []any
+	for _, x := range strings.Split(v, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			list = append(list, x)
+		}
+	}
+	return list
 }
