@@ -124,6 +124,8 @@ func runServe(ctx context.Context, env Env) error {
 	maxTokens := fs.Int("max-run-tokens", 0, "token budget of a run; none when 0 (TRELLIS_MAX_RUN_TOKENS)")
 	otlp := fs.String("otlp-endpoint", envOr("OTLP_ENDPOINT", ""), "OTLP/HTTP collector for traces; OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT when empty (TRELLIS_OTLP_ENDPOINT)")
 	localQueue := fs.Bool("local-queue", envBool("LOCAL_QUEUE"), "keep the run queue in memory instead of River in the database (TRELLIS_LOCAL_QUEUE)")
+	webhookPrivate := fs.Bool("webhook-allow-private", envBool("WEBHOOK_ALLOW_PRIVATE"), "let run webhooks reach loopback, private and link-local addresses (TRELLIS_WEBHOOK_ALLOW_PRIVATE)")
+	metricsToken := fs.String("metrics-token", envOr("METRICS_TOKEN", ""), "bearer token GET /metrics requires; none when empty (TRELLIS_METRICS_TOKEN)")
 	appList := fs.String("apps", envOr("APPS", "all"), "comma-separated applications to serve, or all (TRELLIS_APPS)")
 	if err := fs.Parse(env.Args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -190,7 +192,7 @@ func runServe(ctx context.Context, env Env) error {
 		return err
 	}
 	cfg := server.Config{
-		Apps: apps, Models: roles, UI: env.UI, DataDir: *dataDir, DatabaseURL: *dbURL, RedisURL: *redisURL, Dev: *dev,
+		Apps: apps, Models: roles, UI: env.UI, DataDir: *dataDir, WebhookAllowPrivate: *webhookPrivate, MetricsToken: *metricsToken, DatabaseURL: *dbURL, RedisURL: *redisURL, Dev: *dev,
 		MaxBodyBytes: *maxBody, MaxConcurrentRuns: *maxRuns, ShutdownGrace: *grace, Logger: logger,
 		MaxRunsPerTenant: *perTenant, RunTimeout: *runTimeout, Heartbeat: *heartbeat, MaxRunAttempts: *attempts,
 		RateLimit: *rateLimit, RateBurst: *rateBurst, MaxStreamsPerTenant: *maxStreams,

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,7 +31,15 @@ func (s *Server) routes() http.Handler {
 	open("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]any{"ok": true}) })
 	open("GET /ok", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]any{"ok": true}) })
 	open("GET /readyz", s.handleReady)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	metrics := promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
+	mux.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tok := s.cfg.MetricsToken; tok != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+tok)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="trellis metrics"`)
+			writeError(w, &APIError{Status: http.StatusUnauthorized, Message: "GET /metrics needs the metrics token", Hint: "send Authorization: Bearer <the server's --metrics-token>"})
+			return
+		}
+		metrics.ServeHTTP(w, r)
+	}))
 	open("GET /info", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]any{"version": "trellis", "flags": map[string]any{"assistants": true, "crons": false}})
 	})

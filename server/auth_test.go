@@ -187,7 +187,7 @@ func TestWebhook(t *testing.T) {
 		got <- m
 	}))
 	defer hook.Close()
-	b := setup(t)
+	b := setup(t, setupOpts{cfg: Config{WebhookAllowPrivate: true}}) // the receiver is on loopback
 	tid := b.newThread(nil)
 	var run Run
 	b.mustDo("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "flow", "input": map[string]any{"topic": "w"}, "webhook": hook.URL + "/done"}, &run, 200)

@@ -110,6 +110,12 @@ type Config struct {
 	StreamWriteTimeout time.Duration
 	// WebhookTimeout bounds one webhook POST; zero means 10 seconds.
 	WebhookTimeout time.Duration
+	// WebhookAllowPrivate lets webhooks reach loopback, private and link-local addresses. Off,
+	// a webhook to such an address (by IP or by a name that resolves to one, cloud metadata at
+	// 169.254.169.254 included) is not sent, and the refusal is logged.
+	WebhookAllowPrivate bool
+	// MetricsToken, when set, is required as a bearer token by GET /metrics.
+	MetricsToken string
 	// Logger receives JSON-ready structured logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Queue executes runs; nil means a River queue in the server's database (see [Queue]).

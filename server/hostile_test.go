@@ -240,3 +240,57 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 		t.Fatal("the server still holds the slow request")
 	}
 }
+
+// A webhook to a loopback address (by IP or by name) is not sent unless the configuration allows
+// it, and the refusal is logged.
+func TestWebhookToLoopbackIsRefused(t *testing.T) {
+	called := make(chan struct{}, 2)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { called <- struct{}{} }))
+	defer hook.Close()
+	var logs syncBuffer
+	b := setup(t, setupOpts{cfg: Config{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}})
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(hook.URL, "http://"))
+	for _, url := range []string{hook.URL + "/done", "http://localhost:" + port + "/done"} {
+		b.mustDo("POST", "/runs/wait", map[string]any{"assistant_id": "example", "input": map[string]any{"messages": []any{}}, "webhook": url}, nil, 200)
+	}
+	// The webhooks go out in the background once each run has finished: wait for both refusals.
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Count(logs.String(), "is a loopback address") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the refusals were not logged:\n%s", logs.String())
+		}
+		b.srv.runs.bg.Wait()
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case <-called:
+		t.Fatal("a webhook reached a loopback address")
+	default:
+	}
+}
+
+// GET /metrics asks for the metrics token when one is set.
+func TestMetricsToken(t *testing.T) {
+	b := setup(t, setupOpts{cfg: Config{MetricsToken: "m-secret"}})
+	get := func(auth string) int {
+		req, _ := http.NewRequest("GET", b.http.URL+"/metrics", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get(""); code != 401 {
+		t.Errorf("no token: %d, want 401", code)
+	}
+	if code := get("Bearer wrong"); code != 401 {
+		t.Errorf("wrong token: %d, want 401", code)
+	}
+	if code := get("Bearer m-secret"); code != 200 {
+		t.Errorf("right token: %d, want 200", code)
+	}
+}

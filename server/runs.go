@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/trellis-go/trellis/internal/netguard"
 	"math"
 	"net/http"
 	"slices"
@@ -127,7 +128,7 @@ type runner struct {
 }
 
 func newRunner(s *Server, q Queue) *runner {
-	r := &runner{s: s, q: q, active: map[string]*activeRun{}, threads: map[string]*threadSlot{}, http: &http.Client{Timeout: s.cfg.WebhookTimeout},
+	r := &runner{s: s, q: q, active: map[string]*activeRun{}, threads: map[string]*threadSlot{}, http: &http.Client{Timeout: s.cfg.WebhookTimeout, Transport: netguard.Policy{AllowPrivate: s.cfg.WebhookAllowPrivate}.Transport()},
 		tenants: map[string]int{}, instance: uuid.NewString(), waiters: map[string]int{}}
 	r.leases.held = map[string]heldLease{}
 	r.out = newOutbox(s)
