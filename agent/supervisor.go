@@ -79,6 +79,8 @@ type Task struct {
 	Filters json.RawMessage `json:"filters,omitempty"`
 	// Summary is the earlier conversation's summary, if the caller gave one.
 	Summary string `json:"summary,omitempty"`
+	// Critiques are a reviewer's critiques of earlier attempts, oldest first (see [NewReview]).
+	Critiques []string `json:"critiques,omitempty"`
 }
 
 // AgentResult is what an agent hands to the synthesizer.
