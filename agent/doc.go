@@ -22,6 +22,15 @@
 // names the keys the state lacks. [NewToolNode] is the tool node for an application's own state
 // type; the ReAct agent's tool node uses the same machinery.
 //
+// ReActOptions.Context rebuilds the system prompt and injected context (memories, documents) for
+// every model call from the current state and the run ([PromptInput]: config, thread, store),
+// without storing them in the state. Tools named in ReActOptions.ReturnDirect end the run with
+// their result as the answer. Approvals pause in the Agent Inbox's wire shape: a one-element list
+// of [HumanInterrupt] out, a one-element list of [HumanResponse] in ([ParseHumanResponse]).
+//
+// [NewReview] (or [Reviewed], as an AgentFunc) runs a worker and a reviewer in a bounded loop: a
+// result is approved or sent back with a critique that the worker reads in its next round.
+//
 // [RepairHistory] answers tool calls that lost their results (a crash, an interrupt), so the next
 // model call never fails on them; the ReAct agent applies it before every call.
 //

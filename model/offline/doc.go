@@ -1,8 +1,9 @@
 // Package offline is the model trellis runs on when no provider is configured: deterministic,
 // rule-based, and documented, so every application's main flows work on a fresh machine with no
-// key and no network. It is not a language model and says so: every text answer ends with
-// [Marker], and every message it writes carries the metadata "provider": "offline",
-// "offline": true and "offline_rule" (which rule answered).
+// key and no network. It is not a language model and says so: every message it writes carries
+// the metadata "provider": "offline", "offline": true and "offline_rule" (which rule answered),
+// which programs read with [IsOffline]; every text answer also ends with the visible label
+// [Marker] for people ([Unlabelled] removes it).
 //
 // For each request it applies the first rule that fits:
 //
@@ -26,7 +27,9 @@
 //     step's tools only. When a required argument cannot be filled it asks for it instead,
 //     naming the argument and its description. A ToolChoice naming a tool, or "required", calls
 //     the best tool whatever its score.
-//  4. Otherwise it recognises utility requests in the last user message or a short system prompt
+//  4. Pictures in the last user message, with no tool called: it says what each is labelled with
+//     (rule "vision"; see Images below).
+//  5. Otherwise it recognises utility requests in the last user message or a short system prompt
 //     (a title, a summary, follow-up questions) and writes them from the conversation; anything
 //     else gets a short reply that says no model is configured and lists the tools it can use.
 //
@@ -58,6 +61,26 @@
 //   - booleans: true when the property's word appears in the message (false after "not").
 //   - nested objects are filled the same way; a nullable property not found is null; a required
 //     one takes its default when the schema gives one.
+//
+// With a Schema (structured output) every required property is filled and the answer always
+// validates: a property the words do not give is read by key from the JSON of the tool results
+// since the user's message (read first after tool results), pasted JSON and picture labels,
+// converted to the property's type; what nothing gives takes a plausible default (neutral enum
+// value, today, the minimum, minItems items). Tool arguments instead ask for what is missing.
+//
+// Amounts are read in both separator conventions (180.000€, 180 000 €, $1,250,000, 1.250,50,
+// 180k€, 1.2M, 2,5 milhões); days and months named in English and Portuguese ("15 de janeiro",
+// "January 15, 2024", "em março", "semana passada"); and names with typos match enum values and
+// names the conversation holds within an edit distance (1 for 4-6 letters, 2 to 12, 3 beyond;
+// codes with digits match exactly).
+//
+// # Images
+//
+// The model reads what a picture says about itself: the image part's Text and data URL
+// parameters, PNG tEXt/zTXt/iTXt chunks, JPEG EXIF ImageDescription/UserComment and XMP
+// dc:description, or a sidecar (photo.jpg.json, photo.jpg.txt, photo.json, photo.txt) in
+// Options.ImageDirs. The labels join the user's words and the data for structured output. See
+// [DescribeImage] and docs/models.md.
 //
 // # Languages
 //
