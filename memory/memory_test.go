@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/trellis-go/trellis/model/scripted"
 	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/store/memstore"
+	"github.com/trellis-go/trellis/store/sqlitestore"
 )
 
 func newStore(t *testing.T) store.Store {
@@ -28,6 +30,20 @@ func newStore(t *testing.T) store.Store {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// eachStore runs f on the in-memory store and on SQLite, both with vector search.
+func eachStore(t *testing.T, f func(t *testing.T, st store.Store)) {
+	t.Run("memstore", func(t *testing.T) { t.Parallel(); f(t, newStore(t)) })
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "mem.db"), &sqlitestore.Options{Config: store.Config{Index: &store.IndexConfig{Embedder: embed.NewLocal(nil), Dims: 256}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		f(t, st)
+	})
 }
 
 var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -176,7 +192,10 @@ func TestBadNamespaces(t *testing.T) {
 // another namespace, including one that extends the caller's.
 func TestEpisodesBySimilarityAndIsolated(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	eachStore(t, testEpisodes)
+}
+
+func testEpisodes(t *testing.T, st store.Store) {
 	ctx := context.Background()
 	a, b, aChild := []string{"app", "ana"}, []string{"app", "bob"}, []string{"app", "ana", "other"}
 	for _, e := range []memory.Episode{
@@ -220,7 +239,10 @@ func TestEpisodesBySimilarityAndIsolated(t *testing.T) {
 // similarity and by minimum score, and namespaces stay apart.
 func TestScoredHistory(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	eachStore(t, testScoredHistory)
+}
+
+func testScoredHistory(t *testing.T, st store.Store) {
 	ctx := context.Background()
 	ns, other := []string{"analyst", "u1"}, []string{"analyst", "u2"}
 	texts := []string{
