@@ -177,3 +177,13 @@ func TestVisionAnswersAndFillsFromPictures(t *testing.T) {
 		t.Errorf("blind answer = %q, %v", resp.Message.Content, err)
 	}
 }
+
+// FuzzDescribeImage: no picture, however broken, makes the reader panic.
+func FuzzDescribeImage(f *testing.F) {
+	f.Add([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x05tEXtroom\x00x\x00\x00\x00\x00"))
+	f.Add([]byte{0xFF, 0xD8, 0xFF, 0xE1, 0x00, 0x10, 'E', 'x', 'i', 'f', 0, 0, 'I', 'I', '*', 0, 8, 0, 0, 0})
+	f.Add([]byte{0xFF, 0xD8, 0xFF, 0xE1, 0x00, 0x22, 'E', 'x', 'i', 'f', 0, 0, 'M', 'M', 0, '*', 0, 0, 0, 8, 0, 1, 0x87, 0x69, 0, 4, 0, 0, 0, 1, 0, 0, 0, 8})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _ = offline.DescribeImage(message.Part{Type: message.PartImage, ImageURL: "data:image/png;base64," + base64.StdEncoding.EncodeToString(data)})
+	})
+}
