@@ -108,6 +108,8 @@ func dateRange(text string, now time.Time) (start, end time.Time, ok bool) {
 				y, _ = strconv.Atoi(w[yearAt])
 			} else if isYear(next) {
 				y, _ = strconv.Atoi(next)
+			} else if (next == "de" || next == "of") && i+2 < len(w) && isYear(w[i+2]) {
+				y, _ = strconv.Atoi(w[i+2]) // "março de 2024"
 			}
 			if dayNum > 0 {
 				d := time.Date(y, mo, dayNum, 0, 0, 0, 0, time.UTC)
