@@ -7,7 +7,8 @@
 //     the old text in the fact's history; there is no operation that removes a fact, and
 //     [Apply] refuses any operation that would (an unknown kind, an empty correction). With no
 //     model, or with the offline model, the operations are derived deterministically from the
-//     user's statements (see [ExtractOps]). Either way no fact is ever lost.
+//     user's statements (see [ExtractOps]). Either way no fact is ever lost. [SetPreference]
+//     keeps typed preferences ("[LOCATION] city: Denver") in the same kind of document.
 //   - Episodes: what happened in a thread or session, saved by [SaveEpisode] and found again by
 //     similarity with [SearchEpisodes] (the store's vector search when it has an embedder, full
 //     text otherwise).

@@ -327,3 +327,28 @@ func (m *rawModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 		yield(model.Chunk{Text: r.Message.Content}, nil)
 	}
 }
+
+func TestSetPreference(t *testing.T) {
+	t.Parallel()
+	st := newStore(t)
+	ctx := context.Background()
+	ns := []string{"realty", "search"}
+	for _, p := range [][3]string{{"location", "city", "Austin"}, {"budget", "max_price", "500000"}, {"location", "city", "Denver"}} {
+		if _, err := memory.SetPreference(ctx, st, ns, "preferences", p[0], p[1], p[2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	doc, err := memory.LoadFacts(ctx, st, ns, "preferences")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Text(); got != "- [LOCATION] city: Denver\n- [BUDGET] max_price: 500000" {
+		t.Errorf("preferences:\n%s", got)
+	}
+	if prev := doc.Facts[0].Previous; len(prev) != 1 || prev[0] != "[LOCATION] city: Austin" {
+		t.Errorf("history = %q", prev)
+	}
+	if _, err := memory.SetPreference(ctx, st, ns, "preferences", "location", "", "x"); err == nil {
+		t.Errorf("a preference without a name was accepted")
+	}
+}
