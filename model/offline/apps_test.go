@@ -250,3 +250,39 @@ func TestOfflineLabelInMetadataAndText(t *testing.T) {
 		t.Errorf("visible label missing or not removable: %q", resp.Message.Content)
 	}
 }
+
+// The rehab specification's eleven tools.
+var rehab11 = []model.ToolSpec{
+	spec("read_context", "Load content from the knowledge base. Supports partial reads via start_line/num_lines.", `{"type":"object","properties":{"path":{"type":"string"},"start_line":{"type":"integer"},"num_lines":{"type":"integer"}},"required":["path"]}`),
+	spec("write_context", "Store derived information, notes, or sub-agent results.", `{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}`),
+	spec("remove_context", "Remove irrelevant entries from the knowledge base.", `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
+	spec("manage_todos", "Add, complete, or list tasks for multi-step requests.", `{"type":"object","properties":{"action":{"type":"string","enum":["add","complete","list"]},"task":{"type":"string"}},"required":["action"]}`),
+	spec("update_user_profile", "Update a profile section (fiscal, budget, renovation, preferences, goals).", `{"type":"object","properties":{"section":{"type":"string","enum":["fiscal","budget","renovation","preferences","goals"]},"data":{"type":"object"}},"required":["section"]}`),
+	spec("save_to_portfolio", "Add a property to the user's portfolio.", `{"type":"object","properties":{"property_id":{"type":"string"},"nickname":{"type":"string"}},"required":["property_id"]}`),
+	spec("remove_from_portfolio", "Archive a portfolio item (soft delete). Requires confirmation.", `{"type":"object","properties":{"property_id":{"type":"string"}},"required":["property_id"]}`),
+	spec("switch_active_property", "Change the focused property.", `{"type":"object","properties":{"property_id":{"type":"string"}},"required":["property_id"]}`),
+	spec("search_portfolio", "Resolve natural language references to portfolio property IDs via keyword matching.", `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`),
+	spec("trigger_property_analysis", "Run the full renovation pipeline (scrape, classify, estimate) for an Idealista URL.", `{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}`),
+	spec("recalculate_costs", "Recalculate costs using cached room features and updated preferences.", `{"type":"object","properties":{"property_id":{"type":"string"}}}`),
+}
+
+func TestRehabToolsInPortuguese(t *testing.T) {
+	t.Parallel()
+	for q, want := range map[string]string{
+		"Analisa este imóvel https://www.idealista.pt/imovel/33445566/": `trigger_property_analysis{"url":"https://www.idealista.pt/imovel/33445566/"}`,
+		"O meu orçamento é 180 000 €":                                   `update_user_profile{"section":"budget"}`,
+		"Guarda o imóvel 8812 na minha carteira":                        `save_to_portfolio{"property_id":"8812"}`,
+		"Adiciona o imóvel 8812 à carteira":                             `save_to_portfolio{"property_id":"8812"}`,
+		"Quero remodelar a cozinha, recalcula os custos":                `recalculate_costs{}`,
+		"Mostra as minhas tarefas":                                      `manage_todos{"action":"list"}`,
+	} {
+		resp := ask(t, setup(t), rehab11, message.User(q))
+		got := ""
+		for _, c := range resp.Message.ToolCalls {
+			got += c.Name + string(c.Arguments)
+		}
+		if got != want {
+			t.Errorf("%q called %s, want %s", q, got, want)
+		}
+	}
+}

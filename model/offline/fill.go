@@ -298,6 +298,22 @@ func (f *filler) enumMentions(enum []any) []any {
 			}
 		}
 	}
+	// a word whose synonyms name a value ("orçamento" for budget, "show" for list), when
+	// nothing matched exactly
+	if len(hits) == 0 {
+		for _, e := range enum {
+			str, ok := e.(string)
+			if !ok {
+				continue
+			}
+			for i, w := range pw {
+				if slices.Contains(synonyms[w], fold(str)) {
+					hits = append(hits, hit{i, e})
+					break
+				}
+			}
+		}
+	}
 	// names written with a typo, when nothing matched exactly
 	if len(hits) == 0 {
 		exact := map[string]bool{}
