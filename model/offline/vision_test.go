@@ -22,7 +22,7 @@ import (
 )
 
 // pngWithText encodes a small PNG and inserts tEXt chunks after its header.
-func pngWithText(t *testing.T, kv ...string) []byte {
+func pngWithText(t testing.TB, kv ...string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, 2, 2))); err != nil {
