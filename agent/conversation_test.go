@@ -165,3 +165,19 @@ func TestOfflineLabelComesFromMetadata(t *testing.T) {
 		t.Errorf("title from a provider = %q, %v", got, err)
 	}
 }
+
+// TestHintsInTheConversationsLanguage: the offline model's follow-up questions follow the
+// language of the user's turns, not of the instruction.
+func TestHintsInTheConversationsLanguage(t *testing.T) {
+	msgs := []message.Message{
+		message.User("Quero remodelar a cozinha do apartamento em Alfama"),
+		offlineAnswer("A remodelação custa entre 15 e 25 mil euros. " + offline.Marker),
+	}
+	hints, err := agent.Hints(context.Background(), offline.New(nil), msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hints) != 3 || !strings.HasPrefix(hints[0], "Pode dizer-me mais sobre") {
+		t.Fatalf("hints = %q, want Portuguese questions", hints)
+	}
+}

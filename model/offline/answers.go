@@ -351,11 +351,28 @@ func (f *filler) makeTitle() string {
 // followUps returns three follow-up questions about the conversation's main subject.
 func (f *filler) followUps() []string {
 	topic := f.topic()
-	return []string{
-		fmt.Sprintf("Can you tell me more about %s?", topic),
-		fmt.Sprintf("How does %s compare with the alternatives?", topic),
-		fmt.Sprintf("What should I do next about %s?", topic),
+	l := f.conversationLang()
+	out := make([]string, len(l.p().followUps))
+	for i, tmpl := range l.p().followUps {
+		out[i] = fmt.Sprintf(tmpl, topic)
 	}
+	return out
+}
+
+// conversationLang is the language of the conversation's user turns (not of an instruction the
+// caller added), for text written about the conversation.
+func (f *filler) conversationLang() lang {
+	var b strings.Builder
+	for _, m := range f.conversation() {
+		if m.Role == message.RoleUser {
+			b.WriteString(m.Text())
+			b.WriteString(" ")
+		}
+	}
+	if b.Len() == 0 {
+		return f.lang
+	}
+	return detect(b.String())
 }
 
 // topic names what the conversation is about: a quoted or capitalised name in the user's latest

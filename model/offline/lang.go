@@ -44,18 +44,19 @@ func detect(text string) lang {
 // phrases are the offline model's fixed sentences in one language. Each %s or %q takes what the
 // English one takes.
 type phrases struct {
-	calling       string // "Calling %s."
-	found         string // "Here is what I found for %q."
-	reportedError string // " reported an error"
-	need          string // "To use `%s` I need %s. Please include it in your message."
-	and           string // joins missing arguments
-	noModel       string // the fallback's first sentence
-	youAsked      string // "You asked: %q."
-	noTool        string // "I did not find a tool ... I can:"
-	nameIt        string // how to ask again
-	setModel      string // how to configure a provider
-	imageSees     string // "The picture is labelled: %s."
-	imageBlind    string // the picture carries nothing readable
+	calling       string    // "Calling %s."
+	found         string    // "Here is what I found for %q."
+	reportedError string    // " reported an error"
+	need          string    // "To use `%s` I need %s. Please include it in your message."
+	and           string    // joins missing arguments
+	noModel       string    // the fallback's first sentence
+	youAsked      string    // "You asked: %q."
+	noTool        string    // "I did not find a tool ... I can:"
+	nameIt        string    // how to ask again
+	setModel      string    // how to configure a provider
+	imageSees     string    // "The picture is labelled: %s."
+	imageBlind    string    // the picture carries nothing readable
+	followUps     [3]string // follow-up questions about a topic (%s)
 }
 
 var phraseBook = [...]phrases{
@@ -67,6 +68,7 @@ var phraseBook = [...]phrases{
 		nameIt:    "Name what you want in those words (quote names and give dates, numbers or links).",
 		setModel:  "Set TRELLIS_MODEL to a provider (for example openai:gpt-4o) for free-form answers.",
 		imageSees: "The picture is labelled: %s.", imageBlind: "I cannot see this picture: the offline model reads only text embedded in an image (PNG text chunks, EXIF, XMP) or a sidecar file, and this one has none.",
+		followUps: [3]string{"Can you tell me more about %s?", "How does %s compare with the alternatives?", "What should I do next about %s?"},
 	},
 	langPT: {
 		calling: "A chamar %s.", found: "Eis o que encontrei para %q.", reportedError: " devolveu um erro",
@@ -76,6 +78,7 @@ var phraseBook = [...]phrases{
 		nameIt:    "Diga o que quer com essas palavras (nomes entre aspas, datas, números ou links).",
 		setModel:  "Defina TRELLIS_MODEL com um fornecedor (por exemplo openai:gpt-4o) para respostas livres.",
 		imageSees: "A imagem está identificada como: %s.", imageBlind: "Não consigo ver esta imagem: o modelo offline só lê texto embutido na imagem (blocos de texto PNG, EXIF, XMP) ou um ficheiro anexo, e esta não tem nenhum.",
+		followUps: [3]string{"Pode dizer-me mais sobre %s?", "Como se compara %s com as alternativas?", "Qual deve ser o próximo passo quanto a %s?"},
 	},
 	langES: {
 		calling: "Llamando a %s.", found: "Esto es lo que encontré para %q.", reportedError: " devolvió un error",
@@ -85,6 +88,7 @@ var phraseBook = [...]phrases{
 		nameIt:    "Diga lo que quiere con esas palabras (nombres entre comillas, fechas, números o enlaces).",
 		setModel:  "Configure TRELLIS_MODEL con un proveedor (por ejemplo openai:gpt-4o) para respuestas libres.",
 		imageSees: "La imagen está etiquetada como: %s.", imageBlind: "No puedo ver esta imagen: el modelo sin conexión solo lee texto incrustado (PNG, EXIF, XMP) o un archivo adjunto, y esta no tiene ninguno.",
+		followUps: [3]string{"¿Puede contarme más sobre %s?", "¿Cómo se compara %s con las alternativas?", "¿Qué debería hacer ahora con %s?"},
 	},
 	langFR: {
 		calling: "J'appelle %s.", found: "Voici ce que j'ai trouvé pour %q.", reportedError: " a signalé une erreur",
@@ -94,6 +98,7 @@ var phraseBook = [...]phrases{
 		nameIt:    "Dites ce que vous voulez avec ces mots (noms entre guillemets, dates, nombres ou liens).",
 		setModel:  "Réglez TRELLIS_MODEL sur un fournisseur (par exemple openai:gpt-4o) pour des réponses libres.",
 		imageSees: "L'image est étiquetée : %s.", imageBlind: "Je ne peux pas voir cette image : le modèle hors ligne ne lit que le texte intégré (PNG, EXIF, XMP) ou un fichier annexe, et celle-ci n'en a pas.",
+		followUps: [3]string{"Pouvez-vous m'en dire plus sur %s ?", "Comment %s se compare-t-il aux alternatives ?", "Que dois-je faire ensuite pour %s ?"},
 	},
 	langDE: {
 		calling: "Ich rufe %s auf.", found: "Das habe ich zu %q gefunden.", reportedError: " meldete einen Fehler",
@@ -103,6 +108,7 @@ var phraseBook = [...]phrases{
 		nameIt:    "Sagen Sie mit diesen Worten, was Sie möchten (Namen in Anführungszeichen, Daten, Zahlen oder Links).",
 		setModel:  "Setzen Sie TRELLIS_MODEL auf einen Anbieter (zum Beispiel openai:gpt-4o) für freie Antworten.",
 		imageSees: "Das Bild ist beschriftet: %s.", imageBlind: "Ich kann dieses Bild nicht sehen: das Offline-Modell liest nur eingebetteten Text (PNG, EXIF, XMP) oder eine Begleitdatei, und dieses hat keinen.",
+		followUps: [3]string{"Können Sie mir mehr über %s sagen?", "Wie schneidet %s im Vergleich zu den Alternativen ab?", "Was sollte ich als Nächstes zu %s tun?"},
 	},
 }
 
