@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/trellis-go/trellis/apps"
+	"github.com/trellis-go/trellis/apps/vesper/warehousetest"
 	"github.com/trellis-go/trellis/server"
 )
 
@@ -17,7 +18,9 @@ import (
 // the offline model), lists itself under GET /apps, and answers a question through the API.
 func TestEveryAppServes(t *testing.T) {
 	all := apps.All()
-	s, err := server.New(server.Config{Apps: all, DataDir: t.TempDir(), Dev: true, Logger: slog.New(slog.DiscardHandler)})
+	dir := t.TempDir()
+	warehousetest.SeedDataDir(t, dir) // vesper's data, loaded once per machine
+	s, err := server.New(server.Config{Apps: all, DataDir: dir, Dev: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,7 +122,7 @@ func serveOnModel(t *testing.T, modelURL string) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.New(server.Config{Apps: []server.App{vesperserve.App()}, Models: roles, DataDir: t.TempDir(), Dev: true})
+	s, err := server.New(server.Config{Apps: []server.App{vesperserve.App()}, Models: roles, DataDir: seeded(t), Dev: true})
 	if err != nil {
 		t.Fatal(err)
 	}

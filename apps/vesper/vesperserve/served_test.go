@@ -12,13 +12,14 @@ import (
 
 	"github.com/trellis-go/trellis/apps/vesper/chat"
 	"github.com/trellis-go/trellis/apps/vesper/vesperserve"
+	"github.com/trellis-go/trellis/apps/vesper/warehousetest"
 	"github.com/trellis-go/trellis/server"
 )
 
 // TestServedWebSocket runs the server the way `trellis serve --dev` does, with the vesper
 // app, and asks a question over the app's WebSocket route under /apps/vesper/.
 func TestServedWebSocket(t *testing.T) {
-	s, err := server.New(server.Config{Apps: []server.App{vesperserve.App()}, DataDir: t.TempDir(), Dev: true})
+	s, err := server.New(server.Config{Apps: []server.App{vesperserve.App()}, DataDir: seeded(t), Dev: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,4 +56,11 @@ func TestServedWebSocket(t *testing.T) {
 			return
 		}
 	}
+}
+
+// seeded is a data directory holding the loaded warehouse, so the app does not load it again.
+func seeded(t *testing.T) string {
+	dir := t.TempDir()
+	warehousetest.SeedDataDir(t, dir)
+	return dir
 }

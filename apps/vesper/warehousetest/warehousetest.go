@@ -145,6 +145,25 @@ func Postgres(t testing.TB, cfg warehouse.Config) *warehouse.Warehouse {
 	return w
 }
 
+// SeedDataDir puts a copy of the loaded SQLite warehouse into dir as vesper.db, where the vesper
+// app (vesperserve) opens it, so that a test serving the app does not load the data again. A copy
+// that cannot be made only means the app loads its own.
+func SeedDataDir(t testing.TB, dir string) {
+	t.Helper()
+	src, err := cachedSQLite()
+	if err != nil {
+		t.Logf("no cached warehouse (%v): the app loads its own", err)
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyFile(src, filepath.Join(dir, "vesper.db")); err != nil {
+		t.Logf("cannot copy the cached warehouse (%v): the app loads its own", err)
+		os.Remove(filepath.Join(dir, "vesper.db"))
+	}
+}
+
 // cacheVersion changes when what a loaded file holds changes in a way the
 // key below does not see (indexes, rollups).
 const cacheVersion = "1"
