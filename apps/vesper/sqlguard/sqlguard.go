@@ -245,17 +245,9 @@ func collectCTEs(m protoreflect.Message, out map[string]bool) {
 	if cte, ok := m.Interface().(*pg.CommonTableExpr); ok {
 		out[strings.ToLower(cte.GetCtename())] = true
 	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsList() && fd.Message() != nil:
-			l := v.List()
-			for i := 0; i < l.Len(); i++ {
-				collectCTEs(l.Get(i).Message(), out)
-			}
-		case fd.Message() != nil && !fd.IsMap():
-			collectCTEs(v.Message(), out)
-		}
-		return true
+	_ = rangeChildren(m, func(child protoreflect.Message, _ protoreflect.FieldDescriptor) error {
+		collectCTEs(child, out)
+		return nil
 	})
 }
 
@@ -282,20 +274,7 @@ func (w *walker) walk(m protoreflect.Message) error {
 	if err := w.check(m.Interface()); err != nil {
 		return err
 	}
-	var err error
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsList() && fd.Message() != nil:
-			l := v.List()
-			for i := 0; i < l.Len() && err == nil; i++ {
-				err = w.walk(l.Get(i).Message())
-			}
-		case fd.Message() != nil && !fd.IsMap():
-			err = w.walk(v.Message())
-		}
-		return err == nil
-	})
-	return err
+	return rangeChildren(m, func(child protoreflect.Message, _ protoreflect.FieldDescriptor) error { return w.walk(child) })
 }
 
 func (w *walker) check(n any) error {
