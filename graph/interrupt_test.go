@@ -358,3 +358,35 @@ func TestInterruptErrorMessage(t *testing.T) {
 		t.Fatal(e.Error())
 	}
 }
+
+// A resumed run streams the state it starts from first (values mode), as LangGraph does, also when
+// it pauses again at once.
+func TestResumeStreamsTheCurrentStateFirst(t *testing.T) {
+	g := graph.New[S]()
+	g.AddNode("note", note("before"))
+	g.AddNode("form", func(ctx context.Context, s S) (S, error) {
+		if _, err := graph.Interrupt(ctx, "name?"); err != nil {
+			return S{}, err
+		}
+		if _, err := graph.Interrupt(ctx, "age?"); err != nil {
+			return S{}, err
+		}
+		return S{Answer: "done"}, nil
+	})
+	g.AddSequence(graph.START, "note", "form", graph.END)
+	c, _ := withSaver(t, g)
+	if _, err := c.Invoke(bg, S{}, graph.WithThread("r")); err == nil {
+		t.Fatal("the first run did not pause")
+	}
+	evs, err := collect(c.Stream(bg, S{}, graph.WithThread("r"), graph.Resume("Ada"), graph.WithStreamModes(graph.ModeValues)))
+	if ins := interrupted(t, err); len(ins) != 1 || ins[0].Value != "age?" {
+		t.Fatalf("second pause: %+v", ins)
+	}
+	vals := ofMode(evs, graph.ModeValues)
+	if len(vals) != 1 {
+		t.Fatalf("%d values events, want the starting state once", len(vals))
+	}
+	if st := vals[0].Data.(S); !slices.Equal(st.Notes, []string{"before"}) {
+		t.Fatalf("the first values event is %+v, want the state the run starts from", st)
+	}
+}

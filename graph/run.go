@@ -337,6 +337,9 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 			return zero, err
 		}
 		skipBefore = true
+		// A resumed or continued run first streams the state it starts from, as LangGraph's
+		// does, so a client sees the values even when the run pauses again at once.
+		l.emitValues()
 	} else {
 		if err := l.applyInput(input); err != nil {
 			return zero, err
