@@ -390,3 +390,63 @@ func TestResumeStreamsTheCurrentStateFirst(t *testing.T) {
 		t.Fatalf("the first values event is %+v, want the state the run starts from", st)
 	}
 }
+
+// The __interrupt__ updates are as LangGraph streams them: one per interrupted task, an empty one
+// at a static breakpoint; and a task whose writes were kept from the paused superstep is
+// streamed on resume as a cached update.
+func TestInterruptUpdates(t *testing.T) {
+	ask := func(q string) graph.NodeFunc[S] {
+		return func(ctx context.Context, s S) (S, error) {
+			v, err := graph.Interrupt(ctx, q)
+			if err != nil {
+				return S{}, err
+			}
+			return S{Notes: []string{fmt.Sprint(v)}}, nil
+		}
+	}
+	g := graph.New[S]()
+	g.AddNode("a", ask("a?")).AddNode("b", ask("b?")).AddNode("c", note("c"))
+	g.AddEdge(graph.START, "a").AddEdge(graph.START, "b").AddEdge(graph.START, "c")
+	c, _ := withSaver(t, g)
+	updates := func(evs []graph.Event) (ints [][]graph.Interruption, nodes []string, cached []string) {
+		for _, ev := range ofMode(evs, graph.ModeUpdates) {
+			if ev.Node == "__interrupt__" {
+				ints = append(ints, ev.Data.([]graph.Interruption))
+				continue
+			}
+			nodes = append(nodes, ev.Node)
+			if ev.Cached {
+				cached = append(cached, ev.Node)
+			}
+		}
+		return
+	}
+	evs, _ := collect(c.Stream(bg, S{}, graph.WithThread("i"), graph.WithStreamModes(graph.ModeUpdates)))
+	ints, _, _ := updates(evs)
+	if len(ints) != 2 || len(ints[0]) != 1 || len(ints[1]) != 1 {
+		t.Fatalf("__interrupt__ updates %+v, want one per interrupted task", ints)
+	}
+	// Resume both: c's write was kept from the paused superstep and is streamed as cached.
+	ids := map[string]any{}
+	for _, in := range append(ints[0], ints[1]...) {
+		ids[in.ID] = "ok-" + fmt.Sprint(in.Value)
+	}
+	evs, err := collect(c.Stream(bg, S{}, graph.WithThread("i"), graph.ResumeMap(ids), graph.WithStreamModes(graph.ModeUpdates)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, nodes, cached := updates(evs)
+	if !slices.Equal(cached, []string{"c"}) || len(nodes) != 3 {
+		t.Fatalf("updates of %v, cached %v; want a, b and c with c cached", nodes, cached)
+	}
+
+	// A static breakpoint streams an empty __interrupt__ update.
+	g2 := graph.New[S]()
+	g2.AddNode("x", note("x")).AddNode("y", note("y"))
+	g2.AddSequence(graph.START, "x", "y", graph.END)
+	c2, _ := withSaver(t, g2, graph.CompileOptions{InterruptBefore: []string{"y"}})
+	evs, _ = collect(c2.Stream(bg, S{}, graph.WithThread("s"), graph.WithStreamModes(graph.ModeUpdates)))
+	if ints, _, _ := updates(evs); len(ints) != 1 || len(ints[0]) != 0 {
+		t.Fatalf("at a static breakpoint: __interrupt__ updates %+v, want one empty", ints)
+	}
+}

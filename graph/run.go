@@ -434,6 +434,7 @@ func (l *loop[S]) loop(limit, maxConc int, skipBefore bool) error {
 		if !skipBefore {
 			if ins := l.staticInterrupts(tasks, l.before, "before"); ins != nil {
 				l.finalCheckpoint()
+				l.emitBreakpoint()
 				return &InterruptedError{Interrupts: ins}
 			}
 		}
@@ -467,7 +468,12 @@ func (l *loop[S]) loop(limit, maxConc int, skipBefore bool) error {
 				return failed.err
 			}
 			if l.modes.has(ModeUpdates) {
-				l.deliver(Event{Mode: ModeUpdates, NS: l.nsPath, Node: "__interrupt__", Step: l.step, Data: interrupts})
+				// One __interrupt__ update per interrupted task, as LangGraph streams them.
+				for _, t := range tasks {
+					if len(t.interrupts) > 0 {
+						l.deliver(Event{Mode: ModeUpdates, NS: l.nsPath, Node: "__interrupt__", Step: l.step, TaskID: t.id, Data: t.interrupts})
+					}
+				}
 			}
 			return &InterruptedError{Interrupts: interrupts}
 		}
@@ -500,6 +506,7 @@ func (l *loop[S]) loop(limit, maxConc int, skipBefore bool) error {
 		l.step++
 		if ins := l.staticInterrupts(tasks, l.after, "after"); ins != nil && len(l.next) > 0 {
 			l.finalCheckpoint()
+			l.emitBreakpoint()
 			return &InterruptedError{Interrupts: ins}
 		}
 	}
@@ -1073,7 +1080,14 @@ func (l *loop[S]) emitUpdates(tasks []*task) {
 		return
 	}
 	for _, t := range tasks {
-		l.deliver(Event{Mode: ModeUpdates, NS: l.nsPath, Node: t.node.name, Step: l.step, TaskID: t.id, Data: l.updateOf(t).Interface()})
+		l.deliver(Event{Mode: ModeUpdates, NS: l.nsPath, Node: t.node.name, Step: l.step, TaskID: t.id, Data: l.updateOf(t).Interface(), Cached: t.restored})
+	}
+}
+
+// emitBreakpoint streams the empty __interrupt__ update LangGraph streams at a static breakpoint.
+func (l *loop[S]) emitBreakpoint() {
+	if l.modes.has(ModeUpdates) {
+		l.deliver(Event{Mode: ModeUpdates, NS: l.nsPath, Node: "__interrupt__", Step: l.step, Data: []Interruption{}})
 	}
 }
 

@@ -80,6 +80,9 @@ type Event struct {
 	TaskID string
 	// Data depends on Mode (see the mode constants).
 	Data any
+	// Cached marks an update (ModeUpdates) of a task whose writes were restored from the
+	// checkpoint's pending writes rather than run again, as LangGraph's __metadata__.cached does.
+	Cached bool
 }
 
 // MessageChunk is a piece of a message a model is writing: Message holds only what is new (a

@@ -291,7 +291,11 @@ func (c *converter) convert(ev graph.Event) []sse {
 			} else {
 				data = apiValue(ev.Data)
 			}
-			return append(out, sse{c.name("updates", ev.NS), map[string]any{ev.Node: data}})
+			up := map[string]any{ev.Node: data}
+			if ev.Cached {
+				up["__metadata__"] = map[string]any{"cached": true}
+			}
+			return append(out, sse{c.name("updates", ev.NS), up})
 		}
 	case graph.ModeCustom:
 		switch ev.Data.(type) {
