@@ -450,3 +450,50 @@ func TestInterruptUpdates(t *testing.T) {
 		t.Fatalf("at a static breakpoint: __interrupt__ updates %+v, want one empty", ints)
 	}
 }
+
+// After several interrupts are resumed by ID, the paused checkpoint in history still lists them,
+// as LangGraph's history does; the newest state lists only interrupts still waiting.
+func TestHistoryKeepsAnsweredInterrupts(t *testing.T) {
+	calls := newCounter()
+	c := twoApprovals(t, calls)
+	_, err := c.Invoke(bg, S{}, graph.WithThread("h"))
+	ins := interrupted(t, err)
+	byNode := map[string]string{}
+	for _, in := range ins {
+		byNode[in.Node] = in.ID
+	}
+	// Answer one: the newest state waits on the other only.
+	_, err = c.Invoke(bg, S{}, graph.WithThread("h"), graph.ResumeMap(map[string]any{byNode["legal"]: "signed"}))
+	interrupted(t, err)
+	snap, err := c.GetState(bg, refOf("h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := snap.Interrupts(); len(got) != 1 || got[0].Node != "finance" {
+		t.Fatalf("newest state waits on %+v, want finance only", got)
+	}
+	// Answer the other; the run finishes.
+	if _, err := c.Invoke(bg, S{}, graph.WithThread("h"), graph.ResumeMap(map[string]any{byNode["finance"]: "ok"})); err != nil {
+		t.Fatal(err)
+	}
+	var paused *graph.StateSnapshot[S]
+	for s, err := range c.History(bg, "h", graph.HistoryOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Next) > 0 && slices.Contains(s.Next, "legal") {
+			paused = s
+		}
+	}
+	if paused == nil {
+		t.Fatal("no paused checkpoint in history")
+	}
+	var nodes []string
+	for _, in := range paused.Interrupts() {
+		nodes = append(nodes, in.Node)
+	}
+	slices.Sort(nodes)
+	if !slices.Equal(nodes, []string{"finance", "legal"}) {
+		t.Fatalf("the paused checkpoint lists interrupts of %v, want both", nodes)
+	}
+}

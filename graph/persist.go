@@ -231,8 +231,14 @@ func (l *loop[S]) putWrites(t *task) error {
 		}
 		ws = append(ws, checkpoint.PendingWrite{Channel: pendingResume, Value: data})
 	}
-	if len(t.interrupts) > 0 {
-		data, err := encodeJSON(fmt.Sprintf("the interrupt value of node %q", t.node.name), t.interrupts)
+	ins := t.interrupts
+	if len(ins) == 0 && t.finished {
+		// A resumed task that finished keeps the interrupts it was asked, as LangGraph's history
+		// shows them on the paused checkpoint (PutWrites replaces a task's writes).
+		ins = t.asked
+	}
+	if len(ins) > 0 {
+		data, err := encodeJSON(fmt.Sprintf("the interrupt value of node %q", t.node.name), ins)
 		if err != nil {
 			return err
 		}
@@ -400,7 +406,14 @@ func (l *loop[S]) loadPending(tuple *checkpoint.Tuple, o runOptions) error {
 			if err := json.Unmarshal(pw.Value, &ins); err != nil {
 				return fmt.Errorf("graph: thread %q: the saved interrupts of node %q do not decode: %w", l.threadID, t.node.name, err)
 			}
-			waiting = append(waiting, ins...)
+			t.asked = append(t.asked, ins...)
+		}
+	}
+	// A task that finished after its interrupts were answered keeps them on record (see
+	// putWrites): only unfinished tasks still wait.
+	for _, t := range l.next {
+		if !t.finished {
+			waiting = append(waiting, t.asked...)
 		}
 	}
 	if l.ns != "" {

@@ -68,7 +68,10 @@ type task struct {
 	parent     *Command[any]
 	err        error
 	interrupts []Interruption
-	resume     []any
+	// asked are the interrupts the task paused at before this run resumed it; they stay recorded
+	// against the paused checkpoint once the task finishes, so history still shows them.
+	asked  []Interruption
+	resume []any
 }
 
 // run is the part of a running graph that does not depend on the state type; nodes reach it

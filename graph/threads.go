@@ -124,7 +124,13 @@ func (l *loop[S]) snapshotOf(tuple *checkpoint.Tuple, applyPending bool) (*State
 		}
 	}
 	for _, t := range l.next {
-		snap.Tasks = append(snap.Tasks, TaskState{ID: t.id, Name: t.node.name, Interrupts: waiting[t.id], Error: errs[t.id], Done: t.finished})
+		ins := waiting[t.id]
+		if applyPending && t.finished {
+			// Answered: the newest state shows only the interrupts still waiting, while a named
+			// checkpoint (history) shows every interrupt its superstep paused at.
+			ins = nil
+		}
+		snap.Tasks = append(snap.Tasks, TaskState{ID: t.id, Name: t.node.name, Interrupts: ins, Error: errs[t.id], Done: t.finished})
 	}
 	return snap, nil
 }
