@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/embed"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/provider"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/store/memstore"
 )
 
@@ -191,7 +193,11 @@ func runServe(ctx context.Context, env Env) error {
 	if err != nil {
 		return err
 	}
-	cfg := server.Config{
+	emb, dims, _, err := embed.FromEnv()
+	if err != nil {
+		return &UsageError{Msg: err.Error()}
+	}
+	cfg := server.Config{StoreIndex: &store.IndexConfig{Embedder: emb, Dims: dims},
 		Apps: apps, Models: roles, UI: env.UI, DataDir: *dataDir, WebhookAllowPrivate: *webhookPrivate, MetricsToken: *metricsToken, DatabaseURL: *dbURL, RedisURL: *redisURL, Dev: *dev,
 		MaxBodyBytes: *maxBody, MaxConcurrentRuns: *maxRuns, ShutdownGrace: *grace, Logger: logger,
 		MaxRunsPerTenant: *perTenant, RunTimeout: *runTimeout, Heartbeat: *heartbeat, MaxRunAttempts: *attempts,

@@ -8,9 +8,11 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/trellis-go/trellis/embed"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
+	"github.com/trellis-go/trellis/store"
 )
 
 // App is an application served by trellis: graphs offered as assistants, HTTP routes of its own
@@ -205,4 +207,13 @@ func (s *Server) authenticateRequest(r *http.Request) (Principal, error) {
 		}
 	}
 	return s.cfg.Auth.authenticate(r)
+}
+
+// storeIndex is the store's vector index: Config.StoreIndex, or the local embedder.
+func (c Config) storeIndex() *store.IndexConfig {
+	if c.StoreIndex != nil {
+		return c.StoreIndex
+	}
+	e := embed.NewLocal(nil)
+	return &store.IndexConfig{Embedder: e, Dims: e.Dims()}
 }

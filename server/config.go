@@ -63,6 +63,10 @@ type Config struct {
 	Models *model.Roles
 	// UI, when set, serves the web UI at / and under /ui/.
 	UI http.Handler
+	// StoreIndex turns on the store's semantic search (the /store routes' query, and the store
+	// graphs and apps get). Nil means the local embedder of package embed (hashed n-grams, no
+	// network); `trellis serve` passes the one TRELLIS_EMBED_URL names.
+	StoreIndex *store.IndexConfig
 	// DataDir holds the SQLite database (trellis.db) when DatabaseURL is empty. Empty means
 	// ".trellis" in the working directory. It is created if missing.
 	DataDir string

@@ -294,3 +294,25 @@ func TestMetricsToken(t *testing.T) {
 		t.Errorf("right token: %d, want 200", code)
 	}
 }
+
+// The server's store searches by vectors as well as by words: with no embedder configured it uses
+// the local one (hashed n-grams), so a query with typos, which shares no word with any item, still
+// finds the closest one first.
+func TestStoreSearchesByVectors(t *testing.T) {
+	b := setup(t)
+	b.mustDo("PUT", "/store/items", map[string]any{"namespace": []string{"pets"}, "key": "cat", "value": map[string]any{"text": "the cat sat on the mat"}}, nil, 204)
+	b.mustDo("PUT", "/store/items", map[string]any{"namespace": []string{"pets"}, "key": "tax", "value": map[string]any{"text": "quarterly revenue and taxation report"}}, nil, 204)
+	var res struct {
+		Items []struct {
+			Key   string   `json:"key"`
+			Score *float64 `json:"score"`
+		} `json:"items"`
+	}
+	b.mustDo("POST", "/store/items/search", map[string]any{"namespace_prefix": []string{"pets"}, "query": "quartrly revnue taxes"}, &res, 200)
+	if len(res.Items) == 0 || res.Items[0].Key != "tax" || res.Items[0].Score == nil || *res.Items[0].Score <= 0 {
+		for _, it := range res.Items {
+			t.Logf("%s %v", it.Key, *it.Score)
+		}
+		t.Fatalf("search by meaning: %+v", res.Items)
+	}
+}

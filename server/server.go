@@ -98,7 +98,7 @@ func New(cfg Config) (*Server, error) {
 			s.Close()
 			return nil, err
 		}
-		st, err := pgstore.New(ctx, pool, nil)
+		st, err := pgstore.New(ctx, pool, &pgstore.Options{Config: store.Config{Index: cfg.storeIndex(), Logger: cfg.Logger}})
 		if err != nil {
 			s.Close()
 			return nil, err
@@ -127,7 +127,7 @@ func New(cfg Config) (*Server, error) {
 			s.Close()
 			return nil, err
 		}
-		st, err := sqlitestore.New(ctx, db, nil)
+		st, err := sqlitestore.New(ctx, db, &sqlitestore.Options{Config: store.Config{Index: cfg.storeIndex(), Logger: cfg.Logger}})
 		if err != nil {
 			s.Close()
 			return nil, err
