@@ -55,6 +55,18 @@ type AppDeps struct {
 	Authenticate func(r *http.Request) (Principal, error)
 	// Dev is true when the server runs without authentication.
 	Dev bool
+	// Runs starts, follows, cancels and waits for runs through the same machinery as the
+	// Agent Protocol's run routes (queue, leases, limits, budgets, resumable streams, recovery
+	// after a crash). Use it from the app's handlers, once the server has started.
+	Runs *Runs
+	// Guard wraps an app's handler as the API's routes are wrapped: the caller is authenticated
+	// (401 otherwise; ?token= is taken for WebSockets), the tenant's request rate limit applies
+	// (429 with Retry-After), and the principal is in the request's context (PrincipalFrom).
+	Guard func(http.Handler) http.Handler
+	// OpenStream counts a long-lived connection (a WebSocket, an SSE stream) against the
+	// tenant's limit of open streams: an error (an *APIError 429) when the tenant is at it;
+	// otherwise call done when the connection ends.
+	OpenStream func(tenant string) (done func(), err error)
 }
 
 // AppParts is what an application's Build returns.
@@ -108,6 +120,7 @@ func (s *Server) buildApps(deps Deps, now time.Time) error {
 		parts, err := app.Build(ctx, AppDeps{
 			Deps: deps, Models: models, Compile: graph.CompileOptions{Saver: deps.Saver, Store: deps.Store},
 			Logger: s.log.With("app", app.Name), Authenticate: s.authenticateRequest, Dev: s.cfg.Dev,
+			Runs: &Runs{s: s}, Guard: s.guard, OpenStream: s.openAppStream,
 		})
 		cancel()
 		if err != nil {
@@ -207,6 +220,29 @@ func (s *Server) authenticateRequest(r *http.Request) (Principal, error) {
 		}
 	}
 	return s.cfg.Auth.authenticate(r)
+}
+
+// guard authenticates an app's request and applies the tenant's rate limit, as authed does for
+// the API's routes.
+func (s *Server) guard(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.authenticateRequest(r)
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="trellis"`)
+			writeError(w, err)
+			return
+		}
+		if ok, wait := s.limits.allow(p.Tenant); !ok {
+			retryAfter(w, wait)
+			writeError(w, s.limits.rateError(p.Tenant, wait))
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(withPrincipal(r.Context(), p)))
+	})
+}
+
+func (s *Server) openAppStream(tenant string) (func(), error) {
+	return s.limits.openStream(tenant)
 }
 
 // storeIndex is the store's vector index: Config.StoreIndex, or the local embedder.
