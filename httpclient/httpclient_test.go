@@ -279,7 +279,7 @@ func TestRecordingErrors(t *testing.T) {
 	t.Parallel()
 	for rec, want := range map[string]string{
 		`{"request": {}}`: "JSON list",
-		`[{"request": {"method": "GET", "path": "no-slash"}, "response": {}}]`: "path starting with '/'",
+		`[{"request": {"method": "GET", "path": "no-slash"}, "response": {}}]`:          "path starting with '/'",
 		`[{"request": {"method": "GET", "path": "/x"}, "response": {"delay": "soon"}}]`: "delay",
 	} {
 		if _, err := httpclienttest.Parse([]byte(rec)); err == nil || !strings.Contains(err.Error(), want) {
