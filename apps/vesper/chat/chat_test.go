@@ -3,6 +3,8 @@ package chat_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,55 +19,92 @@ import (
 	"github.com/trellis-go/trellis/apps/vesper/tools"
 	"github.com/trellis-go/trellis/apps/vesper/warehouse"
 	"github.com/trellis-go/trellis/apps/vesper/warehousetest"
+	"github.com/trellis-go/trellis/server"
 )
 
 func TestMain(m *testing.M) { warehousetest.Main(m) }
 
-var tokens = map[string]chat.Principal{
+var tokens = map[string]server.Principal{
 	"admin-token":  {Tenant: "vesper", User: "ana", Permissions: []string{"*"}},
 	"viewer-token": {Tenant: "vesper", User: "vic", Permissions: []string{"chat:read_project_data"}},
 }
 
+// key is the API key a test token name stands for (keys are at least 16 characters).
+func key(name string) string { return name + "-0123456789abcdef" }
+
 func setup(t *testing.T, compressAt int) (*httptest.Server, *chat.Records) {
 	t.Helper()
-	ctx := context.Background()
-	w := warehousetest.SQLite(t)
+	return serve(t, warehousetest.SQLite(t), tokens, compressAt)
+}
+
+// serve runs a trellis server with the app "vesper" over w: the assistant and the chat
+// WebSocket at /apps/vesper/ws/v1/chat, each token name an API key for its principal.
+func serve(t *testing.T, w *warehouse.Warehouse, principals map[string]server.Principal, compressAt int) (*httptest.Server, *chat.Records) {
+	t.Helper()
 	now := func() time.Time { return warehouse.Today.Add(10 * time.Hour) }
-	menu, err := reports.NewMenu(ctx, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, it := range reports.DefaultItems("vesper") {
-		if err := menu.Put(ctx, it); err != nil {
-			t.Fatal(err)
+	var rec *chat.Records
+	vesper := server.App{Name: "vesper", Build: func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
+		menu, err := reports.NewMenu(ctx, w)
+		if err != nil {
+			return nil, err
 		}
-	}
-	linker := &reports.Linker{Menu: menu}
-	a, err := app.New(app.Config{Toolkit: tools.New(w, &tools.Options{Now: now}), Linker: linker, Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := chat.NewRecords(ctx, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &chat.Handler{App: a, Records: rec, Linker: linker, CompressAt: compressAt,
-		Authenticate: func(_ context.Context, tok string) (chat.Principal, error) {
-			if p, ok := tokens[tok]; ok {
-				return p, nil
+		tenants := map[string]bool{}
+		for _, p := range principals {
+			tenants[p.Tenant] = true
+		}
+		for tenant := range tenants {
+			for _, it := range reports.DefaultItems(tenant) {
+				if err := menu.Put(ctx, it); err != nil {
+					return nil, err
+				}
 			}
-			return chat.Principal{}, chat.ErrUnauthorized
-		}}
-	mux := http.NewServeMux()
-	mux.Handle(chat.Path, h)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
+		}
+		linker := &reports.Linker{Menu: menu}
+		a, err := app.New(app.Config{Toolkit: tools.New(w, &tools.Options{Now: now}), Linker: linker, Now: now, Compile: d.Compile})
+		if err != nil {
+			return nil, err
+		}
+		if rec, err = chat.NewRecords(ctx, w); err != nil {
+			return nil, err
+		}
+		h := &chat.Handler{App: a, Runs: d.Runs, Records: rec, Linker: linker, CompressAt: compressAt, OpenStream: d.OpenStream,
+			Authenticate: func(r *http.Request) (chat.Principal, error) {
+				p, err := d.Authenticate(r)
+				if err != nil {
+					return chat.Principal{}, err
+				}
+				return chat.Principal{Tenant: p.Tenant, User: p.User, Permissions: p.Permissions, Run: p}, nil
+			}}
+		mux := http.NewServeMux()
+		mux.Handle(chat.Path, h)
+		return &server.AppParts{Graphs: []server.AppGraph{{ID: "vesper", Graph: a.Graph}}, Handler: mux}, nil
+	}}
+	keys := map[string]server.Principal{}
+	for name, p := range principals {
+		keys[key(name)] = p
+	}
+	s, err := server.New(server.Config{Apps: []server.App{vesper}, DataDir: t.TempDir(), Auth: server.AuthConfig{APIKeys: keys},
+		Logger: slog.New(slog.DiscardHandler), ShutdownGrace: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		s.Close()
+	})
 	return srv, rec
+}
+
+// wsURL is the chat WebSocket's address with a token (a name from the test's principals).
+func wsURL(srv *httptest.Server, token string) string {
+	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/apps/vesper" + chat.Path + "?token=" + key(token)
 }
 
 func dial(t *testing.T, srv *httptest.Server, token string) *websocket.Conn {
 	t.Helper()
-	c, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http")+chat.Path+"?token="+token, nil)
+	c, _, err := websocket.Dial(context.Background(), wsURL(srv, token), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +196,7 @@ func TestAppendixBOverWebSocket(t *testing.T) {
 
 func TestErrorsAndAuth(t *testing.T) {
 	srv, _ := setup(t, 0)
-	_, resp, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http")+chat.Path+"?token=nope", nil)
+	_, resp, err := websocket.Dial(context.Background(), wsURL(srv, "nope"), nil)
 	if err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("bad token: err %v resp %v", err, resp)
 	}
@@ -192,5 +231,106 @@ func TestLongSessionsAreCompressed(t *testing.T) {
 	_, _, o := exchange(t, c, msg("Show me all projects that are off track (red)"))
 	if o.Type != "chat.complete" || !strings.Contains(o.Content, "3 projects") {
 		t.Fatalf("after compression: %+v", o)
+	}
+}
+
+// A session is one thread: a follow-up that changes one filter keeps the others, and the
+// conversation is the thread's state through the Agent Protocol as well.
+func TestFollowUpsKeepFilters(t *testing.T) {
+	srv, _ := setup(t, 0)
+	c := dial(t, srv, "admin-token")
+	_, _, first := exchange(t, c, msg("Compare Ascend vs Hitachi day-ahead prices for SP15 in CAISO for 2025"))
+	if first.Type != "chat.complete" || !strings.Contains(first.Content, "SP15") {
+		t.Fatalf("first: %+v", first)
+	}
+	_, _, o := exchange(t, c, msg("What about NP15?"))
+	if o.Type != "chat.complete" || o.Intent != "dayahead_curve" || !strings.Contains(o.Content, "NP15") || !strings.Contains(o.Content, "2025") {
+		t.Fatalf("follow-up lost the filters: %+v", o)
+	}
+	req, _ := http.NewRequest("GET", srv.URL+"/threads/"+chat.ThreadID(o.SessionID)+"/state", nil)
+	req.Header.Set("X-Api-Key", key("admin-token"))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Values struct {
+			Messages []struct {
+				Type    string `json:"type"`
+				Content string `json:"content"`
+			} `json:"messages"`
+		} `json:"values"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("thread state: %d %v", resp.StatusCode, err)
+	}
+	if n := len(st.Values.Messages); n != 4 || st.Values.Messages[2].Content != "What about NP15?" {
+		t.Errorf("the thread holds %d messages: %+v", n, st.Values.Messages)
+	}
+}
+
+// A turn whose connection went away before its answer was recorded (the server restarted, or
+// the client left) is finished when the client comes back to the session: the run that was
+// started answers, and the answer is recorded once.
+func TestUnfinishedTurnIsCompletedOnReconnect(t *testing.T) {
+	srv, rec := setup(t, 0)
+	c := dial(t, srv, "admin-token")
+	_, _, o := exchange(t, c, msg("Hello there"))
+	session := o.SessionID
+	c.CloseNow()
+	// What a turn does before it streams: the user's message recorded, the run started.
+	ctx := context.Background()
+	q := "What is the health status of Nazareth Solar?"
+	id, err := rec.Add(ctx, chat.Message{SessionID: session, Tenant: "vesper", Role: "user", Content: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]any{"assistant_id": "vesper", "input": map[string]any{"messages": []any{map[string]any{"type": "human", "content": q}}},
+		"metadata": map[string]any{"vesper_message_id": fmt.Sprint(id)}, "multitask_strategy": "enqueue"})
+	req, _ := http.NewRequest("POST", srv.URL+"/threads/"+chat.ThreadID(session)+"/runs", strings.NewReader(string(body)))
+	req.Header.Set("X-Api-Key", key("admin-token"))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("start the run: %v %v", err, resp.Status)
+	}
+	resp.Body.Close()
+
+	c2, _, err := websocket.Dial(ctx, wsURL(srv, "admin-token")+"&session_id="+session, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.CloseNow()
+	rctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var done chat.Out
+	for done.Type != "chat.complete" {
+		_, b, err := c2.Read(rctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		json.Unmarshal(b, &done)
+		if done.Type == "error" {
+			t.Fatalf("error frame: %s", b)
+		}
+	}
+	if !strings.Contains(done.Content, "Nazareth Solar") || done.SessionID != session {
+		t.Fatalf("the finished turn: %+v", done)
+	}
+	msgs, err := rec.Messages(ctx, session, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(msgs); n != 4 || msgs[3].Role != "assistant" || !strings.Contains(msgs[3].Content, "Nazareth Solar") {
+		t.Fatalf("records after the finished turn: %d %+v", n, msgs)
+	}
+	// The next turn goes on as usual, and nothing is recorded twice.
+	_, _, o = exchange(t, c2, msg("Show me all projects that are off track (red)"))
+	if o.Type != "chat.complete" || !strings.Contains(o.Content, "3 projects") {
+		t.Fatalf("next turn: %+v", o)
+	}
+	if msgs, _ := rec.Messages(ctx, session, 0); len(msgs) != 6 {
+		t.Errorf("%d records, want 6 (no answer recorded twice)", len(msgs))
 	}
 }

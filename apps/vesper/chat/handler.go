@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,11 +17,11 @@ import (
 	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/apps/vesper/app"
 	"github.com/trellis-go/trellis/apps/vesper/reports"
-	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
-	"github.com/trellis-go/trellis/tool"
+	"github.com/trellis-go/trellis/server"
 )
 
 // Path is where the handler is mounted.
@@ -28,36 +30,45 @@ const Path = "/ws/v1/chat"
 // ErrNoSession is returned for a session_id that does not exist for the caller.
 var ErrNoSession = errors.New("chat: no such session for this user; leave session_id out to start a new one")
 
-// ErrUnauthorized is returned by an Authenticate function for a bad token.
-var ErrUnauthorized = errors.New("chat: invalid or missing token")
-
-// Principal is who a token stands for.
+// Principal is who a connection acts for: the tenant and user its records belong to, and
+// the server principal its runs act as (the same but for the dev mode's alias).
 type Principal struct {
 	Tenant, User string
 	Permissions  []string
+	// Run is the principal the turn's runs act for; its tenant owns the session's thread.
+	Run server.Principal
 }
 
 // Handler serves the WebSocket chat of the specification's §20:
 // chat.message in; chat.thinking, chat.token, chat.complete and error out.
+// Each session is one thread of the assistant, and each turn one run of it through the
+// server's run machinery (queue, limits, budgets, resumable streams, recovery after a crash).
 type Handler struct {
-	// App is the graph. Required.
+	// App is the graph, for the typed state and outcome of a turn. Required.
 	App *app.App
+	// Runs runs the turns. Required.
+	Runs *server.Runs
+	// Assistant is the assistant the turns run; empty means "vesper".
+	Assistant string
 	// Records keeps sessions, messages and summaries. Required.
 	Records *Records
 	// Linker makes the deep links of chat.complete; nil means none.
 	Linker *reports.Linker
-	// Authenticate turns the ?token= value into a principal. Required.
-	Authenticate func(ctx context.Context, token string) (Principal, error)
+	// Authenticate returns who the request acts for; an error is answered 401. Required.
+	Authenticate func(r *http.Request) (Principal, error)
+	// OpenStream, when set, counts the connection against its tenant's open streams (a
+	// refusal is answered 429 before the upgrade).
+	OpenStream func(tenant string) (func(), error)
 	// Model writes session titles and conversation summaries; nil means the offline model.
 	Model model.Model
 	// CompressAt is how many messages past the last summary trigger a new
 	// summary; zero means 30.
 	CompressAt int
+	// WriteTimeout bounds the sending of one frame; a client that stops reading is let go.
+	// Zero means 30 seconds.
+	WriteTimeout time.Duration
 	// Log records failures; nil means slog.Default().
 	Log *slog.Logger
-	// RunOptions, when set, adds options to each turn's run; a graph compiled with a checkpoint
-	// saver needs a thread per run (the history comes from Records, so a fresh one each turn).
-	RunOptions func(session string) []graph.RunOption
 }
 
 // In is a client frame.
@@ -95,12 +106,33 @@ func (h *Handler) model() model.Model {
 	return offline.New(nil)
 }
 
-// ServeHTTP authenticates the token, then upgrades and serves the session.
+func (h *Handler) assistant() string {
+	if h.Assistant != "" {
+		return h.Assistant
+	}
+	return "vesper"
+}
+
+// ThreadID is the thread that holds a session's conversation.
+func ThreadID(session string) string { return server.ThreadIDFor("vesper", session) }
+
+// ServeHTTP authenticates the request, then upgrades and serves the session: first the end of
+// a turn a previous connection left unfinished (the server restarted, or the client went away),
+// then the client's messages.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p, err := h.Authenticate(r.Context(), r.URL.Query().Get("token"))
+	p, err := h.Authenticate(r)
 	if err != nil {
 		http.Error(w, "chat: "+err.Error()+"; pass a valid token as ?token=", http.StatusUnauthorized)
 		return
+	}
+	if h.OpenStream != nil {
+		done, err := h.OpenStream(p.Run.Tenant)
+		if err != nil {
+			w.Header().Set("Retry-After", "5")
+			http.Error(w, "chat: "+err.Error(), http.StatusTooManyRequests)
+			return
+		}
+		defer done()
 	}
 	session, err := h.Records.Session(r.Context(), r.URL.Query().Get("session_id"), p.Tenant, p.User)
 	if err != nil {
@@ -117,9 +149,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer c.CloseNow()
 	ctx := r.Context()
+	timeout := h.WriteTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
 	send := func(o Out) error {
 		b, _ := json.Marshal(o)
-		return c.Write(ctx, websocket.MessageText, b)
+		wctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return c.Write(wctx, websocket.MessageText, b)
+	}
+	if err := h.finishPending(ctx, send, p, session); err != nil {
+		h.log().Warn("vesper chat: finishing an earlier turn failed", "session", session, "err", err)
+		if send(Out{Type: "error", Code: "failed", SessionID: session, Message: "Sorry, the previous question could not be answered: " + err.Error()}) != nil {
+			return
+		}
 	}
 	for {
 		_, data, err := c.Read(ctx)
@@ -148,8 +192,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// turn answers one message: history from the records, the graph streamed,
-// the records written, long sessions compressed.
+// runMessageKey is the run metadata naming the user message a turn's run answers.
+const runMessageKey = "vesper_message_id"
+
+// turn answers one message: the message recorded, a run of the session's thread started and
+// streamed, then the answer recorded and long sessions compressed.
 func (h *Handler) turn(ctx context.Context, send func(Out) error, p Principal, session, text string) error {
 	start := time.Now()
 	if err := send(Out{Type: "chat.thinking", SessionID: session}); err != nil {
@@ -163,7 +210,10 @@ func (h *Handler) turn(ctx context.Context, send func(Out) error, p Principal, s
 	if err != nil {
 		return err
 	}
-	var msgs []message.Message
+	// The thread's messages are the session's since its last summary (earlier ones are in the
+	// summary), so a long session stays small; the rest of the thread's state (the last
+	// request's filters) carries follow-ups.
+	msgs := []message.Message{message.RemoveAll()}
 	for _, m := range past {
 		if m.Role == "user" {
 			msgs = append(msgs, message.User(m.Content))
@@ -177,36 +227,80 @@ func (h *Handler) turn(ctx context.Context, send func(Out) error, p Principal, s
 		return err
 	}
 	if len(past) == 0 && through == 0 {
-		if title, err := agent.Title(ctx, h.model(), msgs); err == nil && title != "" {
+		if title, err := agent.Title(ctx, h.model(), msgs[1:]); err == nil && title != "" {
 			_ = h.Records.SetTitleOnce(ctx, session, title)
 		}
 	}
-	rctx := tool.WithCallInfo(ctx, tool.CallInfo{Tenant: p.Tenant, User: p.User, Permissions: p.Permissions, ThreadID: session})
-	var final agent.SupervisorState
-	var got bool
-	opts := []graph.RunOption{graph.WithStreamModes(graph.ModeMessages, graph.ModeValues)}
-	if h.RunOptions != nil {
-		opts = append(opts, h.RunOptions(session)...)
+	input := map[string]any{"messages": msgs, "conversation_summary": summary}
+	run, events, err := h.Runs.Stream(ctx, p.Run, server.RunRequest{AssistantID: h.assistant(), ThreadID: ThreadID(session), Input: input,
+		StreamMode: []string{"messages-tuple"}, MultitaskStrategy: "enqueue",
+		Metadata: map[string]any{runMessageKey: strconv.FormatInt(userID, 10), "vesper_session": session}})
+	if err != nil {
+		return err
 	}
-	for ev, err := range h.App.Graph.Stream(rctx, agent.SupervisorState{Messages: msgs, Summary: summary}, opts...) {
+	return h.complete(ctx, send, p, session, text, run, events, start, summary, through)
+}
+
+// finishPending ends a turn whose answer was never recorded: the session's last message is
+// the user's and a run answering it exists (it may still be running, taken up again after a
+// restart). It streams the rest of the answer and records it as turn would have.
+func (h *Handler) finishPending(ctx context.Context, send func(Out) error, p Principal, session string) error {
+	summary, through, err := h.Records.Summary(ctx, session)
+	if err != nil {
+		return err
+	}
+	past, err := h.Records.Messages(ctx, session, through)
+	if err != nil || len(past) == 0 || past[len(past)-1].Role != "user" {
+		return err
+	}
+	last := past[len(past)-1]
+	runs, err := h.Runs.List(ctx, p.Run, ThreadID(session), 1)
+	if err != nil || len(runs) == 0 {
+		return nil // no thread yet, or no run: the turn never started
+	}
+	run := runs[0]
+	if fmt.Sprint(run.Metadata[runMessageKey]) != strconv.FormatInt(last.ID, 10) || run.Status == server.RunError {
+		return nil
+	}
+	if err := send(Out{Type: "chat.thinking", SessionID: session}); err != nil {
+		return err
+	}
+	// The tokens already sent went to the connection that left; send the answer whole.
+	events := h.Runs.Follow(ctx, p.Run, run.ThreadID, run.RunID, 1<<62)
+	return h.complete(ctx, send, p, session, last.Content, run, events, run.CreatedAt, summary, through)
+}
+
+// complete streams a turn's run to its end, then records and sends its answer.
+func (h *Handler) complete(ctx context.Context, send func(Out) error, p Principal, session, question string, run *server.Run,
+	events iter.Seq2[server.RunEvent, error], start time.Time, summary string, through int64) error {
+	for ev, err := range events {
 		if err != nil {
 			return err
 		}
-		switch ev.Mode {
-		case graph.ModeMessages:
-			if ch, ok := ev.Data.(graph.MessageChunk); ok && ch.Message.Content != "" && len(ev.NS) == 0 {
-				if err := send(Out{Type: "chat.token", Token: ch.Message.Content}); err != nil {
+		switch ev.Event {
+		case "messages":
+			if tok := chunkText(ev.Data); tok != "" {
+				if err := send(Out{Type: "chat.token", Token: tok}); err != nil {
 					return err
 				}
 			}
-		case graph.ModeValues:
-			if st, ok := ev.Data.(agent.SupervisorState); ok {
-				final, got = st, true
-			}
+		case "error":
+			var e struct{ Message string }
+			_ = json.Unmarshal(ev.Data, &e)
+			return fmt.Errorf("chat: %s", e.Message)
 		}
 	}
-	if !got {
-		return errors.New("chat: the graph ended without a state")
+	// The stream may end before the run when the server shuts down: wait for its end.
+	if _, err := h.Runs.Wait(ctx, p.Run, run.ThreadID, run.RunID); err != nil {
+		return err
+	}
+	snap, err := h.App.Graph.GetState(ctx, checkpoint.Ref{ThreadID: run.ThreadID})
+	if err != nil {
+		return fmt.Errorf("chat: reading the turn's state: %w", err)
+	}
+	final := snap.Values
+	if final.Answer == "" {
+		return errors.New("chat: the graph ended without an answer")
 	}
 	out := h.App.Outcome(final)
 	var links []reports.DeepLink
@@ -217,15 +311,42 @@ func (h *Handler) turn(ctx context.Context, send func(Out) error, p Principal, s
 	calls, _ := json.Marshal(out.ToolCalls)
 	linkJSON, _ := json.Marshal(links)
 	if _, err := h.Records.Add(ctx, Message{SessionID: session, Tenant: p.Tenant, Role: "assistant", Content: final.Answer, Intent: out.Intent,
-		AgentsUsed: out.Agents, ToolCalls: calls, DeepLinks: linkJSON, TokenCount: tokens(text) + tokens(final.Answer), LatencyMS: latency}); err != nil {
+		AgentsUsed: out.Agents, ToolCalls: calls, DeepLinks: linkJSON, TokenCount: tokens(question) + tokens(final.Answer), LatencyMS: latency}); err != nil {
 		return err
 	}
 	if err := send(Out{Type: "chat.complete", SessionID: session, Content: final.Answer, Intent: out.Intent, Agents: out.Agents,
 		Links: links, Charts: out.Charts, LatencyMS: latency}); err != nil {
 		return err
 	}
-	_ = userID
 	return h.compress(ctx, session, summary, through)
+}
+
+// chunkText is the text of a messages-tuple event ([chunk, metadata]) from the graph's top
+// level.
+func chunkText(data json.RawMessage) string {
+	var pair []json.RawMessage
+	if json.Unmarshal(data, &pair) != nil || len(pair) == 0 {
+		return ""
+	}
+	var chunk struct {
+		Content any `json:"content"`
+	}
+	if json.Unmarshal(pair[0], &chunk) != nil {
+		return ""
+	}
+	switch c := chunk.Content.(type) {
+	case string:
+		return c
+	case []any:
+		var b strings.Builder
+		for _, part := range c {
+			if m, ok := part.(map[string]any); ok && m["type"] == "text" {
+				b.WriteString(fmt.Sprint(m["text"]))
+			}
+		}
+		return b.String()
+	}
+	return ""
 }
 
 // compress folds the messages past the last summary into a new summary

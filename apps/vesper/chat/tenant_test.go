@@ -1,68 +1,30 @@
 package chat_test
 
 import (
-	"context"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/trellis-go/trellis/apps/vesper/app"
 	"github.com/trellis-go/trellis/apps/vesper/chat"
 	"github.com/trellis-go/trellis/apps/vesper/rbac"
-	"github.com/trellis-go/trellis/apps/vesper/reports"
 	"github.com/trellis-go/trellis/apps/vesper/sqlguard"
 	"github.com/trellis-go/trellis/apps/vesper/synth"
-	"github.com/trellis-go/trellis/apps/vesper/tools"
 	"github.com/trellis-go/trellis/apps/vesper/warehouse"
 	"github.com/trellis-go/trellis/apps/vesper/warehousetest"
+	"github.com/trellis-go/trellis/server"
 )
 
 // Two tenants' tokens, and a viewer of the first.
-var tenantTokens = map[string]chat.Principal{
+var tenantTokens = map[string]server.Principal{
 	"vesper-admin":    {Tenant: "vesper", User: "ana", Permissions: rbac.PermissionsOf(rbac.Admin)},
 	"northwind-admin": {Tenant: "northwind", User: "nils", Permissions: rbac.PermissionsOf(rbac.Admin)},
 	"vesper-viewer":   {Tenant: "vesper", User: "vic", Permissions: rbac.PermissionsOf(rbac.Viewer)},
 }
 
-// serveOn starts the chat handler over w with both tenants' menus.
+// serveOn starts the chat over w with both tenants' menus.
 func serveOn(t *testing.T, w *warehouse.Warehouse) (*httptest.Server, *chat.Records) {
 	t.Helper()
-	ctx := context.Background()
-	now := func() time.Time { return warehouse.Today.Add(10 * time.Hour) }
-	menu, err := reports.NewMenu(ctx, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tenant := range []string{"vesper", "northwind"} {
-		for _, it := range reports.DefaultItems(tenant) {
-			if err := menu.Put(ctx, it); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	linker := &reports.Linker{Menu: menu}
-	a, err := app.New(app.Config{Toolkit: tools.New(w, &tools.Options{Now: now}), Linker: linker, Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := chat.NewRecords(ctx, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &chat.Handler{App: a, Records: rec, Linker: linker,
-		Authenticate: func(_ context.Context, tok string) (chat.Principal, error) {
-			if p, ok := tenantTokens[tok]; ok {
-				return p, nil
-			}
-			return chat.Principal{}, chat.ErrUnauthorized
-		}}
-	mux := http.NewServeMux()
-	mux.Handle(chat.Path, h)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv, rec
+	return serve(t, w, tenantTokens, 0)
 }
 
 // One tenant never sees another's usage events over the WebSocket, on

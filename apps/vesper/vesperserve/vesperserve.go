@@ -18,7 +18,6 @@ import (
 	"github.com/trellis-go/trellis/apps/vesper/tools"
 	"github.com/trellis-go/trellis/apps/vesper/warehouse"
 	"github.com/trellis-go/trellis/graph"
-	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/server"
@@ -138,7 +137,7 @@ func App() server.App {
 				return nil, err
 			}
 			mux := http.NewServeMux()
-			mux.Handle("GET "+chat.Path, o.chatHandler(d.Authenticate))
+			mux.Handle("GET "+chat.Path, o.chatHandler(d))
 			return &server.AppParts{
 				Graphs: []server.AppGraph{{ID: "vesper", Graph: o.App.Graph,
 					Description: "Vesper Analytics: day-ahead prices, price curves, Power BI usage and renewable projects, on the offline rules unless a model is configured."}},
@@ -149,24 +148,13 @@ func App() server.App {
 	}
 }
 
-// chatHandler is the chat WebSocket, authenticating its ?token= as the API does.
-func (o *Opened) chatHandler(authenticate func(*http.Request) (server.Principal, error)) http.Handler {
+// chatHandler is the chat WebSocket: it authenticates its ?token= as the API does, counts
+// against the tenant's open streams and runs each turn through the server's run machinery.
+func (o *Opened) chatHandler(d server.AppDeps) http.Handler {
 	return &chat.Handler{
-		App: o.App, Records: o.Records, Linker: o.Linker, Model: o.Model,
-		RunOptions: func(session string) []graph.RunOption {
-			// Each turn is checkpointed in a thread of its own; the conversation lives in
-			// chat_messages.
-			return []graph.RunOption{graph.WithThread("vesper-chat:" + session + ":" + message.NewID())}
-		},
-		Authenticate: func(ctx context.Context, token string) (chat.Principal, error) {
-			r, err := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
-			if err != nil {
-				return chat.Principal{}, err
-			}
-			if token != "" {
-				r.Header.Set("Authorization", "Bearer "+token)
-			}
-			p, err := authenticate(r)
+		App: o.App, Runs: d.Runs, Records: o.Records, Linker: o.Linker, Model: o.Model, OpenStream: d.OpenStream, Log: d.Logger,
+		Authenticate: func(r *http.Request) (chat.Principal, error) {
+			p, err := d.Authenticate(r)
 			if err != nil {
 				return chat.Principal{}, err
 			}
@@ -175,7 +163,7 @@ func (o *Opened) chatHandler(authenticate func(*http.Request) (server.Principal,
 			if tenant == server.DevPrincipal.Tenant {
 				tenant = warehouse.TenantVesper
 			}
-			return chat.Principal{Tenant: tenant, User: p.User, Permissions: p.Permissions}, nil
+			return chat.Principal{Tenant: tenant, User: p.User, Permissions: p.Permissions, Run: p}, nil
 		},
 	}
 }
