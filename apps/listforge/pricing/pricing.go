@@ -28,7 +28,7 @@ type Comp struct {
 // Stats are the statistics of a set of prices after outlier trimming.
 type Stats struct {
 	// N is how many prices were kept; Trimmed how many were dropped as outliers.
-	N, Trimmed int
+	N, Trimmed                     int
 	Min, Q1, Median, Q3, Max, Mean float64
 	// WeightedMedian weighs each price by its relevance and how recent it is (half-life
 	// RecencyHalfLife).
