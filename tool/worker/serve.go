@@ -1,0 +1,161 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// Environment variables the pool sets for a worker, beside the skill's own environment.
+const (
+	// EnvName names the skill a process was started to serve (see [ServeIfChild]).
+	EnvName = "TRELLIS_WORKER"
+	// EnvAddr is the address a worker listens on; "127.0.0.1:0" for a subprocess, which then
+	// writes the address it got as its first line of output. Empty means ":8080" (a container).
+	EnvAddr = "TRELLIS_WORKER_ADDR"
+	// ReadyPrefix starts the line a worker writes on standard output once it listens, followed
+	// by its base URL.
+	ReadyPrefix = "TRELLIS_WORKER_READY "
+)
+
+// Schema is what GET /schema answers: the worker's tools.
+type Schema struct {
+	Tools []model.ToolSpec `json:"tools"`
+}
+
+// Call is the body of POST /execute.
+type Call struct {
+	Tool   string          `json:"tool"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+// Reply is the answer of POST /execute: a result, or an error when the call failed.
+type Reply struct {
+	Result *Result `json:"result,omitempty"`
+	Error  string  `json:"error,omitempty"`
+}
+
+// Result is a tool's result on the wire.
+type Result struct {
+	Content    string          `json:"content,omitempty"`
+	Structured json.RawMessage `json:"structured,omitempty"`
+	IsError    bool            `json:"is_error,omitempty"`
+}
+
+// Handler serves tools as a worker: GET /schema and POST /execute. Each call runs through a
+// tool.Executor, so bad arguments, panics and errors become readable error results.
+func Handler(tools []tool.Tool) (http.Handler, error) {
+	ex, err := tool.NewExecutor(tools, nil)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]bool{}
+	schema := Schema{Tools: []model.ToolSpec{}}
+	for _, t := range tools {
+		s := t.Spec()
+		byName[s.Name] = true
+		schema.Tools = append(schema.Tools, s)
+	}
+	schemaJSON, _ := json.Marshal(schema)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /schema", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(schemaJSON)
+	})
+	mux.HandleFunc("POST /execute", func(w http.ResponseWriter, r *http.Request) {
+		var c Call
+		body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+		if err == nil {
+			err = json.Unmarshal(body, &c)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if err != nil || c.Tool == "" {
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(Reply{Error: `worker: send {"tool": "<name>", "params": {...}}`})
+			return
+		}
+		if !byName[c.Tool] {
+			w.WriteHeader(http.StatusNotFound)
+			_ = json.NewEncoder(w).Encode(Reply{Error: fmt.Sprintf("worker: unknown tool %q", c.Tool)})
+			return
+		}
+		out, _ := ex.Run(r.Context(), []message.ToolCall{{ID: "call", Name: c.Tool, Arguments: c.Params}})
+		rep := Reply{}
+		if len(out) == 1 {
+			o := out[0]
+			res := &Result{}
+			if o.Result != nil {
+				res.Content, res.Structured, res.IsError = o.Result.Content, o.Result.Structured, o.Result.IsError
+			}
+			if o.Err != nil {
+				res.IsError = true
+				if res.Content == "" {
+					res.Content = o.Message.Text()
+				}
+			}
+			rep.Result = res
+		}
+		_ = json.NewEncoder(w).Encode(rep)
+	})
+	return mux, nil
+}
+
+// ServeIfChild makes this process a worker when the pool started it as the worker named name
+// (the TRELLIS_WORKER environment variable): it builds the tools, serves them on TRELLIS_WORKER_ADDR,
+// writes its ready line, and exits when told to stop. Otherwise it returns at once. Call it early:
+// from main, from TestMain, or from an init function of the package that owns the tools.
+func ServeIfChild(name string, tools func() ([]tool.Tool, error)) {
+	if os.Getenv(EnvName) != name || name == "" {
+		return
+	}
+	if err := serveChild(tools); err != nil {
+		fmt.Fprintln(os.Stderr, "worker "+name+":", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+func serveChild(tools func() ([]tool.Tool, error)) error {
+	ts, err := tools()
+	if err != nil {
+		return err
+	}
+	h, err := Handler(ts)
+	if err != nil {
+		return err
+	}
+	addr := os.Getenv(EnvAddr)
+	if addr == "" {
+		addr = ":8080"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stdout, "%shttp://%s\n", ReadyPrefix, ln.Addr())
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
