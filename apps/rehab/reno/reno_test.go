@@ -1,0 +1,80 @@
+package reno_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/trellis-go/trellis/apps/rehab/listing"
+	"github.com/trellis-go/trellis/apps/rehab/reno"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/offline"
+)
+
+type counting struct {
+	model.Model
+	n atomic.Int64
+}
+
+func (c *counting) Generate(ctx context.Context, r *model.Request) (*model.Response, error) {
+	c.n.Add(1)
+	return c.Model.Generate(ctx, r)
+}
+
+func TestPipelineOffline(t *testing.T) {
+	t.Parallel()
+	lc, err := listing.NewDemo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vision := &counting{Model: offline.New(nil)}
+	p := &reno.Pipeline{Listings: lc, Vision: vision}
+	s, err := p.Scrape(context.Background(), "https://www.idealista.pt/imovel/12345/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Rooms) != 5 || vision.n.Load() != 5 {
+		t.Fatalf("rooms %+v, %d vision calls", s.Rooms, vision.n.Load())
+	}
+	k := s.Rooms[0]
+	if k.Type != "kitchen" || k.Condition != reno.Poor || k.AreaM2 != 8 || len(k.Features) != 3 {
+		t.Errorf("kitchen %+v", k)
+	}
+	if s.Rooms[3].Type != "bedroom" || s.Rooms[3].Index != 0 || s.Rooms[4].Index != 1 {
+		t.Errorf("bedroom indexes %+v", s.Rooms[3:])
+	}
+	base := reno.Analyze(s.Listing, "p1", s.Rooms, reno.Preferences{})
+	if base.TotalMin <= 0 || base.TotalMax <= base.TotalMin || base.Price != 180000 {
+		t.Errorf("result %+v", base)
+	}
+	diy := reno.Analyze(s.Listing, "p1", s.Rooms, reno.Preferences{Skills: []string{"Pintura", "demolição"}})
+	if diy.TotalMax >= base.TotalMax {
+		t.Errorf("DIY skills do not lower the estimate: %v vs %v", diy.TotalMax, base.TotalMax)
+	}
+	premium := reno.Analyze(s.Listing, "p1", s.Rooms, reno.Preferences{Quality: "premium"})
+	if premium.TotalMax <= base.TotalMax {
+		t.Errorf("premium finish not dearer")
+	}
+}
+
+func TestEstimateRules(t *testing.T) {
+	t.Parallel()
+	rooms := []reno.Room{{Type: "kitchen", AreaM2: 8, Condition: reno.Poor}, {Type: "bedroom", AreaM2: 12, Condition: reno.Good}}
+	e := reno.Estimate(rooms, reno.Preferences{})
+	// 8 m² at 1000-1500 €/m² = 8.000-12.000€, above the kitchen minimum of 6.000-9.000€.
+	if e[0].Min != 8000 || e[0].Max != 12000 {
+		t.Errorf("kitchen %+v", e[0])
+	}
+	if e[1].Min != 0 || e[1].Max != 200 {
+		t.Errorf("bedroom %+v", e[1])
+	}
+	skip := reno.Estimate(rooms, reno.Preferences{Skip: []string{"kitchen"}})
+	if skip[0].Max != 0 {
+		t.Errorf("skipped kitchen still costs %v", skip[0].Max)
+	}
+	for in, want := range map[string]string{"Canalização": "canalizacao", "painting": "pintura", "Eletricidade": "eletricidade", "cantar": ""} {
+		if got := reno.NormalizeSkill(in); got != want {
+			t.Errorf("%s: %q", in, got)
+		}
+	}
+}
