@@ -173,11 +173,11 @@ func Bands(st Stats, confidence float64, currency string) []Band {
 	ceiling := math.Max(st.Q3, target)
 	c := clamp01(confidence)
 	return []Band{
-		{Label: "floor", Amount: round2(floor), Currency: currency, Confidence: clamp01(c + 0.1),
+		{Label: "floor", Amount: round2(floor), Currency: currency, Confidence: round2(clamp01(c + 0.1)),
 			Reasoning: fmt.Sprintf("Lower quartile of %d comparable sales: priced to sell quickly.", st.N)},
 		{Label: "target", Amount: round2(target), Currency: currency, Confidence: c,
 			Reasoning: fmt.Sprintf("Median of %d comparables weighted toward recent, close matches (plain median %.2f).", st.N, st.Median)},
-		{Label: "ceiling", Amount: round2(ceiling), Currency: currency, Confidence: clamp01(c - 0.15),
+		{Label: "ceiling", Amount: round2(ceiling), Currency: currency, Confidence: round2(clamp01(c - 0.15)),
 			Reasoning: fmt.Sprintf("Upper quartile: reachable for a patient seller with a well-presented listing (highest kept %.2f).", st.Max)},
 	}
 }

@@ -277,4 +277,3 @@ func (s *Store) LatestEvidence(ctx context.Context, w Who, itemID string, limit 
 	})
 	return b, err
 }
-
