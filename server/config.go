@@ -25,7 +25,16 @@ import (
 // history that survive a restart.
 type Deps struct {
 	Saver checkpoint.Saver
+	// Store is the tenant's store: every call acts under the hidden tenant label the /store
+	// routes use, the tenant being the run's (inside a graph or a tool) or the principal's (in a
+	// request the server authenticated, such as an app's route behind Guard). What a graph
+	// writes is what GET /store/items shows its tenant, and no other tenant sees it. Used with
+	// neither, a call fails with ErrNoTenant.
 	Store store.Store
+	// SharedStore is the same store without a tenant: what no tenant owns (reference data an
+	// app loads at Build) and is invisible to the /store routes. Take one tenant's view of it
+	// with TenantStore.
+	SharedStore store.Store
 	// DataDir (SQLite) or DatabaseURL (Postgres) says where the server keeps its data, for
 	// graphs that keep data of their own beside it (an application's tables).
 	DataDir     string

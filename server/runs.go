@@ -1036,7 +1036,11 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 		}
 		input = nil
 	}
-	info := tool.CallInfo{User: kw.User, Tenant: run.tenant, Permissions: kw.Permissions, ThreadID: run.ThreadID, RunID: run.RunID, Store: r.s.store}
+	// The run's store is its tenant's (tenantstore.go): a graph compiled with Deps.Store finds
+	// the tenant in ctx, a tool gets the tenant's view in its CallInfo.
+	who := Principal{User: kw.User, Tenant: run.tenant, Permissions: kw.Permissions}
+	ctx = withRunPrincipal(ctx, who)
+	info := tool.CallInfo{User: kw.User, Tenant: run.tenant, Permissions: kw.Permissions, ThreadID: run.ThreadID, RunID: run.RunID, Store: principalStore(r.s.store, who)}
 	ctx = tool.WithCallInfo(ctx, info)
 	conv := newConverter(kw.StreamMode, kw.Subgraphs, r.s.streamMetadata(run))
 	if kw.Subgraphs {

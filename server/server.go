@@ -137,6 +137,9 @@ func New(cfg Config) (*Server, error) {
 		s.meta = &metaDB{db: db}
 	}
 	s.store = deps.Store
+	// Graphs, tools and apps get the tenant's view (tenantstore.go); the /store routes add the
+	// tenant themselves.
+	deps.SharedStore, deps.Store = deps.Store, scopedStore{st: deps.Store}
 	if err := s.meta.migrate(ctx); err != nil {
 		s.Close()
 		return nil, err
