@@ -1,0 +1,141 @@
+// Package taxes computes the taxes of buying a home in mainland Portugal: IMT (Imposto
+// Municipal sobre as Transmissões Onerosas de Imóveis) and Imposto do Selo on the purchase.
+//
+// Sources (the published tables of 2025):
+//   - IMT: Código do IMT, art. 17.º, n.º 1, alíneas a) (prédio urbano destinado exclusivamente a
+//     habitação própria e permanente) and b) (a outra habitação), with the brackets updated by
+//     2,3% by the Lei n.º 45-A/2024, de 31 de dezembro (Orçamento do Estado para 2025), as
+//     published by the Autoridade Tributária in "Tabelas Práticas de IMT 2025" (Portal das
+//     Finanças). Above the last progressive bracket a single rate applies to the whole value
+//     (6%; 7,5% above 1.128.287€), with no deduction.
+//   - Young buyers: art. 9.º, n.º 2, of the CIMT and art. 7.º, n.º 1, alínea ae), of the Código do
+//     Imposto do Selo, added by the Decreto-Lei n.º 48-A/2024, de 31 de julho (in force on 1 August
+//     2024): a buyer aged 35 or less buying a first own permanent home pays neither tax up to the
+//     4th bracket's limit (324.058€ in 2025); between that and the 5th bracket's limit
+//     (648.022€) IMT is 8% and stamp duty 0,8% of the part above 324.058€; above 648.022€ there
+//     is no exemption.
+//   - Imposto do Selo: Tabela Geral do Imposto do Selo, verba 1.1, 0,8% of the value.
+//
+// The taxable value is the higher of the price and the valor patrimonial tributário; pass the
+// price when the VPT is not known (it is rarely higher).
+package taxes
+
+import (
+	"errors"
+	"math"
+)
+
+// Year is the year of the tables.
+const Year = 2025
+
+// Bracket is a row of an IMT table: up to Limit (inclusive), Rate with Deduction (parcela a
+// abater); Single marks a rate applied to the whole value.
+type Bracket struct {
+	Limit     float64 // math.Inf(1) for the last
+	Rate      float64
+	Deduction float64
+	Single    bool
+}
+
+// Own permanent home (habitação própria e permanente), mainland, 2025.
+var OwnHome = []Bracket{
+	{104261, 0, 0, false},
+	{142618, 0.02, 2085.22, false},
+	{194458, 0.05, 6363.76, false},
+	{324058, 0.07, 10252.92, false},
+	{648022, 0.08, 13493.50, false},
+	{1128287, 0.06, 0, true},
+	{math.Inf(1), 0.075, 0, true},
+}
+
+// Other housing (habitação secundária or for letting), mainland, 2025.
+var OtherHome = []Bracket{
+	{104261, 0.01, 0, false},
+	{142618, 0.02, 1042.61, false},
+	{194458, 0.05, 5321.15, false},
+	{324058, 0.07, 9210.31, false},
+	{621501, 0.08, 12450.89, false},
+	{1128287, 0.06, 0, true},
+	{math.Inf(1), 0.075, 0, true},
+}
+
+// Young-buyer limits of 2025.
+const (
+	YoungExemptUpTo  = 324058.0
+	YoungPartialUpTo = 648022.0
+	StampRate        = 0.008
+	YoungMaxAge      = 35
+)
+
+// Profile is the buyer's fiscal situation.
+type Profile struct {
+	// OwnPermanentHome: the home will be the buyer's own permanent home.
+	OwnPermanentHome bool
+	// FirstHome: the buyer never owned a home (required for the young-buyer exemption).
+	FirstHome bool
+	// Age of the buyer; zero when unknown (no young-buyer exemption).
+	Age int
+}
+
+// Result is the taxes due.
+type Result struct {
+	Price        float64 `json:"price"`
+	IMT          float64 `json:"imt"`
+	Stamp        float64 `json:"imposto_selo"`
+	Total        float64 `json:"total"`
+	Table        string  `json:"table"`
+	YoungExempt  bool    `json:"young_buyer_exemption"`
+	Rate         float64 `json:"imt_rate"`
+	Deduction    float64 `json:"imt_deduction"`
+	SingleRate   bool    `json:"single_rate"`
+	TablesOfYear int     `json:"tables_of_year"`
+}
+
+// ErrPrice is returned for a price that is not positive.
+var ErrPrice = errors.New("taxes: the price must be a positive amount in euros")
+
+// Young reports whether the young-buyer exemption applies to a profile.
+func Young(p Profile) bool {
+	return p.OwnPermanentHome && p.FirstHome && p.Age > 0 && p.Age <= YoungMaxAge
+}
+
+// IMTByTable computes IMT on a value with a table.
+func IMTByTable(v float64, table []Bracket) (tax, rate, deduction float64, single bool) {
+	for _, b := range table {
+		if v <= b.Limit {
+			if b.Single {
+				return round2(v * b.Rate), b.Rate, 0, true
+			}
+			return round2(math.Max(0, v*b.Rate-b.Deduction)), b.Rate, b.Deduction, false
+		}
+	}
+	return 0, 0, 0, false
+}
+
+// Compute returns IMT and Imposto do Selo for a purchase.
+func Compute(price float64, p Profile) (*Result, error) {
+	if !(price > 0) || math.IsInf(price, 0) {
+		return nil, ErrPrice
+	}
+	r := &Result{Price: price, TablesOfYear: Year}
+	table := OtherHome
+	r.Table = "outra habitação"
+	if p.OwnPermanentHome {
+		table, r.Table = OwnHome, "habitação própria e permanente"
+	}
+	r.IMT, r.Rate, r.Deduction, r.SingleRate = IMTByTable(price, table)
+	r.Stamp = round2(price * StampRate)
+	if Young(p) && price <= YoungPartialUpTo {
+		r.YoungExempt = true
+		excess := math.Max(0, price-YoungExemptUpTo)
+		r.IMT, r.Rate, r.Deduction, r.SingleRate = round2(excess*0.08), 0.08, 0, false
+		r.Stamp = round2(excess * StampRate)
+		if excess == 0 {
+			r.Rate = 0
+		}
+	}
+	r.Total = round2(r.IMT + r.Stamp)
+	return r, nil
+}
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }

@@ -1,0 +1,67 @@
+package taxes_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/trellis-go/trellis/apps/rehab/taxes"
+)
+
+// Figures worked by hand from the 2025 tables (CIMT art. 17.º as updated by the OE 2025):
+// tax = value × rate − parcela a abater.
+func TestCompute(t *testing.T) {
+	t.Parallel()
+	hpp := taxes.Profile{OwnPermanentHome: true}
+	other := taxes.Profile{}
+	young := taxes.Profile{OwnPermanentHome: true, FirstHome: true, Age: 30}
+	cases := []struct {
+		name       string
+		price      float64
+		p          taxes.Profile
+		imt, stamp float64
+	}{
+		{"own home exempt bracket", 100000, hpp, 0, 800},
+		{"own home 2%", 120000, hpp, 314.78, 960},             // 2.400 − 2.085,22
+		{"own home 5%", 180000, hpp, 2636.24, 1440},           // 9.000 − 6.363,76
+		{"own home 7%", 250000, hpp, 7247.08, 2000},           // 17.500 − 10.252,92
+		{"own home 8%", 400000, hpp, 18506.50, 3200},          // 32.000 − 13.493,50
+		{"own home single 6%", 700000, hpp, 42000, 5600},      // 6% of the whole
+		{"own home single 7.5%", 1500000, hpp, 112500, 12000}, // 7,5% of the whole
+		{"other 1%", 100000, other, 1000, 800},                // 1%
+		{"other 5%", 180000, other, 3678.85, 1440},            // 9.000 − 5.321,15
+		{"other 8%", 500000, other, 27549.11, 4000},           // 40.000 − 12.450,89
+		{"other single 6%", 630000, other, 37800, 5040},       // above 621.501: 6% of the whole
+		{"young exempt", 300000, young, 0, 0},                 // under 324.058
+		{"young partial", 400000, young, 6075.36, 607.54},     // 8% and 0,8% of 75.942
+		{"young over the limit", 700000, young, 42000, 5600},  // no exemption
+		{"young but not first home", 300000, taxes.Profile{OwnPermanentHome: true, Age: 30}, 10747.08, 2400},
+		{"first home at 36", 300000, taxes.Profile{OwnPermanentHome: true, FirstHome: true, Age: 36}, 10747.08, 2400},
+	}
+	for _, c := range cases {
+		r, err := taxes.Compute(c.price, c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(r.IMT-c.imt) > 0.005 || math.Abs(r.Stamp-c.stamp) > 0.005 || math.Abs(r.Total-(c.imt+c.stamp)) > 0.01 {
+			t.Errorf("%s (%v€): IMT %v selo %v, want %v and %v", c.name, c.price, r.IMT, r.Stamp, c.imt, c.stamp)
+		}
+	}
+	if _, err := taxes.Compute(0, hpp); err == nil {
+		t.Error("zero price accepted")
+	}
+}
+
+// The deductions are the published ones, which make the tax continuous at every limit.
+func TestTablesAreContinuous(t *testing.T) {
+	t.Parallel()
+	for name, table := range map[string][]taxes.Bracket{"own": taxes.OwnHome, "other": taxes.OtherHome} {
+		for i := 0; i+1 < len(table) && !table[i+1].Single; i++ {
+			v := table[i].Limit
+			a, _, _, _ := taxes.IMTByTable(v, table)
+			b := math.Max(0, v*table[i+1].Rate-table[i+1].Deduction)
+			if math.Abs(a-b) > 0.02 {
+				t.Errorf("%s: at %v the brackets give %v and %v", name, v, a, b)
+			}
+		}
+	}
+}
