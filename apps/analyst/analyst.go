@@ -1,0 +1,170 @@
+// Package analyst is the strategic analyst: an ambient research assistant for management
+// consultants, served through the Agent Protocol as the assistant "analyst".
+//
+// It knows its user through four memory namespaces (user_profile, company_profile,
+// user_preferences, episodic_memory, under ("strategic_analyst", user_id, ...)), retrieves from
+// the company's knowledge base (the tables documents, reports and report_chunks, with vectors in
+// the store's index), plans research with the user at an Agent Inbox gate, dispatches task agents
+// in parallel with Send, reviews and re-dispatches their findings, asks about its discoveries at a
+// second gate, writes a report in the user's style with parallel section writers, and saves it on
+// approval at a third gate, chunked and indexed back so that a later session finds it.
+//
+// With no model configured everything runs on deterministic rules (planning, review, writing from
+// the corpus); with models, the strong role plans, supervises and writes and the fast role
+// routes gate answers and proposes memory updates. Web search goes through a Tavily client; by
+// default it is answered by a shipped web corpus behind the same client.
+package analyst
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/trellis-go/trellis/appdb"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/store"
+	"github.com/trellis-go/trellis/telemetry"
+)
+
+// Config configures the analyst. The zero value is the offline demo.
+type Config struct {
+	// TavilyURL is the Tavily Search API's base URL; empty means the shipped web corpus, served
+	// in process through the same client.
+	TavilyURL string
+	// TavilyKey is sent as a bearer token to TavilyURL.
+	TavilyKey string
+	// TavilyTransport, when not nil, replaces the client's HTTP transport (tests).
+	TavilyTransport http.RoundTripper
+	// MaxAttempts bounds how often a task agent is sent back with a critique (3 when zero).
+	MaxAttempts int
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// App is the analyst on the offline web corpus.
+func App() server.App { return AppWith(Config{}) }
+
+// AppWith is the analyst with cfg.
+func AppWith(cfg Config) server.App {
+	return server.App{
+		Name:        "analyst",
+		Description: "The strategic analyst: a research agent with memory, a company knowledge base and three review gates.",
+		Build: func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
+			a, err := New(ctx, d, cfg)
+			if err != nil {
+				return nil, err
+			}
+			g, err := a.Graph(d.Compile)
+			if err != nil {
+				a.Close()
+				return nil, err
+			}
+			return &server.AppParts{
+				Graphs: []server.AppGraph{{ID: "analyst", Graph: g,
+					Description: "Strategic analyst: plans research with you, runs parallel task agents over the company knowledge base and the web, and writes a report in your style (Agent Inbox gates)."}},
+				Handler: a.Handler(d),
+				Close:   a.Close,
+			}, nil
+		},
+	}
+}
+
+// Analyst holds what the graphs share: the knowledge base, the memory, the web client and the
+// models.
+type Analyst struct {
+	db          *appdb.DB
+	kb          *KB
+	mem         *Memory
+	web         *Tavily
+	offlineWeb  *OfflineWeb
+	fast        model.Model
+	strong      model.Model
+	fastRule    bool // the fast role is the offline model: route by rule
+	strongRule  bool // the strong role is the offline model: plan, review and write by rule
+	log         *slog.Logger
+	now         func() time.Time
+	maxAttempts int
+}
+
+// New opens the analyst's tables in d's database, ingests the corpus for the default tenant and
+// connects the web client.
+func New(ctx context.Context, d server.AppDeps, cfg Config) (*Analyst, error) {
+	st, ok := d.Store.(store.Store)
+	if !ok || st == nil {
+		return nil, fmt.Errorf("analyst: the server has no store")
+	}
+	log := d.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	db, err := appdb.Open(ctx, appdb.Options{App: "analyst", DataDir: d.DataDir, DatabaseURL: d.DatabaseURL})
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx, migrations); err != nil {
+		db.Close()
+		return nil, err
+	}
+	roles := d.Models
+	if roles == nil {
+		db.Close()
+		return nil, fmt.Errorf("analyst: no models")
+	}
+	fast, strong := roles.For(model.RoleFast), roles.For(model.RoleStrong)
+	a := &Analyst{db: db, log: log, now: now, maxAttempts: cfg.MaxAttempts,
+		fastRule: isOffline(fast), strongRule: isOffline(strong),
+		fast: telemetry.Model(fast, telemetry.ModelInfo{}), strong: telemetry.Model(strong, telemetry.ModelInfo{})}
+	if a.maxAttempts <= 0 {
+		a.maxAttempts = 3
+	}
+	shared, _ := d.SharedStore.(store.Store)
+	if shared == nil {
+		shared = st
+	}
+	a.kb = &KB{db: db, shared: shared, log: log, loaded: map[string]bool{}}
+	memModel := a.fast
+	if a.fastRule {
+		memModel = nil
+	}
+	a.mem = &Memory{st: st, log: log, fast: memModel, now: now}
+	base, transport := cfg.TavilyURL, cfg.TavilyTransport
+	if base == "" {
+		a.offlineWeb, err = NewOfflineWeb()
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		base = "http://tavily.offline"
+		if transport == nil {
+			transport = a.offlineWeb.Transport()
+		}
+	}
+	if a.web, err = NewTavily(base, cfg.TavilyKey, transport); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := a.kb.EnsureCorpus(ctx, server.DevPrincipal.Tenant); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// Close closes the tables.
+func (a *Analyst) Close() error { return a.db.Close() }
+
+// KB is the knowledge base.
+func (a *Analyst) KB() *KB { return a.kb }
+
+// Memory is the memory.
+func (a *Analyst) Memory() *Memory { return a.mem }
+
+// OfflineWeb is the in-process search engine, nil when a Tavily URL is configured.
+func (a *Analyst) OfflineWeb() *OfflineWeb { return a.offlineWeb }

@@ -1,0 +1,104 @@
+// Package corpus holds the analyst's shipped data: the knowledge base of Kestrel Mobility, a
+// fictional shared e-bike operator (forty documents: strategy, market reports, competitor notes
+// and project files), and the web pages the offline search engine answers from, some of which
+// contradict the firm's planning assumptions.
+package corpus
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+//go:embed kb/*.md
+var kbFS embed.FS
+
+//go:embed web/web.json
+var webJSON []byte
+
+// Document is one document of the knowledge base.
+type Document struct {
+	ID      string   // the file name without .md
+	Title   string   // title:
+	Type    string   // type: strategy, market_report, competitor_note, project_file
+	Project string   // project:, "" when none
+	Date    string   // date: YYYY-MM-DD
+	Tags    []string // tags:
+	Body    string
+}
+
+// WebPage is one page of the offline web.
+type WebPage struct {
+	URL           string `json:"url"`
+	Title         string `json:"title"`
+	Content       string `json:"content"`
+	PublishedDate string `json:"published_date"`
+}
+
+// Documents parses the shipped knowledge base, in file order.
+func Documents() ([]Document, error) {
+	entries, err := fs.ReadDir(kbFS, "kb")
+	if err != nil {
+		return nil, err
+	}
+	var docs []Document
+	for _, e := range entries {
+		raw, err := kbFS.ReadFile("kb/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		d, err := parse(strings.TrimSuffix(e.Name(), ".md"), string(raw))
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, d)
+	}
+	sort.Slice(docs, func(i, j int) bool { return docs[i].ID < docs[j].ID })
+	return docs, nil
+}
+
+func parse(id, raw string) (Document, error) {
+	head, body, ok := strings.Cut(raw, "\n---\n")
+	if !ok {
+		return Document{}, fmt.Errorf("corpus: %s has no header ending in ---", id)
+	}
+	d := Document{ID: id, Body: strings.TrimSpace(body)}
+	for _, line := range strings.Split(head, "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		v = strings.TrimSpace(v)
+		switch strings.TrimSpace(k) {
+		case "title":
+			d.Title = v
+		case "type":
+			d.Type = v
+		case "project":
+			if v != "-" {
+				d.Project = v
+			}
+		case "date":
+			d.Date = v
+		case "tags":
+			for _, t := range strings.Split(v, ",") {
+				if t = strings.TrimSpace(t); t != "" {
+					d.Tags = append(d.Tags, t)
+				}
+			}
+		}
+	}
+	if d.Title == "" || d.Type == "" || d.Date == "" {
+		return Document{}, fmt.Errorf("corpus: %s lacks a title, type or date", id)
+	}
+	return d, nil
+}
+
+// Web returns the offline web's pages.
+func Web() ([]WebPage, error) {
+	var pages []WebPage
+	if err := json.Unmarshal(webJSON, &pages); err != nil {
+		return nil, fmt.Errorf("corpus: web.json: %w", err)
+	}
+	return pages, nil
+}

@@ -1,0 +1,518 @@
+package analyst
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model"
+)
+
+var allowAll = agent.InboxConfig{AllowIgnore: true, AllowRespond: true, AllowEdit: true, AllowAccept: true}
+
+func chatRequest(system, user string) *model.Request {
+	return &model.Request{Messages: []message.Message{message.System(system), message.User(user)}}
+}
+
+// clearKeys writes the zero value of each key.
+func clearKeys(ctx context.Context, keys ...string) error {
+	for _, k := range keys {
+		if err := graph.Overwrite(ctx, k, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func responseText(r agent.HumanResponse) string {
+	var s string
+	if err := json.Unmarshal(r.Args, &s); err != nil {
+		return strings.TrimSpace(string(r.Args))
+	}
+	return strings.TrimSpace(s)
+}
+
+func editArgs(r agent.HumanResponse) (map[string]any, error) {
+	var ar agent.ActionRequest
+	if err := json.Unmarshal(r.Args, &ar); err != nil {
+		return nil, fmt.Errorf("analyst: an edit's args must be {\"action\": ..., \"args\": {...}}: %w", err)
+	}
+	if ar.Args == nil {
+		return map[string]any{}, nil
+	}
+	return ar.Args, nil
+}
+
+func remarshal(in, out any) error {
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, out)
+}
+
+// planGate is HITL gate 1: accept starts the research, edit and respond re-plan, ignore stops.
+func (a *Analyst) planGate(ctx context.Context, s State) (State, error) {
+	if s.ResearchPlan == nil {
+		return State{}, fmt.Errorf("analyst: the plan gate has no plan")
+	}
+	resp, err := agent.AskHuman(ctx, agent.HumanInterrupt{
+		ActionRequest: agent.ActionRequest{Action: "Review research plan", Args: map[string]any{"plan": s.ResearchPlan}},
+		Config:        allowAll, Description: planMarkdown(s.ResearchPlan, s.PlanVersion)})
+	if err != nil {
+		return State{}, err
+	}
+	user, _ := who(ctx, s)
+	topic := clip(s.ResearchPlan.Topic, 80)
+	switch resp.Type {
+	case "accept":
+		if err := a.mem.Note(ctx, user, "plan accepted", fmt.Sprintf("accepted a research plan on %q with %d sub-questions", topic, len(s.ResearchPlan.SubQuestions))); err != nil {
+			return State{}, err
+		}
+		if err := clearKeys(ctx, "research_tasks", "plan_feedback", "plan_edited"); err != nil {
+			return State{}, err
+		}
+		return State{PlanApproved: true, Next: NodeResearch, HITLResponseType: "accept", CurrentPhase: "research",
+			Messages: []message.Message{message.Assistant("Plan accepted. Dispatching the research team.")}}, nil
+	case "edit":
+		args, err := editArgs(resp)
+		if err != nil {
+			return State{}, err
+		}
+		var p Plan
+		src := any(args)
+		if v, ok := args["plan"]; ok {
+			src = v
+		}
+		if err := remarshal(src, &p); err != nil || len(p.SubQuestions) == 0 {
+			return State{}, fmt.Errorf("analyst: an edit of the plan must send args.plan with sub_questions (a list of {question, sources}); got %s", clip(toJSON(args), 200))
+		}
+		if p.Topic == "" {
+			p.Topic = s.ResearchPlan.Topic
+		}
+		if _, err := a.mem.Update(ctx, user, NSPreferences, "the user edited the plan", []message.Message{message.User("Edited plan: " + planSummary(&p))}); err != nil {
+			return State{}, err
+		}
+		if err := a.mem.Note(ctx, user, "plan edited", fmt.Sprintf("edited the research plan on %q to %d sub-questions", topic, len(p.SubQuestions))); err != nil {
+			return State{}, err
+		}
+		if err := clearKeys(ctx, "plan_feedback"); err != nil {
+			return State{}, err
+		}
+		return State{PlanEdited: &p, Next: NodePlanner, HITLResponseType: "edit"}, nil
+	case "response":
+		text := responseText(resp)
+		if text == "" {
+			return State{}, fmt.Errorf("analyst: a response to the plan needs text: what to change")
+		}
+		if _, err := a.mem.Update(ctx, user, NSPreferences, "feedback on the plan", []message.Message{message.User(text)}); err != nil {
+			return State{}, err
+		}
+		if err := a.mem.Note(ctx, user, "plan feedback", fmt.Sprintf("asked to revise the plan on %q: %s", topic, clip(text, 120))); err != nil {
+			return State{}, err
+		}
+		if err := clearKeys(ctx, "plan_edited"); err != nil {
+			return State{}, err
+		}
+		return State{PlanFeedback: text, Next: NodePlanner, HITLResponseType: "response", Messages: []message.Message{message.User(text)}}, nil
+	default: // ignore
+		if err := a.mem.Note(ctx, user, "plan ignored", fmt.Sprintf("stopped the research on %q at the plan", topic)); err != nil {
+			return State{}, err
+		}
+		return State{Next: "end", HITLResponseType: "ignore", CurrentPhase: "end",
+			Messages: []message.Message{message.Assistant("Understood, I stopped here. Ask me anything when you're ready.")}}, nil
+	}
+}
+
+func planSummary(p *Plan) string {
+	var qs []string
+	for _, q := range p.SubQuestions {
+		qs = append(qs, q.Question)
+	}
+	return strings.Join(qs, " | ")
+}
+
+func discoveryMarkdown(s State) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Discoveries (round %d)\n\n%s\n\n", s.ResearchRounds, s.SupervisorSummary)
+	ignored := setOf(s.IgnoredFindings)
+	for _, d := range s.Discoveries {
+		if ignored[d.ID] {
+			continue
+		}
+		fmt.Fprintf(&b, "- **%s** [%s] %s\n", d.ID, d.Kind, d.Headline)
+	}
+	if len(s.FollowUpQuestions) > 0 {
+		b.WriteString("\n## Questions for you\n\n")
+		for _, q := range s.FollowUpQuestions {
+			fmt.Fprintf(&b, "- %s\n", q)
+		}
+	}
+	b.WriteString("\n_Respond with follow-up directions to dispatch more research, accept to write the report, ignore to drop the first discovery (or edit with args.ignore: [ids])._")
+	return b.String()
+}
+
+func setOf(xs []string) map[string]bool {
+	m := map[string]bool{}
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+var ignoreRe = regexp.MustCompile(`(?i)\b(?:ignore|drop|disregard|skip)\s+(?:finding\s+|discovery\s+)?([a-z]?\d+(?:-\d+)?)\b`)
+var affirmRe = regexp.MustCompile(`(?i)^\s*(yes|yeah|yep|sure|please|ok|okay|go ahead|do it|investigate|dig deeper|deeper)[\s,.!]*(please|investigate|do it|go ahead)?[\s.!]*$`)
+
+// discoveryGate is HITL gate 2: follow-up directions dispatch targeted task agents, accept goes
+// to the report, ignore drops a discovery (noted in episodic memory); it loops until accepted.
+func (a *Analyst) discoveryGate(ctx context.Context, s State) (State, error) {
+	ignored := setOf(s.IgnoredFindings)
+	focus := ""
+	for _, d := range s.Discoveries {
+		if !ignored[d.ID] {
+			focus = d.ID
+			break
+		}
+	}
+	resp, err := agent.AskHuman(ctx, agent.HumanInterrupt{
+		ActionRequest: agent.ActionRequest{Action: "Review discoveries", Args: map[string]any{"discoveries": s.Discoveries,
+			"follow_up_questions": s.FollowUpQuestions, "focus": focus, "ignore": []string{}, "follow_ups": []string{}}},
+		Config: allowAll, Description: discoveryMarkdown(s)})
+	if err != nil {
+		return State{}, err
+	}
+	user, _ := who(ctx, s)
+	var ignore, follow []string
+	switch resp.Type {
+	case "accept":
+		if err := a.mem.Note(ctx, user, "discoveries accepted", fmt.Sprintf("approved the discoveries on %q after %d research round(s)", clip(s.Query, 80), s.ResearchRounds)); err != nil {
+			return State{}, err
+		}
+		if err := clearKeys(ctx, "research_tasks"); err != nil {
+			return State{}, err
+		}
+		return State{Next: NodeReport, HITLResponseType: "accept", CurrentPhase: "report",
+			Messages: []message.Message{message.Assistant("Discoveries approved. Writing the report.")}}, nil
+	case "ignore":
+		if focus == "" {
+			return State{}, fmt.Errorf("analyst: there is no discovery left to ignore; accept or respond")
+		}
+		ignore = []string{focus}
+	case "edit":
+		args, err := editArgs(resp)
+		if err != nil {
+			return State{}, err
+		}
+		var e struct {
+			Ignore    []string `json:"ignore"`
+			FollowUps []string `json:"follow_ups"`
+		}
+		if err := remarshal(args, &e); err != nil || len(e.Ignore)+len(e.FollowUps) == 0 {
+			return State{}, fmt.Errorf("analyst: an edit of the discoveries must send args.ignore (discovery ids) or args.follow_ups (questions)")
+		}
+		ignore, follow = e.Ignore, e.FollowUps
+	case "response":
+		text := responseText(resp)
+		if text == "" {
+			return State{}, fmt.Errorf("analyst: a response to the discoveries needs text: follow-up directions, or \"ignore <id>\"")
+		}
+		for _, m := range ignoreRe.FindAllStringSubmatch(text, -1) {
+			ignore = append(ignore, strings.ToUpper(m[1][:1])+m[1][1:])
+		}
+		rest := strings.TrimSpace(ignoreRe.ReplaceAllString(text, ""))
+		rest = strings.Trim(rest, " ,.;")
+		switch {
+		case rest == "":
+		case affirmRe.MatchString(rest) && len(s.FollowUpQuestions) > 0:
+			follow = append(follow, followUpTask(s.FollowUpQuestions[0]))
+		default:
+			for _, part := range regexp.MustCompile(`[;\n]+|\.\s+`).Split(rest, -1) {
+				if part = strings.TrimSpace(part); len(strings.Fields(part)) >= 2 {
+					follow = append(follow, questionOf(part))
+				}
+			}
+		}
+		if _, err := a.mem.Update(ctx, user, NSPreferences, "feedback on the discoveries", []message.Message{message.User(text)}); err != nil {
+			return State{}, err
+		}
+	}
+	// Ignore IDs are matched without regard to case.
+	known := map[string]string{}
+	for _, d := range s.Discoveries {
+		known[strings.ToLower(d.ID)] = d.ID
+	}
+	var ign []string
+	for _, id := range ignore {
+		if k, ok := known[strings.ToLower(id)]; ok {
+			ign = append(ign, k)
+		} else {
+			return State{}, fmt.Errorf("analyst: there is no discovery %q to ignore; the discoveries are %s", id, strings.Join(discoveryIDs(s.Discoveries), ", "))
+		}
+	}
+	for _, id := range ign {
+		var head string
+		for _, d := range s.Discoveries {
+			if d.ID == id {
+				head = d.Headline
+			}
+		}
+		if err := a.mem.Note(ctx, user, "discovery ignored", fmt.Sprintf("chose to ignore the discovery %s (%s) while researching %q", id, clip(head, 120), clip(s.Query, 60))); err != nil {
+			return State{}, err
+		}
+	}
+	out := State{HITLResponseType: resp.Type, IgnoredFindings: append(append([]string(nil), s.IgnoredFindings...), ign...)}
+	if len(follow) == 0 {
+		out.Next = NodeDiscoveryGate
+		if len(ign) > 0 {
+			out.Messages = []message.Message{message.Assistant("Noted: I set aside " + strings.Join(ign, ", ") + ".")}
+		}
+		return out, nil
+	}
+	var tasks []Task
+	for i, q := range follow {
+		tasks = append(tasks, Task{ID: fmt.Sprintf("f%d-%d", s.ResearchRounds+1, i+1), Question: q, Sources: []string{"company_db", "web"}})
+	}
+	if err := a.mem.Note(ctx, user, "follow-up research", fmt.Sprintf("asked for follow-up research: %s", clip(strings.Join(follow, " | "), 160))); err != nil {
+		return State{}, err
+	}
+	out.ResearchTasks, out.Next, out.CurrentPhase = tasks, NodeResearch, "research"
+	out.Messages = []message.Message{message.Assistant(fmt.Sprintf("Dispatching %d follow-up task(s).", len(tasks)))}
+	return out, nil
+}
+
+func discoveryIDs(ds []Discovery) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.ID)
+	}
+	return out
+}
+
+// followUpTask turns a follow-up question the supervisor asked into a research question.
+func followUpTask(q string) string {
+	if i := strings.Index(q, "\""); i >= 0 {
+		if j := strings.Index(q[i+1:], "\""); j > 0 {
+			title := q[i+1 : i+1+j]
+			return "What is the evidence behind \"" + title + "\" and what does it mean for our plans?"
+		}
+	}
+	return strings.TrimSuffix(q, "?") + "?"
+}
+
+var routeSchema = schema("final_route", "Where the user's reply to the final report goes.", `{
+  "type": "object",
+  "properties": {"route": {"type": "string", "enum": ["approve", "question", "research", "replan"]},
+    "format": {"type": "string", "enum": ["markdown", "json", ""]}},
+  "required": ["route"]
+}`)
+
+var (
+	replanRe   = regexp.MustCompile(`(?i)\b(re-?plan|new plan|start over|change the plan|back to (?:the )?plan)`)
+	researchRe = regexp.MustCompile(`(?i)\b(re-?research|research (?:more|further|again)|dig (?:into|deeper)|investigate|look (?:into|at)|find out|more research on|also research)\b`)
+	approveRe  = regexp.MustCompile(`(?i)^\s*(approve|approved|looks good|lgtm|save|ship it|perfect)\b`)
+)
+
+// routeFinal classifies a reply to the final report: the fast model, or the rules.
+func (a *Analyst) routeFinal(ctx context.Context, text string) (route, format string, err error) {
+	if a.fastRule {
+		lt := strings.ToLower(text)
+		if strings.Contains(lt, "json") {
+			format = "json"
+		} else if strings.Contains(lt, "markdown") {
+			format = "markdown"
+		}
+		switch {
+		case replanRe.MatchString(text):
+			return "replan", format, nil
+		case approveRe.MatchString(text):
+			return "approve", format, nil
+		case researchRe.MatchString(text):
+			return "research", format, nil
+		}
+		return "question", format, nil
+	}
+	var out struct {
+		Route  string `json:"route"`
+		Format string `json:"format"`
+	}
+	sys := xmlPrompt("You route a consultant's reply to a draft report.", nil,
+		"Classify the reply: approve (save the report, with a format if named), question (answer from the research), research (new research direction), replan (go back to planning).",
+		"Answer with the route only.")
+	if err := structured(ctx, a.fast, routeSchema, sys, text, &out); err != nil {
+		return "", "", fmt.Errorf("analyst: routing the reply: %w", err)
+	}
+	return out.Route, out.Format, nil
+}
+
+func finalMarkdown(s State) string {
+	var b strings.Builder
+	if s.LastAnswer != "" {
+		fmt.Fprintf(&b, "> **Answer:** %s\n\n---\n\n", strings.ReplaceAll(s.LastAnswer, "\n", "\n> "))
+	}
+	b.WriteString(s.ReportDraft)
+	b.WriteString("\n\n---\n_Accept to save (format: " + orDefault(s.ReportFormat, "markdown") + "; edit args.format to choose markdown or json), respond with a question, a new research direction (\"research ...\") or \"re-plan ...\", or ignore to end without saving._")
+	return b.String()
+}
+
+// finalGate is HITL gate 3: approve with a format saves, a question is answered from the
+// research, a new direction re-researches, "re-plan" goes back to the planner, ignore ends.
+func (a *Analyst) finalGate(ctx context.Context, s State) (State, error) {
+	resp, err := agent.AskHuman(ctx, agent.HumanInterrupt{
+		ActionRequest: agent.ActionRequest{Action: "Review final report", Args: map[string]any{"format": orDefault(s.ReportFormat, "markdown"), "report": s.ReportDraft}},
+		Config:        allowAll, Description: finalMarkdown(s)})
+	if err != nil {
+		return State{}, err
+	}
+	user, _ := who(ctx, s)
+	approve := func(format, report string, how string) (State, error) {
+		if format == "" {
+			format = orDefault(s.ReportFormat, "markdown")
+		}
+		if format != "markdown" && format != "json" {
+			return State{}, fmt.Errorf("analyst: format %q is not offered; send \"markdown\" or \"json\"", format)
+		}
+		mem, err := a.mem.Load(ctx, user, NSPreferences)
+		if err != nil {
+			return State{}, err
+		}
+		if _, err := a.mem.Apply(ctx, user, NSPreferences, "report format chosen at approval", withoutNoop(mem, TypedOp(mem, "format", "report", format))); err != nil {
+			return State{}, err
+		}
+		final := report
+		if final == "" {
+			final = s.ReportDraft
+		}
+		if format == "json" {
+			final = toJSON(s.ReportJSON)
+		}
+		return State{FinalReport: final, ReportFormat: format, Next: NodeSaveReport, HITLResponseType: how, CurrentPhase: "final"}, nil
+	}
+	switch resp.Type {
+	case "accept":
+		return approve("", "", "accept")
+	case "edit":
+		args, err := editArgs(resp)
+		if err != nil {
+			return State{}, err
+		}
+		format, _ := args["format"].(string)
+		report, _ := args["report"].(string)
+		if report == s.ReportDraft {
+			report = ""
+		}
+		return approve(strings.ToLower(format), report, "edit")
+	case "ignore":
+		if err := a.mem.Note(ctx, user, "report ignored", fmt.Sprintf("ended the session on %q without saving the report", clip(s.Query, 80))); err != nil {
+			return State{}, err
+		}
+		return State{Next: "end", HITLResponseType: "ignore", CurrentPhase: "end",
+			Messages: []message.Message{message.Assistant("Closed without saving the report.")}}, nil
+	}
+	text := responseText(resp)
+	if text == "" {
+		return State{}, fmt.Errorf("analyst: a response to the report needs text: a question, \"research ...\", \"re-plan ...\" or \"approve as json\"")
+	}
+	route, format, err := a.routeFinal(ctx, text)
+	if err != nil {
+		return State{}, err
+	}
+	if _, err := a.mem.Update(ctx, user, NSPreferences, "feedback on the report", []message.Message{message.User(text)}); err != nil {
+		return State{}, err
+	}
+	switch route {
+	case "approve":
+		return approve(format, "", "response")
+	case "replan":
+		if err := a.mem.Note(ctx, user, "re-plan", fmt.Sprintf("sent the research on %q back to planning: %s", clip(s.Query, 60), clip(text, 120))); err != nil {
+			return State{}, err
+		}
+		return State{PlanFeedback: text, Next: NodePlanner, HITLResponseType: "response", CurrentPhase: "planning",
+			Messages: []message.Message{message.User(text), message.Assistant("Back to planning with your direction; the research so far is kept.")}}, nil
+	case "research":
+		if err := a.mem.Note(ctx, user, "re-research", fmt.Sprintf("asked for more research on %q: %s", clip(s.Query, 60), clip(text, 120))); err != nil {
+			return State{}, err
+		}
+		t := Task{ID: fmt.Sprintf("r%d-1", s.ResearchRounds+1), Question: questionOf(researchRe.ReplaceAllString(text, "")), Sources: []string{"company_db", "web"}}
+		return State{ResearchTasks: []Task{t}, Next: NodeResearch, HITLResponseType: "response", CurrentPhase: "research",
+			Messages: []message.Message{message.User(text), message.Assistant("Sending the research team back with your direction.")}}, nil
+	}
+	answer, err := a.answer(ctx, s, text)
+	if err != nil {
+		return State{}, err
+	}
+	if err := a.mem.Note(ctx, user, "question on report", fmt.Sprintf("asked about the report on %q: %s", clip(s.Query, 60), clip(text, 120))); err != nil {
+		return State{}, err
+	}
+	return State{LastAnswer: answer, Next: NodeFinalGate, HITLResponseType: "response",
+		Messages: []message.Message{message.User(text), message.Assistant(answer)}}, nil
+}
+
+func withoutNoop(doc memoryDoc, op memoryOp) []memoryOp {
+	if op.Op == "correct" {
+		if f, ok := doc.Find(op.ID); ok && f.Text == op.Text {
+			return nil
+		}
+	}
+	return []memoryOp{op}
+}
+
+// answer answers a question about the report from the research context: the findings' sources
+// ranked by the question's words (rules), or the strong model with the whole research.
+func (a *Analyst) answer(ctx context.Context, s State, q string) (string, error) {
+	var fs []Finding
+	for _, f := range s.ResearchFindings {
+		fs = append(fs, f)
+	}
+	sort.Slice(fs, func(i, j int) bool { return fs[i].TaskID < fs[j].TaskID })
+	if !a.strongRule {
+		user, _ := who(ctx, s)
+		mem, err := a.mem.LoadAll(ctx, user)
+		if err != nil {
+			return "", err
+		}
+		sys := xmlPrompt("You are the research supervisor; you hold the full research context of this report.", mem,
+			"Answer the consultant's question about the report directly from the findings, citing sources by title.",
+			"Say so when the research does not answer it.")
+		resp, err := a.strong.Generate(ctx, chatRequest(sys, "Findings:\n"+toJSON(fs)+"\nSummary: "+s.SupervisorSummary+"\n\nQuestion: "+q))
+		if err != nil {
+			return "", fmt.Errorf("analyst: answering: %w", err)
+		}
+		return strings.TrimSpace(resp.Message.Text()), nil
+	}
+	terms := contentWords(q)
+	type cand struct {
+		text  string
+		score float64
+	}
+	var cs []cand
+	seen := map[string]bool{}
+	for _, f := range fs {
+		for _, src := range f.Sources {
+			if src.Quote == "" || seen[src.Quote] {
+				continue
+			}
+			seen[src.Quote] = true
+			if sc := share(terms, src.Quote+" "+src.Title); sc > 0 {
+				cs = append(cs, cand{fmt.Sprintf("%s (%s, %s)", strings.TrimSuffix(src.Quote, "."), src.Title, src.Date), sc})
+			}
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].score > cs[j].score })
+	if len(cs) == 0 {
+		return "The research for this report does not answer that. Reply \"research " + clip(q, 60) + "\" to send the team after it.", nil
+	}
+	var parts []string
+	for i, c := range cs {
+		if i == 2 {
+			break
+		}
+		parts = append(parts, c.text)
+	}
+	return "From the research: " + strings.Join(parts, ". ") + ".", nil
+}

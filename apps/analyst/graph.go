@@ -1,0 +1,374 @@
+package analyst
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/memory"
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/server"
+)
+
+// Node names of the main graph.
+const (
+	NodeContextLoader = "context_loader"
+	NodeGreeting      = "greeting_node"
+	NodePlanner       = "planner_agent"
+	NodePlanGate      = "hitl_plan_gate"
+	NodeResearch      = "research_subgraph"
+	NodeDiscoveryGate = "hitl_discovery_gate"
+	NodeReport        = "report_subgraph"
+	NodeFinalGate     = "hitl_final_gate"
+	NodeSaveReport    = "save_report_node"
+)
+
+// Graph compiles the main graph with its research and report subgraphs.
+func (a *Analyst) Graph(opts graph.CompileOptions) (*graph.Compiled[State], error) {
+	research, err := a.ResearchGraph(opts)
+	if err != nil {
+		return nil, err
+	}
+	report, err := a.ReportGraph(opts)
+	if err != nil {
+		return nil, err
+	}
+	g := graph.New[State]()
+	g.AddNode(NodeContextLoader, traced(NodeContextLoader, a.contextLoader))
+	g.AddNode(NodeGreeting, traced(NodeGreeting, a.greeting))
+	g.AddNode(NodePlanner, traced(NodePlanner, a.planner))
+	g.AddNode(NodePlanGate, traced(NodePlanGate, a.planGate))
+	graph.AddSubgraph(g, NodeResearch, research, a.researchIn, a.researchOut)
+	g.AddNode(NodeDiscoveryGate, traced(NodeDiscoveryGate, a.discoveryGate))
+	graph.AddSubgraph(g, NodeReport, report, a.reportIn, a.reportOut)
+	g.AddNode(NodeFinalGate, traced(NodeFinalGate, a.finalGate))
+	g.AddNode(NodeSaveReport, traced(NodeSaveReport, a.saveReport))
+
+	g.AddEdge(graph.START, NodeContextLoader)
+	g.AddEdge(NodeContextLoader, NodeGreeting)
+	g.AddConditionalEdges(NodeGreeting, func(_ context.Context, s State) (string, error) {
+		if s.Query == "" {
+			return graph.END, nil
+		}
+		return NodePlanner, nil
+	}, nil)
+	g.AddEdge(NodePlanner, NodePlanGate)
+	next := func(_ context.Context, s State) (string, error) {
+		if s.Next == "" || s.Next == "end" {
+			return graph.END, nil
+		}
+		return s.Next, nil
+	}
+	g.AddConditionalEdges(NodePlanGate, next, map[string]string{NodePlanner: NodePlanner, NodeResearch: NodeResearch, graph.END: graph.END})
+	g.AddEdge(NodeResearch, NodeDiscoveryGate)
+	g.AddConditionalEdges(NodeDiscoveryGate, next, map[string]string{NodeResearch: NodeResearch, NodeReport: NodeReport, NodeDiscoveryGate: NodeDiscoveryGate, graph.END: graph.END})
+	g.AddEdge(NodeReport, NodeFinalGate)
+	g.AddConditionalEdges(NodeFinalGate, next, map[string]string{NodeSaveReport: NodeSaveReport, NodeFinalGate: NodeFinalGate,
+		NodeResearch: NodeResearch, NodePlanner: NodePlanner, graph.END: graph.END})
+	g.AddEdge(NodeSaveReport, graph.END)
+	return g.Compile(opts)
+}
+
+// traced wraps a node so that its span records the state keys it read and the keys (and sizes)
+// it wrote.
+func traced[S any](name string, fn func(context.Context, S) (S, error)) func(context.Context, S) (S, error) {
+	return func(ctx context.Context, s S) (S, error) {
+		sp := trace.SpanFromContext(ctx)
+		if sp.IsRecording() {
+			sp.SetAttributes(attribute.String("analyst.node", name), attribute.StringSlice("analyst.input_keys", nonZeroKeys(s)))
+		}
+		out, err := fn(ctx, s)
+		if err == nil && sp.IsRecording() {
+			sp.SetAttributes(attribute.StringSlice("analyst.output_delta", deltaOf(out)))
+		}
+		return out, err
+	}
+}
+
+func nonZeroKeys(v any) []string {
+	m := map[string]json.RawMessage{}
+	raw, _ := json.Marshal(v)
+	_ = json.Unmarshal(raw, &m)
+	var keys []string
+	for k, v := range m {
+		switch string(v) {
+		case "null", `""`, "0", "false", "[]", "{}":
+			continue
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func deltaOf(v any) []string {
+	m := map[string]json.RawMessage{}
+	raw, _ := json.Marshal(v)
+	_ = json.Unmarshal(raw, &m)
+	var out []string
+	for _, k := range nonZeroKeys(v) {
+		out = append(out, fmt.Sprintf("%s(%dB)", k, len(m[k])))
+	}
+	return out
+}
+
+// who returns the user and tenant of the run: the server's authenticated user, or the state's
+// user_id in dev mode or outside the server.
+func who(ctx context.Context, s State) (user, tenant string) {
+	info, _ := graph.InfoFrom(ctx)
+	user, _ = info.Config["user_id"].(string)
+	tenant, _ = info.Config["tenant"].(string)
+	if (user == "" || user == server.DevPrincipal.User) && s.UserID != "" {
+		user = s.UserID
+	}
+	if user == "" {
+		user = "anonymous"
+	}
+	if tenant == "" {
+		tenant = server.DevPrincipal.Tenant
+	}
+	return user, tenant
+}
+
+func sessionOf(ctx context.Context, s State) string {
+	if s.SessionID != "" {
+		return s.SessionID
+	}
+	info, _ := graph.InfoFrom(ctx)
+	if info.ThreadID != "" {
+		return info.ThreadID
+	}
+	return "local"
+}
+
+func lastUser(msgs []message.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == message.RoleUser {
+			return strings.TrimSpace(msgs[i].Text())
+		}
+	}
+	return ""
+}
+
+var greetingWords = map[string]bool{"hello": true, "hi": true, "hey": true, "good": true, "morning": true, "afternoon": true,
+	"evening": true, "there": true, "thanks": true, "thank": true, "you": true, "ok": true, "okay": true, "analyst": true}
+
+// requestIn returns the research request in a user's message, or "" for a bare greeting.
+func requestIn(text string) string {
+	n := 0
+	for _, w := range strings.Fields(strings.ToLower(text)) {
+		if !greetingWords[strings.Trim(w, ",.!?;:")] {
+			n++
+		}
+	}
+	if n < 2 {
+		return ""
+	}
+	return text
+}
+
+// profileKeys maps the profile input's keys to the namespace and typed fact they set.
+var profileKeys = map[string][3]string{
+	"name":       {NSUserProfile, "name", "full"},
+	"role":       {NSUserProfile, "role", "title"},
+	"seniority":  {NSUserProfile, "role", "seniority"},
+	"style":      {NSUserProfile, "communication", "style"},
+	"project":    {NSUserProfile, "project", "active"},
+	"frameworks": {NSPreferences, "framework", "preferred"},
+	"citation":   {NSPreferences, "citation", "style"},
+	"verbosity":  {NSPreferences, "style", "verbosity"},
+	"format":     {NSPreferences, "format", "report"},
+}
+
+// contextLoader loads the four memory namespaces and the company context in parallel.
+func (a *Analyst) contextLoader(ctx context.Context, s State) (State, error) {
+	user, tenant := who(ctx, s)
+	if err := a.kb.EnsureCorpus(ctx, tenant); err != nil {
+		return State{}, err
+	}
+	query := s.Query
+	if q := lastUser(s.Messages); q != "" {
+		query = requestIn(q)
+	}
+	if err := a.rememberProfile(ctx, user, s.Profile); err != nil {
+		return State{}, err
+	}
+	if q := lastUser(s.Messages); q != "" {
+		if _, err := a.mem.Update(ctx, user, NSUserProfile, "the user's message", []message.Message{message.User(q)}); err != nil {
+			return State{}, err
+		}
+	}
+	var mem Mem
+	var memErr, ragErr error
+	var chunks []Chunk
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		mem, memErr = a.mem.LoadAll(ctx, user)
+	}()
+	// RAG on the query and on the active project, in parallel with the memory reads.
+	chunks, ragErr = a.prefetch(ctx, tenant, user, query)
+	<-done
+	if memErr != nil {
+		return State{}, memErr
+	}
+	if ragErr != nil {
+		return State{}, ragErr
+	}
+	if len(mem[NSCompanyProfile].Facts) == 0 {
+		if mem[NSCompanyProfile], memErr = a.seedCompany(ctx, user); memErr != nil {
+			return State{}, memErr
+		}
+	}
+	// A new request on this thread starts afresh.
+	for _, k := range []string{"research_plan", "plan_feedback", "plan_edited", "plan_approved", "research_tasks", "research_findings",
+		"supervisor_summary", "discoveries", "contradictions", "follow_up_questions", "ignored_findings", "report_sections",
+		"report_draft", "report_json", "final_report", "report_id", "last_answer", "next", "research_rounds", "plan_version"} {
+		if err := graph.Overwrite(ctx, k, nil); err != nil {
+			return State{}, err
+		}
+	}
+	mc := map[string]string{}
+	for _, ns := range Namespaces {
+		mc[ns] = mem[ns].Text()
+	}
+	return State{UserID: user, SessionID: sessionOf(ctx, s), Query: query, RetrievedContext: chunks, MemoryContext: mc, CurrentPhase: "init"}, nil
+}
+
+func (a *Analyst) prefetch(ctx context.Context, tenant, user, query string) ([]Chunk, error) {
+	profile, err := a.mem.Load(ctx, user, NSUserProfile)
+	if err != nil {
+		return nil, err
+	}
+	project := (Mem{NSUserProfile: profile}).Typed(NSUserProfile, "project", "active")
+	queries := []string{}
+	if query != "" {
+		queries = append(queries, query)
+	}
+	if project != "" {
+		queries = append(queries, "Project "+project)
+	}
+	res := make([][]Chunk, len(queries))
+	errs := make([]error, len(queries))
+	done := make(chan int, len(queries))
+	for i, q := range queries {
+		go func() {
+			res[i], errs[i] = a.kb.Search(ctx, tenant, q, 5, nil, ragMinScore)
+			done <- i
+		}()
+	}
+	for range queries {
+		<-done
+	}
+	seen := map[string]bool{}
+	var out []Chunk
+	for i := range queries {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		for _, c := range res[i] {
+			if k := c.Content; !seen[k] {
+				seen[k] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (a *Analyst) rememberProfile(ctx context.Context, user string, p map[string]string) error {
+	byNS := map[string][][3]string{}
+	for k, v := range p {
+		spec, ok := profileKeys[k]
+		if !ok {
+			return fmt.Errorf("analyst: profile.%s is not known; send any of name, role, seniority, style, project, frameworks, citation, verbosity, format", k)
+		}
+		if v = strings.TrimSpace(v); v != "" {
+			byNS[spec[0]] = append(byNS[spec[0]], [3]string{spec[1], spec[2], v})
+		}
+	}
+	for ns, sets := range byNS {
+		sort.Slice(sets, func(i, j int) bool { return sets[i][0]+sets[i][1] < sets[j][0]+sets[j][1] })
+		doc, err := a.mem.Load(ctx, user, ns)
+		if err != nil {
+			return err
+		}
+		var ops []memory.Op
+		for _, st := range sets {
+			op := TypedOp(doc, st[0], st[1], st[2])
+			if op.Op == memory.OpCorrect {
+				if f, _ := doc.Find(op.ID); f.Text == op.Text {
+					continue
+				}
+			}
+			ops = append(ops, op)
+		}
+		if _, err := a.mem.Apply(ctx, user, ns, "profile given at session start", ops); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// seedCompany fills company_profile from the knowledge base's fact sheet on a user's first
+// session.
+func (a *Analyst) seedCompany(ctx context.Context, user string) (memory.FactDoc, error) {
+	doc := memory.FactDoc{}
+	ops := []memory.Op{
+		TypedOp(doc, "company", "name", "Kestrel Mobility"),
+		TypedOp(doc, "company", "industry", "shared urban micromobility (e-bikes, e-mopeds), 38 European cities"),
+		TypedOp(doc, "company", "competitors", "Voltra, Spinlane, UrbanHop, Cityglide"),
+		TypedOp(doc, "company", "priorities", "EBITDA break-even by FY2027; Project Northstar (Iberia); Project Tidewater (B2B leasing); Project Ember (battery swapping hubs)"),
+		TypedOp(doc, "company", "vocabulary", "RVD (rides per vehicle per day), swap cost, permit cap, utilisation, payback"),
+	}
+	return a.mem.Apply(ctx, user, NSCompanyProfile, "company fact sheet on first session", ops)
+}
+
+// greeting greets the user by first name with their active project and what was last found.
+func (a *Analyst) greeting(ctx context.Context, s State) (State, error) {
+	user, _ := who(ctx, s)
+	mem, err := a.mem.LoadAll(ctx, user)
+	if err != nil {
+		return State{}, err
+	}
+	if s.Greeted && s.Query != "" {
+		return State{CurrentPhase: "planning"}, nil
+	}
+	var b strings.Builder
+	name := firstName(mem.Typed(NSUserProfile, "name", "full"))
+	if name != "" {
+		fmt.Fprintf(&b, "Hello %s!", name)
+	} else {
+		b.WriteString("Hello! I don't know your name yet (tell me with \"my name is ...\" or send a profile).")
+	}
+	if p := mem.Typed(NSUserProfile, "project", "active"); p != "" {
+		fmt.Fprintf(&b, " You're working on Project %s.", strings.TrimPrefix(p, "Project "))
+	}
+	if eps := mem[NSEpisodic].Facts; len(eps) > 0 {
+		fmt.Fprintf(&b, " Last time: %s.", strings.TrimSuffix(eps[len(eps)-1].Text, "."))
+	}
+	if s.Query == "" {
+		b.WriteString(" What would you like to research today?")
+	} else {
+		fmt.Fprintf(&b, " Let me draft a research plan for: %q.", clip(s.Query, 160))
+	}
+	phase := "planning"
+	if s.Query == "" {
+		phase = "init"
+	}
+	return State{Greeted: true, CurrentPhase: phase, Messages: []message.Message{message.Assistant(b.String())}}, nil
+}
+
+func firstName(full string) string {
+	f := strings.Fields(full)
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}

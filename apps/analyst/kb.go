@@ -1,0 +1,210 @@
+package analyst
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/trellis-go/trellis/appdb"
+	"github.com/trellis-go/trellis/apps/analyst/corpus"
+	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/store"
+)
+
+// migrations create the knowledge base's tables. The vectors live in the store's index (the
+// server's embedder; pgvector on Postgres where installed), under the namespace kbNamespace.
+var migrations = []appdb.Migration{
+	{Name: "analyst_documents", SQL: `CREATE TABLE documents (
+		id TEXT NOT NULL, tenant_id TEXT NOT NULL, title TEXT NOT NULL, content TEXT NOT NULL,
+		metadata JSON NOT NULL, created_at TIMESTAMP NOT NULL,
+		PRIMARY KEY (tenant_id, id))`,
+		Scoped: []appdb.Scope{{Table: "documents"}}},
+	{Name: "analyst_reports", SQL: `CREATE TABLE reports (
+		id TEXT NOT NULL, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, session_id TEXT NOT NULL,
+		title TEXT NOT NULL, content TEXT NOT NULL, format TEXT NOT NULL, topic_tags JSON NOT NULL,
+		project_name TEXT NOT NULL, structured JSON NOT NULL, created_at TIMESTAMP NOT NULL,
+		PRIMARY KEY (tenant_id, id));
+	CREATE INDEX reports_user ON reports (tenant_id, user_id, created_at);
+	CREATE TABLE report_chunks (
+		id TEXT NOT NULL, tenant_id TEXT NOT NULL, report_id TEXT NOT NULL, author_id TEXT NOT NULL,
+		content TEXT NOT NULL, metadata JSON NOT NULL, created_at TIMESTAMP NOT NULL,
+		PRIMARY KEY (tenant_id, id));
+	CREATE INDEX report_chunks_report ON report_chunks (tenant_id, report_id)`,
+		Scoped: []appdb.Scope{{Table: "reports", ByUser: true}, {Table: "report_chunks"}}},
+}
+
+// Chunk is a passage found by rag_tool.
+type Chunk struct {
+	Content  string         `json:"content"`
+	Metadata map[string]any `json:"metadata"`
+	Score    float64        `json:"similarity_score"`
+}
+
+// Title is the chunk's document title, or its source.
+func (c Chunk) Title() string {
+	if t, _ := c.Metadata["title"].(string); t != "" {
+		return t
+	}
+	s, _ := c.Metadata["source"].(string)
+	return s
+}
+
+// KB is the company knowledge base of one server: the tables and the store's index.
+type KB struct {
+	db     *appdb.DB
+	shared store.Store // the server's store without a tenant; each tenant sees its own view
+	log    *slog.Logger
+	mu     sync.Mutex
+	loaded map[string]bool // tenants whose corpus is ingested
+}
+
+func kbNamespace(tenant string) []string { return []string{"analyst", "kb", tenant} }
+
+// view is tenant's view of the shared store: the tenant's items, invisible to other tenants.
+func (kb *KB) view(tenant string) store.Store { return server.TenantStore(kb.shared, tenant) }
+
+// EnsureCorpus ingests the shipped corpus for tenant once (on first start for the server's
+// default tenant, on first use for others), logging a progress bar.
+func (kb *KB) EnsureCorpus(ctx context.Context, tenant string) error {
+	kb.mu.Lock()
+	defer kb.mu.Unlock()
+	if kb.loaded[tenant] {
+		return nil
+	}
+	docs, err := corpus.Documents()
+	if err != nil {
+		return err
+	}
+	var have int
+	if err := kb.db.System(ctx, func(tx *appdb.Tx) error {
+		return tx.QueryRow(ctx, `SELECT COUNT(*) FROM documents WHERE tenant_id = ? AND id LIKE 'corpus:%'`, tenant).Scan(&have)
+	}); err != nil {
+		return fmt.Errorf("analyst: counting the corpus: %w", err)
+	}
+	if have >= len(docs) {
+		kb.loaded[tenant] = true
+		return nil
+	}
+	start := time.Now()
+	for i, d := range docs {
+		meta := map[string]any{"source": "corpus/" + d.ID + ".md", "document_type": d.Type, "project": d.Project,
+			"date": d.Date, "tags": d.Tags, "title": d.Title, "document_id": "corpus:" + d.ID}
+		if err := kb.db.System(ctx, func(tx *appdb.Tx) error {
+			_, err := tx.Exec(ctx, `INSERT INTO documents (id, tenant_id, title, content, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?)
+				ON CONFLICT (tenant_id, id) DO NOTHING`, "corpus:"+d.ID, tenant, d.Title, d.Body, appdb.JSONValue(meta), time.Now().UTC())
+			return err
+		}); err != nil {
+			return fmt.Errorf("analyst: ingesting %s: %w", d.ID, err)
+		}
+		for j, text := range chunkText(d.Body, 90) {
+			if err := kb.index(ctx, tenant, fmt.Sprintf("corpus:%s:%d", d.ID, j), text, meta); err != nil {
+				return err
+			}
+		}
+		if (i+1)%10 == 0 || i+1 == len(docs) {
+			kb.log.Info("analyst: ingesting the corpus", "tenant", tenant, "progress", progressBar(i+1, len(docs)))
+		}
+	}
+	kb.log.Info("analyst: corpus ingested", "tenant", tenant, "documents", len(docs), "took", time.Since(start).Round(time.Millisecond))
+	kb.loaded[tenant] = true
+	return nil
+}
+
+func progressBar(done, total int) string {
+	const width = 20
+	n := done * width / total
+	return fmt.Sprintf("[%s%s] %d/%d", strings.Repeat("#", n), strings.Repeat("-", width-n), done, total)
+}
+
+func (kb *KB) index(ctx context.Context, tenant, key, text string, meta map[string]any) error {
+	err := kb.view(tenant).Put(ctx, store.PutRequest{Namespace: kbNamespace(tenant), Key: key,
+		Value: map[string]any{"content": text, "metadata": meta}, Index: []string{"content", "metadata.title"}})
+	if err != nil {
+		return fmt.Errorf("analyst: indexing %s: %w", key, err)
+	}
+	return nil
+}
+
+// chunkText splits text into passages of about words words, at sentence ends.
+func chunkText(text string, words int) []string {
+	var out []string
+	var cur []string
+	n := 0
+	for _, s := range sentences(text) {
+		w := len(strings.Fields(s))
+		if n > 0 && n+w > words {
+			out = append(out, strings.Join(cur, " "))
+			cur, n = nil, 0
+		}
+		cur = append(cur, s)
+		n += w
+	}
+	if len(cur) > 0 {
+		out = append(out, strings.Join(cur, " "))
+	}
+	return out
+}
+
+// sentences splits text at ". ", keeping the periods.
+func sentences(text string) []string {
+	var out []string
+	text = strings.Join(strings.Fields(text), " ")
+	for text != "" {
+		i := strings.Index(text, ". ")
+		if i < 0 {
+			out = append(out, text)
+			break
+		}
+		out = append(out, text[:i+1])
+		text = text[i+2:]
+	}
+	return out
+}
+
+// ErrBadArgs is matched by the errors of tool arguments that cannot be used.
+var ErrBadArgs = errors.New("analyst: bad arguments")
+
+// Search finds the passages most similar to query in tenant's knowledge base (the corpus and
+// saved reports). filter compares metadata fields ({"project": "Northstar"}, with the store's
+// operators); minScore drops weaker passages.
+func (kb *KB) Search(ctx context.Context, tenant, query string, topK int, filter map[string]any, minScore float64) ([]Chunk, error) {
+	if strings.TrimSpace(query) == "" {
+		return nil, fmt.Errorf("%w: query is empty; send the question to search for", ErrBadArgs)
+	}
+	if topK <= 0 {
+		topK = 5
+	}
+	if topK > 50 {
+		return nil, fmt.Errorf("%w: top_k is %d; send at most 50", ErrBadArgs, topK)
+	}
+	f := map[string]any{}
+	for k, v := range filter {
+		f["metadata."+k] = v
+	}
+	items, err := kb.view(tenant).Search(ctx, store.SearchRequest{NamespacePrefix: kbNamespace(tenant), Query: query, Filter: f, Limit: topK})
+	if err != nil {
+		return nil, fmt.Errorf("analyst: searching the knowledge base: %w", err)
+	}
+	var out []Chunk
+	for _, it := range items {
+		if it.Score < minScore {
+			continue
+		}
+		c := Chunk{Score: it.Score}
+		c.Content, _ = it.Value["content"].(string)
+		c.Metadata, _ = it.Value["metadata"].(map[string]any)
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func newID(parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(h[:8])
+}

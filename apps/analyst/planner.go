@@ -1,0 +1,275 @@
+package analyst
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/trellis-go/trellis/message"
+)
+
+var planSchema = schema("research_plan", "A structured research plan.", `{
+  "type": "object",
+  "properties": {
+    "topic": {"type": "string"},
+    "sub_questions": {"type": "array", "minItems": 1, "maxItems": 8, "items": {"type": "object",
+      "properties": {"id": {"type": "string"}, "question": {"type": "string"},
+        "sources": {"type": "array", "items": {"type": "string", "enum": ["company_db", "web"]}, "minItems": 1}},
+      "required": ["question", "sources"]}},
+    "output_format": {"type": "string", "enum": ["markdown", "json"]},
+    "frameworks": {"type": "array", "items": {"type": "string"}},
+    "rationale": {"type": "string"}
+  },
+  "required": ["topic", "sub_questions", "output_format", "rationale"]
+}`)
+
+// planner writes the research plan: the strong model with structured output, or the rules.
+func (a *Analyst) planner(ctx context.Context, s State) (State, error) {
+	user, _ := who(ctx, s)
+	mem, err := a.mem.LoadAll(ctx, user)
+	if err != nil {
+		return State{}, err
+	}
+	var p Plan
+	if a.strongRule {
+		p = planByRule(s.Query, mem, s.RetrievedContext, s.ResearchPlan, s.PlanFeedback, s.PlanEdited)
+	} else {
+		var prev, edit string
+		if s.ResearchPlan != nil {
+			prev = "\n<PreviousPlan>\n" + toJSON(s.ResearchPlan) + "\n</PreviousPlan>"
+		}
+		if s.PlanEdited != nil {
+			edit = "\n<EditedPlan>\n" + toJSON(s.PlanEdited) + "\n</EditedPlan>\nThe user edited the plan: keep their edits and make it consistent."
+		}
+		fb := ""
+		if s.PlanFeedback != "" {
+			fb = "\n<Feedback>\n" + s.PlanFeedback + "\n</Feedback>\nRevise the plan to address this feedback."
+		}
+		sys := xmlPrompt("You are a senior strategy analyst planning research for a consultant.", mem,
+			"Break the request into 3 to 6 sub-questions that task agents can research in parallel. For each, say whether to use the company knowledge base (company_db), the web, or both. Choose the output format and frameworks from the user's preferences and explain your rationale."+prev+edit+fb,
+			"Questions must be answerable from documents or web sources. Prefer the user's preferred frameworks. Do not invent facts.")
+		if err := structured(ctx, a.strong, planSchema, sys, "Request: "+s.Query+"\n\nRetrieved context:\n"+chunkList(s.RetrievedContext, 8), &p); err != nil {
+			return State{}, fmt.Errorf("analyst: planning: %w", err)
+		}
+		normalizePlan(&p, mem)
+	}
+	return State{ResearchPlan: &p, PlanVersion: s.PlanVersion + 1, CurrentPhase: "planning",
+		Messages: []message.Message{message.Assistant(fmt.Sprintf("Research plan v%d ready for your review: %d sub-questions.", s.PlanVersion+1, len(p.SubQuestions)))}}, nil
+}
+
+func chunkList(cs []Chunk, n int) string {
+	var b strings.Builder
+	for i, c := range cs {
+		if i == n {
+			break
+		}
+		fmt.Fprintf(&b, "- [%s, %.2f] %s\n", c.Title(), c.Score, clip(c.Content, 300))
+	}
+	return b.String()
+}
+
+func normalizePlan(p *Plan, mem Mem) {
+	seen := map[string]bool{}
+	for i := range p.SubQuestions {
+		q := &p.SubQuestions[i]
+		if q.ID == "" || seen[q.ID] {
+			q.ID = fmt.Sprintf("q%d", i+1)
+		}
+		seen[q.ID] = true
+		if len(q.Sources) == 0 {
+			q.Sources = []string{"company_db", "web"}
+		}
+	}
+	if p.OutputFormat == "" {
+		p.OutputFormat = orDefault(mem.Typed(NSPreferences, "format", "report"), "markdown")
+	}
+	if len(p.Frameworks) == 0 {
+		p.Frameworks = []string{orDefault(mem.Typed(NSPreferences, "framework", "preferred"), "SWOT")}
+	}
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+var (
+	competitors = []string{"Voltra", "Spinlane", "UrbanHop", "Cityglide"}
+	projects    = map[string]string{"northstar": "Northstar", "tidewater": "Tidewater", "ember": "Ember"}
+	themes      = []struct{ words, name string }{
+		{"leasing b2b corporate fleet fleets subscription", "B2B fleet leasing"},
+		{"battery batteries swap swapping hub hubs lithium", "battery costs and swapping"},
+		{"permit permits tender tenders licence licences license licenses cap regulation", "permits and tenders"},
+		{"iberia spain portugal madrid lisbon porto", "the Iberian market"},
+		{"price pricing discount discounts pass passes", "pricing"},
+		{"market growth size share", "market size and growth"},
+	}
+	addRe   = regexp.MustCompile(`(?i)\b(?:add|also|include|cover)\b(?:\s+(?:a|an|the))?(?:\s+(?:sub-?question|question))?(?:\s+(?:on|about))?\s+(.+)`)
+	dropRe  = regexp.MustCompile(`(?i)\b(?:drop|remove|skip|without|no need for)\b(?:\s+(?:the|a))?(?:\s+(?:sub-?question|question))?(?:\s+(?:on|about))?\s+([\p{L}\-']+)`)
+	focusRe = regexp.MustCompile(`(?i)\bfocus(?:\s+more)?\s+on\s+(.+)`)
+)
+
+// planByRule is the deterministic planner of the offline model: sub-questions from the
+// competitors, projects and themes named in the request, revised by the user's feedback.
+func planByRule(query string, mem Mem, ctxChunks []Chunk, prev *Plan, feedback string, edited *Plan) Plan {
+	if edited != nil {
+		p := *edited
+		p.SubQuestions = append([]SubQuestion(nil), edited.SubQuestions...)
+		normalizePlan(&p, mem)
+		if !strings.Contains(p.Rationale, "Edited by you") {
+			p.Rationale = strings.TrimSpace(p.Rationale + " Edited by you; kept as given.")
+		}
+		return p
+	}
+	var p Plan
+	if prev != nil && feedback != "" {
+		p = *prev
+		p.SubQuestions = append([]SubQuestion(nil), prev.SubQuestions...)
+	} else {
+		p = basePlan(query, mem, ctxChunks)
+	}
+	if feedback != "" {
+		p = revise(p, feedback)
+	}
+	normalizePlan(&p, mem)
+	return p
+}
+
+func basePlan(query string, mem Mem, ctxChunks []Chunk) Plan {
+	lq := strings.ToLower(query)
+	topic := strings.TrimRight(clip(query, 90), "?.!")
+	var theme string
+	for _, t := range themes {
+		for _, w := range strings.Fields(t.words) {
+			if regexp.MustCompile(`\b` + w + `\b`).MatchString(lq) {
+				theme = t.name
+				break
+			}
+		}
+		if theme != "" {
+			break
+		}
+	}
+	subject := topic
+	if theme != "" {
+		subject = theme
+	}
+	var qs []SubQuestion
+	qs = append(qs, SubQuestion{Question: "What do our internal documents say about " + topic + "?", Sources: []string{"company_db"}})
+	var named []string
+	for _, c := range competitors {
+		if strings.Contains(lq, strings.ToLower(c)) {
+			named = append(named, c)
+		}
+	}
+	for _, c := range named {
+		if len(qs) >= 3 {
+			break
+		}
+		qs = append(qs, SubQuestion{Question: "What is " + c + " doing in " + subject + "?", Sources: []string{"web", "company_db"}})
+	}
+	for k, name := range projects {
+		if strings.Contains(lq, k) {
+			qs = append(qs, SubQuestion{Question: "What does Project " + name + " assume about " + subject + ", and do recent sources support it?", Sources: []string{"company_db", "web"}})
+		}
+	}
+	qs = append(qs, SubQuestion{Question: "Which of the firm's planning assumptions on " + subject + " are challenged by recent external evidence?", Sources: []string{"web", "company_db"}})
+	if mem.Typed(NSPreferences, "style", "verbosity") == "detailed" || len(named) == 0 {
+		qs = append(qs, SubQuestion{Question: "How large is the market for " + subject + " and how fast is it growing?", Sources: []string{"company_db", "web"}})
+	}
+	if len(qs) > 6 {
+		qs = qs[:6]
+	}
+	var titles []string
+	for i, c := range ctxChunks {
+		if i == 3 {
+			break
+		}
+		titles = append(titles, c.Title())
+	}
+	rationale := fmt.Sprintf("%d sub-questions that task agents research in parallel: the company knowledge base for the firm's own view and assumptions, the web for competitors' moves and outside evidence.", len(qs))
+	if len(titles) > 0 {
+		rationale += " Starting points in the knowledge base: " + strings.Join(titles, "; ") + "."
+	}
+	if p := mem.Typed(NSUserProfile, "project", "active"); p != "" {
+		rationale += " Framed for your active project, " + p + "."
+	}
+	return Plan{Topic: topic, SubQuestions: qs, Rationale: rationale,
+		OutputFormat: orDefault(mem.Typed(NSPreferences, "format", "report"), "markdown"),
+		Frameworks:   []string{orDefault(mem.Typed(NSPreferences, "framework", "preferred"), "SWOT")}}
+}
+
+// revise applies feedback: "add ..." adds a sub-question, "drop ..." removes those naming a word,
+// "focus on ..." puts a sub-question first; any other feedback becomes a sub-question of its own.
+func revise(p Plan, feedback string) Plan {
+	applied := false
+	for _, part := range regexp.MustCompile(`[.;\n]+|\band then\b`).Split(feedback, -1) {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if m := dropRe.FindStringSubmatch(part); m != nil {
+			w := strings.ToLower(m[1])
+			var kept []SubQuestion
+			for _, q := range p.SubQuestions {
+				if !strings.Contains(strings.ToLower(q.Question), w) {
+					kept = append(kept, q)
+				}
+			}
+			if len(kept) > 0 {
+				p.SubQuestions = kept
+			}
+			applied = true
+			continue
+		}
+		if m := focusRe.FindStringSubmatch(part); m != nil {
+			q := SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(m[1]), Sources: []string{"company_db", "web"}}
+			p.SubQuestions = append([]SubQuestion{q}, p.SubQuestions...)
+			applied = true
+			continue
+		}
+		if m := addRe.FindStringSubmatch(part); m != nil {
+			p.SubQuestions = append(p.SubQuestions, SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(m[1]), Sources: []string{"company_db", "web"}})
+			applied = true
+			continue
+		}
+	}
+	if !applied && len(preferencesIn(feedback)) == 0 {
+		p.SubQuestions = append(p.SubQuestions, SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(feedback), Sources: []string{"company_db", "web"}})
+	}
+	if pr := preferencesIn(feedback); len(pr) > 0 {
+		for _, x := range pr {
+			if x[0] == "framework" {
+				p.Frameworks = []string{x[2]}
+			}
+			if x[0] == "format" {
+				p.OutputFormat = x[2]
+			}
+		}
+	}
+	p.Rationale = strings.TrimSpace(p.Rationale + " Revised after your feedback: \"" + clip(feedback, 200) + "\".")
+	return p
+}
+
+func questionOf(s string) string {
+	s = strings.TrimSpace(strings.TrimRight(s, ".!"))
+	if strings.HasSuffix(s, "?") {
+		return strings.ToUpper(s[:1]) + s[1:]
+	}
+	return "What do we know about " + s + "?"
+}
+
+// planMarkdown renders a plan for the plan gate.
+func planMarkdown(p *Plan, version int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Research plan (v%d): %s\n\n## Sub-questions\n\n", version, p.Topic)
+	for _, q := range p.SubQuestions {
+		fmt.Fprintf(&b, "%s. **%s** (sources: %s)\n", q.ID, q.Question, strings.Join(q.Sources, ", "))
+	}
+	fmt.Fprintf(&b, "\n**Output format:** %s  \n**Frameworks:** %s\n\n## Rationale\n\n%s\n\n", p.OutputFormat, strings.Join(p.Frameworks, ", "), p.Rationale)
+	b.WriteString("_Accept to start the research, edit the plan, respond with feedback to re-plan, or ignore to stop._")
+	return b.String()
+}

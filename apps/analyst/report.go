@@ -1,0 +1,499 @@
+package analyst
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/trellis-go/trellis/graph"
+)
+
+// Node names of the report subgraph.
+const (
+	NodeReportSupervisor = "report_supervisor"
+	NodeWriter           = "writer_agent"
+	NodeSectionReviewer  = "section_reviewer"
+	NodeAssembler        = "report_assembler"
+)
+
+// Prefs are the report preferences read from memory.
+type Prefs struct {
+	Name       string `json:"name"`
+	Project    string `json:"project"`
+	Verbosity  string `json:"verbosity"` // concise, detailed
+	Citation   string `json:"citation"`  // numeric, author-date, footnotes
+	Framework  string `json:"framework"` // SWOT, Porter's five forces, gap analysis
+	Format     string `json:"format"`    // markdown, json
+	StyleNotes string `json:"style_notes"`
+}
+
+// SectionPlan is a section the report supervisor assigns to a writer.
+type SectionPlan struct {
+	Name    string `json:"name"`
+	Brief   string `json:"brief"`
+	Order   int    `json:"order"`
+	Attempt int    `json:"attempt"`
+	Note    string `json:"note,omitempty"` // the reviewer's note for a rewrite
+}
+
+// Section is a written section.
+type Section struct {
+	Name    string `json:"name"`
+	Order   int    `json:"order"`
+	Content string `json:"content"`
+	Attempt int    `json:"attempt"`
+}
+
+// ReportState is the report subgraph's state.
+type ReportState struct {
+	UserID         string             `json:"user_id"`
+	Topic          string             `json:"topic"`
+	Findings       []Finding          `json:"findings,omitempty"`
+	Sources        []Source           `json:"sources,omitempty"`
+	Contradictions []Contradiction    `json:"contradictions,omitempty"`
+	Summary        string             `json:"summary,omitempty"`
+	Prefs          Prefs              `json:"prefs"`
+	Sections       []SectionPlan      `json:"sections,omitempty"` // to write now
+	Section        SectionPlan        `json:"section,omitempty"`  // a writer's payload
+	Written        []Section          `json:"written,omitempty" reduce:"append"`
+	Approved       map[string]Section `json:"approved,omitempty" reduce:"merge"`
+	Draft          string             `json:"draft,omitempty"`
+	JSON           map[string]any     `json:"json,omitempty"`
+}
+
+// ReportGraph compiles the report subgraph: a supervisor that plans sections from the findings
+// and the user's preferences, writers in parallel (Send), a section reviewer that sends a section
+// back once, and the assembler (Markdown and structured JSON).
+func (a *Analyst) ReportGraph(opts graph.CompileOptions) (*graph.Compiled[ReportState], error) {
+	g := graph.New[ReportState]()
+	g.AddNode(NodeReportSupervisor, traced(NodeReportSupervisor, a.reportSupervisor))
+	g.AddNode(NodeWriter, traced(NodeWriter, a.writer))
+	g.AddNode(NodeSectionReviewer, traced(NodeSectionReviewer, a.sectionReviewer))
+	g.AddNode(NodeAssembler, traced(NodeAssembler, a.assemble))
+	g.AddEdge(graph.START, NodeReportSupervisor)
+	dispatch := func(_ context.Context, s ReportState) ([]graph.Target, error) {
+		if len(s.Sections) == 0 {
+			return []graph.Target{graph.To(NodeAssembler)}, nil
+		}
+		var out []graph.Target
+		for _, sec := range s.Sections {
+			out = append(out, graph.Send(NodeWriter, ReportState{UserID: s.UserID, Topic: s.Topic, Findings: s.Findings, Sources: s.Sources,
+				Contradictions: s.Contradictions, Summary: s.Summary, Prefs: s.Prefs, Section: sec}))
+		}
+		return out, nil
+	}
+	g.AddRouter(NodeReportSupervisor, dispatch, NodeWriter, NodeAssembler)
+	g.AddEdge(NodeWriter, NodeSectionReviewer)
+	g.AddRouter(NodeSectionReviewer, dispatch, NodeWriter, NodeAssembler)
+	g.AddEdge(NodeAssembler, graph.END)
+	opts.Saver = nil
+	return g.Compile(opts)
+}
+
+func (a *Analyst) reportIn(s State) ReportState {
+	ignored := map[string]bool{}
+	for _, id := range s.IgnoredFindings {
+		ignored[id] = true
+	}
+	var fs []Finding
+	for _, f := range s.ResearchFindings {
+		if !ignored[f.TaskID] {
+			fs = append(fs, f)
+		}
+	}
+	sort.Slice(fs, func(i, j int) bool { return fs[i].TaskID < fs[j].TaskID })
+	topic := s.Query
+	if s.ResearchPlan != nil && s.ResearchPlan.Topic != "" {
+		topic = s.ResearchPlan.Topic
+	}
+	return ReportState{UserID: s.UserID, Topic: topic, Findings: fs, Contradictions: s.Contradictions, Summary: s.SupervisorSummary}
+}
+
+func (a *Analyst) reportOut(r ReportState) State {
+	sections := map[string]string{}
+	for name, sec := range r.Approved {
+		sections[name] = sec.Content
+	}
+	return State{ReportSections: sections, ReportDraft: r.Draft, ReportJSON: r.JSON, ReportFormat: r.Prefs.Format, CurrentPhase: "final"}
+}
+
+func prefsOf(mem Mem) Prefs {
+	return Prefs{
+		Name:       mem.Typed(NSUserProfile, "name", "full"),
+		Project:    mem.Typed(NSUserProfile, "project", "active"),
+		Verbosity:  orDefault(mem.Typed(NSPreferences, "style", "verbosity"), "concise"),
+		Citation:   orDefault(mem.Typed(NSPreferences, "citation", "style"), "numeric"),
+		Framework:  orDefault(mem.Typed(NSPreferences, "framework", "preferred"), "SWOT"),
+		Format:     orDefault(mem.Typed(NSPreferences, "format", "report"), "markdown"),
+		StyleNotes: mem.Text(NSPreferences),
+	}
+}
+
+// reportSupervisor numbers the sources and plans the sections from the findings and the user's
+// preferences.
+func (a *Analyst) reportSupervisor(ctx context.Context, s ReportState) (ReportState, error) {
+	mem, err := a.mem.LoadAll(ctx, s.UserID)
+	if err != nil {
+		return ReportState{}, err
+	}
+	p := prefsOf(mem)
+	var sources []Source
+	seen := map[string]bool{}
+	for _, f := range s.Findings {
+		for _, src := range f.Sources {
+			if !seen[src.Ref] {
+				seen[src.Ref] = true
+				sources = append(sources, src)
+			}
+		}
+	}
+	names := []string{"Executive Summary", frameworkSection(p.Framework), "Key Findings"}
+	if len(s.Contradictions) > 0 {
+		names = append(names, "Challenged Assumptions")
+	}
+	for _, f := range s.Findings {
+		if f.Gap {
+			names = append(names, "Evidence Gaps")
+			break
+		}
+	}
+	names = append(names, "Recommendations")
+	var plans []SectionPlan
+	for i, n := range names {
+		plans = append(plans, SectionPlan{Name: n, Order: i, Attempt: 1, Brief: sectionBrief(n, p)})
+	}
+	return ReportState{Prefs: p, Sources: sources, Sections: plans}, nil
+}
+
+func frameworkSection(fw string) string {
+	switch strings.ToLower(fw) {
+	case "porter's five forces":
+		return "Porter's Five Forces"
+	case "gap analysis":
+		return "Gap Analysis"
+	}
+	return "SWOT Analysis"
+}
+
+func sectionBrief(name string, p Prefs) string {
+	switch name {
+	case "Executive Summary":
+		return fmt.Sprintf("At most %d bullets, so-what first.", bulletLimit(p))
+	case "Recommendations":
+		return "Each recommendation with an owner and a date."
+	}
+	return "Cite every claim (" + p.Citation + " citations)."
+}
+
+func bulletLimit(p Prefs) int {
+	if p.Verbosity == "detailed" {
+		return 8
+	}
+	return 5
+}
+
+// cite renders a citation of src in the user's style.
+func cite(p Prefs, sources []Source, src Source) string {
+	n := 0
+	for i, s := range sources {
+		if s.Ref == src.Ref {
+			n = i + 1
+		}
+	}
+	switch p.Citation {
+	case "author-date":
+		return fmt.Sprintf(" (%s, %s)", clip(src.Title, 50), src.Date)
+	case "footnotes":
+		return fmt.Sprintf("[^%d]", n)
+	}
+	return fmt.Sprintf(" [%d]", n)
+}
+
+// writer writes one section: the strong model in the user's style, or the rules.
+func (a *Analyst) writer(ctx context.Context, s ReportState) (ReportState, error) {
+	sec := s.Section
+	var content string
+	if a.strongRule {
+		content = writeByRule(s, sec)
+	} else {
+		mem, err := a.mem.LoadAll(ctx, s.UserID)
+		if err != nil {
+			return ReportState{}, err
+		}
+		var src strings.Builder
+		for i, x := range s.Sources {
+			fmt.Fprintf(&src, "[%d] %s (%s, %s): %s\n", i+1, x.Title, x.Kind, x.Date, x.Quote)
+		}
+		note := ""
+		if sec.Note != "" {
+			note = "\nThe reviewer sent your previous draft back: " + sec.Note
+		}
+		sys := xmlPrompt("You are a writer on a strategy team, writing one section of a report.", mem,
+			fmt.Sprintf("Write the section %q of the report on %q. %s Write in the user's documented style, with %s citations of the numbered sources, and use the preferred framework (%s) where it fits.%s",
+				sec.Name, s.Topic, sec.Brief, s.Prefs.Citation, s.Prefs.Framework, note),
+			"Markdown body only, no heading. Only claims the findings support.")
+		resp, err := a.strong.Generate(ctx, chatRequest(sys, "Findings:\n"+toJSON(s.Findings)+"\nSources:\n"+src.String()+"\nContradictions:\n"+toJSON(s.Contradictions)))
+		if err != nil {
+			return ReportState{}, fmt.Errorf("analyst: writing %s: %w", sec.Name, err)
+		}
+		content = strings.TrimSpace(resp.Message.Text())
+	}
+	return ReportState{Written: []Section{{Name: sec.Name, Order: sec.Order, Content: content, Attempt: sec.Attempt}}}, nil
+}
+
+func writeByRule(s ReportState, sec SectionPlan) string {
+	p := s.Prefs
+	var b strings.Builder
+	limit := bulletLimit(p)
+	if sec.Note != "" && strings.Contains(sec.Note, "bullets") {
+		limit = 3
+	}
+	first := func(f Finding) (string, Source, bool) {
+		if len(f.Sources) == 0 {
+			return "", Source{}, false
+		}
+		return strings.TrimSuffix(headline(f), "."), f.Sources[0], true
+	}
+	switch sec.Name {
+	case "Executive Summary":
+		n := 0
+		for _, c := range s.Contradictions {
+			if n == limit {
+				break
+			}
+			fmt.Fprintf(&b, "- **So what:** assumption %s (%s) is contradicted: %s%s.\n", c.Assumption, c.Statement, strings.TrimSuffix(c.Evidence, "."), cite(p, s.Sources, c.Source))
+			n++
+		}
+		for _, f := range s.Findings {
+			if n == limit {
+				break
+			}
+			if h, src, ok := first(f); ok {
+				fmt.Fprintf(&b, "- %s%s.\n", h, cite(p, s.Sources, src))
+				n++
+			}
+		}
+		if n == 0 {
+			b.WriteString("- The research found no usable evidence.\n")
+		}
+	case "SWOT Analysis":
+		buckets := map[string][]string{}
+		for _, f := range s.Findings {
+			for _, src := range f.Sources {
+				q := strings.TrimSuffix(src.Quote, ".")
+				if q == "" {
+					continue
+				}
+				lq := strings.ToLower(q)
+				var k string
+				switch {
+				case src.Kind != "web" && strings.Contains(lq, "assum"):
+					k = "Weaknesses"
+				case src.Kind == "web" && containsAny(lq, []string{"voltra", "spinlane", "urbanhop", "rise", "flat", "five", "cut", "limit"}):
+					k = "Threats"
+				case containsAny(lq, []string{"grow", "opportunit", "fastest", "forecast", "could add", "premium"}):
+					k = "Opportunities"
+				case src.Kind != "web" && containsAny(lq, []string{"loss", "weak", "below", "minus", "cost", "risk"}):
+					k = "Weaknesses"
+				case src.Kind != "web":
+					k = "Strengths"
+				default:
+					k = "Opportunities"
+				}
+				item := q + cite(p, s.Sources, src)
+				if len(buckets[k]) < limit-2 && !slices.Contains(buckets[k], item) {
+					buckets[k] = append(buckets[k], item)
+				}
+			}
+		}
+		for _, k := range []string{"Strengths", "Weaknesses", "Opportunities", "Threats"} {
+			fmt.Fprintf(&b, "**%s**\n", k)
+			if len(buckets[k]) == 0 {
+				b.WriteString("- No evidence in this research.\n")
+			}
+			for _, x := range buckets[k] {
+				fmt.Fprintf(&b, "- %s.\n", x)
+			}
+			b.WriteString("\n")
+		}
+	case "Porter's Five Forces":
+		forces := []struct {
+			name  string
+			words []string
+		}{
+			{"Competitive rivalry", []string{"voltra", "spinlane", "urbanhop", "cityglide", "share", "price"}},
+			{"Threat of new entrants", []string{"permit", "licen", "tender", "operator"}},
+			{"Threat of substitutes", []string{"bicimad", "public bike", "scooter", "transit"}},
+			{"Buyer power", []string{"customer", "buyer", "subscription", "pay-per-use", "willingness"}},
+			{"Supplier power", []string{"battery", "pack", "lithium", "hardware"}},
+		}
+		for _, fo := range forces {
+			fmt.Fprintf(&b, "**%s:** ", fo.name)
+			var ev []string
+			for _, f := range s.Findings {
+				for _, src := range f.Sources {
+					if len(ev) < 2 && containsAny(strings.ToLower(src.Quote), fo.words) {
+						ev = append(ev, strings.TrimSuffix(src.Quote, ".")+cite(p, s.Sources, src))
+					}
+				}
+			}
+			if len(ev) == 0 {
+				b.WriteString("no evidence in this research.\n\n")
+			} else {
+				b.WriteString(strings.Join(ev, "; ") + ".\n\n")
+			}
+		}
+	case "Gap Analysis":
+		b.WriteString("| Planning assumption | What the evidence shows | Gap |\n|---|---|---|\n")
+		for _, c := range s.Contradictions {
+			fmt.Fprintf(&b, "| %s: %s | %s%s | Revisit |\n", c.Assumption, c.Statement, strings.TrimSuffix(c.Evidence, "."), cite(p, s.Sources, c.Source))
+		}
+		if len(s.Contradictions) == 0 {
+			b.WriteString("| All checked assumptions | No contradicting evidence found | None |\n")
+		}
+	case "Key Findings":
+		for _, f := range s.Findings {
+			fmt.Fprintf(&b, "**%s** (confidence %.0f%%)\n", f.Question, f.Confidence*100)
+			if len(f.Sources) == 0 {
+				b.WriteString(f.Answer + "\n\n")
+				continue
+			}
+			n := 0
+			for _, src := range f.Sources {
+				if src.Quote == "" || n == limit-2 {
+					continue
+				}
+				fmt.Fprintf(&b, "- %s%s.\n", strings.TrimSuffix(src.Quote, "."), cite(p, s.Sources, src))
+				n++
+			}
+			b.WriteString("\n")
+		}
+	case "Challenged Assumptions":
+		for _, c := range s.Contradictions {
+			fmt.Fprintf(&b, "- **%s: %s.** %s%s.\n", c.Assumption, c.Statement, strings.TrimSuffix(c.Evidence, "."), cite(p, s.Sources, c.Source))
+		}
+	case "Evidence Gaps":
+		for _, f := range s.Findings {
+			if f.Gap {
+				fmt.Fprintf(&b, "- %s No source in the company knowledge base or on the web answers it.\n", f.Question)
+			}
+		}
+	case "Recommendations":
+		due := time.Now().UTC().AddDate(0, 0, 30).Format("2006-01-02")
+		owner := "Strategy team"
+		if p.Project != "" {
+			owner = "Project " + strings.TrimPrefix(p.Project, "Project ") + " lead"
+		}
+		n := 0
+		done := map[string]bool{}
+		for _, c := range s.Contradictions {
+			if done[c.Assumption] {
+				continue
+			}
+			done[c.Assumption] = true
+			fmt.Fprintf(&b, "%d. Revisit assumption %s (%s) in the plans that rely on it. Owner: %s. By: %s.\n", n+1, c.Assumption, c.Statement, owner, due)
+			n++
+		}
+		for _, f := range s.Findings {
+			if f.Gap {
+				fmt.Fprintf(&b, "%d. Commission primary research on: %s Owner: Strategy team. By: %s.\n", n+1, f.Question, due)
+				n++
+			}
+		}
+		if n == 0 {
+			fmt.Fprintf(&b, "1. Proceed on the current plan and re-check the evidence next quarter. Owner: %s. By: %s.\n", owner, due)
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// sectionReviewer approves sections or sends them back once: an empty section, an executive
+// summary over the user's bullet limit, or a section without citations where there is evidence.
+func (a *Analyst) sectionReviewer(ctx context.Context, s ReportState) (ReportState, error) {
+	approved := map[string]Section{}
+	var again []SectionPlan
+	for _, w := range s.Written {
+		if _, ok := s.Approved[w.Name]; ok {
+			continue
+		}
+		note := ""
+		switch {
+		case strings.TrimSpace(w.Content) == "":
+			note = "The section is empty: write it."
+		case w.Name == "Executive Summary" && strings.Count(w.Content, "\n- ")+1 > bulletLimit(s.Prefs) && strings.HasPrefix(w.Content, "- "):
+			note = fmt.Sprintf("Too many bullets: at most %d.", bulletLimit(s.Prefs))
+		case w.Name != "Recommendations" && w.Name != "Evidence Gaps" && len(s.Sources) > 0 && !hasCitation(w.Content, s.Prefs):
+			note = "Cite your sources in the user's citation style."
+		}
+		if note != "" && w.Attempt < 2 {
+			again = append(again, SectionPlan{Name: w.Name, Order: w.Order, Attempt: w.Attempt + 1, Brief: sectionBrief(w.Name, s.Prefs), Note: note})
+			continue
+		}
+		approved[w.Name] = w
+	}
+	if err := graph.Overwrite(ctx, "written", []Section{}); err != nil {
+		return ReportState{}, err
+	}
+	if err := graph.Write(ctx, "sections", again); err != nil {
+		return ReportState{}, err
+	}
+	return ReportState{Approved: approved}, nil
+}
+
+func hasCitation(text string, p Prefs) bool {
+	switch p.Citation {
+	case "author-date":
+		return strings.Contains(text, ", 20")
+	case "footnotes":
+		return strings.Contains(text, "[^")
+	}
+	return strings.Contains(text, " [")
+}
+
+// assemble joins the approved sections into the Markdown report and its JSON.
+func (a *Analyst) assemble(ctx context.Context, s ReportState) (ReportState, error) {
+	var secs []Section
+	for _, sec := range s.Approved {
+		secs = append(secs, sec)
+	}
+	sort.Slice(secs, func(i, j int) bool { return secs[i].Order < secs[j].Order })
+	date := a.now().UTC().Format("2006-01-02")
+	title := "Strategic analysis: " + strings.TrimRight(s.Topic, "?.")
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", title)
+	meta := []string{date}
+	if s.Prefs.Name != "" {
+		meta = append([]string{"Prepared for " + s.Prefs.Name}, meta...)
+	}
+	if s.Prefs.Project != "" {
+		meta = append(meta, "Project "+strings.TrimPrefix(s.Prefs.Project, "Project "))
+	}
+	meta = append(meta, "Framework: "+s.Prefs.Framework)
+	fmt.Fprintf(&b, "_%s_\n\n", strings.Join(meta, " · "))
+	var jsecs []map[string]any
+	for _, sec := range secs {
+		fmt.Fprintf(&b, "## %s\n\n%s\n\n", sec.Name, sec.Content)
+		jsecs = append(jsecs, map[string]any{"name": sec.Name, "content": sec.Content})
+	}
+	var jsrc []map[string]any
+	if len(s.Sources) > 0 {
+		b.WriteString("## Sources\n\n")
+		for i, src := range s.Sources {
+			switch s.Prefs.Citation {
+			case "footnotes":
+				fmt.Fprintf(&b, "[^%d]: %s, %s (%s).\n", i+1, src.Title, src.Date, src.Ref)
+			case "author-date":
+				fmt.Fprintf(&b, "- %s (%s). %s.\n", src.Title, src.Date, src.Ref)
+			default:
+				fmt.Fprintf(&b, "%d. %s, %s (%s).\n", i+1, src.Title, src.Date, src.Ref)
+			}
+			jsrc = append(jsrc, map[string]any{"n": i + 1, "title": src.Title, "date": src.Date, "ref": src.Ref, "kind": src.Kind})
+		}
+	}
+	js := map[string]any{"title": title, "date": date, "prepared_for": s.Prefs.Name, "project": s.Prefs.Project,
+		"framework": s.Prefs.Framework, "citation_style": s.Prefs.Citation, "sections": jsecs, "sources": jsrc}
+	return ReportState{Draft: strings.TrimSpace(b.String()) + "\n", JSON: js}, nil
+}

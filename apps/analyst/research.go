@@ -1,0 +1,575 @@
+package analyst
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/trellis-go/trellis/graph"
+)
+
+// Node names of the research subgraph.
+const (
+	NodeResearchSupervisor = "research_supervisor"
+	NodeTaskAgent          = "task_agent"
+	NodeSupervisorReview   = "supervisor_review"
+	NodeSynthesiser        = "discovery_synthesiser"
+)
+
+// ResearchState is the research subgraph's state.
+type ResearchState struct {
+	UserID   string             `json:"user_id"`
+	Tenant   string             `json:"tenant"`
+	Query    string             `json:"query"`
+	Plan     *Plan              `json:"plan,omitempty"`
+	Context  []Chunk            `json:"context,omitempty"`
+	Tasks    []Task             `json:"tasks,omitempty"` // to dispatch now
+	Task     Task               `json:"task,omitempty"`  // a task agent's payload
+	Returned []Finding          `json:"returned,omitempty" reduce:"append"`
+	Findings map[string]Finding `json:"findings,omitempty" reduce:"merge"`
+	Earlier  map[string]Finding `json:"earlier,omitempty"` // findings of earlier rounds
+	Round    int                `json:"round,omitempty"`
+	Ignored  []string           `json:"ignored,omitempty"`
+
+	Summary        string          `json:"summary,omitempty"`
+	Discoveries    []Discovery     `json:"discoveries,omitempty"`
+	Contradictions []Contradiction `json:"contradictions,omitempty"`
+	FollowUps      []string        `json:"follow_ups,omitempty"`
+}
+
+// ResearchGraph compiles the research subgraph: a supervisor that dispatches one task agent per
+// task with Send, a review that approves each finding or sends it back with a critique, and the
+// discovery synthesiser.
+func (a *Analyst) ResearchGraph(opts graph.CompileOptions) (*graph.Compiled[ResearchState], error) {
+	g := graph.New[ResearchState]()
+	g.AddNode(NodeResearchSupervisor, traced(NodeResearchSupervisor, a.researchSupervisor))
+	g.AddNode(NodeTaskAgent, traced(NodeTaskAgent, a.taskAgent))
+	g.AddNode(NodeSupervisorReview, traced(NodeSupervisorReview, a.supervisorReview))
+	g.AddNode(NodeSynthesiser, traced(NodeSynthesiser, a.synthesise))
+	g.AddEdge(graph.START, NodeResearchSupervisor)
+	dispatch := func(_ context.Context, s ResearchState) ([]graph.Target, error) {
+		if len(s.Tasks) == 0 {
+			return []graph.Target{graph.To(NodeSynthesiser)}, nil
+		}
+		var out []graph.Target
+		for _, t := range s.Tasks {
+			out = append(out, graph.Send(NodeTaskAgent, ResearchState{UserID: s.UserID, Tenant: s.Tenant, Query: s.Query, Task: t}))
+		}
+		return out, nil
+	}
+	g.AddRouter(NodeResearchSupervisor, dispatch, NodeTaskAgent, NodeSynthesiser)
+	g.AddEdge(NodeTaskAgent, NodeSupervisorReview)
+	g.AddRouter(NodeSupervisorReview, dispatch, NodeTaskAgent, NodeSynthesiser)
+	g.AddEdge(NodeSynthesiser, graph.END)
+	opts.Saver = nil // checkpointed by the parent
+	return g.Compile(opts)
+}
+
+func (a *Analyst) researchIn(s State) ResearchState {
+	tasks := s.ResearchTasks
+	if len(tasks) == 0 && s.ResearchPlan != nil {
+		for _, q := range s.ResearchPlan.SubQuestions {
+			tasks = append(tasks, Task{ID: q.ID, Question: q.Question, Sources: q.Sources})
+		}
+	}
+	return ResearchState{UserID: s.UserID, Query: s.Query, Plan: s.ResearchPlan, Context: s.RetrievedContext,
+		Tasks: tasks, Earlier: s.ResearchFindings, Round: s.ResearchRounds + 1, Ignored: s.IgnoredFindings}
+}
+
+func (a *Analyst) researchOut(r ResearchState) State {
+	all := map[string]Finding{}
+	for k, v := range r.Earlier {
+		all[k] = v
+	}
+	for k, v := range r.Findings {
+		all[k] = v
+	}
+	return State{ResearchFindings: all, SupervisorSummary: r.Summary, Discoveries: r.Discoveries, Contradictions: r.Contradictions,
+		FollowUpQuestions: r.FollowUps, ResearchRounds: r.Round, CurrentPhase: "research"}
+}
+
+// researchSupervisor gives each task the context passages relevant to it.
+func (a *Analyst) researchSupervisor(ctx context.Context, s ResearchState) (ResearchState, error) {
+	if s.Tenant == "" {
+		_, s.Tenant = who(ctx, State{UserID: s.UserID})
+	}
+	tasks := make([]Task, len(s.Tasks))
+	for i, t := range s.Tasks {
+		terms := contentWords(t.Question)
+		for _, c := range s.Context {
+			if share(terms, c.Content) >= 0.3 {
+				t.Context = append(t.Context, c)
+			}
+		}
+		if t.Attempt == 0 {
+			t.Attempt = 1
+		}
+		tasks[i] = t
+	}
+	return ResearchState{Tasks: tasks, Tenant: s.Tenant}, nil
+}
+
+const ragMinScore = 0.25
+
+// taskAgent answers one sub-question from the knowledge base and the web. A first attempt
+// searches the task's first source only; one sent back with a critique searches every source
+// the task lists, more widely.
+func (a *Analyst) taskAgent(ctx context.Context, s ResearchState) (ResearchState, error) {
+	t := s.Task
+	tenant := s.Tenant
+	if tenant == "" {
+		_, tenant = who(ctx, State{UserID: s.UserID})
+	}
+	kinds, k := t.Sources, 5
+	if t.Attempt <= 1 && len(kinds) > 1 {
+		kinds, k = kinds[:1], 3
+	}
+	var (
+		mu      sync.Mutex
+		sources []Source
+		errs    []error
+		wg      sync.WaitGroup
+	)
+	for _, kind := range kinds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := a.gather(ctx, tenant, kind, t.Question, k)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+			}
+			sources = append(sources, got...)
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return ResearchState{}, errs[0]
+	}
+	sort.SliceStable(sources, func(i, j int) bool { return sources[i].Kind < sources[j].Kind })
+	f := Finding{TaskID: t.ID, Question: t.Question, Sources: sources, Attempts: t.Attempt}
+	if t.Critique != "" {
+		f.Critiques = []string{t.Critique}
+	}
+	if a.strongRule || len(sources) == 0 {
+		composeByRule(&f)
+	} else if err := a.composeWithModel(ctx, &f, t); err != nil {
+		return ResearchState{}, err
+	}
+	return ResearchState{Returned: []Finding{f}}, nil
+}
+
+// gather runs rag_tool or web_search_tool's search for one task.
+func (a *Analyst) gather(ctx context.Context, tenant, kind, q string, k int) ([]Source, error) {
+	terms := contentWords(q)
+	switch kind {
+	case "web":
+		res, err := a.web.Search(ctx, q, k)
+		if err != nil {
+			return nil, fmt.Errorf("analyst: web search for %q: %w", clip(q, 60), err)
+		}
+		var out []Source
+		for _, r := range res {
+			out = append(out, Source{Kind: "web", Title: r.Title, Ref: r.URL, Date: r.PublishedDate, Score: r.Score, Quote: bestSentence(terms, r.Content)})
+		}
+		return out, nil
+	default:
+		cs, err := a.kb.Search(ctx, tenant, q, k, nil, ragMinScore)
+		if err != nil {
+			return nil, err
+		}
+		var out []Source
+		for _, c := range cs {
+			kind := "company_db"
+			if c.Metadata["document_type"] == "report" {
+				kind = "report"
+			}
+			ref, _ := c.Metadata["source"].(string)
+			date, _ := c.Metadata["date"].(string)
+			out = append(out, Source{Kind: kind, Title: c.Title(), Ref: ref, Date: date, Score: c.Score, Quote: bestSentence(terms, c.Content)})
+		}
+		return out, nil
+	}
+}
+
+func bestSentence(terms []string, text string) string {
+	best, bs := "", -1.0
+	for _, s := range sentences(text) {
+		if sc := share(terms, s); sc > bs {
+			best, bs = s, sc
+		}
+	}
+	return clip(best, 280)
+}
+
+func composeByRule(f *Finding) {
+	if len(f.Sources) == 0 {
+		f.Answer = "No source in the company knowledge base or on the web answers this question."
+		f.Confidence = 0
+		return
+	}
+	var parts []string
+	seen := map[string]bool{}
+	for _, s := range f.Sources {
+		if s.Quote == "" || seen[s.Quote] {
+			continue
+		}
+		seen[s.Quote] = true
+		if len(f.KeyQuotes) < 3 {
+			f.KeyQuotes = append(f.KeyQuotes, s.Quote)
+		}
+		if len(parts) < 3 {
+			parts = append(parts, fmt.Sprintf("%s (%s)", strings.TrimSuffix(s.Quote, "."), s.Title))
+		}
+	}
+	f.Answer = strings.Join(parts, ". ") + "."
+	c := 0.2 + 0.15*float64(len(f.Sources))
+	kinds := map[string]bool{}
+	for _, s := range f.Sources {
+		kinds[s.Kind] = true
+	}
+	if len(kinds) > 1 {
+		c += 0.15
+	}
+	if c > 0.95 {
+		c = 0.95
+	}
+	f.Confidence = float64(int(c*100)) / 100
+}
+
+var findingSchema = schema("finding", "A task agent's answer to its sub-question.", `{
+  "type": "object",
+  "properties": {"answer": {"type": "string"}, "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+    "key_quotes": {"type": "array", "items": {"type": "string"}}},
+  "required": ["answer", "confidence", "key_quotes"]
+}`)
+
+func (a *Analyst) composeWithModel(ctx context.Context, f *Finding, t Task) error {
+	var src strings.Builder
+	for i, s := range f.Sources {
+		fmt.Fprintf(&src, "[%d] %s (%s, %s): %s\n", i+1, s.Title, s.Kind, s.Date, s.Quote)
+	}
+	crit := ""
+	if t.Critique != "" {
+		crit = "\nA reviewer sent your previous answer back: " + t.Critique
+	}
+	sys := xmlPrompt("You are a research task agent on a strategy team.", nil,
+		"Answer the sub-question from the sources only, cite them by title, rate your confidence from 0 to 1 and give up to three key quotes."+crit,
+		"Use only the sources given. Say so when they do not answer the question.")
+	var out struct {
+		Answer     string   `json:"answer"`
+		Confidence float64  `json:"confidence"`
+		KeyQuotes  []string `json:"key_quotes"`
+	}
+	if err := structured(ctx, a.strong, findingSchema, sys, "Sub-question: "+t.Question+"\nSources:\n"+src.String(), &out); err != nil {
+		return fmt.Errorf("analyst: task %s: %w", t.ID, err)
+	}
+	f.Answer, f.Confidence, f.KeyQuotes = out.Answer, out.Confidence, out.KeyQuotes
+	return nil
+}
+
+var verdictSchema = schema("verdict", "The supervisor's review of a finding.", `{
+  "type": "object",
+  "properties": {"approved": {"type": "boolean"}, "critique": {"type": "string"}},
+  "required": ["approved", "critique"]
+}`)
+
+// supervisorReview approves each returned finding or sends it back with a critique, at most
+// maxAttempts times; a question nothing answers is approved as a gap in the evidence.
+func (a *Analyst) supervisorReview(ctx context.Context, s ResearchState) (ResearchState, error) {
+	approved := map[string]Finding{}
+	var again []Task
+	for _, f := range s.Returned {
+		if prev, ok := s.Findings[f.TaskID]; ok && prev.Approved {
+			continue
+		}
+		task := taskOf(s, f)
+		ok, critique, err := a.review(ctx, f, task)
+		if err != nil {
+			return ResearchState{}, err
+		}
+		switch {
+		case ok:
+			f.Approved = true
+		case f.Attempts >= a.maxAttempts:
+			f.Approved = true
+			if len(f.Sources) == 0 {
+				f.Gap = true
+			}
+			f.Critiques = append(f.Critiques, "accepted after "+fmt.Sprint(f.Attempts)+" attempts: "+critique)
+		default:
+			f.Critiques = append(f.Critiques, critique)
+			again = append(again, Task{ID: f.TaskID, Question: f.Question, Sources: task.Sources, Attempt: f.Attempts + 1, Critique: critique})
+			continue
+		}
+		f.Round = s.Round
+		approved[f.TaskID] = f
+	}
+	if err := graph.Overwrite(ctx, "returned", []Finding{}); err != nil {
+		return ResearchState{}, err
+	}
+	if err := graph.Write(ctx, "tasks", again); err != nil {
+		return ResearchState{}, err
+	}
+	return ResearchState{Findings: approved}, nil
+}
+
+func taskOf(s ResearchState, f Finding) Task {
+	for _, t := range s.Tasks {
+		if t.ID == f.TaskID {
+			return t
+		}
+	}
+	if s.Plan != nil {
+		for _, q := range s.Plan.SubQuestions {
+			if q.ID == f.TaskID {
+				return Task{ID: q.ID, Question: q.Question, Sources: q.Sources}
+			}
+		}
+	}
+	return Task{ID: f.TaskID, Question: f.Question, Sources: []string{"company_db", "web"}}
+}
+
+func (a *Analyst) review(ctx context.Context, f Finding, t Task) (bool, string, error) {
+	if len(f.Sources) == 0 {
+		return false, "No evidence found: broaden the search to the company knowledge base and the web, with other wording.", nil
+	}
+	if a.strongRule {
+		kinds := map[string]bool{}
+		for _, s := range f.Sources {
+			kinds[s.Kind] = true
+		}
+		for _, want := range t.Sources {
+			if !kinds[want] && !(want == "company_db" && kinds["report"]) {
+				return false, fmt.Sprintf("The evidence comes from %s only: corroborate it with %s.", strings.Join(keys(kinds), " and "), sourceName(want)), nil
+			}
+		}
+		if len(f.Sources) < 2 {
+			return false, "One source is not enough: find a second, independent source.", nil
+		}
+		return true, "", nil
+	}
+	sys := xmlPrompt("You are the research supervisor of a strategy team.", nil,
+		"Review the task agent's finding: is the evidence sufficient, are the sources credible, does it answer the sub-question directly? Approve it, or send it back with a specific critique.",
+		"Be strict but fair; a critique must say what to look for.")
+	var v struct {
+		Approved bool   `json:"approved"`
+		Critique string `json:"critique"`
+	}
+	if err := structured(ctx, a.strong, verdictSchema, sys, "Sub-question: "+f.Question+"\nFinding:\n"+toJSON(f), &v); err != nil {
+		return false, "", fmt.Errorf("analyst: reviewing %s: %w", f.TaskID, err)
+	}
+	if !v.Approved && v.Critique == "" {
+		v.Critique = "Insufficient evidence."
+	}
+	return v.Approved, v.Critique, nil
+}
+
+func sourceName(k string) string {
+	if k == "web" {
+		return "web sources"
+	}
+	return "the company knowledge base"
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// assumption is one of the firm's planning assumptions (the group strategy's A1 to A4) and what
+// contradicting evidence looks like.
+type assumption struct {
+	id, statement string
+	subject       [][]string // every group must have a word in the evidence
+	cues          []string   // and one of these
+}
+
+var assumptions = []assumption{
+	{"A1", "Voltra will not enter B2B fleet leasing before 2028", [][]string{{"voltra"}, {"leasing", "b2b", "corporate fleet"}}, []string{"launch", "started leasing", "pilot", "hiring", "recruiting", "will extend", "push"}},
+	{"A2", "battery pack costs fall about 8% per year", [][]string{{"battery", "pack"}, {"price", "cost"}}, []string{"flat", "rise", "rebound", "paused", "stop falling", "no longer expect"}},
+	{"A3", "Lisbon and Madrid cap shared e-bike permits at three operators each", [][]string{{"madrid", "lisbon"}, {"licence", "license", "operator"}}, []string{"five operator", "four licences", "five licences", "no longer applies"}},
+	{"A4", "corporate customers prefer a monthly subscription per vehicle", [][]string{{"subscription"}, {"pay-per-use"}}, []string{"split", "prefer pay-per-use", "favour pay-per-use"}},
+}
+
+// contradictionsIn finds web sources among the findings that contradict an assumption.
+func contradictionsIn(findings []Finding) []Contradiction {
+	var out []Contradiction
+	seen := map[string]bool{}
+	for _, f := range findings {
+		for _, s := range f.Sources {
+			if s.Kind != "web" {
+				continue
+			}
+			text := strings.ToLower(s.Title + " " + s.Quote)
+			for _, as := range assumptions {
+				if seen[as.id+s.Ref] || !matchesAll(text, as.subject) || !containsAny(text, as.cues) {
+					continue
+				}
+				seen[as.id+s.Ref] = true
+				out = append(out, Contradiction{Assumption: as.id, Statement: as.statement, Source: s, Evidence: s.Quote})
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Assumption < out[j].Assumption })
+	return out
+}
+
+func matchesAll(text string, groups [][]string) bool {
+	for _, g := range groups {
+		if !containsAny(text, g) {
+			return false
+		}
+	}
+	return true
+}
+
+func containsAny(text string, ws []string) bool {
+	for _, w := range ws {
+		if strings.Contains(text, w) {
+			return true
+		}
+	}
+	return false
+}
+
+var synthesisSchema = schema("discoveries", "The research supervisor's synthesis.", `{
+  "type": "object",
+  "properties": {"summary": {"type": "string"}, "follow_up_questions": {"type": "array", "items": {"type": "string"}, "maxItems": 4}},
+  "required": ["summary", "follow_up_questions"]
+}`)
+
+// synthesise builds the discoveries, the follow-up questions and the summary, and writes the key
+// findings to episodic memory.
+func (a *Analyst) synthesise(ctx context.Context, s ResearchState) (ResearchState, error) {
+	all := map[string]Finding{}
+	for k, v := range s.Earlier {
+		all[k] = v
+	}
+	for k, v := range s.Findings {
+		all[k] = v
+	}
+	ignored := map[string]bool{}
+	for _, id := range s.Ignored {
+		ignored[id] = true
+	}
+	var list []Finding
+	for _, f := range all {
+		if !ignored[f.TaskID] {
+			list = append(list, f)
+		}
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].TaskID < list[j].TaskID })
+	contra := contradictionsIn(list)
+	var disc []Discovery
+	for _, c := range contra {
+		disc = append(disc, Discovery{ID: c.Assumption, Kind: "contradiction", Headline: fmt.Sprintf("%s contradicts assumption %s (%s)", c.Source.Title, c.Assumption, c.Statement)})
+	}
+	var strong, weak *Finding
+	for i := range list {
+		f := &list[i]
+		kind, head := "finding", headline(*f)
+		if f.Gap {
+			kind = "gap"
+		}
+		disc = append(disc, Discovery{ID: f.TaskID, Kind: kind, Headline: head})
+		if !f.Gap && (strong == nil || f.Confidence > strong.Confidence) {
+			strong = f
+		}
+		if weak == nil || f.Confidence < weak.Confidence {
+			weak = f
+		}
+	}
+	var follow []string
+	for i, c := range contra {
+		if i == 2 {
+			break
+		}
+		follow = append(follow, fmt.Sprintf("\"%s\" appears to contradict the firm's assumption %s (%s). Should we investigate?", c.Source.Title, c.Assumption, c.Statement))
+	}
+	if strong != nil {
+		follow = append(follow, fmt.Sprintf("We found that %s Do you want a deeper competitive breakdown here (finding %s)?", lowerFirst(headline(*strong)), strong.TaskID))
+	}
+	if weak != nil && strong != nil && weak.TaskID != strong.TaskID && weak.Confidence < 0.5 {
+		follow = append(follow, fmt.Sprintf("We have strong data on \"%s\" but limited data on \"%s\". Shall we prioritise it?", strong.Question, weak.Question))
+	}
+	summary := summaryByRule(list, contra)
+	if !a.strongRule && len(list) > 0 {
+		user := s.UserID
+		mem, err := a.mem.LoadAll(ctx, user)
+		if err != nil {
+			return ResearchState{}, err
+		}
+		sys := xmlPrompt("You are the research supervisor of a strategy team.", mem,
+			"Synthesise the approved findings into a short summary of the top discoveries, and ask up to four intelligent follow-up questions: a deeper breakdown where the data is strong, contradictions with the firm's assumptions, and where data is limited.",
+			"Only state what the findings support. Name contradicted assumptions explicitly.")
+		var out struct {
+			Summary   string   `json:"summary"`
+			FollowUps []string `json:"follow_up_questions"`
+		}
+		if err := structured(ctx, a.strong, synthesisSchema, sys, "Findings:\n"+toJSON(list)+"\nContradictions:\n"+toJSON(contra), &out); err != nil {
+			return ResearchState{}, fmt.Errorf("analyst: synthesising: %w", err)
+		}
+		summary, follow = out.Summary, out.FollowUps
+	}
+	// Episodic memory: the key findings of this round.
+	notes := 0
+	for _, c := range contra {
+		if notes == 2 {
+			break
+		}
+		if err := a.mem.Note(ctx, s.UserID, "research finding", fmt.Sprintf("found that %s contradicts assumption %s (%s)", c.Source.Title, c.Assumption, c.Statement)); err != nil {
+			return ResearchState{}, err
+		}
+		notes++
+	}
+	if strong != nil && notes < 3 {
+		if err := a.mem.Note(ctx, s.UserID, "research finding", fmt.Sprintf("researching %q, found: %s", clip(s.Query, 80), clip(headline(*strong), 200))); err != nil {
+			return ResearchState{}, err
+		}
+	}
+	return ResearchState{Summary: summary, Discoveries: disc, Contradictions: contra, FollowUps: follow}, nil
+}
+
+func headline(f Finding) string {
+	if f.Gap || len(f.KeyQuotes) == 0 {
+		return clip(f.Answer, 220)
+	}
+	return clip(f.KeyQuotes[0], 220)
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	if len(s) > 1 && s[1] >= 'A' && s[1] <= 'Z' {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}
+
+func summaryByRule(list []Finding, contra []Contradiction) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d findings approved", len(list))
+	if len(contra) > 0 {
+		fmt.Fprintf(&b, ", %d of the firm's assumptions contradicted by external sources", len(contra))
+	}
+	gaps := 0
+	for _, f := range list {
+		if f.Gap {
+			gaps++
+		}
+	}
+	if gaps > 0 {
+		fmt.Fprintf(&b, ", %d questions without any source", gaps)
+	}
+	b.WriteString(".")
+	return b.String()
+}
