@@ -1,0 +1,74 @@
+// Messages renders a conversation in LangChain's message shape: human and AI turns, an AI
+// turn's tool calls collapsed with their arguments and, inside, the tool's result.
+import type { Message } from "../api";
+import { textOf } from "../api";
+
+export function Messages({ messages }: { messages: Message[] }) {
+  const results = new Map<string, Message>();
+  for (const m of messages) if (m.type === "tool" && m.tool_call_id) results.set(m.tool_call_id, m);
+  const shown = new Set<string>();
+  for (const m of messages) for (const c of m.tool_calls ?? []) if (c.id && results.has(c.id)) shown.add(c.id);
+  return (
+    <ol className="flex flex-col gap-3" aria-label="messages">
+      {messages.map((m, i) => {
+        if (m.type === "tool" && m.tool_call_id && shown.has(m.tool_call_id)) return null;
+        const human = m.type === "human";
+        const text = textOf(m.content);
+        return (
+          <li key={(m.id ?? "") + i} data-role={m.type} className={"flex " + (human ? "justify-end" : "justify-start")}>
+            <div className={"max-w-[90%] rounded-lg px-3 py-2 text-sm sm:max-w-[75%] " +
+              (human ? "bg-emerald-600 text-white" : m.type === "tool" ? "bg-zinc-100 dark:bg-zinc-800" : "bg-zinc-100 dark:bg-zinc-800")}>
+              {m.type === "tool" && <p className="muted text-xs">tool result {m.name ? "· " + m.name : ""}</p>}
+              {text && <p className="whitespace-pre-wrap break-words">{text}</p>}
+              {(m.tool_calls ?? []).map((c, j) => {
+                const r = c.id ? results.get(c.id) : undefined;
+                return (
+                  <details key={c.id ?? j} className="mt-2 rounded border border-zinc-300 bg-white/60 px-2 py-1 dark:border-zinc-700 dark:bg-zinc-900/60" data-tool-call={c.name}>
+                    <summary className="cursor-pointer select-none font-mono text-xs">
+                      🔧 {c.name} {r ? (r.status === "error" ? "· failed" : "· done") : "· waiting"}
+                    </summary>
+                    <p className="muted mt-1 text-xs">arguments</p>
+                    <pre className="code">{JSON.stringify(c.args, null, 2)}</pre>
+                    {r && (
+                      <>
+                        <p className="muted mt-1 text-xs">result</p>
+                        <pre className="code">{textOf(r.content)}</pre>
+                      </>
+                    )}
+                  </details>
+                );
+              })}
+            </div>
+          </li>
+        );
+      })}
+    </ol>
+  );
+}
+
+// mergeChunk folds one AIMessageChunk of the messages-tuple stream into the list.
+export function mergeChunk(list: Message[], chunk: Message): Message[] {
+  const id = chunk.id ?? "";
+  const i = id ? list.findIndex((m) => m.id === id) : -1;
+  if (i < 0) return [...list, { ...chunk, type: chunk.type === "AIMessageChunk" ? "ai" : chunk.type, content: textOf(chunk.content) }];
+  const prev = list[i];
+  if (prev.type !== "ai" || !String(chunk.type).endsWith("Chunk")) {
+    const next = [...list];
+    next[i] = { ...chunk, type: chunk.type === "AIMessageChunk" ? "ai" : chunk.type };
+    return next;
+  }
+  const next = [...list];
+  next[i] = { ...prev, content: textOf(prev.content) + textOf(chunk.content), tool_calls: chunk.tool_calls?.length ? chunk.tool_calls : prev.tool_calls };
+  return next;
+}
+
+// upsert puts whole messages (from updates or values) in place of their streamed versions.
+export function upsert(list: Message[], msgs: Message[]): Message[] {
+  const next = [...list];
+  for (const m of msgs) {
+    const i = m.id ? next.findIndex((x) => x.id === m.id) : -1;
+    if (i >= 0) next[i] = m;
+    else next.push(m);
+  }
+  return next;
+}

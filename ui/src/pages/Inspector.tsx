@@ -1,0 +1,1 @@
+export function ThreadInspector({ tid }: { tid: string }) { return <p>{tid}</p>; }

@@ -1,0 +1,1 @@
+export function Store() { return <p>Store</p>; }

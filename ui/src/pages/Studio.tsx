@@ -1,0 +1,231 @@
+// Studio pages of one assistant: chat (streamed tokens, tool calls, interrupts as Agent Inbox
+// cards, breakpoints, the run's progress), its graph, and its threads.
+import { useCallback, useEffect, useRef, useState } from "react";
+import type { Catalog } from "../App";
+import { api, interruptsOf, sse, short, type Assistant, type GraphJSON, type Message, type ThreadState } from "../api";
+import { Link, navigate, ui } from "../router";
+import { ErrorBox, Json } from "../components/Json";
+import { GraphView } from "../components/GraphView";
+import { InboxCard } from "../components/InboxCard";
+import { Messages, mergeChunk, upsert } from "../components/Messages";
+import { emptyProgress, feed, ProgressSteps, type ProgressState } from "../components/Progress";
+import { Threads } from "./Threads";
+
+export function Studio({ catalog, aid, tab, thread }: { catalog: Catalog | null; aid: string; tab: string; thread: string | null }) {
+  const [assistant, setAssistant] = useState<Assistant | null>(null);
+  const [graph, setGraph] = useState<GraphJSON | null>(null);
+  const [err, setErr] = useState<unknown>(null);
+  useEffect(() => {
+    const known = catalog?.assistants.find((a) => a.assistant_id === aid || a.graph_id === aid);
+    if (known) setAssistant(known);
+    else api<Assistant>("GET", "/assistants/" + encodeURIComponent(aid)).then(setAssistant, setErr);
+    api<GraphJSON>("GET", "/assistants/" + encodeURIComponent(aid) + "/graph").then(setGraph, setErr);
+  }, [aid, catalog]);
+  const base = ui("/assistants/" + encodeURIComponent(aid));
+  const tabs: [string, string, string][] = [["chat", "Chat", base + (thread ? "?thread=" + thread : "")], ["graph", "Graph", base + "/graph"], ["threads", "Threads", base + "/threads"]];
+  return (
+    <div className="flex flex-col gap-4">
+      <header className="flex flex-wrap items-baseline gap-x-3 gap-y-1">
+        <h1 className="text-xl font-semibold">{assistant?.name ?? aid}</h1>
+        {assistant && <span className="muted font-mono text-xs">{assistant.graph_id} · {short(assistant.assistant_id)}</span>}
+      </header>
+      {assistant?.description && <p className="muted -mt-3 text-sm">{assistant.description}</p>}
+      <nav aria-label="assistant" className="flex gap-1 border-b border-zinc-200 dark:border-zinc-800">
+        {tabs.map(([k, label, to]) => (
+          <Link key={k} to={to} aria-current={tab === k ? "page" : undefined}
+            className={"-mb-px border-b-2 px-3 py-1.5 text-sm " + (tab === k ? "border-emerald-600 font-medium" : "border-transparent hover:border-zinc-300")}>{label}</Link>
+        ))}
+      </nav>
+      <ErrorBox error={err} />
+      {tab === "chat" && assistant && <Chat assistant={assistant} thread={thread} graph={graph} />}
+      {tab === "graph" && <GraphTab aid={aid} graph={graph} />}
+      {tab === "threads" && assistant && <Threads graphId={assistant.graph_id} />}
+    </div>
+  );
+}
+
+function GraphTab({ aid, graph }: { aid: string; graph: GraphJSON | null }) {
+  const [mermaid, setMermaid] = useState("");
+  const [xray, setXray] = useState(false);
+  const [g, setG] = useState<GraphJSON | null>(graph);
+  useEffect(() => setG(graph), [graph]);
+  useEffect(() => {
+    if (!xray) return;
+    api<GraphJSON>("GET", "/assistants/" + encodeURIComponent(aid) + "/graph?xray=true").then(setG, () => {});
+  }, [aid, xray]);
+  const showMermaid = async () => {
+    const res = await fetch("/assistants/" + encodeURIComponent(aid) + "/graph?format=mermaid", { headers: {} });
+    setMermaid(await res.text());
+  };
+  if (!g) return <p className="muted">Loading the graph…</p>;
+  return (
+    <section aria-label="graph view" className="flex flex-col gap-3">
+      <div className="flex flex-wrap gap-2">
+        <label className="flex items-center gap-1 text-sm"><input type="checkbox" checked={xray} onChange={(e) => setXray(e.target.checked)} /> Show subgraphs (xray)</label>
+        <button className="btn" onClick={() => void showMermaid()}>Mermaid</button>
+      </div>
+      <div className="card overflow-x-auto"><GraphView graph={g} /></div>
+      <p className="muted text-sm">{g.nodes.length} nodes, {g.edges.length} edges; dashed edges are conditional.</p>
+      {mermaid && <pre className="code">{mermaid}</pre>}
+    </section>
+  );
+}
+
+const streamModes = ["messages-tuple", "updates", "tasks", "values"];
+
+export function Chat({ assistant, thread, graph }: { assistant: Assistant; thread: string | null; graph: GraphJSON | null }) {
+  const [messages, setMessages] = useState<Message[]>([]);
+  const [state, setState] = useState<ThreadState | null>(null);
+  const [progress, setProgress] = useState<ProgressState>(emptyProgress());
+  const [text, setText] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [err, setErr] = useState<unknown>(null);
+  const [pauseBefore, setPauseBefore] = useState<string[]>([]);
+  const [runId, setRunId] = useState("");
+  const own = useRef<string | null>(null);
+  const abort = useRef<AbortController | null>(null);
+  const bottom = useRef<HTMLDivElement>(null);
+
+  const loadState = useCallback(async (tid: string) => {
+    const s = await api<ThreadState>("GET", `/threads/${tid}/state`);
+    setState(s);
+    const v = s.values as { messages?: Message[] } | null;
+    if (v && Array.isArray(v.messages)) setMessages(v.messages);
+    return s;
+  }, []);
+
+  useEffect(() => {
+    if (thread && thread === own.current) return;
+    setMessages([]);
+    setState(null);
+    setProgress(emptyProgress());
+    setErr(null);
+    if (thread) loadState(thread).catch(setErr);
+  }, [thread, loadState]);
+
+  useEffect(() => {
+    bottom.current?.scrollIntoView?.({ block: "end" });
+  }, [messages, state]);
+
+  const run = async (body: Record<string, unknown>, pendingHuman?: Message) => {
+    setErr(null);
+    setBusy(true);
+    setProgress(emptyProgress());
+    setState((s) => (s ? { ...s, next: [], tasks: [], interrupts: [] } : s));
+    let tid = thread;
+    try {
+      if (!tid) {
+        const t = await api<{ thread_id: string }>("POST", "/threads", { metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id } });
+        tid = t.thread_id;
+        own.current = tid;
+        navigate(ui("/assistants/" + encodeURIComponent(assistant.assistant_id) + "?thread=" + tid), true);
+      }
+      if (pendingHuman) setMessages((m) => [...m, pendingHuman]);
+      abort.current = new AbortController();
+      const req = { assistant_id: assistant.assistant_id, stream_mode: streamModes, ...(pauseBefore.length ? { interrupt_before: pauseBefore } : {}), ...body };
+      for await (const ev of sse("POST", `/threads/${tid}/runs/stream`, req, abort.current.signal)) {
+        const mode = ev.event.split("|")[0];
+        if (ev.event.includes("|")) { setProgress((p) => feed(p, ev.event, ev.data)); continue; }
+        if (mode === "metadata") setRunId(String((ev.data as { run_id?: string })?.run_id ?? ""));
+        else if (mode === "messages") {
+          const [chunk] = ev.data as [Message, unknown];
+          if (chunk) setMessages((m) => mergeChunk(m, chunk));
+        } else if (mode === "updates" || mode === "tasks") {
+          setProgress((p) => feed(p, mode, ev.data));
+          if (mode === "updates" && ev.data && typeof ev.data === "object") {
+            for (const v of Object.values(ev.data as Record<string, unknown>)) {
+              const ms = (v as { messages?: Message[] } | null)?.messages;
+              if (Array.isArray(ms)) setMessages((m) => upsert(m, ms));
+            }
+          }
+        } else if (mode === "values") {
+          const ms = (ev.data as { messages?: Message[] } | null)?.messages;
+          if (Array.isArray(ms)) setMessages((m) => [...ms, ...m.filter((x) => x.type === "ai" && x.id && !ms.some((y) => y.id === x.id))]);
+        } else if (mode === "error") {
+          const d = ev.data as { error?: string; message?: string };
+          setErr(new Error((d?.error ? d.error + ": " : "") + (d?.message ?? JSON.stringify(d))));
+        }
+      }
+    } catch (x) {
+      if ((x as Error).name !== "AbortError") setErr(x);
+    } finally {
+      abort.current = null;
+      setBusy(false);
+      if (tid) await loadState(tid).catch(() => {});
+    }
+  };
+
+  const send = () => {
+    const t = text.trim();
+    if (!t || busy) return;
+    setText("");
+    void run({ input: { messages: [{ role: "user", content: t }] } }, { type: "human", content: t, id: "pending-" + Date.now() });
+  };
+  const cancel = async () => {
+    if (thread && runId) await api("POST", `/threads/${thread}/runs/${runId}/cancel`).catch(setErr);
+    abort.current?.abort();
+  };
+  const interrupts = interruptsOf(state);
+  const resume = (value: unknown, id?: string) => {
+    void run({ command: { resume: interrupts.length > 1 && id ? { [id]: value } : value } });
+  };
+  const nodes = (graph?.nodes ?? []).map((n) => n.id).filter((n) => !n.startsWith("__"));
+  const paused = !busy && state && state.next?.length > 0 && interrupts.length === 0;
+
+  return (
+    <div className="grid gap-4 lg:grid-cols-[1fr_16rem]">
+      <section aria-label="chat" className="flex min-h-[50vh] flex-col gap-3">
+        {messages.length === 0 && !busy && <p className="muted text-sm">Send a message to start a thread with {assistant.name}.</p>}
+        <Messages messages={messages} />
+        {busy && <p className="muted text-sm" aria-live="polite">Running…</p>}
+        <ErrorBox error={err} />
+        {!busy && interrupts.map((it, i) => (
+          <InboxCard key={it.id ?? i} interrupt={it} busy={busy} onResume={(v) => resume(v, it.id)} />
+        ))}
+        {paused && (
+          <section aria-label="breakpoint" className="card border-sky-300 dark:border-sky-800">
+            <h3 className="font-medium">Paused before {state!.next.join(", ")}</h3>
+            <p className="muted text-sm">A breakpoint stopped the run here. Continue it, or look at and edit the state first.</p>
+            <div className="mt-2 flex flex-wrap gap-2">
+              <button className="btn-primary" onClick={() => void run({ input: null })}>Continue</button>
+              <Link className="btn" to={ui("/threads/" + thread)}>Inspect and edit state</Link>
+            </div>
+          </section>
+        )}
+        <div ref={bottom} />
+        <form className="sticky bottom-0 flex gap-2 bg-white/90 py-2 dark:bg-zinc-950/90" onSubmit={(e) => { e.preventDefault(); send(); }}>
+          <label className="sr-only" htmlFor="chat-input">Message</label>
+          <textarea id="chat-input" className="input min-h-10 flex-1" rows={1} placeholder="Message (Enter sends, Shift+Enter for a new line)" value={text}
+            onChange={(e) => setText(e.target.value)}
+            onKeyDown={(e) => { if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) { e.preventDefault(); send(); } }} />
+          {busy ? <button type="button" className="btn" onClick={() => void cancel()}>Cancel</button>
+            : <button className="btn-primary" disabled={!text.trim()}>Send</button>}
+        </form>
+      </section>
+      <aside className="flex flex-col gap-3 text-sm">
+        <div className="card">
+          <h2 className="mb-1 font-medium">Thread</h2>
+          {thread ? (
+            <p className="flex flex-wrap gap-2"><Link className="font-mono underline" to={ui("/threads/" + thread)}>{short(thread)}</Link>
+              <Link className="underline" to={ui("/assistants/" + encodeURIComponent(assistant.assistant_id))}>New thread</Link></p>
+          ) : <p className="muted">A new thread starts with the first message.</p>}
+        </div>
+        <div className="card">
+          <h2 className="mb-1 font-medium">Progress</h2>
+          {progress.steps.length ? <ProgressSteps progress={progress} /> : <p className="muted">Each node's status shows here as the run goes.</p>}
+        </div>
+        <fieldset className="card">
+          <legend className="font-medium">Pause before</legend>
+          {nodes.map((n) => (
+            <label key={n} className="flex items-center gap-2 font-mono text-xs">
+              <input type="checkbox" checked={pauseBefore.includes(n)} onChange={(e) => setPauseBefore((p) => (e.target.checked ? [...p, n] : p.filter((x) => x !== n)))} />
+              {n}
+            </label>
+          ))}
+          <p className="muted mt-1 text-xs">Breakpoints (interrupt_before) for the next runs.</p>
+        </fieldset>
+        {state && <Json label="State" value={state.values} />}
+      </aside>
+    </div>
+  );
+}
