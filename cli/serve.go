@@ -110,6 +110,11 @@ func runServe(ctx context.Context, env Env) error {
 	issuer := fs.String("jwt-issuer", envOr("JWT_ISSUER", ""), "required iss of tokens (TRELLIS_JWT_ISSUER)")
 	audience := fs.String("jwt-audience", envOr("JWT_AUDIENCE", ""), "required aud of tokens (TRELLIS_JWT_AUDIENCE)")
 	jwksURL := fs.String("jwks-url", envOr("JWKS_URL", ""), "JWKS of the identity provider whose RS/PS/ES/EdDSA tokens are accepted (TRELLIS_JWKS_URL)")
+	tenantClaim := fs.String("jwt-tenant-claim", envOr("JWT_TENANT_CLAIM", ""), "claim naming a token's tenant, dotted for a nested one; tenant when empty (TRELLIS_JWT_TENANT_CLAIM)")
+	userClaim := fs.String("jwt-user-claim", envOr("JWT_USER_CLAIM", ""), "claim naming a token's user; sub when empty (TRELLIS_JWT_USER_CLAIM)")
+	permsClaim := fs.String("jwt-permissions-claim", envOr("JWT_PERMISSIONS_CLAIM", ""), "claim listing a token's permissions; permissions (then scope) when empty (TRELLIS_JWT_PERMISSIONS_CLAIM)")
+	defaultTenant := fs.String("default-tenant", envOr("DEFAULT_TENANT", ""), "tenant of tokens without a tenant claim; such tokens are refused when empty (TRELLIS_DEFAULT_TENANT)")
+	perUser := fs.Bool("per-user", envBool("PER_USER"), "scope threads, runs and store items to their user inside a tenant (TRELLIS_PER_USER)")
 	maxBody := fs.Int64("max-body-bytes", 0, "largest request body; 10 MiB when 0 (TRELLIS_MAX_BODY_BYTES)")
 	maxRuns := fs.Int("max-runs", 0, "runs executing at once; 64 when 0 (TRELLIS_MAX_RUNS)")
 	origins := fs.String("ws-origins", envOr("WS_ORIGINS", ""), "comma-separated Origin patterns allowed for WebSockets (TRELLIS_WS_ORIGINS)")
@@ -219,6 +224,8 @@ func runServe(ctx context.Context, env Env) error {
 			cfg.Auth.JWKSURL = *jwksURL
 			cfg.Auth.Issuer, cfg.Auth.Audience = *issuer, *audience
 		}
+		cfg.Auth.TenantClaim, cfg.Auth.UserClaim, cfg.Auth.PermissionsClaim = *tenantClaim, *userClaim, *permsClaim
+		cfg.Auth.DefaultTenant, cfg.Auth.PerUser = *defaultTenant, *perUser
 		keys, err := parseAPIKeys(os.Getenv("TRELLIS_API_KEYS"))
 		if err != nil {
 			return err

@@ -15,12 +15,26 @@ import (
 const tenantLabelPrefix = "tenant:"
 
 func tenantNS(p Principal, ns []string) []string {
+	if p.PerUser {
+		// A per-user principal's items live under a label of its user's (owner.go).
+		return append([]string{tenantLabelPrefix + p.Tenant, userLabelPrefix + p.User}, ns...)
+	}
 	return append([]string{tenantLabelPrefix + p.Tenant}, ns...)
 }
 
 func stripTenant(ns []string) []string {
 	if len(ns) > 0 && strings.HasPrefix(ns[0], tenantLabelPrefix) {
 		return ns[1:]
+	}
+	return ns
+}
+
+// stripScope removes the labels tenantNS added for p: the tenant's, and a per-user principal's
+// user label after it.
+func stripScope(p Principal, ns []string) []string {
+	ns = stripTenant(ns)
+	if p.PerUser && len(ns) > 0 && ns[0] == userLabelPrefix+p.User {
+		ns = ns[1:]
 	}
 	return ns
 }
@@ -36,6 +50,13 @@ type itemJSON struct {
 
 func itemOut(it store.Item) itemJSON {
 	return itemJSON{Namespace: stripTenant(it.Namespace), Key: it.Key, Value: it.Value, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt}
+}
+
+// itemOutFor is itemOut for p, whose user label (a per-user principal's) is stripped too.
+func itemOutFor(p Principal, it store.Item) itemJSON {
+	j := itemOut(it)
+	j.Namespace = stripScope(p, it.Namespace)
+	return j
 }
 
 // storeError maps the store's input errors to 400 and a missing item to 404.
@@ -151,7 +172,7 @@ func (s *Server) handleStoreGet(w http.ResponseWriter, r *http.Request) {
 		writeError(w, storeError(err))
 		return
 	}
-	writeJSON(w, 200, itemOut(*it))
+	writeJSON(w, 200, itemOutFor(principal(r), *it))
 }
 
 func (s *Server) handleStoreDelete(w http.ResponseWriter, r *http.Request) {
@@ -199,7 +220,7 @@ func (s *Server) handleStoreSearch(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]itemJSON, 0, len(items))
 	for _, it := range items {
-		j := itemOut(it.Item)
+		j := itemOutFor(principal(r), it.Item)
 		if req.Query != "" {
 			sc := it.Score
 			j.Score = &sc
@@ -236,7 +257,7 @@ func (s *Server) handleStoreNamespaces(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([][]string, 0, len(nss))
 	for _, ns := range nss {
-		out = append(out, stripTenant(ns))
+		out = append(out, stripScope(principal(r), ns))
 	}
 	writeJSON(w, 200, map[string]any{"namespaces": out})
 }

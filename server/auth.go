@@ -16,14 +16,23 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/trellis-go/trellis/tool"
 )
 
-// Principal is who a request acts for. Every assistant, thread, run and store item belongs to
-// Principal.Tenant; the user and permissions reach tools as tool.CallInfo.
+// Principal is who a request acts for: the one identity of the API's routes, of app routes and
+// app transports (AppDeps.Guard, AppDeps.Authenticate, the appstream kit) and of tools (a run's
+// principal reaches its tools as tool.CallInfo; [PrincipalFrom] reads it from either). Every
+// assistant, thread, run and store item belongs to Principal.Tenant.
 type Principal struct {
 	User        string   `json:"user"`
 	Tenant      string   `json:"tenant"`
 	Permissions []string `json:"permissions,omitempty"`
+	// PerUser scopes the principal to its own threads, runs and store items inside its tenant:
+	// threads it creates are stamped with metadata "owner" = User, another user's threads and
+	// runs answer 404, and its store items live under a namespace of its own. Tokens get it
+	// from AuthConfig.PerUser; an API key's principal sets it itself.
+	PerUser bool `json:"per_user,omitempty"`
 }
 
 // DevPrincipal is who every request acts as in dev mode.
@@ -61,8 +70,19 @@ type AuthConfig struct {
 	// a JWKS. "none" is never accepted, and a key is only used for the algorithms of its type.
 	Algorithms []string
 	// TenantClaim names the claim holding the tenant; empty means "tenant". A token without it
-	// is refused.
+	// is refused unless DefaultTenant is set. A dotted name ("app_metadata.tenant") reads a
+	// nested claim.
 	TenantClaim string
+	// DefaultTenant is the tenant of a token that has no tenant claim (Supabase and most
+	// identity providers issue tokens with a sub and no tenant). Empty refuses such tokens.
+	DefaultTenant string
+	// UserClaim names the claim holding the user; empty means "sub". A dotted name reads a
+	// nested claim.
+	UserClaim string
+	// PerUser scopes every token's principal to its own user inside the tenant (see
+	// Principal.PerUser): one user of a tenant cannot read another's threads, runs or store
+	// items.
+	PerUser bool
 	// PermissionsClaim names the claim holding the permissions, a list of strings or a
 	// space-separated string; empty means "permissions" (and "scope" when that is absent).
 	PermissionsClaim string
@@ -135,6 +155,9 @@ func (a *AuthConfig) prepare() {
 	}
 	if a.TenantClaim == "" {
 		a.TenantClaim = "tenant"
+	}
+	if a.UserClaim == "" {
+		a.UserClaim = "sub"
 	}
 	if a.PermissionsClaim == "" {
 		a.PermissionsClaim = "permissions"
@@ -270,17 +293,20 @@ func (a *AuthConfig) verifyJWT(ctx context.Context, token string) (Principal, er
 	if !audienceHas(claims["aud"], a.Audience) {
 		return Principal{}, unauthorized("the token audience does not include this server")
 	}
-	p := Principal{}
-	p.User, _ = claims["sub"].(string)
+	p := Principal{PerUser: a.PerUser}
+	p.User, _ = claimAt(claims, a.UserClaim).(string)
 	if p.User == "" {
-		return Principal{}, unauthorized("the token has no sub claim")
+		return Principal{}, unauthorized("the token has no %q claim naming its user", a.UserClaim)
 	}
-	p.Tenant, _ = claims[a.TenantClaim].(string)
+	p.Tenant, _ = claimAt(claims, a.TenantClaim).(string)
 	if p.Tenant == "" {
-		return Principal{}, unauthorized("the token has no %q claim naming its tenant", a.TenantClaim)
+		if a.DefaultTenant == "" {
+			return Principal{}, unauthorized("the token has no %q claim naming its tenant (the server has no default tenant)", a.TenantClaim)
+		}
+		p.Tenant = a.DefaultTenant
 	}
-	perms, ok := claims[a.PermissionsClaim]
-	if !ok {
+	perms := claimAt(claims, a.PermissionsClaim)
+	if perms == nil {
 		perms = claims["scope"]
 	}
 	switch v := perms.(type) {
@@ -294,6 +320,23 @@ func (a *AuthConfig) verifyJWT(ctx context.Context, token string) (Principal, er
 		}
 	}
 	return p, nil
+}
+
+// claimAt reads a claim by name; a name with dots that is not itself a claim walks nested
+// objects ("app_metadata.tenant").
+func claimAt(claims map[string]any, name string) any {
+	if v, ok := claims[name]; ok {
+		return v
+	}
+	var cur any = claims
+	for part := range strings.SplitSeq(name, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[part]
+	}
+	return cur
 }
 
 func audienceHas(aud any, want string) bool {
@@ -336,8 +379,19 @@ func withPrincipal(ctx context.Context, p Principal) context.Context {
 	return context.WithValue(ctx, principalKey{}, p)
 }
 
-// PrincipalFrom returns the principal a request acts for.
+// PrincipalFrom returns who ctx acts for: the principal of a request (an API route, an app
+// route behind AppDeps.Guard, an appstream connection), or, inside a run, the run's principal
+// as its tools receive it (tool.CallInfo's user, tenant and permissions).
 func PrincipalFrom(ctx context.Context) (Principal, bool) {
-	p, ok := ctx.Value(principalKey{}).(Principal)
-	return p, ok
+	if p, ok := ctx.Value(principalKey{}).(Principal); ok {
+		return p, true
+	}
+	if info, ok := tool.CallInfoFrom(ctx); ok && info.Tenant != "" {
+		return Principal{User: info.User, Tenant: info.Tenant, Permissions: info.Permissions}, true
+	}
+	return Principal{}, false
 }
+
+// WithPrincipal returns a context that acts for p, as a request authenticated as p does: for
+// app code that acts for a principal outside a request (a job, a test).
+func WithPrincipal(ctx context.Context, p Principal) context.Context { return withPrincipal(ctx, p) }

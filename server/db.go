@@ -284,6 +284,7 @@ func mustJSON(v any) string {
 }
 
 func (m *metaDB) createThread(ctx context.Context, t *Thread) (bool, error) {
+	t.Metadata = stampOwner(ctx, t.Metadata) // owner.go
 	res, err := m.exec(ctx, `INSERT INTO trellis_threads (tenant, thread_id, metadata, status, temporary, created_at, updated_at, ttl_ms)
 VALUES ($1, $2, $3, $4, $5, $6, $6, $7) ON CONFLICT (thread_id) DO NOTHING`,
 		t.tenant, t.ThreadID, mustJSON(t.Metadata), t.Status, boolInt(t.temporary), ms(t.CreatedAt), t.ttlMS)
@@ -354,7 +355,7 @@ func (m *metaDB) getThread(ctx context.Context, tenant, id string) (*Thread, err
 		return nil, notFound("thread", id)
 	}
 	t, err := scanThread(m.db.QueryRowContext(ctx, m.q(`SELECT `+threadCols+` FROM trellis_threads WHERE tenant = $1 AND thread_id = $2`), tenant, id))
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !ownerSees(ctx, t.Metadata)) {
 		return nil, notFound("thread", id)
 	}
 	return t, err
@@ -383,6 +384,9 @@ func (m *metaDB) eachThread(ctx context.Context, tenant string, f threadFilter, 
 	}
 	var where strings.Builder
 	where.WriteString(`tenant = $1 AND temporary = 0`)
+	if u := scopedUser(ctx); u != "" {
+		where.WriteString(` AND ` + m.jsonKeyEquals("metadata", OwnerKey, u, arg))
+	}
 	if f.status != "" {
 		where.WriteString(` AND status = ` + arg(f.status))
 	}
@@ -460,6 +464,7 @@ func (m *metaDB) jsonKeyEquals(col, key string, v any, arg func(any) string) str
 }
 
 func (m *metaDB) setThreadMetadata(ctx context.Context, tenant, id string, md map[string]any) error {
+	md = stampOwner(ctx, md) // a per-user principal cannot give its thread away
 	_, err := m.exec(ctx, `UPDATE trellis_threads SET metadata = $1, updated_at = $2 WHERE tenant = $3 AND thread_id = $4`, mustJSON(md), ms(stamp()), tenant, id)
 	return err
 }
@@ -598,7 +603,7 @@ func (m *metaDB) getRun(ctx context.Context, tenant, threadID, runID string) (*R
 		return nil, notFound("run", runID)
 	}
 	if err == nil {
-		if _, gone := m.hidden.Load(r.ThreadID); gone {
+		if _, gone := m.hidden.Load(r.ThreadID); gone || !ownerSeesRun(ctx, r) {
 			return nil, notFound("run", runID)
 		}
 	}
