@@ -42,7 +42,7 @@ var demoListings = []demoListing{
 		"T2 num prédio antigo de Alfama, com vista de rio da sala. Precisa de obras na cozinha e na casa de banho.",
 		[]demoRoom{{"Cozinha", "kitchen", "poor", 8, []string{"azulejos antigos", "humidade", "bancada partida"}},
 			{"Casa de banho", "bathroom", "needs_renovation", 4, []string{"banheira antiga", "azulejos antigos"}},
-			{"Sala", "living_room", "fair", 20, []string{"soalho de madeira", "vista rio"}},
+			{"Sala", "living_room", "needs_renovation", 20, []string{"soalho degradado", "vista rio"}},
 			{"Quarto", "bedroom", "fair", 12, []string{"soalho de madeira"}},
 			{"Quarto", "bedroom", "good", 10, []string{"janela ampla"}}}},
 	{"33445566", "Apartamento T2 na Rua da Graça", "Graça, Lisboa", "T2", 230000, 72, 1955, "D",

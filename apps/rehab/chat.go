@@ -1,0 +1,323 @@
+package rehab
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/trellis-go/trellis/apps/rehab/data"
+	"github.com/trellis-go/trellis/apps/rehab/kb"
+	"github.com/trellis-go/trellis/apps/rehab/orchestrator"
+	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/server"
+)
+
+// ChatRequest is the body of POST /api/v1/chat.
+type ChatRequest struct {
+	Message        string `json:"message"`
+	ConversationID string `json:"conversation_id,omitempty"`
+}
+
+// Event is one SSE event of the chat stream; Type is thinking, tool_call, action, message,
+// todo_update or error.
+type Event struct {
+	Type           string         `json:"type"`
+	Message        string         `json:"message,omitempty"`
+	Tool           string         `json:"tool,omitempty"`
+	Args           map[string]any `json:"args,omitempty"`
+	ActionType     string         `json:"action_type,omitempty"`
+	Summary        string         `json:"summary,omitempty"`
+	Content        *string        `json:"content,omitempty"`
+	Done           *bool          `json:"done,omitempty"`
+	Todos          []kb.Todo      `json:"todos,omitempty"`
+	ConversationID string         `json:"conversation_id,omitempty"`
+	// Consent is set on the message that asks for consent (the run waits for the answer, which
+	// the next chat message gives).
+	Consent *orchestrator.ConsentRequest `json:"consent,omitempty"`
+}
+
+// MaxMessageBytes bounds a chat message.
+const MaxMessageBytes = 8000
+
+func (a *API) chat(w http.ResponseWriter, r *http.Request) {
+	p, u, ok := a.caller(w, r)
+	if !ok {
+		return
+	}
+	var req ChatRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		var ute *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &ute):
+			badField(w, ute.Field, "must be a string")
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+			badField(w, f, `unknown field; send {"message": "...", "conversation_id": "optional"}`)
+		default:
+			writeJSON(w, http.StatusBadRequest, APIError{Error: `rehab: the body is not JSON (` + err.Error() + `); send {"message": "..."}`})
+		}
+		return
+	}
+	req.Message = strings.TrimSpace(req.Message)
+	switch {
+	case req.Message == "":
+		badField(w, "message", "required: the user's text")
+		return
+	case len(req.Message) > MaxMessageBytes || !utf8.ValidString(req.Message):
+		badField(w, "message", fmt.Sprintf("must be valid UTF-8 text of at most %d bytes", MaxMessageBytes))
+		return
+	}
+	ctx := r.Context()
+	sess, err := a.Orchestrator.OpenSession(ctx, a.Env, u, req.ConversationID)
+	if err != nil {
+		if errors.Is(err, data.ErrNotFound) {
+			writeJSON(w, http.StatusNotFound, APIError{Error: err.Error() + "; leave conversation_id out to start one", Field: "conversation_id"})
+			return
+		}
+		writeErr(w, err)
+		return
+	}
+	if a.OpenStream != nil {
+		done, err := a.OpenStream(p.Tenant)
+		if err != nil {
+			w.Header().Set("Retry-After", "5")
+			writeJSON(w, http.StatusTooManyRequests, APIError{Error: err.Error()})
+			return
+		}
+		defer done()
+	}
+	conv := sess.Conversation.ID
+	s := newSSE(w)
+	if s == nil {
+		writeJSON(w, http.StatusInternalServerError, APIError{Error: "rehab: streaming is not supported by this connection"})
+		return
+	}
+	_ = s.send(Event{Type: "thinking", Message: "A processar...", ConversationID: conv})
+	if err := a.turn(ctx, s, p, u, conv, req.Message); err != nil {
+		_ = s.send(Event{Type: "error", Message: "Não consegui responder: " + err.Error()})
+	}
+}
+
+// turn runs one message through the graph and streams its events.
+func (a *API) turn(ctx context.Context, s *sse, p server.Principal, u data.Who, conv, text string) error {
+	thread := threadID(u, conv)
+	rr := server.RunRequest{AssistantID: GraphID, ThreadID: thread, StreamMode: []string{"messages-tuple", "updates"},
+		MultitaskStrategy: "enqueue", Config: map[string]any{"configurable": map[string]any{"conversation_id": conv}},
+		Metadata: map[string]any{"rehab_conversation": conv}}
+	if snap, err := a.Orchestrator.Graph.GetState(ctx, checkpoint.Ref{ThreadID: thread}); err == nil && snap != nil && len(snap.Interrupts()) > 0 {
+		// The run waits for consent: this message is the answer.
+		resume, _ := json.Marshal(text)
+		rr.Command = &server.RunCommand{Resume: resume}
+	} else {
+		rr.Input = map[string]any{"messages": []map[string]any{{"role": "user", "content": text}}}
+	}
+	_, events, err := a.Runs.Stream(ctx, p, rr)
+	if err != nil {
+		return err
+	}
+	var todos []kb.Todo
+	if snap, err := a.Orchestrator.Graph.GetState(ctx, checkpoint.Ref{ThreadID: thread}); err == nil && snap != nil {
+		todos = snap.Values.Todos
+	}
+	sent := map[string]bool{}
+	var answer strings.Builder
+	paused := false
+	for ev, err := range events {
+		if err != nil {
+			return err
+		}
+		switch {
+		case ev.Event == "messages":
+			if tok := tokenOf(ev.Data); tok != "" {
+				answer.WriteString(tok)
+				if err := s.send(Event{Type: "message", Content: &tok, Done: ptr(false)}); err != nil {
+					return err
+				}
+			}
+		case ev.Event == "updates":
+			var upd map[string]json.RawMessage
+			if json.Unmarshal(ev.Data, &upd) != nil {
+				continue
+			}
+			for node, raw := range upd {
+				switch node {
+				case "agent":
+					for _, c := range toolCallsOf(raw) {
+						answer.Reset() // text before a tool call is not the answer
+						if err := s.send(Event{Type: "tool_call", Tool: c.name, Args: c.args}); err != nil {
+							return err
+						}
+					}
+				case "tools":
+					var out struct {
+						Events []map[string]any `json:"stream_events"`
+						Todos  []kb.Todo        `json:"todos"`
+					}
+					_ = json.Unmarshal(raw, &out)
+					for _, e := range out.Events {
+						key, _ := json.Marshal(e)
+						if sent[string(key)] {
+							continue
+						}
+						sent[string(key)] = true
+						kind, _ := e["action_type"].(string)
+						sum, _ := e["summary"].(string)
+						if err := s.send(Event{Type: "action", ActionType: kind, Summary: sum}); err != nil {
+							return err
+						}
+					}
+					if len(out.Todos) > 0 {
+						for _, t := range out.Todos {
+							todos = mergeTodo(todos, t)
+						}
+						if err := s.send(Event{Type: "todo_update", Todos: todos}); err != nil {
+							return err
+						}
+					}
+				case "__interrupt__":
+					var ins []struct {
+						Value orchestrator.ConsentRequest `json:"value"`
+					}
+					if json.Unmarshal(raw, &ins) == nil && len(ins) > 0 {
+						paused = true
+						q := ins[0].Value.Question
+						c := ins[0].Value
+						if err := s.send(Event{Type: "message", Content: &q, Done: ptr(true), Consent: &c, ConversationID: conv}); err != nil {
+							return err
+						}
+					}
+				}
+			}
+		case ev.Event == "error":
+			var e struct {
+				Message string `json:"message"`
+			}
+			_ = json.Unmarshal(ev.Data, &e)
+			return errors.New(e.Message)
+		}
+	}
+	if paused {
+		return nil
+	}
+	empty := ""
+	return s.send(Event{Type: "message", Content: &empty, Done: ptr(true), ConversationID: conv})
+}
+
+func mergeTodo(list []kb.Todo, t kb.Todo) []kb.Todo {
+	for i := range list {
+		if list[i].ID == t.ID {
+			list[i] = t
+			return list
+		}
+	}
+	return append(list, t)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// tokenOf is the text of a messages-tuple event ([chunk, metadata]) of the agent node.
+func tokenOf(data json.RawMessage) string {
+	var pair []json.RawMessage
+	if json.Unmarshal(data, &pair) != nil || len(pair) == 0 {
+		return ""
+	}
+	var chunk struct {
+		Content any `json:"content"`
+	}
+	if json.Unmarshal(pair[0], &chunk) != nil {
+		return ""
+	}
+	if len(pair) > 1 {
+		var md struct {
+			Node string `json:"langgraph_node"`
+		}
+		if json.Unmarshal(pair[1], &md) == nil && md.Node != "" && md.Node != "agent" {
+			return ""
+		}
+	}
+	switch c := chunk.Content.(type) {
+	case string:
+		return c
+	case []any:
+		var b strings.Builder
+		for _, part := range c {
+			if m, ok := part.(map[string]any); ok && m["type"] == "text" {
+				b.WriteString(fmt.Sprint(m["text"]))
+			}
+		}
+		return b.String()
+	}
+	return ""
+}
+
+type callView struct {
+	name string
+	args map[string]any
+}
+
+// toolCallsOf reads the tool calls of an agent update, in trellis's or LangChain's shape.
+func toolCallsOf(raw json.RawMessage) []callView {
+	var upd struct {
+		Messages []struct {
+			ToolCalls []struct {
+				Name      string          `json:"name"`
+				Args      map[string]any  `json:"args"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"tool_calls"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(raw, &upd) != nil {
+		return nil
+	}
+	var out []callView
+	for _, m := range upd.Messages {
+		for _, c := range m.ToolCalls {
+			args := c.Args
+			if args == nil && len(c.Arguments) > 0 {
+				_ = json.Unmarshal(c.Arguments, &args)
+			}
+			out = append(out, callView{name: c.Name, args: args})
+		}
+	}
+	return out
+}
+
+// sse writes Server-Sent Events.
+type sse struct {
+	w  http.ResponseWriter
+	f  http.Flusher
+	id int
+}
+
+func newSSE(w http.ResponseWriter) *sse {
+	f, ok := w.(http.Flusher)
+	if !ok {
+		return nil
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	f.Flush()
+	return &sse{w: w, f: f}
+}
+
+func (s *sse) send(e Event) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	s.id++
+	if _, err := fmt.Fprintf(s.w, "id: %d\nevent: %s\ndata: %s\n\n", s.id, e.Type, b); err != nil {
+		return err
+	}
+	s.f.Flush()
+	return nil
+}

@@ -1,0 +1,407 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/apps/rehab/data"
+	"github.com/trellis-go/trellis/apps/rehab/kb"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/offline"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// Message IDs of the two system messages, so that they are replaced, never accumulated.
+const (
+	promptID  = "rehab_system_prompt"
+	contextID = "rehab_context_refresh"
+)
+
+// New compiles the orchestrator graph with def as the default Env.
+//
+//	START → hydrate_context → agent ─┬→ tools → reflect → agent
+//	                                 └→ post_process → END
+func New(def *Env, compile graph.CompileOptions) (*Orchestrator, error) {
+	o := &Orchestrator{def: def}
+	tools, err := o.Tools()
+	if err != nil {
+		return nil, err
+	}
+	toolNode, err := agent.NewToolNode[State](tools, nil)
+	if err != nil {
+		return nil, err
+	}
+	specs := make([]model.ToolSpec, len(tools))
+	for i, t := range tools {
+		specs[i] = t.Spec()
+	}
+	g := graph.New[State]()
+	graph.SetReducer(g, "knowledge", mergeKnowledge)
+	graph.SetReducer(g, "todos", mergeTodos)
+	g.AddNode("hydrate_context", o.hydrate)
+	g.AddNode("agent", func(ctx context.Context, s State) (State, error) { return o.agent(ctx, s, specs) })
+	g.AddNode("tools", toolNode)
+	g.AddNode("reflect", o.reflect)
+	g.AddNode("post_process", o.postProcess)
+	g.AddEdge(graph.START, "hydrate_context")
+	g.AddEdge("hydrate_context", "agent")
+	g.AddConditionalEdges("agent", Route, map[string]string{"tools": "tools", "post_process": "post_process"})
+	g.AddEdge("tools", "reflect")
+	g.AddEdge("reflect", "agent")
+	g.AddEdge("post_process", graph.END)
+	c, err := g.Compile(compile)
+	if err != nil {
+		return nil, err
+	}
+	o.Graph = c
+	return o, nil
+}
+
+// Route is the agent's routing: to tools when its last message calls any, else to
+// post_process.
+func Route(_ context.Context, s State) (string, error) {
+	if n := len(s.Messages); n > 0 && s.Messages[n-1].Role == message.RoleAssistant && len(s.Messages[n-1].ToolCalls) > 0 {
+		return "tools", nil
+	}
+	return "post_process", nil
+}
+
+// hydrate loads the user's context, opens (or creates) the conversation, and puts the system
+// prompt and the context block at the head of the conversation.
+func (o *Orchestrator) hydrate(ctx context.Context, s State) (State, error) {
+	r, err := o.run(ctx)
+	if err != nil {
+		return State{}, err
+	}
+	convID := r.conv
+	if convID == "" {
+		convID = s.ConversationID
+	}
+	sess, err := r.env.Data.OpenConversation(ctx, r.who, convID, r.env.SessionTimeout())
+	if err != nil {
+		return State{}, err
+	}
+	// Sessions that ended by timeout get their summary now, so the new one starts with it.
+	for _, ended := range sess.Ended {
+		if err := o.summarize(ctx, r, ended.ID); err != nil {
+			return State{}, err
+		}
+	}
+	h, err := r.env.Data.Hydrate(ctx, r.who)
+	if err != nil {
+		return State{}, err
+	}
+	fresh, active := kb.Build(h)
+	turn := s.Turn + 1
+	// Entries the previous turns wrote or loaded stay as they were; the always-present tier
+	// and the summaries come fresh from the database.
+	upd := kb.KB{}
+	for p, e := range fresh {
+		if old, ok := s.Knowledge[p]; ok && old.Source != kb.SourceDB && !kb.Protected(p, active) {
+			continue
+		}
+		if old, ok := s.Knowledge[p]; ok && old.Loaded() && !e.Loaded() && old.Text == e.Text {
+			e = old
+		}
+		if kb.Protected(p, active) || p == "portfolio/index" {
+			e.Touched = turn
+		}
+		upd[p] = e
+	}
+	for p, e := range s.Knowledge {
+		if _, ok := fresh[p]; !ok && e.Source == kb.SourceDB {
+			upd[p] = Tombstone()
+		}
+	}
+	focus := s.CurrentFocus
+	if focus == nil || focus.PropertyID == "" || fresh["portfolio/"+focus.PropertyID+"/resumo"].Summary == "" && !hasItem(h, focus.PropertyID) {
+		focus = &kb.Focus{PropertyID: active}
+		if active != "" {
+			focus.Topic = "imóvel"
+		}
+	}
+	k := mergeKnowledge(s.Knowledge, upd)
+	block := contextMessage(k, s.Todos, focus, r.env.KB())
+	var msgs []message.Message
+	if len(s.Messages) == 0 || s.Messages[0].ID != promptID {
+		// First turn of the thread: the system messages go first.
+		msgs = append(msgs, message.RemoveAll(), systemPrompt(), block)
+		for _, m := range s.Messages {
+			if m.ID != contextID {
+				msgs = append(msgs, m)
+			}
+		}
+	} else {
+		msgs = []message.Message{block}
+	}
+	if err := graph.Write(ctx, "knowledge", upd); err != nil {
+		return State{}, err
+	}
+	return State{Messages: msgs, UserID: r.who.User, ConversationID: sess.Conversation.ID, CurrentFocus: focus, Turn: turn}, nil
+}
+
+func hasItem(h *data.Hydrated, propertyID string) bool {
+	for _, it := range h.Portfolio {
+		if it.PropertyID == propertyID {
+			return true
+		}
+	}
+	return false
+}
+
+func systemPrompt() message.Message {
+	m := message.System(SystemPrompt)
+	m.ID = promptID
+	return m
+}
+
+// contextMessage is the context block as the one system message named context_refresh.
+func contextMessage(k kb.KB, todos []kb.Todo, f *kb.Focus, s kb.Settings) message.Message {
+	kb.Fit(k, todos, f, s)
+	m := message.System(kb.Block(k, todos, f))
+	m.ID, m.Name = contextID, kb.ContextRefresh
+	return m
+}
+
+// agent calls the model with the conversation and the tools, streaming its tokens.
+func (o *Orchestrator) agent(ctx context.Context, s State, specs []model.ToolSpec) (State, error) {
+	r, err := o.run(ctx)
+	if err != nil {
+		return State{}, err
+	}
+	req := &model.Request{Messages: forModel(s.Messages), Tools: specs}
+	var m message.Message
+	if provider, _ := model.IdentityOf(r.env.Model); provider == "offline" {
+		m, err = o.offlineTurn(ctx, r.env.Model, req, s)
+	} else {
+		var resp *model.Response
+		resp, err = agent.StreamModel(ctx, r.env.Model, req)
+		if resp != nil {
+			m = resp.Message
+		}
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("rehab: the model failed: %w", err)
+	}
+	if m.Role == "" {
+		m.Role = message.RoleAssistant
+	}
+	return State{Messages: []message.Message{m}}, nil
+}
+
+// offlineTurn asks the offline model for the whole turn, puts a pt-PT reply in place of its
+// generic fallback, then streams the text word by word as a model would.
+func (o *Orchestrator) offlineTurn(ctx context.Context, m model.Model, req *model.Request, s State) (message.Message, error) {
+	resp, err := m.Generate(ctx, req)
+	if err != nil {
+		return message.Message{}, err
+	}
+	out := resp.Message
+	out.ID = message.NewID()
+	switch {
+	case len(out.ToolCalls) > 0:
+		out.Content = "" // "Calling …" is not for the user
+	case out.Metadata["offline_rule"] == "fallback":
+		out.Content = offlineReply(s) + " " + offline.Marker
+	case out.Metadata["offline_rule"] == "tool_results":
+		// The tools' own pt-PT texts are the answer (the offline model would quote them
+		// after a generic lead-in).
+		if text := toolTexts(s.Messages); text != "" {
+			out.Content = text + "\n\n" + offline.Marker
+		}
+	}
+	info, _ := graph.InfoFrom(ctx)
+	md := map[string]any{"node": info.Node, "provider": "offline"}
+	for _, w := range splitTokens(out.Content) {
+		graph.EmitMessage(ctx, graph.MessageChunk{Message: message.Message{ID: out.ID, Role: message.RoleAssistant, Content: w}, Metadata: md})
+	}
+	for _, c := range out.ToolCalls {
+		graph.EmitMessage(ctx, graph.MessageChunk{Message: message.Message{ID: out.ID, Role: message.RoleAssistant, ToolCalls: []message.ToolCall{c}}, Metadata: md})
+	}
+	return out, nil
+}
+
+// toolTexts joins the results of the tools called since the user's last message.
+func toolTexts(msgs []message.Message) string {
+	var parts []string
+	for i := len(msgs) - 1; i >= 0 && msgs[i].Role != message.RoleUser; i-- {
+		if msgs[i].Role == message.RoleTool && strings.TrimSpace(msgs[i].Content) != "" {
+			parts = append(parts, strings.TrimSpace(msgs[i].Content))
+		}
+	}
+	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
+		parts[i], parts[j] = parts[j], parts[i]
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// splitTokens cuts a text into word-sized pieces (spaces kept), as a model's stream would.
+func splitTokens(s string) []string {
+	var out []string
+	start := 0
+	for i, r := range s {
+		if (r == ' ' || r == '\n') && i > start {
+			out = append(out, s[start:i])
+			start = i
+		}
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+// forModel is the conversation as the model sees it: system messages first, then the rest,
+// with tool calls the model never saw answered dropped (a run cut by a crash).
+func forModel(msgs []message.Message) []message.Message {
+	out := make([]message.Message, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Role == message.RoleSystem {
+			out = append(out, m)
+		}
+	}
+	for _, m := range msgs {
+		if m.Role != message.RoleSystem {
+			out = append(out, m)
+		}
+	}
+	return agent.RepairHistory(out)
+}
+
+// offlineReply answers a message the offline model has no rule for.
+func offlineReply(s State) string {
+	name := ""
+	if e, ok := s.Knowledge["user/profile"]; ok && e.Summary != "Perfil não configurado" {
+		name, _, _ = strings.Cut(e.Summary, " |")
+		name = strings.Fields(name + " ")[0]
+	}
+	greet := "Olá!"
+	if name != "" {
+		greet = "Olá, " + name + "!"
+	}
+	var b strings.Builder
+	b.WriteString(greet + " Posso analisar um anúncio do Idealista (envia o link), guardar imóveis no teu portfólio, comparar imóveis, calcular o IMT e o Imposto do Selo e acompanhar o teu orçamento.")
+	if e, ok := s.Knowledge["portfolio/index"]; ok && e.Summary != "Portfólio vazio" {
+		b.WriteString(" Tens " + e.Summary + ".")
+	}
+	if e, ok := s.Knowledge["session/resumo_anterior"]; ok {
+		b.WriteString(" Da última vez: " + e.Summary)
+	}
+	return b.String()
+}
+
+// reflect rebuilds the context block after the tools ran: no model call; the block replaces
+// the previous one (same message ID).
+func (o *Orchestrator) reflect(ctx context.Context, s State) (State, error) {
+	r, err := o.run(ctx)
+	if err != nil {
+		return State{}, err
+	}
+	k := s.Knowledge.Clone()
+	block := contextMessage(k, s.Todos, s.CurrentFocus, r.env.KB())
+	upd := changed(s.Knowledge, k)
+	if len(upd) > 0 {
+		if err := graph.Write(ctx, "knowledge", upd); err != nil {
+			return State{}, err
+		}
+	}
+	return State{Messages: []message.Message{block}}, nil
+}
+
+// Reflect is the reflect node's transformation, for tests: the state's messages with the context
+// block replaced.
+func Reflect(s State, settings kb.Settings) []message.Message {
+	k := s.Knowledge.Clone()
+	out, _ := message.Add(s.Messages, []message.Message{contextMessage(k, s.Todos, s.CurrentFocus, settings)})
+	return out
+}
+
+func changed(before, after kb.KB) kb.KB {
+	upd := kb.KB{}
+	for p, e := range after {
+		b, ok := before[p]
+		if !ok || b.Loaded() != e.Loaded() || b.LinesLoaded != e.LinesLoaded {
+			upd[p] = e
+		}
+	}
+	return upd
+}
+
+// postProcess persists the turn's messages, demotes stale knowledge, resets the turn's
+// execution metadata and writes the conversation summary when enough messages have gathered.
+func (o *Orchestrator) postProcess(ctx context.Context, s State) (State, error) {
+	r, err := o.run(ctx)
+	if err != nil {
+		return State{}, err
+	}
+	who := r.who
+	start := 0
+	if s.SavedThrough != "" {
+		for i, m := range s.Messages {
+			if m.ID == s.SavedThrough {
+				start = i + 1
+			}
+		}
+	}
+	last := s.SavedThrough
+	count := 0
+	for _, m := range s.Messages[start:] {
+		last = m.ID
+		if m.Role == message.RoleSystem {
+			continue
+		}
+		var calls json.RawMessage
+		if len(m.ToolCalls) > 0 {
+			calls, _ = json.Marshal(m.ToolCalls)
+		}
+		content := m.Text()
+		if m.Role == message.RoleAssistant {
+			content = offline.Unlabelled(m)
+		}
+		n, err := r.env.Data.AddMessage(ctx, who, data.Message{ConversationID: s.ConversationID, Role: string(m.Role), Content: content, ToolCalls: calls})
+		if err != nil {
+			return State{}, err
+		}
+		count = n
+	}
+	active := ""
+	if s.CurrentFocus != nil {
+		active = s.CurrentFocus.PropertyID
+	}
+	k := s.Knowledge.Clone()
+	demoted := kb.DemoteStale(k, s.Turn, active)
+	upd := kb.KB{}
+	for _, p := range demoted {
+		upd[p] = k[p]
+	}
+	if len(upd) > 0 {
+		if err := graph.Write(ctx, "knowledge", upd); err != nil {
+			return State{}, err
+		}
+	}
+	if err := graph.Overwrite(ctx, "executed_actions", []ExecutedAction(nil)); err != nil {
+		return State{}, err
+	}
+	if err := graph.Overwrite(ctx, "stream_events", []map[string]any(nil)); err != nil {
+		return State{}, err
+	}
+	if count > 0 {
+		conv, err := r.env.Data.Conversation(ctx, who, s.ConversationID)
+		if err != nil {
+			return State{}, err
+		}
+		if conv.MessageCount-conv.SummarizedCount >= r.env.SummaryTrigger() {
+			if err := o.summarize(ctx, r, s.ConversationID); err != nil {
+				return State{}, err
+			}
+		}
+	}
+	return State{SavedThrough: last}, nil
+}
+
+var _ = tool.Update{}

@@ -1,0 +1,154 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/apps/rehab/data"
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/offline"
+)
+
+// summarize writes a conversation's 2-3 sentence summary with the summary model (a template on
+// the offline model) and stores it with the number of messages it covers.
+func (o *Orchestrator) summarize(ctx context.Context, r *run, convID string) error {
+	conv, err := r.env.Data.Conversation(ctx, r.who, convID)
+	if err != nil {
+		return err
+	}
+	if conv.MessageCount == 0 || conv.MessageCount == conv.SummarizedCount {
+		return nil
+	}
+	msgs, err := r.env.Data.Messages(ctx, r.who, convID)
+	if err != nil {
+		return err
+	}
+	acts, err := r.env.Data.Actions(ctx, r.who, 100)
+	if err != nil {
+		return err
+	}
+	var mine []data.Action
+	for _, a := range acts {
+		if a.ConversationID == convID {
+			mine = append(mine, a)
+		}
+	}
+	text, err := Summary(ctx, r.env.Summary, conv.Summary, msgs, mine)
+	if err != nil {
+		return err
+	}
+	return r.env.Data.SetSummary(ctx, r.who, convID, text, conv.MessageCount)
+}
+
+// SummaryPrompt asks for the session summary.
+const SummaryPrompt = "Resume esta conversa em 2 a 3 frases curtas em português de Portugal, para retomar na próxima sessão: " +
+	"o que se discutiu, o que se decidiu ou ficou em aberto, e o próximo passo. Exemplo: \"Discutimos o T2 de Alfama. " +
+	"Detalhámos cozinha (mau estado). Indeciso entre Alfama e Graça. Próximo: comparação formal.\""
+
+// Summary writes a session summary: by the model, or by template when the model is the offline
+// one (which would only quote the turns).
+func Summary(ctx context.Context, m model.Model, previous string, msgs []data.Message, actions []data.Action) (string, error) {
+	if provider, _ := model.IdentityOf(m); provider != "offline" && m != nil {
+		var conv []message.Message
+		for _, x := range msgs {
+			switch x.Role {
+			case "user":
+				conv = append(conv, message.User(x.Content))
+			case "assistant":
+				if x.Content != "" {
+					conv = append(conv, message.Assistant(x.Content))
+				}
+			}
+		}
+		conv = append([]message.Message{message.System(SummaryPrompt)}, conv...)
+		text, err := agent.Summarize(ctx, m, previous, conv)
+		if err != nil {
+			return "", fmt.Errorf("rehab: summarising the session: %w", err)
+		}
+		return strings.TrimSpace(text), nil
+	}
+	return TemplateSummary(msgs, actions), nil
+}
+
+// TemplateSummary is the deterministic session summary: what was done, then what is next.
+func TemplateSummary(msgs []data.Message, actions []data.Action) string {
+	var done []string
+	seen := map[string]bool{}
+	// actions come newest first
+	for i := len(actions) - 1; i >= 0; i-- {
+		a := actions[i]
+		var s string
+		switch a.ActionType {
+		case "analysis_renovation":
+			s = "Analisámos " + firstLine(a.New, 60)
+		case "analysis_fiscal":
+			s = "Calculámos os impostos (" + a.New + ")"
+		case "update_profile":
+			s = "Atualizámos o perfil (" + a.Field + ")"
+		case "save_to_portfolio":
+			s = "Guardámos um imóvel no portfólio"
+		case "remove_from_portfolio":
+			s = "Removemos um imóvel do portfólio"
+		case "switch_active_property":
+			s = "Mudámos o foco de imóvel"
+		default:
+			continue
+		}
+		if !seen[s] {
+			seen[s] = true
+			done = append(done, s)
+		}
+	}
+	first := ""
+	for _, m := range msgs {
+		if m.Role == "user" {
+			first = firstLine(m.Content, 80)
+			break
+		}
+	}
+	var b strings.Builder
+	if first != "" {
+		b.WriteString("Começámos com: \"" + first + "\". ")
+	}
+	if len(done) > 0 {
+		if len(done) > 3 {
+			done = done[len(done)-3:]
+		}
+		b.WriteString(strings.Join(done, "; ") + ". ")
+	}
+	lastUser := ""
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			lastUser = firstLine(msgs[i].Content, 80)
+			break
+		}
+	}
+	if lastUser != "" && lastUser != first {
+		b.WriteString("Último pedido: \"" + lastUser + "\".")
+	}
+	return strings.TrimSpace(b.String())
+}
+
+var _ = offline.Marker
+
+// OpenSession returns the conversation a new message of who belongs to (see
+// data.Store.OpenConversation), after writing the summaries of the sessions it ended.
+func (o *Orchestrator) OpenSession(ctx context.Context, env *Env, who data.Who, id string) (*data.Session, error) {
+	if env == nil {
+		env = o.def
+	}
+	sess, err := env.Data.OpenConversation(ctx, who, id, env.SessionTimeout())
+	if err != nil {
+		return nil, err
+	}
+	r := &run{env: env, who: who}
+	for _, ended := range sess.Ended {
+		if err := o.summarize(ctx, r, ended.ID); err != nil {
+			return nil, err
+		}
+	}
+	return sess, nil
+}

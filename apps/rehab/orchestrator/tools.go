@@ -1,0 +1,1081 @@
+package orchestrator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/trellis-go/trellis/apps/rehab/data"
+	"github.com/trellis-go/trellis/apps/rehab/kb"
+	"github.com/trellis-go/trellis/apps/rehab/listing"
+	"github.com/trellis-go/trellis/apps/rehab/reno"
+	"github.com/trellis-go/trellis/apps/rehab/taxes"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/store"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// ToolNames are the specification's eleven tools, then those of its future list.
+var ToolNames = []string{"read_context", "write_context", "remove_context", "manage_todos", "update_user_profile",
+	"save_to_portfolio", "remove_from_portfolio", "switch_active_property", "search_portfolio",
+	"trigger_property_analysis", "recalculate_costs", "calculate_taxes", "compare_properties"}
+
+// call is what a tool body gets: the run, the state the tool node saw, and helpers.
+type call struct {
+	*run
+	st    State
+	turn  int
+	audit data.Audit
+}
+
+func (o *Orchestrator) begin(ctx context.Context, confidence float64) (*call, error) {
+	r, err := o.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st, _ := tool.StateFrom[State](ctx)
+	conv := st.ConversationID
+	if conv == "" {
+		conv = r.conv
+	}
+	if confidence == 0 {
+		confidence = 1
+	}
+	return &call{run: r, st: st, turn: st.Turn, audit: data.Audit{ConversationID: conv, Trigger: lastUser(st.Messages), Confidence: confidence}}, nil
+}
+
+// lastUser is the text of the last user message.
+func lastUser(msgs []message.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == message.RoleUser {
+			return msgs[i].Text()
+		}
+	}
+	return ""
+}
+
+func ok(content string, upd tool.Update) (*tool.Result, error) {
+	if len(upd) == 0 {
+		return &tool.Result{Content: content}, nil
+	}
+	return &tool.Result{Content: content, Command: upd}, nil
+}
+
+func refuse(content string) (*tool.Result, error) {
+	return &tool.Result{Content: content, IsError: true}, nil
+}
+
+func actionEvent(kind, summary string) map[string]any {
+	return map[string]any{"type": "action", "action_type": kind, "summary": summary}
+}
+
+func newTodoID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Tools returns the orchestrator's tools.
+func (o *Orchestrator) Tools() ([]tool.Tool, error) {
+	var out []tool.Tool
+	add := func(t tool.Tool, err error) {
+		if err == nil {
+			out = append(out, t)
+		} else {
+			out = append(out, nil)
+			panic(err) // a tool definition error is a programming error, caught by the tests
+		}
+	}
+	add(tool.New("read_context", "Load content from the knowledge base (working memory). Supports partial reads via start_line/num_lines.", o.readContext))
+	add(tool.New("write_context", "Store derived information, notes, or sub-agent results in the knowledge base. Paths memoria/decisoes, memoria/rejeitados and memoria/questoes are kept across sessions.", o.writeContext))
+	add(tool.New("remove_context", "Remove irrelevant entries from the knowledge base.", o.removeContext))
+	add(tool.New("manage_todos", "Add, complete, or list tasks for multi-step requests.", o.manageTodos))
+	add(tool.New("update_user_profile", "Update a profile section (fiscal, budget, renovation, preferences, goals) from what the user said; persists and regenerates the summaries.", o.updateProfile))
+	add(tool.New("save_to_portfolio", "Add a property to the user's portfolio (carteira) by its Idealista URL or ID.", o.saveToPortfolio))
+	add(tool.New("remove_from_portfolio", "Archive a portfolio item (soft delete). Requires the user's explicit confirmation, which the tool asks for.", o.removeFromPortfolio))
+	add(tool.New("switch_active_property", "Change the focused property and load its analysis.", o.switchActive))
+	add(tool.New("search_portfolio", "Resolve natural language references to portfolio property IDs (\"o de Alfama\", \"o mais barato\") by meaning.", o.searchPortfolio))
+	add(tool.New("trigger_property_analysis", "Run the full renovation pipeline (scrape, classify, estimate) for an Idealista URL.", o.triggerAnalysis))
+	add(tool.New("recalculate_costs", "Recalculate renovation costs using cached room features and updated preferences (no new scraping).", o.recalculateCosts))
+	add(tool.New("calculate_taxes", "Calculate the purchase taxes (impostos: IMT and Imposto do Selo) for a property and the user's fiscal profile.", o.calculateTaxes))
+	add(tool.New("compare_properties", "Compare (compara) 2-3 portfolio properties side by side in a table.", o.compareProperties))
+	return out, nil
+}
+
+type readArgs struct {
+	Path      string `json:"path" jsonschema:"the entry's path, e.g. user/budget or portfolio/<id>/analise"`
+	StartLine int    `json:"start_line,omitempty" jsonschema:"first line to load (1-based) for a partial read"`
+	NumLines  int    `json:"num_lines,omitempty" jsonschema:"how many lines to load"`
+}
+
+func (o *Orchestrator) readContext(ctx context.Context, a readArgs) (*tool.Result, error) {
+	c, err := o.begin(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	k := c.st.Knowledge.Clone()
+	text, err := kb.Read(k, a.Path, a.StartLine, a.NumLines, c.env.KB(), c.turn)
+	if err != nil {
+		return refuse(err.Error())
+	}
+	e := k[a.Path]
+	head := fmt.Sprintf("%s (%d/%d linhas):\n", a.Path, e.LinesLoaded, e.TotalLines)
+	return ok(head+text, tool.Update{"knowledge": kb.KB{a.Path: e}})
+}
+
+type writeArgs struct {
+	Path    string `json:"path" jsonschema:"where to store it, e.g. notas/visita or memoria/decisoes"`
+	Content string `json:"content" jsonschema:"the text to store"`
+	Summary string `json:"summary,omitempty" jsonschema:"one line shown in the index; the first line of content when empty"`
+}
+
+func (o *Orchestrator) writeContext(ctx context.Context, a writeArgs) (*tool.Result, error) {
+	c, err := o.begin(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	path := strings.Trim(strings.TrimSpace(a.Path), "/")
+	if path == "" || strings.Contains(path, "..") {
+		return refuse("write_context: indica um caminho como notas/visita")
+	}
+	if path == "user/profile" || path == "portfolio/index" {
+		return refuse("write_context: " + path + " é gerido pelo sistema; usa update_user_profile ou as ferramentas do portfólio")
+	}
+	sum := a.Summary
+	if sum == "" {
+		sum = firstLine(a.Content, 80)
+	}
+	upd := kb.KB{}
+	if strings.HasPrefix(path, "memoria/") {
+		prof, err := c.env.Data.Profile(ctx, c.who)
+		if err != nil {
+			return nil, err
+		}
+		m := prof.Memory
+		lines := splitLines(a.Content)
+		switch path {
+		case "memoria/decisoes":
+			m.Decisions = appendNew(m.Decisions, lines...)
+		case "memoria/rejeitados":
+			for _, l := range lines {
+				prop, reason, _ := strings.Cut(l, ":")
+				if reason == "" {
+					prop, reason, _ = strings.Cut(l, " - ")
+				}
+				m.Rejected = append(m.Rejected, data.Rejected{Property: strings.TrimSpace(prop), Reason: strings.TrimSpace(reason)})
+			}
+		case "memoria/questoes":
+			m.OpenQuestions = appendNew(m.OpenQuestions, lines...)
+		default:
+			return refuse("write_context: a memória aceita memoria/decisoes, memoria/rejeitados ou memoria/questoes")
+		}
+		prof, err = c.env.Data.UpdateProfile(ctx, c.who, data.ProfileUpdate{Memory: &m}, c.audit)
+		if err != nil {
+			return nil, err
+		}
+		upd["user/profile"] = profileEntry(prof)
+	}
+	kb.Write(upd, path, sum, a.Content, kb.SourceTool, c.turn)
+	return ok("Guardado em "+path+".", tool.Update{"knowledge": upd})
+}
+
+func splitLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(strings.TrimLeft(l, "-•* ")); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func appendNew(list []string, add ...string) []string {
+	for _, a := range add {
+		found := false
+		for _, x := range list {
+			found = found || x == a
+		}
+		if !found {
+			list = append(list, a)
+		}
+	}
+	return list
+}
+
+func firstLine(s string, max int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+type removeCtxArgs struct {
+	Path string `json:"path" jsonschema:"the entry's path"`
+}
+
+func (o *Orchestrator) removeContext(ctx context.Context, a removeCtxArgs) (*tool.Result, error) {
+	c, err := o.begin(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	if a.Path == "user/profile" || a.Path == "portfolio/index" {
+		return refuse("remove_context: " + a.Path + " está sempre presente e não pode ser removido")
+	}
+	if _, found := c.st.Knowledge[a.Path]; !found {
+		return refuse(fmt.Sprintf("remove_context: %q não existe", a.Path))
+	}
+	return ok("Removido "+a.Path+".", tool.Update{"knowledge": kb.KB{a.Path: Tombstone()}})
+}
+
+type todoArgs struct {
+	Action string `json:"action" enum:"add,complete,list" jsonschema:"add a task, complete one, or list them"`
+	Task   string `json:"task,omitempty" jsonschema:"the task to add, or the task (or its id) to complete"`
+	ID     string `json:"todo_id,omitempty" jsonschema:"the id of the task to complete"`
+}
+
+func (o *Orchestrator) manageTodos(ctx context.Context, a todoArgs) (*tool.Result, error) {
+	c, err := o.begin(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	switch a.Action {
+	case "add":
+		task := strings.TrimSpace(a.Task)
+		if task == "" {
+			task = strings.TrimSpace(c.audit.Trigger)
+		}
+		if task == "" {
+			return refuse("manage_todos: indica a tarefa a acrescentar em task")
+		}
+		t := kb.Todo{ID: newTodoID(), Task: task, Status: "pending"}
+		return ok(fmt.Sprintf("Tarefa acrescentada: ☐ [%s] %s", t.ID, t.Task), tool.Update{"todos": []kb.Todo{t}})
+	case "complete":
+		ref := strings.TrimSpace(a.ID)
+		if ref == "" {
+			ref = strings.TrimSpace(a.Task)
+		}
+		for _, t := range c.st.Todos {
+			if t.Status != "done" && (t.ID == ref || (ref != "" && strings.Contains(strings.ToLower(t.Task), strings.ToLower(ref)))) {
+				t.Status = "done"
+				return ok(fmt.Sprintf("Tarefa concluída: ☑ [%s] %s", t.ID, t.Task), tool.Update{"todos": []kb.Todo{t}})
+			}
+		}
+		return refuse(fmt.Sprintf("manage_todos: não há tarefa pendente %q; as pendentes são: %s", ref, todoList(c.st.Todos)))
+	default:
+		return ok("Tarefas:\n"+todoList(c.st.Todos), nil)
+	}
+}
+
+func todoList(ts []kb.Todo) string {
+	if len(ts) == 0 {
+		return "(nenhuma)"
+	}
+	var b strings.Builder
+	for _, t := range ts {
+		box := "☐"
+		if t.Status == "done" {
+			box = "☑"
+		}
+		fmt.Fprintf(&b, "%s [%s] %s\n", box, t.ID, t.Task)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+type profileArgs struct {
+	Section    string         `json:"section" enum:"fiscal,budget,renovation,preferences,goals" jsonschema:"the profile section"`
+	Data       map[string]any `json:"data,omitempty" jsonschema:"the section's fields to set (budget: min, max, renovacao_max in euros; fiscal: regime, primeira_habitacao, habitacao_propria_permanente, idade; renovation: diy_skills, qualidade, prioridades, excluir; preferences: zonas, tipologia; goals: objetivo); read from the user's words when empty"`
+	Confidence float64        `json:"confidence,omitempty" minimum:"0" maximum:"1" jsonschema:"how sure you are that the user meant it (1 explicit, lower for an implicit mention)"`
+}
+
+func (o *Orchestrator) updateProfile(ctx context.Context, a profileArgs) (*tool.Result, error) {
+	conf := a.Confidence
+	d := a.Data
+	c, err := o.begin(ctx, conf)
+	if err != nil {
+		return nil, err
+	}
+	if len(d) == 0 {
+		d = ExtractSection(a.Section, c.audit.Trigger)
+		if conf == 0 {
+			c.audit.Confidence = 0.8 // read from the words, not stated as data
+		}
+	}
+	if len(d) == 0 {
+		return refuse(fmt.Sprintf("update_user_profile: não encontrei dados de %s na mensagem; pergunta ao utilizador ou passa-os em data", a.Section))
+	}
+	prof, err := c.env.Data.UpdateProfile(ctx, c.who, data.ProfileUpdate{Section: a.Section, Data: d, Summarize: kb.Summarize(a.Section)}, c.audit)
+	if err != nil {
+		return refuse(err.Error())
+	}
+	sum := prof.Summaries[a.Section]
+	upd := kb.KB{"user/profile": profileEntry(prof)}
+	e := kb.NewEntry(sum, kb.SectionText(a.Section, prof.Sections[a.Section]), kb.SourceTool, true)
+	e.Touched = c.turn
+	upd["user/"+a.Section] = e
+	msg := "Perfil (" + a.Section + "): " + sum + "."
+	if a.Section == "budget" {
+		msg += budgetNote(c.st, prof)
+	}
+	return ok(msg, tool.Update{"knowledge": upd,
+		"executed_actions": []ExecutedAction{{Type: "update_profile", Summary: sum}},
+		"stream_events":    []map[string]any{actionEvent("update_profile", sum)}})
+}
+
+// budgetNote says how the active property sits against a new budget.
+func budgetNote(st State, prof *data.Profile) string {
+	if st.CurrentFocus == nil || st.CurrentFocus.PropertyID == "" {
+		return ""
+	}
+	e, ok := st.Knowledge["portfolio/"+st.CurrentFocus.PropertyID+"/resumo"]
+	if !ok {
+		return ""
+	}
+	max, has := kb.Num(prof.Sections["budget"]["max"])
+	price := 0.0
+	if a := Amounts(e.Text); len(a) > 0 {
+		price = a[0]
+	}
+	if !has || price == 0 {
+		return ""
+	}
+	if price <= max {
+		return fmt.Sprintf(" O imóvel em foco (%s) cabe neste orçamento.", kb.Euro(price))
+	}
+	return fmt.Sprintf(" O imóvel em foco (%s) passa este orçamento em %s.", kb.Euro(price), kb.Euro(price-max))
+}
+
+func profileEntry(p *data.Profile) kb.Entry {
+	k, _ := kb.Build(&data.Hydrated{Profile: p})
+	e := k["user/profile"]
+	e.Source = kb.SourceTool
+	return e
+}
+
+type propArgs struct {
+	Property string `json:"property_id,omitempty" jsonschema:"the property: its id, its Idealista id or URL, or words that name it (o de Alfama); the property in focus when empty"`
+}
+
+// resolve finds the portfolio item a reference names: an ID, an Idealista ID or URL, words
+// of its place, title or nickname, or (with no reference) the words of the user's message and
+// then the property in focus.
+func (c *call) resolve(ctx context.Context, ref string) (*data.PortfolioItem, []data.PortfolioItem, error) {
+	items, err := c.env.Data.Portfolio(ctx, c.who, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	ref = strings.TrimSpace(ref)
+	if id, err := listing.ID(ref); err == nil {
+		ref = id
+	}
+	// The user's own words win over an ID they did not write (a model may pick up the ID of the
+	// property in focus when the user named another: "remove o de Alfama").
+	words := matchWords(items, c.audit.Trigger)
+	if len(words) == 1 && (ref == "" || !strings.Contains(c.audit.Trigger, ref)) {
+		return words[0], items, nil
+	}
+	if ref != "" {
+		for i := range items {
+			it := &items[i]
+			if it.ID == ref || it.PropertyID == ref || it.Property.IdealistaID == ref {
+				return it, items, nil
+			}
+		}
+		if m := matchWords(items, ref); len(m) == 1 {
+			return m[0], items, nil
+		}
+	}
+	if ref == "" && c.st.CurrentFocus != nil && c.st.CurrentFocus.PropertyID != "" {
+		for i := range items {
+			if items[i].PropertyID == c.st.CurrentFocus.PropertyID {
+				return &items[i], items, nil
+			}
+		}
+	}
+	if ref == "" {
+		for i := range items {
+			if items[i].IsActive {
+				return &items[i], items, nil
+			}
+		}
+	}
+	return nil, items, nil
+}
+
+func itemWords(it *data.PortfolioItem) string {
+	return strings.ToLower(strings.Join([]string{it.Nickname, it.Property.Title, it.Property.Location, it.Property.Typology, it.IndexSummary}, " "))
+}
+
+func matchWords(items []data.PortfolioItem, text string) []*data.PortfolioItem {
+	low := strings.ToLower(text)
+	var out []*data.PortfolioItem
+	for _, n := range Neighbourhoods {
+		ln := strings.ToLower(n)
+		if n == "Lisboa" || n == "Porto" || !strings.Contains(low, ln) {
+			continue
+		}
+		for i := range items {
+			if strings.Contains(itemWords(&items[i]), ln) {
+				out = append(out, &items[i])
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	for i := range items {
+		if nick := strings.ToLower(items[i].Nickname); nick != "" && strings.Contains(low, nick) {
+			out = append(out, &items[i])
+		}
+	}
+	return out
+}
+
+func notFound(items []data.PortfolioItem, ref string) (*tool.Result, error) {
+	if len(items) == 0 {
+		return refuse("O portfólio está vazio: não há imóveis a que " + orWhat(ref) + " se possa referir.")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Não sei a que imóvel %s se refere. No portfólio estão:\n", orWhat(ref))
+	for _, it := range items {
+		fmt.Fprintf(&b, "- %s: %s\n", it.PropertyID, it.IndexSummary)
+	}
+	return refuse(strings.TrimRight(b.String(), "\n"))
+}
+
+func orWhat(ref string) string {
+	if ref == "" {
+		return "o pedido"
+	}
+	return fmt.Sprintf("%q", ref)
+}
+
+type saveArgs struct {
+	Property string `json:"property_id" jsonschema:"the Idealista URL or listing id"`
+	Nickname string `json:"nickname,omitempty" jsonschema:"a short name the user gives it"`
+}
+
+func (o *Orchestrator) saveToPortfolio(ctx context.Context, a saveArgs) (*tool.Result, error) {
+	c, err := o.begin(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	ref := a.Property
+	if _, err := listing.ID(ref); err != nil {
+		if it, _, _ := c.resolve(ctx, ref); it != nil {
+			ref = it.Property.IdealistaID
+		}
+	}
+	if c.env.Pipeline == nil {
+		return refuse("save_to_portfolio: não há acesso aos anúncios")
+	}
+	l, err := c.env.Pipeline.Listings.Get(ctx, ref)
+	if err != nil {
+		return refuse("save_to_portfolio: " + err.Error())
+	}
+	it, err := c.env.Data.SaveProperty(ctx, c.who, propertyOf(l), a.Nickname, c.audit)
+	if err != nil {
+		return nil, err
+	}
+	if it.IndexSummary == "" {
+		it.IndexSummary = kb.IndexLine(it.Property, 0, 0)
+		if err := c.env.Data.SetIndexSummary(ctx, c.who, it.ID, it.IndexSummary); err != nil {
+			return nil, err
+		}
+	}
+	o.index(ctx, c, it)
+	upd, err := c.portfolioUpdate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sum := "Guardado no portfólio: " + it.IndexSummary
+	return ok(sum+" ("+kb.Compact(l.Price, l.AreaM2)+").", tool.Update{"knowledge": upd,
+		"executed_actions": []ExecutedAction{{Type: "save_to_portfolio", Summary: it.IndexSummary}},
+		"stream_events":    []map[string]any{actionEvent("save_to_portfolio", sum)}})
+}
+
+func propertyOf(l *listing.Listing) data.Property {
+	raw := map[string]any{"features": l.Features, "description": l.Description, "photos": l.Photos}
+	var imgs []string
+	for _, p := range l.Photos {
+		imgs = append(imgs, p.URL)
+	}
+	return data.Property{IdealistaID: l.ID, URL: l.URL, Title: l.Title, Typology: l.Typology, Price: l.Price, AreaM2: l.AreaM2,
+		Location: l.Location, ImageURLs: imgs, Raw: raw}
+}
+
+// portfolioUpdate rebuilds portfolio/index from the database.
+func (c *call) portfolioUpdate(ctx context.Context) (kb.KB, error) {
+	items, err := c.env.Data.Portfolio(ctx, c.who, false)
+	if err != nil {
+		return nil, err
+	}
+	return kb.KB{"portfolio/index": kb.PortfolioIndex(items)}, nil
+}
+
+// ConsentRequest is the interrupt value of remove_from_portfolio.
+type ConsentRequest struct {
+	Type       string `json:"type"` // "consent"
+	Action     string `json:"action"`
+	PropertyID string `json:"property_id"`
+	Question   string `json:"question"`
+}
+
+// Consented reads a resume value as a yes or a no: true, "sim", "yes", "confirmo",
+// {"confirm": true}, or an Agent Inbox response of type accept.
+func Consented(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case string:
+		l := strings.ToLower(strings.TrimSpace(x))
+		if strings.HasPrefix(l, "não") || strings.HasPrefix(l, "nao") || strings.HasPrefix(l, "no") || strings.Contains(l, "cancel") {
+			return false
+		}
+		for _, w := range []string{"sim", "yes", "confirm", "pode", "podes", "força", "ok", "remove", "apaga", "claro", "accept"} {
+			if strings.HasPrefix(l, w) || strings.Contains(l, " "+w) {
+				return true
+			}
+		}
+	case map[string]any:
+		if b, ok := x["confirm"].(bool); ok {
+			return b
+		}
+		if t, ok := x["type"].(string); ok {
+			return t == "accept"
+		}
+	case []any:
+		if len(x) == 1 {
+			return Consented(x[0])
+		}
+	}
+	return false
+}
+
+func (o *Orchestrator) removeFromPortfolio(ctx context.Context, a propArgs) (*tool.Result, error) {
+	c, err := o.begin(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	it, items, err := c.resolve(ctx, a.Property)
+	if err != nil {
+		return nil, err
+	}
+	if it == nil || (a.Property == "" && matchWords(items, c.audit.Trigger) == nil && len(items) > 1 && !it.IsActive) {
+		return notFound(items, a.Property)
+	}
+	q := fmt.Sprintf("Confirmas que queres remover %s do portfólio? (responde sim ou não)", it.IndexSummary)
+	answer, err := graph.Interrupt(ctx, ConsentRequest{Type: "consent", Action: "remove_from_portfolio", PropertyID: it.PropertyID, Question: q})
+	if err != nil {
+		return nil, err
+	}
+	if !Consented(answer) {
+		return ok("Sem confirmação: "+it.IndexSummary+" continua no portfólio.", nil)
+	}
+	if _, err := c.env.Data.ArchiveItem(ctx, c.who, it.PropertyID, c.audit); err != nil {
+		return nil, err
+	}
+	if c.env.Store != nil {
+		_ = c.env.Store.Delete(ctx, store.DeleteRequest{Namespace: portfolioNS(c.who.User), Key: it.PropertyID})
+	}
+	upd, err := c.portfolioUpdate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for p := range c.st.Knowledge {
+		if strings.HasPrefix(p, "portfolio/"+it.PropertyID+"/") {
+			upd[p] = Tombstone()
+		}
+	}
+	u := tool.Update{"knowledge": upd,
+		"executed_actions": []ExecutedAction{{Type: "remove_from_portfolio", Summary: it.IndexSummary}},
+		"stream_events":    []map[string]any{actionEvent("remove_from_portfolio", "Removido do portfólio: "+it.IndexSummary)}}
+	if c.st.CurrentFocus != nil && c.st.CurrentFocus.PropertyID == it.PropertyID {
+		u["current_focus"] = &kb.Focus{}
+	}
+	return ok("Removido do portfólio (arquivado, pode ser recuperado): "+it.IndexSummary+".", u)
+}
+
+func (o *Orchestrator) switchActive(ctx context.Context, a propArgs) (*tool.Result, error) {
+	c, err := o.begin(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	it, items, err := c.resolve(ctx, a.Property)
+	if err != nil {
+		return nil, err
+	}
+	if it == nil {
+		return notFound(items, a.Property)
+	}
+	it, err = c.env.Data.SetActive(ctx, c.who, it.PropertyID, c.audit)
+	if err != nil {
+		return nil, err
+	}
+	upd, err := c.portfolioUpdate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	text := it.ChatSummary
+	if text == "" {
+		text = kb.Compact(it.Property.Price, it.Property.AreaM2) + "\n(ainda sem análise de obras)"
+	}
+	e := kb.NewEntry(it.IndexSummary, text, kb.SourceDB, true)
+	e.Touched = c.turn
+	upd["portfolio/"+it.PropertyID+"/resumo"] = e
+	if it.DetailSummary != "" {
+		upd["portfolio/"+it.PropertyID+"/analise"] = kb.NewEntry("Análise detalhada: "+it.IndexSummary, it.DetailSummary, kb.SourceDB, false)
+	}
+	topic := "imóvel"
+	if c.st.CurrentFocus != nil && c.st.CurrentFocus.Topic != "" {
+		topic = c.st.CurrentFocus.Topic
+	}
+	return ok("Em foco: "+it.IndexSummary+"\n"+text, tool.Update{"knowledge": upd, "current_focus": &kb.Focus{PropertyID: it.PropertyID, Topic: topic}})
+}
+
+type searchArgs struct {
+	Query string `json:"query" jsonschema:"the user's words for the property, e.g. o de Alfama, o mais barato"`
+}
+
+func portfolioNS(user string) []string { return []string{"rehab", "users", user, "portfolio"} }
+
+// index puts a portfolio item's description in the store, for search by meaning.
+func (o *Orchestrator) index(ctx context.Context, c *call, it *data.PortfolioItem) {
+	if c.env.Store == nil {
+		return
+	}
+	text := strings.Join([]string{it.Nickname, it.Property.Title, it.Property.Location, it.Property.Typology, it.IndexSummary, it.ChatSummary}, ". ")
+	_ = c.env.Store.Put(ctx, store.PutRequest{Namespace: portfolioNS(c.who.User), Key: it.PropertyID,
+		Value: map[string]any{"text": text, "property_id": it.PropertyID, "index_summary": it.IndexSummary}, Index: []string{"text"}})
+}
+
+func (o *Orchestrator) searchPortfolio(ctx context.Context, a searchArgs) (*tool.Result, error) {
+	c, err := o.begin(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	items, err := c.env.Data.Portfolio(ctx, c.who, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return ok("O portfólio está vazio.", nil)
+	}
+	q := strings.ToLower(a.Query + " " + c.audit.Trigger)
+	// Superlatives are answered from the numbers, not from words.
+	pick := func(less func(x, y data.PortfolioItem) bool, why string) (*tool.Result, error) {
+		sorted := append([]data.PortfolioItem(nil), items...)
+		sort.SliceStable(sorted, func(i, j int) bool { return less(sorted[i], sorted[j]) })
+		it := sorted[0]
+		return ok(fmt.Sprintf("%s: %s (%s)", why, it.PropertyID, it.IndexSummary), nil)
+	}
+	switch {
+	case strings.Contains(q, "mais barato") || strings.Contains(q, "cheapest"):
+		return pick(func(x, y data.PortfolioItem) bool { return x.Property.Price < y.Property.Price }, "O mais barato")
+	case strings.Contains(q, "mais caro"):
+		return pick(func(x, y data.PortfolioItem) bool { return x.Property.Price > y.Property.Price }, "O mais caro")
+	case strings.Contains(q, "maior"):
+		return pick(func(x, y data.PortfolioItem) bool { return x.Property.AreaM2 > y.Property.AreaM2 }, "O maior")
+	case strings.Contains(q, "mais pequeno") || strings.Contains(q, "menor"):
+		return pick(func(x, y data.PortfolioItem) bool { return x.Property.AreaM2 < y.Property.AreaM2 }, "O mais pequeno")
+	}
+	if m := matchWords(items, a.Query); len(m) > 0 {
+		var b strings.Builder
+		for _, it := range m {
+			fmt.Fprintf(&b, "%s: %s\n", it.PropertyID, it.IndexSummary)
+		}
+		return ok(strings.TrimRight(b.String(), "\n"), nil)
+	}
+	if c.env.Store != nil {
+		found, err := c.env.Store.Search(ctx, store.SearchRequest{NamespacePrefix: portfolioNS(c.who.User), Query: a.Query, Limit: 3})
+		if err == nil && len(found) > 0 {
+			var b strings.Builder
+			for _, f := range found {
+				fmt.Fprintf(&b, "%v: %v (relevância %.2f)\n", f.Value["property_id"], f.Value["index_summary"], f.Score)
+			}
+			return ok(strings.TrimRight(b.String(), "\n"), nil)
+		}
+	}
+	return notFound(items, a.Query)
+}
+
+type analysisArgs struct {
+	URL string `json:"url" format:"uri" jsonschema:"the Idealista listing URL"`
+}
+
+// preferences reads the estimate's preferences from a profile.
+func preferences(p *data.Profile) reno.Preferences {
+	r := p.Sections["renovation"]
+	out := reno.Preferences{Skills: kb.Strings(r["diy_skills"]), Skip: kb.Strings(r["excluir"])}
+	out.Quality, _ = r["qualidade"].(string)
+	return out
+}
+
+func (o *Orchestrator) triggerAnalysis(ctx context.Context, a analysisArgs) (*tool.Result, error) {
+	c, err := o.begin(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	if c.env.Pipeline == nil {
+		return refuse("trigger_property_analysis: o pipeline de análise não está disponível")
+	}
+	if _, err := listing.ID(a.URL); err != nil {
+		return refuse("trigger_property_analysis: " + err.Error())
+	}
+	scraped, err := c.env.Pipeline.Scrape(ctx, a.URL)
+	if err != nil {
+		return refuse("trigger_property_analysis: " + err.Error())
+	}
+	prof, err := c.env.Data.Profile(ctx, c.who)
+	if err != nil {
+		return nil, err
+	}
+	it, err := c.env.Data.SaveProperty(ctx, c.who, propertyOf(scraped.Listing), "", c.audit)
+	if err != nil {
+		return nil, err
+	}
+	rooms := make([]data.RoomFeature, len(scraped.Rooms))
+	for i, r := range scraped.Rooms {
+		rooms[i] = data.RoomFeature{RoomType: r.Type, RoomIndex: r.Index, AreaM2: r.AreaM2, Condition: r.Condition, Features: r.Features, Photo: r.Photo}
+	}
+	if err := c.env.Data.SaveRoomFeatures(ctx, c.who, it.PropertyID, rooms); err != nil {
+		return nil, err
+	}
+	res := reno.Analyze(scraped.Listing, it.PropertyID, scraped.Rooms, preferences(prof))
+	return o.finishAnalysis(ctx, c, it, res, prof, "trigger_property_analysis")
+}
+
+// finishAnalysis stores an analysis and returns the tool's answer and state update.
+func (o *Orchestrator) finishAnalysis(ctx context.Context, c *call, it *data.PortfolioItem, res *reno.Result, prof *data.Profile, kind string) (*tool.Result, error) {
+	chat, detail := kb.ChatSummary(res), kb.DetailSummary(res)
+	raw, _ := json.Marshal(res)
+	if _, err := c.env.Data.SaveAnalysis(ctx, c.who, data.Analysis{PropertyID: it.PropertyID, Type: "renovation", Result: raw, ChatSummary: chat, DetailSummary: detail}, c.audit); err != nil {
+		return nil, err
+	}
+	line := kb.IndexLine(it.Property, res.TotalMin, res.TotalMax)
+	if err := c.env.Data.SetIndexSummary(ctx, c.who, it.ID, line); err != nil {
+		return nil, err
+	}
+	it, err := c.env.Data.SetActive(ctx, c.who, it.PropertyID, c.audit)
+	if err != nil {
+		return nil, err
+	}
+	o.index(ctx, c, it)
+	upd, err := c.portfolioUpdate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e := kb.NewEntry(line, chat, kb.SourcePipeline, true)
+	e.Touched = c.turn
+	upd["portfolio/"+it.PropertyID+"/resumo"] = e
+	upd["portfolio/"+it.PropertyID+"/analise"] = kb.NewEntry("Análise detalhada: "+line, detail, kb.SourcePipeline, false)
+	// Proactive suggestions: the budget, the taxes, the dearest room.
+	var tips []string
+	if max, ok := kb.Num(prof.Sections["budget"]["max"]); ok && max > 0 {
+		if res.Price+res.TotalMax <= max {
+			tips = append(tips, "Com as obras fica dentro do teu orçamento ("+kb.Euro(max)+").")
+		} else if res.Price <= max {
+			tips = append(tips, fmt.Sprintf("O preço cabe no orçamento, mas com obras pode passar até %s.", kb.Euro(res.Price+res.TotalMax-max)))
+		} else {
+			tips = append(tips, fmt.Sprintf("Está %s acima do teu orçamento.", kb.Euro(res.Price-max)))
+		}
+	}
+	tips = append(tips, "Queres que calcule o custo total com impostos (IMT e Imposto do Selo)?")
+	if pr := reno.Priority(res.Rooms); len(pr) > 0 {
+		tips = append(tips, "Posso detalhar a "+strings.ToLower(reno.RoomLabel(pr[0].Type))+" se quiseres.")
+	}
+	verb := "Análise concluída"
+	if kind == "recalculate_costs" {
+		verb = "Custos recalculados"
+	}
+	content := verb + ": " + line + "\n" + chat + "\n\n" + strings.Join(tips, " ")
+	return ok(content, tool.Update{"knowledge": upd,
+		"current_focus":    &kb.Focus{PropertyID: it.PropertyID, Topic: "renovação"},
+		"executed_actions": []ExecutedAction{{Type: kind, Summary: line}},
+		"stream_events":    []map[string]any{actionEvent(kind, line)}})
+}
+
+func (o *Orchestrator) recalculateCosts(ctx context.Context, a propArgs) (*tool.Result, error) {
+	c, err := o.begin(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	it, items, err := c.resolve(ctx, a.Property)
+	if err != nil {
+		return nil, err
+	}
+	if it == nil {
+		return notFound(items, a.Property)
+	}
+	cached, err := c.env.Data.RoomFeatures(ctx, c.who, it.PropertyID)
+	if err != nil {
+		return nil, err
+	}
+	if len(cached) == 0 {
+		return refuse("recalculate_costs: " + it.IndexSummary + " ainda não foi analisado; usa trigger_property_analysis com o URL " + it.Property.URL)
+	}
+	prof, err := c.env.Data.Profile(ctx, c.who)
+	if err != nil {
+		return nil, err
+	}
+	// The user's words may carry the change that prompted the recalculation.
+	if d := ExtractSection("renovation", c.audit.Trigger); len(d) > 0 {
+		if prof, err = c.env.Data.UpdateProfile(ctx, c.who, data.ProfileUpdate{Section: "renovation", Data: d, Summarize: kb.Summarize("renovation")},
+			data.Audit{ConversationID: c.audit.ConversationID, Trigger: c.audit.Trigger, Confidence: 0.8}); err != nil {
+			return nil, err
+		}
+	}
+	rooms := make([]reno.Room, len(cached))
+	for i, r := range cached {
+		rooms[i] = reno.Room{Type: r.RoomType, Index: r.RoomIndex, AreaM2: r.AreaM2, Condition: r.Condition, Features: r.Features, Photo: r.Photo}
+	}
+	l := &listing.Listing{ID: it.Property.IdealistaID, Title: it.Property.Title, Typology: it.Property.Typology, Location: it.Property.Location,
+		Price: it.Property.Price, AreaM2: it.Property.AreaM2}
+	res := reno.Analyze(l, it.PropertyID, rooms, preferences(prof))
+	return o.finishAnalysis(ctx, c, it, res, prof, "recalculate_costs")
+}
+
+type taxArgs struct {
+	Property string  `json:"property_id,omitempty" jsonschema:"the property (id or words); the one in focus when empty"`
+	Price    float64 `json:"price,omitempty" jsonschema:"a price in euros, instead of a property's"`
+}
+
+func (o *Orchestrator) calculateTaxes(ctx context.Context, a taxArgs) (*tool.Result, error) {
+	c, err := o.begin(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	price := a.Price
+	var it *data.PortfolioItem
+	if price <= 0 {
+		if am := Amounts(c.audit.Trigger); len(am) == 1 && a.Property == "" {
+			price = am[0]
+		}
+	}
+	if price <= 0 {
+		var items []data.PortfolioItem
+		if it, items, err = c.resolve(ctx, a.Property); err != nil {
+			return nil, err
+		}
+		if it == nil {
+			return notFound(items, a.Property)
+		}
+		price = it.Property.Price
+	}
+	prof, err := c.env.Data.Profile(ctx, c.who)
+	if err != nil {
+		return nil, err
+	}
+	f := prof.Sections["fiscal"]
+	p := taxes.Profile{OwnPermanentHome: true}
+	if v, ok := f["habitacao_propria_permanente"].(bool); ok {
+		p.OwnPermanentHome = v
+	}
+	if v, ok := f["primeira_habitacao"].(bool); ok {
+		p.FirstHome = v
+	}
+	if n, ok := kb.Num(f["idade"]); ok {
+		p.Age = int(n)
+	}
+	r, err := taxes.Compute(price, p)
+	if err != nil {
+		return refuse("calculate_taxes: " + err.Error())
+	}
+	var b strings.Builder
+	what := kb.Euro(price)
+	if it != nil {
+		what = it.IndexSummary
+	}
+	fmt.Fprintf(&b, "Impostos na compra (%s), tabelas de %d, %s:\n", what, r.TablesOfYear, r.Table)
+	fmt.Fprintf(&b, "- IMT: %s\n- Imposto do Selo (0,8%%): %s\n- Total: %s", kb.EuroCents(r.IMT), kb.EuroCents(r.Stamp), kb.EuroCents(r.Total))
+	if r.YoungExempt {
+		b.WriteString("\nAplica-se a isenção para jovens até 35 anos na primeira habitação própria e permanente.")
+	}
+	if len(f) == 0 {
+		b.WriteString("\n(Sem perfil fiscal: considerei habitação própria e permanente, sem isenção jovem.)")
+	}
+	upd := tool.Update{}
+	if it != nil {
+		raw, _ := json.Marshal(r)
+		if _, err := c.env.Data.SaveAnalysis(ctx, c.who, data.Analysis{PropertyID: it.PropertyID, Type: "fiscal", Result: raw,
+			ChatSummary: fmt.Sprintf("IMT %s + Selo %s = %s", kb.Euro(r.IMT), kb.Euro(r.Stamp), kb.Euro(r.Total))}, c.audit); err != nil {
+			return nil, err
+		}
+		e := kb.NewEntry(fmt.Sprintf("Impostos: %s", kb.Euro(r.Total)), b.String(), kb.SourceTool, true)
+		e.Touched = c.turn
+		upd["knowledge"] = kb.KB{"portfolio/" + it.PropertyID + "/impostos": e}
+		if tot, ok := totalCost(c.st, it.PropertyID); ok {
+			fmt.Fprintf(&b, "\nCusto total estimado (preço + obras + impostos): %s", kb.EuroRange(price+tot[0]+r.Total, price+tot[1]+r.Total))
+		}
+	}
+	return ok(b.String(), upd)
+}
+
+// totalCost reads a property's renovation range from its summary in the knowledge base.
+func totalCost(st State, propertyID string) ([2]float64, bool) {
+	e, ok := st.Knowledge["portfolio/"+propertyID+"/resumo"]
+	if !ok {
+		return [2]float64{}, false
+	}
+	for _, l := range strings.Split(e.Text, "\n") {
+		if strings.HasPrefix(l, "Obras: ") {
+			field, _, _ := strings.Cut(strings.TrimPrefix(l, "Obras: "), " |")
+			lo, hi, found := strings.Cut(field, "–")
+			if !found {
+				hi = lo
+			}
+			a, b := Amounts(lo), Amounts(hi)
+			if len(a) == 1 && len(b) == 1 {
+				return [2]float64{a[0], b[0]}, true
+			}
+		}
+	}
+	return [2]float64{}, false
+}
+
+type compareArgs struct {
+	Properties []string `json:"property_ids,omitempty" jsonschema:"2 or 3 properties (ids or words); the first three of the portfolio when empty"`
+}
+
+func (o *Orchestrator) compareProperties(ctx context.Context, a compareArgs) (*tool.Result, error) {
+	c, err := o.begin(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	items, err := c.env.Data.Portfolio(ctx, c.who, false)
+	if err != nil {
+		return nil, err
+	}
+	var chosen []data.PortfolioItem
+	seen := map[string]bool{}
+	for _, ref := range a.Properties {
+		it, _, err := c.resolve(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		if it != nil && !seen[it.ID] {
+			seen[it.ID] = true
+			chosen = append(chosen, *it)
+		}
+	}
+	if len(chosen) < 2 {
+		for _, m := range matchAll(items, c.audit.Trigger) {
+			if !seen[m.ID] {
+				seen[m.ID] = true
+				chosen = append(chosen, m)
+			}
+		}
+	}
+	for _, it := range items {
+		if len(chosen) >= 2 && len(a.Properties) > 0 || len(chosen) >= 3 {
+			break
+		}
+		if !seen[it.ID] {
+			seen[it.ID] = true
+			chosen = append(chosen, it)
+		}
+	}
+	if len(chosen) > 3 {
+		chosen = chosen[:3]
+	}
+	if len(chosen) < 2 {
+		return refuse("compare_properties: são precisos pelo menos 2 imóveis no portfólio; há " + fmt.Sprint(len(items)))
+	}
+	return ok(CompareTable(chosen), nil)
+}
+
+func matchAll(items []data.PortfolioItem, text string) []data.PortfolioItem {
+	low := strings.ToLower(text)
+	var out []data.PortfolioItem
+	for _, it := range items {
+		for _, n := range Neighbourhoods {
+			ln := strings.ToLower(n)
+			if n != "Lisboa" && n != "Porto" && strings.Contains(low, ln) && strings.Contains(itemWords(&it), ln) {
+				out = append(out, it)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// CompareTable renders portfolio items side by side.
+func CompareTable(items []data.PortfolioItem) string {
+	var b strings.Builder
+	b.WriteString("| |")
+	for _, it := range items {
+		name := strings.TrimSpace(it.Property.Typology + " " + kb.Neighbourhood(it.Property.Location))
+		fmt.Fprintf(&b, " %s |", name)
+	}
+	b.WriteString("\n|---|")
+	for range items {
+		b.WriteString("---|")
+	}
+	row := func(label string, f func(it data.PortfolioItem) string) {
+		fmt.Fprintf(&b, "\n| %s |", label)
+		for _, it := range items {
+			fmt.Fprintf(&b, " %s |", f(it))
+		}
+	}
+	row("Preço", func(it data.PortfolioItem) string { return kb.Euro(it.Property.Price) })
+	row("Área", func(it data.PortfolioItem) string { return kb.Area(it.Property.AreaM2) })
+	row("€/m²", func(it data.PortfolioItem) string {
+		if it.Property.AreaM2 == 0 {
+			return "—"
+		}
+		return kb.Euro(it.Property.Price / it.Property.AreaM2)
+	})
+	reno := func(it data.PortfolioItem) (float64, float64, bool) {
+		for _, l := range strings.Split(it.ChatSummary, "\n") {
+			if strings.HasPrefix(l, "Obras: ") {
+				field, _, _ := strings.Cut(strings.TrimPrefix(l, "Obras: "), " |")
+				lo, hi, _ := strings.Cut(field, "–")
+				a, b := Amounts(lo), Amounts(hi)
+				if len(a) == 1 && len(b) == 1 {
+					return a[0], b[0], true
+				}
+				if len(a) == 1 {
+					return a[0], a[0], true
+				}
+			}
+		}
+		return 0, 0, false
+	}
+	row("Obras", func(it data.PortfolioItem) string {
+		if lo, hi, ok := reno(it); ok {
+			return kb.EuroRange(lo, hi)
+		}
+		return "por analisar"
+	})
+	row("Total", func(it data.PortfolioItem) string {
+		if lo, hi, ok := reno(it); ok {
+			return kb.EuroRange(it.Property.Price+lo, it.Property.Price+hi)
+		}
+		return kb.Euro(it.Property.Price) + " + obras"
+	})
+	row("Estado", func(it data.PortfolioItem) string { return it.Status })
+	cheapest := items[0]
+	for _, it := range items[1:] {
+		if it.Property.Price < cheapest.Property.Price {
+			cheapest = it
+		}
+	}
+	fmt.Fprintf(&b, "\n\nO mais barato à partida é %s (%s).", strings.TrimSpace(cheapest.Property.Typology+" "+kb.Neighbourhood(cheapest.Property.Location)), kb.Euro(cheapest.Property.Price))
+	_ = math.Abs
+	return b.String()
+}
+
+// errUnknownProperty keeps errors.Is usable by callers.
+var errUnknownProperty = errors.New("rehab: unknown property")
+
+var _ = errUnknownProperty

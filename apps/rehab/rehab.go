@@ -1,0 +1,120 @@
+// Package rehab is the Rehabify application: a pt-PT chat agent through which a user buys and
+// renovates property. It serves the orchestrator graph as the assistant "rehab", the SSE chat
+// endpoint POST /apps/rehab/api/v1/chat, and the JSON a front end needs (profile, portfolio,
+// action log, conversations, todos, the analysis report as PDF). See docs/apps/rehab.md.
+package rehab
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/trellis-go/trellis/appdb"
+	"github.com/trellis-go/trellis/apps/rehab/data"
+	"github.com/trellis-go/trellis/apps/rehab/listing"
+	"github.com/trellis-go/trellis/apps/rehab/orchestrator"
+	"github.com/trellis-go/trellis/apps/rehab/reno"
+	"github.com/trellis-go/trellis/httpclient"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/server"
+)
+
+// Name is the app's name; GraphID its assistant.
+const (
+	Name    = "rehab"
+	GraphID = "rehab"
+)
+
+// Options configure the app. The zero value is the offline quick start: the demo listings,
+// the demo user seeded, the specification's defaults.
+type Options struct {
+	// ListingBaseURL is the Idealista site to read listings from; empty serves the demo
+	// listings in process (through the same client).
+	ListingBaseURL string
+	// Listing tunes the listing client (timeouts, retries, a transport).
+	Listing *httpclient.Options
+	// NoDemoSeed leaves the demo user unseeded.
+	NoDemoSeed bool
+	// DemoUser is who the demo profile is seeded for; zero means the dev principal.
+	DemoUser data.Who
+	// Config is the orchestrator configuration (zero fields mean the specification's defaults).
+	Config orchestrator.Config
+}
+
+// App returns the application with the default options.
+func App() server.App { return NewApp(Options{}) }
+
+// NewApp returns the application with options.
+func NewApp(opts Options) server.App {
+	return server.App{
+		Name:        Name,
+		Description: "Rehabify: compra e remodelação de imóveis em Portugal, por conversa (pt-PT).",
+		Build:       func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) { return build(ctx, d, opts) },
+	}
+}
+
+// Parts is what Build assembled, for tests in this package's tree.
+type Parts struct {
+	DB           *appdb.DB
+	Data         *data.Store
+	Orchestrator *orchestrator.Orchestrator
+	Env          *orchestrator.Env
+}
+
+func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppParts, error) {
+	db, err := appdb.Open(ctx, appdb.Options{App: Name, DataDir: d.DataDir, DatabaseURL: d.DatabaseURL})
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*server.AppParts, error) {
+		db.Close()
+		return nil, err
+	}
+	st, err := data.New(ctx, db)
+	if err != nil {
+		return fail(err)
+	}
+	var lc *listing.Client
+	if opts.ListingBaseURL == "" {
+		lc, err = listing.NewDemo()
+	} else {
+		lc, err = listing.New(opts.ListingBaseURL, opts.Listing)
+	}
+	if err != nil {
+		return fail(fmt.Errorf("rehab: the listing client: %w", err))
+	}
+	models := d.Models
+	env := &orchestrator.Env{
+		Data:     st,
+		Pipeline: &reno.Pipeline{Listings: lc, Vision: models.For(model.RoleVision)},
+		Model:    models.For(model.RoleDefault),
+		Summary:  models.For(model.RoleFast),
+		Store:    d.Store,
+		Config:   opts.Config,
+	}
+	env.Config.Model = models.Spec(model.RoleDefault)
+	env.Config.SummaryModel = models.Spec(model.RoleFast)
+	orch, err := orchestrator.New(env, d.Compile)
+	if err != nil {
+		return fail(err)
+	}
+	if !opts.NoDemoSeed {
+		who := opts.DemoUser
+		if who.Tenant == "" {
+			who = data.Who{Tenant: server.DevPrincipal.Tenant, User: server.DevPrincipal.User}
+		}
+		if err := SeedDemo(ctx, st, lc, who); err != nil {
+			return fail(err)
+		}
+	}
+	api := &API{Parts: Parts{DB: db, Data: st, Orchestrator: orch, Env: env}, Runs: d.Runs, OpenStream: d.OpenStream}
+	var h http.Handler = api.Routes()
+	if d.Guard != nil {
+		h = d.Guard(h)
+	}
+	return &server.AppParts{
+		Graphs:  []server.AppGraph{{ID: GraphID, Description: "Rehabify: o orquestrador de conversa (pt-PT).", Graph: orch.Graph}},
+		Handler: h,
+		Close:   db.Close,
+	}, nil
+}
