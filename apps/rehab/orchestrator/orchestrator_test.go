@@ -1,0 +1,405 @@
+package orchestrator_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/trellis-go/trellis/appdb/appdbtest"
+	"github.com/trellis-go/trellis/apps/rehab/data"
+	"github.com/trellis-go/trellis/apps/rehab/kb"
+	"github.com/trellis-go/trellis/apps/rehab/listing"
+	"github.com/trellis-go/trellis/apps/rehab/orchestrator"
+	"github.com/trellis-go/trellis/apps/rehab/reno"
+	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/httpclient"
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/offline"
+	"github.com/trellis-go/trellis/model/scripted"
+	"github.com/trellis-go/trellis/store/memstore"
+)
+
+// countingVision counts the vision model's calls.
+type countingVision struct {
+	model.Model
+	n atomic.Int64
+}
+
+func (c *countingVision) Generate(ctx context.Context, r *model.Request) (*model.Response, error) {
+	c.n.Add(1)
+	return c.Model.Generate(ctx, r)
+}
+
+type fixture struct {
+	o       *orchestrator.Orchestrator
+	env     *orchestrator.Env
+	fetches *atomic.Int64
+	vision  *countingVision
+	who     data.Who
+}
+
+// setup builds the graph over a fresh SQLite database, the demo listings behind a counting
+// transport, a counting offline vision model and the given agent model.
+func setup(t *testing.T, m model.Model, cfg orchestrator.Config) *fixture {
+	t.Helper()
+	db := appdbtest.SQLite(t, "rehab")
+	st, err := data.New(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetches := &atomic.Int64{}
+	demo := listing.Demo()
+	lc, err := listing.New("", &httpclient.Options{Retries: -1, Transport: listing.HandlerTransport{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		demo.ServeHTTP(w, r)
+	})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := memstore.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vision := &countingVision{Model: offline.New(nil)}
+	env := &orchestrator.Env{Data: st, Pipeline: &reno.Pipeline{Listings: lc, Vision: vision}, Model: m, Summary: offline.New(nil), Store: mem, Config: cfg}
+	// The default env is a decoy: the runs name theirs through the configuration.
+	o, err := orchestrator.New(&orchestrator.Env{}, graph.CompileOptions{Saver: checkpoint.NewMemorySaver()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Register("test", env)
+	return &fixture{o: o, env: env, fetches: fetches, vision: vision, who: data.Who{Tenant: "t1", User: "ana"}}
+}
+
+func (f *fixture) turn(t *testing.T, thread, text string, opts ...graph.RunOption) orchestrator.State {
+	t.Helper()
+	opts = append([]graph.RunOption{graph.WithThread(thread), graph.WithConfig(map[string]any{
+		orchestrator.EnvKey: "test", "user_id": f.who.User, "tenant": f.who.Tenant})}, opts...)
+	var in orchestrator.State
+	if text != "" {
+		in.Messages = []message.Message{message.User(text)}
+	}
+	out, err := f.o.Graph.Invoke(context.Background(), in, opts...)
+	if err != nil {
+		var ie *graph.InterruptedError
+		if !errorsAs(err, &ie) {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func call(name, args string) message.ToolCall {
+	return message.ToolCall{ID: "c-" + name, Name: name, Arguments: json.RawMessage(args)}
+}
+
+func contextBlocks(msgs []message.Message) []message.Message {
+	var out []message.Message
+	for _, m := range msgs {
+		if m.Name == kb.ContextRefresh {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func TestRoute(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, c := range []struct {
+		msgs []message.Message
+		want string
+	}{
+		{[]message.Message{message.User("x"), message.Assistant("", call("manage_todos", `{}`))}, "tools"},
+		{[]message.Message{message.User("x"), message.Assistant("olá")}, "post_process"},
+		{nil, "post_process"},
+	} {
+		got, _ := orchestrator.Route(ctx, orchestrator.State{Messages: c.msgs})
+		if got != c.want {
+			t.Errorf("%v: %s, want %s", c.msgs, got, c.want)
+		}
+	}
+}
+
+func TestReflectReplacesTheContextBlock(t *testing.T) {
+	t.Parallel()
+	k := kb.KB{"user/profile": kb.NewEntry("Ana | Porto | 1/5 secções completas", "Nome: Ana", kb.SourceDB, true)}
+	s := orchestrator.State{Messages: []message.Message{message.User("olá")}, Knowledge: k}
+	s.Messages = orchestrator.Reflect(s, kb.Settings{})
+	s.Todos = []kb.Todo{{ID: "a1b2c3d4", Task: "Analisar imóvel de Graça", Status: "pending"}}
+	s.Messages = orchestrator.Reflect(s, kb.Settings{})
+	blocks := contextBlocks(s.Messages)
+	if len(blocks) != 1 || !strings.Contains(blocks[0].Content, "☐ [a1b2c3d4] Analisar imóvel de Graça") || blocks[0].Role != message.RoleSystem {
+		t.Fatalf("blocks %+v", blocks)
+	}
+	if len(s.Messages) != 2 || s.Messages[0].Content != "olá" {
+		t.Errorf("other messages changed: %+v", s.Messages)
+	}
+}
+
+// A scripted (real-model) turn: todos, an implicit budget, the context rebuilt between calls,
+// the messages persisted, the action logged with the triggering message.
+func TestScriptedTurn(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(
+		scripted.ToolCalls(call("manage_todos", `{"action":"add","task":"Analisar imóvel de Graça"}`)),
+		scripted.ToolCalls(call("update_user_profile", `{"section":"budget","data":{"max":180000},"confidence":0.7}`)),
+		scripted.Text("Anotei o orçamento de 180.000€ e a tarefa."),
+	)
+	f := setup(t, m, orchestrator.Config{})
+	st := f.turn(t, "th1", "Quero ver o imóvel da Graça; tenho uns 180k€")
+	if len(st.Todos) != 1 || st.Todos[0].Task != "Analisar imóvel de Graça" || st.Todos[0].Status != "pending" {
+		t.Errorf("todos %+v", st.Todos)
+	}
+	if e := st.Knowledge["user/budget"]; e.Summary != "Orçamento: até 180.000€" {
+		t.Errorf("budget entry %+v", e)
+	}
+	if len(contextBlocks(st.Messages)) != 1 || st.Messages[0].Role != message.RoleSystem || st.Messages[0].Content != orchestrator.SystemPrompt {
+		t.Errorf("system messages %+v", st.Messages[:2])
+	}
+	reqs := m.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model calls", len(reqs))
+	}
+	// The second call sees the todo the first call's tool added: reflect rebuilt the block.
+	if !strings.Contains(reqs[1].Messages[1].Content, "Analisar imóvel de Graça") || strings.Contains(reqs[0].Messages[1].Content, "Analisar imóvel") {
+		t.Errorf("context not rebuilt between calls:\n%s", reqs[1].Messages[1].Content)
+	}
+	if len(reqs[0].Tools) != len(orchestrator.ToolNames) {
+		t.Errorf("%d tools offered", len(reqs[0].Tools))
+	}
+	ctx := context.Background()
+	acts, _ := f.env.Data.Actions(ctx, f.who, 10)
+	if len(acts) != 1 || acts[0].Field != "budget.max" || acts[0].New != "180000" || acts[0].Confidence != 0.7 ||
+		acts[0].Trigger != "Quero ver o imóvel da Graça; tenho uns 180k€" || acts[0].ConversationID != st.ConversationID {
+		t.Errorf("actions %+v", acts)
+	}
+	msgs, _ := f.env.Data.Messages(ctx, f.who, st.ConversationID)
+	roles := ""
+	for _, x := range msgs {
+		roles += x.Role + " "
+	}
+	if roles != "user assistant tool assistant tool assistant " || msgs[5].Content != "Anotei o orçamento de 180.000€ e a tarefa." {
+		t.Errorf("persisted: %s", roles)
+	}
+	if len(st.ExecutedActions) != 0 || len(st.StreamEvents) != 0 {
+		t.Errorf("turn metadata not reset: %+v %+v", st.ExecutedActions, st.StreamEvents)
+	}
+}
+
+// The analysis fetches and classifies once; recalculate_costs reuses the cached rooms (no
+// fetch, no model call) with the new DIY skills.
+func TestRecalculateUsesTheCache(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(
+		scripted.ToolCalls(call("trigger_property_analysis", `{"url":"https://www.idealista.pt/imovel/40112233/"}`)),
+		scripted.Text("Feito."),
+		scripted.ToolCalls(call("recalculate_costs", `{}`)),
+		scripted.Text("Recalculado."),
+	)
+	f := setup(t, m, orchestrator.Config{})
+	st := f.turn(t, "th1", "Analisa https://www.idealista.pt/imovel/40112233/")
+	fetches, calls := f.fetches.Load(), f.vision.n.Load()
+	if fetches != 5 || calls != 4 { // the page and four photos; one vision call per photo
+		t.Fatalf("%d fetches, %d vision calls", fetches, calls)
+	}
+	pid := st.CurrentFocus.PropertyID
+	before := st.Knowledge["portfolio/"+pid+"/resumo"]
+	if before.Summary == "" || !before.Loaded() || st.CurrentFocus.Topic != "renovação" {
+		t.Fatalf("after analysis: %+v %+v", before, st.CurrentFocus)
+	}
+	st = f.turn(t, "th1", "Sei fazer pintura e demolição, recalcula os custos")
+	if f.fetches.Load() != fetches || f.vision.n.Load() != calls {
+		t.Errorf("recalculation fetched (%d) or called the vision model (%d)", f.fetches.Load()-fetches, f.vision.n.Load()-calls)
+	}
+	after := st.Knowledge["portfolio/"+pid+"/resumo"]
+	if after.Summary == before.Summary {
+		t.Errorf("the DIY skills did not change the estimate: %s", after.Summary)
+	}
+	p, _ := f.env.Data.Profile(context.Background(), f.who)
+	if got := kb.Strings(p.Sections["renovation"]["diy_skills"]); strings.Join(got, ",") != "pintura,demolicao" {
+		t.Errorf("skills %v", got)
+	}
+}
+
+// Turns share the thread's state; entries loaded in an earlier turn are demoted.
+func TestCheckpointedTurnsAndDemotion(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(
+		scripted.ToolCalls(call("write_context", `{"path":"notas/visita","content":"Visita sábado às 10h"}`)),
+		scripted.Text("Guardei."),
+		scripted.Text("Olá de novo."),
+	)
+	f := setup(t, m, orchestrator.Config{})
+	st := f.turn(t, "th1", "Nota: visita sábado às 10h")
+	if !st.Knowledge["notas/visita"].Loaded() || st.Turn != 1 {
+		t.Fatalf("turn 1: %+v", st.Knowledge["notas/visita"])
+	}
+	st = f.turn(t, "th1", "olá")
+	if st.Turn != 2 || st.Knowledge["notas/visita"].Loaded() || st.Knowledge["notas/visita"].Summary != "Visita sábado às 10h" {
+		t.Errorf("turn 2: %+v", st.Knowledge["notas/visita"])
+	}
+	users := 0
+	for _, x := range st.Messages {
+		if x.Role == message.RoleUser {
+			users++
+		}
+	}
+	if users != 2 || len(contextBlocks(st.Messages)) != 1 {
+		t.Errorf("%d user messages, %d context blocks", users, len(contextBlocks(st.Messages)))
+	}
+}
+
+// remove_from_portfolio pauses for consent; "não" keeps the item, "sim" archives it.
+func TestConsentBeforeRemoval(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(
+		scripted.ToolCalls(call("save_to_portfolio", `{"property_id":"https://www.idealista.pt/imovel/50223344/"}`)),
+		scripted.Text("Guardado."),
+		scripted.ToolCalls(call("remove_from_portfolio", `{"property_id":"Ribeira"}`)),
+		scripted.Text("Mantive."),
+		scripted.ToolCalls(call("remove_from_portfolio", `{"property_id":"Ribeira"}`)),
+		scripted.Text("Removido."),
+	)
+	f := setup(t, m, orchestrator.Config{})
+	ctx := context.Background()
+	f.turn(t, "th1", "Guarda este")
+	f.turn(t, "th1", "Tira o da Ribeira")
+	snap, _ := f.o.Graph.GetState(ctx, checkpoint.Ref{ThreadID: "th1"})
+	if len(snap.Interrupts()) != 1 {
+		t.Fatalf("no consent asked: %+v", snap.Next)
+	}
+	q, _ := json.Marshal(snap.Interrupts()[0].Value)
+	if !strings.Contains(string(q), "Confirmas que queres remover T1 Ribeira") {
+		t.Errorf("question %s", q)
+	}
+	if items, _ := f.env.Data.Portfolio(ctx, f.who, false); len(items) != 1 {
+		t.Fatal("removed before consent")
+	}
+	f.turn(t, "th1", "", graph.Resume("não"))
+	if items, _ := f.env.Data.Portfolio(ctx, f.who, false); len(items) != 1 {
+		t.Fatal("removed after a no")
+	}
+	f.turn(t, "th1", "Remove o da Ribeira")
+	st := f.turn(t, "th1", "", graph.Resume("sim, remove"))
+	items, _ := f.env.Data.Portfolio(ctx, f.who, true)
+	if len(items) != 1 || items[0].Status != data.StatusArchived {
+		t.Fatalf("after yes: %+v", items)
+	}
+	if strings.Contains(kb.Block(st.Knowledge, nil, nil), items[0].PropertyID) {
+		t.Error("the archived property is still in the knowledge base")
+	}
+	acts, _ := f.env.Data.Actions(ctx, f.who, 1)
+	if acts[0].ActionType != "remove_from_portfolio" || acts[0].Old != data.StatusInterested || acts[0].New != data.StatusArchived {
+		t.Errorf("log %+v", acts[0])
+	}
+	for _, v := range []any{true, "Sim", "yes", map[string]any{"confirm": true}, []any{map[string]any{"type": "accept"}}} {
+		if !orchestrator.Consented(v) {
+			t.Errorf("%v not taken as consent", v)
+		}
+	}
+	for _, v := range []any{false, "não", "nao, obrigado", "cancela", map[string]any{"type": "ignore"}, 3} {
+		if orchestrator.Consented(v) {
+			t.Errorf("%v taken as consent", v)
+		}
+	}
+}
+
+// A session idle past the timeout ends; its summary is written and shown to the next one;
+// the summary trigger writes one after enough messages.
+func TestSessionsAndSummaries(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(scripted.Text("Olá!"))
+	m.Repeat = true
+	f := setup(t, m, orchestrator.Config{SummaryTriggerMessageCount: 4, SessionTimeoutMinutes: 30})
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	f.env.Data.Now = func() time.Time { return now }
+	ctx := context.Background()
+	st := f.turn(t, "th1", "Procuro um T2 em Alfama")
+	conv := st.ConversationID
+	c, _ := f.env.Data.Conversation(ctx, f.who, conv)
+	if c.Summary != "" || c.MessageCount != 2 {
+		t.Fatalf("after 2 messages: %+v", c)
+	}
+	st = f.turn(t, "th1", "E também na Graça")
+	c, _ = f.env.Data.Conversation(ctx, f.who, conv)
+	if c.Summary == "" || c.SummarizedCount != 4 || !strings.Contains(c.Summary, "Procuro um T2 em Alfama") {
+		t.Fatalf("after 4 messages: %+v", c)
+	}
+	now = now.Add(45 * time.Minute)
+	sess, err := f.o.OpenSession(ctx, f.env, f.who, "")
+	if err != nil || !sess.Created || len(sess.Ended) != 1 {
+		t.Fatalf("after 45 idle minutes: %v %+v", err, sess)
+	}
+	st = f.turn(t, "th2", "olá", graph.WithConfig(map[string]any{orchestrator.EnvKey: "test", "user_id": "ana", "tenant": "t1", "conversation_id": sess.Conversation.ID}))
+	prev := st.Knowledge["session/resumo_anterior"]
+	if !prev.Loaded() || !strings.Contains(prev.Text, "Procuro um T2 em Alfama") {
+		t.Errorf("the next session does not show the summary: %+v", prev)
+	}
+}
+
+func TestCompareAndTaxesAndSearch(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(
+		scripted.ToolCalls(call("save_to_portfolio", `{"property_id":"50334455"}`), call("save_to_portfolio", `{"property_id":"40223344"}`)),
+		scripted.ToolCalls(call("update_user_profile", `{"section":"fiscal","data":{"habitacao_propria_permanente":true,"primeira_habitacao":true,"idade":30}}`)),
+		scripted.ToolCalls(call("compare_properties", `{"property_ids":["Paranhos","Alvalade"]}`)),
+		scripted.ToolCalls(call("calculate_taxes", `{"property_id":"Paranhos"}`)),
+		scripted.ToolCalls(call("search_portfolio", `{"query":"o mais barato"}`)),
+		scripted.Text("Pronto."),
+	)
+	f := setup(t, m, orchestrator.Config{})
+	st := f.turn(t, "th1", "Guarda os dois e compara")
+	var tools []string
+	for _, x := range st.Messages {
+		if x.Role == message.RoleTool {
+			tools = append(tools, x.Content)
+		}
+	}
+	if len(tools) != 6 {
+		t.Fatalf("tool results: %q", tools)
+	}
+	table := tools[3]
+	for _, want := range []string{"| | T3 Paranhos | T3 Alvalade |", "| Preço | 260.000€ | 420.000€ |", "| €/m² | 2.476€ | 3.818€ |", "O mais barato à partida é T3 Paranhos"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	// 260.000€, young first-home buyer: exempt under 324.058€.
+	if !strings.Contains(tools[4], "IMT: 0,00€") || !strings.Contains(tools[4], "isenção para jovens") {
+		t.Errorf("taxes:\n%s", tools[4])
+	}
+	if !strings.Contains(tools[5], "O mais barato") || !strings.Contains(tools[5], "T3 Paranhos") {
+		t.Errorf("search: %s", tools[5])
+	}
+}
+
+// Users are kept apart in the tools as in the tables.
+func TestToolsAreScopedToTheUser(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(scripted.ToolCalls(call("save_to_portfolio", `{"property_id":"50334455"}`)), scripted.Text("ok"),
+		scripted.ToolCalls(call("remove_from_portfolio", `{"property_id":"Paranhos"}`)), scripted.Text("não há"))
+	f := setup(t, m, orchestrator.Config{})
+	f.turn(t, "th-ana", "guarda")
+	f.who = data.Who{Tenant: "t1", User: "rui"}
+	st := f.turn(t, "th-rui", "remove o de Paranhos")
+	last := ""
+	for _, x := range st.Messages {
+		if x.Role == message.RoleTool {
+			last = x.Content
+		}
+	}
+	if !strings.Contains(last, "portfólio está vazio") {
+		t.Errorf("rui's removal: %s", last)
+	}
+	items, _ := f.env.Data.Portfolio(context.Background(), data.Who{Tenant: "t1", User: "ana"}, false)
+	if len(items) != 1 {
+		t.Error("ana's item changed")
+	}
+}
