@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/trellis-go/trellis/appdb"
@@ -27,6 +28,7 @@ import (
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/telemetry"
+	"github.com/trellis-go/trellis/tool"
 )
 
 // Config configures the analyst. The zero value is the offline demo.
@@ -87,6 +89,8 @@ type Analyst struct {
 	log         *slog.Logger
 	now         func() time.Time
 	maxAttempts int
+	tools       map[string]tool.Tool // traced
+	dates       sync.Map             // web result URL → published date
 }
 
 // New opens the analyst's tables in d's database, ingests the corpus for the default tenant and
@@ -149,6 +153,15 @@ func New(ctx context.Context, d server.AppDeps, cfg Config) (*Analyst, error) {
 	if a.web, err = NewTavily(base, cfg.TavilyKey, transport); err != nil {
 		db.Close()
 		return nil, err
+	}
+	ts, err := a.Tools()
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.tools = map[string]tool.Tool{}
+	for name, t := range ts {
+		a.tools[name] = telemetry.Tool(t)
 	}
 	if err := a.kb.EnsureCorpus(ctx, server.DevPrincipal.Tenant); err != nil {
 		db.Close()

@@ -64,12 +64,16 @@ func (a *Analyst) planGate(ctx context.Context, s State) (State, error) {
 	}
 	resp, err := agent.AskHuman(ctx, agent.HumanInterrupt{
 		ActionRequest: agent.ActionRequest{Action: "Review research plan", Args: map[string]any{"plan": s.ResearchPlan}},
-		Config:        allowAll, Description: planMarkdown(s.ResearchPlan, s.PlanVersion)})
+		Config:        allowAll, Description: gateErrorNote(s) + planMarkdown(s.ResearchPlan, s.PlanVersion)})
 	if err != nil {
 		return State{}, err
 	}
 	user, _ := who(ctx, s)
 	topic := clip(s.ResearchPlan.Topic, 80)
+	if err := clearKeys(ctx, "gate_error"); err != nil {
+		return State{}, err
+	}
+	retry := func(err error) (State, error) { return State{GateError: err.Error(), Next: NodePlanGate}, nil }
 	switch resp.Type {
 	case "accept":
 		if err := a.mem.Note(ctx, user, "plan accepted", fmt.Sprintf("accepted a research plan on %q with %d sub-questions", topic, len(s.ResearchPlan.SubQuestions))); err != nil {
@@ -83,7 +87,7 @@ func (a *Analyst) planGate(ctx context.Context, s State) (State, error) {
 	case "edit":
 		args, err := editArgs(resp)
 		if err != nil {
-			return State{}, err
+			return retry(err)
 		}
 		var p Plan
 		src := any(args)
@@ -91,7 +95,7 @@ func (a *Analyst) planGate(ctx context.Context, s State) (State, error) {
 			src = v
 		}
 		if err := remarshal(src, &p); err != nil || len(p.SubQuestions) == 0 {
-			return State{}, fmt.Errorf("analyst: an edit of the plan must send args.plan with sub_questions (a list of {question, sources}); got %s", clip(toJSON(args), 200))
+			return retry(fmt.Errorf("analyst: an edit of the plan must send args.plan with sub_questions (a list of {question, sources}); got %s", clip(toJSON(args), 200)))
 		}
 		if p.Topic == "" {
 			p.Topic = s.ResearchPlan.Topic
@@ -109,7 +113,7 @@ func (a *Analyst) planGate(ctx context.Context, s State) (State, error) {
 	case "response":
 		text := responseText(resp)
 		if text == "" {
-			return State{}, fmt.Errorf("analyst: a response to the plan needs text: what to change")
+			return retry(fmt.Errorf("analyst: a response to the plan needs text: what to change"))
 		}
 		if _, err := a.mem.Update(ctx, user, NSPreferences, "feedback on the plan", []message.Message{message.User(text)}); err != nil {
 			return State{}, err
@@ -183,11 +187,15 @@ func (a *Analyst) discoveryGate(ctx context.Context, s State) (State, error) {
 	resp, err := agent.AskHuman(ctx, agent.HumanInterrupt{
 		ActionRequest: agent.ActionRequest{Action: "Review discoveries", Args: map[string]any{"discoveries": s.Discoveries,
 			"follow_up_questions": s.FollowUpQuestions, "focus": focus, "ignore": []string{}, "follow_ups": []string{}}},
-		Config: allowAll, Description: discoveryMarkdown(s)})
+		Config: allowAll, Description: gateErrorNote(s) + discoveryMarkdown(s)})
 	if err != nil {
 		return State{}, err
 	}
 	user, _ := who(ctx, s)
+	if err := clearKeys(ctx, "gate_error"); err != nil {
+		return State{}, err
+	}
+	retry := func(err error) (State, error) { return State{GateError: err.Error(), Next: NodeDiscoveryGate}, nil }
 	var ignore, follow []string
 	switch resp.Type {
 	case "accept":
@@ -201,26 +209,26 @@ func (a *Analyst) discoveryGate(ctx context.Context, s State) (State, error) {
 			Messages: []message.Message{message.Assistant("Discoveries approved. Writing the report.")}}, nil
 	case "ignore":
 		if focus == "" {
-			return State{}, fmt.Errorf("analyst: there is no discovery left to ignore; accept or respond")
+			return retry(fmt.Errorf("analyst: there is no discovery left to ignore; accept or respond"))
 		}
 		ignore = []string{focus}
 	case "edit":
 		args, err := editArgs(resp)
 		if err != nil {
-			return State{}, err
+			return retry(err)
 		}
 		var e struct {
 			Ignore    []string `json:"ignore"`
 			FollowUps []string `json:"follow_ups"`
 		}
 		if err := remarshal(args, &e); err != nil || len(e.Ignore)+len(e.FollowUps) == 0 {
-			return State{}, fmt.Errorf("analyst: an edit of the discoveries must send args.ignore (discovery ids) or args.follow_ups (questions)")
+			return retry(fmt.Errorf("analyst: an edit of the discoveries must send args.ignore (discovery ids) or args.follow_ups (questions)"))
 		}
 		ignore, follow = e.Ignore, e.FollowUps
 	case "response":
 		text := responseText(resp)
 		if text == "" {
-			return State{}, fmt.Errorf("analyst: a response to the discoveries needs text: follow-up directions, or \"ignore <id>\"")
+			return retry(fmt.Errorf("analyst: a response to the discoveries needs text: follow-up directions, or \"ignore <id>\""))
 		}
 		for _, m := range ignoreRe.FindAllStringSubmatch(text, -1) {
 			ignore = append(ignore, strings.ToUpper(m[1][:1])+m[1][1:])
@@ -252,7 +260,7 @@ func (a *Analyst) discoveryGate(ctx context.Context, s State) (State, error) {
 		if k, ok := known[strings.ToLower(id)]; ok {
 			ign = append(ign, k)
 		} else {
-			return State{}, fmt.Errorf("analyst: there is no discovery %q to ignore; the discoveries are %s", id, strings.Join(discoveryIDs(s.Discoveries), ", "))
+			return retry(fmt.Errorf("analyst: there is no discovery %q to ignore; the discoveries are %s", id, strings.Join(discoveryIDs(s.Discoveries), ", ")))
 		}
 	}
 	for _, id := range ign {
@@ -365,17 +373,21 @@ func finalMarkdown(s State) string {
 func (a *Analyst) finalGate(ctx context.Context, s State) (State, error) {
 	resp, err := agent.AskHuman(ctx, agent.HumanInterrupt{
 		ActionRequest: agent.ActionRequest{Action: "Review final report", Args: map[string]any{"format": orDefault(s.ReportFormat, "markdown"), "report": s.ReportDraft}},
-		Config:        allowAll, Description: finalMarkdown(s)})
+		Config:        allowAll, Description: gateErrorNote(s) + finalMarkdown(s)})
 	if err != nil {
 		return State{}, err
 	}
 	user, _ := who(ctx, s)
+	if err := clearKeys(ctx, "gate_error"); err != nil {
+		return State{}, err
+	}
+	retry := func(err error) (State, error) { return State{GateError: err.Error(), Next: NodeFinalGate}, nil }
 	approve := func(format, report string, how string) (State, error) {
 		if format == "" {
 			format = orDefault(s.ReportFormat, "markdown")
 		}
 		if format != "markdown" && format != "json" {
-			return State{}, fmt.Errorf("analyst: format %q is not offered; send \"markdown\" or \"json\"", format)
+			return retry(fmt.Errorf("analyst: format %q is not offered; send \"markdown\" or \"json\"", format))
 		}
 		mem, err := a.mem.Load(ctx, user, NSPreferences)
 		if err != nil {
@@ -399,7 +411,7 @@ func (a *Analyst) finalGate(ctx context.Context, s State) (State, error) {
 	case "edit":
 		args, err := editArgs(resp)
 		if err != nil {
-			return State{}, err
+			return retry(err)
 		}
 		format, _ := args["format"].(string)
 		report, _ := args["report"].(string)
@@ -416,7 +428,7 @@ func (a *Analyst) finalGate(ctx context.Context, s State) (State, error) {
 	}
 	text := responseText(resp)
 	if text == "" {
-		return State{}, fmt.Errorf("analyst: a response to the report needs text: a question, \"research ...\", \"re-plan ...\" or \"approve as json\"")
+		return retry(fmt.Errorf("analyst: a response to the report needs text: a question, \"research ...\", \"re-plan ...\" or \"approve as json\""))
 	}
 	route, format, err := a.routeFinal(ctx, text)
 	if err != nil {
@@ -515,4 +527,11 @@ func (a *Analyst) answer(ctx context.Context, s State, q string) (string, error)
 		parts = append(parts, c.text)
 	}
 	return "From the research: " + strings.Join(parts, ". ") + ".", nil
+}
+
+func gateErrorNote(s State) string {
+	if s.GateError == "" {
+		return ""
+	}
+	return "> **Could not apply your last answer:** " + s.GateError + "\n\n"
 }

@@ -65,7 +65,7 @@ func (a *Analyst) Graph(opts graph.CompileOptions) (*graph.Compiled[State], erro
 		}
 		return s.Next, nil
 	}
-	g.AddConditionalEdges(NodePlanGate, next, map[string]string{NodePlanner: NodePlanner, NodeResearch: NodeResearch, graph.END: graph.END})
+	g.AddConditionalEdges(NodePlanGate, next, map[string]string{NodePlanner: NodePlanner, NodeResearch: NodeResearch, NodePlanGate: NodePlanGate, graph.END: graph.END})
 	g.AddEdge(NodeResearch, NodeDiscoveryGate)
 	g.AddConditionalEdges(NodeDiscoveryGate, next, map[string]string{NodeResearch: NodeResearch, NodeReport: NodeReport, NodeDiscoveryGate: NodeDiscoveryGate, graph.END: graph.END})
 	g.AddEdge(NodeReport, NodeFinalGate)

@@ -2,6 +2,7 @@ package analyst
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -118,10 +119,6 @@ const ragMinScore = 0.25
 // the task lists, more widely.
 func (a *Analyst) taskAgent(ctx context.Context, s ResearchState) (ResearchState, error) {
 	t := s.Task
-	tenant := s.Tenant
-	if tenant == "" {
-		_, tenant = who(ctx, State{UserID: s.UserID})
-	}
 	kinds, k := t.Sources, 5
 	if t.Attempt <= 1 && len(kinds) > 1 {
 		kinds, k = kinds[:1], 3
@@ -136,7 +133,7 @@ func (a *Analyst) taskAgent(ctx context.Context, s ResearchState) (ResearchState
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got, err := a.gather(ctx, tenant, kind, t.Question, k)
+			got, err := a.gather(ctx, kind, t.Question, k)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -162,27 +159,30 @@ func (a *Analyst) taskAgent(ctx context.Context, s ResearchState) (ResearchState
 	return ResearchState{Returned: []Finding{f}}, nil
 }
 
-// gather runs rag_tool or web_search_tool's search for one task.
-func (a *Analyst) gather(ctx context.Context, tenant, kind, q string, k int) ([]Source, error) {
+// gather calls rag_tool or web_search_tool for one task.
+func (a *Analyst) gather(ctx context.Context, kind, q string, k int) ([]Source, error) {
 	terms := contentWords(q)
 	switch kind {
 	case "web":
-		res, err := a.web.Search(ctx, q, k)
-		if err != nil {
-			return nil, fmt.Errorf("analyst: web search for %q: %w", clip(q, 60), err)
+		var res []WebResult
+		if err := a.callTool(ctx, "web_search_tool", WebArgs{Query: q, MaxResults: k}, &res); err != nil {
+			return nil, err
 		}
 		var out []Source
 		for _, r := range res {
-			out = append(out, Source{Kind: "web", Title: r.Title, Ref: r.URL, Date: r.PublishedDate, Score: r.Score, Quote: bestSentence(terms, r.Content)})
+			out = append(out, Source{Kind: "web", Title: r.Title, Ref: r.URL, Date: a.webDate(r.URL), Score: r.Score, Quote: bestSentence(terms, r.Content)})
 		}
 		return out, nil
 	default:
-		cs, err := a.kb.Search(ctx, tenant, q, k, nil, ragMinScore)
-		if err != nil {
+		var cs []Chunk
+		if err := a.callTool(ctx, "rag_tool", RAGArgs{Query: q, TopK: k}, &cs); err != nil {
 			return nil, err
 		}
 		var out []Source
 		for _, c := range cs {
+			if c.Score < ragMinScore {
+				continue
+			}
 			kind := "company_db"
 			if c.Metadata["document_type"] == "report" {
 				kind = "report"
@@ -193,6 +193,36 @@ func (a *Analyst) gather(ctx context.Context, tenant, kind, q string, k int) ([]
 		}
 		return out, nil
 	}
+}
+
+// callTool calls one of the analyst's tools (traced) and decodes its structured result.
+func (a *Analyst) callTool(ctx context.Context, name string, args, out any) error {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return err
+	}
+	res, err := a.tools[name].Call(ctx, raw)
+	if err != nil {
+		return fmt.Errorf("analyst: %s: %w", name, err)
+	}
+	if res.IsError {
+		return fmt.Errorf("analyst: %s: %s", name, res.Text())
+	}
+	body := res.Structured
+	if len(body) == 0 {
+		body = json.RawMessage(res.Content)
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("analyst: %s answered %s: %w", name, clip(string(body), 80), err)
+	}
+	return nil
+}
+
+// webDate is the publication date the search engine gave a URL, remembered from its results.
+func (a *Analyst) webDate(url string) string {
+	v, _ := a.dates.Load(url)
+	s, _ := v.(string)
+	return s
 }
 
 func bestSentence(terms []string, text string) string {

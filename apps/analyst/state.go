@@ -47,6 +47,8 @@ type State struct {
 
 	CurrentPhase     string `json:"current_phase,omitempty"` // init, planning, research, report, final, end
 	HITLResponseType string `json:"hitl_response_type,omitempty"`
+	// GateError says why the last answer to a gate could not be applied; the gate asks again.
+	GateError string `json:"gate_error,omitempty"`
 	// Next is where the last gate sends the run (internal routing).
 	Next string `json:"next,omitempty"`
 }
