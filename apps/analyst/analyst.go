@@ -26,7 +26,6 @@ import (
 	"github.com/trellis-go/trellis/appdb"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/server"
-	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/telemetry"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -96,8 +95,8 @@ type Analyst struct {
 // New opens the analyst's tables in d's database, ingests the corpus for the default tenant and
 // connects the web client.
 func New(ctx context.Context, d server.AppDeps, cfg Config) (*Analyst, error) {
-	st, ok := d.Store.(store.Store)
-	if !ok || st == nil {
+	st := d.Store
+	if st == nil {
 		return nil, fmt.Errorf("analyst: the server has no store")
 	}
 	log := d.Logger
@@ -128,7 +127,7 @@ func New(ctx context.Context, d server.AppDeps, cfg Config) (*Analyst, error) {
 	if a.maxAttempts <= 0 {
 		a.maxAttempts = 3
 	}
-	shared, _ := d.SharedStore.(store.Store)
+	shared := d.SharedStore
 	if shared == nil {
 		shared = st
 	}

@@ -150,15 +150,6 @@ func messageText(v map[string]any, i int) string {
 	return c
 }
 
-func allMessages(v map[string]any) string {
-	msgs, _ := v["messages"].([]any)
-	var b strings.Builder
-	for i := range msgs {
-		b.WriteString(messageText(v, i) + "\n")
-	}
-	return b.String()
-}
-
 func (s *session) findings() map[string]any {
 	f, _ := s.values["research_findings"].(map[string]any)
 	return f
