@@ -1,0 +1,389 @@
+package realty
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// Limits of the agent loop.
+const (
+	// MaxToolIterations bounds the model calls of one turn.
+	MaxToolIterations = 8
+	// VerbatimTurns is how many of the latest turns the model sees verbatim; older ones reach it
+	// through the session's episodes (L2).
+	VerbatimTurns = 5
+	// HistoryResults and EpisodeResults are how many L3 summaries and L2 episodes are injected.
+	HistoryResults = 3
+	EpisodeResults = 3
+)
+
+// StructuredTools are the tools whose structured result ({"type": "listings"|"detail",
+// "items": [...]}) is the turn's data.
+var StructuredTools = map[string]bool{"search_properties": true, "get_property_details": true, "get_property_details_by_address": true}
+
+// layerKey marks the context message holding the L2 episodes, which windowModel places after
+// the verbatim turns.
+const layerKey = "realty_layer"
+
+// turnContext says whom a model call or tool call serves.
+type turnContext struct {
+	Tenant, Session string
+	Turn            int // the current turn's index, from 0
+}
+
+func tenantOf(ctx context.Context) string {
+	if p, ok := server.PrincipalFrom(ctx); ok && p.Tenant != "" {
+		return p.Tenant
+	}
+	if ci, ok := tool.CallInfoFrom(ctx); ok && ci.Tenant != "" {
+		return ci.Tenant
+	}
+	return "default"
+}
+
+func sessionOfConfig(cfg map[string]any, threadID string) string {
+	if s, ok := cfg["session_id"].(string); ok && s != "" {
+		return s
+	}
+	if threadID != "" {
+		return threadID
+	}
+	return "default"
+}
+
+func lastUser(msgs []message.Message) (string, int) {
+	turns := 0
+	text := ""
+	for _, m := range msgs {
+		if m.Role == message.RoleUser {
+			turns++
+			text = m.Text()
+		}
+	}
+	return text, turns - 1
+}
+
+// buildContext is the agent's per-call context, in the specification's order: the identity
+// (AGENT.md), the instruction with the host's time zone, and the skills' system prompt; the
+// skill's preferences (L1); similar past results (L3); then the session's older exchanges (L2),
+// which windowModel moves after the verbatim turns.
+func (a *Realty) buildContext(ctx context.Context, in agent.PromptInput) ([]message.Message, error) {
+	tc := turnContext{Tenant: tenantOf(ctx), Session: sessionOfConfig(in.Config, in.ThreadID)}
+	query, turn := lastUser(in.State.Messages)
+	tc.Turn = turn
+	var sys strings.Builder
+	if id := a.reg.Identity(); id != "" {
+		sys.WriteString(id + "\n\n")
+	}
+	now := a.now()
+	fmt.Fprintf(&sys, "The user's time zone is %s; it is now %s there. Give times in that zone.\n", a.tz, now.Format("Monday 2 January 2006, 15:04 MST"))
+	sys.WriteString("Answer from the tools' results; keep answers short.\n\n")
+	sys.WriteString(a.reg.SystemPrompt())
+	sys.WriteString("\n\n## Skill: " + SkillProperty + " (app tools)\n\nsave_search_criteria keeps the user's lasting criteria in the skill's preferences.")
+	out := []message.Message{message.System(sys.String())}
+	for _, skill := range a.skillNames() {
+		prefs, err := a.mem.Preferences(ctx, tc.Tenant, skill)
+		if err != nil {
+			return nil, err
+		}
+		if prefs != "" {
+			out = append(out, message.System(fmt.Sprintf("Saved preferences (%s/preferences.md):\n%s", skill, prefs)))
+		}
+		if query != "" {
+			past, err := a.mem.History(ctx, tc.Tenant, skill, query, HistoryResults)
+			if err != nil {
+				return nil, err
+			}
+			if len(past) > 0 {
+				out = append(out, message.System(fmt.Sprintf("Useful results from earlier sessions (%s):\n- %s", skill, strings.Join(past, "\n- "))))
+			}
+		}
+	}
+	if turn > VerbatimTurns && query != "" {
+		eps, err := a.mem.Episodes(ctx, tc.Tenant, tc.Session, query, turn-VerbatimTurns, EpisodeResults)
+		if err != nil {
+			return nil, err
+		}
+		if len(eps) > 0 {
+			m := message.System("Earlier in this conversation (older exchanges related to this message):\n- " + strings.Join(eps, "\n- "))
+			m.Metadata = map[string]any{layerKey: "L2"}
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+func (a *Realty) now() time.Time {
+	if a.clock != nil {
+		return a.clock().In(a.loc)
+	}
+	return time.Now().In(a.loc)
+}
+
+func (a *Realty) skillNames() []string {
+	names := a.reg.Names()
+	for _, n := range names {
+		if n == SkillProperty {
+			return names
+		}
+	}
+	return append(names, SkillProperty)
+}
+
+// windowModel shows the model the context, the last VerbatimTurns turns verbatim, the L2
+// episodes, then the current turn; each call is bounded by timeout.
+type windowModel struct {
+	inner   model.Model
+	timeout time.Duration
+}
+
+// Window reorders and trims a request's messages as windowModel sends them.
+func Window(msgs []message.Message) []message.Message {
+	var head, l2, conv []message.Message
+	for _, m := range msgs {
+		switch {
+		case m.Role == message.RoleSystem && m.Metadata[layerKey] == "L2":
+			l2 = append(l2, m)
+		case m.Role == message.RoleSystem && len(conv) == 0:
+			head = append(head, m)
+		default:
+			conv = append(conv, m)
+		}
+	}
+	var starts []int
+	for i, m := range conv {
+		if m.Role == message.RoleUser {
+			starts = append(starts, i)
+		}
+	}
+	cur := len(conv)
+	if len(starts) > 0 {
+		cur = starts[len(starts)-1]
+	}
+	from := 0
+	if n := len(starts) - 1; n > VerbatimTurns {
+		from = starts[n-VerbatimTurns]
+	}
+	out := make([]message.Message, 0, len(head)+len(l2)+len(conv)-from)
+	out = append(out, head...)
+	out = append(out, conv[from:cur]...)
+	out = append(out, l2...)
+	out = append(out, conv[cur:]...)
+	return out
+}
+
+func (w *windowModel) req(req *model.Request) *model.Request {
+	r := *req
+	r.Messages = Window(req.Messages)
+	return &r
+}
+
+func (w *windowModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.timeout)
+	defer cancel()
+	return w.inner.Generate(ctx, w.req(req))
+}
+
+func (w *windowModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		ctx, cancel := context.WithTimeout(ctx, w.timeout)
+		defer cancel()
+		for c, err := range w.inner.Stream(ctx, w.req(req)) {
+			if !yield(c, err) {
+				return
+			}
+		}
+	}
+}
+
+// routed is a skill's tool as the agent calls it: search_properties takes what it lacks from the
+// saved preferences, and a useful result is scored and kept in the skill's history (L3).
+type routed struct {
+	tool.Tool
+	skill string
+	a     *Realty
+}
+
+func (r *routed) Call(ctx context.Context, args json.RawMessage) (*tool.Result, error) {
+	tenant := tenantOf(ctx)
+	name := r.Spec().Name
+	if name == "search_properties" {
+		var err error
+		if args, err = r.a.withSavedCriteria(ctx, tenant, args); err != nil {
+			return nil, err
+		}
+	}
+	res, err := r.Tool.Call(ctx, args)
+	if err != nil || res == nil || res.IsError {
+		return res, err
+	}
+	session := ""
+	if ci, ok := tool.CallInfoFrom(ctx); ok {
+		session = ci.ThreadID
+	}
+	if _, _, err := r.a.mem.ScoreAndSave(ctx, tenant, r.skill, session, summarize(name, args, res)); err != nil {
+		r.a.log.Warn("realty: saving a result to the skill's history failed", "err", err)
+	}
+	return res, nil
+}
+
+// summarize writes the L3 summary of a result: what was asked and what came back, not the raw
+// output.
+func summarize(name string, args json.RawMessage, res *tool.Result) string {
+	var d struct {
+		Type  string `json:"type"`
+		Items []struct {
+			ZPID    string   `json:"zpid"`
+			Address string   `json:"address"`
+			Price   *float64 `json:"price"`
+			Beds    *float64 `json:"beds"`
+		} `json:"items"`
+	}
+	_ = json.Unmarshal(res.Structured, &d)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s returned %d %s", name, compactJSON(args), len(d.Items), d.Type)
+	for i, it := range d.Items {
+		if i == 3 {
+			b.WriteString("; …")
+			break
+		}
+		price := "?"
+		if it.Price != nil {
+			price = fmt.Sprintf("$%.0f", *it.Price)
+		}
+		fmt.Fprintf(&b, "; %s at %s (zpid %s)", it.Address, price, it.ZPID)
+	}
+	return b.String()
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var v map[string]any
+	if json.Unmarshal(raw, &v) != nil || len(v) == 0 {
+		return "{}"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// withSavedCriteria fills a search's missing location, price range, bedrooms, bathrooms and kind
+// from the skill's saved preferences.
+func (a *Realty) withSavedCriteria(ctx context.Context, tenant string, args json.RawMessage) (json.RawMessage, error) {
+	var v map[string]any
+	if len(args) > 0 && json.Unmarshal(args, &v) != nil {
+		return args, nil
+	}
+	if v == nil {
+		v = map[string]any{}
+	}
+	// A minimum price under $1,000 is a count the words gave ("at least 2"), not a price.
+	if f, ok := v["min_price"].(float64); ok && f < 1000 {
+		delete(v, "min_price")
+	}
+	prefs, err := a.mem.Preferences(ctx, tenant, SkillProperty)
+	if err != nil {
+		return args, err
+	}
+	if prefs == "" {
+		return json.Marshal(v)
+	}
+	saved := map[string]string{}
+	for _, line := range strings.Split(prefs, "\n") {
+		_, rest, ok := strings.Cut(line, "] ")
+		if !ok {
+			continue
+		}
+		k, val, ok := strings.Cut(rest, ": ")
+		if ok {
+			saved[strings.TrimSpace(k)] = strings.TrimSpace(val)
+		}
+	}
+	empty := func(k string) bool {
+		x, ok := v[k]
+		if !ok || x == nil || x == "" || x == "any" {
+			return true
+		}
+		f, isNum := x.(float64)
+		return isNum && f == 0
+	}
+	for _, k := range []string{"location", "min_price", "max_price", "bedrooms", "bathrooms", "property_type"} {
+		s, ok := saved[k]
+		if !ok || !empty(k) {
+			continue
+		}
+		if k == "location" || k == "property_type" {
+			v[k] = s
+			continue
+		}
+		var f float64
+		if _, err := fmt.Sscanf(s, "%g", &f); err == nil {
+			v[k] = f
+		}
+	}
+	return json.Marshal(v)
+}
+
+// CriteriaArgs are save_search_criteria's arguments.
+type CriteriaArgs struct {
+	Location     string  `json:"location,omitempty" jsonschema:"the city and state the user wants to live in"`
+	MinPrice     float64 `json:"min_price,omitempty" jsonschema:"the lowest price in US dollars"`
+	MaxPrice     float64 `json:"max_price,omitempty" jsonschema:"the user's budget: the highest price in US dollars"`
+	Bedrooms     float64 `json:"bedrooms,omitempty" jsonschema:"the fewest bedrooms"`
+	Bathrooms    float64 `json:"bathrooms,omitempty" jsonschema:"the fewest bathrooms"`
+	PropertyType string  `json:"property_type,omitempty" enum:"any,SINGLE_FAMILY,CONDO,TOWNHOUSE,MULTI_FAMILY" jsonschema:"the kind of home"`
+}
+
+// criteriaTool is save_search_criteria: the user's lasting criteria as typed entries of the
+// property skill's preferences.md.
+func (a *Realty) criteriaTool() (tool.Tool, error) {
+	return tool.New("save_search_criteria", "Remember the user's lasting search criteria (location, budget, bedrooms, bathrooms, kind of home) for later sessions.",
+		func(ctx context.Context, c CriteriaArgs) (string, error) {
+			tenant := tenantOf(ctx)
+			type entry struct{ typ, key, value string }
+			var es []entry
+			num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+			// A price under $1,000 is a count the words gave ("at least 2"), not a price.
+			if c.MinPrice < 1000 {
+				c.MinPrice = 0
+			}
+			if s := strings.TrimSpace(c.Location); s != "" {
+				es = append(es, entry{"LOCATION", "location", s})
+			}
+			if c.MinPrice > 0 {
+				es = append(es, entry{"BUDGET", "min_price", num(c.MinPrice)})
+			}
+			if c.MaxPrice > 0 {
+				es = append(es, entry{"BUDGET", "max_price", num(c.MaxPrice)})
+			}
+			if c.Bedrooms > 0 {
+				es = append(es, entry{"ROOMS", "bedrooms", num(c.Bedrooms)})
+			}
+			if c.Bathrooms > 0 {
+				es = append(es, entry{"ROOMS", "bathrooms", num(c.Bathrooms)})
+			}
+			if c.PropertyType != "" && c.PropertyType != "any" {
+				es = append(es, entry{"TYPE", "property_type", c.PropertyType})
+			}
+			if len(es) == 0 {
+				return "", fmt.Errorf("nothing to save: give at least one of location, min_price, max_price, bedrooms, bathrooms, or property_type")
+			}
+			var saved []string
+			for _, e := range es {
+				if err := a.mem.SavePreference(ctx, tenant, SkillProperty, e.typ, e.key, e.value); err != nil {
+					return "", err
+				}
+				saved = append(saved, fmt.Sprintf("[%s] %s: %s", e.typ, e.key, e.value))
+			}
+			return "Saved to preferences.md: " + strings.Join(saved, "; "), nil
+		})
+}

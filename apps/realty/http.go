@@ -1,0 +1,551 @@
+package realty
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/apps/realty/realtyapi"
+	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model/offline"
+	"github.com/trellis-go/trellis/server"
+)
+
+// ChatRequest is the body of POST /chat and POST /chat/stream.
+type ChatRequest struct {
+	// SessionID continues a session; empty starts one.
+	SessionID string `json:"session_id,omitempty"`
+	Message   string `json:"message"`
+}
+
+// Data is a turn's structured result: {"type": "listings" | "detail", "items": [...]}.
+type Data struct {
+	Type  string              `json:"type"`
+	Items []realtyapi.Listing `json:"items"`
+}
+
+// ChatResponse is the answer of POST /chat.
+type ChatResponse struct {
+	SessionID string   `json:"session_id"`
+	Message   string   `json:"message"`
+	Data      *Data    `json:"data"`
+	Hints     []string `json:"hints,omitempty"`
+}
+
+// Event is one SSE event of POST /chat/stream, in this order: any number of token events, then
+// data (when a property tool ran), hints (when there are any), and done.
+type Event struct {
+	Type      string   `json:"type"`
+	Content   string   `json:"content,omitempty"`
+	Data      *Data    `json:"data,omitempty"`
+	Hints     []string `json:"hints,omitempty"`
+	SessionID string   `json:"session_id,omitempty"`
+	Message   string   `json:"message,omitempty"`
+}
+
+var sessionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+type apiError struct {
+	code int
+	msg  string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func badRequest(format string, args ...any) error {
+	return &apiError{http.StatusBadRequest, fmt.Sprintf(format, args...)}
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (a *Realty) fail(w http.ResponseWriter, err error) {
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+		writeJSON(w, ae.code, map[string]string{"error": ae.msg})
+	case errors.Is(err, ErrNoSession):
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such session; GET /apps/realty/sessions lists yours"})
+	default:
+		a.log.Warn("realty: request failed", "err", err)
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+	}
+}
+
+// Handler serves the app's routes, behind the API's authentication and rate limit.
+func (a *Realty) Handler(d server.AppDeps) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /chat", a.chat)
+	mux.HandleFunc("POST /chat/stream", a.chatStream)
+	mux.HandleFunc("GET /skills", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, a.reg.Names()) })
+	mux.HandleFunc("GET /sessions", a.listSessions)
+	mux.HandleFunc("GET /sessions/{id}", a.getSession)
+	mux.HandleFunc("DELETE /sessions/{id}", a.deleteSession)
+	mux.HandleFunc("GET /sessions/{id}/title", a.title)
+	var h http.Handler = mux
+	if d.Guard != nil {
+		h = d.Guard(mux)
+	}
+	root := http.NewServeMux()
+	// The offline photos are public, as photo URLs are.
+	root.HandleFunc("GET /photos/{file}", func(w http.ResponseWriter, r *http.Request) {
+		zpid, ok := strings.CutSuffix(r.PathValue("file"), ".svg")
+		if !ok || zpid == "" || strings.Trim(zpid, "0123456789") != "" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Header().Set("Cache-Control", "public, max-age=86400")
+		_, _ = w.Write(realtyapi.PhotoSVG(zpid))
+	})
+	root.Handle("/", h)
+	a.openStream = d.OpenStream
+	return root
+}
+
+func principal(r *http.Request) server.Principal {
+	if p, ok := server.PrincipalFrom(r.Context()); ok {
+		return p
+	}
+	return server.DevPrincipal
+}
+
+func readChat(r *http.Request) (ChatRequest, error) {
+	var c ChatRequest
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 64<<10))
+	if err := dec.Decode(&c); err != nil {
+		return c, badRequest(`the body must be JSON: {"message": "...", "session_id": "..."} (session_id optional): %v`, err)
+	}
+	c.Message = strings.TrimSpace(c.Message)
+	if c.Message == "" {
+		return c, badRequest(`field "message" is required: the user's message as text`)
+	}
+	if c.SessionID == "" {
+		c.SessionID = uuid.NewString()
+	} else if !sessionRE.MatchString(c.SessionID) {
+		return c, badRequest(`field "session_id" must be 1 to 64 letters, digits, - or _ (a UUID); leave it out to start a session`)
+	}
+	return c, nil
+}
+
+// ThreadID is the trellis thread that holds a session.
+func ThreadID(session string) string { return server.ThreadIDFor(Name, session) }
+
+func (a *Realty) start(ctx context.Context, p server.Principal, c ChatRequest, stream bool) (*server.Run, func() error, error) {
+	req := server.RunRequest{AssistantID: Name, ThreadID: ThreadID(c.SessionID),
+		Input:             map[string]any{"messages": []message.Message{message.User(c.Message)}},
+		Config:            map[string]any{"configurable": map[string]any{"session_id": c.SessionID}},
+		Metadata:          map[string]any{"realty_session": c.SessionID},
+		MultitaskStrategy: "enqueue"}
+	s, err := a.mem.Session(ctx, p.Tenant, c.SessionID)
+	if errors.Is(err, ErrNoSession) {
+		s = Session{ID: c.SessionID}
+	} else if err != nil {
+		return nil, nil, err
+	}
+	s.UpdatedAt = time.Now()
+	if err := a.mem.PutSession(ctx, p.Tenant, s); err != nil {
+		return nil, nil, err
+	}
+	_ = stream
+	run, err := a.runs.Start(ctx, p, req)
+	return run, nil, err
+}
+
+// outcome is what a finished turn gives: the answer, its data, and the exchange for L2.
+type outcome struct {
+	message string
+	data    *Data
+	msgs    []message.Message // the whole conversation
+	turn    int
+}
+
+func (a *Realty) finish(ctx context.Context, p server.Principal, c ChatRequest, run *server.Run) (*outcome, error) {
+	if _, err := a.runs.Wait(ctx, p, run.ThreadID, run.RunID); err != nil {
+		return nil, err
+	}
+	done, err := a.runs.Get(ctx, p, run.ThreadID, run.RunID)
+	if err == nil && done.Status == server.RunError {
+		return nil, fmt.Errorf("the agent failed on this message; try again")
+	}
+	msgs, err := a.history(ctx, p, c.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	o := &outcome{msgs: msgs}
+	start := 0
+	for i, m := range msgs {
+		if m.Role == message.RoleUser {
+			start = i
+			o.turn++
+		}
+	}
+	o.turn--
+	var tools []string
+	for _, m := range msgs[start:] {
+		switch m.Role {
+		case message.RoleAssistant:
+			if t := offline.Unlabelled(m); strings.TrimSpace(t) != "" {
+				o.message = m.Text()
+			}
+		case message.RoleTool:
+			tools = append(tools, m.Name)
+			if d := dataOf(m); d != nil {
+				o.data = d
+			}
+		}
+	}
+	// L2: the exchange, for retrieval once it is older than the verbatim turns.
+	ex := "User: " + c.Message + "\nAssistant: " + offlineText(o.message)
+	if len(tools) > 0 {
+		ex += "\nTools: " + strings.Join(tools, ", ")
+	}
+	if o.data != nil && len(o.data.Items) > 0 {
+		var ids []string
+		for i, it := range o.data.Items {
+			if i == 5 {
+				break
+			}
+			ids = append(ids, it.ZPID+" "+it.Address)
+		}
+		ex += "\nListings: " + strings.Join(ids, "; ")
+	}
+	if err := a.mem.SaveEpisode(ctx, p.Tenant, c.SessionID, o.turn, ex); err != nil {
+		a.log.Warn("realty: saving the session's episode failed", "err", err)
+	}
+	if s, err := a.mem.Session(ctx, p.Tenant, c.SessionID); err == nil {
+		s.Turns, s.UpdatedAt = o.turn+1, time.Now()
+		_ = a.mem.PutSession(ctx, p.Tenant, s)
+	}
+	return o, nil
+}
+
+func offlineText(s string) string {
+	return strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "[offline model]"))
+}
+
+func dataOf(m message.Message) *Data {
+	if !StructuredTools[m.Name] || m.IsError {
+		return nil
+	}
+	raw, ok := m.Metadata["structured"]
+	if !ok {
+		return nil
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return nil
+	}
+	var d Data
+	if json.Unmarshal(b, &d) != nil || (d.Type != "listings" && d.Type != "detail") {
+		return nil
+	}
+	if d.Items == nil {
+		d.Items = []realtyapi.Listing{}
+	}
+	return &d
+}
+
+// history reads a session's conversation from its thread.
+func (a *Realty) history(ctx context.Context, p server.Principal, session string) ([]message.Message, error) {
+	// The run API checks that the thread is the caller's; the graph gives it typed.
+	if _, err := a.runs.State(ctx, p, ThreadID(session)); err != nil {
+		return nil, err
+	}
+	snap, err := a.graph.GetState(ctx, checkpoint.Ref{ThreadID: ThreadID(session)})
+	if err != nil {
+		return nil, fmt.Errorf("realty: reading the session's state: %w", err)
+	}
+	return snap.Values.Messages, nil
+}
+
+// hints are three follow-up questions from the last four messages, tool content left out.
+func (a *Realty) hints(ctx context.Context, msgs []message.Message) []string {
+	var plain []message.Message
+	for _, m := range msgs {
+		if m.Role == message.RoleTool || (m.Role == message.RoleAssistant && strings.TrimSpace(m.Content) == "") {
+			continue
+		}
+		plain = append(plain, message.Message{Role: m.Role, Content: offlineText(m.Text())})
+	}
+	if len(plain) > 4 {
+		plain = plain[len(plain)-4:]
+	}
+	h, err := agent.Hints(ctx, a.fast, plain)
+	if err != nil {
+		return nil
+	}
+	if len(h) > 3 {
+		h = h[:3]
+	}
+	return h
+}
+
+func (a *Realty) chat(w http.ResponseWriter, r *http.Request) {
+	c, err := readChat(r)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	p := principal(r)
+	run, _, err := a.start(r.Context(), p, c, false)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	o, err := a.finish(r.Context(), p, c, run)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	writeJSON(w, 200, ChatResponse{SessionID: c.SessionID, Message: o.message, Data: o.data, Hints: a.hints(r.Context(), o.msgs)})
+}
+
+func (a *Realty) chatStream(w http.ResponseWriter, r *http.Request) {
+	c, err := readChat(r)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	p := principal(r)
+	if a.openStream != nil {
+		done, err := a.openStream(p.Tenant)
+		if err != nil {
+			w.Header().Set("Retry-After", "5")
+			writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": err.Error()})
+			return
+		}
+		defer done()
+	}
+	ctx := r.Context()
+	req := server.RunRequest{AssistantID: Name, ThreadID: ThreadID(c.SessionID),
+		Input:             map[string]any{"messages": []message.Message{message.User(c.Message)}},
+		Config:            map[string]any{"configurable": map[string]any{"session_id": c.SessionID}},
+		Metadata:          map[string]any{"realty_session": c.SessionID},
+		StreamMode:        []string{"messages-tuple"},
+		MultitaskStrategy: "enqueue"}
+	s, err := a.mem.Session(ctx, p.Tenant, c.SessionID)
+	if errors.Is(err, ErrNoSession) {
+		s = Session{ID: c.SessionID}
+	} else if err != nil {
+		a.fail(w, err)
+		return
+	}
+	s.UpdatedAt = time.Now()
+	if err := a.mem.PutSession(ctx, p.Tenant, s); err != nil {
+		a.fail(w, err)
+		return
+	}
+	run, events, err := a.runs.Stream(ctx, p, req)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	send := func(e Event) bool {
+		b, _ := json.Marshal(e)
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Type, b); err != nil {
+			return false
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return true
+	}
+	for ev, err := range events {
+		if err != nil {
+			send(Event{Type: "error", Message: err.Error()})
+			return
+		}
+		if ev.Event == "error" {
+			var e struct{ Message string }
+			_ = json.Unmarshal(ev.Data, &e)
+			send(Event{Type: "error", Message: e.Message})
+			return
+		}
+		if strings.HasPrefix(ev.Event, "messages") {
+			if tok := tokenOf(ev.Data); tok != "" && !send(Event{Type: "token", Content: tok}) {
+				return
+			}
+		}
+	}
+	o, err := a.finish(ctx, p, c, run)
+	if err != nil {
+		send(Event{Type: "error", Message: err.Error()})
+		return
+	}
+	if o.data != nil && !send(Event{Type: "data", Data: o.data}) {
+		return
+	}
+	if h := a.hints(ctx, o.msgs); len(h) > 0 && !send(Event{Type: "hints", Hints: h}) {
+		return
+	}
+	send(Event{Type: "done", SessionID: c.SessionID})
+}
+
+// tokenOf is the text of a messages-tuple event from the model: [chunk, metadata].
+func tokenOf(data json.RawMessage) string {
+	var pair []json.RawMessage
+	if json.Unmarshal(data, &pair) != nil || len(pair) == 0 {
+		return ""
+	}
+	var chunk struct {
+		Type    string `json:"type"`
+		Role    string `json:"role"`
+		Content any    `json:"content"`
+	}
+	if json.Unmarshal(pair[0], &chunk) != nil {
+		return ""
+	}
+	if chunk.Type == "tool" || chunk.Role == "tool" || chunk.Type == "human" || chunk.Role == "user" {
+		return ""
+	}
+	switch c := chunk.Content.(type) {
+	case string:
+		return c
+	case []any:
+		var b strings.Builder
+		for _, part := range c {
+			if m, ok := part.(map[string]any); ok && m["type"] == "text" {
+				b.WriteString(fmt.Sprint(m["text"]))
+			}
+		}
+		return b.String()
+	}
+	return ""
+}
+
+func (a *Realty) listSessions(w http.ResponseWriter, r *http.Request) {
+	ss, err := a.mem.Sessions(r.Context(), principal(r).Tenant)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	if r.URL.Query().Get("detail") != "" {
+		if ss == nil {
+			ss = []Session{}
+		}
+		writeJSON(w, 200, ss)
+		return
+	}
+	ids := make([]string, len(ss))
+	for i, s := range ss {
+		ids[i] = s.ID
+	}
+	writeJSON(w, 200, ids)
+}
+
+// WireMessage is a message of GET /sessions/{id}.
+type WireMessage struct {
+	Role       string             `json:"role"`
+	Content    string             `json:"content"`
+	ToolCalls  []message.ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string             `json:"tool_call_id,omitempty"`
+	Name       string             `json:"name,omitempty"`
+	Data       *Data              `json:"data,omitempty"`
+}
+
+func (a *Realty) sessionParam(r *http.Request) (string, server.Principal, error) {
+	id := r.PathValue("id")
+	if !sessionRE.MatchString(id) {
+		return "", server.Principal{}, badRequest("the session ID in the path must be 1 to 64 letters, digits, - or _")
+	}
+	p := principal(r)
+	if _, err := a.mem.Session(r.Context(), p.Tenant, id); err != nil {
+		return "", p, err
+	}
+	return id, p, nil
+}
+
+func (a *Realty) getSession(w http.ResponseWriter, r *http.Request) {
+	id, p, err := a.sessionParam(r)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	msgs, err := a.history(r.Context(), p, id)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	out := []WireMessage{}
+	for _, m := range msgs {
+		if m.Role == message.RoleSystem {
+			continue
+		}
+		out = append(out, WireMessage{Role: string(m.Role), Content: m.Text(), ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name, Data: dataOf(m)})
+	}
+	writeJSON(w, 200, out)
+}
+
+func (a *Realty) deleteSession(w http.ResponseWriter, r *http.Request) {
+	id, p, err := a.sessionParam(r)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	if err := a.mem.DeleteSession(r.Context(), p.Tenant, id); err != nil {
+		a.fail(w, err)
+		return
+	}
+	if a.saver != nil {
+		if err := a.saver.DeleteThread(r.Context(), ThreadID(id)); err != nil {
+			a.fail(w, err)
+			return
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (a *Realty) title(w http.ResponseWriter, r *http.Request) {
+	id, p, err := a.sessionParam(r)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	s, err := a.mem.Session(r.Context(), p.Tenant, id)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	if s.Title == "" {
+		msgs, err := a.history(r.Context(), p, id)
+		if err != nil {
+			a.fail(w, err)
+			return
+		}
+		for _, m := range msgs {
+			if m.Role == message.RoleUser {
+				t, err := agent.Title(r.Context(), a.fast, []message.Message{m})
+				if err == nil {
+					s.Title = offlineText(t)
+				}
+				break
+			}
+		}
+		if s.Title != "" {
+			_ = a.mem.PutSession(r.Context(), p.Tenant, s)
+		}
+	}
+	if s.Title == "" {
+		writeJSON(w, 200, map[string]any{"session_id": id, "title": nil})
+		return
+	}
+	writeJSON(w, 200, map[string]any{"session_id": id, "title": s.Title})
+}

@@ -1,0 +1,211 @@
+// Package propertyworker is the property skill's worker, written in Go: the tools
+// search_properties, get_property_details and get_property_details_by_address on the RealtyAPI
+// client, served as a tool/worker (GET /schema, POST /execute).
+//
+// The worker reads only its environment, which the pool fills from the skill's env file:
+// REALTY_API_BASE (the API's base URL; the app's offline server when no key is configured) and
+// REALTY_API_KEY. Importing the package makes the executable able to serve as the worker: the
+// pool starts it with TRELLIS_WORKER=property (see worker.ServeIfChild), so the trellis binary
+// and test binaries are their own workers. cmd/propertyworker is the same worker as a program of
+// its own, for a container image.
+package propertyworker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/trellis-go/trellis/apps/realty/realtyapi"
+	"github.com/trellis-go/trellis/tool"
+	"github.com/trellis-go/trellis/tool/worker"
+)
+
+// Name is the skill the worker serves.
+const Name = "property"
+
+func init() {
+	worker.ServeIfChild(Name, func() ([]tool.Tool, error) { return ToolsFromEnv(os.Getenv) })
+}
+
+// Main serves the worker whatever the environment says (cmd/propertyworker).
+func Main() {
+	if os.Getenv(worker.EnvName) == "" {
+		os.Setenv(worker.EnvName, Name)
+	}
+	worker.ServeIfChild(Name, func() ([]tool.Tool, error) { return ToolsFromEnv(os.Getenv) })
+	fmt.Fprintln(os.Stderr, "propertyworker: TRELLIS_WORKER names another worker")
+	os.Exit(2)
+}
+
+// ToolsFromEnv builds the tools on a client configured by REALTY_API_BASE and REALTY_API_KEY.
+func ToolsFromEnv(getenv func(string) string) ([]tool.Tool, error) {
+	c, err := realtyapi.New(getenv("REALTY_API_BASE"), &realtyapi.Options{Key: getenv("REALTY_API_KEY")})
+	if err != nil {
+		return nil, err
+	}
+	return Tools(c)
+}
+
+// SearchArgs are search_properties' arguments.
+type SearchArgs struct {
+	Location     string  `json:"location,omitempty" jsonschema:"the city and state to search in, e.g. Austin, TX; leave it out to use the user's saved criteria"`
+	MinPrice     float64 `json:"min_price,omitempty" jsonschema:"the lowest price in US dollars"`
+	MaxPrice     float64 `json:"max_price,omitempty" jsonschema:"the highest price in US dollars"`
+	Bedrooms     float64 `json:"bedrooms,omitempty" jsonschema:"the fewest bedrooms"`
+	Bathrooms    float64 `json:"bathrooms,omitempty" jsonschema:"the fewest bathrooms"`
+	PropertyType string  `json:"property_type,omitempty" enum:"any,SINGLE_FAMILY,CONDO,TOWNHOUSE,MULTI_FAMILY" jsonschema:"the kind of home; any when the user did not say"`
+	Limit        int     `json:"limit,omitempty" minimum:"1" maximum:"20" jsonschema:"how many listings to return; 10 when not given"`
+}
+
+// DetailArgs are get_property_details' arguments.
+type DetailArgs struct {
+	ZPID string `json:"zpid" jsonschema:"the Zillow property ID (zpid) of a listing"`
+}
+
+// AddressArgs are get_property_details_by_address' arguments.
+type AddressArgs struct {
+	Address string `json:"address" jsonschema:"the full street address, e.g. 123 Main St, Austin, TX 78701"`
+}
+
+// Data is the structured result of the property tools: {"type": "listings" | "detail", "items": [...]}.
+type Data struct {
+	Type  string              `json:"type"`
+	Items []realtyapi.Listing `json:"items"`
+}
+
+func money(p *float64) string {
+	if p == nil {
+		return "price unknown"
+	}
+	s := fmt.Sprintf("%.0f", *p)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return "$" + b.String()
+}
+
+func f(p *float64) string {
+	if p == nil {
+		return "?"
+	}
+	return fmt.Sprintf("%g", *p)
+}
+
+// Line is one listing in a line of text.
+func Line(l realtyapi.Listing) string {
+	return fmt.Sprintf("%s — %s, %s bd / %s ba, %s sqft, %s (zpid %s)", l.Address, money(l.Price), f(l.Beds), f(l.Baths), f(l.Sqft),
+		strings.ToLower(strings.ReplaceAll(l.PropertyType, "_", " ")), l.ZPID)
+}
+
+func detailText(l realtyapi.Listing) string {
+	var b strings.Builder
+	b.WriteString(Line(l))
+	if l.YearBuilt != nil {
+		fmt.Fprintf(&b, "\nYear built: %d", *l.YearBuilt)
+	}
+	if l.LotSize != nil {
+		fmt.Fprintf(&b, "\nLot size: %.0f sqft", *l.LotSize)
+	}
+	if l.HOAFee != nil {
+		fmt.Fprintf(&b, "\nHOA fee: %s/month", money(l.HOAFee))
+	}
+	if l.Zestimate != nil {
+		z := float64(*l.Zestimate)
+		fmt.Fprintf(&b, "\nZestimate: %s", money(&z))
+	}
+	if l.Lat != nil && l.Lng != nil {
+		fmt.Fprintf(&b, "\nLocation: %.5f, %.5f", *l.Lat, *l.Lng)
+	}
+	if l.URL != "" {
+		b.WriteString("\nZillow: " + l.URL)
+	}
+	return b.String()
+}
+
+// Tools returns the three property tools on the client.
+func Tools(c *realtyapi.Client) ([]tool.Tool, error) {
+	search, err := tool.New("search_properties", "Search homes for sale in a US city by price, bedrooms, bathrooms and kind of home. Returns listings with their property IDs (zpid).",
+		func(ctx context.Context, a SearchArgs) (*tool.Result, error) {
+			if strings.TrimSpace(a.Location) == "" {
+				return tool.Errorf("search_properties needs a location: ask the user which city to search in"), nil
+			}
+			pt := a.PropertyType
+			if pt == "any" {
+				pt = ""
+			}
+			ls, err := c.Search(ctx, realtyapi.SearchParams{Location: a.Location, MinPrice: a.MinPrice, MaxPrice: a.MaxPrice, MinBeds: a.Bedrooms, MinBaths: a.Bathrooms, PropertyType: pt})
+			if err != nil {
+				return nil, err
+			}
+			limit := a.Limit
+			if limit <= 0 {
+				limit = 10
+			}
+			total := len(ls)
+			if len(ls) > limit {
+				ls = ls[:limit]
+			}
+			var b strings.Builder
+			if total == 0 {
+				fmt.Fprintf(&b, "No listings matched in %s. Suggest widening the price range or lowering the bedrooms.", a.Location)
+			} else {
+				fmt.Fprintf(&b, "Found %d listings in %s (showing %d):", total, a.Location, len(ls))
+				for _, l := range ls {
+					b.WriteString("\n- " + Line(l))
+				}
+			}
+			return structured(b.String(), Data{Type: "listings", Items: nonNil(ls)})
+		})
+	if err != nil {
+		return nil, err
+	}
+	details, err := tool.New("get_property_details", "Get the details of one listing by its property ID (zpid): year built, lot size, HOA fee, zestimate and its location.",
+		func(ctx context.Context, a DetailArgs) (*tool.Result, error) {
+			l, err := c.GetDetails(ctx, a.ZPID)
+			if err != nil {
+				return nil, err
+			}
+			if l == nil {
+				return tool.Errorf("No property with ID %s was found. Check the zpid from the search results.", a.ZPID), nil
+			}
+			return structured(detailText(*l), Data{Type: "detail", Items: []realtyapi.Listing{*l}})
+		})
+	if err != nil {
+		return nil, err
+	}
+	byAddress, err := tool.New("get_property_details_by_address", "Get the details of a property by its street address.",
+		func(ctx context.Context, a AddressArgs) (*tool.Result, error) {
+			l, err := c.GetDetailsByAddress(ctx, a.Address)
+			if err != nil {
+				return nil, err
+			}
+			if l == nil {
+				return tool.Errorf("No property was found at %q. Check the street, city and state.", a.Address), nil
+			}
+			return structured(detailText(*l), Data{Type: "detail", Items: []realtyapi.Listing{*l}})
+		})
+	if err != nil {
+		return nil, err
+	}
+	return []tool.Tool{search, details, byAddress}, nil
+}
+
+func nonNil(ls []realtyapi.Listing) []realtyapi.Listing {
+	if ls == nil {
+		return []realtyapi.Listing{}
+	}
+	return ls
+}
+
+func structured(text string, d Data) (*tool.Result, error) {
+	b, err := jsonMarshal(d)
+	if err != nil {
+		return nil, err
+	}
+	return &tool.Result{Content: text, Structured: b}, nil
+}

@@ -1,0 +1,208 @@
+package realty_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/trellis-go/trellis/apps/realty"
+	"github.com/trellis-go/trellis/server"
+)
+
+func serve(t *testing.T) (*httptest.Server, string) {
+	t.Helper()
+	s, err := server.New(server.Config{Apps: []server.App{realty.App()}, DataDir: t.TempDir(), Dev: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { hs.Close(); s.Close() })
+	return hs, hs.URL + "/apps/realty"
+}
+
+func post(t *testing.T, url, body string, out any) int {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s: %s", err, b)
+		}
+	}
+	return resp.StatusCode
+}
+
+func get(t *testing.T, url string, out any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode == 200 {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s: %s", err, b)
+		}
+	}
+	return resp.StatusCode
+}
+
+// events reads an SSE stream's events.
+func events(t *testing.T, url, body string) []realty.Event {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	var out []realty.Event
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			var e realty.Event
+			if err := json.Unmarshal([]byte(d), &e); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func TestOfflineFlow(t *testing.T) {
+	t.Parallel()
+	hs, base := serve(t)
+
+	// The registry's check: the assistant answers hello through the API.
+	var waited map[string]any
+	if code := post(t, hs.URL+"/runs/wait", `{"assistant_id":"realty","input":{"messages":[{"role":"user","content":"hello"}]}}`, &waited); code != 200 {
+		t.Fatalf("/runs/wait %d %v", code, waited)
+	}
+	if b, _ := json.Marshal(waited); strings.Contains(string(b), "__error__") {
+		t.Fatalf("hello: %s", b)
+	}
+
+	var skills []string
+	if get(t, base+"/skills", &skills); len(skills) != 1 || skills[0] != "property" {
+		t.Errorf("skills %v", skills)
+	}
+
+	var r realty.ChatResponse
+	if code := post(t, base+"/chat", `{"message": "Find 3 bedroom homes in Denver under $900k"}`, &r); code != 200 {
+		t.Fatalf("chat %d %+v", code, r)
+	}
+	if r.SessionID == "" || r.Data == nil || r.Data.Type != "listings" || len(r.Data.Items) == 0 {
+		t.Fatalf("chat %+v", r)
+	}
+	for _, l := range r.Data.Items {
+		if !strings.Contains(l.Address, "Denver") || *l.Beds < 3 || *l.Price > 900000 || l.PhotoURL == "" {
+			t.Errorf("listing %+v", l)
+		}
+	}
+	t.Logf("answer: %s", r.Message)
+
+	// Details of the first listing, in the same session, streamed.
+	zpid := r.Data.Items[0].ZPID
+	evs := events(t, base+"/chat/stream", `{"session_id": "`+r.SessionID+`", "message": "Show me the details of zpid `+zpid+`"}`)
+	var kinds []string
+	for _, e := range evs {
+		if len(kinds) == 0 || kinds[len(kinds)-1] != e.Type {
+			kinds = append(kinds, e.Type)
+		}
+	}
+	if got := strings.Join(kinds, ","); got != "token,data,hints,done" {
+		t.Fatalf("event order %s: %+v", got, evs)
+	}
+	var data *realty.Data
+	for _, e := range evs {
+		if e.Type == "data" {
+			data = e.Data
+		}
+		if e.Type == "hints" && len(e.Hints) != 3 {
+			t.Errorf("hints %v", e.Hints)
+		}
+		if e.Type == "done" && e.SessionID != r.SessionID {
+			t.Errorf("done %+v", e)
+		}
+	}
+	if data.Type != "detail" || data.Items[0].ZPID != zpid || data.Items[0].Lat == nil || data.Items[0].YearBuilt == nil {
+		t.Errorf("detail %+v", data)
+	}
+
+	var ids []string
+	get(t, base+"/sessions", &ids)
+	if len(ids) != 1 || ids[0] != r.SessionID {
+		t.Errorf("sessions %v", ids)
+	}
+	var hist []realty.WireMessage
+	get(t, base+"/sessions/"+r.SessionID, &hist)
+	if len(hist) < 6 || hist[0].Role != "user" {
+		t.Errorf("history %+v", hist)
+	}
+	var title struct{ Title string }
+	get(t, base+"/sessions/"+r.SessionID+"/title", &title)
+	if title.Title == "" {
+		t.Errorf("no title")
+	}
+	t.Logf("title: %s", title.Title)
+
+	// Bad input is a 400 naming the field.
+	var e map[string]string
+	if code := post(t, base+"/chat", `{"message": "  "}`, &e); code != 400 || !strings.Contains(e["error"], `"message"`) {
+		t.Errorf("empty message: %d %v", code, e)
+	}
+	if code := post(t, base+"/chat", `{"message": "hi", "session_id": "../x"}`, &e); code != 400 || !strings.Contains(e["error"], `"session_id"`) {
+		t.Errorf("bad session: %d %v", code, e)
+	}
+	if code := get(t, base+"/sessions/nope", nil); code != 404 {
+		t.Errorf("unknown session: %d", code)
+	}
+
+	req, _ := http.NewRequest(http.MethodDelete, base+"/sessions/"+r.SessionID, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 204 {
+		t.Fatalf("delete %v %v", resp, err)
+	}
+	resp.Body.Close()
+	get(t, base+"/sessions", &ids)
+	if len(ids) != 0 {
+		t.Errorf("sessions after delete %v", ids)
+	}
+}
+
+func TestSavedCriteriaReachALaterSession(t *testing.T) {
+	t.Parallel()
+	_, base := serve(t)
+	var r realty.ChatResponse
+	if code := post(t, base+"/chat", `{"message": "Save my search criteria: I want to live in Seattle, at least 2 bedrooms, under $1,200,000"}`, &r); code != 200 {
+		t.Fatalf("%d %+v", code, r)
+	}
+	t.Logf("saved: %s", r.Message)
+	var r2 realty.ChatResponse
+	if code := post(t, base+"/chat", `{"message": "Find me homes for sale"}`, &r2); code != 200 {
+		t.Fatalf("%d %+v", code, r2)
+	}
+	if r2.SessionID == r.SessionID || r2.Data == nil || len(r2.Data.Items) == 0 {
+		t.Fatalf("second session %+v", r2)
+	}
+	for _, l := range r2.Data.Items {
+		if !strings.Contains(l.Address, "Seattle") || *l.Beds < 2 || *l.Price > 1200000 {
+			t.Errorf("listing %+v ignores the saved criteria", l)
+		}
+	}
+}
