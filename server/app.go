@@ -67,6 +67,15 @@ type AppDeps struct {
 	// tenant's limit of open streams: an error (an *APIError 429) when the tenant is at it;
 	// otherwise call done when the connection ends.
 	OpenStream func(tenant string) (done func(), err error)
+	// Name is the app's name (App.Name), for names the app shares with others on the server
+	// (the appstream kit's rooms).
+	Name string
+	// Fanout carries messages on topics to subscribers in every replica (Redis pub/sub or
+	// Postgres LISTEN/NOTIFY, in-process on SQLite): the appstream kit's rooms.
+	Fanout *Fanout
+	// WebSocketOrigins is Config.WebSocketOrigins (--ws-origins): the Origin host patterns
+	// allowed besides the request's own host. The appstream kit uses it unless told otherwise.
+	WebSocketOrigins []string
 }
 
 // AppParts is what an application's Build returns.
@@ -105,6 +114,7 @@ func (s *Server) buildApps(deps Deps, now time.Time) error {
 	if models == nil {
 		models = model.NewRoles(offline.New(nil), "offline")
 	}
+	fanout := newFanout(s) // one for every app: its rooms reach all of them
 	for _, app := range s.cfg.Apps {
 		if !appNameRE.MatchString(app.Name) {
 			return &ConfigError{Field: "Apps", Problem: fmt.Sprintf("app name %q is not lower-case letters, digits and '-'", app.Name), Hint: "name it like \"vesper\" or \"list-forge\""}
@@ -121,6 +131,7 @@ func (s *Server) buildApps(deps Deps, now time.Time) error {
 			Deps: deps, Models: models, Compile: graph.CompileOptions{Saver: deps.Saver, Store: deps.Store},
 			Logger: s.log.With("app", app.Name), Authenticate: s.authenticateRequest, Dev: s.cfg.Dev,
 			Runs: &Runs{s: s}, Guard: s.guard, OpenStream: s.openAppStream,
+			Name: app.Name, Fanout: fanout, WebSocketOrigins: s.cfg.WebSocketOrigins,
 		})
 		cancel()
 		if err != nil {
