@@ -48,11 +48,12 @@ func TestCheckpointAfterEverySuperstep(t *testing.T) {
 		t.Fatal(err)
 	}
 	hist := history(t, c, "t")
-	if len(hist) != 4 || len(evs) != 4 {
-		t.Fatalf("%d checkpoints and %d checkpoint events, want 4 (input + 3 supersteps)", len(hist), len(evs))
+	if len(hist) != 5 || len(evs) != 5 {
+		t.Fatalf("%d checkpoints and %d checkpoint events, want 5 (input, its superstep, 3 nodes)", len(hist), len(evs))
 	}
-	wantNext := [][]string{{"a"}, {"b"}, {"c"}, nil}
-	wantNotes := [][]string{{"in"}, {"in", "a"}, {"in", "a", "b"}, {"in", "a", "b", "c"}}
+	// As LangGraph: the input checkpoint holds the state before the input, with __start__ next.
+	wantNext := [][]string{{"__start__"}, {"a"}, {"b"}, {"c"}, nil}
+	wantNotes := [][]string{nil, {"in"}, {"in", "a"}, {"in", "a", "b"}, {"in", "a", "b", "c"}}
 	for i, snap := range hist {
 		if snap.Step != i-1 {
 			t.Fatalf("checkpoint %d has step %d", i, snap.Step)
@@ -109,8 +110,8 @@ func TestStepsContinueAcrossRunsOfAThread(t *testing.T) {
 		}
 	}
 	hist := history(t, c, "t")
-	if len(hist) != 8 {
-		t.Fatalf("%d checkpoints, want 8", len(hist))
+	if len(hist) != 10 {
+		t.Fatalf("%d checkpoints, want 10", len(hist))
 	}
 	for i := 1; i < len(hist); i++ {
 		if hist[i].Step <= hist[i-1].Step {
@@ -123,7 +124,7 @@ func TestDurabilityModes(t *testing.T) {
 	for _, tc := range []struct {
 		d    graph.Durability
 		want int
-	}{{graph.DurabilitySync, 4}, {graph.DurabilityAsync, 4}, {graph.DurabilityExit, 1}, {"", 4}} {
+	}{{graph.DurabilitySync, 5}, {graph.DurabilityAsync, 5}, {graph.DurabilityExit, 1}, {"", 5}} {
 		t.Run(string(tc.d), func(t *testing.T) {
 			c, saver, _ := abc(t)
 			out, err := c.Invoke(bg, S{}, graph.WithThread("t"), graph.WithDurability(tc.d))
@@ -277,7 +278,7 @@ func TestForkFromPastCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	hist := history(t, c, "t")
-	afterA := hist[1] // a has run; b is next
+	afterA := hist[2] // a has run; b is next
 	if !slices.Equal(afterA.Next, []string{"b"}) {
 		t.Fatalf("checkpoint after a schedules %q", afterA.Next)
 	}
@@ -291,6 +292,21 @@ func TestForkFromPastCheckpoint(t *testing.T) {
 	}
 	if calls.get("a") != 1 || calls.get("b") != 2 {
 		t.Fatalf("calls %v", calls.n)
+	}
+	// As LangGraph: the branch starts with a fork checkpoint, a copy of afterA one step later,
+	// and numbers its supersteps from there.
+	branch := history(t, c, "t")[5:]
+	if len(branch) != 3 {
+		t.Fatalf("the replay wrote %d checkpoints, want 3 (fork, b, c)", len(branch))
+	}
+	fork := branch[0]
+	if fork.Metadata["source"] != "fork" || fork.Step != afterA.Step+1 || fork.Parent == nil ||
+		fork.Parent.CheckpointID != afterA.Ref.CheckpointID || !slices.Equal(fork.Next, afterA.Next) ||
+		!slices.Equal(fork.Values.Notes, afterA.Values.Notes) {
+		t.Fatalf("fork checkpoint %+v, want a copy of %+v one step later", fork, afterA)
+	}
+	if branch[1].Step != fork.Step+1 || branch[1].Parent.CheckpointID != fork.Ref.CheckpointID {
+		t.Fatalf("the branch's next checkpoint: step %d parent %v", branch[1].Step, branch[1].Parent)
 	}
 	// Fork with an edit: update the old checkpoint, then continue the new branch.
 	ref, err := c.UpdateState(bg, afterA.Ref, S{Notes: []string{"edit"}}, "")
@@ -312,12 +328,12 @@ func TestForkFromPastCheckpoint(t *testing.T) {
 		t.Fatalf("forked notes %q, want %q", out.Notes, want)
 	}
 	// The original branch is intact.
-	orig, err := c.GetState(bg, hist[3].Ref)
+	orig, err := c.GetState(bg, hist[4].Ref)
 	if err != nil || !slices.Equal(orig.Values.Notes, []string{"a", "b", "c"}) {
 		t.Fatalf("original branch: %+v, %v", orig, err)
 	}
-	if n := countCheckpoints(t, saver, "t"); n != 4+2+1+2 {
-		t.Fatalf("%d checkpoints, want 9", n)
+	if n := countCheckpoints(t, saver, "t"); n != 5+3+1+2 {
+		t.Fatalf("%d checkpoints, want 11", n)
 	}
 }
 
@@ -417,7 +433,7 @@ func TestDeltaChainsRebuildEveryCheckpoint(t *testing.T) {
 	if _, err := c.Invoke(bg, S{}, graph.WithThread("t"), graph.WithRecursionLimit(100)); err != nil {
 		t.Fatal(err)
 	}
-	hist := history(t, c, "t")
+	hist := history(t, c, "t")[1:] // after the input checkpoint, empty like the input
 	if len(hist) != 81 {
 		t.Fatalf("%d checkpoints", len(hist))
 	}
@@ -594,5 +610,100 @@ func TestRepeatedDocumentsAreStoredOnceAndRestored(t *testing.T) {
 	}
 	if len(snap.Values.Docs) != 1024 {
 		t.Fatalf("after another run %d documents, want 1024", len(snap.Values.Docs))
+	}
+}
+
+// A run stopped between its input checkpoint and the superstep that applies the input (here,
+// the entry route fails once) continues from the input checkpoint: the input waits there as the
+// __start__ task, as in LangGraph.
+func TestRunContinuesFromItsInputCheckpoint(t *testing.T) {
+	g := graph.New[S]()
+	g.AddNode("a", note("a"))
+	failing := true
+	g.AddConditionalEdges(graph.START, func(ctx context.Context, s S) (string, error) {
+		if failing {
+			return "", errors.New("entry route unavailable")
+		}
+		return "a", nil
+	}, nil)
+	g.AddEdge("a", graph.END)
+	c, _ := withSaver(t, g)
+	_, err := c.Invoke(bg, S{Notes: []string{"in"}}, graph.WithThread("t"))
+	wantErr(t, err, "entry route unavailable")
+	snap, err := c.GetState(bg, refOf("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(snap.Next, []string{"__start__"}) || len(snap.Values.Notes) != 0 || snap.Step != -1 || snap.Metadata["source"] != "input" {
+		t.Fatalf("input checkpoint: next %q notes %q step %d metadata %v", snap.Next, snap.Values.Notes, snap.Step, snap.Metadata)
+	}
+	failing = false
+	out, err := c.Invoke(bg, S{}, graph.WithThread("t"), graph.Continue())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"in", "a"}; !slices.Equal(out.Notes, want) {
+		t.Fatalf("notes %q, want %q", out.Notes, want)
+	}
+}
+
+// An update as __start__ stands for input: the values apply and the nodes after START are
+// scheduled (LangGraph's as_node="__start__").
+func TestUpdateStateAsStart(t *testing.T) {
+	c, _, calls := abc(t)
+	if _, err := c.UpdateState(bg, refOf("t"), S{Notes: []string{"seed"}}, graph.START); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := c.GetState(bg, refOf("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(snap.Next, []string{"a"}) || !slices.Equal(snap.Values.Notes, []string{"seed"}) {
+		t.Fatalf("after the update: next %q notes %q", snap.Next, snap.Values.Notes)
+	}
+	out, err := c.Invoke(bg, S{}, graph.WithThread("t"), graph.Continue())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"seed", "a", "b", "c"}; !slices.Equal(out.Notes, want) || calls.get("a") != 1 {
+		t.Fatalf("notes %q, want %q", out.Notes, want)
+	}
+}
+
+// Replaying from a checkpoint paused at an interrupt asks the interrupt again (LangGraph's time
+// travel): the answer the first branch gave is not reused, and the branch starts with a fork.
+func TestReplayAsksInterruptsAgain(t *testing.T) {
+	g := graph.New[S]()
+	g.AddNode("ask", func(ctx context.Context, s S) (S, error) {
+		v, err := graph.Interrupt(ctx, "ok?")
+		if err != nil {
+			return S{}, err
+		}
+		return S{Answer: fmt.Sprint(v)}, nil
+	})
+	g.AddEdge(graph.START, "ask").AddEdge("ask", graph.END)
+	c, _ := withSaver(t, g)
+	_, err := c.Invoke(bg, S{}, graph.WithThread("t"))
+	interrupted(t, err)
+	paused, err := c.GetState(bg, refOf("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := c.Invoke(bg, S{}, graph.WithThread("t"), graph.Resume("yes")); err != nil || out.Answer != "yes" {
+		t.Fatalf("resumed: %+v, %v", out, err)
+	}
+	_, err = c.Invoke(bg, S{}, graph.WithThread("t"), graph.FromCheckpoint(paused.Ref.CheckpointID), graph.Continue())
+	interrupted(t, err)
+	snap, err := c.GetState(bg, refOf("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Parent == nil || snap.Parent.CheckpointID != paused.Ref.CheckpointID || snap.Metadata["source"] != "fork" ||
+		len(snap.Interrupts()) != 1 || snap.Values.Answer != "" {
+		t.Fatalf("after the replay: %+v", snap)
+	}
+	// The branch is answered on its own.
+	if out, err := c.Invoke(bg, S{}, graph.WithThread("t"), graph.Resume("no")); err != nil || out.Answer != "no" {
+		t.Fatalf("the branch resumed: %+v, %v", out, err)
 	}
 }

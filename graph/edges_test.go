@@ -24,7 +24,7 @@ func TestEdgesRunInOrder(t *testing.T) {
 		t.Fatalf("nodes ran %q, want %q", got, want)
 	}
 	for i, ev := range evs {
-		if ev.Step != i {
+		if ev.Step != i+1 { // step 0 applies the input, as in LangGraph
 			t.Fatalf("event %d has step %d", i, ev.Step)
 		}
 	}
@@ -163,8 +163,8 @@ func TestJoinWaitsForEverySource(t *testing.T) {
 		t.Fatalf("nodes ran %q, want %q", got, want)
 	}
 	final := ofMode(evs, graph.ModeUpdates)[4]
-	if final.Step != 3 {
-		t.Fatalf("final ran in superstep %d, want 3 (after c)", final.Step)
+	if final.Step != 4 {
+		t.Fatalf("final ran in superstep %d, want 4 (after c)", final.Step)
 	}
 }
 
@@ -231,8 +231,8 @@ func TestDeferredNodeWaitsForAllBranches(t *testing.T) {
 	}
 	// The held task is recorded in the checkpoints while it waits.
 	hist := history(t, c, "d")
-	if got := hist[1].Next; !slices.Equal(got, []string{"b2", "summary"}) {
-		t.Fatalf("checkpoint after step 0 schedules %q, want summary held", got)
+	if got := hist[2].Next; !slices.Equal(got, []string{"b2", "summary"}) {
+		t.Fatalf("checkpoint after step 1 schedules %q, want summary held", got)
 	}
 }
 
@@ -338,7 +338,7 @@ func TestSendFansOutWithPayloads(t *testing.T) {
 	}
 	// The scheduled sends are stored with their payloads.
 	hist := history(t, c, "f")
-	if got := hist[1].Next; !slices.Equal(got, []string{"joke", "joke", "joke"}) {
+	if got := hist[2].Next; !slices.Equal(got, []string{"joke", "joke", "joke"}) {
 		t.Fatalf("checkpoint after topics schedules %q", got)
 	}
 }

@@ -37,8 +37,8 @@ func Example() {
 		fmt.Printf("step %d %s: %+v\n", ev.Step, ev.Node, ev.Data)
 	}
 	// Output:
-	// step 0 outline: {Topic: Drafts:[outline of owls] Words:3}
-	// step 1 write: {Topic: Drafts:[essay on owls] Words:300}
+	// step 1 outline: {Topic: Drafts:[outline of owls] Words:3}
+	// step 2 write: {Topic: Drafts:[essay on owls] Words:300}
 }
 
 // Send fans out: one task per payload, run concurrently in one superstep; their appends merge in

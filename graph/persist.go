@@ -177,6 +177,10 @@ func (l *loop[S]) encodeNext() ([]checkpoint.Task, error) {
 	out := make([]checkpoint.Task, len(l.next))
 	for i, t := range l.next {
 		out[i] = checkpoint.Task{ID: t.id, Node: t.node.name}
+		if t.node == startNode {
+			out[i].Arg = t.arg // the run's input, as the start task's outcome
+			continue
+		}
 		if t.send {
 			if t.arg == nil {
 				data, err := encodeJSON(fmt.Sprintf("the payload sent to %q", t.node.name), t.input.Interface())
@@ -199,26 +203,7 @@ func (l *loop[S]) putWrites(t *task) error {
 	}
 	var ws []checkpoint.PendingWrite
 	if t.finished {
-		var o wireOutcome
-		for _, w := range t.writes {
-			data, err := encodeJSON(fmt.Sprintf("node %q's write to %q", t.node.name, w.ch.name), w.val.Interface())
-			if err != nil {
-				return err
-			}
-			o.Writes = append(o.Writes, wireWrite{Key: w.ch.name, Value: data, Overwrite: w.overwrite})
-		}
-		for _, tg := range t.targets {
-			wt := wireTarget{Node: tg.Node, Send: tg.send}
-			if tg.send {
-				data, err := encodeJSON(fmt.Sprintf("the payload %q sends to %q", t.node.name, tg.Node), tg.Arg)
-				if err != nil {
-					return err
-				}
-				wt.Arg = data
-			}
-			o.Goto = append(o.Goto, wt)
-		}
-		data, err := json.Marshal(o)
+		data, err := encodeOutcome(t)
 		if err != nil {
 			return err
 		}
@@ -261,6 +246,30 @@ func (l *loop[S]) putWrites(t *task) error {
 		return fmt.Errorf("%s: saving the writes of node %q: %w", l.c.label, t.node.name, err)
 	}
 	return nil
+}
+
+// encodeOutcome encodes what a finished task wrote and where it routed.
+func encodeOutcome(t *task) ([]byte, error) {
+	var o wireOutcome
+	for _, w := range t.writes {
+		data, err := encodeJSON(fmt.Sprintf("node %q's write to %q", t.node.name, w.ch.name), w.val.Interface())
+		if err != nil {
+			return nil, err
+		}
+		o.Writes = append(o.Writes, wireWrite{Key: w.ch.name, Value: data, Overwrite: w.overwrite})
+	}
+	for _, tg := range t.targets {
+		wt := wireTarget{Node: tg.Node, Send: tg.send}
+		if tg.send {
+			data, err := encodeJSON(fmt.Sprintf("the payload %q sends to %q", t.node.name, tg.Node), tg.Arg)
+			if err != nil {
+				return nil, err
+			}
+			wt.Arg = data
+		}
+		o.Goto = append(o.Goto, wt)
+	}
+	return json.Marshal(o)
 }
 
 // saveStop records a superstep that stopped part-way (an interrupt or a failure): the
@@ -355,6 +364,19 @@ func (l *loop[S]) restore(tuple *checkpoint.Tuple) error {
 	}
 	l.next = nil
 	for _, ct := range cp.Next {
+		if ct.Node == START {
+			// The input checkpoint: the run's input waits to be applied.
+			var o wireOutcome
+			if err := json.Unmarshal(ct.Arg, &o); err != nil {
+				return fmt.Errorf("graph: thread %q checkpoint %s: the input waiting to be applied does not decode: %w", l.threadID, cp.ID, err)
+			}
+			t := &task{id: ct.ID, node: startNode, arg: ct.Arg}
+			if err := l.decodeOutcome(t, o); err != nil {
+				return err
+			}
+			l.next = append(l.next, t)
+			continue
+		}
 		node, ok := l.c.g.nodes[ct.Node]
 		if !ok {
 			return changed("node %q is scheduled to run next, but the graph no longer has it%s", ct.Node, suggest(ct.Node, l.c.g.order))

@@ -32,7 +32,7 @@ func TestReducerLastValueTwoWritersIsAnError(t *testing.T) {
 	g.AddNode("after", note("after"))
 	g.AddEdge(graph.START, "left").AddEdge(graph.START, "right").AddJoin([]string{"left", "right"}, "after")
 	_, err := compile(t, g).Invoke(bg, S{})
-	wantErr(t, err, `"answer"`, `"left"`, `"right"`, "superstep 0")
+	wantErr(t, err, `"answer"`, `"left"`, `"right"`, "superstep 1")
 }
 
 func TestReducerLastValueTwoWritersWithCheckpointsKeepsState(t *testing.T) {

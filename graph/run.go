@@ -336,13 +336,31 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 		if tuple == nil || len(l.next) == 0 {
 			return zero, fmt.Errorf("%w: thread %q is not paused (its last run finished); send new input instead", ErrNothingToResume, r.threadID)
 		}
+		forked, err := l.fork(tuple, o)
+		if err != nil {
+			return zero, err
+		}
 		if err := l.loadPending(tuple, o); err != nil {
 			return zero, err
+		}
+		if forked {
+			// The branch's first checkpoint is the fork: what its tasks finished is recorded
+			// there again if the branch stops.
+			for _, t := range l.next {
+				t.persisted = false
+			}
 		}
 		skipBefore = true
 		// A resumed or continued run first streams the state it starts from, as LangGraph's
 		// does, so a client sees the values even when the run pauses again at once.
 		l.emitValues()
+		if start := l.pendingStart(); start != nil {
+			// The run stopped between its input checkpoint and the input's superstep.
+			if err := l.runStart(start); err != nil {
+				return zero, err
+			}
+			skipBefore = false
+		}
 	} else {
 		if err := l.applyInput(input); err != nil {
 			return zero, err
@@ -381,8 +399,11 @@ func (l *loop[S]) output() S {
 	return out.Interface().(S)
 }
 
-// applyInput starts a run from input: its fields are written, and the nodes after START are
-// scheduled.
+// applyInput starts a run from input. As in LangGraph, two checkpoints record it: an input
+// checkpoint that holds the state before the input, with the __start__ task (carrying the input)
+// scheduled, and then the superstep of that task, where the input is applied and the nodes after
+// START are scheduled. A thread's first input checkpoint is step -1; the input of a later run
+// continues the thread's count.
 func (l *loop[S]) applyInput(input S) error {
 	in := reflect.ValueOf(&input).Elem()
 	ws := l.sc.writesOf(in, nil)
@@ -393,9 +414,31 @@ func (l *loop[S]) applyInput(input S) error {
 			}
 		}
 	}
-	l.next = nil
+	start := &task{id: newTaskID(), node: startNode, writes: ws, finished: true}
+	if l.saver != nil {
+		arg, err := encodeOutcome(start)
+		if err != nil {
+			return err
+		}
+		start.arg = arg
+	}
+	// restore left l.step one past the checkpoint's.
+	if l.cpID == "" {
+		l.step = -1
+	}
+	l.next = []*task{start}
 	l.barriers = map[string][]string{}
-	start := &task{id: "input", node: &nodeSpec{name: START}, writes: ws, finished: true}
+	if err := l.checkpoint(checkpoint.SourceInput, false); err != nil {
+		return err
+	}
+	l.step++
+	return l.runStart(start)
+}
+
+// runStart runs the __start__ task: its writes (the input) apply, the nodes after START are
+// scheduled, and the superstep is checkpointed.
+func (l *loop[S]) runStart(start *task) error {
+	l.next = nil
 	if err := l.apply([]*task{start}); err != nil {
 		return err
 	}
@@ -407,18 +450,49 @@ func (l *loop[S]) applyInput(input S) error {
 	if err := l.plan([]*task{start}, nil); err != nil {
 		return err
 	}
-	// A thread's first input is step -1; the input of a later run continues the thread's count
-	// (restore left l.step one past the checkpoint's), as LangGraph numbers them.
-	if l.cpID == "" {
-		l.step = -1
-	}
-	if err := l.checkpoint(checkpoint.SourceInput, false); err != nil {
+	if err := l.checkpoint(checkpoint.SourceLoop, false); err != nil {
 		return err
 	}
 	l.emitValues()
 	l.step++
 	return nil
 }
+
+// pendingStart returns the __start__ task when the loop stands on an input checkpoint.
+func (l *loop[S]) pendingStart() *task {
+	if len(l.next) == 1 && l.next[0].node == startNode {
+		return l.next[0]
+	}
+	return nil
+}
+
+// fork starts a branch when a run continues, with no resume value, from a checkpoint older than
+// the thread's newest: as in LangGraph, a fork checkpoint copies it one step later and the branch
+// counts on from there. The branch replays the checkpoint's superstep, so its interrupts are
+// asked again rather than answered with the values the first branch was given.
+func (l *loop[S]) fork(tuple *checkpoint.Tuple, o runOptions) (bool, error) {
+	cp := tuple.Checkpoint
+	if o.checkpointID == "" || l.ns != "" || cp.ID == l.head || o.hasResume || o.resumeMap != nil ||
+		cp.Source == checkpoint.SourceUpdate || cp.Source == checkpoint.SourceFork {
+		return false, nil
+	}
+	kept := tuple.Pending[:0:0]
+	for _, pw := range tuple.Pending {
+		if pw.Channel != pendingResume && pw.Channel != pendingInterrupt {
+			kept = append(kept, pw)
+		}
+	}
+	tuple.Pending = kept
+	if err := l.checkpoint(checkpoint.SourceFork, false); err != nil {
+		return false, err
+	}
+	l.step++
+	return true, nil
+}
+
+// startNode stands for START when the __start__ task is scheduled: it carries a run's input
+// between the input checkpoint and the superstep that applies it.
+var startNode = &nodeSpec{name: START}
 
 // loop runs supersteps until nothing is scheduled, the run pauses, or it fails.
 func (l *loop[S]) loop(limit, maxConc int, skipBefore bool) error {

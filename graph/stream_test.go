@@ -38,7 +38,7 @@ func TestStreamValuesByDefault(t *testing.T) {
 		t.Fatalf("%d events, want 3 values events (input, model, tool): %+v", len(evs), evs)
 	}
 	for i, ev := range evs {
-		if ev.Mode != graph.ModeValues || ev.Step != i-1 || ev.NS != nil {
+		if ev.Mode != graph.ModeValues || ev.Step != i || ev.NS != nil {
 			t.Fatalf("event %d: %+v", i, ev)
 		}
 		if ev.Data.(S).Answer != "in" {
@@ -86,7 +86,7 @@ func TestStreamMessagesAndCustom(t *testing.T) {
 	var text string
 	for _, ev := range evs[1:] {
 		chunk := ev.Data.(graph.MessageChunk)
-		if ev.Mode != graph.ModeMessages || ev.Node != "model" || ev.Step != 0 || ev.TaskID == "" || chunk.Metadata["model"] != "scripted" {
+		if ev.Mode != graph.ModeMessages || ev.Node != "model" || ev.Step != 1 || ev.TaskID == "" || chunk.Metadata["model"] != "scripted" {
 			t.Fatalf("message event %+v", ev)
 		}
 		text += chunk.Message.Content
@@ -139,7 +139,9 @@ func TestStreamTasksAndDebug(t *testing.T) {
 	for _, ev := range ofMode(evs, graph.ModeDebug) {
 		types = append(types, ev.Data.(graph.DebugEvent).Type)
 	}
-	want := []string{"checkpoint", "task", "task_result", "checkpoint", "task", "task_result"}
+	// The input checkpoint, then the one where the input applied (its __start__ task is
+	// hidden, as in LangGraph), then ok's superstep and bad's.
+	want := []string{"checkpoint", "checkpoint", "task", "task_result", "checkpoint", "task", "task_result"}
 	if !slices.Equal(types, want) {
 		t.Fatalf("debug events %q, want %q", types, want)
 	}
@@ -232,7 +234,7 @@ func TestInfoFrom(t *testing.T) {
 	if _, err := c.Invoke(bg, S{}, graph.WithThread("th"), graph.WithConfig(map[string]any{"user": "ada"})); err != nil {
 		t.Fatal(err)
 	}
-	if info.Node != "who" || info.ThreadID != "th" || info.Step != 0 || info.Config["user"] != "ada" || info.TaskID == "" {
+	if info.Node != "who" || info.ThreadID != "th" || info.Step != 1 || info.Config["user"] != "ada" || info.TaskID == "" {
 		t.Fatalf("info %+v", info)
 	}
 	if _, ok := graph.InfoFrom(bg); ok {

@@ -87,16 +87,16 @@ func TestSubgraphMapsStateAndCheckpointsInItsNamespace(t *testing.T) {
 		}
 		spaces[tuple.Ref.NS]++
 	}
-	if len(spaces) != 2 || spaces[""] != 4 {
-		t.Fatalf("namespaces %v, want the root (4 checkpoints) and one for the subgraph", spaces)
+	if len(spaces) != 2 || spaces[""] != 5 {
+		t.Fatalf("namespaces %v, want the root (5 checkpoints) and one for the subgraph", spaces)
 	}
 	for ns, n := range spaces {
-		if ns != "" && (!strings.HasPrefix(ns, "team:") || n != 3) {
-			t.Fatalf("subgraph namespace %q has %d checkpoints, want team:<task> with 3", ns, n)
+		if ns != "" && (!strings.HasPrefix(ns, "team:") || n != 4) {
+			t.Fatalf("subgraph namespace %q has %d checkpoints, want team:<task> with 4", ns, n)
 		}
 	}
 	// The root history is unaffected by the child's checkpoints.
-	if n := len(history(t, c, "t")); n != 4 {
+	if n := len(history(t, c, "t")); n != 5 {
 		t.Fatalf("root history has %d checkpoints", n)
 	}
 }

@@ -196,7 +196,10 @@ func (c *Compiled[S]) UpdateState(ctx context.Context, ref checkpoint.Ref, value
 		return checkpoint.Ref{}, err
 	}
 	var node *nodeSpec
-	if asNode != "" {
+	if asNode == START {
+		// As LangGraph: the values stand for input, and the nodes after START are scheduled.
+		node = startNode
+	} else if asNode != "" {
 		if node = c.g.nodes[asNode]; node == nil {
 			return checkpoint.Ref{}, fmt.Errorf("%s: update as unknown node %q%s", c.label, asNode, suggest(asNode, c.g.order))
 		}

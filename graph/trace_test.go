@@ -88,10 +88,10 @@ func TestTracerSpansRunSuperstepsAndNodes(t *testing.T) {
 		n, _ := attrOf(s, graph.AttrStep)
 		stepByNum[n.AsInt64()] = s
 	}
-	if v, _ := attrOf(stepByNum[1], graph.AttrTasks); v.AsInt64() != 2 {
-		t.Errorf("superstep 1 tasks = %d, want 2 (b and c)", v.AsInt64())
+	if v, _ := attrOf(stepByNum[2], graph.AttrTasks); v.AsInt64() != 2 {
+		t.Errorf("superstep 2 tasks = %d, want 2 (b and c)", v.AsInt64())
 	}
-	for node, step := range map[string]int64{"a": 0, "b": 1, "c": 1} {
+	for node, step := range map[string]int64{"a": 1, "b": 2, "c": 2} {
 		s := one(t, spans, graph.SpanNodePrefix+node)
 		if s.Parent().SpanID() != stepByNum[step].SpanContext().SpanID() {
 			t.Errorf("node %s span is not a child of superstep %d", node, step)

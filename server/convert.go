@@ -177,11 +177,6 @@ func (s *Server) streamMetadata(run *Run) map[string]any {
 	return md
 }
 
-// langGraphStep numbers a superstep as LangGraph does for a node's events. LangGraph runs a
-// graph's input through a node of its own (__start__) in a superstep before the first node's,
-// which trellis does not: its step n is LangGraph's n+1, on a new thread as on a continued one.
-func langGraphStep(step int) int { return step + 1 }
-
 // messageMeta returns the metadata of a message chunk: the run's, the chunk's own, and where in
 // the graph it was written (the langgraph_* keys); ls_provider, ls_model_name and ls_model_type
 // when the chunk names its provider and model.
@@ -193,7 +188,7 @@ func (c *converter) messageMeta(ev graph.Event, chunk graph.MessageChunk) *chunk
 	maps.Copy(md, c.runMeta)
 	maps.Copy(md, chunk.Metadata)
 	md["langgraph_node"] = ev.Node
-	md["langgraph_step"] = langGraphStep(ev.Step)
+	md["langgraph_step"] = ev.Step
 	md["langgraph_triggers"] = []string{"branch:to:" + ev.Node}
 	md["langgraph_path"] = []string{"__pregel_pull", ev.Node}
 	ns := ev.Node + ":" + ev.TaskID

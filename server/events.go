@@ -151,7 +151,7 @@ func nodeMeta(ev graph.Event, node string) map[string]any {
 	if len(ev.NS) > 0 {
 		ns = strings.Join(ev.NS, "|") + "|" + ns
 	}
-	return map[string]any{"langgraph_node": node, "langgraph_step": langGraphStep(ev.Step), "langgraph_task_id": ev.TaskID,
+	return map[string]any{"langgraph_node": node, "langgraph_step": ev.Step, "langgraph_task_id": ev.TaskID,
 		"langgraph_checkpoint_ns": ns, "checkpoint_ns": ns}
 }
 
@@ -192,7 +192,7 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 			return nil
 		}
 		meta := e.meta(nodeMeta(ev, ev.Node))
-		tags := []string{fmt.Sprintf("graph:step:%d", langGraphStep(ev.Step))}
+		tags := []string{fmt.Sprintf("graph:step:%d", ev.Step)}
 		args := toolArgs(tc.call)
 		if tc.start {
 			e.observed[tc.call.ID] = true
@@ -205,7 +205,7 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 			return nil
 		}
 		meta := e.meta(nodeMeta(ev, te.Name))
-		tags := []string{fmt.Sprintf("graph:step:%d", langGraphStep(ev.Step))}
+		tags := []string{fmt.Sprintf("graph:step:%d", ev.Step)}
 		if !te.Finished {
 			t := &taskRun{name: te.Name, input: apiValue(te.Input)}
 			e.tasks[te.ID] = t
@@ -253,7 +253,7 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 		if !ok || chunk.Message.Role != message.RoleAssistant {
 			return nil
 		}
-		tags := []string{fmt.Sprintf("graph:step:%d", langGraphStep(ev.Step))}
+		tags := []string{fmt.Sprintf("graph:step:%d", ev.Step)}
 		var out []sse
 		m := e.modelRunOf(ev, chunk.Message.ID)
 		if m == nil {
@@ -317,7 +317,7 @@ func (e *eventsConv) newModelRun(ev graph.Event, id string, md map[string]any) *
 // prompt) and on_chat_model_end (with the whole answer). A failed call gets no end, as in
 // LangChain, where the error ends the stream.
 func (e *eventsConv) modelCall(ev graph.Event, mc *modelCallEvent) []sse {
-	tags := []string{fmt.Sprintf("graph:step:%d", langGraphStep(ev.Step))}
+	tags := []string{fmt.Sprintf("graph:step:%d", ev.Step)}
 	if mc.start {
 		// The same metadata as the call's chunks carry (agent.StreamModel).
 		md := map[string]any{"node": ev.Node}

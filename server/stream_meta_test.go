@@ -165,7 +165,7 @@ func TestMessagesTupleMetadata(t *testing.T) {
 		want := map[string]any{
 			"team": "blue", "run_id": runID, "thread_id": tid, "assistant_id": AssistantID("chatter"), "graph_id": "chatter",
 			"style": "terse", "depth": 2.0,
-			"langgraph_node": "talk", "langgraph_step": 1.0, // LangGraph's number of the first node's superstep (trellis's 0)
+			"langgraph_node": "talk", "langgraph_step": 1.0, // the first node's superstep: step 0 applies the input
 			"langgraph_checkpoint_ns": ns, "checkpoint_ns": ns,
 			"ls_provider": "acme", "ls_model_name": "acme-small", "ls_model_type": "chat",
 		}
