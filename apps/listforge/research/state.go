@@ -38,7 +38,7 @@ type State struct {
 	Item             *store.Item         `json:"item"`
 	ExistingResearch *store.ResearchData `json:"existingResearch"`
 
-	MediaAnalysis         *MediaAnalysis                `json:"mediaAnalysis"`
+	MediaAnalysis         *MediaAnalysis               `json:"mediaAnalysis"`
 	ProductIdentification *store.ProductIdentification `json:"productIdentification"`
 
 	// Comps are merged by ID: a comp seen again (a refine query finds it, analyze_comps

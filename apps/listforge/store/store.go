@@ -93,19 +93,24 @@ func (s *Store) tx(ctx context.Context, w Who, fn func(tx *appdb.Tx) error) erro
 	return s.db.Tx(ctx, appdb.Who{Tenant: w.Org, User: w.User}, fn)
 }
 
-// EnsureMember records the organisation and the user, once.
-func (s *Store) EnsureMember(ctx context.Context, w Who) error {
-	return s.tx(ctx, w, func(tx *appdb.Tx) error {
+// EnsureMember records the organisation and the user, once; newOrg is true for the call that
+// recorded the organisation.
+func (s *Store) EnsureMember(ctx context.Context, w Who) (newOrg bool, err error) {
+	err = s.tx(ctx, w, func(tx *appdb.Tx) error {
 		now := s.now()
-		if _, err := tx.Exec(ctx, `INSERT INTO orgs (tenant_id, name, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, w.Org, w.Org, now); err != nil {
+		res, err := tx.Exec(ctx, `INSERT INTO orgs (tenant_id, name, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, w.Org, w.Org, now)
+		if err != nil {
 			return err
 		}
+		n, _ := res.RowsAffected()
+		newOrg = n > 0
 		if w.User == "" {
 			return nil
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO users (tenant_id, id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, w.Org, w.User, now)
+		_, err = tx.Exec(ctx, `INSERT INTO users (tenant_id, id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, w.Org, w.User, now)
 		return err
 	})
+	return newOrg, err
 }
 
 // CountItems returns how many items the organisation has.

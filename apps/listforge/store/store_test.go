@@ -33,8 +33,11 @@ func TestDomain(t *testing.T) {
 		ctx := context.Background()
 		s := open(t, db)
 		for _, w := range []store.Who{acme, other} {
-			if err := s.EnsureMember(ctx, w); err != nil {
-				t.Fatal(err)
+			if created, err := s.EnsureMember(ctx, w); err != nil || !created {
+				t.Fatal(created, err)
+			}
+			if created, _ := s.EnsureMember(ctx, w); created {
+				t.Fatal("the organisation was recorded twice")
 			}
 		}
 		price := 120.0

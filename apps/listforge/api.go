@@ -1,0 +1,356 @@
+package listforge
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/trellis-go/trellis/apps/listforge/store"
+	"github.com/trellis-go/trellis/server"
+)
+
+// API paths under the app's prefix (/apps/listforge).
+const (
+	APIPrefix    = "/api/v1"
+	ChatWSPath   = "/ws/chat"
+	ResearchPath = "/ws/research"
+)
+
+func (a *app) routes() http.Handler {
+	mux := http.NewServeMux()
+	h := func(pattern string, fn func(w http.ResponseWriter, r *http.Request, p server.Principal)) {
+		mux.Handle(pattern, a.d.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			p, ok := server.PrincipalFrom(r.Context())
+			if !ok || p.Tenant == "" {
+				writeErr(w, http.StatusUnauthorized, "listforge: no organisation in the credentials", "send a token or API key of your organisation", "")
+				return
+			}
+			if err := a.member(r.Context(), p); err != nil {
+				fail(w, err)
+				return
+			}
+			fn(w, r, p)
+		})))
+	}
+	h("GET "+APIPrefix+"/items", a.listItems)
+	h("POST "+APIPrefix+"/items", a.createItem)
+	h("GET "+APIPrefix+"/items/{itemId}", a.getItem)
+	h("PATCH "+APIPrefix+"/items/{itemId}", a.patchItem)
+	h("DELETE "+APIPrefix+"/items/{itemId}", a.deleteItem)
+	h("GET "+APIPrefix+"/items/{itemId}/audit", a.audit)
+	h("GET "+APIPrefix+"/items/{itemId}/evidence", a.evidence)
+	h("POST "+APIPrefix+"/items/{itemId}/research", a.startResearch)
+	h("GET "+APIPrefix+"/items/{itemId}/research/latest", a.latestResearch)
+	h("GET "+APIPrefix+"/items/{itemId}/research/history", a.researchHistory)
+	h("GET "+APIPrefix+"/items/{itemId}/research/jobs/{jobId}", a.jobStatus)
+	h("POST "+APIPrefix+"/items/{itemId}/chat/sessions", a.createSession)
+	h("GET "+APIPrefix+"/items/{itemId}/chat/sessions/{sessionId}/messages", a.sessionMessages)
+	h("GET "+ChatWSPath, a.chatSocket)
+	h("GET "+ResearchPath, a.researchSocket)
+	return mux
+}
+
+type apiError struct {
+	Error string `json:"error"`
+	Field string `json:"field,omitempty"`
+	Hint  string `json:"hint,omitempty"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeErr(w http.ResponseWriter, code int, msg, hint, field string) {
+	writeJSON(w, code, apiError{Error: msg, Hint: hint, Field: field})
+}
+
+// fail answers an error: 400 naming the field, 404, 409, or 500.
+func fail(w http.ResponseWriter, err error) {
+	var fe *store.FieldError
+	var ae *server.APIError
+	switch {
+	case errors.As(err, &fe):
+		writeErr(w, http.StatusBadRequest, err.Error(), "send "+fe.Field+" as "+fe.Hint, fe.Field)
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrNotYours):
+		writeErr(w, http.StatusNotFound, err.Error(), "check the ID; only your organisation's records are visible", "")
+	case errors.Is(err, store.ErrAlreadyApplied):
+		writeErr(w, http.StatusConflict, err.Error(), "", "")
+	case errors.As(err, &ae):
+		writeErr(w, ae.Status, ae.Message, ae.Hint, "")
+	default:
+		writeErr(w, http.StatusInternalServerError, "listforge: "+err.Error(), "", "")
+	}
+}
+
+// decode reads a JSON body into dst, naming what is wrong.
+func decode(r *http.Request, dst any) error {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		return &store.FieldError{Field: "body", Hint: "a JSON object of at most 1 MiB"}
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		body = []byte("{}")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return &store.FieldError{Field: te.Field, Hint: "a JSON " + te.Type.String()}
+		}
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return &store.FieldError{Field: strings.Trim(f, `"`), Hint: "nothing: it is not a field of this request"}
+		}
+		return &store.FieldError{Field: "body", Hint: "valid JSON (" + err.Error() + ")"}
+	}
+	return nil
+}
+
+func pageOf(r *http.Request) (int, int, error) {
+	q := r.URL.Query()
+	page, limit := 1, 20
+	var err error
+	if v := q.Get("page"); v != "" {
+		if page, err = strconv.Atoi(v); err != nil || page < 1 {
+			return 0, 0, &store.FieldError{Field: "page", Hint: "a page number from 1"}
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > 100 {
+			return 0, 0, &store.FieldError{Field: "limit", Hint: "a page size from 1 to 100"}
+		}
+	}
+	return page, limit, nil
+}
+
+func (a *app) listItems(w http.ResponseWriter, r *http.Request, p server.Principal) {
+	page, limit, err := pageOf(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	out, err := a.st.ListItems(r.Context(), whoOf(p), page, limit)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// itemInput is what POST /items takes.
+type itemInput struct {
+	Title           string         `json:"title"`
+	Description     string         `json:"description"`
+	Condition       string         `json:"condition"`
+	Attributes      map[string]any `json:"attributes"`
+	Media           []store.Media  `json:"media"`
+	DefaultPrice    *float64       `json:"defaultPrice"`
+	Currency        string         `json:"currency"`
+	LifecycleStatus string         `json:"lifecycleStatus"`
+	AIReviewState   string         `json:"aiReviewState"`
+}
+
+func (a *app) createItem(w http.ResponseWriter, r *http.Request, p server.Principal) {
+	var in itemInput
+	if err := decode(r, &in); err != nil {
+		fail(w, err)
+		return
+	}
+	it, err := a.st.CreateItem(r.Context(), whoOf(p), store.Item{Title: in.Title, Description: in.Description, Condition: in.Condition,
+		Attributes: in.Attributes, Media: in.Media, DefaultPrice: in.DefaultPrice, Currency: in.Currency, LifecycleStatus: in.LifecycleStatus,
+		AIReviewState: in.AIReviewState})
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, it)
+}
+
+func (a *app) getItem(w http.ResponseWriter, r *http.Request, p server.Principal) {
+	it, err := a.st.GetItem(r.Context(), whoOf(p), r.PathValue("itemId"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, it)
+}
+
+// patchItem applies each field given as an audited single-field update; "reason" is recorded
+// with them.
+func (a *app) patchItem(w http.ResponseWriter, r *http.Request, p server.Principal) {
+	var in map[string]any
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err := json.Unmarshal(body, &in); err != nil {
+		fail(w, &store.FieldError{Field: "body", Hint: `a JSON object of fields to change, e.g. {"defaultPrice": 120, "reason": "..."}`})
+		return
+	}
+	reason, _ := in["reason"].(string)
+	delete(in, "reason")
+	for k := range in {
+		known := false
+		for _, f := range store.Fields {
+			known = known || f == k
+		}
+		if !known {
+			fail(w, &store.FieldError{Field: k, Hint: "one of the item's fields: " + strings.Join(store.Fields, ", ")})
+			return
+		}
+	}
+	if reason == "" {
+		reason = "edited by " + p.User
+	}
+	it, err := a.st.UpdateFields(r.Context(), whoOf(p), r.PathValue("itemId"), in, reason)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, it)
+}
+
+func (a *app) deleteItem(w http.ResponseWriter, r *http.Request, p server.Principal) {
+	if err := a.st.DeleteItem(r.Context(), whoOf(p), r.PathValue("itemId")); err != nil {
+		fail(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (a *app) audit(w http.ResponseWriter, r *http.Request, p server.Principal) {
+	if _, err := a.st.GetItem(r.Context(), whoOf(p), r.PathValue("itemId")); err != nil {
+		fail(w, err)
+		return
+	}
+	out, err := a.st.AuditTrail(r.Context(), whoOf(p), r.PathValue("itemId"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if out == nil {
+		out = []store.Audit{}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (a *app) evidence(w http.ResponseWriter, r *http.Request, p server.Principal) {
+	if _, err := a.st.GetItem(r.Context(), whoOf(p), r.PathValue("itemId")); err != nil {
+		fail(w, err)
+		return
+	}
+	b, err := a.st.LatestEvidence(r.Context(), whoOf(p), r.PathValue("itemId"), 100)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, b)
+}
+
+// startResearchInput is the specification's StartResearchDto.
+type startResearchInput struct {
+	Type     string `json:"type"`
+	Priority string `json:"priority"`
+}
+
+func (a *app) startResearch(w http.ResponseWriter, r *http.Request, p server.Principal) {
+	var in startResearchInput
+	if err := decode(r, &in); err != nil {
+		fail(w, err)
+		return
+	}
+	job, err := a.jobs.Start(r.Context(), p, r.PathValue("itemId"), in.Type, in.Priority)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"jobId": job.ID})
+}
+
+func (a *app) latestResearch(w http.ResponseWriter, r *http.Request, p server.Principal) {
+	if _, err := a.st.GetItem(r.Context(), whoOf(p), r.PathValue("itemId")); err != nil {
+		fail(w, err)
+		return
+	}
+	res, err := a.st.LatestResearch(r.Context(), whoOf(p), r.PathValue("itemId"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res) // null when there is none yet
+}
+
+func (a *app) researchHistory(w http.ResponseWriter, r *http.Request, p server.Principal) {
+	page, limit, err := pageOf(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if _, err := a.st.GetItem(r.Context(), whoOf(p), r.PathValue("itemId")); err != nil {
+		fail(w, err)
+		return
+	}
+	out, err := a.st.ResearchHistory(r.Context(), whoOf(p), r.PathValue("itemId"), page, limit)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (a *app) job(r *http.Request, p server.Principal, itemID, jobID string) (*store.ResearchRun, error) {
+	job, err := a.st.GetRun(r.Context(), whoOf(p), jobID)
+	if err != nil {
+		return nil, err
+	}
+	if itemID != "" && job.ItemID != itemID {
+		return nil, fmt.Errorf("research job %s of item %s: %w", jobID, itemID, store.ErrNotFound)
+	}
+	if !job.Done() {
+		a.jobs.Follow(p, job.ID)
+	}
+	return job, nil
+}
+
+func (a *app) jobStatus(w http.ResponseWriter, r *http.Request, p server.Principal) {
+	job, err := a.job(r, p, r.PathValue("itemId"), r.PathValue("jobId"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, job)
+}
+
+func (a *app) createSession(w http.ResponseWriter, r *http.Request, p server.Principal) {
+	ss, err := a.st.CreateSession(r.Context(), whoOf(p), r.PathValue("itemId"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"sessionId": ss.ID, "session": ss})
+}
+
+func (a *app) sessionMessages(w http.ResponseWriter, r *http.Request, p server.Principal) {
+	page, limit, err := pageOf(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	ss, err := a.st.GetSession(r.Context(), whoOf(p), r.PathValue("sessionId"))
+	if err == nil && ss.ItemID != r.PathValue("itemId") {
+		err = fmt.Errorf("session %s of item %s: %w", ss.ID, r.PathValue("itemId"), store.ErrNotFound)
+	}
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	out, err := a.st.Messages(r.Context(), whoOf(p), ss.ID, page, limit)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}

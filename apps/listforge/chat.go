@@ -1,0 +1,550 @@
+package listforge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/apps/listforge/store"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/offline"
+	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// ChatState is the ChatGraph's state (the specification's §5.4). Each turn starts from
+// load_context, which replaces what the previous turn left: the session's state lives in the
+// database, not in the graph.
+type ChatState struct {
+	SessionID string `json:"sessionId"`
+	ItemID    string `json:"itemId"`
+	UserID    string `json:"userId"`
+
+	Messages    []message.Message `json:"messages" reduce:"messages"`
+	UserMessage string            `json:"userMessage"`
+
+	Item           *store.Item      `json:"item"`
+	Research       *store.Research  `json:"research"`
+	RecentEvidence []store.Evidence `json:"recentEvidence"`
+
+	Intent    string           `json:"intent"` // question, action, research, unknown
+	Response  string           `json:"response"`
+	Actions   []store.Action   `json:"actions"`
+	ToolCalls []store.ToolCall `json:"toolCalls"`
+	// Streamed is true once the response's tokens went out on the messages stream.
+	Streamed bool `json:"streamed"`
+}
+
+// Chat messages of the specification's Appendix B.
+const (
+	MsgTrouble        = "I'm having trouble right now. Try again?"
+	MsgSessionExpired = "Session expired, please refresh"
+	MsgToolFailure    = "I couldn't access that data. Let me try differently."
+)
+
+// StaleAfter is when research is old enough to suggest a refresh.
+const StaleAfter = 7 * 24 * time.Hour
+
+type chatGraph struct {
+	*graph.Compiled[ChatState]
+	a     *app
+	model model.Model // nil: the rules
+	// Timeout bounds a model call before the fallback answer.
+	timeout time.Duration
+}
+
+func newChatGraph(a *app, m model.Model) (*chatGraph, error) {
+	c := &chatGraph{a: a, timeout: 20 * time.Second}
+	if m != nil {
+		if _, ok := m.(*offline.Model); !ok {
+			if p, _ := model.IdentityOf(m); p != offline.Name {
+				c.model = m
+			}
+		}
+	}
+	g := graph.New[ChatState]()
+	g.AddNode("load_context", c.loadContext)
+	g.AddNode("route_intent", c.routeIntent)
+	g.AddNode("answer_query", c.answerQuery)
+	g.AddNode("handle_action", c.handleAction)
+	g.AddNode("start_research", c.startResearch)
+	g.AddNode("respond", c.respond)
+	g.AddEdge(graph.START, "load_context")
+	g.AddConditionalEdges("load_context", func(_ context.Context, s ChatState) (string, error) {
+		if s.Response != "" {
+			return "respond", nil // the session is gone: say so
+		}
+		return "route", nil
+	}, map[string]string{"respond": "respond", "route": "route_intent"})
+	g.AddConditionalEdges("route_intent", func(_ context.Context, s ChatState) (string, error) {
+		switch s.Intent {
+		case "action":
+			return "action", nil
+		case "research":
+			return "research", nil
+		}
+		return "question", nil
+	}, map[string]string{"question": "answer_query", "action": "handle_action", "research": "start_research"})
+	g.AddEdge("answer_query", "respond")
+	g.AddEdge("handle_action", "respond")
+	g.AddEdge("start_research", "respond")
+	g.AddEdge("respond", graph.END)
+	co := a.d.Compile
+	co.Name = ChatGraphID
+	co.Durability = graph.DurabilityExit // the session lives in the database; one checkpoint a turn
+	compiled, err := g.Compile(co)
+	if err != nil {
+		return nil, err
+	}
+	c.Compiled = compiled
+	return c, nil
+}
+
+func callerOf(ctx context.Context) (store.Who, server.Principal) {
+	info, _ := tool.CallInfoFrom(ctx)
+	return store.Who{Org: info.Tenant, User: info.User}, server.Principal{Tenant: info.Tenant, User: info.User, Permissions: info.Permissions}
+}
+
+func lastUserText(msgs []message.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == message.RoleUser {
+			return msgs[i].Text()
+		}
+	}
+	return ""
+}
+
+// ChatTools are the chat's tools (the specification's §5.5), over the caller's organisation.
+type ChatTools struct{ a *app }
+
+// GetItemSnapshot reads an item.
+func (t ChatTools) GetItemSnapshot(ctx context.Context, w store.Who, itemID string) (*store.Item, error) {
+	return t.a.st.GetItem(ctx, w, itemID)
+}
+
+// GetResearch reads the item's current research (nil when none).
+func (t ChatTools) GetResearch(ctx context.Context, w store.Who, itemID string) (*store.Research, error) {
+	return t.a.st.LatestResearch(ctx, w, itemID)
+}
+
+// GetEvidence reads the item's newest evidence records.
+func (t ChatTools) GetEvidence(ctx context.Context, w store.Who, itemID string, limit int) ([]store.Evidence, error) {
+	b, err := t.a.st.LatestEvidence(ctx, w, itemID, limit)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	return b.Records, nil
+}
+
+// UpdateItemField changes one field with an audit reason (used when the user applies an action).
+func (t ChatTools) UpdateItemField(ctx context.Context, w store.Who, itemID, field string, value any, reason string) (*store.Item, error) {
+	return t.a.st.UpdateField(ctx, w, itemID, field, value, reason)
+}
+
+// StartResearchJob queues research for the item.
+func (t ChatTools) StartResearchJob(ctx context.Context, p server.Principal, itemID, typ, priority string) (*store.ResearchRun, error) {
+	return t.a.jobs.Start(ctx, p, itemID, typ, priority)
+}
+
+func (c *chatGraph) tools() ChatTools { return ChatTools{c.a} }
+
+func (c *chatGraph) loadContext(ctx context.Context, s ChatState) (ChatState, error) {
+	text := strings.TrimSpace(s.UserMessage)
+	if text == "" {
+		text = strings.TrimSpace(lastUserText(s.Messages))
+	}
+	// Each turn starts clean: what the previous turn wrote is replaced.
+	for k, v := range map[string]any{"userMessage": text, "intent": "unknown", "response": "", "actions": []store.Action{},
+		"toolCalls": []store.ToolCall{}, "streamed": false, "item": (*store.Item)(nil), "research": (*store.Research)(nil),
+		"recentEvidence": []store.Evidence{}} {
+		if err := graph.Overwrite(ctx, k, v); err != nil {
+			return ChatState{}, err
+		}
+	}
+	w, _ := callerOf(ctx)
+	itemID := s.ItemID
+	if s.SessionID != "" {
+		ss, err := c.a.st.GetSession(ctx, w, s.SessionID)
+		if err != nil {
+			return ChatState{Response: MsgSessionExpired, Intent: "error"}, nil
+		}
+		itemID = ss.ItemID
+	}
+	if itemID == "" || w.Org == "" {
+		return ChatState{}, nil
+	}
+	t := c.tools()
+	out := ChatState{ItemID: itemID}
+	calls := []store.ToolCall{}
+	it, err := t.GetItemSnapshot(ctx, w, itemID)
+	if errors.Is(err, store.ErrNotFound) {
+		return ChatState{Response: MsgSessionExpired, Intent: "error"}, nil
+	}
+	if err != nil {
+		if it, err = t.GetItemSnapshot(ctx, w, itemID); err != nil { // retry once
+			return ChatState{Response: MsgToolFailure, Intent: "error"}, nil
+		}
+	}
+	out.Item = it
+	calls = append(calls, store.ToolCall{Tool: "getItemSnapshot", Args: map[string]any{"itemId": itemID}})
+	if out.Research, err = t.GetResearch(ctx, w, itemID); err == nil {
+		calls = append(calls, store.ToolCall{Tool: "getResearch", Args: map[string]any{"itemId": itemID}})
+	}
+	if ev, err := t.GetEvidence(ctx, w, itemID, 10); err == nil && ev != nil {
+		out.RecentEvidence = ev
+		calls = append(calls, store.ToolCall{Tool: "getEvidence", Args: map[string]any{"itemId": itemID, "limit": 10}})
+	}
+	out.ToolCalls = calls
+	return out, nil
+}
+
+var (
+	researchRE = regexp.MustCompile(`\b(research|re-?run|refresh|redo|look (it )?up again|find (new |fresh )?comps|new comps|update (the )?(comps|pricing data|prices from))`)
+	actionRE   = regexp.MustCompile(`\b(set|change|update|rename|make|mark|use)\b.*\b(title|description|condition|price|status|currency)\b|\b(list|price) it (at|for)\b`)
+)
+
+// RouteIntent classifies a message by rules: research, action, or question.
+func RouteIntent(text string) string {
+	t := strings.ToLower(text)
+	switch {
+	case researchRE.MatchString(t):
+		return "research"
+	case actionRE.MatchString(t):
+		return "action"
+	}
+	return "question"
+}
+
+// IntentPrompt asks a model to classify a message.
+const IntentPrompt = `Classify the user's message about their item for sale as one of:
+"question" (asks about the item, its price or research), "action" (asks to change a field of the item),
+"research" (asks for new or refreshed research). Respond in JSON: {"intent": "question"|"action"|"research"}`
+
+func (c *chatGraph) routeIntent(ctx context.Context, s ChatState) (ChatState, error) {
+	intent := RouteIntent(s.UserMessage)
+	if c.model != nil {
+		mctx, cancel := context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+		resp, err := c.model.Generate(mctx, &model.Request{Messages: []message.Message{message.System(IntentPrompt), message.User(s.UserMessage)},
+			Schema: &model.Schema{Name: "intent", JSON: json.RawMessage(`{"type":"object","properties":{"intent":{"type":"string","enum":["question","action","research"]}},"required":["intent"]}`)}})
+		if err == nil {
+			var out struct{ Intent string }
+			if json.Unmarshal(resp.Structured, &out) == nil && out.Intent != "" {
+				intent = out.Intent
+			}
+		}
+	}
+	return ChatState{Intent: intent}, nil
+}
+
+// ChatPrompt is the answer's system prompt for a configured model.
+const ChatPrompt = `You help a reseller price and list a second-hand item. Answer from the item and its research below,
+briefly, with prices in dollars like $120. Say when research is missing or old.`
+
+func (c *chatGraph) answerQuery(ctx context.Context, s ChatState) (ChatState, error) {
+	var actions []store.Action
+	stale := ""
+	if s.Research != nil {
+		if age := time.Since(s.Research.CreatedAt); age > StaleAfter || (s.Item != nil && s.Item.UpdatedAt.After(s.Research.CreatedAt)) {
+			days := int(age.Hours() / 24)
+			stale = fmt.Sprintf("\n\nThis research is from %d days ago", days)
+			if days == 0 {
+				stale = "\n\nThe item changed after this research"
+			}
+			stale += "; prices move, so I suggest refreshing it (say \"refresh the research\")."
+			actions = append(actions, store.Action{Type: "start_research", Payload: map[string]any{"type": "pricing_refresh", "reason": "stale research"}})
+		}
+	} else if s.Item != nil {
+		actions = append(actions, store.Action{Type: "start_research", Payload: map[string]any{"type": "manual_request", "reason": "no research yet"}})
+	}
+	if c.model != nil {
+		ctxJSON, _ := json.Marshal(map[string]any{"item": s.Item, "research": s.Research, "evidence": s.RecentEvidence})
+		mctx, cancel := context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+		resp, err := agent.StreamModel(mctx, c.model, &model.Request{Messages: []message.Message{message.System(ChatPrompt),
+			message.User("Context:\n" + string(ctxJSON) + "\n\nQuestion: " + s.UserMessage)}})
+		if err != nil {
+			return ChatState{Response: MsgTrouble, Actions: actions}, nil
+		}
+		text := resp.Message.Text() + stale
+		if stale != "" {
+			emitText(ctx, stale)
+		}
+		return ChatState{Response: text, Streamed: true, Actions: actions}, nil
+	}
+	text := Answer(s.UserMessage, s.Item, s.Research, s.RecentEvidence) + stale
+	emitText(ctx, text)
+	return ChatState{Response: text, Streamed: true, Actions: actions}, nil
+}
+
+// emitText streams text on the messages stream, a few words a chunk.
+func emitText(ctx context.Context, text string) {
+	info, _ := graph.InfoFrom(ctx)
+	id := message.NewID()
+	md := map[string]any{"node": info.Node, "provider": "listforge-rules"}
+	words := strings.SplitAfter(text, " ")
+	for i := 0; i < len(words); i += 4 {
+		chunk := strings.Join(words[i:min(i+4, len(words))], "")
+		graph.EmitMessage(ctx, graph.MessageChunk{Message: message.Message{ID: id, Role: message.RoleAssistant, Content: chunk}, Metadata: md})
+	}
+}
+
+func money(x float64) string {
+	if x == math.Trunc(x) {
+		return "$" + strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	return "$" + strconv.FormatFloat(x, 'f', 2, 64)
+}
+
+func bandOf(d store.ResearchData, label string) (store.PriceBand, bool) {
+	for _, b := range d.PriceBands {
+		if b.Label == label {
+			return b, true
+		}
+	}
+	return store.PriceBand{}, false
+}
+
+// Answer is the offline answer to a question, from the item and its research.
+func Answer(q string, it *store.Item, res *store.Research, ev []store.Evidence) string {
+	t := strings.ToLower(q)
+	if it == nil {
+		return "Hello! I help price and list second-hand items. Open an item's chat to ask what to list it for, what comparable items sold for, or to change its details."
+	}
+	name := it.Title
+	if name == "" {
+		name = "this item"
+	}
+	if res == nil {
+		return fmt.Sprintf("There is no research for %s yet, so I can't recommend a price. Say \"research it\" and I'll start it; it takes a few seconds.", name)
+	}
+	d := res.Data
+	has := func(words ...string) bool {
+		for _, w := range words {
+			if strings.Contains(t, w) {
+				return true
+			}
+		}
+		return false
+	}
+	var b strings.Builder
+	switch {
+	case has("comparable", "comps", "sold for", "similar", "evidence", "examples"):
+		n := 0
+		fl, okF := bandOf(d, "floor")
+		ce, okC := bandOf(d, "ceiling")
+		for _, e := range ev {
+			if e.Price == nil || n == 3 {
+				continue
+			}
+			if okF && okC && (*e.Price < fl.Amount*0.6 || *e.Price > ce.Amount*1.4) {
+				continue // an outlier: a bundle, a typo, a part
+			}
+			if n == 0 {
+				b.WriteString("The closest comparables:\n")
+			}
+			n++
+			date := ""
+			if e.SoldDate != "" {
+				date = " sold " + e.SoldDate[:10]
+			} else {
+				date = " listed now"
+			}
+			fmt.Fprintf(&b, "- %s: %s (%s,%s)\n", e.Title, money(*e.Price), e.Condition, date)
+		}
+		if n == 0 {
+			b.WriteString("No comparable listings were found for " + name + ".")
+		}
+	case has("fast", "quick", "demand", "sell-through", "how long", "days"):
+		for _, s := range d.DemandSignals {
+			switch s.Metric {
+			case "sell_through_rate":
+				fmt.Fprintf(&b, "Sell-through over %s: %.0f%%. ", s.Period, s.Value*100)
+			case "days_to_sell":
+				fmt.Fprintf(&b, "Similar items sold in about %.0f days. ", s.Value)
+			case "active_competition":
+				fmt.Fprintf(&b, "%.0f competing listings are active now. ", s.Value)
+			}
+		}
+		if f, ok := bandOf(d, "floor"); ok {
+			fmt.Fprintf(&b, "For a quick sale, list at %s.", money(f.Amount))
+		}
+	case has("missing", "improve", "better", "what else", "accuracy", "more info"):
+		if len(d.MissingInfo) == 0 {
+			b.WriteString("Nothing important is missing.")
+		}
+		for _, m := range d.MissingInfo {
+			if m.Importance == "optional" {
+				continue
+			}
+			fmt.Fprintf(&b, "- %s (%s): %s", m.Field, m.Importance, m.Reason)
+			if m.SuggestedPrompt != "" {
+				b.WriteString(" " + m.SuggestedPrompt)
+			}
+			b.WriteString("\n")
+		}
+	case has("what is it", "which model", "identify", "what model", "brand"):
+		if p := d.ProductID; p != nil && p.Model != "" {
+			fmt.Fprintf(&b, "It looks like a %s %s (%.0f%% sure, from %s)", p.Brand, p.Model, p.Confidence*100, strings.ReplaceAll(p.Source, "_", " "))
+			if p.MPN != "" {
+				b.WriteString(", part number " + p.MPN)
+			}
+			b.WriteString(".")
+		} else {
+			b.WriteString("I couldn't identify the exact product. A photo of the label or the model number would help.")
+		}
+	default:
+		tg, ok := bandOf(d, "target")
+		if !ok {
+			b.WriteString("Limited data available, prices are estimates, and there was nothing to estimate from: add an asking price or more details and research again.")
+			break
+		}
+		fl, _ := bandOf(d, "floor")
+		ce, _ := bandOf(d, "ceiling")
+		fmt.Fprintf(&b, "I'd list %s at %s. For a quick sale go down to %s; a patient seller could ask up to %s. ", name, money(tg.Amount), money(fl.Amount), money(ce.Amount))
+		fmt.Fprintf(&b, "Confidence: %.0f%%. %s", d.OverallConfidence*100, tg.Reasoning)
+		if slices.Contains(d.Notes, "Limited data available, prices are estimates") {
+			b.WriteString(" Limited data available, prices are estimates.")
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// ProposedUpdate is a field update read from a message.
+type ProposedUpdate struct {
+	Field string `json:"field"`
+	Value any    `json:"value"`
+}
+
+var (
+	priceRE = regexp.MustCompile(`\$?\s*(\d+(?:[.,]\d{1,2})?)`)
+	toRE    = regexp.MustCompile(`(?i)\b(?:to|as|:)\s+["“']?(.+?)["”']?\s*$`)
+)
+
+// ParseUpdate reads "set the price to $120", "change the title to ...", "condition: like new".
+func ParseUpdate(text string) (ProposedUpdate, bool) {
+	t := strings.ToLower(text)
+	field := ""
+	for _, f := range []struct{ word, field string }{{"price", "defaultPrice"}, {"title", "title"}, {"description", "description"},
+		{"condition", "condition"}, {"status", "lifecycleStatus"}, {"currency", "currency"}} {
+		if strings.Contains(t, f.word) {
+			field = f.field
+			break
+		}
+	}
+	if field == "" && (strings.Contains(t, "list it at") || strings.Contains(t, "list it for") || strings.Contains(t, "price it")) {
+		field = "defaultPrice"
+	}
+	if field == "" {
+		return ProposedUpdate{}, false
+	}
+	if field == "defaultPrice" {
+		m := priceRE.FindStringSubmatch(t)
+		if m == nil {
+			return ProposedUpdate{}, false
+		}
+		v, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", "."), 64)
+		if err != nil {
+			return ProposedUpdate{}, false
+		}
+		return ProposedUpdate{Field: field, Value: v}, true
+	}
+	m := toRE.FindStringSubmatch(strings.TrimSpace(text))
+	if m == nil || strings.TrimSpace(m[1]) == "" {
+		return ProposedUpdate{}, false
+	}
+	return ProposedUpdate{Field: field, Value: strings.TrimRight(strings.TrimSpace(m[1]), ".")}, true
+}
+
+// ActionPrompt asks a model which field to change.
+const ActionPrompt = `The user wants to change a field of their item. Fields: title, description, condition, defaultPrice (a number), lifecycleStatus.
+Respond in JSON: {"field": string, "value": string or number}`
+
+func fieldLabel(f string) string {
+	switch f {
+	case "defaultPrice":
+		return "price"
+	case "lifecycleStatus":
+		return "status"
+	}
+	return f
+}
+
+func (c *chatGraph) handleAction(ctx context.Context, s ChatState) (ChatState, error) {
+	if s.Item == nil {
+		return ChatState{Response: "Open an item's chat first, then tell me what to change."}, nil
+	}
+	up, ok := ParseUpdate(s.UserMessage)
+	if c.model != nil {
+		mctx, cancel := context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+		resp, err := c.model.Generate(mctx, &model.Request{Messages: []message.Message{message.System(ActionPrompt), message.User(s.UserMessage)},
+			Schema: &model.Schema{Name: "action", JSON: json.RawMessage(`{"type":"object","properties":{"field":{"type":"string"},"value":{}},"required":["field","value"]}`)}})
+		if err == nil {
+			var m ProposedUpdate
+			if json.Unmarshal(resp.Structured, &m) == nil && m.Field != "" {
+				up, ok = m, true
+			}
+		}
+	}
+	if !ok {
+		return ChatState{Response: "Which field should I change, and to what? For example: \"set the price to $120\" or \"change the condition to like new\"."}, nil
+	}
+	if up.Field == "defaultPrice" {
+		if sv, isStr := up.Value.(string); isStr {
+			if v, err := strconv.ParseFloat(strings.TrimPrefix(sv, "$"), 64); err == nil {
+				up.Value = v
+			}
+		}
+	}
+	shown := fmt.Sprint(up.Value)
+	if v, isNum := up.Value.(float64); isNum && up.Field == "defaultPrice" {
+		shown = money(v)
+	}
+	return ChatState{
+		Response: fmt.Sprintf("I can update the %s to \"%s\". Should I make this change?", fieldLabel(up.Field), shown),
+		Actions: []store.Action{{Type: "update_field", Applied: false,
+			Payload: map[string]any{"itemId": s.Item.ID, "field": up.Field, "value": up.Value, "reason": "requested in chat: " + s.UserMessage}}},
+	}, nil
+}
+
+func (c *chatGraph) startResearch(ctx context.Context, s ChatState) (ChatState, error) {
+	if s.Item == nil {
+		return ChatState{Response: "Open an item's chat first, then ask me to research it."}, nil
+	}
+	_, p := callerOf(ctx)
+	typ := "manual_request"
+	if s.Research != nil {
+		typ = "pricing_refresh"
+	}
+	job, err := c.tools().StartResearchJob(ctx, p, s.Item.ID, typ, "normal")
+	if err != nil {
+		return ChatState{Response: MsgToolFailure + " (" + err.Error() + ")"}, nil
+	}
+	return ChatState{
+		Response:  fmt.Sprintf("I've started fresh research for %s (job %s). You'll see each step in the Research tab; it usually takes a few seconds.", s.Item.Title, job.ID),
+		ToolCalls: append(s.ToolCalls, store.ToolCall{Tool: "startResearchJob", Args: map[string]any{"itemId": s.Item.ID, "type": typ, "priority": "normal"}, Result: map[string]any{"jobId": job.ID, "status": "queued"}}),
+		Actions:   []store.Action{{Type: "start_research", Payload: map[string]any{"jobId": job.ID}, Applied: true}},
+	}, nil
+}
+
+func (c *chatGraph) respond(ctx context.Context, s ChatState) (ChatState, error) {
+	text := s.Response
+	if text == "" {
+		text = MsgTrouble
+	}
+	if !s.Streamed {
+		emitText(ctx, text)
+	}
+	return ChatState{Response: text, Streamed: true, Messages: []message.Message{message.Assistant(text)}}, nil
+}

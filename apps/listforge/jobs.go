@@ -1,0 +1,368 @@
+package listforge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/trellis-go/trellis/apps/listforge/research"
+	"github.com/trellis-go/trellis/apps/listforge/store"
+	"github.com/trellis-go/trellis/server"
+)
+
+// Jobs runs research jobs as background runs of the research assistant through the server's
+// run machinery (queue, leases, retries of the queue, recovery after a crash), and records
+// each job's progress (current node, steps, status, timestamps) in item_research_runs from the
+// run's stream of task events.
+type Jobs struct {
+	st        *store.Store
+	runs      *server.Runs
+	assistant string
+	log       *slog.Logger
+	// ResumeDelay is how long a paused job waits before it resumes; MaxAttempts bounds the
+	// runs one job may use.
+	ResumeDelay time.Duration
+	MaxAttempts int
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	active map[string]bool
+	wg     sync.WaitGroup
+	// changed wakes those waiting on a job's record (subscribers of a paused job).
+	changed map[string][]chan struct{}
+}
+
+func newJobs(st *store.Store, runs *server.Runs, assistant string, log *slog.Logger) *Jobs {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Jobs{st: st, runs: runs, assistant: assistant, log: log, ResumeDelay: 2 * time.Second, MaxAttempts: 4,
+		ctx: ctx, cancel: cancel, active: map[string]bool{}, changed: map[string][]chan struct{}{}}
+}
+
+func (j *Jobs) close() {
+	j.cancel()
+	j.wg.Wait()
+}
+
+func whoOf(p server.Principal) store.Who { return store.Who{Org: p.Tenant, User: p.User} }
+
+// ThreadOf is the server thread a job's graph runs on.
+func ThreadOf(jobID string) string { return server.ThreadIDFor(AppName, "research:"+jobID) }
+
+// Start records a job for the item and starts its run.
+func (j *Jobs) Start(ctx context.Context, p server.Principal, itemID, typ, priority string) (*store.ResearchRun, error) {
+	w := whoOf(p)
+	job, err := j.st.CreateRun(ctx, w, store.ResearchRun{ItemID: itemID, Type: typ, Priority: priority})
+	if err != nil {
+		return nil, err
+	}
+	thread := ThreadOf(job.ID)
+	run, err := j.runs.Start(ctx, p, server.RunRequest{AssistantID: j.assistant, ThreadID: thread,
+		Input:      map[string]any{"itemId": itemID, "researchRunId": job.ID, "organizationId": p.Tenant},
+		StreamMode: []string{"tasks"}, Metadata: map[string]any{"listforge_job": job.ID, "priority": job.Priority, "item_id": itemID}})
+	if err != nil {
+		_, _ = j.st.UpdateRun(ctx, w, job.ID, func(r *store.ResearchRun) bool {
+			r.Status, r.Error = store.RunError, "the research run could not start: "+err.Error()
+			now := time.Now().UTC()
+			r.CompletedAt = &now
+			return true
+		})
+		return nil, err
+	}
+	job, err = j.st.UpdateRun(ctx, w, job.ID, func(r *store.ResearchRun) bool {
+		r.ThreadID, r.RunID, r.Attempts = thread, run.RunID, 1
+		r.Checkpoint = map[string]string{"thread_id": thread}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	j.Follow(p, job.ID)
+	return job, nil
+}
+
+// Follow makes sure this process records the job's progress (once per job and process).
+func (j *Jobs) Follow(p server.Principal, jobID string) {
+	j.mu.Lock()
+	if j.active[jobID] || j.ctx.Err() != nil {
+		j.mu.Unlock()
+		return
+	}
+	j.active[jobID] = true
+	j.wg.Add(1)
+	j.mu.Unlock()
+	go func() {
+		defer j.wg.Done()
+		defer func() {
+			j.mu.Lock()
+			delete(j.active, jobID)
+			j.mu.Unlock()
+		}()
+		if err := j.track(p, jobID); err != nil && j.ctx.Err() == nil {
+			j.log.Warn("listforge: following a research job failed", "job", jobID, "err", err)
+		}
+	}()
+}
+
+// FollowUnfinished follows every job a previous process left pending or running.
+func (j *Jobs) FollowUnfinished(ctx context.Context) error {
+	byOrg, err := j.st.UnfinishedRuns(ctx)
+	if err != nil {
+		return err
+	}
+	for org, ids := range byOrg {
+		for _, id := range ids {
+			r, err := j.st.GetRun(ctx, store.Who{Org: org}, id)
+			if err != nil {
+				continue
+			}
+			j.Follow(server.Principal{Tenant: org, User: r.CreatedBy}, id)
+		}
+	}
+	return nil
+}
+
+// waitChange returns a channel closed at the job's next recorded change.
+func (j *Jobs) waitChange(jobID string) <-chan struct{} {
+	ch := make(chan struct{})
+	j.mu.Lock()
+	j.changed[jobID] = append(j.changed[jobID], ch)
+	j.mu.Unlock()
+	return ch
+}
+
+func (j *Jobs) notify(jobID string) {
+	j.mu.Lock()
+	chs := j.changed[jobID]
+	delete(j.changed, jobID)
+	j.mu.Unlock()
+	for _, ch := range chs {
+		close(ch)
+	}
+}
+
+// taskEvent is a tasks-mode event: a task starting, or finishing with a result or an error.
+type taskEvent struct {
+	ID       string          `json:"id"`
+	Name     string          `json:"name"`
+	Finished bool            `json:"finished"`
+	Error    string          `json:"error"`
+	Result   json.RawMessage `json:"result"`
+}
+
+func parseTask(data json.RawMessage) (taskEvent, bool) {
+	var te taskEvent
+	if json.Unmarshal(data, &te) != nil || te.Name == "" {
+		return te, false
+	}
+	var raw map[string]json.RawMessage
+	_ = json.Unmarshal(data, &raw)
+	if _, ok := raw["result"]; ok {
+		te.Finished = true
+	}
+	if _, ok := raw["error"]; ok && te.Error != "" {
+		te.Finished = true
+	}
+	return te, true
+}
+
+// track follows the job's runs to the job's end: each run's task events become steps; a
+// paused run is resumed in a new run after ResumeDelay.
+func (j *Jobs) track(p server.Principal, jobID string) error {
+	w := whoOf(p)
+	for {
+		job, err := j.st.GetRun(j.ctx, w, jobID)
+		if err != nil {
+			return err
+		}
+		if job.Done() {
+			return nil
+		}
+		if job.RunID == "" {
+			return errors.New("the job has no run")
+		}
+		if job.Status == store.RunPending && job.Message == research.MsgPaused {
+			if err := j.resume(p, job); err != nil {
+				return err
+			}
+			continue
+		}
+		var failure string
+		for ev, err := range j.runs.Follow(j.ctx, p, job.ThreadID, job.RunID, job.LastSeq) {
+			if err != nil {
+				return err
+			}
+			switch ev.Event {
+			case "tasks":
+				te, ok := parseTask(ev.Data)
+				if !ok {
+					continue
+				}
+				j.apply(w, jobID, job.RunID, ev.Seq, func(r *store.ResearchRun) {
+					now := time.Now().UTC()
+					if r.StartedAt == nil {
+						r.StartedAt = &now
+					}
+					r.Status = store.RunRunning
+					if !te.Finished {
+						r.CurrentNode = te.Name
+						r.StepCount++
+						r.StepHistory = append(r.StepHistory, store.Step{Node: te.Name, StartedAt: now, Status: "running"})
+						return
+					}
+					for i := len(r.StepHistory) - 1; i >= 0; i-- {
+						if s := &r.StepHistory[i]; s.Node == te.Name && s.Status == "running" {
+							s.CompletedAt = &now
+							s.Status = "success"
+							if te.Error != "" {
+								s.Status, s.Error = "error", te.Error
+							}
+							break
+						}
+					}
+				})
+			case "error":
+				var e struct {
+					Error   string `json:"error"`
+					Message string `json:"message"`
+				}
+				_ = json.Unmarshal(ev.Data, &e)
+				failure = e.Message
+				if failure == "" {
+					failure = e.Error
+				}
+			}
+		}
+		if j.ctx.Err() != nil {
+			return j.ctx.Err()
+		}
+		if err := j.finish(p, jobID, failure); err != nil {
+			return err
+		}
+	}
+}
+
+// apply records one event, once: events at or before the record's last sequence are skipped,
+// so several followers (replicas) record each event once.
+func (j *Jobs) apply(w store.Who, jobID, runID string, seq int64, fn func(r *store.ResearchRun)) {
+	_, err := j.st.UpdateRun(j.ctx, w, jobID, func(r *store.ResearchRun) bool {
+		if r.RunID != runID || seq <= r.LastSeq || r.Done() {
+			return false
+		}
+		fn(r)
+		r.LastSeq = seq
+		return true
+	})
+	if err != nil && j.ctx.Err() == nil {
+		j.log.Warn("listforge: recording research progress failed", "job", jobID, "err", err)
+	}
+	j.notify(jobID)
+}
+
+// finish records the end of the job's current run: success, an abort (item not ready), a
+// failure, or a pause when the failure was an API timeout.
+func (j *Jobs) finish(p server.Principal, jobID, failure string) error {
+	w := whoOf(p)
+	job, err := j.st.GetRun(j.ctx, w, jobID)
+	if err != nil || job.Done() {
+		return err
+	}
+	run, err := j.runs.Get(j.ctx, p, job.ThreadID, job.RunID)
+	if err != nil {
+		return err
+	}
+	var values struct {
+		Done  bool     `json:"done"`
+		Error string   `json:"error"`
+		Notes []string `json:"notes"`
+	}
+	if raw, err := j.runs.State(j.ctx, p, job.ThreadID); err == nil {
+		var st struct {
+			Values   json.RawMessage `json:"values"`
+			Metadata map[string]any  `json:"metadata"`
+			Config   struct {
+				Configurable map[string]any `json:"configurable"`
+			} `json:"config"`
+			Checkpoint map[string]any `json:"checkpoint"`
+		}
+		if json.Unmarshal(raw, &st) == nil {
+			_ = json.Unmarshal(st.Values, &values)
+			if id, ok := st.Checkpoint["checkpoint_id"].(string); ok {
+				defer func() {
+					_, _ = j.st.UpdateRun(j.ctx, w, jobID, func(r *store.ResearchRun) bool {
+						r.Checkpoint = map[string]string{"thread_id": job.ThreadID, "checkpoint_id": id}
+						return true
+					})
+				}()
+			}
+		}
+	}
+	_, err = j.st.UpdateRun(j.ctx, w, jobID, func(r *store.ResearchRun) bool {
+		if r.RunID != job.RunID || r.Done() {
+			return false
+		}
+		now := time.Now().UTC()
+		markRunning := func(status, msg string) {
+			for i := range r.StepHistory {
+				if r.StepHistory[i].Status == "running" {
+					r.StepHistory[i].Status, r.StepHistory[i].Error = status, msg
+					r.StepHistory[i].CompletedAt = &now
+				}
+			}
+		}
+		switch {
+		case run.Status == server.RunSuccess && values.Error != "":
+			r.Status, r.Error, r.Message = store.RunError, values.Error, research.MsgNotReady
+			r.CompletedAt = &now
+		case run.Status == server.RunSuccess:
+			r.Status, r.CurrentNode, r.Message = store.RunSuccess, "", strings.Join(values.Notes, " ")
+			r.CompletedAt = &now
+		case strings.Contains(failure, "research paused") && r.Attempts < j.MaxAttempts:
+			markRunning("error", failure)
+			r.Status, r.Message, r.Error = store.RunPending, research.MsgPaused, failure
+		case run.Status == server.RunPending || run.Status == server.RunRunning:
+			return false // the stream ended with the server shutting down: follow again later
+		default:
+			markRunning("error", failure)
+			if failure == "" {
+				failure = "the research run ended " + run.Status
+			}
+			r.Status, r.Error = store.RunError, failure
+			r.CompletedAt = &now
+		}
+		return true
+	})
+	j.notify(jobID)
+	if err != nil {
+		return err
+	}
+	if run.Status == server.RunPending || run.Status == server.RunRunning {
+		return errors.New("the run's stream ended before the run: the server is stopping")
+	}
+	return nil
+}
+
+// resume starts a paused job again from its last checkpoint, in a new run on its thread.
+func (j *Jobs) resume(p server.Principal, job *store.ResearchRun) error {
+	select {
+	case <-time.After(j.ResumeDelay):
+	case <-j.ctx.Done():
+		return j.ctx.Err()
+	}
+	run, err := j.runs.Start(j.ctx, p, server.RunRequest{AssistantID: j.assistant, ThreadID: job.ThreadID, Command: &server.RunCommand{},
+		StreamMode: []string{"tasks"}, Metadata: map[string]any{"listforge_job": job.ID, "priority": job.Priority, "resumed": true}})
+	if err != nil {
+		return err
+	}
+	_, err = j.st.UpdateRun(j.ctx, whoOf(p), job.ID, func(r *store.ResearchRun) bool {
+		r.RunID, r.LastSeq, r.Attempts, r.Status = run.RunID, 0, r.Attempts+1, store.RunRunning
+		r.Message = "Research resumed from its last checkpoint"
+		return true
+	})
+	j.notify(job.ID)
+	return err
+}

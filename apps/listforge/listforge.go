@@ -1,0 +1,150 @@
+// Package listforge is the ListForge application (the specification's Phase 7): items of
+// second-hand goods researched by the ResearchGraph (product identification, comparable sales
+// from eBay, price bands with confidence, demand signals, missing information) as background
+// jobs with live progress, and discussed through the ChatGraph, which answers from the research
+// and proposes field updates that are applied only when the user applies them.
+//
+// With no eBay keys it runs on the generated catalogue (package catalog) served in eBay's wire
+// format through the same client, and on the offline model.
+package listforge
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/trellis-go/trellis/appdb"
+	"github.com/trellis-go/trellis/apps/listforge/catalog"
+	"github.com/trellis-go/trellis/apps/listforge/ebay"
+	"github.com/trellis-go/trellis/apps/listforge/research"
+	"github.com/trellis-go/trellis/apps/listforge/store"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/server"
+)
+
+// AppName is the app's name: routes under /apps/listforge/.
+const AppName = "listforge"
+
+// Graph IDs of the two assistants.
+const (
+	ResearchGraphID = "listforge-research"
+	ChatGraphID     = "listforge-chat"
+)
+
+// Options configure AppWith. The zero value is the offline demo.
+type Options struct {
+	// Ebay, when set, is the real eBay API (keys and base URLs); nil serves the generated
+	// catalogue through the same client.
+	Ebay *ebay.Config
+	// Now is the clock (and the catalogue's day); nil means time.Now.
+	Now func() time.Time
+	// ResumeDelay is how long a paused research job waits before resuming; zero means 2 s.
+	ResumeDelay time.Duration
+	// NoDemo leaves new organisations without the demo items.
+	NoDemo bool
+}
+
+// App is ListForge, offline.
+func App() server.App { return AppWith(Options{}) }
+
+// AppWith is ListForge with options.
+func AppWith(o Options) server.App {
+	return server.App{
+		Name:        AppName,
+		Description: "Prices second-hand items: research jobs find comparable sales and recommend price bands; chat answers from the research.",
+		Build:       func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) { return build(ctx, d, o) },
+	}
+}
+
+// App is a built ListForge.
+type app struct {
+	d        server.AppDeps
+	o        Options
+	st       *store.Store
+	cat      *catalog.Catalogue
+	market   *ebay.Client
+	offline  *catalog.Server
+	research *research.Graph
+	chat     *chatGraph
+	jobs     *Jobs
+	once     sync.Once
+}
+
+func build(ctx context.Context, d server.AppDeps, o Options) (*server.AppParts, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	db, err := appdb.Open(ctx, appdb.Options{App: AppName, DataDir: d.DataDir, DatabaseURL: d.DatabaseURL})
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	a := &app{d: d, o: o, st: st}
+	a.cat = catalog.Generate(o.Now())
+	if o.Ebay != nil {
+		a.market, err = ebay.New(*o.Ebay)
+	} else {
+		a.offline = catalog.NewServer(a.cat)
+		a.offline.ClientID, a.offline.ClientSecret = "listforge-offline", "offline-secret"
+		a.market, err = ebay.New(ebay.Config{BaseURL: "http://ebay.offline", ClientID: "listforge-offline", ClientSecret: "offline-secret",
+			Transport: a.offline.Transport(), Backoff: 50 * time.Millisecond})
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.research, err = research.New(research.Config{Store: st, Market: a.market, Vision: d.Models.For(model.RoleVision),
+		Model: d.Models.For(model.RoleDefault), Now: o.Now, Compile: d.Compile})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("listforge: research graph: %w", err)
+	}
+	a.jobs = newJobs(st, d.Runs, ResearchGraphID, d.Logger)
+	if o.ResumeDelay > 0 {
+		a.jobs.ResumeDelay = o.ResumeDelay
+	}
+	a.chat, err = newChatGraph(a, d.Models.For(model.RoleFast))
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("listforge: chat graph: %w", err)
+	}
+	return &server.AppParts{
+		Graphs: []server.AppGraph{
+			{ID: ResearchGraphID, Description: "ListForge research: identifies an item, finds comparable sales, recommends price bands (input: itemId).", Graph: a.research.Compiled},
+			{ID: ChatGraphID, Description: "ListForge chat: answers questions about an item from its research, proposes updates, starts research.", Graph: a.chat.Compiled},
+		},
+		Handler: a.routes(),
+		Close: func() error {
+			a.jobs.close()
+			return db.Close()
+		},
+	}, nil
+}
+
+// member records the caller's organisation and user, seeds a new organisation's demo items,
+// and (once per process) takes up the research jobs an earlier process left unfinished.
+func (a *app) member(ctx context.Context, p server.Principal) error {
+	a.once.Do(func() {
+		if err := a.jobs.FollowUnfinished(context.WithoutCancel(ctx)); err != nil {
+			a.d.Logger.Warn("listforge: taking up unfinished research jobs", "err", err)
+		}
+	})
+	created, err := a.st.EnsureMember(ctx, whoOf(p))
+	if err != nil || !created || a.o.NoDemo {
+		return err
+	}
+	for _, it := range catalog.DemoItems(a.cat) {
+		if _, err := a.st.CreateItem(ctx, whoOf(p), it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var _ http.Handler = (*http.ServeMux)(nil)
