@@ -11,14 +11,14 @@ import (
 // BenchmarkWarmCall measures what a call through a subprocess worker adds (the echo tool does
 // no work), each worker replaced after its call. "warm" paces the calls so that a fresh worker
 // is always waiting (the latency of the call itself); "200/s" asks for 200 calls a second, where
-// the rate at which the machine can start processes decides. Run it with -benchtime=200x: it
+// the rate at which the machine can start processes decides. Run it with -benchtime=40x: it
 // reports the latency's p50 and p99 and the rate it kept.
 func BenchmarkWarmCall(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		size int
 		gap  time.Duration
-	}{{"warm", 8, 40 * time.Millisecond}, {"200/s", 8, 5 * time.Millisecond}} {
+	}{{"warm", 4, 250 * time.Millisecond}, {"200/s", 8, 5 * time.Millisecond}} {
 		b.Run(c.name, func(b *testing.B) {
 			p, _ := startPool(b, c.size, 0)
 			params := json.RawMessage(`{"text":"x"}`)

@@ -78,6 +78,9 @@ type Options struct {
 	SchemaTimeout time.Duration
 	// Logger records replacements that fail; nil means slog.Default().
 	Logger *slog.Logger
+	// CheckoutTimeout bounds the wait for a free worker when all are busy or being replaced;
+	// zero means 30 seconds. The skill's timeout starts once a worker is checked out.
+	CheckoutTimeout time.Duration
 	// Client posts the calls; nil means a client with keep-alive connections to loopback.
 	Client *http.Client
 }
@@ -131,6 +134,13 @@ func (p *Pool) log() *slog.Logger {
 		return p.o.Logger
 	}
 	return slog.Default()
+}
+
+func (p *Pool) checkoutTimeout() time.Duration {
+	if p.o.CheckoutTimeout <= 0 {
+		return 30 * time.Second
+	}
+	return p.o.CheckoutTimeout
 }
 
 func (p *Pool) schemaTimeout() time.Duration {
@@ -279,8 +289,8 @@ func (p *Pool) Schema(skill string) (Schema, error) {
 }
 
 // Execute runs one tool call on a worker of the skill: it checks a worker out (waiting for one
-// while ctx allows), posts the call within the skill's timeout (or timeout, when positive), and
-// replaces the worker in the background whatever the outcome.
+// up to Options.CheckoutTimeout), posts the call within the skill's timeout (or timeout, when
+// positive), and replaces the worker in the background whatever the outcome.
 func (p *Pool) Execute(ctx context.Context, skill, toolName string, params json.RawMessage, timeout time.Duration) (*Result, error) {
 	sp, err := p.skill(skill)
 	if err != nil {
@@ -289,19 +299,27 @@ func (p *Pool) Execute(ctx context.Context, skill, toolName string, params json.
 	if timeout <= 0 {
 		timeout = sp.spec.timeout()
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	var inst Instance
 	select {
 	case inst = <-sp.idle:
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%w: no %s worker was free within %s", ErrTimeout, skill, timeout)
+	default:
+		// Every worker is busy or being replaced: wait for one, within CheckoutTimeout.
+		wait := time.NewTimer(p.checkoutTimeout())
+		select {
+		case inst = <-sp.idle:
+			wait.Stop()
+		case <-wait.C:
+			return nil, fmt.Errorf("%w: no %s worker was free within %s", ErrTimeout, skill, p.checkoutTimeout())
+		case <-ctx.Done():
+			wait.Stop()
+			return nil, ctx.Err()
+		case <-p.stop:
+			wait.Stop()
+			return nil, ErrClosed
 		}
-		return nil, ctx.Err()
-	case <-p.stop:
-		return nil, ErrClosed
 	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	sp.calls.Add(1)
 	defer p.replace(sp, inst)
 	body, _ := json.Marshal(Call{Tool: toolName, Params: params})

@@ -148,6 +148,17 @@ func serveChild(tools func() ([]tool.Tool, error)) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	// A subprocess whose server died (it was reparented) stops too: nothing is left behind.
+	if parent := os.Getppid(); parent > 1 && os.Getenv(EnvAddr) != "" && os.Getenv(EnvAddr) != ":8080" {
+		go func() {
+			for range time.Tick(time.Second) {
+				if os.Getppid() != parent {
+					stop()
+					return
+				}
+			}
+		}()
+	}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
