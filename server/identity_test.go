@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -187,5 +188,35 @@ func ownerTest(t *testing.T, cfg Config) {
 	b.mustDo("POST", "/threads/search", map[string]any{}, &all, 200)
 	if len(all) != 2 {
 		t.Fatalf("the service sees %d threads, want 2", len(all))
+	}
+}
+
+// TestPrincipalReachesTheRun checks that a run's nodes and tools read the principal the request
+// was authenticated as, with server.PrincipalFrom, as app routes do.
+func TestPrincipalReachesTheRun(t *testing.T) {
+	t.Parallel()
+	seen := make(chan Principal, 1)
+	cfg := authCfg()
+	cfg.Auth.DefaultTenant = "acme"
+	b := setup(t, setupOpts{cfg: cfg, extra: []GraphSpec{{ID: "whoami", Build: func(d Deps) (graph.Runnable, error) {
+		g := graph.New[flowState]()
+		g.AddNode("look", func(ctx context.Context, s flowState) (flowState, error) {
+			p, _ := PrincipalFrom(ctx)
+			seen <- p
+			return flowState{Steps: []string{p.User + "@" + p.Tenant}}, nil
+		})
+		g.AddEdge(graph.START, "look").AddEdge("look", graph.END)
+		return g.Compile(graph.CompileOptions{Saver: d.Saver})
+	}}}})
+	// A Supabase-style token: sub and no tenant claim.
+	b.token = token(map[string]any{"tenant": nil, "sub": "u-7", "permissions": []string{"notes:read"}})
+	var out flowState
+	b.mustDo("POST", "/runs/wait", map[string]any{"assistant_id": "whoami", "input": map[string]any{}}, &out, 200)
+	p := <-seen
+	if p.User != "u-7" || p.Tenant != "acme" || len(p.Permissions) != 1 || p.Permissions[0] != "notes:read" {
+		t.Fatalf("the run's principal: %+v", p)
+	}
+	if len(out.Steps) != 1 || out.Steps[0] != "u-7@acme" {
+		t.Fatalf("output %+v", out)
 	}
 }
