@@ -188,3 +188,8 @@ func TestEndToEndOffline(t *testing.T) {
 		t.Fatalf("not saved: %v", s.lastMessage())
 	}
 }
+
+func toJSONString(v any) string {
+	raw, _ := json.Marshal(v)
+	return string(raw)
+}

@@ -92,23 +92,30 @@ func (kb *KB) EnsureCorpus(ctx context.Context, tenant string) error {
 		return nil
 	}
 	start := time.Now()
+	metas := make([]map[string]any, len(docs))
 	for i, d := range docs {
-		meta := map[string]any{"source": "corpus/" + d.ID + ".md", "document_type": d.Type, "project": d.Project,
+		metas[i] = map[string]any{"source": "corpus/" + d.ID + ".md", "document_type": d.Type, "project": d.Project,
 			"date": d.Date, "tags": d.Tags, "title": d.Title, "document_id": "corpus:" + d.ID}
-		if err := kb.db.System(ctx, func(tx *appdb.Tx) error {
-			_, err := tx.Exec(ctx, `INSERT INTO documents (id, tenant_id, title, content, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?)
-				ON CONFLICT (tenant_id, id) DO NOTHING`, "corpus:"+d.ID, tenant, d.Title, d.Body, appdb.JSONValue(meta), time.Now().UTC())
-			return err
-		}); err != nil {
-			return fmt.Errorf("analyst: ingesting %s: %w", d.ID, err)
+	}
+	if err := kb.db.System(ctx, func(tx *appdb.Tx) error {
+		for i, d := range docs {
+			if _, err := tx.Exec(ctx, `INSERT INTO documents (id, tenant_id, title, content, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?)
+				ON CONFLICT (tenant_id, id) DO NOTHING`, "corpus:"+d.ID, tenant, d.Title, d.Body, appdb.JSONValue(metas[i]), time.Now().UTC()); err != nil {
+				return fmt.Errorf("analyst: ingesting %s: %w", d.ID, err)
+			}
 		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for i, d := range docs {
 		for j, text := range chunkText(d.Body, 90) {
-			if err := kb.index(ctx, tenant, fmt.Sprintf("corpus:%s:%d", d.ID, j), text, meta); err != nil {
+			if err := kb.index(ctx, tenant, fmt.Sprintf("corpus:%s:%d", d.ID, j), text, metas[i]); err != nil {
 				return err
 			}
 		}
 		if (i+1)%10 == 0 || i+1 == len(docs) {
-			kb.log.Info("analyst: ingesting the corpus", "tenant", tenant, "progress", progressBar(i+1, len(docs)))
+			kb.log.Info("analyst: indexing the corpus", "tenant", tenant, "progress", progressBar(i+1, len(docs)))
 		}
 	}
 	kb.log.Info("analyst: corpus ingested", "tenant", tenant, "documents", len(docs), "took", time.Since(start).Round(time.Millisecond))
