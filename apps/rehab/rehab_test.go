@@ -10,7 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trellis-go/trellis/appdb/appdbtest"
 	"github.com/trellis-go/trellis/apps/rehab"
+	"github.com/trellis-go/trellis/apps/rehab/data"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/modeltest"
+	"github.com/trellis-go/trellis/model/openai"
 	"github.com/trellis-go/trellis/server"
 )
 
@@ -19,7 +24,7 @@ func serve(t testing.TB, cfg server.Config) *httptest.Server {
 	if cfg.Apps == nil {
 		cfg.Apps = []server.App{rehab.App()}
 	}
-	if cfg.DataDir == "" {
+	if cfg.DataDir == "" && cfg.DatabaseURL == "" {
 		cfg.DataDir = t.TempDir()
 	}
 	cfg.Logger = slog.New(slog.DiscardHandler)
@@ -37,15 +42,16 @@ func serve(t testing.TB, cfg server.Config) *httptest.Server {
 
 type sseEvent struct {
 	Name string
+	ID   string
 	rehab.Event
 }
 
-func chat(t testing.TB, base, token, body string) (int, []sseEvent) {
+func chat(t testing.TB, base, key, body string) (int, string, []sseEvent) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", base+"/apps/rehab/api/v1/chat", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -54,15 +60,19 @@ func chat(t testing.TB, base, token, body string) (int, []sseEvent) {
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
 		b, _ := io.ReadAll(resp.Body)
-		t.Logf("status %d: %s", resp.StatusCode, b)
-		return resp.StatusCode, nil
+		return resp.StatusCode, string(b), nil
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Errorf("content type %q", ct)
 	}
 	var out []sseEvent
 	sc := bufio.NewScanner(resp.Body)
-	var name string
+	var name, id string
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
+		case strings.HasPrefix(line, "id: "):
+			id = strings.TrimPrefix(line, "id: ")
 		case strings.HasPrefix(line, "event: "):
 			name = strings.TrimPrefix(line, "event: ")
 		case strings.HasPrefix(line, "data: "):
@@ -70,38 +80,307 @@ func chat(t testing.TB, base, token, body string) (int, []sseEvent) {
 			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &e); err != nil {
 				t.Fatalf("bad event %q: %v", line, err)
 			}
-			out = append(out, sseEvent{Name: name, Event: e})
+			if e.Type != name {
+				t.Errorf("event %q carries type %q", name, e.Type)
+			}
+			out = append(out, sseEvent{Name: name, ID: id, Event: e})
 		}
 	}
-	return resp.StatusCode, out
+	return resp.StatusCode, "", out
 }
 
 func answerOf(evs []sseEvent) string {
 	var b strings.Builder
 	for _, e := range evs {
-		if e.Type == "message" && e.Content != nil {
+		if e.Type == "message" && e.Content != nil && e.Consent == nil {
 			b.WriteString(*e.Content)
 		}
 	}
 	return b.String()
 }
 
-func TestDebugFlow(t *testing.T) {
-	hs := serve(t, server.Config{Dev: true})
-	for _, msg := range []string{"olá", "Analisa este imóvel: https://www.idealista.pt/imovel/50112233/", "O meu orçamento é 200.000€", "Remove o de Alfama da carteira", "sim"} {
-		code, evs := chat(t, hs.URL, "", `{"message": "`+msg+`", "conversation_id": "`+conv+`"}`)
-		t.Logf("== %s (%d)", msg, code)
-		for _, e := range evs {
-			b, _ := json.Marshal(e.Event)
-			if e.Type != "message" || (e.Done != nil && *e.Done) {
-				t.Logf("%s %s", e.Name, b)
-			}
-			if e.ConversationID != "" {
-				conv = e.ConversationID
-			}
+func convOf(evs []sseEvent) string {
+	for _, e := range evs {
+		if e.ConversationID != "" {
+			return e.ConversationID
 		}
-		t.Logf("answer: %s", answerOf(evs))
+	}
+	return ""
+}
+
+func getJSON(t testing.TB, url, key string, out any) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if out != nil && resp.StatusCode == 200 {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// The registry's check: the graph answers "hello" through /runs/wait.
+func TestRunsWaitHello(t *testing.T) {
+	t.Parallel()
+	hs := serve(t, server.Config{Dev: true})
+	resp, err := http.Post(hs.URL+"/runs/wait", "application/json",
+		strings.NewReader(`{"assistant_id":"rehab","input":{"messages":[{"role":"user","content":"hello"}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || strings.Contains(string(out), "__error__") || !strings.Contains(string(out), "Posso analisar") {
+		t.Fatalf("%d %s", resp.StatusCode, out)
 	}
 }
 
-var conv string
+// An analysis end to end over SSE, offline, in Portuguese: thinking, the tool call, the action,
+// the answer token by token, the end; every event once; then the read endpoints show it.
+func TestAnalysisOverSSE(t *testing.T) {
+	t.Parallel()
+	hs := serve(t, server.Config{Dev: true})
+	code, body, evs := chat(t, hs.URL, "", `{"message":"Analisa este imóvel: https://www.idealista.pt/imovel/50112233/"}`)
+	if code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	var kinds []string
+	tokens := 0
+	ids := map[string]bool{}
+	for _, e := range evs {
+		if ids[e.ID] {
+			t.Errorf("event id %s sent twice", e.ID)
+		}
+		ids[e.ID] = true
+		if e.Type == "message" && e.Done != nil && !*e.Done {
+			tokens++
+			continue
+		}
+		kinds = append(kinds, e.Type)
+	}
+	if strings.Join(kinds, ",") != "thinking,tool_call,action,message" {
+		t.Errorf("events %v", kinds)
+	}
+	if tokens < 10 {
+		t.Errorf("the answer came in %d pieces, not token by token", tokens)
+	}
+	if last := evs[len(evs)-1]; last.Type != "message" || !*last.Done {
+		t.Errorf("last event %+v", last)
+	}
+	if evs[1].Tool != "trigger_property_analysis" || evs[1].Args["url"] != "https://www.idealista.pt/imovel/50112233/" {
+		t.Errorf("tool_call %+v", evs[1])
+	}
+	ans := answerOf(evs)
+	for _, want := range []string{"Preço: 245.000€ | Área: 78m² | €/m²: 3.141€", "Obras: ", "impostos"} {
+		if !strings.Contains(ans, want) {
+			t.Errorf("answer lacks %q:\n%s", want, ans)
+		}
+	}
+	conv := convOf(evs)
+	var items []data.PortfolioItem
+	getJSON(t, hs.URL+"/apps/rehab/api/v1/portfolio", "", &items)
+	found := false
+	for _, it := range items {
+		if it.Property.IdealistaID == "50112233" {
+			found = it.IsActive && strings.HasPrefix(it.IndexSummary, "T2 Cedofeita, 245k€, reno ")
+		}
+	}
+	if !found {
+		t.Errorf("portfolio %+v", items)
+	}
+	var acts []data.Action
+	getJSON(t, hs.URL+"/apps/rehab/api/v1/actions?limit=5", "", &acts)
+	if len(acts) == 0 || acts[0].Trigger != "Analisa este imóvel: https://www.idealista.pt/imovel/50112233/" {
+		t.Errorf("actions %+v", acts)
+	}
+	var msgs []data.Message
+	getJSON(t, hs.URL+"/apps/rehab/api/v1/conversations/"+conv+"/messages", "", &msgs)
+	if len(msgs) < 3 || msgs[0].Role != "user" || msgs[len(msgs)-1].Role != "assistant" {
+		t.Errorf("messages %+v", msgs)
+	}
+	var st rehab.StateView
+	getJSON(t, hs.URL+"/apps/rehab/api/v1/conversations/"+conv+"/state", "", &st)
+	if st.Focus == nil || st.Focus.Topic != "renovação" || !strings.Contains(st.Context, "## Estado Atual") {
+		t.Errorf("state %+v", st)
+	}
+	var an map[string]any
+	if code := getJSON(t, hs.URL+"/apps/rehab/api/v1/properties/50112233/analysis", "", &an); code != 200 || an["rooms"] == nil {
+		t.Errorf("analysis %d %v", code, an)
+	}
+}
+
+// The demo user's first context block reads as in the specification.
+func TestDemoContextBlock(t *testing.T) {
+	t.Parallel()
+	hs := serve(t, server.Config{Dev: true})
+	_, _, evs := chat(t, hs.URL, "", `{"message":"olá"}`)
+	if !strings.Contains(answerOf(evs), "Olá, João!") {
+		t.Errorf("greeting %q", answerOf(evs))
+	}
+	var st rehab.StateView
+	getJSON(t, hs.URL+"/apps/rehab/api/v1/conversations/"+convOf(evs)+"/state", "", &st)
+	for _, want := range []string{
+		"  user/profile [carregado] — João Silva | Lisboa | 3/5 secções completas",
+		"  user/fiscal [disponível] — IRS | 1ª habitação",
+		"  user/budget [disponível] — Orçamento: 150.000€–250.000€",
+		"  portfolio/index [carregado] — 2 imóvel(is) no portfólio",
+		"  portfolio/abc-123/resumo [carregado] — T2 Alfama, 180k€, reno 15-25k€",
+		"  Imóvel: abc-123 | Tópico: renovação | Nível: 0",
+		"session/resumo_anterior [carregado] — Discutimos o T2 de Alfama.",
+	} {
+		if !strings.Contains(st.Context, want) {
+			t.Errorf("context block lacks %q:\n%s", want, st.Context)
+		}
+	}
+}
+
+func TestConsentOverSSE(t *testing.T) {
+	t.Parallel()
+	hs := serve(t, server.Config{Dev: true})
+	_, _, evs := chat(t, hs.URL, "", `{"message":"Remove o de Alfama da carteira"}`)
+	conv := convOf(evs)
+	last := evs[len(evs)-1]
+	if last.Consent == nil || last.Consent.PropertyID != rehab.DemoAlfama || !strings.Contains(*last.Content, "Confirmas") {
+		t.Fatalf("no consent asked: %+v", last)
+	}
+	var items []data.PortfolioItem
+	getJSON(t, hs.URL+"/apps/rehab/api/v1/portfolio", "", &items)
+	if len(items) != 2 {
+		t.Fatal("removed before consent")
+	}
+	var st rehab.StateView
+	getJSON(t, hs.URL+"/apps/rehab/api/v1/conversations/"+conv+"/state", "", &st)
+	if st.Pending == nil {
+		t.Error("state shows no pending consent")
+	}
+	_, _, evs = chat(t, hs.URL, "", `{"message":"sim","conversation_id":"`+conv+`"}`)
+	if !strings.Contains(answerOf(evs), "Removido do portfólio") {
+		t.Errorf("answer %q", answerOf(evs))
+	}
+	getJSON(t, hs.URL+"/apps/rehab/api/v1/portfolio", "", &items)
+	if len(items) != 1 || items[0].PropertyID != rehab.DemoGraca {
+		t.Errorf("after consent %+v", items)
+	}
+	getJSON(t, hs.URL+"/apps/rehab/api/v1/portfolio?archived=true", "", &items)
+	if len(items) != 2 {
+		t.Errorf("archived item not kept: %d", len(items))
+	}
+}
+
+func TestBadRequests(t *testing.T) {
+	t.Parallel()
+	hs := serve(t, server.Config{Dev: true})
+	for body, field := range map[string]string{
+		`{}`:                                    "message",
+		`{"message":"   "}`:                     "message",
+		`{"message":42}`:                        "message",
+		`{"message":"olá","conversation_id":7}`: "conversation_id",
+		`{"message":"olá","conv":"x"}`:          "conv",
+		`{"message":"olá","conversation_id":"nope"}`: "conversation_id",
+		`not json`: "",
+	} {
+		code, out, _ := chat(t, hs.URL, "", body)
+		var e rehab.APIError
+		_ = json.Unmarshal([]byte(out), &e)
+		want := 400
+		if strings.Contains(body, "nope") {
+			want = 404
+		}
+		if code != want || e.Field != field || e.Error == "" {
+			t.Errorf("%s: %d %s", body, code, out)
+		}
+	}
+	if code := getJSON(t, hs.URL+"/apps/rehab/api/v1/actions?limit=x", "", nil); code != 400 {
+		t.Errorf("limit=x: %d", code)
+	}
+}
+
+// Without a valid token: 401. Users of one tenant do not see each other's data, on SQLite and on
+// Postgres.
+func TestAuthAndIsolation(t *testing.T) {
+	t.Parallel()
+	keys := map[string]server.Principal{"k-ana-0123456789abcdef": {User: "ana", Tenant: "t1"}, "k-rui-0123456789abcdef": {User: "rui", Tenant: "t1"}, "k-eva-0123456789abcdef": {User: "ana", Tenant: "t2"}}
+	for name, cfg := range map[string]func(t *testing.T) server.Config{
+		"sqlite":   func(t *testing.T) server.Config { return server.Config{} },
+		"postgres": func(t *testing.T) server.Config { return server.Config{DatabaseURL: appdbtest.PostgresURL(t)} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := cfg(t)
+			c.Auth = server.AuthConfig{APIKeys: keys}
+			hs := serve(t, c)
+			if code, _, _ := chat(t, hs.URL, "", `{"message":"olá"}`); code != 401 {
+				t.Errorf("no token: %d", code)
+			}
+			if code, _, _ := chat(t, hs.URL, "wrong", `{"message":"olá"}`); code != 401 {
+				t.Errorf("bad token: %d", code)
+			}
+			if code := getJSON(t, hs.URL+"/apps/rehab/api/v1/portfolio", "", nil); code != 401 {
+				t.Errorf("portfolio without a token: %d", code)
+			}
+			code, _, evs := chat(t, hs.URL, "k-ana-0123456789abcdef", `{"message":"Analisa https://www.idealista.pt/imovel/40556677/"}`)
+			if code != 200 || !strings.Contains(answerOf(evs), "Mouraria") {
+				t.Fatalf("ana: %d %q", code, answerOf(evs))
+			}
+			conv := convOf(evs)
+			for _, other := range []string{"k-rui-0123456789abcdef", "k-eva-0123456789abcdef"} {
+				var items []data.PortfolioItem
+				getJSON(t, hs.URL+"/apps/rehab/api/v1/portfolio?archived=true", other, &items)
+				var acts []data.Action
+				getJSON(t, hs.URL+"/apps/rehab/api/v1/actions", other, &acts)
+				if len(items) != 0 || len(acts) != 0 {
+					t.Errorf("%s sees %d items and %d actions", other, len(items), len(acts))
+				}
+				if code := getJSON(t, hs.URL+"/apps/rehab/api/v1/conversations/"+conv+"/messages", other, nil); code != 404 {
+					t.Errorf("%s reads ana's conversation: %d", other, code)
+				}
+				if code, _, _ := chat(t, hs.URL, other, `{"message":"olá","conversation_id":"`+conv+`"}`); code != 404 {
+					t.Errorf("%s writes into ana's conversation: %d", other, code)
+				}
+				if code := getJSON(t, hs.URL+"/apps/rehab/api/v1/properties/40556677/analysis", other, nil); code != 404 {
+					t.Errorf("%s reads ana's analysis: %d", other, code)
+				}
+			}
+			var items []data.PortfolioItem
+			getJSON(t, hs.URL+"/apps/rehab/api/v1/portfolio", "k-ana-0123456789abcdef", &items)
+			if len(items) != 1 {
+				t.Errorf("ana's portfolio: %+v", items)
+			}
+		})
+	}
+}
+
+// A real provider's stream, through a local server speaking OpenAI's wire format, reaches the
+// client token by token.
+func TestProviderStreamingOverSSE(t *testing.T) {
+	t.Parallel()
+	srv := modeltest.NewOpenAI(t, modeltest.Reply{Text: "Olá João! Em que posso ajudar hoje com os teus imóveis?", TextChunk: 5})
+	m, err := openai.New(openai.Options{BaseURL: srv.URL + "/v1", APIKey: "test", Model: "gpt-4o"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := serve(t, server.Config{Dev: true, Models: model.NewRoles(m, "openai:gpt-4o")})
+	_, _, evs := chat(t, hs.URL, "", `{"message":"olá"}`)
+	tokens := 0
+	for _, e := range evs {
+		if e.Type == "message" && !*e.Done {
+			tokens++
+		}
+	}
+	if answerOf(evs) != "Olá João! Em que posso ajudar hoje com os teus imóveis?" || tokens < 8 {
+		t.Errorf("%d tokens: %q", tokens, answerOf(evs))
+	}
+	reqs := srv.Requests()
+	body, _ := json.Marshal(reqs[0].Body)
+	if len(reqs) == 0 || !strings.Contains(string(body), "## Estado Atual") || !strings.Contains(string(body), "trigger_property_analysis") {
+		t.Errorf("the provider did not get the context block and the tools")
+	}
+}

@@ -185,13 +185,32 @@ func (k KB) Paths() []string {
 	return out
 }
 
-// user/ first, then portfolio/index, then the rest, alphabetically.
+// user/profile, the sections in their order, portfolio/index, each property's resumo before
+// its other entries, the session, then the rest, alphabetically.
 func pathLess(a, b string) bool {
 	ra, rb := rank(a), rank(b)
 	if ra != rb {
 		return ra < rb
 	}
+	if ra == 1 {
+		sa, sb := sectionRank(a), sectionRank(b)
+		if sa != sb {
+			return sa < sb
+		}
+	}
+	if ra == 3 {
+		a, b = strings.Replace(a, "/resumo", "/!resumo", 1), strings.Replace(b, "/resumo", "/!resumo", 1)
+	}
 	return a < b
+}
+
+func sectionRank(p string) int {
+	for i, s := range data.ProfileSections {
+		if p == "user/"+s {
+			return i
+		}
+	}
+	return len(data.ProfileSections)
 }
 
 func rank(p string) int {
@@ -244,7 +263,11 @@ func Build(h *data.Hydrated) (KB, string) {
 			if sum == "" {
 				sum = SectionSummary(s, p.Sections[s])
 			}
-			fmt.Fprintf(&prof, "%s: %s\n", sectionLabel(s), sum)
+			if label := sectionLabel(s); strings.HasPrefix(sum, label) {
+				fmt.Fprintf(&prof, "%s\n", sum)
+			} else {
+				fmt.Fprintf(&prof, "%s: %s\n", label, sum)
+			}
 		}
 		if m := MemoryText(p.Memory); m != "" {
 			prof.WriteString(m)

@@ -123,6 +123,9 @@ func (o *Orchestrator) hydrate(ctx context.Context, s State) (State, error) {
 		focus = &kb.Focus{PropertyID: active}
 		if active != "" {
 			focus.Topic = "imóvel"
+			if _, analysed := fresh["portfolio/"+active+"/analise"]; analysed {
+				focus.Topic = "renovação"
+			}
 		}
 	}
 	k := mergeKnowledge(s.Knowledge, upd)

@@ -323,7 +323,7 @@ func (o *Orchestrator) updateProfile(ctx context.Context, a profileArgs) (*tool.
 	e := kb.NewEntry(sum, kb.SectionText(a.Section, prof.Sections[a.Section]), kb.SourceTool, true)
 	e.Touched = c.turn
 	upd["user/"+a.Section] = e
-	msg := "Perfil (" + a.Section + "): " + sum + "."
+	msg := "Tomei nota. " + sum + "."
 	if a.Section == "budget" {
 		msg += budgetNote(c.st, prof)
 	}
