@@ -25,7 +25,7 @@ export function Messages({ messages }: { messages: Message[] }) {
                 return (
                   <details key={c.id ?? j} className="mt-2 rounded border border-zinc-300 bg-white/60 px-2 py-1 dark:border-zinc-700 dark:bg-zinc-900/60" data-tool-call={c.name}>
                     <summary className="cursor-pointer select-none font-mono text-xs">
-                      🔧 {c.name} {r ? (r.status === "error" ? "· failed" : "· done") : "· waiting"}
+                      tool call: {c.name} {r ? (r.status === "error" ? "· failed" : "· done") : "· waiting"}
                     </summary>
                     <p className="muted mt-1 text-xs">arguments</p>
                     <pre className="code">{JSON.stringify(c.args, null, 2)}</pre>

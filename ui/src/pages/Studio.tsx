@@ -82,6 +82,7 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
   const [err, setErr] = useState<unknown>(null);
   const [pauseBefore, setPauseBefore] = useState<string[]>([]);
   const [runId, setRunId] = useState("");
+  const [chunks, setChunks] = useState(0);
   const own = useRef<string | null>(null);
   const abort = useRef<AbortController | null>(null);
   const bottom = useRef<HTMLDivElement>(null);
@@ -111,6 +112,7 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
     setErr(null);
     setBusy(true);
     setProgress(emptyProgress());
+    setChunks(0);
     setState((s) => (s ? { ...s, next: [], tasks: [], interrupts: [] } : s));
     let tid = thread;
     try {
@@ -129,7 +131,10 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
         if (mode === "metadata") setRunId(String((ev.data as { run_id?: string })?.run_id ?? ""));
         else if (mode === "messages") {
           const [chunk] = ev.data as [Message, unknown];
-          if (chunk) setMessages((m) => mergeChunk(m, chunk));
+          if (chunk) {
+            setChunks((n) => n + 1);
+            setMessages((m) => mergeChunk(m, chunk));
+          }
         } else if (mode === "updates" || mode === "tasks") {
           setProgress((p) => feed(p, mode, ev.data));
           if (mode === "updates" && ev.data && typeof ev.data === "object") {
@@ -174,7 +179,7 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
 
   return (
     <div className="grid gap-4 lg:grid-cols-[1fr_16rem]">
-      <section aria-label="chat" className="flex min-h-[50vh] flex-col gap-3">
+      <section aria-label="chat" data-chunks={chunks} data-busy={busy} className="flex min-h-[50vh] flex-col gap-3">
         {messages.length === 0 && !busy && <p className="muted text-sm">Send a message to start a thread with {assistant.name}.</p>}
         <Messages messages={messages} />
         {busy && <p className="muted text-sm" aria-live="polite">Running…</p>}
@@ -187,7 +192,7 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
             <h3 className="font-medium">Paused before {state!.next.join(", ")}</h3>
             <p className="muted text-sm">A breakpoint stopped the run here. Continue it, or look at and edit the state first.</p>
             <div className="mt-2 flex flex-wrap gap-2">
-              <button className="btn-primary" onClick={() => void run({ input: null })}>Continue</button>
+              <button className="btn-primary" onClick={() => void run({ command: {} })}>Continue</button>
               <Link className="btn" to={ui("/threads/" + thread)}>Inspect and edit state</Link>
             </div>
           </section>

@@ -1,0 +1,259 @@
+// Browser tests of the trellis web UI: Playwright (playwright-core) driving Debian's Chromium.
+//
+//   node ui/e2e/run.mjs <base URL of a dev server with the example app> <screenshot dir> [<base URL of a server that wants API key KEY>]
+//
+// ui/browser_test.go starts the servers and runs this; it then checks the screenshots. Every
+// request the pages make must go to the server under test: any other is aborted and fails the run.
+import { chromium } from "playwright-core";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const [base, shots, authBase] = process.argv.slice(2);
+if (!base || !shots) {
+  console.error("usage: node run.mjs <base URL> <screenshot dir> [<auth server URL>]");
+  process.exit(2);
+}
+const apiKey = process.env.TRELLIS_E2E_API_KEY || "";
+const profile = mkdtempSync(join(tmpdir(), "trellis-ui-e2e-"));
+const flags = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"];
+const ctx = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.TRELLIS_CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  args: flags,
+  viewport: { width: 1280, height: 860 },
+  colorScheme: "light",
+});
+ctx.setDefaultTimeout(20000);
+
+const problems = [];
+const offsite = [];
+const allowed = [base, authBase].filter(Boolean).map((u) => new URL(u).origin);
+await ctx.route("**/*", (route) => {
+  const u = route.request().url();
+  if (u.startsWith("data:") || allowed.includes(new URL(u).origin)) return route.continue();
+  offsite.push(u);
+  return route.abort();
+});
+ctx.on("page", watch);
+function watch(page) {
+  page.on("pageerror", (e) => problems.push("page error: " + e.message));
+  page.on("console", (m) => {
+    if (m.type() === "error" && !/status of 40[149]/.test(m.text())) problems.push("console error: " + m.text());
+  });
+}
+
+let passed = 0;
+const failed = [];
+async function step(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    passed++;
+    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    failed.push(name);
+    console.log(`FAIL ${name}: ${e && e.stack ? e.stack : e}`);
+  }
+}
+const shot = (page, name) => page.screenshot({ path: join(shots, name + ".png"), fullPage: true });
+const expect = (cond, msg) => { if (!cond) throw new Error(msg); };
+
+const page = ctx.pages()[0] ?? (await ctx.newPage());
+watch(page);
+
+await step("shell: apps and assistants, themes", async () => {
+  await page.goto(base + "/");
+  await page.getByRole("heading", { name: "Applications" }).waitFor();
+  await page.getByRole("list", { name: "applications" }).getByRole("link", { name: "example" }).waitFor();
+  await page.getByRole("list", { name: "assistants" }).getByRole("link", { name: "example", exact: true }).waitFor();
+  await shot(page, "01-home");
+  await page.keyboard.press("t");
+  expect(await page.evaluate(() => document.documentElement.classList.contains("dark")), "t did not turn the dark theme on");
+  await shot(page, "02-home-dark");
+  await page.getByRole("button", { name: "light theme" }).click();
+  expect(!(await page.evaluate(() => document.documentElement.classList.contains("dark"))), "the theme button did not turn it off");
+  await page.keyboard.press("?");
+  await page.getByRole("dialog", { name: "keyboard shortcuts" }).waitFor();
+  await page.keyboard.press("Escape");
+  await page.getByRole("dialog").waitFor({ state: "detached" });
+  await page.keyboard.press("g");
+  await page.keyboard.press("t");
+  await page.getByRole("heading", { name: "Threads" }).waitFor();
+  await page.getByRole("link", { name: "example" }).first().click();
+  await page.getByRole("heading", { name: "example" }).waitFor();
+  expect(page.url().endsWith("/ui/apps/example"), "the app's link went to " + page.url());
+  await page.getByText("A ReAct agent with a unit converter").first().waitFor();
+  await shot(page, "03-app");
+});
+
+await step("shell: phone-sized screen", async () => {
+  const phone = await ctx.newPage();
+  await phone.setViewportSize({ width: 390, height: 844 });
+  await phone.goto(base + "/ui/");
+  await phone.getByRole("heading", { name: "Applications" }).waitFor();
+  expect(!(await phone.getByRole("navigation", { name: "main" }).isVisible()), "the side navigation shows on a phone before the menu is opened");
+  const wide = await phone.evaluate(() => document.documentElement.scrollWidth);
+  expect(wide <= 390, "the page is " + wide + " px wide on a 390 px screen");
+  await phone.getByRole("button", { name: "menu" }).click();
+  await phone.getByRole("navigation", { name: "main" }).waitFor();
+  await shot(phone, "04-phone-menu");
+  await phone.close();
+});
+
+let chatURL = "";
+await step("chat: the answer streams, tool calls collapsed", async () => {
+  await page.goto(base + "/ui/");
+  await page.getByRole("list", { name: "assistants" }).getByRole("link", { name: "example", exact: true }).click();
+  await page.getByRole("textbox", { name: "Message" }).waitFor();
+  // Record the answer's text each time it changes, to see it grow.
+  await page.evaluate(() => {
+    window.__lengths = [];
+    new MutationObserver(() => {
+      const ai = [...document.querySelectorAll('[data-role="ai"]')].pop();
+      if (ai) {
+        const n = ai.textContent.length;
+        if (window.__lengths[window.__lengths.length - 1] !== n) window.__lengths.push(n);
+      }
+    }).observe(document.body, { subtree: true, childList: true, characterData: true });
+  });
+  await page.getByRole("textbox", { name: "Message" }).fill("What time is it in Tokyo?");
+  await page.keyboard.press("Enter");
+  await page.locator('[data-role="ai"]', { hasText: "Here is what I found" }).waitFor();
+  await page.locator('section[aria-label="chat"][data-busy="false"]').waitFor();
+  const chunks = Number(await page.locator('section[aria-label="chat"]').getAttribute("data-chunks"));
+  expect(chunks >= 2, "the answer came in " + chunks + " token chunks, want several");
+  const lengths = await page.evaluate(() => window.__lengths);
+  console.log(`     ${chunks} token chunks; the answer's text took ${lengths.length} lengths: ${lengths.slice(0, 12).join(" ")}`);
+  expect(page.url().includes("?thread="), "the chat did not put its thread in the address: " + page.url());
+  chatURL = page.url();
+  const call = page.locator('details[data-tool-call="world_clock"]');
+  await call.locator("summary").click();
+  await call.getByText("result").waitFor();
+  await call.getByText('"city": "Tokyo"').waitFor();
+  await page.getByRole("list", { name: "progress" }).getByText("tools · done").waitFor();
+  await shot(page, "05-chat");
+  // The thread is kept: a reload shows the same conversation.
+  await page.reload();
+  await page.locator('[data-role="ai"]', { hasText: "Here is what I found" }).waitFor();
+});
+
+let pausedThread = "";
+await step("breakpoint: pause before tools, then approve", async () => {
+  await page.getByRole("link", { name: "New thread" }).click();
+  await page.getByText("Send a message to start a thread").waitFor();
+  await page.getByRole("group", { name: "Pause before" }).getByLabel("tools").check();
+  await page.getByRole("textbox", { name: "Message" }).fill("What time is it in Tokyo?");
+  await page.getByRole("button", { name: "Send" }).click();
+  const card = page.getByRole("region", { name: "breakpoint" });
+  await card.getByText("Paused before tools").waitFor();
+  await page.locator('details[data-tool-call="world_clock"]', { hasText: "waiting" }).waitFor();
+  pausedThread = new URL(page.url()).searchParams.get("thread");
+  await shot(page, "06-breakpoint");
+  await card.getByRole("button", { name: "Continue" }).click();
+  await page.locator('[data-role="ai"]', { hasText: "Here is what I found" }).waitFor();
+  await card.waitFor({ state: "detached" });
+  await shot(page, "07-approved");
+});
+
+await step("history: fork from an older checkpoint and run it", async () => {
+  expect(pausedThread, "no thread from the breakpoint flow");
+  await page.goto(base + "/ui/threads/" + pausedThread);
+  const items = page.getByRole("region", { name: "history" }).locator("li[data-checkpoint]");
+  await items.nth(3).waitFor();
+  const n = await items.count();
+  // The oldest checkpoint that holds the question (the input, before the model answered).
+  await items.filter({ hasText: /· 1 message\b/ }).last().getByRole("button").click();
+  await page.getByRole("heading", { name: /Checkpoint at step/ }).waitFor();
+  await page.getByRole("button", { name: "Fork from here" }).click();
+  const values = page.getByRole("textbox", { name: "values" });
+  const text = await values.inputValue();
+  expect(text.includes("What time is it in Tokyo?"), "the fork editor does not show the input message: " + text);
+  await values.fill(text.replace("in Tokyo?", "in Paris?"));
+  await shot(page, "08-fork-editor");
+  await page.getByRole("button", { name: "Save as a new checkpoint" }).click();
+  await page.getByRole("status").getByText("Saved checkpoint").waitFor();
+  await page.getByRole("heading", { name: "Current state" }).waitFor();
+  expect((await items.count()) === n + 1, "the history did not grow by the fork's checkpoint");
+  await page.getByRole("region", { name: "checkpoint" }).getByText("in Paris?").first().waitFor();
+  await page.getByRole("button", { name: "Continue" }).click();
+  await page.waitForURL(/\/runs\//);
+  await page.locator('header [data-run-status="success"]').waitFor();
+  await page.locator('g[data-node="model"][data-status="done"]').waitFor();
+  await page.getByText("Paris").first().waitFor();
+  await shot(page, "09-run-progress");
+  await page.getByRole("link", { name: /^Thread / }).click();
+  await page.getByRole("region", { name: "runs" }).locator('[data-run-status="success"]').nth(2).waitFor();
+  await page.getByRole("img", { name: "Run durations" }).waitFor();
+  await shot(page, "10-thread");
+});
+
+await step("graph: drawn from the assistant's schema", async () => {
+  await page.goto(chatURL);
+  await page.getByRole("navigation", { name: "assistant" }).getByRole("link", { name: "Graph" }).click();
+  for (const node of ["__start__", "model", "tools", "__end__"]) await page.locator(`g[data-node="${node}"]`).waitFor();
+  const edges = await page.locator("path[data-edge]").count();
+  expect(edges === 5, "the graph has " + edges + " edges, want 5");
+  await shot(page, "11-graph");
+});
+
+await step("store: put items, browse by namespace, search", async () => {
+  await page.goto(base + "/ui/store");
+  const form = page.getByRole("form", { name: "put item" });
+  for (const [key, text] of [["tea", "Alice likes green tea in the morning"], ["bike", "Alice rides a red bicycle to work"]]) {
+    await form.getByLabel("Namespace").fill("notes/alice");
+    await form.getByLabel("Key").fill(key);
+    await form.getByLabel("Value (a JSON object)").fill(JSON.stringify({ text }));
+    await form.getByRole("button", { name: "Put" }).click();
+    await page.getByRole("table", { name: "items" }).getByText(key, { exact: true }).waitFor();
+  }
+  await page.getByRole("region", { name: "namespaces" }).getByRole("button", { name: "notes / alice" }).click();
+  await page.getByRole("table", { name: "items" }).locator("tbody tr").nth(1).waitFor();
+  await page.getByRole("textbox", { name: "Search" }).fill("green tea");
+  await page.getByRole("button", { name: "Search" }).click();
+  await page.getByRole("table", { name: "items" }).locator("tbody tr").first().getByText("tea", { exact: true }).waitFor();
+  await shot(page, "12-store");
+});
+
+await step("threads: search and sort", async () => {
+  await page.goto(base + "/ui/threads");
+  const rows = page.getByRole("table", { name: "threads" }).locator("tbody tr");
+  await rows.nth(1).waitFor();
+  await page.getByRole("columnheader", { name: /Status/ }).getByRole("button").click();
+  await page.locator('th[aria-sort="ascending"]').waitFor();
+  await page.getByLabel("Thread ID").fill(pausedThread);
+  await page.getByRole("button", { name: "Search" }).click();
+  await page.waitForFunction(() => document.querySelectorAll('table[aria-label="threads"] tbody tr').length === 1);
+  await shot(page, "13-threads");
+});
+
+if (authBase) {
+  await step("sign-in: an API key", async () => {
+    const p = await ctx.newPage();
+    await p.goto(authBase + "/");
+    await p.getByRole("heading", { name: "Sign in to trellis" }).waitFor();
+    await p.getByRole("textbox", { name: "API key" }).fill("not-the-key-0000000000");
+    await p.getByRole("button", { name: "Sign in" }).click();
+    await p.getByRole("alert").getByText("refused").waitFor();
+    await shot(p, "14-sign-in");
+    await p.getByRole("textbox", { name: "API key" }).fill(apiKey);
+    await p.getByRole("button", { name: "Sign in" }).click();
+    await p.getByRole("heading", { name: "Applications" }).waitFor();
+    await p.getByRole("button", { name: "Sign out" }).waitFor();
+    await p.close();
+  });
+}
+
+await ctx.close();
+rmSync(profile, { recursive: true, force: true });
+if (offsite.length) {
+  failed.push("offsite requests");
+  console.log("FAIL requests left the machine: " + offsite.join(", "));
+}
+if (problems.length) {
+  failed.push("page errors");
+  console.log("FAIL the pages logged errors:\n  " + problems.join("\n  "));
+}
+console.log(`${passed} passed, ${failed.length} failed`);
+process.exit(failed.length ? 1 : 0);
