@@ -86,6 +86,7 @@ func (s *Server) routes() http.Handler {
 	api("POST /runs/stream", s.handleRunStream)
 	api("POST /runs/wait", s.handleRunWait)
 	api("GET /runs/{rid}/stream", s.handleRunJoinStream)
+	api("GET /runs/{rid}", s.handleRunGet)
 
 	api("PUT /store/items", s.handleStorePut)
 	api("GET /store/items", s.handleStoreGet)

@@ -128,6 +128,7 @@ func (s *Server) handleRunList(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	s.runs.live(runs...)
 	writeJSON(w, 200, runs)
 }
 
@@ -137,6 +138,7 @@ func (s *Server) handleRunGet(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	s.runs.live(run)
 	writeJSON(w, 200, run)
 }
 

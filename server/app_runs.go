@@ -44,6 +44,8 @@ type RunRequest struct {
 	MultitaskStrategy string
 	// InterruptBefore and InterruptAfter name nodes to pause at.
 	InterruptBefore, InterruptAfter []string
+	// Priority orders the run among those waiting for a slot; empty means normal.
+	Priority Priority
 }
 
 // RunEvent is one event of a run's stream, as the API's SSE stream sends it: Event is the
@@ -87,7 +89,7 @@ func (rs *Runs) start(ctx context.Context, p Principal, req RunRequest) (*Run, *
 	}
 	rc := &runCreate{AssistantID: req.AssistantID, Command: req.Command, Config: req.Config, Context: req.Context,
 		Metadata: req.Metadata, StreamSubgraphs: req.StreamSubgraphs, StreamResumable: true,
-		MultitaskStrategy: req.MultitaskStrategy, IfNotExists: "create"}
+		MultitaskStrategy: req.MultitaskStrategy, IfNotExists: "create", Priority: string(req.Priority)}
 	var err error
 	if req.Input != nil {
 		if rc.Input, err = json.Marshal(req.Input); err != nil {
@@ -171,12 +173,17 @@ func (rs *Runs) follow(ctx context.Context, p Principal, run *Run, l *runLog, af
 	}
 }
 
-// Get returns a run of the principal's tenant.
+// Get returns a run of the principal's tenant, with its progress (live when this process
+// executes it).
 func (rs *Runs) Get(ctx context.Context, p Principal, threadID, runID string) (*Run, error) {
 	if err := checkIDs(threadID, runID); err != nil {
 		return nil, err
 	}
-	return rs.s.meta.getRun(ctx, p.Tenant, threadID, runID)
+	run, err := rs.s.meta.getRun(ctx, p.Tenant, threadID, runID)
+	if err == nil {
+		rs.s.runs.live(run)
+	}
+	return run, err
 }
 
 // List returns a thread's runs, newest first.
@@ -187,7 +194,11 @@ func (rs *Runs) List(ctx context.Context, p Principal, threadID string, limit in
 	if limit <= 0 {
 		limit = 10
 	}
-	return rs.s.meta.listRuns(ctx, p.Tenant, threadID, "", limit, 0)
+	runs, err := rs.s.meta.listRuns(ctx, p.Tenant, threadID, "", limit, 0)
+	if err == nil {
+		rs.s.runs.live(runs...)
+	}
+	return runs, err
 }
 
 // Wait blocks until the run ends and returns the thread's values as POST /runs/wait answers

@@ -17,7 +17,7 @@ import (
 // chunks as [message, metadata] pairs in "messages" events; "messages" streams them accumulated
 // in "messages/partial" events, as the LangGraph API does for the SDK's messages mode;
 // "events" streams LangChain callback events (see events.go).
-var knownStreamModes = []string{"values", "updates", "messages", "messages-tuple", "custom", "debug", "tasks", "checkpoints", "events"}
+var knownStreamModes = []string{"values", "updates", "messages", "messages-tuple", "custom", "debug", "tasks", "checkpoints", "events", progressMode}
 
 // parseStreamModes checks the requested modes and returns the graph modes they need.
 func parseStreamModes(modes []string) ([]graph.StreamMode, error) {
@@ -31,6 +31,8 @@ func parseStreamModes(modes []string) ([]graph.StreamMode, error) {
 		switch m {
 		case "messages", "messages-tuple":
 			add(graph.ModeMessages)
+		case progressMode: // the run's progress, from the task events (progress.go)
+			add(graph.ModeTasks)
 		case "events":
 			add(graph.ModeValues)
 			add(graph.ModeTasks)

@@ -110,6 +110,11 @@ CREATE INDEX IF NOT EXISTS trellis_threads_by_update ON trellis_threads (tenant,
 ALTER TABLE trellis_threads ADD COLUMN ttl_ms BIGINT NOT NULL DEFAULT 0;
 CREATE INDEX IF NOT EXISTS trellis_threads_by_ttl ON trellis_threads (ttl_ms) WHERE ttl_ms > 0;
 `},
+	{6, `
+ALTER TABLE trellis_runs ADD COLUMN progress TEXT;
+ALTER TABLE trellis_runs ADD COLUMN last_error TEXT;
+ALTER TABLE trellis_runs ADD COLUMN next_attempt_at BIGINT NOT NULL DEFAULT 0;
+`},
 }
 
 var placeholder = regexp.MustCompile(`\$(\d+)`)
@@ -214,7 +219,23 @@ type Run struct {
 	Metadata          map[string]any `json:"metadata"`
 	Kwargs            *RunKwargs     `json:"kwargs"`
 	MultitaskStrategy string         `json:"multitask_strategy"`
-	tenant            string
+	// The fields below are trellis's own (the LangGraph SDK ignores them); see progress.go.
+	//
+	// Priority orders the run among those waiting for a slot (low, normal or high).
+	Priority Priority `json:"priority"`
+	// Attempt counts the run's starts: 0 before the first, more than 1 after its worker died
+	// or a transient error.
+	Attempt int `json:"attempt"`
+	// Progress is how far the run got: the node running, the supersteps, each node's history.
+	// Nil before the run starts.
+	Progress *RunProgress `json:"progress,omitempty"`
+	// LastError is the error of the run's last failed attempt (the final one, or one it is
+	// retried after).
+	LastError string `json:"last_error,omitempty"`
+	// NextAttemptAt is when a run waiting to be tried again (after a transient error) or
+	// scheduled (after_seconds) is due.
+	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
+	tenant        string
 }
 
 // RunKwargs is what a run was created with.
@@ -232,6 +253,8 @@ type RunKwargs struct {
 	Temporary       bool            `json:"temporary,omitempty"`
 	CheckpointID    string          `json:"checkpoint_id,omitempty"`
 	OnDisconnect    string          `json:"on_disconnect,omitempty"`
+	// Priority is the run's priority; empty means normal.
+	Priority string `json:"priority,omitempty"`
 	// Durability is the run's checkpoint durability (sync, async, exit); empty means the
 	// graph's own (sync unless its CompileOptions say otherwise).
 	Durability string `json:"durability,omitempty"`
@@ -240,6 +263,9 @@ type RunKwargs struct {
 	// Principal is who created the run, handed to tools as tool.CallInfo.
 	User        string   `json:"user,omitempty"`
 	Permissions []string `json:"permissions,omitempty"`
+	// PerUser: the principal is scoped to its user; the run's store is the user's (see
+	// tenantstore.go).
+	PerUser bool `json:"per_user,omitempty"`
 	// TraceContext is the W3C trace context of the request that created the run (telemetry.go).
 	TraceContext map[string]string `json:"trace_context,omitempty"`
 }
@@ -567,13 +593,19 @@ func (m *metaDB) deleteThreads(ctx context.Context, keys []threadKey) error {
 	return tx.Commit()
 }
 
-const runCols = `tenant, run_id, thread_id, assistant_id, status, metadata, kwargs, multitask, created_at, updated_at`
+// runInsertCols are the columns a new run's row is written with; runCols, those read.
+const (
+	runInsertCols = `tenant, run_id, thread_id, assistant_id, status, metadata, kwargs, multitask, created_at, updated_at`
+	runCols       = runInsertCols + `, attempt, progress, last_error, next_attempt_at`
+)
 
 func scanRun(row interface{ Scan(...any) error }) (*Run, error) {
 	var r Run
 	var md, kw string
-	var created, updated int64
-	if err := row.Scan(&r.tenant, &r.RunID, &r.ThreadID, &r.AssistantID, &r.Status, &md, &kw, &r.MultitaskStrategy, &created, &updated); err != nil {
+	var created, updated, next int64
+	var progress, lastErr sql.NullString
+	if err := row.Scan(&r.tenant, &r.RunID, &r.ThreadID, &r.AssistantID, &r.Status, &md, &kw, &r.MultitaskStrategy, &created, &updated,
+		&r.Attempt, &progress, &lastErr, &next); err != nil {
 		return nil, err
 	}
 	r.CreatedAt, r.UpdatedAt = fromMS(created), fromMS(updated)
@@ -582,11 +614,23 @@ func scanRun(row interface{ Scan(...any) error }) (*Run, error) {
 	}
 	r.Kwargs = &RunKwargs{}
 	_ = json.Unmarshal([]byte(kw), r.Kwargs)
+	r.Priority = runPriority(&r)
+	if progress.Valid && progress.String != "" {
+		var p RunProgress
+		if json.Unmarshal([]byte(progress.String), &p) == nil {
+			r.Progress = &p
+		}
+	}
+	r.LastError = lastErr.String
+	if next > 0 {
+		t := fromMS(next)
+		r.NextAttemptAt = &t
+	}
 	return &r, nil
 }
 
 func (m *metaDB) insertRun(ctx context.Context, r *Run) error {
-	_, err := m.exec(ctx, `INSERT INTO trellis_runs (`+runCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+	_, err := m.exec(ctx, `INSERT INTO trellis_runs (`+runInsertCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
 		r.tenant, r.RunID, r.ThreadID, r.AssistantID, r.Status, mustJSON(r.Metadata), mustJSON(r.Kwargs), r.MultitaskStrategy, ms(r.CreatedAt))
 	return err
 }

@@ -383,7 +383,7 @@ func (m *metaDB) insertRunOnThread(ctx context.Context, run *Run, reject bool) (
 	if len(ids) > 0 && reject {
 		return ids, nil
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO trellis_runs (`+runCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+	if _, err := tx.ExecContext(ctx, `INSERT INTO trellis_runs (`+runInsertCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
 		run.tenant, run.RunID, run.ThreadID, run.AssistantID, run.Status, mustJSON(run.Metadata), mustJSON(run.Kwargs), run.MultitaskStrategy, ms(run.CreatedAt)); err != nil {
 		return nil, err
 	}

@@ -8,13 +8,14 @@ import (
 )
 
 // LocalQueue is the in-process [Queue]: runs execute in goroutines of this process, at most
-// limit at once, in the order they were enqueued. Runs waiting in it are lost if the process
+// limit at once: high-priority runs first, and runs of one priority in the order they were
+// enqueued (see [Priority]). Runs waiting in it are lost if the process
 // dies; the server finds them again at its next start (their status is still pending) or, when
 // another process shares the database, once their lease expires.
 type LocalQueue struct {
 	mu      sync.Mutex
 	exec    func(ctx context.Context, runID string) error
-	waiting []string
+	waiting [priorityLevels][]string // by Priority.rank
 	running int
 	limit   int
 	closed  bool
@@ -38,25 +39,45 @@ func (q *LocalQueue) Start(exec func(ctx context.Context, runID string) error) {
 	q.pump()
 }
 
-// Enqueue implements [Queue].
-func (q *LocalQueue) Enqueue(_ context.Context, runID string) error {
+// Enqueue implements [Queue]: the run is of normal priority.
+func (q *LocalQueue) Enqueue(ctx context.Context, runID string) error {
+	return q.EnqueuePriority(ctx, runID, PriorityNormal)
+}
+
+// EnqueuePriority implements [PriorityQueue].
+func (q *LocalQueue) EnqueuePriority(_ context.Context, runID string, p Priority) error {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
 		return ErrShuttingDown
 	}
-	q.waiting = append(q.waiting, runID)
+	k := p.rank()
+	q.waiting[k] = append(q.waiting[k], runID)
 	q.mu.Unlock()
 	q.pump()
 	return nil
 }
 
+// next takes the first waiting run of the highest priority; q.mu is held.
+func (q *LocalQueue) next() (string, Priority, bool) {
+	for k := range q.waiting {
+		if len(q.waiting[k]) > 0 {
+			id := q.waiting[k][0]
+			q.waiting[k] = q.waiting[k][1:]
+			return id, [priorityLevels]Priority{PriorityHigh, PriorityNormal, PriorityLow}[k], true
+		}
+	}
+	return "", "", false
+}
+
 func (q *LocalQueue) pump() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for q.exec != nil && !q.closed && q.running < q.limit && len(q.waiting) > 0 {
-		id := q.waiting[0]
-		q.waiting = q.waiting[1:]
+	for q.exec != nil && !q.closed && q.running < q.limit {
+		id, prio, ok := q.next()
+		if !ok {
+			break
+		}
 		q.running++
 		q.wg.Add(1)
 		exec := q.exec
@@ -72,7 +93,7 @@ func (q *LocalQueue) pump() {
 					q.mu.Lock()
 					delete(q.timers, t)
 					q.mu.Unlock()
-					_ = q.Enqueue(context.Background(), id)
+					_ = q.EnqueuePriority(context.Background(), id, prio)
 				})
 				q.timers[t] = struct{}{}
 			}
@@ -86,7 +107,11 @@ func (q *LocalQueue) pump() {
 func (q *LocalQueue) Depth() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.waiting)
+	n := 0
+	for _, w := range q.waiting {
+		n += len(w)
+	}
+	return n
 }
 
 // Close implements [Queue]: it stops starting runs and waits for the executing ones until ctx
@@ -94,7 +119,7 @@ func (q *LocalQueue) Depth() int {
 func (q *LocalQueue) Close(ctx context.Context) error {
 	q.mu.Lock()
 	q.closed = true
-	q.waiting = nil
+	q.waiting = [priorityLevels][]string{}
 	for t := range q.timers {
 		t.Stop()
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // riverQueueName is the River queue runs go through.
@@ -43,14 +44,21 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[runJob]) error {
 	if exec == nil {
 		return river.JobSnooze(time.Second)
 	}
-	// A slot of the process's limit, shared with the runs started directly (see Enqueue).
-	select {
-	case w.q.slots <- struct{}{}:
-	case <-ctx.Done():
+	// A slot of the process's limit, shared with the runs started directly (see Enqueue), given
+	// to the waiting runs by priority.
+	prio := priorityOfRiver(job.Priority)
+	waited, err := w.q.slots.acquire(ctx, prio)
+	if err != nil {
 		return river.JobSnooze(0)
 	}
-	err := exec(ctx, job.Args.RunID)
-	<-w.q.slots
+	if waited && w.q.higherAvailable(ctx, prio) {
+		// River fetched this job while every slot was taken, and a run of a higher priority was
+		// queued since: it goes first. This job is available again at once, behind it.
+		w.q.slots.release()
+		return river.JobSnooze(0)
+	}
+	err = exec(ctx, job.Args.RunID)
+	w.q.slots.release()
 	var re *RetryError
 	if errors.As(err, &re) {
 		return river.JobSnooze(max(re.After, 0))
@@ -61,7 +69,10 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[runJob]) error {
 // RiverQueue is the durable [Queue]: a run that cannot start at once in this process is a
 // River job in the server's database (SQLite through riversqlite, Postgres through
 // riverpgxv5), so it survives the process that accepted it, and any process sharing the
-// database may execute it. Runs execute at most MaxWorkers at once per process.
+// database may execute it. Runs execute at most MaxWorkers at once per process; waiting runs
+// start by priority (a run's [Priority] is its job's River priority: high 1, normal 2, low 3).
+// A job River fetched while every slot was taken yields its slot, when one frees, to a job of
+// a higher priority queued meanwhile.
 //
 // A run enqueued while this process has a free slot starts at once, without a job: its record
 // (pending, in trellis_runs) is what makes it durable. If the process dies before the run ends,
@@ -72,9 +83,11 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[runJob]) error {
 type RiverQueue struct {
 	mu     sync.Mutex
 	exec   func(ctx context.Context, runID string) error
-	insert func(ctx context.Context, args runJob, at time.Time) error
+	insert func(ctx context.Context, args runJob, at time.Time, prio Priority) error
+	// higher reports whether a job of a priority higher than p is available.
+	higher func(ctx context.Context, p Priority) (bool, error)
 	// slots bounds the runs executing in this process, River's and direct ones.
-	slots   chan struct{}
+	slots   *prioSlots
 	direct  sync.WaitGroup
 	dctx    context.Context
 	dcancel context.CancelFunc
@@ -137,10 +150,7 @@ func NewRiverSQLite(ctx context.Context, db *sql.DB, opts RiverOptions) (*RiverQ
 	if err != nil {
 		return nil, fmt.Errorf("server: river client: %w", err)
 	}
-	q.bind(client.Start, client.Stop, client.StopAndCancel, func(ctx context.Context, a runJob, at time.Time) error {
-		_, err := client.Insert(ctx, a, &river.InsertOpts{Queue: riverQueueName, ScheduledAt: at})
-		return err
-	})
+	bindRiver(q, client)
 	return q, nil
 }
 
@@ -166,10 +176,7 @@ func NewRiverPostgres(ctx context.Context, pool *pgxpool.Pool, opts RiverOptions
 	if err != nil {
 		return nil, fmt.Errorf("server: river client: %w", err)
 	}
-	q.bind(client.Start, client.Stop, client.StopAndCancel, func(ctx context.Context, a runJob, at time.Time) error {
-		_, err := client.Insert(ctx, a, &river.InsertOpts{Queue: riverQueueName, ScheduledAt: at})
-		return err
-	})
+	bindRiver(q, client)
 	return q, nil
 }
 
@@ -194,11 +201,37 @@ func newRiverQueue(opts RiverOptions) *RiverQueue {
 		n = DefaultMaxConcurrentRuns
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &RiverQueue{slots: make(chan struct{}, n), dctx: ctx, dcancel: cancel}
+	return &RiverQueue{slots: newPrioSlots(n), dctx: ctx, dcancel: cancel}
 }
 
-func (q *RiverQueue) bind(start, stop, cancel func(context.Context) error, insert func(context.Context, runJob, time.Time) error) {
-	q.start, q.stop, q.cancel, q.insert = start, stop, cancel, insert
+// bind connects the queue to its River client.
+func bindRiver[TTx any](q *RiverQueue, client *river.Client[TTx]) {
+	q.start, q.stop, q.cancel = client.Start, client.Stop, client.StopAndCancel
+	q.insert = func(ctx context.Context, a runJob, at time.Time, p Priority) error {
+		_, err := client.Insert(ctx, a, &river.InsertOpts{Queue: riverQueueName, ScheduledAt: at, Priority: p.riverPriority()})
+		return err
+	}
+	q.higher = func(ctx context.Context, p Priority) (bool, error) {
+		if p.riverPriority() <= 1 {
+			return false, nil
+		}
+		var prios []int16
+		for n := 1; n < p.riverPriority(); n++ {
+			prios = append(prios, int16(n))
+		}
+		res, err := client.JobList(ctx, river.NewJobListParams().Queues(riverQueueName).States(rivertype.JobStateAvailable).Priorities(prios...).First(1))
+		if err != nil {
+			return false, err
+		}
+		return len(res.Jobs) > 0, nil
+	}
+}
+
+// higherAvailable reports whether a job of a priority higher than p waits to be fetched; an
+// error (the database unreachable) says no.
+func (q *RiverQueue) higherAvailable(ctx context.Context, p Priority) bool {
+	ok, err := q.higher(ctx, p)
+	return err == nil && ok
 }
 
 // Start implements [Queue]. It starts River's client; a failure to start is logged by the
@@ -217,26 +250,27 @@ func (q *RiverQueue) run(ctx context.Context) error {
 	return nil
 }
 
-// Enqueue implements [Queue]: the run starts at once when this process has a free slot, and
-// is inserted as a River job otherwise.
+// Enqueue implements [Queue]: the run, of normal priority, starts at once when this process
+// has a free slot, and is inserted as a River job otherwise.
 func (q *RiverQueue) Enqueue(ctx context.Context, runID string) error {
+	return q.EnqueuePriority(ctx, runID, PriorityNormal)
+}
+
+// EnqueuePriority implements [PriorityQueue]: as Enqueue, the job having the run's priority.
+func (q *RiverQueue) EnqueuePriority(ctx context.Context, runID string, p Priority) error {
 	q.mu.Lock()
 	closed, exec := q.closed, q.exec
-	if !closed && exec != nil {
-		select {
-		case q.slots <- struct{}{}:
-			q.direct.Add(1)
-			q.mu.Unlock()
-			go q.runDirect(exec, runID)
-			return nil
-		default:
-		}
+	if !closed && exec != nil && q.slots.tryAcquire() {
+		q.direct.Add(1)
+		q.mu.Unlock()
+		go q.runDirect(exec, runID, p)
+		return nil
 	}
 	q.mu.Unlock()
 	if closed {
 		return ErrShuttingDown
 	}
-	if err := q.insert(ctx, runJob{RunID: runID}, time.Time{}); err != nil {
+	if err := q.insert(ctx, runJob{RunID: runID}, time.Time{}, p); err != nil {
 		return fmt.Errorf("server: enqueue run %s: %w", runID, err)
 	}
 	return nil
@@ -244,10 +278,10 @@ func (q *RiverQueue) Enqueue(ctx context.Context, runID string) error {
 
 // runDirect executes a run in a slot taken by Enqueue; a run to be delivered again becomes a
 // River job, due when the run asked.
-func (q *RiverQueue) runDirect(exec func(context.Context, string) error, runID string) {
+func (q *RiverQueue) runDirect(exec func(context.Context, string) error, runID string, p Priority) {
 	defer q.direct.Done()
 	err := exec(q.dctx, runID)
-	<-q.slots
+	q.slots.release()
 	var re *RetryError
 	if !errors.As(err, &re) {
 		return
@@ -256,7 +290,7 @@ func (q *RiverQueue) runDirect(exec func(context.Context, string) error, runID s
 	defer cancel()
 	// If this fails the run stays pending in its record, where the next start or another
 	// replica finds it.
-	_ = q.insert(ctx, runJob{RunID: runID}, time.Now().Add(max(re.After, 0)))
+	_ = q.insert(ctx, runJob{RunID: runID}, time.Now().Add(max(re.After, 0)), p)
 }
 
 // Close implements [Queue]: River stops fetching jobs and waits for the executing ones until

@@ -66,6 +66,8 @@ type runCreate struct {
 	IfNotExists       string   `json:"if_not_exists"`
 	AfterSeconds      *float64 `json:"after_seconds"`
 	Durability        string   `json:"durability"`
+	// Priority is low, normal (the default) or high: see Priority.
+	Priority string `json:"priority"`
 	// CheckpointDuring is the older form of durability: false means exit.
 	CheckpointDuring *bool `json:"checkpoint_during"`
 	// wait: the request waits for the run's output (POST /runs/wait), counted as a waiter
@@ -125,11 +127,16 @@ type runner struct {
 	waiters map[string]int
 	// sweep deletes finished stateless runs' threads in batches (see dropTemporary).
 	sweep sweeper
+	// progress follows the runs executing here (progress.go); prio holds the priority of the
+	// runs in this process's thread slots, for when they reach the queue.
+	progress map[string]*progressTracker
+	prio     map[string]Priority
 }
 
 func newRunner(s *Server, q Queue) *runner {
 	r := &runner{s: s, q: q, active: map[string]*activeRun{}, threads: map[string]*threadSlot{}, http: &http.Client{Timeout: s.cfg.WebhookTimeout, Transport: netguard.Policy{AllowPrivate: s.cfg.WebhookAllowPrivate}.Transport()},
-		tenants: map[string]int{}, instance: uuid.NewString(), waiters: map[string]int{}}
+		tenants: map[string]int{}, instance: uuid.NewString(), waiters: map[string]int{},
+		progress: map[string]*progressTracker{}, prio: map[string]Priority{}}
 	r.leases.held = map[string]heldLease{}
 	r.out = newOutbox(s)
 	r.renewLeases()
@@ -174,7 +181,7 @@ func (r *runner) reap() {
 				}
 				// Straight to the queue, not behind this process's runs of the thread: it is
 				// older than they are, and they wait for it (see claimRun).
-				if err := r.q.Enqueue(ctx, run.RunID); err != nil && ctx.Err() == nil {
+				if err := r.enqueue(ctx, run.RunID, runPriority(run)); err != nil && ctx.Err() == nil {
 					r.s.log.Warn("cannot resume run", "run_id", run.RunID, "err", err)
 				}
 			}
@@ -227,7 +234,7 @@ func (r *runner) schedule(ctx context.Context, run *Run) error {
 	if !first {
 		return nil
 	}
-	return r.q.Enqueue(ctx, run.RunID)
+	return r.enqueue(ctx, run.RunID, runPriority(run))
 }
 
 // placeLocked puts the run in its thread's slot, and reports whether it is the slot's current
@@ -240,6 +247,7 @@ func (r *runner) placeLocked(run *Run) bool {
 		slot = &threadSlot{}
 		r.threads[run.ThreadID] = slot
 	}
+	r.prio[run.RunID] = runPriority(run)
 	if slot.current != "" {
 		slot.waiting = append(slot.waiting, run.RunID)
 		return false
@@ -267,6 +275,7 @@ func (r *runner) release(threadID, runID string) {
 		r.mu.Unlock()
 		return
 	}
+	delete(r.prio, runID)
 	if len(slot.waiting) == 0 || r.closing {
 		delete(r.threads, threadID)
 		r.mu.Unlock()
@@ -275,8 +284,9 @@ func (r *runner) release(threadID, runID string) {
 	next := slot.waiting[0]
 	slot.waiting = slot.waiting[1:]
 	slot.current = next
+	prio := r.prio[next]
 	r.mu.Unlock()
-	if err := r.q.Enqueue(context.Background(), next); err != nil {
+	if err := r.enqueue(context.Background(), next, prio); err != nil {
 		r.s.log.Warn("cannot start queued run", "run_id", next, "thread_id", threadID, "err", err)
 	}
 }
@@ -321,6 +331,10 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	case "reject", "interrupt", "rollback", "enqueue":
 	default:
 		return nil, nil, badRequest("use reject, interrupt, rollback or enqueue", "field \"multitask_strategy\" is %q", strategy)
+	}
+	prio, err := parsePriority(req.Priority)
+	if err != nil {
+		return nil, nil, err
 	}
 	var startAfter int64
 	if a := req.AfterSeconds; a != nil {
@@ -414,11 +428,18 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 		md = map[string]any{}
 	}
 	run := &Run{RunID: uuid.Must(uuid.NewV7()).String(), ThreadID: threadID, AssistantID: a.AssistantID, CreatedAt: now, UpdatedAt: now,
-		Status: RunPending, Metadata: md, MultitaskStrategy: strategy, tenant: p.Tenant,
+		Status: RunPending, Metadata: md, MultitaskStrategy: strategy, tenant: p.Tenant, Priority: prio,
 		Kwargs: &RunKwargs{Input: req.Input, Command: req.Command, Config: req.Config, Context: req.Context, StreamMode: modes,
 			InterruptBefore: before, InterruptAfter: after, Webhook: req.Webhook, Subgraphs: req.StreamSubgraphs,
 			Resumable: req.StreamResumable, Temporary: temporary, CheckpointID: cpID, OnDisconnect: req.OnDisconnect, Durability: durability, StartAfter: startAfter,
-			User: p.User, Permissions: p.Permissions, TraceContext: r.s.traceContextOf(ctx)}}
+			User: p.User, Permissions: p.Permissions, PerUser: p.PerUser, TraceContext: r.s.traceContextOf(ctx)}}
+	if prio != PriorityNormal {
+		run.Kwargs.Priority = string(prio)
+	}
+	if startAfter > 0 {
+		at := fromMS(startAfter)
+		run.NextAttemptAt = &at
+	}
 
 	// The multitask decision and the insert happen under the lock so two requests on one thread
 	// cannot both see it idle. The run's ID and creation time are taken under it too, so that
@@ -487,7 +508,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	r.s.metrics.runsCreated.Inc()
 	r.s.log.Info("run created", "run_id", run.RunID, "thread_id", threadID, "assistant_id", a.AssistantID, "tenant", p.Tenant, "multitask_strategy", strategy)
 	if first {
-		if err := r.q.Enqueue(ctx, run.RunID); err != nil {
+		if err := r.enqueue(ctx, run.RunID, prio); err != nil {
 			if req.wait {
 				r.unwait(run.RunID)
 			}
@@ -513,6 +534,7 @@ func (r *runner) cancel(ctx context.Context, tenant, threadID, runID string, act
 		if slot := r.threads[run.ThreadID]; slot != nil {
 			if i := slices.Index(slot.waiting, runID); i >= 0 {
 				slot.waiting = slices.Delete(slot.waiting, i, i+1)
+				delete(r.prio, runID)
 				r.mu.Unlock()
 				r.finishUnstarted(ctx, run, action)
 				return nil
@@ -626,13 +648,17 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		raw, _ := json.Marshal(map[string]any{"error": "TooManyAttempts", "message": fmt.Sprintf("server: run was attempted %d times (its worker died or it failed transiently each time); giving up", attempt-1)})
 		r.persistAndAppend(ctx, l, run, "error", raw)
 		r.persistAndAppend(ctx, l, run, "end", json.RawMessage("null"))
-		_ = r.s.meta.setRunStatus(ctx, runID, RunError)
+		_ = r.s.meta.setRunEnd(ctx, runID, runEnd{status: RunError, progress: run.Progress, lastError: fmt.Sprintf("run was attempted %d times (its worker died or it failed transiently each time); giving up", attempt-1)})
 		_ = r.s.meta.setThreadStatus(ctx, run.tenant, run.ThreadID, ThreadError, nil, nil)
 		_ = r.s.meta.releaseLease(ctx, runID, owner)
 		r.release(run.ThreadID, runID)
 		l.close()
 		return nil
 	}
+	// Its progress is followed from here, and readable live in this process until its record
+	// has the final one.
+	pt := r.track(run, attempt)
+	defer r.untrack(runID)
 	runCtx, cancel := context.WithCancelCause(ctx)
 	stopOnQueue := context.AfterFunc(qctx, func() { cancel(errShutdownCancel) })
 	if t := r.s.cfg.RunTimeout; t > 0 {
@@ -750,7 +776,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 			headBefore = snap.Ref.CheckpointID
 		}
 	}
-	runErr := r.runGraph(runCtx, run, g, headBefore, emit)
+	runErr := r.runGraph(runCtx, run, g, headBefore, pt, emit)
 	// The graph is done: a lease lost from here on stops nothing (the record may even be gone,
 	// with a temporary thread's), but the lease is still renewed until the record says the run
 	// ended or is gone, so that no reaper takes the run for one whose worker died.
@@ -822,16 +848,31 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		emit("end", nil)
 	}
 	closeLog = l.close
+	end := runEnd{status: status, progress: pt.finish()}
 	switch {
-	case status == RunPending:
+	case status == RunError:
+		end.lastError = runErr.Error()
+	case status == RunPending && retry != nil:
+		var re *RetryError
+		if errors.As(retry, &re) {
+			end.lastError, end.nextAttempt = runErr.Error(), time.Now().Add(re.After)
+		}
+	case status == RunPending && cause != nil:
+		end.lastError = context.Cause(runCtx).Error()
+	}
+	switch {
+	case status == RunPending && errors.Is(cause, errLeaseLost):
+		// Another worker executes it now, and writes its progress.
 		_ = r.s.meta.setRunStatus(ctx, runID, RunPending)
+	case status == RunPending:
+		_ = r.s.meta.setRunEnd(ctx, runID, end)
 	case drop && r.s.bus == nil:
 		// Hidden in this process below, the only one serving the API. With replicas, the
 		// others read the record until the sweeper deletes it: it must not say running.
 	case errors.Is(cause, errCancelRollback):
 		_ = r.s.meta.deleteRun(ctx, run.tenant, runID)
 	default:
-		_ = r.s.meta.setRunStatus(ctx, runID, status)
+		_ = r.s.meta.setRunEnd(ctx, runID, end)
 	}
 	if drop {
 		leaseGone = true
@@ -958,12 +999,18 @@ func (r *runner) hasWaiting(threadID string) bool {
 }
 
 // runGraph builds the run options and streams the graph, emitting converted events.
-func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headBefore string, emit func(string, any)) error {
+func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headBefore string, pt *progressTracker, emit func(string, any)) error {
 	kw := run.Kwargs
 	gmodes, err := parseStreamModes(kw.StreamMode)
 	if err != nil {
 		return err
 	}
+	// The root graph's task events make the run's progress (progress.go); they reach the
+	// stream only in the modes that ask for them.
+	if !slices.Contains(gmodes, graph.ModeTasks) {
+		gmodes = append(gmodes, graph.ModeTasks)
+	}
+	wantsProgress := slices.Contains(kw.StreamMode, progressMode)
 	md := map[string]any{}
 	for k, v := range run.Metadata {
 		md[k] = v
@@ -1038,7 +1085,7 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 	}
 	// The run's store is its tenant's (tenantstore.go): a graph compiled with Deps.Store finds
 	// the tenant in ctx, a tool gets the tenant's view in its CallInfo.
-	who := Principal{User: kw.User, Tenant: run.tenant, Permissions: kw.Permissions}
+	who := Principal{User: kw.User, Tenant: run.tenant, Permissions: kw.Permissions, PerUser: kw.PerUser}
 	ctx = withRunPrincipal(ctx, who)
 	info := tool.CallInfo{User: kw.User, Tenant: run.tenant, Permissions: kw.Permissions, ThreadID: run.ThreadID, RunID: run.RunID, Store: principalStore(r.s.store, who)}
 	ctx = tool.WithCallInfo(ctx, info)
@@ -1056,6 +1103,11 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 		if err != nil {
 			runErr = err
 			break
+		}
+		if ev.Mode == graph.ModeTasks && len(ev.NS) == 0 {
+			if n, ok := pt.observe(ev); ok && wantsProgress {
+				emit(progressMode, pt.progressEvent(n))
+			}
 		}
 		if tokens != nil && ev.Mode == graph.ModeMessages && (len(ev.NS) == 0 || conv.subgraphs) {
 			if chunk, ok := ev.Data.(graph.MessageChunk); ok {

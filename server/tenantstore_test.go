@@ -167,3 +167,34 @@ func TestTenantStoreViews(t *testing.T) {
 		t.Fatalf("in a request of globex: %+v %v", items, err)
 	}
 }
+
+// TestTenantStorePerUser: a per-user principal's run writes under its user's label, as the
+// /store routes show it that user, and another user of the tenant does not see it.
+func TestTenantStorePerUser(t *testing.T) {
+	t.Parallel()
+	const keyA, keyB = "user-ann-key-0123456789", "user-bea-key-0123456789"
+	cfg := Config{Auth: AuthConfig{APIKeys: map[string]Principal{
+		keyA: {User: "ann", Tenant: "acme", Permissions: []string{"*"}, PerUser: true},
+		keyB: {User: "bea", Tenant: "acme", Permissions: []string{"*"}, PerUser: true},
+	}}}
+	b := setup(t, setupOpts{cfg: cfg, extra: []GraphSpec{{ID: "memo", Build: buildMemo}}})
+	as := func(key string) *bundle { c := *b; c.token = key; return &c }
+	ann, bea := as(keyA), as(keyB)
+	var out memoState
+	ann.mustDo("POST", "/runs/wait", map[string]any{"assistant_id": "memo", "input": map[string]any{"key": "a1", "text": "ann's note"}}, &out, 200)
+	var item map[string]any
+	ann.mustDo("GET", "/store/items?namespace=notes&key=a1", nil, &item, 200)
+	if v, _ := item["value"].(map[string]any); v["text"] != "ann's note" {
+		t.Fatalf("ann's item: %v", item)
+	}
+	item = nil
+	bea.mustDo("GET", "/store/items?namespace=notes&key=a1", nil, &item, 200)
+	if item != nil {
+		t.Fatalf("bea reads ann's item: %v", item)
+	}
+	out = memoState{}
+	bea.mustDo("POST", "/runs/wait", map[string]any{"assistant_id": "memo", "input": map[string]any{"key": "b1", "text": "bea's note"}}, &out, 200)
+	if len(out.Found) != 1 || out.Found[0] != "b1" {
+		t.Fatalf("bea's run sees ann's items: %+v", out)
+	}
+}
