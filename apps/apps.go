@@ -4,7 +4,11 @@
 package apps
 
 import (
+	"github.com/trellis-go/trellis/apps/analyst"
 	"github.com/trellis-go/trellis/apps/example"
+	"github.com/trellis-go/trellis/apps/listforge"
+	"github.com/trellis-go/trellis/apps/realty"
+	"github.com/trellis-go/trellis/apps/rehab"
 	"github.com/trellis-go/trellis/apps/vesper/vesperserve"
 	"github.com/trellis-go/trellis/server"
 )
@@ -14,5 +18,9 @@ func All() []server.App {
 	return []server.App{
 		example.App(),
 		vesperserve.App(),
+		rehab.App(),
+		realty.App(),
+		listforge.App(),
+		analyst.App(),
 	}
 }
