@@ -30,12 +30,12 @@ var keys = map[string]server.Principal{
 }
 
 type env struct {
-	t   *testing.T
+	t   testing.TB
 	url string
 	s   *server.Server
 }
 
-func serve(t *testing.T, dir, dbURL string, o listforge.Options) *env {
+func serve(t testing.TB, dir, dbURL string, o listforge.Options) *env {
 	t.Helper()
 	s, err := server.New(server.Config{Apps: []server.App{listforge.AppWith(o)}, DataDir: dir, DatabaseURL: dbURL,
 		Auth: server.AuthConfig{APIKeys: keys}, Logger: slog.New(slog.DiscardHandler)})
@@ -105,7 +105,7 @@ func (e *env) dial(key, path string) *websocket.Conn {
 	return c
 }
 
-func send(t *testing.T, c *websocket.Conn, event string, data any) {
+func send(t testing.TB, c *websocket.Conn, event string, data any) {
 	t.Helper()
 	b, _ := json.Marshal(data)
 	f, _ := json.Marshal(listforge.Frame{Event: event, Data: b})
@@ -114,7 +114,7 @@ func send(t *testing.T, c *websocket.Conn, event string, data any) {
 	}
 }
 
-func read(t *testing.T, c *websocket.Conn) listforge.Frame {
+func read(t testing.TB, c *websocket.Conn) listforge.Frame {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -63,7 +63,7 @@ func (j *Jobs) Start(ctx context.Context, p server.Principal, itemID, typ, prior
 	thread := ThreadOf(job.ID)
 	run, err := j.runs.Start(ctx, p, server.RunRequest{AssistantID: j.assistant, ThreadID: thread,
 		Input:      map[string]any{"itemId": itemID, "researchRunId": job.ID, "organizationId": p.Tenant},
-		StreamMode: []string{"tasks"}, Metadata: map[string]any{"listforge_job": job.ID, "priority": job.Priority, "item_id": itemID}})
+		StreamMode: []string{"custom"}, Metadata: map[string]any{"listforge_job": job.ID, "priority": job.Priority, "item_id": itemID}})
 	if err != nil {
 		_, _ = j.st.UpdateRun(ctx, w, job.ID, func(r *store.ResearchRun) bool {
 			r.Status, r.Error = store.RunError, "the research run could not start: "+err.Error()
@@ -75,7 +75,7 @@ func (j *Jobs) Start(ctx context.Context, p server.Principal, itemID, typ, prior
 	}
 	job, err = j.st.UpdateRun(ctx, w, job.ID, func(r *store.ResearchRun) bool {
 		r.ThreadID, r.RunID, r.Attempts = thread, run.RunID, 1
-		r.Checkpoint = map[string]string{"thread_id": thread}
+		r.Checkpoint = map[string]string{"thread_id": thread, "checkpoint_ns": ""}
 		return true
 	})
 	if err != nil {
@@ -145,29 +145,13 @@ func (j *Jobs) notify(jobID string) {
 	}
 }
 
-// taskEvent is a tasks-mode event: a task starting, or finishing with a result or an error.
-type taskEvent struct {
-	ID       string          `json:"id"`
-	Name     string          `json:"name"`
-	Finished bool            `json:"finished"`
-	Error    string          `json:"error"`
-	Result   json.RawMessage `json:"result"`
-}
-
-func parseTask(data json.RawMessage) (taskEvent, bool) {
-	var te taskEvent
-	if json.Unmarshal(data, &te) != nil || te.Name == "" {
-		return te, false
+// parseProgress reads a node's progress event from the custom stream.
+func parseProgress(data json.RawMessage) (research.Progress, bool) {
+	var p research.Progress
+	if json.Unmarshal(data, &p) != nil || p.Kind != research.ProgressKind || p.Node == "" {
+		return p, false
 	}
-	var raw map[string]json.RawMessage
-	_ = json.Unmarshal(data, &raw)
-	if _, ok := raw["result"]; ok {
-		te.Finished = true
-	}
-	if _, ok := raw["error"]; ok && te.Error != "" {
-		te.Finished = true
-	}
-	return te, true
+	return p, true
 }
 
 // track follows the job's runs to the job's end: each run's task events become steps; a
@@ -191,57 +175,118 @@ func (j *Jobs) track(p server.Principal, jobID string) error {
 			}
 			continue
 		}
-		var failure string
-		for ev, err := range j.runs.Follow(j.ctx, p, job.ThreadID, job.RunID, job.LastSeq) {
-			if err != nil {
-				return err
+		failure, abort, err := j.record(p, job)
+		if err != nil {
+			return err
+		}
+		if j.ctx.Err() != nil {
+			return j.ctx.Err()
+		}
+		if err := j.finish(p, jobID, failure, abort); err != nil {
+			return err
+		}
+	}
+}
+
+// record follows one run of the job and records its progress. Events are read on their own
+// goroutine and applied in batches (all those waiting, in one transaction), so the record keeps
+// up with a fast run without a write per event.
+func (j *Jobs) record(p server.Principal, job *store.ResearchRun) (failure, abort string, err error) {
+	type item struct {
+		ev  server.RunEvent
+		err error
+	}
+	ch := make(chan item, 64)
+	ctx, cancel := context.WithCancel(j.ctx)
+	defer cancel()
+	go func() {
+		defer close(ch)
+		for ev, err := range j.runs.Follow(ctx, p, job.ThreadID, job.RunID, job.LastSeq) {
+			select {
+			case ch <- item{ev, err}:
+			case <-ctx.Done():
+				return
 			}
-			switch ev.Event {
-			case "tasks":
-				te, ok := parseTask(ev.Data)
+			if err != nil {
+				return
+			}
+		}
+	}()
+	w := whoOf(p)
+	for first := range ch {
+		batch := []item{first}
+	drain:
+		for {
+			select {
+			case it, ok := <-ch:
 				if !ok {
-					continue
+					break drain
 				}
-				j.apply(w, jobID, job.RunID, ev.Seq, func(r *store.ResearchRun) {
-					now := time.Now().UTC()
-					if r.StartedAt == nil {
-						r.StartedAt = &now
+				batch = append(batch, it)
+			default:
+				break drain
+			}
+		}
+		var steps []research.Progress
+		var last int64
+		for _, it := range batch {
+			if it.err != nil {
+				return "", "", it.err
+			}
+			last = it.ev.Seq
+			switch it.ev.Event {
+			case "custom":
+				if pr, ok := parseProgress(it.ev.Data); ok {
+					steps = append(steps, pr)
+					if pr.Abort != "" {
+						abort = pr.Abort
 					}
-					r.Status = store.RunRunning
-					if !te.Finished {
-						r.CurrentNode = te.Name
-						r.StepCount++
-						r.StepHistory = append(r.StepHistory, store.Step{Node: te.Name, StartedAt: now, Status: "running"})
-						return
-					}
-					for i := len(r.StepHistory) - 1; i >= 0; i-- {
-						if s := &r.StepHistory[i]; s.Node == te.Name && s.Status == "running" {
-							s.CompletedAt = &now
-							s.Status = "success"
-							if te.Error != "" {
-								s.Status, s.Error = "error", te.Error
-							}
-							break
-						}
-					}
-				})
+				}
 			case "error":
 				var e struct {
 					Error   string `json:"error"`
 					Message string `json:"message"`
 				}
-				_ = json.Unmarshal(ev.Data, &e)
-				failure = e.Message
-				if failure == "" {
-					failure = e.Error
-				}
+				_ = json.Unmarshal(it.ev.Data, &e)
+				failure = firstNonEmpty(e.Message, e.Error)
 			}
 		}
-		if j.ctx.Err() != nil {
-			return j.ctx.Err()
+		if len(steps) > 0 {
+			j.apply(w, job.ID, job.RunID, last, func(r *store.ResearchRun) { applySteps(r, steps) })
 		}
-		if err := j.finish(p, jobID, failure); err != nil {
-			return err
+	}
+	return failure, abort, nil
+}
+
+func firstNonEmpty(xs ...string) string {
+	for _, x := range xs {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// applySteps records nodes starting and ending in a job's record.
+func applySteps(r *store.ResearchRun, steps []research.Progress) {
+	now := time.Now().UTC()
+	if r.StartedAt == nil {
+		r.StartedAt = &now
+	}
+	r.Status = store.RunRunning
+	for _, pr := range steps {
+		if pr.Phase == "start" {
+			r.CurrentNode = pr.Node
+			r.StepCount++
+			r.StepHistory = append(r.StepHistory, store.Step{Node: pr.Node, StartedAt: now, Status: "running"})
+			continue
+		}
+		for i := len(r.StepHistory) - 1; i >= 0; i-- {
+			if s := &r.StepHistory[i]; s.Node == pr.Node && s.Status == "running" {
+				s.CompletedAt = &now
+				s.Status, s.Error = pr.Status, pr.Error
+				break
+			}
 		}
 	}
 }
@@ -265,7 +310,7 @@ func (j *Jobs) apply(w store.Who, jobID, runID string, seq int64, fn func(r *sto
 
 // finish records the end of the job's current run: success, an abort (item not ready), a
 // failure, or a pause when the failure was an API timeout.
-func (j *Jobs) finish(p server.Principal, jobID, failure string) error {
+func (j *Jobs) finish(p server.Principal, jobID, failure, abort string) error {
 	w := whoOf(p)
 	job, err := j.st.GetRun(j.ctx, w, jobID)
 	if err != nil || job.Done() {
@@ -274,32 +319,6 @@ func (j *Jobs) finish(p server.Principal, jobID, failure string) error {
 	run, err := j.runs.Get(j.ctx, p, job.ThreadID, job.RunID)
 	if err != nil {
 		return err
-	}
-	var values struct {
-		Done  bool     `json:"done"`
-		Error string   `json:"error"`
-		Notes []string `json:"notes"`
-	}
-	if raw, err := j.runs.State(j.ctx, p, job.ThreadID); err == nil {
-		var st struct {
-			Values   json.RawMessage `json:"values"`
-			Metadata map[string]any  `json:"metadata"`
-			Config   struct {
-				Configurable map[string]any `json:"configurable"`
-			} `json:"config"`
-			Checkpoint map[string]any `json:"checkpoint"`
-		}
-		if json.Unmarshal(raw, &st) == nil {
-			_ = json.Unmarshal(st.Values, &values)
-			if id, ok := st.Checkpoint["checkpoint_id"].(string); ok {
-				defer func() {
-					_, _ = j.st.UpdateRun(j.ctx, w, jobID, func(r *store.ResearchRun) bool {
-						r.Checkpoint = map[string]string{"thread_id": job.ThreadID, "checkpoint_id": id}
-						return true
-					})
-				}()
-			}
-		}
 	}
 	_, err = j.st.UpdateRun(j.ctx, w, jobID, func(r *store.ResearchRun) bool {
 		if r.RunID != job.RunID || r.Done() {
@@ -315,11 +334,11 @@ func (j *Jobs) finish(p server.Principal, jobID, failure string) error {
 			}
 		}
 		switch {
-		case run.Status == server.RunSuccess && values.Error != "":
-			r.Status, r.Error, r.Message = store.RunError, values.Error, research.MsgNotReady
+		case run.Status == server.RunSuccess && abort != "":
+			r.Status, r.Error, r.Message = store.RunError, abort, research.MsgNotReady
 			r.CompletedAt = &now
 		case run.Status == server.RunSuccess:
-			r.Status, r.CurrentNode, r.Message = store.RunSuccess, "", strings.Join(values.Notes, " ")
+			r.Status, r.CurrentNode, r.Message = store.RunSuccess, "", ""
 			r.CompletedAt = &now
 		case strings.Contains(failure, "research paused") && r.Attempts < j.MaxAttempts:
 			markRunning("error", failure)
@@ -354,7 +373,7 @@ func (j *Jobs) resume(p server.Principal, job *store.ResearchRun) error {
 		return j.ctx.Err()
 	}
 	run, err := j.runs.Start(j.ctx, p, server.RunRequest{AssistantID: j.assistant, ThreadID: job.ThreadID, Command: &server.RunCommand{},
-		StreamMode: []string{"tasks"}, Metadata: map[string]any{"listforge_job": job.ID, "priority": job.Priority, "resumed": true}})
+		StreamMode: []string{"custom"}, Metadata: map[string]any{"listforge_job": job.ID, "priority": job.Priority, "resumed": true}})
 	if err != nil {
 		return err
 	}

@@ -410,18 +410,14 @@ func (a *app) streamJob(ctx context.Context, c *conn, p server.Principal, job *s
 					return err
 				}
 				after = ev.Seq
-				if ev.Event != "tasks" {
+				if ev.Event != "custom" {
 					continue
 				}
-				te, ok := parseTask(ev.Data)
-				if !ok || !te.Finished {
+				pr, ok := parseProgress(ev.Data)
+				if !ok || pr.Phase != "end" {
 					continue
 				}
-				st := "success"
-				if te.Error != "" {
-					st = "error"
-				}
-				if err := c.send("node_complete", NodeComplete{JobID: job.ID, Node: te.Name, Status: st, Error: te.Error, Timestamp: time.Now().UTC().Format(time.RFC3339Nano)}); err != nil {
+				if err := c.send("node_complete", NodeComplete{JobID: job.ID, Node: pr.Node, Status: pr.Status, Error: pr.Error, Timestamp: time.Now().UTC().Format(time.RFC3339Nano)}); err != nil {
 					return err
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"time"
 )
@@ -131,6 +132,7 @@ type Catalogue struct {
 	Listings []Listing
 	byUPC    map[string]int
 	byItem   map[string]int
+	tokens   []map[string]bool // of each listing's title
 }
 
 // decoy title patterns: listings that match a product's words but are not the product.
@@ -178,8 +180,10 @@ func Generate(now time.Time) *Catalogue {
 	for _, p := range c.Products {
 		c.listingsFor(p)
 	}
+	c.tokens = make([]map[string]bool, len(c.Listings))
 	for i, l := range c.Listings {
 		c.byItem[l.ID] = i
+		c.tokens[i] = Tokens(l.Title)
 	}
 	return c
 }
@@ -317,17 +321,13 @@ func (c *Catalogue) Search(q string, sold bool) []Listing {
 		return nil
 	}
 	var out []Listing
-	for _, l := range c.Listings {
-		if l.Sold == sold && matches(Tokens(l.Title), want) {
+	for i, l := range c.Listings {
+		if l.Sold == sold && matches(c.tokens[i], want) {
 			out = append(out, l)
 		}
 	}
 	// Newest first: sold by sale date, active by listing date.
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && newer(out[j], out[j-1]); j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
+	sort.SliceStable(out, func(i, j int) bool { return newer(out[i], out[j]) })
 	return out
 }
 

@@ -98,15 +98,12 @@ func New(cfg Config) (*Graph, error) {
 	g := graph.New[State]()
 	graph.SetReducer(g, "comps", MergeComps)
 	graph.SetReducer(g, "searchQueries", UnionQueries)
-	g.AddNode(NodeLoadContext, r.loadContext)
-	g.AddNode(NodeAnalyzeMedia, r.analyzeMedia)
-	g.AddNode(NodeIdentifyProduct, r.identifyProduct)
-	g.AddNode(NodeSearchComps, r.searchComps)
-	g.AddNode(NodeAnalyzeComps, r.analyzeComps)
-	g.AddNode(NodeCalculatePrice, r.calculatePrice)
-	g.AddNode(NodeAssessMissing, r.assessMissing)
-	g.AddNode(NodeRefineSearch, r.refineSearch)
-	g.AddNode(NodePersistResults, r.persistResults)
+	for name, fn := range map[string]graph.NodeFunc[State]{NodeLoadContext: r.loadContext, NodeAnalyzeMedia: r.analyzeMedia,
+		NodeIdentifyProduct: r.identifyProduct, NodeSearchComps: r.searchComps, NodeAnalyzeComps: r.analyzeComps,
+		NodeCalculatePrice: r.calculatePrice, NodeAssessMissing: r.assessMissing, NodeRefineSearch: r.refineSearch,
+		NodePersistResults: r.persistResults} {
+		g.AddNode(name, reporting(name, fn))
+	}
 	g.AddEdge(graph.START, NodeLoadContext)
 	g.AddConditionalEdges(NodeLoadContext, func(_ context.Context, s State) (string, error) {
 		if s.Error != "" {
@@ -127,6 +124,34 @@ func New(cfg Config) (*Graph, error) {
 	}
 	r.Compiled = c
 	return r, nil
+}
+
+// ProgressKind marks the custom stream events of Progress.
+const ProgressKind = "listforge.progress"
+
+// Progress is a custom stream event each node sends as it starts and ends, so that a job's
+// progress is recorded and shown from small events (the tasks stream would carry the state).
+type Progress struct {
+	Kind   string `json:"kind"`
+	Node   string `json:"node"`
+	Phase  string `json:"phase"`            // start, end
+	Status string `json:"status,omitempty"` // success, error (at the end)
+	Error  string `json:"error,omitempty"`
+	// Abort is set when load_context stopped the research (the item is not ready).
+	Abort string `json:"abort,omitempty"`
+}
+
+func reporting(name string, fn graph.NodeFunc[State]) graph.NodeFunc[State] {
+	return func(ctx context.Context, s State) (State, error) {
+		graph.Emit(ctx, Progress{Kind: ProgressKind, Node: name, Phase: "start"})
+		out, err := fn(ctx, s)
+		p := Progress{Kind: ProgressKind, Node: name, Phase: "end", Status: "success", Abort: out.Error}
+		if err != nil {
+			p.Status, p.Error = "error", err.Error()
+		}
+		graph.Emit(ctx, p)
+		return out, err
+	}
 }
 
 // ShouldRefine is the specification's should_refine: persist at the iteration limit or once
