@@ -165,7 +165,7 @@ func (mm *Memory) Apply(ctx context.Context, user, ns, reason string, ops []memo
 	raw, _ := json.Marshal(next)
 	var value map[string]any
 	_ = json.Unmarshal(raw, &value)
-	if err := mm.st.Put(ctx, store.PutRequest{Namespace: memoryNS(user, ns), Key: memoryKeys[ns], Value: value, Index: []string{"facts[*].text"}}); err != nil {
+	if err := mm.st.Put(ctx, store.PutRequest{Namespace: memoryNS(user, ns), Key: memoryKeys[ns], Value: value, NoIndex: true}); err != nil {
 		return doc, fmt.Errorf("analyst: writing memory %s: %w", ns, err)
 	}
 	mm.log.Info("analyst: memory write", "namespace", ns, "user", user, "reason", reason, "ops", len(ops), "bytes", len(raw), "facts", len(next.Facts))

@@ -109,7 +109,13 @@ func (a *Analyst) reportIn(s State) ReportState {
 	if s.ResearchPlan != nil && s.ResearchPlan.Topic != "" {
 		topic = s.ResearchPlan.Topic
 	}
-	return ReportState{UserID: s.UserID, Topic: topic, Findings: fs, Contradictions: s.Contradictions, Summary: s.SupervisorSummary}
+	var contra []Contradiction
+	for _, c := range s.Contradictions {
+		if !ignored[c.Assumption] {
+			contra = append(contra, c)
+		}
+	}
+	return ReportState{UserID: s.UserID, Topic: topic, Findings: fs, Contradictions: contra, Summary: s.SupervisorSummary}
 }
 
 func (a *Analyst) reportOut(r ReportState) State {
