@@ -15,6 +15,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/trellis-go/trellis/appdb/appdbtest"
 	"github.com/trellis-go/trellis/apps/listforge"
 	"github.com/trellis-go/trellis/apps/listforge/catalog"
 	"github.com/trellis-go/trellis/apps/listforge/research"
@@ -182,7 +183,17 @@ func TestGraphsAnswerHello(t *testing.T) {
 // the graph's order, the job's record, and the research and evidence it persisted.
 func TestResearchJobEndToEnd(t *testing.T) {
 	t.Parallel()
-	e := serve(t, t.TempDir(), "", listforge.Options{})
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		researchEndToEnd(t, serve(t, t.TempDir(), "", listforge.Options{}))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		researchEndToEnd(t, serve(t, t.TempDir(), appdbtest.PostgresURL(t), listforge.Options{}))
+	})
+}
+
+func researchEndToEnd(t *testing.T, e *env) {
 	it := e.demoItem("key-acme-ana-0000000", catalog.DemoUPC)
 	var started struct{ JobID string }
 	if code := e.do("key-acme-ana-0000000", "POST", "/api/v1/items/"+it.ID+"/research", map[string]string{"priority": "high"}, &started); code != 202 {
@@ -368,5 +379,57 @@ func TestChatOverWebSocket(t *testing.T) {
 	}
 	if code := e.do("key-acme-bob-0000000", "GET", "/api/v1/items/"+it.ID+"/chat/sessions/"+sess.SessionID+"/messages", nil, nil); code != 404 {
 		t.Fatalf("another user reads the session: %d", code)
+	}
+}
+
+// eBay times out: the search is retried three times with backoff, then the job pauses ("Research
+// paused, will resume automatically") and resumes from its checkpoint by itself; the nodes that
+// had finished do not run again.
+func TestTimeoutPausesAndResumesTheJob(t *testing.T) {
+	t.Parallel()
+	market := catalog.NewServer(catalog.Generate(time.Now()))
+	e := serve(t, t.TempDir(), "", listforge.Options{Offline: market, ResumeDelay: 20 * time.Millisecond})
+	it := e.demoItem("key-acme-ana-0000000", catalog.DemoLabels)
+	market.FailNext(503, 503, 503, 503, 503, 503, 503, 503) // sold and active searches, four tries each
+	var started struct{ JobID string }
+	e.do("key-acme-ana-0000000", "POST", "/api/v1/items/"+it.ID+"/research", nil, &started)
+	c := e.dial("key-acme-ana-0000000", listforge.ResearchPath)
+	send(t, c, "subscribe_job", map[string]string{"jobId": started.JobID})
+	var events []string
+	paused := false
+	for {
+		f := read(t, c)
+		switch f.Event {
+		case "job_status":
+			var j store.ResearchRun
+			_ = json.Unmarshal(f.Data, &j)
+			paused = paused || j.Message == research.MsgPaused
+		case "node_complete":
+			var n listforge.NodeComplete
+			_ = json.Unmarshal(f.Data, &n)
+			events = append(events, n.Node+":"+n.Status)
+		}
+		if f.Event == "job_complete" {
+			var done listforge.JobComplete
+			_ = json.Unmarshal(f.Data, &done)
+			if done.Status != "success" {
+				t.Fatalf("job %+v after %v", done, events)
+			}
+			break
+		}
+	}
+	if !paused || !slices.Contains(events, "search_comps:error") || !slices.Contains(events, "search_comps:success") {
+		t.Fatalf("paused %v events %v", paused, events)
+	}
+	var job store.ResearchRun
+	e.do("key-acme-ana-0000000", "GET", "/api/v1/items/"+it.ID+"/research/jobs/"+started.JobID, nil, &job)
+	loads := 0
+	for _, s := range job.StepHistory {
+		if s.Node == "load_context" {
+			loads++
+		}
+	}
+	if job.Attempts != 2 || loads != 1 || job.Status != "success" {
+		t.Fatalf("attempts %d load_context ran %d times: %+v", job.Attempts, loads, job.StepHistory)
 	}
 }

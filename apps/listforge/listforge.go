@@ -44,6 +44,9 @@ type Options struct {
 	ResumeDelay time.Duration
 	// NoDemo leaves new organisations without the demo items.
 	NoDemo bool
+	// Offline is the offline marketplace to serve when Ebay is nil (tests make it fail with
+	// FailNext); nil generates the catalogue for today.
+	Offline *catalog.Server
 }
 
 // App is ListForge, offline.
@@ -86,11 +89,18 @@ func build(ctx context.Context, d server.AppDeps, o Options) (*server.AppParts, 
 		return nil, err
 	}
 	a := &app{d: d, o: o, st: st}
-	a.cat = catalog.Generate(o.Now())
+	if o.Offline != nil {
+		a.cat = o.Offline.Cat
+	} else {
+		a.cat = catalog.Generate(o.Now())
+	}
 	if o.Ebay != nil {
 		a.market, err = ebay.New(*o.Ebay)
 	} else {
-		a.offline = catalog.NewServer(a.cat)
+		a.offline = o.Offline
+		if a.offline == nil {
+			a.offline = catalog.NewServer(a.cat)
+		}
 		a.offline.ClientID, a.offline.ClientSecret = "listforge-offline", "offline-secret"
 		a.market, err = ebay.New(ebay.Config{BaseURL: "http://ebay.offline", ClientID: "listforge-offline", ClientSecret: "offline-secret",
 			Transport: a.offline.Transport(), Backoff: 50 * time.Millisecond})
