@@ -224,6 +224,9 @@ func (r *routed) Call(ctx context.Context, args json.RawMessage) (*tool.Result, 
 			return nil, err
 		}
 	}
+	if name == "get_property_details" {
+		args = pointedListing(ctx, args)
+	}
 	res, err := r.Tool.Call(ctx, args)
 	if err != nil || res == nil || res.IsError {
 		return res, err
@@ -290,6 +293,16 @@ func (a *Realty) withSavedCriteria(ctx context.Context, tenant string, args json
 	if f, ok := v["min_price"].(float64); ok && f < 1000 {
 		delete(v, "min_price")
 	}
+	// One amount read into both ends of the range: the words say which end it is.
+	if lo, ok := v["min_price"].(float64); ok {
+		if hi, ok := v["max_price"].(float64); ok && lo == hi {
+			if floorWords(lastUserText(ctx)) {
+				delete(v, "max_price")
+			} else {
+				delete(v, "min_price")
+			}
+		}
+	}
 	prefs, err := a.mem.Preferences(ctx, tenant, SkillProperty)
 	if err != nil {
 		return args, err
@@ -352,9 +365,17 @@ func (a *Realty) criteriaTool() (tool.Tool, error) {
 			type entry struct{ typ, key, value string }
 			var es []entry
 			num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-			// A price under $1,000 is a count the words gave ("at least 2"), not a price.
+			// A price under $1,000 is a count the words gave ("at least 2"), not a price; one
+			// amount read into both ends is the end the words say.
 			if c.MinPrice < 1000 {
 				c.MinPrice = 0
+			}
+			if c.MinPrice > 0 && c.MinPrice == c.MaxPrice {
+				if floorWords(lastUserText(ctx)) {
+					c.MaxPrice = 0
+				} else {
+					c.MinPrice = 0
+				}
 			}
 			if s := strings.TrimSpace(c.Location); s != "" {
 				es = append(es, entry{"LOCATION", "location", s})
@@ -386,4 +407,132 @@ func (a *Realty) criteriaTool() (tool.Tool, error) {
 			}
 			return "Saved to preferences.md: " + strings.Join(saved, "; "), nil
 		})
+}
+
+var ordinals = []struct {
+	words []string
+	index int // from the start; negative from the end
+}{
+	{[]string{"first", "1st", "#1", "number 1", "number one"}, 0},
+	{[]string{"second", "2nd", "#2", "number 2", "number two"}, 1},
+	{[]string{"third", "3rd", "#3", "number 3", "number three"}, 2},
+	{[]string{"fourth", "4th", "#4", "number 4"}, 3},
+	{[]string{"fifth", "5th", "#5", "number 5"}, 4},
+	{[]string{"last one", "last listing", "the last"}, -1},
+}
+
+// pointedListing gives get_property_details the zpid it lacks from the listing the user points
+// at ("the first one", "the second", "the cheapest", "the biggest") in the turn's or the
+// conversation's last search results.
+func pointedListing(ctx context.Context, args json.RawMessage) json.RawMessage {
+	var v map[string]any
+	if len(args) > 0 && json.Unmarshal(args, &v) != nil {
+		return args
+	}
+	if z, _ := v["zpid"].(string); strings.TrimSpace(z) != "" {
+		return args
+	}
+	st, ok := tool.StateFrom[agent.State](ctx)
+	if !ok {
+		return args
+	}
+	var items []struct {
+		ZPID  string   `json:"zpid"`
+		Price *float64 `json:"price"`
+		Sqft  *float64 `json:"sqft"`
+	}
+	query := ""
+	for i := len(st.Messages) - 1; i >= 0; i-- {
+		m := st.Messages[i]
+		if query == "" && m.Role == message.RoleUser {
+			query = strings.ToLower(m.Text())
+		}
+		if items == nil && m.Role == message.RoleTool && m.Name == "search_properties" && !m.IsError {
+			raw, _ := json.Marshal(m.Metadata["structured"])
+			var d struct {
+				Items []struct {
+					ZPID  string   `json:"zpid"`
+					Price *float64 `json:"price"`
+					Sqft  *float64 `json:"sqft"`
+				} `json:"items"`
+			}
+			if json.Unmarshal(raw, &d) == nil && len(d.Items) > 0 {
+				items = d.Items
+			}
+		}
+	}
+	if len(items) == 0 || query == "" {
+		return args
+	}
+	pick := -1
+	better := func(key func(i int) float64, less bool) int {
+		best := 0
+		for i := range items {
+			if less && key(i) < key(best) || !less && key(i) > key(best) {
+				best = i
+			}
+		}
+		return best
+	}
+	val := func(p *float64) float64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	switch {
+	case strings.Contains(query, "cheapest") || strings.Contains(query, "least expensive"):
+		pick = better(func(i int) float64 { return val(items[i].Price) }, true)
+	case strings.Contains(query, "most expensive"):
+		pick = better(func(i int) float64 { return val(items[i].Price) }, false)
+	case strings.Contains(query, "biggest") || strings.Contains(query, "largest"):
+		pick = better(func(i int) float64 { return val(items[i].Sqft) }, false)
+	default:
+		for _, o := range ordinals {
+			for _, w := range o.words {
+				if strings.Contains(query, w) {
+					pick = o.index
+					if pick < 0 {
+						pick = len(items) + pick
+					}
+					break
+				}
+			}
+			if pick >= 0 {
+				break
+			}
+		}
+	}
+	if pick < 0 || pick >= len(items) {
+		return args
+	}
+	if v == nil {
+		v = map[string]any{}
+	}
+	v["zpid"] = items[pick].ZPID
+	out, err := json.Marshal(v)
+	if err != nil {
+		return args
+	}
+	return out
+}
+
+// lastUserText is the user's last message in the run's state, lower case.
+func lastUserText(ctx context.Context) string {
+	st, ok := tool.StateFrom[agent.State](ctx)
+	if !ok {
+		return ""
+	}
+	t, _ := lastUser(st.Messages)
+	return strings.ToLower(t)
+}
+
+// floorWords reports words that make an amount a minimum ("over $300k", "at least").
+func floorWords(s string) bool {
+	for _, w := range []string{"over ", "above ", "at least", "more than", "starting at", "from $", "minimum"} {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -60,7 +60,7 @@ type SearchArgs struct {
 
 // DetailArgs are get_property_details' arguments.
 type DetailArgs struct {
-	ZPID string `json:"zpid" jsonschema:"the Zillow property ID (zpid) of a listing"`
+	ZPID string `json:"zpid,omitempty" jsonschema:"the Zillow property ID (zpid) of a listing; leave it out for the listing the user points at in the last search (the first one, the cheapest)"`
 }
 
 // AddressArgs are get_property_details_by_address' arguments.
@@ -129,7 +129,7 @@ func detailText(l realtyapi.Listing) string {
 
 // Tools returns the three property tools on the client.
 func Tools(c *realtyapi.Client) ([]tool.Tool, error) {
-	search, err := tool.New("search_properties", "Search homes for sale in a US city by price, bedrooms, bathrooms and kind of home. Returns listings with their property IDs (zpid).",
+	search, err := tool.New("search_properties", "Search properties for sale (homes, houses, condos, townhouses, apartments) in a US city such as Austin, Denver, Seattle or Miami, by price (under or over an amount), bedrooms, bathrooms and kind of home; find listings. Returns listings with their property IDs (zpid).",
 		func(ctx context.Context, a SearchArgs) (*tool.Result, error) {
 			if strings.TrimSpace(a.Location) == "" {
 				return tool.Errorf("search_properties needs a location: ask the user which city to search in"), nil
@@ -164,8 +164,11 @@ func Tools(c *realtyapi.Client) ([]tool.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	details, err := tool.New("get_property_details", "Get the details of one listing by its property ID (zpid): year built, lot size, HOA fee, zestimate and its location.",
+	details, err := tool.New("get_property_details", "Get the details of one listing (property, home) by its property ID (zpid): year built, lot size, HOA fee, zestimate and its location on the map.",
 		func(ctx context.Context, a DetailArgs) (*tool.Result, error) {
+			if strings.TrimSpace(a.ZPID) == "" {
+				return tool.Errorf("get_property_details needs a zpid: take it from the search results, or ask the user which listing"), nil
+			}
 			l, err := c.GetDetails(ctx, a.ZPID)
 			if err != nil {
 				return nil, err
