@@ -86,10 +86,10 @@ func AskHuman(ctx context.Context, req HumanInterrupt) (HumanResponse, error) {
 // reviewCalls asks a person about every call of a tool that needs approval, in order. It returns
 // the calls to run (edited where the person edited them), the tool messages of calls that will
 // not run, and whether the person chose to stop the run.
-func reviewCalls(ctx context.Context, calls []message.ToolCall, approve map[string]bool) (run []message.ToolCall, skipped map[string]message.Message, abort bool, err error) {
+func reviewCalls(ctx context.Context, calls []message.ToolCall, needsApproval func(message.ToolCall) bool) (run []message.ToolCall, skipped map[string]message.Message, abort bool, err error) {
 	skipped = map[string]message.Message{}
 	for _, c := range calls {
-		if !approve[c.Name] || abort {
+		if abort || !needsApproval(c) {
 			if abort {
 				skipped[c.ID] = message.ToolError(c.ID, c.Name, "Not run: the person reviewing this turn stopped the run.")
 				continue

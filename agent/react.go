@@ -58,6 +58,10 @@ type ReActOptions struct {
 	// Approve lists tools that need a human's approval before they run: the run pauses with a
 	// [HumanInterrupt] for each such call.
 	Approve []string
+	// ApproveIf, when set, is asked about every tool call that Approve does not name: true makes
+	// the call wait for a human's approval as Approve does. It decides per run, for example from
+	// the run's configuration (graph.InfoFrom(ctx).Config).
+	ApproveIf func(ctx context.Context, call message.ToolCall) bool
 	// Compaction, when set, keeps the conversation within a token budget: before a model call
 	// whose request (prompt, messages and tools) counts more than Compaction.MaxTokens, and after
 	// a call that fails with model.ErrContextWindowExceeded (retried once), older turns are
@@ -167,7 +171,10 @@ func NewReAct(o ReActOptions) (*graph.Compiled[State], error) {
 		if last == nil || len(last.ToolCalls) == 0 {
 			return &graph.Command[State]{}, nil
 		}
-		calls, skipped, abort, err := reviewCalls(ctx, last.ToolCalls, approve)
+		needs := func(c message.ToolCall) bool {
+			return approve[c.Name] || (o.ApproveIf != nil && o.ApproveIf(ctx, c))
+		}
+		calls, skipped, abort, err := reviewCalls(ctx, last.ToolCalls, needs)
 		if err != nil {
 			return nil, err
 		}

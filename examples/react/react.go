@@ -5,11 +5,13 @@ package react
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -88,6 +90,34 @@ func Convert(v float64, from, to string) (float64, error) {
 	return 0, fmt.Errorf("cannot convert %s to %s (known pairs: km/mi, kg/lb, c/f)", from, to)
 }
 
+// ApproveKey is the configuration key that makes the example ask before using a tool: true asks
+// before every tool call, a list of tool names before those tools. The run then pauses at an
+// interrupt in the Agent Inbox schema (accept, edit, respond or ignore), so approvals can be
+// tried from the SDK, the web UI and trellis chat:
+//
+//	{"assistant_id": "example", "config": {"configurable": {"approve_tools": true}}, ...}
+const ApproveKey = "approve_tools"
+
+// asksApproval reports whether the run's configuration asks for approval of call.
+func asksApproval(ctx context.Context, call message.ToolCall) bool {
+	info, _ := graph.InfoFrom(ctx)
+	switch v := info.Config[ApproveKey].(type) {
+	case bool:
+		return v
+	case string:
+		return v == "true" || v == call.Name
+	case []any:
+		for _, n := range v {
+			if n == call.Name {
+				return true
+			}
+		}
+	case []string:
+		return slices.Contains(v, call.Name)
+	}
+	return false
+}
+
 // New builds the example agent on m.
 func New(m model.Model, opts graph.CompileOptions) (*graph.Compiled[agent.State], error) {
 	tools, err := Tools(nil)
@@ -98,9 +128,10 @@ func New(m model.Model, opts graph.CompileOptions) (*graph.Compiled[agent.State]
 		opts.Name = "example"
 	}
 	return agent.NewReAct(agent.ReActOptions{
-		Model:   m,
-		Tools:   tools,
-		Prompt:  "You are a helpful assistant with a unit converter and a world clock. Use them when they help.",
-		Compile: opts,
+		Model:     m,
+		Tools:     tools,
+		Prompt:    "You are a helpful assistant with a unit converter and a world clock. Use them when they help.",
+		ApproveIf: asksApproval,
+		Compile:   opts,
 	})
 }
