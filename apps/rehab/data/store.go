@@ -218,14 +218,19 @@ func (s *Store) Profile(ctx context.Context, who Who) (*Profile, error) {
 	return p, err
 }
 
-func readProfile(ctx context.Context, tx *appdb.Tx) (*Profile, error) {
+func readProfile(ctx context.Context, tx *appdb.Tx) (*Profile, error) { return readProfileLock(ctx, tx, false) }
+
+// readProfileLock reads the profile, locking its row on Postgres when lock is set (SQLite
+// transactions that write are serialised already), so read-modify-write updates do not lose
+// each other's changes.
+func readProfileLock(ctx context.Context, tx *appdb.Tx, lock bool) (*Profile, error) {
 	p := &Profile{Sections: map[string]map[string]any{}, Summaries: map[string]string{}}
 	secs := make([]map[string]any, 5)
 	sums := make([]string, 5)
 	var upd appdb.Time
 	err := tx.QueryRow(ctx, `SELECT name, location, fiscal, budget, renovation, preferences, goals,
 		fiscal_summary, budget_summary, renovation_summary, preferences_summary, goals_summary, profile_summary, memory, updated_at
-		FROM user_profiles WHERE tenant_id = ? AND user_id = ?`, tx.Tenant(), tx.User()).Scan(&p.Name, &p.Location,
+		FROM user_profiles WHERE tenant_id = ? AND user_id = ?`+forUpdate(tx, lock), tx.Tenant(), tx.User()).Scan(&p.Name, &p.Location,
 		appdb.JSON(&secs[0]), appdb.JSON(&secs[1]), appdb.JSON(&secs[2]), appdb.JSON(&secs[3]), appdb.JSON(&secs[4]),
 		&sums[0], &sums[1], &sums[2], &sums[3], &sums[4], &p.Summary, appdb.JSON(&p.Memory), &upd)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -255,7 +260,9 @@ type ProfileUpdate struct {
 	// Summarize computes the section summary and the master summary from the profile after
 	// the change; nil keeps them.
 	Summarize func(p *Profile) (section, master string)
-	Memory    *Memory
+	// EditMemory changes the memory inside the transaction (so concurrent edits do not lose
+	// each other's entries); nil keeps it.
+	EditMemory func(m *Memory)
 }
 
 // UpdateProfile applies u, creating the profile when needed, and logs one action per changed
@@ -266,14 +273,18 @@ func (s *Store) UpdateProfile(ctx context.Context, who Who, u ProfileUpdate, au 
 	}
 	var out *Profile
 	err := s.tx(ctx, who, func(tx *appdb.Tx) error {
-		p, err := readProfile(ctx, tx)
+		p, err := readProfileLock(ctx, tx, true)
 		if err != nil {
 			return err
 		}
 		now := s.now()
 		if !p.Exists {
-			if _, err := tx.Exec(ctx, `INSERT INTO user_profiles (tenant_id, user_id, created_at, updated_at) VALUES (?,?,?,?)`,
-				tx.Tenant(), tx.User(), now, now); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO user_profiles (tenant_id, user_id, created_at, updated_at) VALUES (?,?,?,?)
+				ON CONFLICT (tenant_id, user_id) DO NOTHING`, tx.Tenant(), tx.User(), now, now); err != nil {
+				return err
+			}
+			// Another transaction may have created it meanwhile: read it again, locked.
+			if p, err = readProfileLock(ctx, tx, true); err != nil {
 				return err
 			}
 			p.Exists = true
@@ -312,12 +323,15 @@ func (s *Store) UpdateProfile(ctx context.Context, who Who, u ProfileUpdate, au 
 			}
 			p.Sections[u.Section] = sec
 		}
-		if u.Memory != nil {
-			if err := logAction(ctx, tx, now, Action{ActionType: "update_memory", EntityType: "user_profile", Field: "memory",
-				Old: jsonText(p.Memory), New: jsonText(*u.Memory)}, au); err != nil {
-				return err
+		if u.EditMemory != nil {
+			old := jsonText(p.Memory)
+			u.EditMemory(&p.Memory)
+			if after := jsonText(p.Memory); after != old {
+				if err := logAction(ctx, tx, now, Action{ActionType: "update_memory", EntityType: "user_profile", Field: "memory",
+					Old: old, New: after}, au); err != nil {
+					return err
+				}
 			}
-			p.Memory = *u.Memory
 		}
 		if u.Summarize != nil {
 			sec, master := u.Summarize(p)
@@ -346,6 +360,13 @@ func (s *Store) UpdateProfile(ctx context.Context, who Who, u ProfileUpdate, au 
 		return err
 	})
 	return out, err
+}
+
+func forUpdate(tx *appdb.Tx, lock bool) string {
+	if lock && tx.Dialect() == appdb.Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
 }
 
 func validSection(s string) bool {

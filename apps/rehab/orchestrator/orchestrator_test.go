@@ -16,12 +16,14 @@ import (
 	"github.com/trellis-go/trellis/apps/rehab/orchestrator"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
 	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/embed"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/httpclient"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/model/scripted"
+	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/store/memstore"
 )
 
@@ -62,7 +64,7 @@ func setup(t *testing.T, m model.Model, cfg orchestrator.Config) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem, err := memstore.New(nil)
+	mem, err := memstore.New(&memstore.Options{Config: store.Config{Index: &store.IndexConfig{Embedder: embed.NewLocal(nil), Dims: 256}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,6 +354,7 @@ func TestCompareAndTaxesAndSearch(t *testing.T) {
 		scripted.ToolCalls(call("compare_properties", `{"property_ids":["Paranhos","Alvalade"]}`)),
 		scripted.ToolCalls(call("calculate_taxes", `{"property_id":"Paranhos"}`)),
 		scripted.ToolCalls(call("search_portfolio", `{"query":"o mais barato"}`)),
+		scripted.ToolCalls(call("search_portfolio", `{"query":"o que tem garagem"}`)),
 		scripted.Text("Pronto."),
 	)
 	f := setup(t, m, orchestrator.Config{})
@@ -362,7 +365,7 @@ func TestCompareAndTaxesAndSearch(t *testing.T) {
 			tools = append(tools, x.Content)
 		}
 	}
-	if len(tools) != 6 {
+	if len(tools) != 7 {
 		t.Fatalf("tool results: %q", tools)
 	}
 	table := tools[3]
@@ -377,6 +380,10 @@ func TestCompareAndTaxesAndSearch(t *testing.T) {
 	}
 	if !strings.Contains(tools[5], "O mais barato") || !strings.Contains(tools[5], "T3 Paranhos") {
 		t.Errorf("search: %s", tools[5])
+	}
+	// By meaning (the store's vectors over the listing's description): the flat with a garage.
+	if first, _, _ := strings.Cut(tools[6], "\n"); !strings.Contains(first, "T3 Paranhos") || !strings.Contains(first, "relevância") {
+		t.Errorf("search by meaning: %s", tools[6])
 	}
 }
 
@@ -401,5 +408,32 @@ func TestToolsAreScopedToTheUser(t *testing.T) {
 	items, _ := f.env.Data.Portfolio(context.Background(), data.Who{Tenant: "t1", User: "ana"}, false)
 	if len(items) != 1 {
 		t.Error("ana's item changed")
+	}
+}
+
+// Structured memory (decisions, rejected properties with reasons, open questions) is kept in the
+// profile and shown to the next sessions.
+func TestMemoryAcrossSessions(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(
+		scripted.ToolCalls(call("write_context", `{"path":"memoria/rejeitados","content":"T1 Ribeira: demasiada humidade"}`),
+			call("write_context", `{"path":"memoria/decisoes","content":"Comprar só com elevador"}`),
+			call("write_context", `{"path":"memoria/questoes","content":"Aceitam proposta abaixo de 240.000€?"}`)),
+		scripted.Text("Anotado."),
+		scripted.Text("Olá."),
+	)
+	f := setup(t, m, orchestrator.Config{})
+	f.turn(t, "th1", "Esquece o da Ribeira, tem humidade a mais")
+	p, _ := f.env.Data.Profile(context.Background(), f.who)
+	if len(p.Memory.Rejected) != 1 || p.Memory.Rejected[0] != (data.Rejected{Property: "T1 Ribeira", Reason: "demasiada humidade"}) ||
+		len(p.Memory.Decisions) != 1 || len(p.Memory.OpenQuestions) != 1 {
+		t.Fatalf("memory %+v", p.Memory)
+	}
+	st := f.turn(t, "th-next-session", "olá")
+	prof := *st.Knowledge["user/profile"].Content
+	for _, want := range []string{"Rejeitado: T1 Ribeira (demasiada humidade)", "Decisão: Comprar só com elevador", "Questão em aberto: Aceitam proposta"} {
+		if !strings.Contains(prof, want) {
+			t.Errorf("next session's profile lacks %q:\n%s", want, prof)
+		}
 	}
 }

@@ -154,29 +154,27 @@ func (o *Orchestrator) writeContext(ctx context.Context, a writeArgs) (*tool.Res
 	}
 	upd := kb.KB{}
 	if strings.HasPrefix(path, "memoria/") {
-		prof, err := c.env.Data.Profile(ctx, c.who)
-		if err != nil {
-			return nil, err
-		}
-		m := prof.Memory
 		lines := splitLines(a.Content)
+		var edit func(m *data.Memory)
 		switch path {
 		case "memoria/decisoes":
-			m.Decisions = appendNew(m.Decisions, lines...)
+			edit = func(m *data.Memory) { m.Decisions = appendNew(m.Decisions, lines...) }
 		case "memoria/rejeitados":
-			for _, l := range lines {
-				prop, reason, _ := strings.Cut(l, ":")
-				if reason == "" {
-					prop, reason, _ = strings.Cut(l, " - ")
+			edit = func(m *data.Memory) {
+				for _, l := range lines {
+					prop, reason, _ := strings.Cut(l, ":")
+					if reason == "" {
+						prop, reason, _ = strings.Cut(l, " - ")
+					}
+					m.Rejected = append(m.Rejected, data.Rejected{Property: strings.TrimSpace(prop), Reason: strings.TrimSpace(reason)})
 				}
-				m.Rejected = append(m.Rejected, data.Rejected{Property: strings.TrimSpace(prop), Reason: strings.TrimSpace(reason)})
 			}
 		case "memoria/questoes":
-			m.OpenQuestions = appendNew(m.OpenQuestions, lines...)
+			edit = func(m *data.Memory) { m.OpenQuestions = appendNew(m.OpenQuestions, lines...) }
 		default:
 			return refuse("write_context: a memória aceita memoria/decisoes, memoria/rejeitados ou memoria/questoes")
 		}
-		prof, err = c.env.Data.UpdateProfile(ctx, c.who, data.ProfileUpdate{Memory: &m}, c.audit)
+		prof, err := c.env.Data.UpdateProfile(ctx, c.who, data.ProfileUpdate{EditMemory: edit}, c.audit)
 		if err != nil {
 			return nil, err
 		}
@@ -493,7 +491,7 @@ func (o *Orchestrator) saveToPortfolio(ctx context.Context, a saveArgs) (*tool.R
 			return nil, err
 		}
 	}
-	o.index(ctx, c, it)
+	o.index(ctx, c, it, l.Description)
 	upd, err := c.portfolioUpdate(ctx)
 	if err != nil {
 		return nil, err
@@ -650,13 +648,20 @@ type searchArgs struct {
 func portfolioNS(user string) []string { return []string{"rehab", "users", user, "portfolio"} }
 
 // index puts a portfolio item's description in the store, for search by meaning.
-func (o *Orchestrator) index(ctx context.Context, c *call, it *data.PortfolioItem) {
+func (o *Orchestrator) index(ctx context.Context, c *call, it *data.PortfolioItem, description string) {
 	if c.env.Store == nil {
 		return
 	}
-	text := strings.Join([]string{it.Nickname, it.Property.Title, it.Property.Location, it.Property.Typology, it.IndexSummary, it.ChatSummary}, ". ")
-	_ = c.env.Store.Put(ctx, store.PutRequest{Namespace: portfolioNS(c.who.User), Key: it.PropertyID,
-		Value: map[string]any{"text": text, "property_id": it.PropertyID, "index_summary": it.IndexSummary}, Index: []string{"text"}})
+	ns := portfolioNS(c.who.User)
+	if description == "" {
+		// Keep the description an earlier put indexed (a recalculation does not fetch it).
+		if old, err := c.env.Store.Get(ctx, store.GetRequest{Namespace: ns, Key: it.PropertyID}); err == nil {
+			description, _ = old.Value["description"].(string)
+		}
+	}
+	text := strings.Join([]string{it.Nickname, it.Property.Title, it.Property.Location, it.Property.Typology, it.IndexSummary, it.ChatSummary, description}, ". ")
+	_ = c.env.Store.Put(ctx, store.PutRequest{Namespace: ns, Key: it.PropertyID,
+		Value: map[string]any{"text": text, "property_id": it.PropertyID, "index_summary": it.IndexSummary, "description": description}, Index: []string{"text"}})
 }
 
 func (o *Orchestrator) searchPortfolio(ctx context.Context, a searchArgs) (*tool.Result, error) {
@@ -752,11 +757,11 @@ func (o *Orchestrator) triggerAnalysis(ctx context.Context, a analysisArgs) (*to
 		return nil, err
 	}
 	res := reno.Analyze(scraped.Listing, it.PropertyID, scraped.Rooms, preferences(prof))
-	return o.finishAnalysis(ctx, c, it, res, prof, "trigger_property_analysis")
+	return o.finishAnalysis(ctx, c, it, res, prof, "trigger_property_analysis", scraped.Listing.Description)
 }
 
 // finishAnalysis stores an analysis and returns the tool's answer and state update.
-func (o *Orchestrator) finishAnalysis(ctx context.Context, c *call, it *data.PortfolioItem, res *reno.Result, prof *data.Profile, kind string) (*tool.Result, error) {
+func (o *Orchestrator) finishAnalysis(ctx context.Context, c *call, it *data.PortfolioItem, res *reno.Result, prof *data.Profile, kind, description string) (*tool.Result, error) {
 	chat, detail := kb.ChatSummary(res), kb.DetailSummary(res)
 	raw, _ := json.Marshal(res)
 	if _, err := c.env.Data.SaveAnalysis(ctx, c.who, data.Analysis{PropertyID: it.PropertyID, Type: "renovation", Result: raw, ChatSummary: chat, DetailSummary: detail}, c.audit); err != nil {
@@ -770,7 +775,7 @@ func (o *Orchestrator) finishAnalysis(ctx context.Context, c *call, it *data.Por
 	if err != nil {
 		return nil, err
 	}
-	o.index(ctx, c, it)
+	o.index(ctx, c, it, description)
 	upd, err := c.portfolioUpdate(ctx)
 	if err != nil {
 		return nil, err
@@ -842,7 +847,7 @@ func (o *Orchestrator) recalculateCosts(ctx context.Context, a propArgs) (*tool.
 	l := &listing.Listing{ID: it.Property.IdealistaID, Title: it.Property.Title, Typology: it.Property.Typology, Location: it.Property.Location,
 		Price: it.Property.Price, AreaM2: it.Property.AreaM2}
 	res := reno.Analyze(l, it.PropertyID, rooms, preferences(prof))
-	return o.finishAnalysis(ctx, c, it, res, prof, "recalculate_costs")
+	return o.finishAnalysis(ctx, c, it, res, prof, "recalculate_costs", "")
 }
 
 type taxArgs struct {
