@@ -218,7 +218,9 @@ func (s *Store) Profile(ctx context.Context, who Who) (*Profile, error) {
 	return p, err
 }
 
-func readProfile(ctx context.Context, tx *appdb.Tx) (*Profile, error) { return readProfileLock(ctx, tx, false) }
+func readProfile(ctx context.Context, tx *appdb.Tx) (*Profile, error) {
+	return readProfileLock(ctx, tx, false)
+}
 
 // readProfileLock reads the profile, locking its row on Postgres when lock is set (SQLite
 // transactions that write are serialised already), so read-modify-write updates do not lose
