@@ -3,6 +3,7 @@ package ui_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"image/png"
 	"log/slog"
 	"net/http/httptest"
@@ -12,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/apps/example"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/ui"
 )
@@ -25,10 +29,44 @@ func chromium() string {
 	return "/usr/bin/chromium"
 }
 
+// inboxApp is a test app whose graph asks a person before it acts, with an Agent Inbox
+// interrupt (a HumanInterrupt allowing accept, edit, respond and ignore), and then says what it
+// was told: the inbox cards' four answers are checked through it.
+func inboxApp() server.App {
+	return server.App{
+		Name:        "inbox",
+		Description: "A test app that asks before sending an email.",
+		Build: func(_ context.Context, d server.AppDeps) (*server.AppParts, error) {
+			g := graph.New[agent.State]()
+			g.AddNode("draft", func(ctx context.Context, s agent.State) (agent.State, error) {
+				return agent.State{Messages: []message.Message{message.Assistant("I would send an email to ana@example.com.")}}, nil
+			})
+			g.AddNode("review", func(ctx context.Context, s agent.State) (agent.State, error) {
+				v, err := graph.Interrupt(ctx, []map[string]any{{
+					"action_request": map[string]any{"action": "send_email", "args": map[string]any{"to": "ana@example.com", "subject": "Hello"}},
+					"config":         map[string]any{"allow_accept": true, "allow_edit": true, "allow_respond": true, "allow_ignore": true},
+					"description":    "Send this email?",
+				}})
+				if err != nil {
+					return agent.State{}, err
+				}
+				b, _ := json.Marshal(v)
+				return agent.State{Messages: []message.Message{message.Assistant("You answered " + string(b))}}, nil
+			})
+			g.AddSequence(graph.START, "draft", "review", graph.END)
+			c, err := g.Compile(graph.CompileOptions{Name: "inbox", Saver: d.Compile.Saver, Store: d.Compile.Store})
+			if err != nil {
+				return nil, err
+			}
+			return &server.AppParts{Graphs: []server.AppGraph{{ID: "inbox", Graph: c, Description: "Asks before it sends an email."}}}, nil
+		},
+	}
+}
+
 // serve starts a trellis server with the example app and the UI on a loopback port.
 func serve(t *testing.T, cfg server.Config) string {
 	t.Helper()
-	cfg.Apps = []server.App{example.App()}
+	cfg.Apps = []server.App{example.App(), inboxApp()}
 	cfg.DataDir = t.TempDir()
 	cfg.UI = ui.Handler()
 	cfg.Logger = slog.New(slog.DiscardHandler)
@@ -83,7 +121,7 @@ func TestBrowser(t *testing.T) {
 	}
 
 	for _, name := range []string{"01-home", "02-home-dark", "03-app", "04-phone-menu", "05-chat", "06-breakpoint", "07-approved",
-		"08-fork-editor", "09-run-progress", "10-thread", "11-graph", "12-store", "13-threads", "14-sign-in"} {
+		"08-fork-editor", "09-run-progress", "10-thread", "11-graph", "12-store", "13-threads", "14-sign-in", "15-inbox"} {
 		checkScreenshot(t, filepath.Join(shots, name+".png"))
 	}
 }

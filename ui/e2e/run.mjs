@@ -176,6 +176,7 @@ await step("history: fork from an older checkpoint and run it", async () => {
   await page.getByRole("status").getByText("Saved checkpoint").waitFor();
   await page.getByRole("heading", { name: "Current state" }).waitFor();
   expect((await items.count()) === n + 1, "the history did not grow by the fork's checkpoint");
+  await items.first().locator("[data-fork-of]").waitFor();
   await page.getByRole("region", { name: "checkpoint" }).getByText("in Paris?").first().waitFor();
   await page.getByRole("button", { name: "Continue" }).click();
   await page.waitForURL(/\/runs\//);
@@ -226,6 +227,35 @@ await step("threads: search and sort", async () => {
   await page.getByRole("button", { name: "Search" }).click();
   await page.waitForFunction(() => document.querySelectorAll('table[aria-label="threads"] tbody tr').length === 1);
   await shot(page, "13-threads");
+});
+
+await step("inbox: accept, edit, respond and ignore an interrupt", async () => {
+  const answers = [
+    ["Accept", null, '"type":"accept"'],
+    ["Edit", async (card) => {
+      const args = card.getByRole("textbox", { name: "edited arguments" });
+      await args.fill((await args.inputValue()).replace("Hello", "Hi there"));
+      await card.getByRole("button", { name: "Send edit" }).click();
+    }, '"subject":"Hi there"'],
+    ["Respond", async (card) => {
+      await card.getByRole("textbox", { name: "response" }).fill("not today");
+      await card.getByRole("button", { name: "Send response" }).click();
+    }, '"args":"not today"'],
+    ["Ignore", null, '"type":"ignore"'],
+  ];
+  for (const [button, then, want] of answers) {
+    await page.goto(base + "/ui/assistants/inbox");
+    await page.getByRole("textbox", { name: "Message" }).fill("Email Ana");
+    await page.keyboard.press("Enter");
+    const card = page.getByRole("region", { name: "interrupt" });
+    await card.getByText("send_email").waitFor();
+    await card.getByText("Send this email?").waitFor();
+    if (button === "Accept") await shot(page, "15-inbox");
+    await card.getByRole("button", { name: button, exact: true }).click();
+    if (then) await then(card);
+    await page.locator('[data-role="ai"]', { hasText: want }).waitFor();
+    await card.waitFor({ state: "detached" });
+  }
 });
 
 if (authBase) {

@@ -198,8 +198,9 @@ export function interruptsOf(s: ThreadState | null | undefined): Interrupt[] {
   return (s.tasks ?? []).flatMap((t) => t.interrupts ?? []);
 }
 
+// short gives the end of an ID: run and checkpoint IDs begin with the time, so their ends differ.
 export function short(id: string | undefined | null, n = 8): string {
-  return id ? (id.length > n ? id.slice(0, n) : id) : "";
+  return id ? (id.length > n ? id.slice(-n) : id) : "";
 }
 
 export function when(t: string | undefined): string {

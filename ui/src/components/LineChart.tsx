@@ -49,7 +49,8 @@ export function LineChart({ series, title, yLabel, width = 640, height = 260, ti
   const fmtX = (x: number) => {
     if (!isTime) return String(x);
     const d = new Date(x);
-    return x1 - x0 <= 2 * 86400e3 ? d.toISOString().slice(11, 16) : d.toISOString().slice(5, 10);
+    const span = x1 - x0;
+    return span <= 600e3 ? d.toISOString().slice(11, 19) : span <= 2 * 86400e3 ? d.toISOString().slice(11, 16) : d.toISOString().slice(5, 10);
   };
   return (
     <figure className="card overflow-x-auto">

@@ -109,6 +109,11 @@ export function ThreadInspector({ tid }: { tid: string }) {
                       {h.next.length ? "next: " + h.next.join(", ") : "done"}{Array.isArray(msgs) ? ` · ${msgs.length} message${msgs.length === 1 ? "" : "s"}` : ""} · <span className="font-mono">{short(id, 12)}</span>
                     </span>
                     <span className="muted block text-xs">{when(h.created_at)}</span>
+                    {h.parent_checkpoint && history[i + 1] && h.parent_checkpoint.checkpoint_id !== history[i + 1].checkpoint.checkpoint_id && (
+                      <span className="block text-xs text-amber-700 dark:text-amber-400" data-fork-of={h.parent_checkpoint.checkpoint_id}>
+                        branches from <span className="font-mono">{short(h.parent_checkpoint.checkpoint_id, 12)}</span>
+                      </span>
+                    )}
                   </button>
                 </li>
               );
