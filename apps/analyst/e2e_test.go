@@ -193,3 +193,9 @@ func toJSONString(v any) string {
 	raw, _ := json.Marshal(v)
 	return string(raw)
 }
+
+func httptestServer(t testing.TB, s *server.Server) string {
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
