@@ -21,6 +21,8 @@ type Server struct {
 	// NoInsights answers the Marketplace Insights search 403, as eBay does for an application
 	// without access, so the client falls back to active listings.
 	NoInsights bool
+	// Delay holds every API answer back (a slow API), or until the request is cancelled.
+	Delay time.Duration
 
 	mu     sync.Mutex
 	tokens map[string]time.Time
@@ -83,6 +85,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == ebay.TokenPath {
 		s.token(w, r)
 		return
+	}
+	if s.Delay > 0 {
+		select {
+		case <-time.After(s.Delay):
+		case <-r.Context().Done():
+			return
+		}
 	}
 	if !s.authorised(r) {
 		ebayError(w, http.StatusUnauthorized, 1001, "Invalid access token. Check the value of the Authorization HTTP request header.")
