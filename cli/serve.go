@@ -2,13 +2,16 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +50,51 @@ func selectApps(all []server.App, list string) ([]server.App, error) {
 		}
 		if !found {
 			return nil, &UsageError{Msg: fmt.Sprintf("--apps names %q, which is not an app (known: %s, or all)", name, strings.Join(known, ", "))}
+		}
+	}
+	return out, nil
+}
+
+// appSettings reads the applications' own settings: the --app-config file, then the
+// TRELLIS_APP_<APP>_<KEY> variables over it. It keeps those of the served apps.
+func appSettings(all, served []server.App, file string) (map[string]server.AppSettings, error) {
+	names := make([]string, len(all))
+	for i, a := range all {
+		names[i] = a.Name
+	}
+	out := map[string]server.AppSettings{}
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, &UsageError{Msg: fmt.Sprintf("--app-config: %v", err)}
+		}
+		var byApp map[string]map[string]string
+		if err := json.Unmarshal(data, &byApp); err != nil {
+			return nil, &UsageError{Msg: fmt.Sprintf(`--app-config %s: %v; write {"<app>": {"<key>": "<value>"}} with string values`, file, err)}
+		}
+		for app, kv := range byApp {
+			if !slices.Contains(names, app) {
+				return nil, &UsageError{Msg: fmt.Sprintf("--app-config %s names app %q, which is not an app (known: %s)", file, app, strings.Join(names, ", "))}
+			}
+			out[app] = server.AppSettings{}
+			for k, v := range kv {
+				out[app][server.SettingKey(k)] = v
+			}
+		}
+	}
+	fromEnv, err := server.AppSettingsFromEnv(names, os.Environ())
+	if err != nil {
+		return nil, &UsageError{Msg: err.Error()}
+	}
+	for app, kv := range fromEnv {
+		if out[app] == nil {
+			out[app] = server.AppSettings{}
+		}
+		maps.Copy(out[app], kv)
+	}
+	for app := range out {
+		if !slices.ContainsFunc(served, func(a server.App) bool { return a.Name == app }) {
+			delete(out, app)
 		}
 	}
 	return out, nil
@@ -134,6 +182,7 @@ func runServe(ctx context.Context, env Env) error {
 	webhookPrivate := fs.Bool("webhook-allow-private", envBool("WEBHOOK_ALLOW_PRIVATE"), "let run webhooks reach loopback, private and link-local addresses (TRELLIS_WEBHOOK_ALLOW_PRIVATE)")
 	metricsToken := fs.String("metrics-token", envOr("METRICS_TOKEN", ""), "bearer token GET /metrics requires; none when empty (TRELLIS_METRICS_TOKEN)")
 	appList := fs.String("apps", envOr("APPS", "all"), "comma-separated applications to serve, or all (TRELLIS_APPS)")
+	appConfig := fs.String("app-config", envOr("APP_CONFIG", ""), `a JSON file of the applications' own settings, {"<app>": {"<key>": "<value>"}}; TRELLIS_APP_<APP>_<KEY> variables override it (TRELLIS_APP_CONFIG)`)
 	if err := fs.Parse(env.Args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -194,6 +243,10 @@ func runServe(ctx context.Context, env Env) error {
 	if err != nil {
 		return err
 	}
+	settings, err := appSettings(env.Apps, apps, *appConfig)
+	if err != nil {
+		return err
+	}
 	roles, err := models()
 	if err != nil {
 		return err
@@ -202,7 +255,7 @@ func runServe(ctx context.Context, env Env) error {
 	if err != nil {
 		return &UsageError{Msg: err.Error()}
 	}
-	cfg := server.Config{StoreIndex: &store.IndexConfig{Embedder: emb, Dims: dims},
+	cfg := server.Config{StoreIndex: &store.IndexConfig{Embedder: emb, Dims: dims}, AppSettings: settings,
 		Apps: apps, Models: roles, UI: env.UI, DataDir: *dataDir, WebhookAllowPrivate: *webhookPrivate, MetricsToken: *metricsToken, DatabaseURL: *dbURL, RedisURL: *redisURL, Dev: *dev,
 		MaxBodyBytes: *maxBody, MaxConcurrentRuns: *maxRuns, ShutdownGrace: *grace, Logger: logger,
 		MaxRunsPerTenant: *perTenant, RunTimeout: *runTimeout, Heartbeat: *heartbeat, MaxRunAttempts: *attempts,

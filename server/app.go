@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/trellis-go/trellis/embed"
@@ -76,6 +77,12 @@ type AppDeps struct {
 	// WebSocketOrigins is Config.WebSocketOrigins (--ws-origins): the Origin host patterns
 	// allowed besides the request's own host. The appstream kit uses it unless told otherwise.
 	WebSocketOrigins []string
+	// Settings are the app's own settings (Config.AppSettings[Name]): external APIs' base URLs
+	// and keys, read by `trellis serve` from TRELLIS_APP_<APP>_<KEY> and --app-config. Never nil.
+	Settings AppSettings
+	// RedisURL is the server's Redis, when it has one (Config.RedisURL), for caches an app
+	// shares across replicas; empty otherwise.
+	RedisURL string
 }
 
 // AppParts is what an application's Build returns.
@@ -115,6 +122,11 @@ func (s *Server) buildApps(deps Deps, now time.Time) error {
 		models = model.NewRoles(offline.New(nil), "offline")
 	}
 	fanout := newFanout(s) // one for every app: its rooms reach all of them
+	for name := range s.cfg.AppSettings {
+		if !slices.ContainsFunc(s.cfg.Apps, func(a App) bool { return a.Name == name }) {
+			return &ConfigError{Field: "AppSettings", Problem: fmt.Sprintf("names app %q, which is not served", name), Hint: "give settings only for the apps the server runs (see GET /apps)"}
+		}
+	}
 	for _, app := range s.cfg.Apps {
 		if !appNameRE.MatchString(app.Name) {
 			return &ConfigError{Field: "Apps", Problem: fmt.Sprintf("app name %q is not lower-case letters, digits and '-'", app.Name), Hint: "name it like \"vesper\" or \"list-forge\""}
@@ -132,6 +144,7 @@ func (s *Server) buildApps(deps Deps, now time.Time) error {
 			Logger: s.log.With("app", app.Name), Authenticate: s.authenticateRequest, Dev: s.cfg.Dev,
 			Runs: &Runs{s: s}, Guard: s.guard, OpenStream: s.openAppStream,
 			Name: app.Name, Fanout: fanout, WebSocketOrigins: s.cfg.WebSocketOrigins,
+			Settings: settingsOf(s.cfg.AppSettings[app.Name]), RedisURL: s.cfg.RedisURL,
 		})
 		cancel()
 		if err != nil {
@@ -263,4 +276,12 @@ func (c Config) storeIndex() *store.IndexConfig {
 	}
 	e := embed.NewLocal(nil)
 	return &store.IndexConfig{Embedder: e, Dims: e.Dims()}
+}
+
+// settingsOf returns s, or empty settings when there are none.
+func settingsOf(s AppSettings) AppSettings {
+	if s == nil {
+		return AppSettings{}
+	}
+	return s
 }

@@ -82,6 +82,8 @@ type Config struct {
 	// DatabaseURL, when set, is a Postgres connection string (postgres://...); the server's
 	// tables, the checkpoints and the store then live there.
 	DatabaseURL string
+	// AppSettings holds each application's own settings, by app name (see [AppSettings]).
+	AppSettings map[string]AppSettings
 	// RedisURL, when set (redis://host:6379/0), carries stream events and cancellations between
 	// replicas sharing the Postgres database; without it they travel by Postgres LISTEN/NOTIFY.
 	// It is not needed on SQLite, where there is one process.
