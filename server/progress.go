@@ -270,3 +270,9 @@ func (m *metaDB) setRunEnd(ctx context.Context, runID string, e runEnd) error {
 		e.status, ms(stamp()), progress, lastErr, next, runID)
 	return err
 }
+
+// setRunLastError records why a run is attempted again when nothing else did (its worker died).
+func (m *metaDB) setRunLastError(ctx context.Context, runID, msg string) error {
+	_, err := m.exec(ctx, `UPDATE trellis_runs SET last_error = $1 WHERE run_id = $2`, msg, runID)
+	return err
+}

@@ -176,6 +176,7 @@ func (r *runner) reap() {
 					continue
 				}
 				r.s.log.Warn("run's worker stopped heartbeating; resuming it from its last checkpoint", "run_id", run.RunID, "thread_id", run.ThreadID)
+				_ = r.s.meta.setRunLastError(ctx, run.RunID, "the run's worker stopped heartbeating (its process died or hung); resumed from its last checkpoint")
 				if l := r.s.hub.get(run.RunID); l == nil {
 					r.s.hub.open(run.RunID).resumable = run.Kwargs.Resumable
 				}
@@ -218,6 +219,9 @@ func (r *runner) recover(ctx context.Context) error {
 			continue
 		}
 		r.s.log.Info("resuming run left unfinished by a previous process", "run_id", run.RunID, "thread_id", run.ThreadID)
+		if run.Status == RunRunning {
+			_ = r.s.meta.setRunLastError(ctx, run.RunID, "the server stopped while the run executed; resumed from its last checkpoint")
+		}
 		l := r.s.hub.open(run.RunID)
 		l.resumable = run.Kwargs.Resumable
 		if err := r.schedule(ctx, run); err != nil {
