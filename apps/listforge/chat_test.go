@@ -1,0 +1,154 @@
+package listforge_test
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/trellis-go/trellis/apps/listforge"
+	"github.com/trellis-go/trellis/apps/listforge/catalog"
+	"github.com/trellis-go/trellis/apps/listforge/store"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/offline"
+	"github.com/trellis-go/trellis/model/scripted"
+	"github.com/trellis-go/trellis/server"
+)
+
+func TestRouteIntent(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]string{
+		"What price should I list this for?":    "question",
+		"How fast will it sell?":                "question",
+		"Set the price to $120":                 "action",
+		"change the title to Sony XM4 black":    "action",
+		"list it at 99":                         "action",
+		"Can you refresh the research?":         "research",
+		"please re-run the research, it's old":  "research",
+		"what did similar ones sell for":        "question",
+		"mark the condition as like new please": "action",
+	} {
+		if got := listforge.RouteIntent(text); got != want {
+			t.Errorf("%q: %s, want %s", text, got, want)
+		}
+	}
+}
+
+func TestParseUpdate(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]listforge.ProposedUpdate{
+		"Set the price to $289":                     {Field: "defaultPrice", Value: 289.0},
+		"list it for 99.50":                         {Field: "defaultPrice", Value: 99.5},
+		"change the title to Sony WH-1000XM4 Black": {Field: "title", Value: "Sony WH-1000XM4 Black"},
+		"set condition to \"like new\"":             {Field: "condition", Value: "like new"},
+	} {
+		got, ok := listforge.ParseUpdate(text)
+		if !ok || got != want {
+			t.Errorf("%q: %+v %v, want %+v", text, got, ok, want)
+		}
+	}
+	if _, ok := listforge.ParseUpdate("make it better"); ok {
+		t.Error("no field should be no update")
+	}
+}
+
+// The chat on a configured model: the model classifies, writes the answer (streamed), extracts
+// the update to propose; when it fails, the fallback answer of Appendix B.
+func TestChatWithAModel(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(
+		scripted.Text(`{"intent":"question"}`),
+		scripted.Text("List it at $300: recent sales cluster there."),
+		scripted.Text(`{"intent":"action"}`),
+		scripted.Text(`{"field":"title","value":"KitchenAid Artisan mixer, red"}`),
+		scripted.Text(`{"intent":"question"}`),
+		scripted.Fail("", errors.New("provider timeout")),
+	)
+	roles := model.NewRoles(offline.New(nil), "offline").With(model.RoleFast, m, "scripted")
+	s, err := server.New(server.Config{Apps: []server.App{listforge.App()}, DataDir: t.TempDir(), Models: roles,
+		Auth: server.AuthConfig{APIKeys: keys}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		hs.Close()
+		s.Close()
+	})
+	e := &env{t: t, url: hs.URL}
+	it := e.demoItem(key, catalog.DemoLabels)
+	var started struct{ JobID string }
+	e.do(key, "POST", "/api/v1/items/"+it.ID+"/research", nil, &started)
+	progress(t, e, key, started.JobID)
+	var sess struct{ SessionID string }
+	e.do(key, "POST", "/api/v1/items/"+it.ID+"/chat/sessions", nil, &sess)
+	c := e.dial(key, listforge.ChatWSPath)
+	send(t, c, "join_session", map[string]string{"sessionId": sess.SessionID})
+	read(t, c)
+	turn := func(text string) (string, store.Message) {
+		send(t, c, "send_message", map[string]string{"sessionId": sess.SessionID, "content": text})
+		var streamed string
+		for {
+			f := read(t, c)
+			switch f.Event {
+			case "token":
+				var tok struct{ Token string }
+				_ = json.Unmarshal(f.Data, &tok)
+				streamed += tok.Token
+			case "message":
+				var msg store.Message
+				_ = json.Unmarshal(f.Data, &msg)
+				if msg.Role == "assistant" {
+					return streamed, msg
+				}
+			case "error":
+				t.Fatalf("%s", f.Data)
+			}
+		}
+	}
+	streamed, msg := turn("What should I ask for it?")
+	if msg.Content != "List it at $300: recent sales cluster there." || streamed != msg.Content {
+		t.Fatalf("answer %q streamed %q", msg.Content, streamed)
+	}
+	_, msg = turn("Call it something nicer")
+	if len(msg.Actions) != 1 || msg.Actions[0].Payload["field"] != "title" || msg.Actions[0].Payload["value"] != "KitchenAid Artisan mixer, red" {
+		t.Fatalf("proposal %+v", msg)
+	}
+	_, msg = turn("And the demand?")
+	if msg.Content != listforge.MsgTrouble {
+		t.Fatalf("fallback %q", msg.Content)
+	}
+	reqs := m.Requests()
+	if len(reqs) != 6 || !strings.Contains(reqs[1].Messages[1].Content, "Artisan") {
+		t.Fatalf("%d model requests; the answer's context: %v", len(reqs), reqs[1].Messages)
+	}
+}
+
+// The offline answers, from the research.
+func TestOfflineAnswers(t *testing.T) {
+	t.Parallel()
+	it := &store.Item{Title: "Red stand mixer"}
+	if a := listforge.Answer("price?", it, nil, nil); !strings.Contains(a, "no research") {
+		t.Fatalf("no research: %q", a)
+	}
+	p := 300.0
+	res := &store.Research{Data: store.ResearchData{OverallConfidence: 0.8,
+		PriceBands:    []store.PriceBand{{Label: "floor", Amount: 280}, {Label: "target", Amount: 300, Reasoning: "median"}, {Label: "ceiling", Amount: 320}},
+		DemandSignals: []store.DemandSignal{{Metric: "sell_through_rate", Value: 0.6, Period: "90d"}, {Metric: "days_to_sell", Value: 9}},
+		MissingInfo:   []store.MissingInfoHint{{Field: "condition", Importance: "required", Reason: "moves the price", SuggestedPrompt: "What condition?"}},
+		ProductID:     &store.ProductIdentification{Brand: "KitchenAid", Model: "Artisan", Confidence: 0.8, Source: "labels"}}}
+	ev := []store.Evidence{{Title: "KitchenAid Artisan", Price: &p, Condition: "Used", SoldDate: "2026-11-01T00:00:00Z"}}
+	for q, want := range map[string]string{
+		"What price should I list it for?": "$300",
+		"what did similar ones sell for?":  "KitchenAid Artisan: $300",
+		"how fast will it sell?":           "60%",
+		"what else would improve it?":      "What condition?",
+		"which model is it?":               "KitchenAid Artisan",
+	} {
+		if a := listforge.Answer(q, it, res, ev); !strings.Contains(a, want) {
+			t.Errorf("%q: %q, want %q in it", q, a, want)
+		}
+	}
+}
