@@ -7,6 +7,7 @@ package vesperserve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/trellis-go/trellis/apps/vesper/app"
 	"github.com/trellis-go/trellis/apps/vesper/chat"
+	"github.com/trellis-go/trellis/apps/vesper/entity"
 	"github.com/trellis-go/trellis/apps/vesper/reports"
 	"github.com/trellis-go/trellis/apps/vesper/tools"
 	"github.com/trellis-go/trellis/apps/vesper/warehouse"
@@ -22,6 +24,8 @@ import (
 	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/telemetry"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Opened is a loaded Vesper: the warehouse, the graph and the chat records.
@@ -53,6 +57,11 @@ type Options struct {
 	// it also titles and summarises chat sessions. Nil means the offline
 	// rules.
 	Model model.Model
+	// PowerBI, when set, gives deep links an embed URL and an embed token;
+	// nil links to the report pages.
+	PowerBI reports.Embedder
+	// Cache keeps resolved project names; nil keeps them in the process.
+	Cache entity.Cache
 }
 
 // OpenWith is [Open] with every option.
@@ -95,7 +104,7 @@ func OpenWith(ctx context.Context, o Options) (*Opened, error) {
 	if err != nil {
 		return fail(err)
 	}
-	linker := &reports.Linker{Menu: menu}
+	linker := &reports.Linker{Menu: menu, PowerBI: o.PowerBI}
 	// Relative dates ("last week") are read against the data's own date
 	// when it is the generated data set.
 	now, err := w.Clock(ctx)
@@ -104,7 +113,7 @@ func OpenWith(ctx context.Context, o Options) (*Opened, error) {
 	}
 	// The dev-mode server acts as one tenant; let it see the demo tenant's generated data.
 	aliases := map[string]string{server.DevPrincipal.Tenant: warehouse.TenantVesper}
-	a, err := app.New(app.Config{Toolkit: tools.New(w, &tools.Options{Now: now}), Now: now, Model: o.Model, Settings: settings, Linker: linker, Compile: compile, TenantAliases: aliases})
+	a, err := app.New(app.Config{Toolkit: tools.New(w, &tools.Options{Now: now, Cache: o.Cache}), Now: now, Model: o.Model, Settings: settings, Linker: linker, Compile: compile, TenantAliases: aliases})
 	if err != nil {
 		return fail(err)
 	}
@@ -132,9 +141,31 @@ func App() server.App {
 					m = telemetry.Model(def, telemetry.ModelInfo{})
 				}
 			}
-			o, err := OpenWith(ctx, Options{DataDir: dir, DatabaseURL: url, Compile: d.Compile, Model: m})
+			pbi, err := powerBIFrom(d.Settings)
 			if err != nil {
 				return nil, err
+			}
+			opts := Options{DataDir: dir, DatabaseURL: url, Compile: d.Compile, Model: m, PowerBI: pbi}
+			var rdb *redis.Client
+			if d.RedisURL != "" {
+				// Resolved project names are shared by every replica.
+				ro, err := redis.ParseURL(d.RedisURL)
+				if err != nil {
+					return nil, fmt.Errorf("vesper: the server's Redis URL: %w", err)
+				}
+				rdb = redis.NewClient(ro)
+				opts.Cache = entity.NewRedisCache(rdb, "vesper:entity:")
+			}
+			o, err := OpenWith(ctx, opts)
+			if err != nil {
+				if rdb != nil {
+					rdb.Close()
+				}
+				return nil, err
+			}
+			closeAll := o.Warehouse.Close
+			if rdb != nil {
+				closeAll = func() error { return errors.Join(o.Warehouse.Close(), rdb.Close()) }
 			}
 			mux := http.NewServeMux()
 			mux.Handle("GET "+chat.Path, o.chatHandler(d))
@@ -142,10 +173,27 @@ func App() server.App {
 				Graphs: []server.AppGraph{{ID: "vesper", Graph: o.App.Graph,
 					Description: "Vesper Analytics: day-ahead prices, price curves, Power BI usage and renewable projects, on the offline rules unless a model is configured."}},
 				Handler: mux,
-				Close:   o.Warehouse.Close,
+				Close:   closeAll,
 			}, nil
 		},
 	}
+}
+
+// powerBIFrom makes the Power BI client the app's settings describe: powerbi_tenant_id,
+// powerbi_client_id and powerbi_client_secret (a service principal), with powerbi_authority_url
+// and powerbi_base_url to point elsewhere than Microsoft's endpoints. None of them set means no
+// Power BI: deep links go to the report pages.
+func powerBIFrom(s server.AppSettings) (reports.Embedder, error) {
+	tenant, id, secret := s.Get("powerbi_tenant_id"), s.Get("powerbi_client_id"), s.Get("powerbi_client_secret")
+	if tenant == "" && id == "" && secret == "" {
+		return nil, nil
+	}
+	c, err := reports.NewPowerBI(reports.PowerBIConfig{TenantID: tenant, ClientID: id, ClientSecret: secret,
+		AuthorityURL: s.Get("powerbi_authority_url"), BaseURL: s.Get("powerbi_base_url")})
+	if err != nil {
+		return nil, fmt.Errorf("vesper: Power BI settings (TRELLIS_APP_VESPER_POWERBI_TENANT_ID, _CLIENT_ID, _CLIENT_SECRET): %w", err)
+	}
+	return c, nil
 }
 
 // chatHandler is the chat WebSocket: it authenticates its ?token= as the API does, counts
