@@ -23,7 +23,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/appdb"
+	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/telemetry"
@@ -89,7 +91,8 @@ type Analyst struct {
 	now         func() time.Time
 	maxAttempts int
 	tools       map[string]tool.Tool // traced
-	dates       sync.Map             // web result URL → published date
+	taskReact   *graph.Compiled[agent.State]
+	dates       sync.Map // web result URL → published date
 }
 
 // New opens the analyst's tables in d's database, ingests the corpus for the default tenant and
@@ -161,6 +164,17 @@ func New(ctx context.Context, d server.AppDeps, cfg Config) (*Analyst, error) {
 	a.tools = map[string]tool.Tool{}
 	for name, t := range ts {
 		a.tools[name] = telemetry.Tool(t)
+	}
+	if !a.strongRule {
+		a.taskReact, err = agent.NewReAct(agent.ReActOptions{Name: "task_agent", Model: a.strong, MaxTurns: 8, ResponseSchema: findingSchema,
+			Tools: []tool.Tool{a.tools["rag_tool"], a.tools["web_search_tool"]},
+			Prompt: xmlPrompt("You are a research task agent on a strategy team.", nil,
+				"Answer the sub-question: search the company knowledge base with rag_tool and the web with web_search_tool as needed, then answer from what you found, with your confidence from 0 to 1 and up to three key quotes.",
+				"Use only what the tools return; cite documents by title. Say so when nothing answers the question.")})
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	if err := a.kb.EnsureCorpus(ctx, server.DevPrincipal.Tenant); err != nil {
 		db.Close()

@@ -362,7 +362,24 @@ func (a *Analyst) greeting(ctx context.Context, s State) (State, error) {
 	if s.Query == "" {
 		phase = "init"
 	}
-	return State{Greeted: true, CurrentPhase: phase, Messages: []message.Message{message.Assistant(b.String())}}, nil
+	text := b.String()
+	if !a.fastRule {
+		task := "The user has not said what to research yet: ask an opening question about today's goal."
+		if s.Query != "" {
+			task = "The user asked: " + s.Query + "\nSay you will draft a research plan for it."
+		}
+		sys := xmlPrompt("You are a trusted senior strategy analyst greeting a consultant at the start of a session.", mem,
+			"Greet the user by first name, mention their active project if known, and recall the most recent episodic note if there is one. "+task,
+			"Two or three sentences. Use only what the memory says.")
+		resp, err := a.fast.Generate(ctx, chatRequest(sys, "Write the greeting."))
+		if err != nil {
+			return State{}, fmt.Errorf("analyst: greeting: %w", err)
+		}
+		if g := strings.TrimSpace(resp.Message.Text()); g != "" {
+			text = g
+		}
+	}
+	return State{Greeted: true, CurrentPhase: phase, Messages: []message.Message{message.Assistant(text)}}, nil
 }
 
 func firstName(full string) string {

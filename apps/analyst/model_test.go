@@ -1,6 +1,7 @@
 package analyst_test
 
 import (
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,27 @@ func TestRealModelPath(t *testing.T) {
 		name := "text"
 		if req.Schema != nil {
 			name = req.Schema.Name
+		}
+		if strings.Contains(sys, "greeting a consultant") {
+			prompts["greeting"] = sys
+			return &model.Response{Message: message.Assistant("Hello Dana, the model greets you.")}
+		}
+		if len(req.Tools) > 0 && req.Schema == nil {
+			// a task agent: search the company DB, then the web, then stop
+			tools := 0
+			for _, m := range req.Messages {
+				if m.Role == message.RoleTool {
+					tools++
+				}
+			}
+			q := strings.TrimPrefix(strings.SplitN(req.Messages[1].Text(), "\n", 2)[0], "Sub-question: ")
+			switch tools {
+			case 0:
+				return &model.Response{Message: message.Assistant("", message.ToolCall{ID: "c1", Name: "rag_tool", Arguments: []byte(`{"query":` + jsonString(q) + `}`)})}
+			case 1:
+				return &model.Response{Message: message.Assistant("", message.ToolCall{ID: "c2", Name: "web_search_tool", Arguments: []byte(`{"query":"Voltra leasing"}`)})}
+			}
+			return &model.Response{Message: message.Assistant("Found it.")}
 		}
 		prompts[name] = sys
 		var out string
@@ -58,6 +80,9 @@ func TestRealModelPath(t *testing.T) {
 	_, g := harness(t, analyst.Config{}, model.NewRoles(m, "scripted"))
 	r := &run{t: t, g: g, thread: "model", user: "dana"}
 	r.ask(voltraQuestion, map[string]string{"name": "Dana Whitfield", "project": "Tidewater"})
+	if g := r.state.Messages[1].Text(); g != "Hello Dana, the model greets you." {
+		t.Errorf("greeting %q", g)
+	}
 	if r.action != "Review research plan" || r.state.ResearchPlan.Topic != "Voltra and B2B leasing (model)" || r.state.ResearchPlan.SubQuestions[1].ID != "q2" {
 		t.Fatalf("plan: %q %+v", r.action, r.state.ResearchPlan)
 	}
@@ -66,6 +91,13 @@ func TestRealModelPath(t *testing.T) {
 		t.Fatalf("research: %q %q", r.action, r.state.SupervisorSummary)
 	}
 	for id, f := range r.state.ResearchFindings {
+		kinds := map[string]bool{}
+		for _, src := range f.Sources {
+			kinds[src.Kind] = true
+		}
+		if !kinds["web"] || !kinds["company_db"] {
+			t.Errorf("%s: the task agent's tool calls are not its sources: %+v", id, f.Sources)
+		}
 		if f.Attempts != 2 || len(f.Critiques) == 0 || !strings.Contains(f.Critiques[0], "Model critique") || f.Answer != "The model's answer from the sources." {
 			t.Errorf("%s: %+v", id, f)
 		}
@@ -84,9 +116,14 @@ func TestRealModelPath(t *testing.T) {
 			t.Errorf("%s prompt not in XML sections: %q", name, p)
 		}
 	}
-	for _, name := range []string{"research_plan", "discoveries", "text"} {
+	for _, name := range []string{"research_plan", "discoveries", "text", "greeting"} {
 		if p := prompts[name]; !strings.Contains(p, "<Background>\n- [NAME] full: Dana Whitfield") || !strings.Contains(p, "<CompanyContext>") || !strings.Contains(p, "<EpisodicContext>") {
 			t.Errorf("%s prompt lacks the memory: %q", name, p)
 		}
 	}
+}
+
+func jsonString(s string) string {
+	raw, _ := json.Marshal(s)
+	return string(raw)
 }

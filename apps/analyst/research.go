@@ -8,7 +8,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/message"
 )
 
 // Node names of the research subgraph.
@@ -119,6 +121,13 @@ const ragMinScore = 0.25
 // the task lists, more widely.
 func (a *Analyst) taskAgent(ctx context.Context, s ResearchState) (ResearchState, error) {
 	t := s.Task
+	if !a.strongRule {
+		f, err := a.taskWithModel(ctx, t)
+		if err != nil {
+			return ResearchState{}, err
+		}
+		return ResearchState{Returned: []Finding{f}}, nil
+	}
 	kinds, k := t.Sources, 5
 	if t.Attempt <= 1 && len(kinds) > 1 {
 		kinds, k = kinds[:1], 3
@@ -151,11 +160,7 @@ func (a *Analyst) taskAgent(ctx context.Context, s ResearchState) (ResearchState
 	if t.Critique != "" {
 		f.Critiques = []string{t.Critique}
 	}
-	if a.strongRule || len(sources) == 0 {
-		composeByRule(&f)
-	} else if err := a.composeWithModel(ctx, &f, t); err != nil {
-		return ResearchState{}, err
-	}
+	composeByRule(&f)
 	return ResearchState{Returned: []Finding{f}}, nil
 }
 
@@ -277,28 +282,75 @@ var findingSchema = schema("finding", "A task agent's answer to its sub-question
   "required": ["answer", "confidence", "key_quotes"]
 }`)
 
-func (a *Analyst) composeWithModel(ctx context.Context, f *Finding, t Task) error {
-	var src strings.Builder
-	for i, s := range f.Sources {
-		fmt.Fprintf(&src, "[%d] %s (%s, %s): %s\n", i+1, s.Title, s.Kind, s.Date, s.Quote)
+// taskWithModel runs the task agent as a ReAct agent on the strong model: it chooses its own
+// rag_tool and web_search_tool calls, then answers in the finding schema. The sources are the
+// tools' results.
+func (a *Analyst) taskWithModel(ctx context.Context, t Task) (Finding, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Sub-question: %s\nSuggested sources: %s\n", t.Question, strings.Join(t.Sources, ", "))
+	for i, c := range t.Context {
+		if i == 3 {
+			break
+		}
+		fmt.Fprintf(&b, "Context: [%s] %s\n", c.Title(), clip(c.Content, 300))
 	}
-	crit := ""
 	if t.Critique != "" {
-		crit = "\nA reviewer sent your previous answer back: " + t.Critique
+		fmt.Fprintf(&b, "The research supervisor sent your previous answer back: %s\n", t.Critique)
 	}
-	sys := xmlPrompt("You are a research task agent on a strategy team.", nil,
-		"Answer the sub-question from the sources only, cite them by title, rate your confidence from 0 to 1 and give up to three key quotes."+crit,
-		"Use only the sources given. Say so when they do not answer the question.")
-	var out struct {
+	info, _ := graph.InfoFrom(ctx)
+	out, err := a.taskReact.Invoke(ctx, agent.State{Messages: []message.Message{message.User(b.String())}}, graph.WithConfig(info.Config))
+	if err != nil {
+		return Finding{}, fmt.Errorf("analyst: task %s: %w", t.ID, err)
+	}
+	f := Finding{TaskID: t.ID, Question: t.Question, Attempts: t.Attempt}
+	if t.Critique != "" {
+		f.Critiques = []string{t.Critique}
+	}
+	terms := contentWords(t.Question)
+	for _, m := range out.Messages {
+		if m.Role != message.RoleTool || m.IsError {
+			continue
+		}
+		switch m.Name {
+		case "rag_tool":
+			var cs []Chunk
+			if json.Unmarshal([]byte(m.Text()), &cs) == nil {
+				for _, c := range cs {
+					if c.Score < ragMinScore {
+						continue
+					}
+					kind := "company_db"
+					if c.Metadata["document_type"] == "report" {
+						kind = "report"
+					}
+					ref, _ := c.Metadata["source"].(string)
+					date, _ := c.Metadata["date"].(string)
+					f.Sources = append(f.Sources, Source{Kind: kind, Title: c.Title(), Ref: ref, Date: date, Score: c.Score, Quote: bestSentence(terms, c.Content)})
+				}
+			}
+		case "web_search_tool":
+			var rs []WebResult
+			if json.Unmarshal([]byte(m.Text()), &rs) == nil {
+				for _, r := range rs {
+					f.Sources = append(f.Sources, Source{Kind: "web", Title: r.Title, Ref: r.URL, Date: a.webDate(r.URL), Score: r.Score, Quote: bestSentence(terms, r.Content)})
+				}
+			}
+		}
+	}
+	var ans struct {
 		Answer     string   `json:"answer"`
 		Confidence float64  `json:"confidence"`
 		KeyQuotes  []string `json:"key_quotes"`
 	}
-	if err := structured(ctx, a.strong, findingSchema, sys, "Sub-question: "+t.Question+"\nSources:\n"+src.String(), &out); err != nil {
-		return fmt.Errorf("analyst: task %s: %w", t.ID, err)
+	if len(out.Structured) > 0 {
+		if err := json.Unmarshal(out.Structured, &ans); err != nil {
+			return Finding{}, fmt.Errorf("analyst: task %s: the answer does not decode: %w", t.ID, err)
+		}
+	} else if n := len(out.Messages); n > 0 {
+		ans.Answer = out.Messages[n-1].Text()
 	}
-	f.Answer, f.Confidence, f.KeyQuotes = out.Answer, out.Confidence, out.KeyQuotes
-	return nil
+	f.Answer, f.Confidence, f.KeyQuotes = ans.Answer, ans.Confidence, ans.KeyQuotes
+	return f, nil
 }
 
 var verdictSchema = schema("verdict", "The supervisor's review of a finding.", `{
