@@ -155,7 +155,7 @@ func (a *app) chatSocket(w http.ResponseWriter, r *http.Request, p server.Princi
 				_ = c.sendError("listforge: the message is empty; put the text in data.content")
 				continue
 			}
-			if err := a.chatTurn(r.Context(), c, p, in.SessionID, in.Content); err != nil {
+			if err := a.chatTurn(r.Context(), p, in.SessionID, in.Content); err != nil {
 				a.d.Logger.Warn("listforge chat turn failed", "session", in.SessionID, "err", err)
 				_ = c.sendError(MsgTrouble)
 			}
@@ -183,13 +183,37 @@ func ChatThread(session string) string { return server.ThreadIDFor(AppName, "cha
 // chatTurn answers one message: it is recorded and broadcast, the ChatGraph runs as a run of
 // the session's thread with its tokens streamed, and the answer with its actions is recorded
 // and broadcast.
-func (a *app) chatTurn(ctx context.Context, c *conn, p server.Principal, session, content string) error {
+func (a *app) chatTurn(ctx context.Context, p server.Principal, session, content string) error {
 	w := whoOf(p)
-	um, err := a.st.AddMessage(ctx, w, store.Message{SessionID: session, Role: "user", Content: content})
-	if err != nil {
-		return err
-	}
+	// The user's message is shown at once and written while the turn starts; the answer is
+	// written after it.
+	um := store.Message{ID: store.NewID(), SessionID: session, Role: "user", Content: content, CreatedAt: time.Now().UTC()}
 	chatRooms.emit(session, "message", um)
+	saved := make(chan error, 1)
+	go func() {
+		_, err := a.st.AddMessage(context.WithoutCancel(ctx), w, um)
+		saved <- err
+	}()
+	return a.streamTurn(ctx, p, session, content, saved)
+}
+
+// streamTurn runs the ChatGraph for one message and records its answer once the user's message
+// is saved.
+func (a *app) streamTurn(ctx context.Context, p server.Principal, session, content string, saved <-chan error) (err error) {
+	w := whoOf(p)
+	waited := false
+	wait := func() error {
+		if waited {
+			return nil
+		}
+		waited = true
+		return <-saved
+	}
+	defer func() {
+		if werr := wait(); err == nil {
+			err = werr
+		}
+	}()
 	run, events, err := a.d.Runs.Stream(ctx, p, server.RunRequest{AssistantID: ChatGraphID, ThreadID: ChatThread(session),
 		Input:      map[string]any{"sessionId": session, "userMessage": content, "userId": p.User},
 		StreamMode: []string{"messages-tuple"}, MultitaskStrategy: "enqueue", Metadata: map[string]any{"listforge_session": session}})
@@ -219,6 +243,9 @@ func (a *app) chatTurn(ctx context.Context, c *conn, p server.Principal, session
 	}
 	if out.Response == "" {
 		out.Response = MsgTrouble
+	}
+	if err := wait(); err != nil {
+		return err
 	}
 	am, err := a.st.AddMessage(ctx, w, store.Message{SessionID: session, Role: "assistant", Content: out.Response, Actions: out.Actions, ToolCalls: out.ToolCalls})
 	if err != nil {

@@ -58,9 +58,15 @@ func (s *Store) GetSession(ctx context.Context, w Who, id string) (ss *Session, 
 	return ss, err
 }
 
-// AddMessage appends a message to a session of the caller.
+// AddMessage appends a message to a session of the caller. An empty ID and CreatedAt are
+// filled in.
 func (s *Store) AddMessage(ctx context.Context, w Who, m Message) (*Message, error) {
-	m.ID, m.CreatedAt = NewID(), s.now()
+	if m.ID == "" {
+		m.ID = NewID()
+	}
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = s.now()
+	}
 	err := s.tx(ctx, w, func(tx *appdb.Tx) error {
 		if _, err := getSession(ctx, tx, w, m.SessionID); err != nil {
 			return err
