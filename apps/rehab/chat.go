@@ -110,20 +110,21 @@ func (a *API) turn(ctx context.Context, s *sse, p server.Principal, u data.Who, 
 	rr := server.RunRequest{AssistantID: GraphID, ThreadID: thread, StreamMode: []string{"messages-tuple", "updates"},
 		MultitaskStrategy: "enqueue", Config: map[string]any{"configurable": map[string]any{"conversation_id": conv}},
 		Metadata: map[string]any{"rehab_conversation": conv}}
-	if snap, err := a.Orchestrator.Graph.GetState(ctx, checkpoint.Ref{ThreadID: thread}); err == nil && snap != nil && len(snap.Interrupts()) > 0 {
+	var todos []kb.Todo
+	snap, err := a.Orchestrator.Graph.GetState(ctx, checkpoint.Ref{ThreadID: thread})
+	if err == nil && snap != nil && len(snap.Interrupts()) > 0 {
 		// The run waits for consent: this message is the answer.
 		resume, _ := json.Marshal(text)
 		rr.Command = &server.RunCommand{Resume: resume}
 	} else {
 		rr.Input = map[string]any{"messages": []map[string]any{{"role": "user", "content": text}}}
 	}
+	if err == nil && snap != nil {
+		todos = snap.Values.Todos
+	}
 	_, events, err := a.Runs.Stream(ctx, p, rr)
 	if err != nil {
 		return err
-	}
-	var todos []kb.Todo
-	if snap, err := a.Orchestrator.Graph.GetState(ctx, checkpoint.Ref{ThreadID: thread}); err == nil && snap != nil {
-		todos = snap.Values.Todos
 	}
 	sent := map[string]bool{}
 	var answer strings.Builder

@@ -252,7 +252,7 @@ func (s *Store) Hydrate(ctx context.Context, who Who) (*Hydrated, error) {
 			return err
 		}
 		err = tx.QueryRow(ctx, `SELECT summary FROM conversations WHERE tenant_id = ? AND user_id = ? AND summary <> ''
-			ORDER BY (ended_at IS NULL), COALESCE(ended_at, last_message_at) DESC LIMIT 1`, tx.Tenant(), tx.User()).Scan(&h.LastSummary)
+			AND ended_at IS NOT NULL ORDER BY ended_at DESC LIMIT 1`, tx.Tenant(), tx.User()).Scan(&h.LastSummary)
 		if errors.Is(err, sql.ErrNoRows) {
 			err = nil
 		}

@@ -94,7 +94,7 @@ func NewEntry(summary, text, source string, loaded bool) Entry {
 // user/profile, portfolio/index, the active property's resumo and the last session's summary.
 func Protected(path, activeProperty string) bool {
 	switch path {
-	case "user/profile", "portfolio/index", "session/resumo_anterior":
+	case "user/profile", "portfolio/index", "session/resumo_anterior", "session/resumo_atual":
 		return true
 	}
 	return activeProperty != "" && path == "portfolio/"+activeProperty+"/resumo"

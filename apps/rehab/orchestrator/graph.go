@@ -316,6 +316,35 @@ func (o *Orchestrator) reflect(ctx context.Context, s State) (State, error) {
 	return State{Messages: []message.Message{block}}, nil
 }
 
+// KeepTurns is how many user turns the thread keeps once a summary covers the rest.
+const KeepTurns = 3
+
+// Compact returns the removals that leave the system messages and the last keep user turns
+// (each with its tool calls and results) in the conversation.
+func Compact(msgs []message.Message, keep int) []message.Message {
+	turns := 0
+	cut := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == message.RoleUser {
+			turns++
+			if turns == keep {
+				cut = i
+				break
+			}
+		}
+	}
+	if cut <= 0 {
+		return nil
+	}
+	var out []message.Message
+	for _, m := range msgs[:cut] {
+		if m.Role != message.RoleSystem && m.ID != "" {
+			out = append(out, message.Remove(m.ID))
+		}
+	}
+	return out
+}
+
 // Reflect is the reflect node's transformation, for tests: the state's messages with the context
 // block replaced.
 func Reflect(s State, settings kb.Settings) []message.Message {
@@ -401,6 +430,19 @@ func (o *Orchestrator) postProcess(ctx context.Context, s State) (State, error) 
 		if conv.MessageCount-conv.SummarizedCount >= r.env.SummaryTrigger() {
 			if err := o.summarize(ctx, r, s.ConversationID); err != nil {
 				return State{}, err
+			}
+			// The thread keeps the latest turns; what came before is in the summary, which the
+			// knowledge base shows from now on.
+			if conv, err = r.env.Data.Conversation(ctx, who, s.ConversationID); err != nil {
+				return State{}, err
+			}
+			e := kb.NewEntry(firstLine(conv.Summary, 80), conv.Summary, kb.SourceTool, true)
+			e.Touched = s.Turn
+			if err := graph.Write(ctx, "knowledge", kb.KB{"session/resumo_atual": e}); err != nil {
+				return State{}, err
+			}
+			if drop := Compact(s.Messages, KeepTurns); len(drop) > 0 {
+				return State{SavedThrough: last, Messages: drop}, nil
 			}
 		}
 	}

@@ -437,3 +437,32 @@ func TestMemoryAcrossSessions(t *testing.T) {
 		}
 	}
 }
+
+// At the summary trigger the thread drops the turns the summary covers, keeping the latest.
+func TestSummaryCompactsTheThread(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(scripted.Text("Certo."))
+	m.Repeat = true
+	f := setup(t, m, orchestrator.Config{SummaryTriggerMessageCount: 8})
+	var st orchestrator.State
+	for _, q := range []string{"Procuro T2 em Alfama", "E na Graça?", "Tenho 200k€", "Quero obras leves", "E impostos?"} {
+		st = f.turn(t, "th1", q)
+	}
+	users := 0
+	for _, x := range st.Messages {
+		if x.Role == message.RoleUser {
+			users++
+		}
+	}
+	cur := st.Knowledge["session/resumo_atual"]
+	if users != orchestrator.KeepTurns+1 || !cur.Loaded() || !strings.Contains(cur.Text, "Procuro T2 em Alfama") {
+		t.Errorf("%d user turns kept; summary %+v", users, cur)
+	}
+	if st.Messages[0].Content != orchestrator.SystemPrompt || len(contextBlocks(st.Messages)) != 1 {
+		t.Error("system messages lost")
+	}
+	msgs, _ := f.env.Data.Messages(context.Background(), f.who, st.ConversationID)
+	if len(msgs) != 10 {
+		t.Errorf("%d messages stored; the table keeps them all", len(msgs))
+	}
+}
