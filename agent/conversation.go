@@ -27,6 +27,22 @@ const summaryPrompt = `Condense the conversation you are given into a running su
 // Tool calls and results are shown to m as text, so no tools need declaring. The offline model
 // answers with one bullet per recent turn, labelled as its own.
 func Summarize(ctx context.Context, m model.Model, previous string, msgs []message.Message) (string, error) {
+	return SummarizeWith(ctx, m, previous, msgs, nil)
+}
+
+// SummarizeOptions change how [SummarizeWith] asks for a summary.
+type SummarizeOptions struct {
+	// Prompt replaces the default instruction (a running summary of at most 150 words of short
+	// bullets): an application's own compression prompt, which says what to keep.
+	Prompt string
+}
+
+// SummarizeWith is [Summarize] with options; nil options are the defaults.
+func SummarizeWith(ctx context.Context, m model.Model, previous string, msgs []message.Message, o *SummarizeOptions) (string, error) {
+	prompt := summaryPrompt
+	if o != nil && strings.TrimSpace(o.Prompt) != "" {
+		prompt = o.Prompt
+	}
 	if m == nil {
 		return "", errors.New("agent: Summarize needs a model")
 	}
@@ -38,16 +54,16 @@ func Summarize(ctx context.Context, m model.Model, previous string, msgs []messa
 	if len(transcript(in, 2000)) == 0 {
 		return "", ErrNoConversation
 	}
-	s, err := summarizeLabelled(ctx, m, in)
+	s, err := summarizeLabelled(ctx, m, prompt, in)
 	if err != nil {
 		return "", fmt.Errorf("agent: summarising the conversation: %w", err)
 	}
 	return s, nil
 }
 
-func summarizeLabelled(ctx context.Context, m model.Model, msgs []message.Message) (string, error) {
+func summarizeLabelled(ctx context.Context, m model.Model, prompt string, msgs []message.Message) (string, error) {
 	turns := transcript(msgs, 2000)
-	req := &model.Request{Messages: append(append([]message.Message{message.System(summaryPrompt)}, turns...),
+	req := &model.Request{Messages: append(append([]message.Message{message.System(prompt)}, turns...),
 		message.User("Summarize the conversation above as described."))}
 	resp, err := m.Generate(ctx, req)
 	if err != nil {

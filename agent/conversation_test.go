@@ -181,3 +181,16 @@ func TestHintsInTheConversationsLanguage(t *testing.T) {
 		t.Fatalf("hints = %q, want Portuguese questions", hints)
 	}
 }
+
+func TestSummarizeWithAnApplicationsPrompt(t *testing.T) {
+	m := scripted.New(scripted.Text("- Prefers Ascend curves for CAISO."))
+	prompt := "Summarize in 3-5 bullets, keeping filters."
+	sum, err := agent.SummarizeWith(context.Background(), m, "", []message.Message{message.User("Ascend for CAISO, please"), message.Assistant("Noted.")},
+		&agent.SummarizeOptions{Prompt: prompt})
+	if err != nil || sum != "- Prefers Ascend curves for CAISO." {
+		t.Fatalf("sum = %q, %v", sum, err)
+	}
+	if got := m.Requests()[0].Messages[0]; got.Role != message.RoleSystem || got.Content != prompt {
+		t.Fatalf("the summariser was instructed with %+v, want the application's prompt", got)
+	}
+}

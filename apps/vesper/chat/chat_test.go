@@ -227,6 +227,10 @@ func TestLongSessionsAreCompressed(t *testing.T) {
 	if err != nil || text == "" || through == 0 {
 		t.Fatalf("summary %q through %d: %v", text, through, err)
 	}
+	// Offline, the summary is faithful to the session: it names the project asked about.
+	if !strings.Contains(text, "Nazareth Solar") {
+		t.Fatalf("the summary %q does not name the project the session asked about", text)
+	}
 	// The next turn starts from the summary and the messages after it.
 	_, _, o := exchange(t, c, msg("Show me all projects that are off track (red)"))
 	if o.Type != "chat.complete" || !strings.Contains(o.Content, "3 projects") {

@@ -349,6 +349,16 @@ func chunkText(data json.RawMessage) string {
 	return ""
 }
 
+// CompressionPrompt is the specification's conversation compression prompt (its Appendix A.1):
+// what a summary of a long session keeps for the turns that follow it.
+const CompressionPrompt = `Summarize the following conversation in 3-5 bullet points, preserving:
+- The user's primary data interests (projects, markets, vendors)
+- Any filters the user has established (e.g., "prefers Ascend curves for CAISO")
+- Open questions or follow-ups that were not yet answered
+- Key numbers or facts that may be referenced again
+
+Be concise. The summary will be prepended to future messages as context.`
+
 // compress folds the messages past the last summary into a new summary
 // once there are CompressAt of them.
 func (h *Handler) compress(ctx context.Context, session, previous string, through int64) error {
@@ -368,7 +378,7 @@ func (h *Handler) compress(ctx context.Context, session, previous string, throug
 			conv = append(conv, message.Assistant(m.Content))
 		}
 	}
-	text, err := agent.Summarize(ctx, h.model(), previous, conv)
+	text, err := agent.SummarizeWith(ctx, h.model(), previous, conv, &agent.SummarizeOptions{Prompt: CompressionPrompt})
 	if err != nil {
 		return fmt.Errorf("chat: summarising the session: %w", err)
 	}
