@@ -18,10 +18,13 @@ function ticks(lo: number, hi: number, n: number): number[] {
   return out;
 }
 
-export function LineChart({ series, title, yLabel, width = 640, height = 260, timeAxis }: {
+export function LineChart({ series, title, yLabel, xLabel, xLabels, width = 640, height = 260, timeAxis }: {
   series: Series[];
   title: string;
   yLabel?: string;
+  xLabel?: string;
+  // xLabels names the points of series whose x are the indexes 0, 1, 2...: categories.
+  xLabels?: string[];
   width?: number;
   height?: number;
   timeAxis?: boolean;
@@ -43,10 +46,13 @@ export function LineChart({ series, title, yLabel, width = 640, height = 260, ti
   const sx = (x: number) => pad.l + ((x - x0) / (x1 - x0)) * (width - pad.l - pad.r);
   const sy = (y: number) => height - pad.b - ((y - y0) / (y1 - y0)) * (height - pad.t - pad.b);
   const yt = ticks(y0, y1, 5);
-  const xt = isTime
-    ? Array.from({ length: 5 }, (_, i) => x0 + ((x1 - x0) * i) / 4)
-    : ticks(x0, x1, 6);
+  const xt = xLabels
+    ? Array.from(new Set(Array.from({ length: 6 }, (_, i) => Math.round(x0 + ((x1 - x0) * i) / 5))))
+    : isTime
+      ? Array.from({ length: 5 }, (_, i) => x0 + ((x1 - x0) * i) / 4)
+      : ticks(x0, x1, 6);
   const fmtX = (x: number) => {
+    if (xLabels) return xLabels[Math.round(x)] ?? "";
     if (!isTime) return String(x);
     const d = new Date(x);
     const span = x1 - x0;
@@ -73,6 +79,9 @@ export function LineChart({ series, title, yLabel, width = 640, height = 260, ti
         {xt.map((v) => (
           <text key={"x" + v} x={sx(v)} y={height - pad.b + 16} textAnchor="middle" fontSize={11} fill="currentColor">{fmtX(v)}</text>
         ))}
+        {xLabel && (
+          <text x={width - pad.r} y={height - 4} textAnchor="end" fontSize={11} fill="currentColor">{xLabel}</text>
+        )}
         {yLabel && (
           <text x={12} y={pad.t - 8} fontSize={11} fill="currentColor">{yLabel}</text>
         )}
@@ -91,5 +100,33 @@ export function LineChart({ series, title, yLabel, width = 640, height = 260, ti
         ))}
       </svg>
     </figure>
+  );
+}
+
+// ChartSpec is the chart description apps put in their results (vesper's synth.Chart): x labels
+// and named series of values, drawn as lines.
+export type ChartSpec = { kind?: string; title?: string; x_label?: string; y_label?: string; x: string[]; series: { name: string; values: number[] }[] };
+
+export function isChartSpec(v: unknown): v is ChartSpec {
+  const c = v as ChartSpec;
+  return !!c && typeof c === "object" && Array.isArray(c.x) && Array.isArray(c.series) && c.series.length > 0 &&
+    c.series.every((s) => s && typeof s.name === "string" && Array.isArray(s.values));
+}
+
+// findCharts collects the chart descriptions anywhere in a value (a thread's state), up to a depth.
+export function findCharts(v: unknown, depth = 8, out: ChartSpec[] = []): ChartSpec[] {
+  if (depth < 0 || !v || typeof v !== "object" || out.length >= 12) return out;
+  if (isChartSpec(v)) {
+    out.push(v);
+    return out;
+  }
+  for (const x of Array.isArray(v) ? v : Object.values(v)) findCharts(x, depth - 1, out);
+  return out;
+}
+
+export function SpecChart({ spec }: { spec: ChartSpec }) {
+  return (
+    <LineChart title={spec.title ?? "Chart"} xLabel={spec.x_label} yLabel={spec.y_label} xLabels={spec.x}
+      series={spec.series.map((s) => ({ name: s.name, points: s.values.map((y, i) => ({ x: i, y })) }))} />
   );
 }

@@ -6,6 +6,7 @@ import { api, interruptsOf, sse, short, type Assistant, type GraphJSON, type Mes
 import { Link, navigate, ui } from "../router";
 import { ErrorBox, Json } from "../components/Json";
 import { GraphView } from "../components/GraphView";
+import { findCharts, SpecChart } from "../components/LineChart";
 import { InboxCard } from "../components/InboxCard";
 import { Messages, mergeChunk, upsert } from "../components/Messages";
 import { emptyProgress, feed, ProgressSteps, type ProgressState } from "../components/Progress";
@@ -182,6 +183,7 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
       <section aria-label="chat" data-chunks={chunks} data-busy={busy} className="flex min-h-[50vh] flex-col gap-3">
         {messages.length === 0 && !busy && <p className="muted text-sm">Send a message to start a thread with {assistant.name}.</p>}
         <Messages messages={messages} />
+        {!busy && state && findCharts(state.values).map((c, i) => <SpecChart key={i} spec={c} />)}
         {busy && <p className="muted text-sm" aria-live="polite">Running…</p>}
         <ErrorBox error={err} />
         {!busy && interrupts.map((it, i) => (
