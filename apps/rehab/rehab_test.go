@@ -384,3 +384,25 @@ func TestProviderStreamingOverSSE(t *testing.T) {
 		t.Errorf("the provider did not get the context block and the tools")
 	}
 }
+
+func TestReportPDF(t *testing.T) {
+	t.Parallel()
+	hs := serve(t, server.Config{Dev: true})
+	resp, err := http.Get(hs.URL + "/apps/rehab/api/v1/properties/" + rehab.DemoAlfama + "/report.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdf, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/pdf" || !strings.HasPrefix(string(pdf), "%PDF-1.4") ||
+		!strings.Contains(string(pdf), `Pre\347o: 180.000\200 | \301rea: 65m\262`) {
+		t.Fatalf("%d %s %.300s", resp.StatusCode, resp.Header.Get("Content-Type"), pdf)
+	}
+	// Graça was never analysed: 404 saying what to do.
+	resp, _ = http.Get(hs.URL + "/apps/rehab/api/v1/properties/" + rehab.DemoGraca + "/report.pdf")
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 404 || !strings.Contains(string(body), "analyse the property first") {
+		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+}
