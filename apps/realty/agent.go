@@ -110,6 +110,15 @@ func (a *Realty) buildContext(ctx context.Context, in agent.PromptInput) ([]mess
 			}
 		}
 	}
+	// The previous exchange becomes an episode (L2) whatever client ran it (the app's routes
+	// also save it as soon as the turn ends).
+	if in.Call == 0 && turn >= 1 {
+		if text := exchangeText(in.State.Messages, turn-1); text != "" {
+			if err := a.mem.SaveEpisode(ctx, tc.Tenant, tc.Session, turn-1, text); err != nil {
+				a.log.Warn("realty: saving an episode failed", "err", err)
+			}
+		}
+	}
 	if turn > VerbatimTurns && query != "" {
 		eps, err := a.mem.Episodes(ctx, tc.Tenant, tc.Session, query, turn-VerbatimTurns, EpisodeResults)
 		if err != nil {
@@ -535,4 +544,49 @@ func floorWords(s string) bool {
 		}
 	}
 	return false
+}
+
+// exchangeText is turn n of a conversation (from 0) as an episode: the question, the answer, the
+// tools used and the listings seen.
+func exchangeText(msgs []message.Message, n int) string {
+	turn := -1
+	var user, answer string
+	var tools, seen []string
+	for _, m := range msgs {
+		if m.Role == message.RoleUser {
+			turn++
+		}
+		if turn != n {
+			continue
+		}
+		switch m.Role {
+		case message.RoleUser:
+			user = m.Text()
+		case message.RoleAssistant:
+			if t := strings.TrimSpace(m.Text()); t != "" {
+				answer = t
+			}
+		case message.RoleTool:
+			tools = append(tools, m.Name)
+			if d := dataOf(m); d != nil {
+				for i, it := range d.Items {
+					if i == 5 {
+						break
+					}
+					seen = append(seen, it.ZPID+" "+it.Address)
+				}
+			}
+		}
+	}
+	if user == "" {
+		return ""
+	}
+	text := "User: " + user + "\nAssistant: " + offlineText(answer)
+	if len(tools) > 0 {
+		text += "\nTools: " + strings.Join(tools, ", ")
+	}
+	if len(seen) > 0 {
+		text += "\nListings: " + strings.Join(seen, "; ")
+	}
+	return text
 }

@@ -193,7 +193,6 @@ func (a *Realty) finish(ctx context.Context, p server.Principal, c ChatRequest, 
 		}
 	}
 	o.turn--
-	var tools []string
 	for _, m := range msgs[start:] {
 		switch m.Role {
 		case message.RoleAssistant:
@@ -201,29 +200,16 @@ func (a *Realty) finish(ctx context.Context, p server.Principal, c ChatRequest, 
 				o.message = m.Text()
 			}
 		case message.RoleTool:
-			tools = append(tools, m.Name)
 			if d := dataOf(m); d != nil {
 				o.data = d
 			}
 		}
 	}
 	// L2: the exchange, for retrieval once it is older than the verbatim turns.
-	ex := "User: " + c.Message + "\nAssistant: " + offlineText(o.message)
-	if len(tools) > 0 {
-		ex += "\nTools: " + strings.Join(tools, ", ")
-	}
-	if o.data != nil && len(o.data.Items) > 0 {
-		var ids []string
-		for i, it := range o.data.Items {
-			if i == 5 {
-				break
-			}
-			ids = append(ids, it.ZPID+" "+it.Address)
+	if ex := exchangeText(msgs, o.turn); ex != "" {
+		if err := a.mem.SaveEpisode(ctx, p.Tenant, c.SessionID, o.turn, ex); err != nil {
+			a.log.Warn("realty: saving the session's episode failed", "err", err)
 		}
-		ex += "\nListings: " + strings.Join(ids, "; ")
-	}
-	if err := a.mem.SaveEpisode(ctx, p.Tenant, c.SessionID, o.turn, ex); err != nil {
-		a.log.Warn("realty: saving the session's episode failed", "err", err)
 	}
 	if s, err := a.mem.Session(ctx, p.Tenant, c.SessionID); err == nil {
 		s.Turns, s.UpdatedAt = o.turn+1, time.Now()

@@ -119,3 +119,49 @@ func TestScriptedModelPath(t *testing.T) {
 		t.Error(p)
 	}
 }
+
+// After five turns, older exchanges reach the model only as retrieved episodes (L2), placed
+// after the verbatim turns and before the current message.
+func TestOlderTurnsComeBackAsEpisodes(t *testing.T) {
+	t.Parallel()
+	var steps []scripted.Step
+	for i := range 7 {
+		steps = append(steps, scripted.Text(fmt.Sprintf("answer %d", i)))
+	}
+	var got []message.Message
+	steps = append(steps, scripted.Rule(func(req *model.Request) *model.Response {
+		got = req.Messages
+		return &model.Response{Message: message.Assistant("done"), FinishReason: model.FinishStop}
+	}))
+	m := scripted.New(steps...)
+	roles := model.NewRoles(m, "scripted").With(model.RoleFast, offline.New(nil), "offline")
+	s, err := server.New(server.Config{Apps: []server.App{realty.App()}, Models: roles, DataDir: t.TempDir(), Dev: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	defer func() { hs.Close(); s.Close() }()
+	questions := []string{"Which schools are near Zilker park?", "filler one", "filler two", "filler three", "filler four", "filler five", "filler six", "What did you tell me about schools near Zilker?"}
+	for _, q := range questions {
+		var r realty.ChatResponse
+		if code := post(t, hs.URL+"/apps/realty/chat", `{"session_id": "long-1", "message": "`+q+`"}`, &r); code != 200 {
+			t.Fatalf("%d %+v", code, r)
+		}
+	}
+	var seq []string
+	for _, msg := range got {
+		switch {
+		case msg.Role == message.RoleSystem && strings.HasPrefix(msg.Text(), "Earlier in this conversation"):
+			seq = append(seq, "L2")
+			if !strings.Contains(msg.Text(), "Zilker") {
+				t.Errorf("the episodes miss the first exchange: %q", msg.Text())
+			}
+		case msg.Role == message.RoleUser:
+			seq = append(seq, msg.Text())
+		}
+	}
+	want := strings.Join(append(append([]string{}, questions[2:7]...), "L2", questions[7]), " | ")
+	if strings.Join(seq, " | ") != want {
+		t.Errorf("the model saw\n%s\nwant\n%s", strings.Join(seq, " | "), want)
+	}
+}
