@@ -3,7 +3,6 @@ package rehab
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -299,5 +298,3 @@ func (a *API) analysis(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"item": it, "analysis": an, "rooms": rooms})
 }
-
-var _ = fmt.Sprint

@@ -13,7 +13,6 @@ import (
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
-	"github.com/trellis-go/trellis/tool"
 )
 
 // Message IDs of the two system messages, so that they are replaced, never accumulated.
@@ -448,5 +447,3 @@ func (o *Orchestrator) postProcess(ctx context.Context, s State) (State, error) 
 	}
 	return State{SavedThrough: last}, nil
 }
-
-var _ = tool.Update{}

@@ -9,7 +9,6 @@ import (
 	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
-	"github.com/trellis-go/trellis/model/offline"
 )
 
 // summarize writes a conversation's 2-3 sentence summary with the summary model (a template on
@@ -131,8 +130,6 @@ func TemplateSummary(msgs []data.Message, actions []data.Action) string {
 	}
 	return strings.TrimSpace(b.String())
 }
-
-var _ = offline.Marker
 
 // OpenSession returns the conversation a new message of who belongs to (see
 // data.Store.OpenConversation), after writing the summaries of the sessions it ended.

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 
@@ -85,13 +84,13 @@ func newTodoID() string {
 // Tools returns the orchestrator's tools.
 func (o *Orchestrator) Tools() ([]tool.Tool, error) {
 	var out []tool.Tool
+	var defErr error
 	add := func(t tool.Tool, err error) {
-		if err == nil {
-			out = append(out, t)
-		} else {
-			out = append(out, nil)
-			panic(err) // a tool definition error is a programming error, caught by the tests
+		if err != nil {
+			defErr = errors.Join(defErr, err)
+			return
 		}
+		out = append(out, t)
 	}
 	add(tool.New("read_context", "Load content from the knowledge base (working memory). Supports partial reads via start_line/num_lines.", o.readContext))
 	add(tool.New("write_context", "Store derived information, notes, or sub-agent results in the knowledge base. Paths memoria/decisoes, memoria/rejeitados and memoria/questoes are kept across sessions.", o.writeContext))
@@ -106,7 +105,7 @@ func (o *Orchestrator) Tools() ([]tool.Tool, error) {
 	add(tool.New("recalculate_costs", "Recalculate renovation costs using cached room features and updated preferences (no new scraping).", o.recalculateCosts))
 	add(tool.New("calculate_taxes", "Calculate the purchase taxes (impostos: IMT and Imposto do Selo) for a property and the user's fiscal profile.", o.calculateTaxes))
 	add(tool.New("compare_properties", "Compare (compara) 2-3 portfolio properties side by side in a table.", o.compareProperties))
-	return out, nil
+	return out, defErr
 }
 
 type readArgs struct {
@@ -1076,11 +1075,5 @@ func CompareTable(items []data.PortfolioItem) string {
 		}
 	}
 	fmt.Fprintf(&b, "\n\nO mais barato à partida é %s (%s).", strings.TrimSpace(cheapest.Property.Typology+" "+kb.Neighbourhood(cheapest.Property.Location)), kb.Euro(cheapest.Property.Price))
-	_ = math.Abs
 	return b.String()
 }
-
-// errUnknownProperty keeps errors.Is usable by callers.
-var errUnknownProperty = errors.New("rehab: unknown property")
-
-var _ = errUnknownProperty
