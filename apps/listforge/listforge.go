@@ -110,7 +110,7 @@ func build(ctx context.Context, d server.AppDeps, o Options) (*server.AppParts, 
 		return nil, err
 	}
 	a.research, err = research.New(research.Config{Store: st, Market: a.market, Vision: d.Models.For(model.RoleVision),
-		Model: d.Models.For(model.RoleDefault), Now: o.Now, Compile: d.Compile})
+		Model: d.Models.For(model.RoleDefault), Now: o.Now, Compile: d.Compile, Log: d.Logger})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("listforge: research graph: %w", err)

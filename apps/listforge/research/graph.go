@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"strings"
 	"sync"
@@ -59,8 +60,11 @@ type Config struct {
 	ImageDirs []string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Compile configures the compiled graph (saver, store).
+	// Compile configures the compiled graph (saver, store). The saver is wrapped in a
+	// DegradingSaver.
 	Compile graph.CompileOptions
+	// Log records a checkpoint saver's failures; nil logs nothing.
+	Log *slog.Logger
 }
 
 // Graph is the compiled ResearchGraph with what it runs on.
@@ -68,6 +72,9 @@ type Graph struct {
 	*graph.Compiled[State]
 	cfg Config
 }
+
+// Market is the eBay client the graph searches with.
+func (r *Graph) Market() *ebay.Client { return r.cfg.Market }
 
 func isOffline(m model.Model) bool {
 	if m == nil {
@@ -118,6 +125,11 @@ func New(cfg Config) (*Graph, error) {
 	g.AddEdge(NodePersistResults, graph.END)
 	co := cfg.Compile
 	co.Name = "listforge-research"
+	if co.Saver != nil {
+		if _, ok := co.Saver.(*DegradingSaver); !ok {
+			co.Saver = &DegradingSaver{Inner: co.Saver, Log: cfg.Log}
+		}
+	}
 	c, err := g.Compile(co)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package research_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -270,5 +271,35 @@ func TestMergeCompsAndQueries(t *testing.T) {
 	}
 	if q := research.UnionQueries([]string{"a", "b"}, []string{"b", "c"}); len(q) != 3 {
 		t.Fatalf("union %v", q)
+	}
+}
+
+// failingSaver fails every write after the first n.
+type failingSaver struct {
+	checkpoint.Saver
+	n int
+}
+
+func (f *failingSaver) Put(ctx context.Context, req checkpoint.PutRequest) error {
+	if f.n <= 0 {
+		return errors.New("disk full")
+	}
+	f.n--
+	return f.Saver.Put(ctx, req)
+}
+
+// A checkpoint saver that fails mid-run: the job goes on without checkpoints and finishes.
+func TestCheckpointerFailureDegrades(t *testing.T) {
+	t.Parallel()
+	f := setup(t, nil)
+	saver := &research.DegradingSaver{Inner: &failingSaver{Saver: checkpoint.NewMemorySaver(), n: 3}}
+	st := f.st
+	g, err := research.New(research.Config{Store: st, Market: f.g.Market(), Compile: graph.CompileOptions{Saver: saver}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := g.Invoke(context.Background(), research.State{ItemID: f.items[catalog.DemoLabels].ID, OrganizationID: org.Org}, graph.WithThread("degraded"))
+	if err != nil || !out.Done || !saver.Degraded("degraded") {
+		t.Fatalf("err %v done %v degraded %v", err, out.Done, saver.Degraded("degraded"))
 	}
 }
