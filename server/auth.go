@@ -386,6 +386,9 @@ func PrincipalFrom(ctx context.Context) (Principal, bool) {
 	if p, ok := ctx.Value(principalKey{}).(Principal); ok {
 		return p, true
 	}
+	if p, ok := ctx.Value(runPrincipalKey{}).(Principal); ok && p.Tenant != "" {
+		return p, true // a run's, PerUser included (tenantstore.go)
+	}
 	if info, ok := tool.CallInfoFrom(ctx); ok && info.Tenant != "" {
 		return Principal{User: info.User, Tenant: info.Tenant, Permissions: info.Permissions}, true
 	}

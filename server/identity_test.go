@@ -198,6 +198,7 @@ func TestPrincipalReachesTheRun(t *testing.T) {
 	seen := make(chan Principal, 1)
 	cfg := authCfg()
 	cfg.Auth.DefaultTenant = "acme"
+	cfg.Auth.PerUser = true
 	b := setup(t, setupOpts{cfg: cfg, extra: []GraphSpec{{ID: "whoami", Build: func(d Deps) (graph.Runnable, error) {
 		g := graph.New[flowState]()
 		g.AddNode("look", func(ctx context.Context, s flowState) (flowState, error) {
@@ -213,7 +214,7 @@ func TestPrincipalReachesTheRun(t *testing.T) {
 	var out flowState
 	b.mustDo("POST", "/runs/wait", map[string]any{"assistant_id": "whoami", "input": map[string]any{}}, &out, 200)
 	p := <-seen
-	if p.User != "u-7" || p.Tenant != "acme" || len(p.Permissions) != 1 || p.Permissions[0] != "notes:read" {
+	if p.User != "u-7" || p.Tenant != "acme" || len(p.Permissions) != 1 || p.Permissions[0] != "notes:read" || !p.PerUser {
 		t.Fatalf("the run's principal: %+v", p)
 	}
 	if len(out.Steps) != 1 || out.Steps[0] != "u-7@acme" {
