@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/trellis-go/trellis/appdb"
 	"github.com/trellis-go/trellis/apps/rehab/data"
@@ -112,9 +113,31 @@ func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppPart
 	if d.Guard != nil {
 		h = d.Guard(h)
 	}
+	// Sessions idle past the timeout are ended and summarised in the background as well.
+	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		t := time.NewTicker(time.Minute)
+		defer t.Stop()
+		for {
+			select {
+			case <-sweepCtx.Done():
+				return
+			case <-t.C:
+				if _, err := orch.EndIdle(sweepCtx, env); err != nil && sweepCtx.Err() == nil && d.Logger != nil {
+					d.Logger.Warn("rehab: ending idle sessions", "err", err)
+				}
+			}
+		}
+	}()
 	return &server.AppParts{
 		Graphs:  []server.AppGraph{{ID: GraphID, Description: "Rehabify: o orquestrador de conversa (pt-PT).", Graph: orch.Graph}},
 		Handler: h,
-		Close:   db.Close,
+		Close: func() error {
+			stopSweep()
+			<-swept
+			return db.Close()
+		},
 	}, nil
 }

@@ -260,3 +260,32 @@ func (s *Store) Hydrate(ctx context.Context, who Who) (*Hydrated, error) {
 	})
 	return h, err
 }
+
+// Idle is an open conversation whose last message is older than a cutoff.
+type Idle struct {
+	Who Who
+	ID  string
+}
+
+// IdleConversations lists, across tenants, the open conversations whose last message is before
+// cutoff (for the sweeper that ends them).
+func (s *Store) IdleConversations(ctx context.Context, cutoff time.Time, limit int) ([]Idle, error) {
+	var out []Idle
+	err := s.DB.System(ctx, func(tx *appdb.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT tenant_id, user_id, id FROM conversations WHERE ended_at IS NULL AND last_message_at < ?
+			ORDER BY last_message_at LIMIT ?`, cutoff.UTC(), limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var i Idle
+			if err := rows.Scan(&i.Who.Tenant, &i.Who.User, &i.ID); err != nil {
+				return err
+			}
+			out = append(out, i)
+		}
+		return rows.Err()
+	})
+	return out, err
+}

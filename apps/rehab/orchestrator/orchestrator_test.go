@@ -466,3 +466,26 @@ func TestSummaryCompactsTheThread(t *testing.T) {
 		t.Errorf("%d messages stored; the table keeps them all", len(msgs))
 	}
 }
+
+// A session nobody writes to again is ended and summarised by the sweep.
+func TestEndIdle(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(scripted.Text("Certo."))
+	m.Repeat = true
+	f := setup(t, m, orchestrator.Config{SessionTimeoutMinutes: 30})
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	f.env.Data.Now = func() time.Time { return now }
+	st := f.turn(t, "th1", "Procuro um T1 na Mouraria")
+	ctx := context.Background()
+	if n, err := f.o.EndIdle(ctx, f.env); err != nil || n != 0 {
+		t.Fatalf("fresh session ended: %d %v", n, err)
+	}
+	now = now.Add(31 * time.Minute)
+	if n, err := f.o.EndIdle(ctx, f.env); err != nil || n != 1 {
+		t.Fatalf("idle session not ended: %d %v", n, err)
+	}
+	c, _ := f.env.Data.Conversation(ctx, f.who, st.ConversationID)
+	if c.EndedAt == nil || !strings.Contains(c.Summary, "Procuro um T1 na Mouraria") {
+		t.Errorf("%+v", c)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/apps/rehab/data"
@@ -148,4 +149,29 @@ func (o *Orchestrator) OpenSession(ctx context.Context, env *Env, who data.Who, 
 		}
 	}
 	return sess, nil
+}
+
+// EndIdle ends the sessions idle past the timeout and writes their summaries, so a session ends
+// even if its user never writes again. It returns how many it ended.
+func (o *Orchestrator) EndIdle(ctx context.Context, env *Env) (int, error) {
+	if env == nil {
+		env = o.def
+	}
+	now := time.Now()
+	if env.Data.Now != nil {
+		now = env.Data.Now()
+	}
+	idle, err := env.Data.IdleConversations(ctx, now.Add(-env.SessionTimeout()), 100)
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range idle {
+		if err := env.Data.EndConversation(ctx, c.Who, c.ID); err != nil {
+			return 0, err
+		}
+		if err := o.summarize(ctx, &run{env: env, who: c.Who}, c.ID); err != nil {
+			return 0, err
+		}
+	}
+	return len(idle), nil
 }
