@@ -213,7 +213,8 @@ func researchEndToEnd(t *testing.T, e *env) {
 	if code := e.do("key-acme-ana-0000000", "GET", "/api/v1/items/"+it.ID+"/research/jobs/"+started.JobID, nil, &job); code != 200 {
 		t.Fatalf("job: %d", code)
 	}
-	if job.Status != "success" || job.StepCount != 8 || len(job.StepHistory) != 8 || job.StartedAt == nil || job.CompletedAt == nil || job.Priority != "high" {
+	if job.Status != "success" || job.StepCount != 8 || len(job.StepHistory) != 8 || job.StartedAt == nil || job.CompletedAt == nil || job.Priority != "high" ||
+		job.Checkpoint["after_node"] != "persist_results" || job.Checkpoint["thread_id"] != listforge.ThreadOf(job.ID) {
 		t.Fatalf("job %+v", job)
 	}
 	var latest store.Research

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -287,6 +288,10 @@ func applySteps(r *store.ResearchRun, steps []research.Progress) {
 				s.Status, s.Error = pr.Status, pr.Error
 				break
 			}
+		}
+		if pr.Status == "success" && pr.Thread != "" {
+			// The checkpoint written after this step is where a resumed run starts.
+			r.Checkpoint = map[string]string{"thread_id": pr.Thread, "checkpoint_ns": "", "step": strconv.Itoa(pr.Step), "after_node": pr.Node}
 		}
 	}
 }

@@ -151,13 +151,17 @@ type Progress struct {
 	Error  string `json:"error,omitempty"`
 	// Abort is set when load_context stopped the research (the item is not ready).
 	Abort string `json:"abort,omitempty"`
+	// Thread and Step locate the node's checkpoint: the one written after this step.
+	Thread string `json:"thread,omitempty"`
+	Step   int    `json:"step"`
 }
 
 func reporting(name string, fn graph.NodeFunc[State]) graph.NodeFunc[State] {
 	return func(ctx context.Context, s State) (State, error) {
-		graph.Emit(ctx, Progress{Kind: ProgressKind, Node: name, Phase: "start"})
+		info, _ := graph.InfoFrom(ctx)
+		graph.Emit(ctx, Progress{Kind: ProgressKind, Node: name, Phase: "start", Thread: info.ThreadID, Step: info.Step})
 		out, err := fn(ctx, s)
-		p := Progress{Kind: ProgressKind, Node: name, Phase: "end", Status: "success", Abort: out.Error}
+		p := Progress{Kind: ProgressKind, Node: name, Phase: "end", Status: "success", Abort: out.Error, Thread: info.ThreadID, Step: info.Step}
 		if err != nil {
 			p.Status, p.Error = "error", err.Error()
 		}
