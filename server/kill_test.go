@@ -285,6 +285,13 @@ func killTest(t *testing.T, dbArgs []string) {
 	if got.Status != RunSuccess {
 		t.Fatalf("run status %q after the restart", got.Status)
 	}
+	// The record tells the story: a second attempt, why, and n3 to n5 done in it.
+	if got.Attempt != 2 || !strings.Contains(got.LastError, "resumed from its last checkpoint") || got.Progress == nil || got.Progress.CurrentNode != "n5" {
+		t.Fatalf("run record after the restart: attempt %d, last error %q, progress %+v", got.Attempt, got.LastError, got.Progress)
+	}
+	if ns := got.Progress.Nodes; len(ns) < 3 || ns[len(ns)-3].Node != "n3" || ns[len(ns)-3].Attempt != 2 || ns[len(ns)-1].Node != "n5" || ns[len(ns)-1].Status != NodeSuccess {
+		t.Fatalf("node history after the restart: %+v", ns)
+	}
 	var st struct {
 		Values struct {
 			Done []string `json:"done"`

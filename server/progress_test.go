@@ -256,7 +256,11 @@ func testPriority(t *testing.T, cfg Config) {
 		t.Fatalf("started %q", got)
 	}
 	l1, l2 := start("low1", "low"), start("low2", "low")
-	h := start("high", "high")
+	// The high one through the app's run API.
+	h, err := (&Runs{s: b.srv}).Start(context.Background(), DevPrincipal, RunRequest{AssistantID: "slow", Input: map[string]any{"topic": "high"}, Priority: PriorityHigh})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if l1.Priority != PriorityLow || h.Priority != PriorityHigh {
 		t.Fatalf("priorities on the records: %q %q", l1.Priority, h.Priority)
 	}
