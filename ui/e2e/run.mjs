@@ -128,6 +128,7 @@ await step("chat: the answer streams, tool calls collapsed", async () => {
   console.log(`     ${chunks} token chunks; the answer's text took ${lengths.length} lengths: ${lengths.slice(0, 12).join(" ")}`);
   expect(page.url().includes("?thread="), "the chat did not put its thread in the address: " + page.url());
   chatURL = page.url();
+  await page.locator('[data-role="ai"] code', { hasText: "world_clock" }).first().waitFor(); // Markdown rendered
   const call = page.locator('details[data-tool-call="world_clock"]');
   await call.locator("summary").click();
   await call.getByText("result").waitFor();
@@ -175,7 +176,7 @@ await step("history: fork from an older checkpoint and run it", async () => {
   await page.getByRole("button", { name: "Save as a new checkpoint" }).click();
   await page.getByRole("status").getByText("Saved checkpoint").waitFor();
   await page.getByRole("heading", { name: "Current state" }).waitFor();
-  expect((await items.count()) === n + 1, "the history did not grow by the fork's checkpoint");
+  await page.waitForFunction((want) => document.querySelectorAll("li[data-checkpoint]").length === want, n + 1);
   await items.first().locator("[data-fork-of]").waitFor();
   await page.getByRole("region", { name: "checkpoint" }).getByText("in Paris?").first().waitFor();
   await page.getByRole("button", { name: "Continue" }).click();

@@ -2,6 +2,7 @@
 // turn's tool calls collapsed with their arguments and, inside, the tool's result.
 import type { Message } from "../api";
 import { textOf } from "../api";
+import { Markdown } from "./Markdown";
 
 export function Messages({ messages }: { messages: Message[] }) {
   const results = new Map<string, Message>();
@@ -19,7 +20,7 @@ export function Messages({ messages }: { messages: Message[] }) {
             <div className={"max-w-[90%] rounded-lg px-3 py-2 text-sm sm:max-w-[75%] " +
               (human ? "bg-emerald-600 text-white" : m.type === "tool" ? "bg-zinc-100 dark:bg-zinc-800" : "bg-zinc-100 dark:bg-zinc-800")}>
               {m.type === "tool" && <p className="muted text-xs">tool result {m.name ? "· " + m.name : ""}</p>}
-              {text && <p className="whitespace-pre-wrap break-words">{text}</p>}
+              {text && (m.type === "ai" ? <Markdown text={text} /> : <p className="whitespace-pre-wrap break-words">{text}</p>)}
               {(m.tool_calls ?? []).map((c, j) => {
                 const r = c.id ? results.get(c.id) : undefined;
                 return (

@@ -153,9 +153,9 @@ export function ThreadInspector({ tid }: { tid: string }) {
               initial={prefill(chosen.values)} nodes={nodes} onClose={() => setEditing("")}
               onSaved={async (cid) => {
                 setEditing("");
-                setNote(`Saved checkpoint ${short(cid, 12)}: it is now the thread's newest. Continue to run from it.`);
-                setSel(cid);
                 await load();
+                setSel(cid);
+                setNote(`Saved checkpoint ${short(cid, 12)}: it is now the thread's newest. Continue to run from it.`);
               }} />
           )}
         </section>
