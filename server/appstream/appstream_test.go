@@ -19,6 +19,7 @@ import (
 	"github.com/coder/websocket"
 	_ "github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/server/appstream"
 )
@@ -45,6 +46,16 @@ func (d *demo) app() server.App {
 			o.CanJoin = func(p server.Principal, room string) bool { return !strings.HasPrefix(room, "private") }
 		}
 		d.kit = appstream.New(deps, o)
+		g := graph.New[askState]()
+		g.AddNode("answer", func(ctx context.Context, s askState) (askState, error) {
+			p, _ := server.PrincipalFrom(ctx)
+			return askState{Reply: "echo: " + s.Text + " for " + p.User}, nil
+		})
+		g.AddEdge(graph.START, "answer").AddEdge("answer", graph.END)
+		echo, err := g.Compile(deps.Compile)
+		if err != nil {
+			return nil, err
+		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /ws", d.kit.WebSocket(appstream.Handler{
 			OnMessage: func(c *appstream.Conn, m appstream.Message) error {
@@ -64,6 +75,27 @@ func (d *demo) app() server.App {
 					return nil
 				case "fail":
 					return &appstream.Error{Code: "nope", Message: "this always fails"}
+				case "ask":
+					// A run through the server's run machinery, for the connection's principal.
+					run, err := deps.Runs.Start(c.Context(), c.Principal(), server.RunRequest{AssistantID: "kitecho", Input: m.Data})
+					if err != nil {
+						return err
+					}
+					out, err := deps.Runs.Wait(c.Context(), c.Principal(), run.ThreadID, run.RunID)
+					if err != nil {
+						return err
+					}
+					return c.Send("answer", map[string]any{"thread_id": run.ThreadID, "run_id": run.RunID, "output": out})
+				case "peek":
+					var ref struct{ ThreadID, RunID string }
+					if err := json.Unmarshal(m.Data, &ref); err != nil {
+						return &appstream.Error{Code: "bad_message", Message: err.Error()}
+					}
+					run, err := deps.Runs.Get(c.Context(), c.Principal(), ref.ThreadID, ref.RunID)
+					if err != nil {
+						return &appstream.Error{Code: "not_found", Message: err.Error()}
+					}
+					return c.Send("run", map[string]string{"status": string(run.Status)})
 				}
 				return &appstream.Error{Code: "unknown_type", Message: m.Type}
 			},
@@ -86,8 +118,13 @@ func (d *demo) app() server.App {
 				return nil
 			}).ServeHTTP(w, r)
 		}))
-		return &server.AppParts{Handler: mux}, nil
+		return &server.AppParts{Handler: mux, Graphs: []server.AppGraph{{ID: "kitecho", Graph: echo}}}, nil
 	}}
+}
+
+type askState struct {
+	Text  string `json:"text,omitempty"`
+	Reply string `json:"reply,omitempty"`
 }
 
 type node struct {
@@ -102,7 +139,7 @@ func start(t *testing.T, cfg server.Config, d *demo) *node {
 	if cfg.DataDir == "" && cfg.DatabaseURL == "" {
 		cfg.DataDir = t.TempDir()
 	}
-	cfg.Auth = server.AuthConfig{JWTSecret: secret, Issuer: "https://issuer.test", Audience: "kit-test"}
+	cfg.Auth = server.AuthConfig{JWTSecret: secret, Issuer: "https://issuer.test", Audience: "kit-test", PerUser: cfg.Auth.PerUser}
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	s, err := server.New(cfg)
 	if err != nil {
@@ -519,5 +556,50 @@ func replicas(t *testing.T, cfg server.Config, kind string) {
 	}
 	if got := a.d.kit.Transport(); got != kind {
 		t.Fatalf("rooms travel by %s, want %s", got, kind)
+	}
+}
+
+// TestOnePrincipal: a WebSocket's principal is the one the API knows: a run started from the
+// connection acts for it (the graph reads it with server.PrincipalFrom), and with per-user
+// ownership another user of the tenant can neither see that run from his own connection nor
+// its thread through the API, while its owner can.
+func TestOnePrincipal(t *testing.T) {
+	t.Parallel()
+	n := start(t, server.Config{Auth: server.AuthConfig{PerUser: true}}, &demo{})
+	ann, _ := dial(t, n.wsURL(tok("ann", "acme")), nil)
+	send(t, ann, map[string]any{"id": "a1", "type": "ask", "data": map[string]string{"text": "hi"}})
+	f := read(t, ann)
+	var answer struct {
+		ThreadID string `json:"thread_id"`
+		RunID    string `json:"run_id"`
+		Output   askState
+	}
+	if err := json.Unmarshal(f.Data, &answer); err != nil || f.Type != "answer" || answer.Output.Reply != "echo: hi for ann" {
+		t.Fatalf("answer %+v (%s): %v", f, f.Data, err)
+	}
+	if f := read(t, ann); f.Type != "ack" || f.ID != "a1" {
+		t.Fatalf("ack %+v", f)
+	}
+	ref := map[string]string{"ThreadID": answer.ThreadID, "RunID": answer.RunID}
+	bob, _ := dial(t, n.wsURL(tok("bob", "acme")), nil)
+	send(t, bob, map[string]any{"id": "b1", "type": "peek", "data": ref})
+	if f := read(t, bob); f.Type != "error" || f.Code != "not_found" {
+		t.Fatalf("bob peeks at ann's run: %+v", f)
+	}
+	send(t, ann, map[string]any{"id": "a2", "type": "peek", "data": ref})
+	if f := read(t, ann); f.Type != "run" || !strings.Contains(string(f.Data), "success") {
+		t.Fatalf("ann peeks at her run: %+v", f)
+	}
+	for user, want := range map[string]int{"ann": 200, "bob": 404} {
+		req, _ := http.NewRequest("GET", n.hs.URL+"/threads/"+answer.ThreadID, nil)
+		req.Header.Set("Authorization", "Bearer "+tok(user, "acme"))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("%s GET the thread: %d, want %d", user, resp.StatusCode, want)
+		}
 	}
 }
