@@ -304,3 +304,31 @@ func TestSubprocessWithoutCommand(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+func TestCheckoutWaitsForAFreeWorker(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{Runtime: &worker.Subprocess{}}
+	p := worker.NewPool(rec, &worker.Options{CheckoutTimeout: 100 * time.Millisecond})
+	defer p.StopAll(context.Background())
+	if err := p.Start(context.Background(), worker.Spec{Name: "testskill", Command: self(t), PoolSize: 1, Timeout: 10 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	busy := make(chan error, 1)
+	go func() {
+		_, err := p.Execute(context.Background(), "testskill", "sleep", json.RawMessage(`{"ms": 1500}`), 0)
+		busy <- err
+	}()
+	waitFor(t, "the worker to be checked out", func() bool { st, _ := p.Stats("testskill"); return st.Calls == 1 })
+	_, err := p.Execute(context.Background(), "testskill", "echo", json.RawMessage(`{"text":"x"}`), 0)
+	if !errors.Is(err, worker.ErrTimeout) || !strings.Contains(err.Error(), "no testskill worker was free") {
+		t.Errorf("with the only worker busy: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := p.Execute(ctx, "testskill", "echo", nil, 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled caller: %v", err)
+	}
+	if err := <-busy; err != nil {
+		t.Errorf("the slow call: %v", err)
+	}
+}
