@@ -73,9 +73,12 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 func (a *Realty) fail(w http.ResponseWriter, err error) {
 	var ae *apiError
+	var se *server.APIError
 	switch {
 	case errors.As(err, &ae):
 		writeJSON(w, ae.code, map[string]string{"error": ae.msg})
+	case errors.As(err, &se) && se.Status < 500:
+		writeJSON(w, se.Status, map[string]string{"error": se.Message})
 	case errors.Is(err, ErrNoSession):
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such session; GET /apps/realty/sessions lists yours"})
 	default:
@@ -143,25 +146,29 @@ func readChat(r *http.Request) (ChatRequest, error) {
 // ThreadID is the trellis thread that holds a session.
 func ThreadID(session string) string { return server.ThreadIDFor(Name, session) }
 
-func (a *Realty) start(ctx context.Context, p server.Principal, c ChatRequest, stream bool) (*server.Run, func() error, error) {
+func (a *Realty) start(ctx context.Context, p server.Principal, c ChatRequest) (*server.Run, error) {
 	req := server.RunRequest{AssistantID: Name, ThreadID: ThreadID(c.SessionID),
 		Input:             map[string]any{"messages": []message.Message{message.User(c.Message)}},
 		Config:            map[string]any{"configurable": map[string]any{"session_id": c.SessionID}},
 		Metadata:          map[string]any{"realty_session": c.SessionID},
 		MultitaskStrategy: "enqueue"}
-	s, err := a.mem.Session(ctx, p.Tenant, c.SessionID)
+	run, err := a.runs.Start(ctx, p, req)
+	if err != nil {
+		return nil, err
+	}
+	return run, a.touchSession(ctx, p, c.SessionID)
+}
+
+// touchSession records the session as the caller's, active now.
+func (a *Realty) touchSession(ctx context.Context, p server.Principal, id string) error {
+	s, err := a.mem.Session(ctx, p.Tenant, id)
 	if errors.Is(err, ErrNoSession) {
-		s = Session{ID: c.SessionID}
+		s = Session{ID: id}
 	} else if err != nil {
-		return nil, nil, err
+		return err
 	}
 	s.UpdatedAt = time.Now()
-	if err := a.mem.PutSession(ctx, p.Tenant, s); err != nil {
-		return nil, nil, err
-	}
-	_ = stream
-	run, err := a.runs.Start(ctx, p, req)
-	return run, nil, err
+	return a.mem.PutSession(ctx, p.Tenant, s)
 }
 
 // outcome is what a finished turn gives: the answer, its data, and the exchange for L2.
@@ -286,7 +293,7 @@ func (a *Realty) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principal(r)
-	run, _, err := a.start(r.Context(), p, c, false)
+	run, err := a.start(r.Context(), p, c)
 	if err != nil {
 		a.fail(w, err)
 		return
@@ -322,20 +329,12 @@ func (a *Realty) chatStream(w http.ResponseWriter, r *http.Request) {
 		Metadata:          map[string]any{"realty_session": c.SessionID},
 		StreamMode:        []string{"messages-tuple"},
 		MultitaskStrategy: "enqueue"}
-	s, err := a.mem.Session(ctx, p.Tenant, c.SessionID)
-	if errors.Is(err, ErrNoSession) {
-		s = Session{ID: c.SessionID}
-	} else if err != nil {
-		a.fail(w, err)
-		return
-	}
-	s.UpdatedAt = time.Now()
-	if err := a.mem.PutSession(ctx, p.Tenant, s); err != nil {
-		a.fail(w, err)
-		return
-	}
 	run, events, err := a.runs.Stream(ctx, p, req)
 	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	if err := a.touchSession(ctx, p, c.SessionID); err != nil {
 		a.fail(w, err)
 		return
 	}
