@@ -429,10 +429,7 @@ func (r *Graph) persistResults(ctx context.Context, s State) (State, error) {
 	if data.PriceBands == nil {
 		data.PriceBands = []store.PriceBand{}
 	}
-	if _, err := r.cfg.Store.SaveResearch(ctx, w, s.ItemID, s.ResearchRunID, data); err != nil {
-		return State{}, err
-	}
-	if _, err := r.cfg.Store.SaveEvidence(ctx, w, s.ItemID, s.ResearchRunID, evidence); err != nil {
+	if _, _, err := r.cfg.Store.SaveResults(ctx, w, s.ItemID, s.ResearchRunID, data, evidence); err != nil {
 		return State{}, err
 	}
 	return State{Done: true}, nil

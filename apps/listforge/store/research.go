@@ -149,22 +149,37 @@ func (s *Store) UnfinishedRuns(ctx context.Context) (map[string][]string, error)
 // SaveResearch stores a research conclusion as the item's current one; the previous current
 // row becomes history, in the same transaction.
 func (s *Store) SaveResearch(ctx context.Context, w Who, itemID, runID string, data ResearchData) (*Research, error) {
+	var r *Research
+	err := s.tx(ctx, w, func(tx *appdb.Tx) (err error) {
+		r, err = s.saveResearch(ctx, tx, w, itemID, runID, data)
+		return err
+	})
+	return r, err
+}
+
+func (s *Store) saveResearch(ctx context.Context, tx *appdb.Tx, w Who, itemID, runID string, data ResearchData) (*Research, error) {
 	if data.Version == "" {
 		data.Version = SchemaVersion
 	}
 	r := &Research{ID: NewID(), ItemID: itemID, ResearchRunID: runID, Data: data, SchemaVersion: data.Version, IsCurrent: true, CreatedAt: s.now()}
-	err := s.tx(ctx, w, func(tx *appdb.Tx) error {
-		if _, err := tx.Exec(ctx, `UPDATE item_research SET is_current = ? WHERE tenant_id = ? AND item_id = ? AND is_current`, false, w.Org, itemID); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `INSERT INTO item_research (tenant_id, id, item_id, research_run_id, data, schema_version, created_at, is_current)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, w.Org, r.ID, itemID, runID, appdb.JSONValue(data), r.SchemaVersion, r.CreatedAt, true)
-		return err
-	})
-	if err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE item_research SET is_current = ? WHERE tenant_id = ? AND item_id = ? AND is_current`, false, w.Org, itemID); err != nil {
 		return nil, err
 	}
-	return r, nil
+	_, err := tx.Exec(ctx, `INSERT INTO item_research (tenant_id, id, item_id, research_run_id, data, schema_version, created_at, is_current)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, w.Org, r.ID, itemID, runID, appdb.JSONValue(data), r.SchemaVersion, r.CreatedAt, true)
+	return r, err
+}
+
+// SaveResults stores a research conclusion and its evidence together, in one transaction.
+func (s *Store) SaveResults(ctx context.Context, w Who, itemID, runID string, data ResearchData, records []Evidence) (r *Research, b *Bundle, err error) {
+	err = s.tx(ctx, w, func(tx *appdb.Tx) error {
+		if r, err = s.saveResearch(ctx, tx, w, itemID, runID, data); err != nil {
+			return err
+		}
+		b, err = s.saveEvidence(ctx, tx, w, itemID, runID, records)
+		return err
+	})
+	return r, b, err
 }
 
 const researchCols = `id, item_id, research_run_id, data, schema_version, created_at, is_current`
@@ -219,8 +234,17 @@ func (s *Store) ResearchHistory(ctx context.Context, w Who, itemID string, page,
 
 // SaveEvidence records a bundle of evidence for a research run.
 func (s *Store) SaveEvidence(ctx context.Context, w Who, itemID, runID string, records []Evidence) (*Bundle, error) {
+	var b *Bundle
+	err := s.tx(ctx, w, func(tx *appdb.Tx) (err error) {
+		b, err = s.saveEvidence(ctx, tx, w, itemID, runID, records)
+		return err
+	})
+	return b, err
+}
+
+func (s *Store) saveEvidence(ctx context.Context, tx *appdb.Tx, w Who, itemID, runID string, records []Evidence) (*Bundle, error) {
 	b := &Bundle{ID: NewID(), ItemID: itemID, ResearchRunID: runID, Count: len(records), CreatedAt: s.now()}
-	err := s.tx(ctx, w, func(tx *appdb.Tx) error {
+	err := func() error {
 		if _, err := tx.Exec(ctx, `INSERT INTO evidence_bundles (tenant_id, id, item_id, research_run_id, record_count, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 			w.Org, b.ID, itemID, runID, b.Count, b.CreatedAt); err != nil {
 			return err
@@ -235,7 +259,7 @@ func (s *Store) SaveEvidence(ctx context.Context, w Who, itemID, runID string, r
 			}
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return nil, err
 	}
