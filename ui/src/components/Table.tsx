@@ -45,11 +45,11 @@ export function Table<T>({ columns, rows, rowKey, empty, label, initialSort }: {
             {columns.map((c) => {
               const dir = sort?.key === c.key ? (sort.desc ? "descending" : "ascending") : "none";
               return (
-                <th key={c.key} scope="col" aria-sort={dir} className={"px-3 py-2 font-medium " + (c.align === "right" ? "text-right" : "text-left")}>
-                  <button type="button" className="inline-flex items-center gap-1 hover:underline" onClick={() => toggle(c.key)}>
+                <th key={c.key} scope="col" aria-sort={c.header ? dir : undefined} className={"px-3 py-2 font-medium " + (c.align === "right" ? "text-right" : "text-left")}>
+                  {c.header && <button type="button" className="inline-flex items-center gap-1 hover:underline" onClick={() => toggle(c.key)}>
                     {c.header}
                     <span aria-hidden className="muted text-xs">{dir === "ascending" ? "▲" : dir === "descending" ? "▼" : "↕"}</span>
-                  </button>
+                  </button>}
                 </th>
               );
             })}
