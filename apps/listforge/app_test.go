@@ -434,3 +434,22 @@ func TestTimeoutPausesAndResumesTheJob(t *testing.T) {
 		t.Fatalf("attempts %d load_context ran %d times: %+v", job.Attempts, loads, job.StepHistory)
 	}
 }
+
+// Two replicas on one Postgres: a job started on one is followed, live and in order, by a
+// subscriber of the other.
+func TestProgressReachesAnotherReplica(t *testing.T) {
+	t.Parallel()
+	url := appdbtest.PostgresURL(t)
+	a := serve(t, t.TempDir(), url, listforge.Options{})
+	b := serve(t, t.TempDir(), url, listforge.Options{})
+	it := a.demoItem("key-acme-ana-0000000", catalog.DemoUPC)
+	var started struct{ JobID string }
+	if code := a.do("key-acme-ana-0000000", "POST", "/api/v1/items/"+it.ID+"/research", nil, &started); code != 202 {
+		t.Fatalf("start: %d", code)
+	}
+	nodes, done, _ := progress(t, b, "key-acme-ana-0000000", started.JobID)
+	want := []string{"load_context", "analyze_media", "identify_product", "search_comps", "analyze_comps", "calculate_price", "assess_missing", "persist_results"}
+	if !slices.Equal(nodes, want) || done.Status != "success" {
+		t.Fatalf("on the other replica: %v %+v", nodes, done)
+	}
+}
