@@ -25,7 +25,7 @@ const ctx = await chromium.launchPersistentContext(profile, {
   viewport: { width: 1280, height: 860 },
   colorScheme: "light",
 });
-ctx.setDefaultTimeout(20000);
+ctx.setDefaultTimeout(45000); // generous: CI runs this beside every other package's tests under -race
 
 const problems = [];
 const offsite = [];
