@@ -59,7 +59,25 @@ func inboxApp() server.App {
 			if err != nil {
 				return nil, err
 			}
-			return &server.AppParts{Graphs: []server.AppGraph{{ID: "inbox", Graph: c, Description: "Asks before it sends an email."}}}, nil
+			// slow works until its run is cancelled (or a minute passes): for the cancel button.
+			sg := graph.New[agent.State]()
+			sg.AddNode("work", func(ctx context.Context, s agent.State) (agent.State, error) {
+				select {
+				case <-ctx.Done():
+					return agent.State{}, ctx.Err()
+				case <-time.After(time.Minute):
+					return agent.State{Messages: []message.Message{message.Assistant("Done at last.")}}, nil
+				}
+			})
+			sg.AddSequence(graph.START, "work", graph.END)
+			sc, err := sg.Compile(graph.CompileOptions{Name: "slow", Saver: d.Compile.Saver, Store: d.Compile.Store})
+			if err != nil {
+				return nil, err
+			}
+			return &server.AppParts{Graphs: []server.AppGraph{
+				{ID: "inbox", Graph: c, Description: "Asks before it sends an email."},
+				{ID: "slow", Graph: sc, Description: "Works until it is cancelled."},
+			}}, nil
 		},
 	}
 }
@@ -124,7 +142,7 @@ func TestBrowser(t *testing.T) {
 	start := time.Now()
 	defer func() { t.Logf("the screenshots checked in %v", time.Since(start).Round(time.Millisecond)) }()
 	for _, name := range []string{"01-home", "02-home-dark", "03-app", "04-phone-menu", "05-chat", "06-breakpoint", "07-approved",
-		"08-fork-editor", "09-run-progress", "10-thread", "11-graph", "12-store", "13-threads", "14-sign-in", "15-inbox"} {
+		"08-fork-editor", "09-run-progress", "10-thread", "11-graph", "12-store", "13-threads", "14-sign-in", "15-inbox", "16-cancel"} {
 		checkScreenshot(t, filepath.Join(shots, name+".png"))
 	}
 }

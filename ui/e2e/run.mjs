@@ -259,6 +259,20 @@ await step("inbox: accept, edit, respond and ignore an interrupt", async () => {
   }
 });
 
+await step("runs: cancel a running run", async () => {
+  await page.goto(base + "/ui/assistants/slow");
+  await page.getByRole("textbox", { name: "Message" }).fill("take your time");
+  await page.keyboard.press("Enter");
+  await page.getByRole("list", { name: "progress" }).getByText("work · running").waitFor();
+  await shot(page, "16-cancel");
+  await page.getByRole("button", { name: "Cancel" }).click();
+  await page.locator('section[aria-label="chat"][data-busy="false"]').waitFor();
+  const tid = new URL(page.url()).searchParams.get("thread");
+  await page.goto(base + "/ui/threads/" + tid);
+  const status = await page.getByRole("region", { name: "runs" }).locator("[data-run-status]").first().getAttribute("data-run-status");
+  expect(["interrupted", "cancelled", "error"].includes(status), "the cancelled run's status is " + status);
+});
+
 if (authBase) {
   await step("sign-in: an API key", async () => {
     const p = await ctx.newPage();
