@@ -92,10 +92,10 @@ func TestKillMidResearch(t *testing.T) {
 	send(t, c, "subscribe_job", map[string]string{"jobId": started.JobID})
 	for {
 		f := read(t, c)
-		var n listforge.NodeComplete
-		_ = json.Unmarshal(f.Data, &n)
-		if f.Event == "node_complete" && n.Node == "identify_product" {
-			break // search_comps is now waiting on eBay
+		var j store.ResearchRun
+		_ = json.Unmarshal(f.Data, &j)
+		if f.Event == "job_status" && j.CurrentNode == "search_comps" {
+			break // identify_product's checkpoint is written; search_comps waits on eBay
 		}
 	}
 	c.CloseNow()

@@ -441,7 +441,20 @@ func (a *app) streamJob(ctx context.Context, c *conn, p server.Principal, job *s
 					continue
 				}
 				pr, ok := parseProgress(ev.Data)
-				if !ok || pr.Phase != "end" {
+				if !ok {
+					continue
+				}
+				if pr.Phase == "start" {
+					// The status with the node now running, for the progress panel's spinner.
+					now := time.Now().UTC()
+					live := *job
+					live.Status, live.CurrentNode = store.RunRunning, pr.Node
+					if live.StartedAt == nil {
+						live.StartedAt = &now
+					}
+					if err := c.send("job_status", &live); err != nil {
+						return err
+					}
 					continue
 				}
 				if err := c.send("node_complete", NodeComplete{JobID: job.ID, Node: pr.Node, Status: pr.Status, Error: pr.Error, Timestamp: time.Now().UTC().Format(time.RFC3339Nano)}); err != nil {
