@@ -41,7 +41,7 @@ func (s *Server) routes() http.Handler {
 		metrics.ServeHTTP(w, r)
 	}))
 	open("GET /info", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, map[string]any{"version": "trellis", "flags": map[string]any{"assistants": true, "crons": false}})
+		writeJSON(w, 200, map[string]any{"version": "trellis", "flags": map[string]any{"assistants": true, "crons": true}})
 	})
 
 	api("POST /assistants", s.handleAssistantCreate)
@@ -87,6 +87,12 @@ func (s *Server) routes() http.Handler {
 	api("POST /runs/wait", s.handleRunWait)
 	api("GET /runs/{rid}/stream", s.handleRunJoinStream)
 	api("GET /runs/{rid}", s.handleRunGet)
+	api("POST /runs/crons", s.handleCronCreate)
+	api("POST /threads/{tid}/runs/crons", s.handleCronCreate)
+	api("POST /runs/crons/search", s.handleCronSearch)
+	api("POST /runs/crons/count", s.handleCronCount)
+	api("PATCH /runs/crons/{cid}", s.handleCronPatch)
+	api("DELETE /runs/crons/{cid}", s.handleCronDelete)
 
 	api("PUT /store/items", s.handleStorePut)
 	api("GET /store/items", s.handleStoreGet)

@@ -115,6 +115,27 @@ ALTER TABLE trellis_runs ADD COLUMN progress TEXT;
 ALTER TABLE trellis_runs ADD COLUMN last_error TEXT;
 ALTER TABLE trellis_runs ADD COLUMN next_attempt_at BIGINT NOT NULL DEFAULT 0;
 `},
+	{7, `
+CREATE TABLE IF NOT EXISTS trellis_crons (
+	tenant           TEXT NOT NULL,
+	cron_id          TEXT NOT NULL PRIMARY KEY,
+	assistant_id     TEXT NOT NULL,
+	thread_id        TEXT,
+	user_id          TEXT,
+	principal        TEXT NOT NULL,
+	schedule         TEXT NOT NULL,
+	payload          TEXT NOT NULL,
+	metadata         TEXT NOT NULL,
+	on_run_completed TEXT,
+	end_time         BIGINT NOT NULL DEFAULT 0,
+	next_run_date    BIGINT NOT NULL DEFAULT 0,
+	enabled          INTEGER NOT NULL DEFAULT 1,
+	created_at       BIGINT NOT NULL,
+	updated_at       BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS trellis_crons_by_tenant ON trellis_crons (tenant, created_at);
+CREATE INDEX IF NOT EXISTS trellis_crons_due ON trellis_crons (next_run_date) WHERE enabled = 1;
+`},
 }
 
 var placeholder = regexp.MustCompile(`\$(\d+)`)

@@ -67,6 +67,7 @@ type Server struct {
 	apps       []builtApp
 	closeOnce  sync.Once
 	started    time.Time
+	crons      cronState // crons.go
 }
 
 // New opens the database (SQLite in Config.DataDir, or Postgres at Config.DatabaseURL), runs
@@ -224,6 +225,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.runs.reap()
 	s.closers = append(s.closers, s.startTTLSweeper())
+	s.closers = append(s.closers, s.startCronScheduler())
 	return s, nil
 }
 
