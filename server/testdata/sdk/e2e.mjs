@@ -240,6 +240,28 @@ await client.store.deleteItem(["notes", "sdk"], "n1");
 // A missing item is null, as the SDK's getItem types it (Promise<Item | null>).
 assert.equal(await client.store.getItem(["notes", "sdk"], "n1"), null);
 
+// Crons: made, listed, counted, changed and deleted through client.crons.
+step("crons");
+const cron = await client.crons.create("flow", { schedule: "*/5 * * * *", input: { topic: "cron" }, metadata: { purpose: "sdk" } });
+assert.equal(cron.schedule, "*/5 * * * *");
+assert.equal(cron.thread_id, null);
+assert.equal(cron.assistant_id, flow.assistant_id);
+assert.equal(cron.metadata.purpose, "sdk");
+assert.ok(cron.next_run_date && cron.enabled);
+const threadCron = await client.crons.createForThread(thread.thread_id, "flow", { schedule: "0 9 * * 1" });
+assert.equal(threadCron.thread_id, thread.thread_id);
+const onThread = await client.crons.search({ threadId: thread.thread_id });
+assert.deepEqual(onThread.map((c) => c.cron_id), [threadCron.cron_id]);
+assert.equal(await client.crons.count({ assistantId: flow.assistant_id }), 2);
+const paused = await client.crons.update(cron.cron_id, { schedule: "0 * * * *", enabled: false });
+assert.equal(paused.schedule, "0 * * * *");
+assert.equal(paused.enabled, false);
+assert.equal(paused.next_run_date, null);
+await assert.rejects(client.crons.create("flow", { schedule: "every day" }), /400/);
+await client.crons.delete(cron.cron_id);
+await client.crons.delete(threadCron.cron_id);
+assert.equal(await client.crons.count(), 0);
+
 // Delete.
 step("delete thread");
 await client.threads.delete(thread.thread_id);
