@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/trellis-go/trellis/appdb/appdbtest"
+	"github.com/trellis-go/trellis/apps/example"
 	"github.com/trellis-go/trellis/apps/rehab"
 	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/model"
@@ -404,5 +405,28 @@ func TestReportPDF(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 404 || !strings.Contains(string(body), "analyse the property first") {
 		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+}
+
+// The app shares a server with another app (as in the registry), each graph answering hello.
+func TestSharesAServer(t *testing.T) {
+	t.Parallel()
+	hs := serve(t, server.Config{Dev: true, Apps: []server.App{example.App(), rehab.App()}})
+	for _, g := range []string{"rehab"} {
+		resp, err := http.Post(hs.URL+"/runs/wait", "application/json",
+			strings.NewReader(`{"assistant_id":"`+g+`","input":{"messages":[{"role":"user","content":"hello"}]}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || strings.Contains(string(out), "__error__") {
+			t.Errorf("%s: %d %s", g, resp.StatusCode, out)
+		}
+	}
+	var apps []server.AppInfo
+	getJSON(t, hs.URL+"/apps", "", &apps)
+	if len(apps) != 2 || apps[1].Name != "rehab" {
+		t.Errorf("apps %+v", apps)
 	}
 }
