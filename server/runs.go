@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -1087,6 +1088,14 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 		}
 		input = nil
 	}
+	if kw.Command == nil && !resumed && isNullJSON(input) && headBefore != "" {
+		// No input for a thread that waits (at a breakpoint, say) continues it, as LangGraph
+		// does with input None; on a thread with nothing scheduled it starts from empty input.
+		if snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID, CheckpointID: kw.CheckpointID}); err == nil && len(snap.Next) > 0 {
+			opts = append(opts, graph.Continue())
+			input = nil
+		}
+	}
 	// The run's store is its tenant's (tenantstore.go): a graph compiled with Deps.Store finds
 	// the tenant in ctx, a tool gets the tenant's view in its CallInfo.
 	who := Principal{User: kw.User, Tenant: run.tenant, Permissions: kw.Permissions, PerUser: kw.PerUser}
@@ -1369,4 +1378,10 @@ func (r *runner) sweepPending() {
 			r.dropLease(it.runID)
 		}
 	}
+}
+
+// isNullJSON reports whether a run's input is absent: no bytes, or JSON null.
+func isNullJSON(b json.RawMessage) bool {
+	t := strings.TrimSpace(string(b))
+	return t == "" || t == "null"
 }

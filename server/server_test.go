@@ -669,3 +669,20 @@ func TestThreadTTL(t *testing.T) {
 		}
 	}
 }
+
+// A run with no input on a thread that waits at a breakpoint continues it (LangGraph's input
+// None), instead of starting the graph again from its input.
+func TestNullInputContinuesAPausedThread(t *testing.T) {
+	b := setup(t)
+	tid := b.newThread(nil)
+	var out map[string]any
+	b.mustDo("POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "flow", "input": map[string]any{"topic": "t"}, "interrupt_before": []string{"approve"}}, &out, 200)
+	if steps, _ := out["steps"].([]any); len(steps) != 1 {
+		t.Fatalf("paused at the breakpoint: %v", out)
+	}
+	b.mustDo("POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "flow", "input": nil}, &out, 200)
+	// approve ran and asks its question; plan did not run again.
+	if steps, _ := out["steps"].([]any); len(steps) != 1 || out["__interrupt__"] == nil {
+		t.Fatalf("after a run with no input: %v, want plan once and approve's interrupt", out)
+	}
+}
