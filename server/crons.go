@@ -302,6 +302,7 @@ func (s *Server) tickCrons(ctx context.Context) int {
 			claimed++
 			if err := s.startCronRun(ctx, c); err != nil {
 				s.log.Warn("crons: the tick's run was not started", "cron_id", c.CronID, "err", err)
+				s.dropOrphanCron(ctx, c, err)
 				continue
 			}
 			started++
@@ -344,4 +345,18 @@ func (s *Server) startCronRun(ctx context.Context, c *Cron) error {
 	}
 	_, _, err := s.runs.create(ctx, p, threadID, &req)
 	return err
+}
+
+// dropOrphanCron deletes a thread's cron whose thread is gone (deleted, or expired by its ttl),
+// which no later tick could run on.
+func (s *Server) dropOrphanCron(ctx context.Context, c *Cron, err error) {
+	if c.ThreadID == nil || !errors.Is(err, ErrNotFound) {
+		return
+	}
+	if taken, terr := s.meta.threadTaken(ctx, *c.ThreadID); terr != nil || taken {
+		return
+	}
+	if derr := s.meta.deleteCron(ctx, c.tenant, c.CronID); derr == nil {
+		s.log.Info("crons: deleted a cron whose thread is gone", "cron_id", c.CronID, "thread_id", *c.ThreadID)
+	}
 }

@@ -265,3 +265,23 @@ func TestCronPostgresReplicas(t *testing.T) {
 		t.Fatalf("%d runs started for %d ticks", started.Load(), ticks)
 	}
 }
+
+// TestCronThreadGone: a thread's cron whose thread was deleted is dropped at its next tick.
+func TestCronThreadGone(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	clock := newCronClock(cronEpoch).use(b.srv)
+	tid := b.newThread(nil)
+	var c Cron
+	b.mustDo("POST", "/threads/"+tid+"/runs/crons", map[string]any{"assistant_id": "flow", "schedule": "* * * * *"}, &c, 200)
+	b.mustDo("DELETE", "/threads/"+tid, nil, nil, 204)
+	clock.set(cronEpoch.Add(time.Minute))
+	if n := b.srv.tickCrons(context.Background()); n != 0 {
+		t.Fatalf("%d runs started on a deleted thread", n)
+	}
+	var n int
+	b.mustDo("POST", "/runs/crons/count", map[string]any{}, &n, 200)
+	if n != 0 {
+		t.Fatalf("%d crons left after their thread was deleted", n)
+	}
+}
