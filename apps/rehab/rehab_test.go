@@ -430,3 +430,38 @@ func TestSharesAServer(t *testing.T) {
 		t.Errorf("apps %+v", apps)
 	}
 }
+
+// The offline flow in Portuguese: taxes, comparison, todos, focus, a superlative.
+func TestOfflinePortugueseFlow(t *testing.T) {
+	t.Parallel()
+	hs := serve(t, server.Config{Dev: true})
+	conv := ""
+	for _, c := range []struct{ msg, tool, want string }{
+		{"Quanto pago de impostos pelo de Alfama?", "calculate_taxes", "IMT: 2.636,24€"},
+		{"Compara o de Alfama com o da Graça", "compare_properties", "| Preço | 180.000€ | 230.000€ |"},
+		{"Adiciona a tarefa visitar o imóvel da Graça", "manage_todos", "] Visitar o imóvel da Graça"},
+		{"Muda para o da Graça", "switch_active_property", "Em foco: T2 Graça"},
+		{"Qual é o mais barato?", "search_portfolio", "O mais barato: abc-123"},
+	} {
+		body := `{"message":"` + c.msg + `"`
+		if conv != "" {
+			body += `,"conversation_id":"` + conv + `"`
+		}
+		_, _, evs := chat(t, hs.URL, "", body+"}")
+		conv = convOf(evs)
+		tool := ""
+		todo := false
+		for _, e := range evs {
+			if e.Type == "tool_call" {
+				tool = e.Tool
+			}
+			todo = todo || e.Type == "todo_update"
+		}
+		if tool != c.tool || !strings.Contains(answerOf(evs), c.want) {
+			t.Errorf("%s: called %q; %s", c.msg, tool, answerOf(evs))
+		}
+		if c.tool == "manage_todos" && !todo {
+			t.Errorf("no todo_update event")
+		}
+	}
+}

@@ -208,6 +208,11 @@ func (o *Orchestrator) offlineTurn(ctx context.Context, m model.Model, req *mode
 	switch {
 	case len(out.ToolCalls) > 0:
 		out.Content = "" // "Calling …" is not for the user
+	case out.Metadata["offline_rule"] == "fallback" && refersToPortfolio(lastUser(s.Messages)):
+		// "Qual é o mais barato?": the offline model has no tool for it by its words; resolve
+		// it with search_portfolio, as the prompt asks a model to.
+		args, _ := json.Marshal(map[string]string{"query": lastUser(s.Messages)})
+		out.Content, out.ToolCalls = "", []message.ToolCall{{ID: "call_" + out.ID, Name: "search_portfolio", Arguments: args}}
 	case out.Metadata["offline_rule"] == "fallback":
 		out.Content = offlineReply(s) + " " + offline.Marker
 	case out.Metadata["offline_rule"] == "tool_results":
@@ -226,6 +231,17 @@ func (o *Orchestrator) offlineTurn(ctx context.Context, m model.Model, req *mode
 		graph.EmitMessage(ctx, graph.MessageChunk{Message: message.Message{ID: out.ID, Role: message.RoleAssistant, ToolCalls: []message.ToolCall{c}}, Metadata: md})
 	}
 	return out, nil
+}
+
+// refersToPortfolio reports whether a message asks which portfolio property fits a superlative.
+func refersToPortfolio(text string) bool {
+	l := strings.ToLower(text)
+	for _, w := range []string{"mais barato", "mais caro", "maior", "mais pequeno", "menor"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // toolTexts joins the results of the tools called since the user's last message.

@@ -252,6 +252,7 @@ func (o *Orchestrator) manageTodos(ctx context.Context, a todoArgs) (*tool.Resul
 		if task == "" {
 			task = strings.TrimSpace(c.audit.Trigger)
 		}
+		task = trimCommand(task)
 		if task == "" {
 			return refuse("manage_todos: indica a tarefa a acrescentar em task")
 		}
@@ -272,6 +273,21 @@ func (o *Orchestrator) manageTodos(ctx context.Context, a todoArgs) (*tool.Resul
 	default:
 		return ok("Tarefas:\n"+todoList(c.st.Todos), nil)
 	}
+}
+
+// trimCommand drops the request around a task ("Adiciona a tarefa visitar…" gives "Visitar…").
+func trimCommand(task string) string {
+	l := strings.ToLower(task)
+	for _, p := range []string{"adiciona a tarefa ", "acrescenta a tarefa ", "adiciona à lista ", "adiciona tarefa ", "nova tarefa: ", "nova tarefa ", "add task ", "add a task "} {
+		if strings.HasPrefix(l, p) {
+			r := []rune(strings.TrimSpace(task[len(p):]))
+			if len(r) == 0 {
+				return task
+			}
+			return strings.ToUpper(string(r[0])) + string(r[1:])
+		}
+	}
+	return task
 }
 
 func todoList(ts []kb.Todo) string {
