@@ -285,3 +285,29 @@ func TestCronThreadGone(t *testing.T) {
 		t.Fatalf("%d crons left after their thread was deleted", n)
 	}
 }
+
+// TestCronPerUser: per-user principals of one tenant see only their own crons.
+func TestCronPerUser(t *testing.T) {
+	t.Parallel()
+	keyA, keyB := "cron-user-a-0123456789abcdef", "cron-user-b-0123456789abcdef"
+	b := setup(t, setupOpts{cfg: Config{Auth: AuthConfig{APIKeys: map[string]Principal{
+		keyA: {User: "ann", Tenant: "acme", Permissions: []string{"*"}, PerUser: true},
+		keyB: {User: "bea", Tenant: "acme", Permissions: []string{"*"}, PerUser: true},
+	}}}})
+	b.token = keyA
+	var c Cron
+	b.mustDo("POST", "/runs/crons", map[string]any{"assistant_id": "flow", "schedule": "@hourly"}, &c, 200)
+	b.token = keyB
+	var n int
+	b.mustDo("POST", "/runs/crons/count", map[string]any{}, &n, 200)
+	if n != 0 {
+		t.Fatalf("bea counts %d of ann's crons", n)
+	}
+	b.mustDo("PATCH", "/runs/crons/"+c.CronID, map[string]any{"enabled": false}, nil, 404)
+	b.mustDo("DELETE", "/runs/crons/"+c.CronID, nil, nil, 404)
+	b.token = keyA
+	b.mustDo("POST", "/runs/crons/count", map[string]any{}, &n, 200)
+	if n != 1 {
+		t.Fatalf("ann counts %d crons", n)
+	}
+}
