@@ -56,6 +56,14 @@ func AppWith(cfg Config) server.App {
 		Name:        "analyst",
 		Description: "The strategic analyst: a research agent with memory, a company knowledge base and three review gates.",
 		Build: func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
+			cfg := cfg
+			if cfg.TavilyURL == "" && cfg.TavilyKey == "" {
+				// The app's settings (TRELLIS_APP_ANALYST_TAVILY_API_KEY, _TAVILY_BASE_URL): a key
+				// alone means Tavily's own endpoint.
+				if key := d.Settings.Get("tavily_api_key"); key != "" {
+					cfg.TavilyURL, cfg.TavilyKey = d.Settings.Or("tavily_base_url", TavilyURL), key
+				}
+			}
 			a, err := New(ctx, d, cfg)
 			if err != nil {
 				return nil, err

@@ -79,6 +79,9 @@ func build(ctx context.Context, d server.AppDeps, o Options) (*server.AppParts, 
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Ebay == nil {
+		o.Ebay = ebayFromSettings(d.Settings)
+	}
 	db, err := appdb.Open(ctx, appdb.Options{App: AppName, DataDir: d.DataDir, DatabaseURL: d.DatabaseURL})
 	if err != nil {
 		return nil, err
@@ -158,3 +161,16 @@ func (a *app) member(ctx context.Context, p server.Principal) error {
 }
 
 var _ http.Handler = (*http.ServeMux)(nil)
+
+// ebayFromSettings is the real eBay API when the app's settings give its keys
+// (TRELLIS_APP_LISTFORGE_EBAY_CLIENT_ID and _EBAY_CLIENT_SECRET, with _EBAY_BASE_URL,
+// _EBAY_TOKEN_URL and _EBAY_MARKETPLACE to change the defaults); nil (the generated
+// catalogue) otherwise.
+func ebayFromSettings(s server.AppSettings) *ebay.Config {
+	id, secret := s.Get("ebay_client_id"), s.Get("ebay_client_secret")
+	if id == "" && secret == "" {
+		return nil
+	}
+	return &ebay.Config{ClientID: id, ClientSecret: secret, BaseURL: s.Get("ebay_base_url"),
+		TokenURL: s.Get("ebay_token_url"), Marketplace: s.Get("ebay_marketplace")}
+}
