@@ -5,16 +5,22 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/redis/go-redis/v9"
 
+	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/apps/vesper/chat"
+	"github.com/trellis-go/trellis/apps/vesper/entity"
 	"github.com/trellis-go/trellis/apps/vesper/vesperserve"
+	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/tool"
 )
 
 // powerBI speaks the identity platform's token endpoint and the Power BI REST calls a deep link
@@ -109,5 +115,40 @@ func TestBadPowerBISettings(t *testing.T) {
 		AppSettings: map[string]server.AppSettings{"vesper": {"powerbi_tenant_id": "aad", "powerbi_client_id": "x"}}})
 	if err == nil || !strings.Contains(err.Error(), "TRELLIS_APP_VESPER_POWERBI") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// With a Redis cache (what the served app uses when the server has Redis), resolved project
+// names land in Redis, where every replica finds them.
+func TestResolvedNamesAreCachedInRedis(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	defer rdb.Close()
+	ctx := context.Background()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		t.Skipf("Redis is not reachable on 127.0.0.1:6379 (%v): skipping the Redis entity cache test", err)
+	}
+	prefix := "vesper-test-" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
+	defer func() {
+		keys, _ := rdb.Keys(ctx, prefix+"*").Result()
+		if len(keys) > 0 {
+			rdb.Del(ctx, keys...)
+		}
+	}()
+	o, err := vesperserve.OpenWith(ctx, vesperserve.Options{DataDir: seeded(t), Cache: entity.NewRedisCache(rdb, prefix)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Warehouse.Close()
+	st, err := o.App.Graph.Invoke(tool.WithCallInfo(ctx, tool.CallInfo{Tenant: "vesper", User: "u", Permissions: []string{"*"}}),
+		agent.SupervisorState{Messages: []message.Message{message.User("What is the health status of Nazareth Solar?")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(st.Answer, "Nazareth Solar") {
+		t.Fatalf("answer %q", st.Answer)
+	}
+	keys, err := rdb.Keys(ctx, prefix+"*").Result()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("no resolution cached in Redis under %s* (%v)", prefix, err)
 	}
 }
