@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,6 +29,8 @@ type chatOptions struct {
 	APIKey    string // sent as a bearer token when set
 	ConfigDir string // where chat.json and chat_history live; empty: os.UserConfigDir()/trellis
 	New       bool   // start a new thread without offering to resume the last one
+	// Configurable is sent as every run's config.configurable (--config key=value).
+	Configurable map[string]any
 
 	In         lineReader
 	Out        io.Writer
@@ -42,6 +45,19 @@ func runChat(ctx context.Context, env Env) error {
 	apiKey := fs.String("api-key", "", "API key or JWT for a server with auth; TRELLIS_API_KEY when empty")
 	configDir := fs.String("config-dir", envOr("CONFIG_DIR", ""), "where the last threads and the line history are kept; the user's config dir + /trellis when empty (TRELLIS_CONFIG_DIR)")
 	fresh := fs.Bool("new", false, "start a new thread instead of offering to resume the last one")
+	configurable := map[string]any{}
+	fs.Func("config", "key=value for every run's config.configurable (repeatable; a JSON value such as true or [\"a\"] is sent as JSON, anything else as a string), e.g. --config approve_tools=true", func(kv string) error {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("%q is not key=value (for example approve_tools=true)", kv)
+		}
+		var val any
+		if err := json.Unmarshal([]byte(v), &val); err != nil {
+			val = v
+		}
+		configurable[strings.TrimSpace(k)] = val
+		return nil
+	})
 	if err := fs.Parse(env.Args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -91,7 +107,7 @@ func runChat(ctx context.Context, env Env) error {
 	}
 	defer in.close()
 	return chat(base, chatOptions{
-		URL: *url, Assistant: *assistant, APIKey: key, ConfigDir: dir, New: *fresh,
+		URL: *url, Assistant: *assistant, APIKey: key, ConfigDir: dir, New: *fresh, Configurable: configurable,
 		In: in, Out: env.Stdout, Interrupts: interrupts,
 	})
 }
@@ -467,6 +483,9 @@ func (s *chatSession) answerGivenUp(err error) error {
 func (s *chatSession) stream(ctx context.Context, body map[string]any) ([]chatInterrupt, error) {
 	body["assistant_id"] = s.asst.AssistantID
 	body["stream_mode"] = chatStreamModes
+	if len(s.opts.Configurable) > 0 {
+		body["config"] = map[string]any{"configurable": s.opts.Configurable}
+	}
 	// Should the chat die without cancelling, the server cancels the run when the stream drops.
 	body["on_disconnect"] = "cancel"
 

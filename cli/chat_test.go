@@ -592,3 +592,20 @@ func TestChatEndsWithItsContext(t *testing.T) {
 		t.Fatal("the chat outlived its context")
 	}
 }
+
+// --config sends configuration with every run: the example assistant, asked with
+// approve_tools=true, asks before its tool, and the chat offers the Agent Inbox answers.
+func TestChatSendsConfiguration(t *testing.T) {
+	b := setupChat(t, server.Config{})
+	out, err := b.chat(t, "What time is it in Tokyo?\naccept\n", "--assistant", "example", "--new", "--config", "approve_tools=true")
+	if err != nil {
+		t.Fatalf("chat: %v\n%s", err, out)
+	}
+	if s := out.String(); !strings.Contains(s, "== approval needed: world_clock ==") || !strings.Contains(s, "  <- world_clock: It is ") {
+		t.Fatalf("no approval asked with approve_tools=true:\n%s", s)
+	}
+	_, err = b.chat(t, "", "--config", "novalue")
+	if err == nil || !strings.Contains(err.Error(), "not key=value") {
+		t.Fatalf("a bad --config: %v", err)
+	}
+}
