@@ -383,6 +383,18 @@ func (m *metaDB) insertRunOnThread(ctx context.Context, run *Run, reject bool) (
 	if len(ids) > 0 && reject {
 		return ids, nil
 	}
+	// The run is stamped after every run of the thread inserted before it, under the lock: two
+	// replicas creating runs at the same instant stamp them before they take the lock, so the
+	// later insert could carry the earlier stamp, and a run already claimed would then come
+	// after one created "before" it. Creation order is insertion order.
+	var last sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT max(created_at) FROM trellis_runs WHERE tenant = $1 AND thread_id = $2`, run.tenant, run.ThreadID).Scan(&last); err != nil {
+		return nil, err
+	}
+	if last.Valid && ms(run.CreatedAt) <= last.Int64 {
+		run.CreatedAt = fromMS(last.Int64 + 1)
+		run.UpdatedAt = run.CreatedAt
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO trellis_runs (`+runInsertCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
 		run.tenant, run.RunID, run.ThreadID, run.AssistantID, run.Status, mustJSON(run.Metadata), mustJSON(run.Kwargs), run.MultitaskStrategy, ms(run.CreatedAt)); err != nil {
 		return nil, err
