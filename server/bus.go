@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -58,8 +59,9 @@ type bus struct {
 	publishManyF func(ctx context.Context, payloads []string) error
 	limit        int
 	log          *slog.Logger
-	onCancel     func(runID, action string)
-	onDone       func(threadID, runID string)
+	// handlers are set once the runner exists, after the listener has started: notifications
+	// from other replicas may already arrive, so they are read atomically.
+	handlers atomic.Pointer[busHandlers]
 
 	mu   sync.Mutex
 	subs map[string]map[chan busMsg]struct{}
@@ -67,6 +69,16 @@ type bus struct {
 	stop context.CancelFunc
 	done sync.WaitGroup
 }
+
+// busHandlers are what the bus calls for other replicas' cancel and done messages.
+type busHandlers struct {
+	cancel func(runID, action string)
+	done   func(threadID, runID string)
+}
+
+// handle sets what the bus calls for cancel and done messages; those that arrive before are
+// dropped (no run of this process can be concerned yet).
+func (b *bus) handle(h busHandlers) { b.handlers.Store(&h) }
 
 func newBus(kind string, log *slog.Logger) *bus {
 	return &bus{kind: kind, log: log, subs: map[string]map[chan busMsg]struct{}{}}
@@ -190,12 +202,12 @@ func (b *bus) dispatch(payload string) {
 	}
 	switch m.Kind {
 	case "cancel":
-		if b.onCancel != nil {
-			b.onCancel(m.RunID, m.Action)
+		if h := b.handlers.Load(); h != nil {
+			h.cancel(m.RunID, m.Action)
 		}
 	case "done":
-		if b.onDone != nil {
-			b.onDone(m.Thread, m.RunID)
+		if h := b.handlers.Load(); h != nil {
+			h.done(m.Thread, m.RunID)
 		}
 	case "ev":
 		b.deliver(m)
