@@ -3,40 +3,21 @@ package pgsaver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/checkpoint/internal/sqlcore"
 )
 
-// Error is what the saver returns when an operation fails. It matches [checkpoint.ErrNotFound],
-// [checkpoint.ErrConflict], [ErrReadOnly], [ErrUnavailable], [ErrClosed] or a context error with
-// errors.Is where one of those is the cause.
-type Error struct {
-	Op       string // "get", "list", "put", "put writes", "delete thread", "prune", "migrate", "open"
-	ThreadID string // empty when the operation is not about one thread
-	Err      error
-	Hint     string // what to do about it, when the saver knows
-}
-
-func (e *Error) Error() string {
-	s := "pgsaver: " + e.Op
-	if e.ThreadID != "" {
-		s += fmt.Sprintf(" thread %q", e.ThreadID)
-	}
-	s += ": " + strings.TrimPrefix(e.Err.Error(), "pgsaver: ")
-	if e.Hint != "" {
-		s += " (" + e.Hint + ")"
-	}
-	return s
-}
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
+// Error is what the saver returns when an operation fails: the operation ("get", "list",
+// "put", "put writes", "delete thread", "prune", "migrate", "open"), the thread when the
+// operation is about one, the cause and a hint saying what to do when the saver knows. It
+// matches [checkpoint.ErrNotFound], [checkpoint.ErrConflict], [ErrReadOnly], [ErrUnavailable],
+// [ErrClosed] or a context error with errors.Is where one of those is the cause.
+type Error = sqlcore.Error
 
 var (
 	// ErrReadOnly: the server refuses writes (a hot standby, or default_transaction_read_only).
@@ -51,17 +32,17 @@ var (
 
 // wrap turns err into an *Error with a hint.
 func wrap(ctx context.Context, op, threadID string, err error) error {
-	if err == nil {
-		return nil
-	}
-	e := &Error{Op: op, ThreadID: threadID, Err: err}
-	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-		e.Err = fmt.Errorf("%w (%v)", ctxErr, err)
-		return e
-	}
-	if errors.Is(err, checkpoint.ErrNotFound) || errors.Is(err, checkpoint.ErrConflict) || errors.Is(err, ErrClosed) {
-		return e
-	}
+	return sqlcore.Wrap(ctx, "pgsaver", op, threadID, err, classify, ErrClosed)
+}
+
+// fail is an *Error of the saver's own making.
+func fail(op, threadID string, err error, hint string) error {
+	return &Error{Saver: "pgsaver", Op: op, ThreadID: threadID, Err: err, Hint: hint}
+}
+
+const lostHint = "the connection to Postgres was lost; retry the call once the server is back"
+
+func classify(err error) (string, error) {
 	var pgErr *pgconn.PgError
 	var connErr *pgconn.ConnectError
 	var netErr net.Error
@@ -69,38 +50,23 @@ func wrap(ctx context.Context, op, threadID string, err error) error {
 	case errors.As(err, &pgErr):
 		switch {
 		case pgErr.Code == "25006": // read_only_sql_transaction
-			e.Err = fmt.Errorf("%w: %v", ErrReadOnly, err)
-			e.Hint = "the server or this role refuses writes (a standby, or default_transaction_read_only is on); point the saver at the primary"
+			return "the server or this role refuses writes (a standby, or default_transaction_read_only is on); point the saver at the primary", ErrReadOnly
 		case pgErr.Code == "42P01" || pgErr.Code == "42703": // undefined_table, undefined_column
-			e.Hint = "the checkpoint tables are missing or old in this search_path; run pgsaver.Migrate (trellis migrate)"
+			return "the checkpoint tables are missing or old in this search_path; run pgsaver.Migrate (trellis migrate)", nil
 		case pgErr.Code == "42501": // insufficient_privilege
-			e.Hint = "the role lacks a privilege on the checkpoint tables; grant it SELECT, INSERT, UPDATE, DELETE"
+			return "the role lacks a privilege on the checkpoint tables; grant it SELECT, INSERT, UPDATE, DELETE", nil
 		case strings.HasPrefix(pgErr.Code, "08"), strings.HasPrefix(pgErr.Code, "57P"): // connection exception, operator intervention
-			e.Err = fmt.Errorf("%w: %v", ErrUnavailable, err)
-			e.Hint = "the connection to Postgres was lost; retry the call once the server is back"
+			return lostHint, ErrUnavailable
 		case pgErr.Code == "53300": // too_many_connections
-			e.Err = fmt.Errorf("%w: %v", ErrUnavailable, err)
-			e.Hint = "the server has no free connections; lower pool_max_conns or raise max_connections"
+			return "the server has no free connections; lower pool_max_conns or raise max_connections", ErrUnavailable
 		}
 	case errors.As(err, &connErr):
-		e.Err = fmt.Errorf("%w: %v", ErrUnavailable, err)
-		e.Hint = "cannot connect to Postgres; check that it runs and that the connection string is right"
+		return "cannot connect to Postgres; check that it runs and that the connection string is right", ErrUnavailable
 	case strings.Contains(err.Error(), "closed pool"):
-		e.Err = fmt.Errorf("%w: %v", ErrClosed, err)
-		e.Hint = "the pgxpool.Pool the saver uses was closed"
+		return "the pgxpool.Pool the saver uses was closed", ErrClosed
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed), errors.As(err, &netErr),
 		strings.Contains(err.Error(), "conn closed"):
-		e.Err = fmt.Errorf("%w: %v", ErrUnavailable, err)
-		e.Hint = "the connection to Postgres was lost; retry the call once the server is back"
+		return lostHint, ErrUnavailable
 	}
-	return e
-}
-
-// conflict reports a failed head compare-and-swap.
-func conflict(threadID, ns, want, found string) error {
-	return fmt.Errorf("%w (thread %q namespace %q: expected head %q, found %q)", checkpoint.ErrConflict, threadID, ns, want, found)
-}
-
-func notFound(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{checkpoint.ErrNotFound}, args...)...)
+	return "", nil
 }

@@ -3,20 +3,17 @@ package pgsaver
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/trellis-go/trellis/checkpoint/internal/sqlcore"
 )
 
 // migrations are applied in order, each once, each in its own transaction. Never edit one that
 // has shipped: add another. Tables are created in the first schema of the search_path.
-var migrations = []struct {
-	version int
-	name    string
-	sql     string
-}{
-	{1, "checkpoint tables", `
+var migrations = []sqlcore.Migration{
+	{Version: 1, Name: "checkpoint tables", SQL: `
 CREATE TABLE trellis_checkpoint_spaces (
 	id        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 	thread_id text NOT NULL,
@@ -56,7 +53,7 @@ CREATE INDEX trellis_checkpoint_writes_by_checkpoint ON trellis_checkpoint_write
 }
 
 // SchemaVersion is the schema version this package's migrations bring a database to.
-var SchemaVersion = migrations[len(migrations)-1].version
+var SchemaVersion = sqlcore.Latest(migrations)
 
 // DB is what [Migrate] needs: *pgxpool.Pool and *pgx.Conn both have it.
 type DB interface {
@@ -93,7 +90,7 @@ func migrate(ctx context.Context, db DB) error {
 	case err == nil && current == SchemaVersion:
 		return nil
 	case err == nil && current > SchemaVersion:
-		return schemaTooNew(current)
+		return sqlcore.TooNew(current, SchemaVersion)
 	case err != nil && !(errors.As(err, &pgErr) && pgErr.Code == "42P01"): // undefined_table is expected
 		return err
 	}
@@ -111,24 +108,12 @@ func migrate(ctx context.Context, db DB) error {
 		if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM trellis_checkpoint_migrations").Scan(&current); err != nil {
 			return err
 		}
-		if current > SchemaVersion {
-			return schemaTooNew(current)
-		}
-		for _, m := range migrations {
-			if m.version <= current {
-				continue
-			}
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
-			}
-			if _, err := tx.Exec(ctx, "INSERT INTO trellis_checkpoint_migrations (version, name) VALUES ($1, $2)", m.version, m.name); err != nil {
-				return err
-			}
-		}
-		return nil
+		return sqlcore.Apply(migrations, current, func(sql string) error {
+			_, err := tx.Exec(ctx, sql)
+			return err
+		}, func(m sqlcore.Migration) error {
+			_, err := tx.Exec(ctx, "INSERT INTO trellis_checkpoint_migrations (version, name) VALUES ($1, $2)", m.Version, m.Name)
+			return err
+		})
 	})
-}
-
-func schemaTooNew(v int) error {
-	return fmt.Errorf("the database's checkpoint schema is at version %d, newer than the %d this build knows; run a newer trellis", v, SchemaVersion)
 }

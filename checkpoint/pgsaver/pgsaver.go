@@ -3,7 +3,6 @@ package pgsaver
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -13,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/trellis-go/trellis/checkpoint"
-	"github.com/trellis-go/trellis/checkpoint/internal/rowcodec"
+	"github.com/trellis-go/trellis/checkpoint/internal/sqlcore"
 )
 
 // Options configures a saver. The zero value (or a nil *Options) means the documented defaults.
@@ -27,13 +26,9 @@ func (o *Options) withDefaults() (Options, error) {
 	if o != nil {
 		out = *o
 	}
-	if out.ListPageSize < 0 {
-		return out, fmt.Errorf("Options.ListPageSize is %d; use zero for the default of 256 or a positive number", out.ListPageSize)
-	}
-	if out.ListPageSize == 0 {
-		out.ListPageSize = 256
-	}
-	return out, nil
+	var err error
+	out.ListPageSize, err = sqlcore.PageSize(out.ListPageSize)
+	return out, err
 }
 
 // Saver is a [checkpoint.Saver] on Postgres. It is safe for concurrent use, also by many
@@ -53,7 +48,7 @@ var _ checkpoint.Saver = (*Saver)(nil)
 func Open(ctx context.Context, connString string, opts *Options) (*Saver, error) {
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {
-		return nil, &Error{Op: "open", Err: err, Hint: "pass a connection string such as postgres://user@host:5432/db"}
+		return nil, fail("open", "", err, "pass a connection string such as postgres://user@host:5432/db")
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -73,10 +68,10 @@ func Open(ctx context.Context, connString string, opts *Options) (*Saver, error)
 func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Saver, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
-		return nil, &Error{Op: "open", Err: err}
+		return nil, fail("open", "", err, "")
 	}
 	if pool == nil {
-		return nil, &Error{Op: "open", Err: errors.New("pool is nil"), Hint: "pass a *pgxpool.Pool or use Open"}
+		return nil, fail("open", "", errors.New("pool is nil"), "pass a *pgxpool.Pool or use Open")
 	}
 	if err := Migrate(ctx, pool); err != nil {
 		return nil, err
@@ -149,10 +144,10 @@ func (s *Saver) put(ctx context.Context, req checkpoint.PutRequest) error {
 	if req.Head != "" && cp.ID <= req.Head {
 		return fmt.Errorf("checkpoint ID %q does not sort after the head %q; make IDs with checkpoint.NewID", cp.ID, req.Head)
 	}
-	if err := checkBlobs(req.Blobs); err != nil {
+	if err := sqlcore.CheckBlobs(req.Blobs); err != nil {
 		return err
 	}
-	r, err := encodeCheckpoint(cp)
+	r, err := sqlcore.Encode(cp)
 	if err != nil {
 		return err
 	}
@@ -202,7 +197,7 @@ func (s *Saver) put(ctx context.Context, req checkpoint.PutRequest) error {
 	if head == cp.ID {
 		return nil
 	}
-	return conflict(req.ThreadID, req.NS, req.Head, head)
+	return sqlcore.Conflict(req.ThreadID, req.NS, req.Head, head)
 }
 
 // PutWrites implements [checkpoint.Saver]. Deleting the task's earlier writes and inserting the
@@ -242,7 +237,7 @@ func (s *Saver) putWrites(ctx context.Context, req checkpoint.WritesRequest) err
 		return err
 	}
 	if found == 0 {
-		return notFound("thread %q namespace %q has no checkpoint %q", ref.ThreadID, ref.NS, ref.CheckpointID)
+		return sqlcore.NotFound("thread %q namespace %q has no checkpoint %q", ref.ThreadID, ref.NS, ref.CheckpointID)
 	}
 	return nil
 }
@@ -299,7 +294,7 @@ func (s *Saver) get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 		q = getNewest
 	}
 	var (
-		r                         row
+		r                         sqlcore.Row
 		channels, versions, bases []string
 		datas                     [][]byte
 		tasks, writeChannels      []string
@@ -309,14 +304,14 @@ func (s *Saver) get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 		&channels, &versions, &bases, &datas, &tasks, &writeChannels, &values)
 	if errors.Is(err, pgx.ErrNoRows) {
 		if ref.CheckpointID == "" {
-			return nil, notFound("thread %q namespace %q has no checkpoints", ref.ThreadID, ref.NS)
+			return nil, sqlcore.NotFound("thread %q namespace %q has no checkpoints", ref.ThreadID, ref.NS)
 		}
-		return nil, notFound("thread %q namespace %q has no checkpoint %q", ref.ThreadID, ref.NS, ref.CheckpointID)
+		return nil, sqlcore.NotFound("thread %q namespace %q has no checkpoint %q", ref.ThreadID, ref.NS, ref.CheckpointID)
 	}
 	if err != nil {
 		return nil, err
 	}
-	cp, err := decodeCheckpoint(r)
+	cp, err := sqlcore.Decode(r)
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +324,7 @@ func (s *Saver) get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 		blobs[i] = checkpoint.Blob{Channel: channels[i], Version: versions[i], Base: bases[i], Data: datas[i]}
 	}
 	t := &checkpoint.Tuple{Ref: checkpoint.Ref{ThreadID: ref.ThreadID, NS: ref.NS, CheckpointID: cp.ID}, Checkpoint: cp}
-	if t.Blobs, err = checkChains(ref.ThreadID, cp.ID, cp.Versions, blobs); err != nil {
+	if t.Blobs, err = sqlcore.CheckChains(ref.ThreadID, cp.ID, cp.Versions, blobs); err != nil {
 		return nil, err
 	}
 	for i := range tasks {
@@ -343,75 +338,17 @@ func (s *Saver) get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 // metadata filter is applied in SQL as JSON containment (which can use an index) and then
 // checked for equality in Go.
 func (s *Saver) List(ctx context.Context, opts checkpoint.ListOptions) iter.Seq2[*checkpoint.Tuple, error] {
-	return func(yield func(*checkpoint.Tuple, error) bool) {
-		if err := s.begin(ctx); err != nil {
-			yield(nil, wrap(ctx, "list", opts.ThreadID, err))
-			return
-		}
-		var filter []byte
-		if len(opts.Metadata) > 0 {
-			var err error
-			if filter, err = json.Marshal(opts.Metadata); err != nil {
-				yield(nil, &Error{Op: "list", ThreadID: opts.ThreadID, Err: fmt.Errorf("the metadata filter cannot be encoded as JSON: %w", err)})
-				return
-			}
-		}
-		var (
-			cursorID, cursorNS string
-			first              = true
-			listed             int
-		)
-		for {
-			q := `SELECT s.ns, c.id, c.parent_id, c.step, c.source, c.created_at, c.state, c.metadata
-FROM trellis_checkpoint_spaces s JOIN trellis_checkpoints c ON c.space = s.id
-WHERE s.thread_id = $1`
-			args := []any{opts.ThreadID}
-			arg := func(v any) string {
-				args = append(args, v)
-				return fmt.Sprintf("$%d", len(args))
-			}
-			if !opts.AllNS {
-				q += " AND s.ns = " + arg(deref(opts.NS))
-			}
-			if opts.Before != "" {
-				q += " AND c.id < " + arg(opts.Before)
-			}
-			if filter != nil {
-				q += " AND c.metadata @> " + arg(string(filter)) + "::jsonb"
-			}
-			if !first {
-				q += fmt.Sprintf(" AND (c.id, s.ns) < (%s, %s COLLATE \"C\")", arg(cursorID), arg(cursorNS))
-			}
-			page := s.opts.ListPageSize
-			if opts.Limit > 0 && filter == nil && opts.Limit-listed < page {
-				page = opts.Limit - listed
-			}
-			q += ` ORDER BY c.id DESC, s.ns COLLATE "C" DESC LIMIT ` + arg(page)
+	fail := func(err error) error { return wrap(ctx, "list", opts.ThreadID, err) }
+	return sqlcore.List(ctx, dialect, opts, s.opts.ListPageSize, s.begin, func(ctx context.Context, q string, args []any) ([]*checkpoint.Tuple, error) {
+		return s.listPage(ctx, opts.ThreadID, q, args)
+	}, fail)
+}
 
-			tuples, err := s.listPage(ctx, opts.ThreadID, q, args)
-			if err != nil {
-				yield(nil, wrap(ctx, "list", opts.ThreadID, err))
-				return
-			}
-			for _, t := range tuples {
-				cursorID, cursorNS = t.Checkpoint.ID, t.Ref.NS
-				if !checkpoint.MetadataMatches(t.Checkpoint.Metadata, opts.Metadata) {
-					continue
-				}
-				if !yield(t, nil) {
-					return
-				}
-				listed++
-				if opts.Limit > 0 && listed >= opts.Limit {
-					return
-				}
-			}
-			if len(tuples) < page {
-				return
-			}
-			first = false
-		}
-	}
+// dialect is how the shared listing query is written for Postgres.
+var dialect = sqlcore.Dialect{
+	Param:        func(n int) string { return fmt.Sprintf("$%d", n) },
+	Collate:      ` COLLATE "C"`,
+	JSONContains: func(p string) string { return "c.metadata @> " + p + "::jsonb" },
 }
 
 func (s *Saver) listPage(ctx context.Context, threadID, q string, args []any) ([]*checkpoint.Tuple, error) {
@@ -420,14 +357,7 @@ func (s *Saver) listPage(ctx context.Context, threadID, q string, args []any) ([
 		return nil, err
 	}
 	defer rows.Close()
-	return rowcodec.ScanTuples(rows, threadID)
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
+	return sqlcore.ScanTuples(rows, threadID)
 }
 
 // DeleteThread implements [checkpoint.Saver]. One statement: the thread disappears at once.
@@ -474,7 +404,7 @@ WHERE b.space = $1 AND NOT EXISTS (SELECT 1 FROM needed n WHERE n.channel = b.ch
 // thread wait for it rather than interleave with it.
 func (s *Saver) Prune(ctx context.Context, req checkpoint.PruneRequest) error {
 	if req.Keep < 1 {
-		return &Error{Op: "prune", ThreadID: req.ThreadID, Err: fmt.Errorf("the number of checkpoints to keep is %d; it must be at least 1", req.Keep), Hint: "to remove the whole thread, use DeleteThread"}
+		return fail("prune", req.ThreadID, fmt.Errorf("the number of checkpoints to keep is %d; it must be at least 1", req.Keep), "to remove the whole thread, use DeleteThread")
 	}
 	err := s.begin(ctx)
 	if err == nil {

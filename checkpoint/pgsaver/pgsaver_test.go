@@ -116,55 +116,12 @@ func put(t *testing.T, s checkpoint.Saver, thread, head string, blobs ...checkpo
 // Two processes (two pools) racing on one thread: one wins each round, the other gets
 // ErrConflict, and the history never forks.
 func TestTwoPoolsOneThreadConflict(t *testing.T) {
-	ctx := context.Background()
 	a, b := setup(t)
-	other, err := pgsaver.New(ctx, newPool(t, b.schema, nil), nil)
+	other, err := pgsaver.New(context.Background(), newPool(t, b.schema, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	head := put(t, a, "shared", "")
-	const rounds = 15
-	for round := range rounds {
-		var wg sync.WaitGroup
-		errs, ids := make([]error, 2), make([]string, 2)
-		for i, s := range []*pgsaver.Saver{a, other} {
-			ids[i] = checkpoint.NewID()
-			wg.Go(func() {
-				errs[i] = s.Put(ctx, checkpoint.PutRequest{ThreadID: "shared", Head: head,
-					Checkpoint: checkpoint.Checkpoint{ID: ids[i], ParentID: head, Versions: map[string]string{}}})
-			})
-		}
-		wg.Wait()
-		var won []string
-		for i, err := range errs {
-			switch {
-			case err == nil:
-				won = append(won, ids[i])
-			case errors.Is(err, checkpoint.ErrConflict):
-			default:
-				t.Fatalf("round %d: writer %d: %v; want success or ErrConflict", round, i, err)
-			}
-		}
-		if len(won) != 1 {
-			t.Fatalf("round %d: %d writers won, want 1", round, len(won))
-		}
-		head = won[0]
-	}
-	var prev *checkpoint.Tuple
-	n := 0
-	for tup, err := range other.List(ctx, checkpoint.ListOptions{ThreadID: "shared"}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if prev != nil && prev.Checkpoint.ParentID != tup.Checkpoint.ID {
-			t.Errorf("history forked: %q has parent %q but the next older is %q", prev.Checkpoint.ID, prev.Checkpoint.ParentID, tup.Checkpoint.ID)
-		}
-		prev = tup
-		n++
-	}
-	if n != rounds+1 {
-		t.Errorf("history has %d checkpoints, want %d", n, rounds+1)
-	}
+	checkpointtest.TwoWriters(t, a, other, 15)
 }
 
 // The backend serving a Put is killed while the put waits (as in a failover or an operator's

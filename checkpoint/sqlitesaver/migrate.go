@@ -5,16 +5,14 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/trellis-go/trellis/checkpoint/internal/sqlcore"
 )
 
 // migrations are applied in order, each once, each in its own transaction. Never edit one that
 // has shipped: add another.
-var migrations = []struct {
-	version int
-	name    string
-	sql     string
-}{
-	{1, "checkpoint tables", `
+var migrations = []sqlcore.Migration{
+	{Version: 1, Name: "checkpoint tables", SQL: `
 CREATE TABLE trellis_checkpoint_spaces (
 	id        INTEGER PRIMARY KEY,
 	thread_id TEXT NOT NULL,
@@ -54,7 +52,7 @@ CREATE INDEX trellis_checkpoint_writes_by_checkpoint ON trellis_checkpoint_write
 }
 
 // SchemaVersion is the schema version this package's migrations bring a database to.
-var SchemaVersion = migrations[len(migrations)-1].version
+var SchemaVersion = sqlcore.Latest(migrations)
 
 // Migrate brings the database's checkpoint tables up to [SchemaVersion]. It is safe to run
 // again, and from several processes at once: the first one applies what is missing, the others
@@ -107,21 +105,13 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		if err := conn.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM trellis_checkpoint_migrations").Scan(&current); err != nil {
 			return err
 		}
-		if current > SchemaVersion {
-			return fmt.Errorf("the database's checkpoint schema is at version %d, newer than the %d this build knows; run a newer trellis", current, SchemaVersion)
-		}
-		for _, m := range migrations {
-			if m.version <= current {
-				continue
-			}
-			if _, err := conn.ExecContext(ctx, m.sql); err != nil {
-				return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
-			}
-			if _, err := conn.ExecContext(ctx, "INSERT INTO trellis_checkpoint_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-				m.version, m.name, time.Now().UTC().Format(time.RFC3339)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return sqlcore.Apply(migrations, current, func(sql string) error {
+			_, err := conn.ExecContext(ctx, sql)
+			return err
+		}, func(m sqlcore.Migration) error {
+			_, err := conn.ExecContext(ctx, "INSERT INTO trellis_checkpoint_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+				m.Version, m.Name, time.Now().UTC().Format(time.RFC3339))
+			return err
+		})
 	})
 }

@@ -14,7 +14,7 @@ import (
 	_ "modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
 
 	"github.com/trellis-go/trellis/checkpoint"
-	"github.com/trellis-go/trellis/checkpoint/internal/rowcodec"
+	"github.com/trellis-go/trellis/checkpoint/internal/sqlcore"
 )
 
 // Options configures a saver. The zero value (or a nil *Options) means the documented defaults.
@@ -49,13 +49,9 @@ func (o *Options) withDefaults() (Options, error) {
 	default:
 		return out, fmt.Errorf("Options.Synchronous is %q; use FULL, NORMAL, OFF, EXTRA or empty for FULL", out.Synchronous)
 	}
-	if out.ListPageSize < 0 {
-		return out, fmt.Errorf("Options.ListPageSize is %d; use zero for the default of 256 or a positive number", out.ListPageSize)
-	}
-	if out.ListPageSize == 0 {
-		out.ListPageSize = 256
-	}
-	return out, nil
+	var err error
+	out.ListPageSize, err = sqlcore.PageSize(out.ListPageSize)
+	return out, err
 }
 
 // Saver is a [checkpoint.Saver] on a SQLite database. It is safe for concurrent use, also by
@@ -104,15 +100,15 @@ var _ checkpoint.Saver = (*Saver)(nil)
 func Open(ctx context.Context, path string, opts *Options) (*Saver, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
-		return nil, &Error{Op: "open", Err: err}
+		return nil, fail("open", "", err, "")
 	}
 	switch {
 	case path == "":
-		return nil, &Error{Op: "open", Err: errors.New("no database path"), Hint: "pass a file path such as trellis.db"}
+		return nil, fail("open", "", errors.New("no database path"), "pass a file path such as trellis.db")
 	case strings.Contains(path, "?"), strings.HasPrefix(path, "file:"):
-		return nil, &Error{Op: "open", Err: fmt.Errorf("path %q is a URI or has a query", path), Hint: "pass a plain file path; to tune the connection, open the *sql.DB yourself and call New"}
+		return nil, fail("open", "", fmt.Errorf("path %q is a URI or has a query", path), "pass a plain file path; to tune the connection, open the *sql.DB yourself and call New")
 	case path == ":memory:" || strings.HasPrefix(path, ":memory:"):
-		return nil, &Error{Op: "open", Err: errors.New("an in-memory SQLite database is private to each connection"), Hint: "use checkpoint.NewMemorySaver, or a file in a temporary directory"}
+		return nil, fail("open", "", errors.New("an in-memory SQLite database is private to each connection"), "use checkpoint.NewMemorySaver, or a file in a temporary directory")
 	}
 	dsn := fmt.Sprintf("%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(%s)",
 		path, o.BusyTimeout.Milliseconds(), o.Synchronous)
@@ -135,10 +131,10 @@ func Open(ctx context.Context, path string, opts *Options) (*Saver, error) {
 func New(ctx context.Context, db *sql.DB, opts *Options) (*Saver, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
-		return nil, &Error{Op: "open", Err: err}
+		return nil, fail("open", "", err, "")
 	}
 	if db == nil {
-		return nil, &Error{Op: "open", Err: errors.New("db is nil"), Hint: "pass an open *sql.DB or use Open"}
+		return nil, fail("open", "", errors.New("db is nil"), "pass an open *sql.DB or use Open")
 	}
 	if err := Migrate(ctx, db); err != nil {
 		return nil, err
@@ -219,17 +215,17 @@ func (s *Saver) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 func (s *Saver) Put(ctx context.Context, req checkpoint.PutRequest) error {
 	cp := req.Checkpoint
 	if cp.ID == "" {
-		return &Error{Op: "put", ThreadID: req.ThreadID, Err: errors.New("the checkpoint has no ID"), Hint: "set Checkpoint.ID with checkpoint.NewID"}
+		return fail("put", req.ThreadID, errors.New("the checkpoint has no ID"), "set Checkpoint.ID with checkpoint.NewID")
 	}
 	if req.Head != "" && cp.ID <= req.Head {
-		return &Error{Op: "put", ThreadID: req.ThreadID, Err: fmt.Errorf("checkpoint ID %q does not sort after the head %q", cp.ID, req.Head), Hint: "make IDs with checkpoint.NewID"}
+		return fail("put", req.ThreadID, fmt.Errorf("checkpoint ID %q does not sort after the head %q", cp.ID, req.Head), "make IDs with checkpoint.NewID")
 	}
-	if err := checkBlobs(req.Blobs); err != nil {
-		return &Error{Op: "put", ThreadID: req.ThreadID, Err: err}
+	if err := sqlcore.CheckBlobs(req.Blobs); err != nil {
+		return fail("put", req.ThreadID, err, "")
 	}
-	r, err := encodeCheckpoint(cp)
+	r, err := sqlcore.Encode(cp)
 	if err != nil {
-		return &Error{Op: "put", ThreadID: req.ThreadID, Err: err}
+		return fail("put", req.ThreadID, err, "")
 	}
 	errRetry := errors.New("retry")
 	err = s.write(ctx, func(tx *sql.Tx) error {
@@ -249,7 +245,7 @@ func (s *Saver) Put(ctx context.Context, req checkpoint.PutRequest) error {
 			if head == cp.ID {
 				return errRetry // a retry of a put that committed but whose reply was lost
 			}
-			return conflict(req.ThreadID, req.NS, req.Head, head)
+			return sqlcore.Conflict(req.ThreadID, req.NS, req.Head, head)
 		}
 		if err != nil {
 			return err
@@ -294,7 +290,7 @@ func (s *Saver) PutWrites(ctx context.Context, req checkpoint.WritesRequest) err
 		var id int64
 		err := s.stmt(ctx, tx, "checkpointSpace").QueryRowContext(ctx, ref.ThreadID, ref.NS, ref.CheckpointID).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound("thread %q namespace %q has no checkpoint %q", ref.ThreadID, ref.NS, ref.CheckpointID)
+			return sqlcore.NotFound("thread %q namespace %q has no checkpoint %q", ref.ThreadID, ref.NS, ref.CheckpointID)
 		}
 		if err != nil {
 			return err
@@ -354,7 +350,7 @@ func (s *Saver) get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 
 	var (
 		spaceID int64
-		r       row
+		r       sqlcore.Row
 		dest    = []any{&spaceID, &r.ID, &r.ParentID, &r.Step, &r.Source, &r.CreatedAt, &r.State, &r.Metadata}
 	)
 	if ref.CheckpointID == "" {
@@ -364,14 +360,14 @@ func (s *Saver) get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		if ref.CheckpointID == "" {
-			return nil, notFound("thread %q namespace %q has no checkpoints", ref.ThreadID, ref.NS)
+			return nil, sqlcore.NotFound("thread %q namespace %q has no checkpoints", ref.ThreadID, ref.NS)
 		}
-		return nil, notFound("thread %q namespace %q has no checkpoint %q", ref.ThreadID, ref.NS, ref.CheckpointID)
+		return nil, sqlcore.NotFound("thread %q namespace %q has no checkpoint %q", ref.ThreadID, ref.NS, ref.CheckpointID)
 	}
 	if err != nil {
 		return nil, err
 	}
-	cp, err := decodeCheckpoint(r)
+	cp, err := sqlcore.Decode(r)
 	if err != nil {
 		return nil, err
 	}
@@ -393,7 +389,7 @@ func (s *Saver) get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if t.Blobs, err = checkChains(ref.ThreadID, cp.ID, cp.Versions, blobs); err != nil {
+	if t.Blobs, err = sqlcore.CheckChains(ref.ThreadID, cp.ID, cp.Versions, blobs); err != nil {
 		return nil, err
 	}
 
@@ -415,65 +411,17 @@ func (s *Saver) get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 // List implements [checkpoint.Saver]. It reads Options.ListPageSize checkpoints per query and
 // holds no transaction while the caller's loop body runs, so the body may call the saver.
 func (s *Saver) List(ctx context.Context, opts checkpoint.ListOptions) iter.Seq2[*checkpoint.Tuple, error] {
-	return func(yield func(*checkpoint.Tuple, error) bool) {
-		if err := ctx.Err(); err != nil {
-			yield(nil, wrap(ctx, "list", opts.ThreadID, err))
-			return
-		}
-		var (
-			cursorID, cursorNS string // the last checkpoint yielded, for keyset paging
-			first              = true
-			listed             int
-		)
-		for {
-			q := `SELECT s.ns, c.id, c.parent_id, c.step, c.source, c.created_at, c.state, c.metadata
-FROM trellis_checkpoint_spaces s JOIN trellis_checkpoints c ON c.space = s.id
-WHERE s.thread_id = ?`
-			args := []any{opts.ThreadID}
-			if !opts.AllNS {
-				q += " AND s.ns = ?"
-				args = append(args, deref(opts.NS))
-			}
-			if opts.Before != "" {
-				q += " AND c.id < ?"
-				args = append(args, opts.Before)
-			}
-			if !first {
-				q += " AND (c.id, s.ns) < (?, ?)"
-				args = append(args, cursorID, cursorNS)
-			}
-			page := s.opts.ListPageSize
-			if opts.Limit > 0 && len(opts.Metadata) == 0 && opts.Limit-listed < page {
-				page = opts.Limit - listed
-			}
-			q += " ORDER BY c.id DESC, s.ns DESC LIMIT ?"
-			args = append(args, page)
-
-			tuples, err := s.listPage(ctx, opts.ThreadID, q, args)
-			if err != nil {
-				yield(nil, wrap(ctx, "list", opts.ThreadID, err))
-				return
-			}
-			for _, t := range tuples {
-				cursorID, cursorNS = t.Checkpoint.ID, t.Ref.NS
-				if !checkpoint.MetadataMatches(t.Checkpoint.Metadata, opts.Metadata) {
-					continue
-				}
-				if !yield(t, nil) {
-					return
-				}
-				listed++
-				if opts.Limit > 0 && listed >= opts.Limit {
-					return
-				}
-			}
-			if len(tuples) < page {
-				return
-			}
-			first = false
-		}
-	}
+	fail := func(err error) error { return wrap(ctx, "list", opts.ThreadID, err) }
+	return sqlcore.List(ctx, dialect, opts, s.opts.ListPageSize, contextErr, func(ctx context.Context, q string, args []any) ([]*checkpoint.Tuple, error) {
+		return s.listPage(ctx, opts.ThreadID, q, args)
+	}, fail)
 }
+
+func contextErr(ctx context.Context) error { return ctx.Err() }
+
+// dialect is how the shared listing query is written for SQLite: the metadata filter is
+// checked in Go only.
+var dialect = sqlcore.Dialect{Param: func(int) string { return "?" }}
 
 func (s *Saver) listPage(ctx context.Context, threadID, q string, args []any) ([]*checkpoint.Tuple, error) {
 	rows, err := s.db.QueryContext(ctx, q, args...)
@@ -481,14 +429,7 @@ func (s *Saver) listPage(ctx context.Context, threadID, q string, args []any) ([
 		return nil, err
 	}
 	defer rows.Close()
-	return rowcodec.ScanTuples(rows, threadID)
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
+	return sqlcore.ScanTuples(rows, threadID)
 }
 
 // DeleteThread implements [checkpoint.Saver].
@@ -534,7 +475,7 @@ WHERE space = ?1 AND (channel, version) NOT IN (SELECT channel, version FROM nee
 // Prune implements [checkpoint.Saver].
 func (s *Saver) Prune(ctx context.Context, req checkpoint.PruneRequest) error {
 	if req.Keep < 1 {
-		return &Error{Op: "prune", ThreadID: req.ThreadID, Err: fmt.Errorf("the number of checkpoints to keep is %d; it must be at least 1", req.Keep), Hint: "to remove the whole thread, use DeleteThread"}
+		return fail("prune", req.ThreadID, fmt.Errorf("the number of checkpoints to keep is %d; it must be at least 1", req.Keep), "to remove the whole thread, use DeleteThread")
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM trellis_checkpoints

@@ -51,9 +51,8 @@ func put(t *testing.T, s checkpoint.Saver, thread, head string) string {
 // Two processes writing one thread: each has its own *sql.DB on the same file, as two processes
 // would. The loser of every race must get ErrConflict, and the history must stay one line.
 func TestTwoDatabasesOneFileConflict(t *testing.T) {
-	ctx := context.Background()
 	a, path := setup(t)
-	b, err := sqlitesaver.Open(ctx, path, nil)
+	b, err := sqlitesaver.Open(context.Background(), path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,55 +60,7 @@ func TestTwoDatabasesOneFileConflict(t *testing.T) {
 	if a.DB() == b.DB() {
 		t.Fatal("the two savers share a *sql.DB; the test needs two")
 	}
-
-	head := put(t, a, "shared", "")
-	const rounds = 20
-	for round := range rounds {
-		var wg sync.WaitGroup
-		errs := make([]error, 2)
-		ids := make([]string, 2)
-		for i, s := range []*sqlitesaver.Saver{a, b} {
-			ids[i] = checkpoint.NewID()
-			wg.Go(func() {
-				errs[i] = s.Put(ctx, checkpoint.PutRequest{ThreadID: "shared", Head: head,
-					Checkpoint: checkpoint.Checkpoint{ID: ids[i], ParentID: head, Versions: map[string]string{}}})
-			})
-		}
-		wg.Wait()
-		var won []string
-		for i, err := range errs {
-			switch {
-			case err == nil:
-				won = append(won, ids[i])
-			case errors.Is(err, checkpoint.ErrConflict):
-			default:
-				t.Fatalf("round %d: writer %d failed with %v; want success or ErrConflict", round, i, err)
-			}
-		}
-		if len(won) != 1 {
-			t.Fatalf("round %d: %d writers won, want exactly 1 (errors: %v)", round, len(won), errs)
-		}
-		head = won[0]
-	}
-	// The history is one line: every checkpoint's parent is the one listed after it.
-	var list []*checkpoint.Tuple
-	for tup, err := range b.List(ctx, checkpoint.ListOptions{ThreadID: "shared"}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		list = append(list, tup)
-	}
-	if len(list) != rounds+1 {
-		t.Fatalf("history has %d checkpoints, want %d", len(list), rounds+1)
-	}
-	for i := 0; i+1 < len(list); i++ {
-		if list[i].Checkpoint.ParentID != list[i+1].Checkpoint.ID {
-			t.Errorf("history forked at %q: its parent is %q, the previous checkpoint is %q", list[i].Checkpoint.ID, list[i].Checkpoint.ParentID, list[i+1].Checkpoint.ID)
-		}
-	}
-	if got, _ := a.Get(ctx, checkpoint.Ref{ThreadID: "shared"}); got == nil || got.Checkpoint.ID != head {
-		t.Errorf("newest seen by the first process is not the last winner %q", head)
-	}
+	checkpointtest.TwoWriters(t, a, b, 20)
 }
 
 func TestReopenKeepsEverything(t *testing.T) {

@@ -1,6 +1,8 @@
-// Package rowcodec is how the SQL checkpoint savers (sqlitesaver, pgsaver) lay a checkpoint out
-// in a Row, and the checks both apply to what they read back.
-package rowcodec
+// Package sqlcore is what the SQL checkpoint savers (sqlitesaver, pgsaver) share, so that each
+// keeps only what its database does differently: how a checkpoint is laid out in a Row and the
+// checks on what is read back (row.go), the error type and its hints (errors.go), the paged
+// listing with its SQL dialect (list.go) and the migration runner (migrate.go).
+package sqlcore
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package rowcodec
+package sqlcore
 
 import (
 	"encoding/json"

@@ -1,0 +1,78 @@
+package sqlcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/trellis-go/trellis/checkpoint"
+)
+
+// Error is what a SQL saver returns when an operation fails (each saver's package names it as
+// its own Error). It matches [checkpoint.ErrNotFound], [checkpoint.ErrConflict], the saver's own
+// sentinels or a context error with errors.Is where one of those is the cause.
+type Error struct {
+	Saver    string // the package that failed: "pgsaver", "sqlitesaver"
+	Op       string // "get", "list", "put", "put writes", "delete thread", "prune", "migrate", "open"
+	ThreadID string // empty when the operation is not about one thread
+	Err      error
+	Hint     string // what to do about it, when the saver knows
+}
+
+func (e *Error) Error() string {
+	s := e.Saver + ": " + e.Op
+	if e.ThreadID != "" {
+		s += fmt.Sprintf(" thread %q", e.ThreadID)
+	}
+	s += ": " + strings.TrimPrefix(e.Err.Error(), e.Saver+": ")
+	if e.Hint != "" {
+		s += " (" + e.Hint + ")"
+	}
+	return s
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Classify names what a database error means: hint, what to do (empty when the saver does not
+// know), and kind, a sentinel the error will match (nil for none).
+type Classify func(err error) (hint string, kind error)
+
+// Wrap turns err into an *Error for op on threadID (nil stays nil). A call cut short by its
+// context matches the context's error; the checkpoint sentinels and pass (a saver's own that
+// need no hint) are kept as they are; any other error is classified.
+func Wrap(ctx context.Context, saver, op, threadID string, err error, classify Classify, pass ...error) error {
+	if err == nil {
+		return nil
+	}
+	e := &Error{Saver: saver, Op: op, ThreadID: threadID, Err: err}
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		e.Err = fmt.Errorf("%w (%v)", ctxErr, err)
+		return e
+	}
+	if errors.Is(err, checkpoint.ErrNotFound) || errors.Is(err, checkpoint.ErrConflict) {
+		return e
+	}
+	for _, p := range pass {
+		if errors.Is(err, p) {
+			return e
+		}
+	}
+	hint, kind := classify(err)
+	if kind != nil {
+		e.Err = fmt.Errorf("%w: %v", kind, err)
+	}
+	e.Hint = hint
+	return e
+}
+
+// Conflict reports a failed head compare-and-swap.
+func Conflict(threadID, ns, want, found string) error {
+	return fmt.Errorf("%w (thread %q namespace %q: expected head %q, found %q)", checkpoint.ErrConflict, threadID, ns, want, found)
+}
+
+// NotFound reports a missing checkpoint or thread.
+func NotFound(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{checkpoint.ErrNotFound}, args...)...)
+}
