@@ -2,11 +2,9 @@ package pgstore
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"sort"
 	"strconv"
@@ -19,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/trellis-go/trellis/store"
+	"github.com/trellis-go/trellis/store/internal/sqlcore"
 	"github.com/trellis-go/trellis/store/vector"
 )
 
@@ -129,19 +128,13 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 }
 
 func (s *Store) checkDims(ctx context.Context) error {
-	want := strconv.Itoa(s.cfg.Index.Dims)
-	if _, err := s.db.Exec(ctx, "INSERT INTO store_meta (name, value) VALUES ('dims', $1) ON CONFLICT (name) DO NOTHING", want); err != nil {
-		return wrap("open", err)
-	}
-	var have string
-	if err := s.db.QueryRow(ctx, "SELECT value FROM store_meta WHERE name = 'dims'").Scan(&have); err != nil {
-		return wrap("open", err)
-	}
-	if have != want {
-		return &store.InputError{Op: "open", Field: "IndexConfig.Dims", Problem: fmt.Sprintf("is %s but the database holds %s-dimension vectors", want, have),
-			Hint: "use the embedder the database was built with, or re-ingest into a new schema", Kind: store.ErrDimension}
-	}
-	return nil
+	err := dialect.CheckDims(ctx, func(ctx context.Context, q string, args ...any) error {
+		_, err := s.db.Exec(ctx, q, args...)
+		return err
+	}, func(ctx context.Context, q string, dest *string) error {
+		return s.db.QueryRow(ctx, q).Scan(dest)
+	}, s.cfg.Index.Dims, "a new schema")
+	return wrap("open", err)
 }
 
 // setupVectors decides between pgvector and the exact scan, and says which in the log.
@@ -253,7 +246,7 @@ func (s *Store) backfill(ctx context.Context) error {
 		if len(b) != 4*s.cfg.Index.Dims {
 			continue // written by an embedder of another dimension: checkDims forbids it now
 		}
-		prefixes, keys, vecs = append(prefixes, prefix), append(keys, key), append(vecs, vectorText(decodeVec(b)))
+		prefixes, keys, vecs = append(prefixes, prefix), append(keys, key), append(vecs, vectorText(sqlcore.DecodeVec(b)))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -289,22 +282,6 @@ func (s *Store) Close() error {
 
 // UsesPGVector reports whether semantic search runs on pgvector.
 func (s *Store) UsesPGVector() bool { return s.pgvector }
-
-func encodeVec(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
-func decodeVec(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
-}
 
 // vectorText writes v in pgvector's text form.
 func vectorText(v []float32) string {
@@ -356,7 +333,7 @@ func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
 	}
 	var vecBytes []byte
 	if vec != nil {
-		vecBytes = encodeVec(vec)
+		vecBytes = sqlcore.EncodeVec(vec)
 	}
 	now := s.cfg.Now()
 	var expires *time.Time
@@ -392,12 +369,8 @@ func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
 
 const itemCols = "i.prefix, i.key, i.value, i.created_at, i.updated_at, i.expires_at, i.ttl_ns, i.fts_text"
 
-type row struct {
-	item   store.Item
-	ttl    *int64
-	tokens []string
-	vec    []float32
-}
+// row is an item read back (sqlcore.Row).
+type row = sqlcore.Row
 
 // scanRow reads itemCols, then the vector when withVec, then extra.
 func scanRow(sc pgx.Row, withVec bool, extra ...any) (*row, error) {
@@ -407,7 +380,7 @@ func scanRow(sc pgx.Row, withVec bool, extra ...any) (*row, error) {
 	var fts *string
 	var vec []byte
 	r := &row{}
-	dest := []any{&prefix, &key, &value, &r.item.CreatedAt, &r.item.UpdatedAt, &expires, &r.ttl, &fts}
+	dest := []any{&prefix, &key, &value, &r.Item.CreatedAt, &r.Item.UpdatedAt, &expires, &r.TTL, &fts}
 	if withVec {
 		dest = append(dest, &vec)
 	}
@@ -415,19 +388,19 @@ func scanRow(sc pgx.Row, withVec bool, extra ...any) (*row, error) {
 	if err := sc.Scan(dest...); err != nil {
 		return nil, err
 	}
-	r.item.Namespace, r.item.Key = store.SplitNamespace(prefix), key
-	r.item.CreatedAt, r.item.UpdatedAt = r.item.CreatedAt.UTC(), r.item.UpdatedAt.UTC()
+	r.Item.Namespace, r.Item.Key = store.SplitNamespace(prefix), key
+	r.Item.CreatedAt, r.Item.UpdatedAt = r.Item.CreatedAt.UTC(), r.Item.UpdatedAt.UTC()
 	if expires != nil {
-		r.item.ExpiresAt = expires.UTC()
+		r.Item.ExpiresAt = expires.UTC()
 	}
-	if err := json.Unmarshal(value, &r.item.Value); err != nil {
+	if err := json.Unmarshal(value, &r.Item.Value); err != nil {
 		return nil, fmt.Errorf("store: postgres: item %q holds invalid JSON: %w", key, err)
 	}
 	if fts != nil {
-		r.tokens = strings.Fields(*fts)
+		r.Tokens = strings.Fields(*fts)
 	}
 	if vec != nil {
-		r.vec = decodeVec(vec)
+		r.Vec = sqlcore.DecodeVec(vec)
 	}
 	return r, nil
 }
@@ -464,7 +437,7 @@ func (s *Store) Get(ctx context.Context, req store.GetRequest) (*store.Item, err
 	if err != nil {
 		return nil, wrap("get", err)
 	}
-	return &r.item, nil
+	return &r.Item, nil
 }
 
 // Delete implements store.Store.
@@ -479,39 +452,14 @@ func (s *Store) Delete(ctx context.Context, req store.DeleteRequest) error {
 	return wrap("delete", err)
 }
 
-// conds accumulates SQL conditions with numbered arguments.
-type conds struct {
-	sql  []string
-	args []any
-}
-
-func (c *conds) arg(v any) string {
-	c.args = append(c.args, v)
-	return "$" + strconv.Itoa(len(c.args))
-}
-
-func (c *conds) add(s string) { c.sql = append(c.sql, s) }
-
-func (c *conds) String() string {
-	if len(c.sql) == 0 {
-		return "true"
-	}
-	return strings.Join(c.sql, " AND ")
-}
-
-// where adds the conditions shared by searches: live items under a prefix, with the filter's
-// equalities pushed down (the filter is still checked in Go).
-func where(c *conds, prefix []string, filter *store.Filter, now time.Time) {
-	c.add("(i.expires_at IS NULL OR i.expires_at > " + c.arg(now) + ")")
-	if len(prefix) > 0 {
-		p := store.JoinNamespace(prefix)
-		c.add(fmt.Sprintf("(i.prefix = %s OR (i.prefix > %s AND i.prefix < %s))", c.arg(p), c.arg(p+store.NamespaceSeparator), c.arg(p+"\x20")))
-	}
-	paths, values := filter.Equalities()
-	for i, path := range paths {
-		b, _ := json.Marshal(values[i])
-		c.add(fmt.Sprintf("i.value #> %s = %s::jsonb", c.arg(path), c.arg(string(b))))
-	}
+// dialect is how the conditions every listing applies are written for Postgres.
+var dialect = sqlcore.Dialect{
+	Param: func(n int) string { return "$" + strconv.Itoa(n) },
+	Time:  func(t time.Time) any { return t },
+	JSONEq: func(c *sqlcore.Conds, path []string, v any) (string, bool) {
+		b, _ := json.Marshal(v)
+		return fmt.Sprintf("i.value #> %s = %s::jsonb", c.Arg(path), c.Arg(string(b))), true
+	},
 }
 
 func tsQuery(terms []string) string {
@@ -522,69 +470,41 @@ func tsQuery(terms []string) string {
 	return strings.Join(q, " | ")
 }
 
-func textCandidates(offset, limit int) int { return max(500, 10*(offset+limit)) }
-
 // Search implements store.Store.
 func (s *Store) Search(ctx context.Context, req store.SearchRequest) ([]store.SearchItem, error) {
 	if s.closed.Load() {
 		return nil, store.ErrClosed
 	}
-	filter, err := store.CheckSearch(&req)
-	if err != nil {
-		return nil, err
-	}
-	now := s.cfg.Now()
-	var found []*row
-	var scores []float64
-	switch {
-	case req.Query == "":
-		found, err = s.browse(ctx, req, filter, now)
-		scores = make([]float64, len(found))
-	case s.cfg.Index == nil:
-		terms := store.QueryTerms(req.Query)
-		found, err = s.fullText(ctx, req, filter, now, terms, textCandidates(req.Offset, req.Limit), false)
-		for _, r := range found {
-			scores = append(scores, store.TextScore(terms, r.tokens))
-		}
-	default:
-		found, scores, err = s.hybrid(ctx, req, filter, now)
-	}
-	if err != nil {
-		return nil, err
-	}
-	all := make([]store.SearchItem, len(found))
-	for i, r := range found {
-		all[i] = store.SearchItem{Item: r.item, Score: scores[i]}
-	}
-	page := store.RankAndPage(all, req.Offset, req.Limit)
-	if s.cfg.Refresh(req.RefreshTTL) {
-		s.refresh(ctx, now, page)
-	}
-	return page, nil
+	return sqlcore.Searcher{Browse: s.browse, Text: s.text, Hybrid: s.hybrid, Refresh: s.refresh}.Search(ctx, s.cfg, req)
 }
 
-// refresh restarts the TTLs of the items returned by a search, and reports their new expiry.
-func (s *Store) refresh(ctx context.Context, now time.Time, page []store.SearchItem) {
-	for i := range page {
-		if page[i].ExpiresAt.IsZero() {
+// text finds the items matching any of terms, best by ts_rank first.
+func (s *Store) text(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time, terms []string) ([]*row, error) {
+	return s.fullText(ctx, req, filter, now, terms, sqlcore.TextCandidates(req.Offset, req.Limit), false)
+}
+
+// refresh restarts the TTLs of rows, and sets their items' new expiry.
+func (s *Store) refresh(ctx context.Context, now time.Time, rows []*row) {
+	for _, r := range rows {
+		if r.TTL == nil {
 			continue
 		}
 		var exp time.Time
 		err := s.db.QueryRow(ctx, `UPDATE store_items SET expires_at = $3::timestamptz + make_interval(secs => ttl_ns / 1e9)
 			WHERE prefix = $1 AND key = $2 AND ttl_ns IS NOT NULL RETURNING expires_at`,
-			store.JoinNamespace(page[i].Namespace), page[i].Key, now).Scan(&exp)
+			store.JoinNamespace(r.Item.Namespace), r.Item.Key, now).Scan(&exp)
 		if err != nil {
-			s.cfg.Logger.Warn("store: TTL refresh failed", "backend", "postgres", "key", page[i].Key, "err", wrap("refresh", err))
+			s.cfg.Logger.Warn("store: TTL refresh failed", "backend", "postgres", "key", r.Item.Key, "err", wrap("refresh", err))
 			continue
 		}
-		page[i].ExpiresAt = exp.UTC()
+		r.Item.ExpiresAt = exp.UTC()
 	}
 }
 
 func (s *Store) browse(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time) ([]*row, error) {
-	var c conds
-	where(&c, req.NamespacePrefix, filter, now)
-	rows, err := s.db.Query(ctx, "SELECT "+itemCols+" FROM store_items i WHERE "+c.String()+" ORDER BY i.updated_at DESC, i.prefix, i.key", c.args...)
+	c := sqlcore.NewConds(dialect.Param)
+	dialect.WhereOn(c, req.NamespacePrefix, filter, now)
+	rows, err := s.db.Query(ctx, "SELECT "+itemCols+" FROM store_items i WHERE "+c.String()+" ORDER BY i.updated_at DESC, i.prefix, i.key", c.Args...)
 	if err != nil {
 		return nil, wrap("search", err)
 	}
@@ -595,7 +515,7 @@ func (s *Store) browse(ctx context.Context, req store.SearchRequest, filter *sto
 		if err != nil {
 			return nil, wrap("search", err)
 		}
-		if filter.Match(r.item.Value) {
+		if filter.Match(r.Item.Value) {
 			out = append(out, r)
 		}
 	}
@@ -608,14 +528,14 @@ func (s *Store) fullText(ctx context.Context, req store.SearchRequest, filter *s
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	var c conds
+	c := sqlcore.NewConds(dialect.Param)
 	tq := tsQuery(terms)
 	if withVec {
 		tq = strings.ReplaceAll(tq, " | ", " & ")
 	}
-	q := c.arg(tq)
-	c.add("i.tsv @@ to_tsquery('simple', " + q + ")")
-	where(&c, req.NamespacePrefix, filter, now)
+	q := c.Arg(tq)
+	c.Add("i.tsv @@ to_tsquery('simple', " + q + ")")
+	dialect.WhereOn(c, req.NamespacePrefix, filter, now)
 	cols := itemCols
 	if withVec {
 		cols += ", i.vec"
@@ -624,7 +544,7 @@ func (s *Store) fullText(ctx context.Context, req store.SearchRequest, filter *s
 	if withVec {
 		order = ""
 	}
-	rows, err := s.db.Query(ctx, "SELECT "+cols+" FROM store_items i WHERE "+c.String()+order+" LIMIT "+c.arg(n), c.args...)
+	rows, err := s.db.Query(ctx, "SELECT "+cols+" FROM store_items i WHERE "+c.String()+order+" LIMIT "+c.Arg(n), c.Args...)
 	if err != nil {
 		return nil, wrap("search", err)
 	}
@@ -635,7 +555,7 @@ func (s *Store) fullText(ctx context.Context, req store.SearchRequest, filter *s
 		if err != nil {
 			return nil, wrap("search", err)
 		}
-		if filter.Match(r.item.Value) {
+		if filter.Match(r.Item.Value) {
 			out = append(out, r)
 		}
 	}
@@ -665,32 +585,32 @@ func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *sto
 	}
 	seen := map[string]bool{}
 	for _, r := range found {
-		seen[store.JoinNamespace(r.item.Namespace)+"\x00"+r.item.Key] = true
+		seen[sqlcore.ID(store.JoinNamespace(r.Item.Namespace), r.Item.Key)] = true
 	}
 	text, err := s.fullText(ctx, req, filter, now, terms, 2*(req.Offset+req.Limit)+20, true)
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, r := range text {
-		if seen[store.JoinNamespace(r.item.Namespace)+"\x00"+r.item.Key] || r.vec == nil {
+		if seen[sqlcore.ID(store.JoinNamespace(r.Item.Namespace), r.Item.Key)] || r.Vec == nil {
 			continue
 		}
 		found = append(found, r)
-		cos = append(cos, float64(vector.Cosine(qn, r.vec)))
+		cos = append(cos, float64(vector.Cosine(qn, r.Vec)))
 	}
 	scores := make([]float64, len(found))
 	for i, r := range found {
-		scores[i] = s.cfg.Index.HybridScore(cos[i], store.TextScore(terms, r.tokens))
+		scores[i] = s.cfg.Index.HybridScore(cos[i], store.TextScore(terms, r.Tokens))
 	}
 	return found, scores, nil
 }
 
 // nearestExact scans every live vector under the prefix that passes the filter.
 func (s *Store) nearestExact(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time, qn []float32) ([]*row, []float64, error) {
-	var c conds
-	c.add("i.vec IS NOT NULL")
-	where(&c, req.NamespacePrefix, filter, now)
-	rows, err := s.db.Query(ctx, "SELECT "+itemCols+", i.vec FROM store_items i WHERE "+c.String(), c.args...)
+	c := sqlcore.NewConds(dialect.Param)
+	c.Add("i.vec IS NOT NULL")
+	dialect.WhereOn(c, req.NamespacePrefix, filter, now)
+	rows, err := s.db.Query(ctx, "SELECT "+itemCols+", i.vec FROM store_items i WHERE "+c.String(), c.Args...)
 	if err != nil {
 		return nil, nil, wrap("search", err)
 	}
@@ -706,10 +626,10 @@ func (s *Store) nearestExact(ctx context.Context, req store.SearchRequest, filte
 		if err != nil {
 			return nil, nil, wrap("search", err)
 		}
-		if !filter.Match(r.item.Value) || len(r.vec) != len(qn) {
+		if !filter.Match(r.Item.Value) || len(r.Vec) != len(qn) {
 			continue
 		}
-		top = append(top, scored{r, float64(vector.Cosine(qn, r.vec))})
+		top = append(top, scored{r, float64(vector.Cosine(qn, r.Vec))})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, wrap("search", err)
@@ -775,11 +695,11 @@ func (s *Store) pgvectorScan(ctx context.Context, req store.SearchRequest, filte
 		if _, err := tx.Exec(ctx, set); err != nil {
 			return err
 		}
-		var c conds
-		qa := c.arg(qt) + "::text::" + s.vecType
-		where(&c, req.NamespacePrefix, filter, now)
+		c := sqlcore.NewConds(dialect.Param)
+		qa := c.Arg(qt) + "::text::" + s.vecType
+		dialect.WhereOn(c, req.NamespacePrefix, filter, now)
 		rows, err := tx.Query(ctx, "SELECT "+itemCols+", 1 - (v.embedding "+s.cosineOp+" "+qa+") FROM store_vectors v JOIN store_items i USING (prefix, key) WHERE "+
-			c.String()+" ORDER BY v.embedding "+s.cosineOp+" "+qa+" LIMIT "+c.arg(k), c.args...)
+			c.String()+" ORDER BY v.embedding "+s.cosineOp+" "+qa+" LIMIT "+c.Arg(k), c.Args...)
 		if err != nil {
 			return err
 		}
@@ -791,7 +711,7 @@ func (s *Store) pgvectorScan(ctx context.Context, req store.SearchRequest, filte
 			if err != nil {
 				return err
 			}
-			if filter.Match(r.item.Value) {
+			if filter.Match(r.Item.Value) {
 				out = append(out, r)
 				cos = append(cos, sim)
 			}
@@ -821,35 +741,14 @@ func (s *Store) ListNamespaces(ctx context.Context, req store.ListNamespacesRequ
 	if s.closed.Load() {
 		return nil, store.ErrClosed
 	}
-	if err := store.CheckListNamespaces(&req); err != nil {
-		return nil, err
-	}
-	var fixed []string
-	for _, p := range req.Prefix {
-		if p == "*" {
-			break
+	out, err := dialect.ListNamespaces(ctx, s.cfg.Now(), req, func(ctx context.Context, q string, args []any) (sqlcore.Rows, func(), error) {
+		rows, err := s.db.Query(ctx, q, args...)
+		if err != nil {
+			return nil, nil, err
 		}
-		fixed = append(fixed, p)
-	}
-	var c conds
-	where(&c, fixed, nil, s.cfg.Now())
-	rows, err := s.db.Query(ctx, "SELECT DISTINCT i.prefix FROM store_items i WHERE "+c.String(), c.args...)
-	if err != nil {
-		return nil, wrap("list namespaces", err)
-	}
-	defer rows.Close()
-	var all [][]string
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, wrap("list namespaces", err)
-		}
-		all = append(all, store.SplitNamespace(p))
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap("list namespaces", err)
-	}
-	return store.CollectNamespaces(all, req), nil
+		return rows, rows.Close, nil
+	})
+	return out, wrap("list namespaces", err)
 }
 
 // Sweep implements store.Sweeper.
@@ -870,31 +769,24 @@ func isReadOnly(err error) bool {
 }
 
 // wrap turns a driver error into a store.BackendError with a hint.
-func wrap(op string, err error) error {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	var be *store.BackendError
-	var ie *store.InputError
-	if errors.As(err, &be) || errors.As(err, &ie) {
-		return err
-	}
-	e := &store.BackendError{Backend: "postgres", Op: op, Err: err}
+func wrap(op string, err error) error { return sqlcore.Wrap("postgres", op, err, classify) }
+
+func classify(err error) (string, error) {
 	var pe *pgconn.PgError
 	var ce *pgconn.ConnectError
 	var ne net.Error
 	switch {
 	case isReadOnly(err):
-		e.Kind, e.Hint = store.ErrReadOnly, "the server or this session is read-only (a standby, or default_transaction_read_only); point the store at the primary"
+		return "the server or this session is read-only (a standby, or default_transaction_read_only); point the store at the primary", store.ErrReadOnly
 	case errors.As(err, &pe):
 		switch {
 		case pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || strings.HasPrefix(pe.Code, "08"):
-			e.Kind, e.Hint = store.ErrUnavailable, "the server is shutting down or restarting; retry when it is back"
+			return "the server is shutting down or restarting; retry when it is back", store.ErrUnavailable
 		case pe.Code == "42501":
-			e.Hint = "the database user lacks a privilege the store needs"
+			return "the database user lacks a privilege the store needs", nil
 		}
 	case errors.As(err, &ce), errors.As(err, &ne), pgconn.SafeToRetry(err), strings.Contains(err.Error(), "closed pool"):
-		e.Kind, e.Hint = store.ErrUnavailable, "cannot reach Postgres; check that it is running and that the connection string's host and port are right"
+		return "cannot reach Postgres; check that it is running and that the connection string's host and port are right", store.ErrUnavailable
 	}
-	return e
+	return "", nil
 }

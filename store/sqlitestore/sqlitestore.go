@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +16,7 @@ import (
 	"modernc.org/sqlite"
 
 	"github.com/trellis-go/trellis/store"
+	"github.com/trellis-go/trellis/store/internal/sqlcore"
 	"github.com/trellis-go/trellis/store/vector"
 )
 
@@ -132,19 +130,13 @@ func New(ctx context.Context, db *sql.DB, opts *Options) (*Store, error) {
 
 // checkDims records the index dimension on first use and refuses to open with another.
 func (s *Store) checkDims(ctx context.Context) error {
-	want := strconv.Itoa(s.cfg.Index.Dims)
-	if _, err := s.db.ExecContext(ctx, "INSERT INTO store_meta (name, value) VALUES ('dims', ?) ON CONFLICT (name) DO NOTHING", want); err != nil {
-		return wrap("open", err)
-	}
-	var have string
-	if err := s.db.QueryRowContext(ctx, "SELECT value FROM store_meta WHERE name = 'dims'").Scan(&have); err != nil {
-		return wrap("open", err)
-	}
-	if have != want {
-		return &store.InputError{Op: "open", Field: "IndexConfig.Dims", Problem: fmt.Sprintf("is %s but the database holds %s-dimension vectors", want, have),
-			Hint: "use the embedder the database was built with, or re-ingest into a new file", Kind: store.ErrDimension}
-	}
-	return nil
+	err := dialect.CheckDims(ctx, func(ctx context.Context, q string, args ...any) error {
+		_, err := s.db.ExecContext(ctx, q, args...)
+		return err
+	}, func(ctx context.Context, q string, dest *string) error {
+		return s.db.QueryRowContext(ctx, q).Scan(dest)
+	}, s.cfg.Index.Dims, "a new file")
+	return wrap("open", err)
 }
 
 // Close stops the sweeper, saves the vector graph when it has moved on by more than
@@ -172,23 +164,7 @@ func (s *Store) Close() error {
 // DB returns the underlying database.
 func (s *Store) DB() *sql.DB { return s.db }
 
-func itemID(prefix, key string) string { return prefix + "\x00" + key }
-
-func encodeVec(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
-func decodeVec(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
-}
+var itemID = sqlcore.ID
 
 func nullTime(ns sql.NullInt64) time.Time {
 	if !ns.Valid {
@@ -226,7 +202,7 @@ func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
 			if err != nil {
 				return err
 			}
-			vec = encodeVec(vecs[0])
+			vec = sqlcore.EncodeVec(vecs[0])
 		}
 	}
 	now := s.cfg.Now()
@@ -262,11 +238,8 @@ func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
 
 const itemCols = "prefix, key, value, created_at, updated_at, expires_at, ttl_ns, fts_text"
 
-type row struct {
-	item   store.Item
-	ttl    sql.NullInt64
-	tokens []string
-}
+// row is an item read back (sqlcore.Row).
+type row = sqlcore.Row
 
 type scanner interface{ Scan(...any) error }
 
@@ -278,16 +251,19 @@ func scanRow(sc scanner) (*row, error) {
 	if err := sc.Scan(&prefix, &key, &value, &created, &updated, &expires, &ttl, &fts); err != nil {
 		return nil, err
 	}
-	r := &row{ttl: ttl}
-	r.item = store.Item{
+	r := &row{}
+	if ttl.Valid {
+		r.TTL = &ttl.Int64
+	}
+	r.Item = store.Item{
 		Namespace: store.SplitNamespace(prefix), Key: key,
 		CreatedAt: time.Unix(0, created).UTC(), UpdatedAt: time.Unix(0, updated).UTC(), ExpiresAt: nullTime(expires),
 	}
-	if err := json.Unmarshal([]byte(value), &r.item.Value); err != nil {
+	if err := json.Unmarshal([]byte(value), &r.Item.Value); err != nil {
 		return nil, fmt.Errorf("store: sqlite: item %q holds invalid JSON: %w", key, err)
 	}
 	if fts.Valid {
-		r.tokens = strings.Fields(fts.String)
+		r.Tokens = strings.Fields(fts.String)
 	}
 	return r, nil
 }
@@ -312,24 +288,24 @@ func (s *Store) Get(ctx context.Context, req store.GetRequest) (*store.Item, err
 	if s.cfg.Refresh(req.RefreshTTL) {
 		s.refresh(ctx, now, []*row{r})
 	}
-	return &r.item, nil
+	return &r.Item, nil
 }
 
 // refresh restarts the TTL of rows that have one. A failure only loses the refresh, so it is
 // logged rather than failing the read (a read-only replica can still serve reads).
 func (s *Store) refresh(ctx context.Context, now time.Time, rows []*row) {
 	for _, r := range rows {
-		if !r.ttl.Valid {
+		if r.TTL == nil {
 			continue
 		}
-		exp := now.Add(time.Duration(r.ttl.Int64))
+		exp := now.Add(time.Duration(*r.TTL))
 		_, err := s.db.ExecContext(ctx, "UPDATE store_items SET expires_at = ? WHERE prefix = ? AND key = ? AND expires_at IS NOT NULL",
-			exp.UnixNano(), store.JoinNamespace(r.item.Namespace), r.item.Key)
+			exp.UnixNano(), store.JoinNamespace(r.Item.Namespace), r.Item.Key)
 		if err != nil {
-			s.cfg.Logger.Warn("store: TTL refresh failed", "backend", "sqlite", "key", r.item.Key, "err", wrap("refresh", err))
+			s.cfg.Logger.Warn("store: TTL refresh failed", "backend", "sqlite", "key", r.Item.Key, "err", wrap("refresh", err))
 			continue
 		}
-		r.item.ExpiresAt = exp.UTC()
+		r.Item.ExpiresAt = exp.UTC()
 	}
 }
 
@@ -359,27 +335,23 @@ func (s *Store) Delete(ctx context.Context, req store.DeleteRequest) error {
 	return wrap("delete", tx.Commit())
 }
 
-// where builds the conditions shared by searches: live items under a prefix, with the filter's
-// equalities pushed down (the filter is still checked in Go).
-func where(prefix []string, filter *store.Filter, now time.Time) (string, []any) {
-	conds := []string{"(i.expires_at IS NULL OR i.expires_at > ?)"}
-	args := []any{now.UnixNano()}
-	if len(prefix) > 0 {
-		p := store.JoinNamespace(prefix)
-		// Byte-wise range on the primary key: p itself, or p followed by a separator.
-		conds = append(conds, "(i.prefix = ? OR (i.prefix > ? AND i.prefix < ?))")
-		args = append(args, p, p+store.NamespaceSeparator, p+"\x20")
-	}
-	paths, values := filter.Equalities()
-	for i, path := range paths {
+// dialect is how the conditions every listing applies are written for SQLite.
+var dialect = sqlcore.Dialect{
+	Param: func(int) string { return "?" },
+	Time:  func(t time.Time) any { return t.UnixNano() },
+	JSONEq: func(c *sqlcore.Conds, path []string, v any) (string, bool) {
 		jp, ok := jsonPath(path)
 		if !ok {
-			continue
+			return "", false
 		}
-		conds = append(conds, "json_extract(i.value, ?) = ?")
-		args = append(args, jp, values[i])
-	}
-	return strings.Join(conds, " AND "), args
+		return "json_extract(i.value, " + c.Arg(jp) + ") = " + c.Arg(v), true
+	},
+}
+
+// where returns the conditions every listing applies, and their arguments.
+func where(prefix []string, filter *store.Filter, now time.Time) (string, []any) {
+	c := dialect.Where(prefix, filter, now)
+	return c.String(), c.Args
 }
 
 func jsonPath(path []string) (string, bool) {
@@ -403,65 +375,29 @@ func ftsQuery(terms []string) string {
 	return strings.Join(q, " OR ")
 }
 
-// textCandidates bounds how many full-text matches (best by bm25) a query scores.
-func textCandidates(offset, limit int) int { return max(500, 10*(offset+limit)) }
-
 // Search implements store.Store.
 func (s *Store) Search(ctx context.Context, req store.SearchRequest) ([]store.SearchItem, error) {
 	if s.closed.Load() {
 		return nil, store.ErrClosed
 	}
-	filter, err := store.CheckSearch(&req)
-	if err != nil {
-		return nil, err
-	}
-	now := s.cfg.Now()
+	return sqlcore.Searcher{Browse: s.browse, Text: s.text, Hybrid: s.hybrid, Refresh: s.refresh}.Search(ctx, s.cfg, req)
+}
+
+// text finds the items matching any of terms. An item holding every term has the top text
+// score, and among equal scores the newest ranks first; so when enough items hold every term,
+// the page is the newest of them, and FTS5 need not rank the many items that share only a
+// common word with the query.
+func (s *Store) text(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time, terms []string) ([]*row, error) {
+	want := req.Offset + req.Limit
 	var found []*row
-	var scores []float64
-	switch {
-	case req.Query == "":
-		found, err = s.browse(ctx, req, filter, now)
-		scores = make([]float64, len(found))
-	case s.cfg.Index == nil:
-		terms := store.QueryTerms(req.Query)
-		want := req.Offset + req.Limit
-		// An item holding every term has the top text score, and among equal scores the
-		// newest ranks first; so when enough items hold every term, the page is the newest
-		// of them, and FTS5 need not rank the many items that share only a common word with
-		// the query.
-		if len(terms) > 1 {
-			found, err = s.fullText(ctx, req, filter, now, terms, want, textAllNewest)
-		}
-		if err == nil && len(found) < want {
-			found, err = s.fullText(ctx, req, filter, now, terms, textCandidates(req.Offset, req.Limit), textAnyRanked)
-		}
-		for _, r := range found {
-			scores = append(scores, store.TextScore(terms, r.tokens))
-		}
-	default:
-		found, scores, err = s.hybrid(ctx, req, filter, now)
+	var err error
+	if len(terms) > 1 {
+		found, err = s.fullText(ctx, req, filter, now, terms, want, textAllNewest)
 	}
-	if err != nil {
-		return nil, err
+	if err == nil && len(found) < want {
+		found, err = s.fullText(ctx, req, filter, now, terms, sqlcore.TextCandidates(req.Offset, req.Limit), textAnyRanked)
 	}
-	all := make([]store.SearchItem, len(found))
-	byID := make(map[string]*row, len(found))
-	for i, r := range found {
-		all[i] = store.SearchItem{Item: r.item, Score: scores[i]}
-		byID[itemID(store.JoinNamespace(r.item.Namespace), r.item.Key)] = r
-	}
-	page := store.RankAndPage(all, req.Offset, req.Limit)
-	if s.cfg.Refresh(req.RefreshTTL) {
-		rows := make([]*row, len(page))
-		for i, p := range page {
-			rows[i] = byID[itemID(store.JoinNamespace(p.Namespace), p.Key)]
-		}
-		s.refresh(ctx, now, rows)
-		for i := range page {
-			page[i].ExpiresAt = rows[i].item.ExpiresAt
-		}
-	}
-	return page, nil
+	return found, err
 }
 
 // browse lists items newest first, stopping once a page is full.
@@ -478,7 +414,7 @@ func (s *Store) browse(ctx context.Context, req store.SearchRequest, filter *sto
 		if err != nil {
 			return nil, wrap("search", err)
 		}
-		if filter.Match(r.item.Value) {
+		if filter.Match(r.Item.Value) {
 			out = append(out, r)
 		}
 	}
@@ -533,7 +469,7 @@ func (s *Store) fullText(ctx context.Context, req store.SearchRequest, filter *s
 		if err != nil {
 			return nil, wrap("search", err)
 		}
-		if filter.Match(r.item.Value) {
+		if filter.Match(r.Item.Value) {
 			out = append(out, r)
 		}
 	}
@@ -608,7 +544,7 @@ func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *sto
 			}
 			seen[r.ID] = true
 			row := rows[r.ID]
-			if row == nil || !filter.Match(row.item.Value) {
+			if row == nil || !filter.Match(row.Item.Value) {
 				continue
 			}
 			cos[r.ID] = float64(r.Similarity)
@@ -625,7 +561,7 @@ func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *sto
 		return nil, nil, err
 	}
 	for _, r := range text {
-		id := itemID(store.JoinNamespace(r.item.Namespace), r.item.Key)
+		id := itemID(store.JoinNamespace(r.Item.Namespace), r.Item.Key)
 		if seen[id] {
 			continue
 		}
@@ -639,8 +575,8 @@ func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *sto
 	}
 	scores := make([]float64, len(found))
 	for i, r := range found {
-		id := itemID(store.JoinNamespace(r.item.Namespace), r.item.Key)
-		scores[i] = s.cfg.Index.HybridScore(cos[id], store.TextScore(terms, r.tokens))
+		id := itemID(store.JoinNamespace(r.Item.Namespace), r.Item.Key)
+		scores[i] = s.cfg.Index.HybridScore(cos[id], store.TextScore(terms, r.Tokens))
 	}
 	return found, scores, nil
 }
@@ -673,7 +609,7 @@ func (s *Store) loadMany(ctx context.Context, ids []string, now time.Time) (map[
 				rows.Close()
 				return nil, wrap("search", err)
 			}
-			out[itemID(store.JoinNamespace(r.item.Namespace), r.item.Key)] = r
+			out[itemID(store.JoinNamespace(r.Item.Namespace), r.Item.Key)] = r
 		}
 		err = rows.Err()
 		rows.Close()
@@ -756,7 +692,7 @@ func (s *Store) apply(id string, blob []byte) {
 		s.vec.Delete(id)
 		return
 	}
-	if err := s.vec.Add(id, decodeVec(blob)); err != nil {
+	if err := s.vec.Add(id, sqlcore.DecodeVec(blob)); err != nil {
 		s.cfg.Logger.Warn("store: vector not indexed", "backend", "sqlite", "id", id, "err", err)
 	}
 }
@@ -790,7 +726,7 @@ func (s *Store) loadAll(ctx context.Context) error {
 			return &store.InputError{Op: "load vectors", Field: "vector of " + key, Problem: fmt.Sprintf("has %d dimensions, the index has %d", len(blob)/4, s.cfg.Index.Dims),
 				Hint: "the database was filled with another embedder; re-ingest into a new file", Kind: store.ErrDimension}
 		}
-		if err := ix.Add(itemID(prefix, key), decodeVec(blob)); err != nil {
+		if err := ix.Add(itemID(prefix, key), sqlcore.DecodeVec(blob)); err != nil {
 			s.cfg.Logger.Warn("store: vector not indexed", "backend", "sqlite", "key", key, "err", err)
 		}
 	}
@@ -807,35 +743,14 @@ func (s *Store) ListNamespaces(ctx context.Context, req store.ListNamespacesRequ
 	if s.closed.Load() {
 		return nil, store.ErrClosed
 	}
-	if err := store.CheckListNamespaces(&req); err != nil {
-		return nil, err
-	}
-	// Push down the part of the prefix before any wildcard.
-	var fixed []string
-	for _, p := range req.Prefix {
-		if p == "*" {
-			break
+	out, err := dialect.ListNamespaces(ctx, s.cfg.Now(), req, func(ctx context.Context, q string, args []any) (sqlcore.Rows, func(), error) {
+		rows, err := s.db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, nil, err
 		}
-		fixed = append(fixed, p)
-	}
-	cond, args := where(fixed, nil, s.cfg.Now())
-	rows, err := s.db.QueryContext(ctx, "SELECT DISTINCT i.prefix FROM store_items i WHERE "+cond, args...)
-	if err != nil {
-		return nil, wrap("list namespaces", err)
-	}
-	defer rows.Close()
-	var all [][]string
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, wrap("list namespaces", err)
-		}
-		all = append(all, store.SplitNamespace(p))
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap("list namespaces", err)
-	}
-	return store.CollectNamespaces(all, req), nil
+		return rows, func() { rows.Close() }, nil
+	})
+	return out, wrap("list namespaces", err)
 }
 
 // changeLogAge is how long vector changes are kept for other processes to catch up; one that
@@ -881,30 +796,24 @@ const (
 
 // wrap turns a driver error into a store.BackendError with a hint; nil stays nil and context
 // errors pass through.
-func wrap(op string, err error) error {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	var be *store.BackendError
-	var ie *store.InputError
-	if errors.As(err, &be) || errors.As(err, &ie) {
-		return err
-	}
-	e := &store.BackendError{Backend: "sqlite", Op: op, Err: err}
+func wrap(op string, err error) error { return sqlcore.Wrap("sqlite", op, err, classify) }
+
+func classify(err error) (string, error) {
 	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case codeReadOnly:
-			e.Kind, e.Hint = store.ErrReadOnly, "the database file or its folder is not writable by this process; check permissions, or open a writable copy"
-		case codeCantOpen, codeIOErr:
-			e.Kind, e.Hint = store.ErrUnavailable, "check that the file's folder exists and is readable and writable"
-		case codeBusy:
-			e.Kind, e.Hint = store.ErrUnavailable, "another process held the write lock for more than the 5 s busy timeout"
-		case codeFull:
-			e.Hint = "the disk is full"
-		}
+	if !errors.As(err, &se) {
+		return "", nil
 	}
-	return e
+	switch se.Code() & 0xff {
+	case codeReadOnly:
+		return "the database file or its folder is not writable by this process; check permissions, or open a writable copy", store.ErrReadOnly
+	case codeCantOpen, codeIOErr:
+		return "check that the file's folder exists and is readable and writable", store.ErrUnavailable
+	case codeBusy:
+		return "another process held the write lock for more than the 5 s busy timeout", store.ErrUnavailable
+	case codeFull:
+		return "the disk is full", nil
+	}
+	return "", nil
 }
 
 // Saving the vector graph. Building an HNSW graph costs a search per vector (minutes at 100,000
@@ -952,7 +861,7 @@ func (s *Store) loadSaved(ctx context.Context, minSeq, maxSeq sql.NullInt64) (bo
 		if err := rows.Scan(&prefix, &key, &blob); err != nil {
 			return false, wrap("load vectors", err)
 		}
-		vecs[itemID(prefix, key)] = decodeVec(blob)
+		vecs[itemID(prefix, key)] = sqlcore.DecodeVec(blob)
 	}
 	if err := rows.Err(); err != nil {
 		return false, wrap("load vectors", err)
