@@ -88,45 +88,6 @@ func (c Config) CheckPut(req PutRequest) ([]byte, error) {
 	return b, nil
 }
 
-// CheckGet validates a get request.
-func CheckGet(op string, ns []string, key string) error {
-	if err := ValidateNamespace(op, ns); err != nil {
-		return err
-	}
-	return ValidateKey(op, key)
-}
-
-// CheckSearch validates a search request, fills in its default limit and compiles its filter.
-func CheckSearch(req *SearchRequest) (*Filter, error) {
-	if err := ValidatePrefix("search", "namespace prefix", req.NamespacePrefix); err != nil {
-		return nil, err
-	}
-	if req.Limit < 0 || req.Offset < 0 {
-		return nil, inputErr("search", "limit/offset", "is negative", "use 0 for the default limit of 10", ErrInvalidValue)
-	}
-	if req.Limit == 0 {
-		req.Limit = DefaultSearchLimit
-	}
-	return CompileFilter(req.Filter)
-}
-
-// CheckListNamespaces validates a list request and fills in its default limit.
-func CheckListNamespaces(req *ListNamespacesRequest) error {
-	if err := validateLabels("list namespaces", "prefix", req.Prefix); err != nil {
-		return err
-	}
-	if err := validateLabels("list namespaces", "suffix", req.Suffix); err != nil {
-		return err
-	}
-	if req.Limit < 0 || req.Offset < 0 || req.MaxDepth < 0 {
-		return inputErr("list namespaces", "limit/offset/max depth", "is negative", "use 0 for the defaults", ErrInvalidValue)
-	}
-	if req.Limit == 0 {
-		req.Limit = DefaultListLimit
-	}
-	return nil
-}
-
 // JoinNamespace encodes a namespace as one string whose byte prefixes follow label prefixes:
 // labels joined by the unit separator (0x1f), which labels may not contain.
 func JoinNamespace(ns []string) string { return strings.Join(ns, namespaceSeparatorStr) }
@@ -168,45 +129,4 @@ func MatchNamespace(ns, prefix, suffix []string) bool {
 		}
 	}
 	return true
-}
-
-// CollectNamespaces applies a ListNamespaces request to the namespaces of live items: match,
-// truncate to MaxDepth, deduplicate, sort and page.
-func CollectNamespaces(all [][]string, req ListNamespacesRequest) [][]string {
-	seen := map[string]bool{}
-	var out [][]string
-	for _, ns := range all {
-		if !MatchNamespace(ns, req.Prefix, req.Suffix) {
-			continue
-		}
-		if req.MaxDepth > 0 && len(ns) > req.MaxDepth {
-			ns = ns[:req.MaxDepth]
-		}
-		j := JoinNamespace(ns)
-		if seen[j] {
-			continue
-		}
-		seen[j] = true
-		out = append(out, append([]string(nil), ns...))
-	}
-	sortNamespaces(out)
-	if req.Offset >= len(out) {
-		return [][]string{}
-	}
-	out = out[req.Offset:]
-	if req.Limit > 0 && len(out) > req.Limit {
-		out = out[:req.Limit]
-	}
-	return out
-}
-
-func sortNamespaces(nss [][]string) {
-	slicesSortFunc(nss, func(a, b []string) int {
-		for i := 0; i < len(a) && i < len(b); i++ {
-			if c := strings.Compare(a[i], b[i]); c != 0 {
-				return c
-			}
-		}
-		return len(a) - len(b)
-	})
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/store"
+	"github.com/trellis-go/trellis/store/internal/backend"
 	"github.com/trellis-go/trellis/store/vector"
 )
 
@@ -103,7 +104,7 @@ func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
 		if paths == nil && s.cfg.Index != nil {
 			paths = s.cfg.Index.Fields
 		}
-		texts = store.IndexText(value, paths)
+		texts = backend.IndexText(value, paths)
 	}
 	var vec []float32
 	if s.cfg.Index != nil && len(texts) > 0 {
@@ -123,7 +124,7 @@ func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
 	k := id(req.Namespace, req.Key)
 	created := now
 	if old, ok := s.items[k]; ok {
-		if !store.Expired(old.item.ExpiresAt, now) {
+		if !backend.Expired(old.item.ExpiresAt, now) {
 			created = old.item.CreatedAt
 		}
 		s.unindex(k, old)
@@ -137,7 +138,7 @@ func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
 	}
 	if len(texts) > 0 {
 		e.indexed = true
-		e.tokens = store.Tokenize(strings.Join(texts, "\n"))
+		e.tokens = backend.Tokenize(strings.Join(texts, "\n"))
 		for _, t := range e.tokens {
 			p := s.postings[t]
 			if p == nil {
@@ -174,7 +175,7 @@ func (s *Store) unindex(k string, e *entry) {
 
 // Get implements store.Store.
 func (s *Store) Get(ctx context.Context, req store.GetRequest) (*store.Item, error) {
-	if err := store.CheckGet("get", req.Namespace, req.Key); err != nil {
+	if err := backend.CheckGet("get", req.Namespace, req.Key); err != nil {
 		return nil, err
 	}
 	now := s.cfg.Now()
@@ -185,7 +186,7 @@ func (s *Store) Get(ctx context.Context, req store.GetRequest) (*store.Item, err
 		return nil, store.ErrClosed
 	}
 	e, ok := s.items[id(req.Namespace, req.Key)]
-	if !ok || store.Expired(e.item.ExpiresAt, now) {
+	if !ok || backend.Expired(e.item.ExpiresAt, now) {
 		return nil, store.ErrNotFound
 	}
 	if refresh && e.ttl > 0 {
@@ -203,7 +204,7 @@ func copyItem(it store.Item) *store.Item {
 
 // Delete implements store.Store.
 func (s *Store) Delete(ctx context.Context, req store.DeleteRequest) error {
-	if err := store.CheckGet("delete", req.Namespace, req.Key); err != nil {
+	if err := backend.CheckGet("delete", req.Namespace, req.Key); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -221,14 +222,14 @@ func (s *Store) Delete(ctx context.Context, req store.DeleteRequest) error {
 
 // Search implements store.Store.
 func (s *Store) Search(ctx context.Context, req store.SearchRequest) ([]store.SearchItem, error) {
-	filter, err := store.CheckSearch(&req)
+	filter, err := backend.CheckSearch(&req)
 	if err != nil {
 		return nil, err
 	}
 	var terms []string
 	var qvec []float32
 	if req.Query != "" {
-		terms = store.QueryTerms(req.Query)
+		terms = backend.QueryTerms(req.Query)
 		if s.cfg.Index != nil {
 			vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{req.Query})
 			if err != nil {
@@ -245,7 +246,7 @@ func (s *Store) Search(ctx context.Context, req store.SearchRequest) ([]store.Se
 		return nil, store.ErrClosed
 	}
 	ok := func(e *entry) bool {
-		return !store.Expired(e.item.ExpiresAt, now) && store.HasPrefix(e.item.Namespace, req.NamespacePrefix) && filter.Match(e.item.Value)
+		return !backend.Expired(e.item.ExpiresAt, now) && store.HasPrefix(e.item.Namespace, req.NamespacePrefix) && filter.Match(e.item.Value)
 	}
 	var found []store.SearchItem
 	switch {
@@ -264,7 +265,7 @@ func (s *Store) Search(ctx context.Context, req store.SearchRequest) ([]store.Se
 				}
 				seen[k] = true
 				if e := s.items[k]; ok(e) {
-					found = append(found, store.SearchItem{Item: e.item, Score: store.TextScore(terms, e.tokens)})
+					found = append(found, store.SearchItem{Item: e.item, Score: backend.TextScore(terms, e.tokens)})
 				}
 			}
 		}
@@ -274,7 +275,7 @@ func (s *Store) Search(ctx context.Context, req store.SearchRequest) ([]store.Se
 			return nil, err
 		}
 	}
-	page := store.RankAndPage(found, req.Offset, req.Limit)
+	page := backend.RankAndPage(found, req.Offset, req.Limit)
 	out := make([]store.SearchItem, len(page))
 	for i, it := range page {
 		k := id(it.Namespace, it.Key)
@@ -336,14 +337,14 @@ next:
 	out := make([]store.SearchItem, 0, len(cos))
 	for key, c := range cos {
 		e := s.items[key]
-		out = append(out, store.SearchItem{Item: e.item, Score: s.cfg.Index.HybridScore(c, store.TextScore(terms, e.tokens))})
+		out = append(out, store.SearchItem{Item: e.item, Score: s.cfg.Index.HybridScore(c, backend.TextScore(terms, e.tokens))})
 	}
 	return out, nil
 }
 
 // ListNamespaces implements store.Store.
 func (s *Store) ListNamespaces(ctx context.Context, req store.ListNamespacesRequest) ([][]string, error) {
-	if err := store.CheckListNamespaces(&req); err != nil {
+	if err := backend.CheckListNamespaces(&req); err != nil {
 		return nil, err
 	}
 	now := s.cfg.Now()
@@ -354,11 +355,11 @@ func (s *Store) ListNamespaces(ctx context.Context, req store.ListNamespacesRequ
 	}
 	var all [][]string
 	for _, e := range s.items {
-		if !store.Expired(e.item.ExpiresAt, now) {
+		if !backend.Expired(e.item.ExpiresAt, now) {
 			all = append(all, e.item.Namespace)
 		}
 	}
-	return store.CollectNamespaces(all, req), nil
+	return backend.CollectNamespaces(all, req), nil
 }
 
 // Sweep implements store.Sweeper.
@@ -371,7 +372,7 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for k, e := range s.items {
-		if store.Expired(e.item.ExpiresAt, now) {
+		if backend.Expired(e.item.ExpiresAt, now) {
 			s.unindex(k, e)
 			delete(s.items, k)
 			n++

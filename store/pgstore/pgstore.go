@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/trellis-go/trellis/store"
+	"github.com/trellis-go/trellis/store/internal/backend"
 	"github.com/trellis-go/trellis/store/internal/sqlcore"
 	"github.com/trellis-go/trellis/store/vector"
 )
@@ -316,12 +317,12 @@ func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
 		if err := json.Unmarshal(raw, &value); err != nil {
 			return err
 		}
-		texts = store.IndexText(value, paths)
+		texts = backend.IndexText(value, paths)
 	}
 	var fts *string
 	var vec []float32
 	if len(texts) > 0 {
-		f := store.FTSText(texts)
+		f := backend.FTSText(texts)
 		fts = &f
 		if s.cfg.Index != nil {
 			vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{strings.Join(texts, "\n")})
@@ -410,7 +411,7 @@ func (s *Store) Get(ctx context.Context, req store.GetRequest) (*store.Item, err
 	if s.closed.Load() {
 		return nil, store.ErrClosed
 	}
-	if err := store.CheckGet("get", req.Namespace, req.Key); err != nil {
+	if err := backend.CheckGet("get", req.Namespace, req.Key); err != nil {
 		return nil, err
 	}
 	now := s.cfg.Now()
@@ -445,7 +446,7 @@ func (s *Store) Delete(ctx context.Context, req store.DeleteRequest) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
-	if err := store.CheckGet("delete", req.Namespace, req.Key); err != nil {
+	if err := backend.CheckGet("delete", req.Namespace, req.Key); err != nil {
 		return err
 	}
 	_, err := s.db.Exec(ctx, "DELETE FROM store_items WHERE prefix = $1 AND key = $2", store.JoinNamespace(req.Namespace), req.Key)
@@ -572,7 +573,7 @@ func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *sto
 	if err != nil {
 		return nil, nil, err
 	}
-	terms := store.QueryTerms(req.Query)
+	terms := backend.QueryTerms(req.Query)
 	var found []*row
 	var cos []float64
 	if s.pgvector {
@@ -600,7 +601,7 @@ func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *sto
 	}
 	scores := make([]float64, len(found))
 	for i, r := range found {
-		scores[i] = s.cfg.Index.HybridScore(cos[i], store.TextScore(terms, r.Tokens))
+		scores[i] = s.cfg.Index.HybridScore(cos[i], backend.TextScore(terms, r.Tokens))
 	}
 	return found, scores, nil
 }

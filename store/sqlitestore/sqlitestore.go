@@ -16,6 +16,7 @@ import (
 	"modernc.org/sqlite"
 
 	"github.com/trellis-go/trellis/store"
+	"github.com/trellis-go/trellis/store/internal/backend"
 	"github.com/trellis-go/trellis/store/internal/sqlcore"
 	"github.com/trellis-go/trellis/store/vector"
 )
@@ -192,11 +193,11 @@ func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
 		if err := json.Unmarshal(raw, &value); err != nil {
 			return err
 		}
-		texts = store.IndexText(value, paths)
+		texts = backend.IndexText(value, paths)
 	}
 	var fts, vec any
 	if len(texts) > 0 {
-		fts = store.FTSText(texts)
+		fts = backend.FTSText(texts)
 		if s.cfg.Index != nil {
 			vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{strings.Join(texts, "\n")})
 			if err != nil {
@@ -273,7 +274,7 @@ func (s *Store) Get(ctx context.Context, req store.GetRequest) (*store.Item, err
 	if s.closed.Load() {
 		return nil, store.ErrClosed
 	}
-	if err := store.CheckGet("get", req.Namespace, req.Key); err != nil {
+	if err := backend.CheckGet("get", req.Namespace, req.Key); err != nil {
 		return nil, err
 	}
 	now := s.cfg.Now()
@@ -314,7 +315,7 @@ func (s *Store) Delete(ctx context.Context, req store.DeleteRequest) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
-	if err := store.CheckGet("delete", req.Namespace, req.Key); err != nil {
+	if err := backend.CheckGet("delete", req.Namespace, req.Key); err != nil {
 		return err
 	}
 	prefix := store.JoinNamespace(req.Namespace)
@@ -486,7 +487,7 @@ func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *sto
 	if err := s.syncVectors(ctx); err != nil {
 		return nil, nil, err
 	}
-	terms := store.QueryTerms(req.Query)
+	terms := backend.QueryTerms(req.Query)
 	want := req.Offset + req.Limit
 	var wantPrefix string
 	if len(req.NamespacePrefix) > 0 {
@@ -576,7 +577,7 @@ func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *sto
 	scores := make([]float64, len(found))
 	for i, r := range found {
 		id := itemID(store.JoinNamespace(r.Item.Namespace), r.Item.Key)
-		scores[i] = s.cfg.Index.HybridScore(cos[id], store.TextScore(terms, r.Tokens))
+		scores[i] = s.cfg.Index.HybridScore(cos[id], backend.TextScore(terms, r.Tokens))
 	}
 	return found, scores, nil
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/store"
+	"github.com/trellis-go/trellis/store/internal/backend"
 )
 
 // Row is an item as a store reads it back, with what ranking needs.
@@ -42,7 +43,7 @@ type Searcher struct {
 // Search is a store's Search: the request checked, the items found the way the query asks,
 // ranked and paged, and the page's TTLs refreshed when cfg says so.
 func (s Searcher) Search(ctx context.Context, cfg store.Config, req store.SearchRequest) ([]store.SearchItem, error) {
-	filter, err := store.CheckSearch(&req)
+	filter, err := backend.CheckSearch(&req)
 	if err != nil {
 		return nil, err
 	}
@@ -54,10 +55,10 @@ func (s Searcher) Search(ctx context.Context, cfg store.Config, req store.Search
 		found, err = s.Browse(ctx, req, filter, now)
 		scores = make([]float64, len(found))
 	case cfg.Index == nil:
-		terms := store.QueryTerms(req.Query)
+		terms := backend.QueryTerms(req.Query)
 		found, err = s.Text(ctx, req, filter, now, terms)
 		for _, r := range found {
-			scores = append(scores, store.TextScore(terms, r.Tokens))
+			scores = append(scores, backend.TextScore(terms, r.Tokens))
 		}
 	default:
 		found, scores, err = s.Hybrid(ctx, req, filter, now)
@@ -71,7 +72,7 @@ func (s Searcher) Search(ctx context.Context, cfg store.Config, req store.Search
 		all[i] = store.SearchItem{Item: r.Item, Score: scores[i]}
 		byID[ID(store.JoinNamespace(r.Item.Namespace), r.Item.Key)] = r
 	}
-	page := store.RankAndPage(all, req.Offset, req.Limit)
+	page := backend.RankAndPage(all, req.Offset, req.Limit)
 	if cfg.Refresh(req.RefreshTTL) {
 		rows := make([]*Row, len(page))
 		for i, p := range page {
@@ -163,7 +164,7 @@ type Rows interface {
 // live items under the part of the prefix before any wildcard read with query, and the
 // namespaces collected as the request asks.
 func (d Dialect) ListNamespaces(ctx context.Context, now time.Time, req store.ListNamespacesRequest, query func(ctx context.Context, q string, args []any) (Rows, func(), error)) ([][]string, error) {
-	if err := store.CheckListNamespaces(&req); err != nil {
+	if err := backend.CheckListNamespaces(&req); err != nil {
 		return nil, err
 	}
 	var fixed []string
@@ -190,7 +191,7 @@ func (d Dialect) ListNamespaces(ctx context.Context, now time.Time, req store.Li
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	return store.CollectNamespaces(all, req), nil
+	return backend.CollectNamespaces(all, req), nil
 }
 
 // CheckDims records the index dimension on first use (in store_meta) and refuses to open with
