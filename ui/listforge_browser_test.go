@@ -21,7 +21,8 @@ import (
 // one created and edited field by field, research on a demo item with its eight steps going
 // live and the pricing and evidence cards filled, then the specification's E2E chat test (a
 // question answered with a price, streamed), a proposed change applied once, and the empty,
-// error and phone-sized states. It then checks each screenshot.
+// error and phone-sized states, and, on a server that wants an API key, the empty list and a chat
+// over a WebSocket signed with ?token=. It then checks each screenshot.
 func TestBrowserListforge(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -47,6 +48,19 @@ func TestBrowserListforge(t *testing.T) {
 		hs.Close()
 		s.Close()
 	})
+	// A server that wants an API key, whose organisation starts with no items.
+	const key = "lf-e2e-key-0123456789abcdef"
+	s2, err := server.New(server.Config{DataDir: t.TempDir(), UI: ui.Handler(), Logger: slog.New(slog.DiscardHandler),
+		Auth: server.AuthConfig{APIKeys: map[string]server.Principal{key: {User: "ana", Tenant: "e2e", Permissions: []string{"*"}}}},
+		Apps: []server.App{listforge.AppWith(listforge.Options{NoDemo: true})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs2 := httptest.NewServer(s2.Handler())
+	t.Cleanup(func() {
+		hs2.Close()
+		s2.Close()
+	})
 
 	shots := os.Getenv("TRELLIS_UI_SHOTS")
 	if shots == "" {
@@ -56,8 +70,8 @@ func TestBrowserListforge(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("e2e", "listforge.mjs"), hs.URL, shots)
-	cmd.Env = append(os.Environ(), "TRELLIS_CHROMIUM="+chromium())
+	cmd := exec.CommandContext(ctx, node, filepath.Join("e2e", "listforge.mjs"), hs.URL, shots, hs2.URL)
+	cmd.Env = append(os.Environ(), "TRELLIS_E2E_API_KEY="+key, "TRELLIS_CHROMIUM="+chromium())
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
@@ -66,7 +80,7 @@ func TestBrowserListforge(t *testing.T) {
 		t.Fatalf("the browser flows failed: %v", err)
 	}
 	for _, name := range []string{"lf-01-items", "lf-02-details", "lf-03-research-live", "lf-04-research-done", "lf-05-chat-answer",
-		"lf-06-chat-applied", "lf-07-changes", "lf-08-not-found", "lf-09-phone", "lf-10-research-dark", "lf-11-not-ready"} {
+		"lf-06-chat-applied", "lf-07-changes", "lf-08-not-found", "lf-09-phone", "lf-10-research-dark", "lf-11-not-ready", "lf-12-empty"} {
 		checkScreenshot(t, filepath.Join(shots, name+".png"))
 	}
 }
