@@ -3,16 +3,28 @@ package listforge_test
 import (
 	"testing"
 
+	"github.com/trellis-go/trellis/appdb/appdbtest"
 	"github.com/trellis-go/trellis/apps/listforge"
 	"github.com/trellis-go/trellis/apps/listforge/catalog"
 	"github.com/trellis-go/trellis/apps/listforge/store"
 )
 
 // The lists the web page comes back to an item with: the caller's chat sessions (not a
-// colleague's, not another organisation's) and the item's research jobs, newest first.
+// colleague's, not another organisation's) and the item's research jobs, newest first; on
+// SQLite and Postgres.
 func TestListSessionsAndJobs(t *testing.T) {
 	t.Parallel()
-	e := serve(t, t.TempDir(), "", listforge.Options{})
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		listSessionsAndJobs(t, serve(t, t.TempDir(), "", listforge.Options{}))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		listSessionsAndJobs(t, serve(t, t.TempDir(), appdbtest.PostgresURL(t), listforge.Options{}))
+	})
+}
+
+func listSessionsAndJobs(t *testing.T, e *env) {
 	const ana, bob, gil = "key-acme-ana-0000000", "key-acme-bob-0000000", "key-globex-gil-000000"
 	it := e.demoItem(ana, catalog.DemoUPC)
 	base := "/api/v1/items/" + it.ID

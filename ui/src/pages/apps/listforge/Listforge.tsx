@@ -7,6 +7,6 @@ import { ItemPage } from "./ItemPage";
 
 export function Listforge({ path, query }: { path: string; query: URLSearchParams }) {
   const m = match("/ui/apps/listforge/items/:id", path);
-  if (m) return <ItemPage id={m.id} tab={query.get("tab") ?? "details"} />;
+  if (m) return <ItemPage key={m.id} id={m.id} tab={query.get("tab") ?? "details"} />;
   return <ItemList page={Math.max(1, Number(query.get("page")) || 1)} />;
 }
