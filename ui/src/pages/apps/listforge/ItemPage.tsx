@@ -77,7 +77,7 @@ export function ItemPage({ id, tab }: { id: string; tab: string }) {
       </div>
       <section role="tabpanel" id={"panel-" + current} aria-labelledby={"tab-" + current}>
         {current === "details" && <Details item={item} onChange={itemChanged} auditKey={auditKey} />}
-        {current === "research" && <ResearchTab item={item} latest={latest ?? null} onLatest={setLatest} job={job} onJob={jobStarted} />}
+        {current === "research" && <ResearchTab item={item} latest={latest} onLatest={setLatest} job={job} onJob={jobStarted} />}
         {current === "chat" && <ChatTab item={item} onItem={itemChanged} onJob={jobStarted} />}
       </section>
     </div>

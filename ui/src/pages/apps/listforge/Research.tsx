@@ -6,7 +6,7 @@ import { Table } from "../../../components/Table";
 import { lf, money, pct, when, useSocket, STEPS, type Bundle, type Evidence, type Item, type Job, type Page, type Research } from "./lf";
 
 export function ResearchTab({ item, latest, onLatest, job, onJob }: {
-  item: Item; latest: Research | null; onLatest: (r: Research | null) => void; job: string | null; onJob: (id: string) => void;
+  item: Item; latest: Research | null | undefined; onLatest: (r: Research | null) => void; job: string | null; onJob: (id: string) => void;
 }) {
   const [jobs, setJobs] = useState<Job[] | null>(null);
   const [history, setHistory] = useState<Page<Research> | null>(null);
@@ -170,7 +170,8 @@ function Bar({ v, label }: { v: number; label: string }) {
   );
 }
 
-export function PricingCard({ research, currency, onStart, busy }: { research: Research | null; currency: string; onStart: () => void; busy: boolean }) {
+export function PricingCard({ research, currency, onStart, busy }: { research: Research | null | undefined; currency: string; onStart: () => void; busy: boolean }) {
+  if (research === undefined) return <div className="card" aria-label="pricing"><p className="muted text-sm" role="status">Loading the research…</p></div>;
   if (!research) {
     return (
       <div className="card text-center" aria-label="pricing">
