@@ -174,7 +174,7 @@ function Details({ item, onChange, auditKey }: { item: Item; onChange: (it: Item
             <ol className="flex flex-col gap-2 text-sm" aria-label="changes">
               {[...audit].reverse().map((a) => (
                 <li key={a.id} data-audit-field={a.field}>
-                  <strong>{a.field}</strong>: {fmt(a.oldValue)} → {fmt(a.newValue)}
+                  <strong>{fields.find((f) => f.key === a.field)?.label ?? a.field}</strong>: {fmt(a.oldValue)} → {fmt(a.newValue)}
                   <div className="muted text-xs">{a.reason} · {a.userId} · {when(a.createdAt)}</div>
                 </li>
               ))}
