@@ -1,0 +1,81 @@
+// Browser flow of the analyst's inbox (/ui/apps/analyst), run by ui/analyst_browser_test.go
+// against a dev server with apps/analyst (offline: deterministic planning, review and writing):
+//
+//   node ui/e2e/analyst.mjs <base URL> <screenshot dir>
+//
+// A session starts with a greeting, a research question gets a plan, and the three gates are
+// answered from their Agent Inbox cards (the plan's with feedback first, then accepted) up to
+// a saved report shown as Markdown with its ID.
+import { start } from "./kit.mjs";
+
+const [base, shots] = process.argv.slice(2);
+const { page, step, shot, expect, finish } = await start(base, shots);
+const session = page.getByRole("region", { name: "session", exact: true });
+const idle = () => page.locator('section[aria-label="session"][data-busy="false"]').waitFor();
+const card = (gate) => page.locator(`[data-gate-card="${gate}"]`).getByRole("region", { name: "interrupt", exact: true });
+
+let thread = "";
+await step("analyst: a session starts with a greeting by name", async () => {
+  await page.goto(base + "/ui/apps/analyst");
+  await page.getByRole("heading", { name: "Strategic analyst" }).waitFor();
+  await page.getByRole("region", { name: "sessions", exact: true }).getByText("No session yet.").waitFor();
+  await page.getByLabel("Your name").fill("Dana Whitfield");
+  await page.getByRole("textbox", { name: "Message" }).fill("Hello");
+  await page.getByRole("button", { name: "Start session" }).click();
+  await session.locator('[data-role="ai"]', { hasText: "Hello Dana!" }).waitFor();
+  await page.waitForURL(/\?thread=/);
+  thread = new URL(page.url()).searchParams.get("thread");
+  await idle();
+  await page.getByRole("region", { name: "sessions", exact: true }).locator(`a[data-session="${thread}"]`).waitFor();
+  await shot(page, "analyst-01-greeting");
+});
+
+await step("analyst: the plan gate, answered with feedback and then accepted", async () => {
+  await page.getByRole("textbox", { name: "Message" }).fill("Is Voltra a threat to our B2B fleet leasing plans?");
+  await page.keyboard.press("Enter");
+  const plan = card("plan");
+  await plan.getByRole("heading", { name: "Review research plan" }).waitFor();
+  // The description is Markdown: its title is bold text, not "# ...".
+  await plan.locator("[data-description] p.font-semibold", { hasText: "Research plan (v1)" }).waitFor();
+  await page.locator('ol[aria-label="gates"] li[data-current="true"]', { hasText: "plan" }).waitFor();
+  await shot(page, "analyst-02-plan");
+  await plan.getByRole("button", { name: "Respond", exact: true }).click();
+  await plan.getByRole("textbox", { name: "response" }).fill("focus on pricing");
+  await plan.getByRole("button", { name: "Send response" }).click();
+  await card("plan").locator("[data-description] p.font-semibold", { hasText: "Research plan (v2)" }).waitFor();
+  await idle();
+  await card("plan").getByRole("button", { name: "Accept", exact: true }).click();
+});
+
+await step("analyst: the discovery gate, with the research subgraph's progress", async () => {
+  const disc = card("discovery");
+  await disc.getByRole("heading", { name: "Review discoveries" }).waitFor();
+  await disc.getByText(/contradicts assumption A1/).first().waitFor();
+  await session.getByRole("list", { name: "progress" }).locator('[data-progress-node="task_agent"]').first().waitFor();
+  await shot(page, "analyst-03-discovery");
+  await disc.getByRole("button", { name: "Accept", exact: true }).click();
+});
+
+await step("analyst: the final gate, approved, and the saved report with its ID", async () => {
+  const fin = card("final");
+  await fin.getByRole("heading", { name: "Review final report" }).waitFor();
+  await fin.locator("[data-description] p.font-semibold", { hasText: "Strategic analysis: Is Voltra a threat" }).waitFor();
+  await shot(page, "analyst-04-final");
+  await fin.getByRole("button", { name: "Accept", exact: true }).click();
+  const report = page.getByRole("region", { name: "final report", exact: true });
+  await report.locator("p.font-semibold", { hasText: "Strategic analysis: Is Voltra a threat" }).first().waitFor();
+  const id = await report.locator("[data-report-id]").getAttribute("data-report-id");
+  expect(/^[0-9a-f]{8,}$/.test(id), "the report ID is " + id);
+  await session.locator('[data-role="ai"]', { hasText: "Saved your report" }).getByText(id).waitFor();
+  await page.locator('li[data-current="true"]', { hasText: "saved" }).waitFor();
+  await page.getByRole("region", { name: "saved reports", exact: true }).getByText(id).waitFor();
+  await page.getByRole("region", { name: "sessions", exact: true }).locator(`a[data-session="${thread}"]`, { hasText: "report " + id }).waitFor();
+  const res = await page.request.get(base + "/apps/analyst/api/v1/reports/" + id);
+  expect(res.status() === 200, "GET the saved report: " + res.status());
+  await shot(page, "analyst-05-saved");
+  // The saved reports list opens it.
+  await page.getByRole("region", { name: "saved reports", exact: true }).getByRole("button", { name: new RegExp(id) }).click();
+  await page.getByRole("region", { name: "report", exact: true }).locator("p.font-semibold", { hasText: "Strategic analysis" }).first().waitFor();
+});
+
+await finish();
