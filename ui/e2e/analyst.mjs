@@ -4,8 +4,10 @@
 //   node ui/e2e/analyst.mjs <base URL> <screenshot dir>
 //
 // A session starts with a greeting, a research question gets a plan, and the three gates are
-// answered from their Agent Inbox cards (the plan's with feedback first, then accepted) up to
-// a saved report shown as Markdown with its ID.
+// answered from their Agent Inbox cards with all four answers: the plan gate with feedback
+// (respond), an edited sub-question (edit), then accept; the discovery gate with ignore, then
+// accept; the final gate with a question (respond), then accept, up to a saved report shown as
+// Markdown with its ID.
 import { start } from "./kit.mjs";
 
 const [base, shots] = process.argv.slice(2);
@@ -30,7 +32,7 @@ await step("analyst: a session starts with a greeting by name", async () => {
   await shot(page, "analyst-01-greeting");
 });
 
-await step("analyst: the plan gate, answered with feedback and then accepted", async () => {
+await step("analyst: the plan gate: respond, edit, accept", async () => {
   await page.getByRole("textbox", { name: "Message" }).fill("Is Voltra a threat to our B2B fleet leasing plans?");
   await page.keyboard.press("Enter");
   const plan = card("plan");
@@ -44,24 +46,45 @@ await step("analyst: the plan gate, answered with feedback and then accepted", a
   await plan.getByRole("button", { name: "Send response" }).click();
   await card("plan").locator("[data-description] p.font-semibold", { hasText: "Research plan (v2)" }).waitFor();
   await idle();
+  // Edit: the plan's arguments as JSON, one sub-question rewritten.
+  await card("plan").getByRole("button", { name: "Edit", exact: true }).click();
+  const args = card("plan").getByRole("textbox", { name: "edited arguments" });
+  const edited = JSON.parse(await args.inputValue());
+  expect(edited.plan && edited.plan.sub_questions.length >= 2, "the edit box does not hold the plan: " + JSON.stringify(edited).slice(0, 200));
+  edited.plan.sub_questions[1].question = "How is Voltra pricing its fleet leases?";
+  await args.fill(JSON.stringify(edited, null, 2));
+  await card("plan").getByRole("button", { name: "Send edit" }).click();
+  await card("plan").locator("[data-description] p.font-semibold", { hasText: "Research plan (v3)" }).waitFor();
+  await card("plan").locator("[data-description]").getByText("How is Voltra pricing its fleet leases?").waitFor();
+  await idle();
   await card("plan").getByRole("button", { name: "Accept", exact: true }).click();
 });
 
-await step("analyst: the discovery gate, with the research subgraph's progress", async () => {
+await step("analyst: the discovery gate (with the research subgraph's progress): ignore, accept", async () => {
   const disc = card("discovery");
   await disc.getByRole("heading", { name: "Review discoveries" }).waitFor();
   await disc.getByText(/contradicts assumption A1/).first().waitFor();
   await session.getByRole("list", { name: "progress" }).locator('[data-progress-node="task_agent"]').first().waitFor();
   await shot(page, "analyst-03-discovery");
-  await disc.getByRole("button", { name: "Accept", exact: true }).click();
+  // Ignore sets the finding in focus aside; the gate asks again.
+  await disc.getByRole("button", { name: "Ignore", exact: true }).click();
+  await session.locator('[data-role="ai"]', { hasText: "Noted: I set aside" }).waitFor();
+  await idle();
+  await card("discovery").getByRole("button", { name: "Accept", exact: true }).click();
 });
 
-await step("analyst: the final gate, approved, and the saved report with its ID", async () => {
+await step("analyst: the final gate: a question, then accept; the saved report with its ID", async () => {
   const fin = card("final");
   await fin.getByRole("heading", { name: "Review final report" }).waitFor();
   await fin.locator("[data-description] p.font-semibold", { hasText: "Strategic analysis: Is Voltra a threat" }).waitFor();
   await shot(page, "analyst-04-final");
-  await fin.getByRole("button", { name: "Accept", exact: true }).click();
+  // A question is answered from the research; the gate asks again.
+  await fin.getByRole("button", { name: "Respond", exact: true }).click();
+  await fin.getByRole("textbox", { name: "response" }).fill("What did we find about Voltra's prices?");
+  await fin.getByRole("button", { name: "Send response" }).click();
+  await session.locator('[data-role="ai"]', { hasText: "From the research:" }).waitFor();
+  await idle();
+  await card("final").getByRole("button", { name: "Accept", exact: true }).click();
   const report = page.getByRole("region", { name: "final report", exact: true });
   await report.locator("p.font-semibold", { hasText: "Strategic analysis: Is Voltra a threat" }).first().waitFor();
   const id = await report.locator("[data-report-id]").getAttribute("data-report-id");
