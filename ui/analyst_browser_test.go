@@ -11,5 +11,5 @@ import (
 // and the final gate to a saved report shown as Markdown with its ID.
 func TestBrowserAnalyst(t *testing.T) {
 	base := serveApps(t, analyst.App())
-	driveChromium(t, "analyst.mjs", base, "analyst-01-greeting", "analyst-02-plan", "analyst-03-discovery", "analyst-04-final", "analyst-05-saved")
+	driveChromium(t, "analyst.mjs", base, "analyst-01-greeting", "analyst-02-plan", "analyst-03-discovery", "analyst-04-final", "analyst-05-saved", "analyst-06-phone")
 }

@@ -11,5 +11,5 @@ import (
 // comparison and the PDF report, a removal that waits for the consent the page gives, a reload.
 func TestBrowserRehab(t *testing.T) {
 	base := serveApps(t, rehab.App())
-	driveChromium(t, "rehab.mjs", base, "rehab-01-start", "rehab-02-analysis", "rehab-03-todo-compare", "rehab-04-consent", "rehab-05-removed")
+	driveChromium(t, "rehab.mjs", base, "rehab-01-start", "rehab-02-analysis", "rehab-03-todo-compare", "rehab-04-consent", "rehab-05-removed", "rehab-06-phone")
 }

@@ -11,7 +11,7 @@
 import { start } from "./kit.mjs";
 
 const [base, shots] = process.argv.slice(2);
-const { page, step, shot, expect, finish } = await start(base, shots);
+const { ctx, page, step, shot, expect, finish } = await start(base, shots);
 const session = page.getByRole("region", { name: "session", exact: true });
 const idle = () => page.locator('section[aria-label="session"][data-busy="false"]').waitFor();
 const card = (gate) => page.locator(`[data-gate-card="${gate}"]`).getByRole("region", { name: "interrupt", exact: true });
@@ -99,6 +99,17 @@ await step("analyst: the final gate: a question, then accept; the saved report w
   // The saved reports list opens it.
   await page.getByRole("region", { name: "saved reports", exact: true }).getByRole("button", { name: new RegExp(id) }).click();
   await page.getByRole("region", { name: "report", exact: true }).locator("p.font-semibold", { hasText: "Strategic analysis" }).first().waitFor();
+});
+
+await step("analyst: readable on a phone-sized screen", async () => {
+  const phone = await ctx.newPage();
+  await phone.setViewportSize({ width: 390, height: 844 });
+  await phone.goto(page.url());
+  await phone.locator('section[aria-label="final report"]').first().waitFor();
+  const wide = await phone.evaluate(() => document.documentElement.scrollWidth);
+  expect(wide <= 390, "the page is " + wide + " px wide on a 390 px screen");
+  await shot(phone, "analyst-06-phone");
+  await phone.close();
 });
 
 await finish();

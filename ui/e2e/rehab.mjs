@@ -9,7 +9,7 @@
 import { start } from "./kit.mjs";
 
 const [base, shots] = process.argv.slice(2);
-const { page, step, shot, expect, recordLengths, lengths, finish } = await start(base, shots);
+const { ctx, page, step, shot, expect, recordLengths, lengths, finish } = await start(base, shots);
 const chat = page.getByRole("region", { name: "conversa", exact: true });
 const portfolio = page.getByRole("region", { name: "portfólio", exact: true });
 const actions = page.getByRole("region", { name: "ações recentes", exact: true });
@@ -92,6 +92,17 @@ await step("rehab: a reload shows the conversation, its todos and its summary li
   await chat.locator('li[data-role="assistant"]', { hasText: "Removido do portfólio" }).waitFor();
   await page.getByRole("region", { name: "tarefas", exact: true }).getByText("Visitar o imóvel da Graça").waitFor();
   await page.getByRole("region", { name: "conversas", exact: true }).locator('button[aria-current="true"]').waitFor();
+});
+
+await step("rehab: readable on a phone-sized screen", async () => {
+  const phone = await ctx.newPage();
+  await phone.setViewportSize({ width: 390, height: 844 });
+  await phone.goto(page.url());
+  await phone.locator('li[data-role="assistant"]').first().waitFor();
+  const wide = await phone.evaluate(() => document.documentElement.scrollWidth);
+  expect(wide <= 390, "the page is " + wide + " px wide on a 390 px screen");
+  await shot(phone, "rehab-06-phone");
+  await phone.close();
 });
 
 await finish();
