@@ -11,6 +11,8 @@ import { ThreadInspector } from "./pages/Inspector";
 import { RunPage } from "./pages/RunPage";
 import { Store } from "./pages/Store";
 import { Listforge } from "./pages/apps/listforge/Listforge";
+import { Rehab } from "./pages/apps/Rehab";
+import { AnalystInbox } from "./pages/apps/Analyst";
 
 export type Catalog = { apps: AppInfo[]; assistants: Assistant[] };
 
@@ -128,6 +130,8 @@ export function App() {
   let m: Record<string, string> | null;
   if (path === "/" || path === "/ui" || path === "/ui/") page = <Home catalog={catalog} />;
   else if (path === "/ui/apps/listforge" || path.startsWith("/ui/apps/listforge/")) page = <Listforge path={path} query={query} />;
+  else if (path === "/ui/apps/rehab") page = <Rehab />;
+  else if (path === "/ui/apps/analyst") page = <AnalystInbox catalog={catalog} />;
   else if ((m = match("/ui/apps/:name", path))) page = <AppLanding catalog={catalog} name={m.name} />;
   else if ((m = match("/ui/assistants/:aid", path))) page = <Studio catalog={catalog} aid={m.aid} tab="chat" thread={query.get("thread")} />;
   else if ((m = match("/ui/assistants/:aid/:tab", path))) page = <Studio catalog={catalog} aid={m.aid} tab={m.tab} thread={query.get("thread")} />;

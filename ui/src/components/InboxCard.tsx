@@ -4,6 +4,7 @@
 import { useState } from "react";
 import type { Interrupt } from "../api";
 import { Json } from "./Json";
+import { Markdown } from "./Markdown";
 
 type HumanInterrupt = {
   action_request: { action: string; args: Record<string, unknown> };
@@ -53,7 +54,7 @@ export function InboxCard({ interrupt, onResume, busy }: {
     <section aria-label="interrupt" className="card border-sky-300 dark:border-sky-800">
       <p className="muted text-xs uppercase tracking-wide">Agent Inbox</p>
       <h3 className="font-medium">{req.action_request?.action}</h3>
-      {req.description && <p className="mt-1 whitespace-pre-wrap text-sm">{req.description}</p>}
+      {req.description && <div className="mt-1 text-sm" data-description><Markdown text={req.description} /></div>}
       <div className="mt-2"><Json value={req.action_request?.args} /></div>
       {mode === "edit" && (
         <label className="mt-2 block text-sm">

@@ -2,12 +2,13 @@
 // cards, breakpoints, the run's progress), its graph, and its threads.
 import { useCallback, useEffect, useRef, useState } from "react";
 import type { Catalog } from "../App";
-import { api, interruptsOf, sse, short, type Assistant, type GraphJSON, type Message, type ThreadState } from "../api";
+import { api, interruptsOf, sse, short, textOf, type Assistant, type GraphJSON, type Message, type ThreadState } from "../api";
 import { Link, navigate, ui } from "../router";
 import { ErrorBox, Json } from "../components/Json";
 import { GraphView } from "../components/GraphView";
 import { findCharts, SpecChart } from "../components/LineChart";
 import { InboxCard } from "../components/InboxCard";
+import { Markdown } from "../components/Markdown";
 import { Messages, mergeChunk, upsert } from "../components/Messages";
 import { emptyProgress, feed, ProgressSteps, type ProgressState } from "../components/Progress";
 import { Threads } from "./Threads";
@@ -74,6 +75,32 @@ function GraphTab({ aid, graph }: { aid: string; graph: GraphJSON | null }) {
 
 const streamModes = ["messages-tuple", "updates", "tasks", "values"];
 
+// SubgraphText is the text a subgraph's model streamed (messages|<ns> events with
+// stream_subgraphs), labelled by where it was written: the subgraph's path and its node.
+type SubgraphText = { key: string; id: string; label: string; text: string };
+
+// subgraphLabel names a namespaced event's source: "messages|research:<task>|writer:<task>"
+// with the chunk's langgraph_node "draft" is "research › writer › draft".
+export function subgraphLabel(event: string, meta: unknown): string {
+  const path = event.split("|").slice(1).map((p) => p.split(":")[0]);
+  const node = (meta as { langgraph_node?: unknown } | null)?.langgraph_node;
+  if (typeof node === "string" && node && path[path.length - 1] !== node) path.push(node);
+  return path.join(" › ");
+}
+
+function addSubgraphChunk(list: SubgraphText[], event: string, data: unknown): SubgraphText[] {
+  const [chunk, meta] = (Array.isArray(data) ? data : []) as [Message | undefined, unknown];
+  const text = chunk ? textOf(chunk.content) : "";
+  if (!chunk || !text) return list;
+  const id = chunk.id ?? "";
+  const key = event + "#" + id;
+  const i = list.findIndex((x) => x.key === key);
+  if (i < 0) return [...list, { key, id, label: subgraphLabel(event, meta), text }];
+  const next = [...list];
+  next[i] = { ...list[i], text: list[i].text + text };
+  return next;
+}
+
 export function Chat({ assistant, thread, graph }: { assistant: Assistant; thread: string | null; graph: GraphJSON | null }) {
   const [messages, setMessages] = useState<Message[]>([]);
   const [state, setState] = useState<ThreadState | null>(null);
@@ -84,6 +111,8 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
   const [pauseBefore, setPauseBefore] = useState<string[]>([]);
   const [runId, setRunId] = useState("");
   const [chunks, setChunks] = useState(0);
+  const [subgraphs, setSubgraphs] = useState(true);
+  const [subText, setSubText] = useState<SubgraphText[]>([]);
   const own = useRef<string | null>(null);
   const abort = useRef<AbortController | null>(null);
   const bottom = useRef<HTMLDivElement>(null);
@@ -114,6 +143,7 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
     setBusy(true);
     setProgress(emptyProgress());
     setChunks(0);
+    setSubText([]);
     setState((s) => (s ? { ...s, next: [], tasks: [], interrupts: [] } : s));
     let tid = thread;
     try {
@@ -125,10 +155,14 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
       }
       if (pendingHuman) setMessages((m) => [...m, pendingHuman]);
       abort.current = new AbortController();
-      const req = { assistant_id: assistant.assistant_id, stream_mode: streamModes, ...(pauseBefore.length ? { interrupt_before: pauseBefore } : {}), ...body };
+      const req = { assistant_id: assistant.assistant_id, stream_mode: streamModes, ...(pauseBefore.length ? { interrupt_before: pauseBefore } : {}), ...(subgraphs ? { stream_subgraphs: true } : {}), ...body };
       for await (const ev of sse("POST", `/threads/${tid}/runs/stream`, req, abort.current.signal)) {
         const mode = ev.event.split("|")[0];
-        if (ev.event.includes("|")) { setProgress((p) => feed(p, ev.event, ev.data)); continue; }
+        if (ev.event.includes("|")) {
+          if (mode === "messages") setSubText((l) => addSubgraphChunk(l, ev.event, ev.data));
+          else setProgress((p) => feed(p, ev.event, ev.data));
+          continue;
+        }
         if (mode === "metadata") setRunId(String((ev.data as { run_id?: string })?.run_id ?? ""));
         else if (mode === "messages") {
           const [chunk] = ev.data as [Message, unknown];
@@ -183,6 +217,12 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
       <section aria-label="chat" data-chunks={chunks} data-busy={busy} className="flex min-h-[50vh] flex-col gap-3">
         {messages.length === 0 && !busy && <p className="muted text-sm">Send a message to start a thread with {assistant.name}.</p>}
         <Messages messages={messages} />
+        {subText.filter((x) => !x.id || !messages.some((m) => m.id === x.id)).map((x) => (
+          <section key={x.key} aria-label={"subgraph " + x.label} data-subgraph={x.label} className="rounded-lg border border-dashed border-zinc-300 px-3 py-2 text-sm dark:border-zinc-700">
+            <p className="muted font-mono text-xs">subgraph · {x.label}</p>
+            <Markdown text={x.text} />
+          </section>
+        ))}
         {!busy && state && findCharts(state.values).map((c, i) => <SpecChart key={i} spec={c} />)}
         {busy && <p className="muted text-sm" aria-live="polite">Running…</p>}
         <ErrorBox error={err} />
@@ -231,6 +271,9 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
           ))}
           <p className="muted mt-1 text-xs">Breakpoints (interrupt_before) for the next runs.</p>
         </fieldset>
+        <label className="card flex items-center gap-2 text-xs">
+          <input type="checkbox" checked={subgraphs} onChange={(e) => setSubgraphs(e.target.checked)} /> Stream subgraphs: their tokens and progress (stream_subgraphs)
+        </label>
         {state && <Json label="State" value={state.values} />}
       </aside>
     </div>
