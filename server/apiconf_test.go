@@ -262,13 +262,19 @@ func TestThreadJoinStreamAndJoinCancel(t *testing.T) {
 	b.mustDo("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{"topic": "joined"}, "stream_mode": []string{"values", "updates"}}, &run, 200)
 	<-b.gates.started
 	done := make(chan []sseEvent)
+	joined := make(chan struct{})
 	go func() {
-		_, evs := b.stream("GET", "/threads/"+tid+"/stream?stream_mode=updates", nil, nil, nil)
+		first := true
+		_, evs := b.stream("GET", "/threads/"+tid+"/stream?stream_mode=updates", nil, nil, func(sseEvent) bool {
+			if first {
+				first = false
+				close(joined) // the run's metadata event: the stream is joined
+			}
+			return false
+		})
 		done <- evs
 	}()
-	b.waitStatus(tid, run.RunID, RunRunning)
-	// The joiner is attached once the hub counts its reader; a short wait on the release does.
-	time.Sleep(50 * time.Millisecond)
+	<-joined
 	b.gates.release <- struct{}{}
 	evs := <-done
 	got := names(evs)
@@ -297,7 +303,9 @@ func TestThreadJoinStreamAndJoinCancel(t *testing.T) {
 		}
 		errc <- err
 	}()
-	time.Sleep(100 * time.Millisecond) // the join request reaches the server
+	for !b.srv.runs.waited(run.RunID) { // the join request has reached the server
+		time.Sleep(5 * time.Millisecond)
+	}
 	cancel()
 	<-errc
 	b.waitStatus(tid, run.RunID, RunInterrupted)
