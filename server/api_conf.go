@@ -24,6 +24,9 @@ import (
 func errorName(err error) string {
 	var te *RunTimeoutError
 	var ne *graph.NodeError
+	if _, ok := err.(*BudgetError); ok { // a step budget ends a run through its recursion limit
+		return "BudgetExceeded"
+	}
 	switch {
 	case errors.Is(err, graph.ErrRecursionLimit):
 		return "GraphRecursionError"
@@ -32,13 +35,81 @@ func errorName(err error) string {
 	case errors.Is(err, context.Canceled):
 		return "CancelledError"
 	}
-	if _, ok := err.(*BudgetError); ok {
-		return "BudgetExceeded"
-	}
 	if errors.As(err, &ne) {
 		return fmt.Sprintf("NodeError(%s)", ne.Node)
 	}
 	return "Error"
+}
+
+// gotoNodes reads command.goto: a node's name or a list of them (LangGraph's Send objects are
+// not taken).
+func gotoNodes(raw json.RawMessage) ([]string, error) {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}, nil
+	}
+	var many []string
+	if err := json.Unmarshal(raw, &many); err != nil || len(many) == 0 {
+		return nil, badRequest("give command.goto as a node's name or a list of names (Send objects are not supported)", "field \"command.goto\" is %s", raw)
+	}
+	return many, nil
+}
+
+// gotoer is a graph that can be steered by a goto from outside its nodes (*graph.Compiled).
+type gotoer interface {
+	GotoJSON(ctx context.Context, ref checkpoint.Ref, values json.RawMessage, nodes []string) (checkpoint.Ref, error)
+}
+
+func gotoGraph(g graph.Runnable) (gotoer, bool) {
+	if w, ok := g.(*apiGraph); ok {
+		g = w.Runnable
+	}
+	gt, ok := g.(gotoer)
+	return gt, ok
+}
+
+// checkGoto checks a run's command.goto against its graph when the run is created.
+func checkGoto(c *RunCommand, g graph.Runnable) error {
+	if c == nil || isNullJSON(c.Goto) {
+		return nil
+	}
+	nodes, err := gotoNodes(c.Goto)
+	if err != nil {
+		return err
+	}
+	if !isNullJSON(c.Resume) {
+		return badRequest("resume the interrupt first, then steer the thread with another run's command.goto", "command.goto and command.resume are both set")
+	}
+	if _, ok := gotoGraph(g); !ok {
+		return badRequest("use command.update, or input", "this assistant's graph cannot take command.goto")
+	}
+	for _, n := range nodes {
+		if !slices.Contains(g.Nodes(), n) {
+			return badRequest(fmt.Sprintf("the graph's nodes are %v", g.Nodes()), "command.goto names unknown node %q", n)
+		}
+	}
+	return nil
+}
+
+// applyGoto applies a run's command.update and schedules command.goto's nodes next, before the
+// run continues the thread.
+func applyGoto(ctx context.Context, g graph.Runnable, threadID string, c *RunCommand) error {
+	nodes, err := gotoNodes(c.Goto)
+	if err != nil {
+		return err
+	}
+	gt, ok := gotoGraph(g)
+	if !ok {
+		return errors.New("command.goto: the graph cannot be steered from outside its nodes")
+	}
+	update := c.Update
+	if isNullJSON(update) {
+		update = nil
+	}
+	if _, err := gt.GotoJSON(ctx, checkpoint.Ref{ThreadID: threadID}, update, nodes); err != nil {
+		return fmt.Errorf("command.goto: %w", err)
+	}
+	return nil
 }
 
 // runFieldNames are the fields of a run record select may keep (GET /threads/{id}/runs).

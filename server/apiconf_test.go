@@ -377,3 +377,26 @@ func TestCronTickRetried(t *testing.T) {
 		t.Fatalf("after the retried tick the cron is next due %v, want 00:10", got.NextRunDate)
 	}
 }
+
+// command.goto steers a thread: the update is applied and the nodes named run next, in place of
+// the task waiting at an interrupt; an unknown node, or goto with resume, is 400.
+func TestCommandGoto(t *testing.T) {
+	b := setup(t)
+	tid := b.newThread(nil)
+	b.mustDo("POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "flow", "input": map[string]any{"topic": "g"}}, nil, 200)
+	var out map[string]any
+	b.mustDo("POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "flow", "command": map[string]any{"goto": "act", "update": map[string]any{"approved": "skipped"}}}, &out, 200)
+	if fmt.Sprint(out["steps"]) != "[plan act]" || out["approved"] != "skipped" || out["__interrupt__"] != nil {
+		t.Fatalf("after goto act: %v; want plan then act, the approval skipped", out)
+	}
+	b.mustDo("POST", "/runs/wait", map[string]any{"assistant_id": "flow", "command": map[string]any{"goto": []string{"act"}}}, &out, 200)
+	if fmt.Sprint(out["steps"]) != "[act]" {
+		t.Fatalf("goto act on a new thread: %v", out)
+	}
+	for _, cmd := range []map[string]any{{"goto": "nowhere"}, {"goto": "act", "resume": "yes"}, {"goto": map[string]any{"node": "act"}}} {
+		var e map[string]any
+		if code := b.do("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "flow", "command": cmd}, &e); code != 400 || !strings.Contains(fmt.Sprint(e), "goto") {
+			t.Errorf("command %v: %d %v, want 400 naming goto", cmd, code, e)
+		}
+	}
+}

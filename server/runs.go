@@ -370,8 +370,8 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	default:
 		return nil, nil, badRequest("use delete or keep", "field \"on_completion\" is %q", req.OnCompletion)
 	}
-	if req.Command != nil && len(req.Command.Goto) > 0 && string(req.Command.Goto) != "null" {
-		return nil, nil, badRequest("resume with command.resume, or change state with command.update", "command.goto is not supported yet")
+	if err := checkGoto(req.Command, a.graph); err != nil { // api_conf.go
+		return nil, nil, err
 	}
 	if req.Webhook != "" {
 		if err := checkWebhook(req.Webhook); err != nil {
@@ -1080,7 +1080,14 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 			input, resumed = nil, true
 		}
 	}
-	if c := kw.Command; c != nil && !resumed {
+	if c := kw.Command; c != nil && !resumed && !isNullJSON(c.Goto) {
+		// command.goto: the update is applied and the nodes named run next (api_conf.go).
+		if err := applyGoto(ctx, g, run.ThreadID, c); err != nil {
+			return err
+		}
+		opts = append(opts, graph.Continue())
+		input = nil
+	} else if c != nil && !resumed {
 		if len(c.Update) > 0 && string(c.Update) != "null" {
 			if _, err := g.UpdateStateJSON(ctx, checkpoint.Ref{ThreadID: run.ThreadID}, c.Update, ""); err != nil {
 				return fmt.Errorf("command.update: %w", err)
