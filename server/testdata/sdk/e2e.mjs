@@ -216,6 +216,8 @@ step("updateState");
 const t3 = await client.threads.create({ graphId: "flow" });
 await client.threads.updateState(t3.thread_id, { values: { topic: "manual", steps: ["plan"] }, asNode: "plan" });
 assert.deepEqual((await client.threads.getState(t3.thread_id)).next, ["approve"]);
+const steered = await client.runs.wait(t3.thread_id, "flow", { command: { goto: "act", update: { approved: "skipped" } } });
+assert.deepEqual(steered.steps, ["plan", "act"], "Command({goto}) runs act in place of approve");
 const copy = await client.threads.copy(t3.thread_id);
 assert.equal((await client.threads.getState(copy.thread_id)).values.topic, "manual");
 
