@@ -191,6 +191,12 @@ func (c *Compiled[S]) History(ctx context.Context, threadID string, opts History
 // that forks the history). The nodes after asNode are scheduled next; with asNode empty, what
 // was scheduled stays scheduled. It returns the new checkpoint.
 func (c *Compiled[S]) UpdateState(ctx context.Context, ref checkpoint.Ref, values S, asNode string) (checkpoint.Ref, error) {
+	return c.updateState(ctx, ref, values, asNode, nil)
+}
+
+// updateState is UpdateState; gotos, when set, are the nodes scheduled next, in place of those
+// asNode's edges (or, with no asNode, the thread's schedule) would give (see GotoJSON).
+func (c *Compiled[S]) updateState(ctx context.Context, ref checkpoint.Ref, values S, asNode string, gotos []Target) (checkpoint.Ref, error) {
 	l, err := c.blankLoop(ctx, ref.ThreadID, ref.NS)
 	if err != nil {
 		return checkpoint.Ref{}, err
@@ -231,7 +237,12 @@ func (c *Compiled[S]) UpdateState(ctx context.Context, ref checkpoint.Ref, value
 	if err := l.apply([]*task{t}); err != nil {
 		return checkpoint.Ref{}, err
 	}
-	if asNode != "" {
+	if gotos != nil {
+		t.targets = gotos
+		if err := l.plan([]*task{t}, nil); err != nil {
+			return checkpoint.Ref{}, err
+		}
+	} else if asNode != "" {
 		if t.targets, err = l.route(ctx, asNode, l.sc.snapshot(l.state)); err != nil {
 			return checkpoint.Ref{}, err
 		}
@@ -249,7 +260,7 @@ func (c *Compiled[S]) UpdateState(ctx context.Context, ref checkpoint.Ref, value
 		return checkpoint.Ref{}, err
 	}
 	out := checkpoint.Ref{ThreadID: ref.ThreadID, NS: ref.NS, CheckpointID: l.cpID}
-	if asNode == "" && tuple != nil {
+	if asNode == "" && gotos == nil && tuple != nil {
 		// The scheduled tasks stay scheduled with what they recorded: the interrupts they wait
 		// on, their resume values, the outcomes of those that finished. Otherwise an edit made
 		// while a run waits at an interrupt would drop the interrupt, and the answer with it.

@@ -68,6 +68,9 @@ func (s *Server) routes() http.Handler {
 	api("GET /threads/{tid}/state/{cid}", s.handleStateGet)
 	api("POST /threads/{tid}/state/checkpoint", s.handleStateAt)
 	api("POST /threads/{tid}/state", s.handleStateUpdate)
+	api("PATCH /threads/{tid}/state", s.handleStatePatch)
+	api("GET /threads/{tid}/stream", s.handleThreadStream)
+	api("POST /threads/prune", s.handleThreadPrune)
 	api("POST /threads/{tid}/history", s.handleHistory)
 	api("GET /threads/{tid}/history", s.handleHistory)
 
@@ -85,6 +88,8 @@ func (s *Server) routes() http.Handler {
 	api("POST /runs", s.handleRunCreate)
 	api("POST /runs/stream", s.handleRunStream)
 	api("POST /runs/wait", s.handleRunWait)
+	api("POST /runs/batch", s.handleRunsBatch)
+	api("POST /runs/cancel", s.handleRunsCancelMany)
 	api("GET /runs/{rid}/stream", s.handleRunJoinStream)
 	api("GET /runs/{rid}", s.handleRunGet)
 	api("POST /runs/crons", s.handleCronCreate)
@@ -578,7 +583,7 @@ func (s *Server) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	now := stamp()
+	now := s.meta.stamp()
 	t := &Thread{ThreadID: req.ThreadID, Metadata: md, Status: ThreadIdle, CreatedAt: now, UpdatedAt: now, tenant: p.Tenant, ttlMS: ttl}
 	ctx := r.Context()
 	created, err := s.meta.createThread(ctx, t)
@@ -738,7 +743,7 @@ type threadQuery struct {
 }
 
 // threadFieldNames are the fields of a thread record, for select.
-var threadFieldNames = []string{"thread_id", "created_at", "updated_at", "metadata", "status", "values", "interrupts", "config"}
+var threadFieldNames = []string{"thread_id", "created_at", "updated_at", "state_updated_at", "metadata", "status", "values", "interrupts", "config"}
 
 // findThreads returns the threads q selects, from the offset-th on and at most limit of them,
 // and how many it selects in all when count is set (otherwise the count is a lower bound).
@@ -906,7 +911,7 @@ func (s *Server) handleStateUpdate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("run an assistant on the thread first, or create it with metadata.graph_id", "thread %q is not tied to a graph", t.ThreadID))
 		return
 	}
-	if req.AsNode != "" && !slices.Contains(g.Nodes(), req.AsNode) {
+	if req.AsNode != "" && req.AsNode != graph.START && !slices.Contains(g.Nodes(), req.AsNode) {
 		writeError(w, badRequest(fmt.Sprintf("the graph's nodes are %v", g.Nodes()), "field \"as_node\" names unknown node %q", req.AsNode))
 		return
 	}
@@ -994,7 +999,7 @@ func (s *Server) handleThreadCopy(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	now := stamp()
+	now := s.meta.stamp()
 	md := map[string]any{}
 	for k, v := range t.Metadata {
 		md[k] = v

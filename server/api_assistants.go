@@ -186,7 +186,7 @@ func (s *Server) handleAssistantCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principal(r)
-	now := time.Now().UTC()
+	now := s.meta.stamp()
 	a := &Assistant{AssistantID: req.AssistantID, GraphID: *req.GraphID, Name: "Untitled", Description: req.Description,
 		Config: req.Config, Context: req.Context, Metadata: req.Metadata, Version: 1, CreatedAt: now, UpdatedAt: now}
 	if req.Name != nil && *req.Name != "" {

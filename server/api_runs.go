@@ -123,12 +123,21 @@ func (s *Server) handleRunList(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	sel, err := runSelect(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	runs, err := s.meta.listRuns(r.Context(), t.tenant, t.ThreadID, q.Get("status"), limit, offset)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	s.runs.live(runs...)
+	if len(sel) > 0 {
+		writeJSON(w, 200, selectFields(runs, sel))
+		return
+	}
 	writeJSON(w, 200, runs)
 }
 
@@ -198,6 +207,9 @@ func (s *Server) handleRunJoin(w http.ResponseWriter, r *http.Request) {
 		s.runs.waitFor(run.RunID)
 		defer s.runs.unwait(run.RunID)
 		if !s.waitDone(r.Context(), l) {
+			if c := r.URL.Query().Get("cancel_on_disconnect"); c == "1" || c == "true" {
+				_ = s.runs.cancel(context.WithoutCancel(r.Context()), run.tenant, run.ThreadID, run.RunID, errCancelInterrupt, false)
+			}
 			return
 		}
 	}

@@ -129,6 +129,9 @@ type Config struct {
 	// a webhook to such an address (by IP or by a name that resolves to one, cloud metadata at
 	// 169.254.169.254 included) is not sent, and the refusal is logged.
 	WebhookAllowPrivate bool
+	// Now is the clock of the records' creation and update stamps (threads, runs, assistants).
+	// Nil means time.Now; tests set one to get stamps they can predict.
+	Now func() time.Time
 	// MetricsToken, when set, is required as a bearer token by GET /metrics.
 	MetricsToken string
 	// Logger receives JSON-ready structured logs; nil means slog.Default().

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -376,11 +375,5 @@ func checkpointEventJSON(data any) any {
 
 // errorJSON is the data of an "error" event.
 func errorJSON(err error) map[string]any {
-	name := "Error"
-	if nerr, ok := err.(*graph.NodeError); ok {
-		name = fmt.Sprintf("NodeError(%s)", nerr.Node)
-	} else if _, ok := err.(*BudgetError); ok {
-		name = "BudgetExceeded"
-	}
-	return map[string]any{"error": name, "message": err.Error()}
+	return map[string]any{"error": errorName(err), "message": err.Error()} // api_conf.go
 }

@@ -301,7 +301,7 @@ func (s *Server) tickCrons(ctx context.Context) int {
 			}
 			claimed++
 			if err := s.startCronRun(ctx, c); err != nil {
-				s.log.Warn("crons: the tick's run was not started", "cron_id", c.CronID, "err", err)
+				s.retryCronTick(ctx, c, now, next, err)
 				s.dropOrphanCron(ctx, c, err)
 				continue
 			}
@@ -312,6 +312,28 @@ func (s *Server) tickCrons(ctx context.Context) int {
 		}
 	}
 	return started
+}
+
+// cronRetry is how long after a tick whose run could not be created (its thread busy, the
+// database down) the tick is tried again.
+const cronRetry = 10 * time.Second
+
+// retryCronTick gives back a tick whose run could not be created, due again cronRetry from now,
+// unless the error is one a retry cannot mend (a bad payload, an assistant or thread gone) or
+// the schedule's next tick comes first: that tick is then the one that runs, and this one is
+// logged as skipped.
+func (s *Server) retryCronTick(ctx context.Context, c *Cron, now time.Time, next int64, err error) {
+	retryAt := ms(now.Add(cronRetry))
+	permanent := errors.Is(err, ErrBadRequest) || errors.Is(err, ErrNotFound)
+	if permanent || next == 0 || retryAt >= next {
+		s.log.Error("crons: the tick's run was not started; the tick is skipped", "cron_id", c.CronID, "err", err, "retried", !permanent)
+		return
+	}
+	if ok, cerr := s.meta.claimCron(ctx, c.CronID, next, retryAt); cerr != nil || !ok {
+		s.log.Error("crons: the tick's run was not started, and the tick could not be given back", "cron_id", c.CronID, "err", err, "claim_err", cerr)
+		return
+	}
+	s.log.Warn("crons: the tick's run was not started; retrying", "cron_id", c.CronID, "err", err, "retry_at", fromMS(retryAt))
 }
 
 // startCronRun starts one tick's run of a cron, as its creator, through the run API's path.

@@ -27,6 +27,9 @@ type metaDB struct {
 	// hidden holds the IDs of finished stateless runs' threads waiting for the sweeper
 	// (runner.sweep): their thread and runs answer 404 although their rows are still there.
 	hidden sync.Map
+	// now is the server's clock (Config.Now) for records' stamps; nil is time.Now.
+	now  func() time.Time
+	last atomic.Int64 // the last stamp by now
 }
 
 // migrations are applied in order, once each. Never edit one that has shipped: add another.
@@ -136,6 +139,11 @@ CREATE TABLE IF NOT EXISTS trellis_crons (
 CREATE INDEX IF NOT EXISTS trellis_crons_by_tenant ON trellis_crons (tenant, created_at);
 CREATE INDEX IF NOT EXISTS trellis_crons_due ON trellis_crons (next_run_date) WHERE enabled = 1;
 `},
+	{8, `
+ALTER TABLE trellis_threads ADD COLUMN state_updated_at BIGINT NOT NULL DEFAULT 0;
+UPDATE trellis_threads SET state_updated_at = updated_at;
+CREATE INDEX IF NOT EXISTS trellis_threads_by_state_update ON trellis_threads (tenant, state_updated_at);
+`},
 }
 
 var placeholder = regexp.MustCompile(`\$(\d+)`)
@@ -198,13 +206,18 @@ func (m *metaDB) migrate(ctx context.Context) error {
 
 // Thread is a conversation's record: its metadata and status; its state lives in checkpoints.
 type Thread struct {
-	ThreadID   string          `json:"thread_id"`
-	CreatedAt  time.Time       `json:"created_at"`
-	UpdatedAt  time.Time       `json:"updated_at"`
-	Metadata   map[string]any  `json:"metadata"`
-	Status     string          `json:"status"`
-	Values     json.RawMessage `json:"values,omitempty"`
-	Interrupts json.RawMessage `json:"interrupts,omitempty"`
+	ThreadID  string    `json:"thread_id"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// StateUpdatedAt is when the thread's state (values, interrupts) last changed: a run ended,
+	// update-state, creation. Sorting by it lists the threads most recently worked on first.
+	StateUpdatedAt time.Time      `json:"state_updated_at"`
+	Metadata       map[string]any `json:"metadata"`
+	Status         string         `json:"status"`
+	// Values and Interrupts are the state's newest values and waiting interrupts by task ID;
+	// {} on a thread with no state yet, as LangGraph answers.
+	Values     json.RawMessage `json:"values"`
+	Interrupts json.RawMessage `json:"interrupts"`
 	Config     map[string]any  `json:"config"`
 	tenant     string
 	temporary  bool
@@ -300,17 +313,25 @@ type RunCommand struct {
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
-// lastStamp is the last millisecond stamp() gave.
+// lastStamp is the last millisecond stamp gave by time.Now.
 var lastStamp atomic.Int64
 
-// stamp is the time a record is created or updated at: now, or a millisecond after the last stamp
-// this process gave, whichever is later. Records are stored to the millisecond, so without it two
-// threads created in the same millisecond would tie, and sort by their random IDs instead of
-// the order they were made in.
-func stamp() time.Time {
+// stamp is the time a record is created or updated at: now by the server's clock (Config.Now),
+// or a millisecond after the last stamp, whichever is later. Records are stored to the
+// millisecond, so without it two threads created in the same millisecond would tie, and sort by
+// their random IDs instead of the order they were made in. A server with a clock of its own
+// counts its stamps apart from the process's, so that they follow its clock exactly.
+func (m *metaDB) stamp() time.Time {
+	if m.now != nil {
+		return stampAt(&m.last, m.now)
+	}
+	return stampAt(&lastStamp, time.Now)
+}
+
+func stampAt(lastStamp *atomic.Int64, clock func() time.Time) time.Time {
 	for {
 		last := lastStamp.Load()
-		now := time.Now().UnixMilli()
+		now := clock().UnixMilli()
 		if now <= last {
 			now = last + 1
 		}
@@ -332,8 +353,11 @@ func mustJSON(v any) string {
 
 func (m *metaDB) createThread(ctx context.Context, t *Thread) (bool, error) {
 	t.Metadata = stampOwner(ctx, t.Metadata) // owner.go
-	res, err := m.exec(ctx, `INSERT INTO trellis_threads (tenant, thread_id, metadata, status, temporary, created_at, updated_at, ttl_ms)
-VALUES ($1, $2, $3, $4, $5, $6, $6, $7) ON CONFLICT (thread_id) DO NOTHING`,
+	if t.CreatedAt.IsZero() {
+		t.CreatedAt = m.stamp()
+	}
+	res, err := m.exec(ctx, `INSERT INTO trellis_threads (tenant, thread_id, metadata, status, temporary, created_at, updated_at, state_updated_at, ttl_ms)
+VALUES ($1, $2, $3, $4, $5, $6, $6, $6, $7) ON CONFLICT (thread_id) DO NOTHING`,
 		t.tenant, t.ThreadID, mustJSON(t.Metadata), t.Status, boolInt(t.temporary), ms(t.CreatedAt), t.ttlMS)
 	if err != nil {
 		return false, err
@@ -357,7 +381,7 @@ func boolInt(b bool) int {
 	return 0
 }
 
-const threadCols = `tenant, thread_id, metadata, status, vals, interrupts, temporary, created_at, updated_at`
+const threadCols = `tenant, thread_id, metadata, status, vals, interrupts, temporary, created_at, updated_at, state_updated_at`
 
 // scanAll reads every row with scan and closes rows.
 func scanAll[T any](rows *sql.Rows, scan func(interface{ Scan(...any) error }) (T, error)) ([]T, error) {
@@ -378,12 +402,12 @@ func scanThread(row interface{ Scan(...any) error }) (*Thread, error) {
 	var md string
 	var vals, ints sql.NullString
 	var temp int
-	var created, updated int64
-	if err := row.Scan(&t.tenant, &t.ThreadID, &md, &t.Status, &vals, &ints, &temp, &created, &updated); err != nil {
+	var created, updated, stateUpdated int64
+	if err := row.Scan(&t.tenant, &t.ThreadID, &md, &t.Status, &vals, &ints, &temp, &created, &updated, &stateUpdated); err != nil {
 		return nil, err
 	}
 	t.temporary = temp != 0
-	t.CreatedAt, t.UpdatedAt = fromMS(created), fromMS(updated)
+	t.CreatedAt, t.UpdatedAt, t.StateUpdatedAt = fromMS(created), fromMS(updated), fromMS(stateUpdated)
 	if err := json.Unmarshal([]byte(md), &t.Metadata); err != nil || t.Metadata == nil {
 		t.Metadata = map[string]any{}
 	}
@@ -392,6 +416,12 @@ func scanThread(row interface{ Scan(...any) error }) (*Thread, error) {
 	}
 	if ints.Valid && ints.String != "" {
 		t.Interrupts = json.RawMessage(ints.String)
+	}
+	if len(t.Values) == 0 || string(t.Values) == "null" {
+		t.Values = json.RawMessage("{}")
+	}
+	if len(t.Interrupts) == 0 || string(t.Interrupts) == "null" {
+		t.Interrupts = json.RawMessage("{}")
 	}
 	t.Config = map[string]any{"configurable": map[string]any{"thread_id": t.ThreadID}}
 	return &t, nil
@@ -417,7 +447,7 @@ type threadFilter struct {
 	asc              bool
 }
 
-var threadSortKeys = []string{"thread_id", "status", "created_at", "updated_at"}
+var threadSortKeys = []string{"thread_id", "status", "created_at", "updated_at", "state_updated_at"}
 
 // eachThread calls fn with a tenant's threads in the filter's order until fn returns false.
 // The query narrows them by status, IDs, and the metadata and values keys it can compare in SQL
@@ -512,7 +542,7 @@ func (m *metaDB) jsonKeyEquals(col, key string, v any, arg func(any) string) str
 
 func (m *metaDB) setThreadMetadata(ctx context.Context, tenant, id string, md map[string]any) error {
 	md = stampOwner(ctx, md) // a per-user principal cannot give its thread away
-	_, err := m.exec(ctx, `UPDATE trellis_threads SET metadata = $1, updated_at = $2 WHERE tenant = $3 AND thread_id = $4`, mustJSON(md), ms(stamp()), tenant, id)
+	_, err := m.exec(ctx, `UPDATE trellis_threads SET metadata = $1, updated_at = $2 WHERE tenant = $3 AND thread_id = $4`, mustJSON(md), ms(m.stamp()), tenant, id)
 	return err
 }
 
@@ -524,12 +554,19 @@ func (m *metaDB) setThreadStatus(ctx context.Context, tenant, id, status string,
 	if interrupts != nil {
 		i = string(interrupts)
 	}
-	_, err := m.exec(ctx, `UPDATE trellis_threads SET status = $1, vals = $2, interrupts = $3, updated_at = $4 WHERE tenant = $5 AND thread_id = $6`, status, v, i, ms(stamp()), tenant, id)
+	if values == nil && interrupts == nil {
+		// Only the status changes (a run that failed before it had a state to record): the
+		// values stay.
+		_, err := m.exec(ctx, `UPDATE trellis_threads SET status = $1, updated_at = $2 WHERE tenant = $3 AND thread_id = $4`, status, ms(m.stamp()), tenant, id)
+		return err
+	}
+	now := ms(m.stamp())
+	_, err := m.exec(ctx, `UPDATE trellis_threads SET status = $1, vals = $2, interrupts = $3, updated_at = $4, state_updated_at = $4 WHERE tenant = $5 AND thread_id = $6`, status, v, i, now, tenant, id)
 	return err
 }
 
 func (m *metaDB) setThreadBusy(ctx context.Context, tenant, id string) error {
-	_, err := m.exec(ctx, `UPDATE trellis_threads SET status = $1, updated_at = $2 WHERE tenant = $3 AND thread_id = $4`, ThreadBusy, ms(stamp()), tenant, id)
+	_, err := m.exec(ctx, `UPDATE trellis_threads SET status = $1, updated_at = $2 WHERE tenant = $3 AND thread_id = $4`, ThreadBusy, ms(m.stamp()), tenant, id)
 	return err
 }
 
@@ -722,7 +759,7 @@ func (m *metaDB) unfinishedRuns(ctx context.Context) ([]*Run, error) {
 }
 
 func (m *metaDB) setRunStatus(ctx context.Context, runID, status string) error {
-	_, err := m.exec(ctx, `UPDATE trellis_runs SET status = $1, updated_at = $2 WHERE run_id = $3`, status, ms(stamp()), runID)
+	_, err := m.exec(ctx, `UPDATE trellis_runs SET status = $1, updated_at = $2 WHERE run_id = $3`, status, ms(m.stamp()), runID)
 	return err
 }
 
@@ -972,7 +1009,7 @@ func (m *metaDB) updateAssistant(ctx context.Context, tenant, id string, change 
 	if err := tx.QueryRowContext(ctx, m.q(`SELECT COALESCE(MAX(version), 0) + 1 FROM trellis_assistant_versions WHERE assistant_id = $1`), id).Scan(&a.Version); err != nil {
 		return nil, err
 	}
-	a.UpdatedAt = time.Now().UTC()
+	a.UpdatedAt = m.stamp()
 	if err := m.insertAssistantVersion(ctx, tx, a); err != nil {
 		return nil, err
 	}
@@ -1018,7 +1055,7 @@ func (m *metaDB) setLatestAssistant(ctx context.Context, tenant, id string, vers
 		a.Description = &desc.String
 	}
 	a.Config, a.Context, a.Metadata = jsonObject(cfg), jsonObject(cx), jsonObject(md)
-	a.Version, a.UpdatedAt = version, time.Now().UTC()
+	a.Version, a.UpdatedAt = version, m.stamp()
 	if err := m.storeAssistant(ctx, tx, tenant, a); err != nil {
 		return nil, err
 	}

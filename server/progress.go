@@ -267,7 +267,7 @@ func (m *metaDB) setRunEnd(ctx context.Context, runID string, e runEnd) error {
 		next = ms(e.nextAttempt)
 	}
 	_, err := m.exec(ctx, `UPDATE trellis_runs SET status = $1, updated_at = $2, progress = COALESCE($3, progress), last_error = COALESCE($4, last_error), next_attempt_at = $5 WHERE run_id = $6`,
-		e.status, ms(stamp()), progress, lastErr, next, runID)
+		e.status, ms(m.stamp()), progress, lastErr, next, runID)
 	return err
 }
 

@@ -370,8 +370,8 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	default:
 		return nil, nil, badRequest("use delete or keep", "field \"on_completion\" is %q", req.OnCompletion)
 	}
-	if req.Command != nil && len(req.Command.Goto) > 0 && string(req.Command.Goto) != "null" {
-		return nil, nil, badRequest("resume with command.resume, or change state with command.update", "command.goto is not supported yet")
+	if err := checkGoto(req.Command, a.graph); err != nil { // api_conf.go
+		return nil, nil, err
 	}
 	if req.Webhook != "" {
 		if err := checkWebhook(req.Webhook); err != nil {
@@ -390,7 +390,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	if closing {
 		return nil, nil, &APIError{Status: http.StatusServiceUnavailable, Message: "the server is shutting down and takes no new runs", Hint: "retry against another replica or after the restart", kind: ErrShuttingDown}
 	}
-	now := time.Now().UTC()
+	now := r.s.meta.stamp()
 	temporary := false
 	freshThread := false // created by this request: no other run can be on it
 	if threadID == "" {
@@ -451,7 +451,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	// this process's runs of a thread are created, and wait in its slot, in one order.
 	r.mu.Lock()
 	run.RunID = uuid.Must(uuid.NewV7()).String()
-	run.CreatedAt = stamp()
+	run.CreatedAt = r.s.meta.stamp()
 	run.UpdatedAt = run.CreatedAt
 	slot := r.threads[threadID]
 	var inflight []string
@@ -510,6 +510,10 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 			_ = r.cancel(ctx, p.Tenant, threadID, id, action, false)
 		}
 	}
+	if !temporary {
+		// Busy from the moment a run is pending, as LangGraph reports it.
+		_ = r.s.meta.setThreadBusy(ctx, p.Tenant, threadID)
+	}
 	r.s.metrics.runsCreated.Inc()
 	r.s.log.Info("run created", "run_id", run.RunID, "thread_id", threadID, "assistant_id", a.AssistantID, "tenant", p.Tenant, "multitask_strategy", strategy)
 	if first {
@@ -542,6 +546,15 @@ func (r *runner) cancel(ctx context.Context, tenant, threadID, runID string, act
 				delete(r.prio, runID)
 				r.mu.Unlock()
 				r.finishUnstarted(ctx, run, action)
+				return nil
+			}
+			if slot.current == runID && run.Status == RunPending {
+				// First in line but not started (scheduled with after_seconds, or its queue job
+				// not yet taken): the thread goes on to its next run now, not when the job comes
+				// due; the job then finds the run finished (or gone) and does nothing.
+				r.mu.Unlock()
+				r.finishUnstarted(ctx, run, action)
+				r.release(run.ThreadID, runID)
 				return nil
 			}
 		}
@@ -594,6 +607,7 @@ func (r *runner) finishUnstarted(ctx context.Context, run *Run, action error) {
 	if l := r.s.hub.get(run.RunID); l != nil {
 		l.close()
 	}
+	r.settleThread(ctx, run.tenant, run.ThreadID)
 }
 
 // exec executes one run; the queue calls it. It returns a *RetryError when the run should be
@@ -1066,7 +1080,14 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 			input, resumed = nil, true
 		}
 	}
-	if c := kw.Command; c != nil && !resumed {
+	if c := kw.Command; c != nil && !resumed && !isNullJSON(c.Goto) {
+		// command.goto: the update is applied and the nodes named run next (api_conf.go).
+		if err := applyGoto(ctx, g, run.ThreadID, c); err != nil {
+			return err
+		}
+		opts = append(opts, graph.Continue())
+		input = nil
+	} else if c != nil && !resumed {
 		if len(c.Update) > 0 && string(c.Update) != "null" {
 			if _, err := g.UpdateStateJSON(ctx, checkpoint.Ref{ThreadID: run.ThreadID}, c.Update, ""); err != nil {
 				return fmt.Errorf("command.update: %w", err)

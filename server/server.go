@@ -137,6 +137,7 @@ func New(cfg Config) (*Server, error) {
 		deps = Deps{Saver: saver, Store: st, DataDir: cfg.DataDir}
 		s.meta = &metaDB{db: db}
 	}
+	s.meta.now = cfg.Now
 	s.store = deps.Store
 	// Graphs, tools and apps get the tenant's view (tenantstore.go); the /store routes add the
 	// tenant themselves.

@@ -216,6 +216,8 @@ step("updateState");
 const t3 = await client.threads.create({ graphId: "flow" });
 await client.threads.updateState(t3.thread_id, { values: { topic: "manual", steps: ["plan"] }, asNode: "plan" });
 assert.deepEqual((await client.threads.getState(t3.thread_id)).next, ["approve"]);
+const steered = await client.runs.wait(t3.thread_id, "flow", { command: { goto: "act", update: { approved: "skipped" } } });
+assert.deepEqual(steered.steps, ["plan", "act"], "Command({goto}) runs act in place of approve");
 const copy = await client.threads.copy(t3.thread_id);
 assert.equal((await client.threads.getState(copy.thread_id)).values.topic, "manual");
 
@@ -226,6 +228,46 @@ const slow = await client.runs.create(t4.thread_id, "slow", { input: { topic: "s
 await assert.rejects(client.runs.create(t4.thread_id, "slow", { input: { topic: "x" } }), /409/);
 await client.runs.cancel(t4.thread_id, slow.run_id, true);
 assert.equal((await client.runs.get(t4.thread_id, slow.run_id)).status, "interrupted");
+
+// LangGraph's thread and run API beyond the basics (issue 18, items 9 and 10).
+step("thread shape, patchState, __start__, select, batch, cancel many, joinStream, prune");
+const fresh = await client.threads.create({ graphId: "flow" });
+assert.deepEqual(fresh.values, {});
+assert.deepEqual(fresh.interrupts, {});
+assert.equal(fresh.state_updated_at, fresh.created_at);
+await client.threads.updateState(fresh.thread_id, { values: { topic: "begun" }, asNode: "__start__" });
+assert.deepEqual((await client.threads.getState(fresh.thread_id)).next, ["plan"]);
+const byState = await client.threads.search({ sortBy: "state_updated_at", sortOrder: "desc", limit: 1 });
+assert.equal(byState[0].thread_id, fresh.thread_id, "the thread whose state changed last sorts first by state_updated_at");
+await client.threads.patchState(fresh.thread_id, { reviewed: "yes" });
+assert.equal((await client.threads.getState(fresh.thread_id)).metadata.reviewed, "yes");
+const selected = await client.runs.list(t2.thread_id, { select: ["run_id", "status"] });
+assert.deepEqual(Object.keys(selected[0]).sort(), ["run_id", "status"]);
+const recursion = await client.runs.wait(null, "flow", { input: { topic: "r" }, config: { recursion_limit: 1 }, raiseError: false });
+assert.equal(recursion.__error__.error, "GraphRecursionError");
+const batch = await client.runs.createBatch([
+  { assistantId: "flow", input: { topic: "b1" }, onCompletion: "keep" },
+  { assistantId: "flow", input: { topic: "b2" }, onCompletion: "keep" },
+]);
+assert.equal(batch.length, 2);
+const t5 = await client.threads.create();
+const held = await client.runs.create(t5.thread_id, "slow", { input: { topic: "held" }, streamMode: ["updates"] });
+const joinedThread = [];
+for await (const chunk of client.threads.joinStream(t5.thread_id, { streamMode: "run_modes" })) {
+  joinedThread.push(chunk.event);
+  if (joinedThread.length === 1) {
+    // Joined (the run's metadata event came): cancel the thread's runs. SDK 2.0.0 has no
+    // runs.cancelMany or threads.prune: they are sent as the Python SDK's cancel_many and prune
+    // send them.
+    await client.runs.fetch("/runs/cancel", { method: "POST", json: { thread_id: t5.thread_id }, params: { action: "interrupt" } });
+  }
+}
+assert.equal(joinedThread[0], "metadata");
+assert.equal(joinedThread.at(-1), "end");
+assert.equal((await client.runs.get(t5.thread_id, held.run_id)).status, "interrupted");
+const pruned = await client.threads.fetch("/threads/prune", { method: "POST", json: { thread_ids: [t5.thread_id] } });
+assert.equal(pruned.pruned_count, 1);
+await assert.rejects(client.threads.get(t5.thread_id), /404/);
 
 // Store.
 step("store");
