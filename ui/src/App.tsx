@@ -1,6 +1,6 @@
 // The application shell: sign-in when the server wants a credential, the navigation (apps,
 // assistants, threads, store), light and dark themes, keyboard shortcuts, and the routes.
-import { Fragment, useCallback, useEffect, useState } from "react";
+import { Fragment, lazy, Suspense, useCallback, useEffect, useState } from "react";
 import { api, APIError, currentAuth, setAuth, type AppInfo, type Assistant } from "./api";
 import { Link, match, navigate, ui, useLocation } from "./router";
 import { ErrorBox } from "./components/Json";
@@ -10,6 +10,7 @@ import { Threads } from "./pages/Threads";
 import { ThreadInspector } from "./pages/Inspector";
 import { RunPage } from "./pages/RunPage";
 import { Store } from "./pages/Store";
+const Realty = lazy(() => import("./pages/apps/Realty")); // its own chunk: Leaflet loads only there
 
 export type Catalog = { apps: AppInfo[]; assistants: Assistant[] };
 
@@ -126,6 +127,7 @@ export function App() {
   let page: React.ReactNode;
   let m: Record<string, string> | null;
   if (path === "/" || path === "/ui" || path === "/ui/") page = <Home catalog={catalog} />;
+  else if (path === "/ui/apps/realty") page = <Suspense fallback={<p className="muted">Loading…</p>}><Realty /></Suspense>;
   else if ((m = match("/ui/apps/:name", path))) page = <AppLanding catalog={catalog} name={m.name} />;
   else if ((m = match("/ui/assistants/:aid", path))) page = <Studio catalog={catalog} aid={m.aid} tab="chat" thread={query.get("thread")} />;
   else if ((m = match("/ui/assistants/:aid/:tab", path))) page = <Studio catalog={catalog} aid={m.aid} tab={m.tab} thread={query.get("thread")} />;
