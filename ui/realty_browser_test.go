@@ -107,7 +107,7 @@ func TestBrowserRealty(t *testing.T) {
 	if tileHits.Load() == 0 {
 		t.Error("the tile server got no request with tiles configured")
 	}
-	for _, name := range []string{"r01-search-grid", "r02-list-reloaded", "r03-detail-map", "r04-hint", "r05-sessions", "r06-phone", "r07-tiles"} {
+	for _, name := range []string{"r01-search-grid", "r02-list-reloaded", "r03-detail-map", "r03-detail-map-dark", "r04-hint", "r05-sessions", "r06-phone", "r07-tiles"} {
 		checkScreenshot(t, filepath.Join(shots, name+".png"))
 	}
 }

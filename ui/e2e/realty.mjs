@@ -160,6 +160,12 @@ await step("realty: a card opens its detail, and the map shows a marker per loca
   expect(await markers().first().evaluate((img) => img.complete && img.naturalWidth > 0), "the marker's image did not load");
   await page.getByRole("region", { name: "listings map" }).scrollIntoViewIfNeeded();
   await shot(page, "r03-detail-map");
+  // The dark theme: the map's popup stays readable.
+  await page.getByRole("button", { name: "dark theme" }).click();
+  const color = await page.locator(".leaflet-popup-content").evaluate((e) => getComputedStyle(e).color);
+  expect(color === "rgb(24, 24, 27)", "the popup's text in the dark theme is " + color);
+  await shot(page, "r03-detail-map-dark");
+  await page.getByRole("button", { name: "light theme" }).click();
 });
 
 await step("realty: a hint is sent when clicked", async () => {

@@ -63,6 +63,8 @@ function stats(l: Listing): string {
   return parts.join(" · ");
 }
 
+const pressed = "aria-pressed:bg-emerald-50 aria-pressed:text-emerald-800 dark:aria-pressed:bg-emerald-950 dark:aria-pressed:text-emerald-200";
+
 const kind = (t?: string) => (t ? t.replace(/_/g, " ").toLowerCase() : "");
 
 // Photos from the server itself are shown; others (RealtyAPI's own, on Zillow's hosts) would be
@@ -159,8 +161,8 @@ function Bubble({ m, layout, setLayout, onSelect, busy }: { m: Msg; layout: "gri
           <div className="flex items-center gap-2">
             <p className="muted flex-1 text-xs">{listings.length} listing{listings.length === 1 ? "" : "s"} · choose one for its details</p>
             <div role="group" aria-label="layout" className="flex">
-              <button type="button" className="btn rounded-r-none" aria-pressed={layout === "grid"} onClick={() => setLayout("grid")}>Grid</button>
-              <button type="button" className="btn -ml-px rounded-l-none" aria-pressed={layout === "list"} onClick={() => setLayout("list")}>List</button>
+              <button type="button" className={"btn rounded-r-none " + pressed} aria-pressed={layout === "grid"} onClick={() => setLayout("grid")}>Grid</button>
+              <button type="button" className={"btn -ml-px rounded-l-none " + pressed} aria-pressed={layout === "list"} onClick={() => setLayout("list")}>List</button>
             </div>
           </div>
           {listings.length === 0 ? <p className="muted text-sm">No listing matched.</p> : (
