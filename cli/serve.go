@@ -183,6 +183,8 @@ func runServe(ctx context.Context, env Env) error {
 	metricsToken := fs.String("metrics-token", envOr("METRICS_TOKEN", ""), "bearer token GET /metrics requires; none when empty (TRELLIS_METRICS_TOKEN)")
 	appList := fs.String("apps", envOr("APPS", "all"), "comma-separated applications to serve, or all (TRELLIS_APPS)")
 	appConfig := fs.String("app-config", envOr("APP_CONFIG", ""), `a JSON file of the applications' own settings, {"<app>": {"<key>": "<value>"}}; TRELLIS_APP_<APP>_<KEY> variables override it (TRELLIS_APP_CONFIG)`)
+	mapTiles := fs.String("map-tiles", envOr("MAP_TILES", ""), "URL template of the web UI's map tiles, such as https://tile.openstreetmap.org/{z}/{x}/{y}.png; none when empty: markers on a blank map, nothing leaves the machine (TRELLIS_MAP_TILES)")
+	mapAttribution := fs.String("map-attribution", envOr("MAP_ATTRIBUTION", ""), "credit shown on the web UI's maps for their tiles (TRELLIS_MAP_ATTRIBUTION)")
 	if err := fs.Parse(env.Args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -239,6 +241,19 @@ func runServe(ctx context.Context, env Env) error {
 	}
 	logger := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: lvl}))
 
+	if *mapTiles != "" || *mapAttribution != "" {
+		m, ok := env.UI.(interface {
+			WithMap(tiles, attribution string) (http.Handler, error)
+		})
+		if !ok {
+			return &UsageError{Msg: "--map-tiles and --map-attribution: this program serves no web UI with maps"}
+		}
+		h, err := m.WithMap(*mapTiles, *mapAttribution)
+		if err != nil {
+			return &UsageError{Msg: "--map-tiles (TRELLIS_MAP_TILES): " + err.Error()}
+		}
+		env.UI = h
+	}
 	apps, err := selectApps(env.Apps, *appList)
 	if err != nil {
 		return err

@@ -73,3 +73,72 @@ func TestBuildLoadsNothingFromElsewhere(t *testing.T) {
 		}
 	}
 }
+
+func TestConfigAndPolicyFollowTheMapSetting(t *testing.T) {
+	t.Parallel()
+	// No tiles: config.json says so and images may come only from the server.
+	res, body := get(t, Handler(), "GET", "/ui/config.json")
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("GET /ui/config.json = %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	if body != `{"map_tiles":"","map_attribution":""}` {
+		t.Errorf("config.json = %s", body)
+	}
+	if c := res.Header.Get("Content-Security-Policy"); !strings.Contains(c, "img-src 'self' data: blob:;") {
+		t.Errorf("CSP without tiles = %q", c)
+	}
+
+	h, err := New(Options{MapTiles: "https://{s}.tile.example.org/{z}/{x}/{y}{r}.png?key=abc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, body = get(t, h, "GET", "/ui/config.json")
+	if !strings.Contains(body, `"map_tiles":"https://{s}.tile.example.org/{z}/{x}/{y}{r}.png?key=abc"`) {
+		t.Errorf("config.json = %s", body)
+	}
+	if c := res.Header.Get("Content-Security-Policy"); !strings.Contains(c, "img-src 'self' data: blob: https://*.tile.example.org;") || strings.Contains(c, "connect-src 'self' https") {
+		t.Errorf("CSP with tiles = %q, want the tile origin for images only", c)
+	}
+	// The index and assets get the same policy.
+	if res, _ := get(t, h, "GET", "/ui/"); !strings.Contains(res.Header.Get("Content-Security-Policy"), "tile.example.org") {
+		t.Errorf("the index's CSP = %q", res.Header.Get("Content-Security-Policy"))
+	}
+	// OpenStreetMap's tiles credit its contributors unless told otherwise.
+	osm, err := New(Options{MapTiles: "https://tile.openstreetmap.org/{z}/{x}/{y}.png"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, body := get(t, osm, "GET", "/ui/config.json"); !strings.Contains(body, "OpenStreetMap contributors") {
+		t.Errorf("config.json with OSM tiles = %s", body)
+	}
+}
+
+func TestTileOrigin(t *testing.T) {
+	t.Parallel()
+	for tmpl, want := range map[string]string{
+		"https://tile.openstreetmap.org/{z}/{x}/{y}.png":         "https://tile.openstreetmap.org",
+		"http://127.0.0.1:8081/tiles/{z}/{x}/{y}.png":            "http://127.0.0.1:8081",
+		"https://{s}.basemaps.example.com/light/{z}/{x}/{y}.png": "https://*.basemaps.example.com",
+	} {
+		if got, err := TileOrigin(tmpl); err != nil || got != want {
+			t.Errorf("TileOrigin(%q) = %q, %v; want %q", tmpl, got, err, want)
+		}
+	}
+	for tmpl, why := range map[string]string{
+		"https://tile.example.org/{z}/{x}.png":      "no {y}",
+		"ftp://tile.example.org/{z}/{x}/{y}.png":    "not an http",
+		"tile.example.org/{z}/{x}/{y}.png":          "not an http",
+		"https://tiles-{s}.example.org/{z}/{x}/{y}": "plain name",
+		"https://x.org; script-src */{z}/{x}/{y}":   "plain name",
+		"https:///{z}/{x}/{y}.png":                  "plain name",
+		"https://user@tile.example.org/{z}/{x}/{y}": "plain name",
+	} {
+		_, err := TileOrigin(tmpl)
+		if err == nil || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), "such as https://") {
+			t.Errorf("TileOrigin(%q) = %v, want an error saying %q and what to give", tmpl, err, why)
+		}
+		if _, err := New(Options{MapTiles: tmpl}); err == nil {
+			t.Errorf("New with tiles %q did not fail", tmpl)
+		}
+	}
+}

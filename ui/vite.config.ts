@@ -16,7 +16,7 @@ export default defineConfig({
   },
   server: {
     proxy: Object.fromEntries(
-      ["/info", "/apps", "/assistants", "/threads", "/runs", "/store"].map((p) => [p, "http://127.0.0.1:2024"]),
+      ["/info", "/apps", "/assistants", "/threads", "/runs", "/store", "/ui/config.json"].map((p) => [p, "http://127.0.0.1:2024"]),
     ),
   },
 });

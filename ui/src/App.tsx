@@ -1,6 +1,6 @@
 // The application shell: sign-in when the server wants a credential, the navigation (apps,
 // assistants, threads, store), light and dark themes, keyboard shortcuts, and the routes.
-import { Fragment, useCallback, useEffect, useState } from "react";
+import { Fragment, lazy, Suspense, useCallback, useEffect, useState } from "react";
 import { api, APIError, currentAuth, setAuth, type AppInfo, type Assistant } from "./api";
 import { Link, match, navigate, ui, useLocation } from "./router";
 import { ErrorBox } from "./components/Json";
@@ -13,6 +13,7 @@ import { Store } from "./pages/Store";
 import { Listforge } from "./pages/apps/listforge/Listforge";
 import { Rehab } from "./pages/apps/Rehab";
 import { AnalystInbox } from "./pages/apps/Analyst";
+const Realty = lazy(() => import("./pages/apps/Realty")); // its own chunk: Leaflet loads only there
 
 export type Catalog = { apps: AppInfo[]; assistants: Assistant[] };
 
@@ -132,6 +133,7 @@ export function App() {
   else if (path === "/ui/apps/listforge" || path.startsWith("/ui/apps/listforge/")) page = <Listforge path={path} query={query} />;
   else if (path === "/ui/apps/rehab") page = <Rehab />;
   else if (path === "/ui/apps/analyst") page = <AnalystInbox catalog={catalog} />;
+  else if (path === "/ui/apps/realty") page = <Suspense fallback={<p className="muted">Loading…</p>}><Realty /></Suspense>;
   else if ((m = match("/ui/apps/:name", path))) page = <AppLanding catalog={catalog} name={m.name} />;
   else if ((m = match("/ui/assistants/:aid", path))) page = <Studio catalog={catalog} aid={m.aid} tab="chat" thread={query.get("thread")} />;
   else if ((m = match("/ui/assistants/:aid/:tab", path))) page = <Studio catalog={catalog} aid={m.aid} tab={m.tab} thread={query.get("thread")} />;

@@ -1,0 +1,74 @@
+// Map draws places on a Leaflet map (react-leaflet): a marker with a popup for each, the view
+// fitted to them. Tiles come from the server's setting (GET /ui/config.json, `trellis serve
+// --map-tiles`); with none the markers stand on a plain background and the map asks nothing of
+// any other host. Leaflet's CSS and marker images are bundled: its default icon finds its
+// images through a path guessed from the CSS, which a bundler's hashed file names break, so
+// every marker gets an icon built from the bundled URLs.
+import { useEffect, useState, type ReactNode } from "react";
+import L from "leaflet";
+import { AttributionControl, MapContainer, Marker, Popup, TileLayer, useMap } from "react-leaflet";
+import "leaflet/dist/leaflet.css";
+import "./map.css";
+import iconUrl from "leaflet/dist/images/marker-icon.png";
+import iconRetinaUrl from "leaflet/dist/images/marker-icon-2x.png";
+import shadowUrl from "leaflet/dist/images/marker-shadow.png";
+
+export const markerIcon = L.icon({
+  iconUrl, iconRetinaUrl, shadowUrl,
+  iconSize: [25, 41], iconAnchor: [12, 41], popupAnchor: [1, -34], tooltipAnchor: [16, -28], shadowSize: [41, 41],
+});
+// Markers made elsewhere without an icon get the bundled one too.
+L.Marker.prototype.options.icon = markerIcon;
+
+export type UIConfig = { map_tiles: string; map_attribution: string };
+
+let config: Promise<UIConfig> | null = null;
+
+// uiConfig reads the server's settings for the pages once; a server without them means no tiles.
+export function uiConfig(): Promise<UIConfig> {
+  config ??= fetch("/ui/config.json", { headers: { accept: "application/json" } })
+    .then((r) => (r.ok ? r.json() : null))
+    .catch(() => null)
+    .then((c) => ({ map_tiles: c?.map_tiles ?? "", map_attribution: c?.map_attribution ?? "" }));
+  return config;
+}
+
+export type MapPoint = { id: string; lat: number; lng: number; label: string; popup?: ReactNode };
+
+function Fit({ points }: { points: MapPoint[] }) {
+  const map = useMap();
+  const key = points.map((p) => p.id + ":" + p.lat + "," + p.lng).join("|");
+  useEffect(() => {
+    if (points.length === 0) return;
+    if (points.length === 1) map.setView([points[0].lat, points[0].lng], 14);
+    else map.fitBounds(L.latLngBounds(points.map((p) => [p.lat, p.lng] as [number, number])), { padding: [32, 32], maxZoom: 15 });
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [map, key]);
+  return null;
+}
+
+// MapView shows the points; it renders nothing until the settings are read, and a note instead
+// of a map when there is no point.
+export function MapView({ points, label, className, empty }: { points: MapPoint[]; label: string; className?: string; empty?: ReactNode }) {
+  const [cfg, setCfg] = useState<UIConfig | null>(null);
+  useEffect(() => { void uiConfig().then(setCfg); }, []);
+  if (points.length === 0) return <div className="muted rounded-md border border-dashed border-zinc-300 p-4 text-center text-sm dark:border-zinc-700">{empty ?? "Nothing to show on the map."}</div>;
+  if (!cfg) return <div className={"muted rounded-md p-4 text-sm " + (className ?? "")}>Loading the map…</div>;
+  return (
+    <div role="region" aria-label={label} className={"relative z-0 overflow-hidden rounded-md border border-zinc-200 dark:border-zinc-800 " + (className ?? "")} data-markers={points.length} data-tiles={cfg.map_tiles ? "on" : "off"}>
+      <MapContainer className="trellis-map h-full w-full" center={[points[0].lat, points[0].lng]} zoom={12} scrollWheelZoom={false} attributionControl={false}>
+        {cfg.map_tiles && (
+          <TileLayer url={cfg.map_tiles} attribution={cfg.map_attribution} maxZoom={19}
+            detectRetina={false} referrerPolicy="strict-origin-when-cross-origin" />
+        )}
+        <AttributionControl prefix={cfg.map_tiles ? "Leaflet" : "Leaflet · no map tiles configured"} />
+        {points.map((p) => (
+          <Marker key={p.id} position={[p.lat, p.lng]} icon={markerIcon} title={p.label} alt={p.label}>
+            {p.popup && <Popup>{p.popup}</Popup>}
+          </Marker>
+        ))}
+        <Fit points={points} />
+      </MapContainer>
+    </div>
+  );
+}
