@@ -12,6 +12,7 @@ import (
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/tokens"
+	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -283,8 +284,8 @@ type PromptInput struct {
 	Config map[string]any
 	// ThreadID is the run's thread, empty when the graph runs without a checkpointer.
 	ThreadID string
-	// Store is the graph's store (CompileOptions.Store), nil when none; usually a store.Store.
-	Store any
+	// Store is the graph's store (CompileOptions.Store), nil when none.
+	Store store.Store
 	// Call counts the model calls since the user's last message, from 0.
 	Call int
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/store"
 )
 
 // Durability says when checkpoints are written.
@@ -47,7 +48,7 @@ type CompileOptions struct {
 	// Durability is the default durability of runs; empty means DurabilitySync.
 	Durability Durability
 	// Store is handed to nodes through [StoreFrom]; the graph never reads it.
-	Store any
+	Store store.Store
 	// RequireEnd refuses to compile a graph with nodes from which no path reaches END (a loop
 	// with no way out). LangGraph compiles such a graph, and its runs stop at the recursion
 	// limit with GraphRecursionError; so does trellis by default, and [Compiled.Warnings] names

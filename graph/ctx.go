@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+
+	"github.com/trellis-go/trellis/store"
 )
 
 // taskCtx is what a running node can reach through its context.
@@ -181,7 +183,7 @@ func InfoFrom(ctx context.Context) (Info, bool) {
 }
 
 // StoreFrom returns the store given in CompileOptions.Store (or the parent graph's), or nil.
-func StoreFrom(ctx context.Context) any {
+func StoreFrom(ctx context.Context) store.Store {
 	if tc := taskFrom(ctx); tc != nil {
 		return tc.run.store
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"reflect"
 	"runtime/debug"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/store"
 )
 
 // Errors of a run.
@@ -81,7 +83,7 @@ type run struct {
 	cancel    context.CancelFunc
 	sc        *schema
 	saver     checkpoint.Saver
-	store     any
+	store     store.Store
 	threadID  string
 	ns        string
 	nsPath    []string
@@ -188,7 +190,7 @@ func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S
 // Stream runs the graph and yields its events as they happen (the values mode unless
 // [WithStreamModes] says otherwise). A run that fails or pauses ends the stream with the error.
 // Stopping the iteration cancels the run.
-func (c *Compiled[S]) Stream(ctx context.Context, input S, opts ...RunOption) func(yield func(Event, error) bool) {
+func (c *Compiled[S]) Stream(ctx context.Context, input S, opts ...RunOption) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		stopped := false
 		_, err := c.execute(ctx, input, opts, func(ev Event) bool {

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/store"
+	"github.com/trellis-go/trellis/store/memstore"
 )
 
 type taggedState struct {
@@ -42,9 +44,11 @@ func TestStateSchemaFollowsJSONTags(t *testing.T) {
 }
 
 func TestStoreFrom(t *testing.T) {
-	type store struct{ name string }
-	st := &store{"memories"}
-	var got any
+	st, err := memstore.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got store.Store
 	inner := graph.New[S]()
 	inner.AddNode("read", func(ctx context.Context, s S) (S, error) { got = graph.StoreFrom(ctx); return S{}, nil })
 	inner.AddEdge(graph.START, "read")

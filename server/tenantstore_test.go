@@ -24,7 +24,7 @@ type memoState struct {
 func buildMemo(deps Deps) (graph.Runnable, error) {
 	g := graph.New[memoState]()
 	g.AddNode("write", func(ctx context.Context, s memoState) (memoState, error) {
-		st, _ := graph.StoreFrom(ctx).(store.Store)
+		st := graph.StoreFrom(ctx)
 		if st == nil {
 			return s, errors.New("no store in the graph")
 		}
@@ -33,7 +33,7 @@ func buildMemo(deps Deps) (graph.Runnable, error) {
 		}
 		// A tool's view (tool.CallInfo.Store) is the same tenant's.
 		info, _ := tool.CallInfoFrom(ctx)
-		ts, _ := info.Store.(store.Store)
+		ts := info.Store
 		if ts == nil {
 			return s, errors.New("no store in the call info")
 		}

@@ -3,6 +3,8 @@ package tool
 import (
 	"context"
 	"slices"
+
+	"github.com/trellis-go/trellis/store"
 )
 
 // CallInfo is the per-call context a tool can read without it appearing in its schema: who is
@@ -28,8 +30,8 @@ type CallInfo struct {
 	RunID    string
 	// State is the graph state the tool node saw, as the graph represents it.
 	State any
-	// Store is the run's long-term memory store.
-	Store any
+	// Store is the run's long-term memory store, nil when none.
+	Store store.Store
 }
 
 // Has reports whether the caller holds permission p, directly or through "*".
