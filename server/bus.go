@@ -58,11 +58,13 @@ type bus struct {
 	publishManyF func(ctx context.Context, payloads []string) error
 	limit        int
 	log          *slog.Logger
-	onCancel     func(runID, action string)
-	onDone       func(threadID, runID string)
 
 	mu   sync.Mutex
 	subs map[string]map[chan busMsg]struct{}
+	// onCancel and onDone are set (by setHandlers) after the listener has started, so they are
+	// read under mu: a message from another replica may arrive while the server is starting.
+	onCancel func(runID, action string)
+	onDone   func(threadID, runID string)
 
 	stop context.CancelFunc
 	done sync.WaitGroup
@@ -189,13 +191,15 @@ func (b *bus) dispatch(payload string) {
 		return
 	}
 	switch m.Kind {
-	case "cancel":
-		if b.onCancel != nil {
-			b.onCancel(m.RunID, m.Action)
+	case "cancel", "done":
+		b.mu.Lock()
+		onCancel, onDone := b.onCancel, b.onDone
+		b.mu.Unlock()
+		if m.Kind == "cancel" && onCancel != nil {
+			onCancel(m.RunID, m.Action)
 		}
-	case "done":
-		if b.onDone != nil {
-			b.onDone(m.Thread, m.RunID)
+		if m.Kind == "done" && onDone != nil {
+			onDone(m.Thread, m.RunID)
 		}
 	case "ev":
 		b.deliver(m)
@@ -204,6 +208,14 @@ func (b *bus) dispatch(payload string) {
 			b.deliver(busMsg{Kind: "ev", RunID: ev.RunID, Seq: ev.Seq, Event: ev.Event, Data: ev.Data})
 		}
 	}
+}
+
+// setHandlers sets what the listener does with another replica's cancel and done messages;
+// until it is called they are dropped.
+func (b *bus) setHandlers(onCancel func(runID, action string), onDone func(threadID, runID string)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.onCancel, b.onDone = onCancel, onDone
 }
 
 func (b *bus) deliver(m busMsg) {

@@ -209,8 +209,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.runs = newRunner(s, q)
 	if s.bus != nil {
-		s.bus.onCancel = s.runs.remoteCancel
-		s.bus.onDone = s.runs.release
+		s.bus.setHandlers(s.runs.remoteCancel, s.runs.release)
 	}
 	s.handler = s.traceRequests(s.routes())
 	if rq != nil {
