@@ -364,10 +364,8 @@ func (a *Realty) chatStream(w http.ResponseWriter, r *http.Request) {
 			send(Event{Type: "error", Message: e.Message})
 			return
 		}
-		if strings.HasPrefix(ev.Event, "messages") {
-			if tok := tokenOf(ev.Data); tok != "" && !send(Event{Type: "token", Content: tok}) {
-				return
-			}
+		if tok := ev.ChunkText(); tok != "" && !send(Event{Type: "token", Content: tok}) {
+			return
 		}
 	}
 	o, err := a.finish(ctx, p, c, run)
@@ -382,38 +380,6 @@ func (a *Realty) chatStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	send(Event{Type: "done", SessionID: c.SessionID})
-}
-
-// tokenOf is the text of a messages-tuple event from the model: [chunk, metadata].
-func tokenOf(data json.RawMessage) string {
-	var pair []json.RawMessage
-	if json.Unmarshal(data, &pair) != nil || len(pair) == 0 {
-		return ""
-	}
-	var chunk struct {
-		Type    string `json:"type"`
-		Role    string `json:"role"`
-		Content any    `json:"content"`
-	}
-	if json.Unmarshal(pair[0], &chunk) != nil {
-		return ""
-	}
-	if chunk.Type == "tool" || chunk.Role == "tool" || chunk.Type == "human" || chunk.Role == "user" {
-		return ""
-	}
-	switch c := chunk.Content.(type) {
-	case string:
-		return c
-	case []any:
-		var b strings.Builder
-		for _, part := range c {
-			if m, ok := part.(map[string]any); ok && m["type"] == "text" {
-				b.WriteString(fmt.Sprint(m["text"]))
-			}
-		}
-		return b.String()
-	}
-	return ""
 }
 
 func (a *Realty) listSessions(w http.ResponseWriter, r *http.Request) {

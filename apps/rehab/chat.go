@@ -135,7 +135,7 @@ func (a *API) turn(ctx context.Context, s *sse, p server.Principal, u data.Who, 
 		}
 		switch {
 		case ev.Event == "messages":
-			if tok := tokenOf(ev.Data); tok != "" {
+			if tok := agentToken(ev); tok != "" {
 				answer.WriteString(tok)
 				if err := s.send(Event{Type: "message", Content: &tok, Done: ptr(false)}); err != nil {
 					return err
@@ -222,37 +222,10 @@ func mergeTodo(list []kb.Todo, t kb.Todo) []kb.Todo {
 
 func ptr[T any](v T) *T { return &v }
 
-// tokenOf is the text of a messages-tuple event ([chunk, metadata]) of the agent node.
-func tokenOf(data json.RawMessage) string {
-	var pair []json.RawMessage
-	if json.Unmarshal(data, &pair) != nil || len(pair) == 0 {
-		return ""
-	}
-	var chunk struct {
-		Content any `json:"content"`
-	}
-	if json.Unmarshal(pair[0], &chunk) != nil {
-		return ""
-	}
-	if len(pair) > 1 {
-		var md struct {
-			Node string `json:"langgraph_node"`
-		}
-		if json.Unmarshal(pair[1], &md) == nil && md.Node != "" && md.Node != "agent" {
-			return ""
-		}
-	}
-	switch c := chunk.Content.(type) {
-	case string:
-		return c
-	case []any:
-		var b strings.Builder
-		for _, part := range c {
-			if m, ok := part.(map[string]any); ok && m["type"] == "text" {
-				b.WriteString(fmt.Sprint(m["text"]))
-			}
-		}
-		return b.String()
+// agentToken is the text the agent node streams in a messages-tuple event.
+func agentToken(ev server.RunEvent) string {
+	if c, ok := ev.MessageChunk(); ok && (c.Node == "" || c.Node == "agent") {
+		return ev.ChunkText()
 	}
 	return ""
 }
