@@ -9,12 +9,12 @@ import (
 )
 
 // TestChatStreamOnTheKit: the chat's SSE stream is admitted by the appstream kit. A foreign
-// Origin is refused with 403; the tenant's request rate counts the chat requests (a burst of 2:
-// the third is refused with 429 and Retry-After); a bad body is still answered 400 naming the
+// Origin is refused with 403; the tenant's request rate counts the chat requests (a burst of 3:
+// past it a request is refused with 429 and Retry-After); a bad body is still answered 400 naming the
 // field, before the stream; the events keep their shape (checked by chat()).
 func TestChatStreamOnTheKit(t *testing.T) {
 	t.Parallel()
-	hs := serve(t, server.Config{Dev: true, RateLimit: 0.01, RateBurst: 2})
+	hs := serve(t, server.Config{Dev: true, RateLimit: 0.01, RateBurst: 3})
 	req, _ := http.NewRequest("POST", hs.URL+"/apps/rehab/api/v1/chat", strings.NewReader(`{"message":"Olá"}`))
 	req.Header.Set("Origin", "https://evil.test")
 	resp, err := http.DefaultClient.Do(req)
@@ -29,8 +29,13 @@ func TestChatStreamOnTheKit(t *testing.T) {
 		t.Fatalf("empty message: %d %s", code, body)
 	}
 	code, _, evs := chat(t, hs.URL, "", `{"message":"Olá"}`)
-	if code != 200 || len(evs) < 2 || evs[0].Type != "thinking" || evs[0].ID != "1" {
+	if code != 200 || len(evs) < 2 || evs[0].Type != "thinking" || evs[0].ID != "1" || answerOf(evs) == "" {
 		t.Fatalf("chat: %d %+v", code, evs)
+	}
+	for _, e := range evs {
+		if e.Type == "error" {
+			t.Fatalf("error event: %+v", e)
+		}
 	}
 	req, _ = http.NewRequest("POST", hs.URL+"/apps/rehab/api/v1/chat", strings.NewReader(`{"message":"Olá"}`))
 	resp, err = http.DefaultClient.Do(req)
