@@ -57,7 +57,7 @@ func rawSocket(w http.ResponseWriter, r *http.Request, p server.Principal) func(
 			case "slow":
 				// Longer than several ping intervals, while the client sends more.
 				select {
-				case <-time.After(500 * time.Millisecond):
+				case <-time.After(1200 * time.Millisecond):
 				case <-s.Context().Done():
 				}
 				err = s.SendFrame(rawFrame{Event: "slow-done"})
@@ -182,7 +182,7 @@ func TestSocketOwnProtocol(t *testing.T) {
 // the messages are all handled in order.
 func TestSocketBusyHandlerKeepsClient(t *testing.T) {
 	t.Parallel()
-	d := &demo{opts: appstream.Options{PingInterval: 40 * time.Millisecond}}
+	d := &demo{opts: appstream.Options{PingInterval: 150 * time.Millisecond}}
 	n := start(t, server.Config{}, d)
 	c, _ := dial(t, n.rawURL(tok("ann", "acme"), ""), nil)
 	readRaw(t, c)
