@@ -51,8 +51,8 @@ func (a *app) routes() http.Handler {
 	h("GET "+APIPrefix+"/items/{itemId}/chat/sessions", a.listSessions)
 	h("POST "+APIPrefix+"/items/{itemId}/chat/sessions", a.createSession)
 	h("GET "+APIPrefix+"/items/{itemId}/chat/sessions/{sessionId}/messages", a.sessionMessages)
-	h("GET "+ChatWSPath, a.chatSocket)
-	h("GET "+ResearchPath, a.researchSocket)
+	mux.Handle("GET "+ChatWSPath, a.socket(a.chatSocket)) // on the appstream kit, which guards it
+	mux.Handle("GET "+ResearchPath, a.socket(a.researchSocket))
 	return mux
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/trellis-go/trellis/apps/listforge/store"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/appstream"
 )
 
 // AppName is the app's name: routes under /apps/listforge/.
@@ -72,6 +73,7 @@ type app struct {
 	research *research.Graph
 	chat     *chatGraph
 	jobs     *Jobs
+	kit      *appstream.Kit // the WebSockets' admission, heartbeats and rooms
 	once     sync.Once
 }
 
@@ -91,7 +93,7 @@ func build(ctx context.Context, d server.AppDeps, o Options) (*server.AppParts, 
 		db.Close()
 		return nil, err
 	}
-	a := &app{d: d, o: o, st: st}
+	a := &app{d: d, o: o, st: st, kit: appstream.New(d, appstream.Options{})}
 	if o.Offline != nil {
 		a.cat = o.Offline.Cat
 	} else {

@@ -10,12 +10,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/trellis-go/trellis/appdb"
 	"github.com/trellis-go/trellis/apps/listforge/research"
 	"github.com/trellis-go/trellis/apps/listforge/store"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/appstream"
 )
 
 // Frame is one WebSocket frame, either way: an event name and its data (socket.io's shape).
@@ -24,102 +23,81 @@ type Frame struct {
 	Data  json.RawMessage `json:"data,omitempty"`
 }
 
-// conn is a WebSocket connection whose writes are serialised.
+// conn is a WebSocket of the app's appstream kit, speaking the Frame protocol.
 type conn struct {
-	c   *websocket.Conn
-	mu  sync.Mutex
-	ctx context.Context
+	s *appstream.Socket
 }
 
 func (c *conn) send(event string, data any) error {
-	b, err := json.Marshal(data)
+	frame, err := newFrame(event, data)
 	if err != nil {
 		return err
 	}
-	frame, _ := json.Marshal(Frame{Event: event, Data: b})
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
-	defer cancel()
-	return c.c.Write(ctx, websocket.MessageText, frame)
+	return c.s.SendFrame(frame)
 }
 
 func (c *conn) sendError(msg string) error { return c.send("error", map[string]string{"error": msg}) }
 
-// accept opens a WebSocket counted against the tenant's open streams.
-func (a *app) accept(w http.ResponseWriter, r *http.Request, p server.Principal) (*conn, func(), bool) {
-	done := func() {}
-	if a.d.OpenStream != nil {
-		d, err := a.d.OpenStream(p.Tenant)
-		if err != nil {
-			fail(w, err)
-			return nil, nil, false
-		}
-		done = d
-	}
-	c, err := websocket.Accept(w, r, nil)
+func newFrame(event string, data any) (Frame, error) {
+	b, err := json.Marshal(data)
 	if err != nil {
-		done()
-		return nil, nil, false
+		return Frame{}, err
 	}
-	return &conn{c: c, ctx: r.Context()}, func() { c.CloseNow(); done() }, true
+	return Frame{Event: event, Data: b}, nil
 }
 
-// rooms fans a session's events out to the connections of this process joined to it.
-type rooms struct {
-	mu sync.Mutex
-	by map[string]map[*conn]bool
-}
-
-func (r *rooms) join(session string, c *conn) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.by == nil {
-		r.by = map[string]map[*conn]bool{}
-	}
-	if r.by[session] == nil {
-		r.by[session] = map[*conn]bool{}
-	}
-	r.by[session][c] = true
-}
-
-func (r *rooms) leave(c *conn) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for s, m := range r.by {
-		delete(m, c)
-		if len(m) == 0 {
-			delete(r.by, s)
+// socket is a WebSocket route on the app's appstream kit: the API's credentials (?token=), the
+// Origin check, the tenant's request rate and open streams (429 before the upgrade),
+// heartbeats and write deadlines; then the caller must be a member of an organisation.
+func (a *app) socket(serve func(c *conn, p server.Principal)) http.Handler {
+	return a.kit.Socket(func(w http.ResponseWriter, r *http.Request, p server.Principal) func(*appstream.Socket) error {
+		if p.Tenant == "" {
+			writeErr(w, http.StatusUnauthorized, "listforge: no organisation in the credentials", "send a token or API key of your organisation", "")
+			return nil
 		}
-	}
+		if err := a.member(r.Context(), p); err != nil {
+			fail(w, err)
+			return nil
+		}
+		return func(s *appstream.Socket) error {
+			serve(&conn{s: s}, p)
+			return nil
+		}
+	})
 }
 
-func (r *rooms) emit(session, event string, data any) {
-	r.mu.Lock()
-	var cs []*conn
-	for c := range r.by[session] {
-		cs = append(cs, c)
-	}
-	r.mu.Unlock()
-	for _, c := range cs {
-		_ = c.send(event, data)
-	}
-}
+// chatRoom is the kit room of a chat session: its events reach every connection joined to the
+// session, on every replica.
+func chatRoom(session string) string { return "chat:" + session }
 
-var chatRooms rooms
-
-// chatSocket serves the /chat events: join_session, send_message and apply_action in;
-// message, token and action_applied out (and error).
-func (a *app) chatSocket(w http.ResponseWriter, r *http.Request, p server.Principal) {
-	c, done, ok := a.accept(w, r, p)
-	if !ok {
+// emit sends a chat event to the session's room. A frame too large for the bus between
+// replicas (Postgres NOTIFY's 8 KB) reaches the connection c that caused it, when there is one,
+// and no other.
+func (a *app) emit(ctx context.Context, c *conn, p server.Principal, session, event string, data any) {
+	frame, err := newFrame(event, data)
+	if err != nil {
+		a.d.Logger.Warn("listforge: chat event not encoded", "event", event, "err", err)
 		return
 	}
-	defer done()
-	defer chatRooms.leave(c)
+	err = a.kit.PublishFrame(ctx, p.Tenant, chatRoom(session), frame)
+	if err == nil {
+		return
+	}
+	a.d.Logger.Warn("listforge: chat event not published to the session's room", "event", event, "session", session, "err", err)
+	if c != nil && errors.Is(err, server.ErrFanoutTooLarge) {
+		_ = c.s.SendFrame(frame)
+	}
+}
+
+// chatSocket serves the /chat events: join_session, send_message and apply_action in;
+// message, token and action_applied out (and error). A session's message, token and
+// action_applied events go to its room, so every connection joined to it, on any replica,
+// sees them.
+func (a *app) chatSocket(c *conn, p server.Principal) {
+	ctx := c.s.Context()
 	joined := map[string]bool{}
 	for {
-		_, data, err := c.c.Read(r.Context())
+		data, err := c.s.Read()
 		if err != nil {
 			return
 		}
@@ -134,12 +112,15 @@ func (a *app) chatSocket(w http.ResponseWriter, r *http.Request, p server.Princi
 				SessionID string `json:"sessionId"`
 			}
 			_ = json.Unmarshal(f.Data, &in)
-			if _, err := a.st.GetSession(r.Context(), whoOf(p), in.SessionID); err != nil {
+			if _, err := a.st.GetSession(ctx, whoOf(p), in.SessionID); err != nil {
 				_ = c.sendError("Session not found")
 				continue
 			}
+			if err := c.s.Join(chatRoom(in.SessionID)); err != nil {
+				_ = c.sendError("listforge: cannot follow the session: " + err.Error())
+				continue
+			}
 			joined[in.SessionID] = true
-			chatRooms.join(in.SessionID, c)
 			_ = c.send("joined", map[string]any{"success": true, "sessionId": in.SessionID})
 		case "send_message":
 			var in struct {
@@ -155,7 +136,7 @@ func (a *app) chatSocket(w http.ResponseWriter, r *http.Request, p server.Princi
 				_ = c.sendError("listforge: the message is empty; put the text in data.content")
 				continue
 			}
-			if err := a.chatTurn(r.Context(), p, in.SessionID, in.Content); err != nil {
+			if err := a.chatTurn(ctx, c, p, in.SessionID, in.Content); err != nil {
 				a.d.Logger.Warn("listforge chat turn failed", "session", in.SessionID, "err", err)
 				_ = c.sendError(MsgTrouble)
 			}
@@ -165,9 +146,9 @@ func (a *app) chatSocket(w http.ResponseWriter, r *http.Request, p server.Princi
 				ActionIndex int    `json:"actionIndex"`
 			}
 			_ = json.Unmarshal(f.Data, &in)
-			res := a.applyAction(r.Context(), p, in.MessageID, in.ActionIndex)
+			res := a.applyAction(ctx, p, in.MessageID, in.ActionIndex)
 			if res.SessionID != "" && joined[res.SessionID] {
-				chatRooms.emit(res.SessionID, "action_applied", res)
+				a.emit(ctx, c, p, res.SessionID, "action_applied", res)
 			} else {
 				_ = c.send("action_applied", res)
 			}
@@ -183,23 +164,23 @@ func ChatThread(session string) string { return server.ThreadIDFor(AppName, "cha
 // chatTurn answers one message: it is recorded and broadcast, the ChatGraph runs as a run of
 // the session's thread with its tokens streamed, and the answer with its actions is recorded
 // and broadcast.
-func (a *app) chatTurn(ctx context.Context, p server.Principal, session, content string) error {
+func (a *app) chatTurn(ctx context.Context, c *conn, p server.Principal, session, content string) error {
 	w := whoOf(p)
 	// The user's message is shown at once and written while the turn starts; the answer is
 	// written after it.
 	um := store.Message{ID: store.NewID(), SessionID: session, Role: "user", Content: content, CreatedAt: time.Now().UTC()}
-	chatRooms.emit(session, "message", um)
+	a.emit(ctx, c, p, session, "message", um)
 	saved := make(chan error, 1)
 	go func() {
 		_, err := a.st.AddMessage(context.WithoutCancel(ctx), w, um)
 		saved <- err
 	}()
-	return a.streamTurn(ctx, p, session, content, saved)
+	return a.streamTurn(ctx, c, p, session, content, saved)
 }
 
 // streamTurn runs the ChatGraph for one message and records its answer once the user's message
 // is saved.
-func (a *app) streamTurn(ctx context.Context, p server.Principal, session, content string, saved <-chan error) (err error) {
+func (a *app) streamTurn(ctx context.Context, c *conn, p server.Principal, session, content string, saved <-chan error) (err error) {
 	w := whoOf(p)
 	waited := false
 	wait := func() error {
@@ -226,8 +207,8 @@ func (a *app) streamTurn(ctx context.Context, p server.Principal, session, conte
 		}
 		switch ev.Event {
 		case "messages":
-			if tok := chunkText(ev.Data); tok != "" {
-				chatRooms.emit(session, "token", map[string]string{"token": tok})
+			if tok := ev.ChunkText(); tok != "" {
+				a.emit(ctx, c, p, session, "token", map[string]string{"token": tok})
 			}
 		case "error":
 			return fmt.Errorf("chat run failed: %s", ev.Data)
@@ -251,26 +232,8 @@ func (a *app) streamTurn(ctx context.Context, p server.Principal, session, conte
 	if err != nil {
 		return err
 	}
-	chatRooms.emit(session, "message", am)
+	a.emit(ctx, c, p, session, "message", am)
 	return nil
-}
-
-// chunkText is the text of a messages-tuple event ([chunk, metadata]).
-func chunkText(data json.RawMessage) string {
-	var pair []json.RawMessage
-	if json.Unmarshal(data, &pair) != nil || len(pair) == 0 {
-		return ""
-	}
-	var chunk struct {
-		Content any `json:"content"`
-	}
-	if json.Unmarshal(pair[0], &chunk) != nil {
-		return ""
-	}
-	if s, ok := chunk.Content.(string); ok {
-		return s
-	}
-	return ""
 }
 
 // ActionResult is the action_applied event.
@@ -360,19 +323,14 @@ type JobComplete struct {
 
 // researchSocket serves the /research events: subscribe_job in; job_status, node_complete
 // and job_complete out. A late subscriber gets the job's progress so far first.
-func (a *app) researchSocket(w http.ResponseWriter, r *http.Request, p server.Principal) {
-	c, done, ok := a.accept(w, r, p)
-	if !ok {
-		return
-	}
-	defer done()
-	ctx, cancel := context.WithCancel(r.Context())
+func (a *app) researchSocket(c *conn, p server.Principal) {
+	ctx, cancel := context.WithCancel(c.s.Context())
 	defer cancel()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	subscribed := map[string]bool{}
 	for {
-		_, data, err := c.c.Read(ctx)
+		data, err := c.s.Read()
 		if err != nil {
 			cancel()
 			return
@@ -385,7 +343,10 @@ func (a *app) researchSocket(w http.ResponseWriter, r *http.Request, p server.Pr
 			_ = c.sendError(`listforge: send {"event": "subscribe_job", "data": {"jobId": "..."}}`)
 			continue
 		}
-		job, err := a.job(r, p, "", in.JobID)
+		job, err := a.st.GetRun(ctx, whoOf(p), in.JobID)
+		if err == nil && !job.Done() {
+			a.jobs.Follow(p, job.ID) // as GET .../jobs/{jobId} does
+		}
 		if err != nil {
 			_ = c.sendError("Job not found")
 			continue

@@ -18,6 +18,7 @@ import (
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/appstream"
 )
 
 // ChatRequest is the body of POST /chat and POST /chat/stream.
@@ -113,6 +114,10 @@ func (a *Realty) Handler(d server.AppDeps) http.Handler {
 		w.Header().Set("Cache-Control", "public, max-age=86400")
 		_, _ = w.Write(realtyapi.PhotoSVG(zpid))
 	})
+	if d.Guard != nil {
+		// The stream is the appstream kit's, which guards it itself.
+		root.Handle("POST /chat/stream", appstream.New(d, appstream.Options{}).EventStream(a.openChatStream))
+	}
 	root.Handle("/", h)
 	a.openStream = d.OpenStream
 	return root
@@ -306,12 +311,9 @@ func (a *Realty) chat(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, ChatResponse{SessionID: c.SessionID, Message: o.message, Data: o.data, Hints: a.hints(r.Context(), o.msgs)})
 }
 
+// chatStream serves POST /chat/stream without the appstream kit (a server without a guard):
+// the stream slot is taken here and the events written by hand.
 func (a *Realty) chatStream(w http.ResponseWriter, r *http.Request) {
-	c, err := readChat(r)
-	if err != nil {
-		a.fail(w, err)
-		return
-	}
 	p := principal(r)
 	if a.openStream != nil {
 		done, err := a.openStream(p.Tenant)
@@ -321,6 +323,51 @@ func (a *Realty) chatStream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer done()
+	}
+	stream := a.startStream(w, r, p)
+	if stream == nil {
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	stream(func(e Event) bool {
+		b, _ := json.Marshal(e)
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Type, b); err != nil {
+			return false
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return true
+	})
+}
+
+// openChatStream is POST /chat/stream on the appstream kit, which admitted the request (the
+// API's credentials, the Origin, the tenant's rate and open streams) and keeps the stream
+// (heartbeats, write deadlines): each Event is an SSE event named by its type, the Event as its
+// data, as chatStream writes them.
+func (a *Realty) openChatStream(w http.ResponseWriter, r *http.Request, p server.Principal) func(*appstream.Stream) error {
+	stream := a.startStream(w, r, p)
+	if stream == nil {
+		return nil
+	}
+	return func(s *appstream.Stream) error {
+		stream(func(e Event) bool { return s.SendFrame(e) == nil })
+		return nil
+	}
+}
+
+// startStream reads the chat request and starts its run, answering a bad request or a refused
+// run itself (nil); it returns what streams the run's events with send, which reports whether
+// the client is still there.
+func (a *Realty) startStream(w http.ResponseWriter, r *http.Request, p server.Principal) func(send func(Event) bool) {
+	c, err := readChat(r)
+	if err != nil {
+		a.fail(w, err)
+		return nil
 	}
 	ctx := r.Context()
 	req := server.RunRequest{AssistantID: Name, ThreadID: ThreadID(c.SessionID),
@@ -332,88 +379,41 @@ func (a *Realty) chatStream(w http.ResponseWriter, r *http.Request) {
 	run, events, err := a.runs.Stream(ctx, p, req)
 	if err != nil {
 		a.fail(w, err)
-		return
+		return nil
 	}
 	if err := a.touchSession(ctx, p, c.SessionID); err != nil {
 		a.fail(w, err)
-		return
+		return nil
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	send := func(e Event) bool {
-		b, _ := json.Marshal(e)
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Type, b); err != nil {
-			return false
+	return func(send func(Event) bool) {
+		for ev, err := range events {
+			if err != nil {
+				send(Event{Type: "error", Message: err.Error()})
+				return
+			}
+			if ev.Event == "error" {
+				var e struct{ Message string }
+				_ = json.Unmarshal(ev.Data, &e)
+				send(Event{Type: "error", Message: e.Message})
+				return
+			}
+			if tok := ev.ChunkText(); tok != "" && !send(Event{Type: "token", Content: tok}) {
+				return
+			}
 		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		return true
-	}
-	for ev, err := range events {
+		o, err := a.finish(ctx, p, c, run)
 		if err != nil {
 			send(Event{Type: "error", Message: err.Error()})
 			return
 		}
-		if ev.Event == "error" {
-			var e struct{ Message string }
-			_ = json.Unmarshal(ev.Data, &e)
-			send(Event{Type: "error", Message: e.Message})
+		if o.data != nil && !send(Event{Type: "data", Data: o.data}) {
 			return
 		}
-		if strings.HasPrefix(ev.Event, "messages") {
-			if tok := tokenOf(ev.Data); tok != "" && !send(Event{Type: "token", Content: tok}) {
-				return
-			}
+		if h := a.hints(ctx, o.msgs); len(h) > 0 && !send(Event{Type: "hints", Hints: h}) {
+			return
 		}
+		send(Event{Type: "done", SessionID: c.SessionID})
 	}
-	o, err := a.finish(ctx, p, c, run)
-	if err != nil {
-		send(Event{Type: "error", Message: err.Error()})
-		return
-	}
-	if o.data != nil && !send(Event{Type: "data", Data: o.data}) {
-		return
-	}
-	if h := a.hints(ctx, o.msgs); len(h) > 0 && !send(Event{Type: "hints", Hints: h}) {
-		return
-	}
-	send(Event{Type: "done", SessionID: c.SessionID})
-}
-
-// tokenOf is the text of a messages-tuple event from the model: [chunk, metadata].
-func tokenOf(data json.RawMessage) string {
-	var pair []json.RawMessage
-	if json.Unmarshal(data, &pair) != nil || len(pair) == 0 {
-		return ""
-	}
-	var chunk struct {
-		Type    string `json:"type"`
-		Role    string `json:"role"`
-		Content any    `json:"content"`
-	}
-	if json.Unmarshal(pair[0], &chunk) != nil {
-		return ""
-	}
-	if chunk.Type == "tool" || chunk.Role == "tool" || chunk.Type == "human" || chunk.Role == "user" {
-		return ""
-	}
-	switch c := chunk.Content.(type) {
-	case string:
-		return c
-	case []any:
-		var b strings.Builder
-		for _, part := range c {
-			if m, ok := part.(map[string]any); ok && m["type"] == "text" {
-				b.WriteString(fmt.Sprint(m["text"]))
-			}
-		}
-		return b.String()
-	}
-	return ""
 }
 
 func (a *Realty) listSessions(w http.ResponseWriter, r *http.Request) {

@@ -25,7 +25,7 @@ type API struct {
 // Routes are the app's HTTP routes (under /apps/rehab).
 func (a *API) Routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /api/v1/chat", a.chat)
+	mux.HandleFunc("POST "+ChatPath, a.chat)
 	mux.HandleFunc("GET /api/v1/profile", a.profile)
 	mux.HandleFunc("GET /api/v1/portfolio", a.portfolio)
 	mux.HandleFunc("GET /api/v1/portfolio/compare", a.compare)

@@ -14,6 +14,7 @@ import (
 	"github.com/trellis-go/trellis/apps/rehab/orchestrator"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/appstream"
 )
 
 // ChatRequest is the body of POST /api/v1/chat.
@@ -43,11 +44,57 @@ type Event struct {
 // MaxMessageBytes bounds a chat message.
 const MaxMessageBytes = 8000
 
+// ChatPath is the chat's SSE route (under /apps/rehab).
+const ChatPath = "/api/v1/chat"
+
+// chat serves the chat without the appstream kit (an API whose routes are guarded as a whole):
+// the stream slot is taken here, and the events written by hand.
 func (a *API) chat(w http.ResponseWriter, r *http.Request) {
-	p, u, ok := a.caller(w, r)
+	p, _, ok := a.caller(w, r)
 	if !ok {
 		return
 	}
+	serve := a.prepareChat(w, r, p)
+	if serve == nil {
+		return
+	}
+	if a.OpenStream != nil {
+		done, err := a.OpenStream(p.Tenant)
+		if err != nil {
+			w.Header().Set("Retry-After", "5")
+			writeJSON(w, http.StatusTooManyRequests, APIError{Error: err.Error()})
+			return
+		}
+		defer done()
+	}
+	s := newSSE(w)
+	if s == nil {
+		writeJSON(w, http.StatusInternalServerError, APIError{Error: "rehab: streaming is not supported by this connection"})
+		return
+	}
+	_ = serve(s.send)
+}
+
+// openChat is the chat on the appstream kit: the request was admitted (credentials, Origin, the
+// tenant's rate and open streams); the body is checked before the stream starts, and each
+// Event is an SSE event named by its type, the Event as its data, as chat writes them.
+func (a *API) openChat(w http.ResponseWriter, r *http.Request, p server.Principal) func(*appstream.Stream) error {
+	if _, _, ok := a.caller(w, r); !ok {
+		return nil
+	}
+	serve := a.prepareChat(w, r, p)
+	if serve == nil {
+		return nil
+	}
+	return func(s *appstream.Stream) error {
+		return serve(func(e Event) error { return s.SendFrame(e) })
+	}
+}
+
+// prepareChat reads and checks the chat request and opens its conversation, answering a bad
+// one itself (nil); it returns the turn, which streams its events with send.
+func (a *API) prepareChat(w http.ResponseWriter, r *http.Request, p server.Principal) func(send func(Event) error) error {
+	u := data.Who{Tenant: p.Tenant, User: p.User}
 	var req ChatRequest
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
 	dec.DisallowUnknownFields()
@@ -62,50 +109,39 @@ func (a *API) chat(w http.ResponseWriter, r *http.Request) {
 		default:
 			writeJSON(w, http.StatusBadRequest, APIError{Error: `rehab: the body is not JSON (` + err.Error() + `); send {"message": "..."}`})
 		}
-		return
+		return nil
 	}
 	req.Message = strings.TrimSpace(req.Message)
 	switch {
 	case req.Message == "":
 		badField(w, "message", "required: the user's text")
-		return
+		return nil
 	case len(req.Message) > MaxMessageBytes || !utf8.ValidString(req.Message):
 		badField(w, "message", fmt.Sprintf("must be valid UTF-8 text of at most %d bytes", MaxMessageBytes))
-		return
+		return nil
 	}
 	ctx := r.Context()
 	sess, err := a.Orchestrator.OpenSession(ctx, a.Env, u, req.ConversationID)
 	if err != nil {
 		if errors.Is(err, data.ErrNotFound) {
 			writeJSON(w, http.StatusNotFound, APIError{Error: err.Error() + "; leave conversation_id out to start one", Field: "conversation_id"})
-			return
+			return nil
 		}
 		writeErr(w, err)
-		return
-	}
-	if a.OpenStream != nil {
-		done, err := a.OpenStream(p.Tenant)
-		if err != nil {
-			w.Header().Set("Retry-After", "5")
-			writeJSON(w, http.StatusTooManyRequests, APIError{Error: err.Error()})
-			return
-		}
-		defer done()
+		return nil
 	}
 	conv := sess.Conversation.ID
-	s := newSSE(w)
-	if s == nil {
-		writeJSON(w, http.StatusInternalServerError, APIError{Error: "rehab: streaming is not supported by this connection"})
-		return
-	}
-	_ = s.send(Event{Type: "thinking", Message: "A processar...", ConversationID: conv})
-	if err := a.turn(ctx, s, p, u, conv, req.Message); err != nil {
-		_ = s.send(Event{Type: "error", Message: "Não consegui responder: " + err.Error()})
+	return func(send func(Event) error) error {
+		_ = send(Event{Type: "thinking", Message: "A processar...", ConversationID: conv})
+		if err := a.turn(ctx, send, p, u, conv, req.Message); err != nil {
+			_ = send(Event{Type: "error", Message: "Não consegui responder: " + err.Error()})
+		}
+		return nil
 	}
 }
 
 // turn runs one message through the graph and streams its events.
-func (a *API) turn(ctx context.Context, s *sse, p server.Principal, u data.Who, conv, text string) error {
+func (a *API) turn(ctx context.Context, send func(Event) error, p server.Principal, u data.Who, conv, text string) error {
 	thread := threadID(u, conv)
 	rr := server.RunRequest{AssistantID: GraphID, ThreadID: thread, StreamMode: []string{"messages-tuple", "updates"},
 		MultitaskStrategy: "enqueue", Config: map[string]any{"configurable": map[string]any{"conversation_id": conv}},
@@ -135,9 +171,9 @@ func (a *API) turn(ctx context.Context, s *sse, p server.Principal, u data.Who, 
 		}
 		switch {
 		case ev.Event == "messages":
-			if tok := tokenOf(ev.Data); tok != "" {
+			if tok := agentToken(ev); tok != "" {
 				answer.WriteString(tok)
-				if err := s.send(Event{Type: "message", Content: &tok, Done: ptr(false)}); err != nil {
+				if err := send(Event{Type: "message", Content: &tok, Done: ptr(false)}); err != nil {
 					return err
 				}
 			}
@@ -151,7 +187,7 @@ func (a *API) turn(ctx context.Context, s *sse, p server.Principal, u data.Who, 
 				case "agent":
 					for _, c := range toolCallsOf(raw) {
 						answer.Reset() // text before a tool call is not the answer
-						if err := s.send(Event{Type: "tool_call", Tool: c.name, Args: c.args}); err != nil {
+						if err := send(Event{Type: "tool_call", Tool: c.name, Args: c.args}); err != nil {
 							return err
 						}
 					}
@@ -169,7 +205,7 @@ func (a *API) turn(ctx context.Context, s *sse, p server.Principal, u data.Who, 
 						sent[string(key)] = true
 						kind, _ := e["action_type"].(string)
 						sum, _ := e["summary"].(string)
-						if err := s.send(Event{Type: "action", ActionType: kind, Summary: sum}); err != nil {
+						if err := send(Event{Type: "action", ActionType: kind, Summary: sum}); err != nil {
 							return err
 						}
 					}
@@ -177,7 +213,7 @@ func (a *API) turn(ctx context.Context, s *sse, p server.Principal, u data.Who, 
 						for _, t := range out.Todos {
 							todos = mergeTodo(todos, t)
 						}
-						if err := s.send(Event{Type: "todo_update", Todos: todos}); err != nil {
+						if err := send(Event{Type: "todo_update", Todos: todos}); err != nil {
 							return err
 						}
 					}
@@ -189,7 +225,7 @@ func (a *API) turn(ctx context.Context, s *sse, p server.Principal, u data.Who, 
 						paused = true
 						q := ins[0].Value.Question
 						c := ins[0].Value
-						if err := s.send(Event{Type: "message", Content: &q, Done: ptr(true), Consent: &c, ConversationID: conv}); err != nil {
+						if err := send(Event{Type: "message", Content: &q, Done: ptr(true), Consent: &c, ConversationID: conv}); err != nil {
 							return err
 						}
 					}
@@ -207,7 +243,7 @@ func (a *API) turn(ctx context.Context, s *sse, p server.Principal, u data.Who, 
 		return nil
 	}
 	empty := ""
-	return s.send(Event{Type: "message", Content: &empty, Done: ptr(true), ConversationID: conv})
+	return send(Event{Type: "message", Content: &empty, Done: ptr(true), ConversationID: conv})
 }
 
 func mergeTodo(list []kb.Todo, t kb.Todo) []kb.Todo {
@@ -222,37 +258,10 @@ func mergeTodo(list []kb.Todo, t kb.Todo) []kb.Todo {
 
 func ptr[T any](v T) *T { return &v }
 
-// tokenOf is the text of a messages-tuple event ([chunk, metadata]) of the agent node.
-func tokenOf(data json.RawMessage) string {
-	var pair []json.RawMessage
-	if json.Unmarshal(data, &pair) != nil || len(pair) == 0 {
-		return ""
-	}
-	var chunk struct {
-		Content any `json:"content"`
-	}
-	if json.Unmarshal(pair[0], &chunk) != nil {
-		return ""
-	}
-	if len(pair) > 1 {
-		var md struct {
-			Node string `json:"langgraph_node"`
-		}
-		if json.Unmarshal(pair[1], &md) == nil && md.Node != "" && md.Node != "agent" {
-			return ""
-		}
-	}
-	switch c := chunk.Content.(type) {
-	case string:
-		return c
-	case []any:
-		var b strings.Builder
-		for _, part := range c {
-			if m, ok := part.(map[string]any); ok && m["type"] == "text" {
-				b.WriteString(fmt.Sprint(m["text"]))
-			}
-		}
-		return b.String()
+// agentToken is the text the agent node streams in a messages-tuple event.
+func agentToken(ev server.RunEvent) string {
+	if c, ok := ev.MessageChunk(); ok && (c.Node == "" || c.Node == "agent") {
+		return ev.ChunkText()
 	}
 	return ""
 }

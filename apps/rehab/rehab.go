@@ -18,6 +18,7 @@ import (
 	"github.com/trellis-go/trellis/httpclient"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/appstream"
 )
 
 // Name is the app's name; GraphID its assistant.
@@ -111,7 +112,13 @@ func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppPart
 	api := &API{Parts: Parts{DB: db, Data: st, Orchestrator: orch, Env: env}, Runs: d.Runs, OpenStream: d.OpenStream}
 	var h http.Handler = api.Routes()
 	if d.Guard != nil {
-		h = d.Guard(h)
+		// The chat's SSE stream is the appstream kit's, which guards it itself (the API's
+		// credentials, the Origin, the tenant's rate and open streams, heartbeats, write
+		// deadlines); every other route is guarded here.
+		mux := http.NewServeMux()
+		mux.Handle("POST "+ChatPath, appstream.New(d, appstream.Options{}).EventStream(api.openChat))
+		mux.Handle("/", d.Guard(h))
+		h = mux
 	}
 	// Sessions idle past the timeout are ended and summarised in the background as well.
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))

@@ -169,6 +169,27 @@ func (k *Kit) Publish(ctx context.Context, tenant, room, typ string, data any) e
 	return k.fanout.Publish(ctx, k.topic(tenant, room), frame)
 }
 
+// PublishFrame sends v, encoded to JSON (as is when a json.RawMessage), to the room of tenant
+// in this app, on every replica, as a frame of the app's own shape: a [Socket] that joined the
+// room gets it as it is, an SSE stream as an event named by its "type" field (a [Conn] gets it
+// as it is too). On Postgres a frame is at most about 6.9 KB (server.ErrFanoutTooLarge past it).
+func (k *Kit) PublishFrame(ctx context.Context, tenant, room string, v any) error {
+	if err := checkRoom(room); err != nil {
+		return err
+	}
+	if k.fanout == nil {
+		return errors.New("appstream: no AppDeps.Fanout to publish with")
+	}
+	raw, err := encodeData(v)
+	if err != nil {
+		return err
+	}
+	if raw == nil {
+		return errors.New("appstream: PublishFrame of nil: give the frame to publish")
+	}
+	return k.fanout.Publish(ctx, k.topic(tenant, room), raw)
+}
+
 // Transport says how room frames travel between replicas: "redis", "postgres" or "local" (one
 // process).
 func (k *Kit) Transport() string {

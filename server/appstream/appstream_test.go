@@ -105,6 +105,8 @@ func (d *demo) app() server.App {
 				}
 			},
 		}))
+		mux.Handle("GET /raw", d.kit.Socket(rawSocket))
+		mux.Handle("POST /events", d.kit.EventStream(rawEvents))
 		mux.Handle("GET /sse/room/{room}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			room := r.PathValue("room")
 			d.kit.SSE(func(s *appstream.Stream) error {

@@ -3,6 +3,7 @@ package appstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 
@@ -68,6 +69,27 @@ func (s *session) Send(typ string, data any) error {
 		return err
 	}
 	return s.send(Frame{Type: typ, Data: raw})
+}
+
+// SendFrame queues v, encoded to JSON (as is when a json.RawMessage), as one frame of the
+// app's own shape: a WebSocket text message as it is, or an SSE event named by v's "type"
+// field with v as its data. It is for protocols an app keeps (a [Socket]'s, an SSE stream's
+// events); Send makes the kit's own frames. It returns as Send does.
+func (s *session) SendFrame(v any) error {
+	raw, err := encodeData(v)
+	if err != nil {
+		return err
+	}
+	if raw == nil {
+		return errors.New("appstream: SendFrame of nil: give the frame to send")
+	}
+	return s.enqueue(raw)
+}
+
+// PublishFrame sends v to a room of the connection's tenant as a frame of the app's own shape,
+// on every replica (see [Kit.PublishFrame]).
+func (s *session) PublishFrame(ctx context.Context, room string, v any) error {
+	return s.k.PublishFrame(ctx, s.p.Tenant, room, v)
 }
 
 // Principal is who the connection acts for.

@@ -24,8 +24,21 @@ type Stream struct {
 // that only follows rooms returns when s.Context() ends. An error serve returns is sent as a
 // last "error" frame.
 func (k *Kit) SSE(serve func(s *Stream) error) http.Handler {
+	return k.EventStream(func(http.ResponseWriter, *http.Request, server.Principal) func(*Stream) error { return serve })
+}
+
+// EventStream is [Kit.SSE] for a route that looks at the request before it streams (a POST
+// whose body it reads, checks of its own): once the request is admitted, open runs with the
+// caller's principal and either answers the request itself (a 400 in the app's own shape, say)
+// and returns nil, or returns the function that streams, as for SSE. Frames an app sends with
+// SendFrame keep its own shape: an event named by their "type", the frame as its data.
+func (k *Kit) EventStream(open func(w http.ResponseWriter, r *http.Request, p server.Principal) func(s *Stream) error) http.Handler {
 	return k.admit(func(w http.ResponseWriter, r *http.Request, p server.Principal, done func()) {
 		defer done()
+		serve := open(w, r, p)
+		if serve == nil {
+			return
+		}
 		if _, ok := w.(http.Flusher); !ok {
 			writeHTTPError(w, http.StatusInternalServerError, "no_streaming", "this response cannot be streamed", "")
 			return

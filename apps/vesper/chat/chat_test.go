@@ -20,6 +20,7 @@ import (
 	"github.com/trellis-go/trellis/apps/vesper/warehouse"
 	"github.com/trellis-go/trellis/apps/vesper/warehousetest"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/appstream"
 )
 
 func TestMain(m *testing.M) { warehousetest.Main(m) }
@@ -67,14 +68,7 @@ func serve(t *testing.T, w *warehouse.Warehouse, principals map[string]server.Pr
 		if rec, err = chat.NewRecords(ctx, w); err != nil {
 			return nil, err
 		}
-		h := &chat.Handler{App: a, Runs: d.Runs, Records: rec, Linker: linker, CompressAt: compressAt, OpenStream: d.OpenStream,
-			Authenticate: func(r *http.Request) (chat.Principal, error) {
-				p, err := d.Authenticate(r)
-				if err != nil {
-					return chat.Principal{}, err
-				}
-				return chat.Principal{Tenant: p.Tenant, User: p.User, Permissions: p.Permissions, Run: p}, nil
-			}}
+		h := &chat.Handler{App: a, Runs: d.Runs, Records: rec, Linker: linker, CompressAt: compressAt, Kit: appstream.New(d, appstream.Options{})}
 		mux := http.NewServeMux()
 		mux.Handle(chat.Path, h)
 		return &server.AppParts{Graphs: []server.AppGraph{{ID: "vesper", Graph: a.Graph}}, Handler: mux}, nil

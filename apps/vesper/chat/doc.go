@@ -1,7 +1,10 @@
 // Package chat is Vesper's WebSocket transport and chat records.
 //
-// [Handler] serves /ws/v1/chat?token=...&session_id=...: the token is
-// authenticated before the upgrade (401 otherwise); each
+// [Handler] serves /ws/v1/chat?token=...&session_id=... on the app's
+// appstream kit: before the upgrade the token is authenticated (401), the
+// Origin checked (403), and the tenant's request rate and open streams
+// applied (429); the connection is pinged and every write has a deadline.
+// Each
 // {"type":"chat.message","content":"..."} frame is answered with
 // chat.thinking, the answer's chat.token frames as the synthesizer streams
 // it, and chat.complete (the answer, intent, agents used, Power BI deep

@@ -10,9 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
-
-	"github.com/coder/websocket"
 
 	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/apps/vesper/app"
@@ -22,6 +21,7 @@ import (
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/appstream"
 )
 
 // Path is where the handler is mounted.
@@ -43,6 +43,9 @@ type Principal struct {
 // chat.message in; chat.thinking, chat.token, chat.complete and error out.
 // Each session is one thread of the assistant, and each turn one run of it through the
 // server's run machinery (queue, limits, budgets, resumable streams, recovery after a crash).
+// The connection goes through the app's appstream kit: the API's credentials (?token=), the
+// Origin check, the tenant's request rate and open streams (429 before the upgrade), heartbeats
+// and a deadline on every write.
 type Handler struct {
 	// App is the graph, for the typed state and outcome of a turn. Required.
 	App *app.App
@@ -54,21 +57,21 @@ type Handler struct {
 	Records *Records
 	// Linker makes the deep links of chat.complete; nil means none.
 	Linker *reports.Linker
-	// Authenticate returns who the request acts for; an error is answered 401. Required.
-	Authenticate func(r *http.Request) (Principal, error)
-	// OpenStream, when set, counts the connection against its tenant's open streams (a
-	// refusal is answered 429 before the upgrade).
-	OpenStream func(tenant string) (func(), error)
+	// Kit admits and serves the connections (appstream.New with the app's AppDeps). Required.
+	Kit *appstream.Kit
+	// Principal makes the chat's principal from the connection's; nil means the same tenant,
+	// user and permissions.
+	Principal func(server.Principal) Principal
 	// Model writes session titles and conversation summaries; nil means the offline model.
 	Model model.Model
 	// CompressAt is how many messages past the last summary trigger a new
 	// summary; zero means 30.
 	CompressAt int
-	// WriteTimeout bounds the sending of one frame; a client that stops reading is let go.
-	// Zero means 30 seconds.
-	WriteTimeout time.Duration
 	// Log records failures; nil means slog.Default().
 	Log *slog.Logger
+
+	once   sync.Once
+	socket http.Handler
 }
 
 // In is a client frame.
@@ -116,23 +119,20 @@ func (h *Handler) assistant() string {
 // ThreadID is the thread that holds a session's conversation.
 func ThreadID(session string) string { return server.ThreadIDFor("vesper", session) }
 
-// ServeHTTP authenticates the request, then upgrades and serves the session: first the end of
-// a turn a previous connection left unfinished (the server restarted, or the client went away),
-// then the client's messages.
+// ServeHTTP admits the request through the kit, looks up its session (404 for one that is not
+// the caller's), then upgrades and serves the session: first the end of a turn a previous
+// connection left unfinished (the server restarted, or the client went away), then the
+// client's messages.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p, err := h.Authenticate(r)
-	if err != nil {
-		http.Error(w, "chat: "+err.Error()+"; pass a valid token as ?token=", http.StatusUnauthorized)
-		return
-	}
-	if h.OpenStream != nil {
-		done, err := h.OpenStream(p.Run.Tenant)
-		if err != nil {
-			w.Header().Set("Retry-After", "5")
-			http.Error(w, "chat: "+err.Error(), http.StatusTooManyRequests)
-			return
-		}
-		defer done()
+	h.once.Do(func() { h.socket = h.Kit.Socket(h.open) })
+	h.socket.ServeHTTP(w, r)
+}
+
+// open runs before the upgrade: the caller's session, or a refusal.
+func (h *Handler) open(w http.ResponseWriter, r *http.Request, sp server.Principal) func(*appstream.Socket) error {
+	p := Principal{Tenant: sp.Tenant, User: sp.User, Permissions: sp.Permissions, Run: sp}
+	if h.Principal != nil {
+		p = h.Principal(sp)
 	}
 	session, err := h.Records.Session(r.Context(), r.URL.Query().Get("session_id"), p.Tenant, p.User)
 	if err != nil {
@@ -141,24 +141,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			code = http.StatusNotFound
 		}
 		http.Error(w, err.Error(), code)
-		return
+		return nil
 	}
-	c, err := websocket.Accept(w, r, nil)
-	if err != nil {
-		return
+	return func(c *appstream.Socket) error {
+		h.serve(c, p, session)
+		return nil
 	}
-	defer c.CloseNow()
-	ctx := r.Context()
-	timeout := h.WriteTimeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
-	send := func(o Out) error {
-		b, _ := json.Marshal(o)
-		wctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		return c.Write(wctx, websocket.MessageText, b)
-	}
+}
+
+func (h *Handler) serve(c *appstream.Socket, p Principal, session string) {
+	ctx := c.Context()
+	send := func(o Out) error { return c.SendFrame(o) }
 	if err := h.finishPending(ctx, send, p, session); err != nil {
 		h.log().Warn("vesper chat: finishing an earlier turn failed", "session", session, "err", err)
 		if send(Out{Type: "error", Code: "failed", SessionID: session, Message: "Sorry, the previous question could not be answered: " + err.Error()}) != nil {
@@ -166,7 +159,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	for {
-		_, data, err := c.Read(ctx)
+		data, err := c.Read()
 		if err != nil {
 			return
 		}
@@ -279,7 +272,7 @@ func (h *Handler) complete(ctx context.Context, send func(Out) error, p Principa
 		}
 		switch ev.Event {
 		case "messages":
-			if tok := chunkText(ev.Data); tok != "" {
+			if tok := ev.ChunkText(); tok != "" {
 				if err := send(Out{Type: "chat.token", Token: tok}); err != nil {
 					return err
 				}
@@ -319,34 +312,6 @@ func (h *Handler) complete(ctx context.Context, send func(Out) error, p Principa
 		return err
 	}
 	return h.compress(ctx, session, summary, through)
-}
-
-// chunkText is the text of a messages-tuple event ([chunk, metadata]) from the graph's top
-// level.
-func chunkText(data json.RawMessage) string {
-	var pair []json.RawMessage
-	if json.Unmarshal(data, &pair) != nil || len(pair) == 0 {
-		return ""
-	}
-	var chunk struct {
-		Content any `json:"content"`
-	}
-	if json.Unmarshal(pair[0], &chunk) != nil {
-		return ""
-	}
-	switch c := chunk.Content.(type) {
-	case string:
-		return c
-	case []any:
-		var b strings.Builder
-		for _, part := range c {
-			if m, ok := part.(map[string]any); ok && m["type"] == "text" {
-				b.WriteString(fmt.Sprint(m["text"]))
-			}
-		}
-		return b.String()
-	}
-	return ""
 }
 
 // CompressionPrompt is the specification's conversation compression prompt (its Appendix A.1):

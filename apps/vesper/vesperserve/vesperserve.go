@@ -23,6 +23,7 @@ import (
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/appstream"
 	"github.com/trellis-go/trellis/telemetry"
 
 	"github.com/redis/go-redis/v9"
@@ -196,22 +197,20 @@ func powerBIFrom(s server.AppSettings) (reports.Embedder, error) {
 	return c, nil
 }
 
-// chatHandler is the chat WebSocket: it authenticates its ?token= as the API does, counts
-// against the tenant's open streams and runs each turn through the server's run machinery.
+// chatHandler is the chat WebSocket on the app's appstream kit: the API's credentials
+// (?token=), the Origin check, the tenant's request rate and open streams, heartbeats and write
+// deadlines; each turn runs through the server's run machinery.
 func (o *Opened) chatHandler(d server.AppDeps) http.Handler {
 	return &chat.Handler{
-		App: o.App, Runs: d.Runs, Records: o.Records, Linker: o.Linker, Model: o.Model, OpenStream: d.OpenStream, Log: d.Logger,
-		Authenticate: func(r *http.Request) (chat.Principal, error) {
-			p, err := d.Authenticate(r)
-			if err != nil {
-				return chat.Principal{}, err
-			}
+		App: o.App, Runs: d.Runs, Records: o.Records, Linker: o.Linker, Model: o.Model, Log: d.Logger,
+		Kit: appstream.New(d, appstream.Options{}),
+		Principal: func(p server.Principal) chat.Principal {
 			// The dev principal's tenant sees the demo tenant, as in the graph.
 			tenant := p.Tenant
 			if tenant == server.DevPrincipal.Tenant {
 				tenant = warehouse.TenantVesper
 			}
-			return chat.Principal{Tenant: tenant, User: p.User, Permissions: p.Permissions, Run: p}, nil
+			return chat.Principal{Tenant: tenant, User: p.User, Permissions: p.Permissions, Run: p}
 		},
 	}
 }
