@@ -93,7 +93,11 @@ func (a *Analyst) researchOut(r ResearchState) State {
 		FollowUpQuestions: r.FollowUps, ResearchRounds: r.Round, CurrentPhase: "research"}
 }
 
-// researchSupervisor gives each task the context passages relevant to it.
+// researchSupervisor prepares a round: it gives each task the context passages relevant to it,
+// then runs as a tool-calling agent (rag_tool, web_search_tool, memory_search_tool,
+// write_memory_tool, Question, Done): it asks the user, through an inbox interrupt, what a vague
+// sub-question should answer (the answer becomes the question), and looks up the user's
+// preferences on the topic, which the task agents get as guidance.
 func (a *Analyst) researchSupervisor(ctx context.Context, s ResearchState) (ResearchState, error) {
 	if s.Tenant == "" {
 		_, s.Tenant = who(ctx, State{UserID: s.UserID})
@@ -110,6 +114,48 @@ func (a *Analyst) researchSupervisor(ctx context.Context, s ResearchState) (Rese
 			t.Attempt = 1
 		}
 		tasks[i] = t
+	}
+	if len(tasks) == 0 {
+		return ResearchState{Tasks: tasks, Tenant: s.Tenant}, nil
+	}
+	topic := s.Query
+	if s.Plan != nil && s.Plan.Topic != "" {
+		topic = s.Plan.Topic
+	}
+	mem, err := a.mem.LoadAll(ctx, s.UserID)
+	if err != nil {
+		return ResearchState{}, err
+	}
+	var given strings.Builder
+	fmt.Fprintf(&given, "The research round %d on %q has these tasks, one task agent each:\n", s.Round, topic)
+	for _, t := range tasks {
+		fmt.Fprintf(&given, "- %s: %s (sources: %s)\n", t.ID, t.Question, strings.Join(t.Sources, ", "))
+	}
+	brief, asked := researchBrief(topic, tasks)
+	res, err := a.supervise(ctx, supervisorSystem("You are the research supervisor of a strategy team.", mem, given.String(),
+		"rag_tool and web_search_tool to check a premise, memory_search_tool and write_memory_tool for the user's memory, Question to ask the user what a vague task should answer."),
+		brief, researchSupervisorTools)
+	if err != nil {
+		return ResearchState{}, err
+	}
+	if asked >= 0 && len(res.Answers) > 0 {
+		if ans := strings.TrimSpace(res.Answers[0]); ans != "" && ans != noAnswer {
+			if vague(ans) {
+				ans = tasks[asked].Question + " " + ans
+			}
+			tasks[asked].Question = questionOf(ans)
+		}
+	}
+	var guidance []string
+	for _, r := range res.results("memory_search_tool") {
+		if !strings.HasPrefix(r, "Nothing in ") {
+			guidance = append(guidance, r)
+		}
+	}
+	if len(guidance) > 0 {
+		for i := range tasks {
+			tasks[i].Guidance = clip(strings.Join(guidance, "\n"), 600)
+		}
 	}
 	return ResearchState{Tasks: tasks, Tenant: s.Tenant}, nil
 }
@@ -296,6 +342,9 @@ func (a *Analyst) taskWithModel(ctx context.Context, t Task) (Finding, error) {
 	}
 	if t.Critique != "" {
 		fmt.Fprintf(&b, "The research supervisor sent your previous answer back: %s\n", t.Critique)
+	}
+	if t.Guidance != "" {
+		fmt.Fprintf(&b, "The user's preferences the supervisor found: %s\n", t.Guidance)
 	}
 	info, _ := graph.InfoFrom(ctx)
 	out, err := a.taskReact.Invoke(ctx, agent.State{Messages: []message.Message{message.User(b.String())}}, graph.WithConfig(info.Config))
@@ -601,23 +650,60 @@ func (a *Analyst) synthesise(ctx context.Context, s ResearchState) (ResearchStat
 		}
 		summary, follow = out.Summary, out.FollowUps
 	}
-	// Episodic memory: the key findings of this round.
-	notes := 0
+	// Episodic memory: the supervisor writes the key findings of this round with
+	// write_memory_tool (written here directly if it did not).
+	var notes []string
 	for _, c := range contra {
-		if notes == 2 {
+		if len(notes) == 2 {
 			break
 		}
-		if err := a.mem.Note(ctx, s.UserID, "research finding", fmt.Sprintf("found that %s contradicts assumption %s (%s)", c.Source.Title, c.Assumption, c.Statement)); err != nil {
-			return ResearchState{}, err
-		}
-		notes++
+		notes = append(notes, fmt.Sprintf("found that %s contradicts assumption %s (%s)", c.Source.Title, c.Assumption, c.Statement))
 	}
-	if strong != nil && notes < 3 {
-		if err := a.mem.Note(ctx, s.UserID, "research finding", fmt.Sprintf("researching %q, found: %s", clip(s.Query, 80), clip(headline(*strong), 200))); err != nil {
+	if strong != nil {
+		notes = append(notes, fmt.Sprintf("researching '%s', found: %s", clip(s.Query, 80), clip(headline(*strong), 200)))
+	}
+	if len(notes) > 0 {
+		if err := a.writeEpisodic(ctx, s.UserID, summary, notes); err != nil {
 			return ResearchState{}, err
 		}
 	}
 	return ResearchState{Summary: summary, Discoveries: disc, Contradictions: contra, FollowUps: follow}, nil
+}
+
+// writeEpisodic has the research supervisor write notes to episodic memory through its tool loop;
+// the notes it did not write are written directly, so the key findings are always remembered.
+func (a *Analyst) writeEpisodic(ctx context.Context, user, summary string, notes []string) error {
+	var quoted []string
+	for i, n := range notes {
+		notes[i] = quotable(n)
+		quoted = append(quoted, quote(n))
+	}
+	mem, err := a.mem.LoadAll(ctx, user)
+	if err != nil {
+		return err
+	}
+	brief := "Write to episodic_memory memory " + strings.Join(quoted, " ") + ", then done."
+	if _, err := a.supervise(ctx, supervisorSystem("You are the research supervisor of a strategy team.", mem,
+		"The research round is synthesised: "+summary+"\nRecord its key findings in the user's episodic memory, one note each, as the brief gives them.",
+		"write_memory_tool for the user's memory."), brief, researchSupervisorTools); err != nil {
+		return err
+	}
+	after, err := a.mem.Load(ctx, user, NSEpisodic)
+	if err != nil {
+		return err
+	}
+	for _, n := range notes {
+		written := false
+		for _, f := range after.Facts {
+			written = written || strings.HasSuffix(f.Text, n)
+		}
+		if !written {
+			if err := a.mem.Note(ctx, user, "research finding", n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func headline(f Finding) string {
