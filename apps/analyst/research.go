@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/graph"
@@ -174,32 +173,47 @@ func (a *Analyst) taskAgent(ctx context.Context, s ResearchState) (ResearchState
 		}
 		return ResearchState{Returned: []Finding{f}}, nil
 	}
+	f, err := a.taskByRule(ctx, t)
+	if err != nil {
+		return ResearchState{}, err
+	}
+	return ResearchState{Returned: []Finding{f}}, nil
+}
+
+// taskByRule runs the task agent on the offline model as a tool-calling agent with rag_tool and
+// web_search_tool: its brief asks for the task's first source on a first attempt (three
+// results), for every source it lists when sent back (five each, in parallel), and the offline
+// model calls those tools from their schemas; the answer quotes the best sentences of what they
+// returned.
+func (a *Analyst) taskByRule(ctx context.Context, t Task) (Finding, error) {
 	kinds, k := t.Sources, 5
 	if t.Attempt <= 1 && len(kinds) > 1 {
 		kinds, k = kinds[:1], 3
 	}
-	var (
-		mu      sync.Mutex
-		sources []Source
-		errs    []error
-		wg      sync.WaitGroup
-	)
+	var steps []string
+	q := quote(stepless(t.Question))
 	for _, kind := range kinds {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			got, err := a.gather(ctx, kind, t.Question, k)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-			}
-			sources = append(sources, got...)
-		}()
+		if kind == "web" {
+			steps = append(steps, fmt.Sprintf("search the web (max_results %d) for %s", k, q))
+		} else {
+			steps = append(steps, fmt.Sprintf("search the company knowledge base (top_k %d) for %s", k, q))
+		}
 	}
-	wg.Wait()
-	if len(errs) > 0 {
-		return ResearchState{}, errs[0]
+	brief := strings.Join(steps, " and ")
+	brief = strings.ToUpper(brief[:1]) + brief[1:]
+	res, err := a.toolLoop(ctx, a.strong, xmlPrompt("You are a research task agent on a strategy team.", nil,
+		"Answer the sub-question: search the company knowledge base with rag_tool and the web with web_search_tool as the brief says.",
+		"Use only what the tools return."), brief, []string{"rag_tool", "web_search_tool"})
+	if err != nil {
+		return Finding{}, err
+	}
+	terms := contentWords(t.Question)
+	var sources []Source
+	for _, c := range res.Calls {
+		if c.IsError {
+			return Finding{}, fmt.Errorf("analyst: %s: %s", c.Tool, c.Result)
+		}
+		sources = append(sources, a.sourcesOf(c.Tool, c.Result, terms)...)
 	}
 	sort.SliceStable(sources, func(i, j int) bool { return sources[i].Kind < sources[j].Kind })
 	f := Finding{TaskID: t.ID, Question: t.Question, Sources: sources, Attempts: t.Attempt}
@@ -207,29 +221,30 @@ func (a *Analyst) taskAgent(ctx context.Context, s ResearchState) (ResearchState
 		f.Critiques = []string{t.Critique}
 	}
 	composeByRule(&f)
-	return ResearchState{Returned: []Finding{f}}, nil
+	return f, nil
 }
 
-// gather calls rag_tool or web_search_tool for one task.
-func (a *Analyst) gather(ctx context.Context, kind, q string, k int) ([]Source, error) {
-	terms := contentWords(q)
-	switch kind {
-	case "web":
-		var res []WebResult
-		if err := a.callTool(ctx, "web_search_tool", WebArgs{Query: q, MaxResults: k}, &res); err != nil {
-			return nil, err
+// stepless keeps a question from reading as a step of the brief to the offline model ("then").
+func stepless(q string) string {
+	words := strings.Fields(q)
+	for i, w := range words {
+		if strings.EqualFold(strings.Trim(w, ",.;:"), "then") {
+			words[i] = "next"
 		}
-		var out []Source
-		for _, r := range res {
-			out = append(out, Source{Kind: "web", Title: r.Title, Ref: r.URL, Date: a.webDate(r.URL), Score: r.Score, Quote: bestSentence(terms, r.Content)})
-		}
-		return out, nil
-	default:
+	}
+	return strings.Join(words, " ")
+}
+
+// sourcesOf turns a rag_tool or web_search_tool result (its JSON) into sources, each with the
+// sentence that best matches terms.
+func (a *Analyst) sourcesOf(tool, result string, terms []string) []Source {
+	var out []Source
+	switch tool {
+	case "rag_tool":
 		var cs []Chunk
-		if err := a.callTool(ctx, "rag_tool", RAGArgs{Query: q, TopK: k}, &cs); err != nil {
-			return nil, err
+		if json.Unmarshal([]byte(result), &cs) != nil {
+			return nil
 		}
-		var out []Source
 		for _, c := range cs {
 			if c.Score < ragMinScore {
 				continue
@@ -242,31 +257,16 @@ func (a *Analyst) gather(ctx context.Context, kind, q string, k int) ([]Source, 
 			date, _ := c.Metadata["date"].(string)
 			out = append(out, Source{Kind: kind, Title: c.Title(), Ref: ref, Date: date, Score: c.Score, Quote: bestSentence(terms, c.Content)})
 		}
-		return out, nil
+	case "web_search_tool":
+		var rs []WebResult
+		if json.Unmarshal([]byte(result), &rs) != nil {
+			return nil
+		}
+		for _, r := range rs {
+			out = append(out, Source{Kind: "web", Title: r.Title, Ref: r.URL, Date: a.webDate(r.URL), Score: r.Score, Quote: bestSentence(terms, r.Content)})
+		}
 	}
-}
-
-// callTool calls one of the analyst's tools (traced) and decodes its structured result.
-func (a *Analyst) callTool(ctx context.Context, name string, args, out any) error {
-	raw, err := json.Marshal(args)
-	if err != nil {
-		return err
-	}
-	res, err := a.tools[name].Call(ctx, raw)
-	if err != nil {
-		return fmt.Errorf("analyst: %s: %w", name, err)
-	}
-	if res.IsError {
-		return fmt.Errorf("analyst: %s: %s", name, res.Text())
-	}
-	body := res.Structured
-	if len(body) == 0 {
-		body = json.RawMessage(res.Content)
-	}
-	if err := json.Unmarshal(body, out); err != nil {
-		return fmt.Errorf("analyst: %s answered %s: %w", name, clip(string(body), 80), err)
-	}
-	return nil
+	return out
 }
 
 // webDate is the publication date the search engine gave a URL, remembered from its results.
@@ -357,33 +357,8 @@ func (a *Analyst) taskWithModel(ctx context.Context, t Task) (Finding, error) {
 	}
 	terms := contentWords(t.Question)
 	for _, m := range out.Messages {
-		if m.Role != message.RoleTool || m.IsError {
-			continue
-		}
-		switch m.Name {
-		case "rag_tool":
-			var cs []Chunk
-			if json.Unmarshal([]byte(m.Text()), &cs) == nil {
-				for _, c := range cs {
-					if c.Score < ragMinScore {
-						continue
-					}
-					kind := "company_db"
-					if c.Metadata["document_type"] == "report" {
-						kind = "report"
-					}
-					ref, _ := c.Metadata["source"].(string)
-					date, _ := c.Metadata["date"].(string)
-					f.Sources = append(f.Sources, Source{Kind: kind, Title: c.Title(), Ref: ref, Date: date, Score: c.Score, Quote: bestSentence(terms, c.Content)})
-				}
-			}
-		case "web_search_tool":
-			var rs []WebResult
-			if json.Unmarshal([]byte(m.Text()), &rs) == nil {
-				for _, r := range rs {
-					f.Sources = append(f.Sources, Source{Kind: "web", Title: r.Title, Ref: r.URL, Date: a.webDate(r.URL), Score: r.Score, Quote: bestSentence(terms, r.Content)})
-				}
-			}
+		if m.Role == message.RoleTool && !m.IsError {
+			f.Sources = append(f.Sources, a.sourcesOf(m.Name, m.Text(), terms)...)
 		}
 	}
 	var ans struct {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
@@ -58,6 +59,16 @@ func (r loopResult) results(tool string) []string {
 // to episodic_memory memory "...", then done"), which the offline model follows from the tools'
 // schemas, so the loop is deterministic.
 func (a *Analyst) supervise(ctx context.Context, system, brief string, tools []string) (loopResult, error) {
+	m := a.superModel
+	if m == nil {
+		m = a.strong
+	}
+	return a.toolLoop(ctx, m, system, brief, tools)
+}
+
+// toolLoop runs m as a tool-calling agent over the named tools (see supervise). The calls of
+// one turn run concurrently unless one of them is Question.
+func (a *Analyst) toolLoop(ctx context.Context, m model.Model, system, brief string, tools []string) (loopResult, error) {
 	var out loopResult
 	specs := make([]model.ToolSpec, 0, len(tools))
 	for _, name := range tools {
@@ -66,10 +77,6 @@ func (a *Analyst) supervise(ctx context.Context, system, brief string, tools []s
 			return out, fmt.Errorf("analyst: the supervisor's tool %q is not built", name)
 		}
 		specs = append(specs, t.Spec())
-	}
-	m := a.superModel
-	if m == nil {
-		m = a.strong
 	}
 	msgs := []message.Message{message.System(system), message.User(brief)}
 	for turn := 0; turn < supervisorTurns && !out.Done; turn++ {
@@ -82,7 +89,11 @@ func (a *Analyst) supervise(ctx context.Context, system, brief string, tools []s
 			out.Text = resp.Message.Text()
 			break
 		}
-		for _, call := range resp.Message.ToolCalls {
+		calls := resp.Message.ToolCalls
+		done := make([]loopCall, len(calls))
+		errs := make([]error, len(calls))
+		run := func(i int) {
+			call := calls[i]
 			c := loopCall{Tool: call.Name, Args: call.Arguments}
 			t, ok := a.tools[call.Name]
 			if !ok || !contains(tools, call.Name) {
@@ -92,13 +103,38 @@ func (a *Analyst) supervise(ctx context.Context, system, brief string, tools []s
 				var ie *graph.InterruptedError
 				switch {
 				case errors.As(err, &ie):
-					return out, err // Question: the run pauses here
+					errs[i] = err // Question: the run pauses here
 				case err != nil:
 					c.Result, c.IsError = err.Error(), true
 				default:
 					c.Result, c.IsError = toolText(res.Text()), res.IsError
 				}
 			}
+			done[i] = c
+		}
+		asks := false
+		for _, call := range calls {
+			asks = asks || call.Name == "Question"
+		}
+		if asks || len(calls) == 1 {
+			for i := range calls {
+				if run(i); errs[i] != nil {
+					return out, errs[i]
+				}
+			}
+		} else {
+			var wg sync.WaitGroup
+			for i := range calls {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					run(i)
+				}()
+			}
+			wg.Wait()
+		}
+		for i, call := range calls {
+			c := done[i]
 			if !c.IsError {
 				switch call.Name {
 				case "Question":
