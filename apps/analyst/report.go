@@ -150,7 +150,7 @@ func (a *Analyst) reportSupervisor(ctx context.Context, s ReportState) (ReportSt
 	}
 	given := fmt.Sprintf("The report on %q is to be planned from %d approved findings (%d contradicted assumptions). Its sections follow the user's preferences: format, verbosity, citation style, frameworks.",
 		s.Topic, len(s.Findings), len(s.Contradictions))
-	res, err := a.supervise(ctx, supervisorSystem("You are the report supervisor of a strategy team.", mem, given,
+	res, err := a.supervise(ctx, s.UserID, supervisorSystem("You are the report supervisor of a strategy team.", mem, given,
 		"memory_search_tool and write_memory_tool for the user's memory, Question to ask the user about the report's form."),
 		"Search the user_preferences memory for report format, framework and citation style, then done.", reportSupervisorTools)
 	if err != nil {

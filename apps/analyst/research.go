@@ -131,7 +131,7 @@ func (a *Analyst) researchSupervisor(ctx context.Context, s ResearchState) (Rese
 		fmt.Fprintf(&given, "- %s: %s (sources: %s)\n", t.ID, t.Question, strings.Join(t.Sources, ", "))
 	}
 	brief, asked := researchBrief(topic, tasks)
-	res, err := a.supervise(ctx, supervisorSystem("You are the research supervisor of a strategy team.", mem, given.String(),
+	res, err := a.supervise(ctx, s.UserID, supervisorSystem("You are the research supervisor of a strategy team.", mem, given.String(),
 		"rag_tool and web_search_tool to check a premise, memory_search_tool and write_memory_tool for the user's memory, Question to ask the user what a vague task should answer."),
 		brief, researchSupervisorTools)
 	if err != nil {
@@ -658,7 +658,7 @@ func (a *Analyst) writeEpisodic(ctx context.Context, user, summary string, notes
 		return err
 	}
 	brief := "Write to episodic_memory memory " + strings.Join(quoted, " ") + ", then done."
-	if _, err := a.supervise(ctx, supervisorSystem("You are the research supervisor of a strategy team.", mem,
+	if _, err := a.supervise(ctx, user, supervisorSystem("You are the research supervisor of a strategy team.", mem,
 		"The research round is synthesised: "+summary+"\nRecord its key findings in the user's episodic memory, one note each, as the brief gives them.",
 		"write_memory_tool for the user's memory."), brief, researchSupervisorTools); err != nil {
 		return err

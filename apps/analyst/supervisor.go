@@ -58,7 +58,8 @@ func (r loopResult) results(tool string) []string {
 // With the offline model the brief is written as steps ("search ... memory for ..., then write
 // to episodic_memory memory "...", then done"), which the offline model follows from the tools'
 // schemas, so the loop is deterministic.
-func (a *Analyst) supervise(ctx context.Context, system, brief string, tools []string) (loopResult, error) {
+func (a *Analyst) supervise(ctx context.Context, user, system, brief string, tools []string) (loopResult, error) {
+	ctx = context.WithValue(ctx, userKey{}, user)
 	m := a.superModel
 	if m == nil {
 		m = a.strong
@@ -151,6 +152,10 @@ func (a *Analyst) toolLoop(ctx context.Context, m model.Model, system, brief str
 	}
 	return out, nil
 }
+
+// userKey carries the user the supervisors' tools act for: the state's, which in dev mode is the
+// input's user_id rather than the run's principal.
+type userKey struct{}
 
 // toolText unquotes a tool's JSON string result.
 func toolText(s string) string {

@@ -209,6 +209,9 @@ func questionText(s string) string {
 
 // runUser is the run's user as who sees it, for tools (which do not see the state).
 func runUser(ctx context.Context) string {
+	if u, _ := ctx.Value(userKey{}).(string); u != "" {
+		return u
+	}
 	info, _ := graph.InfoFrom(ctx)
 	u, _ := info.Config["user_id"].(string)
 	if u == "" {
