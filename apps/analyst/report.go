@@ -27,7 +27,7 @@ type Prefs struct {
 	Verbosity  string `json:"verbosity"` // concise, detailed
 	Citation   string `json:"citation"`  // numeric, author-date, footnotes
 	Framework  string `json:"framework"` // SWOT, Porter's five forces, gap analysis
-	Format     string `json:"format"`    // markdown, json
+	Format     string `json:"format"`    // markdown, json, pdf
 	StyleNotes string `json:"style_notes"`
 }
 

@@ -49,3 +49,32 @@ func TestOfflineSupervisorAsksAboutAVagueQuestion(t *testing.T) {
 		t.Errorf("the round's key finding is not in episodic memory: %v %s", err, toJSONString(eps))
 	}
 }
+
+// The final gate offers the specification's pdf format: the report is saved as such, the user
+// is told where to download it, and the choice is remembered.
+func TestApproveAsPDF(t *testing.T) {
+	t.Parallel()
+	a, g := harness(t, analyst.Config{}, nil)
+	r := &run{t: t, g: g, thread: "pdf", user: "pia"}
+	r.ask("Research Voltra's move into B2B fleet leasing", map[string]string{"name": "Pia"})
+	r.resume("accept", nil)
+	if r.action != "Review discoveries" {
+		t.Fatalf("at %q", r.action)
+	}
+	r.resume("accept", nil)
+	if r.action != "Review final report" {
+		t.Fatalf("at %q", r.action)
+	}
+	r.resume("response", "Approve as PDF")
+	if r.action != "" || r.state.ReportFormat != "pdf" || r.state.ReportID == "" {
+		t.Fatalf("at %q, format %q, report %q", r.action, r.state.ReportFormat, r.state.ReportID)
+	}
+	last := r.state.Messages[len(r.state.Messages)-1].Text()
+	if !strings.Contains(last, "/api/v1/reports/"+r.state.ReportID+"/pdf") {
+		t.Errorf("no PDF link: %q", last)
+	}
+	prefs, err := a.Memory().Load(context.Background(), "pia", analyst.NSPreferences)
+	if err != nil || !strings.Contains(toJSONString(prefs), "[FORMAT] report: pdf") {
+		t.Errorf("the format is not remembered: %v %s", err, toJSONString(prefs))
+	}
+}
