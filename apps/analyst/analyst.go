@@ -100,7 +100,8 @@ type Analyst struct {
 	maxAttempts int
 	tools       map[string]tool.Tool // traced
 	taskReact   *graph.Compiled[agent.State]
-	dates       sync.Map // web result URL → published date
+	superModel  model.Model // the supervisors' tool loops; the strong role when nil (tests replace it)
+	dates       sync.Map    // web result URL → published date
 }
 
 // New opens the analyst's tables in d's database, ingests the corpus for the default tenant and

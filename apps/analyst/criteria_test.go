@@ -1,6 +1,7 @@
 package analyst_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/url"
@@ -376,6 +377,14 @@ func TestReportStoredAndFoundLater(t *testing.T) {
 		!strings.Contains(fmt.Sprint(rep["topic_tags"]), "voltra") || !strings.Contains(fmt.Sprint(rep["topic_tags"]), "assumption_a1") ||
 		rep["chunks"].(float64) < 3 || !strings.HasPrefix(rep["content"].(string), "# Strategic analysis") || rep["created_at"] == "" {
 		t.Fatalf("metadata: %v", rep)
+	}
+	// The PDF output of the report.
+	if code, raw := request(t, "", "GET", hs.URL+"/apps/analyst/api/v1/reports/"+id+"/pdf?user_id=dana", nil); code != 200 || !bytes.HasPrefix(raw, []byte("%PDF-")) ||
+		!bytes.Contains(raw, []byte("(Executive Summary)")) || !bytes.Contains(raw, []byte("%%EOF")) {
+		t.Errorf("report PDF: %d %.120q", code, raw)
+	}
+	if code, _ := request(t, "", "GET", hs.URL+"/apps/analyst/api/v1/reports/nope/pdf?user_id=dana", nil); code != 404 {
+		t.Errorf("an unknown report's PDF: %d", code)
 	}
 	code, raw := request(t, "", "GET", hs.URL+"/apps/analyst/api/v1/search?document_type=report&q="+url.QueryEscape("Voltra Fleet leasing pilot threat"), nil)
 	if code != 200 || !strings.Contains(string(raw), id) {

@@ -316,7 +316,7 @@ func followUpTask(q string) string {
 var routeSchema = schema("final_route", "Where the user's reply to the final report goes.", `{
   "type": "object",
   "properties": {"route": {"type": "string", "enum": ["approve", "question", "research", "replan"]},
-    "format": {"type": "string", "enum": ["markdown", "json", ""]}},
+    "format": {"type": "string", "enum": ["markdown", "json", "pdf", ""]}},
   "required": ["route"]
 }`)
 
@@ -330,9 +330,12 @@ var (
 func (a *Analyst) routeFinal(ctx context.Context, text string) (route, format string, err error) {
 	if a.fastRule {
 		lt := strings.ToLower(text)
-		if strings.Contains(lt, "json") {
+		switch {
+		case strings.Contains(lt, "json"):
 			format = "json"
-		} else if strings.Contains(lt, "markdown") {
+		case strings.Contains(lt, "pdf"):
+			format = "pdf"
+		case strings.Contains(lt, "markdown"):
 			format = "markdown"
 		}
 		switch {
@@ -364,7 +367,7 @@ func finalMarkdown(s State) string {
 		fmt.Fprintf(&b, "> **Answer:** %s\n\n---\n\n", strings.ReplaceAll(s.LastAnswer, "\n", "\n> "))
 	}
 	b.WriteString(s.ReportDraft)
-	b.WriteString("\n\n---\n_Accept to save (format: " + orDefault(s.ReportFormat, "markdown") + "; edit args.format to choose markdown or json), respond with a question, a new research direction (\"research ...\") or \"re-plan ...\", or ignore to end without saving._")
+	b.WriteString("\n\n---\n_Accept to save (format: " + orDefault(s.ReportFormat, "markdown") + "; edit args.format to choose markdown, json or pdf), respond with a question, a new research direction (\"research ...\") or \"re-plan ...\", or ignore to end without saving._")
 	return b.String()
 }
 
@@ -386,8 +389,8 @@ func (a *Analyst) finalGate(ctx context.Context, s State) (State, error) {
 		if format == "" {
 			format = orDefault(s.ReportFormat, "markdown")
 		}
-		if format != "markdown" && format != "json" {
-			return retry(fmt.Errorf("analyst: format %q is not offered; send \"markdown\" or \"json\"", format))
+		if format != "markdown" && format != "json" && format != "pdf" {
+			return retry(fmt.Errorf("analyst: format %q is not offered; send \"markdown\", \"json\" or \"pdf\"", format))
 		}
 		mem, err := a.mem.Load(ctx, user, NSPreferences)
 		if err != nil {

@@ -169,7 +169,9 @@ func TestTaskAgentsRunInParallel(t *testing.T) {
 		t.Errorf("%d web searches of %v took %v: not parallel", webCalls, delay, took)
 	}
 	for _, want := range []string{"graph.node research_supervisor", "graph.node supervisor_review", "graph.node discovery_synthesiser",
-		"memory.read episodic_memory", "memory.write episodic_memory", "execute_tool rag_tool"} {
+		"memory.read episodic_memory", "memory.write episodic_memory", "execute_tool rag_tool",
+		// the research supervisor's tool loop, on the offline model
+		"execute_tool memory_search_tool", "execute_tool write_memory_tool", "execute_tool Done"} {
 		if names[want] == 0 {
 			t.Errorf("no span %q (spans: %v)", want, names)
 		}

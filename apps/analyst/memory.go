@@ -267,6 +267,8 @@ func preferencesIn(text string) [][3]string {
 	switch {
 	case has("as json", "in json", "json format"):
 		out = append(out, [3]string{"format", "report", "json"})
+	case has("as pdf", "in pdf", "pdf format", "as a pdf"):
+		out = append(out, [3]string{"format", "report", "pdf"})
 	case has("as markdown", "in markdown", "markdown format"):
 		out = append(out, [3]string{"format", "report", "markdown"})
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/message"
 )
 
 // Node names of the report subgraph.
@@ -26,7 +27,7 @@ type Prefs struct {
 	Verbosity  string `json:"verbosity"` // concise, detailed
 	Citation   string `json:"citation"`  // numeric, author-date, footnotes
 	Framework  string `json:"framework"` // SWOT, Porter's five forces, gap analysis
-	Format     string `json:"format"`    // markdown, json
+	Format     string `json:"format"`    // markdown, json, pdf
 	StyleNotes string `json:"style_notes"`
 }
 
@@ -139,11 +140,35 @@ func prefsOf(mem Mem) Prefs {
 }
 
 // reportSupervisor numbers the sources and plans the sections from the findings and the user's
-// preferences.
+// preferences. It runs as a tool-calling agent first (memory_search_tool, write_memory_tool,
+// Question, Done): it looks up the user's report preferences, and what it learns by a Question
+// (answered through an inbox interrupt) or writes to memory shapes the plan.
 func (a *Analyst) reportSupervisor(ctx context.Context, s ReportState) (ReportState, error) {
 	mem, err := a.mem.LoadAll(ctx, s.UserID)
 	if err != nil {
 		return ReportState{}, err
+	}
+	given := fmt.Sprintf("The report on %q is to be planned from %d approved findings (%d contradicted assumptions). Its sections follow the user's preferences: format, verbosity, citation style, frameworks.",
+		s.Topic, len(s.Findings), len(s.Contradictions))
+	res, err := a.supervise(ctx, s.UserID, supervisorSystem("You are the report supervisor of a strategy team.", mem, given,
+		"memory_search_tool and write_memory_tool for the user's memory, Question to ask the user about the report's form."),
+		"Search the user_preferences memory for report format, framework and citation style, then done.", reportSupervisorTools)
+	if err != nil {
+		return ReportState{}, err
+	}
+	changed := len(res.results("write_memory_tool")) > 0
+	for _, ans := range res.Answers {
+		if ans = strings.TrimSpace(ans); ans != "" && ans != noAnswer {
+			if _, err := a.mem.Update(ctx, s.UserID, NSPreferences, "answer to the report supervisor's question", []message.Message{message.User(ans)}); err != nil {
+				return ReportState{}, err
+			}
+			changed = true
+		}
+	}
+	if changed {
+		if mem, err = a.mem.LoadAll(ctx, s.UserID); err != nil {
+			return ReportState{}, err
+		}
 	}
 	p := prefsOf(mem)
 	var sources []Source

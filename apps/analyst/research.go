@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/graph"
@@ -93,7 +92,11 @@ func (a *Analyst) researchOut(r ResearchState) State {
 		FollowUpQuestions: r.FollowUps, ResearchRounds: r.Round, CurrentPhase: "research"}
 }
 
-// researchSupervisor gives each task the context passages relevant to it.
+// researchSupervisor prepares a round: it gives each task the context passages relevant to it,
+// then runs as a tool-calling agent (rag_tool, web_search_tool, memory_search_tool,
+// write_memory_tool, Question, Done): it asks the user, through an inbox interrupt, what a vague
+// sub-question should answer (the answer becomes the question), and looks up the user's
+// preferences on the topic, which the task agents get as guidance.
 func (a *Analyst) researchSupervisor(ctx context.Context, s ResearchState) (ResearchState, error) {
 	if s.Tenant == "" {
 		_, s.Tenant = who(ctx, State{UserID: s.UserID})
@@ -110,6 +113,48 @@ func (a *Analyst) researchSupervisor(ctx context.Context, s ResearchState) (Rese
 			t.Attempt = 1
 		}
 		tasks[i] = t
+	}
+	if len(tasks) == 0 {
+		return ResearchState{Tasks: tasks, Tenant: s.Tenant}, nil
+	}
+	topic := s.Query
+	if s.Plan != nil && s.Plan.Topic != "" {
+		topic = s.Plan.Topic
+	}
+	mem, err := a.mem.LoadAll(ctx, s.UserID)
+	if err != nil {
+		return ResearchState{}, err
+	}
+	var given strings.Builder
+	fmt.Fprintf(&given, "The research round %d on %q has these tasks, one task agent each:\n", s.Round, topic)
+	for _, t := range tasks {
+		fmt.Fprintf(&given, "- %s: %s (sources: %s)\n", t.ID, t.Question, strings.Join(t.Sources, ", "))
+	}
+	brief, asked := researchBrief(topic, tasks)
+	res, err := a.supervise(ctx, s.UserID, supervisorSystem("You are the research supervisor of a strategy team.", mem, given.String(),
+		"rag_tool and web_search_tool to check a premise, memory_search_tool and write_memory_tool for the user's memory, Question to ask the user what a vague task should answer."),
+		brief, researchSupervisorTools)
+	if err != nil {
+		return ResearchState{}, err
+	}
+	if asked >= 0 && len(res.Answers) > 0 {
+		if ans := strings.TrimSpace(res.Answers[0]); ans != "" && ans != noAnswer {
+			if vague(ans) {
+				ans = tasks[asked].Question + " " + ans
+			}
+			tasks[asked].Question = questionOf(ans)
+		}
+	}
+	var guidance []string
+	for _, r := range res.results("memory_search_tool") {
+		if !strings.HasPrefix(r, "Nothing in ") {
+			guidance = append(guidance, r)
+		}
+	}
+	if len(guidance) > 0 {
+		for i := range tasks {
+			tasks[i].Guidance = clip(strings.Join(guidance, "\n"), 600)
+		}
 	}
 	return ResearchState{Tasks: tasks, Tenant: s.Tenant}, nil
 }
@@ -128,32 +173,47 @@ func (a *Analyst) taskAgent(ctx context.Context, s ResearchState) (ResearchState
 		}
 		return ResearchState{Returned: []Finding{f}}, nil
 	}
+	f, err := a.taskByRule(ctx, t)
+	if err != nil {
+		return ResearchState{}, err
+	}
+	return ResearchState{Returned: []Finding{f}}, nil
+}
+
+// taskByRule runs the task agent on the offline model as a tool-calling agent with rag_tool and
+// web_search_tool: its brief asks for the task's first source on a first attempt (three
+// results), for every source it lists when sent back (five each, in parallel), and the offline
+// model calls those tools from their schemas; the answer quotes the best sentences of what they
+// returned.
+func (a *Analyst) taskByRule(ctx context.Context, t Task) (Finding, error) {
 	kinds, k := t.Sources, 5
 	if t.Attempt <= 1 && len(kinds) > 1 {
 		kinds, k = kinds[:1], 3
 	}
-	var (
-		mu      sync.Mutex
-		sources []Source
-		errs    []error
-		wg      sync.WaitGroup
-	)
+	var steps []string
+	q := quote(stepless(t.Question))
 	for _, kind := range kinds {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			got, err := a.gather(ctx, kind, t.Question, k)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-			}
-			sources = append(sources, got...)
-		}()
+		if kind == "web" {
+			steps = append(steps, fmt.Sprintf("search the web (max_results %d) for %s", k, q))
+		} else {
+			steps = append(steps, fmt.Sprintf("search the company knowledge base (top_k %d) for %s", k, q))
+		}
 	}
-	wg.Wait()
-	if len(errs) > 0 {
-		return ResearchState{}, errs[0]
+	brief := strings.Join(steps, " and ")
+	brief = strings.ToUpper(brief[:1]) + brief[1:]
+	res, err := a.toolLoop(ctx, a.strong, xmlPrompt("You are a research task agent on a strategy team.", nil,
+		"Answer the sub-question: search the company knowledge base with rag_tool and the web with web_search_tool as the brief says.",
+		"Use only what the tools return."), brief, []string{"rag_tool", "web_search_tool"})
+	if err != nil {
+		return Finding{}, err
+	}
+	terms := contentWords(t.Question)
+	var sources []Source
+	for _, c := range res.Calls {
+		if c.IsError {
+			return Finding{}, fmt.Errorf("analyst: %s: %s", c.Tool, c.Result)
+		}
+		sources = append(sources, a.sourcesOf(c.Tool, c.Result, terms)...)
 	}
 	sort.SliceStable(sources, func(i, j int) bool { return sources[i].Kind < sources[j].Kind })
 	f := Finding{TaskID: t.ID, Question: t.Question, Sources: sources, Attempts: t.Attempt}
@@ -161,29 +221,30 @@ func (a *Analyst) taskAgent(ctx context.Context, s ResearchState) (ResearchState
 		f.Critiques = []string{t.Critique}
 	}
 	composeByRule(&f)
-	return ResearchState{Returned: []Finding{f}}, nil
+	return f, nil
 }
 
-// gather calls rag_tool or web_search_tool for one task.
-func (a *Analyst) gather(ctx context.Context, kind, q string, k int) ([]Source, error) {
-	terms := contentWords(q)
-	switch kind {
-	case "web":
-		var res []WebResult
-		if err := a.callTool(ctx, "web_search_tool", WebArgs{Query: q, MaxResults: k}, &res); err != nil {
-			return nil, err
+// stepless keeps a question from reading as a step of the brief to the offline model ("then").
+func stepless(q string) string {
+	words := strings.Fields(q)
+	for i, w := range words {
+		if strings.EqualFold(strings.Trim(w, ",.;:"), "then") {
+			words[i] = "next"
 		}
-		var out []Source
-		for _, r := range res {
-			out = append(out, Source{Kind: "web", Title: r.Title, Ref: r.URL, Date: a.webDate(r.URL), Score: r.Score, Quote: bestSentence(terms, r.Content)})
-		}
-		return out, nil
-	default:
+	}
+	return strings.Join(words, " ")
+}
+
+// sourcesOf turns a rag_tool or web_search_tool result (its JSON) into sources, each with the
+// sentence that best matches terms.
+func (a *Analyst) sourcesOf(tool, result string, terms []string) []Source {
+	var out []Source
+	switch tool {
+	case "rag_tool":
 		var cs []Chunk
-		if err := a.callTool(ctx, "rag_tool", RAGArgs{Query: q, TopK: k}, &cs); err != nil {
-			return nil, err
+		if json.Unmarshal([]byte(result), &cs) != nil {
+			return nil
 		}
-		var out []Source
 		for _, c := range cs {
 			if c.Score < ragMinScore {
 				continue
@@ -196,31 +257,16 @@ func (a *Analyst) gather(ctx context.Context, kind, q string, k int) ([]Source, 
 			date, _ := c.Metadata["date"].(string)
 			out = append(out, Source{Kind: kind, Title: c.Title(), Ref: ref, Date: date, Score: c.Score, Quote: bestSentence(terms, c.Content)})
 		}
-		return out, nil
+	case "web_search_tool":
+		var rs []WebResult
+		if json.Unmarshal([]byte(result), &rs) != nil {
+			return nil
+		}
+		for _, r := range rs {
+			out = append(out, Source{Kind: "web", Title: r.Title, Ref: r.URL, Date: a.webDate(r.URL), Score: r.Score, Quote: bestSentence(terms, r.Content)})
+		}
 	}
-}
-
-// callTool calls one of the analyst's tools (traced) and decodes its structured result.
-func (a *Analyst) callTool(ctx context.Context, name string, args, out any) error {
-	raw, err := json.Marshal(args)
-	if err != nil {
-		return err
-	}
-	res, err := a.tools[name].Call(ctx, raw)
-	if err != nil {
-		return fmt.Errorf("analyst: %s: %w", name, err)
-	}
-	if res.IsError {
-		return fmt.Errorf("analyst: %s: %s", name, res.Text())
-	}
-	body := res.Structured
-	if len(body) == 0 {
-		body = json.RawMessage(res.Content)
-	}
-	if err := json.Unmarshal(body, out); err != nil {
-		return fmt.Errorf("analyst: %s answered %s: %w", name, clip(string(body), 80), err)
-	}
-	return nil
+	return out
 }
 
 // webDate is the publication date the search engine gave a URL, remembered from its results.
@@ -297,6 +343,9 @@ func (a *Analyst) taskWithModel(ctx context.Context, t Task) (Finding, error) {
 	if t.Critique != "" {
 		fmt.Fprintf(&b, "The research supervisor sent your previous answer back: %s\n", t.Critique)
 	}
+	if t.Guidance != "" {
+		fmt.Fprintf(&b, "The user's preferences the supervisor found: %s\n", t.Guidance)
+	}
 	info, _ := graph.InfoFrom(ctx)
 	out, err := a.taskReact.Invoke(ctx, agent.State{Messages: []message.Message{message.User(b.String())}}, graph.WithConfig(info.Config))
 	if err != nil {
@@ -308,33 +357,8 @@ func (a *Analyst) taskWithModel(ctx context.Context, t Task) (Finding, error) {
 	}
 	terms := contentWords(t.Question)
 	for _, m := range out.Messages {
-		if m.Role != message.RoleTool || m.IsError {
-			continue
-		}
-		switch m.Name {
-		case "rag_tool":
-			var cs []Chunk
-			if json.Unmarshal([]byte(m.Text()), &cs) == nil {
-				for _, c := range cs {
-					if c.Score < ragMinScore {
-						continue
-					}
-					kind := "company_db"
-					if c.Metadata["document_type"] == "report" {
-						kind = "report"
-					}
-					ref, _ := c.Metadata["source"].(string)
-					date, _ := c.Metadata["date"].(string)
-					f.Sources = append(f.Sources, Source{Kind: kind, Title: c.Title(), Ref: ref, Date: date, Score: c.Score, Quote: bestSentence(terms, c.Content)})
-				}
-			}
-		case "web_search_tool":
-			var rs []WebResult
-			if json.Unmarshal([]byte(m.Text()), &rs) == nil {
-				for _, r := range rs {
-					f.Sources = append(f.Sources, Source{Kind: "web", Title: r.Title, Ref: r.URL, Date: a.webDate(r.URL), Score: r.Score, Quote: bestSentence(terms, r.Content)})
-				}
-			}
+		if m.Role == message.RoleTool && !m.IsError {
+			f.Sources = append(f.Sources, a.sourcesOf(m.Name, m.Text(), terms)...)
 		}
 	}
 	var ans struct {
@@ -601,23 +625,60 @@ func (a *Analyst) synthesise(ctx context.Context, s ResearchState) (ResearchStat
 		}
 		summary, follow = out.Summary, out.FollowUps
 	}
-	// Episodic memory: the key findings of this round.
-	notes := 0
+	// Episodic memory: the supervisor writes the key findings of this round with
+	// write_memory_tool (written here directly if it did not).
+	var notes []string
 	for _, c := range contra {
-		if notes == 2 {
+		if len(notes) == 2 {
 			break
 		}
-		if err := a.mem.Note(ctx, s.UserID, "research finding", fmt.Sprintf("found that %s contradicts assumption %s (%s)", c.Source.Title, c.Assumption, c.Statement)); err != nil {
-			return ResearchState{}, err
-		}
-		notes++
+		notes = append(notes, fmt.Sprintf("found that %s contradicts assumption %s (%s)", c.Source.Title, c.Assumption, c.Statement))
 	}
-	if strong != nil && notes < 3 {
-		if err := a.mem.Note(ctx, s.UserID, "research finding", fmt.Sprintf("researching %q, found: %s", clip(s.Query, 80), clip(headline(*strong), 200))); err != nil {
+	if strong != nil {
+		notes = append(notes, fmt.Sprintf("researching '%s', found: %s", clip(s.Query, 80), clip(headline(*strong), 200)))
+	}
+	if len(notes) > 0 {
+		if err := a.writeEpisodic(ctx, s.UserID, summary, notes); err != nil {
 			return ResearchState{}, err
 		}
 	}
 	return ResearchState{Summary: summary, Discoveries: disc, Contradictions: contra, FollowUps: follow}, nil
+}
+
+// writeEpisodic has the research supervisor write notes to episodic memory through its tool loop;
+// the notes it did not write are written directly, so the key findings are always remembered.
+func (a *Analyst) writeEpisodic(ctx context.Context, user, summary string, notes []string) error {
+	var quoted []string
+	for i, n := range notes {
+		notes[i] = quotable(n)
+		quoted = append(quoted, quote(n))
+	}
+	mem, err := a.mem.LoadAll(ctx, user)
+	if err != nil {
+		return err
+	}
+	brief := "Write to episodic_memory memory " + strings.Join(quoted, " ") + ", then done."
+	if _, err := a.supervise(ctx, user, supervisorSystem("You are the research supervisor of a strategy team.", mem,
+		"The research round is synthesised: "+summary+"\nRecord its key findings in the user's episodic memory, one note each, as the brief gives them.",
+		"write_memory_tool for the user's memory."), brief, researchSupervisorTools); err != nil {
+		return err
+	}
+	after, err := a.mem.Load(ctx, user, NSEpisodic)
+	if err != nil {
+		return err
+	}
+	for _, n := range notes {
+		written := false
+		for _, f := range after.Facts {
+			written = written || strings.HasSuffix(f.Text, n)
+		}
+		if !written {
+			if err := a.mem.Note(ctx, user, "research finding", n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func headline(f Finding) string {

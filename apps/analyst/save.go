@@ -59,6 +59,9 @@ func (a *Analyst) saveReport(ctx context.Context, s State) (State, error) {
 		return State{}, err
 	}
 	msg := fmt.Sprintf("Saved your report **%s** (reference ID `%s`, %s, %d chunks indexed for future research).", title, r.ID, r.Format, n)
+	if r.Format == "pdf" {
+		msg += " Download it as a PDF: `GET /apps/analyst/api/v1/reports/" + r.ID + "/pdf`."
+	}
 	return State{ReportID: r.ID, CurrentPhase: "end", Next: "end", Messages: []message.Message{message.Assistant(msg)}}, nil
 }
 

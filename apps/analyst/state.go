@@ -77,6 +77,8 @@ type Task struct {
 	Context  []Chunk  `json:"context,omitempty"`
 	Attempt  int      `json:"attempt"`
 	Critique string   `json:"critique,omitempty"`
+	// Guidance is what the research supervisor found in the user's memory for the task.
+	Guidance string `json:"guidance,omitempty"`
 }
 
 // Source is where a finding's evidence comes from.

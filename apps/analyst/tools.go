@@ -26,13 +26,13 @@ type WebArgs struct {
 
 // MemorySearchArgs are memory_search_tool's arguments.
 type MemorySearchArgs struct {
-	Namespace string `json:"namespace" jsonschema:"user_profile, company_profile, user_preferences or episodic_memory"`
+	Namespace string `json:"namespace" enum:"user_profile,company_profile,user_preferences,episodic_memory" jsonschema:"the memory namespace"`
 	Query     string `json:"query"`
 }
 
 // WriteMemoryArgs are write_memory_tool's arguments.
 type WriteMemoryArgs struct {
-	Namespace       string   `json:"namespace" jsonschema:"user_profile, company_profile, user_preferences or episodic_memory"`
+	Namespace       string   `json:"namespace" enum:"user_profile,company_profile,user_preferences,episodic_memory" jsonschema:"the memory namespace"`
 	ContextMessages []string `json:"context_messages" jsonschema:"what the user said that the update is based on"`
 	UpdateReason    string   `json:"update_reason"`
 }
@@ -138,7 +138,12 @@ func (a *Analyst) Tools() (map[string]tool.Tool, error) {
 			}
 			var doc memoryDoc
 			if in.Namespace == NSEpisodic {
-				err = a.mem.Note(ctx, user, in.UpdateReason, strings.Join(in.ContextMessages, " "))
+				// Each message is one dated note.
+				for _, m := range in.ContextMessages {
+					if m = strings.TrimSpace(m); m != "" && err == nil {
+						err = a.mem.Note(ctx, user, in.UpdateReason, m)
+					}
+				}
 				doc, _ = a.mem.Load(ctx, user, in.Namespace)
 			} else {
 				doc, err = a.mem.Update(ctx, user, in.Namespace, in.UpdateReason, msgs)
@@ -153,7 +158,8 @@ func (a *Analyst) Tools() (map[string]tool.Tool, error) {
 	}
 	question, err := tool.New("Question", "Asks the user a clarifying question through the inbox and returns the answer.",
 		func(ctx context.Context, in QuestionArgs) (string, error) {
-			if strings.TrimSpace(in.Content) == "" {
+			in.Content = questionText(in.Content)
+			if in.Content == "" {
 				return "", fmt.Errorf("content is empty; send the question")
 			}
 			resp, err := agent.AskHuman(ctx, agent.HumanInterrupt{ActionRequest: agent.ActionRequest{Action: "Question", Args: map[string]any{"content": in.Content}},
@@ -162,7 +168,7 @@ func (a *Analyst) Tools() (map[string]tool.Tool, error) {
 				return "", err
 			}
 			if resp.Type == "ignore" {
-				return "The user did not answer.", nil
+				return noAnswer, nil
 			}
 			return responseText(resp), nil
 		})
@@ -181,8 +187,31 @@ func (a *Analyst) Tools() (map[string]tool.Tool, error) {
 	return map[string]tool.Tool{"rag_tool": rag, "web_search_tool": web, "memory_search_tool": msearch, "write_memory_tool": wmem, "Question": question, "Done": done}, nil
 }
 
+// noAnswer is Question's result when the user ignores the question.
+const noAnswer = "The user did not answer."
+
+// questionText is the question itself, without a leading instruction to ask it ("Ask the user
+// the question "..."", as the offline model copies a supervisor's brief).
+func questionText(s string) string {
+	s = strings.TrimSpace(s)
+	low := strings.ToLower(s)
+	for _, p := range []string{"ask the user the question", "ask the user a question", "ask the user"} {
+		if strings.HasPrefix(low, p) {
+			s = strings.TrimSpace(strings.TrimLeft(s[len(p):], ": "))
+			break
+		}
+	}
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		s = strings.TrimSpace(s[1 : len(s)-1])
+	}
+	return s
+}
+
 // runUser is the run's user as who sees it, for tools (which do not see the state).
 func runUser(ctx context.Context) string {
+	if u, _ := ctx.Value(userKey{}).(string); u != "" {
+		return u
+	}
 	info, _ := graph.InfoFrom(ctx)
 	u, _ := info.Config["user_id"].(string)
 	if u == "" {

@@ -35,7 +35,7 @@ func TestMemoryAndSignalTools(t *testing.T) {
 	if err != nil || !strings.Contains(out, "[CITATION] style: footnotes") || strings.Contains(out, "verbosity") {
 		t.Fatalf("memory_search_tool: %q %v", out, err)
 	}
-	if _, err := callTool("memory_search_tool", `{"namespace":"secrets","query":"x"}`); err == nil || !strings.Contains(err.Error(), "is not one of user_profile") {
+	if _, err := callTool("memory_search_tool", `{"namespace":"secrets","query":"x"}`); err == nil || !strings.Contains(err.Error(), "must be one of \"user_profile\"") {
 		t.Errorf("bad namespace: %v", err)
 	}
 	if _, err := callTool("write_memory_tool", `{"namespace":"episodic_memory","context_messages":[],"update_reason":"x"}`); err == nil || !strings.Contains(err.Error(), "context_messages is empty") {

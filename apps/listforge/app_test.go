@@ -51,6 +51,24 @@ func serve(t testing.TB, dir, dbURL string, o listforge.Options) *env {
 	return &env{t: t, url: hs.URL, s: s}
 }
 
+// doRoot calls the server's own API (not the app's) and decodes a 2xx answer into out.
+func (e *env) doRoot(key, method, path string, out any) int {
+	e.t.Helper()
+	req, _ := http.NewRequest(method, e.url+path, nil)
+	req.Header.Set("x-api-key", key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 300 {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			e.t.Fatalf("%s %s: %v", method, path, err)
+		}
+	}
+	return resp.StatusCode
+}
+
 func (e *env) do(key, method, path string, body any, out any) int {
 	e.t.Helper()
 	var rd io.Reader
@@ -216,6 +234,12 @@ func researchEndToEnd(t *testing.T, e *env) {
 	if job.Status != "success" || job.StepCount != 8 || len(job.StepHistory) != 8 || job.StartedAt == nil || job.CompletedAt == nil || job.Priority != "high" ||
 		job.Checkpoint["after_node"] != "persist_results" || job.Checkpoint["thread_id"] != listforge.ThreadOf(job.ID) {
 		t.Fatalf("job %+v", job)
+	}
+	// The job's priority is its run's: the server's queue starts it before normal and low runs
+	// waiting for a slot (the queues' own ordering: server.TestPriority*).
+	var run server.Run
+	if code := e.doRoot("key-acme-ana-0000000", "GET", "/threads/"+job.ThreadID+"/runs/"+job.RunID, &run); code != 200 || run.Priority != server.PriorityHigh {
+		t.Fatalf("the job's run: %d priority %q, want high", code, run.Priority)
 	}
 	var latest store.Research
 	if code := e.do("key-acme-ana-0000000", "GET", "/api/v1/items/"+it.ID+"/research/latest", nil, &latest); code != 200 || latest.ResearchRunID != started.JobID {

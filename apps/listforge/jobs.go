@@ -64,7 +64,8 @@ func (j *Jobs) Start(ctx context.Context, p server.Principal, itemID, typ, prior
 	thread := ThreadOf(job.ID)
 	run, err := j.runs.Start(ctx, p, server.RunRequest{AssistantID: j.assistant, ThreadID: thread,
 		Input:      map[string]any{"itemId": itemID, "researchRunId": job.ID, "organizationId": p.Tenant},
-		StreamMode: []string{"custom"}, Metadata: map[string]any{"listforge_job": job.ID, "priority": job.Priority, "item_id": itemID}})
+		StreamMode: []string{"custom"}, Priority: server.Priority(job.Priority),
+		Metadata: map[string]any{"listforge_job": job.ID, "priority": job.Priority, "item_id": itemID}})
 	if err != nil {
 		_, _ = j.st.UpdateRun(ctx, w, job.ID, func(r *store.ResearchRun) bool {
 			r.Status, r.Error = store.RunError, "the research run could not start: "+err.Error()
@@ -378,7 +379,8 @@ func (j *Jobs) resume(p server.Principal, job *store.ResearchRun) error {
 		return j.ctx.Err()
 	}
 	run, err := j.runs.Start(j.ctx, p, server.RunRequest{AssistantID: j.assistant, ThreadID: job.ThreadID, Command: &server.RunCommand{},
-		StreamMode: []string{"custom"}, Metadata: map[string]any{"listforge_job": job.ID, "priority": job.Priority, "resumed": true}})
+		StreamMode: []string{"custom"}, Priority: server.Priority(job.Priority),
+		Metadata: map[string]any{"listforge_job": job.ID, "priority": job.Priority, "resumed": true}})
 	if err != nil {
 		return err
 	}

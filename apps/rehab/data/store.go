@@ -36,6 +36,16 @@ type Memory struct {
 	Decisions     []string   `json:"decisions,omitempty"`
 	Rejected      []Rejected `json:"rejected,omitempty"`
 	OpenQuestions []string   `json:"open_questions,omitempty"`
+	// OpenTodos are the tasks left pending (manage_todos) in any conversation: a new
+	// conversation starts with them in its todo list.
+	OpenTodos []OpenTodo `json:"open_todos,omitempty"`
+}
+
+// OpenTodo is a pending task carried across conversations.
+type OpenTodo struct {
+	ID             string `json:"id"`
+	Task           string `json:"task"`
+	ConversationID string `json:"conversation_id,omitempty"` // where it was added
 }
 
 // Rejected is a property the user turned down, and why.

@@ -128,7 +128,14 @@ func (o *Orchestrator) hydrate(ctx context.Context, s State) (State, error) {
 		}
 	}
 	k := mergeKnowledge(s.Knowledge, upd)
-	block := contextMessage(k, s.Todos, focus, r.env.KB())
+	// A new conversation starts with the tasks left open in earlier ones.
+	var carried []kb.Todo
+	if s.Turn == 0 {
+		for _, t := range h.Profile.Memory.OpenTodos {
+			carried = append(carried, kb.Todo{ID: t.ID, Task: t.Task, Status: "pending"})
+		}
+	}
+	block := contextMessage(k, mergeTodos(s.Todos, carried), focus, r.env.KB())
 	var msgs []message.Message
 	if len(s.Messages) == 0 || s.Messages[0].ID != promptID {
 		// First turn of the thread: the system messages go first.
@@ -144,7 +151,7 @@ func (o *Orchestrator) hydrate(ctx context.Context, s State) (State, error) {
 	if err := graph.Write(ctx, "knowledge", upd); err != nil {
 		return State{}, err
 	}
-	return State{Messages: msgs, UserID: r.who.User, ConversationID: sess.Conversation.ID, CurrentFocus: focus, Turn: turn}, nil
+	return State{Messages: msgs, UserID: r.who.User, ConversationID: sess.Conversation.ID, CurrentFocus: focus, Turn: turn, Todos: carried}, nil
 }
 
 func hasItem(h *data.Hydrated, propertyID string) bool {

@@ -178,8 +178,19 @@ func TestScriptedTurn(t *testing.T) {
 	}
 	ctx := context.Background()
 	acts, _ := f.env.Data.Actions(ctx, f.who, 10)
-	if len(acts) != 1 || acts[0].Field != "budget.max" || acts[0].New != "180000" || acts[0].Confidence != 0.7 ||
-		acts[0].Trigger != "Quero ver o imóvel da Graça; tenho uns 180k€" || acts[0].ConversationID != st.ConversationID {
+	// Two mutations: the budget, and the open task carried to the next session (memory).
+	var budget, todo []data.Action
+	for _, x := range acts {
+		switch x.Field {
+		case "budget.max":
+			budget = append(budget, x)
+		case "memory":
+			todo = append(todo, x)
+		}
+	}
+	if len(acts) != 2 || len(budget) != 1 || budget[0].New != "180000" || budget[0].Confidence != 0.7 ||
+		budget[0].Trigger != "Quero ver o imóvel da Graça; tenho uns 180k€" || budget[0].ConversationID != st.ConversationID ||
+		len(todo) != 1 || !strings.Contains(todo[0].New, `"task":"Analisar imóvel de Graça"`) {
 		t.Errorf("actions %+v", acts)
 	}
 	msgs, _ := f.env.Data.Messages(ctx, f.who, st.ConversationID)
@@ -487,5 +498,63 @@ func TestEndIdle(t *testing.T) {
 	c, _ := f.env.Data.Conversation(ctx, f.who, st.ConversationID)
 	if c.EndedAt == nil || !strings.Contains(c.Summary, "Procuro um T1 na Mouraria") {
 		t.Errorf("%+v", c)
+	}
+}
+
+// A task left open in one conversation is in the next conversation's todo list and context
+// block; one completed there is not carried further.
+func TestTodosCarriedIntoTheNextSession(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(
+		scripted.ToolCalls(call("manage_todos", `{"action":"add","task":"Visitar o imóvel da Graça"}`)),
+		scripted.ToolCalls(message.ToolCall{ID: "c-2", Name: "manage_todos", Arguments: json.RawMessage(`{"action":"add","task":"Pedir a caderneta predial"}`)}),
+		scripted.Text("Anotado."),
+		scripted.ToolCalls(call("manage_todos", `{"action":"complete","task":"caderneta"}`)),
+		scripted.Text("Feito."),
+		scripted.Text("Olá outra vez."),
+	)
+	f := setup(t, m, orchestrator.Config{SessionTimeoutMinutes: 30})
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	f.env.Data.Now = func() time.Time { return now }
+	ctx := context.Background()
+	st := f.turn(t, "th1", "Adiciona duas tarefas")
+	if len(st.Todos) != 2 {
+		t.Fatalf("first session's todos: %+v", st.Todos)
+	}
+	next := func(thread, text string) orchestrator.State {
+		now = now.Add(45 * time.Minute)
+		sess, err := f.o.OpenSession(ctx, f.env, f.who, "")
+		if err != nil || !sess.Created {
+			t.Fatalf("a new session: %v %+v", err, sess)
+		}
+		return f.turn(t, thread, text, graph.WithConfig(map[string]any{orchestrator.EnvKey: "test", "user_id": f.who.User, "tenant": f.who.Tenant, "conversation_id": sess.Conversation.ID}))
+	}
+	st = next("th2", "Já pedi a caderneta")
+	if st.ConversationID == "" || len(st.Todos) != 2 {
+		t.Fatalf("second session's todos: %+v", st.Todos)
+	}
+	blocks := contextBlocks(st.Messages)
+	if len(blocks) != 1 || !strings.Contains(blocks[0].Text(), "☐ ["+st.Todos[0].ID+"] Visitar o imóvel da Graça") {
+		t.Fatalf("the second session's context block does not list the carried task:\n%v", blocks)
+	}
+	done := map[string]string{}
+	for _, td := range st.Todos {
+		done[td.Task] = td.Status
+	}
+	if done["Pedir a caderneta predial"] != "done" || done["Visitar o imóvel da Graça"] != "pending" {
+		t.Fatalf("after completing one: %+v", st.Todos)
+	}
+	// What the read endpoint (GET /conversations/{id}/state) shows is the thread's state.
+	snap, err := f.o.Graph.GetState(ctx, checkpoint.Ref{ThreadID: "th2"})
+	if err != nil || len(snap.Values.Todos) != 2 {
+		t.Fatalf("thread state: %v %+v", err, snap)
+	}
+	st = next("th3", "Olá")
+	if len(st.Todos) != 1 || st.Todos[0].Task != "Visitar o imóvel da Graça" || st.Todos[0].Status != "pending" {
+		t.Fatalf("third session's todos: %+v", st.Todos)
+	}
+	prof, err := f.env.Data.Profile(ctx, f.who)
+	if err != nil || len(prof.Memory.OpenTodos) != 1 {
+		t.Fatalf("memory of open todos: %v %+v", err, prof)
 	}
 }

@@ -257,6 +257,9 @@ func (o *Orchestrator) manageTodos(ctx context.Context, a todoArgs) (*tool.Resul
 			return refuse("manage_todos: indica a tarefa a acrescentar em task")
 		}
 		t := kb.Todo{ID: newTodoID(), Task: task, Status: "pending"}
+		if err := c.carryTodo(ctx, t); err != nil {
+			return nil, err
+		}
 		return ok(fmt.Sprintf("Tarefa acrescentada: ☐ [%s] %s", t.ID, t.Task), tool.Update{"todos": []kb.Todo{t}})
 	case "complete":
 		ref := strings.TrimSpace(a.ID)
@@ -266,6 +269,9 @@ func (o *Orchestrator) manageTodos(ctx context.Context, a todoArgs) (*tool.Resul
 		for _, t := range c.st.Todos {
 			if t.Status != "done" && (t.ID == ref || (ref != "" && strings.Contains(strings.ToLower(t.Task), strings.ToLower(ref)))) {
 				t.Status = "done"
+				if err := c.carryTodo(ctx, t); err != nil {
+					return nil, err
+				}
 				return ok(fmt.Sprintf("Tarefa concluída: ☑ [%s] %s", t.ID, t.Task), tool.Update{"todos": []kb.Todo{t}})
 			}
 		}
@@ -273,6 +279,24 @@ func (o *Orchestrator) manageTodos(ctx context.Context, a todoArgs) (*tool.Resul
 	default:
 		return ok("Tarefas:\n"+todoList(c.st.Todos), nil)
 	}
+}
+
+// carryTodo records a task's change in the user's memory of open tasks, so that the next
+// conversation starts with the tasks still pending (and the change is in the action log).
+func (c *call) carryTodo(ctx context.Context, t kb.Todo) error {
+	_, err := c.env.Data.UpdateProfile(ctx, c.who, data.ProfileUpdate{EditMemory: func(m *data.Memory) {
+		var keep []data.OpenTodo
+		for _, o := range m.OpenTodos {
+			if o.ID != t.ID {
+				keep = append(keep, o)
+			}
+		}
+		if t.Status != "done" {
+			keep = append(keep, data.OpenTodo{ID: t.ID, Task: t.Task, ConversationID: c.audit.ConversationID})
+		}
+		m.OpenTodos = keep
+	}}, c.audit)
+	return err
 }
 
 // trimCommand drops the request around a task ("Adiciona a tarefa visitar…" gives "Visitar…").
