@@ -3,13 +3,13 @@ package analyst
 import (
 	"strings"
 
-	"github.com/trellis-go/trellis/apps/rehab/report"
+	"github.com/trellis-go/trellis/document/pdf"
 )
 
 // ReportPDF renders a saved report's Markdown as a PDF (the specification's pdf report format):
 // headings in bold, bullets, table rows as text, with the report's ID and date at the top.
 func ReportPDF(rep Report) []byte {
-	lines := []report.Line{{Text: "Report " + rep.ID + " · " + rep.CreatedAt.UTC().Format("2006-01-02"), Size: 8}}
+	lines := []pdf.Line{{Text: "Report " + rep.ID + " · " + rep.CreatedAt.UTC().Format("2006-01-02"), Size: 8}}
 	gap := 0.0
 	for _, raw := range strings.Split(rep.Content, "\n") {
 		l := strings.TrimSpace(raw)
@@ -17,7 +17,7 @@ func ReportPDF(rep Report) []byte {
 			gap = 6
 			continue
 		}
-		line := report.Line{Gap: gap}
+		line := pdf.Line{Gap: gap}
 		gap = 0
 		switch {
 		case strings.HasPrefix(l, "# "):
@@ -47,5 +47,5 @@ func ReportPDF(rep Report) []byte {
 	if title == "" {
 		title = "Report " + rep.ID
 	}
-	return report.Render(title, lines)
+	return pdf.Render(title, lines)
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/apps/rehab/kb"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
-	"github.com/trellis-go/trellis/apps/rehab/report"
 	"github.com/trellis-go/trellis/apps/rehab/taxes"
+	"github.com/trellis-go/trellis/document/pdf"
 )
 
 // report serves GET /api/v1/properties/{id}/report.pdf: the latest analysis of a portfolio
@@ -49,17 +49,17 @@ func (a *API) report(w http.ResponseWriter, r *http.Request) {
 			tax = &t
 		}
 	}
-	pdf := report.Render("Relatório Rehabify: "+it.IndexSummary, ReportLines(it, &res, an.CreatedAt, prof, tax))
+	doc := pdf.Render("Relatório Rehabify: "+it.IndexSummary, ReportLines(it, &res, an.CreatedAt, prof, tax))
 	w.Header().Set("Content-Type", "application/pdf")
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`inline; filename="rehabify-%s.pdf"`, it.Property.IdealistaID))
-	_, _ = w.Write(pdf)
+	_, _ = w.Write(doc)
 }
 
 // ReportLines is the report's text.
-func ReportLines(it *data.PortfolioItem, res *reno.Result, at time.Time, prof *data.Profile, tax *taxes.Result) []report.Line {
-	L := func(text string) report.Line { return report.Line{Text: text} }
-	H := func(text string) report.Line { return report.Line{Text: text, Size: 13, Bold: true, Gap: 10} }
-	lines := []report.Line{
+func ReportLines(it *data.PortfolioItem, res *reno.Result, at time.Time, prof *data.Profile, tax *taxes.Result) []pdf.Line {
+	L := func(text string) pdf.Line { return pdf.Line{Text: text} }
+	H := func(text string) pdf.Line { return pdf.Line{Text: text, Size: 13, Bold: true, Gap: 10} }
+	lines := []pdf.Line{
 		{Text: "Relatório de análise — " + strings.TrimSpace(res.Typology+" "+kb.Neighbourhood(res.Location)), Size: 18, Bold: true},
 		L(res.Title + ", " + res.Location),
 		L("Anúncio: " + it.Property.URL),
@@ -77,7 +77,7 @@ func ReportLines(it *data.PortfolioItem, res *reno.Result, at time.Time, prof *d
 	lines = append(lines, H("Divisões"))
 	for _, r := range res.Rooms {
 		line := fmt.Sprintf("%s (%s): %s — %s", reno.RoomLabel(r.Type), kb.Area(r.AreaM2), reno.ConditionLabel(r.Condition), kb.EuroRange(r.Min, r.Max))
-		lines = append(lines, report.Line{Text: line, Bold: true, Gap: 4})
+		lines = append(lines, pdf.Line{Text: line, Bold: true, Gap: 4})
 		if len(r.Features) > 0 {
 			lines = append(lines, L("   Características: "+strings.Join(r.Features, ", ")))
 		}
@@ -96,6 +96,6 @@ func ReportLines(it *data.PortfolioItem, res *reno.Result, at time.Time, prof *d
 			lines = append(lines, L("Aplicada a isenção para jovens até 35 anos (art. 9.º, n.º 2, do CIMT)."))
 		}
 	}
-	lines = append(lines, report.Line{Text: "Estimativas indicativas, a partir das fotografias do anúncio; confirme com um orçamento de empreiteiro.", Size: 8, Gap: 16})
+	lines = append(lines, pdf.Line{Text: "Estimativas indicativas, a partir das fotografias do anúncio; confirme com um orçamento de empreiteiro.", Size: 8, Gap: 16})
 	return lines
 }

@@ -1,7 +1,8 @@
-// Package report writes a property's analysis as a PDF: a small PDF 1.4 writer (Helvetica in
-// WinAnsiEncoding, which holds every Portuguese letter, the euro sign, ² and the en dash),
-// pages of text lines, nothing else to install.
-package report
+// Package pdf writes text as a PDF: a small PDF 1.4 writer (Helvetica in WinAnsiEncoding, which
+// holds every Western European letter, the euro sign, ² and the dashes), pages of text lines with
+// sizes, bold and gaps, and nothing else to install. Applications render reports with it (rehab's
+// property analysis, the analyst's saved reports).
+package pdf
 
 import (
 	"bytes"
