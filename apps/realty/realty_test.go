@@ -173,6 +173,15 @@ func TestOfflineFlow(t *testing.T) {
 		t.Errorf("unknown session: %d", code)
 	}
 
+	// The session is a thread of the server; deleting the session deletes the thread.
+	tid := realty.ThreadID(r.SessionID)
+	if code := get(t, hs.URL+"/threads/"+tid, nil); code != 200 {
+		t.Fatalf("GET /threads/%s before the delete: %d", tid, code)
+	}
+	var found []map[string]any
+	if post(t, hs.URL+"/threads/search", `{"ids": ["`+tid+`"]}`, &found); len(found) != 1 {
+		t.Fatalf("search before the delete: %v", found)
+	}
 	req, _ := http.NewRequest(http.MethodDelete, base+"/sessions/"+r.SessionID, nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil || resp.StatusCode != 204 {
@@ -182,6 +191,19 @@ func TestOfflineFlow(t *testing.T) {
 	get(t, base+"/sessions", &ids)
 	if len(ids) != 0 {
 		t.Errorf("sessions after delete %v", ids)
+	}
+	if code := get(t, hs.URL+"/threads/"+tid, nil); code != 404 {
+		t.Errorf("GET /threads/%s after the delete: %d, want 404", tid, code)
+	}
+	if post(t, hs.URL+"/threads/search", `{"ids": ["`+tid+`"]}`, &found); len(found) != 0 {
+		t.Errorf("search after the delete still finds the thread: %v", found)
+	}
+	// Deleting it again is a 404: the session is gone.
+	req, _ = http.NewRequest(http.MethodDelete, base+"/sessions/"+r.SessionID, nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); resp.StatusCode != 404 {
+		t.Errorf("second delete: %d, want 404", resp.StatusCode)
 	}
 }
 
