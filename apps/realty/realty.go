@@ -232,7 +232,7 @@ func Build(ctx context.Context, d server.AppDeps, o Options) (a *Realty, err err
 	}
 	a.graph, err = agent.NewReAct(agent.ReActOptions{
 		Name:     Name,
-		Model:    &windowModel{inner: a.model, timeout: timeout},
+		Model:    &windowModel{inner: a.model, timeout: timeout, hints: a.hints},
 		Tools:    tools,
 		Executor: &tool.ExecutorOptions{Timeout: 45 * time.Second, Filters: []tool.Filter{sanitize.New(append(secrets, sanitize.SecretsFromEnv(os.Getenv)...)...)}},
 		Context:  a.buildContext,
