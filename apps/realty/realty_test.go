@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -226,5 +228,27 @@ func TestSavedCriteriaReachALaterSession(t *testing.T) {
 		if !strings.Contains(l.Address, "Seattle") || *l.Beds < 2 || *l.Price > 1200000 {
 			t.Errorf("listing %+v ignores the saved criteria", l)
 		}
+	}
+}
+
+func TestWorkerCommandPrefersTheSmallWorker(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "trellis")
+	if got := realty.WorkerCommand(exe); len(got) != 1 || got[0] != exe {
+		t.Errorf("without a propertyworker beside it: %v, want the executable itself", got)
+	}
+	small := filepath.Join(dir, "propertyworker")
+	if err := os.WriteFile(small, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := realty.WorkerCommand(exe); got[0] != exe {
+		t.Errorf("a propertyworker that is not executable was taken: %v", got)
+	}
+	if err := os.Chmod(small, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := realty.WorkerCommand(exe); len(got) != 1 || got[0] != small {
+		t.Errorf("with an executable propertyworker beside it: %v, want %s", got, small)
 	}
 }
