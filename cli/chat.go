@@ -325,6 +325,9 @@ func (s *chatSession) loop(ctx context.Context) error {
 			continue
 		}
 		s.in.remember(line)
+		if line == "quit" || line == "exit" {
+			return errChatQuit
+		}
 		if strings.HasPrefix(line, "/") {
 			err = s.command(ctx, line)
 		} else {
@@ -335,6 +338,9 @@ func (s *chatSession) loop(ctx context.Context) error {
 			return err
 		case ctx.Err() != nil:
 			return ctx.Err()
+		case chatConnLost(err):
+			fmt.Fprintf(s.out, "lost the connection to %s: %v\n", s.c.base, err)
+			return err
 		case err != nil:
 			fmt.Fprintf(s.out, "error: %v\n", err)
 		}
@@ -410,7 +416,7 @@ func (s *chatSession) command(ctx context.Context, line string) error {
 
 // streamModes are what the chat asks the server for: tokens as they are written, and each
 // node's update for tool calls, tool results, answers that were not streamed, and interrupts.
-var chatStreamModes = []string{"messages-tuple", "updates"}
+var chatStreamModes = []string{"messages-tuple", "updates", "custom"}
 
 // send posts the user's message as a new run on the thread and shows its answer.
 func (s *chatSession) send(ctx context.Context, text string) error {
@@ -420,6 +426,7 @@ func (s *chatSession) send(ctx context.Context, text string) error {
 			return err
 		}
 		s.thread = id
+		fmt.Fprintf(s.out, "session (thread) %s\n", id)
 	}
 	s.state.remember(s.c.base, s.asst.label(), s.thread)
 	s.saveState()

@@ -52,6 +52,18 @@ type chatMessage struct {
 	Name       string          `json:"name"`
 	IsError    bool            `json:"is_error"`
 	Status     string          `json:"status"` // LangChain's tool message status: "error" for a failed call
+	// ResponseMetadata (LangChain's) and Metadata (trellis's) may carry a tool's structured
+	// result under "structured".
+	ResponseMetadata map[string]json.RawMessage `json:"response_metadata"`
+	Metadata         map[string]json.RawMessage `json:"metadata"`
+}
+
+// structured is the tool's structured result the message carries, if any.
+func (m chatMessage) structured() json.RawMessage {
+	if r := m.ResponseMetadata["structured"]; len(r) > 0 {
+		return r
+	}
+	return m.Metadata["structured"]
 }
 
 // failed reports whether a tool message says its call failed, in either shape.

@@ -22,6 +22,7 @@ type chatRenderer struct {
 	seenInts    map[string]bool
 	failed      string // the message of an error event
 	tokens      int    // message chunks printed
+	hints       []string
 }
 
 func newChatRenderer(out io.Writer) *chatRenderer {
@@ -90,6 +91,14 @@ func (r *chatRenderer) handle(ev sseEvent) {
 				r.addInterrupts(v)
 			}
 		}
+	case "custom":
+		// A graph's follow-up suggestions ({"hints": [...]}), shown once the answer is done.
+		var c struct {
+			Hints []string `json:"hints"`
+		}
+		if json.Unmarshal(ev.Data, &c) == nil && len(c.Hints) > 0 {
+			r.hints = c.Hints
+		}
 	case "error":
 		var e struct {
 			Error   string `json:"error"`
@@ -145,6 +154,10 @@ func (r *chatRenderer) showUpdate(raw json.RawMessage) {
 			if m.failed() {
 				tag = "<- error from"
 			}
+			if table := listingsTable(m.structured()); table != "" && !m.failed() {
+				r.write(fmt.Sprintf("  %s %s:\n%s", tag, m.Name, table))
+				continue
+			}
 			r.write(fmt.Sprintf("  %s %s: %s\n", tag, m.Name, oneLine(m.text(), 300)))
 		}
 	}
@@ -168,8 +181,17 @@ func (r *chatRenderer) addInterrupts(raw json.RawMessage) {
 	}
 }
 
-// finish ends the answer's last line.
-func (r *chatRenderer) finish() { r.newline() }
+// finish ends the answer's last line and shows the follow-up suggestions.
+func (r *chatRenderer) finish() {
+	r.newline()
+	if len(r.hints) > 0 {
+		r.write("You could ask:\n")
+		for i, h := range r.hints {
+			r.write(fmt.Sprintf("  %d. %s\n", i+1, oneLine(h, 200)))
+		}
+		r.hints = nil
+	}
+}
 
 // oneLine shortens s to one line of at most n runes, marking what was cut.
 func oneLine(s string, n int) string {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/server"
@@ -155,6 +156,33 @@ func (a *Realty) skillNames() []string {
 type windowModel struct {
 	inner   model.Model
 	timeout time.Duration
+	// hints, when set, makes the model's final answer of a turn send three follow-up questions
+	// as a custom event ({"hints": [...]}) to a run that streams the custom mode: how a client of
+	// the Agent Protocol (trellis chat) gets them.
+	hints func(ctx context.Context, msgs []message.Message) []string
+}
+
+// HintsEvent is the custom event the graph sends after a turn's final answer when the run
+// streams the custom mode: {"hints": ["...", "...", "..."]}.
+type HintsEvent struct {
+	Hints []string `json:"hints"`
+}
+
+// emitHints sends the follow-up questions of a final answer (text, no tool calls).
+func (w *windowModel) emitHints(ctx context.Context, req *model.Request, answer string) {
+	if w.hints == nil || strings.TrimSpace(answer) == "" || !graph.Streams(ctx, graph.ModeCustom) {
+		return
+	}
+	var conv []message.Message
+	for _, m := range req.Messages {
+		if m.Role == message.RoleUser || m.Role == message.RoleAssistant {
+			conv = append(conv, m)
+		}
+	}
+	conv = append(conv, message.Assistant(answer))
+	if h := w.hints(ctx, conv); len(h) > 0 {
+		graph.Emit(ctx, HintsEvent{Hints: h})
+	}
 }
 
 // Window reorders and trims a request's messages as windowModel sends them.
@@ -199,19 +227,34 @@ func (w *windowModel) req(req *model.Request) *model.Request {
 }
 
 func (w *windowModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
-	ctx, cancel := context.WithTimeout(ctx, w.timeout)
+	tctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
-	return w.inner.Generate(ctx, w.req(req))
+	resp, err := w.inner.Generate(tctx, w.req(req))
+	if err == nil && resp != nil && len(resp.Message.ToolCalls) == 0 {
+		w.emitHints(ctx, req, resp.Message.Text())
+	}
+	return resp, err
 }
 
 func (w *windowModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
-		ctx, cancel := context.WithTimeout(ctx, w.timeout)
+		tctx, cancel := context.WithTimeout(ctx, w.timeout)
 		defer cancel()
-		for c, err := range w.inner.Stream(ctx, w.req(req)) {
+		var text strings.Builder
+		calls := false
+		for c, err := range w.inner.Stream(tctx, w.req(req)) {
+			if err != nil {
+				yield(c, err)
+				return
+			}
+			text.WriteString(c.Text)
+			calls = calls || c.ToolCall != nil || c.ToolCallDelta != nil
 			if !yield(c, err) {
 				return
 			}
+		}
+		if !calls {
+			w.emitHints(ctx, req, text.String())
 		}
 	}
 }

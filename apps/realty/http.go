@@ -489,11 +489,18 @@ func (a *Realty) deleteSession(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, err)
 		return
 	}
-	if a.saver != nil {
-		if err := a.saver.DeleteThread(r.Context(), ThreadID(id)); err != nil {
-			a.fail(w, err)
-			return
-		}
+	// The server's thread goes too (its runs cancelled, its checkpoints, record, runs and
+	// events removed), so the session is gone from GET /threads and POST /threads/search.
+	var derr error
+	switch {
+	case a.runs != nil:
+		derr = a.runs.DeleteThread(r.Context(), p, ThreadID(id))
+	case a.saver != nil:
+		derr = a.saver.DeleteThread(r.Context(), ThreadID(id))
+	}
+	if derr != nil {
+		a.fail(w, derr)
+		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }

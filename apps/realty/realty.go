@@ -198,11 +198,12 @@ func Build(ctx context.Context, d server.AppDeps, o Options) (a *Realty, err err
 		if err != nil {
 			return nil, fmt.Errorf("realty: finding this executable to run the workers: %w", err)
 		}
+		self := WorkerCommand(exe)
 		rt = &worker.Subprocess{Command: func(spec worker.Spec) ([]string, error) {
 			if len(spec.Command) > 0 {
 				return spec.Command, nil
 			}
-			return []string{exe}, nil // the executable is its own worker (worker.ServeIfChild)
+			return self, nil
 		}}
 	}
 	a.pool = worker.NewPool(rt, &worker.Options{Logger: log})
@@ -232,7 +233,7 @@ func Build(ctx context.Context, d server.AppDeps, o Options) (a *Realty, err err
 	}
 	a.graph, err = agent.NewReAct(agent.ReActOptions{
 		Name:     Name,
-		Model:    &windowModel{inner: a.model, timeout: timeout},
+		Model:    &windowModel{inner: a.model, timeout: timeout, hints: a.hints},
 		Tools:    tools,
 		Executor: &tool.ExecutorOptions{Timeout: 45 * time.Second, Filters: []tool.Filter{sanitize.New(append(secrets, sanitize.SecretsFromEnv(os.Getenv)...)...)}},
 		Context:  a.buildContext,
@@ -246,6 +247,18 @@ func Build(ctx context.Context, d server.AppDeps, o Options) (a *Realty, err err
 		return nil, err
 	}
 	return a, nil
+}
+
+// WorkerCommand is the program the property skill's workers run when its SKILL.md names none:
+// a "propertyworker" executable beside exe (what `go build ./apps/realty/cmd/propertyworker`
+// writes; it starts in a third of the CPU the server's own executable takes), else exe itself,
+// which becomes the worker through worker.ServeIfChild.
+func WorkerCommand(exe string) []string {
+	small := filepath.Join(filepath.Dir(exe), "propertyworker")
+	if st, err := os.Stat(small); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 && small != exe {
+		return []string{small}
+	}
+	return []string{exe}
 }
 
 // Close stops the workers and the offline API.

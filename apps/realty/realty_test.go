@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -173,6 +175,15 @@ func TestOfflineFlow(t *testing.T) {
 		t.Errorf("unknown session: %d", code)
 	}
 
+	// The session is a thread of the server; deleting the session deletes the thread.
+	tid := realty.ThreadID(r.SessionID)
+	if code := get(t, hs.URL+"/threads/"+tid, nil); code != 200 {
+		t.Fatalf("GET /threads/%s before the delete: %d", tid, code)
+	}
+	var found []map[string]any
+	if post(t, hs.URL+"/threads/search", `{"ids": ["`+tid+`"]}`, &found); len(found) != 1 {
+		t.Fatalf("search before the delete: %v", found)
+	}
 	req, _ := http.NewRequest(http.MethodDelete, base+"/sessions/"+r.SessionID, nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil || resp.StatusCode != 204 {
@@ -182,6 +193,19 @@ func TestOfflineFlow(t *testing.T) {
 	get(t, base+"/sessions", &ids)
 	if len(ids) != 0 {
 		t.Errorf("sessions after delete %v", ids)
+	}
+	if code := get(t, hs.URL+"/threads/"+tid, nil); code != 404 {
+		t.Errorf("GET /threads/%s after the delete: %d, want 404", tid, code)
+	}
+	if post(t, hs.URL+"/threads/search", `{"ids": ["`+tid+`"]}`, &found); len(found) != 0 {
+		t.Errorf("search after the delete still finds the thread: %v", found)
+	}
+	// Deleting it again is a 404: the session is gone.
+	req, _ = http.NewRequest(http.MethodDelete, base+"/sessions/"+r.SessionID, nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); resp.StatusCode != 404 {
+		t.Errorf("second delete: %d, want 404", resp.StatusCode)
 	}
 }
 
@@ -204,5 +228,27 @@ func TestSavedCriteriaReachALaterSession(t *testing.T) {
 		if !strings.Contains(l.Address, "Seattle") || *l.Beds < 2 || *l.Price > 1200000 {
 			t.Errorf("listing %+v ignores the saved criteria", l)
 		}
+	}
+}
+
+func TestWorkerCommandPrefersTheSmallWorker(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "trellis")
+	if got := realty.WorkerCommand(exe); len(got) != 1 || got[0] != exe {
+		t.Errorf("without a propertyworker beside it: %v, want the executable itself", got)
+	}
+	small := filepath.Join(dir, "propertyworker")
+	if err := os.WriteFile(small, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := realty.WorkerCommand(exe); got[0] != exe {
+		t.Errorf("a propertyworker that is not executable was taken: %v", got)
+	}
+	if err := os.Chmod(small, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := realty.WorkerCommand(exe); len(got) != 1 || got[0] != small {
+		t.Errorf("with an executable propertyworker beside it: %v, want %s", got, small)
 	}
 }

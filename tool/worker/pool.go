@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/trellis-go/trellis/model"
 )
 
 // Spec is what the pool needs to know of a skill.
@@ -63,6 +65,27 @@ type Instance interface {
 	URL() string
 	// Stop stops and removes the worker; it is gone when Stop returns.
 	Stop(ctx context.Context) error
+}
+
+// ReadyInstance is an Instance whose runtime knows that it answers already (a subprocess that
+// wrote its ready line). Once a skill's schema is known, the pool puts such a worker in the queue
+// without polling its /schema.
+type ReadyInstance interface {
+	Instance
+	Ready() bool
+}
+
+// exchangerInstance is a worker reached over a connection of its own (a subprocess on its socket
+// pair) rather than through the HTTP client.
+type exchangerInstance interface {
+	exchanger() *connWorker
+}
+
+func exchangerOf(inst Instance) *connWorker {
+	if e, ok := inst.(exchangerInstance); ok {
+		return e.exchanger()
+	}
+	return nil
 }
 
 // Errors of the pool.
@@ -205,7 +228,12 @@ func (p *Pool) startReady(ctx context.Context, sp *skillPool) (Instance, error) 
 	}
 	sp.mu.Lock()
 	sp.live[name] = inst
+	known := sp.schema.Tools != nil
 	sp.mu.Unlock()
+	if r, ok := inst.(ReadyInstance); ok && known && r.Ready() {
+		// The schema is fetched once per skill; a worker that signalled it is ready joins as it is.
+		return inst, nil
+	}
 	schema, err := p.fetchSchema(ctx, inst)
 	if err != nil {
 		p.stopInstance(sp, inst)
@@ -226,7 +254,7 @@ func (p *Pool) fetchSchema(ctx context.Context, inst Instance) (Schema, error) {
 	wait := 10 * time.Millisecond
 	var last error
 	for {
-		s, err := p.getSchema(ctx, inst.URL())
+		s, err := p.getSchema(ctx, inst)
 		if err == nil {
 			return s, nil
 		}
@@ -240,28 +268,51 @@ func (p *Pool) fetchSchema(ctx context.Context, inst Instance) (Schema, error) {
 	}
 }
 
-func (p *Pool) getSchema(ctx context.Context, base string) (Schema, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/schema", nil)
+func (p *Pool) getSchema(ctx context.Context, inst Instance) (Schema, error) {
+	code, body, err := p.exchange(ctx, inst, http.MethodGet, "/schema", nil, 4<<20)
 	if err != nil {
 		return Schema{}, err
 	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return Schema{}, err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if resp.StatusCode != http.StatusOK {
-		return Schema{}, fmt.Errorf("GET /schema answered %d", resp.StatusCode)
+	if code != http.StatusOK {
+		return Schema{}, fmt.Errorf("GET /schema answered %d", code)
 	}
 	var s Schema
 	if err := json.Unmarshal(body, &s); err != nil {
 		return Schema{}, fmt.Errorf("GET /schema: %w", err)
 	}
 	if s.Tools == nil {
-		s.Tools = nil
+		s.Tools = []model.ToolSpec{}
 	}
 	return s, nil
+}
+
+// exchange sends one request to a worker: over its own connection when it has one, otherwise
+// through the pool's HTTP client.
+func (p *Pool) exchange(ctx context.Context, inst Instance, method, path string, body []byte, limit int64) (int, []byte, error) {
+	if cw := exchangerOf(inst); cw != nil {
+		return cw.exchange(ctx, method, path, body, limit)
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, inst.URL()+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	if err != nil {
+		return 0, nil, fmt.Errorf("reading %s's answer: %w", inst.Name(), err)
+	}
+	return resp.StatusCode, raw, nil
 }
 
 func (p *Pool) skill(name string) (*skillPool, error) {
@@ -322,27 +373,20 @@ func (p *Pool) Execute(ctx context.Context, skill, toolName string, params json.
 	defer cancel()
 	sp.calls.Add(1)
 	defer p.replace(sp, inst)
-	body, _ := json.Marshal(Call{Tool: toolName, Params: params})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, inst.URL()+"/execute", bytes.NewReader(body))
+	body, err := json.Marshal(Call{Tool: toolName, Params: params})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("worker: the arguments of %s are not JSON: %w", toolName, err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := p.client.Do(req)
+	code, raw, err := p.exchange(ctx, inst, http.MethodPost, "/execute", body, 16<<20)
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, fmt.Errorf("%w: %s on %s gave no answer within %s", ErrTimeout, toolName, inst.Name(), timeout)
 		}
 		return nil, fmt.Errorf("worker: %s on %s: %w", toolName, inst.Name(), err)
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return nil, fmt.Errorf("worker: reading %s's answer: %w", inst.Name(), err)
-	}
 	var rep Reply
 	if err := json.Unmarshal(raw, &rep); err != nil {
-		return nil, fmt.Errorf("worker: %s answered %d with a body that is not JSON", inst.Name(), resp.StatusCode)
+		return nil, fmt.Errorf("worker: %s answered %d with a body that is not JSON", inst.Name(), code)
 	}
 	if rep.Error != "" {
 		return nil, fmt.Errorf("worker: %s: %s", toolName, rep.Error)
@@ -363,9 +407,13 @@ func (p *Pool) replace(sp *skillPool, used Instance) {
 	}
 	p.bg.Add(1)
 	p.mu.Unlock()
+	p.bg.Add(1)
 	go func() {
 		defer p.bg.Done()
 		p.stopInstance(sp, used)
+	}()
+	go func() {
+		defer p.bg.Done()
 		wait := 50 * time.Millisecond
 		for {
 			select {

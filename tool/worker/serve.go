@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -25,8 +26,13 @@ const (
 	// EnvAddr is the address a worker listens on; "127.0.0.1:0" for a subprocess, which then
 	// writes the address it got as its first line of output. Empty means ":8080" (a container).
 	EnvAddr = "TRELLIS_WORKER_ADDR"
+	// EnvFD, when set, is the number of an inherited file descriptor: one end of a Unix socket
+	// pair whose other end the pool holds. A worker that knows it serves HTTP on that one
+	// connection (and nothing else), writes its ready line with the URL "fd:<n>", and exits
+	// when the connection closes; one that does not listens on EnvAddr as before.
+	EnvFD = "TRELLIS_WORKER_FD"
 	// ReadyPrefix starts the line a worker writes on standard output once it listens, followed
-	// by its base URL.
+	// by its base URL (or "fd:<n>" when it serves the inherited connection).
 	ReadyPrefix = "TRELLIS_WORKER_READY "
 )
 
@@ -136,6 +142,9 @@ func serveChild(tools func() ([]tool.Tool, error)) error {
 	if err != nil {
 		return err
 	}
+	if fd := os.Getenv(EnvFD); fd != "" {
+		return serveFD(h, fd)
+	}
 	addr := os.Getenv(EnvAddr)
 	if addr == "" {
 		addr = ":8080"
@@ -144,6 +153,7 @@ func serveChild(tools func() ([]tool.Tool, error)) error {
 	if err != nil {
 		return err
 	}
+	warmUp(h)
 	fmt.Fprintf(os.Stdout, "%shttp://%s\n", ReadyPrefix, ln.Addr())
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -161,12 +171,58 @@ func serveChild(tools func() ([]tool.Tool, error)) error {
 	}
 	go func() {
 		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
+		// A worker serves one call and is replaced: there is nothing to finish gracefully.
+		_ = srv.Close()
 	}()
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
+}
+
+// serveFD serves HTTP on the inherited connection fd and exits when it closes (the pool closed
+// its end, or the pool's process died) or on SIGTERM.
+func serveFD(h http.Handler, fd string) error {
+	n, err := strconv.Atoi(fd)
+	if err != nil || n < 3 {
+		return fmt.Errorf("%s=%q is not an inherited file descriptor (3 or more)", EnvFD, fd)
+	}
+	f := os.NewFile(uintptr(n), "trellis-worker-conn")
+	c, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s=%s: %w", EnvFD, fd, err)
+	}
+	// The parent is the only client and is trusted: no header timeout, so a worker may wait in
+	// the pool for as long as it takes.
+	srv := &http.Server{Handler: h, ConnState: func(_ net.Conn, st http.ConnState) {
+		if st == http.StateClosed || st == http.StateHijacked {
+			os.Exit(0)
+		}
+	}}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+	go func() {
+		<-sig
+		os.Exit(0)
+	}()
+	warmUp(h)
+	fmt.Fprintf(os.Stdout, "%sfd:%d\n", ReadyPrefix, n)
+	return srv.Serve(newOneConn(c))
+}
+
+// warmUp serves a GET /schema and a POST /execute of no tool through a real http.Server over an
+// in-memory pipe before the worker says it is ready, so the first call does not pay for the
+// code and caches a fresh process touches for the first time (HTTP parsing, JSON of the
+// envelope). No tool runs.
+func warmUp(h http.Handler) {
+	a, b := net.Pipe()
+	srv := &http.Server{Handler: h}
+	go func() { _ = srv.Serve(newOneConn(b)) }()
+	defer func() { _ = a.Close(); _ = srv.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	cw := newConnWorker(a)
+	_, _, _ = cw.exchange(ctx, http.MethodGet, "/schema", nil, 4<<20)
+	_, _, _ = cw.exchange(ctx, http.MethodPost, "/execute", []byte(`{"tool":""}`), 1<<20)
 }

@@ -135,7 +135,10 @@ func TestEveryCallGetsAFreshWorker(t *testing.T) {
 		}
 		pids[out.PID] = true
 	}
-	waitFor(t, "the pool to refill", func() bool { st, _ := p.Stats("testskill"); return st.Idle == 2 && st.Replaced == 6 })
+	waitFor(t, "the pool to refill and the used workers to stop", func() bool {
+		st, _ := p.Stats("testskill")
+		return st.Idle == 2 && st.Replaced == 6 && st.Live == 2
+	})
 	if n := len(rec.started()); n != 8 {
 		t.Errorf("%d workers started, want 2 + one per call (8)", n)
 	}
@@ -330,5 +333,64 @@ func TestCheckoutWaitsForAFreeWorker(t *testing.T) {
 	}
 	if err := <-busy; err != nil {
 		t.Errorf("the slow call: %v", err)
+	}
+}
+
+// readyRuntime serves workers in this process that say they are ready, and counts the GET
+// /schema they answer.
+type readyRuntime struct{ schemas atomic.Int32 }
+
+type readyInstance struct{ *fakeInstance }
+
+func (readyInstance) Ready() bool { return true }
+
+func (rt *readyRuntime) Start(ctx context.Context, spec worker.Spec, name string) (worker.Instance, error) {
+	tools, _ := testTools()
+	h, _ := worker.Handler(tools)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/schema" {
+			rt.schemas.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	return readyInstance{&fakeInstance{name: name, srv: srv}}, nil
+}
+
+func TestTheSchemaIsFetchedOncePerSkill(t *testing.T) {
+	t.Parallel()
+	rt := &readyRuntime{}
+	p := worker.NewPool(rt, nil)
+	defer p.StopAll(context.Background())
+	if err := p.Start(context.Background(), worker.Spec{Name: "ready", PoolSize: 3}); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		if _, err := p.Execute(context.Background(), "ready", "echo", json.RawMessage(`{"text":"x"}`), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the pool to refill", func() bool { st, _ := p.Stats("ready"); return st.Replaced == 4 && st.Idle == 3 })
+	// The three first workers start together, so up to three may be asked; the replacements never are.
+	if n := rt.schemas.Load(); n < 1 || n > 3 {
+		t.Errorf("GET /schema asked %d times for 3 + 4 workers; want once per skill (at most once per first worker)", n)
+	}
+}
+
+func TestAWorkerOnALoopbackPort(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{Runtime: &worker.Subprocess{NoSocket: true}}
+	p := worker.NewPool(rec, nil)
+	defer p.StopAll(context.Background())
+	if err := p.Start(context.Background(), worker.Spec{Name: "testskill", Command: self(t), PoolSize: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		res, err := p.Execute(context.Background(), "testskill", "echo", json.RawMessage(`{"text":"over tcp"}`), 0)
+		if err != nil || res.Content != "over tcp" {
+			t.Fatalf("%+v %v", res, err)
+		}
+	}
+	if u := rec.started()[0].URL(); !strings.HasPrefix(u, "http://127.0.0.1:") {
+		t.Errorf("a worker without the socket pair is at %q, want a loopback URL", u)
 	}
 }
