@@ -111,6 +111,14 @@ func (l *loop[S]) save(source checkpoint.Source) error {
 			Values:   l.output(),
 			Next:     l.nextNames(),
 			Metadata: md,
+			Tasks:    make([]CheckpointTask, len(l.next)),
+		}
+		for i, t := range l.next {
+			ins := t.interrupts
+			if ins == nil {
+				ins = []Interruption{}
+			}
+			ev.Tasks[i] = CheckpointTask{ID: t.id, Name: t.node.name, Interrupts: ins}
 		}
 		if parent != "" {
 			ev.Parent = &checkpoint.Ref{ThreadID: l.threadID, NS: l.ns, CheckpointID: parent}

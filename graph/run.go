@@ -687,7 +687,11 @@ func (l *loop[S]) execute(t *task) {
 	tc := &taskCtx{run: l.run, task: t, resume: t.resume}
 	ctx := context.WithValue(l.ctx, taskKey{}, tc)
 	if l.modes.has(ModeTasks) || l.modes.has(ModeDebug) {
-		l.taskEvent(t, TaskEvent{ID: t.id, Name: t.node.name, Input: t.input.Interface()})
+		trigger := "branch:to:" + t.node.name
+		if t.send {
+			trigger = "__pregel_push"
+		}
+		l.taskEvent(t, TaskEvent{ID: t.id, Name: t.node.name, Input: t.input.Interface(), Triggers: []string{trigger}})
 	}
 	policy := t.node.retry
 	for attempt := 1; ; attempt++ {

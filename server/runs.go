@@ -767,7 +767,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		_ = r.s.meta.setThreadBusy(ctx, run.tenant, run.ThreadID)
 	}
 	log.Info("run started", "assistant_id", run.AssistantID)
-	emit("metadata", map[string]any{"run_id": runID, "attempt": attempt})
+	emit("metadata", map[string]any{"run_id": runID, "thread_id": run.ThreadID, "attempt": attempt})
 
 	a, err := r.s.assistant(run.AssistantID)
 	if err != nil { // a created assistant deleted while its run waited
