@@ -725,7 +725,8 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		if evs, err := r.s.meta.loadEvents(ctx, runID, 0); err == nil {
 			l.pmu.Lock()
 			l.mu.Lock()
-			l.events, l.first = evs, 0
+			l.setEventsLocked(evs)
+			l.first = 0
 			l.durable = lastSeq(evs)
 			l.mu.Unlock()
 			l.pmu.Unlock()
@@ -735,7 +736,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		if evs, err := r.s.meta.loadEvents(ctx, runID, 0); err == nil && len(evs) > 0 {
 			l.pmu.Lock()
 			l.mu.Lock()
-			l.events = evs
+			l.setEventsLocked(evs)
 			l.durable = lastSeq(evs)
 			l.mu.Unlock()
 			l.pmu.Unlock()
