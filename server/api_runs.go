@@ -11,8 +11,9 @@ import (
 	"time"
 )
 
-// heartbeat is how often an idle SSE stream sends a comment, so proxies keep it open.
-const heartbeat = 15 * time.Second
+// heartbeat is how often an idle SSE stream sends a comment, so proxies keep it open and
+// clients that reconnect on idleness (LangGraph's SDK) do not (a var for tests).
+var heartbeat = 15 * time.Second
 
 func runPath(run *Run) string {
 	if run.Kwargs != nil && run.Kwargs.Temporary {

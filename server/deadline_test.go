@@ -112,3 +112,31 @@ func TestWebSocketClientThatStopsReadingIsCutOff(t *testing.T) {
 	b.waitStreams("1")
 	b.waitStreams("0")
 }
+
+// A quiet stream (its run waiting in a node) sends heartbeat comments, so that proxies and
+// clients that reconnect on idleness keep it.
+func TestSSEHeartbeatOnAQuietStream(t *testing.T) {
+	old := heartbeat
+	heartbeat = 50 * time.Millisecond
+	t.Cleanup(func() { heartbeat = old })
+	b := setup(t)
+	tid := b.newThread(nil)
+	body, _ := json.Marshal(map[string]any{"assistant_id": "slow", "input": map[string]any{"topic": "quiet"}})
+	resp, err := http.Post(b.http.URL+"/threads/"+tid+"/runs/stream", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	<-b.gates.started
+	rd := bufio.NewReader(resp.Body)
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stream ended without a heartbeat: %v", err)
+		}
+		if strings.HasPrefix(line, ": heartbeat") {
+			break
+		}
+	}
+	b.gates.release <- struct{}{}
+}
