@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/trellis-go/trellis/checkpoint"
@@ -66,6 +67,18 @@ func twinGraphs(t *testing.T) map[string]*graph.Compiled[twinState] {
 	g.AddEdge(graph.START, "a").AddEdge("b", graph.END)
 	compile("command", g)
 
+	child := graph.New[twinState]()
+	child.AddNode("x", add("x")).AddNode("y", add("y"))
+	child.AddSequence(graph.START, "x", "y", graph.END)
+	cc, err := child.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g = graph.New[twinState]()
+	graph.AddSubgraph(g, "sub", cc, nil, nil)
+	g.AddSequence(graph.START, "sub", graph.END)
+	compile("subgraph", g)
+
 	g = graph.New[twinState]()
 	g.AddNode("ask", func(ctx context.Context, _ twinState) (twinState, error) {
 		v, err := graph.Interrupt(ctx, "ok?")
@@ -88,8 +101,50 @@ type twinHistory struct {
 }
 
 type twinRun struct {
-	Values  []map[string]any `json:"values"`
-	History []twinHistory    `json:"history"`
+	Values      []map[string]any `json:"values"`
+	Updates     []map[string]any `json:"updates"`
+	Tasks       []map[string]any `json:"tasks"`
+	Checkpoints []map[string]any `json:"checkpoints"`
+	History     []twinHistory    `json:"history"`
+}
+
+// twinSummary reduces a run's updates, tasks and checkpoints streams to what both sides must
+// agree on: the nodes that updated with the items they wrote; each task's name and triggers as
+// it starts, and the items it wrote and the interrupts it paused at as it ends (in a stable
+// order, as concurrent tasks' events interleave); each checkpoint's next and its tasks' names and
+// interrupt counts.
+func twinSummary(r twinRun) (updates, tasks, checkpoints []string) {
+	for _, u := range r.Updates {
+		for node, v := range u {
+			if node == "__interrupt__" {
+				updates = append(updates, node)
+				continue
+			}
+			m, _ := v.(map[string]any)
+			updates = append(updates, fmt.Sprint(node, " ", m["items"]))
+		}
+	}
+	for _, t := range r.Tasks {
+		if _, ok := t["triggers"]; ok {
+			tasks = append(tasks, fmt.Sprint("start ", t["name"], " ", t["triggers"]))
+			continue
+		}
+		res, _ := t["result"].(map[string]any)
+		ins, _ := t["interrupts"].([]any)
+		tasks = append(tasks, fmt.Sprint("end ", t["name"], " ", res["items"], " interrupts ", len(ins)))
+	}
+	slices.Sort(tasks)
+	for _, c := range r.Checkpoints {
+		var ts []string
+		list, _ := c["tasks"].([]any)
+		for _, t := range list {
+			tm, _ := t.(map[string]any)
+			ins, _ := tm["interrupts"].([]any)
+			ts = append(ts, fmt.Sprint(tm["name"], "/", len(ins)))
+		}
+		checkpoints = append(checkpoints, fmt.Sprint("next ", c["next"], " tasks ", ts))
+	}
+	return updates, tasks, checkpoints
 }
 
 // norm gives a state's JSON one shape on both sides: an absent or null list is empty, numbers
@@ -127,6 +182,15 @@ func TestLangGraphJSSideBySide(t *testing.T) {
 		t.Fatalf("run.mjs's output: %v", err)
 	}
 	inputs := map[string]twinState{"routing": {N: 1}}
+	toMap := func(v any) map[string]any {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		_ = json.Unmarshal(raw, &m)
+		return m
+	}
 	ctx := context.Background()
 	for name, c := range twinGraphs(t) {
 		t.Run(name, func(t *testing.T) {
@@ -136,7 +200,7 @@ func TestLangGraphJSSideBySide(t *testing.T) {
 			}
 			var got twinRun
 			stream := func(in twinState, opts ...graph.RunOption) {
-				opts = append(opts, graph.WithThread(name), graph.WithStreamModes(graph.ModeValues))
+				opts = append(opts, graph.WithThread(name), graph.WithStreamModes(graph.ModeValues, graph.ModeUpdates, graph.ModeTasks, graph.ModeCheckpoints))
 				for ev, err := range c.Stream(ctx, in, opts...) {
 					if err != nil {
 						var ie *graph.InterruptedError
@@ -145,7 +209,20 @@ func TestLangGraphJSSideBySide(t *testing.T) {
 						}
 						continue
 					}
-					got.Values = append(got.Values, norm(ev.Data))
+					switch ev.Mode {
+					case graph.ModeValues:
+						got.Values = append(got.Values, norm(ev.Data))
+					case graph.ModeUpdates:
+						got.Updates = append(got.Updates, map[string]any{ev.Node: toMap(ev.Data)})
+					case graph.ModeTasks:
+						m := toMap(ev.Data)
+						if m["finished"] == true {
+							delete(m, "triggers")
+						}
+						got.Tasks = append(got.Tasks, m)
+					case graph.ModeCheckpoints:
+						got.Checkpoints = append(got.Checkpoints, toMap(ev.Data))
+					}
 				}
 			}
 			stream(inputs[name])
@@ -190,6 +267,22 @@ func TestLangGraphJSSideBySide(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got.Values, want.Values) {
 				t.Errorf("values stream:\n trellis    %v\n langgraph  %v", got.Values, want.Values)
+			}
+			wantCPs := want.Checkpoints
+			if len(wantCPs) > 0 && len(got.Checkpoints) > 0 && wantCPs[0]["metadata"].(map[string]any)["source"] == "input" && got.Checkpoints[0]["metadata"].(map[string]any)["source"] != "input" {
+				wantCPs = wantCPs[1:] // the step -1 input checkpoint, as above
+			}
+			want.Checkpoints = wantCPs
+			gu, gt, gc := twinSummary(got)
+			wu, wt, wc := twinSummary(want)
+			if !slices.Equal(gu, wu) {
+				t.Errorf("updates stream:\n trellis    %q\n langgraph  %q", gu, wu)
+			}
+			if !slices.Equal(gt, wt) {
+				t.Errorf("tasks stream:\n trellis    %q\n langgraph  %q", gt, wt)
+			}
+			if !slices.Equal(gc, wc) {
+				t.Errorf("checkpoints stream:\n trellis    %q\n langgraph  %q", gc, wc)
 			}
 			if len(got.History) != len(wantHist) {
 				t.Fatalf("history: trellis %d checkpoints, LangGraph %d:\n trellis   %+v\n langgraph %+v", len(got.History), len(wantHist), got.History, wantHist)

@@ -149,8 +149,10 @@ type loop[S any] struct {
 	tracks     []track
 	next       []*task
 	barriers   map[string][]string
-	head       string // the namespace's newest checkpoint
-	cpID       string // the checkpoint this loop stands on
+	head       string         // the namespace's newest checkpoint
+	cpID       string         // the checkpoint this loop stands on
+	cpParent   string         // its parent
+	cpMeta     map[string]any // its metadata
 	durability Durability
 	metadata   map[string]any
 	writer     *asyncWriter
@@ -543,6 +545,9 @@ func (l *loop[S]) loop(limit, maxConc int, skipBefore bool) error {
 			}
 			if failed != nil {
 				return failed.err
+			}
+			if l.saver != nil {
+				l.emitCheckpoint() // again, with the interrupts its tasks wait at
 			}
 			if l.modes.has(ModeUpdates) {
 				// One __interrupt__ update per interrupted task, as LangGraph streams them.

@@ -1,6 +1,7 @@
 // LangGraph.js twins of the graphs in graph/langgraphjs_test.go. Prints, as one JSON object,
-// each graph's values stream and its thread's history (oldest first: step, source, next,
-// values), for the Go test to compare with trellis's.
+// each graph's stream (values, updates, tasks and checkpoints modes, each mode's payloads in
+// order) and its thread's history (oldest first: step, source, next, values), for the Go test
+// to compare with trellis's.
 import {
   Annotation,
   Command,
@@ -43,6 +44,17 @@ const graphs = {
       .addNode("b", () => ({ items: ["b"] }))
       .addEdge(START, "a")
       .addEdge("b", END),
+  // a subgraph as a node, sharing the state
+  subgraph: () => {
+    const child = new StateGraph(State)
+      .addNode("x", () => ({ items: ["x"] }))
+      .addNode("y", () => ({ items: ["y"] }))
+      .addEdge(START, "x")
+      .addEdge("x", "y")
+      .addEdge("y", END)
+      .compile();
+    return new StateGraph(State).addNode("sub", child).addEdge(START, "sub").addEdge("sub", END);
+  },
   // interrupts and resume
   interrupt: () =>
     new StateGraph(State)
@@ -53,22 +65,24 @@ const graphs = {
       .addEdge("done", END),
 };
 
-const inputs = { routing: { n: 1 }, send: {}, command: {}, interrupt: {} };
+const inputs = { routing: { n: 1 }, send: {}, command: {}, subgraph: {}, interrupt: {} };
+const modes = ["values", "updates", "tasks", "checkpoints"];
 
 const out = {};
 for (const [name, build] of Object.entries(graphs)) {
   const g = build().compile({ checkpointer: new MemorySaver() });
   const config = { configurable: { thread_id: name } };
-  const values = [];
-  for await (const v of await g.stream(inputs[name], { ...config, streamMode: "values" })) values.push(v);
-  if (name === "interrupt") {
-    for await (const v of await g.stream(new Command({ resume: "yes" }), { ...config, streamMode: "values" })) values.push(v);
-  }
+  const stream = Object.fromEntries(modes.map((m) => [m, []]));
+  const run = async (input) => {
+    for await (const [mode, chunk] of await g.stream(input, { ...config, streamMode: modes })) stream[mode].push(chunk);
+  };
+  await run(inputs[name]);
+  if (name === "interrupt") await run(new Command({ resume: "yes" }));
   const history = [];
   for await (const s of g.getStateHistory(config)) {
     history.push({ step: s.metadata.step, source: s.metadata.source, next: s.next, values: s.values });
   }
   history.reverse();
-  out[name] = { values, history };
+  out[name] = { ...stream, history };
 }
 process.stdout.write(JSON.stringify(out));
