@@ -12,8 +12,9 @@ import (
 )
 
 // heartbeat is how often an idle SSE stream sends a comment, so proxies keep it open and
-// clients that reconnect on idleness (LangGraph's SDK) do not (a var for tests).
-var heartbeat = 15 * time.Second
+// clients that reconnect on idleness (LangGraph's SDK, which sizes its idle window from their
+// cadence) do not; 5 s, as the LangGraph Platform sends them (a var for tests).
+var heartbeat = 5 * time.Second
 
 func runPath(run *Run) string {
 	if run.Kwargs != nil && run.Kwargs.Temporary {
