@@ -357,7 +357,11 @@ func (s *Supervisor) Compile() (*graph.Compiled[SupervisorState], error) {
 		if err != nil {
 			return SupervisorState{}, err
 		}
-		return SupervisorState{Answer: text, Messages: []message.Message{message.Assistant(text)}}, nil
+		answer := message.Assistant(text)
+		if id := graph.StreamedMessageID(ctx); id != "" {
+			answer.ID = id // the streamed chunks' message (see graph.StreamedMessageID)
+		}
+		return SupervisorState{Answer: text, Messages: []message.Message{answer}}, nil
 	})
 	g.AddEdge(graph.START, NodeClassify)
 	g.AddEdge(NodeSynthesize, graph.END)

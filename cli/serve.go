@@ -166,6 +166,7 @@ func runServe(ctx context.Context, env Env) error {
 	maxBody := fs.Int64("max-body-bytes", 0, "largest request body; 10 MiB when 0 (TRELLIS_MAX_BODY_BYTES)")
 	maxRuns := fs.Int("max-runs", 0, "runs executing at once; 64 when 0 (TRELLIS_MAX_RUNS)")
 	origins := fs.String("ws-origins", envOr("WS_ORIGINS", ""), "comma-separated Origin patterns allowed for WebSockets (TRELLIS_WS_ORIGINS)")
+	eventBytes := fs.Int64("event-log-bytes", 0, "bytes the stream event logs of recent runs hold in memory; past it the oldest finished runs' logs go; 64 MiB when 0, no bound when negative (TRELLIS_EVENT_LOG_BYTES)")
 	grace := fs.Duration("shutdown-grace", 0, "how long shutdown waits for running runs; 30s when 0 (TRELLIS_SHUTDOWN_GRACE)")
 	level := fs.String("log-level", envOr("LOG_LEVEL", "info"), "debug, info, warn or error (TRELLIS_LOG_LEVEL)")
 	perTenant := fs.Int("max-runs-per-tenant", 0, "runs of one tenant executing at once across the replicas; no bound when 0 (TRELLIS_MAX_RUNS_PER_TENANT)")
@@ -194,7 +195,7 @@ func runServe(ctx context.Context, env Env) error {
 	if fs.NArg() > 0 {
 		return &UsageError{Msg: fmt.Sprintf("serve takes no arguments, got %q", fs.Args())}
 	}
-	for name, dst := range map[string]*int64{"MAX_BODY_BYTES": maxBody} {
+	for name, dst := range map[string]*int64{"MAX_BODY_BYTES": maxBody, "EVENT_LOG_BYTES": eventBytes} {
 		if v := os.Getenv("TRELLIS_" + name); v != "" && *dst == 0 {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
@@ -272,7 +273,7 @@ func runServe(ctx context.Context, env Env) error {
 	}
 	cfg := server.Config{StoreIndex: &store.IndexConfig{Embedder: emb, Dims: dims}, AppSettings: settings,
 		Apps: apps, Models: roles, UI: env.UI, DataDir: *dataDir, WebhookAllowPrivate: *webhookPrivate, MetricsToken: *metricsToken, DatabaseURL: *dbURL, RedisURL: *redisURL, Dev: *dev,
-		MaxBodyBytes: *maxBody, MaxConcurrentRuns: *maxRuns, ShutdownGrace: *grace, Logger: logger,
+		MaxBodyBytes: *maxBody, EventLogBytes: *eventBytes, MaxConcurrentRuns: *maxRuns, ShutdownGrace: *grace, Logger: logger,
 		MaxRunsPerTenant: *perTenant, RunTimeout: *runTimeout, Heartbeat: *heartbeat, MaxRunAttempts: *attempts,
 		RateLimit: *rateLimit, RateBurst: *rateBurst, MaxStreamsPerTenant: *maxStreams,
 		MaxRunSteps: *maxSteps, MaxRunTokens: *maxTokens, Tracing: server.TracingConfig{Endpoint: *otlp},

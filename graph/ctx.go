@@ -22,6 +22,8 @@ type taskCtx struct {
 	resume     []any
 	calls      int
 	interrupts []Interruption
+	// streamed is the ID of the last message chunk the task sent (EmitMessage).
+	streamed string
 }
 
 type taskKey struct{}
@@ -156,9 +158,33 @@ func Emit(ctx context.Context, value any) {
 // EmitMessage sends a model's streamed chunk to the run's stream in the messages mode. Model
 // helpers call it for every token chunk so that a UI can show text as it is written.
 func EmitMessage(ctx context.Context, chunk MessageChunk) {
-	if tc := taskFrom(ctx); tc != nil && tc.run.modes.has(ModeMessages) {
+	tc := taskFrom(ctx)
+	if tc == nil {
+		return
+	}
+	if id := chunk.Message.ID; id != "" {
+		tc.mu.Lock()
+		tc.streamed = id
+		tc.mu.Unlock()
+	}
+	if tc.run.modes.has(ModeMessages) {
 		tc.run.emitTask(tc.task, ModeMessages, chunk)
 	}
+}
+
+// StreamedMessageID returns the ID of the last message chunk the running node sent with
+// [EmitMessage] (in this attempt or an earlier one), or "" when it sent none. A node that
+// streams an answer and then returns it as a message it builds itself gives that message this
+// ID, so that a reader of the messages stream sees the chunks and the final message as one
+// message (LangGraph's clients match them by ID; with two IDs they show the answer twice).
+func StreamedMessageID(ctx context.Context) string {
+	tc := taskFrom(ctx)
+	if tc == nil {
+		return ""
+	}
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.streamed
 }
 
 // Info describes the running node to itself.

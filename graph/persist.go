@@ -103,26 +103,42 @@ func (l *loop[S]) save(source checkpoint.Source) error {
 	} else if err := l.saver.Put(context.WithoutCancel(l.ctx), req); err != nil {
 		return fmt.Errorf("%s: saving checkpoint of thread %q: %w", l.c.label, l.threadID, err)
 	}
-	parent := l.cpID
+	l.cpParent, l.cpMeta = l.cpID, md
 	l.head, l.cpID, l.unsaved = cp.ID, cp.ID, false
-	if l.modes.has(ModeCheckpoints) || l.modes.has(ModeDebug) {
-		ev := CheckpointEvent[S]{
-			Ref:      checkpoint.Ref{ThreadID: l.threadID, NS: l.ns, CheckpointID: cp.ID},
-			Values:   l.output(),
-			Next:     l.nextNames(),
-			Metadata: md,
-		}
-		if parent != "" {
-			ev.Parent = &checkpoint.Ref{ThreadID: l.threadID, NS: l.ns, CheckpointID: parent}
-		}
-		if l.modes.has(ModeCheckpoints) {
-			l.deliver(Event{Mode: ModeCheckpoints, NS: l.nsPath, Step: l.step, Data: ev})
-		}
-		if l.modes.has(ModeDebug) {
-			l.deliver(Event{Mode: ModeDebug, NS: l.nsPath, Step: l.step, Data: DebugEvent{Type: "checkpoint", Step: l.step, Payload: ev}})
-		}
-	}
+	l.emitCheckpoint()
 	return nil
+}
+
+// emitCheckpoint sends the checkpoint the loop stands on to the checkpoints and debug streams,
+// with the tasks it leaves to run and the interrupts they wait at. It is sent when it is
+// written, and again, as LangGraph does, when a superstep from it stops at interrupts.
+func (l *loop[S]) emitCheckpoint() {
+	if !l.modes.has(ModeCheckpoints) && !l.modes.has(ModeDebug) {
+		return
+	}
+	ev := CheckpointEvent[S]{
+		Ref:      checkpoint.Ref{ThreadID: l.threadID, NS: l.ns, CheckpointID: l.cpID},
+		Values:   l.output(),
+		Next:     l.nextNames(),
+		Metadata: l.cpMeta,
+		Tasks:    make([]CheckpointTask, len(l.next)),
+	}
+	for i, t := range l.next {
+		ins := t.interrupts
+		if ins == nil {
+			ins = []Interruption{}
+		}
+		ev.Tasks[i] = CheckpointTask{ID: t.id, Name: t.node.name, Interrupts: ins}
+	}
+	if l.cpParent != "" {
+		ev.Parent = &checkpoint.Ref{ThreadID: l.threadID, NS: l.ns, CheckpointID: l.cpParent}
+	}
+	if l.modes.has(ModeCheckpoints) {
+		l.deliver(Event{Mode: ModeCheckpoints, NS: l.nsPath, Step: l.step, Data: ev})
+	}
+	if l.modes.has(ModeDebug) {
+		l.deliver(Event{Mode: ModeDebug, NS: l.nsPath, Step: l.step, Data: DebugEvent{Type: "checkpoint", Step: l.step, Payload: ev}})
+	}
 }
 
 func (l *loop[S]) nextNames() []string {
@@ -351,7 +367,7 @@ func (l *loop[S]) restore(tuple *checkpoint.Tuple) error {
 		l.versions = map[string]string{}
 	}
 	l.saved = maps.Clone(l.versions)
-	l.cpID = cp.ID
+	l.cpID, l.cpParent, l.cpMeta = cp.ID, cp.ParentID, cp.Metadata
 	l.step = cp.Step + 1
 	l.barriers = map[string][]string{}
 	for k, v := range cp.Barriers {

@@ -151,8 +151,10 @@ type loop[S any] struct {
 	tracks     []track
 	next       []*task
 	barriers   map[string][]string
-	head       string // the namespace's newest checkpoint
-	cpID       string // the checkpoint this loop stands on
+	head       string         // the namespace's newest checkpoint
+	cpID       string         // the checkpoint this loop stands on
+	cpParent   string         // its parent
+	cpMeta     map[string]any // its metadata
 	durability Durability
 	metadata   map[string]any
 	writer     *asyncWriter
@@ -546,6 +548,9 @@ func (l *loop[S]) loop(limit, maxConc int, skipBefore bool) error {
 			if failed != nil {
 				return failed.err
 			}
+			if l.saver != nil {
+				l.emitCheckpoint() // again, with the interrupts its tasks wait at
+			}
 			if l.modes.has(ModeUpdates) {
 				// One __interrupt__ update per interrupted task, as LangGraph streams them.
 				for _, t := range tasks {
@@ -689,7 +694,11 @@ func (l *loop[S]) execute(t *task) {
 	tc := &taskCtx{run: l.run, task: t, resume: t.resume}
 	ctx := context.WithValue(l.ctx, taskKey{}, tc)
 	if l.modes.has(ModeTasks) || l.modes.has(ModeDebug) {
-		l.taskEvent(t, TaskEvent{ID: t.id, Name: t.node.name, Input: t.input.Interface()})
+		trigger := "branch:to:" + t.node.name
+		if t.send {
+			trigger = "__pregel_push"
+		}
+		l.taskEvent(t, TaskEvent{ID: t.id, Name: t.node.name, Input: t.input.Interface(), Triggers: []string{trigger}})
 	}
 	policy := t.node.retry
 	for attempt := 1; ; attempt++ {

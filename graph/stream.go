@@ -96,10 +96,13 @@ type MessageChunk struct {
 
 // TaskEvent reports a task starting (Result and Error empty, Finished false) or finishing.
 type TaskEvent struct {
-	ID         string         `json:"id"`
-	Name       string         `json:"name"`
-	Finished   bool           `json:"finished"`
-	Input      any            `json:"input,omitempty"`
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Finished bool   `json:"finished"`
+	Input    any    `json:"input,omitempty"`
+	// Triggers says what started the task, as LangGraph names it: "branch:to:<node>" for a node
+	// an edge, a route or a Command reached, "__pregel_push" for a Send. Set on the start only.
+	Triggers   []string       `json:"triggers,omitempty"`
 	Result     any            `json:"result,omitempty"`
 	Error      string         `json:"error,omitempty"`
 	Interrupts []Interruption `json:"interrupts,omitempty"`
@@ -112,6 +115,16 @@ type CheckpointEvent[S any] struct {
 	Values   S               `json:"values"`
 	Next     []string        `json:"next"`
 	Metadata map[string]any  `json:"metadata"`
+	// Tasks are the tasks the checkpoint leaves to run, in the order of Next, with the
+	// interrupts those that paused are waiting at.
+	Tasks []CheckpointTask `json:"tasks"`
+}
+
+// CheckpointTask is one task a checkpoint leaves to run.
+type CheckpointTask struct {
+	ID         string         `json:"id"`
+	Name       string         `json:"name"`
+	Interrupts []Interruption `json:"interrupts"`
 }
 
 // DebugEvent wraps a task or checkpoint event for the debug mode.

@@ -11,8 +11,10 @@ import (
 	"time"
 )
 
-// heartbeat is how often an idle SSE stream sends a comment, so proxies keep it open.
-const heartbeat = 15 * time.Second
+// heartbeat is how often an idle SSE stream sends a comment, so proxies keep it open and
+// clients that reconnect on idleness (LangGraph's SDK, which sizes its idle window from their
+// cadence) do not; 5 s, as the LangGraph Platform sends them (a var for tests).
+var heartbeat = 5 * time.Second
 
 func runPath(run *Run) string {
 	if run.Kwargs != nil && run.Kwargs.Temporary {

@@ -109,6 +109,12 @@ type Config struct {
 	// Last-Event-ID) in memory; zero means 10 minutes. Resumable runs also keep it in the
 	// database.
 	EventRetention time.Duration
+	// EventLogBytes bounds the bytes the event logs in memory hold across runs, so that runs
+	// with large inputs or outputs cannot hold the process's memory for the retention: past it,
+	// the logs of the runs that finished first are dropped before their retention ends (a
+	// resumable run's events are then read from the database). Running runs' logs count but
+	// are never dropped. Zero means 64 MiB; negative means no bound.
+	EventLogBytes int64
 	// ShutdownGrace is how long Serve waits, once its context ends, for running runs to reach
 	// their next checkpoint and stop; zero means 30 seconds.
 	ShutdownGrace time.Duration
@@ -119,7 +125,7 @@ type Config struct {
 	// IdleTimeout is how long a keep-alive connection may wait for its next request; zero means
 	// 120 seconds.
 	IdleTimeout time.Duration
-	// StreamWriteTimeout bounds each write to an SSE stream; zero means 30 seconds. A client that
+	// StreamWriteTimeout bounds each write to an SSE or WebSocket stream; zero means 30 seconds. A client that
 	// stops reading without closing is dropped once its socket's buffers are full, freeing its
 	// goroutines and its place among the tenant's streams.
 	StreamWriteTimeout time.Duration
@@ -188,6 +194,7 @@ const (
 	DefaultMaxConcurrentRuns = 64
 	DefaultWebSocketBuffer   = 1024
 	DefaultEventRetention    = 10 * time.Minute
+	DefaultEventLogBytes     = 64 << 20
 	DefaultShutdownGrace     = 30 * time.Second
 	DefaultWebhookTimeout    = 10 * time.Second
 	DefaultHeartbeat         = 5 * time.Second
@@ -254,6 +261,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.EventRetention <= 0 {
 		c.EventRetention = DefaultEventRetention
+	}
+	if c.EventLogBytes == 0 {
+		c.EventLogBytes = DefaultEventLogBytes
 	}
 	if c.ReadTimeout <= 0 {
 		c.ReadTimeout = 60 * time.Second

@@ -28,8 +28,12 @@ func parseStreamModes(modes []string) ([]graph.StreamMode, error) {
 	}
 	for _, m := range modes {
 		switch m {
-		case "messages", "messages-tuple":
+		case "messages": // token chunks, and the state's messages as they complete
 			add(graph.ModeMessages)
+			add(graph.ModeValues)
+		case "messages-tuple": // token chunks, and the messages nodes return (from their tasks)
+			add(graph.ModeMessages)
+			add(graph.ModeTasks)
 		case progressMode: // the run's progress, from the task events (progress.go)
 			add(graph.ModeTasks)
 		case "events":
@@ -124,8 +128,11 @@ type converter struct {
 	modes     []string // as requested
 	subgraphs bool
 	runMeta   map[string]any              // the run's metadata (streamMetadata)
+	tags      []string                    // the run's config tags, in every message's metadata
 	partial   map[string]*message.Message // accumulated messages for "messages" mode
 	msgMeta   map[string]*chunkMeta       // each streamed message's metadata, by message ID
+	seen      map[string]bool             // messages streamed or in a task's input (messages-tuple)
+	completed map[string]bool             // messages sent in messages/complete ("messages" mode)
 	events    *eventsConv                 // for "events" mode
 }
 
@@ -140,9 +147,15 @@ type chunkMeta struct {
 // newConverter returns a converter for a run's requested modes; runMeta is the run's metadata
 // (streamMetadata), sent with every message chunk and callback event.
 func newConverter(modes []string, subgraphs bool, runMeta map[string]any) *converter {
-	c := &converter{modes: modes, subgraphs: subgraphs, runMeta: runMeta, partial: map[string]*message.Message{}, msgMeta: map[string]*chunkMeta{}}
+	c := &converter{modes: modes, subgraphs: subgraphs, runMeta: runMeta, partial: map[string]*message.Message{}, msgMeta: map[string]*chunkMeta{},
+		seen: map[string]bool{}, completed: map[string]bool{}}
+	if tags, ok := runMeta[runTagsKey].([]string); ok {
+		c.tags = tags
+		c.runMeta = maps.Clone(runMeta)
+		delete(c.runMeta, runTagsKey)
+	}
 	if slices.Contains(modes, "events") {
-		c.events = newEventsConv(runMeta)
+		c.events = newEventsConv(c.runMeta)
 	}
 	return c
 }
@@ -175,19 +188,49 @@ func (s *Server) streamMetadata(run *Run) map[string]any {
 	if kw.User != "" {
 		md["user_id"] = kw.User
 	}
+	tags := []string{}
+	if ts, ok := kw.Config["tags"].([]any); ok {
+		for _, t := range ts {
+			if t, ok := t.(string); ok {
+				tags = append(tags, t)
+			}
+		}
+	}
+	md[runTagsKey] = tags // taken out by newConverter
 	return md
 }
+
+// runTagsKey carries the run's config tags from streamMetadata to newConverter.
+const runTagsKey = "\x00tags"
 
 // messageMeta returns the metadata of a message chunk: the run's, the chunk's own, and where in
 // the graph it was written (the langgraph_* keys); ls_provider, ls_model_name and ls_model_type
 // when the chunk names its provider and model.
 func (c *converter) messageMeta(ev graph.Event, chunk graph.MessageChunk) *chunkMeta {
+	c.seen[chunk.Message.ID] = true
 	if cm := c.msgMeta[chunk.Message.ID]; cm != nil && sameScalars(cm.from, chunk.Metadata) {
 		return cm
 	}
-	md := make(map[string]any, len(c.runMeta)+len(chunk.Metadata)+10)
+	md := make(map[string]any, len(c.runMeta)+len(chunk.Metadata)+11)
 	maps.Copy(md, c.runMeta)
 	maps.Copy(md, chunk.Metadata)
+	// The tags LangGraph puts in a message's metadata: the run's (config.tags), then the
+	// message's own (a "tags" list in the chunk's metadata); always a list.
+	tags := slices.Clone(c.tags)
+	switch own := chunk.Metadata["tags"].(type) {
+	case []string:
+		tags = append(tags, own...)
+	case []any:
+		for _, t := range own {
+			if t, ok := t.(string); ok {
+				tags = append(tags, t)
+			}
+		}
+	}
+	if tags == nil {
+		tags = []string{}
+	}
+	md["tags"] = tags
 	md["langgraph_node"] = ev.Node
 	md["langgraph_step"] = ev.Step
 	md["langgraph_triggers"] = []string{"branch:to:" + ev.Node}
@@ -276,6 +319,9 @@ func (c *converter) convert(ev graph.Event) []sse {
 	}
 	switch ev.Mode {
 	case graph.ModeValues:
+		if c.wants("messages") {
+			out = append(out, c.complete(ev)...)
+		}
 		if c.wants("values") {
 			return append(out, sse{c.name("values", ev.NS), apiValue(ev.Data)})
 		}
@@ -304,17 +350,31 @@ func (c *converter) convert(ev graph.Event) []sse {
 	case graph.ModeDebug:
 		if c.wants("debug") {
 			if d, ok := ev.Data.(graph.DebugEvent); ok {
-				return append(out, sse{c.name("debug", ev.NS), map[string]any{"type": d.Type, "step": d.Step, "timestamp": time.Now().UTC().Format(time.RFC3339Nano), "payload": apiValue(d.Payload)}})
+				var payload any
+				switch p := d.Payload.(type) {
+				case graph.TaskEvent:
+					payload = taskEventJSON(p)
+				default:
+					payload = checkpointEventJSON(apiValue(p), true)
+				}
+				return append(out, sse{c.name("debug", ev.NS), map[string]any{"type": d.Type, "step": d.Step, "timestamp": time.Now().UTC().Format(time.RFC3339Nano), "payload": payload}})
 			}
 			return append(out, sse{c.name("debug", ev.NS), apiValue(ev.Data)})
 		}
 	case graph.ModeTasks:
+		te, ok := ev.Data.(graph.TaskEvent)
+		if !ok {
+			return out
+		}
+		if c.wants("messages-tuple") {
+			out = append(out, c.taskMessages(ev, te)...)
+		}
 		if c.wants("tasks") {
-			return append(out, sse{c.name("tasks", ev.NS), apiValue(ev.Data)})
+			return append(out, sse{c.name("tasks", ev.NS), taskEventJSON(te)})
 		}
 	case graph.ModeCheckpoints:
 		if c.wants("checkpoints") {
-			return append(out, sse{c.name("checkpoints", ev.NS), checkpointEventJSON(apiValue(ev.Data))})
+			return append(out, sse{c.name("checkpoints", ev.NS), checkpointEventJSON(apiValue(ev.Data), false)})
 		}
 	case graph.ModeMessages:
 		chunk, ok := ev.Data.(graph.MessageChunk)
@@ -349,8 +409,79 @@ func (c *converter) convert(ev graph.Event) []sse {
 	return out
 }
 
-// checkpointEventJSON renders a checkpoints-mode event with RunnableConfigs, as LangGraph does.
-func checkpointEventJSON(data any) any {
+// complete returns the "messages/complete" event of the messages a new state holds that no
+// earlier one did, as the LangGraph API sends in "messages" mode (messages without an ID are
+// left out, as there).
+func (c *converter) complete(ev graph.Event) []sse {
+	var done []any
+	for _, m := range messagesIn(ev.Data) {
+		if m.ID == "" || c.completed[m.ID] {
+			continue
+		}
+		c.completed[m.ID] = true
+		done = append(done, toLangChain(m))
+	}
+	if len(done) == 0 {
+		return nil
+	}
+	return []sse{{"messages/complete", done}}
+}
+
+// taskMessages returns the messages-tuple events of the messages a finished task returned that
+// were neither streamed as chunks nor in its input (a tools node's tool messages, a node's
+// hand-made answer), whole, as LangGraph's messages stream sends a node's output; a task
+// starting marks the messages of its input as seen.
+func (c *converter) taskMessages(ev graph.Event, te graph.TaskEvent) []sse {
+	if !te.Finished {
+		for _, m := range messagesIn(te.Input) {
+			c.seen[m.ID] = true
+		}
+		return nil
+	}
+	if te.Error != "" || len(te.Interrupts) > 0 {
+		return nil
+	}
+	var out []sse
+	for _, m := range messagesIn(te.Result) {
+		if m.ID != "" && c.seen[m.ID] {
+			continue
+		}
+		if m.ID != "" {
+			c.seen[m.ID] = true
+		}
+		cm := c.messageMeta(ev, graph.MessageChunk{Message: m})
+		out = append(out, sse{c.name("messages", ev.NS), []any{toLangChain(m), cm.md}})
+	}
+	return out
+}
+
+// taskEventJSON renders a tasks-mode event as LangGraph does: a start as {id, name, input,
+// triggers}, a result as {id, name, error, result, interrupts}, result being the task's writes
+// by channel (its update).
+func taskEventJSON(te graph.TaskEvent) map[string]any {
+	if !te.Finished {
+		triggers := te.Triggers
+		if triggers == nil {
+			triggers = []string{}
+		}
+		return map[string]any{"id": te.ID, "name": te.Name, "input": apiValue(te.Input), "triggers": triggers}
+	}
+	var errv any
+	if te.Error != "" {
+		errv = te.Error
+	}
+	result := apiValue(te.Result)
+	if result == nil {
+		result = map[string]any{}
+	}
+	return map[string]any{"id": te.ID, "name": te.Name, "error": errv, "result": result, "interrupts": interruptsJSON(te.Interrupts)}
+}
+
+// checkpointEventJSON renders a checkpoint as the checkpoints mode (and, with debug, the debug
+// mode's checkpoint payload) of the LangGraph API does: config and parent_config as
+// RunnableConfigs, values, metadata, next, and the tasks the checkpoint leaves to run, each
+// {id, name, interrupts}; the debug payload adds checkpoint and parent_checkpoint.
+func checkpointEventJSON(data any, debug bool) any {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return data
@@ -367,10 +498,42 @@ func checkpointEventJSON(data any) any {
 	if _, ok := m["parent_config"]; !ok {
 		m["parent_config"] = nil
 	}
-	if _, ok := m["tasks"]; !ok {
+	if tasks, ok := m["tasks"].([]any); ok {
+		for _, t := range tasks {
+			if t, ok := t.(map[string]any); ok {
+				if ins, ok := t["interrupts"].([]any); ok {
+					for _, in := range ins {
+						if in, ok := in.(map[string]any); ok {
+							delete(in, "node") // LangGraph's interrupts hold value and id
+						}
+					}
+				}
+			}
+		}
+	} else {
 		m["tasks"] = []any{}
 	}
+	if debug {
+		m["checkpoint"] = checkpointOfConfig(m["config"])
+		m["parent_checkpoint"] = checkpointOfConfig(m["parent_config"])
+	}
 	return m
+}
+
+// checkpointOfConfig is the checkpoint a RunnableConfig of checkpointEventJSON names, as
+// checkpointOf renders it; nil for none.
+func checkpointOfConfig(cfg any) any {
+	c, ok := cfg.(map[string]any)
+	if !ok {
+		return nil
+	}
+	ref, ok := c["configurable"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	out := maps.Clone(ref)
+	out["checkpoint_map"] = nil
+	return out
 }
 
 // errorJSON is the data of an "error" event.

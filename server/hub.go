@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -59,6 +61,10 @@ type runLog struct {
 	wake      chan struct{} // closed on the first append after a reader took it, and on close
 	watched   bool          // a reader took wake (since): the next append closes it
 	resumable bool
+	// size is the bytes of the events' data; hub, while the log is in it, the hub whose total
+	// counts them.
+	size int64
+	hub  *hub
 	// runID names the log's run in the database (set by the executing process; see outbox).
 	runID string
 	// pmu serialises the writing of this log's events to the database and the bus, so that
@@ -92,6 +98,12 @@ func (l *runLog) appendTail(event string, head, tail json.RawMessage) streamEven
 	defer l.mu.Unlock()
 	ev := streamEvent{Seq: l.first + int64(len(l.events)) + 1, Event: event, Data: head, Tail: tail}
 	l.events = append(l.events, ev)
+	// The tail is shared by the tokens of a message; counting it for each overstates a little.
+	n := int64(len(event) + len(head) + len(tail))
+	l.size += n
+	if l.hub != nil {
+		l.hub.bytes.Add(n)
+	}
 	if l.watched {
 		// Only a channel a reader holds needs closing: a log nobody follows makes none.
 		close(l.wake)
@@ -99,6 +111,19 @@ func (l *runLog) appendTail(event string, head, tail json.RawMessage) streamEven
 		l.watched = false
 	}
 	return ev
+}
+
+// setEventsLocked replaces the log's events (with those the database kept), counting their
+// bytes in place of the old ones'; the caller holds l.mu.
+func (l *runLog) setEventsLocked(evs []streamEvent) {
+	var n int64
+	for _, ev := range evs {
+		n += int64(len(ev.Event) + len(ev.Data) + len(ev.Tail))
+	}
+	if l.hub != nil {
+		l.hub.bytes.Add(n - l.size)
+	}
+	l.events, l.size = evs, n
 }
 
 func (l *runLog) setOutput(v any) {
@@ -126,14 +151,19 @@ func (l *runLog) result() any {
 
 func (l *runLog) close() {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.done {
+		l.mu.Unlock()
 		return
 	}
 	l.done, l.doneAt = true, time.Now()
 	close(l.wake)
 	l.wake = make(chan struct{})
 	l.watched = false
+	h := l.hub
+	l.mu.Unlock()
+	if h != nil {
+		h.trim()
+	}
 }
 
 // since returns the events after seq, whether the log is closed, and a channel closed on the
@@ -173,16 +203,75 @@ func (l *runLog) last() int64 {
 	return l.first + int64(len(l.events))
 }
 
-// hub holds the logs of runs that are executing or finished recently.
+// hub holds the logs of runs that are executing or finished recently: a finished run's log
+// for the retention, as long as the logs' bytes stay within maxBytes; past it, the logs of the
+// runs that finished first go first (see trim).
 type hub struct {
 	mu        sync.Mutex
 	logs      map[string]*runLog
 	retention time.Duration
 	swept     time.Time // when sweepLocked last looked at every log
+	// maxBytes bounds bytes, the size of the logs' events (runLog.size); 0 means no bound.
+	maxBytes int64
+	bytes    atomic.Int64
+	evicted  atomic.Int64 // logs dropped for the bound, for tests and metrics
 }
 
-func newHub(retention time.Duration) *hub {
-	return &hub{logs: map[string]*runLog{}, retention: retention}
+func newHub(retention time.Duration, maxBytes int64) *hub {
+	return &hub{logs: map[string]*runLog{}, retention: retention, maxBytes: max(maxBytes, 0)}
+}
+
+// add puts a new log in the hub; the caller holds h.mu.
+func (h *hub) addLocked(runID string) *runLog {
+	l := newRunLog()
+	l.runID, l.hub = runID, h
+	h.logs[runID] = l
+	return l
+}
+
+// removeLocked takes a log out of the hub, and its bytes out of the total; the caller holds
+// h.mu. Readers that hold the log keep reading it.
+func (h *hub) removeLocked(id string, l *runLog) {
+	delete(h.logs, id)
+	l.mu.Lock()
+	if l.hub == h {
+		h.bytes.Add(-l.size)
+		l.hub = nil
+	}
+	l.mu.Unlock()
+}
+
+// trim drops the logs of finished runs, those that finished first first, until the logs' bytes
+// are within the bound. The logs of running runs are never dropped: they count, and make the
+// finished ones go sooner. A dropped resumable run's events are still read from the database
+// by whoever joins it; a dropped run that was not resumable can no longer be joined.
+func (h *hub) trim() {
+	if h.maxBytes <= 0 || h.bytes.Load() <= h.maxBytes {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	type done struct {
+		id string
+		l  *runLog
+		at time.Time
+	}
+	var finished []done
+	for id, l := range h.logs {
+		l.mu.Lock()
+		if l.done {
+			finished = append(finished, done{id, l, l.doneAt})
+		}
+		l.mu.Unlock()
+	}
+	slices.SortFunc(finished, func(a, b done) int { return a.at.Compare(b.at) })
+	for _, d := range finished {
+		if h.bytes.Load() <= h.maxBytes {
+			return
+		}
+		h.removeLocked(d.id, d.l)
+		h.evicted.Add(1)
+	}
 }
 
 // open returns the run's log, creating it.
@@ -192,9 +281,7 @@ func (h *hub) open(runID string) *runLog {
 	h.sweepLocked()
 	l := h.logs[runID]
 	if l == nil {
-		l = newRunLog()
-		l.runID = runID
-		h.logs[runID] = l
+		l = h.addLocked(runID)
 	}
 	return l
 }
@@ -207,10 +294,7 @@ func (h *hub) openMirror(runID string) (*runLog, bool) {
 	if l := h.logs[runID]; l != nil {
 		return l, false
 	}
-	l := newRunLog()
-	l.runID = runID
-	h.logs[runID] = l
-	return l, true
+	return h.addLocked(runID), true
 }
 
 // takeMirror stops a log's mirroring, for the process that is about to execute the run.
@@ -239,7 +323,9 @@ func (h *hub) sweepGap() time.Duration {
 func (h *hub) drop(runID string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	delete(h.logs, runID)
+	if l := h.logs[runID]; l != nil {
+		h.removeLocked(runID, l)
+	}
 }
 
 // sweep drops the logs of runs that ended more than the retention ago; the runner calls it
@@ -263,7 +349,7 @@ func (h *hub) sweepLocked() {
 		old := l.done && now.Sub(l.doneAt) > h.retention
 		l.mu.Unlock()
 		if old {
-			delete(h.logs, id)
+			h.removeLocked(id, l)
 		}
 	}
 }

@@ -246,7 +246,7 @@ func TestEventPayloads(t *testing.T) {
 // retention and goes after it, also when no run starts (sweep, which the runner calls every
 // heartbeat), while a running run's log stays.
 func TestHubDropsEndedLogsAfterRetention(t *testing.T) {
-	h := newHub(40 * time.Millisecond)
+	h := newHub(40*time.Millisecond, 0)
 	h.open("ended").close()
 	h.open("running")
 	if h.get("ended") == nil {

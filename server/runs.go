@@ -739,7 +739,8 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		if evs, err := r.s.meta.loadEvents(ctx, runID, 0); err == nil {
 			l.pmu.Lock()
 			l.mu.Lock()
-			l.events, l.first = evs, 0
+			l.setEventsLocked(evs)
+			l.first = 0
 			l.durable = lastSeq(evs)
 			l.mu.Unlock()
 			l.pmu.Unlock()
@@ -749,7 +750,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		if evs, err := r.s.meta.loadEvents(ctx, runID, 0); err == nil && len(evs) > 0 {
 			l.pmu.Lock()
 			l.mu.Lock()
-			l.events = evs
+			l.setEventsLocked(evs)
 			l.durable = lastSeq(evs)
 			l.mu.Unlock()
 			l.pmu.Unlock()
@@ -781,7 +782,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		_ = r.s.meta.setThreadBusy(ctx, run.tenant, run.ThreadID)
 	}
 	log.Info("run started", "assistant_id", run.AssistantID)
-	emit("metadata", map[string]any{"run_id": runID, "attempt": attempt})
+	emit("metadata", map[string]any{"run_id": runID, "thread_id": run.ThreadID, "attempt": attempt})
 
 	a, err := r.s.assistant(run.AssistantID)
 	if err != nil { // a created assistant deleted while its run waited

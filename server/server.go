@@ -80,7 +80,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.Auth.prepare()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s := &Server{cfg: cfg, log: cfg.Logger, hub: newHub(cfg.EventRetention), byID: map[string]*Assistant{}, started: time.Now()}
+	s := &Server{cfg: cfg, log: cfg.Logger, hub: newHub(cfg.EventRetention, cfg.EventLogBytes), byID: map[string]*Assistant{}, started: time.Now()}
 	var deps Deps
 	var pgPool *pgxpool.Pool
 	if cfg.DatabaseURL != "" {

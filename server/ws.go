@@ -106,7 +106,7 @@ func (wc *wsConn) writer() {
 		select {
 		case m := <-wc.out:
 			b, _ := json.Marshal(m)
-			wctx, cancel := context.WithTimeout(wc.ctx, 10*time.Second)
+			wctx, cancel := context.WithTimeout(wc.ctx, wc.s.cfg.StreamWriteTimeout) // a client that stops reading is let go
 			err := wc.c.Write(wctx, websocket.MessageText, b)
 			cancel()
 			if err != nil {

@@ -352,7 +352,7 @@ func (a *App) synthesize(ctx context.Context, st agent.SupervisorState) (string,
 	default:
 		text = a.format.Compose(out.Blocks, links).Markdown
 	}
-	emitText(ctx, text)
+	emitText(ctx, text, false)
 	return text, nil
 }
 
@@ -372,13 +372,18 @@ func first(s []string) string {
 	return s[0]
 }
 
-// emitText streams text into the run's messages mode in pieces of a few words.
-func emitText(ctx context.Context, text string) {
+// emitText streams text into the run's messages mode in pieces of a few words, as part of the
+// message the node streamed last (so that the synthesizer's final message, which takes that ID,
+// is the one the chunks make), or of a new one with fresh set or nothing streamed yet.
+func emitText(ctx context.Context, text string, fresh bool) {
 	info, ok := graph.InfoFrom(ctx)
 	if !ok {
 		return
 	}
-	id := message.NewID()
+	id := graph.StreamedMessageID(ctx)
+	if id == "" || fresh {
+		id = message.NewID()
+	}
 	rest := text
 	for rest != "" {
 		n := 0

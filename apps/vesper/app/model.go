@@ -181,12 +181,12 @@ func (a *App) modelSynthesis(ctx context.Context, st agent.SupervisorState, bloc
 	if err != nil || strings.TrimSpace(resp.Message.Text()) == "" {
 		slog.Default().Warn("vesper: the synthesizer model failed; answering with the formatted results", "err", err)
 		text := a.format.Compose(blocks, links).Markdown
-		emitText(ctx, text)
+		emitText(ctx, text, true) // not a continuation of what the failed model call streamed
 		return text
 	}
 	text := strings.TrimSpace(resp.Message.Text())
 	if tail := a.format.Compose(nil, links).Markdown; tail != "" {
-		emitText(ctx, tail)
+		emitText(ctx, tail, false)
 		text += tail
 	}
 	return text

@@ -24,7 +24,8 @@ export function feed(p: ProgressState, event: string, data: unknown): ProgressSt
   const d = data as Record<string, unknown> | null;
   if (!d || typeof d !== "object") return p;
   if (mode === "tasks" && typeof d.name === "string") {
-    if (!d.finished) return set(p, d.name, "running");
+    // A task's start is {id, name, input, triggers}; its end has result or error (LangGraph's shapes).
+    if (!("result" in d) && !("error" in d)) return set(p, d.name, "running");
     if (d.error) return set(p, d.name, "error");
     if (Array.isArray(d.interrupts) && d.interrupts.length) return set(p, d.name, "interrupted");
     return set(p, d.name, "done");
