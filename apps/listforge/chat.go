@@ -43,6 +43,9 @@ type ChatState struct {
 	ToolCalls []store.ToolCall `json:"toolCalls"`
 	// Streamed is true once the response's tokens went out on the messages stream.
 	Streamed bool `json:"streamed"`
+	// StreamID is the ID the response's tokens were streamed under; the turn's assistant message
+	// takes it, so a client's chunks and the final message are one message.
+	StreamID string `json:"streamId,omitempty"`
 }
 
 // Chat messages of the specification's Appendix B.
@@ -165,7 +168,7 @@ func (c *chatGraph) loadContext(ctx context.Context, s ChatState) (ChatState, er
 	}
 	// Each turn starts clean: what the previous turn wrote is replaced.
 	for k, v := range map[string]any{"userMessage": text, "intent": "unknown", "response": "", "actions": []store.Action{},
-		"toolCalls": []store.ToolCall{}, "streamed": false, "item": (*store.Item)(nil), "research": (*store.Research)(nil),
+		"toolCalls": []store.ToolCall{}, "streamed": false, "streamId": "", "item": (*store.Item)(nil), "research": (*store.Research)(nil),
 		"recentEvidence": []store.Evidence{}} {
 		if err := graph.Overwrite(ctx, k, v); err != nil {
 			return ChatState{}, err
@@ -278,25 +281,28 @@ func (c *chatGraph) answerQuery(ctx context.Context, s ChatState) (ChatState, er
 		}
 		text := resp.Message.Text() + stale
 		if stale != "" {
-			emitText(ctx, stale)
+			emitText(ctx, resp.Message.ID, stale)
 		}
-		return ChatState{Response: text, Streamed: true, Actions: actions}, nil
+		return ChatState{Response: text, Streamed: true, StreamID: resp.Message.ID, Actions: actions}, nil
 	}
 	text := Answer(s.UserMessage, s.Item, s.Research, s.RecentEvidence) + stale
-	emitText(ctx, text)
-	return ChatState{Response: text, Streamed: true, Actions: actions}, nil
+	return ChatState{Response: text, Streamed: true, StreamID: emitText(ctx, "", text), Actions: actions}, nil
 }
 
-// emitText streams text on the messages stream, a few words a chunk.
-func emitText(ctx context.Context, text string) {
+// emitText streams text on the messages stream, a few words a chunk, as message id (a new one
+// when empty), and returns the ID.
+func emitText(ctx context.Context, id, text string) string {
 	info, _ := graph.InfoFrom(ctx)
-	id := message.NewID()
+	if id == "" {
+		id = message.NewID()
+	}
 	md := map[string]any{"node": info.Node, "provider": "listforge-rules"}
 	words := strings.SplitAfter(text, " ")
 	for i := 0; i < len(words); i += 4 {
 		chunk := strings.Join(words[i:min(i+4, len(words))], "")
 		graph.EmitMessage(ctx, graph.MessageChunk{Message: message.Message{ID: id, Role: message.RoleAssistant, Content: chunk}, Metadata: md})
 	}
+	return id
 }
 
 func money(x float64) string {
@@ -543,8 +549,13 @@ func (c *chatGraph) respond(ctx context.Context, s ChatState) (ChatState, error)
 	if text == "" {
 		text = MsgTrouble
 	}
+	id := s.StreamID
 	if !s.Streamed {
-		emitText(ctx, text)
+		id = emitText(ctx, "", text)
 	}
-	return ChatState{Response: text, Streamed: true, Messages: []message.Message{message.Assistant(text)}}, nil
+	answer := message.Assistant(text)
+	if id != "" {
+		answer.ID = id
+	}
+	return ChatState{Response: text, Streamed: true, StreamID: id, Messages: []message.Message{answer}}, nil
 }
