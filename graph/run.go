@@ -752,6 +752,9 @@ func (l *loop[S]) execute(t *task) {
 		t.err = err
 		break
 	}
+	if t.finished {
+		identifyMessages(t)
+	}
 	if l.modes.has(ModeTasks) || l.modes.has(ModeDebug) {
 		ev := TaskEvent{ID: t.id, Name: t.node.name, Finished: true, Interrupts: t.interrupts}
 		if t.err != nil {
@@ -1006,6 +1009,18 @@ func taskPathCmp(a, b *task) int {
 		return 0
 	}
 	return strings.Compare(a.node.name, b.node.name)
+}
+
+// identifyMessages gives the messages a finished task writes to a messages channel their IDs
+// as soon as it finishes (LangGraph's messages stream names a message it emits the same way), so
+// that the task's result as streamed (tasks events, a node's whole messages in messages-tuple),
+// its pending writes and the state all carry the same IDs.
+func identifyMessages(t *task) {
+	for i, w := range t.writes {
+		if !w.overwrite && w.ch.reducer == ReduceMessages {
+			t.writes[i].val = withMessageIDs(w.val)
+		}
+	}
 }
 
 // withMessageIDs gives every message of an update an ID, so that replaying the update from a

@@ -259,3 +259,30 @@ func TestUpdatesCarryTheMessageIDsTheStateGot(t *testing.T) {
 		t.Fatalf("the update reports message ID %q, the state holds %q: a client cannot match them", up.ID, final.ID)
 	}
 }
+
+// A node's messages without IDs get them when the task finishes: the task's result as the tasks
+// stream reports it and the state hold the same IDs, so a client can tell a node's whole message
+// from one it already has.
+func TestTaskResultMessagesCarryTheStatesIDs(t *testing.T) {
+	g := graph.New[S]()
+	g.AddNode("reply", func(ctx context.Context, s S) (S, error) {
+		return S{Messages: []message.Message{message.Assistant("done")}}, nil
+	})
+	g.AddEdge(graph.START, "reply")
+	c, _ := withSaver(t, g)
+	evs, err := collect(c.Stream(bg, S{}, graph.WithThread("t"), graph.WithStreamModes(graph.ModeTasks, graph.ModeValues)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var result []message.Message
+	for _, ev := range ofMode(evs, graph.ModeTasks) {
+		if te := ev.Data.(graph.TaskEvent); te.Finished {
+			result = te.Result.(S).Messages
+		}
+	}
+	final := ofMode(evs, graph.ModeValues)
+	state := final[len(final)-1].Data.(S).Messages
+	if len(result) != 1 || len(state) != 1 || result[0].ID == "" || result[0].ID != state[0].ID {
+		t.Fatalf("task result %+v, state %+v: want one message with the same ID", result, state)
+	}
+}
