@@ -1,15 +1,11 @@
 package ui_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"image"
 	"image/png"
-	"log/slog"
-	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -19,7 +15,6 @@ import (
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/server"
-	"github.com/trellis-go/trellis/ui"
 )
 
 // chromium is Debian's build, which .ci/run installs; TRELLIS_CHROMIUM names another.
@@ -82,69 +77,25 @@ func inboxApp() server.App {
 	}
 }
 
-// serve starts a trellis server with the example app and the UI on a loopback port.
+// serve starts a trellis server with the example app, the inbox app and the UI on a loopback port.
 func serve(t *testing.T, cfg server.Config) string {
 	t.Helper()
 	cfg.Apps = []server.App{example.App(), inboxApp()}
-	cfg.DataDir = t.TempDir()
-	cfg.UI = ui.Handler()
-	cfg.Logger = slog.New(slog.DiscardHandler)
-	s, err := server.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s.Handler())
-	t.Cleanup(func() {
-		hs.Close()
-		s.Close()
-	})
-	return hs.URL
+	return serveConfig(t, cfg)
 }
 
 // TestBrowser drives the UI in Chromium through every flow of e2e/run.mjs (the shell, chat
 // with streamed tokens, a breakpoint approved, a fork from an older checkpoint, the graph, the
 // store, threads, sign-in with an API key), then checks each screenshot it saved.
 func TestBrowser(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: the browser tests need it (apt-get install nodejs)")
-	}
-	if _, err := os.Stat("node_modules/playwright-core"); err != nil {
-		t.Skip("ui/node_modules is missing: run npm ci in ui/ (.ci/run does)")
-	}
-	if _, err := os.Stat(chromium()); err != nil {
-		t.Skipf("%s is missing: apt-get install chromium (.ci/run does)", chromium())
-	}
 	const key = "ui-e2e-key-0123456789abcdef"
 	dev := serve(t, server.Config{Dev: true})
 	withKey := serve(t, server.Config{Auth: server.AuthConfig{APIKeys: map[string]server.Principal{
 		key: {User: "ana", Tenant: "e2e", Permissions: []string{"*"}},
 	}}})
-
-	shots := os.Getenv("TRELLIS_UI_SHOTS") // keep the screenshots somewhere to look at them
-	if shots == "" {
-		shots = t.TempDir()
-	} else if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("e2e", "run.mjs"), dev, shots, withKey)
-	cmd.Env = append(os.Environ(), "TRELLIS_E2E_API_KEY="+key, "TRELLIS_CHROMIUM="+chromium())
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
-	t.Logf("e2e/run.mjs:\n%s", out.String())
-	if err != nil {
-		t.Fatalf("the browser flows failed: %v", err)
-	}
-
-	start := time.Now()
-	defer func() { t.Logf("the screenshots checked in %v", time.Since(start).Round(time.Millisecond)) }()
-	for _, name := range []string{"01-home", "02-home-dark", "03-app", "04-phone-menu", "05-chat", "06-breakpoint", "07-approved",
-		"08-fork-editor", "09-run-progress", "10-thread", "11-graph", "12-store", "13-threads", "14-sign-in", "15-inbox", "16-cancel"} {
-		checkScreenshot(t, filepath.Join(shots, name+".png"))
-	}
+	drive(t, flow{script: "run.mjs", base: dev, extra: []string{withKey}, env: []string{"TRELLIS_E2E_API_KEY=" + key}, timeout: 8 * time.Minute,
+		screenshots: []string{"01-home", "02-home-dark", "03-app", "04-phone-menu", "05-chat", "06-breakpoint", "07-approved",
+			"08-fork-editor", "09-run-progress", "10-thread", "11-graph", "12-store", "13-threads", "14-sign-in", "15-inbox", "16-cancel"}})
 }
 
 // checkScreenshot fails when a screenshot is missing, tiny or blank: a page that rendered shows

@@ -18,7 +18,23 @@ import (
 // serveApps starts a dev-mode trellis server with apps and the UI on a loopback port.
 func serveApps(t *testing.T, apps ...server.App) string {
 	t.Helper()
-	s, err := server.New(server.Config{Dev: true, Apps: apps, DataDir: t.TempDir(), UI: ui.Handler(), Logger: slog.New(slog.DiscardHandler)})
+	return serveConfig(t, server.Config{Dev: true, Apps: apps})
+}
+
+// serveConfig starts a trellis server with cfg on a loopback port: a data directory of the
+// test's, the UI (ui.Handler unless cfg.UI is set) and a silent logger unless cfg says otherwise.
+func serveConfig(t *testing.T, cfg server.Config) string {
+	t.Helper()
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
+	}
+	if cfg.UI == nil {
+		cfg.UI = ui.Handler()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,10 +46,26 @@ func serveApps(t *testing.T, apps ...server.App) string {
 	return hs.URL
 }
 
+// flow is one run of a browser flow script.
+type flow struct {
+	script      string   // in e2e/
+	base        string   // the server under test
+	extra       []string // arguments after the screenshot directory
+	env         []string // more environment variables
+	timeout     time.Duration
+	screenshots []string // names the script saves, each checked to show a rendered page
+}
+
 // driveChromium runs the browser flow e2e/<script> against base, then checks that each named
-// screenshot it saved shows a rendered page. It skips, saying which, when node,
-// ui/node_modules or Chromium is missing.
+// screenshot it saved shows a rendered page.
 func driveChromium(t *testing.T, script, base string, screenshots ...string) {
+	t.Helper()
+	drive(t, flow{script: script, base: base, screenshots: screenshots})
+}
+
+// drive runs f with node (`node e2e/<script> <base> <shot dir> <extra...>`). It skips, saying
+// which, when node, ui/node_modules or Chromium is missing.
+func drive(t *testing.T, f flow) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -51,18 +83,21 @@ func driveChromium(t *testing.T, script, base string, screenshots ...string) {
 	} else if err := os.MkdirAll(shots, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	if f.timeout == 0 {
+		f.timeout = 5 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("e2e", script), base, shots)
-	cmd.Env = append(os.Environ(), "TRELLIS_CHROMIUM="+chromium())
+	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join("e2e", f.script), f.base, shots}, f.extra...)...)
+	cmd.Env = append(append(os.Environ(), "TRELLIS_CHROMIUM="+chromium()), f.env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
-	t.Logf("e2e/%s:\n%s", script, out.String())
+	t.Logf("e2e/%s:\n%s", f.script, out.String())
 	if err != nil {
-		t.Fatalf("the browser flows of %s failed: %v", script, err)
+		t.Fatalf("the browser flows of %s failed: %v", f.script, err)
 	}
-	for _, name := range screenshots {
+	for _, name := range f.screenshots {
 		checkScreenshot(t, filepath.Join(shots, name+".png"))
 	}
 }

@@ -1,4 +1,5 @@
-// What the apps' browser flows (rehab.mjs, analyst.mjs, subgraphs.mjs) share: Debian's Chromium
+// What the browser flows (run.mjs and the apps' rehab.mjs, analyst.mjs, subgraphs.mjs, realty.mjs,
+// listforge.mjs) share: Debian's Chromium
 // through playwright-core with the flags that stop background networking, every request to
 // another origin aborted and counted as a failure, page and console errors collected, named
 // steps, and full-page screenshots for the Go test to check.
@@ -7,9 +8,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-export async function start(base, shots) {
+// start launches Chromium for a flow against base, saving screenshots in shots. opts:
+//   usage:     the flow's usage line, printed when base or shots is missing
+//   origins:   more origins requests may go to (other servers under test)
+//   onRequest: called with every request's URL (before it is allowed or aborted)
+//   viewport, timeout: the window size and the default timeout of each action
+//   ignoreConsole: a RegExp of console errors that are expected (a 404 the flow provokes)
+export async function start(base, shots, opts = {}) {
   if (!base || !shots) {
-    console.error("usage: node <flow>.mjs <base URL> <screenshot dir>");
+    console.error("usage: " + (opts.usage ?? "node <flow>.mjs <base URL> <screenshot dir>"));
     process.exit(2);
   }
   const profile = mkdtempSync(join(tmpdir(), "trellis-ui-e2e-"));
@@ -18,23 +25,24 @@ export async function start(base, shots) {
     headless: true,
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
       "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
-    viewport: { width: 1280, height: 860 },
+    viewport: opts.viewport ?? { width: 1280, height: 860 },
     colorScheme: "light",
   });
-  ctx.setDefaultTimeout(45000); // generous: CI runs this beside other packages' tests under -race
+  ctx.setDefaultTimeout(opts.timeout ?? 45000); // generous: CI runs this beside other packages' tests under -race
   const problems = [];
   const offsite = [];
-  const origin = new URL(base).origin;
+  const allowed = [base, ...(opts.origins ?? [])].filter(Boolean).map((u) => new URL(u).origin);
   await ctx.route("**/*", (route) => {
     const u = route.request().url();
-    if (u.startsWith("data:") || u.startsWith("blob:") || new URL(u).origin === origin) return route.continue();
+    opts.onRequest?.(u);
+    if (u.startsWith("data:") || u.startsWith("blob:") || allowed.includes(new URL(u).origin)) return route.continue();
     offsite.push(u);
     return route.abort();
   });
   const watch = (page) => {
     page.on("pageerror", (e) => problems.push("page error: " + e.message));
     page.on("console", (m) => {
-      if (m.type() === "error") problems.push("console error: " + m.text());
+      if (m.type() === "error" && !(opts.ignoreConsole && opts.ignoreConsole.test(m.text()))) problems.push("console error: " + m.text());
     });
   };
   ctx.on("page", watch);

@@ -6,42 +6,16 @@
 // ui/listforge_browser_test.go starts the server (its offline marketplace answering slowly, so
 // that a research job's steps can be watched) and runs this; it then checks the screenshots.
 // Every request must go to the server under test: any other is aborted and fails the run.
-import { chromium } from "playwright-core";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { start } from "./kit.mjs";
 
 const [base, shots, authBase] = process.argv.slice(2);
 const apiKey = process.env.TRELLIS_E2E_API_KEY || "";
-if (!base || !shots) {
-  console.error("usage: node listforge.mjs <base URL> <screenshot dir> [<auth server URL>]");
-  process.exit(2);
-}
-const profile = mkdtempSync(join(tmpdir(), "trellis-lf-e2e-"));
-const ctx = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.TRELLIS_CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
-  viewport: { width: 1280, height: 860 },
-  colorScheme: "light",
+const kit = await start(base, shots, {
+  usage: "node listforge.mjs <base URL> <screenshot dir> [<auth server URL>]",
+  origins: [authBase],
+  ignoreConsole: /status of 40[14]/,
 });
-ctx.setDefaultTimeout(45000);
-
-const problems = [];
-const offsite = [];
-const allowed = [base, authBase].filter(Boolean).map((u) => new URL(u).origin);
-await ctx.route("**/*", (route) => {
-  const u = route.request().url();
-  if (u.startsWith("data:") || allowed.includes(new URL(u).origin)) return route.continue();
-  offsite.push(u);
-  return route.abort();
-});
-const page = ctx.pages()[0] ?? (await ctx.newPage());
-page.on("pageerror", (e) => problems.push("page error: " + e.message));
-page.on("console", (m) => {
-  if (m.type() === "error" && !/status of 40[14]/.test(m.text())) problems.push("console error: " + m.text());
-});
+const { page, step, expect } = kit;
 // Every frame the pages' WebSockets receive, by socket path.
 const frames = { research: [], chat: [] };
 page.on("websocket", (ws) => {
@@ -56,21 +30,7 @@ page.on("websocket", (ws) => {
   });
 });
 
-let passed = 0;
-const failed = [];
-async function step(name, fn) {
-  const t0 = Date.now();
-  try {
-    await fn();
-    passed++;
-    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-  } catch (e) {
-    failed.push(name);
-    console.log(`FAIL ${name}: ${e && e.stack ? e.stack : e}`);
-  }
-}
-const shot = (name) => page.screenshot({ path: join(shots, name + ".png"), fullPage: true });
-const expect = (cond, msg) => { if (!cond) throw new Error(msg); };
+const shot = (name) => kit.shot(page, name);
 
 const STEPS = [
   ["load_context", "Loading item"], ["analyze_media", "Analyzing photos"], ["identify_product", "Identifying product"],
@@ -284,9 +244,4 @@ await step("phone-sized screen and dark theme", async () => {
   await page.keyboard.press("t");
 });
 
-await ctx.close();
-rmSync(profile, { recursive: true, force: true });
-if (problems.length) console.log("problems:\n  " + problems.join("\n  "));
-if (offsite.length) console.log("requests to other origins:\n  " + offsite.join("\n  "));
-console.log(`${passed} passed, ${failed.length} failed`);
-process.exit(failed.length || problems.length || offsite.length ? 1 : 0);
+await kit.finish();

@@ -6,65 +6,18 @@
 // ui/realty_browser_test.go starts the servers and runs this; it then checks the screenshots.
 // Every request must go to the servers under test (the tile server included): any other is
 // aborted and fails the run.
-import { chromium } from "playwright-core";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { start } from "./kit.mjs";
 
 const [base, shots, tilesBase, tileServer] = process.argv.slice(2);
-if (!base || !shots) {
-  console.error("usage: node realty.mjs <base URL> <screenshot dir> [<base URL with map tiles> <tile server URL>]");
-  process.exit(2);
-}
-const profile = mkdtempSync(join(tmpdir(), "trellis-ui-realty-"));
-const ctx = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.TRELLIS_CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
-  viewport: { width: 1400, height: 900 },
-  colorScheme: "light",
-});
-ctx.setDefaultTimeout(60000); // generous: the machine is shared and the tests run under -race
-
-const problems = [];
-const offsite = [];
 const tileRequests = [];
-const allowed = [base, tilesBase, tileServer].filter(Boolean).map((u) => new URL(u).origin);
-await ctx.route("**/*", (route) => {
-  const u = route.request().url();
-  if (tileServer && u.startsWith(tileServer)) tileRequests.push(u);
-  if (u.startsWith("data:") || allowed.includes(new URL(u).origin)) return route.continue();
-  offsite.push(u);
-  return route.abort();
+const { ctx, page, step, shot, expect, finish } = await start(base, shots, {
+  usage: "node realty.mjs <base URL> <screenshot dir> [<base URL with map tiles> <tile server URL>]",
+  origins: [tilesBase, tileServer],
+  onRequest: (u) => { if (tileServer && u.startsWith(tileServer)) tileRequests.push(u); },
+  viewport: { width: 1400, height: 900 },
+  timeout: 60000, // generous: the machine is shared and the tests run under -race
+  ignoreConsole: /status of 40[149]/,
 });
-ctx.on("page", watch);
-function watch(page) {
-  page.on("pageerror", (e) => problems.push("page error: " + e.message));
-  page.on("console", (m) => {
-    if (m.type() === "error" && !/status of 40[149]/.test(m.text())) problems.push("console error: " + m.text());
-  });
-}
-
-let passed = 0;
-const failed = [];
-async function step(name, fn) {
-  const t0 = Date.now();
-  try {
-    await fn();
-    passed++;
-    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-  } catch (e) {
-    failed.push(name);
-    console.log(`FAIL ${name}: ${e && e.stack ? e.stack : e}`);
-    for (const p of ctx.pages()) await p.screenshot({ path: join(shots, "failed-" + failed.length + "-" + ctx.pages().indexOf(p) + ".png"), fullPage: true }).catch(() => {});
-  }
-}
-const shot = (page, name) => page.screenshot({ path: join(shots, name + ".png"), fullPage: true });
-const expect = (cond, msg) => { if (!cond) throw new Error(msg); };
-
-const page = ctx.pages()[0] ?? (await ctx.newPage());
-watch(page);
 const input = () => page.getByRole("textbox", { name: "Message" });
 const cards = () => page.getByRole("list", { name: "listing cards" }).last().getByRole("button");
 const markers = () => page.getByRole("region", { name: "listings map" }).locator(".leaflet-marker-icon");
@@ -243,15 +196,4 @@ if (tilesBase && tileServer) {
   });
 }
 
-await ctx.close();
-rmSync(profile, { recursive: true, force: true });
-if (offsite.length) {
-  failed.push("offsite requests");
-  console.log("FAIL requests left the machine: " + offsite.join(", "));
-}
-if (problems.length) {
-  failed.push("page errors");
-  console.log("FAIL the pages logged errors:\n  " + problems.join("\n  "));
-}
-console.log(`${passed} passed, ${failed.length} failed`);
-process.exit(failed.length ? 1 : 0);
+await finish();

@@ -4,64 +4,15 @@
 //
 // ui/browser_test.go starts the servers and runs this; it then checks the screenshots. Every
 // request the pages make must go to the server under test: any other is aborted and fails the run.
-import { chromium } from "playwright-core";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { start } from "./kit.mjs";
 
 const [base, shots, authBase] = process.argv.slice(2);
-if (!base || !shots) {
-  console.error("usage: node run.mjs <base URL> <screenshot dir> [<auth server URL>]");
-  process.exit(2);
-}
 const apiKey = process.env.TRELLIS_E2E_API_KEY || "";
-const profile = mkdtempSync(join(tmpdir(), "trellis-ui-e2e-"));
-const flags = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"];
-const ctx = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.TRELLIS_CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: flags,
-  viewport: { width: 1280, height: 860 },
-  colorScheme: "light",
+const { ctx, page, step, shot, expect, finish } = await start(base, shots, {
+  usage: "node run.mjs <base URL> <screenshot dir> [<auth server URL>]",
+  origins: [authBase],
+  ignoreConsole: /status of 40[149]/,
 });
-ctx.setDefaultTimeout(45000); // generous: CI runs this beside every other package's tests under -race
-
-const problems = [];
-const offsite = [];
-const allowed = [base, authBase].filter(Boolean).map((u) => new URL(u).origin);
-await ctx.route("**/*", (route) => {
-  const u = route.request().url();
-  if (u.startsWith("data:") || allowed.includes(new URL(u).origin)) return route.continue();
-  offsite.push(u);
-  return route.abort();
-});
-ctx.on("page", watch);
-function watch(page) {
-  page.on("pageerror", (e) => problems.push("page error: " + e.message));
-  page.on("console", (m) => {
-    if (m.type() === "error" && !/status of 40[149]/.test(m.text())) problems.push("console error: " + m.text());
-  });
-}
-
-let passed = 0;
-const failed = [];
-async function step(name, fn) {
-  const t0 = Date.now();
-  try {
-    await fn();
-    passed++;
-    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-  } catch (e) {
-    failed.push(name);
-    console.log(`FAIL ${name}: ${e && e.stack ? e.stack : e}`);
-  }
-}
-const shot = (page, name) => page.screenshot({ path: join(shots, name + ".png"), fullPage: true });
-const expect = (cond, msg) => { if (!cond) throw new Error(msg); };
-
-const page = ctx.pages()[0] ?? (await ctx.newPage());
-watch(page);
 
 await step("shell: apps and assistants, themes", async () => {
   await page.goto(base + "/");
@@ -290,15 +241,4 @@ if (authBase) {
   });
 }
 
-await ctx.close();
-rmSync(profile, { recursive: true, force: true });
-if (offsite.length) {
-  failed.push("offsite requests");
-  console.log("FAIL requests left the machine: " + offsite.join(", "));
-}
-if (problems.length) {
-  failed.push("page errors");
-  console.log("FAIL the pages logged errors:\n  " + problems.join("\n  "));
-}
-console.log(`${passed} passed, ${failed.length} failed`);
-process.exit(failed.length ? 1 : 0);
+await finish();
