@@ -286,3 +286,27 @@ func TestRehabToolsInPortuguese(t *testing.T) {
 		}
 	}
 }
+
+// TestNoAmountsInAddresses: the digits of a web or email address (a listing's ID in its URL) are
+// not read as an amount.
+func TestNoAmountsInAddresses(t *testing.T) {
+	t.Parallel()
+	tools := []model.ToolSpec{spec("calculate_taxes", "Calculate purchase taxes (IMT and stamp duty) for a property price.",
+		`{"type":"object","properties":{"price":{"type":"number"}}}`)}
+	for _, text := range []string{
+		"Lembra-me de ver os impostos do de Alfama e analisa https://www.idealista.pt/imovel/50112233/",
+		"impostos do imóvel www.idealista.pt/imovel/50112233",
+		"taxes for the flat, write to seller50112233@example.com",
+	} {
+		resp := ask(t, setup(t), tools, message.User(text))
+		for _, c := range resp.Message.ToolCalls {
+			if strings.Contains(string(c.Arguments), "50112233") {
+				t.Errorf("%q: %s(%s) took the address's digits as an amount", text, c.Name, c.Arguments)
+			}
+		}
+	}
+	_, args := argsOf(t, ask(t, setup(t), tools, message.User("impostos de https://www.idealista.pt/imovel/50112233/ por 180.000€")))
+	if args["price"] != 180000.0 {
+		t.Errorf("price = %v beside an address, want 180000", args["price"])
+	}
+}

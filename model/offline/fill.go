@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -635,6 +636,9 @@ func after(text string, preps ...string) string {
 // candidates' canonical spelling.
 func (f *filler) mentioned(cands []any) []any { return f.enumMentions(cands) }
 
+// reAddress matches web addresses (with a scheme or starting www.) and email addresses.
+var reAddress = regexp.MustCompile(`(?i)(?:https?://|\bwww\.)[^\s<>"'\)\]]+|[\w.+-]+@[\w-]+\.[\w.-]+`)
+
 // numbers lists the numbers in a text with their positions among its whitespace-separated fields.
 type num struct {
 	at int
@@ -642,6 +646,8 @@ type num struct {
 }
 
 func numbersIn(text string) ([]string, []num) {
+	// A web address or an email holds digits that are no amount (a listing's ID in its URL).
+	text = reAddress.ReplaceAllString(text, " ")
 	fields := strings.Fields(strings.ToLower(joinSpacedThousands(text)))
 	var out []num
 	for i, f := range fields {
