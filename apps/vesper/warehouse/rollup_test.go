@@ -100,7 +100,7 @@ func TestPriceRollup(t *testing.T) {
 func TestRollupBuiltOnOpen(t *testing.T) {
 	ctx := context.Background()
 	dsn := filepath.Join(t.TempDir(), "w.db")
-	w, err := warehouse.Open(ctx, warehouse.Config{DSN: dsn, Data: warehousetest.Data()})
+	w, err := warehouse.Open(ctx, warehouse.Config{DSN: dsn, Data: warehousetest.Data(), Timeout: warehousetest.TestTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestRollupBuiltOnOpen(t *testing.T) {
 		}
 	}
 	w.Close()
-	w, err = warehouse.Open(ctx, warehouse.Config{DSN: dsn})
+	w, err = warehouse.Open(ctx, warehouse.Config{DSN: dsn, Timeout: warehousetest.TestTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
