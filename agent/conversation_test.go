@@ -194,3 +194,20 @@ func TestSummarizeWithAnApplicationsPrompt(t *testing.T) {
 		t.Fatalf("the summariser was instructed with %+v, want the application's prompt", got)
 	}
 }
+
+// TestOfflineSummaryLabelComesFromMetadata: a summary is labelled as the offline model's when
+// the reply's metadata says so, even without the label in its text; a provider's reply that
+// happens to contain the label's text is kept as written and not relabelled.
+func TestOfflineSummaryLabelComesFromMetadata(t *testing.T) {
+	ctx := context.Background()
+	got, err := agent.Summarize(ctx, scripted.New(scripted.Respond(&model.Response{Message: offlineAnswer("- The budget was reviewed.")})), "", projectChat())
+	if err != nil || got != "- The budget was reviewed.\n\n"+offline.Marker {
+		t.Errorf("summary from an offline reply without the label in its text = %q, %v", got, err)
+	}
+	provider := message.Assistant("- The log line said " + offline.Marker + " twice.")
+	provider.Metadata = map[string]any{"provider": "openai"}
+	got, err = agent.Summarize(ctx, scripted.New(scripted.Respond(&model.Response{Message: provider})), "", projectChat())
+	if err != nil || got != "- The log line said "+offline.Marker+" twice." {
+		t.Errorf("summary from a provider whose text contains the label = %q, %v", got, err)
+	}
+}

@@ -4,7 +4,7 @@
 //
 // An application opens its database in Build from what the server hands it:
 //
-//	db, err := appdb.Open(ctx, appdb.Options{App: "notes", DataDir: deps.DataDir, DatabaseURL: deps.DatabaseURL})
+//	db, err := appdb.Open(ctx, "notes", &appdb.Options{DataDir: deps.DataDir, DatabaseURL: deps.DatabaseURL})
 //	err = db.Migrate(ctx, []appdb.Migration{{
 //		Name:   "notes",
 //		SQL:    `CREATE TABLE notes (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, body TEXT NOT NULL, meta JSON NOT NULL, created_at TIMESTAMP NOT NULL)`,
@@ -73,8 +73,6 @@ func (d Dialect) String() string {
 
 // Options says where an application's tables live. Pass the server's AppDeps fields.
 type Options struct {
-	// App is the application's name; it names the SQLite file and the Postgres schema. Required.
-	App string
 	// DataDir is where the server keeps SQLite files: the app's file is DataDir/apps/<App>.db.
 	// Empty (and no DatabaseURL) keeps the tables in memory, for tests and demos.
 	DataDir string
@@ -105,8 +103,24 @@ type DB struct {
 
 var appRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
 
-// Open opens (creating where needed) the application's database. Close it when the app closes.
-func Open(ctx context.Context, opts Options) (*DB, error) {
+// Open opens (creating where needed) the database of the application called app (lower-case
+// letters, digits and '-'; it names the SQLite file and the Postgres schema). Nil opts, like a
+// zero field, means the documented default: the tables in memory. Close it when the app closes.
+func Open(ctx context.Context, app string, opts *Options) (*DB, error) {
+	o := openArgs{App: app}
+	if opts != nil {
+		o.Options = *opts
+	}
+	return open(ctx, o)
+}
+
+// openArgs is Open's arguments in one value.
+type openArgs struct {
+	Options
+	App string
+}
+
+func open(ctx context.Context, opts openArgs) (*DB, error) {
 	if !appRE.MatchString(opts.App) {
 		return nil, fmt.Errorf("appdb: app name %q: use lower-case letters, digits and '-', starting with a letter", opts.App)
 	}
@@ -148,7 +162,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 
 var identRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
-func (d *DB) openPostgres(ctx context.Context, opts Options) error {
+func (d *DB) openPostgres(ctx context.Context, opts openArgs) error {
 	cfg, err := pgx.ParseConfig(opts.DatabaseURL)
 	if err != nil {
 		return fmt.Errorf("appdb: %s: the database URL does not parse: %w", opts.App, err)

@@ -176,10 +176,10 @@ func TestTxRollsBack(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	if _, err := appdb.Open(ctx, appdb.Options{App: "Bad Name"}); err == nil || !strings.Contains(err.Error(), "lower-case") {
+	if _, err := appdb.Open(ctx, "Bad Name", nil); err == nil || !strings.Contains(err.Error(), "lower-case") {
 		t.Errorf("bad app name: %v", err)
 	}
-	if _, err := appdb.Open(ctx, appdb.Options{App: "x", DatabaseURL: "postgres://%zz"}); err == nil {
+	if _, err := appdb.Open(ctx, "x", &appdb.Options{DatabaseURL: "postgres://%zz"}); err == nil {
 		t.Error("a URL that does not parse was accepted")
 	}
 	db := appdbtest.SQLite(t, "bad")

@@ -53,7 +53,7 @@ func benchmarkRun(b *testing.B, n int, filters []tool.Filter) {
 func BenchmarkRun1(b *testing.B) { benchmarkRun(b, 1, nil) }
 func BenchmarkRun8(b *testing.B) { benchmarkRun(b, 8, nil) }
 func BenchmarkRun8Filtered(b *testing.B) {
-	r, err := tool.NewRedactor(tool.RedactOptions{Secrets: []string{"a-known-secret"}})
+	r, err := tool.NewRedactor(&tool.RedactOptions{Secrets: []string{"a-known-secret"}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func BenchmarkRun8Filtered(b *testing.B) {
 }
 
 func BenchmarkRedact4KB(b *testing.B) {
-	r, err := tool.NewRedactor(tool.RedactOptions{Secrets: []string{"a-known-secret", "another-secret-value"}})
+	r, err := tool.NewRedactor(&tool.RedactOptions{Secrets: []string{"a-known-secret", "another-secret-value"}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func ExampleExecutor_Run() {
 }
 
 func ExampleRedactor() {
-	r, err := tool.NewRedactor(tool.RedactOptions{Secrets: []string{"correct-horse-battery"}})
+	r, err := tool.NewRedactor(&tool.RedactOptions{Secrets: []string{"correct-horse-battery"}})
 	if err != nil {
 		panic(err)
 	}

@@ -90,9 +90,13 @@ type Redactor struct {
 	replacement string
 }
 
-// NewRedactor returns a redactor. It returns an error when a secret is shorter than 6 characters
+// NewRedactor returns a redactor; nil opts means the built-in shapes only, replaced with
+// [DefaultReplacement]. It returns an error when a secret is shorter than 6 characters
 // (redacting it would garble ordinary text) or a pattern is nil.
-func NewRedactor(opts RedactOptions) (*Redactor, error) {
+func NewRedactor(opts *RedactOptions) (*Redactor, error) {
+	if opts == nil {
+		opts = &RedactOptions{}
+	}
 	r := &Redactor{replacement: opts.Replacement}
 	if r.replacement == "" {
 		r.replacement = DefaultReplacement

@@ -13,7 +13,7 @@ import (
 )
 
 func TestRedactor(t *testing.T) {
-	r, err := tool.NewRedactor(tool.RedactOptions{
+	r, err := tool.NewRedactor(&tool.RedactOptions{
 		Secrets:  []string{"hunter2-db-pass", "acme-internal-key-77"},
 		Patterns: []*regexp.Regexp{regexp.MustCompile(`EMP-\d{6}`)},
 	})
@@ -70,13 +70,13 @@ func TestRedactor(t *testing.T) {
 }
 
 func TestNewRedactorRejectsBadOptions(t *testing.T) {
-	if _, err := tool.NewRedactor(tool.RedactOptions{Secrets: []string{"abc"}}); err == nil || !strings.Contains(err.Error(), "at least 6") {
+	if _, err := tool.NewRedactor(&tool.RedactOptions{Secrets: []string{"abc"}}); err == nil || !strings.Contains(err.Error(), "at least 6") {
 		t.Errorf("short secret: %v", err)
 	}
-	if _, err := tool.NewRedactor(tool.RedactOptions{Patterns: []*regexp.Regexp{nil}}); err == nil {
+	if _, err := tool.NewRedactor(&tool.RedactOptions{Patterns: []*regexp.Regexp{nil}}); err == nil {
 		t.Error("nil pattern accepted")
 	}
-	r, err := tool.NewRedactor(tool.RedactOptions{NoBuiltins: true, Replacement: "***", Secrets: []string{"letmein!"}})
+	r, err := tool.NewRedactor(&tool.RedactOptions{NoBuiltins: true, Replacement: "***", Secrets: []string{"letmein!"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestLabelExternal(t *testing.T) {
 }
 
 func TestExecutorAppliesFiltersInOrder(t *testing.T) {
-	red, err := tool.NewRedactor(tool.RedactOptions{Secrets: []string{"tok-999999"}})
+	red, err := tool.NewRedactor(&tool.RedactOptions{Secrets: []string{"tok-999999"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func FuzzRedact(f *testing.F) {
 	for _, s := range []string{"password=abcdefgh", "Bearer abcdefghijklmnopqrstu", "postgres://a:b@c", "sk-ant-xxxxxxxxxxxxxxxxxxxxxxxx", "fuzz-secret-value inside", ""} {
 		f.Add(s)
 	}
-	r, err := tool.NewRedactor(tool.RedactOptions{Secrets: []string{"fuzz-secret-value"}})
+	r, err := tool.NewRedactor(&tool.RedactOptions{Secrets: []string{"fuzz-secret-value"}})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func PostgresURL(t testing.TB) string {
 // SQLite opens an app database in a temporary directory.
 func SQLite(t testing.TB, app string) *appdb.DB {
 	t.Helper()
-	db, err := appdb.Open(context.Background(), appdb.Options{App: app, DataDir: t.TempDir()})
+	db, err := appdb.Open(context.Background(), app, &appdb.Options{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func SQLite(t testing.TB, app string) *appdb.DB {
 // Postgres opens an app database in a fresh schema of the test Postgres, or skips.
 func Postgres(t testing.TB, app string) *appdb.DB {
 	t.Helper()
-	db, err := appdb.Open(context.Background(), appdb.Options{App: app, DatabaseURL: PostgresURL(t)})
+	db, err := appdb.Open(context.Background(), app, &appdb.Options{DatabaseURL: PostgresURL(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,7 +119,7 @@ func New(ctx context.Context, d server.AppDeps, cfg Config) (*Analyst, error) {
 	if now == nil {
 		now = time.Now
 	}
-	db, err := appdb.Open(ctx, appdb.Options{App: "analyst", DataDir: d.DataDir, DatabaseURL: d.DatabaseURL})
+	db, err := appdb.Open(ctx, "analyst", &appdb.Options{DataDir: d.DataDir, DatabaseURL: d.DatabaseURL})
 	if err != nil {
 		return nil, err
 	}

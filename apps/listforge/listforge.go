@@ -84,7 +84,7 @@ func build(ctx context.Context, d server.AppDeps, o Options) (*server.AppParts, 
 	if o.Ebay == nil {
 		o.Ebay = ebayFromSettings(d.Settings)
 	}
-	db, err := appdb.Open(ctx, appdb.Options{App: AppName, DataDir: d.DataDir, DatabaseURL: d.DatabaseURL})
+	db, err := appdb.Open(ctx, AppName, &appdb.Options{DataDir: d.DataDir, DatabaseURL: d.DatabaseURL})
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func build(ctx context.Context, d server.AppDeps, o Options) (*server.AppParts, 
 		db.Close()
 		return nil, err
 	}
-	a := &app{d: d, o: o, st: st, kit: appstream.New(d, appstream.Options{})}
+	a := &app{d: d, o: o, st: st, kit: appstream.New(d, nil)}
 	if o.Offline != nil {
 		a.cat = o.Offline.Cat
 	} else {

@@ -116,7 +116,7 @@ func (a *Realty) Handler(d server.AppDeps) http.Handler {
 	})
 	if d.Guard != nil {
 		// The stream is the appstream kit's, which guards it itself.
-		root.Handle("POST /chat/stream", appstream.New(d, appstream.Options{}).EventStream(a.openChatStream))
+		root.Handle("POST /chat/stream", appstream.New(d, nil).EventStream(a.openChatStream))
 	}
 	root.Handle("/", h)
 	a.openStream = d.OpenStream

@@ -64,7 +64,7 @@ type Parts struct {
 }
 
 func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppParts, error) {
-	db, err := appdb.Open(ctx, appdb.Options{App: Name, DataDir: d.DataDir, DatabaseURL: d.DatabaseURL})
+	db, err := appdb.Open(ctx, Name, &appdb.Options{DataDir: d.DataDir, DatabaseURL: d.DatabaseURL})
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppPart
 		// credentials, the Origin, the tenant's rate and open streams, heartbeats, write
 		// deadlines); every other route is guarded here.
 		mux := http.NewServeMux()
-		mux.Handle("POST "+ChatPath, appstream.New(d, appstream.Options{}).EventStream(api.openChat))
+		mux.Handle("POST "+ChatPath, appstream.New(d, nil).EventStream(api.openChat))
 		mux.Handle("/", d.Guard(h))
 		h = mux
 	}

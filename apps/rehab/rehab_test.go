@@ -364,7 +364,7 @@ func TestAuthAndIsolation(t *testing.T) {
 func TestProviderStreamingOverSSE(t *testing.T) {
 	t.Parallel()
 	srv := modeltest.NewOpenAI(t, modeltest.Reply{Text: "Olá João! Em que posso ajudar hoje com os teus imóveis?", TextChunk: 5})
-	m, err := openai.New(openai.Options{BaseURL: srv.URL + "/v1", APIKey: "test", Model: "gpt-4o"})
+	m, err := openai.New("gpt-4o", &openai.Options{BaseURL: srv.URL + "/v1", APIKey: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

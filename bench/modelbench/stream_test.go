@@ -132,7 +132,7 @@ func measure(b *testing.B, newServer func(testing.TB, ...modeltest.Reply) *model
 
 func openAI(b *testing.B) func(url string, c *http.Client) model.Model {
 	return func(url string, c *http.Client) model.Model {
-		m, err := openai.New(openai.Options{Model: "gpt-4o", APIKey: "k", BaseURL: url + "/v1", HTTPClient: c})
+		m, err := openai.New("gpt-4o", &openai.Options{APIKey: "k", BaseURL: url + "/v1", HTTPClient: c})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -142,7 +142,7 @@ func openAI(b *testing.B) func(url string, c *http.Client) model.Model {
 
 func anthropicModel(b *testing.B) func(url string, c *http.Client) model.Model {
 	return func(url string, c *http.Client) model.Model {
-		m, err := anthropic.New(anthropic.Options{Model: "claude-sonnet-4-5", APIKey: "k", BaseURL: url, HTTPClient: c})
+		m, err := anthropic.New("claude-sonnet-4-5", &anthropic.Options{APIKey: "k", BaseURL: url, HTTPClient: c})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -62,7 +62,7 @@ type notes struct {
 }
 
 func build(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
-	db, err := appdb.Open(ctx, appdb.Options{App: Name, DataDir: d.DataDir, DatabaseURL: d.DatabaseURL})
+	db, err := appdb.Open(ctx, Name, &appdb.Options{DataDir: d.DataDir, DatabaseURL: d.DatabaseURL})
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func build(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
 		db.Close()
 		return nil, err
 	}
-	kit := appstream.New(d, appstream.Options{})
+	kit := appstream.New(d, nil)
 	mux := http.NewServeMux()
 	mux.Handle("POST /api/notes", d.Guard(http.HandlerFunc(n.add)))
 	mux.Handle("GET /api/notes", d.Guard(http.HandlerFunc(n.list)))

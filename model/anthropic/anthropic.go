@@ -1,7 +1,7 @@
 // Package anthropic is the trellis chat model for Anthropic's Messages API, built on the official
 // anthropic-sdk-go.
 //
-//	m, err := anthropic.New(anthropic.Options{Model: "claude-sonnet-4-5", APIKey: os.Getenv("ANTHROPIC_API_KEY")})
+//	m, err := anthropic.New("claude-sonnet-4-5", &anthropic.Options{APIKey: os.Getenv("ANTHROPIC_API_KEY")})
 //
 // System messages become the request's system prompt; consecutive tool results are sent together
 // in one user turn, as the API requires; image parts become image blocks. Structured output is
@@ -34,8 +34,6 @@ const DefaultMaxTokens = 4096
 // Options configures a Model. Model and APIKey are required; every other zero value is a
 // documented default.
 type Options struct {
-	// Model is the model name, e.g. "claude-sonnet-4-5" or "claude-haiku-4-5".
-	Model string
 	// APIKey is sent as x-api-key.
 	APIKey string
 	// BaseURL is the API root (without /v1); "" means https://api.anthropic.com.
@@ -62,10 +60,16 @@ var (
 // Identity returns "anthropic" and the model's name.
 func (m *Model) Identity() (provider, name string) { return "anthropic", m.name }
 
-// New returns a Model, or an error naming the missing option.
-func New(opts Options) (*Model, error) {
-	if strings.TrimSpace(opts.Model) == "" {
-		return nil, &model.ConfigError{Setting: "anthropic.Options.Model", Problem: "is empty", Hint: "name a model such as claude-sonnet-4-5"}
+// New returns the model called name (e.g. "claude-sonnet-4-5"), or an error naming what is
+// missing. Nil opts, like a zero field, means the documented default.
+func New(name string, opts *Options) (*Model, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	opts = &o
+	if strings.TrimSpace(name) == "" {
+		return nil, &model.ConfigError{Setting: "anthropic.New's model name", Problem: "is empty", Hint: "name a model such as claude-sonnet-4-5"}
 	}
 	if opts.APIKey == "" {
 		return nil, &model.ConfigError{Setting: "ANTHROPIC_API_KEY", Problem: "is not set", Hint: "export ANTHROPIC_API_KEY, or choose another provider in TRELLIS_MODEL", Err: model.ErrMissingKey}
@@ -88,7 +92,7 @@ func New(opts Options) (*Model, error) {
 	if opts.HTTPClient != nil {
 		ro = append(ro, option.WithHTTPClient(opts.HTTPClient))
 	}
-	return &Model{client: sdk.NewClient(ro...), name: opts.Model}, nil
+	return &Model{client: sdk.NewClient(ro...), name: name}, nil
 }
 
 // Generate returns the whole turn; structured output is validated and repaired once.

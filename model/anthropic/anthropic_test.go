@@ -17,7 +17,7 @@ import (
 func setup(t *testing.T, replies ...modeltest.Reply) (*anthropic.Model, *modeltest.Server) {
 	t.Helper()
 	srv := modeltest.NewAnthropic(t, replies...)
-	m, err := anthropic.New(anthropic.Options{Model: "claude-sonnet-4-5", APIKey: "test-key", BaseURL: srv.URL, Timeout: 5 * time.Second})
+	m, err := anthropic.New("claude-sonnet-4-5", &anthropic.Options{APIKey: "test-key", BaseURL: srv.URL, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestFailures(t *testing.T) {
 		t.Errorf("malformed: %v", err)
 	}
 
-	if _, err := anthropic.New(anthropic.Options{Model: "claude-haiku-4-5"}); !errors.Is(err, model.ErrMissingKey) || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
+	if _, err := anthropic.New("claude-haiku-4-5", nil); !errors.Is(err, model.ErrMissingKey) || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
 		t.Errorf("missing key: %v", err)
 	}
 	m, _ = setup(t)

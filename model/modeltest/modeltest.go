@@ -8,7 +8,7 @@
 //		modeltest.Reply{Status: 429, RetryAfter: "0"},
 //		modeltest.Reply{ToolCalls: calls, SplitArgs: 3}, // arguments sent 3 bytes per chunk
 //	)
-//	m, _ := openai.New(openai.Options{BaseURL: srv.URL + "/v1", APIKey: "test", Model: "gpt-4o"})
+//	m, _ := openai.New("gpt-4o", &openai.Options{BaseURL: srv.URL + "/v1", APIKey: "test"})
 //
 // Replies can also fail the way real providers do: an HTTP error with a provider error body and
 // Retry-After, a stream cut off in the middle of a token, or an event holding malformed JSON.

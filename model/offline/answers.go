@@ -301,7 +301,7 @@ func (f *filler) summarize() string {
 		switch m.Role {
 		case message.RoleAssistant:
 			who = "Assistant"
-			if len(m.ToolCalls) > 0 && strings.TrimSpace(strings.ReplaceAll(m.Content, Marker, "")) == "" || strings.HasPrefix(m.Content, "Calling `") {
+			if len(m.ToolCalls) > 0 && strings.TrimSpace(Unlabelled(m)) == "" || strings.HasPrefix(m.Content, "Calling `") {
 				names := make([]string, len(m.ToolCalls))
 				for i, c := range m.ToolCalls {
 					names[i] = c.Name
@@ -312,7 +312,9 @@ func (f *filler) summarize() string {
 		case message.RoleTool:
 			who = "Tool " + m.Name
 		}
-		text := strings.TrimSpace(strings.ReplaceAll(m.Text(), Marker, ""))
+		// The label is dropped from every quoted turn, whoever wrote it: a summary is the offline
+		// model's own text and carries one label, at its end. Nothing is decided by it.
+		text := StripMarker(m.Text())
 		if text == "" {
 			continue
 		}

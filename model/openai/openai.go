@@ -2,7 +2,7 @@
 // that speaks it (Ollama, vLLM, llama.cpp server, LiteLLM proxy), built on the official
 // openai-go SDK.
 //
-//	m, err := openai.New(openai.Options{Model: "gpt-4o", APIKey: os.Getenv("OPENAI_API_KEY")})
+//	m, err := openai.New("gpt-4o", &openai.Options{APIKey: os.Getenv("OPENAI_API_KEY")})
 //	resp, err := m.Generate(ctx, &model.Request{Messages: msgs, Tools: tools})
 //
 // Both Generate and Stream use the streaming endpoint, so both get the same tool-call assembly,
@@ -40,8 +40,6 @@ import (
 
 // Options configures a Model. Model is required; every other zero value is a documented default.
 type Options struct {
-	// Model is the model name, e.g. "gpt-4o" or "llama3.1".
-	Model string
 	// APIKey is sent as a bearer token. Required when Provider is "openai"; servers such as
 	// Ollama accept any value, and "" sends none.
 	APIKey string
@@ -75,13 +73,19 @@ var (
 // model's.
 func (m *Model) Identity() (provider, name string) { return m.provider, m.name }
 
-// New returns a Model, or an error naming the missing option.
-func New(opts Options) (*Model, error) {
+// New returns the model called name (e.g. "gpt-4o" or "llama3.1"), or an error naming what is
+// missing. Nil opts, like a zero field, means the documented default.
+func New(name string, opts *Options) (*Model, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	opts = &o
 	if opts.Provider == "" {
 		opts.Provider = "openai"
 	}
-	if strings.TrimSpace(opts.Model) == "" {
-		return nil, &model.ConfigError{Setting: "openai.Options.Model", Problem: "is empty", Hint: "name a model such as gpt-4o"}
+	if strings.TrimSpace(name) == "" {
+		return nil, &model.ConfigError{Setting: "openai.New's model name", Problem: "is empty", Hint: "name a model such as gpt-4o"}
 	}
 	if opts.Provider == "openai" && opts.APIKey == "" {
 		return nil, &model.ConfigError{Setting: "OPENAI_API_KEY", Problem: "is not set", Hint: "export OPENAI_API_KEY, or choose another provider in TRELLIS_MODEL", Err: model.ErrMissingKey}
@@ -104,7 +108,7 @@ func New(opts Options) (*Model, error) {
 	if opts.HTTPClient != nil {
 		ro = append(ro, option.WithHTTPClient(opts.HTTPClient))
 	}
-	return &Model{client: sdk.NewClient(ro...), name: opts.Model, provider: opts.Provider}, nil
+	return &Model{client: sdk.NewClient(ro...), name: name, provider: opts.Provider}, nil
 }
 
 // Generate returns the whole turn; structured output is validated and repaired once.

@@ -20,7 +20,7 @@ import (
 func setup(t *testing.T, replies ...modeltest.Reply) (*openai.Model, *modeltest.Server) {
 	t.Helper()
 	srv := modeltest.NewOpenAI(t, replies...)
-	m, err := openai.New(openai.Options{Model: "gpt-4o", APIKey: "sk-test", BaseURL: srv.URL + "/v1", Timeout: 5 * time.Second})
+	m, err := openai.New("gpt-4o", &openai.Options{APIKey: "sk-test", BaseURL: srv.URL + "/v1", Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestErrorEventMidStream(t *testing.T) {
 		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" never\"}}]}\n\n")
 	}))
 	t.Cleanup(srv.Close)
-	m, err := openai.New(openai.Options{Model: "gpt-4o", APIKey: "k", BaseURL: srv.URL + "/v1", MaxRetries: -1})
+	m, err := openai.New("gpt-4o", &openai.Options{APIKey: "k", BaseURL: srv.URL + "/v1", MaxRetries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,13 +295,13 @@ func TestCancellationAndEarlyBreak(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	if _, err := openai.New(openai.Options{Model: "gpt-4o"}); !errors.Is(err, model.ErrMissingKey) || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
+	if _, err := openai.New("gpt-4o", nil); !errors.Is(err, model.ErrMissingKey) || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
 		t.Errorf("missing key: %v", err)
 	}
-	if _, err := openai.New(openai.Options{APIKey: "k"}); !errors.Is(err, model.ErrConfig) {
+	if _, err := openai.New("", &openai.Options{APIKey: "k"}); !errors.Is(err, model.ErrConfig) {
 		t.Errorf("missing model: %v", err)
 	}
-	if _, err := openai.New(openai.Options{Model: "llama3.1", Provider: "openai-compatible"}); err != nil {
+	if _, err := openai.New("llama3.1", &openai.Options{Provider: "openai-compatible"}); err != nil {
 		t.Errorf("compatible servers need no key: %v", err)
 	}
 	m, srv := setup(t)
@@ -323,7 +323,7 @@ func TestBadInput(t *testing.T) {
 
 func TestCompatibleUsesMaxTokens(t *testing.T) {
 	srv := modeltest.NewOpenAI(t, modeltest.Reply{Text: "hi"})
-	m, err := openai.New(openai.Options{Model: "llama3.1", Provider: "openai-compatible", BaseURL: srv.URL + "/v1"})
+	m, err := openai.New("llama3.1", &openai.Options{Provider: "openai-compatible", BaseURL: srv.URL + "/v1"})
 	if err != nil {
 		t.Fatal(err)
 	}

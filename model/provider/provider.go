@@ -58,24 +58,24 @@ func Open(setting, value string, getenv func(string) string, opts *Options) (mod
 		return offline.New(opts.Offline), nil
 	case "openai":
 		o := opts.OpenAI
-		o.Model, o.Provider, o.APIKey = spec.Model, "openai", getenv("OPENAI_API_KEY")
+		o.Provider, o.APIKey = "openai", getenv("OPENAI_API_KEY")
 		o.BaseURL = firstNonEmpty(spec.BaseURL, getenv("OPENAI_BASE_URL"))
 		if o.APIKey == "" {
 			return nil, missing("OPENAI_API_KEY")
 		}
-		return openai.New(o)
+		return openai.New(spec.Model, &o)
 	case "anthropic":
 		o := opts.Anthropic
-		o.Model, o.APIKey = spec.Model, getenv("ANTHROPIC_API_KEY")
+		o.APIKey = getenv("ANTHROPIC_API_KEY")
 		o.BaseURL = firstNonEmpty(spec.BaseURL, getenv("ANTHROPIC_BASE_URL"))
 		if o.APIKey == "" {
 			return nil, missing("ANTHROPIC_API_KEY")
 		}
-		return anthropic.New(o)
+		return anthropic.New(spec.Model, &o)
 	default: // openai-compatible
 		o := opts.OpenAI
-		o.Model, o.Provider, o.BaseURL, o.APIKey = spec.Model, "openai-compatible", spec.BaseURL, getenv("OPENAI_COMPATIBLE_API_KEY")
-		return openai.New(o)
+		o.Provider, o.BaseURL, o.APIKey = "openai-compatible", spec.BaseURL, getenv("OPENAI_COMPATIBLE_API_KEY")
+		return openai.New(spec.Model, &o)
 	}
 }
 

@@ -79,8 +79,13 @@ type Kit struct {
 }
 
 // New makes the kit of the application whose dependencies are d. d.Guard, d.OpenStream and
-// d.Fanout are those the server hands the app's Build.
-func New(d server.AppDeps, o Options) *Kit {
+// d.Fanout are those the server hands the app's Build. Nil opts, like a zero field, means the
+// documented default.
+func New(d server.AppDeps, opts *Options) *Kit {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
 	if o.PingInterval <= 0 {
 		o.PingInterval = DefaultPingInterval
 	}

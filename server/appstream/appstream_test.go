@@ -45,7 +45,7 @@ func (d *demo) app() server.App {
 		if o.CanJoin == nil {
 			o.CanJoin = func(p server.Principal, room string) bool { return !strings.HasPrefix(room, "private") }
 		}
-		d.kit = appstream.New(deps, o)
+		d.kit = appstream.New(deps, &o)
 		g := graph.New[askState]()
 		g.AddNode("answer", func(ctx context.Context, s askState) (askState, error) {
 			p, _ := server.PrincipalFrom(ctx)

@@ -30,7 +30,7 @@
 //
 // A sketch of a route (docs/appstream.md has a complete one):
 //
-//	kit := appstream.New(d, appstream.Options{CanJoin: func(p server.Principal, room string) bool { return true }})
+//	kit := appstream.New(d, &appstream.Options{CanJoin: func(p server.Principal, room string) bool { return true }})
 //	mux.Handle("GET /ws", kit.WebSocket(appstream.Handler{
 //		OnMessage: func(c *appstream.Conn, m appstream.Message) error {
 //			return c.Publish(c.Context(), m.Room, "said", m.Data)

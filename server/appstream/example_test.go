@@ -12,7 +12,7 @@ import (
 // stream that follows the caller's own room.
 func Example() {
 	_ = server.App{Name: "notes", Build: func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
-		kit := appstream.New(d, appstream.Options{
+		kit := appstream.New(d, &appstream.Options{
 			CanJoin: func(p server.Principal, room string) bool { return room == "lobby" || room == "user-"+p.User },
 		})
 		mux := http.NewServeMux()

@@ -96,7 +96,7 @@ func checkEverything(t *testing.T, c *mcp.Client) {
 
 	// Through an executor: a secret in the server's environment is redacted, the output is
 	// labelled as external data, and a call that runs past its timeout is cut off.
-	red, err := tool.NewRedactor(tool.RedactOptions{Secrets: []string{fakeKey}})
+	red, err := tool.NewRedactor(&tool.RedactOptions{Secrets: []string{fakeKey}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,9 +50,9 @@ func New(secrets ...string) *Sanitizer {
 			keep = append(keep, s)
 		}
 	}
-	r, err := tool.NewRedactor(tool.RedactOptions{Secrets: keep})
+	r, err := tool.NewRedactor(&tool.RedactOptions{Secrets: keep})
 	if err != nil { // only a bad pattern fails, and there are none of ours
-		r, _ = tool.NewRedactor(tool.RedactOptions{})
+		r, _ = tool.NewRedactor(nil)
 	}
 	return &Sanitizer{r: r}
 }

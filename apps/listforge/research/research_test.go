@@ -31,7 +31,7 @@ type fixture struct {
 func setup(t *testing.T, m model.Model) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := appdb.Open(ctx, appdb.Options{App: "listforge", DataDir: t.TempDir()})
+	db, err := appdb.Open(ctx, "listforge", &appdb.Options{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

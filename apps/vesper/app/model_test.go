@@ -78,7 +78,7 @@ func newProvider(t *testing.T) *provider {
 		_, _ = io.Copy(w, resp.Body)
 	}))
 	t.Cleanup(front.Close)
-	m, err := openai.New(openai.Options{BaseURL: front.URL + "/v1", APIKey: "test", Model: "gpt-test", MaxRetries: -1})
+	m, err := openai.New("gpt-test", &openai.Options{BaseURL: front.URL + "/v1", APIKey: "test", MaxRetries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ func serve(t *testing.T, w *warehouse.Warehouse, principals map[string]server.Pr
 		if rec, err = chat.NewRecords(ctx, w); err != nil {
 			return nil, err
 		}
-		h := &chat.Handler{App: a, Runs: d.Runs, Records: rec, Linker: linker, CompressAt: compressAt, Kit: appstream.New(d, appstream.Options{})}
+		h := &chat.Handler{App: a, Runs: d.Runs, Records: rec, Linker: linker, CompressAt: compressAt, Kit: appstream.New(d, nil)}
 		mux := http.NewServeMux()
 		mux.Handle(chat.Path, h)
 		return &server.AppParts{Graphs: []server.AppGraph{{ID: "vesper", Graph: a.Graph}}, Handler: mux}, nil

@@ -203,7 +203,7 @@ func powerBIFrom(s server.AppSettings) (reports.Embedder, error) {
 func (o *Opened) chatHandler(d server.AppDeps) http.Handler {
 	return &chat.Handler{
 		App: o.App, Runs: d.Runs, Records: o.Records, Linker: o.Linker, Model: o.Model, Log: d.Logger,
-		Kit: appstream.New(d, appstream.Options{}),
+		Kit: appstream.New(d, nil),
 		Principal: func(p server.Principal) chat.Principal {
 			// The dev principal's tenant sees the demo tenant, as in the graph.
 			tenant := p.Tenant
