@@ -1,30 +1,20 @@
 package cli
 
 import (
-	"log/slog"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/trellis-go/trellis/apps/analyst"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/servertest"
 )
 
 // The analyst's three gates (plan, discovery, final) are Agent Inbox interrupts that `trellis
 // chat` shows and answers: accepting each in turn ends with the report saved and its ID given.
 func TestChatAnswersTheAnalystsGates(t *testing.T) {
-	s, err := server.New(server.Config{Apps: []server.App{analyst.App()}, DataDir: t.TempDir(), Dev: true, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &chatBundle{dir: t.TempDir(), hs: httptest.NewServer(s.Handler())}
-	b.url = b.hs.URL
-	t.Cleanup(func() {
-		b.hs.CloseClientConnections()
-		b.hs.Close()
-		s.Close()
-	})
+	s := servertest.Start(t, server.Config{Apps: []server.App{analyst.App()}, Dev: true})
+	b := &chatBundle{dir: t.TempDir(), hs: s.HTTP, url: s.URL}
 	out, err := b.chat(t, "What is the market opportunity for our analytics platform in Spain?\naccept\naccept\naccept\nquit\n", "--assistant", "analyst", "--new")
 	if err != nil {
 		t.Fatalf("chat: %v\n%s", err, out)

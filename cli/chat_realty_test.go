@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"io"
-	"log/slog"
-	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
@@ -13,24 +11,15 @@ import (
 
 	"github.com/trellis-go/trellis/apps/realty"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/servertest"
 )
 
 // setupRealty serves the realty app (offline: no key, generated listings, workers that are this
 // test binary) in process.
 func setupRealty(t *testing.T) *chatBundle {
 	t.Helper()
-	s, err := server.New(server.Config{Apps: []server.App{realty.App()}, DataDir: t.TempDir(), Dev: true, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &chatBundle{dir: t.TempDir(), hs: httptest.NewServer(s.Handler())}
-	b.url = b.hs.URL
-	t.Cleanup(func() {
-		b.hs.CloseClientConnections()
-		b.hs.Close()
-		s.Close()
-	})
-	return b
+	s := servertest.Start(t, server.Config{Apps: []server.App{realty.App()}, Dev: true})
+	return &chatBundle{dir: t.TempDir(), hs: s.HTTP, url: s.URL}
 }
 
 // The realty assistant through `trellis chat`: the session's thread is printed, the listings a

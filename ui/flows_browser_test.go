@@ -3,8 +3,6 @@ package ui_test
 import (
 	"bytes"
 	"context"
-	"log/slog"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/servertest"
 	"github.com/trellis-go/trellis/ui"
 )
 
@@ -21,29 +20,14 @@ func serveApps(t *testing.T, apps ...server.App) string {
 	return serveConfig(t, server.Config{Dev: true, Apps: apps})
 }
 
-// serveConfig starts a trellis server with cfg on a loopback port: a data directory of the
-// test's, the UI (ui.Handler unless cfg.UI is set) and a silent logger unless cfg says otherwise.
+// serveConfig starts a trellis server with cfg on a loopback port (servertest.Start), with the UI
+// (ui.Handler unless cfg.UI is set).
 func serveConfig(t *testing.T, cfg server.Config) string {
 	t.Helper()
-	if cfg.DataDir == "" {
-		cfg.DataDir = t.TempDir()
-	}
 	if cfg.UI == nil {
 		cfg.UI = ui.Handler()
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	s, err := server.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s.Handler())
-	t.Cleanup(func() {
-		hs.Close()
-		s.Close()
-	})
-	return hs.URL
+	return servertest.Start(t, cfg).URL
 }
 
 // flow is one run of a browser flow script.

@@ -21,6 +21,7 @@ import (
 	"github.com/trellis-go/trellis/apps/listforge/research"
 	"github.com/trellis-go/trellis/apps/listforge/store"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/servertest"
 )
 
 // Two organisations, each with an API key.
@@ -38,17 +39,9 @@ type env struct {
 
 func serve(t testing.TB, dir, dbURL string, o listforge.Options) *env {
 	t.Helper()
-	s, err := server.New(server.Config{Apps: []server.App{listforge.AppWith(o)}, DataDir: dir, DatabaseURL: dbURL,
-		Auth: server.AuthConfig{APIKeys: keys}, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s.Handler())
-	t.Cleanup(func() {
-		hs.Close()
-		s.Close()
-	})
-	return &env{t: t, url: hs.URL, s: s}
+	s := servertest.Start(t, server.Config{Apps: []server.App{listforge.AppWith(o)}, DataDir: dir, DatabaseURL: dbURL,
+		Auth: server.AuthConfig{APIKeys: keys}})
+	return &env{t: t, url: s.URL, s: s.Server}
 }
 
 // doRoot calls the server's own API (not the app's) and decodes a 2xx answer into out.

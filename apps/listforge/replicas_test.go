@@ -2,9 +2,7 @@ package listforge_test
 
 import (
 	"encoding/json"
-	"log/slog"
 	"net"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"github.com/trellis-go/trellis/apps/listforge/catalog"
 	"github.com/trellis-go/trellis/apps/listforge/store"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/servertest"
 )
 
 // TestChatReachesAnotherReplica (issue 16 item 8): a chat session followed on two replicas of
@@ -105,18 +104,8 @@ func serveWith(t *testing.T, cfg server.Config) *env {
 	cfg.Apps = []server.App{listforge.AppWith(listforge.Options{})}
 	cfg.DataDir = t.TempDir()
 	cfg.Auth = server.AuthConfig{APIKeys: keys}
-	cfg.Logger = slog.New(slog.DiscardHandler)
-	s, err := server.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s.Handler())
-	t.Cleanup(func() {
-		hs.CloseClientConnections()
-		hs.Close()
-		s.Close()
-	})
-	return &env{t: t, url: hs.URL, s: s}
+	s := servertest.Start(t, cfg)
+	return &env{t: t, url: s.URL, s: s.Server}
 }
 
 // redisURL is the test Redis, or the test skips when it is unreachable.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/trellis-go/trellis/model/modeltest"
 	"github.com/trellis-go/trellis/model/openai"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/servertest"
 )
 
 func serve(t testing.TB, cfg server.Config) *httptest.Server {
@@ -25,20 +25,7 @@ func serve(t testing.TB, cfg server.Config) *httptest.Server {
 	if cfg.Apps == nil {
 		cfg.Apps = []server.App{rehab.App()}
 	}
-	if cfg.DataDir == "" && cfg.DatabaseURL == "" {
-		cfg.DataDir = t.TempDir()
-	}
-	cfg.Logger = slog.New(slog.DiscardHandler)
-	s, err := server.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s.Handler())
-	t.Cleanup(func() {
-		hs.Close()
-		s.Close()
-	})
-	return hs
+	return servertest.Start(t, cfg).HTTP
 }
 
 type sseEvent struct {
