@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/trellis-go/trellis/numfmt"
 )
 
 // chatListing is one listing of a tool's structured result of the shape {"type": "listings" |
@@ -35,11 +37,11 @@ func listingsTable(raw json.RawMessage) string {
 	for _, l := range d.Items {
 		area := "?"
 		if l.Sqft != nil {
-			area = groupThousands(*l.Sqft) + " ft²"
+			area = numfmt.GroupFloat(*l.Sqft, ",") + " ft²"
 		}
 		price := "?"
 		if l.Price != nil {
-			price = "$" + groupThousands(*l.Price)
+			price = "$" + numfmt.GroupFloat(*l.Price, ",")
 		}
 		fmt.Fprintf(&b, "  %12s %5s %5s %9s  %s\n", price, chatNum(l.Beds), chatNum(l.Baths), area, oneLine(l.Address, 60))
 	}
@@ -51,22 +53,4 @@ func chatNum(p *float64) string {
 		return "?"
 	}
 	return strconv.FormatFloat(*p, 'f', -1, 64)
-}
-
-// groupThousands writes a whole number with commas: 1234567 -> 1,234,567.
-func groupThousands(v float64) string {
-	s := strconv.FormatFloat(v, 'f', 0, 64)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }

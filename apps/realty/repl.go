@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/trellis-go/trellis/numfmt"
 )
 
 // ChatOptions configure [Chat], the app's REPL.
@@ -235,7 +236,7 @@ func RenderData(d *Data) string {
 		if p == nil {
 			return "-"
 		}
-		return fmt.Sprintf("$%s", thousands(*p))
+		return fmt.Sprintf("$%s", numfmt.GroupFloat(*p, ","))
 	}
 	if d.Type == "detail" {
 		l := d.Items[0]
@@ -244,7 +245,7 @@ func RenderData(d *Data) string {
 			fmt.Fprintf(&b, "│ built %d", *l.YearBuilt)
 		}
 		if l.LotSize != nil {
-			fmt.Fprintf(&b, " · lot %s sqft", thousands(*l.LotSize))
+			fmt.Fprintf(&b, " · lot %s sqft", numfmt.GroupFloat(*l.LotSize, ","))
 		}
 		if l.HOAFee != nil {
 			fmt.Fprintf(&b, " · HOA %s/mo", price(l.HOAFee))
@@ -267,18 +268,6 @@ func RenderData(d *Data) string {
 			addr = string([]rune(addr)[:41]) + "…"
 		}
 		fmt.Fprintf(&b, "%-10s  %-42s  %12s  %4s  %4s  %6s\n", l.ZPID, addr, price(l.Price), n(l.Beds), n(l.Baths), n(l.Sqft))
-	}
-	return b.String()
-}
-
-func thousands(f float64) string {
-	s := fmt.Sprintf("%.0f", f)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
 	}
 	return b.String()
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/trellis-go/trellis/apps/realty/realtyapi"
+	"github.com/trellis-go/trellis/numfmt"
 	"github.com/trellis-go/trellis/tool"
 	"github.com/trellis-go/trellis/tool/worker"
 )
@@ -78,15 +79,7 @@ func money(p *float64) string {
 	if p == nil {
 		return "price unknown"
 	}
-	s := fmt.Sprintf("%.0f", *p)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return "$" + b.String()
+	return "$" + numfmt.GroupFloat(*p, ",")
 }
 
 func f(p *float64) string {

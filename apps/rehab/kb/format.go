@@ -5,13 +5,15 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/trellis-go/trellis/numfmt"
 )
 
 // Euro writes an amount as pt-PT money with a dot for thousands: 180.000€.
 func Euro(v float64) string {
 	neg := v < 0
 	n := int64(math.Round(math.Abs(v)))
-	s := groupThousands(strconv.FormatInt(n, 10))
+	s := numfmt.Group(n, ".")
 	if neg {
 		s = "-" + s
 	}
@@ -22,22 +24,11 @@ func Euro(v float64) string {
 func EuroCents(v float64) string {
 	neg := v < 0
 	c := int64(math.Round(math.Abs(v) * 100))
-	s := groupThousands(strconv.FormatInt(c/100, 10)) + fmt.Sprintf(",%02d", c%100)
+	s := numfmt.Group(c/100, ".") + fmt.Sprintf(",%02d", c%100)
 	if neg {
 		s = "-" + s
 	}
 	return s + "€"
-}
-
-func groupThousands(d string) string {
-	var b strings.Builder
-	for i, r := range d {
-		if i > 0 && (len(d)-i)%3 == 0 {
-			b.WriteByte('.')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // EuroRange writes a cost range: 15.000€–25.000€.

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/trellis-go/trellis/httpclient"
+	"github.com/trellis-go/trellis/numfmt"
 )
 
 // DefaultBaseURL is Idealista Portugal.
@@ -253,7 +254,7 @@ func Render(l *Listing) string {
 	fmt.Fprintf(&b, "<h1><span class=\"main-info__title-main\">%s</span></h1>\n", e(l.Title))
 	fmt.Fprintf(&b, "<span class=\"main-info__title-minor\">%s</span>\n</div>\n", e(l.Location))
 	fmt.Fprintf(&b, "<div class=\"info-data\">\n<span class=\"info-data-price\"><span class=\"txt-bold\">%s</span><span>€</span></span>\n",
-		strings.TrimSuffix(groupDots(l.Price), ""))
+		numfmt.Group(int64(l.Price), "."))
 	fmt.Fprintf(&b, "<span><span>%s</span> m²</span> <span><span>%s</span></span>\n</div>\n", strconv.FormatFloat(l.AreaM2, 'f', -1, 64), e(l.Typology))
 	b.WriteString("<div id=\"main-multimedia\" class=\"main-multimedia\">\n")
 	for _, p := range l.Photos {
@@ -270,17 +271,5 @@ func Render(l *Listing) string {
 		fmt.Fprintf(&b, "<li>%s</li>", e(f))
 	}
 	b.WriteString("</ul>\n</div>\n</section>\n</section></main>\n</body></html>\n")
-	return b.String()
-}
-
-func groupDots(v float64) string {
-	d := strconv.FormatInt(int64(v), 10)
-	var b strings.Builder
-	for i, r := range d {
-		if i > 0 && (len(d)-i)%3 == 0 {
-			b.WriteByte('.')
-		}
-		b.WriteRune(r)
-	}
 	return b.String()
 }

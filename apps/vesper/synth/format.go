@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/trellis-go/trellis/numfmt"
 )
 
 // Money formats dollars with K, M or B units: $950, $620K, $2.1M, $12.5M.
@@ -41,22 +43,7 @@ func Price(v float64) string {
 func PerMWh(v float64) string { return Price(v) + "/MWh" }
 
 // Int formats a count with thousands separators: 8,760.
-func Int(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func Int(n int64) string { return numfmt.Group(n, ",") }
 
 // Percent formats a share in percent with at most one decimal: 5.1%.
 func Percent(v float64) string {
