@@ -75,5 +75,11 @@
 // key the identity provider publishes as a JWKS (RS256, ES256, EdDSA, ...; see [AuthConfig]). The principal's
 // tenant scopes every thread, run and store item: another tenant's IDs answer 404.
 //
+// # Layout
+//
+// The package's root keeps Config, the routes and the API types. Internal packages hold parts
+// with no server state: server/internal/lcwire the LangChain wire formats (messages, state
+// values, run input, checkpoint and task events as the LangGraph API renders them).
+//
 // See docs/server.md for the routes, the settings and what is not done yet.
 package server
