@@ -78,8 +78,11 @@
 // # Layout
 //
 // The package's root keeps Config, the routes and the API types. Internal packages hold parts
-// with no server state: server/internal/lcwire the LangChain wire formats (messages, state
-// values, run input, checkpoint and task events as the LangGraph API renders them).
+// that need nothing of the server: server/internal/lcwire the LangChain wire formats (messages,
+// state values, run input, checkpoint and task events as the LangGraph API renders them),
+// server/internal/auth JWT verification and the JWKS cache (AuthConfig and Principal stay
+// here), and server/internal/limits the tenants' request rates and open streams, in the
+// process or in Redis (ErrLimited and the 429 answers stay here).
 //
 // See docs/server.md for the routes, the settings and what is not done yet.
 package server
