@@ -1,6 +1,10 @@
 package server
 
-import "github.com/trellis-go/trellis/server/internal/auth"
+import (
+	"time"
+
+	"github.com/trellis-go/trellis/server/internal/auth"
+)
 
 // A JWKS (JSON Web Key Set, RFC 7517) is where an identity provider publishes the public keys
 // its tokens are signed with. The server fetches it from AuthConfig.JWKSURL, keeps the keys,
@@ -12,8 +16,8 @@ import "github.com/trellis-go/trellis/server/internal/auth"
 
 // Defaults of the JWKS settings of [AuthConfig].
 const (
-	DefaultJWKSRefreshInterval = auth.DefaultRefreshInterval
-	DefaultJWKSCacheTTL        = auth.DefaultCacheTTL
+	DefaultJWKSRefreshInterval = 30 * time.Second
+	DefaultJWKSCacheTTL        = time.Hour
 )
 
 // ErrJWKSUnavailable: the key set cannot be fetched, so a token signed with a key the server

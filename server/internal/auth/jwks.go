@@ -29,10 +29,9 @@ import (
 // AuthConfig.JWKSRefreshInterval: a flood of tokens with made-up key IDs costs the provider one
 // request per interval, not one per token.
 
-// Defaults of the JWKS settings of the server's AuthConfig.
+// Limits of a JWKS fetch. (The defaults of the refresh interval and the cache TTL are the
+// server's, DefaultJWKSRefreshInterval and DefaultJWKSCacheTTL.)
 const (
-	DefaultRefreshInterval = 30 * time.Second
-	DefaultCacheTTL        = time.Hour
 	// jwksMaxBytes caps a key set's size; real ones are a few KB.
 	jwksMaxBytes = 1 << 20
 	// jwksFetchTimeout bounds one fetch of the key set.
