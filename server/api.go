@@ -21,6 +21,7 @@ import (
 
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/server/internal/lcwire"
 )
 
 func (s *Server) routes() http.Handler {
@@ -938,7 +939,7 @@ func (s *Server) handleStateUpdate(w http.ResponseWriter, r *http.Request) {
 		status = ThreadInterrupted
 	}
 	_ = s.meta.setThreadStatus(r.Context(), t.tenant, t.ThreadID, status, values, interrupts)
-	writeJSON(w, 200, map[string]any{"checkpoint": checkpointOf(&ref), "configurable": map[string]any{"thread_id": ref.ThreadID, "checkpoint_ns": ref.NS, "checkpoint_id": ref.CheckpointID}})
+	writeJSON(w, 200, map[string]any{"checkpoint": lcwire.Checkpoint(&ref), "configurable": map[string]any{"thread_id": ref.ThreadID, "checkpoint_ns": ref.NS, "checkpoint_id": ref.CheckpointID}})
 }
 
 func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {

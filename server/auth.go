@@ -4,19 +4,17 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"crypto/sha512"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/trellis-go/trellis/server/internal/auth"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -92,7 +90,7 @@ type AuthConfig struct {
 	Now func() time.Time
 
 	keys map[[32]byte]Principal
-	jwks *jwksCache
+	jwks *auth.JWKS
 }
 
 func (a *AuthConfig) check() error {
@@ -118,8 +116,7 @@ func (a *AuthConfig) check() error {
 		return &ConfigError{Field: "Auth.JWKSRefreshInterval/JWKSCacheTTL", Problem: "is negative", Hint: "use 0 for the defaults (30s and 1h)"}
 	}
 	for _, alg := range a.Algorithms {
-		_, hmacAlg := hmacAlgs[alg]
-		_, asymAlg := asymmetricAlgs[alg]
+		hmacAlg, asymAlg := auth.IsHMAC(alg), auth.IsAsymmetric(alg)
 		switch {
 		case hmacAlg && len(a.JWTSecret) == 0:
 			return &ConfigError{Field: "Auth.Algorithms", Problem: fmt.Sprintf("lists %q but there is no JWT secret", alg), Hint: "HMAC algorithms need TRELLIS_JWT_SECRET; a JWKS's public keys are never used as HMAC secrets"}
@@ -150,7 +147,7 @@ func (a *AuthConfig) prepare() {
 			a.Algorithms = append(a.Algorithms, "HS256")
 		}
 		if a.JWKSURL != "" {
-			a.Algorithms = append(a.Algorithms, defaultJWKSAlgs...)
+			a.Algorithms = append(a.Algorithms, auth.DefaultJWKSAlgs...)
 		}
 	}
 	if a.TenantClaim == "" {
@@ -176,7 +173,7 @@ func (a *AuthConfig) prepare() {
 		if ttl == 0 {
 			ttl = DefaultJWKSCacheTTL
 		}
-		a.jwks = newJWKSCache(a.JWKSURL, a.JWKSClient, interval, ttl, a.Now)
+		a.jwks = auth.NewJWKS(a.JWKSURL, a.JWKSClient, interval, ttl, a.Now)
 	}
 }
 
@@ -187,8 +184,6 @@ func loopbackHost(host string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
-
-var hmacAlgs = map[string]func() hash.Hash{"HS256": sha256.New, "HS384": sha512.New384, "HS512": sha512.New}
 
 func unauthorized(format string, args ...any) *APIError {
 	return &APIError{Status: http.StatusUnauthorized, Message: fmt.Sprintf(format, args...), kind: ErrUnauthorized}
@@ -219,146 +214,21 @@ func (a *AuthConfig) authenticate(r *http.Request) (Principal, error) {
 	return a.verifyJWT(r.Context(), token)
 }
 
-// verifyJWT checks a JWT: an allowed algorithm, the signature (HMAC with the secret, or a
-// public key of the JWKS that fits the algorithm), exp (required), nbf, iss and aud, and reads
-// the principal from its claims.
+// verifyJWT checks a JWT (see auth.Verifier.Verify) and reads the principal from its claims.
 func (a *AuthConfig) verifyJWT(ctx context.Context, token string) (Principal, error) {
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		return Principal{}, unauthorized("the token is not a JWT (expected three dot-separated parts)")
+	v := auth.Verifier{Secret: a.JWTSecret, JWKS: a.jwks, Algorithms: a.Algorithms, Issuer: a.Issuer, Audience: a.Audience,
+		UserClaim: a.UserClaim, TenantClaim: a.TenantClaim, PermissionsClaim: a.PermissionsClaim, DefaultTenant: a.DefaultTenant,
+		Leeway: a.Leeway, Now: a.Now}
+	c, err := v.Verify(ctx, token)
+	if errors.Is(err, ErrJWKSUnavailable) {
+		return Principal{}, &APIError{Status: http.StatusServiceUnavailable, kind: ErrJWKSUnavailable,
+			Message: "the token's signing key cannot be fetched: " + err.Error(),
+			Hint:    "the identity provider's key set is unreachable; retry shortly"}
 	}
-	var header struct {
-		Alg  string          `json:"alg"`
-		Kid  string          `json:"kid"`
-		Crit json.RawMessage `json:"crit"`
-	}
-	if err := decodeSegment(parts[0], &header); err != nil {
-		return Principal{}, unauthorized("the token header cannot be read: %v", err)
-	}
-	if strings.EqualFold(header.Alg, "none") || !slices.Contains(a.Algorithms, header.Alg) {
-		return Principal{}, unauthorized("the token algorithm %q is not allowed (allowed: %s)", header.Alg, strings.Join(a.Algorithms, ", "))
-	}
-	if len(header.Crit) > 0 {
-		return Principal{}, unauthorized("the token has critical header extensions (crit), which this server does not understand")
-	}
-	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
 	if err != nil {
-		return Principal{}, unauthorized("the token signature is not base64url")
+		return Principal{}, unauthorized("%s", err.Error())
 	}
-	signed := []byte(parts[0] + "." + parts[1])
-	if newHash, ok := hmacAlgs[header.Alg]; ok {
-		if len(a.JWTSecret) == 0 {
-			return Principal{}, unauthorized("the token algorithm %q needs a secret this server does not have", header.Alg)
-		}
-		mac := hmac.New(newHash, a.JWTSecret)
-		mac.Write(signed)
-		if !hmac.Equal(sig, mac.Sum(nil)) {
-			return Principal{}, unauthorized("the token signature does not verify")
-		}
-	} else {
-		if a.jwks == nil {
-			return Principal{}, unauthorized("the token algorithm %q needs a JWKS this server does not have", header.Alg)
-		}
-		keys, err := a.jwks.key(ctx, header.Kid, header.Alg)
-		if errors.Is(err, ErrJWKSUnavailable) {
-			return Principal{}, &APIError{Status: http.StatusServiceUnavailable, kind: ErrJWKSUnavailable,
-				Message: "the token's signing key cannot be fetched: " + err.Error(),
-				Hint:    "the identity provider's key set is unreachable; retry shortly"}
-		}
-		if err != nil {
-			return Principal{}, unauthorized("the token cannot be checked: %v", err)
-		}
-		if !verifyAsymmetric(header.Alg, keys, signed, sig) {
-			return Principal{}, unauthorized("the token signature does not verify")
-		}
-	}
-	var claims map[string]any
-	if err := decodeSegment(parts[1], &claims); err != nil {
-		return Principal{}, unauthorized("the token claims cannot be read: %v", err)
-	}
-	now := a.Now()
-	exp, ok := claims["exp"].(float64)
-	if !ok {
-		return Principal{}, unauthorized("the token has no exp claim")
-	}
-	if now.After(time.Unix(int64(exp), 0).Add(a.Leeway)) {
-		return Principal{}, unauthorized("the token has expired")
-	}
-	if nbf, ok := claims["nbf"].(float64); ok && now.Add(a.Leeway).Before(time.Unix(int64(nbf), 0)) {
-		return Principal{}, unauthorized("the token is not valid yet (nbf)")
-	}
-	if iss, _ := claims["iss"].(string); iss != a.Issuer {
-		return Principal{}, unauthorized("the token issuer %q is not the expected one", iss)
-	}
-	if !audienceHas(claims["aud"], a.Audience) {
-		return Principal{}, unauthorized("the token audience does not include this server")
-	}
-	p := Principal{PerUser: a.PerUser}
-	p.User, _ = claimAt(claims, a.UserClaim).(string)
-	if p.User == "" {
-		return Principal{}, unauthorized("the token has no %q claim naming its user", a.UserClaim)
-	}
-	p.Tenant, _ = claimAt(claims, a.TenantClaim).(string)
-	if p.Tenant == "" {
-		if a.DefaultTenant == "" {
-			return Principal{}, unauthorized("the token has no %q claim naming its tenant (the server has no default tenant)", a.TenantClaim)
-		}
-		p.Tenant = a.DefaultTenant
-	}
-	perms := claimAt(claims, a.PermissionsClaim)
-	if perms == nil {
-		perms = claims["scope"]
-	}
-	switch v := perms.(type) {
-	case string:
-		p.Permissions = strings.Fields(v)
-	case []any:
-		for _, x := range v {
-			if s, ok := x.(string); ok {
-				p.Permissions = append(p.Permissions, s)
-			}
-		}
-	}
-	return p, nil
-}
-
-// claimAt reads a claim by name; a name with dots that is not itself a claim walks nested
-// objects ("app_metadata.tenant").
-func claimAt(claims map[string]any, name string) any {
-	if v, ok := claims[name]; ok {
-		return v
-	}
-	var cur any = claims
-	for part := range strings.SplitSeq(name, ".") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil
-		}
-		cur = m[part]
-	}
-	return cur
-}
-
-func audienceHas(aud any, want string) bool {
-	switch v := aud.(type) {
-	case string:
-		return v == want
-	case []any:
-		for _, x := range v {
-			if s, ok := x.(string); ok && s == want {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func decodeSegment(seg string, v any) error {
-	b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(seg, "="))
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, v)
+	return Principal{User: c.User, Tenant: c.Tenant, Permissions: c.Permissions, PerUser: a.PerUser}, nil
 }
 
 // SignJWT makes an HS256 token with the given claims; for tests and for tools that mint

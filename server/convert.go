@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/server/internal/lcwire"
 )
 
 // knownStreamModes are the stream_mode values a run accepts. "messages-tuple" streams token
@@ -52,37 +52,6 @@ func parseStreamModes(modes []string) ([]graph.StreamMode, error) {
 	return out, nil
 }
 
-// configOf renders a checkpoint reference as LangGraph's RunnableConfig.
-func configOf(ref *checkpoint.Ref) any {
-	if ref == nil {
-		return nil
-	}
-	return map[string]any{"configurable": map[string]any{"thread_id": ref.ThreadID, "checkpoint_ns": ref.NS, "checkpoint_id": ref.CheckpointID}}
-}
-
-func checkpointOf(ref *checkpoint.Ref) any {
-	if ref == nil {
-		return nil
-	}
-	return map[string]any{"thread_id": ref.ThreadID, "checkpoint_ns": ref.NS, "checkpoint_id": ref.CheckpointID, "checkpoint_map": nil}
-}
-
-// interruptsJSON renders interrupts the way the LangGraph API does: value and id first.
-func interruptsJSON(ins []graph.Interruption) []map[string]any {
-	out := make([]map[string]any, 0, len(ins))
-	for _, in := range ins {
-		m := map[string]any{"value": apiValue(in.Value), "id": in.ID}
-		if in.When != "" {
-			m["when"] = in.When
-		}
-		if in.NS != "" {
-			m["ns"] = in.NS
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
 // ThreadState is a thread's state at one checkpoint, as GET /threads/{id}/state returns it.
 type ThreadState struct {
 	Values           any              `json:"values"`
@@ -110,15 +79,15 @@ func threadStateOf(snap *graph.StateSnapshot[any]) *ThreadState {
 		ts.CreatedAt = &t
 	}
 	ref := snap.Ref
-	ts.Checkpoint, ts.Config = checkpointOf(&ref), configOf(&ref)
-	ts.ParentCheckpoint, ts.ParentConfig = checkpointOf(snap.Parent), configOf(snap.Parent)
+	ts.Checkpoint, ts.Config = lcwire.Checkpoint(&ref), lcwire.Config(&ref)
+	ts.ParentCheckpoint, ts.ParentConfig = lcwire.Checkpoint(snap.Parent), lcwire.Config(snap.Parent)
 	for _, t := range snap.Tasks {
 		var errv any
 		if t.Error != "" {
 			errv = t.Error
 		}
-		ts.Tasks = append(ts.Tasks, map[string]any{"id": t.ID, "name": t.Name, "error": errv, "interrupts": interruptsJSON(t.Interrupts), "checkpoint": nil, "state": nil})
-		ts.Interrupts = append(ts.Interrupts, interruptsJSON(t.Interrupts)...)
+		ts.Tasks = append(ts.Tasks, map[string]any{"id": t.ID, "name": t.Name, "error": errv, "interrupts": lcwire.Interrupts(t.Interrupts), "checkpoint": nil, "state": nil})
+		ts.Interrupts = append(ts.Interrupts, lcwire.Interrupts(t.Interrupts)...)
 	}
 	return ts
 }
@@ -308,7 +277,7 @@ func (c *converter) name(mode string, ns []string) string {
 }
 
 // convert turns one graph event into the SSE events the requested modes want. Every value that
-// leaves holds its messages in LangChain's shape (apiValue, toLangChainChunk).
+// leaves holds its messages in LangChain's shape (lcwire.Value, lcwire.FromChunk).
 func (c *converter) convert(ev graph.Event) []sse {
 	if len(ev.NS) > 0 && !c.subgraphs {
 		return nil
@@ -323,15 +292,15 @@ func (c *converter) convert(ev graph.Event) []sse {
 			out = append(out, c.complete(ev)...)
 		}
 		if c.wants("values") {
-			return append(out, sse{c.name("values", ev.NS), apiValue(ev.Data)})
+			return append(out, sse{c.name("values", ev.NS), lcwire.Value(ev.Data)})
 		}
 	case graph.ModeUpdates:
 		if c.wants("updates") {
 			var data any
 			if ins, ok := ev.Data.([]graph.Interruption); ok {
-				data = interruptsJSON(ins)
+				data = lcwire.Interrupts(ins)
 			} else {
-				data = apiValue(ev.Data)
+				data = lcwire.Value(ev.Data)
 			}
 			up := map[string]any{ev.Node: data}
 			if ev.Cached {
@@ -345,7 +314,7 @@ func (c *converter) convert(ev graph.Event) []sse {
 			return out
 		}
 		if c.wants("custom") {
-			return append(out, sse{c.name("custom", ev.NS), apiValue(ev.Data)})
+			return append(out, sse{c.name("custom", ev.NS), lcwire.Value(ev.Data)})
 		}
 	case graph.ModeDebug:
 		if c.wants("debug") {
@@ -353,13 +322,13 @@ func (c *converter) convert(ev graph.Event) []sse {
 				var payload any
 				switch p := d.Payload.(type) {
 				case graph.TaskEvent:
-					payload = taskEventJSON(p)
+					payload = lcwire.TaskEvent(p)
 				default:
-					payload = checkpointEventJSON(apiValue(p), true)
+					payload = lcwire.CheckpointEvent(lcwire.Value(p), true)
 				}
 				return append(out, sse{c.name("debug", ev.NS), map[string]any{"type": d.Type, "step": d.Step, "timestamp": time.Now().UTC().Format(time.RFC3339Nano), "payload": payload}})
 			}
-			return append(out, sse{c.name("debug", ev.NS), apiValue(ev.Data)})
+			return append(out, sse{c.name("debug", ev.NS), lcwire.Value(ev.Data)})
 		}
 	case graph.ModeTasks:
 		te, ok := ev.Data.(graph.TaskEvent)
@@ -370,11 +339,11 @@ func (c *converter) convert(ev graph.Event) []sse {
 			out = append(out, c.taskMessages(ev, te)...)
 		}
 		if c.wants("tasks") {
-			return append(out, sse{c.name("tasks", ev.NS), taskEventJSON(te)})
+			return append(out, sse{c.name("tasks", ev.NS), lcwire.TaskEvent(te)})
 		}
 	case graph.ModeCheckpoints:
 		if c.wants("checkpoints") {
-			return append(out, sse{c.name("checkpoints", ev.NS), checkpointEventJSON(apiValue(ev.Data), false)})
+			return append(out, sse{c.name("checkpoints", ev.NS), lcwire.CheckpointEvent(lcwire.Value(ev.Data), false)})
 		}
 	case graph.ModeMessages:
 		chunk, ok := ev.Data.(graph.MessageChunk)
@@ -387,7 +356,7 @@ func (c *converter) convert(ev graph.Event) []sse {
 			if cm.raw != nil {
 				md = cm.raw
 			}
-			out = append(out, sse{c.name("messages", ev.NS), []any{toLangChainChunk(chunk.Message), md}})
+			out = append(out, sse{c.name("messages", ev.NS), []any{lcwire.FromChunk(chunk.Message), md}})
 		}
 		if c.wants("messages") {
 			id := chunk.Message.ID
@@ -402,7 +371,7 @@ func (c *converter) convert(ev graph.Event) []sse {
 				acc.Content += chunk.Message.Content
 				acc.ToolCalls = append(acc.ToolCalls, chunk.Message.ToolCalls...)
 			}
-			out = append(out, sse{"messages/partial", []any{toLangChainChunk(*acc)}})
+			out = append(out, sse{"messages/partial", []any{lcwire.FromChunk(*acc)}})
 		}
 		return out
 	}
@@ -414,12 +383,12 @@ func (c *converter) convert(ev graph.Event) []sse {
 // left out, as there).
 func (c *converter) complete(ev graph.Event) []sse {
 	var done []any
-	for _, m := range messagesIn(ev.Data) {
+	for _, m := range lcwire.MessagesIn(ev.Data) {
 		if m.ID == "" || c.completed[m.ID] {
 			continue
 		}
 		c.completed[m.ID] = true
-		done = append(done, toLangChain(m))
+		done = append(done, lcwire.FromMessage(m))
 	}
 	if len(done) == 0 {
 		return nil
@@ -433,7 +402,7 @@ func (c *converter) complete(ev graph.Event) []sse {
 // starting marks the messages of its input as seen.
 func (c *converter) taskMessages(ev graph.Event, te graph.TaskEvent) []sse {
 	if !te.Finished {
-		for _, m := range messagesIn(te.Input) {
+		for _, m := range lcwire.MessagesIn(te.Input) {
 			c.seen[m.ID] = true
 		}
 		return nil
@@ -442,7 +411,7 @@ func (c *converter) taskMessages(ev graph.Event, te graph.TaskEvent) []sse {
 		return nil
 	}
 	var out []sse
-	for _, m := range messagesIn(te.Result) {
+	for _, m := range lcwire.MessagesIn(te.Result) {
 		if m.ID != "" && c.seen[m.ID] {
 			continue
 		}
@@ -450,89 +419,8 @@ func (c *converter) taskMessages(ev graph.Event, te graph.TaskEvent) []sse {
 			c.seen[m.ID] = true
 		}
 		cm := c.messageMeta(ev, graph.MessageChunk{Message: m})
-		out = append(out, sse{c.name("messages", ev.NS), []any{toLangChain(m), cm.md}})
+		out = append(out, sse{c.name("messages", ev.NS), []any{lcwire.FromMessage(m), cm.md}})
 	}
-	return out
-}
-
-// taskEventJSON renders a tasks-mode event as LangGraph does: a start as {id, name, input,
-// triggers}, a result as {id, name, error, result, interrupts}, result being the task's writes
-// by channel (its update).
-func taskEventJSON(te graph.TaskEvent) map[string]any {
-	if !te.Finished {
-		triggers := te.Triggers
-		if triggers == nil {
-			triggers = []string{}
-		}
-		return map[string]any{"id": te.ID, "name": te.Name, "input": apiValue(te.Input), "triggers": triggers}
-	}
-	var errv any
-	if te.Error != "" {
-		errv = te.Error
-	}
-	result := apiValue(te.Result)
-	if result == nil {
-		result = map[string]any{}
-	}
-	return map[string]any{"id": te.ID, "name": te.Name, "error": errv, "result": result, "interrupts": interruptsJSON(te.Interrupts)}
-}
-
-// checkpointEventJSON renders a checkpoint as the checkpoints mode (and, with debug, the debug
-// mode's checkpoint payload) of the LangGraph API does: config and parent_config as
-// RunnableConfigs, values, metadata, next, and the tasks the checkpoint leaves to run, each
-// {id, name, interrupts}; the debug payload adds checkpoint and parent_checkpoint.
-func checkpointEventJSON(data any, debug bool) any {
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return data
-	}
-	var m map[string]any
-	if json.Unmarshal(raw, &m) != nil {
-		return data
-	}
-	for _, k := range []string{"config", "parent_config"} {
-		if ref, ok := m[k].(map[string]any); ok {
-			m[k] = map[string]any{"configurable": ref}
-		}
-	}
-	if _, ok := m["parent_config"]; !ok {
-		m["parent_config"] = nil
-	}
-	if tasks, ok := m["tasks"].([]any); ok {
-		for _, t := range tasks {
-			if t, ok := t.(map[string]any); ok {
-				if ins, ok := t["interrupts"].([]any); ok {
-					for _, in := range ins {
-						if in, ok := in.(map[string]any); ok {
-							delete(in, "node") // LangGraph's interrupts hold value and id
-						}
-					}
-				}
-			}
-		}
-	} else {
-		m["tasks"] = []any{}
-	}
-	if debug {
-		m["checkpoint"] = checkpointOfConfig(m["config"])
-		m["parent_checkpoint"] = checkpointOfConfig(m["parent_config"])
-	}
-	return m
-}
-
-// checkpointOfConfig is the checkpoint a RunnableConfig of checkpointEventJSON names, as
-// checkpointOf renders it; nil for none.
-func checkpointOfConfig(cfg any) any {
-	c, ok := cfg.(map[string]any)
-	if !ok {
-		return nil
-	}
-	ref, ok := c["configurable"].(map[string]any)
-	if !ok {
-		return nil
-	}
-	out := maps.Clone(ref)
-	out["checkpoint_map"] = nil
 	return out
 }
 

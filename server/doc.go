@@ -75,5 +75,14 @@
 // key the identity provider publishes as a JWKS (RS256, ES256, EdDSA, ...; see [AuthConfig]). The principal's
 // tenant scopes every thread, run and store item: another tenant's IDs answer 404.
 //
+// # Layout
+//
+// The package's root keeps Config, the routes and the API types. Internal packages hold parts
+// that need nothing of the server: server/internal/lcwire the LangChain wire formats (messages,
+// state values, run input, checkpoint and task events as the LangGraph API renders them),
+// server/internal/auth JWT verification and the JWKS cache (AuthConfig and Principal stay
+// here), and server/internal/limits the tenants' request rates and open streams, in the
+// process or in Redis (ErrLimited and the 429 answers stay here).
+//
 // See docs/server.md for the routes, the settings and what is not done yet.
 package server

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"reflect"
 	"strings"
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/server/internal/lcwire"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -92,7 +92,7 @@ func modelInput(req *model.Request) map[string]any {
 	msgs := []any{}
 	if req != nil {
 		for _, m := range req.Messages {
-			msgs = append(msgs, toLangChain(m))
+			msgs = append(msgs, lcwire.FromMessage(m))
 		}
 	}
 	return map[string]any{"messages": []any{msgs}}
@@ -177,12 +177,12 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 			}
 			return []sse{lcEvent("on_chain_start", lc.name, lc.runID, nil, meta, nil, map[string]any{"input": e.input})}
 		}
-		return []sse{lcEvent("on_chain_end", lc.name, lc.runID, nil, meta, nil, map[string]any{"input": e.input, "output": apiValue(lc.output)})}
+		return []sse{lcEvent("on_chain_end", lc.name, lc.runID, nil, meta, nil, map[string]any{"input": e.input, "output": lcwire.Value(lc.output)})}
 	case graph.ModeValues:
 		if len(ev.NS) > 0 {
 			return nil
 		}
-		return []sse{lcEvent("on_chain_stream", e.graphName, e.graphRun, nil, e.meta(map[string]any{"run_id": e.graphRun}), nil, map[string]any{"chunk": apiValue(ev.Data)})}
+		return []sse{lcEvent("on_chain_stream", e.graphName, e.graphRun, nil, e.meta(map[string]any{"run_id": e.graphRun}), nil, map[string]any{"chunk": lcwire.Value(ev.Data)})}
 	case graph.ModeCustom:
 		if mc, ok := ev.Data.(*modelCallEvent); ok {
 			return e.modelCall(ev, mc)
@@ -198,7 +198,7 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 			e.observed[tc.call.ID] = true
 			return []sse{lcEvent("on_tool_start", tc.call.Name, tc.call.ID, e.parents(ev.TaskID), meta, tags, map[string]any{"input": args})}
 		}
-		return []sse{lcEvent("on_tool_end", tc.call.Name, tc.call.ID, e.parents(ev.TaskID), meta, tags, map[string]any{"input": args, "output": toLangChain(tc.out)})}
+		return []sse{lcEvent("on_tool_end", tc.call.Name, tc.call.ID, e.parents(ev.TaskID), meta, tags, map[string]any{"input": args, "output": lcwire.FromMessage(tc.out)})}
 	case graph.ModeTasks:
 		te, ok := ev.Data.(graph.TaskEvent)
 		if !ok {
@@ -207,7 +207,7 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 		meta := e.meta(nodeMeta(ev, te.Name))
 		tags := []string{fmt.Sprintf("graph:step:%d", ev.Step)}
 		if !te.Finished {
-			t := &taskRun{name: te.Name, input: apiValue(te.Input)}
+			t := &taskRun{name: te.Name, input: lcwire.Value(te.Input)}
 			e.tasks[te.ID] = t
 			return []sse{lcEvent("on_chain_start", te.Name, te.ID, e.parents(""), meta, tags, map[string]any{"input": t.input})}
 		}
@@ -219,13 +219,13 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 		var out []sse
 		for _, m := range t.models {
 			if !m.ended {
-				out = append(out, lcEvent("on_chat_model_end", m.name, m.id, e.parents(te.ID), m.meta, tags, map[string]any{"output": toLangChain(m.acc)}))
+				out = append(out, lcEvent("on_chat_model_end", m.name, m.id, e.parents(te.ID), m.meta, tags, map[string]any{"output": lcwire.FromMessage(m.acc)}))
 			}
 		}
 		if te.Error != "" || len(te.Interrupts) > 0 {
 			return out
 		}
-		for _, m := range messagesIn(te.Result) {
+		for _, m := range lcwire.MessagesIn(te.Result) {
 			for _, tc := range m.ToolCalls {
 				e.calls[tc.ID] = tc
 			}
@@ -242,9 +242,9 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 			tmeta := meta
 			out = append(out,
 				lcEvent("on_tool_start", name, m.ToolCallID, e.parents(te.ID), tmeta, tags, map[string]any{"input": args}),
-				lcEvent("on_tool_end", name, m.ToolCallID, e.parents(te.ID), tmeta, tags, map[string]any{"input": args, "output": toLangChain(m)}))
+				lcEvent("on_tool_end", name, m.ToolCallID, e.parents(te.ID), tmeta, tags, map[string]any{"input": args, "output": lcwire.FromMessage(m)}))
 		}
-		result := apiValue(te.Result)
+		result := lcwire.Value(te.Result)
 		return append(out,
 			lcEvent("on_chain_stream", te.Name, te.ID, e.parents(""), meta, tags, map[string]any{"chunk": result}),
 			lcEvent("on_chain_end", te.Name, te.ID, e.parents(""), meta, tags, map[string]any{"input": t.input, "output": result}))
@@ -267,7 +267,7 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 		for _, tc := range chunk.Message.ToolCalls {
 			e.calls[tc.ID] = tc
 		}
-		return append(out, lcEvent("on_chat_model_stream", m.name, m.id, e.parents(ev.TaskID), m.meta, tags, map[string]any{"chunk": toLangChainChunk(chunk.Message)}))
+		return append(out, lcEvent("on_chat_model_stream", m.name, m.id, e.parents(ev.TaskID), m.meta, tags, map[string]any{"chunk": lcwire.FromChunk(chunk.Message)}))
 	}
 	return nil
 }
@@ -342,49 +342,5 @@ func (e *eventsConv) modelCall(ev graph.Event, mc *modelCallEvent) []sse {
 	for _, tc := range mc.resp.Message.ToolCalls {
 		e.calls[tc.ID] = tc
 	}
-	return []sse{lcEvent("on_chat_model_end", m.name, m.id, e.parents(ev.TaskID), m.meta, tags, map[string]any{"input": m.input, "output": toLangChain(mc.resp.Message)})}
-}
-
-// messagesIn returns the messages v holds, wherever they are in it.
-func messagesIn(v any) []message.Message {
-	if v == nil {
-		return nil
-	}
-	var out []message.Message
-	visitMessages(reflect.ValueOf(v), shapeOf(reflect.TypeOf(v)), func(m message.Message) { out = append(out, m) })
-	return out
-}
-
-func visitMessages(v reflect.Value, sh *lcShape, fn func(message.Message)) {
-	if sh == nil || !v.IsValid() {
-		return
-	}
-	switch sh.kind {
-	case lcMsg:
-		fn(v.Interface().(message.Message))
-	case lcDynamic:
-		if !v.IsNil() {
-			e := v.Elem()
-			visitMessages(e, shapeOf(e.Type()), fn)
-		}
-	case lcPointer:
-		if !v.IsNil() {
-			visitMessages(v.Elem(), sh.elem, fn)
-		}
-	case lcList:
-		for i := range v.Len() {
-			visitMessages(v.Index(i), sh.elem, fn)
-		}
-	case lcMap:
-		it := v.MapRange()
-		for it.Next() {
-			visitMessages(it.Value(), sh.elem, fn)
-		}
-	case lcStruct:
-		for _, f := range sh.fields {
-			if fv, ok := fieldByIndex(v, f.index); ok {
-				visitMessages(fv, f.shape, fn)
-			}
-		}
-	}
+	return []sse{lcEvent("on_chat_model_end", m.name, m.id, e.parents(ev.TaskID), m.meta, tags, map[string]any{"input": m.input, "output": lcwire.FromMessage(mc.resp.Message)})}
 }

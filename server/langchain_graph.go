@@ -9,12 +9,13 @@ import (
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/server/internal/lcwire"
 	"github.com/trellis-go/trellis/tool"
 )
 
 // apiGraph is an assistant's graph as the API sees it: state values it reads come back with
 // their messages in LangChain's shape, and state values it is given may hold messages in any
-// shape the API accepts (see messageFromAPI). Every route and the runner reach the graph
+// shape the API accepts (see lcwire.ToMessage). Every route and the runner reach the graph
 // through it, so no message leaves or enters the server in another shape.
 //
 // Its StreamJSON also brackets the run with two lifecycle events (mode modeLifecycle) that the
@@ -52,7 +53,7 @@ func (g *apiGraph) snapshot(s *graph.StateSnapshot[any]) *graph.StateSnapshot[an
 		return nil
 	}
 	c := *s
-	c.Values = apiValue(s.Values)
+	c.Values = lcwire.Value(s.Values)
 	return &c
 }
 

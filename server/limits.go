@@ -6,104 +6,46 @@ import (
 	"math"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/trellis-go/trellis/server/internal/limits"
 )
 
 // ErrLimited: the tenant is over its request rate or its open-stream limit.
 var ErrLimited = errors.New("server: tenant over its limit")
 
-// limits holds the per-tenant request rate limiters and open-stream counts: in Redis, shared
-// with the other replicas, when Config.RedisURL is set (sharedLimits), else in this process. The
-// process's own are also the fallback while Redis cannot be reached.
-type limits struct {
-	rate    rate.Limit
-	burst   int
-	streams int
-	shared  *sharedLimits
-
-	mu       sync.Mutex
-	limiters map[string]*rate.Limiter
-	open     map[string]int
+// tenantLimits are the per-tenant request rates and open streams (package internal/limits),
+// answering refusals as the API's 429s.
+type tenantLimits struct {
+	*limits.Limits
 }
 
-func newLimits(cfg Config) *limits {
-	burst := cfg.RateBurst
-	if burst == 0 {
-		burst = max(1, int(math.Ceil(2*cfg.RateLimit)))
-	}
-	return &limits{rate: rate.Limit(cfg.RateLimit), burst: burst, streams: cfg.MaxStreamsPerTenant,
-		limiters: map[string]*rate.Limiter{}, open: map[string]int{}}
+func newLimits(cfg Config) *tenantLimits {
+	return &tenantLimits{limits.New(cfg.RateLimit, cfg.RateBurst, cfg.MaxStreamsPerTenant)}
 }
 
 // allow takes one request from the tenant's budget, or answers how long to wait.
-func (l *limits) allow(tenant string) (bool, time.Duration) {
-	if l.rate <= 0 {
-		return true, 0
-	}
-	if l.shared != nil {
-		if allowed, wait, ok := l.shared.allow(tenant, float64(l.rate), l.burst); ok {
-			return allowed, wait
-		}
-	}
-	l.mu.Lock()
-	lim := l.limiters[tenant]
-	if lim == nil {
-		lim = rate.NewLimiter(l.rate, l.burst)
-		l.limiters[tenant] = lim
-	}
-	l.mu.Unlock()
-	res := lim.Reserve()
-	if d := res.Delay(); d > 0 {
-		res.Cancel()
-		return false, d
-	}
-	return true, 0
-}
+func (l *tenantLimits) allow(tenant string) (bool, time.Duration) { return l.Allow(tenant) }
 
-func (l *limits) rateError(tenant string, wait time.Duration) *APIError {
+func (l *tenantLimits) rateError(tenant string, wait time.Duration) *APIError {
 	return &APIError{Status: http.StatusTooManyRequests, kind: ErrLimited,
-		Message: fmt.Sprintf("tenant %q is over its rate of %g requests per second", tenant, float64(l.rate)),
+		Message: fmt.Sprintf("tenant %q is over its rate of %g requests per second", tenant, l.Rate()),
 		Hint:    fmt.Sprintf("retry after %s (the Retry-After header), or raise Config.RateLimit / --rate-limit", wait.Round(time.Millisecond))}
 }
 
 // openStream counts a stream of the tenant, or refuses it when the tenant has its maximum open.
 // The returned function ends the stream.
-func (l *limits) openStream(tenant string) (func(), error) {
-	if l.streams <= 0 {
-		return func() {}, nil
-	}
-	if l.shared != nil {
-		if done, ok := l.shared.open(tenant, l.streams); ok {
-			if done == nil {
-				return nil, l.streamsError(tenant)
-			}
-			return done, nil
-		}
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.open[tenant] >= l.streams {
+func (l *tenantLimits) openStream(tenant string) (func(), error) {
+	done, ok := l.OpenStream(tenant)
+	if !ok {
 		return nil, l.streamsError(tenant)
 	}
-	l.open[tenant]++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			l.mu.Lock()
-			if l.open[tenant]--; l.open[tenant] <= 0 {
-				delete(l.open, tenant)
-			}
-			l.mu.Unlock()
-		})
-	}, nil
+	return done, nil
 }
 
-func (l *limits) streamsError(tenant string) *APIError {
+func (l *tenantLimits) streamsError(tenant string) *APIError {
 	return &APIError{Status: http.StatusTooManyRequests, kind: ErrLimited,
-		Message: fmt.Sprintf("tenant %q already has %d streams open, its maximum", tenant, l.streams),
+		Message: fmt.Sprintf("tenant %q already has %d streams open, its maximum", tenant, l.Streams()),
 		Hint:    "close a stream (or a WebSocket) first, poll with join, or raise Config.MaxStreamsPerTenant / --max-streams-per-tenant"}
 }
 

@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/redis/go-redis/v9"
 )
 
 // redisReplicas starts two servers on one Postgres schema and one Redis with cfg's limits, both
@@ -121,33 +119,4 @@ func openStream(t *testing.T, r *bundle, path string) (int, string, func()) {
 		return resp.StatusCode, string(body), func() {}
 	}
 	return 200, "", func() { cancel(); resp.Body.Close() }
-}
-
-// TestLimitsFallBackWithoutRedis checks that the process's own limits apply while Redis cannot
-// be reached: requests and streams are still limited, and none fails because of Redis.
-func TestLimitsFallBackWithoutRedis(t *testing.T) {
-	l := newLimits(Config{RateLimit: 0.2, RateBurst: 2, MaxStreamsPerTenant: 1})
-	var logged strings.Builder
-	l.shared = &sharedLimits{client: redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}),
-		log: slog.New(slog.NewTextHandler(&logged, nil)), mine: map[string]map[string]bool{}}
-	defer l.shared.client.Close()
-	for i := range 2 {
-		if ok, _ := l.allow("t"); !ok {
-			t.Fatalf("request %d within the burst was refused", i)
-		}
-	}
-	if ok, wait := l.allow("t"); ok || wait <= 0 {
-		t.Fatalf("the request after the burst: allowed %v, wait %v", ok, wait)
-	}
-	done, err := l.openStream("t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.openStream("t"); err == nil {
-		t.Fatal("a second stream over the limit of one was allowed")
-	}
-	done()
-	if !strings.Contains(logged.String(), "cannot reach Redis") || strings.Count(logged.String(), "cannot reach Redis") != 1 {
-		t.Fatalf("log: %q, want one warning", logged.String())
-	}
 }

@@ -6,13 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/trellis-go/trellis/internal/netguard"
 	"math"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/trellis-go/trellis/internal/netguard"
+	"github.com/trellis-go/trellis/server/internal/lcwire"
 
 	"github.com/google/uuid"
 
@@ -1158,7 +1160,7 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 	}
 	var ie *graph.InterruptedError
 	if errors.As(runErr, &ie) && conv.wants("values") {
-		emit("values", map[string]any{"__interrupt__": interruptsJSON(ie.Interrupts)})
+		emit("values", map[string]any{"__interrupt__": lcwire.Interrupts(ie.Interrupts)})
 	}
 	return observed(runErr)
 }
@@ -1214,7 +1216,7 @@ func threadRecord(snap *graph.StateSnapshot[any]) (json.RawMessage, json.RawMess
 	ints := map[string]any{}
 	for _, t := range snap.Tasks {
 		if len(t.Interrupts) > 0 {
-			ints[t.ID] = interruptsJSON(t.Interrupts)
+			ints[t.ID] = lcwire.Interrupts(t.Interrupts)
 		}
 	}
 	interrupts, _ := json.Marshal(ints)
@@ -1274,7 +1276,7 @@ func valuesWithInterrupts(snap *graph.StateSnapshot[any]) any {
 		return snap.Values
 	}
 	if ins := snap.Interrupts(); len(ins) > 0 {
-		m["__interrupt__"] = interruptsJSON(ins)
+		m["__interrupt__"] = lcwire.Interrupts(ins)
 	}
 	return m
 }

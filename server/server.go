@@ -21,6 +21,7 @@ import (
 	"github.com/trellis-go/trellis/checkpoint/pgsaver"
 	"github.com/trellis-go/trellis/checkpoint/sqlitesaver"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/server/internal/limits"
 	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/store/pgstore"
 	"github.com/trellis-go/trellis/store/sqlitestore"
@@ -60,7 +61,7 @@ type Server struct {
 	bus        *bus // nil on SQLite: a single process
 	runs       *runner
 	metrics    *metrics
-	limits     *limits
+	limits     *tenantLimits
 	obs        *observability // traces and token accounting (telemetry.go)
 	handler    http.Handler
 	closers    []func()
@@ -170,13 +171,14 @@ func New(cfg Config) (*Server, error) {
 	s.metrics = newMetrics()
 	s.limits = newLimits(cfg)
 	if cfg.RedisURL != "" && (cfg.RateLimit > 0 || cfg.MaxStreamsPerTenant > 0) {
-		shared, err := newSharedLimits(ctx, cfg.RedisURL, s.log)
+		client, err := dialRedis(ctx, cfg.RedisURL, "the tenants' limits")
 		if err != nil {
 			s.Close()
 			return nil, err
 		}
-		s.limits.shared = shared
-		s.closers = append(s.closers, shared.close)
+		shared := limits.NewShared(client, s.log)
+		s.limits.Share(shared)
+		s.closers = append(s.closers, shared.Close)
 	}
 	if s.obs, err = newObservability(cfg, s.metrics.reg); err != nil {
 		s.Close()

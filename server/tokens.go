@@ -5,6 +5,7 @@ import (
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/server/internal/lcwire"
 )
 
 // encodedToken is a token event's data already encoded, in two parts: head, the token's own
@@ -55,7 +56,7 @@ func (t *tokenEncoder) encode(ev graph.Event, chunk graph.MessageChunk) (data en
 	}
 	m := chunk.Message
 	if !plainText(m) {
-		msg, err := json.Marshal(toLangChainChunk(m))
+		msg, err := json.Marshal(lcwire.FromChunk(m))
 		if err != nil {
 			return encodedToken{}, false
 		}
@@ -67,7 +68,7 @@ func (t *tokenEncoder) encode(ev graph.Event, chunk graph.MessageChunk) (data en
 	if t.msgTail == nil || !sameShape(&t.msg, &m) {
 		shape := m
 		shape.Content = ""
-		msg, err := json.Marshal(toLangChainChunk(shape))
+		msg, err := json.Marshal(lcwire.FromChunk(shape))
 		// The content is the struct's first field: {"content":"",...
 		if err != nil || len(msg) < len(prefix)+2 || string(msg[:len(prefix)+2]) != prefix+`""` {
 			return encodedToken{}, false

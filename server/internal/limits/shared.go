@@ -1,4 +1,4 @@
-package server
+package limits
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// sharedLimits keeps the tenants' request rates and open streams in Redis, so that the replicas
+// Shared keeps the tenants' request rates and open streams in Redis, so that the replicas
 // sharing it hold each tenant to one limit together rather than one limit each.
 //
 // A tenant's rate is a generic cell rate algorithm over Redis's own clock: one key holds the
@@ -22,9 +22,9 @@ import (
 // its lease every streamLease/3, and a stream whose process died without closing it stops
 // counting when its lease ends. Every check and change is one script, atomic in Redis.
 //
-// When Redis cannot be reached the process falls back to its own limits (limits), and says so in
+// When Redis cannot be reached the process falls back to its own limits (Limits), and says so in
 // its log at most once a minute: a tenant may then get up to one limit per replica.
-type sharedLimits struct {
+type Shared struct {
 	client  *redis.Client
 	replica string
 	log     *slog.Logger
@@ -87,18 +87,36 @@ redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]))
 return 0
 `)
 
-func newSharedLimits(ctx context.Context, url string, log *slog.Logger) (*sharedLimits, error) {
-	client, err := dialRedis(ctx, url, "the tenants' limits")
-	if err != nil {
-		return nil, err
-	}
-	l := &sharedLimits{client: client, replica: uuid.NewString(), log: log, mine: map[string]map[string]bool{}}
+// NewShared keeps the limits in Redis through client, which it closes on Close. It renews
+// its streams' leases every streamLease/3 until then.
+func NewShared(client *redis.Client, log *slog.Logger) *Shared {
+	l := &Shared{client: client, replica: uuid.NewString(), log: log, mine: map[string]map[string]bool{}}
 	l.stop = every(streamLease/3, l.renew)
-	return l, nil
+	return l
+}
+
+// every calls fn every d until the returned stop is called; stop waits for a call under way.
+func every(d time.Duration, fn func(ctx context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			fn(ctx)
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // fallback logs, at most once a minute, that Redis failed and the process's own limits apply.
-func (l *sharedLimits) fallback(what string, err error) {
+func (l *Shared) fallback(what string, err error) {
 	now := time.Now().Unix()
 	if last := l.lastWarn.Load(); now-last >= 60 && l.lastWarn.CompareAndSwap(last, now) {
 		l.log.Warn("cannot reach Redis for the tenants' limits; this process applies its own until it can", "check", what, "err", err)
@@ -107,7 +125,7 @@ func (l *sharedLimits) fallback(what string, err error) {
 
 // allow reports whether the tenant may make one more request at rate per second with burst,
 // and how long to wait if not; ok is false when Redis could not answer.
-func (l *sharedLimits) allow(tenant string, perSecond float64, burst int) (allowed bool, wait time.Duration, ok bool) {
+func (l *Shared) allow(tenant string, perSecond float64, burst int) (allowed bool, wait time.Duration, ok bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
 	defer cancel()
 	interval := math.Max(1, math.Round(1e6/perSecond))
@@ -124,7 +142,7 @@ func (l *sharedLimits) allow(tenant string, perSecond float64, burst int) (allow
 
 // open counts a stream of the tenant against limit; it returns the function that ends it, nil
 // when the tenant has its limit open, and ok false when Redis could not answer.
-func (l *sharedLimits) open(tenant string, limit int) (done func(), ok bool) {
+func (l *Shared) open(tenant string, limit int) (done func(), ok bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
 	defer cancel()
 	member := l.replica + ":" + uuid.NewString()
@@ -164,7 +182,7 @@ func (l *sharedLimits) open(tenant string, limit int) (done func(), ok bool) {
 }
 
 // renew renews the leases of this process's open streams.
-func (l *sharedLimits) renew(ctx context.Context) {
+func (l *Shared) renew(ctx context.Context) {
 	l.mu.Lock()
 	batches := map[string][]any{}
 	for tenant, members := range l.mine {
@@ -191,8 +209,8 @@ func (l *sharedLimits) renew(ctx context.Context) {
 	}
 }
 
-// close stops the renewals and ends this process's streams in Redis.
-func (l *sharedLimits) close() {
+// Close stops the renewals and ends this process's streams in Redis.
+func (l *Shared) Close() {
 	l.closed.Store(true)
 	l.stop()
 	l.mu.Lock()
