@@ -40,15 +40,17 @@ function Fit({ points }: { points: MapPoint[] }) {
   const key = points.map((p) => p.id + ":" + p.lat + "," + p.lng).join("|");
   useEffect(() => {
     if (points.length === 0) return;
-    if (points.length === 1) map.setView([points[0].lat, points[0].lng], 14);
-    else map.fitBounds(L.latLngBounds(points.map((p) => [p.lat, p.lng] as [number, number])), { padding: [32, 32], maxZoom: 15 });
+    if (points.length === 1) map.setView([points[0].lat, points[0].lng], 14, { animate: false });
+    else map.fitBounds(L.latLngBounds(points.map((p) => [p.lat, p.lng] as [number, number])), { padding: [32, 32], maxZoom: 15, animate: false });
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [map, key]);
   return null;
 }
 
 // MapView shows the points; it renders nothing until the settings are read, and a note instead
-// of a map when there is no point.
+// of a map when there is no point. It moves without animations: a map removed while one runs
+// (the page left, the list re-rendered) made Leaflet throw on its next frame ("reading
+// '_leaflet_pos'").
 export function MapView({ points, label, className, empty }: { points: MapPoint[]; label: string; className?: string; empty?: ReactNode }) {
   const [cfg, setCfg] = useState<UIConfig | null>(null);
   useEffect(() => { void uiConfig().then(setCfg); }, []);
@@ -56,7 +58,8 @@ export function MapView({ points, label, className, empty }: { points: MapPoint[
   if (!cfg) return <div className={"muted rounded-md p-4 text-sm " + (className ?? "")}>Loading the map…</div>;
   return (
     <div role="region" aria-label={label} className={"relative z-0 overflow-hidden rounded-md border border-zinc-200 dark:border-zinc-800 " + (className ?? "")} data-markers={points.length} data-tiles={cfg.map_tiles ? "on" : "off"}>
-      <MapContainer className="trellis-map h-full w-full" center={[points[0].lat, points[0].lng]} zoom={12} scrollWheelZoom={false} attributionControl={false}>
+      <MapContainer className="trellis-map h-full w-full" center={[points[0].lat, points[0].lng]} zoom={12} scrollWheelZoom={false} attributionControl={false}
+        zoomAnimation={false} fadeAnimation={false} markerZoomAnimation={false}>
         {cfg.map_tiles && (
           <TileLayer url={cfg.map_tiles} attribution={cfg.map_attribution} maxZoom={19}
             detectRetina={false} referrerPolicy="strict-origin-when-cross-origin" />
