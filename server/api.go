@@ -889,6 +889,20 @@ func (s *Server) handleStateAt(w http.ResponseWriter, r *http.Request) {
 	s.stateAt(w, r, req.Checkpoint.CheckpointID)
 }
 
+// threadGraph returns the request's thread and the graph that runs on it; a thread no graph has
+// run on yet is a 400 saying what to do.
+func (s *Server) threadGraph(r *http.Request) (*Thread, graph.Runnable, error) {
+	t, err := s.thread(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	g := s.graphOf(t)
+	if g == nil {
+		return nil, nil, badRequest("run an assistant on the thread first, or create it with metadata.graph_id", "thread %q is not tied to a graph", t.ThreadID)
+	}
+	return t, g, nil
+}
+
 func (s *Server) handleStateUpdate(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Values       json.RawMessage `json:"values"`
@@ -902,14 +916,9 @@ func (s *Server) handleStateUpdate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	t, err := s.thread(r)
+	t, g, err := s.threadGraph(r)
 	if err != nil {
 		writeError(w, err)
-		return
-	}
-	g := s.graphOf(t)
-	if g == nil {
-		writeError(w, badRequest("run an assistant on the thread first, or create it with metadata.graph_id", "thread %q is not tied to a graph", t.ThreadID))
 		return
 	}
 	if req.AsNode != "" && req.AsNode != graph.START && !slices.Contains(g.Nodes(), req.AsNode) {

@@ -535,17 +535,17 @@ func (s *Server) handleAssistantSearch(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, selectFields(list, q.Select))
 }
 
-// selectFields returns each of list's records as a JSON object holding only the fields named.
+// selectFields returns each of list's records as a JSON object holding only the fields named,
+// a field the record leaves out (an empty optional one) as null, as a SQL select would.
 func selectFields[T any](list []T, fields []string) []map[string]any {
 	out := make([]map[string]any, 0, len(list))
 	for _, v := range list {
-		var m map[string]any
+		var all map[string]any
 		raw, _ := json.Marshal(v)
-		_ = json.Unmarshal(raw, &m)
-		for k := range m {
-			if !slices.Contains(fields, k) {
-				delete(m, k)
-			}
+		_ = json.Unmarshal(raw, &all)
+		m := make(map[string]any, len(fields))
+		for _, k := range fields {
+			m[k] = all[k]
 		}
 		out = append(out, m)
 	}

@@ -142,14 +142,9 @@ func (s *Server) handleStatePatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("send {\"metadata\": {...}} with the keys to set on the newest checkpoint", "field \"metadata\" is required"))
 		return
 	}
-	t, err := s.thread(r)
+	t, g, err := s.threadGraph(r)
 	if err != nil {
 		writeError(w, err)
-		return
-	}
-	g := s.graphOf(t)
-	if g == nil {
-		writeError(w, badRequest("run an assistant on the thread first, or create it with metadata.graph_id", "thread %q is not tied to a graph", t.ThreadID))
 		return
 	}
 	snap, err := g.StateOf(r.Context(), checkpoint.Ref{ThreadID: t.ThreadID})

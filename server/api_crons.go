@@ -302,22 +302,7 @@ func (s *Server) handleCronSearch(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, crons)
 		return
 	}
-	out := make([]map[string]json.RawMessage, 0, len(crons))
-	for _, c := range crons {
-		var all map[string]json.RawMessage
-		raw, _ := json.Marshal(c)
-		_ = json.Unmarshal(raw, &all)
-		row := map[string]json.RawMessage{}
-		for _, k := range q.Select {
-			if v, ok := all[k]; ok {
-				row[k] = v
-			} else {
-				row[k] = json.RawMessage("null")
-			}
-		}
-		out = append(out, row)
-	}
-	writeJSON(w, 200, out)
+	writeJSON(w, 200, selectFields(crons, q.Select))
 }
 
 func (s *Server) handleCronCount(w http.ResponseWriter, r *http.Request) {
