@@ -9,41 +9,15 @@ package rehab_test
 
 import (
 	"bufio"
-	"bytes"
-	"flag"
-	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/trellis-go/trellis/internal/golden"
 	"github.com/trellis-go/trellis/server"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/golden/ with what the golden tests read")
-
-var (
-	goldenUUID = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-	goldenTime = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`)
-	goldenHex  = regexp.MustCompile(`\b[0-9a-f]{16}(-[0-9a-f]{8}|[0-9a-f]{16})?\b`)
-)
-
-func normalise(s string) string {
-	ids := map[string]string{}
-	repl := func(m string) string {
-		if p, ok := ids[m]; ok {
-			return p
-		}
-		p := fmt.Sprintf("<id%d>", len(ids)+1)
-		ids[m] = p
-		return p
-	}
-	s = goldenTime.ReplaceAllString(s, "<time>")
-	s = goldenUUID.ReplaceAllStringFunc(s, repl)
-	return goldenHex.ReplaceAllStringFunc(s, repl)
-}
 
 // rawChat posts one chat message and returns the SSE frames read, as sent.
 func rawChat(t *testing.T, base, body string) string {
@@ -72,11 +46,14 @@ func rawChat(t *testing.T, base, body string) string {
 
 func TestGoldenChatSSE(t *testing.T) {
 	hs := serve(t, server.Config{Dev: true})
-	var buf bytes.Buffer
-	buf.WriteString("SSE frames of POST /apps/rehab/api/v1/chat on the offline model and the demo data.\n" +
+	const comment = "SSE frames of POST /apps/rehab/api/v1/chat on the offline model and the demo data.\n" +
 		"IDs are <idN> in order of first appearance within a section; timestamps are <time>.\n" +
-		"Regenerate: go test ./apps/rehab/ -run TestGolden -update\n")
-	section := func(name, text string) { fmt.Fprintf(&buf, "-- %s --\n%s", name, normalise(text)) }
+		"Regenerate: go test ./apps/rehab/ -run TestGolden -update\n"
+	var sections []golden.Section
+	section := func(name, text string) {
+		var n golden.Normaliser // placeholders numbered per section
+		sections = append(sections, golden.Section{Name: name, Body: n.Apply(text)})
+	}
 	section("greeting", rawChat(t, hs.URL, `{"message":"olá"}`))
 	ask := rawChat(t, hs.URL, `{"message":"Remove o de Alfama da carteira"}`)
 	conv := regexp.MustCompile(`"conversation_id":"([^"]+)"`).FindStringSubmatch(ask)
@@ -86,22 +63,5 @@ func TestGoldenChatSSE(t *testing.T) {
 	// The consent question and its answer share a conversation: one section, so its ID keeps
 	// its placeholder.
 	section("consent asked and given", ask+"\n"+rawChat(t, hs.URL, `{"message":"sim","conversation_id":"`+conv[1]+`"}`))
-
-	path := filepath.Join("testdata", "golden", "chat.txtar")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./apps/rehab/ -run TestGolden -update to write it)", err)
-	}
-	if got := buf.String(); got != string(want) {
-		t.Errorf("%s differs (run with -update if the change is intended)\n--- got\n%s--- want\n%s", path, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", "chat.txtar"), comment, "go test ./apps/rehab/ -run TestGolden -update", sections)
 }
