@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+	"github.com/trellis-go/trellis/server/internal/periodic"
 )
 
 // Crons: runs started on a schedule, as LangGraph's /runs/crons routes offer them. A cron holds
@@ -75,7 +76,7 @@ func (s *Server) setCronClock(f func() time.Time) { s.crons.clock.Store(&f) }
 
 // startCronScheduler runs the scheduler loop until the returned stop is called.
 func (s *Server) startCronScheduler() (stop func()) {
-	return every(cronPoll, func(ctx context.Context) { s.tickCrons(ctx) })
+	return periodic.Every(cronPoll, func(ctx context.Context) { s.tickCrons(ctx) })
 }
 
 // parseSchedule checks a cron schedule; a bad one is a 400 naming the field.

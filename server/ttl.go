@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"time"
+
+	"github.com/trellis-go/trellis/server/internal/periodic"
 )
 
 // Thread TTLs: a thread created or patched with a ttl is deleted, with its runs and checkpoints,
@@ -61,28 +63,7 @@ LIMIT $5`), ms(now), ThreadBusy, RunPending, RunRunning, limit)
 
 // startTTLSweeper looks for expired threads every Config.ThreadTTLSweep until it is stopped.
 func (s *Server) startTTLSweeper() (stop func()) {
-	return every(s.cfg.ThreadTTLSweep, s.sweepExpiredThreads)
-}
-
-// every calls fn every d, on a goroutine of its own, until stop is called; stop cancels fn's
-// context and waits for the goroutine to return.
-func every(d time.Duration, fn func(ctx context.Context)) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(d)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			fn(ctx)
-		}
-	}()
-	return func() { cancel(); <-done }
+	return periodic.Every(s.cfg.ThreadTTLSweep, s.sweepExpiredThreads)
 }
 
 // sweepExpiredThreads deletes the threads whose ttl has passed, a hundred at a time.

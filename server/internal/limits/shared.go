@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
+	"github.com/trellis-go/trellis/server/internal/periodic"
 )
 
 // Shared keeps the tenants' request rates and open streams in Redis, so that the replicas
@@ -91,28 +92,8 @@ return 0
 // its streams' leases every streamLease/3 until then.
 func NewShared(client *redis.Client, log *slog.Logger) *Shared {
 	l := &Shared{client: client, replica: uuid.NewString(), log: log, mine: map[string]map[string]bool{}}
-	l.stop = every(streamLease/3, l.renew)
+	l.stop = periodic.Every(streamLease/3, l.renew)
 	return l
-}
-
-// every calls fn every d until the returned stop is called; stop waits for a call under way.
-func every(d time.Duration, fn func(ctx context.Context)) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(d)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			fn(ctx)
-		}
-	}()
-	return func() { cancel(); <-done }
 }
 
 // fallback logs, at most once a minute, that Redis failed and the process's own limits apply.
