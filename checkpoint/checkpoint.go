@@ -82,7 +82,8 @@ type Task struct {
 }
 
 // Blob is one version of one channel's value, JSON-encoded. Data may hold shared parts (a
-// document the value holds many times is written once); ExpandJSON turns it into plain JSON.
+// document the value holds many times is written once; see docs/checkpoints.md): a saver stores
+// it as opaque bytes, and the graph's state readers turn it back into plain JSON.
 type Blob struct {
 	Channel string `json:"channel"`
 	Version string `json:"version"`

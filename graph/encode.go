@@ -13,8 +13,8 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/internal/fastjson"
+	"github.com/trellis-go/trellis/internal/sharedjson"
 	"github.com/trellis-go/trellis/message"
 )
 
@@ -23,7 +23,7 @@ import (
 // encoding/json, and a map or list met again (the same map, or the same elements of a list) is
 // written once: states often hold the same document in several keys, or many times in one list.
 // The first time such a value is met it is written out; every later time the blob refers to it
-// (the shared-parts form of checkpoint.ExpandJSON), so a list holding one document a thousand
+// (the shared-parts form of sharedjson.Expand), so a list holding one document a thousand
 // times costs one document and a thousand references, to encode and to store.
 //
 // An encoder lives for one checkpoint, while no node runs, so a value cannot change between its
@@ -114,7 +114,7 @@ func (e *blobEncoder) finish(text []byte) ([]byte, error) {
 		return text, nil
 	}
 	for i := 0; i < len(e.used); i++ {
-		err := checkpoint.SharedRefs(e.used[i].text, func(id uint64) {
+		err := sharedjson.Refs(e.used[i].text, func(id uint64) {
 			if p := e.parts[id-1]; p.gen != e.gen {
 				p.gen = e.gen
 				e.used = append(e.used, p)
@@ -125,12 +125,12 @@ func (e *blobEncoder) finish(text []byte) ([]byte, error) {
 		}
 	}
 	slices.SortFunc(e.used, func(a, b *sharedPart) int { return cmp.Compare(a.id, b.id) })
-	parts := make([]checkpoint.SharedPart, len(e.used))
+	parts := make([]sharedjson.Part, len(e.used))
 	for i, p := range e.used {
-		parts[i] = checkpoint.SharedPart{ID: p.id, Text: p.text}
+		parts[i] = sharedjson.Part{ID: p.id, Text: p.text}
 	}
-	out := make([]byte, 0, checkpoint.SharedSize(parts, text))
-	return checkpoint.AppendShared(out, parts, text), nil
+	out := make([]byte, 0, sharedjson.Size(parts, text))
+	return sharedjson.Append(out, parts, text), nil
 }
 
 // appendRef appends a reference to a part met before.
@@ -143,7 +143,7 @@ func (e *blobEncoder) appendRef(b []byte, p *sharedPart) []byte {
 		p.gen = e.gen
 		e.used = append(e.used, p)
 	}
-	return checkpoint.AppendSharedRef(b, p.id)
+	return sharedjson.AppendRef(b, p.id)
 }
 
 // encodeBuffers holds scratch buffers for encoding/json: a large value is encoded into memory

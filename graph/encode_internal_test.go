@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/internal/sharedjson"
 )
 
 func BenchmarkBlobEncoderShared(b *testing.B) {
@@ -100,7 +100,7 @@ func TestBlobEncoderWritesASharedDocumentOnce(t *testing.T) {
 // assertSameJSON checks that blob, once expanded, is the JSON value want.
 func assertSameJSON(t *testing.T, blob, want []byte) {
 	t.Helper()
-	got, err := checkpoint.ExpandJSON(blob)
+	got, err := sharedjson.Expand(blob)
 	if err != nil {
 		t.Fatalf("expanding %q: %v", blob, err)
 	}

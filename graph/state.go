@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/internal/sharedjson"
 	"github.com/trellis-go/trellis/message"
 )
 
@@ -234,7 +234,7 @@ func (s *schema) snapshot(state reflect.Value) reflect.Value {
 
 // decodeValue decodes a channel's full value.
 func (c *channel) decodeValue(data []byte) (reflect.Value, error) {
-	data, err := checkpoint.ExpandJSON(data)
+	data, err := sharedjson.Expand(data)
 	if err != nil {
 		return reflect.Value{}, fmt.Errorf("graph: state key %q: %w", c.name, err)
 	}
@@ -247,7 +247,7 @@ func (c *channel) decodeValue(data []byte) (reflect.Value, error) {
 
 // decodeDelta decodes the updates a delta blob holds.
 func (c *channel) decodeDelta(data []byte) ([]reflect.Value, error) {
-	data, err := checkpoint.ExpandJSON(data)
+	data, err := sharedjson.Expand(data)
 	if err != nil {
 		return nil, fmt.Errorf("graph: state key %q: %w", c.name, err)
 	}

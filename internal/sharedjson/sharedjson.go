@@ -1,4 +1,8 @@
-package checkpoint
+// Package sharedjson is the encoding of checkpoint blob data with shared parts: JSON in which a
+// document that a state holds many times is written once and referred to elsewhere. The graph
+// runtime writes it (Append, AppendRef) and reads it back (Expand); savers store it as opaque
+// bytes, so it is internal to trellis.
+package sharedjson
 
 import (
 	"bytes"
@@ -10,7 +14,7 @@ import (
 // Blob data is JSON, or JSON with shared parts: when a state holds the same document in many
 // places (one map appended to a list a thousand times, or put in several keys), the graph
 // writes the document once and refers to it everywhere else, instead of writing a thousand
-// copies. Such data starts with SharedHeader, which no JSON text can start with:
+// copies. Such data starts with Header, which no JSON text can start with:
 //
 //	0x1E 0x01                       header and format version
 //	uvarint n                       number of parts
@@ -20,33 +24,33 @@ import (
 // A text is JSON in which a reference (the byte 0x1F and a uvarint part ID) may stand wherever
 // a value may. JSON never contains those bytes outside strings, and inside strings they must be
 // escaped, so a reference cannot be mistaken for data. A part refers only to parts listed
-// before it. ExpandJSON turns such data back into plain JSON.
+// before it. Expand turns such data back into plain JSON.
 const (
-	SharedHeader  = 0x1E
+	Header        = 0x1E
 	sharedVersion = 1
 	sharedRef     = 0x1F
 )
 
-// MaxExpandedJSON bounds what ExpandJSON produces, so that a corrupt or hostile blob whose
+// MaxExpanded bounds what Expand produces, so that a corrupt or hostile blob whose
 // parts refer to each other many times over cannot exhaust memory.
-const MaxExpandedJSON = 1 << 30
+const MaxExpanded = 1 << 30
 
-// ErrSharedJSON reports blob data whose shared-parts encoding is corrupt.
-var ErrSharedJSON = errors.New("checkpoint: corrupt blob with shared parts")
+// ErrCorrupt reports blob data whose shared-parts encoding is corrupt.
+var ErrCorrupt = errors.New("sharedjson: corrupt blob with shared parts")
 
-// SharedPart is a part that texts refer to by ID.
-type SharedPart struct {
+// Part is a part that texts refer to by ID.
+type Part struct {
 	ID   uint64
 	Text []byte
 }
 
-// AppendSharedRef appends a reference to part id.
-func AppendSharedRef(b []byte, id uint64) []byte {
+// AppendRef appends a reference to part id.
+func AppendRef(b []byte, id uint64) []byte {
 	return binary.AppendUvarint(append(b, sharedRef), id)
 }
 
-// SharedRefs calls fn with the ID of each reference in text, in order.
-func SharedRefs(text []byte, fn func(id uint64)) error {
+// Refs calls fn with the ID of each reference in text, in order.
+func Refs(text []byte, fn func(id uint64)) error {
 	for {
 		i := indexRef(text)
 		if i < 0 {
@@ -54,17 +58,17 @@ func SharedRefs(text []byte, fn func(id uint64)) error {
 		}
 		id, n := binary.Uvarint(text[i+1:])
 		if n <= 0 {
-			return fmt.Errorf("%w: a reference at byte %d has no valid part ID", ErrSharedJSON, i)
+			return fmt.Errorf("%w: a reference at byte %d has no valid part ID", ErrCorrupt, i)
 		}
 		fn(id)
 		text = text[i+1+n:]
 	}
 }
 
-// AppendShared appends data made of parts (sorted by ID, each referring only to earlier ones)
+// Append appends data made of parts (sorted by ID, each referring only to earlier ones)
 // and text.
-func AppendShared(dst []byte, parts []SharedPart, text []byte) []byte {
-	dst = append(dst, SharedHeader, sharedVersion)
+func Append(dst []byte, parts []Part, text []byte) []byte {
+	dst = append(dst, Header, sharedVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(parts)))
 	for _, p := range parts {
 		dst = binary.AppendUvarint(dst, p.ID)
@@ -74,8 +78,8 @@ func AppendShared(dst []byte, parts []SharedPart, text []byte) []byte {
 	return append(dst, text...)
 }
 
-// SharedSize is the length of AppendShared's output for parts and text.
-func SharedSize(parts []SharedPart, text []byte) int {
+// Size is the length of Append's output for parts and text.
+func Size(parts []Part, text []byte) int {
 	n := 2 + uvarintLen(uint64(len(parts))) + len(text)
 	for _, p := range parts {
 		n += uvarintLen(p.ID) + uvarintLen(uint64(len(p.Text))) + len(p.Text)
@@ -92,21 +96,21 @@ func uvarintLen(x uint64) int {
 	return n
 }
 
-// ExpandJSON returns blob data as plain JSON: data itself when it has no shared parts, or a
-// new buffer with every reference replaced by the part's text. It fails with ErrSharedJSON on
-// a corrupt encoding, and when the expansion would pass MaxExpandedJSON.
-func ExpandJSON(data []byte) ([]byte, error) {
-	if len(data) == 0 || data[0] != SharedHeader {
+// Expand returns blob data as plain JSON: data itself when it has no shared parts, or a
+// new buffer with every reference replaced by the part's text. It fails with ErrCorrupt on
+// a corrupt encoding, and when the expansion would pass MaxExpanded.
+func Expand(data []byte) ([]byte, error) {
+	if len(data) == 0 || data[0] != Header {
 		return data, nil
 	}
 	if len(data) < 2 || data[1] != sharedVersion {
-		return nil, fmt.Errorf("%w: unknown format version (written by a newer trellis?)", ErrSharedJSON)
+		return nil, fmt.Errorf("%w: unknown format version (written by a newer trellis?)", ErrCorrupt)
 	}
 	p := data[2:]
 	next := func(what string) (uint64, error) {
 		v, n := binary.Uvarint(p)
 		if n <= 0 {
-			return 0, fmt.Errorf("%w: truncated %s", ErrSharedJSON, what)
+			return 0, fmt.Errorf("%w: truncated %s", ErrCorrupt, what)
 		}
 		p = p[n:]
 		return v, nil
@@ -116,7 +120,7 @@ func ExpandJSON(data []byte) ([]byte, error) {
 		return nil, err
 	}
 	if count > uint64(len(p))/2 { // every part takes at least two bytes
-		return nil, fmt.Errorf("%w: %d parts cannot fit in %d bytes", ErrSharedJSON, count, len(p))
+		return nil, fmt.Errorf("%w: %d parts cannot fit in %d bytes", ErrCorrupt, count, len(p))
 	}
 	parts := make(map[uint64]part, count)
 	for range count {
@@ -129,10 +133,10 @@ func ExpandJSON(data []byte) ([]byte, error) {
 			return nil, err
 		}
 		if n > uint64(len(p)) {
-			return nil, fmt.Errorf("%w: part %d is longer than the data", ErrSharedJSON, id)
+			return nil, fmt.Errorf("%w: part %d is longer than the data", ErrCorrupt, id)
 		}
 		if _, dup := parts[id]; dup {
-			return nil, fmt.Errorf("%w: part %d is listed twice", ErrSharedJSON, id)
+			return nil, fmt.Errorf("%w: part %d is listed twice", ErrCorrupt, id)
 		}
 		size, err := expandedSize(p[:n], parts)
 		if err != nil {
@@ -158,14 +162,14 @@ type part struct {
 func expandedSize(text []byte, parts map[uint64]part) (int, error) {
 	size := 0
 	var bad error
-	err := SharedRefs(text, func(id uint64) {
+	err := Refs(text, func(id uint64) {
 		p, ok := parts[id]
 		if !ok && bad == nil {
-			bad = fmt.Errorf("%w: a reference to part %d, which is not listed before it", ErrSharedJSON, id)
+			bad = fmt.Errorf("%w: a reference to part %d, which is not listed before it", ErrCorrupt, id)
 		}
 		size += p.size
-		if size > MaxExpandedJSON && bad == nil {
-			bad = fmt.Errorf("%w: it expands to more than %d bytes", ErrSharedJSON, MaxExpandedJSON)
+		if size > MaxExpanded && bad == nil {
+			bad = fmt.Errorf("%w: it expands to more than %d bytes", ErrCorrupt, MaxExpanded)
 		}
 	})
 	if err == nil {
