@@ -1,6 +1,23 @@
-// Package cli is the trellis command: `trellis serve`, `trellis run`, `trellis example` and the
-// rest. Each subcommand is a function registered in [commands]; [Run] parses the first argument
-// and hands the rest to it.
+// Package cli is the trellis command. cmd/trellis builds a [Program] from the application
+// registry (package apps) and the web UI (package ui) and calls [Program.Run]; this package
+// imports no application, so it is tested with the applications a test chooses.
+//
+// The subcommands, each in a file of its own:
+//
+//	serve    the Agent Protocol server with the applications and the web UI (serve.go)
+//	chat     a terminal client for an assistant on a server: streamed answers, tool calls,
+//	         approvals, sessions (chat*.go)
+//	run      one run of an assistant on a JSON input, its stream printed (run.go)
+//	graph    an assistant's graph as Mermaid (graph.go)
+//	example  the example agent on a question, with no server (example.go)
+//	ingest   documents into the long-term memory store for retrieval (ingest.go)
+//	migrate  the databases' schemas brought up to date (migrate.go)
+//	version  the version
+//
+// Each file registers its subcommand with a summary for the usage text; [Run] picks the
+// subcommand by the first argument and hands it the rest in an [Env]. Storage flags shared by
+// serve, run and migrate are in storage.go. A mistake in the arguments is a [UsageError] (exit
+// status 2, see [ExitCode]).
 package cli
 
 import (
