@@ -17,7 +17,7 @@ type streamEvent struct {
 	Event string          `json:"event"`
 	Data  json.RawMessage `json:"data"`
 	// Tail, when set, is the rest of the data, shared with other events: the metadata that ends
-	// every token of a message (see tokenEncoder). Only logs that are not written to the
+	// every token of a message (see lcstream.EncodedToken). Only logs that are not written to the
 	// database or a bus (runs that are not resumable) hold events with a tail; readers write
 	// Data then Tail (appendData).
 	Tail json.RawMessage `json:"-"`

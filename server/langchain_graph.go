@@ -9,6 +9,7 @@ import (
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/server/internal/lcstream"
 	"github.com/trellis-go/trellis/server/internal/lcwire"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -18,23 +19,11 @@ import (
 // shape the API accepts (see lcwire.ToMessage). Every route and the runner reach the graph
 // through it, so no message leaves or enters the server in another shape.
 //
-// Its StreamJSON also brackets the run with two lifecycle events (mode modeLifecycle) that the
+// Its StreamJSON also brackets the run with two lifecycle events (mode lcstream.ModeLifecycle) that the
 // "events" stream mode turns into the graph's on_chain_start and on_chain_end; other modes
 // ignore them.
 type apiGraph struct {
 	graph.Runnable
-}
-
-// modeLifecycle is the stream mode of apiGraph's own events; the graph runtime never emits it.
-const modeLifecycle graph.StreamMode = "trellis:lifecycle"
-
-// lifecycle is the Data of a modeLifecycle event.
-type lifecycle struct {
-	start  bool
-	name   string
-	runID  string
-	input  json.RawMessage
-	output any // the last values, at the end
 }
 
 // wrapGraph returns g as the API sees it.
@@ -93,19 +82,19 @@ func (g *apiGraph) StreamJSON(ctx context.Context, input json.RawMessage, opts .
 			return
 		}
 		info, _ := tool.CallInfoFrom(ctx)
-		lc := &lifecycle{start: true, name: g.Name(), runID: info.RunID, input: input}
-		if !yield(graph.Event{Mode: modeLifecycle, Data: lc}, nil) {
+		lc := &lcstream.Lifecycle{Start: true, Name: g.Name(), RunID: info.RunID, Input: input}
+		if !yield(graph.Event{Mode: lcstream.ModeLifecycle, Data: lc}, nil) {
 			return
 		}
 		var last any
-		// Tool and model calls as they start and end, for the events mode (events.go).
-		ctx := model.WithCallObserver(tool.WithCallObserver(ctx, toolObserver{}), modelObserver{})
+		// Tool and model calls as they start and end, for the events mode (lcstream.ToolObserver, lcstream.ModelObserver).
+		ctx := model.WithCallObserver(tool.WithCallObserver(ctx, lcstream.ToolObserver{}), lcstream.ModelObserver{})
 		for ev, err := range g.Runnable.StreamJSON(ctx, in, opts...) {
 			if err != nil {
 				var ie *graph.InterruptedError
 				if errors.As(err, &ie) { // paused, not failed: the graph's chain ends here
-					end := &lifecycle{name: lc.name, runID: lc.runID, output: last}
-					if !yield(graph.Event{Mode: modeLifecycle, Data: end}, nil) {
+					end := &lcstream.Lifecycle{Name: lc.Name, RunID: lc.RunID, Output: last}
+					if !yield(graph.Event{Mode: lcstream.ModeLifecycle, Data: end}, nil) {
 						return
 					}
 				}
@@ -119,6 +108,6 @@ func (g *apiGraph) StreamJSON(ctx context.Context, input json.RawMessage, opts .
 				return
 			}
 		}
-		yield(graph.Event{Mode: modeLifecycle, Data: &lifecycle{name: lc.name, runID: lc.runID, output: last}}, nil)
+		yield(graph.Event{Mode: lcstream.ModeLifecycle, Data: &lcstream.Lifecycle{Name: lc.Name, RunID: lc.RunID, Output: last}}, nil)
 	}
 }

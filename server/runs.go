@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/internal/netguard"
+	"github.com/trellis-go/trellis/server/internal/lcstream"
 	"github.com/trellis-go/trellis/server/internal/lcwire"
 
 	"github.com/google/uuid"
@@ -759,13 +760,13 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		}
 	}
 	emit := func(event string, data any) {
-		if tok, ok := data.(encodedToken); ok { // a token, encoded by runGraph (tokens.go)
+		if tok, ok := data.(lcstream.EncodedToken); ok { // a token, encoded by runGraph
 			if !l.resumable {
 				r.s.metrics.events.Inc()
-				l.appendTail(event, tok.head, tok.tail)
+				l.appendTail(event, tok.Head, tok.Tail)
 				return
 			}
-			r.persistAndAppend(ctx, l, run, event, tok.join())
+			r.persistAndAppend(ctx, l, run, event, tok.Join())
 			return
 		}
 		raw, err := json.Marshal(data)
@@ -1126,16 +1127,13 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 	ctx = withRunPrincipal(ctx, who)
 	info := tool.CallInfo{User: kw.User, Tenant: run.tenant, Permissions: kw.Permissions, ThreadID: run.ThreadID, RunID: run.RunID, Store: principalStore(r.s.store, who)}
 	ctx = tool.WithCallInfo(ctx, info)
-	conv := newConverter(kw.StreamMode, kw.Subgraphs, r.s.streamMetadata(run))
+	runMeta, tags := r.s.streamMetadata(run)
+	conv := lcstream.New(kw.StreamMode, kw.Subgraphs, runMeta, tags)
 	if kw.Subgraphs {
 		opts = append(opts, graph.WithSubgraphs())
 	}
 	ctx, opts, observed := r.s.observeRun(ctx, run, opts) // span and budgets (telemetry.go, budget.go)
 	var runErr error
-	var tokens *tokenEncoder
-	if conv.tupleOnly() {
-		tokens = &tokenEncoder{c: conv}
-	}
 	for ev, err := range g.StreamJSON(ctx, input, opts...) {
 		if err != nil {
 			runErr = err
@@ -1146,20 +1144,16 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 				emit(progressMode, pt.progressEvent(n))
 			}
 		}
-		if tokens != nil && ev.Mode == graph.ModeMessages && (len(ev.NS) == 0 || conv.subgraphs) {
-			if chunk, ok := ev.Data.(graph.MessageChunk); ok {
-				if data, ok := tokens.encode(ev, chunk); ok {
-					emit(conv.name("messages", ev.NS), data)
-					continue
-				}
-			}
+		if data, ok := conv.Token(ev); ok {
+			emit(conv.Name("messages", ev.NS), data)
+			continue
 		}
-		for _, out := range conv.convert(ev) {
-			emit(out.event, out.data)
+		for _, f := range conv.Convert(ev) {
+			emit(f.Event, f.Data)
 		}
 	}
 	var ie *graph.InterruptedError
-	if errors.As(runErr, &ie) && conv.wants("values") {
+	if errors.As(runErr, &ie) && conv.Wants("values") {
 		emit("values", map[string]any{"__interrupt__": lcwire.Interrupts(ie.Interrupts)})
 	}
 	return observed(runErr)

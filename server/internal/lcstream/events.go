@@ -1,4 +1,4 @@
-package server
+package lcstream
 
 import (
 	"context"
@@ -26,19 +26,36 @@ import (
 //   - on_chat_model_start (data.input.messages: the prompt) when a model call made through
 //     agent.StreamModel starts, on_chat_model_stream (data.chunk: an AIMessageChunk) per token
 //     chunk, and on_chat_model_end (data.input, data.output: the whole message) when it ends
-//     (run_id: the message ID): apiGraph puts a model.CallObserver in the run's context that
+//     (run_id: the message ID): the server puts a model.CallObserver in the run's context that
 //     sends the start and end through the graph's custom stream (modelCallEvent). A node that
 //     streams chunks by other means gets its start with its first chunk, with an empty input,
 //     and its end when its task finishes;
 //   - on_tool_start when a tool call starts and on_tool_end when it ends, for the calls a
-//     tool.Executor runs (the ReAct agent's tools node): apiGraph puts a tool.CallObserver in
+//     tool.Executor runs (the ReAct agent's tools node): the server puts a tool.CallObserver in
 //     the run's context that sends both through the graph's custom stream (toolCallEvent), so
 //     they arrive in order with the node's other events, the call's arguments as input and the
 //     tool message as output (run_id: the tool call's ID). A tool message a node returns without
 //     an executor having run it gets both events when the node's task finishes.
 //
-// Every event's metadata holds the run's (streamMetadata), as LangGraph's do.
+// Every event's metadata holds the run's, as LangGraph's do.
 
+// ModeLifecycle is the stream mode of the two events that bracket a run for the "events" mode:
+// the server's view of a graph yields them before the graph's first event and after its last,
+// and the converter turns them into the graph's on_chain_start and on_chain_end. The graph
+// runtime never emits it, and the other modes ignore it.
+const ModeLifecycle graph.StreamMode = "trellis:lifecycle"
+
+// Lifecycle is the Data of a ModeLifecycle event: the run starting (Start, with the run's
+// Input) or ending (with Output, the last values).
+type Lifecycle struct {
+	Start  bool
+	Name   string
+	RunID  string
+	Input  json.RawMessage
+	Output any
+}
+
+// eventsConv makes the "events" mode's callback events.
 type eventsConv struct {
 	graphName string
 	graphRun  string
@@ -49,7 +66,7 @@ type eventsConv struct {
 	observed  map[string]bool             // tool calls reported as they ran, by ID
 }
 
-// toolCallEvent is a tool call starting or ending, sent by toolObserver through the graph's
+// toolCallEvent is a tool call starting or ending, sent by ToolObserver through the graph's
 // custom stream to the converter, which never lets it out as a custom event.
 type toolCallEvent struct {
 	start bool
@@ -57,18 +74,18 @@ type toolCallEvent struct {
 	out   message.Message // the tool message, at the end
 }
 
-// toolObserver reports a run's tool calls as toolCallEvents.
-type toolObserver struct{}
+// ToolObserver reports a run's tool calls as toolCallEvents.
+type ToolObserver struct{}
 
-func (toolObserver) ToolStarted(ctx context.Context, call message.ToolCall) {
+func (ToolObserver) ToolStarted(ctx context.Context, call message.ToolCall) {
 	graph.Emit(ctx, &toolCallEvent{start: true, call: call})
 }
 
-func (toolObserver) ToolEnded(ctx context.Context, o tool.Outcome) {
+func (ToolObserver) ToolEnded(ctx context.Context, o tool.Outcome) {
 	graph.Emit(ctx, &toolCallEvent{call: o.Call, out: o.Message})
 }
 
-// modelCallEvent is a model call starting or ending, sent by modelObserver through the graph's
+// modelCallEvent is a model call starting or ending, sent by ModelObserver through the graph's
 // custom stream like toolCallEvent.
 type modelCallEvent struct {
 	start bool
@@ -76,14 +93,14 @@ type modelCallEvent struct {
 	resp  *model.Response // at the end, when the call succeeded
 }
 
-// modelObserver reports a run's streamed model calls (agent.StreamModel) as modelCallEvents.
-type modelObserver struct{}
+// ModelObserver reports a run's streamed model calls (agent.StreamModel) as modelCallEvents.
+type ModelObserver struct{}
 
-func (modelObserver) ModelStarted(ctx context.Context, call model.Call) {
+func (ModelObserver) ModelStarted(ctx context.Context, call model.Call) {
 	graph.Emit(ctx, &modelCallEvent{start: true, call: call})
 }
 
-func (modelObserver) ModelEnded(ctx context.Context, call model.Call, resp *model.Response, _ error) {
+func (ModelObserver) ModelEnded(ctx context.Context, call model.Call, resp *model.Response, _ error) {
 	graph.Emit(ctx, &modelCallEvent{call: call, resp: resp})
 }
 
@@ -134,14 +151,14 @@ func (e *eventsConv) meta(more map[string]any) map[string]any {
 }
 
 // lcEvent is one LangChain callback event.
-func lcEvent(event, name, runID string, parents []string, meta map[string]any, tags []string, data map[string]any) sse {
+func lcEvent(event, name, runID string, parents []string, meta map[string]any, tags []string, data map[string]any) Frame {
 	if parents == nil {
 		parents = []string{}
 	}
 	if tags == nil {
 		tags = []string{}
 	}
-	return sse{"events", map[string]any{"event": event, "name": name, "run_id": runID, "parent_ids": parents,
+	return Frame{"events", map[string]any{"event": event, "name": name, "run_id": runID, "parent_ids": parents,
 		"tags": tags, "metadata": meta, "data": data}}
 }
 
@@ -162,27 +179,27 @@ func (e *eventsConv) parents(taskID string) []string {
 	return []string{e.graphRun, taskID}
 }
 
-func (e *eventsConv) convert(ev graph.Event) []sse {
+func (e *eventsConv) convert(ev graph.Event) []Frame {
 	switch ev.Mode {
-	case modeLifecycle:
-		lc, ok := ev.Data.(*lifecycle)
+	case ModeLifecycle:
+		lc, ok := ev.Data.(*Lifecycle)
 		if !ok {
 			return nil
 		}
-		meta := e.meta(map[string]any{"run_id": lc.runID})
-		if lc.start {
-			e.graphName, e.graphRun = lc.name, lc.runID
-			if len(lc.input) > 0 {
-				e.input = lc.input
+		meta := e.meta(map[string]any{"run_id": lc.RunID})
+		if lc.Start {
+			e.graphName, e.graphRun = lc.Name, lc.RunID
+			if len(lc.Input) > 0 {
+				e.input = lc.Input
 			}
-			return []sse{lcEvent("on_chain_start", lc.name, lc.runID, nil, meta, nil, map[string]any{"input": e.input})}
+			return []Frame{lcEvent("on_chain_start", lc.Name, lc.RunID, nil, meta, nil, map[string]any{"input": e.input})}
 		}
-		return []sse{lcEvent("on_chain_end", lc.name, lc.runID, nil, meta, nil, map[string]any{"input": e.input, "output": lcwire.Value(lc.output)})}
+		return []Frame{lcEvent("on_chain_end", lc.Name, lc.RunID, nil, meta, nil, map[string]any{"input": e.input, "output": lcwire.Value(lc.Output)})}
 	case graph.ModeValues:
 		if len(ev.NS) > 0 {
 			return nil
 		}
-		return []sse{lcEvent("on_chain_stream", e.graphName, e.graphRun, nil, e.meta(map[string]any{"run_id": e.graphRun}), nil, map[string]any{"chunk": lcwire.Value(ev.Data)})}
+		return []Frame{lcEvent("on_chain_stream", e.graphName, e.graphRun, nil, e.meta(map[string]any{"run_id": e.graphRun}), nil, map[string]any{"chunk": lcwire.Value(ev.Data)})}
 	case graph.ModeCustom:
 		if mc, ok := ev.Data.(*modelCallEvent); ok {
 			return e.modelCall(ev, mc)
@@ -196,9 +213,9 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 		args := toolArgs(tc.call)
 		if tc.start {
 			e.observed[tc.call.ID] = true
-			return []sse{lcEvent("on_tool_start", tc.call.Name, tc.call.ID, e.parents(ev.TaskID), meta, tags, map[string]any{"input": args})}
+			return []Frame{lcEvent("on_tool_start", tc.call.Name, tc.call.ID, e.parents(ev.TaskID), meta, tags, map[string]any{"input": args})}
 		}
-		return []sse{lcEvent("on_tool_end", tc.call.Name, tc.call.ID, e.parents(ev.TaskID), meta, tags, map[string]any{"input": args, "output": lcwire.FromMessage(tc.out)})}
+		return []Frame{lcEvent("on_tool_end", tc.call.Name, tc.call.ID, e.parents(ev.TaskID), meta, tags, map[string]any{"input": args, "output": lcwire.FromMessage(tc.out)})}
 	case graph.ModeTasks:
 		te, ok := ev.Data.(graph.TaskEvent)
 		if !ok {
@@ -209,14 +226,14 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 		if !te.Finished {
 			t := &taskRun{name: te.Name, input: lcwire.Value(te.Input)}
 			e.tasks[te.ID] = t
-			return []sse{lcEvent("on_chain_start", te.Name, te.ID, e.parents(""), meta, tags, map[string]any{"input": t.input})}
+			return []Frame{lcEvent("on_chain_start", te.Name, te.ID, e.parents(""), meta, tags, map[string]any{"input": t.input})}
 		}
 		t := e.tasks[te.ID]
 		if t == nil {
 			t = &taskRun{name: te.Name}
 		}
 		delete(e.tasks, te.ID)
-		var out []sse
+		var out []Frame
 		for _, m := range t.models {
 			if !m.ended {
 				out = append(out, lcEvent("on_chat_model_end", m.name, m.id, e.parents(te.ID), m.meta, tags, map[string]any{"output": lcwire.FromMessage(m.acc)}))
@@ -254,7 +271,7 @@ func (e *eventsConv) convert(ev graph.Event) []sse {
 			return nil
 		}
 		tags := []string{fmt.Sprintf("graph:step:%d", ev.Step)}
-		var out []sse
+		var out []Frame
 		m := e.modelRunOf(ev, chunk.Message.ID)
 		if m == nil {
 			// A chunk of a call nobody observed (a node streaming on its own): its start is its
@@ -316,7 +333,7 @@ func (e *eventsConv) newModelRun(ev graph.Event, id string, md map[string]any) *
 // modelCall turns an observed model call's start and end into on_chat_model_start (with the
 // prompt) and on_chat_model_end (with the whole answer). A failed call gets no end, as in
 // LangChain, where the error ends the stream.
-func (e *eventsConv) modelCall(ev graph.Event, mc *modelCallEvent) []sse {
+func (e *eventsConv) modelCall(ev graph.Event, mc *modelCallEvent) []Frame {
 	tags := []string{fmt.Sprintf("graph:step:%d", ev.Step)}
 	if mc.start {
 		// The same metadata as the call's chunks carry (agent.StreamModel).
@@ -329,7 +346,7 @@ func (e *eventsConv) modelCall(ev graph.Event, mc *modelCallEvent) []sse {
 		}
 		m := e.newModelRun(ev, mc.call.ID, md)
 		m.input = modelInput(mc.call.Request)
-		return []sse{lcEvent("on_chat_model_start", m.name, m.id, e.parents(ev.TaskID), m.meta, tags, map[string]any{"input": m.input})}
+		return []Frame{lcEvent("on_chat_model_start", m.name, m.id, e.parents(ev.TaskID), m.meta, tags, map[string]any{"input": m.input})}
 	}
 	m := e.modelRunOf(ev, mc.call.ID)
 	if m == nil || m.ended {
@@ -342,5 +359,5 @@ func (e *eventsConv) modelCall(ev graph.Event, mc *modelCallEvent) []sse {
 	for _, tc := range mc.resp.Message.ToolCalls {
 		e.calls[tc.ID] = tc
 	}
-	return []sse{lcEvent("on_chat_model_end", m.name, m.id, e.parents(ev.TaskID), m.meta, tags, map[string]any{"input": m.input, "output": lcwire.FromMessage(mc.resp.Message)})}
+	return []Frame{lcEvent("on_chat_model_end", m.name, m.id, e.parents(ev.TaskID), m.meta, tags, map[string]any{"input": m.input, "output": lcwire.FromMessage(mc.resp.Message)})}
 }

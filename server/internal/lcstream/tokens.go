@@ -1,4 +1,4 @@
-package server
+package lcstream
 
 import (
 	"encoding/json"
@@ -8,33 +8,49 @@ import (
 	"github.com/trellis-go/trellis/server/internal/lcwire"
 )
 
-// encodedToken is a token event's data already encoded, in two parts: head, the token's own
-// ("[" and the message chunk and ","), and tail, its metadata and "]", which every token of
-// the message shares. A log that is not written anywhere keeps them so (streamEvent.Tail);
-// join makes one slice of them for the others.
-type encodedToken struct {
-	head, tail []byte
+// EncodedToken is a token event's data already encoded, in two parts: Head, the token's own
+// ("[" and the message chunk and ","), and Tail, its metadata and "]", which every token of
+// the message shares. A log that is not written anywhere can keep them so; Join makes one
+// slice of them for the others.
+type EncodedToken struct {
+	Head, Tail []byte
 }
 
-func (t encodedToken) join() json.RawMessage {
-	return append(append(make([]byte, 0, len(t.head)+len(t.tail)), t.head...), t.tail...)
+// Join returns the token's whole data.
+func (t EncodedToken) Join() json.RawMessage {
+	return append(append(make([]byte, 0, len(t.Head)+len(t.Tail)), t.Head...), t.Tail...)
+}
+
+// Token returns the data of a token's messages-tuple event, encoded, when the run's token events
+// are all messages-tuple events (no "messages" or "events" mode, which keep state across
+// tokens), ev is a token of a stream the run gets, and its metadata has an encoding; ok false
+// means Convert must make the event. The event's name is Name("messages", ev.NS).
+func (c *Converter) Token(ev graph.Event) (data EncodedToken, ok bool) {
+	if c.tokens == nil || ev.Mode != graph.ModeMessages || (len(ev.NS) > 0 && !c.subgraphs) {
+		return EncodedToken{}, false
+	}
+	chunk, ok := ev.Data.(graph.MessageChunk)
+	if !ok {
+		return EncodedToken{}, false
+	}
+	return c.tokens.encode(ev, chunk)
 }
 
 // tupleOnly reports whether a run's token events are all messages-tuple events, which
 // tokenEncoder writes; the "messages" mode (accumulated text) and the "events" mode keep
-// state across tokens and go through convert.
-func (c *converter) tupleOnly() bool {
-	return c.events == nil && c.wants("messages-tuple") && !c.wants("messages")
+// state across tokens and go through Convert.
+func (c *Converter) tupleOnly() bool {
+	return c.events == nil && c.Wants("messages-tuple") && !c.Wants("messages")
 }
 
 // tokenEncoder writes the data of a run's messages-tuple events, [message chunk, metadata],
-// byte for byte as convert and json.Marshal would, at a fraction of their cost: tokens are most
+// byte for byte as Convert and json.Marshal would, at a fraction of their cost: tokens are most
 // of what a streaming run sends. The metadata's encoding comes from the converter, which makes
-// it once per message (messageMeta), and is shared by the message's events (encodedToken); of a
+// it once per message (messageMeta), and is shared by the message's events (EncodedToken); of a
 // plain text chunk of an assistant message only the text is encoded, the rest of the message's
 // encoding is kept from its first chunk (it is the same for every chunk of the message).
 type tokenEncoder struct {
-	c *converter
+	c *Converter
 	// msg is the chunk the template was made from, with its content emptied; msgTail is its
 	// encoding after the content.
 	msg     message.Message
@@ -45,11 +61,11 @@ type tokenEncoder struct {
 }
 
 // encode returns the data of the messages-tuple event of a token, or ok false when the
-// converter must make it (metadata that has no encoding).
-func (t *tokenEncoder) encode(ev graph.Event, chunk graph.MessageChunk) (data encodedToken, ok bool) {
+// converter must make it through Convert (metadata that has no encoding).
+func (t *tokenEncoder) encode(ev graph.Event, chunk graph.MessageChunk) (data EncodedToken, ok bool) {
 	cm := t.c.messageMeta(ev, chunk)
 	if cm.raw == nil {
-		return encodedToken{}, false
+		return EncodedToken{}, false
 	}
 	if cm != t.meta {
 		t.meta, t.tail = cm, append(append(make([]byte, 0, len(cm.raw)+1), cm.raw...), ']')
@@ -58,11 +74,11 @@ func (t *tokenEncoder) encode(ev graph.Event, chunk graph.MessageChunk) (data en
 	if !plainText(m) {
 		msg, err := json.Marshal(lcwire.FromChunk(m))
 		if err != nil {
-			return encodedToken{}, false
+			return EncodedToken{}, false
 		}
 		head := make([]byte, 0, len(msg)+2)
 		head = append(append(append(head, '['), msg...), ',')
-		return encodedToken{head, t.tail}, true
+		return EncodedToken{head, t.tail}, true
 	}
 	const prefix = `{"content":`
 	if t.msgTail == nil || !sameShape(&t.msg, &m) {
@@ -71,7 +87,7 @@ func (t *tokenEncoder) encode(ev graph.Event, chunk graph.MessageChunk) (data en
 		msg, err := json.Marshal(lcwire.FromChunk(shape))
 		// The content is the struct's first field: {"content":"",...
 		if err != nil || len(msg) < len(prefix)+2 || string(msg[:len(prefix)+2]) != prefix+`""` {
-			return encodedToken{}, false
+			return EncodedToken{}, false
 		}
 		t.msg, t.msgTail = shape, msg[len(prefix)+2:]
 	}
@@ -81,7 +97,7 @@ func (t *tokenEncoder) encode(ev graph.Event, chunk graph.MessageChunk) (data en
 	head = appendString(head, m.Content)
 	head = append(head, t.msgTail...)
 	head = append(head, ',')
-	return encodedToken{head, t.tail}, true
+	return EncodedToken{head, t.tail}, true
 }
 
 // plainText reports whether a chunk is text of an assistant message with nothing else that
