@@ -285,6 +285,35 @@ func TestCompactingModelRetriesOnWindowExceeded(t *testing.T) {
 	}
 }
 
+// A Compactor is the machinery of the wrapper and the ReAct agent, for an application's own loop.
+func TestCompactorOverCompactRecover(t *testing.T) {
+	if _, err := conversation.NewCompactor(nil); err == nil || !strings.Contains(err.Error(), "CompactOptions.Model") {
+		t.Fatalf("nil options: %v", err)
+	}
+	c, err := conversation.NewCompactor(&conversation.CompactOptions{Model: scripted.New(scripted.Text("recap")), MaxTokens: 60, KeepTurns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Over(&model.Request{Messages: chat(1)[:1]}) || !c.Over(&model.Request{Messages: chat(3)}) {
+		t.Fatal("Over does not follow MaxTokens")
+	}
+	out, changed, err := c.Compact(context.Background(), chat(3))
+	if err != nil || !changed || roles(out) != "ssuata" || out[1].Metadata[conversation.MetaSummary] == nil {
+		t.Fatalf("Compact: changed=%v err=%v roles=%s", changed, err, roles(out))
+	}
+	// Nothing older than the kept turn: Recover gives back the window error, explained.
+	_, err = c.Recover(context.Background(), []message.Message{message.User("hi"), message.Assistant("hello")}, model.ErrContextWindowExceeded, false)
+	if !errors.Is(err, model.ErrContextWindowExceeded) || !strings.Contains(err.Error(), "nothing older") {
+		t.Fatalf("Recover: %v", err)
+	}
+	// A summary read back from JSON holds its count as a float64.
+	decoded := message.System("recap")
+	decoded.Metadata = map[string]any{conversation.MetaTurns: float64(2)}
+	if conversation.ReplacedTurns(decoded) != 2 || conversation.ReplacedTurns(message.User("hi")) != 0 {
+		t.Error("ReplacedTurns misreads MetaTurns")
+	}
+}
+
 func TestReActCompactsItsState(t *testing.T) {
 	search := tool.Must(tool.New("search", "Searches.", func(_ context.Context, a struct {
 		Q string `json:"q"`

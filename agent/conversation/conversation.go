@@ -14,7 +14,7 @@ import (
 )
 
 // ErrNoConversation means a helper was given no user or assistant text to work from.
-var ErrNoConversation = errors.New("conversation: the conversation has no user or assistant text")
+var ErrNoConversation = errors.New("conversation: no user or assistant text to work from")
 
 const summaryPrompt = `Condense the conversation you are given into a running summary that lets the assistant continue it without the transcript. Keep names, numbers, dates, decisions, the user's preferences and open questions. Use at most 150 words of short bullet points, no preamble.`
 

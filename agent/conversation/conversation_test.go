@@ -14,11 +14,6 @@ import (
 	"github.com/trellis-go/trellis/model/scripted"
 )
 
-// reply is a scripted model's reply with the text r.
-func reply(r string) scripted.Step {
-	return scripted.Respond(&model.Response{Message: message.Assistant(r)})
-}
-
 func projectChat() []message.Message {
 	call := message.ToolCall{ID: "c1", Name: "get_project_health", Arguments: json.RawMessage(`{"project":"Nazareth Solar"}`)}
 	return []message.Message{
@@ -87,7 +82,7 @@ func TestSummarizeFoldsPreviousSummary(t *testing.T) {
 }
 
 func TestHintsUseRecentTextTurnsAndClean(t *testing.T) {
-	m := scripted.New(reply(`{"hints":["1. What about SP15?","- what about SP15?","Which vendor is cheapest?"]}`))
+	m := scripted.New(scripted.Text(`{"hints":["1. What about SP15?","- what about SP15?","Which vendor is cheapest?"]}`))
 	var msgs []message.Message
 	for i := range 5 {
 		msgs = append(msgs, message.User("question "+string(rune('a'+i))), message.Assistant("answer"))
@@ -111,11 +106,11 @@ func TestHintsUseRecentTextTurnsAndClean(t *testing.T) {
 
 func TestHintsBadReplies(t *testing.T) {
 	// Two replies that miss the schema: a structured-output error.
-	m := scripted.New(reply(`{"hints":["only one"]}`), reply(`{"hints":[]}`))
+	m := scripted.New(scripted.Text(`{"hints":["only one"]}`), scripted.Text(`{"hints":[]}`))
 	if _, err := conversation.Hints(context.Background(), m, projectChat()); !errors.Is(err, model.ErrStructuredOutput) {
 		t.Errorf("err = %v", err)
 	}
-	m = scripted.New(reply(`{"hints":["  ","-","1."]}`))
+	m = scripted.New(scripted.Text(`{"hints":["  ","-","1."]}`))
 	if _, err := conversation.Hints(context.Background(), m, projectChat()); err == nil || !strings.Contains(err.Error(), "gave none") {
 		t.Errorf("err = %v", err)
 	}

@@ -83,9 +83,11 @@ func New(m model.Model, o *Options) (*graph.Compiled[State], error) {
 	if m == nil {
 		return nil, errors.New("react: New needs a model")
 	}
-	if o == nil {
-		o = &Options{}
+	var opts Options
+	if o != nil {
+		opts = *o // the graph keeps its own copy: later changes to *o do not reach it
 	}
+	o = &opts
 	exec, err := newExecutor(o.Tools, o.Executor)
 	if err != nil {
 		return nil, err

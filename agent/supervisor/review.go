@@ -70,9 +70,11 @@ func NewReview(worker AgentFunc, o *ReviewOptions) (*graph.Compiled[ReviewState]
 	if worker == nil {
 		return nil, errors.New("supervisor: NewReview needs a worker")
 	}
-	if o == nil {
-		o = &ReviewOptions{}
+	var opts ReviewOptions
+	if o != nil {
+		opts = *o
 	}
+	o = &opts
 	reviewer := o.Reviewer
 	if reviewer == nil {
 		if o.Model == nil {

@@ -73,6 +73,9 @@ func TestReviewIsBounded(t *testing.T) {
 	}, nil); err == nil || !strings.Contains(err.Error(), "Reviewer") {
 		t.Errorf("no reviewer: %v", err)
 	}
+	if _, err := supervisor.Reviewed(nil, &supervisor.ReviewOptions{Model: offline.New(nil)}); err == nil || !strings.Contains(err.Error(), "needs a worker") {
+		t.Errorf("no worker: %v", err)
+	}
 }
 
 // TestReviewReachesAReActWorker: a ReAct worker reads the critique as a user turn after its
