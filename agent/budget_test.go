@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
@@ -79,11 +80,11 @@ func TestTokenBudgetEstimatesUnreportedUsage(t *testing.T) {
 func TestBudgetPerRunFromContext(t *testing.T) {
 	inner := scripted.New(withUsage("a", 10, 10))
 	inner.Repeat = true
-	g, err := agent.NewReAct(agent.ReActOptions{Model: agent.BudgetedModel(inner)})
+	g, err := react.New(agent.BudgetedModel(inner), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := agent.State{Messages: []message.Message{message.User("hi")}}
+	in := react.State{Messages: []message.Message{message.User("hi")}}
 	// No budget in the context: not counted.
 	if _, err := g.Invoke(context.Background(), in); err != nil {
 		t.Fatal(err)

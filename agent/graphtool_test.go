@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
@@ -164,11 +165,11 @@ func TestGraphToolServedOverMCP(t *testing.T) {
 }
 
 func TestReActAgentAsMCPTool(t *testing.T) {
-	react, err := agent.NewReAct(agent.ReActOptions{Name: "helper", Model: scripted.New(scripted.Text("Hello from the agent."))})
+	helper, err := react.New(scripted.New(scripted.Text("Hello from the agent.")), &react.Options{Name: "helper"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gt, err := agent.GraphTool(react, &agent.GraphToolOptions{Description: "Asks the helper agent."})
+	gt, err := agent.GraphTool(helper, &agent.GraphToolOptions{Description: "Asks the helper agent."})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestReActAgentAsMCPTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out agent.State
+	var out react.State
 	if err := json.Unmarshal(res.Structured, &out); err != nil {
 		t.Fatal(err)
 	}

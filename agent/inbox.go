@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/trellis-go/trellis/graph"
-	"github.com/trellis-go/trellis/message"
 )
 
 // HumanInterrupt is what a run surfaces when it needs a person: the Agent Inbox schema, so any
@@ -81,69 +80,6 @@ func AskHuman(ctx context.Context, req HumanInterrupt) (HumanResponse, error) {
 		return resp, fmt.Errorf("agent: the answer to %q has type %q; this request allows %s", req.ActionRequest.Action, resp.Type, strings.Join(ok, ", "))
 	}
 	return resp, nil
-}
-
-// reviewCalls asks a person about every call of a tool that needs approval, in order. It returns
-// the calls to run (edited where the person edited them), the tool messages of calls that will
-// not run, and whether the person chose to stop the run.
-func reviewCalls(ctx context.Context, calls []message.ToolCall, needsApproval func(message.ToolCall) bool) (run []message.ToolCall, skipped map[string]message.Message, abort bool, err error) {
-	skipped = map[string]message.Message{}
-	for _, c := range calls {
-		if abort || !needsApproval(c) {
-			if abort {
-				skipped[c.ID] = message.ToolError(c.ID, c.Name, "Not run: the person reviewing this turn stopped the run.")
-				continue
-			}
-			run = append(run, c)
-			continue
-		}
-		args := map[string]any{}
-		if len(c.Arguments) > 0 {
-			_ = json.Unmarshal(c.Arguments, &args)
-		}
-		resp, err := AskHuman(ctx, HumanInterrupt{
-			ActionRequest: ActionRequest{Action: c.Name, Args: args},
-			Config:        InboxConfig{AllowIgnore: true, AllowRespond: true, AllowEdit: true, AllowAccept: true},
-			Description:   fmt.Sprintf("The agent wants to call **%s** with:\n\n```json\n%s\n```", c.Name, prettyJSON(c.Arguments)),
-		})
-		if err != nil {
-			return nil, nil, false, err
-		}
-		switch resp.Type {
-		case ResponseAccept:
-			run = append(run, c)
-		case ResponseEdit:
-			var edited ActionRequest
-			if err := json.Unmarshal(resp.Args, &edited); err != nil {
-				return nil, nil, false, fmt.Errorf("agent: an edit must carry {action, args}: %w", err)
-			}
-			data, err := json.Marshal(edited.Args)
-			if err != nil {
-				return nil, nil, false, err
-			}
-			c.Arguments = data
-			run = append(run, c)
-		case ResponseRespond:
-			var text string
-			if err := json.Unmarshal(resp.Args, &text); err != nil {
-				text = string(resp.Args)
-			}
-			skipped[c.ID] = message.ToolResult(c.ID, c.Name, "The person reviewing this call did not run it and answered instead: "+text)
-		case ResponseIgnore:
-			skipped[c.ID] = message.ToolError(c.ID, c.Name, "Not run: the person reviewing this call ignored it and stopped the run.")
-			abort = true
-		}
-	}
-	return run, skipped, abort, nil
-}
-
-func prettyJSON(raw json.RawMessage) string {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return string(raw)
-	}
-	out, _ := json.MarshalIndent(v, "", "  ")
-	return string(out)
 }
 
 // ParseHumanResponse reads a resume value sent for a [HumanInterrupt]: a list holding one

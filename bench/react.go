@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
@@ -54,7 +54,7 @@ func (m *cyclingModel) Stream(_ context.Context, _ *model.Request) iter.Seq2[mod
 
 // ReactAgent builds react_agent_N: the prebuilt ReAct agent whose scripted model makes n tool
 // calls, one per turn, then answers.
-func ReactAgent(n int, saver checkpoint.Saver) (*graph.Compiled[agent.State], error) {
+func ReactAgent(n int, saver checkpoint.Saver) (*graph.Compiled[react.State], error) {
 	type args struct {
 		Query string `json:"query"`
 	}
@@ -75,8 +75,7 @@ func ReactAgent(n int, saver checkpoint.Saver) (*graph.Compiled[agent.State], er
 	final := message.Assistant(strings.Repeat("answer", 100))
 	final.ID = uuid.NewString()
 	responses = append(responses, final)
-	return agent.NewReAct(agent.ReActOptions{
-		Model:    &cyclingModel{responses: responses},
+	return react.New(&cyclingModel{responses: responses}, &react.Options{
 		Tools:    []tool.Tool{search},
 		MaxTurns: 1 << 30,
 		Compile:  graph.CompileOptions{Saver: saver},

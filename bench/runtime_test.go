@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
@@ -98,13 +98,13 @@ func BenchmarkWideState25x300(b *testing.B) { wide(b, 5, 5, 300, 36) }
 func BenchmarkWideState15x600(b *testing.B) { wide(b, 3, 5, 600, 42) }
 func BenchmarkWideState9x1200(b *testing.B) { wide(b, 3, 3, 1200, 42) }
 
-func react(b *testing.B, n int) {
-	variants(b, func(s checkpoint.Saver) (*graph.Compiled[agent.State], error) { return ReactAgent(n, s) },
-		func() agent.State { return agent.State{Messages: []message.Message{message.User("hi?")}} }, 2*n+1)
+func reactAgent(b *testing.B, n int) {
+	variants(b, func(s checkpoint.Saver) (*graph.Compiled[react.State], error) { return ReactAgent(n, s) },
+		func() react.State { return react.State{Messages: []message.Message{message.User("hi?")}} }, 2*n+1)
 }
 
-func BenchmarkReactAgent10x(b *testing.B)  { react(b, 10) }
-func BenchmarkReactAgent100x(b *testing.B) { react(b, 100) }
+func BenchmarkReactAgent10x(b *testing.B)  { reactAgent(b, 10) }
+func BenchmarkReactAgent100x(b *testing.B) { reactAgent(b, 100) }
 
 func BenchmarkStaticFanout100(b *testing.B) {
 	variants(b, func(s checkpoint.Saver) (*graph.Compiled[FanoutState], error) { return StaticFanout(100, s) },

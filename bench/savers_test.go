@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/checkpoint/pgsaver"
 	"github.com/trellis-go/trellis/checkpoint/sqlitesaver"
@@ -36,7 +36,7 @@ func pgURL() string {
 // with LangGraph.js is like with like; "sqlite_full" runs the saver's own default, FULL, which
 // syncs the WAL on every commit.
 func BenchmarkReactAgent100xSaver(b *testing.B) {
-	input := func() agent.State { return agent.State{Messages: []message.Message{message.User("hi?")}} }
+	input := func() react.State { return react.State{Messages: []message.Message{message.User("hi?")}} }
 	run := func(b *testing.B, saver checkpoint.Saver, bytesOf func(thread string) int64) {
 		g, err := ReactAgent(100, saver)
 		if err != nil {

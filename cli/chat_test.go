@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trellis-go/trellis/agent"
-	"github.com/trellis-go/trellis/examples/react"
+	"github.com/trellis-go/trellis/agent/react"
+	example "github.com/trellis-go/trellis/examples/react"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model/offline"
@@ -46,15 +46,15 @@ func setupChat(t *testing.T, cfg server.Config) *chatBundle {
 	b := &chatBundle{dir: t.TempDir(), started: make(chan string, 8)}
 	cfg.Graphs = []server.GraphSpec{
 		{ID: "example", Description: "The ReAct example.", Build: func(d server.Deps) (graph.Runnable, error) {
-			return react.New(offline.New(nil), graph.CompileOptions{Saver: d.Saver, Store: d.Store})
+			return example.New(offline.New(nil), graph.CompileOptions{Saver: d.Saver, Store: d.Store})
 		}},
 		{ID: "approve", Description: "Asks before it tells the time.", Build: func(d server.Deps) (graph.Runnable, error) {
-			tools, err := react.Tools(nil)
+			tools, err := example.Tools(nil)
 			if err != nil {
 				return nil, err
 			}
-			return agent.NewReAct(agent.ReActOptions{
-				Name: "approve", Model: offline.New(nil), Tools: tools, Approve: []string{"world_clock"},
+			return react.New(offline.New(nil), &react.Options{
+				Name: "approve", Tools: tools, Approve: []string{"world_clock"},
 				Compile: graph.CompileOptions{Saver: d.Saver, Store: d.Store},
 			})
 		}},

@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/trellis-go/trellis/agent"
-	"github.com/trellis-go/trellis/examples/react"
+	"github.com/trellis-go/trellis/agent/react"
+	example "github.com/trellis-go/trellis/examples/react"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model/offline"
@@ -38,12 +38,12 @@ func runExample(ctx context.Context, env Env) error {
 		}
 		ms = append(ms, m)
 	}
-	g, err := react.New(offline.New(nil), graph.CompileOptions{})
+	g, err := example.New(offline.New(nil), graph.CompileOptions{})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "question: %s\n", question)
-	in := agent.State{Messages: []message.Message{message.User(question)}}
+	in := react.State{Messages: []message.Message{message.User(question)}}
 	for ev, err := range g.Stream(ctx, in, graph.WithStreamModes(ms...)) {
 		if err != nil {
 			var ie *graph.InterruptedError

@@ -21,10 +21,10 @@
 // items whose namespace is exactly that, so nothing leaks between users, sessions or apps, even
 // when one namespace is a prefix of another.
 //
-// A typical agent reads memory in its per-call context hook (agent.ReActOptions.Context) and
+// A typical agent reads memory in its per-call context hook (react.Options.Context) and
 // writes it after the run:
 //
-//	ctxHook := func(ctx context.Context, in agent.PromptInput) ([]message.Message, error) {
+//	ctxHook := func(ctx context.Context, in react.PromptInput) ([]message.Message, error) {
 //		doc, err := memory.LoadFacts(ctx, st, ns, "profile")
 //		if err != nil {
 //			return nil, err

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model/scripted"
@@ -37,7 +37,7 @@ func gateGraph(release <-chan struct{}) GraphSpec {
 			scripted.ToolCalls(message.ToolCall{ID: "call-1", Name: "hold", Arguments: json.RawMessage(`{"for":"the test"}`)}),
 			scripted.Text("done"),
 		)
-		return agent.NewReAct(agent.ReActOptions{Name: "gate", Model: m, Tools: []tool.Tool{hold}, Compile: graph.CompileOptions{Saver: d.Saver}})
+		return react.New(m, &react.Options{Name: "gate", Tools: []tool.Tool{hold}, Compile: graph.CompileOptions{Saver: d.Saver}})
 	}}
 }
 
@@ -110,13 +110,13 @@ func TestStreamEventsToolTiming(t *testing.T) {
 // chatterGraph emits message chunks that name their provider and model, as a model adapter
 // that knows them does.
 var chatterGraph = GraphSpec{ID: "chatter", Build: func(d Deps) (graph.Runnable, error) {
-	g := graph.New[agent.State]()
-	g.AddNode("talk", func(ctx context.Context, s agent.State) (agent.State, error) {
+	g := graph.New[react.State]()
+	g.AddNode("talk", func(ctx context.Context, s react.State) (react.State, error) {
 		for _, piece := range []string{"hel", "lo"} {
 			graph.EmitMessage(ctx, graph.MessageChunk{Message: message.Message{ID: "m-1", Role: message.RoleAssistant, Content: piece},
 				Metadata: map[string]any{"provider": "acme", "model": "acme-small"}})
 		}
-		return agent.State{Messages: []message.Message{{ID: "m-1", Role: message.RoleAssistant, Content: "hello"}}}, nil
+		return react.State{Messages: []message.Message{{ID: "m-1", Role: message.RoleAssistant, Content: "hello"}}}, nil
 	})
 	g.AddEdge(graph.START, "talk").AddEdge("talk", graph.END)
 	return g.Compile(graph.CompileOptions{Saver: d.Saver})

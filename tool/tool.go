@@ -47,7 +47,7 @@ type Result struct {
 // Update is a Command that updates graph state by key, for any state type: each key is a state
 // key (the field's JSON name) and its value is written through that key's reducer, converted
 // through JSON when it is not already of the field's type. Keys the state does not have make the
-// tool node fail with an error naming them. See agent.ApplyCommand.
+// tool node fail with an error naming them. See react.ApplyCommand.
 //
 //	return &tool.Result{Content: "added", Command: tool.Update{"cart": []string{sku}, "status": "open"}}, nil
 type Update map[string]any

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/apps/example"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
@@ -33,21 +33,21 @@ func inboxApp() server.App {
 		Name:        "inbox",
 		Description: "A test app that asks before sending an email.",
 		Build: func(_ context.Context, d server.AppDeps) (*server.AppParts, error) {
-			g := graph.New[agent.State]()
-			g.AddNode("draft", func(ctx context.Context, s agent.State) (agent.State, error) {
-				return agent.State{Messages: []message.Message{message.Assistant("I would send an email to ana@example.com.")}}, nil
+			g := graph.New[react.State]()
+			g.AddNode("draft", func(ctx context.Context, s react.State) (react.State, error) {
+				return react.State{Messages: []message.Message{message.Assistant("I would send an email to ana@example.com.")}}, nil
 			})
-			g.AddNode("review", func(ctx context.Context, s agent.State) (agent.State, error) {
+			g.AddNode("review", func(ctx context.Context, s react.State) (react.State, error) {
 				v, err := graph.Interrupt(ctx, []map[string]any{{
 					"action_request": map[string]any{"action": "send_email", "args": map[string]any{"to": "ana@example.com", "subject": "Hello"}},
 					"config":         map[string]any{"allow_accept": true, "allow_edit": true, "allow_respond": true, "allow_ignore": true},
 					"description":    "Send this email?",
 				}})
 				if err != nil {
-					return agent.State{}, err
+					return react.State{}, err
 				}
 				b, _ := json.Marshal(v)
-				return agent.State{Messages: []message.Message{message.Assistant("You answered " + string(b))}}, nil
+				return react.State{Messages: []message.Message{message.Assistant("You answered " + string(b))}}, nil
 			})
 			g.AddSequence(graph.START, "draft", "review", graph.END)
 			c, err := g.Compile(graph.CompileOptions{Name: "inbox", Saver: d.Compile.Saver, Store: d.Compile.Store})
@@ -55,13 +55,13 @@ func inboxApp() server.App {
 				return nil, err
 			}
 			// slow works until its run is cancelled (or a minute passes): for the cancel button.
-			sg := graph.New[agent.State]()
-			sg.AddNode("work", func(ctx context.Context, s agent.State) (agent.State, error) {
+			sg := graph.New[react.State]()
+			sg.AddNode("work", func(ctx context.Context, s react.State) (react.State, error) {
 				select {
 				case <-ctx.Done():
-					return agent.State{}, ctx.Err()
+					return react.State{}, ctx.Err()
 				case <-time.After(time.Minute):
-					return agent.State{Messages: []message.Message{message.Assistant("Done at last.")}}, nil
+					return react.State{Messages: []message.Message{message.Assistant("Done at last.")}}, nil
 				}
 			})
 			sg.AddSequence(graph.START, "work", graph.END)

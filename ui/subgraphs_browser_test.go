@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/server"
@@ -20,8 +20,8 @@ func nestedApp() server.App {
 		Name:        "nested",
 		Description: "A test app whose answer is written inside a subgraph.",
 		Build: func(_ context.Context, d server.AppDeps) (*server.AppParts, error) {
-			child := graph.New[agent.State]()
-			child.AddNode("draft", func(ctx context.Context, s agent.State) (agent.State, error) {
+			child := graph.New[react.State]()
+			child.AddNode("draft", func(ctx context.Context, s react.State) (react.State, error) {
 				id := message.NewID()
 				md := map[string]any{"node": "draft"}
 				for i, w := range strings.Fields("Hello from inside the writer subgraph, one word at a time.") {
@@ -32,19 +32,19 @@ func nestedApp() server.App {
 					// Paced like a model, so that the page shows the text growing.
 					select {
 					case <-ctx.Done():
-						return agent.State{}, ctx.Err()
+						return react.State{}, ctx.Err()
 					case <-time.After(25 * time.Millisecond):
 					}
 				}
-				return agent.State{Messages: []message.Message{message.Assistant("The writer is done.")}}, nil
+				return react.State{Messages: []message.Message{message.Assistant("The writer is done.")}}, nil
 			})
 			child.AddSequence(graph.START, "draft", graph.END)
 			writer, err := child.Compile(graph.CompileOptions{Name: "writer"})
 			if err != nil {
 				return nil, err
 			}
-			g := graph.New[agent.State]()
-			graph.AddSubgraph[agent.State, agent.State](g, "writer", writer, nil, nil)
+			g := graph.New[react.State]()
+			graph.AddSubgraph[react.State, react.State](g, "writer", writer, nil, nil)
 			g.AddSequence(graph.START, "writer", graph.END)
 			c, err := g.Compile(graph.CompileOptions{Name: "nested", Saver: d.Compile.Saver, Store: d.Compile.Store})
 			if err != nil {

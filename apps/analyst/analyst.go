@@ -23,7 +23,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/appdb"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
@@ -99,7 +99,7 @@ type Analyst struct {
 	now         func() time.Time
 	maxAttempts int
 	tools       map[string]tool.Tool // traced
-	taskReact   *graph.Compiled[agent.State]
+	taskReact   *graph.Compiled[react.State]
 	superModel  model.Model // the supervisors' tool loops; the strong role when nil (tests replace it)
 	dates       sync.Map    // web result URL → published date
 }
@@ -175,7 +175,7 @@ func New(ctx context.Context, d server.AppDeps, cfg Config) (*Analyst, error) {
 		a.tools[name] = telemetry.Tool(t)
 	}
 	if !a.strongRule {
-		a.taskReact, err = agent.NewReAct(agent.ReActOptions{Name: "task_agent", Model: a.strong, MaxTurns: 8, ResponseSchema: findingSchema,
+		a.taskReact, err = react.New(a.strong, &react.Options{Name: "task_agent", MaxTurns: 8, ResponseSchema: findingSchema,
 			Tools: []tool.Tool{a.tools["rag_tool"], a.tools["web_search_tool"]},
 			Prompt: xmlPrompt("You are a research task agent on a strategy team.", nil,
 				"Answer the sub-question: search the company knowledge base with rag_tool and the web with web_search_tool as needed, then answer from what you found, with your confidence from 0 to 1 and up to three key quotes.",

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 )
@@ -347,7 +347,7 @@ func (a *Analyst) taskWithModel(ctx context.Context, t Task) (Finding, error) {
 		fmt.Fprintf(&b, "The user's preferences the supervisor found: %s\n", t.Guidance)
 	}
 	info, _ := graph.InfoFrom(ctx)
-	out, err := a.taskReact.Invoke(ctx, agent.State{Messages: []message.Message{message.User(b.String())}}, graph.WithConfig(info.Config))
+	out, err := a.taskReact.Invoke(ctx, react.State{Messages: []message.Message{message.User(b.String())}}, graph.WithConfig(info.Config))
 	if err != nil {
 		return Finding{}, fmt.Errorf("analyst: task %s: %w", t.ID, err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
@@ -79,7 +79,7 @@ func lastUser(msgs []message.Message) (string, int) {
 // (AGENT.md), the instruction with the host's time zone, and the skills' system prompt; the
 // skill's preferences (L1); similar past results (L3); then the session's older exchanges (L2),
 // which windowModel moves after the verbatim turns.
-func (a *Realty) buildContext(ctx context.Context, in agent.PromptInput) ([]message.Message, error) {
+func (a *Realty) buildContext(ctx context.Context, in react.PromptInput) ([]message.Message, error) {
 	tc := turnContext{Tenant: tenantOf(ctx), Session: sessionOfConfig(in.Config, in.ThreadID)}
 	query, turn := lastUser(in.State.Messages)
 	tc.Turn = turn
@@ -484,7 +484,7 @@ func pointedListing(ctx context.Context, args json.RawMessage) json.RawMessage {
 	if z, _ := v["zpid"].(string); strings.TrimSpace(z) != "" {
 		return args
 	}
-	st, ok := tool.StateFrom[agent.State](ctx)
+	st, ok := tool.StateFrom[react.State](ctx)
 	if !ok {
 		return args
 	}
@@ -571,7 +571,7 @@ func pointedListing(ctx context.Context, args json.RawMessage) json.RawMessage {
 
 // lastUserText is the user's last message in the run's state, lower case.
 func lastUserText(ctx context.Context) string {
-	st, ok := tool.StateFrom[agent.State](ctx)
+	st, ok := tool.StateFrom[react.State](ctx)
 	if !ok {
 		return ""
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/conversation"
 	"github.com/trellis-go/trellis/apps/realty/realtyapi"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/message"
@@ -281,7 +281,7 @@ func (a *Realty) hints(ctx context.Context, msgs []message.Message) []string {
 	if len(plain) > 4 {
 		plain = plain[len(plain)-4:]
 	}
-	h, err := agent.Hints(ctx, a.fast, plain)
+	h, err := conversation.Hints(ctx, a.fast, plain)
 	if err != nil {
 		return nil
 	}
@@ -524,7 +524,7 @@ func (a *Realty) title(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, m := range msgs {
 			if m.Role == message.RoleUser {
-				t, err := agent.Title(r.Context(), a.fast, []message.Message{m})
+				t, err := conversation.Title(r.Context(), a.fast, []message.Message{m})
 				if err == nil {
 					s.Title = offlineText(t)
 				}

@@ -28,7 +28,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/conversation"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/apps/realty/propertyworker"
 	"github.com/trellis-go/trellis/apps/realty/realtyapi"
 	"github.com/trellis-go/trellis/graph"
@@ -75,7 +76,7 @@ type Realty struct {
 	reg   *skills.Registry
 	pool  *worker.Pool
 	mem   *Memory
-	graph *graph.Compiled[agent.State]
+	graph *graph.Compiled[react.State]
 	model model.Model
 	fast  model.Model
 	runs  *server.Runs
@@ -231,16 +232,15 @@ func Build(ctx context.Context, d server.AppDeps, o Options) (a *Realty, err err
 	if timeout <= 0 {
 		timeout = 120 * time.Second
 	}
-	a.graph, err = agent.NewReAct(agent.ReActOptions{
+	a.graph, err = react.New(&windowModel{inner: a.model, timeout: timeout, hints: a.hints}, &react.Options{
 		Name:     Name,
-		Model:    &windowModel{inner: a.model, timeout: timeout, hints: a.hints},
 		Tools:    tools,
 		Executor: &tool.ExecutorOptions{Timeout: 45 * time.Second, Filters: []tool.Filter{sanitize.New(append(secrets, sanitize.SecretsFromEnv(os.Getenv)...)...)}},
 		Context:  a.buildContext,
 		MaxTurns: MaxToolIterations,
 		// Reactive compaction: a call refused for its length is retried once on a summary of
 		// the older turns, never splitting a tool call from its result.
-		Compaction: &agent.CompactOptions{Model: a.fast, MaxTokens: 24000, KeepTurns: VerbatimTurns},
+		Compaction: &conversation.CompactOptions{Model: a.fast, MaxTokens: 24000, KeepTurns: VerbatimTurns},
 		Compile:    d.Compile,
 	})
 	if err != nil {

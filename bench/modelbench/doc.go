@@ -10,7 +10,7 @@
 //
 //   - *StreamChunkLatency: to the model.Chunk leaving Model.Stream (the model layer);
 //   - *ReActChunkLatency: to the messages-mode graph.Event leaving graph.Stream of a ReAct agent
-//     (agent.NewReAct) that runs the same model, so the graph runtime's share is included.
+//     (react.New) that runs the same model, so the graph runtime's share is included.
 //
 // The reported p50-ns, p99-ns and max-ns are over all chunks of the run; the goal is a p99 under
 // 100µs. Allocations per op include the in-process test server's.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
@@ -67,12 +67,12 @@ func fromModel(ctx context.Context, m model.Model) iter.Seq2[string, error] {
 // deltas from the messages-mode events leaving graph.Stream.
 func fromReAct(b *testing.B) texts {
 	return func(ctx context.Context, m model.Model) iter.Seq2[string, error] {
-		a, err := agent.NewReAct(agent.ReActOptions{Model: m, Tools: []tool.Tool{echoTool(b)}})
+		a, err := react.New(m, &react.Options{Tools: []tool.Tool{echoTool(b)}})
 		if err != nil {
 			b.Fatal(err)
 		}
 		return func(yield func(string, error) bool) {
-			in := agent.State{Messages: []message.Message{message.User("stream please")}}
+			in := react.State{Messages: []message.Message{message.User("stream please")}}
 			for ev, err := range a.Stream(ctx, in, graph.WithStreamModes(graph.ModeMessages)) {
 				var text string
 				if mc, ok := ev.Data.(graph.MessageChunk); ok {

@@ -3,7 +3,7 @@ package serverbench
 import (
 	"context"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/server"
 )
@@ -42,7 +42,7 @@ func Graphs(m *PacedModel) []server.GraphSpec {
 	return []server.GraphSpec{
 		{ID: ShortGraph, Description: "two nodes, plan then act (runs per second)", Build: buildShort},
 		{ID: StreamGraph, Description: "a ReAct agent without tools on a paced model (streams)", Build: func(deps server.Deps) (graph.Runnable, error) {
-			return agent.NewReAct(agent.ReActOptions{Name: StreamGraph, Model: m, Compile: graph.CompileOptions{Saver: deps.Saver, Store: deps.Store}})
+			return react.New(m, &react.Options{Name: StreamGraph, Compile: graph.CompileOptions{Saver: deps.Saver, Store: deps.Store}})
 		}},
 	}
 }

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/supervisor"
 	"github.com/trellis-go/trellis/apps/vesper/app"
 	"github.com/trellis-go/trellis/apps/vesper/reports"
 	"github.com/trellis-go/trellis/apps/vesper/tools"
@@ -68,7 +68,7 @@ func build(b *testing.B, w *warehouse.Warehouse) *app.App {
 func run(b *testing.B, a *app.App) {
 	ctx := tool.WithCallInfo(context.Background(), tool.CallInfo{Tenant: warehouse.TenantVesper, User: "bench", Permissions: []string{"*"}})
 	ask := func(q string) {
-		st, err := a.Graph.Invoke(ctx, agent.SupervisorState{Messages: []message.Message{message.User(q)}})
+		st, err := a.Graph.Invoke(ctx, supervisor.State{Messages: []message.Message{message.User(q)}})
 		if err != nil || st.Answer == "" || len(st.Results) != 1 {
 			b.Fatalf("%q: %v (%d results) %q", q, err, len(st.Results), st.Answer)
 		}

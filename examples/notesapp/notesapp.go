@@ -28,7 +28,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/appdb"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
@@ -71,9 +71,8 @@ func build(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
 		return nil, err
 	}
 	n := &notes{d: d, db: db}
-	g, err := agent.NewReAct(agent.ReActOptions{
+	g, err := react.New(d.Models.For(model.RoleFast), &react.Options{
 		Name:    Name,
-		Model:   d.Models.For(model.RoleFast),
 		Prompt:  "You answer questions about the user's notes.",
 		Context: n.latestNotes, // rebuilt for every model call, never stored
 		Compile: d.Compile,
@@ -168,7 +167,7 @@ func (n *notes) recent(ctx context.Context, p server.Principal, limit int) ([]No
 
 // latestNotes is the agent's per-call context: the run's user's five latest notes, read afresh
 // before every model call (the run acts for the principal that started it).
-func (n *notes) latestNotes(ctx context.Context, _ agent.PromptInput) ([]message.Message, error) {
+func (n *notes) latestNotes(ctx context.Context, _ react.PromptInput) ([]message.Message, error) {
 	p, ok := server.PrincipalFrom(ctx)
 	if !ok {
 		return nil, nil

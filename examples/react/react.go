@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
@@ -119,7 +119,7 @@ func asksApproval(ctx context.Context, call message.ToolCall) bool {
 }
 
 // New builds the example agent on m.
-func New(m model.Model, opts graph.CompileOptions) (*graph.Compiled[agent.State], error) {
+func New(m model.Model, opts graph.CompileOptions) (*graph.Compiled[react.State], error) {
 	tools, err := Tools(nil)
 	if err != nil {
 		return nil, err
@@ -127,8 +127,7 @@ func New(m model.Model, opts graph.CompileOptions) (*graph.Compiled[agent.State]
 	if opts.Name == "" {
 		opts.Name = "example"
 	}
-	return agent.NewReAct(agent.ReActOptions{
-		Model:     m,
+	return react.New(m, &react.Options{
 		Tools:     tools,
 		Prompt:    "You are a helpful assistant with a unit converter and a world clock. Use them when they help.",
 		ApproveIf: asksApproval,

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/conversation"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/apps/rehab/kb"
 	"github.com/trellis-go/trellis/graph"
@@ -31,7 +33,7 @@ func New(def *Env, compile graph.CompileOptions) (*Orchestrator, error) {
 	if err != nil {
 		return nil, err
 	}
-	toolNode, err := agent.NewToolNode[State](tools, nil)
+	toolNode, err := react.NewToolNode[State](tools, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +297,7 @@ func forModel(msgs []message.Message) []message.Message {
 			out = append(out, m)
 		}
 	}
-	return agent.RepairHistory(out)
+	return conversation.RepairHistory(out)
 }
 
 // offlineReply answers a message the offline model has no rule for.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/conversation"
 	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
@@ -64,7 +64,7 @@ func Summary(ctx context.Context, m model.Model, previous string, msgs []data.Me
 			}
 		}
 		conv = append([]message.Message{message.System(SummaryPrompt)}, conv...)
-		text, err := agent.Summarize(ctx, m, previous, conv)
+		text, err := conversation.Summarize(ctx, m, previous, conv, nil)
 		if err != nil {
 			return "", fmt.Errorf("rehab: summarising the session: %w", err)
 		}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/supervisor"
 	"github.com/trellis-go/trellis/apps/vesper/rbac"
 	"github.com/trellis-go/trellis/apps/vesper/reports"
 	"github.com/trellis-go/trellis/apps/vesper/synth"
@@ -31,7 +31,7 @@ type Config struct {
 	// Linker makes the Power BI deep links; nil means answers carry none.
 	Linker *reports.Linker
 	// Model, when set and not the offline model, classifies requests, runs
-	// each domain agent as a tool loop (agent.NewReAct, at most MaxTurns
+	// each domain agent as a tool loop (react.New, at most MaxTurns
 	// model calls) and writes the answer from the formatted results. Nil
 	// means the offline model: the app's rules route, plan and compose (see
 	// [RuleRouter]).
@@ -68,7 +68,7 @@ type App struct {
 	byName  map[string]*Domain
 	funcs   map[string]ToolFunc
 	format  *synth.Formatter
-	Graph   *graph.Compiled[agent.SupervisorState]
+	Graph   *graph.Compiled[supervisor.State]
 }
 
 // ErrNoCaller is returned when a run carries no tenant: the server puts a
@@ -111,17 +111,17 @@ func New(cfg Config) (*App, error) {
 		}
 		a.byName[d.Name] = d
 	}
-	opts := agent.SupervisorOptions{
-		Name: "vesper", Model: m, Prompt: SupervisorPrompt, Filters: FilterSchema, History: 2,
+	opts := supervisor.Options{
+		Name: "vesper", Prompt: SupervisorPrompt, Filters: FilterSchema, History: 2,
 		AfterClassify: a.afterClassify, Synthesize: a.synthesize, Compile: cfg.Compile,
 	}
 	if a.rules {
 		opts.ClassifierModel = &RuleRouter{app: a}
 	}
-	sup := agent.NewSupervisor(opts)
+	sup := supervisor.New(m, &opts)
 	for i := range a.domains {
 		d := &a.domains[i]
-		sup.Add(agent.Agent{Name: d.Name, Intent: d.Intent, Description: d.Description, Examples: d.Examples, Run: a.runDomain(d)})
+		sup.Add(supervisor.Agent{Name: d.Name, Intent: d.Intent, Description: d.Description, Examples: d.Examples, Run: a.runDomain(d)})
 	}
 	g, err := sup.Compile()
 	if err != nil {
@@ -141,7 +141,7 @@ func (a *App) Domains() []Domain { return slices.Clone(a.domains) }
 // the previous request's filters and agents into a follow-up that names
 // only new filters ("and for SP15?"), and asks a domain's clarifying
 // question when the request lacks what it needs.
-func (a *App) afterClassify(ctx context.Context, st agent.SupervisorState, r agent.Route) (agent.Route, error) {
+func (a *App) afterClassify(ctx context.Context, st supervisor.State, r supervisor.Route) (supervisor.Route, error) {
 	var f Filters
 	if len(r.Filters) > 0 {
 		if err := json.Unmarshal(r.Filters, &f); err != nil {
@@ -230,11 +230,11 @@ type agentOutput struct {
 	Answer string `json:"answer,omitempty"`
 }
 
-func (a *App) runDomain(d *Domain) agent.AgentFunc {
-	return func(ctx context.Context, task agent.Task) (agent.AgentResult, error) {
+func (a *App) runDomain(d *Domain) supervisor.AgentFunc {
+	return func(ctx context.Context, task supervisor.Task) (supervisor.AgentResult, error) {
 		info, ok := a.callerFrom(ctx)
 		if !ok || strings.TrimSpace(info.Tenant) == "" {
-			return agent.AgentResult{}, ErrNoCaller
+			return supervisor.AgentResult{}, ErrNoCaller
 		}
 		var f Filters
 		if len(task.Filters) > 0 {
@@ -245,7 +245,7 @@ func (a *App) runDomain(d *Domain) agent.AgentFunc {
 		if a.cfg.Settings != nil {
 			var err error
 			if disabled, err = a.cfg.Settings.Disabled(ctx, info.Tenant, d.Name); err != nil {
-				return agent.AgentResult{}, fmt.Errorf("vesper: reading the tool switches of %s: %w", d.Name, err)
+				return supervisor.AgentResult{}, fmt.Errorf("vesper: reading the tool switches of %s: %w", d.Name, err)
 			}
 		}
 		var out agentOutput
@@ -257,7 +257,7 @@ func (a *App) runDomain(d *Domain) agent.AgentFunc {
 			for _, c := range plan {
 				blk, rec, err := a.runCall(ctx, d, info, funcs, allowed, disabled, c)
 				if err != nil {
-					return agent.AgentResult{}, err
+					return supervisor.AgentResult{}, err
 				}
 				out.Blocks = append(out.Blocks, blk)
 				out.ToolCalls = append(out.ToolCalls, rec)
@@ -265,12 +265,12 @@ func (a *App) runDomain(d *Domain) agent.AgentFunc {
 		} else {
 			var err error
 			if out, err = a.modelLoop(ctx, d, task, info, funcs, allowed, disabled); err != nil {
-				return agent.AgentResult{}, err
+				return supervisor.AgentResult{}, err
 			}
 		}
 		data, err := json.Marshal(out)
 		if err != nil {
-			return agent.AgentResult{}, err
+			return supervisor.AgentResult{}, err
 		}
 		answer := out.Answer
 		if answer == "" {
@@ -280,7 +280,7 @@ func (a *App) runDomain(d *Domain) agent.AgentFunc {
 			}
 			answer = strings.Join(leads, "\n")
 		}
-		return agent.AgentResult{Answer: answer, Data: data}, nil
+		return supervisor.AgentResult{Answer: answer, Data: data}, nil
 	}
 }
 
@@ -337,7 +337,7 @@ func (a *App) toolsOf(d *Domain) (map[string]ToolFunc, []string) {
 
 // synthesize merges the agents' formatted blocks, adds the deep links and
 // streams the answer as message chunks.
-func (a *App) synthesize(ctx context.Context, st agent.SupervisorState) (string, error) {
+func (a *App) synthesize(ctx context.Context, st supervisor.State) (string, error) {
 	out := a.Outcome(st)
 	var links []reports.DeepLink
 	if info, ok := a.callerFrom(ctx); ok && a.cfg.Linker != nil && len(out.ReportKeys) > 0 {
@@ -416,7 +416,7 @@ type Outcome struct {
 }
 
 // Outcome reads the agents' results of the latest request.
-func (a *App) Outcome(st agent.SupervisorState) Outcome {
+func (a *App) Outcome(st supervisor.State) Outcome {
 	o := Outcome{Intent: st.Intent, Agents: st.Agents, ToolCalls: []ToolCallRecord{}}
 	for _, r := range st.Results {
 		if r.Error != "" {

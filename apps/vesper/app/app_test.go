@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/supervisor"
 	"github.com/trellis-go/trellis/apps/vesper/app"
 	"github.com/trellis-go/trellis/apps/vesper/reports"
 	"github.com/trellis-go/trellis/apps/vesper/tools"
@@ -53,9 +53,9 @@ func caller(tenant string, perms ...string) context.Context {
 	return tool.WithCallInfo(context.Background(), tool.CallInfo{Tenant: tenant, User: "u1", Permissions: perms})
 }
 
-func ask(t *testing.T, a *app.App, ctx context.Context, q string) agent.SupervisorState {
+func ask(t *testing.T, a *app.App, ctx context.Context, q string) supervisor.State {
 	t.Helper()
-	st, err := a.Graph.Invoke(ctx, agent.SupervisorState{Messages: []message.Message{message.User(q)}})
+	st, err := a.Graph.Invoke(ctx, supervisor.State{Messages: []message.Message{message.User(q)}})
 	if err != nil {
 		t.Fatalf("%q: %v", q, err)
 	}
@@ -182,7 +182,7 @@ func TestDeniedToolIsExplained(t *testing.T) {
 func TestNoCallerFailsClearly(t *testing.T) {
 	t.Parallel()
 	a := setup(t, app.Config{})
-	st, err := a.Graph.Invoke(context.Background(), agent.SupervisorState{Messages: []message.Message{message.User("What is the health status of Nazareth Solar?")}})
+	st, err := a.Graph.Invoke(context.Background(), supervisor.State{Messages: []message.Message{message.User("What is the health status of Nazareth Solar?")}})
 	if err != nil {
 		t.Fatal(err)
 	}

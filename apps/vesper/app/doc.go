@@ -1,6 +1,6 @@
 // Package app is the Vesper Analytics graph: the supervisor, the four
 // domain agents of the specification and the response synthesizer, built on
-// agent.NewSupervisor.
+// supervisor.New.
 //
 //	START → supervisor ─┬─ Send(dayahead_agent)    ─┐
 //	                    ├─ Send(price_curve_agent) ─┤
@@ -19,13 +19,13 @@
 // inherits the previous request's filters, and a domain's Clarify may turn
 // the request into a clarifying question that ends the run at once. The
 // caller's summary of the earlier conversation reaches the classifier in
-// agent.SupervisorState.Summary.
+// supervisor.State.Summary.
 //
 // Every routed agent runs in parallel (graph.Send). An agent takes its
 // tools from the registry (tools.AgentTools), less those the tenant
 // switched off (tools.Settings). Offline the domain's Plan chooses the
 // calls (a SQL statement in the request goes to general_sql_query); with a
-// real model the agent is a ReAct tool loop (agent.NewReAct with the
+// real model the agent is a ReAct tool loop (react.New with the
 // domain's prompt and the filter context, at most Config.MaxTurns model
 // calls) run as a run of its own, so its reasoning stays out of the
 // request's stream. Either way each call runs as the caller of the run's

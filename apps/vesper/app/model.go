@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
+	"github.com/trellis-go/trellis/agent/supervisor"
 	"github.com/trellis-go/trellis/apps/vesper/reports"
 	"github.com/trellis-go/trellis/apps/vesper/synth"
 	"github.com/trellis-go/trellis/message"
@@ -45,13 +47,13 @@ func (l *callLog) put(id string, c loggedCall) {
 }
 
 // modelLoop runs a domain's agent as a ReAct tool loop with the configured
-// model (agent.NewReAct): the domain's prompt, the filter context, the
+// model (react.New): the domain's prompt, the filter context, the
 // tenant's enabled tools. Each call goes through runCall, as the offline
 // plan's calls do (registry, switches, permissions, formatting), and the
 // model reads the formatted result: the same Markdown the answer will show,
 // so it reasons over what the user sees. The loop ends when the model
 // answers without calling a tool, or after Config.MaxTurns model calls.
-func (a *App) modelLoop(ctx context.Context, d *Domain, task agent.Task, info tool.CallInfo, funcs map[string]ToolFunc, allowed []string, disabled map[string]bool) (agentOutput, error) {
+func (a *App) modelLoop(ctx context.Context, d *Domain, task supervisor.Task, info tool.CallInfo, funcs map[string]ToolFunc, allowed []string, disabled map[string]bool) (agentOutput, error) {
 	all := a.cfg.Toolkit.Tools()
 	log := &callLog{calls: map[string]loggedCall{}}
 	var loopTools []tool.Tool
@@ -87,7 +89,7 @@ func (a *App) modelLoop(ctx context.Context, d *Domain, task agent.Task, info to
 	if turns == 0 {
 		turns = DefaultMaxTurns
 	}
-	g, err := agent.NewReAct(agent.ReActOptions{Name: d.Name, Model: a.cfg.Model, Tools: loopTools, Prompt: d.Prompt, MaxTurns: turns})
+	g, err := react.New(a.cfg.Model, &react.Options{Name: d.Name, Tools: loopTools, Prompt: d.Prompt, MaxTurns: turns})
 	if err != nil {
 		return agentOutput{}, fmt.Errorf("vesper: %s: %w", d.Name, err)
 	}
@@ -105,7 +107,7 @@ func (a *App) modelLoop(ctx context.Context, d *Domain, task agent.Task, info to
 	// The loop is a run of its own: its model tokens (the agent's
 	// reasoning) stay out of the request's stream, which carries only the
 	// synthesizer's answer.
-	st, err := g.Invoke(ctx, agent.State{Messages: msgs})
+	st, err := g.Invoke(ctx, react.State{Messages: msgs})
 	if err != nil {
 		return agentOutput{}, fmt.Errorf("vesper: %s: %w", d.Name, err)
 	}
@@ -156,7 +158,7 @@ a clear, concise, business-friendly response.
 // streamed into the run's messages mode; the Related Reports section is
 // appended by the rules. If the model fails, the rules' composition is the
 // answer (logged): the data is formatted already, so the user still gets it.
-func (a *App) modelSynthesis(ctx context.Context, st agent.SupervisorState, blocks []synth.Block, links []reports.DeepLink) string {
+func (a *App) modelSynthesis(ctx context.Context, st supervisor.State, blocks []synth.Block, links []reports.DeepLink) string {
 	var data []string
 	for _, r := range st.Results {
 		var out agentOutput

@@ -6,7 +6,7 @@ import (
 	"iter"
 	"strings"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/supervisor"
 	"github.com/trellis-go/trellis/apps/vesper/tools"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
@@ -21,7 +21,7 @@ import (
 type RuleRouter struct{ app *App }
 
 // Route classifies one request for a tenant.
-func (rr *RuleRouter) Route(ctx context.Context, tenant, text string) agent.Route {
+func (rr *RuleRouter) Route(ctx context.Context, tenant, text string) supervisor.Route {
 	a := rr.app
 	f := Extract(text, a.cfg.Now())
 	lower := strings.ToLower(text)
@@ -65,7 +65,7 @@ func (rr *RuleRouter) Route(ctx context.Context, tenant, text string) agent.Rout
 			best[d.Group] = s
 		}
 	}
-	var r agent.Route
+	var r supervisor.Route
 	picked := map[string]bool{}
 	for _, d := range a.domains {
 		s := scores[d.Name]

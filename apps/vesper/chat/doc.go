@@ -12,9 +12,9 @@
 // and the connection stays open.
 //
 // [Records] keeps chat_sessions (title from the first message, written by
-// agent.Title), chat_messages (intent, agents used, tool calls, deep links,
+// conversation.Title), chat_messages (intent, agents used, tool calls, deep links,
 // token count, latency) and chat_session_summaries: once thirty messages
 // have accumulated past the last summary they are folded into a new one
-// (agent.Summarize), and later turns start from that summary plus the
+// (conversation.Summarize), and later turns start from that summary plus the
 // messages after it.
 package chat

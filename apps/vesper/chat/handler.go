@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/conversation"
 	"github.com/trellis-go/trellis/apps/vesper/app"
 	"github.com/trellis-go/trellis/apps/vesper/reports"
 	"github.com/trellis-go/trellis/checkpoint"
@@ -220,7 +220,7 @@ func (h *Handler) turn(ctx context.Context, send func(Out) error, p Principal, s
 		return err
 	}
 	if len(past) == 0 && through == 0 {
-		if title, err := agent.Title(ctx, h.model(), msgs[1:]); err == nil && title != "" {
+		if title, err := conversation.Title(ctx, h.model(), msgs[1:]); err == nil && title != "" {
 			_ = h.Records.SetTitleOnce(ctx, session, title)
 		}
 	}
@@ -343,7 +343,7 @@ func (h *Handler) compress(ctx context.Context, session, previous string, throug
 			conv = append(conv, message.Assistant(m.Content))
 		}
 	}
-	text, err := agent.SummarizeWith(ctx, h.model(), previous, conv, &agent.SummarizeOptions{Prompt: CompressionPrompt})
+	text, err := conversation.Summarize(ctx, h.model(), previous, conv, &conversation.SummarizeOptions{Prompt: CompressionPrompt})
 	if err != nil {
 		return fmt.Errorf("chat: summarising the session: %w", err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/supervisor"
 	"github.com/trellis-go/trellis/apps/vesper/chat"
 	"github.com/trellis-go/trellis/apps/vesper/entity"
 	"github.com/trellis-go/trellis/apps/vesper/vesperserve"
@@ -140,7 +140,7 @@ func TestResolvedNamesAreCachedInRedis(t *testing.T) {
 	}
 	defer o.Warehouse.Close()
 	st, err := o.App.Graph.Invoke(tool.WithCallInfo(ctx, tool.CallInfo{Tenant: "vesper", User: "u", Permissions: []string{"*"}}),
-		agent.SupervisorState{Messages: []message.Message{message.User("What is the health status of Nazareth Solar?")}})
+		supervisor.State{Messages: []message.Message{message.User("What is the health status of Nazareth Solar?")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/supervisor"
 	"github.com/trellis-go/trellis/apps/vesper/vesperserve"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
@@ -23,7 +23,7 @@ func TestOpenLoadsOnceAndAnswers(t *testing.T) {
 			t.Fatal(err)
 		}
 		st, err := o.App.Graph.Invoke(tool.WithCallInfo(ctx, tool.CallInfo{Tenant: "vesper", User: "u", Permissions: []string{"*"}}),
-			agent.SupervisorState{Messages: []message.Message{message.User("Show me all projects that are off track (red)")}})
+			supervisor.State{Messages: []message.Message{message.User("Show me all projects that are off track (red)")}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +32,7 @@ func TestOpenLoadsOnceAndAnswers(t *testing.T) {
 		}
 		// "Last week" is the generated data's last week, whatever today is.
 		st, err = o.App.Graph.Invoke(tool.WithCallInfo(ctx, tool.CallInfo{Tenant: "vesper", User: "u", Permissions: []string{"*"}}),
-			agent.SupervisorState{Messages: []message.Message{message.User("What milestone dates changed in the last week?")}})
+			supervisor.State{Messages: []message.Message{message.User("What milestone dates changed in the last week?")}})
 		if err != nil {
 			t.Fatal(err)
 		}

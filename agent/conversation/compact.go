@@ -1,4 +1,4 @@
-package agent
+package conversation
 
 import (
 	"context"
@@ -53,7 +53,7 @@ type CompactOptions struct {
 
 func (o *CompactOptions) defaults() (CompactOptions, error) {
 	if o == nil || o.Model == nil {
-		return CompactOptions{}, errors.New("agent: compaction needs CompactOptions.Model, the model that writes summaries")
+		return CompactOptions{}, errors.New("conversation: compaction needs CompactOptions.Model, the model that writes summaries")
 	}
 	c := *o
 	if c.Counter == nil {
@@ -85,6 +85,19 @@ func OverBudget(msgs []message.Message, o *CompactOptions) bool {
 	return tokens.CountMessages(c.Counter, msgs) > c.MaxTokens
 }
 
+// ReplacedTurns returns the model turns of the current request that m, a summary written by
+// compaction, replaced (its [MetaTurns]); 0 for any other message. The ReAct agent counts them
+// against its turn limit.
+func ReplacedTurns(m message.Message) int {
+	switch v := m.Metadata[MetaTurns].(type) {
+	case int:
+		return v
+	case float64:
+		return int(v)
+	}
+	return 0
+}
+
 // Compact replaces the older part of a conversation with one summary message written by
 // o.Model, and returns the new conversation: the leading system messages, the summary (a system
 // message whose text starts with [RecapPrefix] and whose metadata holds [MetaSummary]), the
@@ -95,25 +108,68 @@ func OverBudget(msgs []message.Message, o *CompactOptions) bool {
 // Compact always compacts; see [CompactIfNeeded] to compact only over the budget. msgs is not
 // modified.
 func Compact(ctx context.Context, msgs []message.Message, o *CompactOptions) ([]message.Message, error) {
-	c, err := o.defaults()
+	c, err := NewCompactor(o)
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := compact(ctx, msgs, c, nil)
+	out, _, err := c.Compact(ctx, msgs)
 	return out, err
 }
 
 // CompactIfNeeded compacts msgs when they count more tokens than o.MaxTokens, and reports
 // whether it did.
 func CompactIfNeeded(ctx context.Context, msgs []message.Message, o *CompactOptions) ([]message.Message, bool, error) {
-	c, err := o.defaults()
+	c, err := NewCompactor(o)
 	if err != nil {
 		return nil, false, err
 	}
-	if tokens.CountMessages(c.Counter, msgs) <= c.MaxTokens {
+	if tokens.CountMessages(c.o.Counter, msgs) <= c.o.MaxTokens {
 		return msgs, false, nil
 	}
-	return compact(ctx, msgs, c, nil)
+	return c.Compact(ctx, msgs)
+}
+
+// A Compactor compacts conversations with one set of [CompactOptions], checked once. The ReAct
+// agent (react.Options.Compaction) and [CompactingModel] use one; so can an application's own
+// agent loop: check [Compactor.Over] before a model call, [Compactor.Compact] when it is over,
+// and [Compactor.Recover] after a call that failed for the size of its context. It is safe for
+// concurrent use.
+type Compactor struct {
+	o     CompactOptions
+	cache *summaryCache // nil: no cache
+}
+
+// NewCompactor checks o and fills in its defaults. o.Model is required.
+func NewCompactor(o *CompactOptions) (*Compactor, error) {
+	c, err := o.defaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Compactor{o: c}, nil
+}
+
+// Over reports whether req (its messages, tools and schema) counts more tokens than MaxTokens.
+func (c *Compactor) Over(req *model.Request) bool {
+	return tokens.CountRequest(c.o.Counter, req) > c.o.MaxTokens
+}
+
+// Compact is [Compact] with the compactor's options; changed reports whether anything was
+// summarised (when nothing is old enough, msgs is returned as it is).
+func (c *Compactor) Compact(ctx context.Context, msgs []message.Message) (out []message.Message, changed bool, err error) {
+	return compact(ctx, msgs, c.o, c.cache)
+}
+
+// Recover compacts msgs after a model call failed with err because its context was too long
+// (model.ErrContextWindowExceeded), whatever their size, and returns them to retry the call
+// with. compacted says whether msgs were already compacted for this call. When compaction fails
+// or leaves nothing to remove, Recover returns an error that wraps err and says why, for the
+// caller to return instead of retrying.
+func (c *Compactor) Recover(ctx context.Context, msgs []message.Message, err error, compacted bool) ([]message.Message, error) {
+	out, ok, cerr := c.Compact(ctx, msgs)
+	if cerr != nil || !ok {
+		return nil, windowError(err, compacted, cerr)
+	}
+	return out, nil
 }
 
 // split finds the compaction boundary: head (leading system prompts, kept), older (summarised),
@@ -190,7 +246,7 @@ func compact(ctx context.Context, msgs []message.Message, o CompactOptions, cach
 		var err error
 		recap, err = summarize(ctx, o.Model, o.Prompt, older, o.MaxChars)
 		if err != nil {
-			return nil, false, fmt.Errorf("agent: compacting %d messages: %w", len(older), err)
+			return nil, false, fmt.Errorf("conversation: compacting %d messages: %w", len(older), err)
 		}
 		if cache != nil {
 			cache.put(key, recap)
@@ -207,7 +263,9 @@ func compact(ctx context.Context, msgs []message.Message, o CompactOptions, cach
 			}
 		}
 		// A summary made earlier in this same request sits just before its question.
-		turns += turnsFrom(older[:max(i, 0)])
+		if i > 0 {
+			turns += ReplacedTurns(older[i-1])
+		}
 	}
 	summary := message.System(RecapPrefix + recap)
 	summary.ID = message.NewID()
@@ -230,7 +288,7 @@ func compact(ctx context.Context, msgs []message.Message, o CompactOptions, cach
 func summarize(ctx context.Context, m model.Model, prompt string, msgs []message.Message, maxChars int) (string, error) {
 	turns := transcript(msgs, maxChars)
 	if len(turns) == 0 {
-		return "", errors.New("agent: nothing to summarise")
+		return "", errors.New("conversation: nothing to summarise")
 	}
 	req := &model.Request{Messages: append(append([]message.Message{message.System(prompt)}, turns...),
 		message.User("Summarize the conversation above as the recap described."))}
@@ -300,20 +358,6 @@ func cleanRecap(s string) string {
 	return s
 }
 
-// turnsFrom returns the model turns the summary ending msgs replaced, if it is one.
-func turnsFrom(msgs []message.Message) int {
-	if len(msgs) == 0 {
-		return 0
-	}
-	switch v := msgs[len(msgs)-1].Metadata[MetaTurns].(type) {
-	case int:
-		return v
-	case float64:
-		return int(v)
-	}
-	return 0
-}
-
 func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -369,57 +413,61 @@ func cacheKey(msgs []message.Message) string {
 // caller's request is never modified.
 //
 // The wrapper changes only what is sent; to shrink a stored conversation, compact the state (the
-// ReAct agent does so with ReActOptions.Compaction).
+// ReAct agent does so with react.Options.Compaction).
 func CompactingModel(m model.Model, o *CompactOptions) (model.Model, error) {
 	if m == nil {
-		return nil, errors.New("agent: CompactingModel needs the model to wrap")
+		return nil, errors.New("conversation: CompactingModel needs the model to wrap")
 	}
-	c, err := o.defaults()
+	c, err := NewCompactor(o)
 	if err != nil {
 		return nil, err
 	}
-	return &compactingModel{inner: m, o: c, cache: &summaryCache{}}, nil
+	c.cache = &summaryCache{}
+	return &compactingModel{inner: m, c: c}, nil
 }
 
 type compactingModel struct {
 	inner model.Model
-	o     CompactOptions
-	cache *summaryCache
+	c     *Compactor
 }
 
 // Identity is the wrapped model's.
 func (m *compactingModel) Identity() (provider, name string) { return model.IdentityOf(m.inner) }
 
-// prepare compacts req when it is over budget (or always, when force is set). ok reports
-// whether anything changed.
-func (m *compactingModel) prepare(ctx context.Context, req *model.Request, force bool) (*model.Request, bool, error) {
-	if !force && tokens.CountRequest(m.o.Counter, req) <= m.o.MaxTokens {
+// prepare compacts req when it is over budget. ok reports whether anything changed.
+func (m *compactingModel) prepare(ctx context.Context, req *model.Request) (*model.Request, bool, error) {
+	if !m.c.Over(req) {
 		return req, false, nil
 	}
-	msgs, ok, err := compact(ctx, req.Messages, m.o, m.cache)
+	msgs, ok, err := m.c.Compact(ctx, req.Messages)
 	if err != nil || !ok {
 		return req, false, err
 	}
+	return withMessages(req, msgs), true, nil
+}
+
+// withMessages returns a copy of req with msgs.
+func withMessages(req *model.Request, msgs []message.Message) *model.Request {
 	c := *req
 	c.Messages = msgs
-	return &c, true, nil
+	return &c
 }
 
 func (m *compactingModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	if req == nil {
 		return m.inner.Generate(ctx, req)
 	}
-	r, compacted, err := m.prepare(ctx, req, false)
+	r, compacted, err := m.prepare(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	resp, err := m.inner.Generate(ctx, r)
 	if errors.Is(err, model.ErrContextWindowExceeded) {
-		r2, ok, cerr := m.prepare(ctx, r, true)
-		if cerr != nil || !ok {
-			return resp, windowError(err, compacted, cerr)
+		msgs, rerr := m.c.Recover(ctx, r.Messages, err, compacted)
+		if rerr != nil {
+			return resp, rerr
 		}
-		return m.inner.Generate(ctx, r2)
+		return m.inner.Generate(ctx, withMessages(r, msgs))
 	}
 	return resp, err
 }
@@ -434,7 +482,7 @@ func (m *compactingModel) Stream(ctx context.Context, req *model.Request) iter.S
 			}
 			return
 		}
-		r, compacted, err := m.prepare(ctx, req, false)
+		r, compacted, err := m.prepare(ctx, req)
 		if err != nil {
 			yield(model.Chunk{}, err)
 			return
@@ -460,12 +508,12 @@ func (m *compactingModel) Stream(ctx context.Context, req *model.Request) iter.S
 				yield(model.Chunk{}, failed)
 				return
 			}
-			r2, ok, cerr := m.prepare(ctx, r, true)
-			if cerr != nil || !ok {
-				yield(model.Chunk{}, windowError(failed, compacted, cerr))
+			msgs, rerr := m.c.Recover(ctx, r.Messages, failed, compacted)
+			if rerr != nil {
+				yield(model.Chunk{}, rerr)
 				return
 			}
-			r = r2
+			r = withMessages(r, msgs)
 		}
 	}
 }

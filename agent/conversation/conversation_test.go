@@ -1,4 +1,4 @@
-package agent_test
+package conversation_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/conversation"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
@@ -36,11 +36,11 @@ func TestOfflineConversationHelpers(t *testing.T) {
 	m := offline.New(nil)
 	msgs := projectChat()
 
-	title, err := agent.Title(ctx, m, msgs)
+	title, err := conversation.Title(ctx, m, msgs)
 	if err != nil || title != `Health status of "Nazareth Solar" `+offline.Marker {
 		t.Errorf("title = %q, %v", title, err)
 	}
-	hints, err := agent.Hints(ctx, m, msgs)
+	hints, err := conversation.Hints(ctx, m, msgs)
 	if err != nil || len(hints) != 3 {
 		t.Fatalf("hints = %q, %v", hints, err)
 	}
@@ -49,7 +49,7 @@ func TestOfflineConversationHelpers(t *testing.T) {
 			t.Errorf("hint %q is not a question about Nazareth Solar", h)
 		}
 	}
-	sum, err := agent.Summarize(ctx, m, "", msgs)
+	sum, err := conversation.Summarize(ctx, m, "", msgs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,8 +62,8 @@ func TestOfflineConversationHelpers(t *testing.T) {
 		t.Errorf("summary keeps its heading:\n%s", sum)
 	}
 	// Deterministic: the same input gives the same output.
-	again, _ := agent.Summarize(ctx, m, "", msgs)
-	hints2, _ := agent.Hints(ctx, m, msgs)
+	again, _ := conversation.Summarize(ctx, m, "", msgs, nil)
+	hints2, _ := conversation.Hints(ctx, m, msgs)
 	if again != sum || strings.Join(hints2, "|") != strings.Join(hints, "|") {
 		t.Error("offline helpers are not deterministic")
 	}
@@ -71,7 +71,7 @@ func TestOfflineConversationHelpers(t *testing.T) {
 
 func TestSummarizeFoldsPreviousSummary(t *testing.T) {
 	m := scripted.New(scripted.Text("- Nazareth Solar is green.\n- The user now asks about budgets."))
-	sum, err := agent.Summarize(context.Background(), m, "- The user manages Nazareth Solar.", []message.Message{message.User("And its budget?"), message.Assistant("$1.2M of $1.5M spent.")})
+	sum, err := conversation.Summarize(context.Background(), m, "- The user manages Nazareth Solar.", []message.Message{message.User("And its budget?"), message.Assistant("$1.2M of $1.5M spent.")}, nil)
 	if err != nil || sum != "- Nazareth Solar is green.\n- The user now asks about budgets." {
 		t.Fatalf("sum = %q, %v", sum, err)
 	}
@@ -82,13 +82,13 @@ func TestSummarizeFoldsPreviousSummary(t *testing.T) {
 }
 
 func TestHintsUseRecentTextTurnsAndClean(t *testing.T) {
-	m := scripted.New(route(`{"hints":["1. What about SP15?","- what about SP15?","Which vendor is cheapest?"]}`))
+	m := scripted.New(scripted.Text(`{"hints":["1. What about SP15?","- what about SP15?","Which vendor is cheapest?"]}`))
 	var msgs []message.Message
 	for i := range 5 {
 		msgs = append(msgs, message.User("question "+string(rune('a'+i))), message.Assistant("answer"))
 	}
 	msgs = append(msgs, projectChat()...)
-	hints, err := agent.Hints(context.Background(), m, msgs)
+	hints, err := conversation.Hints(context.Background(), m, msgs)
 	if err != nil || strings.Join(hints, "|") != "What about SP15?|Which vendor is cheapest?" {
 		t.Fatalf("hints = %q, %v", hints, err)
 	}
@@ -106,18 +106,18 @@ func TestHintsUseRecentTextTurnsAndClean(t *testing.T) {
 
 func TestHintsBadReplies(t *testing.T) {
 	// Two replies that miss the schema: a structured-output error.
-	m := scripted.New(route(`{"hints":["only one"]}`), route(`{"hints":[]}`))
-	if _, err := agent.Hints(context.Background(), m, projectChat()); !errors.Is(err, model.ErrStructuredOutput) {
+	m := scripted.New(scripted.Text(`{"hints":["only one"]}`), scripted.Text(`{"hints":[]}`))
+	if _, err := conversation.Hints(context.Background(), m, projectChat()); !errors.Is(err, model.ErrStructuredOutput) {
 		t.Errorf("err = %v", err)
 	}
-	m = scripted.New(route(`{"hints":["  ","-","1."]}`))
-	if _, err := agent.Hints(context.Background(), m, projectChat()); err == nil || !strings.Contains(err.Error(), "gave none") {
+	m = scripted.New(scripted.Text(`{"hints":["  ","-","1."]}`))
+	if _, err := conversation.Hints(context.Background(), m, projectChat()); err == nil || !strings.Contains(err.Error(), "gave none") {
 		t.Errorf("err = %v", err)
 	}
-	if _, err := agent.Hints(context.Background(), scripted.New(), []message.Message{message.System("only a prompt")}); !errors.Is(err, agent.ErrNoConversation) {
+	if _, err := conversation.Hints(context.Background(), scripted.New(), []message.Message{message.System("only a prompt")}); !errors.Is(err, conversation.ErrNoConversation) {
 		t.Errorf("empty conversation: %v", err)
 	}
-	if _, err := agent.Hints(context.Background(), nil, projectChat()); err == nil {
+	if _, err := conversation.Hints(context.Background(), nil, projectChat()); err == nil {
 		t.Error("nil model accepted")
 	}
 }
@@ -132,7 +132,7 @@ func TestTitleCleaning(t *testing.T) {
 	}
 	for reply, want := range cases {
 		m := scripted.New(scripted.Text(reply))
-		got, err := agent.Title(context.Background(), m, projectChat())
+		got, err := conversation.Title(context.Background(), m, projectChat())
 		if err != nil || got != want {
 			t.Errorf("reply %q: title %q, %v; want %q", reply, got, err, want)
 		}
@@ -140,13 +140,13 @@ func TestTitleCleaning(t *testing.T) {
 			t.Errorf("title request roles = %s", roles(msgs))
 		}
 	}
-	if _, err := agent.Title(context.Background(), scripted.New(scripted.Text("  ")), projectChat()); err == nil {
+	if _, err := conversation.Title(context.Background(), scripted.New(scripted.Text("  ")), projectChat()); err == nil {
 		t.Error("empty title accepted")
 	}
-	if _, err := agent.Title(context.Background(), scripted.New(), nil); !errors.Is(err, agent.ErrNoConversation) {
+	if _, err := conversation.Title(context.Background(), scripted.New(), nil); !errors.Is(err, conversation.ErrNoConversation) {
 		t.Errorf("no conversation: %v", err)
 	}
-	if _, err := agent.Summarize(context.Background(), scripted.New(), "", nil); !errors.Is(err, agent.ErrNoConversation) {
+	if _, err := conversation.Summarize(context.Background(), scripted.New(), "", nil, nil); !errors.Is(err, conversation.ErrNoConversation) {
 		t.Errorf("summary of nothing: %v", err)
 	}
 }
@@ -156,11 +156,11 @@ func TestTitleCleaning(t *testing.T) {
 func TestOfflineLabelComesFromMetadata(t *testing.T) {
 	ctx := context.Background()
 	labelled := &model.Response{Message: offlineAnswer("Budget review")}
-	got, err := agent.Title(ctx, scripted.New(scripted.Respond(labelled)), projectChat())
+	got, err := conversation.Title(ctx, scripted.New(scripted.Respond(labelled)), projectChat())
 	if err != nil || got != "Budget review "+offline.Marker {
 		t.Errorf("title from an offline-labelled reply = %q, %v", got, err)
 	}
-	got, err = agent.Title(ctx, scripted.New(scripted.Text("Budget review")), projectChat())
+	got, err = conversation.Title(ctx, scripted.New(scripted.Text("Budget review")), projectChat())
 	if err != nil || got != "Budget review" {
 		t.Errorf("title from a provider = %q, %v", got, err)
 	}
@@ -173,7 +173,7 @@ func TestHintsInTheConversationsLanguage(t *testing.T) {
 		message.User("Quero remodelar a cozinha do apartamento em Alfama"),
 		offlineAnswer("A remodelação custa entre 15 e 25 mil euros. " + offline.Marker),
 	}
-	hints, err := agent.Hints(context.Background(), offline.New(nil), msgs)
+	hints, err := conversation.Hints(context.Background(), offline.New(nil), msgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,8 +185,8 @@ func TestHintsInTheConversationsLanguage(t *testing.T) {
 func TestSummarizeWithAnApplicationsPrompt(t *testing.T) {
 	m := scripted.New(scripted.Text("- Prefers Ascend curves for CAISO."))
 	prompt := "Summarize in 3-5 bullets, keeping filters."
-	sum, err := agent.SummarizeWith(context.Background(), m, "", []message.Message{message.User("Ascend for CAISO, please"), message.Assistant("Noted.")},
-		&agent.SummarizeOptions{Prompt: prompt})
+	sum, err := conversation.Summarize(context.Background(), m, "", []message.Message{message.User("Ascend for CAISO, please"), message.Assistant("Noted.")},
+		&conversation.SummarizeOptions{Prompt: prompt})
 	if err != nil || sum != "- Prefers Ascend curves for CAISO." {
 		t.Fatalf("sum = %q, %v", sum, err)
 	}
@@ -200,13 +200,13 @@ func TestSummarizeWithAnApplicationsPrompt(t *testing.T) {
 // happens to contain the label's text is kept as written and not relabelled.
 func TestOfflineSummaryLabelComesFromMetadata(t *testing.T) {
 	ctx := context.Background()
-	got, err := agent.Summarize(ctx, scripted.New(scripted.Respond(&model.Response{Message: offlineAnswer("- The budget was reviewed.")})), "", projectChat())
+	got, err := conversation.Summarize(ctx, scripted.New(scripted.Respond(&model.Response{Message: offlineAnswer("- The budget was reviewed.")})), "", projectChat(), nil)
 	if err != nil || got != "- The budget was reviewed.\n\n"+offline.Marker {
 		t.Errorf("summary from an offline reply without the label in its text = %q, %v", got, err)
 	}
 	provider := message.Assistant("- The log line said " + offline.Marker + " twice.")
 	provider.Metadata = map[string]any{"provider": "openai"}
-	got, err = agent.Summarize(ctx, scripted.New(scripted.Respond(&model.Response{Message: provider})), "", projectChat())
+	got, err = conversation.Summarize(ctx, scripted.New(scripted.Respond(&model.Response{Message: provider})), "", projectChat(), nil)
 	if err != nil || got != "- The log line said "+offline.Marker+" twice." {
 		t.Errorf("summary from a provider whose text contains the label = %q, %v", got, err)
 	}

@@ -1,4 +1,4 @@
-package agent_test
+package react_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
@@ -54,7 +55,7 @@ func shopTools() []tool.Tool {
 
 func shopGraph(t *testing.T, m model.Model) *graph.Compiled[shopState] {
 	t.Helper()
-	tools, err := agent.NewToolNode[shopState](shopTools(), nil)
+	tools, err := react.NewToolNode[shopState](shopTools(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,10 +128,10 @@ func TestNewToolNodeNeedsAMessagesKey(t *testing.T) {
 	type noMsgs struct {
 		Notes []string `json:"notes"`
 	}
-	if _, err := agent.NewToolNode[noMsgs](nil, nil); err == nil || !strings.Contains(err.Error(), `no key "messages"`) {
+	if _, err := react.NewToolNode[noMsgs](nil, nil); err == nil || !strings.Contains(err.Error(), `no key "messages"`) {
 		t.Fatalf("err = %v", err)
 	}
-	if _, err := agent.NewToolNode[shopState](nil, &agent.ToolNodeOptions{MessagesKey: "cart"}); err == nil || !strings.Contains(err.Error(), `"cart"`) {
+	if _, err := react.NewToolNode[shopState](nil, &react.ToolNodeOptions{MessagesKey: "cart"}); err == nil || !strings.Contains(err.Error(), `"cart"`) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -142,14 +143,14 @@ func TestReActAppliesUpdateCommands(t *testing.T) {
 		return &tool.Result{Content: "graded", Command: tool.Update{"structured_response": map[string]any{"grade": "A"}}}, nil
 	}))
 	note := tool.Must(tool.New("note", "Notes.", func(_ context.Context, _ struct{}) (*tool.Result, error) {
-		return &tool.Result{Content: "noted", Command: agent.State{Messages: []message.Message{message.Assistant("(noted)")}}}, nil
+		return &tool.Result{Content: "noted", Command: react.State{Messages: []message.Message{message.Assistant("(noted)")}}}, nil
 	}))
 	m := scripted.New(scripted.ToolCalls(call("g1", "grade", `{}`), call("n1", "note", `{}`)), scripted.Text("ok"))
-	g, err := agent.NewReAct(agent.ReActOptions{Model: m, Tools: []tool.Tool{grade, note}})
+	g, err := react.New(m, &react.Options{Tools: []tool.Tool{grade, note}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := g.Invoke(context.Background(), agent.State{Messages: []message.Message{message.User("go")}})
+	out, err := g.Invoke(context.Background(), react.State{Messages: []message.Message{message.User("go")}})
 	if err != nil {
 		t.Fatal(err)
 	}

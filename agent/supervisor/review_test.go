@@ -1,11 +1,12 @@
-package agent_test
+package supervisor_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
+	"github.com/trellis-go/trellis/agent/supervisor"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/model/scripted"
@@ -16,25 +17,25 @@ import (
 func TestReviewSendsBackWithCritique(t *testing.T) {
 	t.Parallel()
 	var seen [][]string
-	worker := func(_ context.Context, task agent.Task) (agent.AgentResult, error) {
+	worker := func(_ context.Context, task supervisor.Task) (supervisor.AgentResult, error) {
 		seen = append(seen, task.Critiques)
 		answer := "Prices rose."
 		if len(task.Critiques) > 0 && strings.Contains(task.Critiques[0], "figure") {
 			answer = "Prices rose 4.2% in 2025."
 		}
-		return agent.AgentResult{Agent: "writer", Answer: answer}, nil
+		return supervisor.AgentResult{Agent: "writer", Answer: answer}, nil
 	}
-	reviewer := func(_ context.Context, _ agent.Task, r agent.AgentResult, round int) (agent.Verdict, error) {
+	reviewer := func(_ context.Context, _ supervisor.Task, r supervisor.AgentResult, round int) (supervisor.Verdict, error) {
 		if strings.ContainsAny(r.Answer, "0123456789") {
-			return agent.Verdict{Approved: true}, nil
+			return supervisor.Verdict{Approved: true}, nil
 		}
-		return agent.Verdict{Critique: "Give a figure."}, nil
+		return supervisor.Verdict{Critique: "Give a figure."}, nil
 	}
-	run, err := agent.Reviewed(agent.ReviewOptions{Worker: worker, Reviewer: reviewer})
+	run, err := supervisor.Reviewed(worker, &supervisor.ReviewOptions{Reviewer: reviewer})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := run(context.Background(), agent.Task{Agent: "writer", Request: "How did prices move?"})
+	res, err := run(context.Background(), supervisor.Task{Agent: "writer", Request: "How did prices move?"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,26 +51,30 @@ func TestReviewSendsBackWithCritique(t *testing.T) {
 func TestReviewIsBounded(t *testing.T) {
 	t.Parallel()
 	runs := 0
-	g, err := agent.NewReview(agent.ReviewOptions{MaxRounds: 2,
-		Worker: func(context.Context, agent.Task) (agent.AgentResult, error) {
-			runs++
-			return agent.AgentResult{Answer: "draft"}, nil
-		},
-		Reviewer: func(context.Context, agent.Task, agent.AgentResult, int) (agent.Verdict, error) {
-			return agent.Verdict{Critique: "Not yet."}, nil
+	g, err := supervisor.NewReview(func(context.Context, supervisor.Task) (supervisor.AgentResult, error) {
+		runs++
+		return supervisor.AgentResult{Answer: "draft"}, nil
+	}, &supervisor.ReviewOptions{MaxRounds: 2,
+		Reviewer: func(context.Context, supervisor.Task, supervisor.AgentResult, int) (supervisor.Verdict, error) {
+			return supervisor.Verdict{Critique: "Not yet."}, nil
 		}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := g.Invoke(context.Background(), agent.ReviewState{Task: agent.Task{Request: "x"}})
+	out, err := g.Invoke(context.Background(), supervisor.ReviewState{Task: supervisor.Task{Request: "x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if runs != 2 || out.Approved || out.Result.Metadata["review"] != "not_approved" || out.Result.Metadata["review_critique"] != "Not yet." || len(out.Critiques) != 1 {
 		t.Fatalf("runs %d, state %+v", runs, out)
 	}
-	if _, err := agent.NewReview(agent.ReviewOptions{Worker: func(context.Context, agent.Task) (agent.AgentResult, error) { return agent.AgentResult{}, nil }}); err == nil || !strings.Contains(err.Error(), "Reviewer") {
+	if _, err := supervisor.NewReview(func(context.Context, supervisor.Task) (supervisor.AgentResult, error) {
+		return supervisor.AgentResult{}, nil
+	}, nil); err == nil || !strings.Contains(err.Error(), "Reviewer") {
 		t.Errorf("no reviewer: %v", err)
+	}
+	if _, err := supervisor.Reviewed(nil, &supervisor.ReviewOptions{Model: offline.New(nil)}); err == nil || !strings.Contains(err.Error(), "needs a worker") {
+		t.Errorf("no worker: %v", err)
 	}
 }
 
@@ -78,22 +83,22 @@ func TestReviewIsBounded(t *testing.T) {
 func TestReviewReachesAReActWorker(t *testing.T) {
 	t.Parallel()
 	m := scripted.New(scripted.Text(""), scripted.Text("A revised answer."))
-	g, err := agent.NewReAct(agent.ReActOptions{Model: m})
+	g, err := react.New(m, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	worker := func(ctx context.Context, task agent.Task) (agent.AgentResult, error) {
-		out, err := g.Invoke(ctx, agent.ReActInput(task))
+	worker := func(ctx context.Context, task supervisor.Task) (supervisor.AgentResult, error) {
+		out, err := g.Invoke(ctx, supervisor.ReActInput(task))
 		if err != nil {
-			return agent.AgentResult{}, err
+			return supervisor.AgentResult{}, err
 		}
-		return agent.ReActResult(out), nil
+		return supervisor.ReActResult(out), nil
 	}
-	run, err := agent.Reviewed(agent.ReviewOptions{Worker: worker, Model: offline.New(nil)})
+	run, err := supervisor.Reviewed(worker, &supervisor.ReviewOptions{Model: offline.New(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := run(context.Background(), agent.Task{Request: "Summarise the report", Messages: []message.Message{message.User("Summarise the report")}})
+	res, err := run(context.Background(), supervisor.Task{Request: "Summarise the report", Messages: []message.Message{message.User("Summarise the report")}})
 	if err != nil {
 		t.Fatal(err)
 	}

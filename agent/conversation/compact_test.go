@@ -1,4 +1,4 @@
-package agent_test
+package conversation_test
 
 import (
 	"context"
@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/conversation"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
@@ -28,7 +29,7 @@ func turn(i int) []message.Message {
 	}
 }
 
-func conversation(turns int) []message.Message {
+func chat(turns int) []message.Message {
 	msgs := []message.Message{{ID: "sys", Role: message.RoleSystem, Content: "You answer price questions."}}
 	for i := 1; i <= turns; i++ {
 		msgs = append(msgs, turn(i)...)
@@ -69,8 +70,8 @@ func roles(msgs []message.Message) string {
 
 func TestCompactKeepsLatestTurnsVerbatim(t *testing.T) {
 	sum := scripted.New(scripted.Text("Summary of the conversation so far:\n- The user asked about NP15 prices for 2001-2003."))
-	msgs := conversation(5)
-	out, err := agent.Compact(context.Background(), msgs, &agent.CompactOptions{Model: sum, KeepTurns: 2})
+	msgs := chat(5)
+	out, err := conversation.Compact(context.Background(), msgs, &conversation.CompactOptions{Model: sum, KeepTurns: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestCompactKeepsLatestTurnsVerbatim(t *testing.T) {
 		t.Errorf("system prompt moved: %+v", out[0])
 	}
 	s := out[1]
-	if s.Role != message.RoleSystem || s.Content != agent.RecapPrefix+"- The user asked about NP15 prices for 2001-2003." || s.Metadata[agent.MetaSummary] != 12 {
+	if s.Role != message.RoleSystem || s.Content != conversation.RecapPrefix+"- The user asked about NP15 prices for 2001-2003." || s.Metadata[conversation.MetaSummary] != 12 {
 		t.Errorf("summary = %+v", s)
 	}
 	if out[2].ID != "u4" || out[9].ID != "r5" {
@@ -118,7 +119,7 @@ func TestCompactOneLongTurnKeepsQuestion(t *testing.T) {
 			message.ToolResult(id, "search", "result "+id),
 			message.ToolResult(id+"b", "search", "result "+id+"b"))
 	}
-	out, err := agent.Compact(context.Background(), msgs, &agent.CompactOptions{Model: offline.New(nil), KeepTurns: 2})
+	out, err := conversation.Compact(context.Background(), msgs, &conversation.CompactOptions{Model: offline.New(nil), KeepTurns: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestCompactOneLongTurnKeepsQuestion(t *testing.T) {
 	if out[1].Content != "Research EV charging in Lisbon" {
 		t.Errorf("question not kept after the summary: %+v", out[1])
 	}
-	if out[0].Metadata[agent.MetaTurns] != 4 || out[0].Metadata[agent.MetaSummary] != 12 {
+	if out[0].Metadata[conversation.MetaTurns] != 4 || out[0].Metadata[conversation.MetaSummary] != 12 {
 		t.Errorf("summary metadata = %v", out[0].Metadata)
 	}
 	if strings.Contains(out[0].Content, offline.Marker) || !strings.Contains(out[0].Content, "search") {
@@ -162,7 +163,7 @@ func TestCompactNeverSplitsCallsFromResults(t *testing.T) {
 				}
 			}
 		}
-		out, err := agent.Compact(context.Background(), msgs, &agent.CompactOptions{Model: m, KeepTurns: 1 + rng.IntN(3)})
+		out, err := conversation.Compact(context.Background(), msgs, &conversation.CompactOptions{Model: m, KeepTurns: 1 + rng.IntN(3)})
 		if err != nil {
 			t.Fatalf("case %d (%s): %v", n, roles(msgs), err)
 		}
@@ -178,41 +179,41 @@ func TestCompactNeverSplitsCallsFromResults(t *testing.T) {
 
 func TestCompactNothingToDo(t *testing.T) {
 	sum := scripted.New() // any call fails the test through ErrExhausted
-	msgs := conversation(2)
-	out, err := agent.Compact(context.Background(), msgs, &agent.CompactOptions{Model: sum, KeepTurns: 3})
+	msgs := chat(2)
+	out, err := conversation.Compact(context.Background(), msgs, &conversation.CompactOptions{Model: sum, KeepTurns: 3})
 	if err != nil || len(out) != len(msgs) {
 		t.Fatalf("got %d messages, %v", len(out), err)
 	}
-	out, did, err := agent.CompactIfNeeded(context.Background(), conversation(10), &agent.CompactOptions{Model: sum, MaxTokens: 100000})
+	out, did, err := conversation.CompactIfNeeded(context.Background(), chat(10), &conversation.CompactOptions{Model: sum, MaxTokens: 100000})
 	if err != nil || did || len(out) != 41 {
 		t.Fatalf("under budget: did=%v len=%d err=%v", did, len(out), err)
 	}
-	if _, err := agent.Compact(context.Background(), msgs, &agent.CompactOptions{}); err == nil || !strings.Contains(err.Error(), "needs CompactOptions.Model") {
+	if _, err := conversation.Compact(context.Background(), msgs, &conversation.CompactOptions{}); err == nil || !strings.Contains(err.Error(), "needs CompactOptions.Model") {
 		t.Errorf("missing model: %v", err)
 	}
-	if _, err := agent.Compact(context.Background(), msgs, nil); err == nil {
+	if _, err := conversation.Compact(context.Background(), msgs, nil); err == nil {
 		t.Error("nil options accepted")
 	}
 }
 
 func TestCompactIfNeededAndFoldsEarlierSummary(t *testing.T) {
 	sum := scripted.New(scripted.Text("first recap"), scripted.Text("second recap"))
-	o := &agent.CompactOptions{Model: sum, MaxTokens: 60, KeepTurns: 1}
-	if !agent.OverBudget(conversation(3), o) {
+	o := &conversation.CompactOptions{Model: sum, MaxTokens: 60, KeepTurns: 1}
+	if !conversation.OverBudget(chat(3), o) {
 		t.Fatal("3 turns should exceed 60 tokens")
 	}
-	out, did, err := agent.CompactIfNeeded(context.Background(), conversation(3), o)
+	out, did, err := conversation.CompactIfNeeded(context.Background(), chat(3), o)
 	if err != nil || !did {
 		t.Fatalf("did=%v err=%v", did, err)
 	}
 	out = append(out, turn(4)...)
-	out, did, err = agent.CompactIfNeeded(context.Background(), out, o)
+	out, did, err = conversation.CompactIfNeeded(context.Background(), out, o)
 	if err != nil || !did {
 		t.Fatalf("second: did=%v err=%v", did, err)
 	}
 	var summaries int
 	for _, m := range out {
-		if m.Metadata[agent.MetaSummary] != nil {
+		if m.Metadata[conversation.MetaSummary] != nil {
 			summaries++
 		}
 	}
@@ -227,11 +228,11 @@ func TestCompactIfNeededAndFoldsEarlierSummary(t *testing.T) {
 func TestCompactingModelOverBudgetAndCache(t *testing.T) {
 	sum := scripted.New(scripted.Text("recap"))
 	inner := scripted.New(scripted.Text("one"), scripted.Text("two"))
-	m, err := agent.CompactingModel(inner, &agent.CompactOptions{Model: sum, MaxTokens: 80, KeepTurns: 1})
+	m, err := conversation.CompactingModel(inner, &conversation.CompactOptions{Model: sum, MaxTokens: 80, KeepTurns: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &model.Request{Messages: append(conversation(4), message.User("and now?"))}
+	req := &model.Request{Messages: append(chat(4), message.User("and now?"))}
 	if _, err := m.Generate(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestCompactingModelOverBudgetAndCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, r := range inner.Requests() {
-		if roles(r.Messages) != "ssu" || r.Messages[1].Content != agent.RecapPrefix+"recap" {
+		if roles(r.Messages) != "ssu" || r.Messages[1].Content != conversation.RecapPrefix+"recap" {
 			t.Fatalf("request %d roles = %s", i, roles(r.Messages))
 		}
 	}
@@ -254,8 +255,8 @@ func TestCompactingModelRetriesOnWindowExceeded(t *testing.T) {
 		t.Run(fmt.Sprint("stream=", stream), func(t *testing.T) {
 			sum := scripted.New(scripted.Text("recap"))
 			inner := scripted.New(scripted.Fail("", model.ErrContextWindowExceeded), scripted.Text("fits now"))
-			m, _ := agent.CompactingModel(inner, &agent.CompactOptions{Model: sum, KeepTurns: 1})
-			req := &model.Request{Messages: conversation(3)}
+			m, _ := conversation.CompactingModel(inner, &conversation.CompactOptions{Model: sum, KeepTurns: 1})
+			req := &model.Request{Messages: chat(3)}
 			var resp *model.Response
 			var err error
 			if stream {
@@ -274,13 +275,42 @@ func TestCompactingModelRetriesOnWindowExceeded(t *testing.T) {
 	}
 	// Nothing left to compact: the provider's error, with a hint.
 	inner := scripted.New(scripted.Fail("", model.ErrContextWindowExceeded))
-	m, _ := agent.CompactingModel(inner, &agent.CompactOptions{Model: scripted.New(), KeepTurns: 3})
-	_, err := m.Generate(context.Background(), &model.Request{Messages: conversation(1)})
+	m, _ := conversation.CompactingModel(inner, &conversation.CompactOptions{Model: scripted.New(), KeepTurns: 3})
+	_, err := m.Generate(context.Background(), &model.Request{Messages: chat(1)})
 	if !errors.Is(err, model.ErrContextWindowExceeded) || !strings.Contains(err.Error(), "lower CompactOptions.KeepTurns") {
 		t.Fatalf("err = %v", err)
 	}
-	if _, err := agent.CompactingModel(nil, &agent.CompactOptions{Model: inner}); err == nil {
+	if _, err := conversation.CompactingModel(nil, &conversation.CompactOptions{Model: inner}); err == nil {
 		t.Error("nil model accepted")
+	}
+}
+
+// A Compactor is the machinery of the wrapper and the ReAct agent, for an application's own loop.
+func TestCompactorOverCompactRecover(t *testing.T) {
+	if _, err := conversation.NewCompactor(nil); err == nil || !strings.Contains(err.Error(), "CompactOptions.Model") {
+		t.Fatalf("nil options: %v", err)
+	}
+	c, err := conversation.NewCompactor(&conversation.CompactOptions{Model: scripted.New(scripted.Text("recap")), MaxTokens: 60, KeepTurns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Over(&model.Request{Messages: chat(1)[:1]}) || !c.Over(&model.Request{Messages: chat(3)}) {
+		t.Fatal("Over does not follow MaxTokens")
+	}
+	out, changed, err := c.Compact(context.Background(), chat(3))
+	if err != nil || !changed || roles(out) != "ssuata" || out[1].Metadata[conversation.MetaSummary] == nil {
+		t.Fatalf("Compact: changed=%v err=%v roles=%s", changed, err, roles(out))
+	}
+	// Nothing older than the kept turn: Recover gives back the window error, explained.
+	_, err = c.Recover(context.Background(), []message.Message{message.User("hi"), message.Assistant("hello")}, model.ErrContextWindowExceeded, false)
+	if !errors.Is(err, model.ErrContextWindowExceeded) || !strings.Contains(err.Error(), "nothing older") {
+		t.Fatalf("Recover: %v", err)
+	}
+	// A summary read back from JSON holds its count as a float64.
+	decoded := message.System("recap")
+	decoded.Metadata = map[string]any{conversation.MetaTurns: float64(2)}
+	if conversation.ReplacedTurns(decoded) != 2 || conversation.ReplacedTurns(message.User("hi")) != 0 {
+		t.Error("ReplacedTurns misreads MetaTurns")
 	}
 }
 
@@ -298,19 +328,19 @@ func TestReActCompactsItsState(t *testing.T) {
 	m := scripted.New(steps...)
 	sum := scripted.New(scripted.Text("recap"))
 	sum.Repeat = true
-	g, err := agent.NewReAct(agent.ReActOptions{Model: m, Tools: []tool.Tool{search}, MaxTurns: 6,
-		Compaction: &agent.CompactOptions{Model: sum, MaxTokens: 200, KeepTurns: 1}})
+	g, err := react.New(m, &react.Options{Tools: []tool.Tool{search}, MaxTurns: 6,
+		Compaction: &conversation.CompactOptions{Model: sum, MaxTokens: 200, KeepTurns: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := g.Invoke(context.Background(), agent.State{Messages: []message.Message{message.User("find things")}})
+	out, err := g.Invoke(context.Background(), react.State{Messages: []message.Message{message.User("find things")}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if out.Messages[len(out.Messages)-1].Content != "done" {
 		t.Fatalf("last = %+v", out.Messages[len(out.Messages)-1])
 	}
-	if out.Messages[0].Metadata[agent.MetaSummary] == nil || out.Messages[1].Content != "find things" {
+	if out.Messages[0].Metadata[conversation.MetaSummary] == nil || out.Messages[1].Content != "find things" {
 		t.Fatalf("state not compacted: %s", roles(out.Messages))
 	}
 	checkPairs(t, out.Messages)
@@ -337,12 +367,12 @@ func TestReActTurnLimitCountsCompactedTurns(t *testing.T) {
 	m.Repeat = true // the model never stops calling tools
 	sum := scripted.New(scripted.Text("recap"))
 	sum.Repeat = true
-	g, err := agent.NewReAct(agent.ReActOptions{Model: m, Tools: []tool.Tool{search}, MaxTurns: 4,
-		Compaction: &agent.CompactOptions{Model: sum, MaxTokens: 150, KeepTurns: 1}})
+	g, err := react.New(m, &react.Options{Tools: []tool.Tool{search}, MaxTurns: 4,
+		Compaction: &conversation.CompactOptions{Model: sum, MaxTokens: 150, KeepTurns: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := g.Invoke(context.Background(), agent.State{Messages: []message.Message{message.User("loop")}})
+	out, err := g.Invoke(context.Background(), react.State{Messages: []message.Message{message.User("loop")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,17 +1,17 @@
-package agent
+package react
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/conversation"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
-	"github.com/trellis-go/trellis/model/tokens"
 	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -20,18 +20,16 @@ import (
 // asked for.
 type State struct {
 	Messages []message.Message `json:"messages" reduce:"messages"`
-	// Structured is the final answer as JSON matching ReActOptions.ResponseSchema.
+	// Structured is the final answer as JSON matching Options.ResponseSchema.
 	Structured json.RawMessage `json:"structured_response,omitempty"`
 }
 
-// ReActOptions configure [NewReAct]. Model is required; every other zero value is a documented
-// default.
-type ReActOptions struct {
+// Options configure [New]. Nil options, and every zero field, are the documented defaults: an
+// agent named "agent" with no tools, no prompt and a limit of 25 model calls per run.
+type Options struct {
 	// Name names the graph; "agent" by default.
 	Name string
-	// Model answers each turn.
-	Model model.Model
-	// Tools the model may call. Only those the caller may use (see tool.Executor.Specs) are
+	// Tools the model may call; none by default (the model only answers). Only those the caller may use (see tool.Executor.Specs) are
 	// offered to the model.
 	Tools []tool.Tool
 	// Executor options for running the tools (timeouts, permissions, tenants, filters).
@@ -57,7 +55,7 @@ type ReActOptions struct {
 	// calling tools; the answer lands in State.Structured.
 	ResponseSchema *model.Schema
 	// Approve lists tools that need a human's approval before they run: the run pauses with a
-	// [HumanInterrupt] for each such call.
+	// [agent.HumanInterrupt] for each such call.
 	Approve []string
 	// ApproveIf, when set, is asked about every tool call that Approve does not name: true makes
 	// the call wait for a human's approval as Approve does. It decides per run, for example from
@@ -66,8 +64,9 @@ type ReActOptions struct {
 	// Compaction, when set, keeps the conversation within a token budget: before a model call
 	// whose request (prompt, messages and tools) counts more than Compaction.MaxTokens, and after
 	// a call that fails with model.ErrContextWindowExceeded (retried once), older turns are
-	// replaced in the state by one summary (see [Compact]).
-	Compaction *CompactOptions
+	// replaced in the state by one summary (see [conversation.Compact]). Nil means no
+	// compaction.
+	Compaction *conversation.CompactOptions
 	// Saver, Store, MaxConcurrency and the rest configure the compiled graph.
 	Compile graph.CompileOptions
 }
@@ -78,12 +77,17 @@ const (
 	NodeTools = "tools"
 )
 
-// NewReAct builds the ReAct agent: a model node and a tool node in a loop, until the model
-// answers without calling a tool.
-func NewReAct(o ReActOptions) (*graph.Compiled[State], error) {
-	if o.Model == nil {
-		return nil, errors.New("agent: NewReAct needs a Model")
+// New builds the ReAct agent: m answers each turn, in a loop of a model node and a tool node,
+// until it answers without calling a tool. m is required; o may be nil.
+func New(m model.Model, o *Options) (*graph.Compiled[State], error) {
+	if m == nil {
+		return nil, errors.New("react: New needs a model")
 	}
+	var opts Options
+	if o != nil {
+		opts = *o // the graph keeps its own copy: later changes to *o do not reach it
+	}
+	o = &opts
 	exec, err := newExecutor(o.Tools, o.Executor)
 	if err != nil {
 		return nil, err
@@ -92,30 +96,30 @@ func NewReAct(o ReActOptions) (*graph.Compiled[State], error) {
 	if maxTurns == 0 {
 		maxTurns = 25
 	}
-	var compaction CompactOptions
+	var compactor *conversation.Compactor
 	if o.Compaction != nil {
-		if compaction, err = o.Compaction.defaults(); err != nil {
-			return nil, err
+		if compactor, err = conversation.NewCompactor(o.Compaction); err != nil {
+			return nil, fmt.Errorf("react: Options.Compaction: %w", err)
 		}
 	}
 	direct := map[string]bool{}
 	for _, n := range o.ReturnDirect {
 		if _, ok := exec.Tool(n); !ok {
-			return nil, fmt.Errorf("agent: ReturnDirect names tool %q, which is not among the agent's tools", n)
+			return nil, fmt.Errorf("react: ReturnDirect names tool %q, which is not among the agent's tools", n)
 		}
 		direct[n] = true
 	}
 	approve := map[string]bool{}
 	for _, n := range o.Approve {
 		if _, ok := exec.Tool(n); !ok {
-			return nil, fmt.Errorf("agent: Approve names tool %q, which is not among the agent's tools", n)
+			return nil, fmt.Errorf("react: Approve names tool %q, which is not among the agent's tools", n)
 		}
 		approve[n] = true
 	}
 
 	g := graph.New[State]()
 	g.AddNode(NodeModel, func(ctx context.Context, s State) (State, error) {
-		msgs := RepairHistory(s.Messages)
+		msgs := conversation.RepairHistory(s.Messages)
 		if turnsSinceUser(msgs) >= maxTurns {
 			return State{Messages: []message.Message{message.Assistant(fmt.Sprintf("I stopped after %d model turns without reaching an answer. Ask me to continue, or narrow the question.", maxTurns))}}, nil
 		}
@@ -125,30 +129,23 @@ func NewReAct(o ReActOptions) (*graph.Compiled[State], error) {
 			return State{}, err
 		}
 		var replaced []message.Message // the compacted conversation, replacing the state's
-		compactNow := func(force bool) (bool, error) {
-			if o.Compaction == nil {
-				return false, nil
+		if compactor != nil && compactor.Over(&model.Request{Messages: withContext(prefix, msgs), Tools: tools}) {
+			out, ok, err := compactor.Compact(ctx, msgs)
+			if err != nil {
+				return State{}, err
 			}
-			if !force && tokens.CountRequest(compaction.Counter, &model.Request{Messages: withContext(prefix, msgs), Tools: tools}) <= compaction.MaxTokens {
-				return false, nil
+			if ok {
+				msgs, replaced = out, out
 			}
-			out, ok, err := compact(ctx, msgs, compaction, nil)
-			if err != nil || !ok {
-				return false, err
+		}
+		resp, err := agent.StreamModel(ctx, m, &model.Request{Messages: withContext(prefix, msgs), Tools: tools})
+		if errors.Is(err, model.ErrContextWindowExceeded) && compactor != nil {
+			out, rerr := compactor.Recover(ctx, msgs, err, replaced != nil)
+			if rerr != nil {
+				return State{}, rerr
 			}
 			msgs, replaced = out, out
-			return true, nil
-		}
-		if _, err := compactNow(false); err != nil {
-			return State{}, err
-		}
-		resp, err := StreamModel(ctx, o.Model, &model.Request{Messages: withContext(prefix, msgs), Tools: tools})
-		if errors.Is(err, model.ErrContextWindowExceeded) && o.Compaction != nil {
-			ok, cerr := compactNow(true)
-			if cerr != nil || !ok {
-				return State{}, windowError(err, replaced != nil, cerr)
-			}
-			resp, err = StreamModel(ctx, o.Model, &model.Request{Messages: withContext(prefix, msgs), Tools: tools})
+			resp, err = agent.StreamModel(ctx, m, &model.Request{Messages: withContext(prefix, msgs), Tools: tools})
 		}
 		if err != nil {
 			return State{}, err
@@ -159,9 +156,9 @@ func NewReAct(o ReActOptions) (*graph.Compiled[State], error) {
 		}
 		if len(resp.Message.ToolCalls) == 0 && o.ResponseSchema != nil {
 			sreq := &model.Request{Messages: append(withContext(prefix, msgs), resp.Message, message.User("Give your final answer in the requested structured form.")), Schema: o.ResponseSchema}
-			sresp, err := o.Model.Generate(ctx, sreq)
+			sresp, err := m.Generate(ctx, sreq)
 			if err != nil {
-				return State{}, fmt.Errorf("agent: structured answer: %w", err)
+				return State{}, fmt.Errorf("react: structured answer: %w", err)
 			}
 			out.Structured = sresp.Structured
 		}
@@ -225,58 +222,7 @@ func NewReAct(o ReActOptions) (*graph.Compiled[State], error) {
 	return g.Compile(co)
 }
 
-// StreamModel calls m with streaming, forwarding every text chunk to the graph's messages stream
-// (so a UI can show the answer as it is written), and returns the whole response. A
-// model.CallObserver in ctx is told when the call starts and ends.
-func StreamModel(ctx context.Context, m model.Model, req *model.Request) (*model.Response, error) {
-	info, inNode := graph.InfoFrom(ctx)
-	msgID := message.NewID()
-	// One metadata map for all of the message's chunks: readers of the messages stream take
-	// it as read-only, and a server encodes it once for the message.
-	md := map[string]any{"node": info.Node}
-	if provider, name := model.IdentityOf(m); provider != "" {
-		md["provider"] = provider
-		if name != "" {
-			md["model"] = name
-		}
-	}
-	obs := model.CallObserverFrom(ctx)
-	var call model.Call
-	if obs != nil {
-		call = model.Call{ID: msgID, Request: req}
-		call.Provider, _ = md["provider"].(string)
-		call.Name, _ = md["model"].(string)
-		obs.ModelStarted(ctx, call)
-	}
-	stream := func(yield func(model.Chunk, error) bool) {
-		for ch, err := range m.Stream(ctx, req) {
-			if err == nil && inNode && (ch.Text != "" || ch.ToolCall != nil) {
-				part := message.Message{ID: msgID, Role: message.RoleAssistant, Content: ch.Text}
-				if ch.ToolCall != nil {
-					part.ToolCalls = []message.ToolCall{*ch.ToolCall}
-				}
-				graph.EmitMessage(ctx, graph.MessageChunk{Message: part, Metadata: md})
-			}
-			if !yield(ch, err) {
-				return
-			}
-		}
-	}
-	resp, err := model.Collect(stream)
-	if err != nil {
-		if obs != nil {
-			obs.ModelEnded(ctx, call, nil, err)
-		}
-		return nil, err
-	}
-	resp.Message.ID = msgID
-	if obs != nil {
-		obs.ModelEnded(ctx, call, resp, nil)
-	}
-	return resp, nil
-}
-
-// PromptInput is what [ReActOptions.Context] builds a model call's context from.
+// PromptInput is what [Options.Context] builds a model call's context from.
 type PromptInput struct {
 	// State is the agent's state as the model node sees it (the stored conversation).
 	State State
@@ -303,11 +249,11 @@ func buildContext(ctx context.Context, prompt string, hook func(context.Context,
 	in := PromptInput{State: s, Config: info.Config, ThreadID: info.ThreadID, Store: graph.StoreFrom(ctx), Call: turnsSinceUser(s.Messages)}
 	extra, err := hook(ctx, in)
 	if err != nil {
-		return nil, fmt.Errorf("agent: building the model's context: %w", err)
+		return nil, fmt.Errorf("react: building the model's context: %w", err)
 	}
 	for i, m := range extra {
 		if m.Role == message.RoleTool || (m.Role == message.RoleAssistant && len(m.ToolCalls) > 0) {
-			return nil, fmt.Errorf("agent: the context hook's message %d is a tool call or result; return system, user or plain assistant messages", i)
+			return nil, fmt.Errorf("react: the context hook's message %d is a tool call or result; return system, user or plain assistant messages", i)
 		}
 	}
 	return append(out, extra...), nil
@@ -374,7 +320,7 @@ func turnsSinceUser(msgs []message.Message) int {
 		}
 	}
 	if i > 0 {
-		n += turnsFrom(msgs[:i])
+		n += conversation.ReplacedTurns(msgs[i-1])
 	}
 	return n
 }
@@ -395,80 +341,4 @@ func mergeResults(calls []message.ToolCall, ran []message.Message, skipped map[s
 		}
 	}
 	return out
-}
-
-// RepairHistory returns msgs with an error result added after every tool call that has none (a
-// run that crashed or was interrupted between a model's call and its result), so that the next
-// model call does not fail on an unanswered call. msgs itself is not modified.
-func RepairHistory(msgs []message.Message) []message.Message {
-	if wellFormed(msgs) {
-		return msgs
-	}
-	answered := map[string]bool{}
-	for _, m := range msgs {
-		if m.Role == message.RoleTool {
-			answered[m.ToolCallID] = true
-		}
-	}
-	var out []message.Message
-	for i, m := range msgs {
-		if m.Role != message.RoleAssistant || len(m.ToolCalls) == 0 {
-			if out != nil {
-				out = append(out, m)
-			}
-			continue
-		}
-		var missing []message.ToolCall
-		for _, c := range m.ToolCalls {
-			if !answered[c.ID] {
-				missing = append(missing, c)
-			}
-		}
-		// The last assistant turn's calls may still be about to run: only earlier ones are broken.
-		if len(missing) == 0 || i == len(msgs)-1 {
-			if out != nil {
-				out = append(out, m)
-			}
-			continue
-		}
-		if out == nil {
-			out = slices.Clone(msgs[:i])
-		}
-		out = append(out, m)
-		for _, c := range missing {
-			out = append(out, message.ToolError(c.ID, c.Name, "This tool call did not complete (the run was interrupted before its result was recorded). Call it again if it is still needed."))
-		}
-	}
-	if out == nil {
-		return msgs
-	}
-	return out
-}
-
-// wellFormed reports, without allocating, whether every tool call before the last assistant turn
-// is answered by a tool message among those that follow its turn, the usual shape of a history.
-func wellFormed(msgs []message.Message) bool {
-	for i := 0; i < len(msgs); i++ {
-		m := msgs[i]
-		if m.Role != message.RoleAssistant || len(m.ToolCalls) == 0 || i == len(msgs)-1 {
-			continue
-		}
-		j := i + 1
-		for j < len(msgs) && msgs[j].Role == message.RoleTool {
-			j++
-		}
-		for _, c := range m.ToolCalls {
-			found := false
-			for _, r := range msgs[i+1 : j] {
-				if r.ToolCallID == c.ID {
-					found = true
-					break
-				}
-			}
-			if !found {
-				return false
-			}
-		}
-	}
-	return true
 }

@@ -1,4 +1,4 @@
-package agent
+package conversation
 
 import (
 	"context"
@@ -14,37 +14,34 @@ import (
 )
 
 // ErrNoConversation means a helper was given no user or assistant text to work from.
-var ErrNoConversation = errors.New("agent: the conversation has no user or assistant text")
+var ErrNoConversation = errors.New("conversation: no user or assistant text to work from")
 
 const summaryPrompt = `Condense the conversation you are given into a running summary that lets the assistant continue it without the transcript. Keep names, numbers, dates, decisions, the user's preferences and open questions. Use at most 150 words of short bullet points, no preamble.`
+
+// SummarizeOptions change how [Summarize] asks for a summary. Nil options, and every zero
+// field, are the defaults.
+type SummarizeOptions struct {
+	// Prompt replaces the default instruction (a running summary of at most 150 words of short
+	// bullets): an application's own compression prompt, which says what to keep. Empty means
+	// the default.
+	Prompt string
+}
 
 // Summarize returns a running summary of a conversation, written by m (a fast model is enough).
 // previous is the summary of what came before msgs, or ""; it is folded into the new summary, so
 // an application can keep one summary per session and update it after each exchange:
 //
-//	sum, err := agent.Summarize(ctx, fast, session.Summary, newMessages)
+//	sum, err := conversation.Summarize(ctx, fast, session.Summary, newMessages, nil)
 //
 // Tool calls and results are shown to m as text, so no tools need declaring. The offline model
 // answers with one bullet per recent turn, labelled as its own.
-func Summarize(ctx context.Context, m model.Model, previous string, msgs []message.Message) (string, error) {
-	return SummarizeWith(ctx, m, previous, msgs, nil)
-}
-
-// SummarizeOptions change how [SummarizeWith] asks for a summary.
-type SummarizeOptions struct {
-	// Prompt replaces the default instruction (a running summary of at most 150 words of short
-	// bullets): an application's own compression prompt, which says what to keep.
-	Prompt string
-}
-
-// SummarizeWith is [Summarize] with options; nil options are the defaults.
-func SummarizeWith(ctx context.Context, m model.Model, previous string, msgs []message.Message, o *SummarizeOptions) (string, error) {
+func Summarize(ctx context.Context, m model.Model, previous string, msgs []message.Message, o *SummarizeOptions) (string, error) {
 	prompt := summaryPrompt
 	if o != nil && strings.TrimSpace(o.Prompt) != "" {
 		prompt = o.Prompt
 	}
 	if m == nil {
-		return "", errors.New("agent: Summarize needs a model")
+		return "", errors.New("conversation: Summarize needs a model")
 	}
 	var in []message.Message
 	if strings.TrimSpace(previous) != "" {
@@ -56,7 +53,7 @@ func SummarizeWith(ctx context.Context, m model.Model, previous string, msgs []m
 	}
 	s, err := summarizeLabelled(ctx, m, prompt, in)
 	if err != nil {
-		return "", fmt.Errorf("agent: summarising the conversation: %w", err)
+		return "", fmt.Errorf("conversation: summarising the conversation: %w", err)
 	}
 	return s, nil
 }
@@ -95,7 +92,7 @@ var hintsSchema = &model.Schema{Name: "follow_ups", Description: "three follow-u
 // conversation's main subject (a quoted or capitalised name, or its most frequent word).
 func Hints(ctx context.Context, m model.Model, msgs []message.Message) ([]string, error) {
 	if m == nil {
-		return nil, errors.New("agent: Hints needs a model")
+		return nil, errors.New("conversation: Hints needs a model")
 	}
 	conv := textTurns(msgs, 4)
 	if len(conv) == 0 {
@@ -105,13 +102,13 @@ func Hints(ctx context.Context, m model.Model, msgs []message.Message) ([]string
 		message.User("Give three follow-up questions for this conversation.")), Schema: hintsSchema}
 	resp, err := m.Generate(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("agent: suggesting follow-up questions: %w", err)
+		return nil, fmt.Errorf("conversation: suggesting follow-up questions: %w", err)
 	}
 	var out struct {
 		Hints []string `json:"hints"`
 	}
 	if err := json.Unmarshal(resp.Structured, &out); err != nil {
-		return nil, fmt.Errorf("agent: suggesting follow-up questions: reply %s: %w", resp.Structured, err)
+		return nil, fmt.Errorf("conversation: suggesting follow-up questions: reply %s: %w", resp.Structured, err)
 	}
 	var hints []string
 	seen := map[string]bool{}
@@ -127,7 +124,7 @@ func Hints(ctx context.Context, m model.Model, msgs []message.Message) ([]string
 		hints = hints[:HintCount]
 	}
 	if len(hints) == 0 {
-		return nil, errors.New("agent: suggesting follow-up questions: the model gave none")
+		return nil, errors.New("conversation: suggesting follow-up questions: the model gave none")
 	}
 	return hints, nil
 }
@@ -143,7 +140,7 @@ const titlePrompt = `Write a title of at most six words for this conversation, n
 // its label after the title.
 func Title(ctx context.Context, m model.Model, msgs []message.Message) (string, error) {
 	if m == nil {
-		return "", errors.New("agent: Title needs a model")
+		return "", errors.New("conversation: Title needs a model")
 	}
 	conv := textTurns(msgs, 0)
 	if len(conv) == 0 {
@@ -162,12 +159,12 @@ func Title(ctx context.Context, m model.Model, msgs []message.Message) (string, 
 		message.User("Write the title for this conversation."))}
 	resp, err := m.Generate(ctx, req)
 	if err != nil {
-		return "", fmt.Errorf("agent: writing a title: %w", err)
+		return "", fmt.Errorf("conversation: writing a title: %w", err)
 	}
 	label := offline.IsOffline(resp.Message.Metadata)
 	t := cleanTitle(offline.Unlabelled(resp.Message))
 	if t == "" {
-		return "", errors.New("agent: writing a title: the model's reply was empty")
+		return "", errors.New("conversation: writing a title: the model's reply was empty")
 	}
 	if label {
 		t += " " + offline.Marker

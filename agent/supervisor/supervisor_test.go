@@ -1,4 +1,4 @@
-package agent_test
+package supervisor_test
 
 import (
 	"context"
@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
+	"github.com/trellis-go/trellis/agent/supervisor"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
@@ -28,22 +29,22 @@ func route(r string) scripted.Step {
 // recorder is a function agent that records its tasks and answers with a fixed text.
 type recorder struct {
 	mu     sync.Mutex
-	tasks  []agent.Task
+	tasks  []supervisor.Task
 	answer string
 	err    error
 }
 
-func (r *recorder) run(_ context.Context, t agent.Task) (agent.AgentResult, error) {
+func (r *recorder) run(_ context.Context, t supervisor.Task) (supervisor.AgentResult, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.tasks = append(r.tasks, t)
-	return agent.AgentResult{Answer: r.answer + " for " + t.Request}, r.err
+	return supervisor.AgentResult{Answer: r.answer + " for " + t.Request}, r.err
 }
 
-func (r *recorder) calls() []agent.Task {
+func (r *recorder) calls() []supervisor.Task {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]agent.Task(nil), r.tasks...)
+	return append([]supervisor.Task(nil), r.tasks...)
 }
 
 type supBundle struct {
@@ -54,7 +55,7 @@ type supBundle struct {
 var filtersSchema = json.RawMessage(`{"type":"object","properties":{"market":{"type":"string","enum":["CAISO","ERCOT"]},"project_name":{"type":"string"}}}`)
 
 // setupSupervisor builds a supervisor with two function agents, "prices" and "projects".
-func setupSupervisor(t *testing.T, classify []scripted.Step, synth []scripted.Step, edit func(*agent.SupervisorOptions)) (*graph.Compiled[agent.SupervisorState], *supBundle) {
+func setupSupervisor(t *testing.T, classify []scripted.Step, synth []scripted.Step, edit func(*supervisor.Options)) (*graph.Compiled[supervisor.State], *supBundle) {
 	t.Helper()
 	b := &supBundle{
 		classifier: scripted.New(classify...),
@@ -62,13 +63,13 @@ func setupSupervisor(t *testing.T, classify []scripted.Step, synth []scripted.St
 		prices:     &recorder{answer: "NP15 averaged $41.20/MWh"},
 		projects:   &recorder{answer: "Nazareth Solar is green"},
 	}
-	o := agent.SupervisorOptions{Model: b.synth, ClassifierModel: b.classifier, Filters: filtersSchema, Prompt: "You route questions for Vesper Analytics."}
+	o := supervisor.Options{ClassifierModel: b.classifier, Filters: filtersSchema, Prompt: "You route questions for Vesper Analytics."}
 	if edit != nil {
 		edit(&o)
 	}
-	s := agent.NewSupervisor(o).
-		Add(agent.Agent{Name: "prices", Description: "Day-ahead energy prices by market and hub zone.", Intent: "dayahead_curve", Examples: []string{"Average NP15 price in 2025"}, Run: b.prices.run}).
-		Add(agent.Agent{Name: "projects", Description: "Renewable project health, milestones and budgets.", Run: b.projects.run})
+	s := supervisor.New(b.synth, &o).
+		Add(supervisor.Agent{Name: "prices", Description: "Day-ahead energy prices by market and hub zone.", Intent: "dayahead_curve", Examples: []string{"Average NP15 price in 2025"}, Run: b.prices.run}).
+		Add(supervisor.Agent{Name: "projects", Description: "Renewable project health, milestones and budgets.", Run: b.projects.run})
 	g, err := s.Compile()
 	if err != nil {
 		t.Fatal(err)
@@ -81,8 +82,8 @@ func setupSupervisor(t *testing.T, classify []scripted.Step, synth []scripted.St
 	return g, b
 }
 
-func ask(text string) agent.SupervisorState {
-	return agent.SupervisorState{Messages: []message.Message{message.User(text)}}
+func ask(text string) supervisor.State {
+	return supervisor.State{Messages: []message.Message{message.User(text)}}
 }
 
 func TestSupervisorRoutesToOneAgentAndSynthesizes(t *testing.T) {
@@ -134,23 +135,23 @@ func TestSupervisorRunsSeveralAgentsInParallel(t *testing.T) {
 	// Each agent waits until both have started: the test passes only when they run concurrently.
 	var started sync.WaitGroup
 	started.Add(2)
-	barrier := func(name string) agent.AgentFunc {
-		return func(ctx context.Context, task agent.Task) (agent.AgentResult, error) {
+	barrier := func(name string) supervisor.AgentFunc {
+		return func(ctx context.Context, task supervisor.Task) (supervisor.AgentResult, error) {
 			started.Done()
 			done := make(chan struct{})
 			go func() { started.Wait(); close(done) }()
 			select {
 			case <-done:
 			case <-time.After(5 * time.Second):
-				return agent.AgentResult{}, errors.New(name + " ran alone: agents were not run in parallel")
+				return supervisor.AgentResult{}, errors.New(name + " ran alone: agents were not run in parallel")
 			}
-			return agent.AgentResult{Answer: name + " done"}, nil
+			return supervisor.AgentResult{Answer: name + " done"}, nil
 		}
 	}
 	synth := scripted.New(scripted.Text("Both answered."))
-	sup := agent.NewSupervisor(agent.SupervisorOptions{Model: synth, ClassifierModel: scripted.New(route(`{"intent":"a","agents":["b","a"]}`))}).
-		Add(agent.Agent{Name: "a", Description: "first", Run: barrier("a")}).
-		Add(agent.Agent{Name: "b", Description: "second", Run: barrier("b")})
+	sup := supervisor.New(synth, &supervisor.Options{ClassifierModel: scripted.New(route(`{"intent":"a","agents":["b","a"]}`))}).
+		Add(supervisor.Agent{Name: "a", Description: "first", Run: barrier("a")}).
+		Add(supervisor.Agent{Name: "b", Description: "second", Run: barrier("b")})
 	g, err := sup.Compile()
 	if err != nil {
 		t.Fatal(err)
@@ -159,8 +160,8 @@ func TestSupervisorRunsSeveralAgentsInParallel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Intent != agent.IntentMulti {
-		t.Errorf("intent = %q, want %q for two agents", out.Intent, agent.IntentMulti)
+	if out.Intent != supervisor.IntentMulti {
+		t.Errorf("intent = %q, want %q for two agents", out.Intent, supervisor.IntentMulti)
 	}
 	if len(out.Results) != 2 || out.Results[0].Agent != "b" || out.Results[1].Agent != "a" || out.Results[0].Error != "" || out.Results[1].Error != "" {
 		t.Fatalf("results = %+v (want b then a, in route order, without errors)", out.Results)
@@ -211,7 +212,7 @@ func TestSupervisorGeneralSkipsAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Intent != agent.IntentGeneral || out.Answer != "Hello! I can help with prices and projects." {
+	if out.Intent != supervisor.IntentGeneral || out.Answer != "Hello! I can help with prices and projects." {
 		t.Fatalf("state = %+v", out)
 	}
 	sys := b.synth.Requests()[0].Messages[0].Content
@@ -241,8 +242,8 @@ func TestSupervisorAgentErrorReachesSynthesizer(t *testing.T) {
 func TestSupervisorAfterClassifyAndUnknownAgents(t *testing.T) {
 	// AfterClassify can drop agents (RBAC) ...
 	g, b := setupSupervisor(t, []scripted.Step{route(`{"agents":["projects","prices"]}`)}, []scripted.Step{scripted.Text("ok")},
-		func(o *agent.SupervisorOptions) {
-			o.AfterClassify = func(_ context.Context, _ agent.SupervisorState, r agent.Route) (agent.Route, error) {
+		func(o *supervisor.Options) {
+			o.AfterClassify = func(_ context.Context, _ supervisor.State, r supervisor.Route) (supervisor.Route, error) {
 				r.Agents = []string{"prices"}
 				return r, nil
 			}
@@ -256,8 +257,8 @@ func TestSupervisorAfterClassifyAndUnknownAgents(t *testing.T) {
 	}
 	// ... and naming an agent that does not exist fails clearly.
 	g, _ = setupSupervisor(t, []scripted.Step{route(`{"agents":["prices"]}`)}, nil,
-		func(o *agent.SupervisorOptions) {
-			o.AfterClassify = func(_ context.Context, _ agent.SupervisorState, r agent.Route) (agent.Route, error) {
+		func(o *supervisor.Options) {
+			o.AfterClassify = func(_ context.Context, _ supervisor.State, r supervisor.Route) (supervisor.Route, error) {
 				r.Agents = append(r.Agents, "weather")
 				return r, nil
 			}
@@ -272,14 +273,14 @@ func TestSupervisorClassifierReplyOutsideSchema(t *testing.T) {
 	// The model names an unknown agent twice (the reply and its repair): a structured-output error.
 	g, _ := setupSupervisor(t, []scripted.Step{route(`{"agents":["weather"]}`), route(`not json`)}, nil, nil)
 	_, err := g.Invoke(context.Background(), ask("weather in Lisbon"))
-	if !errors.Is(err, model.ErrStructuredOutput) || !strings.Contains(err.Error(), "agent: classifying the request") {
+	if !errors.Is(err, model.ErrStructuredOutput) || !strings.Contains(err.Error(), "supervisor: classifying the request") {
 		t.Fatalf("err = %v", err)
 	}
 }
 
 func TestSupervisorNeedsUserMessage(t *testing.T) {
 	g, _ := setupSupervisor(t, nil, nil, nil)
-	_, err := g.Invoke(context.Background(), agent.SupervisorState{})
+	_, err := g.Invoke(context.Background(), supervisor.State{})
 	if err == nil || !strings.Contains(err.Error(), "needs a user message") {
 		t.Fatalf("err = %v", err)
 	}
@@ -287,9 +288,9 @@ func TestSupervisorNeedsUserMessage(t *testing.T) {
 
 func TestSupervisorPlanFansOutOneAgent(t *testing.T) {
 	g, b := setupSupervisor(t, []scripted.Step{route(`{"agents":["prices"]}`)}, []scripted.Step{scripted.Text("done")},
-		func(o *agent.SupervisorOptions) {
-			o.Plan = func(_ context.Context, s agent.SupervisorState) ([]agent.Task, error) {
-				return []agent.Task{{Agent: "prices", Request: "NP15"}, {Agent: "prices", Request: "SP15"}, {Agent: "projects"}}, nil
+		func(o *supervisor.Options) {
+			o.Plan = func(_ context.Context, s supervisor.State) ([]supervisor.Task, error) {
+				return []supervisor.Task{{Agent: "prices", Request: "NP15"}, {Agent: "prices", Request: "SP15"}, {Agent: "projects"}}, nil
 			}
 		})
 	out, err := g.Invoke(context.Background(), ask("compare zones"))
@@ -314,7 +315,7 @@ func TestSupervisorThreadResetsResultsEachTurn(t *testing.T) {
 	g, b := setupSupervisor(t,
 		[]scripted.Step{route(`{"agents":["prices"]}`), route(`{"agents":["projects"]}`)},
 		[]scripted.Step{scripted.Text("first"), scripted.Text("second")},
-		func(o *agent.SupervisorOptions) { o.Compile.Saver = checkpoint.NewMemorySaver() })
+		func(o *supervisor.Options) { o.Compile.Saver = checkpoint.NewMemorySaver() })
 	ctx := context.Background()
 	if _, err := g.Invoke(ctx, ask("price?"), graph.WithThread("t1")); err != nil {
 		t.Fatal(err)
@@ -337,24 +338,26 @@ func TestSupervisorThreadResetsResultsEachTurn(t *testing.T) {
 }
 
 func TestSupervisorCompileReportsEveryMistake(t *testing.T) {
-	run := func(context.Context, agent.Task) (agent.AgentResult, error) { return agent.AgentResult{}, nil }
-	_, err := agent.NewSupervisor(agent.SupervisorOptions{Filters: json.RawMessage(`[1]`)}).
-		Add(agent.Agent{Name: "ok", Description: "fine", Run: run}).
-		Add(agent.Agent{Name: "ok", Description: "again", Run: run}).
-		Add(agent.Agent{Name: "bad name", Description: "x", Run: run}).
-		Add(agent.Agent{Name: "nodesc", Run: run}).
-		Add(agent.Agent{Name: "synthesizer", Description: "x", Run: run}).
-		Add(agent.Agent{Name: "norun", Description: "x"}).
+	run := func(context.Context, supervisor.Task) (supervisor.AgentResult, error) {
+		return supervisor.AgentResult{}, nil
+	}
+	_, err := supervisor.New(nil, &supervisor.Options{Filters: json.RawMessage(`[1]`)}).
+		Add(supervisor.Agent{Name: "ok", Description: "fine", Run: run}).
+		Add(supervisor.Agent{Name: "ok", Description: "again", Run: run}).
+		Add(supervisor.Agent{Name: "bad name", Description: "x", Run: run}).
+		Add(supervisor.Agent{Name: "nodesc", Run: run}).
+		Add(supervisor.Agent{Name: "synthesizer", Description: "x", Run: run}).
+		Add(supervisor.Agent{Name: "norun", Description: "x"}).
 		Compile()
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, want := range []string{"needs a Model", `"ok" is registered twice`, `"bad name" must start with a letter`, `"nodesc" has no Description`, `"synthesizer" is reserved`, `"norun" has no Run`, "Filters is not a JSON object schema"} {
+	for _, want := range []string{"needs a model", `"ok" is registered twice`, `"bad name" must start with a letter`, `"nodesc" has no Description`, `"synthesizer" is reserved`, `"norun" has no Run`, "Filters is not a JSON object schema"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
 	}
-	_, err = agent.NewSupervisor(agent.SupervisorOptions{Model: scripted.New()}).Compile()
+	_, err = supervisor.New(scripted.New(), nil).Compile()
 	if err == nil || !strings.Contains(err.Error(), "has no agents") {
 		t.Errorf("empty supervisor: %v", err)
 	}
@@ -370,20 +373,20 @@ func TestSupervisorWithReActAgentStreamsTokens(t *testing.T) {
 		scripted.ToolCalls(message.ToolCall{ID: "c1", Name: "project_health", Arguments: json.RawMessage(`{"project":"Nazareth Solar"}`)}),
 		scripted.Text("Nazareth Solar is green."),
 	)
-	react, err := agent.NewReAct(agent.ReActOptions{Name: "projects", Model: reactModel, Tools: []tool.Tool{lookup}})
+	react, err := react.New(reactModel, &react.Options{Name: "projects", Tools: []tool.Tool{lookup}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	synth := scripted.New(scripted.Text("Nazareth Solar is on track."))
-	sup := agent.NewSupervisor(agent.SupervisorOptions{Model: synth, ClassifierModel: scripted.New(route(`{"agents":["projects"],"filters":{"project_name":"Nazareth Solar"}}`)), Filters: filtersSchema}).
-		AddReAct(agent.Agent{Name: "projects", Description: "Project health."}, react)
+	sup := supervisor.New(synth, &supervisor.Options{ClassifierModel: scripted.New(route(`{"agents":["projects"],"filters":{"project_name":"Nazareth Solar"}}`)), Filters: filtersSchema}).
+		AddReAct(supervisor.Agent{Name: "projects", Description: "Project health."}, react)
 	g, err := sup.Compile()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var tokens strings.Builder
 	var fromAgent bool
-	var final agent.SupervisorState
+	var final supervisor.State
 	for ev, err := range g.Stream(context.Background(), ask(`Health of "Nazareth Solar"?`), graph.WithStreamModes(graph.ModeMessages, graph.ModeValues)) {
 		if err != nil {
 			t.Fatal(err)
@@ -397,7 +400,7 @@ func TestSupervisorWithReActAgentStreamsTokens(t *testing.T) {
 				tokens.WriteString(chunk.Message.Content)
 			}
 		case graph.ModeValues:
-			final = ev.Data.(agent.SupervisorState)
+			final = ev.Data.(supervisor.State)
 		}
 	}
 	if !fromAgent {
@@ -417,25 +420,25 @@ func TestSupervisorWithReActAgentStreamsTokens(t *testing.T) {
 }
 
 // vesperAgents registers four domain agents described as in Vesper's specification.
-func vesperAgents(s *agent.Supervisor, run agent.AgentFunc) *agent.Supervisor {
+func vesperAgents(s *supervisor.Supervisor, run supervisor.AgentFunc) *supervisor.Supervisor {
 	return s.
-		Add(agent.Agent{Name: "dayahead_agent", Intent: "dayahead_curve", Description: "Questions about Day-Ahead energy price forecasts, average prices by year, vendor curve comparisons (Ascend, Hitachi, ICF), hub-zone prices (NP15, SP15), and As-Of file comparisons.", Examples: []string{"What is the average day-ahead price for NP15 in CAISO for 2025 from Ascend?"}, Run: run}).
-		Add(agent.Agent{Name: "price_curve_agent", Intent: "price_curve_intelligence", Description: "Hourly price analysis, peak vs off-peak comparison, cross-market analysis, price shape by hour-of-day, seasonal patterns.", Run: run}).
-		Add(agent.Agent{Name: "pbi_metrics_agent", Intent: "pbi_metrics", Description: "Power BI usage statistics: report views, unique viewers, top users, most-viewed reports, usage trends.", Run: run}).
-		Add(agent.Agent{Name: "per_agent", Intent: "project_execution", Description: "Renewable energy project tracking: project health (green/yellow/red), milestone dates, budget vs actuals, task status, risks, portfolio overview.", Run: run})
+		Add(supervisor.Agent{Name: "dayahead_agent", Intent: "dayahead_curve", Description: "Questions about Day-Ahead energy price forecasts, average prices by year, vendor curve comparisons (Ascend, Hitachi, ICF), hub-zone prices (NP15, SP15), and As-Of file comparisons.", Examples: []string{"What is the average day-ahead price for NP15 in CAISO for 2025 from Ascend?"}, Run: run}).
+		Add(supervisor.Agent{Name: "price_curve_agent", Intent: "price_curve_intelligence", Description: "Hourly price analysis, peak vs off-peak comparison, cross-market analysis, price shape by hour-of-day, seasonal patterns.", Run: run}).
+		Add(supervisor.Agent{Name: "pbi_metrics_agent", Intent: "pbi_metrics", Description: "Power BI usage statistics: report views, unique viewers, top users, most-viewed reports, usage trends.", Run: run}).
+		Add(supervisor.Agent{Name: "per_agent", Intent: "project_execution", Description: "Renewable energy project tracking: project health (green/yellow/red), milestone dates, budget vs actuals, task status, risks, portfolio overview.", Run: run})
 }
 
 func TestSupervisorOnOfflineModel(t *testing.T) {
 	var mu sync.Mutex
-	var got []agent.Task
-	run := func(_ context.Context, t agent.Task) (agent.AgentResult, error) {
+	var got []supervisor.Task
+	run := func(_ context.Context, t supervisor.Task) (supervisor.AgentResult, error) {
 		mu.Lock()
 		got = append(got, t)
 		mu.Unlock()
-		return agent.AgentResult{Data: json.RawMessage(`[{"project":"Nazareth Solar","health":"green"}]`)}, nil
+		return supervisor.AgentResult{Data: json.RawMessage(`[{"project":"Nazareth Solar","health":"green"}]`)}, nil
 	}
 	filters := json.RawMessage(`{"type":"object","properties":{"market":{"type":"string","enum":["CAISO","ERCOT","MISO","PJM"]},"project_name":{"type":"string","description":"the project's name"}}}`)
-	g, err := vesperAgents(agent.NewSupervisor(agent.SupervisorOptions{Model: offline.New(nil), Filters: filters}), run).Compile()
+	g, err := vesperAgents(supervisor.New(offline.New(nil), &supervisor.Options{Filters: filters}), run).Compile()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,10 +461,10 @@ func TestSupervisorOnOfflineModel(t *testing.T) {
 // TestSupervisorOfflineRoutesVesperQuestions: the offline model routes the specification's
 // example questions by the agents' descriptions, several agents for a comparison across domains.
 func TestSupervisorOfflineRoutesVesperQuestions(t *testing.T) {
-	run := func(_ context.Context, t agent.Task) (agent.AgentResult, error) {
-		return agent.AgentResult{Answer: "ok"}, nil
+	run := func(_ context.Context, t supervisor.Task) (supervisor.AgentResult, error) {
+		return supervisor.AgentResult{Answer: "ok"}, nil
 	}
-	g, err := vesperAgents(agent.NewSupervisor(agent.SupervisorOptions{Model: offline.New(nil)}), run).Compile()
+	g, err := vesperAgents(supervisor.New(offline.New(nil), nil), run).Compile()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package agent
+package react
 
 import (
 	"context"
@@ -47,7 +47,7 @@ func NewToolNode[S any](tools []tool.Tool, o *ToolNodeOptions) (graph.NodeFunc[S
 	}
 	f, ok := keys.byName[key]
 	if !ok || f.typ != reflect.TypeFor[[]message.Message]() {
-		return nil, fmt.Errorf("agent: NewToolNode: state %s has no key %q of type []message.Message (its keys: %s)", keys.typ, key, strings.Join(keys.names, ", "))
+		return nil, fmt.Errorf("react: NewToolNode: state %s has no key %q of type []message.Message (its keys: %s)", keys.typ, key, strings.Join(keys.names, ", "))
 	}
 	exec, err := newExecutor(tools, opts.Executor)
 	if err != nil {
@@ -93,7 +93,7 @@ func newExecutor(tools []tool.Tool, o *tool.ExecutorOptions) (*tool.Executor, er
 	}
 	exec, err := tool.NewExecutor(tools, &eo)
 	if err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
+		return nil, fmt.Errorf("react: %w", err)
 	}
 	return exec, nil
 }
@@ -105,7 +105,7 @@ func applyOutcomes[S any](ctx context.Context, outcomes []tool.Outcome) error {
 			continue
 		}
 		if err := ApplyCommand[S](ctx, o.Result.Command); err != nil {
-			return fmt.Errorf("agent: tool %q (call %s): %w", o.Call.Name, o.Call.ID, err)
+			return fmt.Errorf("react: tool %q (call %s): %w", o.Call.Name, o.Call.ID, err)
 		}
 	}
 	return nil

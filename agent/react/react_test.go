@@ -1,4 +1,4 @@
-package agent_test
+package react_test
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/conversation"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
@@ -55,12 +57,12 @@ func TestReActBadToolCallsBecomeErrorResults(t *testing.T) {
 		scripted.ToolCalls(call("c5", "get_price", `{"year":2025,"zone":"NP15"}`)),
 		scripted.Text("NP15 averaged 41.2."),
 	)
-	g, err := agent.NewReAct(agent.ReActOptions{Model: m, Tools: []tool.Tool{priceTool(), hangTool()},
+	g, err := react.New(m, &react.Options{Tools: []tool.Tool{priceTool(), hangTool()},
 		Executor: &tool.ExecutorOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := g.Invoke(context.Background(), agent.State{Messages: []message.Message{message.User("NP15 in 2025?")}})
+	out, err := g.Invoke(context.Background(), react.State{Messages: []message.Message{message.User("NP15 in 2025?")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,18 +87,22 @@ func TestReActBadToolCallsBecomeErrorResults(t *testing.T) {
 	// The model saw the four error results before trying again.
 	second := m.Requests()[1].Messages
 	if n := len(second); second[n-1].Role != message.RoleTool || second[n-4].Role != message.RoleTool {
-		t.Errorf("second request ends with %s", roles(second))
+		var roles []string
+		for _, m := range second {
+			roles = append(roles, string(m.Role))
+		}
+		t.Errorf("second request ends with %v", roles)
 	}
 }
 
 func TestReActStopsAtTurnLimit(t *testing.T) {
 	m := scripted.New(scripted.ToolCalls(call("c", "get_price", `{"year":2025,"zone":"NP15"}`)))
 	m.Repeat = true
-	g, err := agent.NewReAct(agent.ReActOptions{Model: m, Tools: []tool.Tool{priceTool()}, MaxTurns: 3})
+	g, err := react.New(m, &react.Options{Tools: []tool.Tool{priceTool()}, MaxTurns: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := g.Invoke(context.Background(), agent.State{Messages: []message.Message{message.User("loop")}}, graph.WithRecursionLimit(50))
+	out, err := g.Invoke(context.Background(), react.State{Messages: []message.Message{message.User("loop")}}, graph.WithRecursionLimit(50))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,13 +117,13 @@ func TestReActStopsAtTurnLimit(t *testing.T) {
 func TestReActFailingProviderKeepsPartialText(t *testing.T) {
 	boom := errors.New("HTTP 500 from provider")
 	m := scripted.New(scripted.Fail("The average price was", boom))
-	g, err := agent.NewReAct(agent.ReActOptions{Model: m})
+	g, err := react.New(m, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var streamed strings.Builder
 	var runErr error
-	for ev, err := range g.Stream(context.Background(), agent.State{Messages: []message.Message{message.User("price?")}}, graph.WithStreamModes(graph.ModeMessages)) {
+	for ev, err := range g.Stream(context.Background(), react.State{Messages: []message.Message{message.User("price?")}}, graph.WithStreamModes(graph.ModeMessages)) {
 		if err != nil {
 			runErr = err
 			break
@@ -136,13 +142,13 @@ func TestReActFailingProviderKeepsPartialText(t *testing.T) {
 }
 
 func TestReActRejectsBadOptions(t *testing.T) {
-	if _, err := agent.NewReAct(agent.ReActOptions{}); err == nil || !strings.Contains(err.Error(), "needs a Model") {
+	if _, err := react.New(nil, nil); err == nil || !strings.Contains(err.Error(), "needs a model") {
 		t.Errorf("no model: %v", err)
 	}
-	if _, err := agent.NewReAct(agent.ReActOptions{Model: scripted.New(), Approve: []string{"nope"}}); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+	if _, err := react.New(scripted.New(), &react.Options{Approve: []string{"nope"}}); err == nil || !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("unknown approval: %v", err)
 	}
-	if _, err := agent.NewReAct(agent.ReActOptions{Model: scripted.New(), Compaction: &agent.CompactOptions{}}); err == nil || !strings.Contains(err.Error(), "CompactOptions.Model") {
+	if _, err := react.New(scripted.New(), &react.Options{Compaction: &conversation.CompactOptions{}}); err == nil || !strings.Contains(err.Error(), "CompactOptions.Model") {
 		t.Errorf("compaction without model: %v", err)
 	}
 }
@@ -161,17 +167,17 @@ func TestStreamModelLabelsEveryChunk(t *testing.T) {
 	if p, n := model.IdentityOf(wrapped); p != "acme" || n != "acme-small" {
 		t.Fatalf("the budgeted wrapper hides the identity: %q %q", p, n)
 	}
-	g, err := agent.NewReAct(agent.ReActOptions{Model: wrapped})
+	g, err := react.New(wrapped, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	chunks := 0
-	for ev, err := range g.Stream(context.Background(), agent.State{Messages: []message.Message{message.User("price?")}}, graph.WithStreamModes(graph.ModeMessages)) {
+	for ev, err := range g.Stream(context.Background(), react.State{Messages: []message.Message{message.User("price?")}}, graph.WithStreamModes(graph.ModeMessages)) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		md := ev.Data.(graph.MessageChunk).Metadata
-		if md["provider"] != "acme" || md["model"] != "acme-small" || md["node"] != agent.NodeModel {
+		if md["provider"] != "acme" || md["model"] != "acme-small" || md["node"] != react.NodeModel {
 			t.Fatalf("chunk %d metadata = %v", chunks, md)
 		}
 		chunks++

@@ -1,4 +1,4 @@
-package agent
+package supervisor
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
@@ -27,13 +29,13 @@ const (
 	NodeSynthesize = "synthesizer"
 )
 
-// SupervisorState is the state of a supervisor graph. Its JSON names follow the multi-agent
+// State is the state of a supervisor graph. Its JSON names follow the multi-agent
 // specifications, so an application state can map onto it field by field.
-type SupervisorState struct {
+type State struct {
 	// Messages is the conversation. The supervisor appends its answer (the synthesis, or the
 	// clarifying question) as one assistant message.
 	Messages []message.Message `json:"messages" reduce:"messages"`
-	// Summary is a summary of the earlier conversation, given by the caller (see [Summarize]); the
+	// Summary is a summary of the earlier conversation, given by the caller (see conversation.Summarize); the
 	// classifier reads it to resolve references such as "the same for SP15".
 	Summary string `json:"conversation_summary,omitempty"`
 
@@ -58,7 +60,7 @@ type Route struct {
 	Intent string `json:"intent,omitempty"`
 	// Agents lists the agents that should work on the request, in order of relevance.
 	Agents []string `json:"agents"`
-	// Filters holds the values extracted from the request, shaped by SupervisorOptions.Filters.
+	// Filters holds the values extracted from the request, shaped by Options.Filters.
 	Filters json.RawMessage `json:"filters,omitempty"`
 	// Ambiguous is true when the request cannot be routed without asking the user; Question then
 	// holds what to ask.
@@ -116,15 +118,13 @@ type Agent struct {
 	Run AgentFunc
 }
 
-// SupervisorOptions configure [NewSupervisor]. Model is required; every other zero value is a
-// documented default.
-type SupervisorOptions struct {
+// Options configure [New]. Nil options, and every zero field, are the documented defaults.
+type Options struct {
 	// Name names the compiled graph; "supervisor" by default.
 	Name string
-	// Model classifies requests (with structured output) and writes the synthesis. A fast model is
-	// usually enough to classify; see ClassifierModel.
-	Model model.Model
-	// ClassifierModel, when set, classifies instead of Model.
+	// ClassifierModel, when set, classifies requests (with structured output) instead of the
+	// model given to [New], which then only writes the synthesis. A fast model is usually
+	// enough to classify.
 	ClassifierModel model.Model
 	// Prompt opens the classifier's system prompt: who the assistant is and what it serves. The
 	// agents' descriptions, the output format and the prior conversation summary follow it. Empty
@@ -138,35 +138,42 @@ type SupervisorOptions struct {
 	History int
 	// AfterClassify, when set, may adjust a route before it is followed: normalise filters, drop
 	// agents the user may not use, or ask for clarification.
-	AfterClassify func(ctx context.Context, s SupervisorState, r Route) (Route, error)
+	AfterClassify func(ctx context.Context, s State, r Route) (Route, error)
 	// Plan, when set, turns a route into tasks: several tasks for one agent fan out to parallel
 	// runs of it. Nil means one task per routed agent carrying the user's request.
-	Plan func(ctx context.Context, s SupervisorState) ([]Task, error)
+	Plan func(ctx context.Context, s State) ([]Task, error)
 	// SynthesizerPrompt is the synthesizer's system prompt; empty means a default that asks for a
 	// direct, concise answer built only from the agents' results.
 	SynthesizerPrompt string
 	// Synthesize, when set, replaces the default synthesizer. It returns the answer text.
-	Synthesize func(ctx context.Context, s SupervisorState) (string, error)
+	Synthesize func(ctx context.Context, s State) (string, error)
 	// Compile configures the compiled graph (saver, store, concurrency).
 	Compile graph.CompileOptions
 }
 
-// Supervisor routes requests to registered agents. Build it with [NewSupervisor], register
+// Supervisor routes requests to registered agents. Build it with [New], register
 // agents, then [Supervisor.Compile]. Registration is not safe for concurrent use; the compiled
 // graph is.
 type Supervisor struct {
-	opts   SupervisorOptions
+	model  model.Model
+	opts   Options
 	agents []Agent
 	byName map[string]int
-	graphs []func(g *graph.Graph[SupervisorState])
+	graphs []func(g *graph.Graph[State])
 	errs   []error
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
 
-// NewSupervisor returns a supervisor with no agents yet.
-func NewSupervisor(o SupervisorOptions) *Supervisor {
-	return &Supervisor{opts: o, byName: map[string]int{}}
+// New returns a supervisor with no agents yet: m classifies each request (unless
+// Options.ClassifierModel is set) and writes the synthesis. m is required (Compile reports it
+// missing); o may be nil.
+func New(m model.Model, o *Options) *Supervisor {
+	s := &Supervisor{model: m, byName: map[string]int{}}
+	if o != nil {
+		s.opts = *o
+	}
+	return s
 }
 
 // Add registers an agent written as a function. An error from Run becomes an [AgentResult] with
@@ -174,7 +181,7 @@ func NewSupervisor(o SupervisorOptions) *Supervisor {
 // Mistakes (a bad name, a missing description) are reported by Compile.
 func (s *Supervisor) Add(a Agent) *Supervisor {
 	if a.Run == nil {
-		s.errs = append(s.errs, fmt.Errorf("agent: supervisor agent %q has no Run function (use AddGraphAgent or AddReAct for a compiled graph)", a.Name))
+		s.errs = append(s.errs, fmt.Errorf("supervisor: agent %q has no Run function (use AddGraphAgent or AddReAct for a compiled graph)", a.Name))
 		return s
 	}
 	if !s.register(a) {
@@ -182,13 +189,13 @@ func (s *Supervisor) Add(a Agent) *Supervisor {
 	}
 	run := a.Run
 	name := a.Name
-	s.graphs = append(s.graphs, func(g *graph.Graph[SupervisorState]) {
-		g.AddNode(name, func(ctx context.Context, st SupervisorState) (SupervisorState, error) {
+	s.graphs = append(s.graphs, func(g *graph.Graph[State]) {
+		g.AddNode(name, func(ctx context.Context, st State) (State, error) {
 			task := taskFor(name, st)
 			res, err := run(ctx, task)
 			if err != nil {
 				if stopsRun(ctx, err) {
-					return SupervisorState{}, err
+					return State{}, err
 				}
 				res = AgentResult{Error: err.Error()}
 			}
@@ -196,7 +203,7 @@ func (s *Supervisor) Add(a Agent) *Supervisor {
 			if res.Request == "" {
 				res.Request = task.Request
 			}
-			return SupervisorState{Results: []AgentResult{res}}, nil
+			return State{Results: []AgentResult{res}}, nil
 		})
 	})
 	return s
@@ -208,38 +215,38 @@ func (s *Supervisor) Add(a Agent) *Supervisor {
 // policies where that is wrong).
 func AddGraphAgent[C any](s *Supervisor, a Agent, g *graph.Compiled[C], in func(Task) C, out func(C) AgentResult) *Supervisor {
 	if g == nil || in == nil || out == nil {
-		s.errs = append(s.errs, fmt.Errorf("agent: supervisor agent %q needs a compiled graph and both mapping functions", a.Name))
+		s.errs = append(s.errs, fmt.Errorf("supervisor: agent %q needs a compiled graph and both mapping functions", a.Name))
 		return s
 	}
 	if a.Run != nil {
-		s.errs = append(s.errs, fmt.Errorf("agent: supervisor agent %q: Run is set, but a graph agent runs its graph (register a function agent with Add)", a.Name))
+		s.errs = append(s.errs, fmt.Errorf("supervisor: agent %q: Run is set, but a graph agent runs its graph (register a function agent with Add)", a.Name))
 		return s
 	}
 	if !s.register(a) {
 		return s
 	}
 	name := a.Name
-	s.graphs = append(s.graphs, func(pg *graph.Graph[SupervisorState]) {
+	s.graphs = append(s.graphs, func(pg *graph.Graph[State]) {
 		graph.AddSubgraph(pg, name, g,
-			func(st SupervisorState) C { return in(taskFor(name, st)) },
-			func(c C) SupervisorState {
+			func(st State) C { return in(taskFor(name, st)) },
+			func(c C) State {
 				r := out(c)
 				r.Agent = name
-				return SupervisorState{Results: []AgentResult{r}}
+				return State{Results: []AgentResult{r}}
 			})
 	})
 	return s
 }
 
-// AddReAct registers a ReAct agent (from [NewReAct]) as an agent. It receives the conversation
+// AddReAct registers a ReAct agent (from [react.New]) as an agent. It receives the conversation
 // with the task's request last, preceded by a system note of the extracted filters when there are
 // any; its last assistant message is the result's Answer and its structured response the Data.
-func (s *Supervisor) AddReAct(a Agent, g *graph.Compiled[State]) *Supervisor {
+func (s *Supervisor) AddReAct(a Agent, g *graph.Compiled[react.State]) *Supervisor {
 	return AddGraphAgent(s, a, g, ReActInput, ReActResult)
 }
 
 // ReActInput is the input [Supervisor.AddReAct] gives a ReAct agent for a task.
-func ReActInput(t Task) State {
+func ReActInput(t Task) react.State {
 	var msgs []message.Message
 	if len(t.Filters) > 0 && string(t.Filters) != "{}" && string(t.Filters) != "null" {
 		msgs = append(msgs, message.System("Filters extracted from the request by the router (use them as tool arguments where they fit): "+string(t.Filters)))
@@ -248,19 +255,23 @@ func ReActInput(t Task) State {
 		m.ID = "" // the agent's own thread: fresh IDs, no clash with the supervisor's
 		msgs = append(msgs, m)
 	}
-	return State{Messages: msgs}
+	return react.State{Messages: msgs}
 }
 
 // ReActResult is the result [Supervisor.AddReAct] reads from a ReAct agent's final state.
-func ReActResult(s State) AgentResult {
+func ReActResult(s react.State) AgentResult {
 	r := AgentResult{Data: s.Structured}
-	if m := lastAssistant(s.Messages); m != nil {
-		r.Answer = m.Text()
-	}
+	answered := false
 	for i := len(s.Messages) - 1; i >= 0; i-- {
-		if s.Messages[i].Role == message.RoleUser {
-			r.Request = s.Messages[i].Text()
-			break
+		switch m := s.Messages[i]; m.Role {
+		case message.RoleAssistant:
+			// the last assistant message after the latest user message
+			if !answered {
+				r.Answer, answered = m.Text(), true
+			}
+		case message.RoleUser:
+			r.Request = m.Text()
+			return r
 		}
 	}
 	return r
@@ -269,17 +280,17 @@ func ReActResult(s State) AgentResult {
 func (s *Supervisor) register(a Agent) bool {
 	switch {
 	case !nameRE.MatchString(a.Name):
-		s.errs = append(s.errs, fmt.Errorf("agent: supervisor agent name %q must start with a letter and hold only letters, digits, '_' and '-' (at most 64)", a.Name))
+		s.errs = append(s.errs, fmt.Errorf("supervisor: agent name %q must start with a letter and hold only letters, digits, '_' and '-' (at most 64)", a.Name))
 		return false
 	case a.Name == NodeClassify || a.Name == NodeSynthesize || a.Name == IntentGeneral || a.Name == IntentMulti:
-		s.errs = append(s.errs, fmt.Errorf("agent: supervisor agent name %q is reserved; choose another", a.Name))
+		s.errs = append(s.errs, fmt.Errorf("supervisor: agent name %q is reserved; choose another", a.Name))
 		return false
 	case strings.TrimSpace(a.Description) == "":
-		s.errs = append(s.errs, fmt.Errorf("agent: supervisor agent %q has no Description; the classifier routes by it", a.Name))
+		s.errs = append(s.errs, fmt.Errorf("supervisor: agent %q has no Description; the classifier routes by it", a.Name))
 		return false
 	}
 	if _, dup := s.byName[a.Name]; dup {
-		s.errs = append(s.errs, fmt.Errorf("agent: supervisor agent %q is registered twice", a.Name))
+		s.errs = append(s.errs, fmt.Errorf("supervisor: agent %q is registered twice", a.Name))
 		return false
 	}
 	if a.Intent == "" {
@@ -296,18 +307,18 @@ func (s *Supervisor) Agents() []Agent { return append([]Agent(nil), s.agents...)
 // Compile builds the supervisor graph: classify, then the chosen agents in parallel (one
 // [graph.Send] per task), then the synthesizer. A clarifying question or an empty route skips
 // the agents. Every registration mistake is reported at once.
-func (s *Supervisor) Compile() (*graph.Compiled[SupervisorState], error) {
+func (s *Supervisor) Compile() (*graph.Compiled[State], error) {
 	errs := append([]error(nil), s.errs...)
-	if s.opts.Model == nil {
-		errs = append(errs, errors.New("agent: NewSupervisor needs a Model"))
+	if s.model == nil {
+		errs = append(errs, errors.New("supervisor: New needs a model"))
 	}
 	if len(s.agents) == 0 && len(s.errs) == 0 {
-		errs = append(errs, errors.New("agent: the supervisor has no agents; register them with Add, AddGraphAgent or AddReAct"))
+		errs = append(errs, errors.New("supervisor: the supervisor has no agents; register them with Add, AddGraphAgent or AddReAct"))
 	}
 	if len(s.opts.Filters) > 0 {
 		var obj map[string]any
 		if err := json.Unmarshal(s.opts.Filters, &obj); err != nil {
-			errs = append(errs, fmt.Errorf("agent: SupervisorOptions.Filters is not a JSON object schema: %v", err))
+			errs = append(errs, fmt.Errorf("supervisor: Options.Filters is not a JSON object schema: %v", err))
 		}
 	}
 	if len(errs) > 0 {
@@ -315,8 +326,8 @@ func (s *Supervisor) Compile() (*graph.Compiled[SupervisorState], error) {
 	}
 	schema := s.routeSchema()
 	prompt := s.classifierPrompt()
-	g := graph.New[SupervisorState]()
-	g.AddNode(NodeClassify, func(ctx context.Context, st SupervisorState) (SupervisorState, error) {
+	g := graph.New[State]()
+	g.AddNode(NodeClassify, func(ctx context.Context, st State) (State, error) {
 		return s.classify(ctx, st, schema, prompt)
 	})
 	names := []string{NodeSynthesize, graph.END}
@@ -327,7 +338,7 @@ func (s *Supervisor) Compile() (*graph.Compiled[SupervisorState], error) {
 		names = append(names, a.Name)
 		g.AddEdge(a.Name, NodeSynthesize)
 	}
-	g.AddRouter(NodeClassify, func(ctx context.Context, st SupervisorState) ([]graph.Target, error) {
+	g.AddRouter(NodeClassify, func(ctx context.Context, st State) ([]graph.Target, error) {
 		if st.Clarification != "" {
 			return []graph.Target{graph.To(graph.END)}, nil
 		}
@@ -346,7 +357,7 @@ func (s *Supervisor) Compile() (*graph.Compiled[SupervisorState], error) {
 		}
 		return out, nil
 	}, names...)
-	g.AddNode(NodeSynthesize, func(ctx context.Context, st SupervisorState) (SupervisorState, error) {
+	g.AddNode(NodeSynthesize, func(ctx context.Context, st State) (State, error) {
 		var text string
 		var err error
 		if s.opts.Synthesize != nil {
@@ -355,13 +366,13 @@ func (s *Supervisor) Compile() (*graph.Compiled[SupervisorState], error) {
 			text, err = s.synthesize(ctx, st)
 		}
 		if err != nil {
-			return SupervisorState{}, err
+			return State{}, err
 		}
 		answer := message.Assistant(text)
 		if id := graph.StreamedMessageID(ctx); id != "" {
 			answer.ID = id // the streamed chunks' message (see graph.StreamedMessageID)
 		}
-		return SupervisorState{Answer: text, Messages: []message.Message{answer}}, nil
+		return State{Answer: text, Messages: []message.Message{answer}}, nil
 	})
 	g.AddEdge(graph.START, NodeClassify)
 	g.AddEdge(NodeSynthesize, graph.END)
@@ -435,11 +446,11 @@ func (s *Supervisor) classifierPrompt() string {
 
 // Classify asks m to route the conversation's latest user message, using the same prompt and
 // schema as the compiled graph. Applications that route without the graph call it directly.
-func (s *Supervisor) Classify(ctx context.Context, st SupervisorState) (Route, error) {
+func (s *Supervisor) Classify(ctx context.Context, st State) (Route, error) {
 	return s.route(ctx, st, s.routeSchema(), s.classifierPrompt())
 }
 
-func (s *Supervisor) route(ctx context.Context, st SupervisorState, schema *model.Schema, prompt string) (Route, error) {
+func (s *Supervisor) route(ctx context.Context, st State, schema *model.Schema, prompt string) (Route, error) {
 	last := -1
 	for i := len(st.Messages) - 1; i >= 0; i-- {
 		if st.Messages[i].Role == message.RoleUser {
@@ -448,7 +459,7 @@ func (s *Supervisor) route(ctx context.Context, st SupervisorState, schema *mode
 		}
 	}
 	if last < 0 {
-		return Route{}, errors.New("agent: the supervisor needs a user message to route; send {\"messages\": [{\"role\": \"user\", \"content\": \"...\"}]}")
+		return Route{}, errors.New("supervisor: the supervisor needs a user message to route; send {\"messages\": [{\"role\": \"user\", \"content\": \"...\"}]}")
 	}
 	sys := prompt
 	if st.Summary != "" {
@@ -471,15 +482,15 @@ func (s *Supervisor) route(ctx context.Context, st SupervisorState, schema *mode
 	msgs = append(msgs, message.Message{Role: message.RoleUser, Content: u.Content, Parts: u.Parts})
 	cm := s.opts.ClassifierModel
 	if cm == nil {
-		cm = s.opts.Model
+		cm = s.model
 	}
 	resp, err := cm.Generate(ctx, &model.Request{Messages: msgs, Schema: schema})
 	if err != nil {
-		return Route{}, fmt.Errorf("agent: classifying the request: %w", err)
+		return Route{}, fmt.Errorf("supervisor: classifying the request: %w", err)
 	}
 	var r Route
 	if err := json.Unmarshal(resp.Structured, &r); err != nil {
-		return Route{}, fmt.Errorf("agent: classifying the request: the reply %s is not a route: %w", resp.Structured, err)
+		return Route{}, fmt.Errorf("supervisor: classifying the request: the reply %s is not a route: %w", resp.Structured, err)
 	}
 	if string(r.Filters) == "null" {
 		r.Filters = nil
@@ -493,7 +504,7 @@ func (s *Supervisor) normalize(r Route) (Route, error) {
 	agents := r.Agents[:0:0]
 	for _, n := range r.Agents {
 		if _, ok := s.byName[n]; !ok {
-			return r, fmt.Errorf("agent: the route names agent %q, which is not registered (registered: %s)", n, strings.Join(s.names(), ", "))
+			return r, fmt.Errorf("supervisor: the route names agent %q, which is not registered (registered: %s)", n, strings.Join(s.names(), ", "))
 		}
 		if !seen[n] {
 			seen[n] = true
@@ -526,20 +537,20 @@ func (s *Supervisor) names() []string {
 	return out
 }
 
-func (s *Supervisor) classify(ctx context.Context, st SupervisorState, schema *model.Schema, prompt string) (SupervisorState, error) {
+func (s *Supervisor) classify(ctx context.Context, st State, schema *model.Schema, prompt string) (State, error) {
 	r, err := s.route(ctx, st, schema, prompt)
 	if err != nil {
-		return SupervisorState{}, err
+		return State{}, err
 	}
 	if r, err = s.normalize(r); err != nil {
-		return SupervisorState{}, err
+		return State{}, err
 	}
 	if s.opts.AfterClassify != nil {
 		if r, err = s.opts.AfterClassify(ctx, st, r); err != nil {
-			return SupervisorState{}, err
+			return State{}, err
 		}
 		if r, err = s.normalize(r); err != nil {
-			return SupervisorState{}, err
+			return State{}, err
 		}
 	}
 	// Every route key is written, zero values included, so nothing of the previous request on
@@ -553,19 +564,19 @@ func (s *Supervisor) classify(ctx context.Context, st SupervisorState, schema *m
 	}
 	for _, w := range writes {
 		if err := graph.Write(ctx, w.key, w.val); err != nil {
-			return SupervisorState{}, err
+			return State{}, err
 		}
 	}
 	if err := graph.Overwrite(ctx, "agent_results", []AgentResult(nil)); err != nil {
-		return SupervisorState{}, err
+		return State{}, err
 	}
 	if r.Ambiguous {
-		return SupervisorState{Messages: []message.Message{message.Assistant(r.Question)}}, nil
+		return State{Messages: []message.Message{message.Assistant(r.Question)}}, nil
 	}
-	return SupervisorState{}, nil
+	return State{}, nil
 }
 
-func (s *Supervisor) plan(ctx context.Context, st SupervisorState) ([]Task, error) {
+func (s *Supervisor) plan(ctx context.Context, st State) ([]Task, error) {
 	if s.opts.Plan != nil {
 		tasks, err := s.opts.Plan(ctx, st)
 		if err != nil {
@@ -574,7 +585,7 @@ func (s *Supervisor) plan(ctx context.Context, st SupervisorState) ([]Task, erro
 		base := taskFor("", st)
 		for i := range tasks {
 			if _, ok := s.byName[tasks[i].Agent]; !ok {
-				return nil, fmt.Errorf("agent: Plan made task %d for agent %q, which is not registered (registered: %s)", i, tasks[i].Agent, strings.Join(s.names(), ", "))
+				return nil, fmt.Errorf("supervisor: Plan made task %d for agent %q, which is not registered (registered: %s)", i, tasks[i].Agent, strings.Join(s.names(), ", "))
 			}
 			if tasks[i].Request == "" {
 				tasks[i].Request = base.Request
@@ -605,7 +616,7 @@ func (s *Supervisor) plan(ctx context.Context, st SupervisorState) ([]Task, erro
 }
 
 // taskFor returns the task an agent node received, or builds the default one from the state.
-func taskFor(name string, st SupervisorState) Task {
+func taskFor(name string, st State) Task {
 	if st.Task != nil && (name == "" || st.Task.Agent == name) {
 		return *st.Task
 	}
@@ -642,7 +653,7 @@ const generalPrompt = `You are a helpful assistant in front of a team of special
 
 // synthesize writes the answer: the agents' results are shown to the model as the results of
 // tool calls it made (one per agent), which every provider and the offline model answer from.
-func (s *Supervisor) synthesize(ctx context.Context, st SupervisorState) (string, error) {
+func (s *Supervisor) synthesize(ctx context.Context, st State) (string, error) {
 	conv := taskFor("", st).Messages
 	var msgs []message.Message
 	if len(st.Results) == 0 {
@@ -656,9 +667,9 @@ func (s *Supervisor) synthesize(ctx context.Context, st SupervisorState) (string
 			msgs = append(msgs, message.System("Earlier in this conversation: "+st.Summary))
 		}
 		msgs = append(msgs, stripIDs(conv)...)
-		resp, err := StreamModel(ctx, s.opts.Model, &model.Request{Messages: msgs})
+		resp, err := agent.StreamModel(ctx, s.model, &model.Request{Messages: msgs})
 		if err != nil {
-			return "", fmt.Errorf("agent: synthesizer: %w", err)
+			return "", fmt.Errorf("supervisor: synthesizer: %w", err)
 		}
 		return resp.Message.Text(), nil
 	}
@@ -696,9 +707,9 @@ func (s *Supervisor) synthesize(ctx context.Context, st SupervisorState) (string
 	}
 	msgs = append(msgs, message.Assistant("", calls...))
 	msgs = append(msgs, results...)
-	resp, err := StreamModel(ctx, s.opts.Model, &model.Request{Messages: msgs, Tools: specs, ToolChoice: model.ToolChoiceNone})
+	resp, err := agent.StreamModel(ctx, s.model, &model.Request{Messages: msgs, Tools: specs, ToolChoice: model.ToolChoiceNone})
 	if err != nil {
-		return "", fmt.Errorf("agent: synthesizer: %w", err)
+		return "", fmt.Errorf("supervisor: synthesizer: %w", err)
 	}
 	return resp.Message.Text(), nil
 }

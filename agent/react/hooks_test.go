@@ -1,4 +1,4 @@
-package agent_test
+package react_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model/scripted"
@@ -23,7 +23,7 @@ func TestReActContextHookIsPerCallAndNeverStored(t *testing.T) {
 		scripted.Text("NP15 averaged 41.2."),
 	)
 	calls := 0
-	hook := func(_ context.Context, in agent.PromptInput) ([]message.Message, error) {
+	hook := func(_ context.Context, in react.PromptInput) ([]message.Message, error) {
 		calls++
 		user, _ := in.Config["user"].(string)
 		return []message.Message{
@@ -31,11 +31,11 @@ func TestReActContextHookIsPerCallAndNeverStored(t *testing.T) {
 			message.User(fmt.Sprintf("[memory] %s prefers NP15; the conversation has %d messages.", user, len(in.State.Messages))),
 		}, nil
 	}
-	g, err := agent.NewReAct(agent.ReActOptions{Model: m, Tools: []tool.Tool{priceTool()}, Prompt: "Base prompt.", Context: hook})
+	g, err := react.New(m, &react.Options{Tools: []tool.Tool{priceTool()}, Prompt: "Base prompt.", Context: hook})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := g.Invoke(context.Background(), agent.State{Messages: []message.Message{message.User("NP15 in 2025?")}}, graph.WithConfig(map[string]any{"user": "ana"}))
+	out, err := g.Invoke(context.Background(), react.State{Messages: []message.Message{message.User("NP15 in 2025?")}}, graph.WithConfig(map[string]any{"user": "ana"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,13 +70,13 @@ func TestReActContextHookIsPerCallAndNeverStored(t *testing.T) {
 
 func TestReActContextHookErrorFailsTheRun(t *testing.T) {
 	t.Parallel()
-	g, err := agent.NewReAct(agent.ReActOptions{Model: scripted.New(scripted.Text("x")), Context: func(context.Context, agent.PromptInput) ([]message.Message, error) {
+	g, err := react.New(scripted.New(scripted.Text("x")), &react.Options{Context: func(context.Context, react.PromptInput) ([]message.Message, error) {
 		return nil, fmt.Errorf("memory store down")
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = g.Invoke(context.Background(), agent.State{Messages: []message.Message{message.User("hi")}})
+	_, err = g.Invoke(context.Background(), react.State{Messages: []message.Message{message.User("hi")}})
 	if err == nil || !strings.Contains(err.Error(), "memory store down") || !strings.Contains(err.Error(), "context") {
 		t.Fatalf("err = %v, want the hook's error explained", err)
 	}
@@ -98,11 +98,11 @@ func TestReActReturnDirect(t *testing.T) {
 		scripted.ToolCalls(call("c1", "get_price", `{"year":2025,"zone":"NP15"}`)),
 		scripted.Text("must not be reached"),
 	)
-	g, err := agent.NewReAct(agent.ReActOptions{Model: m, Tools: []tool.Tool{priceTool()}, ReturnDirect: []string{"get_price"}})
+	g, err := react.New(m, &react.Options{Tools: []tool.Tool{priceTool()}, ReturnDirect: []string{"get_price"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := g.Invoke(context.Background(), agent.State{Messages: []message.Message{message.User("NP15 in 2025?")}})
+	out, err := g.Invoke(context.Background(), react.State{Messages: []message.Message{message.User("NP15 in 2025?")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestReActReturnDirect(t *testing.T) {
 	if last.Role != message.RoleAssistant || last.Text() != "NP15 averaged 41.2" || last.Metadata["return_direct"] != "get_price" {
 		t.Fatalf("last message = %+v, want the tool's result as the answer", last)
 	}
-	if _, err := agent.NewReAct(agent.ReActOptions{Model: m, Tools: []tool.Tool{priceTool()}, ReturnDirect: []string{"nope"}}); err == nil || !strings.Contains(err.Error(), "nope") {
+	if _, err := react.New(m, &react.Options{Tools: []tool.Tool{priceTool()}, ReturnDirect: []string{"nope"}}); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Fatalf("unknown return-direct tool: err = %v", err)
 	}
 }

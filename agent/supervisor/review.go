@@ -1,4 +1,4 @@
-package agent
+package supervisor
 
 import (
 	"context"
@@ -36,15 +36,11 @@ type ReviewState struct {
 	Approved bool `json:"approved,omitempty"`
 }
 
-// ReviewOptions configure [NewReview].
+// ReviewOptions configure [NewReview] and [Reviewed]. A reviewer is required: Reviewer, or a
+// Model to review with; every other zero field is a documented default.
 type ReviewOptions struct {
 	// Name names the graph; "review" by default.
 	Name string
-	// Worker does the task; required. From the second round on, the task carries the
-	// reviewer's critiques (Task.Critiques) and, in Task.Messages, the worker's previous answer
-	// followed by a user turn with the critique, so a ReAct worker reads it as a request to
-	// revise.
-	Worker AgentFunc
 	// Reviewer judges each result. When nil, Model reviews (see [ModelReviewer]).
 	Reviewer Reviewer
 	// Model and Criteria make the reviewer when Reviewer is nil.
@@ -62,18 +58,27 @@ const (
 	NodeReview = "review"
 )
 
-// NewReview builds a review loop: the worker does the task, the reviewer approves the result or
-// sends it back with a critique, and the worker tries again with the critique, up to MaxRounds
-// runs. The final result's Metadata holds "review" ("approved" or "not_approved") and
-// "review_rounds".
-func NewReview(o ReviewOptions) (*graph.Compiled[ReviewState], error) {
-	if o.Worker == nil {
-		return nil, errors.New("agent: NewReview needs a Worker")
+// NewReview builds a review loop: worker does the task, the reviewer approves the result or
+// sends it back with a critique, and worker tries again with the critique, up to MaxRounds runs.
+// From the second round on, the task carries the reviewer's critiques (Task.Critiques) and, in
+// Task.Messages, the worker's previous answer followed by a user turn with the critique, so a
+// ReAct worker reads it as a request to revise. The final result's Metadata holds "review"
+// ("approved" or "not_approved") and "review_rounds".
+//
+// worker is required, and so is a reviewer: o.Reviewer, or o.Model to review with.
+func NewReview(worker AgentFunc, o *ReviewOptions) (*graph.Compiled[ReviewState], error) {
+	if worker == nil {
+		return nil, errors.New("supervisor: NewReview needs a worker")
 	}
+	var opts ReviewOptions
+	if o != nil {
+		opts = *o
+	}
+	o = &opts
 	reviewer := o.Reviewer
 	if reviewer == nil {
 		if o.Model == nil {
-			return nil, errors.New("agent: NewReview needs a Reviewer, or a Model to review with")
+			return nil, errors.New("supervisor: NewReview needs ReviewOptions.Reviewer, or ReviewOptions.Model to review with")
 		}
 		reviewer = ModelReviewer(o.Model, o.Criteria)
 	}
@@ -82,7 +87,7 @@ func NewReview(o ReviewOptions) (*graph.Compiled[ReviewState], error) {
 		maxRounds = 3
 	}
 	if maxRounds < 0 {
-		return nil, fmt.Errorf("agent: ReviewOptions.MaxRounds is %d; use a positive number, or 0 for 3", maxRounds)
+		return nil, fmt.Errorf("supervisor: ReviewOptions.MaxRounds is %d; use a positive number, or 0 for 3", maxRounds)
 	}
 	g := graph.New[ReviewState]()
 	g.AddNode(NodeWork, func(ctx context.Context, s ReviewState) (ReviewState, error) {
@@ -90,19 +95,19 @@ func NewReview(o ReviewOptions) (*graph.Compiled[ReviewState], error) {
 		if len(s.Critiques) > 0 && s.Result != nil {
 			task = revise(task, *s.Result, s.Critiques)
 		}
-		res, err := o.Worker(ctx, task)
+		res, err := worker(ctx, task)
 		if err != nil {
-			return ReviewState{}, fmt.Errorf("agent: review round %d: the worker: %w", s.Rounds+1, err)
+			return ReviewState{}, fmt.Errorf("supervisor: review round %d: the worker: %w", s.Rounds+1, err)
 		}
 		return ReviewState{Result: &res, Rounds: s.Rounds + 1}, nil
 	})
 	g.AddNode(NodeReview, func(ctx context.Context, s ReviewState) (ReviewState, error) {
 		if s.Result == nil {
-			return ReviewState{}, errors.New("agent: review: the worker returned no result")
+			return ReviewState{}, errors.New("supervisor: review: the worker returned no result")
 		}
 		v, err := reviewer(ctx, s.Task, *s.Result, s.Rounds)
 		if err != nil {
-			return ReviewState{}, fmt.Errorf("agent: review round %d: the reviewer: %w", s.Rounds, err)
+			return ReviewState{}, fmt.Errorf("supervisor: review round %d: the reviewer: %w", s.Rounds, err)
 		}
 		res := *s.Result
 		md := map[string]any{}
@@ -146,10 +151,10 @@ func NewReview(o ReviewOptions) (*graph.Compiled[ReviewState], error) {
 	return g.Compile(co)
 }
 
-// Reviewed returns an agent function that runs the review loop for each task, for use as a
-// supervisor's agent (Agent.Run).
-func Reviewed(o ReviewOptions) (AgentFunc, error) {
-	g, err := NewReview(o)
+// Reviewed returns an agent function that runs the review loop of [NewReview] for each task, for
+// use as a supervisor's agent (Agent.Run).
+func Reviewed(worker AgentFunc, o *ReviewOptions) (AgentFunc, error) {
+	g, err := NewReview(worker, o)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +164,7 @@ func Reviewed(o ReviewOptions) (AgentFunc, error) {
 			return AgentResult{}, err
 		}
 		if out.Result == nil {
-			return AgentResult{}, errors.New("agent: review ended without a result")
+			return AgentResult{}, errors.New("supervisor: review ended without a result")
 		}
 		return *out.Result, nil
 	}, nil
