@@ -31,8 +31,8 @@ type GraphToolOptions struct {
 	NewThread bool
 }
 
-// GraphTool wraps a compiled graph as a tool, so that a model can call it and [tool/mcp] can
-// serve it to MCP clients.
+// GraphTool wraps a compiled graph (its [graph.Compiled.Runnable] view) as a tool, so that a
+// model can call it and [tool/mcp] can serve it to MCP clients.
 //
 // The tool's parameters are the graph's input keys, described by a JSON Schema derived from the
 // state type; none is required. A key holding a conversation ([]message.Message) also accepts a
@@ -82,7 +82,7 @@ func GraphTool(r graph.Runnable, o *GraphToolOptions) (tool.Tool, error) {
 		runOpts = append(runOpts, graph.WithStreamModes(graph.ModeValues))
 		var final any
 		var runErr error
-		for ev, err := range r.StreamJSON(ctx, input, runOpts...) {
+		for ev, err := range r.Stream(ctx, input, runOpts...) {
 			if err != nil {
 				runErr = err
 				break

@@ -94,7 +94,7 @@ func serveOverMCP(t *testing.T, tools ...tool.Tool) map[string]tool.Tool {
 }
 
 func TestGraphToolSchema(t *testing.T) {
-	gt, err := agent.GraphTool(reportGraph(t), nil)
+	gt, err := agent.GraphTool(reportGraph(t).Runnable(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestGraphToolSchema(t *testing.T) {
 }
 
 func TestGraphToolServedOverMCP(t *testing.T) {
-	gt, err := agent.GraphTool(reportGraph(t), &agent.GraphToolOptions{Name: "write_report", Description: "Writes a short report on a topic.", NewThread: true})
+	gt, err := agent.GraphTool(reportGraph(t).Runnable(), &agent.GraphToolOptions{Name: "write_report", Description: "Writes a short report on a topic.", NewThread: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestReActAgentAsMCPTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gt, err := agent.GraphTool(helper, &agent.GraphToolOptions{Description: "Asks the helper agent."})
+	gt, err := agent.GraphTool(helper.Runnable(), &agent.GraphToolOptions{Description: "Asks the helper agent."})
 	if err != nil {
 		t.Fatal(err)
 	}

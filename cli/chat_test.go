@@ -46,17 +46,17 @@ func setupChat(t *testing.T, cfg server.Config) *chatBundle {
 	b := &chatBundle{dir: t.TempDir(), started: make(chan string, 8)}
 	cfg.Graphs = []server.GraphSpec{
 		{ID: "example", Description: "The ReAct example.", Build: func(d server.Deps) (graph.Runnable, error) {
-			return example.New(offline.New(nil), graph.CompileOptions{Saver: d.Saver, Store: d.Store})
+			return graph.Erase(example.New(offline.New(nil), graph.CompileOptions{Saver: d.Saver, Store: d.Store}))
 		}},
 		{ID: "approve", Description: "Asks before it tells the time.", Build: func(d server.Deps) (graph.Runnable, error) {
 			tools, err := example.Tools(nil)
 			if err != nil {
 				return nil, err
 			}
-			return react.New(offline.New(nil), &react.Options{
+			return graph.Erase(react.New(offline.New(nil), &react.Options{
 				Name: "approve", Tools: tools, Approve: []string{"world_clock"},
 				Compile: graph.CompileOptions{Saver: d.Saver, Store: d.Store},
-			})
+			}))
 		}},
 		{ID: "ask", Build: func(d server.Deps) (graph.Runnable, error) {
 			g := graph.New[chatTestState]()
@@ -68,7 +68,7 @@ func setupChat(t *testing.T, cfg server.Config) *chatBundle {
 				return chatTestState{Messages: []message.Message{message.Assistant(fmt.Sprintf("You answered %v.", v))}}, nil
 			})
 			g.AddEdge(graph.START, "ask").AddEdge("ask", graph.END)
-			return g.Compile(graph.CompileOptions{Name: "ask", Saver: d.Saver})
+			return graph.Erase(g.Compile(graph.CompileOptions{Name: "ask", Saver: d.Saver}))
 		}},
 		{ID: "slow", Build: func(d server.Deps) (graph.Runnable, error) {
 			g := graph.New[chatTestState]()
@@ -78,7 +78,7 @@ func setupChat(t *testing.T, cfg server.Config) *chatBundle {
 				return chatTestState{}, ctx.Err()
 			})
 			g.AddEdge(graph.START, "wait").AddEdge("wait", graph.END)
-			return g.Compile(graph.CompileOptions{Name: "slow", Saver: d.Saver})
+			return graph.Erase(g.Compile(graph.CompileOptions{Name: "slow", Saver: d.Saver}))
 		}},
 	}
 	cfg.DataDir = t.TempDir()

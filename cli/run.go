@@ -65,7 +65,7 @@ func runRun(ctx context.Context, env Env) error {
 		tid = uuid.NewString()
 	}
 	enc := json.NewEncoder(env.Stdout)
-	for ev, err := range g.StreamJSON(ctx, input, graph.WithThread(tid), graph.WithStreamModes(ms...)) {
+	for ev, err := range g.Stream(ctx, input, graph.WithThread(tid), graph.WithStreamModes(ms...)) {
 		if err != nil {
 			var ie *graph.InterruptedError
 			if errors.As(err, &ie) {

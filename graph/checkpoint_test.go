@@ -135,7 +135,7 @@ func TestDurabilityModes(t *testing.T) {
 			if n := countCheckpoints(t, saver, "t"); n != tc.want {
 				t.Fatalf("%d checkpoints, want %d", n, tc.want)
 			}
-			snap, err := c.GetState(bg, refOf("t"))
+			snap, err := c.State(bg, refOf("t"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,14 +180,14 @@ func TestDurabilityExitSavesOnFailure(t *testing.T) {
 
 func TestGetStateErrors(t *testing.T) {
 	c, _, _ := abc(t)
-	_, err := c.GetState(bg, refOf("nobody"))
+	_, err := c.State(bg, refOf("nobody"))
 	if !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Fatalf("unknown thread: want ErrNotFound, got %v", err)
 	}
 	if _, err := c.Invoke(bg, S{}, graph.WithThread("t")); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.GetState(bg, checkpoint.Ref{ThreadID: "t", CheckpointID: "nope"})
+	_, err = c.State(bg, checkpoint.Ref{ThreadID: "t", CheckpointID: "nope"})
 	if !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Fatalf("unknown checkpoint: want ErrNotFound, got %v", err)
 	}
@@ -195,7 +195,7 @@ func TestGetStateErrors(t *testing.T) {
 	wantErr(t, err, `"t"`, `no checkpoint "nope"`)
 
 	noSaver := compile(t, graph.New[S]().AddNode("a", note("a")).AddEdge(graph.START, "a"))
-	_, err = noSaver.GetState(bg, refOf("t"))
+	_, err = noSaver.State(bg, refOf("t"))
 	wantErr(t, err, "checkpoint saver")
 	_, err = noSaver.Invoke(bg, S{}, graph.WithThread("t"))
 	wantErr(t, err, `thread "t"`, "no checkpoint saver")
@@ -214,7 +214,7 @@ func TestUpdateStateAsNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := c.GetState(bg, refOf("t"))
+	snap, err := c.State(bg, refOf("t"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestUpdateStateAsNode(t *testing.T) {
 	if _, err := c.UpdateState(bg, refOf("t"), S{Count: 10}, "c"); err != nil {
 		t.Fatal(err)
 	}
-	snap, _ = c.GetState(bg, refOf("t"))
+	snap, _ = c.State(bg, refOf("t"))
 	if len(snap.Next) != 0 || snap.Values.Count != 13 {
 		t.Fatalf("after updating as c: next %q count %d", snap.Next, snap.Values.Count)
 	}
@@ -253,7 +253,7 @@ func TestUpdateStateWithoutNodeKeepsSchedule(t *testing.T) {
 	if _, err := c.UpdateState(bg, refOf("t"), S{Answer: "x"}, ""); err != nil {
 		t.Fatal(err)
 	}
-	snap, _ := c.GetState(bg, refOf("t"))
+	snap, _ := c.State(bg, refOf("t"))
 	if !slices.Equal(snap.Next, []string{"b"}) || snap.Values.Answer != "x" {
 		t.Fatalf("next %q answer %q", snap.Next, snap.Values.Answer)
 	}
@@ -266,7 +266,7 @@ func TestUpdateStateWithoutNodeKeepsSchedule(t *testing.T) {
 	if _, err := c.UpdateState(bg, refOf("fresh"), S{Answer: "seed"}, ""); err != nil {
 		t.Fatal(err)
 	}
-	snap, err = c.GetState(bg, refOf("fresh"))
+	snap, err = c.State(bg, refOf("fresh"))
 	if err != nil || snap.Values.Answer != "seed" {
 		t.Fatalf("seeded thread: %+v, %v", snap, err)
 	}
@@ -313,7 +313,7 @@ func TestForkFromPastCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	forked, err := c.GetState(bg, ref)
+	forked, err := c.State(bg, ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func TestForkFromPastCheckpoint(t *testing.T) {
 		t.Fatalf("forked notes %q, want %q", out.Notes, want)
 	}
 	// The original branch is intact.
-	orig, err := c.GetState(bg, hist[4].Ref)
+	orig, err := c.State(bg, hist[4].Ref)
 	if err != nil || !slices.Equal(orig.Values.Notes, []string{"a", "b", "c"}) {
 		t.Fatalf("original branch: %+v, %v", orig, err)
 	}
@@ -347,7 +347,7 @@ func TestDeleteAndPruneThread(t *testing.T) {
 	if err := c.DeleteThread(bg, "gone"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.GetState(bg, refOf("gone")); !errors.Is(err, checkpoint.ErrNotFound) {
+	if _, err := c.State(bg, refOf("gone")); !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Fatalf("deleted thread: %v", err)
 	}
 	if err := c.DeleteThread(bg, "never"); err != nil {
@@ -359,7 +359,7 @@ func TestDeleteAndPruneThread(t *testing.T) {
 	if n := countCheckpoints(t, saver, "keep"); n != 2 {
 		t.Fatalf("%d checkpoints after pruning to 2", n)
 	}
-	snap, err := c.GetState(bg, refOf("keep"))
+	snap, err := c.State(bg, refOf("keep"))
 	if err != nil || !slices.Equal(snap.Values.Notes, []string{"keep", "a", "b", "c"}) {
 		t.Fatalf("pruned thread reads %+v, %v", snap, err)
 	}
@@ -402,7 +402,7 @@ func TestDeltaBlobGrowsWithTheWriteNotTheState(t *testing.T) {
 			t.Fatalf("run %d stored %d bytes (base %q)", i, len(d.Data), d.Base)
 		}
 	}
-	snap, err := c.GetState(bg, refOf("t"))
+	snap, err := c.State(bg, refOf("t"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +497,7 @@ func TestGraphChangedUnderAThread(t *testing.T) {
 			t.Fatalf("want ErrGraphChanged, got %v", err)
 		}
 		wantErr(t, err, `state key "count"`, "no longer has")
-		_, err = c2.GetState(bg, refOf("t"))
+		_, err = c2.State(bg, refOf("t"))
 		if !errors.Is(err, graph.ErrGraphChanged) {
 			t.Fatalf("GetState: want ErrGraphChanged, got %v", err)
 		}
@@ -587,7 +587,7 @@ func TestRepeatedDocumentsAreStoredOnceAndRestored(t *testing.T) {
 	if stored > 20_000 {
 		t.Errorf("512 copies of an 800-byte document took %d bytes: each copy was written out", stored)
 	}
-	snap, err := c.GetState(bg, refOf("t"))
+	snap, err := c.State(bg, refOf("t"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -604,7 +604,7 @@ func TestRepeatedDocumentsAreStoredOnceAndRestored(t *testing.T) {
 	if _, err := c.Invoke(bg, docsState{}, graph.WithThread("t")); err != nil {
 		t.Fatal(err)
 	}
-	snap, err = c.GetState(bg, refOf("t"))
+	snap, err = c.State(bg, refOf("t"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -630,7 +630,7 @@ func TestRunContinuesFromItsInputCheckpoint(t *testing.T) {
 	c, _ := withSaver(t, g)
 	_, err := c.Invoke(bg, S{Notes: []string{"in"}}, graph.WithThread("t"))
 	wantErr(t, err, "entry route unavailable")
-	snap, err := c.GetState(bg, refOf("t"))
+	snap, err := c.State(bg, refOf("t"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -654,7 +654,7 @@ func TestUpdateStateAsStart(t *testing.T) {
 	if _, err := c.UpdateState(bg, refOf("t"), S{Notes: []string{"seed"}}, graph.START); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := c.GetState(bg, refOf("t"))
+	snap, err := c.State(bg, refOf("t"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -685,7 +685,7 @@ func TestReplayAsksInterruptsAgain(t *testing.T) {
 	c, _ := withSaver(t, g)
 	_, err := c.Invoke(bg, S{}, graph.WithThread("t"))
 	interrupted(t, err)
-	paused, err := c.GetState(bg, refOf("t"))
+	paused, err := c.State(bg, refOf("t"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -694,7 +694,7 @@ func TestReplayAsksInterruptsAgain(t *testing.T) {
 	}
 	_, err = c.Invoke(bg, S{}, graph.WithThread("t"), graph.FromCheckpoint(paused.Ref.CheckpointID), graph.Continue())
 	interrupted(t, err)
-	snap, err := c.GetState(bg, refOf("t"))
+	snap, err := c.State(bg, refOf("t"))
 	if err != nil {
 		t.Fatal(err)
 	}

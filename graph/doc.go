@@ -47,10 +47,31 @@
 //
 // With a [github.com/trellis-go/trellis/checkpoint.Saver] in [CompileOptions], each run belongs
 // to a thread ([WithThread]) and the state is checkpointed after every superstep, so a thread can
-// be read ([Compiled.GetState], [Compiled.History]), changed ([Compiled.UpdateState]), forked
-// ([FromCheckpoint]) and resumed. A node pauses the run with [Interrupt]; the caller resumes it
-// with [Resume] or [ResumeMap], and the node runs again, its Interrupt call now returning the
-// value.
+// be read ([Compiled.State], [Compiled.History]), changed ([Compiled.UpdateState]), forked
+// ([FromCheckpoint]), steered ([Compiled.Goto]) and resumed. A node pauses the run with
+// [Interrupt]; the caller resumes it with [Resume] or [ResumeMap], and the node runs again, its
+// Interrupt call now returning the value.
+//
+// # Graphs of any state type: the Runnable view
+//
+// A [Compiled] graph's verbs are typed by its state S: Invoke and Stream take an S, State and
+// History return snapshots of S, UpdateState and Goto take an S. Code that holds graphs of many
+// state types (the server, the CLI, [github.com/trellis-go/trellis/agent.GraphTool], the nodes
+// of [Compiled.Subgraphs]) holds each as a [Runnable] instead: [Compiled.Runnable] returns that
+// view, whose verbs have the same names with the state erased. Stream and UpdateState take a
+// JSON object of state keys (unknown keys are an error that names them), State and History
+// return snapshots whose Values hold the state struct (which encodes to JSON), and the
+// description and thread verbs are the graph's own.
+//
+//	app, err := g.Compile(graph.CompileOptions{Saver: saver})
+//	r := app.Runnable()
+//	for ev, err := range r.Stream(ctx, json.RawMessage(`{"draft":"x"}`), graph.WithThread("t")) {
+//		...
+//	}
+//	snap, err := r.State(ctx, checkpoint.Ref{ThreadID: "t"}) // snap.Values is a State
+//
+// [Erase] takes what a constructor returns, for a function that hands graphs out as Runnables
+// (a server's GraphSpec.Build): return graph.Erase(g.Compile(opts)).
 //
 // See docs/runtime.md in the repository for the full semantics.
 package graph

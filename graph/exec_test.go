@@ -378,7 +378,7 @@ func TestPanickingNode(t *testing.T) {
 		t.Fatalf("want a NodeError for boom, got %v", err)
 	}
 	// Nothing else broke: the snapshot shows the error, and the graph still runs other threads.
-	snap, err := c.GetState(bg, refOf("p"))
+	snap, err := c.State(bg, refOf("p"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,9 +16,10 @@ type gotoState struct {
 	Topic string   `json:"topic"`
 }
 
-// GotoJSON schedules the nodes named in place of what was scheduled, after applying its
-// update: on a new thread, and on one paused at an interrupt (whose task is dropped).
-func TestGotoJSON(t *testing.T) {
+// Goto schedules the nodes named in place of what was scheduled, after applying its
+// update: on a new thread, and on one paused at an interrupt (whose task is dropped). The
+// Runnable view's Goto takes the update as JSON.
+func TestGoto(t *testing.T) {
 	ctx := context.Background()
 	g := graph.New[gotoState]()
 	step := func(name string) func(context.Context, gotoState) (gotoState, error) {
@@ -37,7 +38,7 @@ func TestGotoJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.GotoJSON(ctx, checkpoint.Ref{ThreadID: "new"}, json.RawMessage(`{"topic":"x"}`), []string{"c"}); err != nil {
+	if _, err := c.Goto(ctx, checkpoint.Ref{ThreadID: "new"}, gotoState{Topic: "x"}, []string{"c"}); err != nil {
 		t.Fatal(err)
 	}
 	out, err := c.Invoke(ctx, gotoState{}, graph.WithThread("new"), graph.Continue())
@@ -48,10 +49,19 @@ func TestGotoJSON(t *testing.T) {
 	if _, err := c.Invoke(ctx, gotoState{}, graph.WithThread("paused")); err == nil {
 		t.Fatal("b did not interrupt")
 	}
-	if _, err := c.GotoJSON(ctx, checkpoint.Ref{ThreadID: "paused"}, nil, []string{"c"}); err != nil {
+	jsonGoto, ok := c.Runnable().(interface {
+		Goto(context.Context, checkpoint.Ref, json.RawMessage, []string) (checkpoint.Ref, error)
+	})
+	if !ok {
+		t.Fatal("the Runnable view has no JSON Goto")
+	}
+	if _, err := jsonGoto.Goto(ctx, checkpoint.Ref{ThreadID: "paused"}, json.RawMessage(`{"topic":7}`), []string{"c"}); err == nil || !strings.Contains(err.Error(), "topic") {
+		t.Fatalf("goto with an update of the wrong type: %v", err)
+	}
+	if _, err := jsonGoto.Goto(ctx, checkpoint.Ref{ThreadID: "paused"}, nil, []string{"c"}); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := c.GetState(ctx, checkpoint.Ref{ThreadID: "paused"})
+	snap, err := c.State(ctx, checkpoint.Ref{ThreadID: "paused"})
 	if err != nil || !slices.Equal(snap.Next, []string{"c"}) || len(snap.Interrupts()) != 0 {
 		t.Fatalf("after goto c the thread waits for %v (interrupts %d, err %v)", snap.Next, len(snap.Interrupts()), err)
 	}
@@ -60,11 +70,11 @@ func TestGotoJSON(t *testing.T) {
 		t.Fatalf("after goto c: %+v, %v; want a then c, b skipped", out, err)
 	}
 
-	before, _ := c.GetState(ctx, checkpoint.Ref{ThreadID: "paused"})
-	if _, err := c.GotoJSON(ctx, checkpoint.Ref{ThreadID: "paused"}, nil, []string{"nowhere"}); err == nil || !strings.Contains(err.Error(), "nowhere") {
+	before, _ := c.State(ctx, checkpoint.Ref{ThreadID: "paused"})
+	if _, err := c.Goto(ctx, checkpoint.Ref{ThreadID: "paused"}, gotoState{}, []string{"nowhere"}); err == nil || !strings.Contains(err.Error(), "nowhere") {
 		t.Fatalf("goto an unknown node: %v", err)
 	}
-	after, _ := c.GetState(ctx, checkpoint.Ref{ThreadID: "paused"})
+	after, _ := c.State(ctx, checkpoint.Ref{ThreadID: "paused"})
 	if before.Ref.CheckpointID != after.Ref.CheckpointID {
 		t.Fatal("a goto to an unknown node wrote a checkpoint")
 	}

@@ -51,7 +51,7 @@ func TestInterruptSurfacesValueAndResumes(t *testing.T) {
 		t.Fatalf("last update %+v, want the __interrupt__ event", last)
 	}
 	// The thread shows where it waits.
-	snap, err := c.GetState(bg, refOf("t"))
+	snap, err := c.State(bg, refOf("t"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestInterruptSurfacesValueAndResumes(t *testing.T) {
 	if calls.get("review") != 2 || calls.get("review resumed") != 1 || calls.get("draft") != 1 {
 		t.Fatalf("calls %v", calls.n)
 	}
-	snap, err = c.GetState(bg, refOf("t"))
+	snap, err = c.State(bg, refOf("t"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +465,7 @@ func TestHistoryKeepsAnsweredInterrupts(t *testing.T) {
 	// Answer one: the newest state waits on the other only.
 	_, err = c.Invoke(bg, S{}, graph.WithThread("h"), graph.ResumeMap(map[string]any{byNode["legal"]: "signed"}))
 	interrupted(t, err)
-	snap, err := c.GetState(bg, refOf("h"))
+	snap, err := c.State(bg, refOf("h"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func TestCompiledGraphIsSafeForConcurrentRuns(t *testing.T) {
 			defer wg.Done()
 			thread := fmt.Sprint("t", i)
 			_, err := c.Invoke(bg, S{}, graph.WithThread(thread))
-			snap, gerr := c.GetState(bg, refOf(thread))
+			snap, gerr := c.State(bg, refOf(thread))
 			if gerr != nil {
 				errs <- gerr
 				return

@@ -43,7 +43,7 @@ func TestReducerLastValueTwoWritersWithCheckpointsKeepsState(t *testing.T) {
 	c, _ := withSaver(t, g)
 	_, err := c.Invoke(bg, S{Answer: "before"}, graph.WithThread("t"))
 	wantErr(t, err, `"answer"`, `"left"`, `"right"`)
-	snap, err := c.GetState(bg, refOf("t"))
+	snap, err := c.State(bg, refOf("t"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestReducerMessages(t *testing.T) {
 		t.Fatal("a message added without an ID did not get one")
 	}
 	// The stored state replays to the same list, IDs included.
-	snap, err := c.GetState(bg, refOf("m"))
+	snap, err := c.State(bg, refOf("m"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestSetReducerCustomOperator(t *testing.T) {
 		t.Fatalf("best = %d, want 9", out.Best)
 	}
 	// The stored state rebuilds through the same operator.
-	snap, err := c.GetState(bg, refOf("t"))
+	snap, err := c.State(bg, refOf("t"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestOverwriteBypassesReducer(t *testing.T) {
 	if !slices.Equal(out.Notes, []string{"only"}) || out.Count != 100 {
 		t.Fatalf("got notes %q count %d, want [only] and 100", out.Notes, out.Count)
 	}
-	snap, err := c.GetState(bg, refOf("t"))
+	snap, err := c.State(bg, refOf("t"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,9 +10,11 @@ import (
 	"github.com/trellis-go/trellis/checkpoint"
 )
 
-// Runnable is a compiled graph with its state type erased: input and state updates arrive as
-// JSON, and state comes back as the graph's own values (which encode to JSON). Servers, CLIs and
-// tools that handle many graphs hold them as Runnables; every *Compiled[S] is one.
+// Runnable is a compiled graph with its state type erased: the verbs of [Compiled] under the
+// same names, with input and state updates given as JSON objects of state keys and state read
+// back as the graph's own values (which encode to JSON). Servers, CLIs and tools that handle
+// graphs of many state types hold them as Runnables; [Compiled.Runnable] gives a compiled
+// graph's.
 type Runnable interface {
 	Name() string
 	Nodes() []string
@@ -21,21 +23,48 @@ type Runnable interface {
 	StateType() reflect.Type
 	InputKeys() []string
 	OutputKeys() []string
-	// StreamJSON runs the graph on input, a JSON object of state keys (or empty, for no
-	// input). Unknown keys are an error that names them.
-	StreamJSON(ctx context.Context, input json.RawMessage, opts ...RunOption) iter.Seq2[Event, error]
-	// StateOf returns a thread's state at a checkpoint, with Values as the state struct.
-	StateOf(ctx context.Context, ref checkpoint.Ref) (*StateSnapshot[any], error)
-	// HistoryOf returns a thread's snapshots, newest first.
-	HistoryOf(ctx context.Context, threadID string, opts HistoryOptions) iter.Seq2[*StateSnapshot[any], error]
-	// UpdateStateJSON applies values (a JSON object of state keys) as node asNode would.
-	UpdateStateJSON(ctx context.Context, ref checkpoint.Ref, values json.RawMessage, asNode string) (checkpoint.Ref, error)
+	// Stream runs the graph on input, a JSON object of state keys (or empty, for no input),
+	// as [Compiled.Stream] does. Unknown keys are an error that names them.
+	Stream(ctx context.Context, input json.RawMessage, opts ...RunOption) iter.Seq2[Event, error]
+	// State returns a thread's state at a checkpoint ([Compiled.State]), with Values holding
+	// the state struct.
+	State(ctx context.Context, ref checkpoint.Ref) (*StateSnapshot[any], error)
+	// History returns a thread's snapshots, newest first ([Compiled.History]).
+	History(ctx context.Context, threadID string, opts HistoryOptions) iter.Seq2[*StateSnapshot[any], error]
+	// UpdateState applies values, a JSON object of state keys, as node asNode would
+	// ([Compiled.UpdateState]).
+	UpdateState(ctx context.Context, ref checkpoint.Ref, values json.RawMessage, asNode string) (checkpoint.Ref, error)
 	DeleteThread(ctx context.Context, threadID string) error
 	CopyThread(ctx context.Context, from, to string) error
 	PruneThread(ctx context.Context, threadID string, keep int) error
 }
 
-var _ Runnable = (*Compiled[struct{}])(nil)
+// Runnable returns the graph as a [Runnable], the view servers and tools that hold graphs of
+// any state type use. The view has the graph's other methods too ([Compiled.Subgraphs],
+// [Compiled.Goto] with its values as JSON), for callers that look for them with a type
+// assertion. A nil graph gives a nil Runnable.
+func (c *Compiled[S]) Runnable() Runnable {
+	if c == nil {
+		return nil
+	}
+	return erased[S]{c}
+}
+
+// Erase is [Compiled.Runnable] for what a constructor of compiled graphs returns, so that a
+// function handing graphs out as Runnables can end with return graph.Erase(g.Compile(opts)).
+// An error is passed on, with a nil Runnable.
+func Erase[S any](c *Compiled[S], err error) (Runnable, error) {
+	if err != nil {
+		return nil, err
+	}
+	return c.Runnable(), nil
+}
+
+// erased is a compiled graph's Runnable view: its verbs shadow the typed ones of the embedded
+// graph with JSON and any in place of S, and every other method is the graph's own.
+type erased[S any] struct{ *Compiled[S] }
+
+var _ Runnable = erased[struct{}]{}
 
 func (c *Compiled[S]) decodeJSON(data json.RawMessage) (S, error) {
 	var zero S
@@ -49,15 +78,14 @@ func (c *Compiled[S]) decodeJSON(data json.RawMessage) (S, error) {
 	return s, nil
 }
 
-// StreamJSON implements [Runnable].
-func (c *Compiled[S]) StreamJSON(ctx context.Context, input json.RawMessage, opts ...RunOption) iter.Seq2[Event, error] {
+func (e erased[S]) Stream(ctx context.Context, input json.RawMessage, opts ...RunOption) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		in, err := c.decodeJSON(input)
+		in, err := e.decodeJSON(input)
 		if err != nil {
 			yield(Event{}, err)
 			return
 		}
-		for ev, err := range c.Stream(ctx, in, opts...) {
+		for ev, err := range e.Compiled.Stream(ctx, in, opts...) {
 			if !yield(ev, err) {
 				return
 			}
@@ -72,16 +100,14 @@ func eraseSnapshot[S any](s *StateSnapshot[S]) *StateSnapshot[any] {
 	return &StateSnapshot[any]{Values: s.Values, Next: s.Next, Tasks: s.Tasks, Ref: s.Ref, Parent: s.Parent, Step: s.Step, Metadata: s.Metadata, CreatedAt: s.CreatedAt}
 }
 
-// StateOf implements [Runnable].
-func (c *Compiled[S]) StateOf(ctx context.Context, ref checkpoint.Ref) (*StateSnapshot[any], error) {
-	s, err := c.GetState(ctx, ref)
+func (e erased[S]) State(ctx context.Context, ref checkpoint.Ref) (*StateSnapshot[any], error) {
+	s, err := e.Compiled.State(ctx, ref)
 	return eraseSnapshot(s), err
 }
 
-// HistoryOf implements [Runnable].
-func (c *Compiled[S]) HistoryOf(ctx context.Context, threadID string, opts HistoryOptions) iter.Seq2[*StateSnapshot[any], error] {
+func (e erased[S]) History(ctx context.Context, threadID string, opts HistoryOptions) iter.Seq2[*StateSnapshot[any], error] {
 	return func(yield func(*StateSnapshot[any], error) bool) {
-		for s, err := range c.History(ctx, threadID, opts) {
+		for s, err := range e.Compiled.History(ctx, threadID, opts) {
 			if !yield(eraseSnapshot(s), err) {
 				return
 			}
@@ -89,11 +115,23 @@ func (c *Compiled[S]) HistoryOf(ctx context.Context, threadID string, opts Histo
 	}
 }
 
-// UpdateStateJSON implements [Runnable].
-func (c *Compiled[S]) UpdateStateJSON(ctx context.Context, ref checkpoint.Ref, values json.RawMessage, asNode string) (checkpoint.Ref, error) {
-	v, err := c.decodeJSON(values)
+func (e erased[S]) UpdateState(ctx context.Context, ref checkpoint.Ref, values json.RawMessage, asNode string) (checkpoint.Ref, error) {
+	v, err := e.decodeJSON(values)
 	if err != nil {
 		return checkpoint.Ref{}, err
 	}
-	return c.UpdateState(ctx, ref, v, asNode)
+	return e.Compiled.UpdateState(ctx, ref, v, asNode)
+}
+
+// Goto is [Compiled.Goto] with values as a JSON object of state keys (or empty).
+func (e erased[S]) Goto(ctx context.Context, ref checkpoint.Ref, values json.RawMessage, nodes []string) (checkpoint.Ref, error) {
+	targets, err := e.gotoTargets(nodes)
+	if err != nil {
+		return checkpoint.Ref{}, err
+	}
+	v, err := e.decodeJSON(values)
+	if err != nil {
+		return checkpoint.Ref{}, err
+	}
+	return e.updateState(ctx, ref, v, "", targets)
 }

@@ -47,7 +47,7 @@ func AddSubgraph[P, C any](g *Graph[P], name string, child *Compiled[C], in func
 	return g.addNode(name, &nodeSpec{sub: sg}, opts)
 }
 
-func (s *subgraph[P, C]) child() Runnable { return s.g }
+func (s *subgraph[P, C]) child() Runnable { return s.g.Runnable() }
 
 // SubgraphNode is a compiled graph used as a node of another (see [AddSubgraph]).
 type SubgraphNode struct {

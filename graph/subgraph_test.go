@@ -157,7 +157,7 @@ func TestSubgraphInterrupt(t *testing.T) {
 	if len(ins) != 1 || ins[0].Node != "write" || !strings.HasPrefix(ins[0].NS, "team:") || ins[0].Value != "tone for owls?" {
 		t.Fatalf("interrupts %+v", ins)
 	}
-	snap, err := c.GetState(bg, refOf("t"))
+	snap, err := c.State(bg, refOf("t"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestSubgraphInterrupt(t *testing.T) {
 	if !slices.Equal(snap.Next, []string{"team"}) || len(snap.Interrupts()) != 1 || !slices.Contains(snap.Values.Log, "side") {
 		t.Fatalf("root snapshot next %q interrupts %+v log %q", snap.Next, snap.Interrupts(), snap.Values.Log)
 	}
-	saved, err := c.GetState(bg, snap.Ref)
+	saved, err := c.State(bg, snap.Ref)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -135,11 +135,11 @@ func (l *loop[S]) snapshotOf(tuple *checkpoint.Tuple, applyPending bool) (*State
 	return snap, nil
 }
 
-// GetState returns the thread's state at ref's checkpoint (the newest when ref.CheckpointID is
+// State returns the thread's state at ref's checkpoint (the newest when ref.CheckpointID is
 // empty). The newest state includes the writes of tasks that finished in a superstep that
 // stopped at an interrupt or an error (they no longer show in Next), as LangGraph's getState
 // gives it; a named checkpoint, like History, shows the checkpoint as it was saved.
-func (c *Compiled[S]) GetState(ctx context.Context, ref checkpoint.Ref) (*StateSnapshot[S], error) {
+func (c *Compiled[S]) State(ctx context.Context, ref checkpoint.Ref) (*StateSnapshot[S], error) {
 	return c.state(ctx, ref, ref.CheckpointID == "")
 }
 
@@ -195,7 +195,7 @@ func (c *Compiled[S]) UpdateState(ctx context.Context, ref checkpoint.Ref, value
 }
 
 // updateState is UpdateState; gotos, when set, are the nodes scheduled next, in place of those
-// asNode's edges (or, with no asNode, the thread's schedule) would give (see GotoJSON).
+// asNode's edges (or, with no asNode, the thread's schedule) would give (see Goto).
 func (c *Compiled[S]) updateState(ctx context.Context, ref checkpoint.Ref, values S, asNode string, gotos []Target) (checkpoint.Ref, error) {
 	l, err := c.blankLoop(ctx, ref.ThreadID, ref.NS)
 	if err != nil {

@@ -18,7 +18,7 @@ func TestUpdateStateWhilePausedKeepsTheInterrupt(t *testing.T) {
 	if _, err := c.UpdateState(bg, refOf("t"), S{Answer: "edited"}, ""); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := c.GetState(bg, refOf("t"))
+	snap, err := c.State(bg, refOf("t"))
 	if err != nil {
 		t.Fatal(err)
 	}

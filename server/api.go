@@ -448,7 +448,7 @@ func graphSchemas(graphID string, g graph.Runnable) map[string]any {
 	}
 }
 
-// subgrapher is a graph that can list its compiled subgraphs (*graph.Compiled).
+// subgrapher is a graph that can list its compiled subgraphs (a graph.Compiled's Runnable view).
 type subgrapher interface{ Subgraphs() []graph.SubgraphNode }
 
 // handleAssistantSubgraphs answers GET /assistants/{id}/subgraphs[/{namespace}]: the schemas of
@@ -640,7 +640,7 @@ func (s *Server) seedThread(ctx context.Context, t *Thread, updates []seedUpdate
 		if len(u.values) == 0 || string(u.values) == "null" {
 			return badRequest("give the update's values as an object of state keys", "field %q has no values", u.field+".values")
 		}
-		if _, err := g.UpdateStateJSON(ctx, checkpoint.Ref{ThreadID: t.ThreadID}, u.values, u.asNode); err != nil {
+		if _, err := g.UpdateState(ctx, checkpoint.Ref{ThreadID: t.ThreadID}, u.values, u.asNode); err != nil {
 			return badRequest("check the state keys and as_node against the graph", "field %q cannot be applied: %v", u.field, err)
 		}
 	}
@@ -856,7 +856,7 @@ func (s *Server) stateAt(w http.ResponseWriter, r *http.Request, cpID string) {
 		writeJSON(w, 200, s.emptyState())
 		return
 	}
-	snap, err := g.StateOf(r.Context(), checkpoint.Ref{ThreadID: t.ThreadID, CheckpointID: cpID})
+	snap, err := g.State(r.Context(), checkpoint.Ref{ThreadID: t.ThreadID, CheckpointID: cpID})
 	if errors.Is(err, checkpoint.ErrNotFound) {
 		if cpID != "" {
 			writeError(w, notFound("checkpoint", cpID))
@@ -937,14 +937,14 @@ func (s *Server) handleStateUpdate(w http.ResponseWriter, r *http.Request) {
 	if cp == "" && req.Checkpoint != nil {
 		cp = req.Checkpoint.CheckpointID
 	}
-	ref, err := g.UpdateStateJSON(r.Context(), checkpoint.Ref{ThreadID: t.ThreadID, CheckpointID: cp}, req.Values, req.AsNode)
+	ref, err := g.UpdateState(r.Context(), checkpoint.Ref{ThreadID: t.ThreadID, CheckpointID: cp}, req.Values, req.AsNode)
 	if err != nil {
 		writeError(w, badRequest("check the values against GET /assistants/{id}/schemas", "update-state failed: %v", err))
 		return
 	}
 	values, interrupts := s.runs.threadValues(r.Context(), t.ThreadID, g)
 	status := ThreadIdle
-	if snap, err := g.StateOf(r.Context(), ref); err == nil && len(snap.Interrupts()) > 0 {
+	if snap, err := g.State(r.Context(), ref); err == nil && len(snap.Interrupts()) > 0 {
 		status = ThreadInterrupted
 	}
 	_ = s.meta.setThreadStatus(r.Context(), t.tenant, t.ThreadID, status, values, interrupts)
@@ -987,7 +987,7 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 	}
 	out := []*ThreadState{}
 	if g := s.graphOf(t); g != nil {
-		for snap, err := range g.HistoryOf(r.Context(), t.ThreadID, graph.HistoryOptions{Before: before, Limit: req.Limit, Metadata: req.Metadata}) {
+		for snap, err := range g.History(r.Context(), t.ThreadID, graph.HistoryOptions{Before: before, Limit: req.Limit, Metadata: req.Metadata}) {
 			if err != nil {
 				if errors.Is(err, checkpoint.ErrNotFound) {
 					break

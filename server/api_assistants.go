@@ -579,16 +579,16 @@ func (g goneGraph) Mermaid(bool) string     { return "" }
 func (g goneGraph) StateType() reflect.Type { return nil }
 func (g goneGraph) InputKeys() []string     { return nil }
 func (g goneGraph) OutputKeys() []string    { return nil }
-func (g goneGraph) StreamJSON(context.Context, json.RawMessage, ...graph.RunOption) iter.Seq2[graph.Event, error] {
+func (g goneGraph) Stream(context.Context, json.RawMessage, ...graph.RunOption) iter.Seq2[graph.Event, error] {
 	return func(yield func(graph.Event, error) bool) { yield(graph.Event{}, g.err) }
 }
-func (g goneGraph) StateOf(context.Context, checkpoint.Ref) (*graph.StateSnapshot[any], error) {
+func (g goneGraph) State(context.Context, checkpoint.Ref) (*graph.StateSnapshot[any], error) {
 	return nil, checkpoint.ErrNotFound
 }
-func (g goneGraph) HistoryOf(context.Context, string, graph.HistoryOptions) iter.Seq2[*graph.StateSnapshot[any], error] {
+func (g goneGraph) History(context.Context, string, graph.HistoryOptions) iter.Seq2[*graph.StateSnapshot[any], error] {
 	return func(func(*graph.StateSnapshot[any], error) bool) {}
 }
-func (g goneGraph) UpdateStateJSON(context.Context, checkpoint.Ref, json.RawMessage, string) (checkpoint.Ref, error) {
+func (g goneGraph) UpdateState(context.Context, checkpoint.Ref, json.RawMessage, string) (checkpoint.Ref, error) {
 	return checkpoint.Ref{}, g.err
 }
 func (g goneGraph) DeleteThread(context.Context, string) error       { return nil }

@@ -55,9 +55,10 @@ func gotoNodes(raw json.RawMessage) ([]string, error) {
 	return many, nil
 }
 
-// gotoer is a graph that can be steered by a goto from outside its nodes (*graph.Compiled).
+// gotoer is a graph that can be steered by a goto from outside its nodes (a graph.Compiled's
+// Runnable view).
 type gotoer interface {
-	GotoJSON(ctx context.Context, ref checkpoint.Ref, values json.RawMessage, nodes []string) (checkpoint.Ref, error)
+	Goto(ctx context.Context, ref checkpoint.Ref, values json.RawMessage, nodes []string) (checkpoint.Ref, error)
 }
 
 func gotoGraph(g graph.Runnable) (gotoer, bool) {
@@ -106,7 +107,7 @@ func applyGoto(ctx context.Context, g graph.Runnable, threadID string, c *RunCom
 	if isNullJSON(update) {
 		update = nil
 	}
-	if _, err := gt.GotoJSON(ctx, checkpoint.Ref{ThreadID: threadID}, update, nodes); err != nil {
+	if _, err := gt.Goto(ctx, checkpoint.Ref{ThreadID: threadID}, update, nodes); err != nil {
 		return fmt.Errorf("command.goto: %w", err)
 	}
 	return nil
@@ -147,7 +148,7 @@ func (s *Server) handleStatePatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	snap, err := g.StateOf(r.Context(), checkpoint.Ref{ThreadID: t.ThreadID})
+	snap, err := g.State(r.Context(), checkpoint.Ref{ThreadID: t.ThreadID})
 	if errors.Is(err, checkpoint.ErrNotFound) {
 		e := notFound("checkpoint of thread", t.ThreadID)
 		e.Hint = "the thread has no state yet: run it or update its state first"
@@ -462,7 +463,7 @@ func (r *runner) settleThread(ctx context.Context, tenant, threadID string) {
 	status := ThreadIdle
 	var values, interrupts json.RawMessage
 	if g := r.s.graphOf(t); g != nil {
-		if snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: threadID}); err == nil {
+		if snap, err := g.State(ctx, checkpoint.Ref{ThreadID: threadID}); err == nil {
 			values, interrupts = threadRecord(snap)
 			if len(snap.Interrupts()) > 0 {
 				status = ThreadInterrupted

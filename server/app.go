@@ -25,7 +25,7 @@ import (
 //		if err != nil {
 //			return nil, err
 //		}
-//		return &server.AppParts{Graphs: []server.AppGraph{{ID: "notes", Graph: g}}, Handler: routes(d)}, nil
+//		return &server.AppParts{Graphs: []server.AppGraph{{ID: "notes", Graph: g.Runnable()}}, Handler: routes(d)}, nil
 //	}}
 type App struct {
 	// Name is lower case (letters, digits, '-'): the prefix of the app's routes, /apps/<Name>/,
@@ -100,7 +100,8 @@ type AppParts struct {
 type AppGraph struct {
 	ID          string
 	Description string
-	Graph       graph.Runnable
+	// Graph is the compiled graph's Runnable view ([graph.Compiled.Runnable]).
+	Graph graph.Runnable
 }
 
 // builtApp is an application after Build.

@@ -25,7 +25,7 @@ var confGraph = GraphSpec{ID: "conf", Build: func(d Deps) (graph.Runnable, error
 		return flowState{Steps: seen}, nil
 	})
 	g.AddEdge(graph.START, "look").AddEdge("look", graph.END)
-	return g.Compile(graph.CompileOptions{Saver: d.Saver})
+	return graph.Erase(g.Compile(graph.CompileOptions{Saver: d.Saver}))
 }}
 
 // assistantFlows runs the assistant routes against a server (SQLite or Postgres).

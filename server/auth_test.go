@@ -161,7 +161,7 @@ func TestToolsSeeCallInfo(t *testing.T) {
 			return flowState{Steps: []string{"look"}}, nil
 		})
 		g.AddEdge(graph.START, "look").AddEdge("look", graph.END)
-		return g.Compile(graph.CompileOptions{Saver: d.Saver})
+		return graph.Erase(g.Compile(graph.CompileOptions{Saver: d.Saver}))
 	}}}
 	s2, err := New(cfg2)
 	if err != nil {

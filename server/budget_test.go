@@ -38,7 +38,7 @@ func buildLooper(deps Deps) (graph.Runnable, error) {
 	})
 	g.AddEdge(graph.START, "think")
 	g.AddConditionalEdges("think", func(ctx context.Context, s loopState) (string, error) { return "think", nil }, nil)
-	return g.Compile(graph.CompileOptions{Name: "looper", Saver: deps.Saver, RecursionLimit: 1000})
+	return graph.Erase(g.Compile(graph.CompileOptions{Name: "looper", Saver: deps.Saver, RecursionLimit: 1000}))
 }
 
 func looperSetup(t *testing.T, cfg Config) *bundle {

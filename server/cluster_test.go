@@ -98,7 +98,7 @@ func buildTicks(rec *recorder, replica int) func(Deps) (graph.Runnable, error) {
 			return ticksState{Done: []string{s.Label}}, nil
 		})
 		g.AddEdge(graph.START, "tick").AddEdge("tick", graph.END)
-		return g.Compile(graph.CompileOptions{Name: "ticks", Saver: deps.Saver})
+		return graph.Erase(g.Compile(graph.CompileOptions{Name: "ticks", Saver: deps.Saver}))
 	}
 }
 

@@ -49,8 +49,9 @@ type GraphSpec struct {
 	ID string
 	// Description is shown on the default assistant.
 	Description string
-	// Build compiles the graph. It must pass deps.Saver as the graph's CompileOptions.Saver (and
-	// deps.Store as its Store, if it uses one).
+	// Build compiles the graph and returns its Runnable view (graph.Erase(g.Compile(opts))). It
+	// must pass deps.Saver as the graph's CompileOptions.Saver (and deps.Store as its Store, if
+	// it uses one).
 	Build func(deps Deps) (graph.Runnable, error)
 	// Routes, when set, adds the graph's own HTTP routes (an application's WebSocket, say) to the
 	// server's mux, once Build has run. authenticate checks a bearer token or API key as the API

@@ -35,7 +35,7 @@ func buildFlood(deps Deps) (graph.Runnable, error) {
 		return floodState{N: floodEvents}, nil
 	})
 	g.AddEdge(graph.START, "flood").AddEdge("flood", graph.END)
-	return g.Compile(graph.CompileOptions{Name: "flood", Saver: deps.Saver})
+	return graph.Erase(g.Compile(graph.CompileOptions{Name: "flood", Saver: deps.Saver}))
 }
 
 // openStreams reads trellis_streams_open from /metrics.

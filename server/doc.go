@@ -9,7 +9,7 @@
 //
 //	s, err := server.New(server.Config{
 //		Graphs: []server.GraphSpec{{ID: "agent", Build: func(d server.Deps) (graph.Runnable, error) {
-//			return myGraph.Compile(graph.CompileOptions{Saver: d.Saver, Store: d.Store})
+//			return graph.Erase(myGraph.Compile(graph.CompileOptions{Saver: d.Saver, Store: d.Store}))
 //		}}},
 //		Dev: true, // no auth; Serve then accepts loopback listeners only
 //	})

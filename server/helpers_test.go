@@ -55,7 +55,7 @@ func buildFlow(deps Deps) (graph.Runnable, error) {
 		return flowState{Steps: []string{"act"}}, nil
 	})
 	g.AddEdge(graph.START, "plan").AddEdge("plan", "approve").AddEdge("approve", "act").AddEdge("act", graph.END)
-	return g.Compile(graph.CompileOptions{Name: "flow", Saver: deps.Saver, Store: deps.Store})
+	return graph.Erase(g.Compile(graph.CompileOptions{Name: "flow", Saver: deps.Saver, Store: deps.Store}))
 }
 
 func buildSlow(gt *gates) func(Deps) (graph.Runnable, error) {
@@ -79,12 +79,12 @@ func buildSlow(gt *gates) func(Deps) (graph.Runnable, error) {
 			return flowState{Steps: []string{"wait:" + s.Topic}}, nil
 		})
 		g.AddEdge(graph.START, "first").AddEdge("first", "wait").AddEdge("wait", graph.END)
-		return g.Compile(graph.CompileOptions{Name: "slow", Saver: deps.Saver})
+		return graph.Erase(g.Compile(graph.CompileOptions{Name: "slow", Saver: deps.Saver}))
 	}
 }
 
 func buildExample(deps Deps) (graph.Runnable, error) {
-	return react.New(offline.New(nil), graph.CompileOptions{Saver: deps.Saver, Store: deps.Store})
+	return graph.Erase(react.New(offline.New(nil), graph.CompileOptions{Saver: deps.Saver, Store: deps.Store}))
 }
 
 // bundle is what setup returns besides the server.

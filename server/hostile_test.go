@@ -186,7 +186,7 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 			return flowState{Steps: []string{"nap"}}, nil
 		})
 		g.AddEdge(graph.START, "nap")
-		return g.Compile(graph.CompileOptions{Saver: d.Saver})
+		return graph.Erase(g.Compile(graph.CompileOptions{Saver: d.Saver}))
 	}}
 	b := setup(t, setupOpts{cfg: Config{ReadTimeout: 300 * time.Millisecond}, extra: []GraphSpec{sleepy}})
 	// A run that takes longer than ReadTimeout is answered: only the body's reading is bounded.

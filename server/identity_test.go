@@ -207,7 +207,7 @@ func TestPrincipalReachesTheRun(t *testing.T) {
 			return flowState{Steps: []string{p.User + "@" + p.Tenant}}, nil
 		})
 		g.AddEdge(graph.START, "look").AddEdge("look", graph.END)
-		return g.Compile(graph.CompileOptions{Saver: d.Saver})
+		return graph.Erase(g.Compile(graph.CompileOptions{Saver: d.Saver}))
 	}}}})
 	// A Supabase-style token: sub and no tenant claim.
 	b.token = token(map[string]any{"tenant": nil, "sub": "u-7", "permissions": []string{"notes:read"}})

@@ -19,7 +19,7 @@ import (
 // shape the API accepts (see lcwire.ToMessage). Every route and the runner reach the graph
 // through it, so no message leaves or enters the server in another shape.
 //
-// Its StreamJSON also brackets the run with two lifecycle events (mode lcstream.ModeLifecycle) that the
+// Its Stream also brackets the run with two lifecycle events (mode lcstream.ModeLifecycle) that the
 // "events" stream mode turns into the graph's on_chain_start and on_chain_end; other modes
 // ignore them.
 type apiGraph struct {
@@ -46,16 +46,16 @@ func (g *apiGraph) snapshot(s *graph.StateSnapshot[any]) *graph.StateSnapshot[an
 	return &c
 }
 
-// StateOf implements graph.Runnable with messages in LangChain's shape.
-func (g *apiGraph) StateOf(ctx context.Context, ref checkpoint.Ref) (*graph.StateSnapshot[any], error) {
-	s, err := g.Runnable.StateOf(ctx, ref)
+// State implements graph.Runnable with messages in LangChain's shape.
+func (g *apiGraph) State(ctx context.Context, ref checkpoint.Ref) (*graph.StateSnapshot[any], error) {
+	s, err := g.Runnable.State(ctx, ref)
 	return g.snapshot(s), err
 }
 
-// HistoryOf implements graph.Runnable with messages in LangChain's shape.
-func (g *apiGraph) HistoryOf(ctx context.Context, threadID string, opts graph.HistoryOptions) iter.Seq2[*graph.StateSnapshot[any], error] {
+// History implements graph.Runnable with messages in LangChain's shape.
+func (g *apiGraph) History(ctx context.Context, threadID string, opts graph.HistoryOptions) iter.Seq2[*graph.StateSnapshot[any], error] {
 	return func(yield func(*graph.StateSnapshot[any], error) bool) {
-		for s, err := range g.Runnable.HistoryOf(ctx, threadID, opts) {
+		for s, err := range g.Runnable.History(ctx, threadID, opts) {
 			if !yield(g.snapshot(s), err) {
 				return
 			}
@@ -63,18 +63,18 @@ func (g *apiGraph) HistoryOf(ctx context.Context, threadID string, opts graph.Hi
 	}
 }
 
-// UpdateStateJSON implements graph.Runnable, reading messages in any shape the API accepts.
-func (g *apiGraph) UpdateStateJSON(ctx context.Context, ref checkpoint.Ref, values json.RawMessage, asNode string) (checkpoint.Ref, error) {
+// UpdateState implements graph.Runnable, reading messages in any shape the API accepts.
+func (g *apiGraph) UpdateState(ctx context.Context, ref checkpoint.Ref, values json.RawMessage, asNode string) (checkpoint.Ref, error) {
 	values, err := inputFromAPI(g.StateType(), values)
 	if err != nil {
 		return checkpoint.Ref{}, err
 	}
-	return g.Runnable.UpdateStateJSON(ctx, ref, values, asNode)
+	return g.Runnable.UpdateState(ctx, ref, values, asNode)
 }
 
-// StreamJSON implements graph.Runnable, reading messages in any shape the API accepts, and adds
+// Stream implements graph.Runnable, reading messages in any shape the API accepts, and adds
 // the lifecycle events.
-func (g *apiGraph) StreamJSON(ctx context.Context, input json.RawMessage, opts ...graph.RunOption) iter.Seq2[graph.Event, error] {
+func (g *apiGraph) Stream(ctx context.Context, input json.RawMessage, opts ...graph.RunOption) iter.Seq2[graph.Event, error] {
 	return func(yield func(graph.Event, error) bool) {
 		in, err := inputFromAPI(g.StateType(), input)
 		if err != nil {
@@ -89,7 +89,7 @@ func (g *apiGraph) StreamJSON(ctx context.Context, input json.RawMessage, opts .
 		var last any
 		// Tool and model calls as they start and end, for the events mode (lcstream.ToolObserver, lcstream.ModelObserver).
 		ctx := model.WithCallObserver(tool.WithCallObserver(ctx, lcstream.ToolObserver{}), lcstream.ModelObserver{})
-		for ev, err := range g.Runnable.StreamJSON(ctx, in, opts...) {
+		for ev, err := range g.Runnable.Stream(ctx, in, opts...) {
 			if err != nil {
 				var ie *graph.InterruptedError
 				if errors.As(err, &ie) { // paused, not failed: the graph's chain ends here

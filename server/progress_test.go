@@ -152,7 +152,7 @@ func TestRunProgressRetry(t *testing.T) {
 			return flowState{Steps: []string{"flaky"}}, nil
 		})
 		g.AddEdge(graph.START, "first").AddEdge("first", "flaky").AddEdge("flaky", graph.END)
-		return g.Compile(graph.CompileOptions{Name: "flaky", Saver: d.Saver})
+		return graph.Erase(g.Compile(graph.CompileOptions{Name: "flaky", Saver: d.Saver}))
 	}}
 	b := setup(t, setupOpts{extra: []GraphSpec{flaky}})
 	tid := b.newThread(nil)

@@ -84,7 +84,7 @@ func TestTransientRetry(t *testing.T) {
 			return flowState{Steps: []string{"flaky"}}, nil
 		})
 		g.AddEdge(graph.START, "first").AddEdge("first", "flaky").AddEdge("flaky", graph.END)
-		return g.Compile(graph.CompileOptions{Name: "flaky", Saver: d.Saver})
+		return graph.Erase(g.Compile(graph.CompileOptions{Name: "flaky", Saver: d.Saver}))
 	}}
 	b := setup(t, setupOpts{extra: []GraphSpec{flaky}})
 	tid := b.newThread(nil)
@@ -113,7 +113,7 @@ func TestTransientGivesUp(t *testing.T) {
 			return flowState{}, fmt.Errorf("still down: %w", ErrTransient)
 		})
 		g.AddEdge(graph.START, "n").AddEdge("n", graph.END)
-		return g.Compile(graph.CompileOptions{Name: "broken", Saver: d.Saver})
+		return graph.Erase(g.Compile(graph.CompileOptions{Name: "broken", Saver: d.Saver}))
 	}}
 	b := setup(t, setupOpts{cfg: Config{MaxRunAttempts: 2}, extra: []GraphSpec{broken}})
 	tid := b.newThread(nil)

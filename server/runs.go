@@ -795,7 +795,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	g := a.graph
 	var headBefore string
 	if !fresh {
-		if snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil {
+		if snap, err := g.State(ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil {
 			headBefore = snap.Ref.CheckpointID
 		}
 	}
@@ -852,13 +852,13 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	if drop && status != RunError && run.Kwargs.Webhook == "" && r.s.bus == nil && !r.waited(runID) {
 		lazyOutput = true
 		l.setOutputFunc(func() any {
-			snap, err := g.StateOf(context.WithoutCancel(ctx), checkpoint.Ref{ThreadID: run.ThreadID})
+			snap, err := g.State(context.WithoutCancel(ctx), checkpoint.Ref{ThreadID: run.ThreadID})
 			if err != nil {
 				return nil
 			}
 			return valuesWithInterrupts(snap)
 		})
-	} else if snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil {
+	} else if snap, err := g.State(ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil {
 		final = snap
 		if status != RunError {
 			l.setOutputFunc(func() any { return valuesWithInterrupts(snap) })
@@ -1076,7 +1076,7 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 	// applying its input again.
 	resumed := false
 	if headBefore != "" {
-		if snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil && snap.Metadata["run_id"] == run.RunID {
+		if snap, err := g.State(ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil && snap.Metadata["run_id"] == run.RunID {
 			if len(snap.Next) == 0 {
 				return nil
 			}
@@ -1093,7 +1093,7 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 		input = nil
 	} else if c != nil && !resumed {
 		if len(c.Update) > 0 && string(c.Update) != "null" {
-			if _, err := g.UpdateStateJSON(ctx, checkpoint.Ref{ThreadID: run.ThreadID}, c.Update, ""); err != nil {
+			if _, err := g.UpdateState(ctx, checkpoint.Ref{ThreadID: run.ThreadID}, c.Update, ""); err != nil {
 				return fmt.Errorf("command.update: %w", err)
 			}
 		}
@@ -1116,7 +1116,7 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 	if kw.Command == nil && !resumed && isNullJSON(input) && headBefore != "" {
 		// No input for a thread that waits (at a breakpoint, say) continues it, as LangGraph
 		// does with input None; on a thread with nothing scheduled it starts from empty input.
-		if snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID, CheckpointID: kw.CheckpointID}); err == nil && len(snap.Next) > 0 {
+		if snap, err := g.State(ctx, checkpoint.Ref{ThreadID: run.ThreadID, CheckpointID: kw.CheckpointID}); err == nil && len(snap.Next) > 0 {
 			opts = append(opts, graph.Continue())
 			input = nil
 		}
@@ -1134,7 +1134,7 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 	}
 	ctx, opts, observed := r.s.observeRun(ctx, run, opts) // span and budgets (telemetry.go, budget.go)
 	var runErr error
-	for ev, err := range g.StreamJSON(ctx, input, opts...) {
+	for ev, err := range g.Stream(ctx, input, opts...) {
 		if err != nil {
 			runErr = err
 			break
@@ -1165,7 +1165,7 @@ func (r *runner) allInterruptIDs(ctx context.Context, g graph.Runnable, threadID
 	if len(m) == 0 {
 		return false
 	}
-	snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: threadID})
+	snap, err := g.State(ctx, checkpoint.Ref{ThreadID: threadID})
 	if err != nil {
 		return false
 	}
@@ -1190,14 +1190,14 @@ func (r *runner) rollback(ctx context.Context, run *Run, g graph.Runnable, headB
 		_ = g.DeleteThread(ctx, run.ThreadID)
 		return
 	}
-	if _, err := g.UpdateStateJSON(ctx, checkpoint.Ref{ThreadID: run.ThreadID, CheckpointID: headBefore}, nil, ""); err != nil {
+	if _, err := g.UpdateState(ctx, checkpoint.Ref{ThreadID: run.ThreadID, CheckpointID: headBefore}, nil, ""); err != nil {
 		r.s.log.Warn("rollback could not restore the earlier state", "run_id", run.RunID, "thread_id", run.ThreadID, "err", err)
 	}
 }
 
 // threadValues reads the thread's newest values and waiting interrupts for its record.
 func (r *runner) threadValues(ctx context.Context, threadID string, g graph.Runnable) (json.RawMessage, json.RawMessage) {
-	snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: threadID})
+	snap, err := g.State(ctx, checkpoint.Ref{ThreadID: threadID})
 	if err != nil {
 		return nil, nil
 	}
@@ -1253,7 +1253,7 @@ func (r *runner) waitOutput(ctx context.Context, run *Run, l *runLog) any {
 	if err != nil {
 		return nil
 	}
-	snap, err := a.graph.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID})
+	snap, err := a.graph.State(ctx, checkpoint.Ref{ThreadID: run.ThreadID})
 	if err != nil {
 		return nil
 	}

@@ -654,7 +654,7 @@ func TestThreadTTL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap, err := flow.graph.StateOf(context.Background(), checkpoint.Ref{ThreadID: short.ThreadID}); err == nil && snap.Ref.CheckpointID != "" {
+	if snap, err := flow.graph.State(context.Background(), checkpoint.Ref{ThreadID: short.ThreadID}); err == nil && snap.Ref.CheckpointID != "" {
 		t.Fatalf("the expired thread's checkpoints are still there: %s", snap.Ref.CheckpointID)
 	}
 	time.Sleep(700 * time.Millisecond) // the waiting thread's ttl has passed too, and sweeps ran

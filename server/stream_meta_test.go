@@ -37,7 +37,7 @@ func gateGraph(release <-chan struct{}) GraphSpec {
 			scripted.ToolCalls(message.ToolCall{ID: "call-1", Name: "hold", Arguments: json.RawMessage(`{"for":"the test"}`)}),
 			scripted.Text("done"),
 		)
-		return react.New(m, &react.Options{Name: "gate", Tools: []tool.Tool{hold}, Compile: graph.CompileOptions{Saver: d.Saver}})
+		return graph.Erase(react.New(m, &react.Options{Name: "gate", Tools: []tool.Tool{hold}, Compile: graph.CompileOptions{Saver: d.Saver}}))
 	}}
 }
 
@@ -119,7 +119,7 @@ var chatterGraph = GraphSpec{ID: "chatter", Build: func(d Deps) (graph.Runnable,
 		return react.State{Messages: []message.Message{{ID: "m-1", Role: message.RoleAssistant, Content: "hello"}}}, nil
 	})
 	g.AddEdge(graph.START, "talk").AddEdge("talk", graph.END)
-	return g.Compile(graph.CompileOptions{Saver: d.Saver})
+	return graph.Erase(g.Compile(graph.CompileOptions{Saver: d.Saver}))
 }}
 
 // TestMessagesTupleMetadata checks the metadata of messages-tuple chunks against what LangGraph

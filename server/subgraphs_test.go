@@ -40,7 +40,7 @@ func buildNested(deps Deps) (graph.Runnable, error) {
 	o := graph.New[outerState]()
 	graph.AddSubgraph(o, "inner", inner, func(s outerState) innerState { return innerState{Draft: s.Topic} }, func(innerState) outerState { return outerState{} })
 	o.AddEdge(graph.START, "inner").AddEdge("inner", graph.END)
-	return o.Compile(graph.CompileOptions{Name: "nested", Saver: deps.Saver})
+	return graph.Erase(o.Compile(graph.CompileOptions{Name: "nested", Saver: deps.Saver}))
 }
 
 // TestAssistantSubgraphs checks GET /assistants/{id}/subgraphs[/{namespace}] (the SDK's

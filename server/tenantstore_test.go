@@ -56,7 +56,7 @@ func buildMemo(deps Deps) (graph.Runnable, error) {
 		return s, nil
 	})
 	g.AddEdge(graph.START, "write").AddEdge("write", graph.END)
-	return g.Compile(graph.CompileOptions{Name: "memo", Saver: deps.Saver, Store: deps.Store})
+	return graph.Erase(g.Compile(graph.CompileOptions{Name: "memo", Saver: deps.Saver, Store: deps.Store}))
 }
 
 func TestTenantStoreSQLite(t *testing.T) {

@@ -70,8 +70,8 @@ func inboxApp() server.App {
 				return nil, err
 			}
 			return &server.AppParts{Graphs: []server.AppGraph{
-				{ID: "inbox", Graph: c, Description: "Asks before it sends an email."},
-				{ID: "slow", Graph: sc, Description: "Works until it is cancelled."},
+				{ID: "inbox", Graph: c.Runnable(), Description: "Asks before it sends an email."},
+				{ID: "slow", Graph: sc.Runnable(), Description: "Works until it is cancelled."},
 			}}, nil
 		},
 	}

@@ -50,7 +50,7 @@ func nestedApp() server.App {
 			if err != nil {
 				return nil, err
 			}
-			return &server.AppParts{Graphs: []server.AppGraph{{ID: "nested", Graph: c, Description: "Writes its answer in a subgraph."}}}, nil
+			return &server.AppParts{Graphs: []server.AppGraph{{ID: "nested", Graph: c.Runnable(), Description: "Writes its answer in a subgraph."}}}, nil
 		},
 	}
 }

@@ -74,7 +74,7 @@ func AppWith(cfg Config) server.App {
 				return nil, err
 			}
 			return &server.AppParts{
-				Graphs: []server.AppGraph{{ID: "analyst", Graph: g,
+				Graphs: []server.AppGraph{{ID: "analyst", Graph: g.Runnable(),
 					Description: "Strategic analyst: plans research with you, runs parallel task agents over the company knowledge base and the web, and writes a report in your style (Agent Inbox gates)."}},
 				Handler: a.Handler(d),
 				Close:   a.Close,

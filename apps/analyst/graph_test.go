@@ -77,7 +77,7 @@ func (r *run) finish(out analyst.State, err error) {
 		var reqs []map[string]any
 		_ = json.Unmarshal(raw, &reqs)
 		r.action, _ = reqs[0]["action_request"].(map[string]any)["action"].(string)
-		snap, err := r.g.GetState(context.Background(), checkpoint.Ref{ThreadID: r.thread})
+		snap, err := r.g.State(context.Background(), checkpoint.Ref{ThreadID: r.thread})
 		if err != nil {
 			r.t.Fatal(err)
 		}

@@ -28,7 +28,7 @@ func App() server.App {
 			if err != nil {
 				return nil, err
 			}
-			return &server.AppParts{Graphs: []server.AppGraph{{ID: "example", Graph: g,
+			return &server.AppParts{Graphs: []server.AppGraph{{ID: "example", Graph: g.Runnable(),
 				Description: "A ReAct agent with a unit converter and a world clock, on the offline model unless a model is configured."}}}, nil
 		},
 	}

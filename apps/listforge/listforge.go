@@ -131,8 +131,8 @@ func build(ctx context.Context, d server.AppDeps, o Options) (*server.AppParts, 
 	}
 	return &server.AppParts{
 		Graphs: []server.AppGraph{
-			{ID: ResearchGraphID, Description: "ListForge research: identifies an item, finds comparable sales, recommends price bands (input: itemId).", Graph: a.research.Compiled},
-			{ID: ChatGraphID, Description: "ListForge chat: answers questions about an item from its research, proposes updates, starts research.", Graph: a.chat.Compiled},
+			{ID: ResearchGraphID, Description: "ListForge research: identifies an item, finds comparable sales, recommends price bands (input: itemId).", Graph: a.research.Runnable()},
+			{ID: ChatGraphID, Description: "ListForge chat: answers questions about an item from its research, proposes updates, starts research.", Graph: a.chat.Runnable()},
 		},
 		Handler: a.routes(),
 		Close: func() error {

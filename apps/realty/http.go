@@ -262,7 +262,7 @@ func (a *Realty) history(ctx context.Context, p server.Principal, session string
 	if _, err := a.runs.State(ctx, p, ThreadID(session)); err != nil {
 		return nil, err
 	}
-	snap, err := a.graph.GetState(ctx, checkpoint.Ref{ThreadID: ThreadID(session)})
+	snap, err := a.graph.State(ctx, checkpoint.Ref{ThreadID: ThreadID(session)})
 	if err != nil {
 		return nil, fmt.Errorf("realty: reading the session's state: %w", err)
 	}

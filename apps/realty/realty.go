@@ -105,7 +105,7 @@ func AppWith(o Options) server.App {
 				return nil, err
 			}
 			return &server.AppParts{
-				Graphs:  []server.AppGraph{{ID: Name, Description: "Searches homes for sale, shows a listing's details and remembers the buyer's criteria (offline listings unless a RealtyAPI key is configured).", Graph: a.graph}},
+				Graphs:  []server.AppGraph{{ID: Name, Description: "Searches homes for sale, shows a listing's details and remembers the buyer's criteria (offline listings unless a RealtyAPI key is configured).", Graph: a.graph.Runnable()}},
 				Handler: a.Handler(d),
 				Close:   a.Close,
 			}, nil

@@ -258,7 +258,7 @@ func (a *API) state(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	view := StateView{ConversationID: id, Todos: []kb.Todo{}}
-	snap, err := a.Orchestrator.Graph.GetState(r.Context(), checkpoint.Ref{ThreadID: threadID(u, id)})
+	snap, err := a.Orchestrator.Graph.State(r.Context(), checkpoint.Ref{ThreadID: threadID(u, id)})
 	if err == nil && snap != nil {
 		if snap.Values.Todos != nil {
 			view.Todos = snap.Values.Todos

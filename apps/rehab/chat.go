@@ -147,7 +147,7 @@ func (a *API) turn(ctx context.Context, send func(Event) error, p server.Princip
 		MultitaskStrategy: "enqueue", Config: map[string]any{"configurable": map[string]any{"conversation_id": conv}},
 		Metadata: map[string]any{"rehab_conversation": conv}}
 	var todos []kb.Todo
-	snap, err := a.Orchestrator.Graph.GetState(ctx, checkpoint.Ref{ThreadID: thread})
+	snap, err := a.Orchestrator.Graph.State(ctx, checkpoint.Ref{ThreadID: thread})
 	if err == nil && snap != nil && len(snap.Interrupts()) > 0 {
 		// The run waits for consent: this message is the answer.
 		resume, _ := json.Marshal(text)

@@ -139,7 +139,7 @@ func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppPart
 		}
 	}()
 	return &server.AppParts{
-		Graphs:  []server.AppGraph{{ID: GraphID, Description: "Rehabify: o orquestrador de conversa (pt-PT).", Graph: orch.Graph}},
+		Graphs:  []server.AppGraph{{ID: GraphID, Description: "Rehabify: o orquestrador de conversa (pt-PT).", Graph: orch.Graph.Runnable()}},
 		Handler: h,
 		Close: func() error {
 			stopSweep()

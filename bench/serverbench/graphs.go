@@ -34,7 +34,7 @@ func buildShort(deps server.Deps) (graph.Runnable, error) {
 		return ShortState{Steps: []string{"act"}}, nil
 	})
 	g.AddEdge(graph.START, "plan").AddEdge("plan", "act").AddEdge("act", graph.END)
-	return g.Compile(graph.CompileOptions{Name: ShortGraph, Saver: deps.Saver, Store: deps.Store})
+	return graph.Erase(g.Compile(graph.CompileOptions{Name: ShortGraph, Saver: deps.Saver, Store: deps.Store}))
 }
 
 // Graphs returns the bench's graphs for a server: [ShortGraph] and [StreamGraph] on m.
@@ -42,7 +42,7 @@ func Graphs(m *PacedModel) []server.GraphSpec {
 	return []server.GraphSpec{
 		{ID: ShortGraph, Description: "two nodes, plan then act (runs per second)", Build: buildShort},
 		{ID: StreamGraph, Description: "a ReAct agent without tools on a paced model (streams)", Build: func(deps server.Deps) (graph.Runnable, error) {
-			return react.New(m, &react.Options{Name: StreamGraph, Compile: graph.CompileOptions{Saver: deps.Saver, Store: deps.Store}})
+			return graph.Erase(react.New(m, &react.Options{Name: StreamGraph, Compile: graph.CompileOptions{Saver: deps.Saver, Store: deps.Store}}))
 		}},
 	}
 }

@@ -87,7 +87,7 @@ func build(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
 	mux.Handle("GET /api/notes", d.Guard(http.HandlerFunc(n.list)))
 	mux.Handle("GET /ws", kit.WebSocket(appstream.Handler{OnMessage: n.ask}))
 	return &server.AppParts{
-		Graphs:  []server.AppGraph{{ID: Name, Graph: g, Description: "Answers questions about the user's notes."}},
+		Graphs:  []server.AppGraph{{ID: Name, Graph: g.Runnable(), Description: "Answers questions about the user's notes."}},
 		Handler: mux,
 		Close:   db.Close,
 	}, nil

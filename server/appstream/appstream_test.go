@@ -120,7 +120,7 @@ func (d *demo) app() server.App {
 				return nil
 			}).ServeHTTP(w, r)
 		}))
-		return &server.AppParts{Handler: mux, Graphs: []server.AppGraph{{ID: "kitecho", Graph: echo}}}, nil
+		return &server.AppParts{Handler: mux, Graphs: []server.AppGraph{{ID: "kitecho", Graph: echo.Runnable()}}}, nil
 	}}
 }
 

@@ -21,7 +21,7 @@ func TestStartServesAndStops(t *testing.T) {
 			g := graph.New[state]()
 			g.AddNode("inc", func(ctx context.Context, st state) (state, error) { return state{N: st.N + 1}, nil })
 			g.AddEdge(graph.START, "inc")
-			return g.Compile(graph.CompileOptions{Saver: d.Saver})
+			return graph.Erase(g.Compile(graph.CompileOptions{Saver: d.Saver}))
 		}}}})
 		resp, err := http.Get(s.URL + "/ok")
 		if err != nil {

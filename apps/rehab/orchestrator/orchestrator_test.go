@@ -284,7 +284,7 @@ func TestConsentBeforeRemoval(t *testing.T) {
 	ctx := context.Background()
 	f.turn(t, "th1", "Guarda este")
 	f.turn(t, "th1", "Tira o da Ribeira")
-	snap, _ := f.o.Graph.GetState(ctx, checkpoint.Ref{ThreadID: "th1"})
+	snap, _ := f.o.Graph.State(ctx, checkpoint.Ref{ThreadID: "th1"})
 	if len(snap.Interrupts()) != 1 {
 		t.Fatalf("no consent asked: %+v", snap.Next)
 	}
@@ -545,7 +545,7 @@ func TestTodosCarriedIntoTheNextSession(t *testing.T) {
 		t.Fatalf("after completing one: %+v", st.Todos)
 	}
 	// What the read endpoint (GET /conversations/{id}/state) shows is the thread's state.
-	snap, err := f.o.Graph.GetState(ctx, checkpoint.Ref{ThreadID: "th2"})
+	snap, err := f.o.Graph.State(ctx, checkpoint.Ref{ThreadID: "th2"})
 	if err != nil || len(snap.Values.Todos) != 2 {
 		t.Fatalf("thread state: %v %+v", err, snap)
 	}

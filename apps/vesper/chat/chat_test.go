@@ -71,7 +71,7 @@ func serve(t *testing.T, w *warehouse.Warehouse, principals map[string]server.Pr
 		h := &chat.Handler{App: a, Runs: d.Runs, Records: rec, Linker: linker, CompressAt: compressAt, Kit: appstream.New(d, nil)}
 		mux := http.NewServeMux()
 		mux.Handle(chat.Path, h)
-		return &server.AppParts{Graphs: []server.AppGraph{{ID: "vesper", Graph: a.Graph}}, Handler: mux}, nil
+		return &server.AppParts{Graphs: []server.AppGraph{{ID: "vesper", Graph: a.Graph.Runnable()}}, Handler: mux}, nil
 	}}
 	keys := map[string]server.Principal{}
 	for name, p := range principals {

@@ -287,7 +287,7 @@ func (h *Handler) complete(ctx context.Context, send func(Out) error, p Principa
 	if _, err := h.Runs.Wait(ctx, p.Run, run.ThreadID, run.RunID); err != nil {
 		return err
 	}
-	snap, err := h.App.Graph.GetState(ctx, checkpoint.Ref{ThreadID: run.ThreadID})
+	snap, err := h.App.Graph.State(ctx, checkpoint.Ref{ThreadID: run.ThreadID})
 	if err != nil {
 		return fmt.Errorf("chat: reading the turn's state: %w", err)
 	}

@@ -171,7 +171,7 @@ func App() server.App {
 			mux := http.NewServeMux()
 			mux.Handle("GET "+chat.Path, o.chatHandler(d))
 			return &server.AppParts{
-				Graphs: []server.AppGraph{{ID: "vesper", Graph: o.App.Graph,
+				Graphs: []server.AppGraph{{ID: "vesper", Graph: o.App.Graph.Runnable(),
 					Description: "Vesper Analytics: day-ahead prices, price curves, Power BI usage and renewable projects, on the offline rules unless a model is configured."}},
 				Handler: mux,
 				Close:   closeAll,

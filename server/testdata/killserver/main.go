@@ -81,7 +81,7 @@ func buildSteps(d server.Deps) (graph.Runnable, error) {
 		g.AddEdge(names[i-1], names[i])
 	}
 	g.AddEdge(names[len(names)-1], graph.END)
-	return g.Compile(graph.CompileOptions{Name: "steps", Saver: d.Saver, Store: d.Store})
+	return graph.Erase(g.Compile(graph.CompileOptions{Name: "steps", Saver: d.Saver, Store: d.Store}))
 }
 
 func buildQuick(d server.Deps) (graph.Runnable, error) {
@@ -91,7 +91,7 @@ func buildQuick(d server.Deps) (graph.Runnable, error) {
 	})
 	g.AddEdge(graph.START, "only")
 	g.AddEdge("only", graph.END)
-	return g.Compile(graph.CompileOptions{Name: "quick", Saver: d.Saver, Store: d.Store})
+	return graph.Erase(g.Compile(graph.CompileOptions{Name: "quick", Saver: d.Saver, Store: d.Store}))
 }
 
 func main() {
