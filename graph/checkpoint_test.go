@@ -178,7 +178,7 @@ func TestDurabilityExitSavesOnFailure(t *testing.T) {
 	}
 }
 
-func TestGetStateErrors(t *testing.T) {
+func TestStateErrors(t *testing.T) {
 	c, _, _ := abc(t)
 	_, err := c.State(bg, refOf("nobody"))
 	if !errors.Is(err, checkpoint.ErrNotFound) {
@@ -499,7 +499,7 @@ func TestGraphChangedUnderAThread(t *testing.T) {
 		wantErr(t, err, `state key "count"`, "no longer has")
 		_, err = c2.State(bg, refOf("t"))
 		if !errors.Is(err, graph.ErrGraphChanged) {
-			t.Fatalf("GetState: want ErrGraphChanged, got %v", err)
+			t.Fatalf("State: want ErrGraphChanged, got %v", err)
 		}
 	})
 	t.Run("key type or reducer changed", func(t *testing.T) {

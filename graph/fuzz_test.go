@@ -65,7 +65,7 @@ func FuzzCheckpointDecoding(f *testing.F) {
 		_, _ = c.Invoke(ctx, S{}, graph.WithThread("t"), graph.Continue())
 		_, _ = c.Invoke(ctx, S{Notes: []string{"new"}}, graph.WithThread("t"))
 		if snap, err := c.State(ctx, checkpoint.Ref{ThreadID: "t"}); err == nil && snap == nil {
-			t.Fatal("GetState returned neither a snapshot nor an error")
+			t.Fatal("State returned neither a snapshot nor an error")
 		}
 		_, _ = c.UpdateState(ctx, checkpoint.Ref{ThreadID: "t"}, S{Count: 1}, "a")
 	})
