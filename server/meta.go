@@ -385,7 +385,10 @@ func (m *metaStore) setLatestAssistant(ctx context.Context, tenant, id string, v
 // assistantVersions lists a created assistant's versions, newest first.
 func (m *metaStore) assistantVersions(ctx context.Context, id string) ([]*AssistantVersion, error) {
 	rows, err := m.AssistantVersions(ctx, id)
-	return convertAll(func(v *metadb.AssistantVersion) *AssistantVersion { return (*AssistantVersion)(v) }, rows, err)
+	return convertAll(func(v *metadb.Assistant) *AssistantVersion {
+		return &AssistantVersion{AssistantID: v.AssistantID, GraphID: v.GraphID, Name: v.Name, Description: v.Description,
+			Config: v.Config, Context: v.Context, Metadata: v.Metadata, Version: v.Version, CreatedAt: v.CreatedAt}
+	}, rows, err)
 }
 
 // ---- crons ----

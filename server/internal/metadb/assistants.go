@@ -15,7 +15,8 @@ import (
 // ErrNoVersion is returned by SetLatestAssistant when the assistant has no such version.
 var ErrNoVersion = errors.New("metadb: no such assistant version")
 
-// Assistant is a row of trellis_assistants: an assistant's current version.
+// Assistant is a row of trellis_assistants, an assistant's current version, or of
+// trellis_assistant_versions (AssistantVersions).
 type Assistant struct {
 	AssistantID string
 	GraphID     string
@@ -27,19 +28,6 @@ type Assistant struct {
 	Version     int
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
-}
-
-// AssistantVersion is a row of trellis_assistant_versions.
-type AssistantVersion struct {
-	AssistantID string
-	GraphID     string
-	Name        string
-	Description *string
-	Config      map[string]any
-	Context     map[string]any
-	Metadata    map[string]any
-	Version     int
-	CreatedAt   time.Time
 }
 
 const assistantCols = `assistant_id, graph_id, name, description, config, context, metadata, version, created_at, updated_at`
@@ -176,10 +164,11 @@ func (m *DB) SetLatestAssistant(ctx context.Context, tenant, id string, version 
 	return a, tx.Commit()
 }
 
-// AssistantVersions lists a created assistant's versions, newest first.
-func (m *DB) AssistantVersions(ctx context.Context, id string) ([]*AssistantVersion, error) {
-	return queryAll(ctx, m, func(row scanner) (*AssistantVersion, error) {
-		var v AssistantVersion
+// AssistantVersions lists a created assistant's versions, newest first, each as the assistant
+// was then: its Version, and its CreatedAt and UpdatedAt when that version was made.
+func (m *DB) AssistantVersions(ctx context.Context, id string) ([]*Assistant, error) {
+	return queryAll(ctx, m, func(row scanner) (*Assistant, error) {
+		var v Assistant
 		var desc sql.NullString
 		var cfg, cx, md string
 		var created int64
@@ -189,6 +178,7 @@ func (m *DB) AssistantVersions(ctx context.Context, id string) ([]*AssistantVers
 		v.Description = stringPtr(desc)
 		v.Config, v.Context, v.Metadata = jsonObject(cfg), jsonObject(cx), jsonObject(md)
 		v.CreatedAt = fromMS(created)
+		v.UpdatedAt = v.CreatedAt
 		return &v, nil
 	}, `SELECT assistant_id, version, graph_id, name, description, config, context, metadata, created_at
 FROM trellis_assistant_versions WHERE assistant_id = $1 ORDER BY version DESC`, id)
