@@ -307,7 +307,7 @@ func jsonKind(t reflect.Type) string {
 }
 
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
-	if err := s.meta.ping(r.Context()); err != nil {
+	if err := s.meta.Ping(r.Context()); err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "detail": "database unreachable: " + err.Error()})
 		return
 	}
@@ -584,7 +584,7 @@ func (s *Server) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	now := s.meta.stamp()
+	now := s.meta.Stamp()
 	t := &Thread{ThreadID: req.ThreadID, Metadata: md, Status: ThreadIdle, CreatedAt: now, UpdatedAt: now, tenant: p.Tenant, ttlMS: ttl}
 	ctx := r.Context()
 	created, err := s.meta.createThread(ctx, t)
@@ -645,7 +645,7 @@ func (s *Server) seedThread(ctx context.Context, t *Thread, updates []seedUpdate
 		}
 	}
 	values, interrupts := s.runs.threadValues(ctx, t.ThreadID, g)
-	return s.meta.setThreadStatus(ctx, t.tenant, t.ThreadID, ThreadIdle, values, interrupts)
+	return s.meta.SetThreadStatus(ctx, t.tenant, t.ThreadID, ThreadIdle, values, interrupts)
 }
 
 // removeThread deletes a thread's checkpoints (through its graph, when it has one) and then its
@@ -657,7 +657,7 @@ func (s *Server) removeThread(ctx context.Context, t *Thread) error {
 			return err
 		}
 	}
-	return s.meta.deleteThread(ctx, t.tenant, t.ThreadID)
+	return s.meta.DeleteThread(ctx, t.tenant, t.ThreadID)
 }
 
 func (s *Server) thread(r *http.Request) (*Thread, error) {
@@ -693,7 +693,7 @@ func (s *Server) handleThreadPatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ttl > 0 {
-		if err := s.meta.setThreadTTL(r.Context(), t.tenant, t.ThreadID, ttl); err != nil {
+		if err := s.meta.SetThreadTTL(r.Context(), t.tenant, t.ThreadID, ttl); err != nil {
 			writeError(w, err)
 			return
 		}
@@ -947,7 +947,7 @@ func (s *Server) handleStateUpdate(w http.ResponseWriter, r *http.Request) {
 	if snap, err := g.State(r.Context(), ref); err == nil && len(snap.Interrupts()) > 0 {
 		status = ThreadInterrupted
 	}
-	_ = s.meta.setThreadStatus(r.Context(), t.tenant, t.ThreadID, status, values, interrupts)
+	_ = s.meta.SetThreadStatus(r.Context(), t.tenant, t.ThreadID, status, values, interrupts)
 	writeJSON(w, 200, map[string]any{"checkpoint": lcwire.Checkpoint(&ref), "configurable": map[string]any{"thread_id": ref.ThreadID, "checkpoint_ns": ref.NS, "checkpoint_id": ref.CheckpointID}})
 }
 
@@ -1009,7 +1009,7 @@ func (s *Server) handleThreadCopy(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	now := s.meta.stamp()
+	now := s.meta.Stamp()
 	md := map[string]any{}
 	for k, v := range t.Metadata {
 		md[k] = v
@@ -1027,7 +1027,7 @@ func (s *Server) handleThreadCopy(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		values, interrupts := s.runs.threadValues(r.Context(), cp.ThreadID, g)
-		_ = s.meta.setThreadStatus(r.Context(), cp.tenant, cp.ThreadID, ThreadIdle, values, interrupts)
+		_ = s.meta.SetThreadStatus(r.Context(), cp.tenant, cp.ThreadID, ThreadIdle, values, interrupts)
 	}
 	out, err := s.meta.getThread(r.Context(), cp.tenant, cp.ThreadID)
 	if err != nil {

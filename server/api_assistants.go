@@ -186,7 +186,7 @@ func (s *Server) handleAssistantCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principal(r)
-	now := s.meta.stamp()
+	now := s.meta.Stamp()
 	a := &Assistant{AssistantID: req.AssistantID, GraphID: *req.GraphID, Name: "Untitled", Description: req.Description,
 		Config: req.Config, Context: req.Context, Metadata: req.Metadata, Version: 1, CreatedAt: now, UpdatedAt: now}
 	if req.Name != nil && *req.Name != "" {
@@ -306,7 +306,7 @@ func (s *Server) handleAssistantDelete(w http.ResponseWriter, r *http.Request) {
 	}
 	p := principal(r)
 	ctx := r.Context()
-	if ok, err := s.meta.deleteAssistant(ctx, p.Tenant, a.AssistantID); err != nil || !ok {
+	if ok, err := s.meta.DeleteAssistant(ctx, p.Tenant, a.AssistantID); err != nil || !ok {
 		if err == nil {
 			err = notFound("assistant", a.AssistantID)
 		}

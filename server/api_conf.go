@@ -175,16 +175,16 @@ func (s *Server) handleStatePatch(w http.ResponseWriter, r *http.Request) {
 
 // setCheckpointMetadata replaces a checkpoint's metadata in the saver's table of the server's
 // own database (the saver every assistant's graph uses: see GraphSpec.Build).
-func (m *metaDB) setCheckpointMetadata(ctx context.Context, threadID, ns, checkpointID string, md map[string]any) error {
+func (m *metaStore) setCheckpointMetadata(ctx context.Context, threadID, ns, checkpointID string, md map[string]any) error {
 	raw, err := json.Marshal(md)
 	if err != nil {
 		return badRequest("send metadata that is plain JSON", "field \"metadata\" cannot be stored: %v", err)
 	}
 	q := `UPDATE trellis_checkpoints SET metadata = $1 WHERE id = $2 AND space = (SELECT id FROM trellis_checkpoint_spaces WHERE thread_id = $3 AND ns = $4)`
-	if m.postgres {
+	if m.Postgres() {
 		q = `UPDATE trellis_checkpoints SET metadata = $1::jsonb WHERE id = $2 AND space = (SELECT id FROM trellis_checkpoint_spaces WHERE thread_id = $3 AND ns = $4)`
 	}
-	_, err = m.exec(ctx, q, string(raw), checkpointID, threadID, ns)
+	_, err = m.Exec(ctx, q, string(raw), checkpointID, threadID, ns)
 	return err
 }
 
@@ -433,22 +433,6 @@ func (s *Server) handleRunsCancelMany(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// tenantActiveRuns lists a tenant's pending and running runs (of one thread, when threadID is
-// set), oldest first; stateless runs' included.
-func (m *metaDB) tenantActiveRuns(ctx context.Context, tenant, threadID string) ([]*Run, error) {
-	q := `SELECT ` + runCols + ` FROM trellis_runs WHERE tenant = $1 AND status IN ('pending', 'running')`
-	args := []any{tenant}
-	if threadID != "" {
-		q += ` AND thread_id = $2`
-		args = append(args, threadID)
-	}
-	rows, err := m.db.QueryContext(ctx, m.q(q+` ORDER BY created_at, run_id`), args...)
-	if err != nil {
-		return nil, err
-	}
-	return scanAll(rows, scanRun)
-}
-
 // settleThread gives a thread whose runs were all cancelled before they started the status its
 // state says (idle, or interrupted when it waits at an interrupt): a pending run made it busy.
 func (r *runner) settleThread(ctx context.Context, tenant, threadID string) {
@@ -470,5 +454,5 @@ func (r *runner) settleThread(ctx context.Context, tenant, threadID string) {
 			}
 		}
 	}
-	_ = r.s.meta.setThreadStatus(ctx, tenant, threadID, status, values, interrupts)
+	_ = r.s.meta.SetThreadStatus(ctx, tenant, threadID, status, values, interrupts)
 }

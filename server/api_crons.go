@@ -227,7 +227,7 @@ func (s *Server) handleCronDelete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if err := s.meta.deleteCron(r.Context(), c.tenant, c.CronID); err != nil {
+	if err := s.meta.DeleteCron(r.Context(), c.tenant, c.CronID); err != nil {
 		writeError(w, err)
 		return
 	}

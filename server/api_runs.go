@@ -163,7 +163,7 @@ func (s *Server) handleRunDelete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &APIError{Status: http.StatusConflict, Message: fmt.Sprintf("run %q is %s", run.RunID, run.Status), Hint: "cancel it first"})
 		return
 	}
-	if err := s.meta.deleteRun(r.Context(), run.tenant, run.RunID); err != nil {
+	if err := s.meta.DeleteRun(r.Context(), run.tenant, run.RunID); err != nil {
 		writeError(w, err)
 		return
 	}

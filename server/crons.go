@@ -2,11 +2,9 @@ package server
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -100,176 +98,6 @@ func nextRun(spec string, t time.Time) (time.Time, error) {
 	return sched.Next(t.UTC()).UTC(), nil
 }
 
-const cronCols = `tenant, cron_id, assistant_id, thread_id, user_id, principal, schedule, payload, metadata, on_run_completed, end_time, next_run_date, enabled, created_at, updated_at`
-
-func scanCron(row interface{ Scan(...any) error }) (*Cron, error) {
-	var c Cron
-	var thread, user, onDone sql.NullString
-	var princ, payload, md string
-	var end, next, created, updated int64
-	var enabled int
-	if err := row.Scan(&c.tenant, &c.CronID, &c.AssistantID, &thread, &user, &princ, &c.Schedule, &payload, &md, &onDone, &end, &next, &enabled, &created, &updated); err != nil {
-		return nil, err
-	}
-	if thread.Valid {
-		c.ThreadID = &thread.String
-	}
-	if user.Valid {
-		c.UserID = &user.String
-	}
-	if onDone.Valid {
-		c.OnRunCompleted = &onDone.String
-	}
-	if end > 0 {
-		t := fromMS(end)
-		c.EndTime = &t
-	}
-	c.nextMS = next
-	if next > 0 {
-		t := fromMS(next)
-		c.NextRunDate = &t
-	}
-	c.Enabled = enabled != 0
-	c.CreatedAt, c.UpdatedAt = fromMS(created), fromMS(updated)
-	_ = json.Unmarshal([]byte(princ), &c.principal)
-	if err := json.Unmarshal([]byte(payload), &c.Payload); err != nil || c.Payload == nil {
-		c.Payload = map[string]any{}
-	}
-	if err := json.Unmarshal([]byte(md), &c.Metadata); err != nil || c.Metadata == nil {
-		c.Metadata = map[string]any{}
-	}
-	return &c, nil
-}
-
-func msOrZero(t *time.Time) int64 {
-	if t == nil {
-		return 0
-	}
-	return ms(*t)
-}
-
-func (m *metaDB) insertCron(ctx context.Context, c *Cron) error {
-	_, err := m.exec(ctx, `INSERT INTO trellis_crons (`+cronCols+`)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-		c.tenant, c.CronID, c.AssistantID, nullString(c.ThreadID), nullString(c.UserID), mustJSON(c.principal), c.Schedule,
-		mustJSON(c.Payload), mustJSON(c.Metadata), nullString(c.OnRunCompleted), msOrZero(c.EndTime), c.nextMS,
-		boolInt(c.Enabled), ms(c.CreatedAt), ms(c.UpdatedAt))
-	return err
-}
-
-// updateCron writes every field of a cron a PATCH may change.
-func (m *metaDB) updateCron(ctx context.Context, c *Cron) error {
-	_, err := m.exec(ctx, `UPDATE trellis_crons SET schedule = $1, payload = $2, metadata = $3, on_run_completed = $4,
-end_time = $5, next_run_date = $6, enabled = $7, updated_at = $8 WHERE tenant = $9 AND cron_id = $10`,
-		c.Schedule, mustJSON(c.Payload), mustJSON(c.Metadata), nullString(c.OnRunCompleted), msOrZero(c.EndTime),
-		c.nextMS, boolInt(c.Enabled), ms(c.UpdatedAt), c.tenant, c.CronID)
-	return err
-}
-
-// getCron returns a tenant's cron; another tenant's (or, for a per-user principal, another
-// user's) answers 404.
-func (m *metaDB) getCron(ctx context.Context, tenant, id string) (*Cron, error) {
-	c, err := scanCron(m.db.QueryRowContext(ctx, m.q(`SELECT `+cronCols+` FROM trellis_crons WHERE tenant = $1 AND cron_id = $2`), tenant, id))
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && !cronVisible(ctx, c)) {
-		return nil, notFound("cron", id)
-	}
-	return c, err
-}
-
-func cronVisible(ctx context.Context, c *Cron) bool {
-	u := scopedUser(ctx)
-	return u == "" || (c.UserID != nil && *c.UserID == u)
-}
-
-func (m *metaDB) deleteCron(ctx context.Context, tenant, id string) error {
-	_, err := m.exec(ctx, `DELETE FROM trellis_crons WHERE tenant = $1 AND cron_id = $2`, tenant, id)
-	return err
-}
-
-// cronFilter is a cron search (POST /runs/crons/search and /runs/crons/count).
-type cronFilter struct {
-	assistantID, threadID string
-	enabled               *bool
-	sortBy                string
-	asc                   bool
-	limit, offset         int // limit 0: all
-}
-
-var cronSortKeys = []string{"cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date"}
-
-func (m *metaDB) cronWhere(ctx context.Context, tenant string, f cronFilter) (string, []any) {
-	args := []any{tenant}
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	where := `tenant = $1`
-	if u := scopedUser(ctx); u != "" {
-		where += ` AND user_id = ` + arg(u)
-	}
-	if f.assistantID != "" {
-		where += ` AND assistant_id = ` + arg(f.assistantID)
-	}
-	if f.threadID != "" {
-		where += ` AND thread_id = ` + arg(f.threadID)
-	}
-	if f.enabled != nil {
-		where += ` AND enabled = ` + arg(boolInt(*f.enabled))
-	}
-	return where, args
-}
-
-func (m *metaDB) searchCrons(ctx context.Context, tenant string, f cronFilter) ([]*Cron, error) {
-	where, args := m.cronWhere(ctx, tenant, f)
-	order := "created_at"
-	if f.sortBy != "" {
-		order = f.sortBy // one of cronSortKeys, checked by the caller
-	}
-	dir := " DESC"
-	if f.asc {
-		dir = " ASC"
-	}
-	query := `SELECT ` + cronCols + ` FROM trellis_crons WHERE ` + where + ` ORDER BY ` + order + dir + `, cron_id` + dir
-	if f.limit > 0 {
-		query += fmt.Sprintf(` LIMIT %d OFFSET %d`, f.limit, f.offset)
-	}
-	rows, err := m.db.QueryContext(ctx, m.q(query), args...)
-	if err != nil {
-		return nil, err
-	}
-	return scanAll(rows, scanCron)
-}
-
-func (m *metaDB) countCrons(ctx context.Context, tenant string, f cronFilter) (int, error) {
-	where, args := m.cronWhere(ctx, tenant, f)
-	var n int
-	err := m.db.QueryRowContext(ctx, m.q(`SELECT count(*) FROM trellis_crons WHERE `+where), args...).Scan(&n)
-	return n, err
-}
-
-// dueCrons returns up to limit enabled crons, of every tenant, whose next run date is at or before
-// now and not after their end time.
-func (m *metaDB) dueCrons(ctx context.Context, now time.Time, limit int) ([]*Cron, error) {
-	rows, err := m.db.QueryContext(ctx, m.q(`SELECT `+cronCols+` FROM trellis_crons
-WHERE enabled = 1 AND next_run_date > 0 AND next_run_date <= $1 AND (end_time = 0 OR next_run_date <= end_time)
-ORDER BY next_run_date LIMIT $2`), ms(now), limit)
-	if err != nil {
-		return nil, err
-	}
-	return scanAll(rows, scanCron)
-}
-
-// claimCron moves a cron's next run date from the one seen (prev) to next; it reports whether
-// this call did it. Of several processes claiming the same tick, exactly one succeeds.
-func (m *metaDB) claimCron(ctx context.Context, id string, prev, next int64) (bool, error) {
-	res, err := m.exec(ctx, `UPDATE trellis_crons SET next_run_date = $1 WHERE cron_id = $2 AND next_run_date = $3 AND enabled = 1`, next, id, prev)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
-}
-
 // tickCrons claims the crons that are due and starts their runs; it returns how many it started.
 func (s *Server) tickCrons(ctx context.Context) int {
 	s.crons.ticking.Lock()
@@ -292,7 +120,7 @@ func (s *Server) tickCrons(ctx context.Context) int {
 			} else {
 				s.log.Warn("crons: bad schedule, cron stopped", "cron_id", c.CronID, "schedule", c.Schedule)
 			}
-			ok, err := s.meta.claimCron(ctx, c.CronID, c.nextMS, next)
+			ok, err := s.meta.ClaimCron(ctx, c.CronID, c.nextMS, next)
 			if err != nil {
 				s.log.Warn("crons: cannot claim", "cron_id", c.CronID, "err", err)
 				continue
@@ -330,7 +158,7 @@ func (s *Server) retryCronTick(ctx context.Context, c *Cron, now time.Time, next
 		s.log.Error("crons: the tick's run was not started; the tick is skipped", "cron_id", c.CronID, "err", err, "retried", !permanent)
 		return
 	}
-	if ok, cerr := s.meta.claimCron(ctx, c.CronID, next, retryAt); cerr != nil || !ok {
+	if ok, cerr := s.meta.ClaimCron(ctx, c.CronID, next, retryAt); cerr != nil || !ok {
 		s.log.Error("crons: the tick's run was not started, and the tick could not be given back", "cron_id", c.CronID, "err", err, "claim_err", cerr)
 		return
 	}
@@ -376,10 +204,10 @@ func (s *Server) dropOrphanCron(ctx context.Context, c *Cron, err error) {
 	if c.ThreadID == nil || !errors.Is(err, ErrNotFound) {
 		return
 	}
-	if taken, terr := s.meta.threadTaken(ctx, *c.ThreadID); terr != nil || taken {
+	if taken, terr := s.meta.ThreadTaken(ctx, *c.ThreadID); terr != nil || taken {
 		return
 	}
-	if derr := s.meta.deleteCron(ctx, c.tenant, c.CronID); derr == nil {
+	if derr := s.meta.DeleteCron(ctx, c.tenant, c.CronID); derr == nil {
 		s.log.Info("crons: deleted a cron whose thread is gone", "cron_id", c.CronID, "thread_id", *c.ThreadID)
 	}
 }

@@ -28,7 +28,7 @@ var cronEpoch = time.Date(2030, 1, 1, 0, 0, 30, 0, time.UTC)
 func cronRuns(t *testing.T, s *Server, cronID string) int {
 	t.Helper()
 	var n int
-	if err := s.meta.db.QueryRowContext(context.Background(), s.meta.q(`SELECT count(*) FROM trellis_runs WHERE metadata LIKE $1`), "%"+cronID+"%").Scan(&n); err != nil {
+	if err := s.meta.SQL().QueryRowContext(context.Background(), s.meta.Q(`SELECT count(*) FROM trellis_runs WHERE metadata LIKE $1`), "%"+cronID+"%").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -81,8 +81,11 @@
 // that need nothing of the server: server/internal/lcwire the LangChain wire formats (messages,
 // state values, run input, checkpoint and task events as the LangGraph API renders them),
 // server/internal/auth JWT verification and the JWKS cache (AuthConfig and Principal stay
-// here), and server/internal/limits the tenants' request rates and open streams, in the
-// process or in Redis (ErrLimited and the 429 answers stay here).
+// here), server/internal/limits the tenants' request rates and open streams, in the
+// process or in Redis (ErrLimited and the 429 answers stay here), and server/internal/metadb
+// the metadata database: threads, runs, their events and leases, assistants and crons, on
+// SQLite or Postgres, as rows of its own that meta.go converts to the API types (Thread, Run,
+// Cron, ...), with the per-user scoping and the 404s.
 //
 // See docs/server.md for the routes, the settings and what is not done yet.
 package server

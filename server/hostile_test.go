@@ -143,7 +143,7 @@ func TestServerErrorsAreLogged(t *testing.T) {
 	var logs syncBuffer
 	b := setup(t, setupOpts{cfg: Config{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}})
 	tid := b.newThread(nil)
-	b.srv.meta.db.Close() // every read of the metadata now fails
+	b.srv.meta.SQL().Close() // every read of the metadata now fails
 	if code := b.do("GET", "/threads/"+tid, nil, nil); code != 500 {
 		t.Fatalf("status %d, want 500", code)
 	}

@@ -521,7 +521,7 @@ func (o *outbox) flush(ctx context.Context) {
 // the database's; the bus failing only costs followers a read of the database.
 func (o *outbox) write(ctx context.Context, batches []eventBatch) error {
 	b := o.s.bus
-	if b != nil && b.kind == "postgres" && o.s.meta.postgres {
+	if b != nil && b.kind == "postgres" && o.s.meta.Postgres() {
 		return o.s.meta.appendEventRowsNotify(ctx, batches, busChannel, b.eventPayloads(batches))
 	}
 	if err := o.s.meta.appendEventRows(ctx, batches); err != nil {

@@ -147,10 +147,10 @@ func TestRenewLeases(t *testing.T) {
 				ids = append(ids, run.RunID)
 			}
 			// Another worker takes lease-1.
-			if _, err := s.meta.exec(ctx, `UPDATE trellis_runs SET lease_owner = 'other/x' WHERE run_id = 'lease-1'`); err != nil {
+			if _, err := s.meta.Exec(ctx, `UPDATE trellis_runs SET lease_owner = 'other/x' WHERE run_id = 'lease-1'`); err != nil {
 				t.Fatal(err)
 			}
-			kept, err := s.meta.renewLeases(ctx, append(ids, "no-such-run"), "me", time.Hour)
+			kept, err := s.meta.RenewLeases(ctx, append(ids, "no-such-run"), "me", time.Hour)
 			if err != nil {
 				t.Fatalf("renewLeases: %v", err)
 			}
@@ -158,14 +158,14 @@ func TestRenewLeases(t *testing.T) {
 				t.Fatalf("renewLeases kept %v, want lease-0 and lease-2", kept)
 			}
 			var until int64
-			if err := s.meta.db.QueryRowContext(ctx, s.meta.q(`SELECT lease_until FROM trellis_runs WHERE run_id = $1`), "lease-2").Scan(&until); err != nil {
+			if err := s.meta.SQL().QueryRowContext(ctx, s.meta.Q(`SELECT lease_until FROM trellis_runs WHERE run_id = $1`), "lease-2").Scan(&until); err != nil {
 				t.Fatal(err)
 			}
 			if time.Until(fromMS(until)) < 30*time.Minute {
 				t.Fatalf("lease-2 runs until %v, want about an hour from now", fromMS(until))
 			}
 			// A prefix that is only the start of ours owns nothing.
-			if kept, err := s.meta.renewLeases(ctx, ids, "m", time.Hour); err != nil || len(kept) != 0 {
+			if kept, err := s.meta.RenewLeases(ctx, ids, "m", time.Hour); err != nil || len(kept) != 0 {
 				t.Fatalf("renewLeases with another instance's prefix kept %v (%v)", kept, err)
 			}
 		})
@@ -184,7 +184,7 @@ func TestLeaseLostStopsRun(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the slow run did not start")
 	}
-	if _, err := b.srv.meta.exec(context.Background(), `UPDATE trellis_runs SET lease_owner = 'elsewhere/1', lease_until = $1 WHERE run_id = $2`,
+	if _, err := b.srv.meta.Exec(context.Background(), `UPDATE trellis_runs SET lease_owner = 'elsewhere/1', lease_until = $1 WHERE run_id = $2`,
 		ms(time.Now().Add(time.Hour)), run.RunID); err != nil {
 		t.Fatal(err)
 	}

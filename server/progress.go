@@ -184,7 +184,7 @@ func (t *progressTracker) flush() {
 	raw, _ := json.Marshal(t.snapshot())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := t.r.s.meta.setRunProgress(ctx, t.runID, raw); err != nil {
+	if err := t.r.s.meta.SetRunProgress(ctx, t.runID, raw); err != nil {
 		t.r.s.log.Warn("cannot record a run's progress", "run_id", t.runID, "err", err)
 	}
 }
@@ -244,35 +244,4 @@ type runEnd struct {
 	progress    *RunProgress
 	lastError   string    // "" keeps the record's
 	nextAttempt time.Time // zero clears it
-}
-
-func (m *metaDB) setRunProgress(ctx context.Context, runID string, raw []byte) error {
-	_, err := m.exec(ctx, `UPDATE trellis_runs SET progress = $1 WHERE run_id = $2`, string(raw), runID)
-	return err
-}
-
-// setRunEnd writes a run's status with its final progress, last error and next attempt's time,
-// in one statement.
-func (m *metaDB) setRunEnd(ctx context.Context, runID string, e runEnd) error {
-	var progress any
-	if e.progress != nil {
-		progress = mustJSON(e.progress)
-	}
-	var lastErr any
-	if e.lastError != "" {
-		lastErr = e.lastError
-	}
-	var next int64
-	if !e.nextAttempt.IsZero() {
-		next = ms(e.nextAttempt)
-	}
-	_, err := m.exec(ctx, `UPDATE trellis_runs SET status = $1, updated_at = $2, progress = COALESCE($3, progress), last_error = COALESCE($4, last_error), next_attempt_at = $5 WHERE run_id = $6`,
-		e.status, ms(m.stamp()), progress, lastErr, next, runID)
-	return err
-}
-
-// setRunLastError records why a run is attempted again when nothing else did (its worker died).
-func (m *metaDB) setRunLastError(ctx context.Context, runID, msg string) error {
-	_, err := m.exec(ctx, `UPDATE trellis_runs SET last_error = $1 WHERE run_id = $2`, msg, runID)
-	return err
 }

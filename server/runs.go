@@ -180,7 +180,7 @@ func (r *runner) reap() {
 					continue
 				}
 				r.s.log.Warn("run's worker stopped heartbeating; resuming it from its last checkpoint", "run_id", run.RunID, "thread_id", run.ThreadID)
-				_ = r.s.meta.setRunLastError(ctx, run.RunID, "the run's worker stopped heartbeating (its process died or hung); resumed from its last checkpoint")
+				_ = r.s.meta.SetRunLastError(ctx, run.RunID, "the run's worker stopped heartbeating (its process died or hung); resumed from its last checkpoint")
 				if l := r.s.hub.get(run.RunID); l == nil {
 					r.s.hub.open(run.RunID).resumable = run.Kwargs.Resumable
 				}
@@ -219,12 +219,12 @@ func (r *runner) recover(ctx context.Context) error {
 	for _, run := range runs {
 		if _, err := r.s.assistant(run.AssistantID); err != nil {
 			r.s.log.Warn("run left unfinished by a previous process has an unknown assistant; marking it failed", "run_id", run.RunID, "assistant_id", run.AssistantID)
-			_ = r.s.meta.setRunStatus(ctx, run.RunID, RunError)
+			_ = r.s.meta.SetRunStatus(ctx, run.RunID, RunError)
 			continue
 		}
 		r.s.log.Info("resuming run left unfinished by a previous process", "run_id", run.RunID, "thread_id", run.ThreadID)
 		if run.Status == RunRunning {
-			_ = r.s.meta.setRunLastError(ctx, run.RunID, "the server stopped while the run executed; resumed from its last checkpoint")
+			_ = r.s.meta.SetRunLastError(ctx, run.RunID, "the server stopped while the run executed; resumed from its last checkpoint")
 		}
 		l := r.s.hub.open(run.RunID)
 		l.resumable = run.Kwargs.Resumable
@@ -393,7 +393,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	if closing {
 		return nil, nil, &APIError{Status: http.StatusServiceUnavailable, Message: "the server is shutting down and takes no new runs", Hint: "retry against another replica or after the restart", kind: ErrShuttingDown}
 	}
-	now := r.s.meta.stamp()
+	now := r.s.meta.Stamp()
 	temporary := false
 	freshThread := false // created by this request: no other run can be on it
 	if threadID == "" {
@@ -416,7 +416,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 		if !errors.Is(err, ErrNotFound) || req.IfNotExists != "create" {
 			return nil, nil, err
 		}
-		if taken, err := r.s.meta.threadTaken(ctx, threadID); err != nil || taken {
+		if taken, err := r.s.meta.ThreadTaken(ctx, threadID); err != nil || taken {
 			if err == nil {
 				err = notFound("thread", threadID)
 			}
@@ -454,7 +454,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	// this process's runs of a thread are created, and wait in its slot, in one order.
 	r.mu.Lock()
 	run.RunID = uuid.Must(uuid.NewV7()).String()
-	run.CreatedAt = r.s.meta.stamp()
+	run.CreatedAt = r.s.meta.Stamp()
 	run.UpdatedAt = run.CreatedAt
 	slot := r.threads[threadID]
 	var inflight []string
@@ -515,7 +515,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	}
 	if !temporary {
 		// Busy from the moment a run is pending, as LangGraph reports it.
-		_ = r.s.meta.setThreadBusy(ctx, p.Tenant, threadID)
+		_ = r.s.meta.SetThreadBusy(ctx, p.Tenant, threadID)
 	}
 	r.s.metrics.runsCreated.Inc()
 	r.s.log.Info("run created", "run_id", run.RunID, "thread_id", threadID, "assistant_id", a.AssistantID, "tenant", p.Tenant, "multitask_strategy", strategy)
@@ -603,9 +603,9 @@ func (r *runner) cancel(ctx context.Context, tenant, threadID, runID string, act
 
 func (r *runner) finishUnstarted(ctx context.Context, run *Run, action error) {
 	if action == errCancelRollback {
-		_ = r.s.meta.deleteRun(ctx, run.tenant, run.RunID)
+		_ = r.s.meta.DeleteRun(ctx, run.tenant, run.RunID)
 	} else {
-		_ = r.s.meta.setRunStatus(ctx, run.RunID, RunInterrupted)
+		_ = r.s.meta.SetRunStatus(ctx, run.RunID, RunInterrupted)
 	}
 	if l := r.s.hub.get(run.RunID); l != nil {
 		l.close()
@@ -671,8 +671,8 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		r.persistAndAppend(ctx, l, run, "error", raw)
 		r.persistAndAppend(ctx, l, run, "end", json.RawMessage("null"))
 		_ = r.s.meta.setRunEnd(ctx, runID, runEnd{status: RunError, progress: run.Progress, lastError: fmt.Sprintf("run was attempted %d times (its worker died or it failed transiently each time); giving up", attempt-1)})
-		_ = r.s.meta.setThreadStatus(ctx, run.tenant, run.ThreadID, ThreadError, nil, nil)
-		_ = r.s.meta.releaseLease(ctx, runID, owner)
+		_ = r.s.meta.SetThreadStatus(ctx, run.tenant, run.ThreadID, ThreadError, nil, nil)
+		_ = r.s.meta.ReleaseLease(ctx, runID, owner)
 		r.release(run.ThreadID, runID)
 		l.close()
 		return nil
@@ -715,7 +715,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		r.mu.Unlock()
 		close(act.done)
 		if !leaseGone {
-			_ = r.s.meta.releaseLease(ctx, runID, owner)
+			_ = r.s.meta.ReleaseLease(ctx, runID, owner)
 		}
 		if !keepSlot {
 			r.released(run.ThreadID, runID)
@@ -782,7 +782,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	// attempt it has no checkpoint yet.
 	fresh := run.Kwargs.Temporary && attempt == 1
 	if !run.Kwargs.Temporary {
-		_ = r.s.meta.setThreadBusy(ctx, run.tenant, run.ThreadID)
+		_ = r.s.meta.SetThreadBusy(ctx, run.tenant, run.ThreadID)
 	}
 	log.Info("run started", "assistant_id", run.AssistantID)
 	emit("metadata", map[string]any{"run_id": runID, "thread_id": run.ThreadID, "attempt": attempt})
@@ -886,14 +886,14 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	switch {
 	case status == RunPending && errors.Is(cause, errLeaseLost):
 		// Another worker executes it now, and writes its progress.
-		_ = r.s.meta.setRunStatus(ctx, runID, RunPending)
+		_ = r.s.meta.SetRunStatus(ctx, runID, RunPending)
 	case status == RunPending:
 		_ = r.s.meta.setRunEnd(ctx, runID, end)
 	case drop && r.s.bus == nil:
 		// Hidden in this process below, the only one serving the API. With replicas, the
 		// others read the record until the sweeper deletes it: it must not say running.
 	case errors.Is(cause, errCancelRollback):
-		_ = r.s.meta.deleteRun(ctx, run.tenant, runID)
+		_ = r.s.meta.DeleteRun(ctx, run.tenant, runID)
 	default:
 		_ = r.s.meta.setRunEnd(ctx, runID, end)
 	}
@@ -907,7 +907,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 			threadStatus = ThreadBusy
 		}
 		record()
-		_ = r.s.meta.setThreadStatus(ctx, run.tenant, run.ThreadID, threadStatus, values, interrupts)
+		_ = r.s.meta.SetThreadStatus(ctx, run.tenant, run.ThreadID, threadStatus, values, interrupts)
 	}
 	elapsed := time.Since(started)
 	r.s.metrics.runsFinished.WithLabelValues(status).Inc()
@@ -1284,7 +1284,7 @@ func (r *runner) busy(threadID string) bool {
 }
 
 // A finished stateless run's thread is deleted by the sweeper, with every other one that
-// finished meanwhile, in one transaction (metaDB.deleteThreads): hidden from the API at once,
+// finished meanwhile, in one transaction (metaStore.deleteThreads): hidden from the API at once,
 // its rows go within sweepInterval; its run's lease is renewed until then, so that no reaper
 // takes the run for one whose worker died. Shutdown deletes what is left.
 const (

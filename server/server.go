@@ -22,6 +22,7 @@ import (
 	"github.com/trellis-go/trellis/checkpoint/sqlitesaver"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/server/internal/limits"
+	"github.com/trellis-go/trellis/server/internal/metadb"
 	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/store/pgstore"
 	"github.com/trellis-go/trellis/store/sqlitestore"
@@ -53,7 +54,7 @@ func AssistantID(graphID string) string {
 type Server struct {
 	cfg        Config
 	log        *slog.Logger
-	meta       *metaDB
+	meta       *metaStore
 	store      store.Store
 	assistants []*Assistant
 	byID       map[string]*Assistant
@@ -109,7 +110,7 @@ func New(cfg Config) (*Server, error) {
 		deps = Deps{Saver: saver, Store: st, DatabaseURL: cfg.DatabaseURL}
 		db := stdlib.OpenDBFromPool(pool)
 		s.closers = append(s.closers, func() { db.Close() })
-		s.meta = &metaDB{db: db, postgres: true}
+		s.meta = &metaStore{DB: metadb.New(db, true, cfg.Now)}
 	} else {
 		path, err := cfg.dbPath()
 		if err != nil {
@@ -136,14 +137,13 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.closers = append(s.closers, func() { st.Close() })
 		deps = Deps{Saver: saver, Store: st, DataDir: cfg.DataDir}
-		s.meta = &metaDB{db: db}
+		s.meta = &metaStore{DB: metadb.New(db, false, cfg.Now)}
 	}
-	s.meta.now = cfg.Now
 	s.store = deps.Store
 	// Graphs, tools and apps get the tenant's view (tenantstore.go); the /store routes add the
 	// tenant themselves.
 	deps.SharedStore, deps.Store = deps.Store, scopedStore{st: deps.Store}
-	if err := s.meta.migrate(ctx); err != nil {
+	if err := s.meta.Migrate(ctx); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -202,7 +202,7 @@ func New(cfg Config) (*Server, error) {
 		if pgPool != nil {
 			rq, err = NewRiverPostgres(ctx, pgPool, ropts)
 		} else {
-			rq, err = NewRiverSQLite(ctx, s.meta.db, ropts)
+			rq, err = NewRiverSQLite(ctx, s.meta.SQL(), ropts)
 		}
 		if err != nil {
 			s.Close()

@@ -90,7 +90,7 @@ func TestStatelessThreadsSwept(t *testing.T) {
 			count := func(q string) int {
 				t.Helper()
 				var c int
-				if err := m.db.QueryRowContext(context.Background(), m.q(q), kept).Scan(&c); err != nil {
+				if err := m.SQL().QueryRowContext(context.Background(), m.Q(q), kept).Scan(&c); err != nil {
 					t.Fatalf("%s: %v", q, err)
 				}
 				return c

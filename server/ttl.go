@@ -43,24 +43,6 @@ func parseTTL(raw json.RawMessage) (int64, error) {
 	return max(1, int64(minutes*60000)), nil
 }
 
-func (m *metaDB) setThreadTTL(ctx context.Context, tenant, id string, ttlMS int64) error {
-	_, err := m.exec(ctx, `UPDATE trellis_threads SET ttl_ms = $1 WHERE tenant = $2 AND thread_id = $3`, ttlMS, tenant, id)
-	return err
-}
-
-// expiredThreads returns up to limit threads whose ttl has passed since their last update, and
-// that have no run under way or waiting.
-func (m *metaDB) expiredThreads(ctx context.Context, now time.Time, limit int) ([]*Thread, error) {
-	rows, err := m.db.QueryContext(ctx, m.q(`SELECT `+threadCols+` FROM trellis_threads t
-WHERE ttl_ms > 0 AND updated_at + ttl_ms < $1 AND status <> $2 AND temporary = 0
-AND NOT EXISTS (SELECT 1 FROM trellis_runs r WHERE r.tenant = t.tenant AND r.thread_id = t.thread_id AND r.status IN ($3, $4))
-LIMIT $5`), ms(now), ThreadBusy, RunPending, RunRunning, limit)
-	if err != nil {
-		return nil, err
-	}
-	return scanAll(rows, scanThread)
-}
-
 // startTTLSweeper looks for expired threads every Config.ThreadTTLSweep until it is stopped.
 func (s *Server) startTTLSweeper() (stop func()) {
 	return periodic.Every(s.cfg.ThreadTTLSweep, s.sweepExpiredThreads)

@@ -1,0 +1,256 @@
+package metadb
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/trellis-go/trellis/checkpoint/pgsaver"
+	"github.com/trellis-go/trellis/checkpoint/sqlitesaver"
+	"github.com/trellis-go/trellis/store/sqlitestore"
+)
+
+// eachDialect runs fn on a fresh SQLite database and, when Postgres answers, on a fresh schema
+// of the test database; both hold the checkpoint saver's tables too, as the server's do.
+func eachDialect(t *testing.T, fn func(t *testing.T, m *DB)) {
+	t.Run("sqlite", func(t *testing.T) {
+		db, err := sql.Open("sqlite", sqlitestore.DSN(filepath.Join(t.TempDir(), "meta.db")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.SetMaxOpenConns(1)
+		t.Cleanup(func() { db.Close() })
+		if err := sqlitesaver.Migrate(context.Background(), db); err != nil {
+			t.Fatal(err)
+		}
+		fn(t, migrated(t, New(db, false, nil)))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		fn(t, migrated(t, New(pgDB(t), true, nil)))
+	})
+}
+
+func migrated(t *testing.T, m *DB) *DB {
+	t.Helper()
+	for range 2 { // a second run finds everything applied
+		if err := m.Migrate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m
+}
+
+// pgDB opens a fresh schema of the test database, dropped when the test ends, or skips the test
+// when Postgres is unreachable.
+func pgDB(t *testing.T) *sql.DB {
+	base := os.Getenv("TRELLIS_TEST_DATABASE_URL")
+	if base == "" {
+		base = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	admin, err := pgxpool.New(ctx, base)
+	if err == nil {
+		err = admin.Ping(ctx)
+	}
+	if err != nil {
+		t.Skipf("Postgres unreachable at %s: %v", base, err)
+	}
+	schema := fmt.Sprintf("metadb_%d", time.Now().UnixNano())
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		admin.Close()
+	})
+	pool, err := pgxpool.New(ctx, base+"&search_path="+schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := pgsaver.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	db := stdlib.OpenDBFromPool(pool)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestQ(t *testing.T) {
+	const q = `SELECT a FROM t WHERE b = $1 AND c = $12`
+	if got := New(nil, true, nil).Q(q); got != q {
+		t.Errorf("Postgres: %s", got)
+	}
+	if got, want := New(nil, false, nil).Q(q), `SELECT a FROM t WHERE b = ?1 AND c = ?12`; got != want {
+		t.Errorf("SQLite: %s, want %s", got, want)
+	}
+}
+
+// Stamps never repeat, even when the clock stands still.
+func TestStampMonotonic(t *testing.T) {
+	at := time.UnixMilli(1_700_000_000_000)
+	m := New(nil, false, func() time.Time { return at })
+	a, b := m.Stamp(), m.Stamp()
+	if !a.Equal(at) || !b.Equal(at.Add(time.Millisecond)) {
+		t.Fatalf("stamps %v, %v; want %v and a millisecond later", a, b, at)
+	}
+}
+
+func TestThreads(t *testing.T) {
+	eachDialect(t, func(t *testing.T, m *DB) {
+		ctx := context.Background()
+		for i, id := range []string{"t1", "t2", "t3"} {
+			th := &Thread{Tenant: "acme", ThreadID: id, Status: "idle", Metadata: map[string]any{"n": float64(i), "owner": "bob"}}
+			if ok, err := m.CreateThread(ctx, th); err != nil || !ok {
+				t.Fatalf("create %s: %v %v", id, ok, err)
+			}
+			if th.CreatedAt.IsZero() {
+				t.Fatal("CreatedAt not stamped")
+			}
+		}
+		if ok, err := m.CreateThread(ctx, &Thread{Tenant: "other", ThreadID: "t1", Status: "idle"}); err != nil || ok {
+			t.Fatalf("a taken ID: created %v, %v", ok, err)
+		}
+		if _, err := m.GetThread(ctx, "other", "t1"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("another tenant's thread: %v, want ErrNotFound", err)
+		}
+		if err := m.SetThreadStatus(ctx, "acme", "t2", "interrupted", json.RawMessage(`{"x":1}`), json.RawMessage(`{"a":[]}`)); err != nil {
+			t.Fatal(err)
+		}
+		th, err := m.GetThread(ctx, "acme", "t2")
+		if err != nil || th.Status != "interrupted" || string(th.Values) != `{"x":1}` || th.StateUpdatedAt.Before(th.CreatedAt) {
+			t.Fatalf("t2 after SetThreadStatus: %+v, %v", th, err)
+		}
+		var seen []string
+		f := ThreadFilter{Metadata: map[string]any{"owner": "bob"}, SortBy: "created_at", Asc: true}
+		if err := m.EachThread(ctx, "acme", f, func(th *Thread) bool { seen = append(seen, th.ThreadID); return true }); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(seen) != "[t1 t2 t3]" {
+			t.Fatalf("search: %v, want the three threads in creation order", seen)
+		}
+		if err := m.DeleteThreads(ctx, []ThreadKey{{"acme", "t1"}, {"acme", "t3"}}); err != nil {
+			t.Fatal(err)
+		}
+		for id, want := range map[string]bool{"t1": false, "t2": true, "t3": false} {
+			if taken, err := m.ThreadTaken(ctx, id); err != nil || taken != want {
+				t.Errorf("%s taken: %v %v, want %v", id, taken, err, want)
+			}
+		}
+	})
+}
+
+// Runs of one thread are claimed one at a time, oldest first; a lease held stops other owners.
+func TestClaims(t *testing.T) {
+	eachDialect(t, func(t *testing.T, m *DB) {
+		ctx := context.Background()
+		if _, err := m.CreateThread(ctx, &Thread{Tenant: "acme", ThreadID: "th", Status: "idle"}); err != nil {
+			t.Fatal(err)
+		}
+		var runs []*Run
+		for _, id := range []string{"r1", "r2"} {
+			r := &Run{Tenant: "acme", RunID: id, ThreadID: "th", AssistantID: "a", Status: "pending", Kwargs: json.RawMessage(`{"input":{}}`), CreatedAt: m.Stamp()}
+			active, err := m.InsertRunOnThread(ctx, r, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(active) != len(runs) {
+				t.Fatalf("inserting %s found %v unfinished", id, active)
+			}
+			runs = append(runs, r)
+		}
+		if _, refused, err := m.ClaimRun(ctx, runs[1], "p/1", time.Minute, 0, false); err != nil || refused == nil || refused.Why != ThreadBusy {
+			t.Fatalf("claiming the newer run: %+v, %v; want ThreadBusy", refused, err)
+		}
+		attempt, refused, err := m.ClaimRun(ctx, runs[0], "p/1", time.Minute, 0, false)
+		if err != nil || refused != nil || attempt != 1 {
+			t.Fatalf("claiming the older run: %d %+v %v", attempt, refused, err)
+		}
+		if _, refused, err := m.ClaimRun(ctx, runs[0], "q/1", time.Minute, 0, false); err != nil || refused == nil || refused.Why != LeaseHeld {
+			t.Fatalf("claiming a leased run: %+v, %v; want LeaseHeld", refused, err)
+		}
+		kept, err := m.RenewLeases(ctx, []string{"r1", "r2"}, "p", time.Minute)
+		if err != nil || !kept["r1"] || kept["r2"] {
+			t.Fatalf("renewed %v, %v; want r1 only", kept, err)
+		}
+		r, err := m.RunByID(ctx, "r1")
+		if err != nil || r.Status != "running" || r.Attempt != 1 || string(r.Kwargs) != `{"input":{}}` {
+			t.Fatalf("r1: %+v, %v", r, err)
+		}
+		if err := m.SetRunEnd(ctx, "r1", RunEnd{Status: "success", Progress: json.RawMessage(`{"step":3}`), LastError: "boom"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.ReleaseLease(ctx, "r1", "p/1"); err != nil {
+			t.Fatal(err)
+		}
+		if attempt, refused, err := m.ClaimRun(ctx, runs[1], "q/1", time.Minute, 0, false); err != nil || refused != nil || attempt != 1 {
+			t.Fatalf("claiming r2 once r1 ended: %d %+v %v", attempt, refused, err)
+		}
+		r, err = m.GetRun(ctx, "acme", "th", "r1")
+		if err != nil || r.Status != "success" || string(r.Progress) != `{"step":3}` || r.LastError != "boom" || !r.NextAttemptAt.IsZero() {
+			t.Fatalf("r1 after SetRunEnd: %+v, %v", r, err)
+		}
+		if _, err := m.GetRun(ctx, "acme", "other", "r1"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("r1 on another thread: %v, want ErrNotFound", err)
+		}
+	})
+}
+
+// Events are written in chunks on SQLite, once each, and read back in order.
+func TestEvents(t *testing.T) {
+	eachDialect(t, func(t *testing.T, m *DB) {
+		ctx := context.Background()
+		var a, b []Event
+		for i := range sqliteEventChunk + 3 {
+			a = append(a, Event{Seq: int64(i + 1), Event: "values", Data: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i))})
+		}
+		b = append(b, Event{Seq: 1, Event: "end", Data: json.RawMessage(`null`)})
+		batches := []EventBatch{{RunID: "ra", Events: a}, {RunID: "rb", Events: b}}
+		for range 2 { // the second write changes nothing
+			if err := m.AppendEvents(ctx, batches); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := m.LoadEvents(ctx, "ra", 10)
+		if err != nil || len(got) != len(a)-10 || got[0].Seq != 11 || string(got[len(got)-1].Data) != fmt.Sprintf(`{"i":%d}`, len(a)-1) {
+			t.Fatalf("ra after 10: %d events, %v", len(got), err)
+		}
+		if got, err := m.LoadEvents(ctx, "rb", 0); err != nil || len(got) != 1 || got[0].Event != "end" {
+			t.Fatalf("rb: %+v, %v", got, err)
+		}
+	})
+}
+
+// Of two processes claiming a cron's tick, one succeeds.
+func TestClaimCron(t *testing.T) {
+	eachDialect(t, func(t *testing.T, m *DB) {
+		ctx := context.Background()
+		next := time.UnixMilli(1_700_000_000_000).UTC()
+		c := &Cron{Tenant: "acme", CronID: "c1", AssistantID: "a", Principal: json.RawMessage(`{"user":"bob"}`), Schedule: "* * * * *",
+			NextRunDate: next, Enabled: true, CreatedAt: m.Stamp(), UpdatedAt: m.Stamp()}
+		if err := m.InsertCron(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		due, err := m.DueCrons(ctx, next, 10)
+		if err != nil || len(due) != 1 || !due[0].NextRunDate.Equal(next) || string(due[0].Principal) != `{"user":"bob"}` || due[0].ThreadID != nil {
+			t.Fatalf("due: %+v, %v", due, err)
+		}
+		first, err1 := m.ClaimCron(ctx, "c1", next.UnixMilli(), next.UnixMilli()+60000)
+		second, err2 := m.ClaimCron(ctx, "c1", next.UnixMilli(), next.UnixMilli()+60000)
+		if err1 != nil || err2 != nil || !first || second {
+			t.Fatalf("claims: %v %v (%v %v); want the first only", first, second, err1, err2)
+		}
+		if n, err := m.CountCrons(ctx, "acme", CronFilter{UserID: "alice"}); err != nil || n != 0 {
+			t.Fatalf("alice's crons: %d %v", n, err)
+		}
+	})
+}
