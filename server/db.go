@@ -13,9 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/trellis-go/trellis/checkpoint/pgsaver"
-	"github.com/trellis-go/trellis/checkpoint/sqlitesaver"
 )
 
 // metaDB holds the server's own records (threads, runs, resumable event logs) in SQLite or
@@ -601,10 +598,9 @@ func (m *metaDB) deleteThread(ctx context.Context, tenant, id string) error {
 // threadKey names a tenant's thread.
 type threadKey struct{ tenant, id string }
 
-// deleteThreads deletes threads with their runs, their runs' events and their checkpoints, in
-// one transaction of a few statements whatever their number. The checkpoints are the saver's
-// rows: the server opens its saver on this same database (New), and every assistant's graph
-// must use it (Spec.Build).
+// deleteThreads deletes the records of threads with their runs and their runs' events, in one
+// transaction of a few statements whatever their number. Their checkpoints are the saver's:
+// Server.removeThreads deletes them first.
 func (m *metaDB) deleteThreads(ctx context.Context, keys []threadKey) error {
 	if len(keys) == 0 {
 		return nil
@@ -624,9 +620,6 @@ func (m *metaDB) deleteThreads(ctx context.Context, keys []threadKey) error {
 		if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
 			return err
 		}
-		if err := pgsaver.DeleteThreadsTx(ctx, tx, ids); err != nil {
-			return err
-		}
 		if _, err := tx.ExecContext(ctx, `WITH k AS (SELECT * FROM unnest($1::text[], $2::text[]) AS k (tenant, thread_id)),
 			r AS (DELETE FROM trellis_runs WHERE (tenant, thread_id) IN (SELECT tenant, thread_id FROM k) RETURNING run_id),
 			e AS (DELETE FROM trellis_run_events WHERE run_id IN (SELECT run_id FROM r))
@@ -634,9 +627,6 @@ func (m *metaDB) deleteThreads(ctx context.Context, keys []threadKey) error {
 			return err
 		}
 		return tx.Commit()
-	}
-	if err := sqlitesaver.DeleteThreadsTx(ctx, tx, ids); err != nil {
-		return err
 	}
 	const k = `(SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?1))`
 	for _, q := range []string{

@@ -213,17 +213,7 @@ func (s *Saver) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 
 // Put implements [checkpoint.Saver].
 func (s *Saver) Put(ctx context.Context, req checkpoint.PutRequest) error {
-	cp := req.Checkpoint
-	if cp.ID == "" {
-		return fail("put", req.ThreadID, errors.New("the checkpoint has no ID"), "set Checkpoint.ID with checkpoint.NewID")
-	}
-	if req.Head != "" && cp.ID <= req.Head {
-		return fail("put", req.ThreadID, fmt.Errorf("checkpoint ID %q does not sort after the head %q", cp.ID, req.Head), "make IDs with checkpoint.NewID")
-	}
-	if err := sqlcore.CheckBlobs(req.Blobs); err != nil {
-		return fail("put", req.ThreadID, err, "")
-	}
-	r, err := sqlcore.Encode(cp)
+	r, err := sqlcore.EncodePut(req)
 	if err != nil {
 		return fail("put", req.ThreadID, err, "")
 	}
@@ -235,14 +225,14 @@ func (s *Saver) Put(ctx context.Context, req checkpoint.PutRequest) error {
 		if req.Head == "" {
 			cas = "casCreate"
 		}
-		err := s.stmt(ctx, tx, cas).QueryRowContext(ctx, cp.ID, req.ThreadID, req.NS, req.Head).Scan(&id)
+		err := s.stmt(ctx, tx, cas).QueryRowContext(ctx, r.ID, req.ThreadID, req.NS, req.Head).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
 			var head string
 			err := s.stmt(ctx, tx, "head").QueryRowContext(ctx, req.ThreadID, req.NS).Scan(&head)
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
-			if head == cp.ID {
+			if head == r.ID {
 				return errRetry // a retry of a put that committed but whose reply was lost
 			}
 			return sqlcore.Conflict(req.ThreadID, req.NS, req.Head, head)
@@ -359,10 +349,7 @@ func (s *Saver) get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 		err = s.stmt(ctx, tx, "getByID").QueryRowContext(ctx, ref.ThreadID, ref.NS, ref.CheckpointID).Scan(dest...)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
-		if ref.CheckpointID == "" {
-			return nil, sqlcore.NotFound("thread %q namespace %q has no checkpoints", ref.ThreadID, ref.NS)
-		}
-		return nil, sqlcore.NotFound("thread %q namespace %q has no checkpoint %q", ref.ThreadID, ref.NS, ref.CheckpointID)
+		return nil, sqlcore.Missing(ref)
 	}
 	if err != nil {
 		return nil, err
@@ -432,33 +419,39 @@ func (s *Saver) listPage(ctx context.Context, threadID, q string, args []any) ([
 	return sqlcore.ScanTuples(rows, threadID)
 }
 
-// DeleteThread implements [checkpoint.Saver].
-func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
-	err := s.write(ctx, func(tx *sql.Tx) error { return DeleteThreadsTx(ctx, tx, []string{threadID}) })
-	return wrap(ctx, "delete thread", threadID, err)
+// SetMetadata implements [checkpoint.Saver]: one UPDATE of the checkpoint's row.
+func (s *Saver) SetMetadata(ctx context.Context, ref checkpoint.Ref, metadata map[string]any) error {
+	err := sqlcore.SetMetadata(ctx, dialect, ref, metadata, contextErr, func(ctx context.Context, q string, args ...any) (int64, error) {
+		res, err := s.db.ExecContext(ctx, q, args...)
+		if err != nil {
+			return 0, err
+		}
+		return res.RowsAffected()
+	})
+	return wrap(ctx, "set metadata", ref.ThreadID, err)
 }
 
-// DeleteThreadsTx deletes the checkpoints of every thread in threadIDs within tx, a
-// transaction on a database that holds this package's tables, in four statements whatever
-// the number of threads. It lets a caller that shares the saver's database delete many
-// threads, and rows of its own, in one commit (the server does so with its stateless runs'
-// threads). Unknown IDs are no error.
-func DeleteThreadsTx(ctx context.Context, tx *sql.Tx, threadIDs []string) error {
+// DeleteThreads implements [checkpoint.Saver]: one transaction of four statements whatever the
+// number of threads.
+func (s *Saver) DeleteThreads(ctx context.Context, threadIDs []string) error {
 	if len(threadIDs) == 0 {
 		return nil
 	}
 	ids, err := json.Marshal(threadIDs)
 	if err != nil {
-		return err
+		return fail("delete threads", sqlcore.OneThread(threadIDs), err, "")
 	}
-	const spaces = "(SELECT id FROM trellis_checkpoint_spaces WHERE thread_id IN (SELECT value FROM json_each(?1)))"
-	for _, table := range []string{"trellis_checkpoint_writes", "trellis_checkpoint_blobs", "trellis_checkpoints"} {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE space IN "+spaces, string(ids)); err != nil {
-			return err
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		const spaces = "(SELECT id FROM trellis_checkpoint_spaces WHERE thread_id IN (SELECT value FROM json_each(?1)))"
+		for _, table := range []string{"trellis_checkpoint_writes", "trellis_checkpoint_blobs", "trellis_checkpoints"} {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE space IN "+spaces, string(ids)); err != nil {
+				return err
+			}
 		}
-	}
-	_, err = tx.ExecContext(ctx, "DELETE FROM trellis_checkpoint_spaces WHERE thread_id IN (SELECT value FROM json_each(?1))", string(ids))
-	return err
+		_, err := tx.ExecContext(ctx, "DELETE FROM trellis_checkpoint_spaces WHERE thread_id IN (SELECT value FROM json_each(?1))", string(ids))
+		return err
+	})
+	return wrap(ctx, "delete threads", sqlcore.OneThread(threadIDs), err)
 }
 
 const pruneBlobs = `
@@ -475,7 +468,7 @@ WHERE space = ?1 AND (channel, version) NOT IN (SELECT channel, version FROM nee
 // Prune implements [checkpoint.Saver].
 func (s *Saver) Prune(ctx context.Context, req checkpoint.PruneRequest) error {
 	if req.Keep < 1 {
-		return fail("prune", req.ThreadID, fmt.Errorf("the number of checkpoints to keep is %d; it must be at least 1", req.Keep), "to remove the whole thread, use DeleteThread")
+		return fail("prune", req.ThreadID, fmt.Errorf("the number of checkpoints to keep is %d; it must be at least 1", req.Keep), "to remove the whole thread, use DeleteThreads")
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM trellis_checkpoints

@@ -57,13 +57,23 @@ func Encode(cp checkpoint.Checkpoint) (Row, error) {
 	if err != nil {
 		return Row{}, fmt.Errorf("encoding the checkpoint's versions, tasks and barriers: %w", err)
 	}
-	if len(cp.Metadata) > 0 {
-		r.Metadata, err = json.Marshal(cp.Metadata)
-		if err != nil {
-			return Row{}, fmt.Errorf("metadata cannot be encoded as JSON (%w); keep metadata to JSON values", err)
-		}
+	if r.Metadata, err = EncodeMetadata(cp.Metadata); err != nil {
+		return Row{}, err
 	}
 	return r, nil
+}
+
+// EncodeMetadata is the stored form of a checkpoint's metadata: a JSON object, or nil (NULL)
+// for none.
+func EncodeMetadata(md map[string]any) ([]byte, error) {
+	if len(md) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(md)
+	if err != nil {
+		return nil, fmt.Errorf("metadata cannot be encoded as JSON (%w); keep metadata to JSON values", err)
+	}
+	return b, nil
 }
 
 // Decode turns a stored Row back into a checkpoint. It never panics on malformed
@@ -125,19 +135,13 @@ func CheckChains(threadID, cpID string, versions map[string]string, blobs []chec
 	return out, nil
 }
 
-// CheckBlobs rejects blobs a put must not store.
-func CheckBlobs(blobs []checkpoint.Blob) error {
-	for i, b := range blobs {
-		switch {
-		case b.Channel == "":
-			return fmt.Errorf("blob %d has no Channel", i)
-		case b.Version == "":
-			return fmt.Errorf("blob %d (channel %q) has no Version", i, b.Channel)
-		case b.Base == b.Version:
-			return fmt.Errorf("blob %s@%s names itself as its Base; a delta builds on an earlier version", b.Channel, b.Version)
-		}
+// EncodePut checks a put request (see [checkpoint.PutRequest.Validate]) and encodes its
+// checkpoint: what both savers do before they talk to the database.
+func EncodePut(req checkpoint.PutRequest) (Row, error) {
+	if err := req.Validate(); err != nil {
+		return Row{}, err
 	}
-	return nil
+	return Encode(req.Checkpoint)
 }
 
 // Rows is what database/sql's *sql.Rows and pgx's Rows have in common.
