@@ -98,21 +98,9 @@ func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
 	if err != nil {
 		return err
 	}
-	var texts []string
-	if !req.NoIndex {
-		paths := req.Index
-		if paths == nil && s.cfg.Index != nil {
-			paths = s.cfg.Index.Fields
-		}
-		texts = backend.IndexText(value, paths)
-	}
-	var vec []float32
-	if s.cfg.Index != nil && len(texts) > 0 {
-		vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{strings.Join(texts, "\n")})
-		if err != nil {
-			return err
-		}
-		vec = vecs[0]
+	texts, vec, err := backend.Index(ctx, s.cfg, req, value)
+	if err != nil {
+		return err
 	}
 	now := s.cfg.Now()
 	ttl := s.cfg.TTLFor(req)

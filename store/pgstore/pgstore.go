@@ -303,66 +303,22 @@ func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
-	raw, err := s.cfg.CheckPut(req)
+	p, err := sqlcore.PreparePut(ctx, s.cfg, req)
 	if err != nil {
 		return err
 	}
-	var texts []string
-	if !req.NoIndex {
-		paths := req.Index
-		if paths == nil && s.cfg.Index != nil {
-			paths = s.cfg.Index.Fields
-		}
-		var value map[string]any
-		if err := json.Unmarshal(raw, &value); err != nil {
-			return err
-		}
-		texts = backend.IndexText(value, paths)
-	}
-	var fts *string
-	var vec []float32
-	if len(texts) > 0 {
-		f := backend.FTSText(texts)
-		fts = &f
-		if s.cfg.Index != nil {
-			vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{strings.Join(texts, "\n")})
-			if err != nil {
-				return err
-			}
-			vec = vecs[0]
-		}
-	}
-	var vecBytes []byte
-	if vec != nil {
-		vecBytes = sqlcore.EncodeVec(vec)
-	}
-	now := s.cfg.Now()
-	var expires *time.Time
-	var ttl *int64
-	if d := s.cfg.TTLFor(req); d > 0 {
-		e, n := now.Add(d), int64(d)
-		expires, ttl = &e, &n
-	}
-	prefix := store.JoinNamespace(req.Namespace)
 	err = pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO store_items (prefix, key, value, created_at, updated_at, expires_at, ttl_ns, fts_text, vec)
-			VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8)
-			ON CONFLICT (prefix, key) DO UPDATE SET
-				value = excluded.value,
-				created_at = CASE WHEN store_items.expires_at IS NOT NULL AND store_items.expires_at <= excluded.updated_at
-					THEN excluded.created_at ELSE store_items.created_at END,
-				updated_at = excluded.updated_at, expires_at = excluded.expires_at, ttl_ns = excluded.ttl_ns,
-				fts_text = excluded.fts_text, vec = excluded.vec`,
-			prefix, req.Key, string(raw), now, expires, ttl, fts, vecBytes)
+		q, args := dialect.Upsert(p, s.cfg.Now())
+		_, err := tx.Exec(ctx, q, args...)
 		if err != nil || !s.pgvector {
 			return err
 		}
-		if vec == nil {
-			_, err = tx.Exec(ctx, "DELETE FROM store_vectors WHERE prefix = $1 AND key = $2", prefix, req.Key)
+		if p.Vec == nil {
+			_, err = tx.Exec(ctx, "DELETE FROM store_vectors WHERE prefix = $1 AND key = $2", p.Prefix, p.Key)
 			return err
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO store_vectors (prefix, key, embedding) VALUES ($1, $2, $3::text::`+s.vecType+`)
-			ON CONFLICT (prefix, key) DO UPDATE SET embedding = excluded.embedding`, prefix, req.Key, vectorText(vec))
+			ON CONFLICT (prefix, key) DO UPDATE SET embedding = excluded.embedding`, p.Prefix, p.Key, vectorText(p.Vec))
 		return err
 	})
 	return wrap("put", err)
@@ -389,21 +345,14 @@ func scanRow(sc pgx.Row, withVec bool, extra ...any) (*row, error) {
 	if err := sc.Scan(dest...); err != nil {
 		return nil, err
 	}
-	r.Item.Namespace, r.Item.Key = store.SplitNamespace(prefix), key
 	r.Item.CreatedAt, r.Item.UpdatedAt = r.Item.CreatedAt.UTC(), r.Item.UpdatedAt.UTC()
 	if expires != nil {
 		r.Item.ExpiresAt = expires.UTC()
 	}
-	if err := json.Unmarshal(value, &r.Item.Value); err != nil {
-		return nil, fmt.Errorf("store: postgres: item %q holds invalid JSON: %w", key, err)
-	}
-	if fts != nil {
-		r.Tokens = strings.Fields(*fts)
-	}
 	if vec != nil {
 		r.Vec = sqlcore.DecodeVec(vec)
 	}
-	return r, nil
+	return r, r.Fill("postgres", prefix, key, value, fts)
 }
 
 // Get implements store.Store.
@@ -510,17 +459,8 @@ func (s *Store) browse(ctx context.Context, req store.SearchRequest, filter *sto
 		return nil, wrap("search", err)
 	}
 	defer rows.Close()
-	var out []*row
-	for rows.Next() && len(out) < req.Offset+req.Limit {
-		r, err := scanRow(rows, false)
-		if err != nil {
-			return nil, wrap("search", err)
-		}
-		if filter.Match(r.Item.Value) {
-			out = append(out, r)
-		}
-	}
-	return out, wrap("search", rows.Err())
+	out, err := sqlcore.Matching(rows, func() (*row, error) { return scanRow(rows, false) }, filter, req.Offset+req.Limit)
+	return out, wrap("search", err)
 }
 
 // fullText returns up to n live items matching any term, best by ts_rank first; withVec (the
@@ -550,17 +490,8 @@ func (s *Store) fullText(ctx context.Context, req store.SearchRequest, filter *s
 		return nil, wrap("search", err)
 	}
 	defer rows.Close()
-	var out []*row
-	for rows.Next() {
-		r, err := scanRow(rows, withVec)
-		if err != nil {
-			return nil, wrap("search", err)
-		}
-		if filter.Match(r.Item.Value) {
-			out = append(out, r)
-		}
-	}
-	return out, wrap("search", rows.Err())
+	out, err := sqlcore.Matching(rows, func() (*row, error) { return scanRow(rows, withVec) }, filter, 0)
+	return out, wrap("search", err)
 }
 
 func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time) ([]*row, []float64, error) {

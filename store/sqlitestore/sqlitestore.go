@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -179,58 +178,23 @@ func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
-	raw, err := s.cfg.CheckPut(req)
+	p, err := sqlcore.PreparePut(ctx, s.cfg, req)
 	if err != nil {
 		return err
 	}
-	var texts []string
-	if !req.NoIndex {
-		paths := req.Index
-		if paths == nil && s.cfg.Index != nil {
-			paths = s.cfg.Index.Fields
-		}
-		var value map[string]any
-		if err := json.Unmarshal(raw, &value); err != nil {
-			return err
-		}
-		texts = backend.IndexText(value, paths)
-	}
-	var fts, vec any
-	if len(texts) > 0 {
-		fts = backend.FTSText(texts)
-		if s.cfg.Index != nil {
-			vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{strings.Join(texts, "\n")})
-			if err != nil {
-				return err
-			}
-			vec = sqlcore.EncodeVec(vecs[0])
-		}
-	}
 	now := s.cfg.Now()
-	var expires, ttl any
-	if d := s.cfg.TTLFor(req); d > 0 {
-		expires, ttl = now.Add(d).UnixNano(), int64(d)
-	}
-	prefix := store.JoinNamespace(req.Namespace)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return wrap("put", err)
 	}
 	defer tx.Rollback()
-	_, err = tx.ExecContext(ctx, `INSERT INTO store_items (prefix, key, value, created_at, updated_at, expires_at, ttl_ns, fts_text, vec)
-		VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8)
-		ON CONFLICT (prefix, key) DO UPDATE SET
-			value = excluded.value,
-			created_at = CASE WHEN store_items.expires_at IS NOT NULL AND store_items.expires_at <= excluded.updated_at
-				THEN excluded.created_at ELSE store_items.created_at END,
-			updated_at = excluded.updated_at, expires_at = excluded.expires_at, ttl_ns = excluded.ttl_ns,
-			fts_text = excluded.fts_text, vec = excluded.vec`,
-		prefix, req.Key, string(raw), now.UnixNano(), expires, ttl, fts, vec)
+	q, args := dialect.Upsert(p, now)
+	_, err = tx.ExecContext(ctx, q, args...)
 	if err != nil {
 		return wrap("put", err)
 	}
 	if s.cfg.Index != nil {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO store_vector_changes (prefix, key, at) VALUES (?, ?, ?)", prefix, req.Key, now.UnixNano()); err != nil {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO store_vector_changes (prefix, key, at) VALUES (?, ?, ?)", p.Prefix, p.Key, now.UnixNano()); err != nil {
 			return wrap("put", err)
 		}
 	}
@@ -245,7 +209,8 @@ type row = sqlcore.Row
 type scanner interface{ Scan(...any) error }
 
 func scanRow(sc scanner) (*row, error) {
-	var prefix, key, value string
+	var prefix, key string
+	var value []byte
 	var created, updated int64
 	var expires, ttl sql.NullInt64
 	var fts sql.NullString
@@ -256,17 +221,12 @@ func scanRow(sc scanner) (*row, error) {
 	if ttl.Valid {
 		r.TTL = &ttl.Int64
 	}
-	r.Item = store.Item{
-		Namespace: store.SplitNamespace(prefix), Key: key,
-		CreatedAt: time.Unix(0, created).UTC(), UpdatedAt: time.Unix(0, updated).UTC(), ExpiresAt: nullTime(expires),
-	}
-	if err := json.Unmarshal([]byte(value), &r.Item.Value); err != nil {
-		return nil, fmt.Errorf("store: sqlite: item %q holds invalid JSON: %w", key, err)
-	}
+	r.Item.CreatedAt, r.Item.UpdatedAt, r.Item.ExpiresAt = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC(), nullTime(expires)
+	var tokens *string
 	if fts.Valid {
-		r.Tokens = strings.Fields(fts.String)
+		tokens = &fts.String
 	}
-	return r, nil
+	return r, r.Fill("sqlite", prefix, key, value, tokens)
 }
 
 // Get implements store.Store.
@@ -409,17 +369,8 @@ func (s *Store) browse(ctx context.Context, req store.SearchRequest, filter *sto
 		return nil, wrap("search", err)
 	}
 	defer rows.Close()
-	var out []*row
-	for rows.Next() && len(out) < req.Offset+req.Limit {
-		r, err := scanRow(rows)
-		if err != nil {
-			return nil, wrap("search", err)
-		}
-		if filter.Match(r.Item.Value) {
-			out = append(out, r)
-		}
-	}
-	return out, wrap("search", rows.Err())
+	out, err := sqlcore.Matching(rows, func() (*row, error) { return scanRow(rows) }, filter, req.Offset+req.Limit)
+	return out, wrap("search", err)
 }
 
 func prefixed(cols string) string {
@@ -464,17 +415,8 @@ func (s *Store) fullText(ctx context.Context, req store.SearchRequest, filter *s
 		return nil, wrap("search", err)
 	}
 	defer rows.Close()
-	var out []*row
-	for rows.Next() {
-		r, err := scanRow(rows)
-		if err != nil {
-			return nil, wrap("search", err)
-		}
-		if filter.Match(r.Item.Value) {
-			out = append(out, r)
-		}
-	}
-	return out, wrap("search", rows.Err())
+	out, err := sqlcore.Matching(rows, func() (*row, error) { return scanRow(rows) }, filter, 0)
+	return out, wrap("search", err)
 }
 
 // hybrid merges the vector neighbours of the query with its full-text matches and scores them.

@@ -4,6 +4,7 @@
 package backend
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -32,6 +33,28 @@ func IndexText(value map[string]any, paths []string) []string {
 		collect(value, pp, &out)
 	}
 	return out
+}
+
+// Index is what a put indexes, the same in every backend: the text of the value's fields under
+// the request's paths (the store's IndexConfig.Fields when it gives none), nothing when the
+// request says NoIndex, and, when the store has an embedder, the embedding of that text.
+func Index(ctx context.Context, cfg store.Config, req store.PutRequest, value map[string]any) (texts []string, vec []float32, err error) {
+	if req.NoIndex {
+		return nil, nil, nil
+	}
+	paths := req.Index
+	if paths == nil && cfg.Index != nil {
+		paths = cfg.Index.Fields
+	}
+	texts = IndexText(value, paths)
+	if cfg.Index == nil || len(texts) == 0 {
+		return texts, nil, nil
+	}
+	vecs, err := cfg.Index.EmbedTexts(ctx, []string{strings.Join(texts, "\n")})
+	if err != nil {
+		return nil, nil, err
+	}
+	return texts, vecs[0], nil
 }
 
 func collect(v any, p store.Path, out *[]string) {
