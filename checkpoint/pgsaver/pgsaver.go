@@ -12,6 +12,7 @@ import (
 
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/checkpoint/internal/sqlcore"
+	"github.com/trellis-go/trellis/internal/owned"
 )
 
 // Options configures a saver. The zero value (or a nil *Options) means the documented defaults.
@@ -54,12 +55,7 @@ func Open(ctx context.Context, connString string, opts *Options) (*Saver, error)
 		return nil, wrap(ctx, "open", "", err)
 	}
 	s, err := New(ctx, pool, opts)
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
-	s.own = true
-	return s, nil
+	return owned.Open(s, err, pool.Close, func(s *Saver) { s.own = true })
 }
 
 // New returns a saver on pool after running [Migrate]. The tables live in the first schema of

@@ -15,6 +15,7 @@ import (
 
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/checkpoint/internal/sqlcore"
+	"github.com/trellis-go/trellis/internal/owned"
 )
 
 // Options configures a saver. The zero value (or a nil *Options) means the documented defaults.
@@ -117,12 +118,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Saver, error) {
 		return nil, wrap(ctx, "open", "", err)
 	}
 	s, err := New(ctx, db, &o)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	s.own = true
-	return s, nil
+	return owned.Open(s, err, func() { db.Close() }, func(s *Saver) { s.own = true })
 }
 
 // New returns a saver on db, a database opened with the "sqlite" driver of modernc.org/sqlite,

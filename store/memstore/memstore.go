@@ -53,11 +53,7 @@ var (
 
 // New returns an empty store. opts may be nil.
 func New(opts *Options) (*Store, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	cfg, err := o.Config.WithDefaults()
+	o, cfg, err := backend.Configure(opts, func(o Options) store.Config { return o.Config })
 	if err != nil {
 		return nil, err
 	}
@@ -219,11 +215,9 @@ func (s *Store) Search(ctx context.Context, req store.SearchRequest) ([]store.Se
 	if req.Query != "" {
 		terms = backend.QueryTerms(req.Query)
 		if s.cfg.Index != nil {
-			vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{req.Query})
-			if err != nil {
+			if qvec, err = s.cfg.Index.EmbedText(ctx, req.Query); err != nil {
 				return nil, err
 			}
-			qvec = vecs[0]
 		}
 	}
 	now := s.cfg.Now()

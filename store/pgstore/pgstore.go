@@ -9,13 +9,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/trellis-go/trellis/internal/owned"
 	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/store/internal/backend"
 	"github.com/trellis-go/trellis/store/internal/sqlcore"
@@ -55,6 +55,7 @@ const DefaultEfSearch = 200
 
 // Store is the Postgres backend. It is safe for concurrent use by any number of processes.
 type Store struct {
+	core     *sqlcore.Core // the database, dialect, configuration and closed flag
 	db       *pgxpool.Pool
 	ownDB    bool
 	cfg      store.Config
@@ -66,8 +67,6 @@ type Store struct {
 	cosineOp  string
 	iterative bool
 	efSearch  int
-	closed    atomic.Bool
-	stop      func()
 }
 
 var (
@@ -87,21 +86,12 @@ func Open(ctx context.Context, connString string, opts *Options) (*Store, error)
 		return nil, wrap("connect", err)
 	}
 	s, err := New(ctx, pool, opts)
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
-	s.ownDB = true
-	return s, nil
+	return owned.Open(s, err, pool.Close, func(s *Store) { s.ownDB = true })
 }
 
 // New returns a store on an open pool, after migrating. Close does not close the pool.
 func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	cfg, err := o.Config.WithDefaults()
+	o, cfg, err := backend.Configure(opts, func(o Options) store.Config { return o.Config })
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +103,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 	if err := Migrate(ctx, pool); err != nil {
 		return nil, err
 	}
-	s := &Store{db: pool, cfg: cfg, efSearch: o.EfSearch}
+	s := &Store{db: pool, cfg: cfg, efSearch: o.EfSearch, core: sqlcore.NewCore(pgDB{pool}, dialect, cfg, "postgres", classify)}
 	if cfg.Index != nil {
 		if err := s.checkDims(ctx); err != nil {
 			return nil, err
@@ -122,21 +112,11 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 			return nil, err
 		}
 	}
-	if cfg.SweepInterval > 0 {
-		s.stop = store.StartSweeper(s, cfg.SweepInterval, cfg.Logger, "postgres")
-	}
+	s.core.StartSweeper(s)
 	return s, nil
 }
 
-func (s *Store) checkDims(ctx context.Context) error {
-	err := dialect.CheckDims(ctx, func(ctx context.Context, q string, args ...any) error {
-		_, err := s.db.Exec(ctx, q, args...)
-		return err
-	}, func(ctx context.Context, q string, dest *string) error {
-		return s.db.QueryRow(ctx, q).Scan(dest)
-	}, s.cfg.Index.Dims, "a new schema")
-	return wrap("open", err)
-}
+func (s *Store) checkDims(ctx context.Context) error { return s.core.CheckDims(ctx, "a new schema") }
 
 // setupVectors decides between pgvector and the exact scan, and says which in the log.
 //
@@ -269,11 +249,8 @@ func (s *Store) backfill(ctx context.Context) error {
 
 // Close stops the sweeper and, when Open made it, closes the pool.
 func (s *Store) Close() error {
-	if s.closed.Swap(true) {
+	if s.core.Close() {
 		return nil
-	}
-	if s.stop != nil {
-		s.stop()
 	}
 	if s.ownDB {
 		s.db.Close()
@@ -300,10 +277,7 @@ func vectorText(v []float32) string {
 
 // Put implements store.Store.
 func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
-	if s.closed.Load() {
-		return store.ErrClosed
-	}
-	p, err := sqlcore.PreparePut(ctx, s.cfg, req)
+	p, err := s.core.PreparePut(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -357,10 +331,7 @@ func scanRow(sc pgx.Row, withVec bool, extra ...any) (*row, error) {
 
 // Get implements store.Store.
 func (s *Store) Get(ctx context.Context, req store.GetRequest) (*store.Item, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	if err := backend.CheckGet("get", req.Namespace, req.Key); err != nil {
+	if err := s.core.Check("get", req.Namespace, req.Key); err != nil {
 		return nil, err
 	}
 	now := s.cfg.Now()
@@ -392,10 +363,7 @@ func (s *Store) Get(ctx context.Context, req store.GetRequest) (*store.Item, err
 
 // Delete implements store.Store.
 func (s *Store) Delete(ctx context.Context, req store.DeleteRequest) error {
-	if s.closed.Load() {
-		return store.ErrClosed
-	}
-	if err := backend.CheckGet("delete", req.Namespace, req.Key); err != nil {
+	if err := s.core.Check("delete", req.Namespace, req.Key); err != nil {
 		return err
 	}
 	_, err := s.db.Exec(ctx, "DELETE FROM store_items WHERE prefix = $1 AND key = $2", store.JoinNamespace(req.Namespace), req.Key)
@@ -412,20 +380,11 @@ var dialect = sqlcore.Dialect{
 	},
 }
 
-func tsQuery(terms []string) string {
-	q := make([]string, len(terms))
-	for i, t := range terms {
-		q[i] = "'" + strings.ReplaceAll(t, "'", "''") + "'"
-	}
-	return strings.Join(q, " | ")
-}
+func tsQuery(terms []string) string { return sqlcore.QuoteTerms(terms, "'", " | ") }
 
 // Search implements store.Store.
 func (s *Store) Search(ctx context.Context, req store.SearchRequest) ([]store.SearchItem, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	return sqlcore.Searcher{Browse: s.browse, Text: s.text, Hybrid: s.hybrid, Refresh: s.refresh}.Search(ctx, s.cfg, req)
+	return s.core.Search(ctx, sqlcore.Searcher{Browse: s.browse, Text: s.text, Hybrid: s.hybrid, Refresh: s.refresh}, req)
 }
 
 // text finds the items matching any of terms, best by ts_rank first.
@@ -454,13 +413,7 @@ func (s *Store) refresh(ctx context.Context, now time.Time, rows []*row) {
 func (s *Store) browse(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time) ([]*row, error) {
 	c := sqlcore.NewConds(dialect.Param)
 	dialect.WhereOn(c, req.NamespacePrefix, filter, now)
-	rows, err := s.db.Query(ctx, "SELECT "+itemCols+" FROM store_items i WHERE "+c.String()+" ORDER BY i.updated_at DESC, i.prefix, i.key", c.Args...)
-	if err != nil {
-		return nil, wrap("search", err)
-	}
-	defer rows.Close()
-	out, err := sqlcore.Matching(rows, func() (*row, error) { return scanRow(rows, false) }, filter, req.Offset+req.Limit)
-	return out, wrap("search", err)
+	return s.core.Find(ctx, "SELECT "+itemCols+" FROM store_items i WHERE "+c.String()+" ORDER BY i.updated_at DESC, i.prefix, i.key", c.Args, func(rows sqlcore.Rows) (*row, error) { return scanRow(rows, false) }, filter, req.Offset+req.Limit)
 }
 
 // fullText returns up to n live items matching any term, best by ts_rank first; withVec (the
@@ -485,21 +438,14 @@ func (s *Store) fullText(ctx context.Context, req store.SearchRequest, filter *s
 	if withVec {
 		order = ""
 	}
-	rows, err := s.db.Query(ctx, "SELECT "+cols+" FROM store_items i WHERE "+c.String()+order+" LIMIT "+c.Arg(n), c.Args...)
-	if err != nil {
-		return nil, wrap("search", err)
-	}
-	defer rows.Close()
-	out, err := sqlcore.Matching(rows, func() (*row, error) { return scanRow(rows, withVec) }, filter, 0)
-	return out, wrap("search", err)
+	return s.core.Find(ctx, "SELECT "+cols+" FROM store_items i WHERE "+c.String()+order+" LIMIT "+c.Arg(n), c.Args, func(rows sqlcore.Rows) (*row, error) { return scanRow(rows, withVec) }, filter, 0)
 }
 
 func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time) ([]*row, []float64, error) {
-	vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{req.Query})
+	q, err := s.cfg.Index.EmbedText(ctx, req.Query)
 	if err != nil {
 		return nil, nil, err
 	}
-	q := vecs[0]
 	qn, err := vector.Normalize(q)
 	if err != nil {
 		return nil, nil, err
@@ -670,22 +616,12 @@ func (s *Store) efFor(k int) int {
 
 // ListNamespaces implements store.Store.
 func (s *Store) ListNamespaces(ctx context.Context, req store.ListNamespacesRequest) ([][]string, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	out, err := dialect.ListNamespaces(ctx, s.cfg.Now(), req, func(ctx context.Context, q string, args []any) (sqlcore.Rows, func(), error) {
-		rows, err := s.db.Query(ctx, q, args...)
-		if err != nil {
-			return nil, nil, err
-		}
-		return rows, rows.Close, nil
-	})
-	return out, wrap("list namespaces", err)
+	return s.core.ListNamespaces(ctx, req)
 }
 
 // Sweep implements store.Sweeper.
 func (s *Store) Sweep(ctx context.Context) (int, error) {
-	if s.closed.Load() {
+	if s.core.Closed() {
 		return 0, store.ErrClosed
 	}
 	tag, err := s.db.Exec(ctx, "DELETE FROM store_items WHERE expires_at IS NOT NULL AND expires_at <= $1", s.cfg.Now())
@@ -698,6 +634,23 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 func isReadOnly(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "25006"
+}
+
+// pgDB is a pool as the shared code's sqlcore.DB.
+type pgDB struct{ pool *pgxpool.Pool }
+
+func (d pgDB) Exec(ctx context.Context, q string, args ...any) (int64, error) {
+	tag, err := d.pool.Exec(ctx, q, args...)
+	return tag.RowsAffected(), err
+}
+
+func (d pgDB) QueryRow(ctx context.Context, q string, args ...any) interface{ Scan(dest ...any) error } {
+	return d.pool.QueryRow(ctx, q, args...)
+}
+
+func (d pgDB) Query(ctx context.Context, q string, args ...any) (sqlcore.Rows, func(), error) {
+	rows, err := d.pool.Query(ctx, q, args...) // never nil rows: on failure they hold the error
+	return rows, rows.Close, err
 }
 
 // wrap turns a driver error into a store.BackendError with a hint.

@@ -9,11 +9,11 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
 
+	"github.com/trellis-go/trellis/internal/owned"
 	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/store/internal/backend"
 	"github.com/trellis-go/trellis/store/internal/sqlcore"
@@ -32,6 +32,7 @@ type Options struct {
 // Store is the SQLite backend. It is safe for concurrent use, and several processes may open the
 // same file: each one's vector index catches up with the others' writes before it searches.
 type Store struct {
+	core  *sqlcore.Core // the database, dialect, configuration and closed flag
 	db    *sql.DB
 	ownDB bool
 	cfg   store.Config
@@ -44,9 +45,6 @@ type Store struct {
 	// savedSeq is the change the saved graph (store_vector_graph) is at, as far as this
 	// process knows; -1 when there is none.
 	savedSeq int64
-
-	closed atomic.Bool
-	stop   func()
 }
 
 var (
@@ -85,29 +83,21 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		return nil, wrap("open "+path, err)
 	}
 	s, err := New(ctx, db, opts)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	s.ownDB = true
-	return s, nil
+	return owned.Open(s, err, func() { db.Close() }, func(s *Store) { s.ownDB = true })
 }
 
 // New returns a store on an open database (for example one shared with the checkpoint saver),
 // after migrating it. Close does not close db.
 func New(ctx context.Context, db *sql.DB, opts *Options) (*Store, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	cfg, err := o.Config.WithDefaults()
+	o, cfg, err := backend.Configure(opts, func(o Options) store.Config { return o.Config })
 	if err != nil {
 		return nil, err
 	}
 	if err := Migrate(ctx, db); err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, cfg: cfg, exact: o.ExactVectors, vopts: o.Vector, lastSeq: -1, savedSeq: -1}
+	s := &Store{db: db, cfg: cfg, exact: o.ExactVectors, vopts: o.Vector, lastSeq: -1, savedSeq: -1,
+		core: sqlcore.NewCore(sqlcore.StdDB{DB: db}, dialect, cfg, "sqlite", classify)}
 	s.vopts.Flat = s.vopts.Flat || o.ExactVectors
 	if cfg.Index != nil {
 		if err := s.checkDims(ctx); err != nil {
@@ -122,31 +112,18 @@ func New(ctx context.Context, db *sql.DB, opts *Options) (*Store, error) {
 		}
 		cfg.Logger.Info("store: vector search ready", "backend", "sqlite", "index", mode, "dims", cfg.Index.Dims, "vectors", s.vec.Len())
 	}
-	if cfg.SweepInterval > 0 {
-		s.stop = store.StartSweeper(s, cfg.SweepInterval, cfg.Logger, "sqlite")
-	}
+	s.core.StartSweeper(s)
 	return s, nil
 }
 
 // checkDims records the index dimension on first use and refuses to open with another.
-func (s *Store) checkDims(ctx context.Context) error {
-	err := dialect.CheckDims(ctx, func(ctx context.Context, q string, args ...any) error {
-		_, err := s.db.ExecContext(ctx, q, args...)
-		return err
-	}, func(ctx context.Context, q string, dest *string) error {
-		return s.db.QueryRowContext(ctx, q).Scan(dest)
-	}, s.cfg.Index.Dims, "a new file")
-	return wrap("open", err)
-}
+func (s *Store) checkDims(ctx context.Context) error { return s.core.CheckDims(ctx, "a new file") }
 
 // Close stops the sweeper, saves the vector graph when it has moved on by more than
 // [graphResave] changes since it was saved, and, when Open made it, closes the database.
 func (s *Store) Close() error {
-	if s.closed.Swap(true) {
+	if s.core.Close() {
 		return nil
-	}
-	if s.stop != nil {
-		s.stop()
 	}
 	if s.vec != nil {
 		s.vmu.Lock()
@@ -175,10 +152,7 @@ func nullTime(ns sql.NullInt64) time.Time {
 
 // Put implements store.Store.
 func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
-	if s.closed.Load() {
-		return store.ErrClosed
-	}
-	p, err := sqlcore.PreparePut(ctx, s.cfg, req)
+	p, err := s.core.PreparePut(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -208,6 +182,9 @@ type row = sqlcore.Row
 
 type scanner interface{ Scan(...any) error }
 
+// scanRows is scanRow for a listing's rows.
+func scanRows(rows sqlcore.Rows) (*row, error) { return scanRow(rows) }
+
 func scanRow(sc scanner) (*row, error) {
 	var prefix, key string
 	var value []byte
@@ -231,10 +208,7 @@ func scanRow(sc scanner) (*row, error) {
 
 // Get implements store.Store.
 func (s *Store) Get(ctx context.Context, req store.GetRequest) (*store.Item, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	if err := backend.CheckGet("get", req.Namespace, req.Key); err != nil {
+	if err := s.core.Check("get", req.Namespace, req.Key); err != nil {
 		return nil, err
 	}
 	now := s.cfg.Now()
@@ -272,10 +246,7 @@ func (s *Store) refresh(ctx context.Context, now time.Time, rows []*row) {
 
 // Delete implements store.Store.
 func (s *Store) Delete(ctx context.Context, req store.DeleteRequest) error {
-	if s.closed.Load() {
-		return store.ErrClosed
-	}
-	if err := backend.CheckGet("delete", req.Namespace, req.Key); err != nil {
+	if err := s.core.Check("delete", req.Namespace, req.Key); err != nil {
 		return err
 	}
 	prefix := store.JoinNamespace(req.Namespace)
@@ -328,20 +299,11 @@ func jsonPath(path []string) (string, bool) {
 }
 
 // ftsQuery writes the terms as an FTS5 query that matches any of them.
-func ftsQuery(terms []string) string {
-	q := make([]string, len(terms))
-	for i, t := range terms {
-		q[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
-	}
-	return strings.Join(q, " OR ")
-}
+func ftsQuery(terms []string) string { return sqlcore.QuoteTerms(terms, `"`, " OR ") }
 
 // Search implements store.Store.
 func (s *Store) Search(ctx context.Context, req store.SearchRequest) ([]store.SearchItem, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	return sqlcore.Searcher{Browse: s.browse, Text: s.text, Hybrid: s.hybrid, Refresh: s.refresh}.Search(ctx, s.cfg, req)
+	return s.core.Search(ctx, sqlcore.Searcher{Browse: s.browse, Text: s.text, Hybrid: s.hybrid, Refresh: s.refresh}, req)
 }
 
 // text finds the items matching any of terms. An item holding every term has the top text
@@ -364,13 +326,7 @@ func (s *Store) text(ctx context.Context, req store.SearchRequest, filter *store
 // browse lists items newest first, stopping once a page is full.
 func (s *Store) browse(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time) ([]*row, error) {
 	cond, args := where(req.NamespacePrefix, filter, now)
-	rows, err := s.db.QueryContext(ctx, "SELECT "+prefixed(itemCols)+" FROM store_items i WHERE "+cond+" ORDER BY i.updated_at DESC, i.prefix, i.key", args...)
-	if err != nil {
-		return nil, wrap("search", err)
-	}
-	defer rows.Close()
-	out, err := sqlcore.Matching(rows, func() (*row, error) { return scanRow(rows) }, filter, req.Offset+req.Limit)
-	return out, wrap("search", err)
+	return s.core.Find(ctx, "SELECT "+prefixed(itemCols)+" FROM store_items i WHERE "+cond+" ORDER BY i.updated_at DESC, i.prefix, i.key", args, scanRows, filter, req.Offset+req.Limit)
 }
 
 func prefixed(cols string) string {
@@ -410,22 +366,15 @@ func (s *Store) fullText(ctx context.Context, req store.SearchRequest, filter *s
 	}
 	args = append([]any{q}, args...)
 	args = append(args, n)
-	rows, err := s.db.QueryContext(ctx, "SELECT "+prefixed(itemCols)+" FROM store_fts JOIN store_items i ON i.rowid = store_fts.rowid WHERE store_fts MATCH ? AND "+cond+order+" LIMIT ?", args...)
-	if err != nil {
-		return nil, wrap("search", err)
-	}
-	defer rows.Close()
-	out, err := sqlcore.Matching(rows, func() (*row, error) { return scanRow(rows) }, filter, 0)
-	return out, wrap("search", err)
+	return s.core.Find(ctx, "SELECT "+prefixed(itemCols)+" FROM store_fts JOIN store_items i ON i.rowid = store_fts.rowid WHERE store_fts MATCH ? AND "+cond+order+" LIMIT ?", args, scanRows, filter, 0)
 }
 
 // hybrid merges the vector neighbours of the query with its full-text matches and scores them.
 func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time) ([]*row, []float64, error) {
-	vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{req.Query})
+	q, err := s.cfg.Index.EmbedText(ctx, req.Query)
 	if err != nil {
 		return nil, nil, err
 	}
-	q := vecs[0]
 	if err := s.syncVectors(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -683,17 +632,7 @@ func (s *Store) loadAll(ctx context.Context) error {
 
 // ListNamespaces implements store.Store.
 func (s *Store) ListNamespaces(ctx context.Context, req store.ListNamespacesRequest) ([][]string, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	out, err := dialect.ListNamespaces(ctx, s.cfg.Now(), req, func(ctx context.Context, q string, args []any) (sqlcore.Rows, func(), error) {
-		rows, err := s.db.QueryContext(ctx, q, args...)
-		if err != nil {
-			return nil, nil, err
-		}
-		return rows, func() { rows.Close() }, nil
-	})
-	return out, wrap("list namespaces", err)
+	return s.core.ListNamespaces(ctx, req)
 }
 
 // changeLogAge is how long vector changes are kept for other processes to catch up; one that
@@ -702,7 +641,7 @@ const changeLogAge = time.Hour
 
 // Sweep implements store.Sweeper.
 func (s *Store) Sweep(ctx context.Context) (int, error) {
-	if s.closed.Load() {
+	if s.core.Closed() {
 		return 0, store.ErrClosed
 	}
 	now := s.cfg.Now().UnixNano()
