@@ -16,6 +16,17 @@ import (
 	"github.com/trellis-go/trellis/checkpoint"
 )
 
+// RunFreshAndShared runs [Run] twice, as subtests: "Fresh", with a saver open returns for each
+// of its subtests, and "Shared", with one saver open returns for all of them (so the subtests
+// run side by side on one database, as threads do).
+func RunFreshAndShared(t *testing.T, open func(t *testing.T) checkpoint.Saver) {
+	t.Run("Fresh", func(t *testing.T) { Run(t, open) })
+	t.Run("Shared", func(t *testing.T) {
+		s := open(t)
+		Run(t, func(*testing.T) checkpoint.Saver { return s })
+	})
+}
+
 // Run checks that the savers newSaver returns behave as [checkpoint.Saver] documents. newSaver is
 // called once at the start of every subtest; see the package documentation.
 func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {

@@ -22,13 +22,7 @@ type Options struct {
 }
 
 func (o *Options) withDefaults() (Options, error) {
-	var out Options
-	if o != nil {
-		out = *o
-	}
-	var err error
-	out.ListPageSize, err = sqlcore.PageSize(out.ListPageSize)
-	return out, err
+	return sqlcore.Defaults(o, func(o *Options) *int { return &o.ListPageSize })
 }
 
 // Saver is a [checkpoint.Saver] on Postgres. It is safe for concurrent use, also by many
@@ -61,14 +55,9 @@ func Open(ctx context.Context, connString string, opts *Options) (*Saver, error)
 // New returns a saver on pool after running [Migrate]. The tables live in the first schema of
 // the pool's search_path. The caller keeps ownership of pool.
 func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Saver, error) {
-	o, err := opts.withDefaults()
+	o, err := sqlcore.Prepare("pgsaver", opts.withDefaults, pool == nil, "pool", "pass a *pgxpool.Pool or use Open",
+		func() error { return Migrate(ctx, pool) })
 	if err != nil {
-		return nil, fail("open", "", err, "")
-	}
-	if pool == nil {
-		return nil, fail("open", "", errors.New("pool is nil"), "pass a *pgxpool.Pool or use Open")
-	}
-	if err := Migrate(ctx, pool); err != nil {
 		return nil, err
 	}
 	return &Saver{pool: pool, opts: o}, nil
@@ -287,13 +276,7 @@ func (s *Saver) get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 	)
 	err := s.pool.QueryRow(ctx, q, ref.ThreadID, ref.NS, ref.CheckpointID).Scan(&r.ID, &r.ParentID, &r.Step, &r.Source, &r.CreatedAt, &r.State, &r.Metadata,
 		&channels, &versions, &bases, &datas, &tasks, &writeChannels, &values)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, sqlcore.Missing(ref)
-	}
-	if err != nil {
-		return nil, err
-	}
-	cp, err := sqlcore.Decode(r)
+	cp, err := sqlcore.Found(ref, r, err, pgx.ErrNoRows)
 	if err != nil {
 		return nil, err
 	}
@@ -321,8 +304,9 @@ func (s *Saver) get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 // checked for equality in Go.
 func (s *Saver) List(ctx context.Context, opts checkpoint.ListOptions) iter.Seq2[*checkpoint.Tuple, error] {
 	fail := func(err error) error { return wrap(ctx, "list", opts.ThreadID, err) }
-	return sqlcore.List(ctx, dialect, opts, s.opts.ListPageSize, s.begin, func(ctx context.Context, q string, args []any) ([]*checkpoint.Tuple, error) {
-		return s.listPage(ctx, opts.ThreadID, q, args)
+	return sqlcore.List(ctx, dialect, opts, s.opts.ListPageSize, s.begin, func(ctx context.Context, q string, args []any) (sqlcore.Rows, func(), error) {
+		rows, err := s.pool.Query(ctx, q, args...) // never nil rows: on failure they hold the error
+		return rows, rows.Close, err
 	}, fail)
 }
 
@@ -331,15 +315,6 @@ var dialect = sqlcore.Dialect{
 	Param:        func(n int) string { return fmt.Sprintf("$%d", n) },
 	Collate:      ` COLLATE "C"`,
 	JSONContains: func(p string) string { return "c.metadata @> " + p + "::jsonb" },
-}
-
-func (s *Saver) listPage(ctx context.Context, threadID, q string, args []any) ([]*checkpoint.Tuple, error) {
-	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	return sqlcore.ScanTuples(rows, threadID)
 }
 
 // SetMetadata implements [checkpoint.Saver]: one UPDATE of the checkpoint's row.

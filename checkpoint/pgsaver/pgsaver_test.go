@@ -7,7 +7,6 @@ import (
 	"errors"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -88,16 +87,12 @@ func setup(t testing.TB) (*pgsaver.Saver, bundle) {
 	return s, bundle{schema: schema, admin: admin, pool: pool}
 }
 
+// The suite on a saver of its own per subtest, and on one saver for all.
 func TestConformance(t *testing.T) {
-	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver {
+	checkpointtest.RunFreshAndShared(t, func(t *testing.T) checkpoint.Saver {
 		s, _ := setup(t)
 		return s
 	})
-}
-
-func TestConformanceSharedSchema(t *testing.T) {
-	s, _ := setup(t)
-	checkpointtest.Run(t, func(*testing.T) checkpoint.Saver { return s })
 }
 
 func put(t *testing.T, s checkpoint.Saver, thread, head string, blobs ...checkpoint.Blob) string {
@@ -319,27 +314,18 @@ func TestMigrate(t *testing.T) {
 	}
 	t.Cleanup(func() { b.admin.Exec(context.Background(), "DROP SCHEMA "+fresh+" CASCADE") })
 	pool := newPool(t, fresh, nil)
-	var wg sync.WaitGroup
-	errs := make([]error, 4)
-	for i := range errs {
-		wg.Go(func() { errs[i] = pgsaver.Migrate(ctx, pool) })
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("concurrent Migrate #%d: %v", i, err)
-		}
-	}
-	var n int
-	if err := pool.QueryRow(ctx, "SELECT count(*) FROM trellis_checkpoint_migrations").Scan(&n); err != nil || n != pgsaver.SchemaVersion {
-		t.Errorf("migrations recorded: %d (%v), want %d", n, err, pgsaver.SchemaVersion)
-	}
-	if _, err := pool.Exec(ctx, "INSERT INTO trellis_checkpoint_migrations (version, name) VALUES (999, 'future')"); err != nil {
-		t.Fatal(err)
-	}
-	if err := pgsaver.Migrate(ctx, pool); err == nil || !strings.Contains(err.Error(), "newer") {
-		t.Errorf("Migrate on a newer schema: %v; want an error saying it is newer", err)
-	}
+	checkpointtest.Migrate(t, checkpointtest.SQLMigration{
+		Migrate: func(ctx context.Context) error { return pgsaver.Migrate(ctx, pool) },
+		Recorded: func() (n int, err error) {
+			err = pool.QueryRow(ctx, "SELECT count(*) FROM trellis_checkpoint_migrations").Scan(&n)
+			return n, err
+		},
+		Future: func() error {
+			_, err := pool.Exec(ctx, "INSERT INTO trellis_checkpoint_migrations (version, name) VALUES (999, 'future')")
+			return err
+		},
+		Want: pgsaver.SchemaVersion,
+	})
 }
 
 func TestMissingTablesHint(t *testing.T) {

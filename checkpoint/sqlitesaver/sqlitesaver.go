@@ -32,9 +32,9 @@ type Options struct {
 }
 
 func (o *Options) withDefaults() (Options, error) {
-	var out Options
-	if o != nil {
-		out = *o
+	out, err := sqlcore.Defaults(o, func(o *Options) *int { return &o.ListPageSize })
+	if err != nil {
+		return out, err
 	}
 	if out.BusyTimeout < 0 {
 		return out, fmt.Errorf("Options.BusyTimeout is %v; use zero for the default of 5s or a positive duration", out.BusyTimeout)
@@ -50,9 +50,7 @@ func (o *Options) withDefaults() (Options, error) {
 	default:
 		return out, fmt.Errorf("Options.Synchronous is %q; use FULL, NORMAL, OFF, EXTRA or empty for FULL", out.Synchronous)
 	}
-	var err error
-	out.ListPageSize, err = sqlcore.PageSize(out.ListPageSize)
-	return out, err
+	return out, nil
 }
 
 // Saver is a [checkpoint.Saver] on a SQLite database. It is safe for concurrent use, also by
@@ -125,14 +123,9 @@ func Open(ctx context.Context, path string, opts *Options) (*Saver, error) {
 // after running [Migrate]. Open db with a busy timeout (Open's DSN shows how); without one,
 // concurrent writers fail with [ErrBusy] instead of waiting. The caller keeps ownership of db.
 func New(ctx context.Context, db *sql.DB, opts *Options) (*Saver, error) {
-	o, err := opts.withDefaults()
+	o, err := sqlcore.Prepare("sqlitesaver", opts.withDefaults, db == nil, "db", "pass an open *sql.DB or use Open",
+		func() error { return Migrate(ctx, db) })
 	if err != nil {
-		return nil, fail("open", "", err, "")
-	}
-	if db == nil {
-		return nil, fail("open", "", errors.New("db is nil"), "pass an open *sql.DB or use Open")
-	}
-	if err := Migrate(ctx, db); err != nil {
 		return nil, err
 	}
 	saver := &Saver{db: db, opts: o, stmts: map[string]*sql.Stmt{}}
@@ -344,13 +337,7 @@ func (s *Saver) get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 	} else {
 		err = s.stmt(ctx, tx, "getByID").QueryRowContext(ctx, ref.ThreadID, ref.NS, ref.CheckpointID).Scan(dest...)
 	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, sqlcore.Missing(ref)
-	}
-	if err != nil {
-		return nil, err
-	}
-	cp, err := sqlcore.Decode(r)
+	cp, err := sqlcore.Found(ref, r, err, sql.ErrNoRows)
 	if err != nil {
 		return nil, err
 	}
@@ -395,8 +382,12 @@ func (s *Saver) get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 // holds no transaction while the caller's loop body runs, so the body may call the saver.
 func (s *Saver) List(ctx context.Context, opts checkpoint.ListOptions) iter.Seq2[*checkpoint.Tuple, error] {
 	fail := func(err error) error { return wrap(ctx, "list", opts.ThreadID, err) }
-	return sqlcore.List(ctx, dialect, opts, s.opts.ListPageSize, contextErr, func(ctx context.Context, q string, args []any) ([]*checkpoint.Tuple, error) {
-		return s.listPage(ctx, opts.ThreadID, q, args)
+	return sqlcore.List(ctx, dialect, opts, s.opts.ListPageSize, contextErr, func(ctx context.Context, q string, args []any) (sqlcore.Rows, func(), error) {
+		rows, err := s.db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, nil, err
+		}
+		return rows, func() { rows.Close() }, nil
 	}, fail)
 }
 
@@ -405,15 +396,6 @@ func contextErr(ctx context.Context) error { return ctx.Err() }
 // dialect is how the shared listing query is written for SQLite: the metadata filter is
 // checked in Go only.
 var dialect = sqlcore.Dialect{Param: func(int) string { return "?" }}
-
-func (s *Saver) listPage(ctx context.Context, threadID, q string, args []any) ([]*checkpoint.Tuple, error) {
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	return sqlcore.ScanTuples(rows, threadID)
-}
 
 // SetMetadata implements [checkpoint.Saver]: one UPDATE of the checkpoint's row.
 func (s *Saver) SetMetadata(ctx context.Context, ref checkpoint.Ref, metadata map[string]any) error {

@@ -93,3 +93,17 @@ func OneThread(threadIDs []string) string {
 	}
 	return ""
 }
+
+// Prepare is the start of every saver's New: the options checked and filled in (defaults), the
+// database handle given (isNil says it is missing; what names it and hint says what to pass),
+// and the schema migrated (migrate's errors are the saver's own already).
+func Prepare[O any](saver string, defaults func() (O, error), isNil bool, what, hint string, migrate func() error) (O, error) {
+	o, err := defaults()
+	switch {
+	case err != nil:
+		return o, &Error{Saver: saver, Op: "open", Err: err}
+	case isNil:
+		return o, &Error{Saver: saver, Op: "open", Err: fmt.Errorf("%s is nil", what), Hint: hint}
+	}
+	return o, migrate()
+}

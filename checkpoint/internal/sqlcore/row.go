@@ -1,12 +1,15 @@
 // Package sqlcore is what the SQL checkpoint savers (sqlitesaver, pgsaver) share, so that each
-// keeps only what its database does differently: how a checkpoint is laid out in a Row and the
-// checks on what is read back (row.go), the error type and its hints (errors.go), the paged
-// listing with its SQL dialect (list.go) and the migration runner (migrate.go).
+// keeps only what its database does differently: how a checkpoint is laid out in a Row, the
+// checks on a put and on what is read back (row.go), the error type and its hints and the start
+// of New (errors.go), the paged listing with its SQL dialect and the options' defaults
+// (list.go), SetMetadata (metadata.go), and the schema, written once in each database's types,
+// with the migration runner (migrate.go).
 package sqlcore
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -107,6 +110,18 @@ func Decode(r Row) (checkpoint.Checkpoint, error) {
 		}
 	}
 	return cp, nil
+}
+
+// Found decodes the row a Get read: err is the read's error, and noRows the driver's error for
+// no row, which becomes [checkpoint.ErrNotFound] (see [Missing]).
+func Found(ref checkpoint.Ref, r Row, err, noRows error) (checkpoint.Checkpoint, error) {
+	if errors.Is(err, noRows) {
+		return checkpoint.Checkpoint{}, Missing(ref)
+	}
+	if err != nil {
+		return checkpoint.Checkpoint{}, err
+	}
+	return Decode(r)
 }
 
 // CheckChains verifies that blobs hold, for every channel in versions, the blob at that version
