@@ -3,6 +3,7 @@ package sqlcore
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // Migration is one step of a saver's schema.
@@ -67,44 +68,48 @@ func Migrations(t Types) []Migration {
 
 // Tables is the SQL of the first migration: the checkpoint tables and their index, in types.
 func Tables(t Types) string {
-	return `
+	return strings.NewReplacer("{serial}", t.Serial, "{int}", t.Int, "{text}", t.Text, "{key}", t.Key,
+		"{json}", t.JSON, "{bytes}", t.Bytes, "{clustered}", t.Clustered).Replace(tables)
+}
+
+// tables is the layout of the checkpoint tables, with a {type} where the databases differ.
+const tables = `
 CREATE TABLE trellis_checkpoint_spaces (
-	id        ` + t.Serial + `,
-	thread_id ` + t.Text + ` NOT NULL,
-	ns        ` + t.Text + ` NOT NULL,
-	head      ` + t.Key + ` NOT NULL,
+	id        {serial},
+	thread_id {text} NOT NULL,
+	ns        {text} NOT NULL,
+	head      {key} NOT NULL,
 	UNIQUE (thread_id, ns)
 );
 CREATE TABLE trellis_checkpoints (
-	space      ` + t.Int + ` NOT NULL,
-	id         ` + t.Key + ` NOT NULL,
-	parent_id  ` + t.Text + ` NOT NULL,
-	step       ` + t.Int + ` NOT NULL,
-	source     ` + t.Text + ` NOT NULL,
-	created_at ` + t.Int + `,
-	state      ` + t.JSON + ` NOT NULL,
-	metadata   ` + t.JSON + `,
+	space      {int} NOT NULL,
+	id         {key} NOT NULL,
+	parent_id  {text} NOT NULL,
+	step       {int} NOT NULL,
+	source     {text} NOT NULL,
+	created_at {int},
+	state      {json} NOT NULL,
+	metadata   {json},
 	PRIMARY KEY (space, id)
-)` + t.Clustered + `;
+){clustered};
 CREATE TABLE trellis_checkpoint_blobs (
-	space   ` + t.Int + ` NOT NULL,
-	channel ` + t.Text + ` NOT NULL,
-	version ` + t.Text + ` NOT NULL,
-	base    ` + t.Text + ` NOT NULL,
-	data    ` + t.Bytes + ` NOT NULL,
+	space   {int} NOT NULL,
+	channel {text} NOT NULL,
+	version {text} NOT NULL,
+	base    {text} NOT NULL,
+	data    {bytes} NOT NULL,
 	PRIMARY KEY (space, channel, version)
 );
 CREATE TABLE trellis_checkpoint_writes (
-	seq           ` + t.Serial + `,
-	space         ` + t.Int + ` NOT NULL,
-	checkpoint_id ` + t.Key + ` NOT NULL,
-	task_id       ` + t.Text + ` NOT NULL,
-	channel       ` + t.Text + ` NOT NULL,
-	value         ` + t.Bytes + `
+	seq           {serial},
+	space         {int} NOT NULL,
+	checkpoint_id {key} NOT NULL,
+	task_id       {text} NOT NULL,
+	channel       {text} NOT NULL,
+	value         {bytes}
 );
 CREATE INDEX trellis_checkpoint_writes_by_checkpoint ON trellis_checkpoint_writes (space, checkpoint_id, task_id);
 `
-}
 
 // Schema is a saver's migrations and how its database records them.
 type Schema struct {
