@@ -17,7 +17,8 @@
 //
 // Run calls newSaver once per subtest. It may hand back a fresh, empty saver each time or the
 // same shared one: every subtest uses thread IDs of its own, so subtests never see each other's
-// data.
+// data. [RunFreshAndShared] runs the suite both ways. A SQL saver also checks its Migrate with
+// [Migrate].
 //
 // # What the suite pins down
 //
