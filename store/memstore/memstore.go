@@ -83,6 +83,24 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// lock takes the store's lock for a call, or fails with store.ErrClosed, not holding it, when
+// the store is closed.
+func (s *Store) lock() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return store.ErrClosed
+	}
+	return nil
+}
+
+// read starts a read: the time it reads at, whether it restarts the TTLs of what it reads (see
+// store.Config.Refresh), and the store's lock, as lock takes it.
+func (s *Store) read(refreshTTL *bool) (now time.Time, refresh bool, err error) {
+	now, refresh = s.cfg.Now(), s.cfg.Refresh(refreshTTL)
+	return now, refresh, s.lock()
+}
+
 func id(ns []string, key string) string { return store.JoinNamespace(ns) + "\x00" + key }
 
 // Put implements store.Store.
@@ -100,11 +118,10 @@ func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
 	}
 	now := s.cfg.Now()
 	ttl := s.cfg.TTLFor(req)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return store.ErrClosed
+	if err := s.lock(); err != nil {
+		return err
 	}
+	defer s.mu.Unlock()
 	k := id(req.Namespace, req.Key)
 	created := now
 	if old, ok := s.items[k]; ok {
@@ -162,13 +179,11 @@ func (s *Store) Get(ctx context.Context, req store.GetRequest) (*store.Item, err
 	if err := backend.CheckGet("get", req.Namespace, req.Key); err != nil {
 		return nil, err
 	}
-	now := s.cfg.Now()
-	refresh := s.cfg.Refresh(req.RefreshTTL)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, store.ErrClosed
+	now, refresh, err := s.read(req.RefreshTTL)
+	if err != nil {
+		return nil, err
 	}
+	defer s.mu.Unlock()
 	e, ok := s.items[id(req.Namespace, req.Key)]
 	if !ok || backend.Expired(e.item.ExpiresAt, now) {
 		return nil, store.ErrNotFound
@@ -191,11 +206,10 @@ func (s *Store) Delete(ctx context.Context, req store.DeleteRequest) error {
 	if err := backend.CheckGet("delete", req.Namespace, req.Key); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return store.ErrClosed
+	if err := s.lock(); err != nil {
+		return err
 	}
+	defer s.mu.Unlock()
 	k := id(req.Namespace, req.Key)
 	if e, ok := s.items[k]; ok {
 		s.unindex(k, e)
@@ -220,13 +234,11 @@ func (s *Store) Search(ctx context.Context, req store.SearchRequest) ([]store.Se
 			}
 		}
 	}
-	now := s.cfg.Now()
-	refresh := s.cfg.Refresh(req.RefreshTTL)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, store.ErrClosed
+	now, refresh, err := s.read(req.RefreshTTL)
+	if err != nil {
+		return nil, err
 	}
+	defer s.mu.Unlock()
 	ok := func(e *entry) bool {
 		return !backend.Expired(e.item.ExpiresAt, now) && store.HasPrefix(e.item.Namespace, req.NamespacePrefix) && filter.Match(e.item.Value)
 	}
@@ -347,11 +359,10 @@ func (s *Store) ListNamespaces(ctx context.Context, req store.ListNamespacesRequ
 // Sweep implements store.Sweeper.
 func (s *Store) Sweep(ctx context.Context) (int, error) {
 	now := s.cfg.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return 0, store.ErrClosed
+	if err := s.lock(); err != nil {
+		return 0, err
 	}
+	defer s.mu.Unlock()
 	n := 0
 	for k, e := range s.items {
 		if backend.Expired(e.item.ExpiresAt, now) {
