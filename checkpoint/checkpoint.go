@@ -26,6 +26,7 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"time"
 )
@@ -135,6 +136,29 @@ type PutRequest struct {
 	Head string
 }
 
+// Validate reports what makes req a put no saver stores: a checkpoint without an ID, an ID that
+// does not sort after Head, or a blob without a Channel or Version or that names itself as its
+// Base. Every saver checks it before anything else; a saver of your own can call it too.
+func (req PutRequest) Validate() error {
+	if req.Checkpoint.ID == "" {
+		return errors.New("the checkpoint has no ID; set Checkpoint.ID with checkpoint.NewID")
+	}
+	if req.Head != "" && req.Checkpoint.ID <= req.Head {
+		return fmt.Errorf("checkpoint ID %q does not sort after the head %q; make IDs with checkpoint.NewID", req.Checkpoint.ID, req.Head)
+	}
+	for i, b := range req.Blobs {
+		switch {
+		case b.Channel == "":
+			return fmt.Errorf("blob %d has no Channel", i)
+		case b.Version == "":
+			return fmt.Errorf("blob %d (channel %q) has no Version", i, b.Channel)
+		case b.Base == b.Version:
+			return fmt.Errorf("blob %s@%s names itself as its Base; a delta builds on an earlier version", b.Channel, b.Version)
+		}
+	}
+	return nil
+}
+
 // WritesRequest records pending writes of one task against a checkpoint. Repeating it replaces
 // that task's earlier writes for the same checkpoint rather than adding to them.
 type WritesRequest struct {
@@ -176,9 +200,15 @@ type Saver interface {
 	Put(ctx context.Context, req PutRequest) error
 	// PutWrites records a task's pending writes against a stored checkpoint.
 	PutWrites(ctx context.Context, req WritesRequest) error
-	// DeleteThread removes every checkpoint, blob and write of a thread, in all namespaces.
-	// Deleting an unknown thread is not an error.
-	DeleteThread(ctx context.Context, threadID string) error
+	// SetMetadata replaces the metadata of the stored checkpoint ref names (ref.CheckpointID is
+	// required), or fails with ErrNotFound. Nil or empty metadata clears it. Nothing else of the
+	// checkpoint changes, and the thread's head does not move.
+	SetMetadata(ctx context.Context, ref Ref, metadata map[string]any) error
+	// DeleteThreads removes every checkpoint, blob and pending write of each thread, in all
+	// namespaces, at once: a SQL saver does it in one transaction whatever the number of threads.
+	// Unknown threads are not an error, and an empty list does nothing. (To delete one thread,
+	// pass a list of one.)
+	DeleteThreads(ctx context.Context, threadIDs []string) error
 	// Prune deletes all but the newest req.Keep checkpoints of each namespace of a thread, their
 	// pending writes, and the blobs no remaining checkpoint needs.
 	Prune(ctx context.Context, req PruneRequest) error

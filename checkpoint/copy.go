@@ -21,7 +21,7 @@ type ThreadCopier interface {
 //
 // Copying goes checkpoint by checkpoint, oldest first, through s's own methods; a failure part
 // way leaves the older part of the history copied, and repeating the copy then fails because to
-// is no longer empty: delete it ([Saver.DeleteThread]) first.
+// is no longer empty: delete it ([Saver.DeleteThreads]) first.
 func CopyThread(ctx context.Context, s Saver, from, to string) error {
 	if from == to {
 		return fmt.Errorf("checkpoint: copying thread %q onto itself", from)

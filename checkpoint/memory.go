@@ -219,8 +219,8 @@ func (m *MemorySaver) Put(ctx context.Context, req PutRequest) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if req.Checkpoint.ID == "" {
-		return fmt.Errorf("checkpoint: put on thread %q: the checkpoint has no ID", req.ThreadID)
+	if err := req.Validate(); err != nil {
+		return fmt.Errorf("checkpoint: put on thread %q: %w", req.ThreadID, err)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -234,9 +234,6 @@ func (m *MemorySaver) Put(ctx context.Context, req PutRequest) error {
 	}
 	if head != req.Head {
 		return fmt.Errorf("%w (thread %q: expected head %q, found %q)", ErrConflict, req.ThreadID, req.Head, head)
-	}
-	if head != "" && req.Checkpoint.ID <= head {
-		return fmt.Errorf("checkpoint: put on thread %q: checkpoint ID %q does not sort after the head %q", req.ThreadID, req.Checkpoint.ID, head)
 	}
 	for _, b := range req.Blobs {
 		s.blobs[blobKey{b.Channel, b.Version}] = packBlob(b)
@@ -275,14 +272,46 @@ func (m *MemorySaver) PutWrites(ctx context.Context, req WritesRequest) error {
 	return nil
 }
 
-// DeleteThread implements [Saver].
-func (m *MemorySaver) DeleteThread(ctx context.Context, threadID string) error {
+// SetMetadata implements [Saver].
+func (m *MemorySaver) SetMetadata(ctx context.Context, ref Ref, metadata map[string]any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if ref.CheckpointID == "" {
+		return fmt.Errorf("checkpoint: set metadata on thread %q: the ref has no CheckpointID", ref.ThreadID)
+	}
+	if _, err := json.Marshal(metadata); err != nil {
+		return fmt.Errorf("checkpoint: set metadata on thread %q: metadata cannot be encoded as JSON (%w); keep metadata to JSON values", ref.ThreadID, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.space(ref.ThreadID, ref.NS, false)
+	if s == nil {
+		return fmt.Errorf("%w: thread %q namespace %q has no checkpoints", ErrNotFound, ref.ThreadID, ref.NS)
+	}
+	i, ok := s.find(ref.CheckpointID)
+	if !ok {
+		return fmt.Errorf("%w: thread %q has no checkpoint %q", ErrNotFound, ref.ThreadID, ref.CheckpointID)
+	}
+	// A new map: a Tuple handed out earlier keeps the metadata it was read with.
+	if len(metadata) == 0 {
+		s.checkpoints[i].Metadata = nil
+	} else {
+		s.checkpoints[i].Metadata = maps.Clone(metadata)
+	}
+	return nil
+}
+
+// DeleteThreads implements [Saver].
+func (m *MemorySaver) DeleteThreads(ctx context.Context, threadIDs []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.threads, threadID)
+	for _, id := range threadIDs {
+		delete(m.threads, id)
+	}
 	return nil
 }
 

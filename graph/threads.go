@@ -285,7 +285,7 @@ func (c *Compiled[S]) DeleteThread(ctx context.Context, threadID string) error {
 	if c.opts.Saver == nil {
 		return fmt.Errorf("%s: threads need a checkpoint saver", c.label)
 	}
-	return c.opts.Saver.DeleteThread(ctx, threadID)
+	return c.opts.Saver.DeleteThreads(ctx, []string{threadID})
 }
 
 // CopyThread copies thread from's whole history, in every namespace, to thread to, which must

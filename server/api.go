@@ -648,16 +648,27 @@ func (s *Server) seedThread(ctx context.Context, t *Thread, updates []seedUpdate
 	return s.meta.SetThreadStatus(ctx, t.tenant, t.ThreadID, ThreadIdle, values, interrupts)
 }
 
-// removeThread deletes a thread's checkpoints (through its graph, when it has one) and then its
-// record, runs and events. The checkpoints go first: a failure leaves the record, so the
-// deletion can be asked again.
+// removeThread deletes a thread's checkpoints (through the server's saver) and then its record,
+// runs and events. The checkpoints go first: a failure leaves the record, so the deletion can be
+// asked again.
 func (s *Server) removeThread(ctx context.Context, t *Thread) error {
-	if g := s.graphOf(t); g != nil {
-		if err := g.DeleteThread(ctx, t.ThreadID); err != nil {
-			return err
-		}
+	if err := s.saver.DeleteThreads(ctx, []string{t.ThreadID}); err != nil {
+		return err
 	}
 	return s.meta.DeleteThread(ctx, t.tenant, t.ThreadID)
+}
+
+// removeThreads is removeThread for many threads: their checkpoints in one call of the saver,
+// then their records, runs and events in one transaction.
+func (s *Server) removeThreads(ctx context.Context, keys []threadKey) error {
+	ids := make([]string, len(keys))
+	for i, k := range keys {
+		ids[i] = k.id
+	}
+	if err := s.saver.DeleteThreads(ctx, ids); err != nil {
+		return err
+	}
+	return s.meta.deleteThreads(ctx, keys)
 }
 
 func (s *Server) thread(r *http.Request) (*Thread, error) {

@@ -166,26 +166,14 @@ func (s *Server) handleStatePatch(w http.ResponseWriter, r *http.Request) {
 	for k, v := range req.Metadata {
 		md[k] = v
 	}
-	if err := s.meta.setCheckpointMetadata(r.Context(), t.ThreadID, snap.Ref.NS, snap.Ref.CheckpointID, md); err != nil {
+	if err := s.saver.SetMetadata(r.Context(), snap.Ref, md); err != nil {
+		if errors.Is(err, checkpoint.ErrNotFound) { // the thread was deleted meanwhile
+			err = notFound("checkpoint of thread", t.ThreadID)
+		}
 		writeError(w, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// setCheckpointMetadata replaces a checkpoint's metadata in the saver's table of the server's
-// own database (the saver every assistant's graph uses: see GraphSpec.Build).
-func (m *metaStore) setCheckpointMetadata(ctx context.Context, threadID, ns, checkpointID string, md map[string]any) error {
-	raw, err := json.Marshal(md)
-	if err != nil {
-		return badRequest("send metadata that is plain JSON", "field \"metadata\" cannot be stored: %v", err)
-	}
-	q := `UPDATE trellis_checkpoints SET metadata = $1 WHERE id = $2 AND space = (SELECT id FROM trellis_checkpoint_spaces WHERE thread_id = $3 AND ns = $4)`
-	if m.Postgres() {
-		q = `UPDATE trellis_checkpoints SET metadata = $1::jsonb WHERE id = $2 AND space = (SELECT id FROM trellis_checkpoint_spaces WHERE thread_id = $3 AND ns = $4)`
-	}
-	_, err = m.Exec(ctx, q, string(raw), checkpointID, threadID, ns)
-	return err
 }
 
 // handleThreadStream answers GET /threads/{id}/stream (the SDK's threads.joinStream): the stream

@@ -1284,7 +1284,7 @@ func (r *runner) busy(threadID string) bool {
 }
 
 // A finished stateless run's thread is deleted by the sweeper, with every other one that
-// finished meanwhile, in one transaction (metaStore.deleteThreads): hidden from the API at once,
+// finished meanwhile, in one batch (Server.removeThreads): hidden from the API at once,
 // its rows go within sweepInterval; its run's lease is renewed until then, so that no reaper
 // takes the run for one whose worker died. Shutdown deletes what is left.
 const (
@@ -1381,7 +1381,7 @@ func (r *runner) sweepPending() {
 			keys[i] = it.key
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := r.s.meta.deleteThreads(ctx, keys)
+		err := r.s.removeThreads(ctx, keys)
 		cancel()
 		if err != nil {
 			r.s.log.Warn("cannot delete finished stateless runs' threads; retrying", "threads", len(batch), "err", err)

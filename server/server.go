@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/checkpoint/pgsaver"
 	"github.com/trellis-go/trellis/checkpoint/sqlitesaver"
 	"github.com/trellis-go/trellis/graph"
@@ -55,6 +56,7 @@ type Server struct {
 	cfg        Config
 	log        *slog.Logger
 	meta       *metaStore
+	saver      checkpoint.Saver // the saver opened on the server's database: Deps.Saver
 	store      store.Store
 	assistants []*Assistant
 	byID       map[string]*Assistant
@@ -139,7 +141,7 @@ func New(cfg Config) (*Server, error) {
 		deps = Deps{Saver: saver, Store: st, DataDir: cfg.DataDir}
 		s.meta = &metaStore{DB: metadb.New(db, false, cfg.Now)}
 	}
-	s.store = deps.Store
+	s.saver, s.store = deps.Saver, deps.Store
 	// Graphs, tools and apps get the tenant's view (tenantstore.go); the /store routes add the
 	// tenant themselves.
 	deps.SharedStore, deps.Store = deps.Store, scopedStore{st: deps.Store}

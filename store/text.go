@@ -82,3 +82,12 @@ func (ix *IndexConfig) EmbedTexts(ctx context.Context, texts []string) ([][]floa
 	}
 	return vecs, nil
 }
+
+// EmbedText embeds one text (a query, or the indexed text of one item) and checks the result.
+func (ix *IndexConfig) EmbedText(ctx context.Context, text string) ([]float32, error) {
+	vecs, err := ix.EmbedTexts(ctx, []string{text})
+	if err != nil {
+		return nil, err
+	}
+	return vecs[0], nil
+}

@@ -496,7 +496,7 @@ func (a *Realty) deleteSession(w http.ResponseWriter, r *http.Request) {
 	case a.runs != nil:
 		derr = a.runs.DeleteThread(r.Context(), p, ThreadID(id))
 	case a.saver != nil:
-		derr = a.saver.DeleteThread(r.Context(), ThreadID(id))
+		derr = a.saver.DeleteThreads(r.Context(), []string{ThreadID(id)})
 	}
 	if derr != nil {
 		a.fail(w, derr)

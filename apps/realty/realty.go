@@ -81,7 +81,7 @@ type Realty struct {
 	fast  model.Model
 	runs  *server.Runs
 	saver interface {
-		DeleteThread(ctx context.Context, threadID string) error
+		DeleteThreads(ctx context.Context, threadIDs []string) error
 	}
 	log        *slog.Logger
 	tz         string

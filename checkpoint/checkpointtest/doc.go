@@ -17,7 +17,8 @@
 //
 // Run calls newSaver once per subtest. It may hand back a fresh, empty saver each time or the
 // same shared one: every subtest uses thread IDs of its own, so subtests never see each other's
-// data.
+// data. [RunFreshAndShared] runs the suite both ways. A SQL saver also checks its Migrate with
+// [Migrate].
 //
 // # What the suite pins down
 //
@@ -36,6 +37,12 @@
 //   - the head compare-and-swap: a stale head gets [checkpoint.ErrConflict] and stores nothing
 //     (no checkpoint, no blob), a put repeated after a lost reply succeeds without a duplicate,
 //     and of many goroutines racing on one head exactly one wins;
-//   - forking, DeleteThread and Prune as documented, including the blobs Prune must keep;
+//   - a put with no checkpoint ID or a malformed blob is rejected and stores nothing; of two
+//     blobs with the same key in one put, the last is kept;
+//   - SetMetadata replaces one checkpoint's metadata and nothing else (blobs, pending writes,
+//     the head), clears it with nil, and fails with ErrNotFound for an unknown checkpoint;
+//   - forking, DeleteThreads (several threads at once, every namespace, blobs and pending writes
+//     included; unknown threads are no error) and Prune as documented, including the blobs Prune
+//     must keep;
 //   - a cancelled context makes every method fail with an error that matches context.Canceled.
 package checkpointtest

@@ -16,6 +16,17 @@ import (
 	"github.com/trellis-go/trellis/checkpoint"
 )
 
+// RunFreshAndShared runs [Run] twice, as subtests: "Fresh", with a saver open returns for each
+// of its subtests, and "Shared", with one saver open returns for all of them (so the subtests
+// run side by side on one database, as threads do).
+func RunFreshAndShared(t *testing.T, open func(t *testing.T) checkpoint.Saver) {
+	t.Run("Fresh", func(t *testing.T) { Run(t, open) })
+	t.Run("Shared", func(t *testing.T) {
+		s := open(t)
+		Run(t, func(*testing.T) checkpoint.Saver { return s })
+	})
+}
+
 // Run checks that the savers newSaver returns behave as [checkpoint.Saver] documents. newSaver is
 // called once at the start of every subtest; see the package documentation.
 func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
@@ -39,9 +50,13 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 		{"PutRetriedAfterLostReply", testPutRetry},
 		{"PutIDMustSortAfterHead", testPutIDOrder},
 		{"PutWithoutID", testPutWithoutID},
+		{"PutRejectsBadInput", testPutBadInput},
+		{"PutDuplicateBlobLastWins", testPutDuplicateBlob},
 		{"HeadsArePerNamespace", testHeadsPerNamespace},
 		{"Fork", testFork},
-		{"DeleteThread", testDeleteThread},
+		{"DeleteThreads", testDeleteThreads},
+		{"SetMetadata", testSetMetadata},
+		{"SetMetadataBadInput", testSetMetadataBadInput},
 		{"CopyThread", testCopyThread},
 		{"Prune", testPrune},
 		{"PruneBadKeep", testPruneBadKeep},
@@ -746,6 +761,41 @@ func testPutWithoutID(t *testing.T, s checkpoint.Saver) {
 	wantErrIs(t, "Get after a rejected put", err, checkpoint.ErrNotFound)
 }
 
+func testPutBadInput(t *testing.T, s checkpoint.Saver) {
+	ctx := context.Background()
+	thread := newThread(t)
+	for _, tc := range []struct {
+		name string
+		req  checkpoint.PutRequest
+		want string
+	}{
+		{"no ID", checkpoint.PutRequest{}, "no ID"},
+		{"blob without channel", checkpoint.PutRequest{Blobs: []checkpoint.Blob{{Version: "1"}}}, "no Channel"},
+		{"blob without version", checkpoint.PutRequest{Blobs: []checkpoint.Blob{{Channel: "a"}}}, "no Version"},
+		{"blob based on itself", checkpoint.PutRequest{Blobs: []checkpoint.Blob{{Channel: "a", Version: "1", Base: "1"}}}, "itself"},
+	} {
+		tc.req.ThreadID = thread
+		if tc.name != "no ID" {
+			tc.req.Checkpoint.ID = checkpoint.NewID()
+		}
+		err := s.Put(ctx, tc.req)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Put with %s: %v; want an error mentioning %q", tc.name, err, tc.want)
+		}
+		if errors.Is(err, checkpoint.ErrConflict) || errors.Is(err, checkpoint.ErrNotFound) {
+			t.Errorf("Put with %s: %v; want an error about the request, not a conflict or a missing checkpoint", tc.name, err)
+		}
+	}
+	_, err := s.Get(ctx, checkpoint.Ref{ThreadID: thread})
+	wantErrIs(t, "Get after rejected puts", err, checkpoint.ErrNotFound)
+}
+
+func testPutDuplicateBlob(t *testing.T, s checkpoint.Saver) {
+	w := newWriter(t, s, newThread(t), "")
+	w.put(map[string]string{"a": "1"}, full("a", "1", "first"), full("a", "1", "second"))
+	wantBlobs(t, mustGet(w.t, s, w.ref("")).Blobs, full("a", "1", "second"))
+}
+
 func testHeadsPerNamespace(t *testing.T, s checkpoint.Saver) {
 	thread := newThread(t)
 	root := newWriter(t, s, thread, "")
@@ -899,11 +949,12 @@ func testCopyThread(t *testing.T, s checkpoint.Saver) {
 	}
 }
 
-func testDeleteThread(t *testing.T, s checkpoint.Saver) {
+func testDeleteThreads(t *testing.T, s checkpoint.Saver) {
 	ctx := context.Background()
-	thread, keep := newThread(t), newThread(t)
-	root := newWriter(t, s, thread, "")
-	sub := newWriter(t, s, thread, "sub:1")
+	gone, alsoGone, keep := newThread(t), newThread(t), newThread(t)
+	root := newWriter(t, s, gone, "")
+	sub := newWriter(t, s, gone, "sub:1")
+	also := newWriter(t, s, alsoGone, "")
 	other := newWriter(t, s, keep, "")
 	for range 3 {
 		cp := root.put(map[string]string{"a": root.head + ".v"}, full("a", root.head+".v", `1`))
@@ -911,35 +962,121 @@ func testDeleteThread(t *testing.T, s checkpoint.Saver) {
 			t.Fatal(err)
 		}
 		sub.put(map[string]string{"b": sub.head + ".v"}, full("b", sub.head+".v", `2`))
+		also.put(map[string]string{"c": also.head + ".v"}, full("c", also.head+".v", `4`))
 		other.put(map[string]string{"a": other.head + ".v"}, full("a", other.head+".v", `3`))
 	}
-	if err := s.DeleteThread(ctx, thread); err != nil {
-		t.Fatalf("DeleteThread: %v", err)
+	if err := s.PutWrites(ctx, checkpoint.WritesRequest{Ref: other.ref(other.head), TaskID: "t", Writes: []checkpoint.PendingWrite{{Channel: "a", Value: []byte(`5`)}}}); err != nil {
+		t.Fatal(err)
 	}
-	for _, ns := range []string{"", "sub:1"} {
-		_, err := s.Get(ctx, checkpoint.Ref{ThreadID: thread, NS: ns})
-		wantErrIs(t, fmt.Sprintf("Get namespace %q after DeleteThread", ns), err, checkpoint.ErrNotFound)
+	if err := s.DeleteThreads(ctx, []string{gone, gone + "-never-existed", alsoGone}); err != nil {
+		t.Fatalf("DeleteThreads: %v", err)
 	}
-	if got := collect(t, s, checkpoint.ListOptions{ThreadID: thread, AllNS: true}); len(got) != 0 {
-		t.Errorf("List after DeleteThread: %q", ids(got))
+	for _, ref := range []checkpoint.Ref{root.ref(""), sub.ref(""), also.ref(""), root.ref(root.head)} {
+		_, err := s.Get(ctx, ref)
+		wantErrIs(t, fmt.Sprintf("Get %+v after DeleteThreads", ref), err, checkpoint.ErrNotFound)
 	}
-	if got := collect(t, s, checkpoint.ListOptions{ThreadID: keep}); len(got) != 3 {
-		t.Errorf("DeleteThread touched another thread: it has %d checkpoints, want 3", len(got))
-	}
-	mustGet(t, s, other.ref(""))
-
-	// The thread starts afresh: its head is gone too, and so are its blobs.
-	fresh := newWriter(t, s, thread, "")
-	fresh.put(map[string]string{"a": root.head + ".v"})
-	if tup, err := s.Get(ctx, fresh.ref("")); err == nil {
-		t.Errorf("DeleteThread left blobs behind: %q", blobSet(tup.Blobs))
-	}
-
-	for _, id := range []string{thread + "-never-existed", thread + "-never-existed"} {
-		if err := s.DeleteThread(ctx, id); err != nil {
-			t.Errorf("DeleteThread of an unknown thread: %v", err)
+	for _, th := range []string{gone, alsoGone} {
+		if got := collect(t, s, checkpoint.ListOptions{ThreadID: th, AllNS: true}); len(got) != 0 {
+			t.Errorf("List after DeleteThreads: %q", ids(got))
 		}
 	}
+	if got := collect(t, s, checkpoint.ListOptions{ThreadID: keep}); len(got) != 3 {
+		t.Errorf("DeleteThreads touched another thread: it has %d checkpoints, want 3", len(got))
+	}
+	if tup := mustGet(t, s, other.ref("")); len(tup.Blobs) != 1 || len(tup.Pending) != 1 {
+		t.Errorf("DeleteThreads touched another thread: its newest has %d blobs and %d pending writes, want 1 and 1", len(tup.Blobs), len(tup.Pending))
+	}
+
+	// The thread starts afresh: its head is gone too, and so are its blobs.
+	fresh := newWriter(t, s, gone, "")
+	fresh.put(map[string]string{"a": root.head + ".v"})
+	if tup, err := s.Get(ctx, fresh.ref("")); err == nil {
+		t.Errorf("DeleteThreads left blobs behind: %q", blobSet(tup.Blobs))
+	}
+
+	// A list of one, unknown threads, the same thread twice and no threads are all fine.
+	for _, list := range [][]string{{gone}, {gone + "-never-existed"}, {keep + "-x", keep + "-x"}, {}, nil} {
+		if err := s.DeleteThreads(ctx, list); err != nil {
+			t.Errorf("DeleteThreads(%q): %v", list, err)
+		}
+	}
+	if _, err := s.Get(ctx, fresh.ref("")); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("DeleteThreads of one thread: Get afterwards = %v, want ErrNotFound", err)
+	}
+	mustGet(t, s, other.ref(""))
+}
+
+func testSetMetadata(t *testing.T, s checkpoint.Saver) {
+	ctx := context.Background()
+	w := newWriter(t, s, newThread(t), "")
+	sub := newWriter(t, s, w.thread, "sub:1")
+	first := w.put(map[string]string{"a": "1"}, full("a", "1", `1`))
+	subCP := sub.put(map[string]string{})
+	newest := w.put(map[string]string{"a": "1"})
+	if err := s.PutWrites(ctx, checkpoint.WritesRequest{Ref: w.ref(first.ID), TaskID: "t", Writes: []checkpoint.PendingWrite{{Channel: "a", Value: []byte(`2`)}}}); err != nil {
+		t.Fatal(err)
+	}
+
+	md := map[string]any{"user": "ann", "tags": []any{"x"}, "n": 2.0, "nested": map[string]any{"k": "v"}}
+	if err := s.SetMetadata(ctx, w.ref(first.ID), md); err != nil {
+		t.Fatalf("SetMetadata: %v", err)
+	}
+	got := mustGet(t, s, w.ref(first.ID))
+	want := first
+	want.Metadata = md
+	sameCheckpoint(t, got.Checkpoint, want) // only the metadata changed
+	wantBlobs(t, got.Blobs, full("a", "1", `1`))
+	if len(got.Pending) != 1 {
+		t.Errorf("SetMetadata dropped pending writes: %d left, want 1", len(got.Pending))
+	}
+	// The head did not move, the other checkpoints kept theirs, and List filters on the new value.
+	sameCheckpoint(t, mustGet(t, s, w.ref("")).Checkpoint, newest)
+	sameCheckpoint(t, mustGet(t, s, sub.ref("")).Checkpoint, subCP)
+	if got := ids(collect(t, s, checkpoint.ListOptions{ThreadID: w.thread, Metadata: map[string]any{"user": "ann"}})); !slices.Equal(got, []string{first.ID}) {
+		t.Errorf("List by the new metadata: %q, want %q", got, first.ID)
+	}
+	if got := collect(t, s, checkpoint.ListOptions{ThreadID: w.thread, Metadata: first.Metadata}); len(got) != 0 {
+		t.Errorf("List by the replaced metadata found %q", ids(got))
+	}
+	next := w.put(map[string]string{"a": "1"})
+	if mustGet(t, s, w.ref("")).Checkpoint.ID != next.ID {
+		t.Error("a put after SetMetadata did not become the head")
+	}
+
+	// Nil and empty metadata clear it.
+	for _, clear := range []map[string]any{nil, {}} {
+		if err := s.SetMetadata(ctx, sub.ref(subCP.ID), clear); err != nil {
+			t.Fatalf("SetMetadata(%v): %v", clear, err)
+		}
+		if got := mustGet(t, s, sub.ref("")).Checkpoint.Metadata; len(got) != 0 {
+			t.Errorf("SetMetadata(%v) left %v", clear, got)
+		}
+		if err := s.SetMetadata(ctx, sub.ref(subCP.ID), md); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func testSetMetadataBadInput(t *testing.T, s checkpoint.Saver) {
+	ctx := context.Background()
+	w := newWriter(t, s, newThread(t), "")
+	cp := w.put(map[string]string{})
+	for name, ref := range map[string]checkpoint.Ref{
+		"an unknown thread":     {ThreadID: w.thread + "-never-existed", CheckpointID: cp.ID},
+		"an unknown namespace":  {ThreadID: w.thread, NS: "nope", CheckpointID: cp.ID},
+		"an unknown checkpoint": {ThreadID: w.thread, CheckpointID: checkpoint.NewID()},
+	} {
+		err := s.SetMetadata(ctx, ref, map[string]any{"x": 1})
+		wantErrIs(t, "SetMetadata of "+name, err, checkpoint.ErrNotFound)
+	}
+	if err := s.SetMetadata(ctx, w.ref(""), map[string]any{"x": 1}); err == nil || errors.Is(err, checkpoint.ErrNotFound) || !strings.Contains(err.Error(), "CheckpointID") {
+		t.Errorf("SetMetadata without a CheckpointID: %v; want an error saying it is required", err)
+	}
+	if err := s.SetMetadata(ctx, w.ref(cp.ID), map[string]any{"f": func() {}}); err == nil || !strings.Contains(err.Error(), "metadata") {
+		t.Errorf("SetMetadata with metadata that is not JSON: %v; want an error about the metadata", err)
+	}
+	// Nothing changed.
+	sameCheckpoint(t, mustGet(t, s, w.ref(cp.ID)).Checkpoint, cp)
 }
 
 func testPrune(t *testing.T, s checkpoint.Saver) {
@@ -1128,13 +1265,16 @@ func testContextCancelled(t *testing.T, s checkpoint.Saver) {
 	wantErrIs(t, "Put with a cancelled context", err, context.Canceled)
 	err = s.PutWrites(ctx, checkpoint.WritesRequest{Ref: w.ref(cp.ID), TaskID: "t", Writes: []checkpoint.PendingWrite{{Channel: "x", Value: []byte(`1`)}}})
 	wantErrIs(t, "PutWrites with a cancelled context", err, context.Canceled)
-	err = s.DeleteThread(ctx, w.thread)
-	wantErrIs(t, "DeleteThread with a cancelled context", err, context.Canceled)
+	err = s.SetMetadata(ctx, w.ref(cp.ID), map[string]any{"x": 1})
+	wantErrIs(t, "SetMetadata with a cancelled context", err, context.Canceled)
+	err = s.DeleteThreads(ctx, []string{w.thread})
+	wantErrIs(t, "DeleteThreads with a cancelled context", err, context.Canceled)
 	err = s.Prune(ctx, checkpoint.PruneRequest{ThreadID: w.thread, Keep: 1})
 	wantErrIs(t, "Prune with a cancelled context", err, context.Canceled)
 
 	// Nothing happened.
 	tup := mustGet(t, s, w.ref(""))
+	sameCheckpoint(t, tup.Checkpoint, cp)
 	if tup.Checkpoint.ID != cp.ID || len(tup.Pending) != 0 {
 		t.Errorf("after cancelled calls the newest is %q with %d pending writes, want %q with none", tup.Checkpoint.ID, len(tup.Pending), cp.ID)
 	}

@@ -10,47 +10,17 @@ import (
 	"github.com/trellis-go/trellis/checkpoint/internal/sqlcore"
 )
 
-// migrations are applied in order, each once, each in its own transaction. Never edit one that
-// has shipped: add another. Tables are created in the first schema of the search_path.
-var migrations = []sqlcore.Migration{
-	{Version: 1, Name: "checkpoint tables", SQL: `
-CREATE TABLE trellis_checkpoint_spaces (
-	id        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-	thread_id text NOT NULL,
-	ns        text NOT NULL,
-	head      text COLLATE "C" NOT NULL,
-	UNIQUE (thread_id, ns)
-);
-CREATE TABLE trellis_checkpoints (
-	space      bigint NOT NULL,
-	id         text COLLATE "C" NOT NULL,
-	parent_id  text NOT NULL,
-	step       bigint NOT NULL,
-	source     text NOT NULL,
-	created_at bigint,
-	state      jsonb NOT NULL,
-	metadata   jsonb,
-	PRIMARY KEY (space, id)
-);
-CREATE TABLE trellis_checkpoint_blobs (
-	space   bigint NOT NULL,
-	channel text NOT NULL,
-	version text NOT NULL,
-	base    text NOT NULL,
-	data    bytea NOT NULL,
-	PRIMARY KEY (space, channel, version)
-);
-CREATE TABLE trellis_checkpoint_writes (
-	seq           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-	space         bigint NOT NULL,
-	checkpoint_id text COLLATE "C" NOT NULL,
-	task_id       text NOT NULL,
-	channel       text NOT NULL,
-	value         bytea
-);
-CREATE INDEX trellis_checkpoint_writes_by_checkpoint ON trellis_checkpoint_writes (space, checkpoint_id, task_id);
-`},
-}
+// migrations are the checkpoint tables' (see sqlcore.Migrations) in this database's types. Tables are created in the first schema of the search_path.
+var migrations = sqlcore.Migrations(sqlcore.Types{
+	Serial: "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY", Int: "bigint", Text: "text", Key: `text COLLATE "C"`, JSON: "jsonb", Bytes: "bytea",
+})
+
+// migrator records the migrations in a table of its own.
+var migrator = sqlcore.Schema{Migrations: migrations, Table: `CREATE TABLE IF NOT EXISTS trellis_checkpoint_migrations (
+	version    integer PRIMARY KEY,
+	name       text NOT NULL,
+	applied_at timestamptz NOT NULL DEFAULT now()
+)`, Record: "INSERT INTO trellis_checkpoint_migrations (version, name) VALUES ($1, $2)"}
 
 // SchemaVersion is the schema version this package's migrations bring a database to.
 var SchemaVersion = sqlcore.Latest(migrations)
@@ -98,22 +68,7 @@ func migrate(ctx context.Context, db DB) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('trellis_checkpoint_migrations.' || current_schema()))"); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS trellis_checkpoint_migrations (
-	version    integer PRIMARY KEY,
-	name       text NOT NULL,
-	applied_at timestamptz NOT NULL DEFAULT now()
-)`); err != nil {
-			return err
-		}
-		if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM trellis_checkpoint_migrations").Scan(&current); err != nil {
-			return err
-		}
-		return sqlcore.Apply(migrations, current, func(sql string) error {
-			_, err := tx.Exec(ctx, sql)
-			return err
-		}, func(m sqlcore.Migration) error {
-			_, err := tx.Exec(ctx, "INSERT INTO trellis_checkpoint_migrations (version, name) VALUES ($1, $2)", m.Version, m.Name)
-			return err
-		})
+		return sqlcore.ApplyIn(ctx, migrator, tx.Exec, tx.QueryRow)
+
 	})
 }

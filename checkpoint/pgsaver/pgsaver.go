@@ -2,7 +2,6 @@ package pgsaver
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"iter"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/checkpoint/internal/sqlcore"
+	"github.com/trellis-go/trellis/internal/owned"
 )
 
 // Options configures a saver. The zero value (or a nil *Options) means the documented defaults.
@@ -22,13 +22,7 @@ type Options struct {
 }
 
 func (o *Options) withDefaults() (Options, error) {
-	var out Options
-	if o != nil {
-		out = *o
-	}
-	var err error
-	out.ListPageSize, err = sqlcore.PageSize(out.ListPageSize)
-	return out, err
+	return sqlcore.Defaults(o, func(o *Options) *int { return &o.ListPageSize })
 }
 
 // Saver is a [checkpoint.Saver] on Postgres. It is safe for concurrent use, also by many
@@ -55,25 +49,15 @@ func Open(ctx context.Context, connString string, opts *Options) (*Saver, error)
 		return nil, wrap(ctx, "open", "", err)
 	}
 	s, err := New(ctx, pool, opts)
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
-	s.own = true
-	return s, nil
+	return owned.Open(s, err, pool.Close, func(s *Saver) { s.own = true })
 }
 
 // New returns a saver on pool after running [Migrate]. The tables live in the first schema of
 // the pool's search_path. The caller keeps ownership of pool.
 func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Saver, error) {
-	o, err := opts.withDefaults()
+	o, err := sqlcore.Prepare("pgsaver", opts.withDefaults, pool == nil, "pool", "pass a *pgxpool.Pool or use Open",
+		func() error { return Migrate(ctx, pool) })
 	if err != nil {
-		return nil, fail("open", "", err, "")
-	}
-	if pool == nil {
-		return nil, fail("open", "", errors.New("pool is nil"), "pass a *pgxpool.Pool or use Open")
-	}
-	if err := Migrate(ctx, pool); err != nil {
 		return nil, err
 	}
 	return &Saver{pool: pool, opts: o}, nil
@@ -137,17 +121,7 @@ func (s *Saver) Put(ctx context.Context, req checkpoint.PutRequest) error {
 }
 
 func (s *Saver) put(ctx context.Context, req checkpoint.PutRequest) error {
-	cp := req.Checkpoint
-	if cp.ID == "" {
-		return errors.New("the checkpoint has no ID; set Checkpoint.ID with checkpoint.NewID")
-	}
-	if req.Head != "" && cp.ID <= req.Head {
-		return fmt.Errorf("checkpoint ID %q does not sort after the head %q; make IDs with checkpoint.NewID", cp.ID, req.Head)
-	}
-	if err := sqlcore.CheckBlobs(req.Blobs); err != nil {
-		return err
-	}
-	r, err := sqlcore.Encode(cp)
+	r, err := sqlcore.EncodePut(req)
 	if err != nil {
 		return err
 	}
@@ -194,7 +168,7 @@ func (s *Saver) put(ctx context.Context, req checkpoint.PutRequest) error {
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return err
 	}
-	if head == cp.ID {
+	if head == r.ID {
 		return nil
 	}
 	return sqlcore.Conflict(req.ThreadID, req.NS, req.Head, head)
@@ -302,16 +276,7 @@ func (s *Saver) get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 	)
 	err := s.pool.QueryRow(ctx, q, ref.ThreadID, ref.NS, ref.CheckpointID).Scan(&r.ID, &r.ParentID, &r.Step, &r.Source, &r.CreatedAt, &r.State, &r.Metadata,
 		&channels, &versions, &bases, &datas, &tasks, &writeChannels, &values)
-	if errors.Is(err, pgx.ErrNoRows) {
-		if ref.CheckpointID == "" {
-			return nil, sqlcore.NotFound("thread %q namespace %q has no checkpoints", ref.ThreadID, ref.NS)
-		}
-		return nil, sqlcore.NotFound("thread %q namespace %q has no checkpoint %q", ref.ThreadID, ref.NS, ref.CheckpointID)
-	}
-	if err != nil {
-		return nil, err
-	}
-	cp, err := sqlcore.Decode(r)
+	cp, err := sqlcore.Found(ref, r, err, pgx.ErrNoRows)
 	if err != nil {
 		return nil, err
 	}
@@ -339,8 +304,9 @@ func (s *Saver) get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 // checked for equality in Go.
 func (s *Saver) List(ctx context.Context, opts checkpoint.ListOptions) iter.Seq2[*checkpoint.Tuple, error] {
 	fail := func(err error) error { return wrap(ctx, "list", opts.ThreadID, err) }
-	return sqlcore.List(ctx, dialect, opts, s.opts.ListPageSize, s.begin, func(ctx context.Context, q string, args []any) ([]*checkpoint.Tuple, error) {
-		return s.listPage(ctx, opts.ThreadID, q, args)
+	return sqlcore.List(ctx, dialect, opts, s.opts.ListPageSize, s.begin, func(ctx context.Context, q string, args []any) (sqlcore.Rows, func(), error) {
+		rows, err := s.pool.Query(ctx, q, args...) // never nil rows: on failure they hold the error
+		return rows, rows.Close, err
 	}, fail)
 }
 
@@ -351,22 +317,26 @@ var dialect = sqlcore.Dialect{
 	JSONContains: func(p string) string { return "c.metadata @> " + p + "::jsonb" },
 }
 
-func (s *Saver) listPage(ctx context.Context, threadID, q string, args []any) ([]*checkpoint.Tuple, error) {
-	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	return sqlcore.ScanTuples(rows, threadID)
+// SetMetadata implements [checkpoint.Saver]: one UPDATE of the checkpoint's row.
+func (s *Saver) SetMetadata(ctx context.Context, ref checkpoint.Ref, metadata map[string]any) error {
+	err := sqlcore.SetMetadata(ctx, dialect, ref, metadata, s.begin, func(ctx context.Context, q string, args ...any) (int64, error) {
+		tag, err := s.pool.Exec(ctx, q, args...)
+		return tag.RowsAffected(), err
+	})
+	return wrap(ctx, "set metadata", ref.ThreadID, err)
 }
 
-// DeleteThread implements [checkpoint.Saver]. One statement: the thread disappears at once.
-func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+// DeleteThreads implements [checkpoint.Saver]. One statement whatever the number of threads:
+// they disappear at once.
+func (s *Saver) DeleteThreads(ctx context.Context, threadIDs []string) error {
+	if len(threadIDs) == 0 {
+		return nil
+	}
 	err := s.begin(ctx)
 	if err == nil {
-		_, err = s.pool.Exec(ctx, deleteThreads, []string{threadID})
+		_, err = s.pool.Exec(ctx, deleteThreads, threadIDs)
 	}
-	return wrap(ctx, "delete thread", threadID, err)
+	return wrap(ctx, "delete threads", sqlcore.OneThread(threadIDs), err)
 }
 
 // deleteThreads deletes the checkpoints of the threads in $1 (a text array).
@@ -375,19 +345,6 @@ WITH spaces AS (DELETE FROM trellis_checkpoint_spaces WHERE thread_id = ANY($1::
 writes AS (DELETE FROM trellis_checkpoint_writes WHERE space IN (SELECT id FROM spaces)),
 blobs AS (DELETE FROM trellis_checkpoint_blobs WHERE space IN (SELECT id FROM spaces))
 DELETE FROM trellis_checkpoints WHERE space IN (SELECT id FROM spaces)`
-
-// DeleteThreadsTx deletes the checkpoints of every thread in threadIDs within tx, a
-// transaction (database/sql over pgx's stdlib driver) on a database that holds this
-// package's tables, in one statement whatever the number of threads. It lets a caller that
-// shares the saver's database delete many threads, and rows of its own, in one commit (the
-// server does so with its stateless runs' threads). Unknown IDs are no error.
-func DeleteThreadsTx(ctx context.Context, tx *sql.Tx, threadIDs []string) error {
-	if len(threadIDs) == 0 {
-		return nil
-	}
-	_, err := tx.ExecContext(ctx, deleteThreads, threadIDs)
-	return err
-}
 
 const pruneBlobs = `
 WITH RECURSIVE needed (channel, version) AS (
@@ -404,7 +361,7 @@ WHERE b.space = $1 AND NOT EXISTS (SELECT 1 FROM needed n WHERE n.channel = b.ch
 // thread wait for it rather than interleave with it.
 func (s *Saver) Prune(ctx context.Context, req checkpoint.PruneRequest) error {
 	if req.Keep < 1 {
-		return fail("prune", req.ThreadID, fmt.Errorf("the number of checkpoints to keep is %d; it must be at least 1", req.Keep), "to remove the whole thread, use DeleteThread")
+		return fail("prune", req.ThreadID, fmt.Errorf("the number of checkpoints to keep is %d; it must be at least 1", req.Keep), "to remove the whole thread, use DeleteThreads")
 	}
 	err := s.begin(ctx)
 	if err == nil {

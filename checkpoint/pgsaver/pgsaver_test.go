@@ -7,7 +7,6 @@ import (
 	"errors"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -88,16 +87,12 @@ func setup(t testing.TB) (*pgsaver.Saver, bundle) {
 	return s, bundle{schema: schema, admin: admin, pool: pool}
 }
 
+// The suite on a saver of its own per subtest, and on one saver for all.
 func TestConformance(t *testing.T) {
-	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver {
+	checkpointtest.RunFreshAndShared(t, func(t *testing.T) checkpoint.Saver {
 		s, _ := setup(t)
 		return s
 	})
-}
-
-func TestConformanceSharedSchema(t *testing.T) {
-	s, _ := setup(t)
-	checkpointtest.Run(t, func(*testing.T) checkpoint.Saver { return s })
 }
 
 func put(t *testing.T, s checkpoint.Saver, thread, head string, blobs ...checkpoint.Blob) string {
@@ -265,10 +260,11 @@ func TestReadOnly(t *testing.T) {
 		t.Fatalf("Get on a read-only session: %v, %v", got, err)
 	}
 	for name, err := range map[string]error{
-		"Put":          ro.Put(ctx, checkpoint.PutRequest{ThreadID: "t", Head: head, Checkpoint: checkpoint.Checkpoint{ID: checkpoint.NewID()}}),
-		"PutWrites":    ro.PutWrites(ctx, checkpoint.WritesRequest{Ref: checkpoint.Ref{ThreadID: "t", CheckpointID: head}, TaskID: "x"}),
-		"DeleteThread": ro.DeleteThread(ctx, "t"),
-		"Prune":        ro.Prune(ctx, checkpoint.PruneRequest{ThreadID: "t", Keep: 1}),
+		"Put":           ro.Put(ctx, checkpoint.PutRequest{ThreadID: "t", Head: head, Checkpoint: checkpoint.Checkpoint{ID: checkpoint.NewID()}}),
+		"PutWrites":     ro.PutWrites(ctx, checkpoint.WritesRequest{Ref: checkpoint.Ref{ThreadID: "t", CheckpointID: head}, TaskID: "x"}),
+		"SetMetadata":   ro.SetMetadata(ctx, checkpoint.Ref{ThreadID: "t", CheckpointID: head}, map[string]any{"x": 1}),
+		"DeleteThreads": ro.DeleteThreads(ctx, []string{"t"}),
+		"Prune":         ro.Prune(ctx, checkpoint.PruneRequest{ThreadID: "t", Keep: 1}),
 	} {
 		if !errors.Is(err, pgsaver.ErrReadOnly) {
 			t.Errorf("%s on a read-only session: %v; want ErrReadOnly", name, err)
@@ -318,27 +314,18 @@ func TestMigrate(t *testing.T) {
 	}
 	t.Cleanup(func() { b.admin.Exec(context.Background(), "DROP SCHEMA "+fresh+" CASCADE") })
 	pool := newPool(t, fresh, nil)
-	var wg sync.WaitGroup
-	errs := make([]error, 4)
-	for i := range errs {
-		wg.Go(func() { errs[i] = pgsaver.Migrate(ctx, pool) })
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("concurrent Migrate #%d: %v", i, err)
-		}
-	}
-	var n int
-	if err := pool.QueryRow(ctx, "SELECT count(*) FROM trellis_checkpoint_migrations").Scan(&n); err != nil || n != pgsaver.SchemaVersion {
-		t.Errorf("migrations recorded: %d (%v), want %d", n, err, pgsaver.SchemaVersion)
-	}
-	if _, err := pool.Exec(ctx, "INSERT INTO trellis_checkpoint_migrations (version, name) VALUES (999, 'future')"); err != nil {
-		t.Fatal(err)
-	}
-	if err := pgsaver.Migrate(ctx, pool); err == nil || !strings.Contains(err.Error(), "newer") {
-		t.Errorf("Migrate on a newer schema: %v; want an error saying it is newer", err)
-	}
+	checkpointtest.Migrate(t, checkpointtest.SQLMigration{
+		Migrate: func(ctx context.Context) error { return pgsaver.Migrate(ctx, pool) },
+		Recorded: func() (n int, err error) {
+			err = pool.QueryRow(ctx, "SELECT count(*) FROM trellis_checkpoint_migrations").Scan(&n)
+			return n, err
+		},
+		Future: func() error {
+			_, err := pool.Exec(ctx, "INSERT INTO trellis_checkpoint_migrations (version, name) VALUES (999, 'future')")
+			return err
+		},
+		Want: pgsaver.SchemaVersion,
+	})
 }
 
 func TestMissingTablesHint(t *testing.T) {
@@ -376,39 +363,22 @@ SELECT id, 'a', '2', '1', ''::bytea FROM trellis_checkpoint_spaces UNION ALL SEL
 	}
 }
 
+// What only a SQL saver rejects, and the errors' prefix. (The conformance suite checks the rest.)
 func TestBadPuts(t *testing.T) {
 	ctx := context.Background()
 	s, _ := setup(t)
-	for _, tc := range []struct {
-		name string
-		req  checkpoint.PutRequest
-		want string
-	}{
-		{"no ID", checkpoint.PutRequest{}, "no ID"},
-		{"blob without channel", checkpoint.PutRequest{Blobs: []checkpoint.Blob{{Version: "1"}}}, "no Channel"},
-		{"blob based on itself", checkpoint.PutRequest{Blobs: []checkpoint.Blob{{Channel: "a", Version: "1", Base: "1"}}}, "itself"},
-		{"metadata not JSON", checkpoint.PutRequest{Checkpoint: checkpoint.Checkpoint{Metadata: map[string]any{"ch": make(chan int)}}}, "metadata"},
-		{"time out of range", checkpoint.PutRequest{Checkpoint: checkpoint.Checkpoint{CreatedAt: time.Date(1200, 1, 1, 0, 0, 0, 0, time.UTC)}}, "CreatedAt"},
+	for name, cp := range map[string]checkpoint.Checkpoint{
+		"metadata":  {Metadata: map[string]any{"ch": make(chan int)}},
+		"CreatedAt": {CreatedAt: time.Date(1200, 1, 1, 0, 0, 0, 0, time.UTC)},
+		"no ID":     {},
 	} {
-		tc.req.ThreadID = "t"
-		if tc.name != "no ID" {
-			tc.req.Checkpoint.ID = checkpoint.NewID()
+		if name != "no ID" {
+			cp.ID = checkpoint.NewID()
 		}
-		err := s.Put(ctx, tc.req)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "pgsaver: put") {
-			t.Errorf("Put with %s: %v; want a pgsaver: put error mentioning %q", tc.name, err, tc.want)
+		err := s.Put(ctx, checkpoint.PutRequest{ThreadID: "t", Checkpoint: cp})
+		if err == nil || !strings.Contains(err.Error(), name) || !strings.HasPrefix(err.Error(), "pgsaver: put") {
+			t.Errorf("Put with a bad %s: %v; want a pgsaver: put error mentioning it", name, err)
 		}
-	}
-	// Duplicate blobs in one put: the last one wins, as with the other savers.
-	id := checkpoint.NewID()
-	err := s.Put(ctx, checkpoint.PutRequest{ThreadID: "dup", Checkpoint: checkpoint.Checkpoint{ID: id, Versions: map[string]string{"a": "1"}},
-		Blobs: []checkpoint.Blob{{Channel: "a", Version: "1", Data: []byte("first")}, {Channel: "a", Version: "1", Data: []byte("second")}}})
-	if err != nil {
-		t.Fatalf("Put with a duplicate blob: %v", err)
-	}
-	got, err := s.Get(ctx, checkpoint.Ref{ThreadID: "dup"})
-	if err != nil || len(got.Blobs) != 1 || string(got.Blobs[0].Data) != "second" {
-		t.Errorf("duplicate blob: got %v, %v; want the last one", got, err)
 	}
 	for _, err := range s.List(ctx, checkpoint.ListOptions{ThreadID: "t", Metadata: map[string]any{"bad": func() {}}}) {
 		if err == nil || !strings.Contains(err.Error(), "filter") {

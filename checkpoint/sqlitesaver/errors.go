@@ -11,7 +11,7 @@ import (
 )
 
 // Error is what the saver returns when an operation fails: the operation ("get", "list",
-// "put", "put writes", "delete thread", "prune", "migrate", "open"), the thread when the
+// "put", "put writes", "set metadata", "delete threads", "prune", "migrate", "open"), the thread when the
 // operation is about one, the cause and a hint saying what to do when the saver knows. It
 // matches [checkpoint.ErrNotFound], [checkpoint.ErrConflict], [ErrReadOnly], [ErrBusy] or a
 // context error with errors.Is where one of those is the cause.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/checkpoint/internal/sqlcore"
+	"github.com/trellis-go/trellis/internal/owned"
 )
 
 // Options configures a saver. The zero value (or a nil *Options) means the documented defaults.
@@ -31,9 +32,9 @@ type Options struct {
 }
 
 func (o *Options) withDefaults() (Options, error) {
-	var out Options
-	if o != nil {
-		out = *o
+	out, err := sqlcore.Defaults(o, func(o *Options) *int { return &o.ListPageSize })
+	if err != nil {
+		return out, err
 	}
 	if out.BusyTimeout < 0 {
 		return out, fmt.Errorf("Options.BusyTimeout is %v; use zero for the default of 5s or a positive duration", out.BusyTimeout)
@@ -49,9 +50,7 @@ func (o *Options) withDefaults() (Options, error) {
 	default:
 		return out, fmt.Errorf("Options.Synchronous is %q; use FULL, NORMAL, OFF, EXTRA or empty for FULL", out.Synchronous)
 	}
-	var err error
-	out.ListPageSize, err = sqlcore.PageSize(out.ListPageSize)
-	return out, err
+	return out, nil
 }
 
 // Saver is a [checkpoint.Saver] on a SQLite database. It is safe for concurrent use, also by
@@ -117,26 +116,16 @@ func Open(ctx context.Context, path string, opts *Options) (*Saver, error) {
 		return nil, wrap(ctx, "open", "", err)
 	}
 	s, err := New(ctx, db, &o)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	s.own = true
-	return s, nil
+	return owned.Open(s, err, func() { db.Close() }, func(s *Saver) { s.own = true })
 }
 
 // New returns a saver on db, a database opened with the "sqlite" driver of modernc.org/sqlite,
 // after running [Migrate]. Open db with a busy timeout (Open's DSN shows how); without one,
 // concurrent writers fail with [ErrBusy] instead of waiting. The caller keeps ownership of db.
 func New(ctx context.Context, db *sql.DB, opts *Options) (*Saver, error) {
-	o, err := opts.withDefaults()
+	o, err := sqlcore.Prepare("sqlitesaver", opts.withDefaults, db == nil, "db", "pass an open *sql.DB or use Open",
+		func() error { return Migrate(ctx, db) })
 	if err != nil {
-		return nil, fail("open", "", err, "")
-	}
-	if db == nil {
-		return nil, fail("open", "", errors.New("db is nil"), "pass an open *sql.DB or use Open")
-	}
-	if err := Migrate(ctx, db); err != nil {
 		return nil, err
 	}
 	saver := &Saver{db: db, opts: o, stmts: map[string]*sql.Stmt{}}
@@ -213,17 +202,7 @@ func (s *Saver) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 
 // Put implements [checkpoint.Saver].
 func (s *Saver) Put(ctx context.Context, req checkpoint.PutRequest) error {
-	cp := req.Checkpoint
-	if cp.ID == "" {
-		return fail("put", req.ThreadID, errors.New("the checkpoint has no ID"), "set Checkpoint.ID with checkpoint.NewID")
-	}
-	if req.Head != "" && cp.ID <= req.Head {
-		return fail("put", req.ThreadID, fmt.Errorf("checkpoint ID %q does not sort after the head %q", cp.ID, req.Head), "make IDs with checkpoint.NewID")
-	}
-	if err := sqlcore.CheckBlobs(req.Blobs); err != nil {
-		return fail("put", req.ThreadID, err, "")
-	}
-	r, err := sqlcore.Encode(cp)
+	r, err := sqlcore.EncodePut(req)
 	if err != nil {
 		return fail("put", req.ThreadID, err, "")
 	}
@@ -235,14 +214,14 @@ func (s *Saver) Put(ctx context.Context, req checkpoint.PutRequest) error {
 		if req.Head == "" {
 			cas = "casCreate"
 		}
-		err := s.stmt(ctx, tx, cas).QueryRowContext(ctx, cp.ID, req.ThreadID, req.NS, req.Head).Scan(&id)
+		err := s.stmt(ctx, tx, cas).QueryRowContext(ctx, r.ID, req.ThreadID, req.NS, req.Head).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
 			var head string
 			err := s.stmt(ctx, tx, "head").QueryRowContext(ctx, req.ThreadID, req.NS).Scan(&head)
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
-			if head == cp.ID {
+			if head == r.ID {
 				return errRetry // a retry of a put that committed but whose reply was lost
 			}
 			return sqlcore.Conflict(req.ThreadID, req.NS, req.Head, head)
@@ -358,16 +337,7 @@ func (s *Saver) get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 	} else {
 		err = s.stmt(ctx, tx, "getByID").QueryRowContext(ctx, ref.ThreadID, ref.NS, ref.CheckpointID).Scan(dest...)
 	}
-	if errors.Is(err, sql.ErrNoRows) {
-		if ref.CheckpointID == "" {
-			return nil, sqlcore.NotFound("thread %q namespace %q has no checkpoints", ref.ThreadID, ref.NS)
-		}
-		return nil, sqlcore.NotFound("thread %q namespace %q has no checkpoint %q", ref.ThreadID, ref.NS, ref.CheckpointID)
-	}
-	if err != nil {
-		return nil, err
-	}
-	cp, err := sqlcore.Decode(r)
+	cp, err := sqlcore.Found(ref, r, err, sql.ErrNoRows)
 	if err != nil {
 		return nil, err
 	}
@@ -412,8 +382,12 @@ func (s *Saver) get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 // holds no transaction while the caller's loop body runs, so the body may call the saver.
 func (s *Saver) List(ctx context.Context, opts checkpoint.ListOptions) iter.Seq2[*checkpoint.Tuple, error] {
 	fail := func(err error) error { return wrap(ctx, "list", opts.ThreadID, err) }
-	return sqlcore.List(ctx, dialect, opts, s.opts.ListPageSize, contextErr, func(ctx context.Context, q string, args []any) ([]*checkpoint.Tuple, error) {
-		return s.listPage(ctx, opts.ThreadID, q, args)
+	return sqlcore.List(ctx, dialect, opts, s.opts.ListPageSize, contextErr, func(ctx context.Context, q string, args []any) (sqlcore.Rows, func(), error) {
+		rows, err := s.db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, nil, err
+		}
+		return rows, func() { rows.Close() }, nil
 	}, fail)
 }
 
@@ -423,42 +397,39 @@ func contextErr(ctx context.Context) error { return ctx.Err() }
 // checked in Go only.
 var dialect = sqlcore.Dialect{Param: func(int) string { return "?" }}
 
-func (s *Saver) listPage(ctx context.Context, threadID, q string, args []any) ([]*checkpoint.Tuple, error) {
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	return sqlcore.ScanTuples(rows, threadID)
+// SetMetadata implements [checkpoint.Saver]: one UPDATE of the checkpoint's row.
+func (s *Saver) SetMetadata(ctx context.Context, ref checkpoint.Ref, metadata map[string]any) error {
+	err := sqlcore.SetMetadata(ctx, dialect, ref, metadata, contextErr, func(ctx context.Context, q string, args ...any) (int64, error) {
+		res, err := s.db.ExecContext(ctx, q, args...)
+		if err != nil {
+			return 0, err
+		}
+		return res.RowsAffected()
+	})
+	return wrap(ctx, "set metadata", ref.ThreadID, err)
 }
 
-// DeleteThread implements [checkpoint.Saver].
-func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
-	err := s.write(ctx, func(tx *sql.Tx) error { return DeleteThreadsTx(ctx, tx, []string{threadID}) })
-	return wrap(ctx, "delete thread", threadID, err)
-}
-
-// DeleteThreadsTx deletes the checkpoints of every thread in threadIDs within tx, a
-// transaction on a database that holds this package's tables, in four statements whatever
-// the number of threads. It lets a caller that shares the saver's database delete many
-// threads, and rows of its own, in one commit (the server does so with its stateless runs'
-// threads). Unknown IDs are no error.
-func DeleteThreadsTx(ctx context.Context, tx *sql.Tx, threadIDs []string) error {
+// DeleteThreads implements [checkpoint.Saver]: one transaction of four statements whatever the
+// number of threads.
+func (s *Saver) DeleteThreads(ctx context.Context, threadIDs []string) error {
 	if len(threadIDs) == 0 {
 		return nil
 	}
 	ids, err := json.Marshal(threadIDs)
 	if err != nil {
-		return err
+		return fail("delete threads", sqlcore.OneThread(threadIDs), err, "")
 	}
-	const spaces = "(SELECT id FROM trellis_checkpoint_spaces WHERE thread_id IN (SELECT value FROM json_each(?1)))"
-	for _, table := range []string{"trellis_checkpoint_writes", "trellis_checkpoint_blobs", "trellis_checkpoints"} {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE space IN "+spaces, string(ids)); err != nil {
-			return err
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		const spaces = "(SELECT id FROM trellis_checkpoint_spaces WHERE thread_id IN (SELECT value FROM json_each(?1)))"
+		for _, table := range []string{"trellis_checkpoint_writes", "trellis_checkpoint_blobs", "trellis_checkpoints"} {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE space IN "+spaces, string(ids)); err != nil {
+				return err
+			}
 		}
-	}
-	_, err = tx.ExecContext(ctx, "DELETE FROM trellis_checkpoint_spaces WHERE thread_id IN (SELECT value FROM json_each(?1))", string(ids))
-	return err
+		_, err := tx.ExecContext(ctx, "DELETE FROM trellis_checkpoint_spaces WHERE thread_id IN (SELECT value FROM json_each(?1))", string(ids))
+		return err
+	})
+	return wrap(ctx, "delete threads", sqlcore.OneThread(threadIDs), err)
 }
 
 const pruneBlobs = `
@@ -475,7 +446,7 @@ WHERE space = ?1 AND (channel, version) NOT IN (SELECT channel, version FROM nee
 // Prune implements [checkpoint.Saver].
 func (s *Saver) Prune(ctx context.Context, req checkpoint.PruneRequest) error {
 	if req.Keep < 1 {
-		return fail("prune", req.ThreadID, fmt.Errorf("the number of checkpoints to keep is %d; it must be at least 1", req.Keep), "to remove the whole thread, use DeleteThread")
+		return fail("prune", req.ThreadID, fmt.Errorf("the number of checkpoints to keep is %d; it must be at least 1", req.Keep), "to remove the whole thread, use DeleteThreads")
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM trellis_checkpoints

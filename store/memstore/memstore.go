@@ -53,11 +53,7 @@ var (
 
 // New returns an empty store. opts may be nil.
 func New(opts *Options) (*Store, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	cfg, err := o.Config.WithDefaults()
+	o, cfg, err := backend.Configure(opts, func(o Options) store.Config { return o.Config })
 	if err != nil {
 		return nil, err
 	}
@@ -87,6 +83,24 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// lock takes the store's lock for a call, or fails with store.ErrClosed, not holding it, when
+// the store is closed.
+func (s *Store) lock() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return store.ErrClosed
+	}
+	return nil
+}
+
+// read starts a read: the time it reads at, whether it restarts the TTLs of what it reads (see
+// store.Config.Refresh), and the store's lock, as lock takes it.
+func (s *Store) read(refreshTTL *bool) (now time.Time, refresh bool, err error) {
+	now, refresh = s.cfg.Now(), s.cfg.Refresh(refreshTTL)
+	return now, refresh, s.lock()
+}
+
 func id(ns []string, key string) string { return store.JoinNamespace(ns) + "\x00" + key }
 
 // Put implements store.Store.
@@ -98,29 +112,16 @@ func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
 	if err != nil {
 		return err
 	}
-	var texts []string
-	if !req.NoIndex {
-		paths := req.Index
-		if paths == nil && s.cfg.Index != nil {
-			paths = s.cfg.Index.Fields
-		}
-		texts = backend.IndexText(value, paths)
-	}
-	var vec []float32
-	if s.cfg.Index != nil && len(texts) > 0 {
-		vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{strings.Join(texts, "\n")})
-		if err != nil {
-			return err
-		}
-		vec = vecs[0]
+	texts, vec, err := backend.Index(ctx, s.cfg, req, value)
+	if err != nil {
+		return err
 	}
 	now := s.cfg.Now()
 	ttl := s.cfg.TTLFor(req)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return store.ErrClosed
+	if err := s.lock(); err != nil {
+		return err
 	}
+	defer s.mu.Unlock()
 	k := id(req.Namespace, req.Key)
 	created := now
 	if old, ok := s.items[k]; ok {
@@ -178,13 +179,11 @@ func (s *Store) Get(ctx context.Context, req store.GetRequest) (*store.Item, err
 	if err := backend.CheckGet("get", req.Namespace, req.Key); err != nil {
 		return nil, err
 	}
-	now := s.cfg.Now()
-	refresh := s.cfg.Refresh(req.RefreshTTL)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, store.ErrClosed
+	now, refresh, err := s.read(req.RefreshTTL)
+	if err != nil {
+		return nil, err
 	}
+	defer s.mu.Unlock()
 	e, ok := s.items[id(req.Namespace, req.Key)]
 	if !ok || backend.Expired(e.item.ExpiresAt, now) {
 		return nil, store.ErrNotFound
@@ -207,11 +206,10 @@ func (s *Store) Delete(ctx context.Context, req store.DeleteRequest) error {
 	if err := backend.CheckGet("delete", req.Namespace, req.Key); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return store.ErrClosed
+	if err := s.lock(); err != nil {
+		return err
 	}
+	defer s.mu.Unlock()
 	k := id(req.Namespace, req.Key)
 	if e, ok := s.items[k]; ok {
 		s.unindex(k, e)
@@ -231,20 +229,16 @@ func (s *Store) Search(ctx context.Context, req store.SearchRequest) ([]store.Se
 	if req.Query != "" {
 		terms = backend.QueryTerms(req.Query)
 		if s.cfg.Index != nil {
-			vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{req.Query})
-			if err != nil {
+			if qvec, err = s.cfg.Index.EmbedText(ctx, req.Query); err != nil {
 				return nil, err
 			}
-			qvec = vecs[0]
 		}
 	}
-	now := s.cfg.Now()
-	refresh := s.cfg.Refresh(req.RefreshTTL)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, store.ErrClosed
+	now, refresh, err := s.read(req.RefreshTTL)
+	if err != nil {
+		return nil, err
 	}
+	defer s.mu.Unlock()
 	ok := func(e *entry) bool {
 		return !backend.Expired(e.item.ExpiresAt, now) && store.HasPrefix(e.item.Namespace, req.NamespacePrefix) && filter.Match(e.item.Value)
 	}
@@ -365,11 +359,10 @@ func (s *Store) ListNamespaces(ctx context.Context, req store.ListNamespacesRequ
 // Sweep implements store.Sweeper.
 func (s *Store) Sweep(ctx context.Context) (int, error) {
 	now := s.cfg.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return 0, store.ErrClosed
+	if err := s.lock(); err != nil {
+		return 0, err
 	}
+	defer s.mu.Unlock()
 	n := 0
 	for k, e := range s.items {
 		if backend.Expired(e.item.ExpiresAt, now) {

@@ -9,13 +9,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/trellis-go/trellis/internal/owned"
 	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/store/internal/backend"
 	"github.com/trellis-go/trellis/store/internal/sqlcore"
@@ -55,6 +55,7 @@ const DefaultEfSearch = 200
 
 // Store is the Postgres backend. It is safe for concurrent use by any number of processes.
 type Store struct {
+	core     *sqlcore.Core // the database, dialect, configuration and closed flag
 	db       *pgxpool.Pool
 	ownDB    bool
 	cfg      store.Config
@@ -66,8 +67,6 @@ type Store struct {
 	cosineOp  string
 	iterative bool
 	efSearch  int
-	closed    atomic.Bool
-	stop      func()
 }
 
 var (
@@ -87,21 +86,12 @@ func Open(ctx context.Context, connString string, opts *Options) (*Store, error)
 		return nil, wrap("connect", err)
 	}
 	s, err := New(ctx, pool, opts)
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
-	s.ownDB = true
-	return s, nil
+	return owned.Open(s, err, pool.Close, func(s *Store) { s.ownDB = true })
 }
 
 // New returns a store on an open pool, after migrating. Close does not close the pool.
 func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	cfg, err := o.Config.WithDefaults()
+	o, cfg, err := backend.Configure(opts, func(o Options) store.Config { return o.Config })
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +103,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 	if err := Migrate(ctx, pool); err != nil {
 		return nil, err
 	}
-	s := &Store{db: pool, cfg: cfg, efSearch: o.EfSearch}
+	s := &Store{db: pool, cfg: cfg, efSearch: o.EfSearch, core: sqlcore.NewCore(pgDB{pool}, dialect, cfg, "postgres", classify)}
 	if cfg.Index != nil {
 		if err := s.checkDims(ctx); err != nil {
 			return nil, err
@@ -122,21 +112,11 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 			return nil, err
 		}
 	}
-	if cfg.SweepInterval > 0 {
-		s.stop = store.StartSweeper(s, cfg.SweepInterval, cfg.Logger, "postgres")
-	}
+	s.core.StartSweeper(s)
 	return s, nil
 }
 
-func (s *Store) checkDims(ctx context.Context) error {
-	err := dialect.CheckDims(ctx, func(ctx context.Context, q string, args ...any) error {
-		_, err := s.db.Exec(ctx, q, args...)
-		return err
-	}, func(ctx context.Context, q string, dest *string) error {
-		return s.db.QueryRow(ctx, q).Scan(dest)
-	}, s.cfg.Index.Dims, "a new schema")
-	return wrap("open", err)
-}
+func (s *Store) checkDims(ctx context.Context) error { return s.core.CheckDims(ctx, "a new schema") }
 
 // setupVectors decides between pgvector and the exact scan, and says which in the log.
 //
@@ -269,11 +249,8 @@ func (s *Store) backfill(ctx context.Context) error {
 
 // Close stops the sweeper and, when Open made it, closes the pool.
 func (s *Store) Close() error {
-	if s.closed.Swap(true) {
+	if s.core.Close() {
 		return nil
-	}
-	if s.stop != nil {
-		s.stop()
 	}
 	if s.ownDB {
 		s.db.Close()
@@ -300,69 +277,22 @@ func vectorText(v []float32) string {
 
 // Put implements store.Store.
 func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
-	if s.closed.Load() {
-		return store.ErrClosed
-	}
-	raw, err := s.cfg.CheckPut(req)
+	p, err := s.core.PreparePut(ctx, req)
 	if err != nil {
 		return err
 	}
-	var texts []string
-	if !req.NoIndex {
-		paths := req.Index
-		if paths == nil && s.cfg.Index != nil {
-			paths = s.cfg.Index.Fields
-		}
-		var value map[string]any
-		if err := json.Unmarshal(raw, &value); err != nil {
-			return err
-		}
-		texts = backend.IndexText(value, paths)
-	}
-	var fts *string
-	var vec []float32
-	if len(texts) > 0 {
-		f := backend.FTSText(texts)
-		fts = &f
-		if s.cfg.Index != nil {
-			vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{strings.Join(texts, "\n")})
-			if err != nil {
-				return err
-			}
-			vec = vecs[0]
-		}
-	}
-	var vecBytes []byte
-	if vec != nil {
-		vecBytes = sqlcore.EncodeVec(vec)
-	}
-	now := s.cfg.Now()
-	var expires *time.Time
-	var ttl *int64
-	if d := s.cfg.TTLFor(req); d > 0 {
-		e, n := now.Add(d), int64(d)
-		expires, ttl = &e, &n
-	}
-	prefix := store.JoinNamespace(req.Namespace)
 	err = pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO store_items (prefix, key, value, created_at, updated_at, expires_at, ttl_ns, fts_text, vec)
-			VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8)
-			ON CONFLICT (prefix, key) DO UPDATE SET
-				value = excluded.value,
-				created_at = CASE WHEN store_items.expires_at IS NOT NULL AND store_items.expires_at <= excluded.updated_at
-					THEN excluded.created_at ELSE store_items.created_at END,
-				updated_at = excluded.updated_at, expires_at = excluded.expires_at, ttl_ns = excluded.ttl_ns,
-				fts_text = excluded.fts_text, vec = excluded.vec`,
-			prefix, req.Key, string(raw), now, expires, ttl, fts, vecBytes)
+		q, args := dialect.Upsert(p, s.cfg.Now())
+		_, err := tx.Exec(ctx, q, args...)
 		if err != nil || !s.pgvector {
 			return err
 		}
-		if vec == nil {
-			_, err = tx.Exec(ctx, "DELETE FROM store_vectors WHERE prefix = $1 AND key = $2", prefix, req.Key)
+		if p.Vec == nil {
+			_, err = tx.Exec(ctx, "DELETE FROM store_vectors WHERE prefix = $1 AND key = $2", p.Prefix, p.Key)
 			return err
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO store_vectors (prefix, key, embedding) VALUES ($1, $2, $3::text::`+s.vecType+`)
-			ON CONFLICT (prefix, key) DO UPDATE SET embedding = excluded.embedding`, prefix, req.Key, vectorText(vec))
+			ON CONFLICT (prefix, key) DO UPDATE SET embedding = excluded.embedding`, p.Prefix, p.Key, vectorText(p.Vec))
 		return err
 	})
 	return wrap("put", err)
@@ -389,29 +319,19 @@ func scanRow(sc pgx.Row, withVec bool, extra ...any) (*row, error) {
 	if err := sc.Scan(dest...); err != nil {
 		return nil, err
 	}
-	r.Item.Namespace, r.Item.Key = store.SplitNamespace(prefix), key
 	r.Item.CreatedAt, r.Item.UpdatedAt = r.Item.CreatedAt.UTC(), r.Item.UpdatedAt.UTC()
 	if expires != nil {
 		r.Item.ExpiresAt = expires.UTC()
 	}
-	if err := json.Unmarshal(value, &r.Item.Value); err != nil {
-		return nil, fmt.Errorf("store: postgres: item %q holds invalid JSON: %w", key, err)
-	}
-	if fts != nil {
-		r.Tokens = strings.Fields(*fts)
-	}
 	if vec != nil {
 		r.Vec = sqlcore.DecodeVec(vec)
 	}
-	return r, nil
+	return r, r.Fill("postgres", prefix, key, value, fts)
 }
 
 // Get implements store.Store.
 func (s *Store) Get(ctx context.Context, req store.GetRequest) (*store.Item, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	if err := backend.CheckGet("get", req.Namespace, req.Key); err != nil {
+	if err := s.core.Check("get", req.Namespace, req.Key); err != nil {
 		return nil, err
 	}
 	now := s.cfg.Now()
@@ -443,10 +363,7 @@ func (s *Store) Get(ctx context.Context, req store.GetRequest) (*store.Item, err
 
 // Delete implements store.Store.
 func (s *Store) Delete(ctx context.Context, req store.DeleteRequest) error {
-	if s.closed.Load() {
-		return store.ErrClosed
-	}
-	if err := backend.CheckGet("delete", req.Namespace, req.Key); err != nil {
+	if err := s.core.Check("delete", req.Namespace, req.Key); err != nil {
 		return err
 	}
 	_, err := s.db.Exec(ctx, "DELETE FROM store_items WHERE prefix = $1 AND key = $2", store.JoinNamespace(req.Namespace), req.Key)
@@ -463,20 +380,11 @@ var dialect = sqlcore.Dialect{
 	},
 }
 
-func tsQuery(terms []string) string {
-	q := make([]string, len(terms))
-	for i, t := range terms {
-		q[i] = "'" + strings.ReplaceAll(t, "'", "''") + "'"
-	}
-	return strings.Join(q, " | ")
-}
+func tsQuery(terms []string) string { return sqlcore.QuoteTerms(terms, "'", " | ") }
 
 // Search implements store.Store.
 func (s *Store) Search(ctx context.Context, req store.SearchRequest) ([]store.SearchItem, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	return sqlcore.Searcher{Browse: s.browse, Text: s.text, Hybrid: s.hybrid, Refresh: s.refresh}.Search(ctx, s.cfg, req)
+	return s.core.Search(ctx, sqlcore.Searcher{Browse: s.browse, Text: s.text, Hybrid: s.hybrid, Refresh: s.refresh}, req)
 }
 
 // text finds the items matching any of terms, best by ts_rank first.
@@ -505,22 +413,7 @@ func (s *Store) refresh(ctx context.Context, now time.Time, rows []*row) {
 func (s *Store) browse(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time) ([]*row, error) {
 	c := sqlcore.NewConds(dialect.Param)
 	dialect.WhereOn(c, req.NamespacePrefix, filter, now)
-	rows, err := s.db.Query(ctx, "SELECT "+itemCols+" FROM store_items i WHERE "+c.String()+" ORDER BY i.updated_at DESC, i.prefix, i.key", c.Args...)
-	if err != nil {
-		return nil, wrap("search", err)
-	}
-	defer rows.Close()
-	var out []*row
-	for rows.Next() && len(out) < req.Offset+req.Limit {
-		r, err := scanRow(rows, false)
-		if err != nil {
-			return nil, wrap("search", err)
-		}
-		if filter.Match(r.Item.Value) {
-			out = append(out, r)
-		}
-	}
-	return out, wrap("search", rows.Err())
+	return s.core.Find(ctx, "SELECT "+itemCols+" FROM store_items i WHERE "+c.String()+" ORDER BY i.updated_at DESC, i.prefix, i.key", c.Args, func(rows sqlcore.Rows) (*row, error) { return scanRow(rows, false) }, filter, req.Offset+req.Limit)
 }
 
 // fullText returns up to n live items matching any term, best by ts_rank first; withVec (the
@@ -545,30 +438,14 @@ func (s *Store) fullText(ctx context.Context, req store.SearchRequest, filter *s
 	if withVec {
 		order = ""
 	}
-	rows, err := s.db.Query(ctx, "SELECT "+cols+" FROM store_items i WHERE "+c.String()+order+" LIMIT "+c.Arg(n), c.Args...)
-	if err != nil {
-		return nil, wrap("search", err)
-	}
-	defer rows.Close()
-	var out []*row
-	for rows.Next() {
-		r, err := scanRow(rows, withVec)
-		if err != nil {
-			return nil, wrap("search", err)
-		}
-		if filter.Match(r.Item.Value) {
-			out = append(out, r)
-		}
-	}
-	return out, wrap("search", rows.Err())
+	return s.core.Find(ctx, "SELECT "+cols+" FROM store_items i WHERE "+c.String()+order+" LIMIT "+c.Arg(n), c.Args, func(rows sqlcore.Rows) (*row, error) { return scanRow(rows, withVec) }, filter, 0)
 }
 
 func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time) ([]*row, []float64, error) {
-	vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{req.Query})
+	q, err := s.cfg.Index.EmbedText(ctx, req.Query)
 	if err != nil {
 		return nil, nil, err
 	}
-	q := vecs[0]
 	qn, err := vector.Normalize(q)
 	if err != nil {
 		return nil, nil, err
@@ -739,22 +616,12 @@ func (s *Store) efFor(k int) int {
 
 // ListNamespaces implements store.Store.
 func (s *Store) ListNamespaces(ctx context.Context, req store.ListNamespacesRequest) ([][]string, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	out, err := dialect.ListNamespaces(ctx, s.cfg.Now(), req, func(ctx context.Context, q string, args []any) (sqlcore.Rows, func(), error) {
-		rows, err := s.db.Query(ctx, q, args...)
-		if err != nil {
-			return nil, nil, err
-		}
-		return rows, rows.Close, nil
-	})
-	return out, wrap("list namespaces", err)
+	return s.core.ListNamespaces(ctx, req)
 }
 
 // Sweep implements store.Sweeper.
 func (s *Store) Sweep(ctx context.Context) (int, error) {
-	if s.closed.Load() {
+	if s.core.Closed() {
 		return 0, store.ErrClosed
 	}
 	tag, err := s.db.Exec(ctx, "DELETE FROM store_items WHERE expires_at IS NOT NULL AND expires_at <= $1", s.cfg.Now())
@@ -767,6 +634,23 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 func isReadOnly(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "25006"
+}
+
+// pgDB is a pool as the shared code's sqlcore.DB.
+type pgDB struct{ pool *pgxpool.Pool }
+
+func (d pgDB) Exec(ctx context.Context, q string, args ...any) (int64, error) {
+	tag, err := d.pool.Exec(ctx, q, args...)
+	return tag.RowsAffected(), err
+}
+
+func (d pgDB) QueryRow(ctx context.Context, q string, args ...any) interface{ Scan(dest ...any) error } {
+	return d.pool.QueryRow(ctx, q, args...)
+}
+
+func (d pgDB) Query(ctx context.Context, q string, args ...any) (sqlcore.Rows, func(), error) {
+	rows, err := d.pool.Query(ctx, q, args...) // never nil rows: on failure they hold the error
+	return rows, rows.Close, err
 }
 
 // wrap turns a driver error into a store.BackendError with a hint.

@@ -77,22 +77,13 @@ func schemaPoolWith(t *testing.T, params map[string]string) *pgxpool.Pool {
 }
 
 func TestConformance(t *testing.T) {
-	for _, mode := range []pgstore.VectorMode{pgstore.VectorAuto, pgstore.VectorExact} {
-		name := string(mode)
-		if name == "" {
-			name = "auto"
+	storetest.RunModes(t, []string{"auto", "exact"}, func(t *testing.T, cfg store.Config, mode string) (store.Store, error) {
+		vm := pgstore.VectorExact
+		if mode == "auto" {
+			vm = pgstore.VectorAuto
 		}
-		t.Run(name, func(t *testing.T) {
-			storetest.Run(t, func(t *testing.T, cfg store.Config) store.Store {
-				s, err := pgstore.New(context.Background(), schemaPool(t), &pgstore.Options{Config: cfg, Vector: mode})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { s.Close() })
-				return s
-			})
-		})
-	}
+		return pgstore.New(context.Background(), schemaPool(t), &pgstore.Options{Config: cfg, Vector: vm})
+	})
 }
 
 func indexed() store.Config {

@@ -4,17 +4,16 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
 
+	"github.com/trellis-go/trellis/internal/owned"
 	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/store/internal/backend"
 	"github.com/trellis-go/trellis/store/internal/sqlcore"
@@ -33,6 +32,7 @@ type Options struct {
 // Store is the SQLite backend. It is safe for concurrent use, and several processes may open the
 // same file: each one's vector index catches up with the others' writes before it searches.
 type Store struct {
+	core  *sqlcore.Core // the database, dialect, configuration and closed flag
 	db    *sql.DB
 	ownDB bool
 	cfg   store.Config
@@ -45,9 +45,6 @@ type Store struct {
 	// savedSeq is the change the saved graph (store_vector_graph) is at, as far as this
 	// process knows; -1 when there is none.
 	savedSeq int64
-
-	closed atomic.Bool
-	stop   func()
 }
 
 var (
@@ -86,29 +83,21 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		return nil, wrap("open "+path, err)
 	}
 	s, err := New(ctx, db, opts)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	s.ownDB = true
-	return s, nil
+	return owned.Open(s, err, func() { db.Close() }, func(s *Store) { s.ownDB = true })
 }
 
 // New returns a store on an open database (for example one shared with the checkpoint saver),
 // after migrating it. Close does not close db.
 func New(ctx context.Context, db *sql.DB, opts *Options) (*Store, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	cfg, err := o.Config.WithDefaults()
+	o, cfg, err := backend.Configure(opts, func(o Options) store.Config { return o.Config })
 	if err != nil {
 		return nil, err
 	}
 	if err := Migrate(ctx, db); err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, cfg: cfg, exact: o.ExactVectors, vopts: o.Vector, lastSeq: -1, savedSeq: -1}
+	s := &Store{db: db, cfg: cfg, exact: o.ExactVectors, vopts: o.Vector, lastSeq: -1, savedSeq: -1,
+		core: sqlcore.NewCore(sqlcore.StdDB{DB: db}, dialect, cfg, "sqlite", classify)}
 	s.vopts.Flat = s.vopts.Flat || o.ExactVectors
 	if cfg.Index != nil {
 		if err := s.checkDims(ctx); err != nil {
@@ -123,31 +112,18 @@ func New(ctx context.Context, db *sql.DB, opts *Options) (*Store, error) {
 		}
 		cfg.Logger.Info("store: vector search ready", "backend", "sqlite", "index", mode, "dims", cfg.Index.Dims, "vectors", s.vec.Len())
 	}
-	if cfg.SweepInterval > 0 {
-		s.stop = store.StartSweeper(s, cfg.SweepInterval, cfg.Logger, "sqlite")
-	}
+	s.core.StartSweeper(s)
 	return s, nil
 }
 
 // checkDims records the index dimension on first use and refuses to open with another.
-func (s *Store) checkDims(ctx context.Context) error {
-	err := dialect.CheckDims(ctx, func(ctx context.Context, q string, args ...any) error {
-		_, err := s.db.ExecContext(ctx, q, args...)
-		return err
-	}, func(ctx context.Context, q string, dest *string) error {
-		return s.db.QueryRowContext(ctx, q).Scan(dest)
-	}, s.cfg.Index.Dims, "a new file")
-	return wrap("open", err)
-}
+func (s *Store) checkDims(ctx context.Context) error { return s.core.CheckDims(ctx, "a new file") }
 
 // Close stops the sweeper, saves the vector graph when it has moved on by more than
 // [graphResave] changes since it was saved, and, when Open made it, closes the database.
 func (s *Store) Close() error {
-	if s.closed.Swap(true) {
+	if s.core.Close() {
 		return nil
-	}
-	if s.stop != nil {
-		s.stop()
 	}
 	if s.vec != nil {
 		s.vmu.Lock()
@@ -176,61 +152,23 @@ func nullTime(ns sql.NullInt64) time.Time {
 
 // Put implements store.Store.
 func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
-	if s.closed.Load() {
-		return store.ErrClosed
-	}
-	raw, err := s.cfg.CheckPut(req)
+	p, err := s.core.PreparePut(ctx, req)
 	if err != nil {
 		return err
 	}
-	var texts []string
-	if !req.NoIndex {
-		paths := req.Index
-		if paths == nil && s.cfg.Index != nil {
-			paths = s.cfg.Index.Fields
-		}
-		var value map[string]any
-		if err := json.Unmarshal(raw, &value); err != nil {
-			return err
-		}
-		texts = backend.IndexText(value, paths)
-	}
-	var fts, vec any
-	if len(texts) > 0 {
-		fts = backend.FTSText(texts)
-		if s.cfg.Index != nil {
-			vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{strings.Join(texts, "\n")})
-			if err != nil {
-				return err
-			}
-			vec = sqlcore.EncodeVec(vecs[0])
-		}
-	}
 	now := s.cfg.Now()
-	var expires, ttl any
-	if d := s.cfg.TTLFor(req); d > 0 {
-		expires, ttl = now.Add(d).UnixNano(), int64(d)
-	}
-	prefix := store.JoinNamespace(req.Namespace)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return wrap("put", err)
 	}
 	defer tx.Rollback()
-	_, err = tx.ExecContext(ctx, `INSERT INTO store_items (prefix, key, value, created_at, updated_at, expires_at, ttl_ns, fts_text, vec)
-		VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8)
-		ON CONFLICT (prefix, key) DO UPDATE SET
-			value = excluded.value,
-			created_at = CASE WHEN store_items.expires_at IS NOT NULL AND store_items.expires_at <= excluded.updated_at
-				THEN excluded.created_at ELSE store_items.created_at END,
-			updated_at = excluded.updated_at, expires_at = excluded.expires_at, ttl_ns = excluded.ttl_ns,
-			fts_text = excluded.fts_text, vec = excluded.vec`,
-		prefix, req.Key, string(raw), now.UnixNano(), expires, ttl, fts, vec)
+	q, args := dialect.Upsert(p, now)
+	_, err = tx.ExecContext(ctx, q, args...)
 	if err != nil {
 		return wrap("put", err)
 	}
 	if s.cfg.Index != nil {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO store_vector_changes (prefix, key, at) VALUES (?, ?, ?)", prefix, req.Key, now.UnixNano()); err != nil {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO store_vector_changes (prefix, key, at) VALUES (?, ?, ?)", p.Prefix, p.Key, now.UnixNano()); err != nil {
 			return wrap("put", err)
 		}
 	}
@@ -244,8 +182,12 @@ type row = sqlcore.Row
 
 type scanner interface{ Scan(...any) error }
 
+// scanRows is scanRow for a listing's rows.
+func scanRows(rows sqlcore.Rows) (*row, error) { return scanRow(rows) }
+
 func scanRow(sc scanner) (*row, error) {
-	var prefix, key, value string
+	var prefix, key string
+	var value []byte
 	var created, updated int64
 	var expires, ttl sql.NullInt64
 	var fts sql.NullString
@@ -256,25 +198,17 @@ func scanRow(sc scanner) (*row, error) {
 	if ttl.Valid {
 		r.TTL = &ttl.Int64
 	}
-	r.Item = store.Item{
-		Namespace: store.SplitNamespace(prefix), Key: key,
-		CreatedAt: time.Unix(0, created).UTC(), UpdatedAt: time.Unix(0, updated).UTC(), ExpiresAt: nullTime(expires),
-	}
-	if err := json.Unmarshal([]byte(value), &r.Item.Value); err != nil {
-		return nil, fmt.Errorf("store: sqlite: item %q holds invalid JSON: %w", key, err)
-	}
+	r.Item.CreatedAt, r.Item.UpdatedAt, r.Item.ExpiresAt = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC(), nullTime(expires)
+	var tokens *string
 	if fts.Valid {
-		r.Tokens = strings.Fields(fts.String)
+		tokens = &fts.String
 	}
-	return r, nil
+	return r, r.Fill("sqlite", prefix, key, value, tokens)
 }
 
 // Get implements store.Store.
 func (s *Store) Get(ctx context.Context, req store.GetRequest) (*store.Item, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	if err := backend.CheckGet("get", req.Namespace, req.Key); err != nil {
+	if err := s.core.Check("get", req.Namespace, req.Key); err != nil {
 		return nil, err
 	}
 	now := s.cfg.Now()
@@ -312,10 +246,7 @@ func (s *Store) refresh(ctx context.Context, now time.Time, rows []*row) {
 
 // Delete implements store.Store.
 func (s *Store) Delete(ctx context.Context, req store.DeleteRequest) error {
-	if s.closed.Load() {
-		return store.ErrClosed
-	}
-	if err := backend.CheckGet("delete", req.Namespace, req.Key); err != nil {
+	if err := s.core.Check("delete", req.Namespace, req.Key); err != nil {
 		return err
 	}
 	prefix := store.JoinNamespace(req.Namespace)
@@ -368,20 +299,11 @@ func jsonPath(path []string) (string, bool) {
 }
 
 // ftsQuery writes the terms as an FTS5 query that matches any of them.
-func ftsQuery(terms []string) string {
-	q := make([]string, len(terms))
-	for i, t := range terms {
-		q[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
-	}
-	return strings.Join(q, " OR ")
-}
+func ftsQuery(terms []string) string { return sqlcore.QuoteTerms(terms, `"`, " OR ") }
 
 // Search implements store.Store.
 func (s *Store) Search(ctx context.Context, req store.SearchRequest) ([]store.SearchItem, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	return sqlcore.Searcher{Browse: s.browse, Text: s.text, Hybrid: s.hybrid, Refresh: s.refresh}.Search(ctx, s.cfg, req)
+	return s.core.Search(ctx, sqlcore.Searcher{Browse: s.browse, Text: s.text, Hybrid: s.hybrid, Refresh: s.refresh}, req)
 }
 
 // text finds the items matching any of terms. An item holding every term has the top text
@@ -404,22 +326,7 @@ func (s *Store) text(ctx context.Context, req store.SearchRequest, filter *store
 // browse lists items newest first, stopping once a page is full.
 func (s *Store) browse(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time) ([]*row, error) {
 	cond, args := where(req.NamespacePrefix, filter, now)
-	rows, err := s.db.QueryContext(ctx, "SELECT "+prefixed(itemCols)+" FROM store_items i WHERE "+cond+" ORDER BY i.updated_at DESC, i.prefix, i.key", args...)
-	if err != nil {
-		return nil, wrap("search", err)
-	}
-	defer rows.Close()
-	var out []*row
-	for rows.Next() && len(out) < req.Offset+req.Limit {
-		r, err := scanRow(rows)
-		if err != nil {
-			return nil, wrap("search", err)
-		}
-		if filter.Match(r.Item.Value) {
-			out = append(out, r)
-		}
-	}
-	return out, wrap("search", rows.Err())
+	return s.core.Find(ctx, "SELECT "+prefixed(itemCols)+" FROM store_items i WHERE "+cond+" ORDER BY i.updated_at DESC, i.prefix, i.key", args, scanRows, filter, req.Offset+req.Limit)
 }
 
 func prefixed(cols string) string {
@@ -459,31 +366,15 @@ func (s *Store) fullText(ctx context.Context, req store.SearchRequest, filter *s
 	}
 	args = append([]any{q}, args...)
 	args = append(args, n)
-	rows, err := s.db.QueryContext(ctx, "SELECT "+prefixed(itemCols)+" FROM store_fts JOIN store_items i ON i.rowid = store_fts.rowid WHERE store_fts MATCH ? AND "+cond+order+" LIMIT ?", args...)
-	if err != nil {
-		return nil, wrap("search", err)
-	}
-	defer rows.Close()
-	var out []*row
-	for rows.Next() {
-		r, err := scanRow(rows)
-		if err != nil {
-			return nil, wrap("search", err)
-		}
-		if filter.Match(r.Item.Value) {
-			out = append(out, r)
-		}
-	}
-	return out, wrap("search", rows.Err())
+	return s.core.Find(ctx, "SELECT "+prefixed(itemCols)+" FROM store_fts JOIN store_items i ON i.rowid = store_fts.rowid WHERE store_fts MATCH ? AND "+cond+order+" LIMIT ?", args, scanRows, filter, 0)
 }
 
 // hybrid merges the vector neighbours of the query with its full-text matches and scores them.
 func (s *Store) hybrid(ctx context.Context, req store.SearchRequest, filter *store.Filter, now time.Time) ([]*row, []float64, error) {
-	vecs, err := s.cfg.Index.EmbedTexts(ctx, []string{req.Query})
+	q, err := s.cfg.Index.EmbedText(ctx, req.Query)
 	if err != nil {
 		return nil, nil, err
 	}
-	q := vecs[0]
 	if err := s.syncVectors(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -741,17 +632,7 @@ func (s *Store) loadAll(ctx context.Context) error {
 
 // ListNamespaces implements store.Store.
 func (s *Store) ListNamespaces(ctx context.Context, req store.ListNamespacesRequest) ([][]string, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	out, err := dialect.ListNamespaces(ctx, s.cfg.Now(), req, func(ctx context.Context, q string, args []any) (sqlcore.Rows, func(), error) {
-		rows, err := s.db.QueryContext(ctx, q, args...)
-		if err != nil {
-			return nil, nil, err
-		}
-		return rows, func() { rows.Close() }, nil
-	})
-	return out, wrap("list namespaces", err)
+	return s.core.ListNamespaces(ctx, req)
 }
 
 // changeLogAge is how long vector changes are kept for other processes to catch up; one that
@@ -760,7 +641,7 @@ const changeLogAge = time.Hour
 
 // Sweep implements store.Sweeper.
 func (s *Store) Sweep(ctx context.Context) (int, error) {
-	if s.closed.Load() {
+	if s.core.Closed() {
 		return 0, store.ErrClosed
 	}
 	now := s.cfg.Now().UnixNano()

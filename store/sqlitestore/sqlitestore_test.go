@@ -19,22 +19,9 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	for _, exact := range []bool{false, true} {
-		name := "hnsw"
-		if exact {
-			name = "exact"
-		}
-		t.Run(name, func(t *testing.T) {
-			storetest.Run(t, func(t *testing.T, cfg store.Config) store.Store {
-				s, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "store.db"), &sqlitestore.Options{Config: cfg, ExactVectors: exact})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { s.Close() })
-				return s
-			})
-		})
-	}
+	storetest.RunModes(t, []string{"hnsw", "exact"}, func(t *testing.T, cfg store.Config, mode string) (store.Store, error) {
+		return sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "store.db"), &sqlitestore.Options{Config: cfg, ExactVectors: mode == "exact"})
+	})
 }
 
 func setup(t *testing.T, path string, cfg store.Config) *sqlitestore.Store {

@@ -13,7 +13,8 @@
 //
 // The factory must return an empty store that uses cfg as given (its clock, embedder, TTLs and
 // limits): the suite drives time through cfg.Now and semantic search through its own embedder.
-// A store returned must also implement [store.Sweeper].
+// A store returned must also implement [store.Sweeper]. [RunModes] runs the suite once for each of
+// a backend's vector search modes.
 package storetest
 
 import (
@@ -106,6 +107,26 @@ type bundle struct {
 	ctx   context.Context
 	clock *Clock
 	store store.Store
+}
+
+// RunModes runs the suite once per vector search mode of a backend, as a subtest named after
+// the mode: open returns a store on cfg for the suite's subtest t, searching vectors the way
+// mode says; the suite closes it (when it has a Close method) at the end of the subtest.
+func RunModes(t *testing.T, modes []string, open func(t *testing.T, cfg store.Config, mode string) (store.Store, error)) {
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			Run(t, func(t *testing.T, cfg store.Config) store.Store {
+				s, err := open(t, cfg, mode)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c, ok := s.(interface{ Close() error }); ok {
+					t.Cleanup(func() { c.Close() })
+				}
+				return s
+			})
+		})
+	}
 }
 
 // Run runs the conformance suite against the backend that newStore opens.

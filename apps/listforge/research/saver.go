@@ -76,12 +76,19 @@ func (d *DegradingSaver) PutWrites(ctx context.Context, req checkpoint.WritesReq
 	return d.failed(ctx, req.Ref.ThreadID, d.Inner.PutWrites(ctx, req))
 }
 
-// DeleteThread implements checkpoint.Saver.
-func (d *DegradingSaver) DeleteThread(ctx context.Context, threadID string) error {
+// SetMetadata implements checkpoint.Saver.
+func (d *DegradingSaver) SetMetadata(ctx context.Context, ref checkpoint.Ref, metadata map[string]any) error {
+	return d.Inner.SetMetadata(ctx, ref, metadata)
+}
+
+// DeleteThreads implements checkpoint.Saver. A deleted thread starts again with checkpoints.
+func (d *DegradingSaver) DeleteThreads(ctx context.Context, threadIDs []string) error {
 	d.mu.Lock()
-	delete(d.degraded, threadID)
+	for _, id := range threadIDs {
+		delete(d.degraded, id)
+	}
 	d.mu.Unlock()
-	return d.Inner.DeleteThread(ctx, threadID)
+	return d.Inner.DeleteThreads(ctx, threadIDs)
 }
 
 // Prune implements checkpoint.Saver.

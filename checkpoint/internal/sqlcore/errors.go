@@ -14,7 +14,7 @@ import (
 // sentinels or a context error with errors.Is where one of those is the cause.
 type Error struct {
 	Saver    string // the package that failed: "pgsaver", "sqlitesaver"
-	Op       string // "get", "list", "put", "put writes", "delete thread", "prune", "migrate", "open"
+	Op       string // "get", "list", "put", "put writes", "set metadata", "delete threads", "prune", "migrate", "open"
 	ThreadID string // empty when the operation is not about one thread
 	Err      error
 	Hint     string // what to do about it, when the saver knows
@@ -75,4 +75,35 @@ func Conflict(threadID, ns, want, found string) error {
 // NotFound reports a missing checkpoint or thread.
 func NotFound(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{checkpoint.ErrNotFound}, args...)...)
+}
+
+// Missing is the error of a Get that found no checkpoint for ref.
+func Missing(ref checkpoint.Ref) error {
+	if ref.CheckpointID == "" {
+		return NotFound("thread %q namespace %q has no checkpoints", ref.ThreadID, ref.NS)
+	}
+	return NotFound("thread %q namespace %q has no checkpoint %q", ref.ThreadID, ref.NS, ref.CheckpointID)
+}
+
+// OneThread is the thread an operation on threadIDs is about, for its errors: the one thread,
+// or none when there are several.
+func OneThread(threadIDs []string) string {
+	if len(threadIDs) == 1 {
+		return threadIDs[0]
+	}
+	return ""
+}
+
+// Prepare is the start of every saver's New: the options checked and filled in (defaults), the
+// database handle given (isNil says it is missing; what names it and hint says what to pass),
+// and the schema migrated (migrate's errors are the saver's own already).
+func Prepare[O any](saver string, defaults func() (O, error), isNil bool, what, hint string, migrate func() error) (O, error) {
+	o, err := defaults()
+	switch {
+	case err != nil:
+		return o, &Error{Saver: saver, Op: "open", Err: err}
+	case isNil:
+		return o, &Error{Saver: saver, Op: "open", Err: fmt.Errorf("%s is nil", what), Hint: hint}
+	}
+	return o, migrate()
 }

@@ -12,15 +12,21 @@ import (
 // DefaultPageSize is how many checkpoints List reads per query unless told otherwise.
 const DefaultPageSize = 256
 
-// PageSize checks a saver's Options.ListPageSize: zero means [DefaultPageSize].
-func PageSize(n int) (int, error) {
-	switch {
-	case n < 0:
-		return 0, fmt.Errorf("Options.ListPageSize is %d; use zero for the default of %d or a positive number", n, DefaultPageSize)
-	case n == 0:
-		return DefaultPageSize, nil
+// Defaults returns a copy of a saver's options (the zero options for nil) with what both savers'
+// options have checked and filled in: Options.ListPageSize (pageSize points at it), where zero
+// means [DefaultPageSize].
+func Defaults[O any](opts *O, pageSize func(*O) *int) (O, error) {
+	var o O
+	if opts != nil {
+		o = *opts
 	}
-	return n, nil
+	switch n := pageSize(&o); {
+	case *n < 0:
+		return o, fmt.Errorf("Options.ListPageSize is %d; use zero for the default of %d or a positive number", *n, DefaultPageSize)
+	case *n == 0:
+		*n = DefaultPageSize
+	}
+	return o, nil
 }
 
 // Dialect is how a saver's SQL differs where the savers share a query.
@@ -37,14 +43,14 @@ type Dialect struct {
 	JSONContains func(p string) string
 }
 
-// Page runs a listing query and decodes its rows (ScanTuples).
-type Page func(ctx context.Context, q string, args []any) ([]*checkpoint.Tuple, error)
+// Query runs a listing query; the caller calls done once it has read the rows.
+type Query func(ctx context.Context, q string, args []any) (rows Rows, done func(), err error)
 
 // List is a saver's List: it reads pageSize checkpoints per query (keyset paging on the
 // checkpoint ID and namespace, newest first), filters by metadata and holds nothing while the
 // caller's loop body runs, so the body may call the saver. start is the saver's check before
 // any query (a closed saver, a done context); fail wraps an error for the caller.
-func List(ctx context.Context, d Dialect, opts checkpoint.ListOptions, pageSize int, start func(context.Context) error, page Page, fail func(error) error) iter.Seq2[*checkpoint.Tuple, error] {
+func List(ctx context.Context, d Dialect, opts checkpoint.ListOptions, pageSize int, start func(context.Context) error, query Query, fail func(error) error) iter.Seq2[*checkpoint.Tuple, error] {
 	return func(yield func(*checkpoint.Tuple, error) bool) {
 		if err := start(ctx); err != nil {
 			yield(nil, fail(err))
@@ -94,7 +100,7 @@ WHERE s.thread_id = ` + d.Param(1)
 			}
 			q += " ORDER BY c.id DESC, s.ns" + d.Collate + " DESC LIMIT " + arg(n)
 
-			tuples, err := page(ctx, q, args)
+			tuples, err := listPage(ctx, query, q, args, opts.ThreadID)
 			if err != nil {
 				yield(nil, fail(err))
 				return
@@ -118,4 +124,13 @@ WHERE s.thread_id = ` + d.Param(1)
 			first = false
 		}
 	}
+}
+
+func listPage(ctx context.Context, query Query, q string, args []any, threadID string) ([]*checkpoint.Tuple, error) {
+	rows, done, err := query(ctx, q, args)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return ScanTuples(rows, threadID)
 }

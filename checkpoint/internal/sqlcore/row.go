@@ -1,12 +1,15 @@
 // Package sqlcore is what the SQL checkpoint savers (sqlitesaver, pgsaver) share, so that each
-// keeps only what its database does differently: how a checkpoint is laid out in a Row and the
-// checks on what is read back (row.go), the error type and its hints (errors.go), the paged
-// listing with its SQL dialect (list.go) and the migration runner (migrate.go).
+// keeps only what its database does differently: how a checkpoint is laid out in a Row, the
+// checks on a put and on what is read back (row.go), the error type and its hints and the start
+// of New (errors.go), the paged listing with its SQL dialect and the options' defaults
+// (list.go), SetMetadata (metadata.go), and the schema, written once in each database's types,
+// with the migration runner (migrate.go).
 package sqlcore
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -57,13 +60,23 @@ func Encode(cp checkpoint.Checkpoint) (Row, error) {
 	if err != nil {
 		return Row{}, fmt.Errorf("encoding the checkpoint's versions, tasks and barriers: %w", err)
 	}
-	if len(cp.Metadata) > 0 {
-		r.Metadata, err = json.Marshal(cp.Metadata)
-		if err != nil {
-			return Row{}, fmt.Errorf("metadata cannot be encoded as JSON (%w); keep metadata to JSON values", err)
-		}
+	if r.Metadata, err = EncodeMetadata(cp.Metadata); err != nil {
+		return Row{}, err
 	}
 	return r, nil
+}
+
+// EncodeMetadata is the stored form of a checkpoint's metadata: a JSON object, or nil (NULL)
+// for none.
+func EncodeMetadata(md map[string]any) ([]byte, error) {
+	if len(md) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(md)
+	if err != nil {
+		return nil, fmt.Errorf("metadata cannot be encoded as JSON (%w); keep metadata to JSON values", err)
+	}
+	return b, nil
 }
 
 // Decode turns a stored Row back into a checkpoint. It never panics on malformed
@@ -99,6 +112,18 @@ func Decode(r Row) (checkpoint.Checkpoint, error) {
 	return cp, nil
 }
 
+// Found decodes the row a Get read: err is the read's error, and noRows the driver's error for
+// no row, which becomes [checkpoint.ErrNotFound] (see [Missing]).
+func Found(ref checkpoint.Ref, r Row, err, noRows error) (checkpoint.Checkpoint, error) {
+	if errors.Is(err, noRows) {
+		return checkpoint.Checkpoint{}, Missing(ref)
+	}
+	if err != nil {
+		return checkpoint.Checkpoint{}, err
+	}
+	return Decode(r)
+}
+
 // CheckChains verifies that blobs hold, for every channel in versions, the blob at that version
 // and every base below it down to a full blob, and nothing else is needed. Extra blobs are
 // dropped. It returns the blobs in chain order and fails on a missing link or a cycle.
@@ -125,19 +150,13 @@ func CheckChains(threadID, cpID string, versions map[string]string, blobs []chec
 	return out, nil
 }
 
-// CheckBlobs rejects blobs a put must not store.
-func CheckBlobs(blobs []checkpoint.Blob) error {
-	for i, b := range blobs {
-		switch {
-		case b.Channel == "":
-			return fmt.Errorf("blob %d has no Channel", i)
-		case b.Version == "":
-			return fmt.Errorf("blob %d (channel %q) has no Version", i, b.Channel)
-		case b.Base == b.Version:
-			return fmt.Errorf("blob %s@%s names itself as its Base; a delta builds on an earlier version", b.Channel, b.Version)
-		}
+// EncodePut checks a put request (see [checkpoint.PutRequest.Validate]) and encodes its
+// checkpoint: what both savers do before they talk to the database.
+func EncodePut(req checkpoint.PutRequest) (Row, error) {
+	if err := req.Validate(); err != nil {
+		return Row{}, err
 	}
-	return nil
+	return Encode(req.Checkpoint)
 }
 
 // Rows is what database/sql's *sql.Rows and pgx's Rows have in common.

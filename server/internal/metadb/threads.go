@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trellis-go/trellis/checkpoint/pgsaver"
-	"github.com/trellis-go/trellis/checkpoint/sqlitesaver"
 )
 
 // Thread is a row of trellis_threads.
@@ -255,10 +253,9 @@ func (m *DB) DeleteThread(ctx context.Context, tenant, id string) error {
 // ThreadKey names a tenant's thread.
 type ThreadKey struct{ Tenant, ID string }
 
-// DeleteThreads deletes threads with their runs, their runs' events and their checkpoints, in
-// one transaction of a few statements whatever their number. The checkpoints are the saver's
-// rows: the server opens its saver on this same database, and every assistant's graph must use
-// it.
+// DeleteThreads deletes the records of threads with their runs and their runs' events, in one
+// transaction of a few statements whatever their number. Their checkpoints are the saver's:
+// the server deletes them first, through its checkpoint.Saver.
 func (m *DB) DeleteThreads(ctx context.Context, keys []ThreadKey) error {
 	if len(keys) == 0 {
 		return nil
@@ -278,9 +275,6 @@ func (m *DB) DeleteThreads(ctx context.Context, keys []ThreadKey) error {
 		if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
 			return err
 		}
-		if err := pgsaver.DeleteThreadsTx(ctx, tx, ids); err != nil {
-			return err
-		}
 		if _, err := tx.ExecContext(ctx, `WITH k AS (SELECT * FROM unnest($1::text[], $2::text[]) AS k (tenant, thread_id)),
 			r AS (DELETE FROM trellis_runs WHERE (tenant, thread_id) IN (SELECT tenant, thread_id FROM k) RETURNING run_id),
 			e AS (DELETE FROM trellis_run_events WHERE run_id IN (SELECT run_id FROM r))
@@ -288,9 +282,6 @@ func (m *DB) DeleteThreads(ctx context.Context, keys []ThreadKey) error {
 			return err
 		}
 		return tx.Commit()
-	}
-	if err := sqlitesaver.DeleteThreadsTx(ctx, tx, ids); err != nil {
-		return err
 	}
 	const k = `(SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?1))`
 	for _, q := range []string{

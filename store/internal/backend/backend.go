@@ -4,6 +4,7 @@
 package backend
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -32,6 +33,39 @@ func IndexText(value map[string]any, paths []string) []string {
 		collect(value, pp, &out)
 	}
 	return out
+}
+
+// Configure is how every backend's New reads its options: *opts, or the zero options for nil,
+// and their store.Config (config picks it out) with the defaults filled in and checked.
+func Configure[O any](opts *O, config func(O) store.Config) (O, store.Config, error) {
+	var o O
+	if opts != nil {
+		o = *opts
+	}
+	cfg, err := config(o).WithDefaults()
+	return o, cfg, err
+}
+
+// Index is what a put indexes, the same in every backend: the text of the value's fields under
+// the request's paths (the store's IndexConfig.Fields when it gives none), nothing when the
+// request says NoIndex, and, when the store has an embedder, the embedding of that text.
+func Index(ctx context.Context, cfg store.Config, req store.PutRequest, value map[string]any) (texts []string, vec []float32, err error) {
+	if req.NoIndex {
+		return nil, nil, nil
+	}
+	paths := req.Index
+	if paths == nil && cfg.Index != nil {
+		paths = cfg.Index.Fields
+	}
+	texts = IndexText(value, paths)
+	if cfg.Index == nil || len(texts) == 0 {
+		return texts, nil, nil
+	}
+	vec, err = cfg.Index.EmbedText(ctx, strings.Join(texts, "\n"))
+	if err != nil {
+		return nil, nil, err
+	}
+	return texts, vec, nil
 }
 
 func collect(v any, p store.Path, out *[]string) {

@@ -1,17 +1,18 @@
 // Package sqlcore is what the SQL stores (sqlitestore, pgstore) share, so that each keeps only
-// what its database does differently: the order of a search (browse, full text or hybrid, then
-// ranking, paging and TTL refresh), the conditions every listing applies (live items under a
-// namespace prefix, the filter's equalities pushed down), the namespace listing, the vector
-// encoding and the error type with its hints.
+// what its database does differently. A store holds a [Core] (core.go): its database behind the
+// small [DB] interface, its [Dialect], configuration, closed flag and sweeper, and the methods
+// that differ in nothing but the dialect (ListNamespaces, the dimension check, the search's
+// filtered row loop). Beside it: the preparation and upsert of a put (put.go), the order of a
+// search (browse, full text or hybrid, then ranking, paging and TTL refresh), the conditions
+// every listing applies (live items under a namespace prefix, the filter's equalities pushed
+// down), the vector encoding and the error type with its hints.
 package sqlcore
 
 import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -89,6 +90,16 @@ func (s Searcher) Search(ctx context.Context, cfg store.Config, req store.Search
 // ID is an item's identity in one string: its joined namespace and its key.
 func ID(prefix, key string) string { return prefix + "\x00" + key }
 
+// QuoteTerms writes search terms as a full-text query: each term between quote characters (one
+// inside a term doubled), joined by op (" OR ", " | ").
+func QuoteTerms(terms []string, quote, op string) string {
+	q := make([]string, len(terms))
+	for i, t := range terms {
+		q[i] = quote + strings.ReplaceAll(t, quote, quote+quote) + quote
+	}
+	return strings.Join(q, op)
+}
+
 // TextCandidates bounds how many full-text matches a query scores.
 func TextCandidates(offset, limit int) int { return max(500, 10*(offset+limit)) }
 
@@ -151,65 +162,6 @@ func (d Dialect) WhereOn(c *Conds, prefix []string, filter *store.Filter, now ti
 			c.Add(cond)
 		}
 	}
-}
-
-// Rows is what ListNamespaces reads: database/sql's and pgx's rows both have it.
-type Rows interface {
-	Next() bool
-	Scan(dest ...any) error
-	Err() error
-}
-
-// ListNamespaces is a store's ListNamespaces: the request checked, the distinct prefixes of
-// live items under the part of the prefix before any wildcard read with query, and the
-// namespaces collected as the request asks.
-func (d Dialect) ListNamespaces(ctx context.Context, now time.Time, req store.ListNamespacesRequest, query func(ctx context.Context, q string, args []any) (Rows, func(), error)) ([][]string, error) {
-	if err := backend.CheckListNamespaces(&req); err != nil {
-		return nil, err
-	}
-	var fixed []string
-	for _, p := range req.Prefix {
-		if p == "*" {
-			break
-		}
-		fixed = append(fixed, p)
-	}
-	c := d.Where(fixed, nil, now)
-	rows, done, err := query(ctx, "SELECT DISTINCT i.prefix FROM store_items i WHERE "+c.String(), c.Args)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	var all [][]string
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, err
-		}
-		all = append(all, store.SplitNamespace(p))
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return backend.CollectNamespaces(all, req), nil
-}
-
-// CheckDims records the index dimension on first use (in store_meta) and refuses to open with
-// another; anew says how to start over ("a new file", "a new schema").
-func (d Dialect) CheckDims(ctx context.Context, exec func(ctx context.Context, q string, args ...any) error, queryRow func(ctx context.Context, q string, dest *string) error, dims int, anew string) error {
-	want := strconv.Itoa(dims)
-	if err := exec(ctx, "INSERT INTO store_meta (name, value) VALUES ('dims', "+d.Param(1)+") ON CONFLICT (name) DO NOTHING", want); err != nil {
-		return err
-	}
-	var have string
-	if err := queryRow(ctx, "SELECT value FROM store_meta WHERE name = 'dims'", &have); err != nil {
-		return err
-	}
-	if have != want {
-		return &store.InputError{Op: "open", Field: "IndexConfig.Dims", Problem: fmt.Sprintf("is %s but the database holds %s-dimension vectors", want, have),
-			Hint: "use the embedder the database was built with, or re-ingest into " + anew, Kind: store.ErrDimension}
-	}
-	return nil
 }
 
 // EncodeVec lays a vector out as little-endian float32s.
