@@ -56,10 +56,16 @@ type runBudget struct {
 	steps, tokens int
 }
 
-// budgetOf reads a run's budget: the server's limits, lowered by the run's config. It answers
-// 400 naming the key when a value is not a positive whole number or exceeds the server's limit.
+// budgetOf reads a run's budget: the server's limits, lowered by the run's config (see
+// budgetWithin).
 func (s *Server) budgetOf(config map[string]any) (runBudget, error) {
-	b := runBudget{steps: s.cfg.MaxRunSteps, tokens: s.cfg.MaxRunTokens}
+	return budgetWithin(config, runBudget{steps: s.cfg.MaxRunSteps, tokens: s.cfg.MaxRunTokens})
+}
+
+// budgetWithin reads a run's budget: the limits (zero: none), lowered by the run's config. It
+// answers 400 naming the key when a value is not a positive whole number or exceeds its limit.
+func budgetWithin(config map[string]any, limits runBudget) (runBudget, error) {
+	b := limits
 	if err := checkRecursionLimit(config); err != nil {
 		return b, err
 	}
@@ -67,7 +73,7 @@ func (s *Server) budgetOf(config map[string]any) (runBudget, error) {
 		key   string
 		limit int
 		dst   *int
-	}{{configMaxSteps, s.cfg.MaxRunSteps, &b.steps}, {configMaxTokens, s.cfg.MaxRunTokens, &b.tokens}} {
+	}{{configMaxSteps, limits.steps, &b.steps}, {configMaxTokens, limits.tokens, &b.tokens}} {
 		raw, ok := config[k.key]
 		if !ok || raw == nil {
 			continue

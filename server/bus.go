@@ -334,16 +334,17 @@ func (b *bus) close() {
 // already in the database and appends those the bus brings, reading the database again whenever
 // it sees a gap, and closes when the run ends (the "end" event, or a final status in the
 // database, checked every second).
-func (s *Server) mirror(run *Run) *runLog { return s.mirrorRun(run, false) }
+func (s *Server) mirror(run *Run) *runLog { return newMirror(s.hub, s.bus, s.meta, run, false) }
 
-// mirrorRun is mirror; fresh says the run was just created, so that the database has none of
-// its events yet (the subscription, made before this returns, sees every one).
-func (s *Server) mirrorRun(run *Run, fresh bool) *runLog {
-	l, created := s.hub.openMirror(run.RunID)
+// newMirror is Server.mirror on the hub h, the bus b and the database meta; fresh says the run
+// was just created, so that the database has none of its events yet (the subscription, made
+// before this returns, sees every one).
+func newMirror(h *hub, b *bus, meta *metaDB, run *Run, fresh bool) *runLog {
+	l, created := h.openMirror(run.RunID)
 	if !created {
 		return l
 	}
-	ch, unsub := s.bus.subscribe(run.RunID)
+	ch, unsub := b.subscribe(run.RunID)
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	l.mu.Lock()
@@ -354,7 +355,7 @@ func (s *Server) mirrorRun(run *Run, fresh bool) *runLog {
 		defer close(stopped)
 		defer unsub()
 		fill := func() {
-			evs, err := s.meta.loadEvents(ctx, run.RunID, l.last())
+			evs, err := meta.loadEvents(ctx, run.RunID, l.last())
 			if err != nil {
 				return
 			}
@@ -370,7 +371,7 @@ func (s *Server) mirrorRun(run *Run, fresh bool) *runLog {
 			// close once it is there, as a local run's log does, so that whoever was waiting
 			// finds the status final.
 			for range 100 {
-				r, err := s.meta.runByID(ctx, run.RunID)
+				r, err := meta.runByID(ctx, run.RunID)
 				if err != nil || (r.Status != RunPending && r.Status != RunRunning) {
 					break
 				}
@@ -408,7 +409,7 @@ func (s *Server) mirrorRun(run *Run, fresh bool) *runLog {
 					return
 				}
 			case <-tick.C:
-				r, err := s.meta.runByID(ctx, run.RunID)
+				r, err := meta.runByID(ctx, run.RunID)
 				if ctx.Err() != nil {
 					return // stopped: the query failed for that, not for the run
 				}

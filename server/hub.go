@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -371,7 +372,9 @@ func (h *hub) sweepLocked() {
 // of the lost tokens and rejoins with Last-Event-ID receives the resumed run's events after that
 // number (docs/server.md says what this means for it).
 type outbox struct {
-	s *Server
+	meta *metaDB
+	bus  *bus // nil: no replicas to publish to
+	log  *slog.Logger
 
 	mu    sync.Mutex
 	queue []*runLog // logs with tokens to write; runLog.pending is guarded by mu
@@ -387,8 +390,8 @@ const (
 	outboxChunk    = 500
 )
 
-func newOutbox(s *Server) *outbox {
-	o := &outbox{s: s, stop: make(chan struct{}), done: make(chan struct{})}
+func newOutbox(meta *metaDB, b *bus, log *slog.Logger) *outbox {
+	o := &outbox{meta: meta, bus: b, log: log, stop: make(chan struct{}), done: make(chan struct{})}
 	go o.loop()
 	return o
 }
@@ -440,7 +443,7 @@ func (o *outbox) writeNow(ctx context.Context, l *runLog, event string, data jso
 	err := o.write(ctx, []eventBatch{{runID: l.runID, events: evs}})
 	ev := l.append(event, data)
 	if err != nil {
-		o.s.log.Warn("cannot persist stream events; retrying with the next batch", "run_id", l.runID, "err", err)
+		o.log.Warn("cannot persist stream events; retrying with the next batch", "run_id", l.runID, "err", err)
 		o.add(l)
 		return ev
 	}
@@ -457,7 +460,7 @@ func (o *outbox) sync(ctx context.Context, l *runLog) {
 		return
 	}
 	if err := o.write(ctx, []eventBatch{{runID: l.runID, events: evs}}); err != nil {
-		o.s.log.Warn("cannot persist stream events", "run_id", l.runID, "err", err)
+		o.log.Warn("cannot persist stream events", "run_id", l.runID, "err", err)
 		return
 	}
 	l.durable = evs[len(evs)-1].Seq
@@ -504,7 +507,7 @@ func (o *outbox) flush(ctx context.Context) {
 		return
 	}
 	if err := o.write(ctx, batches); err != nil {
-		o.s.log.Warn("cannot persist stream events; retrying with the next batch", "runs", len(batches), "err", err)
+		o.log.Warn("cannot persist stream events; retrying with the next batch", "runs", len(batches), "err", err)
 		for _, l := range locked {
 			o.add(l)
 		}
@@ -520,16 +523,16 @@ func (o *outbox) flush(ctx context.Context) {
 // Postgres with its own NOTIFY bus in one statement, which notifies as it commits. An error is
 // the database's; the bus failing only costs followers a read of the database.
 func (o *outbox) write(ctx context.Context, batches []eventBatch) error {
-	b := o.s.bus
-	if b != nil && b.kind == "postgres" && o.s.meta.postgres {
-		return o.s.meta.appendEventRowsNotify(ctx, batches, busChannel, b.eventPayloads(batches))
+	b := o.bus
+	if b != nil && b.kind == "postgres" && o.meta.postgres {
+		return o.meta.appendEventRowsNotify(ctx, batches, busChannel, b.eventPayloads(batches))
 	}
-	if err := o.s.meta.appendEventRows(ctx, batches); err != nil {
+	if err := o.meta.appendEventRows(ctx, batches); err != nil {
 		return err
 	}
 	if b != nil {
 		if err := b.publishEvents(ctx, batches); err != nil {
-			o.s.log.Warn("cannot publish stream events; followers read them from the database", "err", err)
+			o.log.Warn("cannot publish stream events; followers read them from the database", "err", err)
 		}
 	}
 	return nil

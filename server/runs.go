@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
 	"slices"
@@ -21,6 +22,7 @@ import (
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -105,9 +107,10 @@ type threadSlot struct {
 	waiting []string
 }
 
-// runner creates, schedules, executes and cancels runs.
+// runner creates, schedules, executes and cancels runs. It holds no *Server: what it uses of
+// the server comes in its runnerDeps, given to newRunner.
 type runner struct {
-	s       *Server
+	runnerDeps
 	q       Queue
 	mu      sync.Mutex
 	active  map[string]*activeRun
@@ -136,12 +139,69 @@ type runner struct {
 	prio     map[string]Priority
 }
 
-func newRunner(s *Server, q Queue) *runner {
-	r := &runner{s: s, q: q, active: map[string]*activeRun{}, threads: map[string]*threadSlot{}, http: &http.Client{Timeout: s.cfg.WebhookTimeout, Transport: netguard.Policy{AllowPrivate: s.cfg.WebhookAllowPrivate}.Transport()},
+// runnerDeps is what the runner uses of the server: the metadata database, the stream hub and
+// bus, the log and metrics, the settings it reads, and narrow views of the rest.
+type runnerDeps struct {
+	meta    *metaDB
+	hub     *hub
+	bus     *bus // nil: this process is the only one (SQLite)
+	log     *slog.Logger
+	metrics *metrics
+	// store is the server's shared store; a run gets its tenant's view of it.
+	store store.Store
+	cfg   runnerConfig
+	// assistants finds a run's assistant and a thread's graph.
+	assistants assistantSource
+	// observer gives runs their trace context, span, budgets and stream metadata.
+	observer runObserver
+}
+
+// runnerConfig holds the settings of Config the runner reads.
+type runnerConfig struct {
+	Heartbeat           time.Duration
+	RunTimeout          time.Duration
+	WebhookTimeout      time.Duration
+	WebhookAllowPrivate bool
+	MaxRunsPerTenant    int
+	MaxRunAttempts      int
+	// Budget is the server's limits of a run's steps and tokens (zero: none).
+	Budget runBudget
+}
+
+// runnerConfigOf picks the runner's settings out of the server's.
+func runnerConfigOf(c Config) runnerConfig {
+	return runnerConfig{Heartbeat: c.Heartbeat, RunTimeout: c.RunTimeout, WebhookTimeout: c.WebhookTimeout,
+		WebhookAllowPrivate: c.WebhookAllowPrivate, MaxRunsPerTenant: c.MaxRunsPerTenant, MaxRunAttempts: c.MaxRunAttempts,
+		Budget: runBudget{steps: c.MaxRunSteps, tokens: c.MaxRunTokens}}
+}
+
+// assistantSource finds assistants for the runner (the server's registered and created ones).
+type assistantSource interface {
+	// assistant finds an assistant of any tenant by ID, with its graph.
+	assistant(id string) (*Assistant, error)
+	// assistantFor finds an assistant the tenant may run.
+	assistantFor(ctx context.Context, tenant, id string) (*Assistant, error)
+	// graphOf picks the graph whose state a thread holds, or nil.
+	graphOf(t *Thread) graph.Runnable
+}
+
+// runObserver is the telemetry of runs (telemetry.go, convert.go).
+type runObserver interface {
+	// traceContextOf returns the trace context of the request creating a run.
+	traceContextOf(ctx context.Context) map[string]string
+	// observeRun starts a run's span and applies its budget; done ends them with its outcome.
+	observeRun(ctx context.Context, run *Run, opts []graph.RunOption) (context.Context, []graph.RunOption, func(error) error)
+	// streamMetadata is the metadata a run's message chunks and callback events carry.
+	streamMetadata(run *Run) map[string]any
+}
+
+func newRunner(d runnerDeps, q Queue) *runner {
+	r := &runner{runnerDeps: d, q: q, active: map[string]*activeRun{}, threads: map[string]*threadSlot{},
+		http:    &http.Client{Timeout: d.cfg.WebhookTimeout, Transport: netguard.Policy{AllowPrivate: d.cfg.WebhookAllowPrivate}.Transport()},
 		tenants: map[string]int{}, instance: uuid.NewString(), waiters: map[string]int{},
 		progress: map[string]*progressTracker{}, prio: map[string]Priority{}}
 	r.leases.held = map[string]heldLease{}
-	r.out = newOutbox(s)
+	r.out = newOutbox(d.meta, d.bus, d.log)
 	r.renewLeases()
 	r.startSweeper()
 	q.Start(r.exec)
@@ -156,7 +216,7 @@ func (r *runner) reap() {
 	r.reaping.Add(1)
 	go func() {
 		defer r.reaping.Done()
-		t := time.NewTicker(r.s.cfg.Heartbeat)
+		t := time.NewTicker(r.cfg.Heartbeat)
 		defer t.Stop()
 		for {
 			select {
@@ -164,11 +224,11 @@ func (r *runner) reap() {
 				return
 			case <-t.C:
 			}
-			r.s.hub.sweep()
-			runs, err := r.s.meta.expiredLeases(ctx)
+			r.hub.sweep()
+			runs, err := r.meta.expiredLeases(ctx)
 			if err != nil {
 				if ctx.Err() == nil {
-					r.s.log.Warn("cannot look for runs whose worker died", "err", err)
+					r.log.Warn("cannot look for runs whose worker died", "err", err)
 				}
 				continue
 			}
@@ -178,15 +238,15 @@ func (r *runner) reap() {
 					// database); the next one renews it.
 					continue
 				}
-				r.s.log.Warn("run's worker stopped heartbeating; resuming it from its last checkpoint", "run_id", run.RunID, "thread_id", run.ThreadID)
-				_ = r.s.meta.setRunLastError(ctx, run.RunID, "the run's worker stopped heartbeating (its process died or hung); resumed from its last checkpoint")
-				if l := r.s.hub.get(run.RunID); l == nil {
-					r.s.hub.open(run.RunID).resumable = run.Kwargs.Resumable
+				r.log.Warn("run's worker stopped heartbeating; resuming it from its last checkpoint", "run_id", run.RunID, "thread_id", run.ThreadID)
+				_ = r.meta.setRunLastError(ctx, run.RunID, "the run's worker stopped heartbeating (its process died or hung); resumed from its last checkpoint")
+				if l := r.hub.get(run.RunID); l == nil {
+					r.hub.open(run.RunID).resumable = run.Kwargs.Resumable
 				}
 				// Straight to the queue, not behind this process's runs of the thread: it is
 				// older than they are, and they wait for it (see claimRun).
 				if err := r.enqueue(ctx, run.RunID, runPriority(run)); err != nil && ctx.Err() == nil {
-					r.s.log.Warn("cannot resume run", "run_id", run.RunID, "err", err)
+					r.log.Warn("cannot resume run", "run_id", run.RunID, "err", err)
 				}
 			}
 			r.adoptStranded(ctx)
@@ -211,21 +271,21 @@ func (r *runner) scheduled(threadID, runID string) bool {
 
 // recover re-schedules runs a previous process left pending or running.
 func (r *runner) recover(ctx context.Context) error {
-	runs, err := r.s.meta.unfinishedRuns(ctx)
+	runs, err := r.meta.unfinishedRuns(ctx)
 	if err != nil {
 		return fmt.Errorf("server: recover runs: %w", err)
 	}
 	for _, run := range runs {
-		if _, err := r.s.assistant(run.AssistantID); err != nil {
-			r.s.log.Warn("run left unfinished by a previous process has an unknown assistant; marking it failed", "run_id", run.RunID, "assistant_id", run.AssistantID)
-			_ = r.s.meta.setRunStatus(ctx, run.RunID, RunError)
+		if _, err := r.assistants.assistant(run.AssistantID); err != nil {
+			r.log.Warn("run left unfinished by a previous process has an unknown assistant; marking it failed", "run_id", run.RunID, "assistant_id", run.AssistantID)
+			_ = r.meta.setRunStatus(ctx, run.RunID, RunError)
 			continue
 		}
-		r.s.log.Info("resuming run left unfinished by a previous process", "run_id", run.RunID, "thread_id", run.ThreadID)
+		r.log.Info("resuming run left unfinished by a previous process", "run_id", run.RunID, "thread_id", run.ThreadID)
 		if run.Status == RunRunning {
-			_ = r.s.meta.setRunLastError(ctx, run.RunID, "the server stopped while the run executed; resumed from its last checkpoint")
+			_ = r.meta.setRunLastError(ctx, run.RunID, "the server stopped while the run executed; resumed from its last checkpoint")
 		}
-		l := r.s.hub.open(run.RunID)
+		l := r.hub.open(run.RunID)
 		l.resumable = run.Kwargs.Resumable
 		if err := r.schedule(ctx, run); err != nil {
 			return err
@@ -267,9 +327,9 @@ func (r *runner) placeLocked(run *Run) bool {
 // holds the run in its thread's slot (a process that scheduled it and saw another execute it).
 func (r *runner) released(threadID, runID string) {
 	r.release(threadID, runID)
-	if r.s.bus != nil {
-		if err := r.s.bus.publish(context.Background(), busMsg{Kind: "done", RunID: runID, Thread: threadID}); err != nil {
-			r.s.log.Warn("cannot tell the replicas a run ended", "run_id", runID, "err", err)
+	if r.bus != nil {
+		if err := r.bus.publish(context.Background(), busMsg{Kind: "done", RunID: runID, Thread: threadID}); err != nil {
+			r.log.Warn("cannot tell the replicas a run ended", "run_id", runID, "err", err)
 		}
 	}
 }
@@ -294,7 +354,7 @@ func (r *runner) release(threadID, runID string) {
 	prio := r.prio[next]
 	r.mu.Unlock()
 	if err := r.enqueue(context.Background(), next, prio); err != nil {
-		r.s.log.Warn("cannot start queued run", "run_id", next, "thread_id", threadID, "err", err)
+		r.log.Warn("cannot start queued run", "run_id", next, "thread_id", threadID, "err", err)
 	}
 }
 
@@ -303,7 +363,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	if req.AssistantID == "" {
 		return nil, nil, badRequest("name one of the assistants from POST /assistants/search", "field \"assistant_id\" is required")
 	}
-	a, err := r.s.assistantFor(ctx, p.Tenant, req.AssistantID)
+	a, err := r.assistants.assistantFor(ctx, p.Tenant, req.AssistantID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -380,7 +440,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 			return nil, nil, err
 		}
 	}
-	if _, err := r.s.budgetOf(req.Config); err != nil { // budget.go
+	if _, err := budgetWithin(req.Config, r.cfg.Budget); err != nil { // budget.go
 		return nil, nil, err
 	}
 	if len(req.Input) > 0 && string(req.Input) != "null" && !bytes.HasPrefix(bytes.TrimSpace(req.Input), []byte("{")) {
@@ -392,7 +452,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	if closing {
 		return nil, nil, &APIError{Status: http.StatusServiceUnavailable, Message: "the server is shutting down and takes no new runs", Hint: "retry against another replica or after the restart", kind: ErrShuttingDown}
 	}
-	now := r.s.meta.stamp()
+	now := r.meta.stamp()
 	temporary := false
 	freshThread := false // created by this request: no other run can be on it
 	if threadID == "" {
@@ -400,14 +460,14 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 		threadID = uuid.NewString()
 		temporary = req.OnCompletion != "keep"
 		t := &Thread{ThreadID: threadID, Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}, Status: ThreadIdle, CreatedAt: now, tenant: p.Tenant, temporary: temporary}
-		if _, err := r.s.meta.createThread(ctx, t); err != nil {
+		if _, err := r.meta.createThread(ctx, t); err != nil {
 			return nil, nil, err
 		}
-	} else if t, err := r.s.meta.getThread(ctx, p.Tenant, threadID); err == nil {
+	} else if t, err := r.meta.getThread(ctx, p.Tenant, threadID); err == nil {
 		// A thread holds the state of the graph that first ran on it (LangGraph records the same).
 		if _, ok := t.Metadata["graph_id"].(string); !ok {
 			t.Metadata["graph_id"], t.Metadata["assistant_id"] = a.GraphID, a.AssistantID
-			if err := r.s.meta.setThreadMetadata(ctx, p.Tenant, threadID, t.Metadata); err != nil {
+			if err := r.meta.setThreadMetadata(ctx, p.Tenant, threadID, t.Metadata); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -415,14 +475,14 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 		if !errors.Is(err, ErrNotFound) || req.IfNotExists != "create" {
 			return nil, nil, err
 		}
-		if taken, err := r.s.meta.threadTaken(ctx, threadID); err != nil || taken {
+		if taken, err := r.meta.threadTaken(ctx, threadID); err != nil || taken {
 			if err == nil {
 				err = notFound("thread", threadID)
 			}
 			return nil, nil, err
 		}
 		t := &Thread{ThreadID: threadID, Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}, Status: ThreadIdle, CreatedAt: now, tenant: p.Tenant}
-		if _, err := r.s.meta.createThread(ctx, t); err != nil {
+		if _, err := r.meta.createThread(ctx, t); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -439,7 +499,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 		Kwargs: &RunKwargs{Input: req.Input, Command: req.Command, Config: req.Config, Context: req.Context, StreamMode: modes,
 			InterruptBefore: before, InterruptAfter: after, Webhook: req.Webhook, Subgraphs: req.StreamSubgraphs,
 			Resumable: req.StreamResumable, Temporary: temporary, CheckpointID: cpID, OnDisconnect: req.OnDisconnect, Durability: durability, StartAfter: startAfter,
-			User: p.User, Permissions: p.Permissions, PerUser: p.PerUser, TraceContext: r.s.traceContextOf(ctx)}}
+			User: p.User, Permissions: p.Permissions, PerUser: p.PerUser, TraceContext: r.observer.traceContextOf(ctx)}}
 	if prio != PriorityNormal {
 		run.Kwargs.Priority = string(prio)
 	}
@@ -453,7 +513,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	// this process's runs of a thread are created, and wait in its slot, in one order.
 	r.mu.Lock()
 	run.RunID = uuid.Must(uuid.NewV7()).String()
-	run.CreatedAt = r.s.meta.stamp()
+	run.CreatedAt = r.meta.stamp()
 	run.UpdatedAt = run.CreatedAt
 	slot := r.threads[threadID]
 	var inflight []string
@@ -464,11 +524,11 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 		inflight = append(inflight, slot.waiting...)
 	}
 	busy := &APIError{Status: http.StatusConflict, Message: fmt.Sprintf("thread %q is already running a run", threadID), Hint: "wait for it to finish, or set multitask_strategy to enqueue, interrupt or rollback", kind: ErrBusy}
-	if r.s.bus != nil && !freshThread {
+	if r.bus != nil && !freshThread {
 		// With replicas the database is the truth: another replica may be running one of the
 		// thread's runs, and this one's slot may still name a run another replica finished.
 		// The look and the insert are one step across replicas (see insertRunOnThread).
-		active, err := r.s.meta.insertRunOnThread(ctx, run, strategy == "reject")
+		active, err := r.meta.insertRunOnThread(ctx, run, strategy == "reject")
 		if err != nil {
 			r.mu.Unlock()
 			return nil, nil, err
@@ -483,19 +543,19 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 			r.mu.Unlock()
 			return nil, nil, busy
 		}
-		if err := r.s.meta.insertRun(ctx, run); err != nil {
+		if err := r.meta.insertRun(ctx, run); err != nil {
 			r.mu.Unlock()
 			return nil, nil, err
 		}
 	}
 	var l *runLog
-	if r.s.bus != nil {
+	if r.bus != nil {
 		// Any replica may execute the run: this process's readers (the creating request's
 		// stream or wait, a WebSocket) follow it wherever it executes, and the mirror stops
 		// if this process takes the run itself. The run is new: nothing of it is written yet.
-		l = r.s.mirrorRun(run, true)
+		l = newMirror(r.hub, r.bus, r.meta, run, true)
 	} else {
-		l = r.s.hub.open(run.RunID)
+		l = r.hub.open(run.RunID)
 		l.resumable = req.StreamResumable
 	}
 	if req.wait {
@@ -514,10 +574,10 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	}
 	if !temporary {
 		// Busy from the moment a run is pending, as LangGraph reports it.
-		_ = r.s.meta.setThreadBusy(ctx, p.Tenant, threadID)
+		_ = r.meta.setThreadBusy(ctx, p.Tenant, threadID)
 	}
-	r.s.metrics.runsCreated.Inc()
-	r.s.log.Info("run created", "run_id", run.RunID, "thread_id", threadID, "assistant_id", a.AssistantID, "tenant", p.Tenant, "multitask_strategy", strategy)
+	r.metrics.runsCreated.Inc()
+	r.log.Info("run created", "run_id", run.RunID, "thread_id", threadID, "assistant_id", a.AssistantID, "tenant", p.Tenant, "multitask_strategy", strategy)
 	if first {
 		if err := r.enqueue(ctx, run.RunID, prio); err != nil {
 			if req.wait {
@@ -532,7 +592,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 // cancel stops a run: an executing one through its context, a waiting one by taking it out of
 // the thread's queue. With rollback the run is deleted and the thread's state restored.
 func (r *runner) cancel(ctx context.Context, tenant, threadID, runID string, action error, wait bool) error {
-	run, err := r.s.meta.getRun(ctx, tenant, threadID, runID)
+	run, err := r.meta.getRun(ctx, tenant, threadID, runID)
 	if err != nil {
 		return err
 	}
@@ -562,17 +622,17 @@ func (r *runner) cancel(ctx context.Context, tenant, threadID, runID string, act
 		}
 	}
 	r.mu.Unlock()
-	if act == nil && run.Status == RunRunning && r.s.bus != nil {
+	if act == nil && run.Status == RunRunning && r.bus != nil {
 		// Executing in another replica: ask it, and wait for the status to change.
 		name := "interrupt"
 		if action == errCancelRollback {
 			name = "rollback"
 		}
-		if err := r.s.bus.publish(ctx, busMsg{Kind: "cancel", RunID: runID, Action: name}); err != nil {
+		if err := r.bus.publish(ctx, busMsg{Kind: "cancel", RunID: runID, Action: name}); err != nil {
 			return fmt.Errorf("server: cannot reach the replica running %s: %w", runID, err)
 		}
 		for wait {
-			cur, err := r.s.meta.runByID(ctx, runID)
+			cur, err := r.meta.runByID(ctx, runID)
 			if err != nil || (cur.Status != RunPending && cur.Status != RunRunning) {
 				return nil
 			}
@@ -602,11 +662,11 @@ func (r *runner) cancel(ctx context.Context, tenant, threadID, runID string, act
 
 func (r *runner) finishUnstarted(ctx context.Context, run *Run, action error) {
 	if action == errCancelRollback {
-		_ = r.s.meta.deleteRun(ctx, run.tenant, run.RunID)
+		_ = r.meta.deleteRun(ctx, run.tenant, run.RunID)
 	} else {
-		_ = r.s.meta.setRunStatus(ctx, run.RunID, RunInterrupted)
+		_ = r.meta.setRunStatus(ctx, run.RunID, RunInterrupted)
 	}
-	if l := r.s.hub.get(run.RunID); l != nil {
+	if l := r.hub.get(run.RunID); l != nil {
 		l.close()
 	}
 	r.settleThread(ctx, run.tenant, run.ThreadID)
@@ -617,9 +677,9 @@ func (r *runner) finishUnstarted(ctx context.Context, run *Run, action error) {
 // a transient error), nil otherwise.
 func (r *runner) exec(qctx context.Context, runID string) error {
 	ctx := context.WithoutCancel(qctx)
-	run, err := r.s.meta.runByID(ctx, runID)
+	run, err := r.meta.runByID(ctx, runID)
 	if err != nil {
-		r.s.log.Warn("queued run vanished", "run_id", runID, "err", err)
+		r.log.Warn("queued run vanished", "run_id", runID, "err", err)
 		return nil
 	}
 	if run.Status != RunPending && run.Status != RunRunning {
@@ -632,8 +692,8 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 			return &RetryError{After: wait, Reason: errScheduled}
 		}
 	}
-	log := r.s.log.With("run_id", runID, "thread_id", run.ThreadID, "tenant", run.tenant)
-	if lim := r.s.cfg.MaxRunsPerTenant; lim > 0 {
+	log := r.log.With("run_id", runID, "thread_id", run.ThreadID, "tenant", run.tenant)
+	if lim := r.cfg.MaxRunsPerTenant; lim > 0 {
 		r.mu.Lock()
 		busy := r.tenants[run.tenant] >= lim
 		if !busy {
@@ -652,10 +712,10 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		}()
 	}
 	owner := r.instance + "/" + uuid.NewString()
-	ttl := 3 * r.s.cfg.Heartbeat
+	ttl := 3 * r.cfg.Heartbeat
 	// The claim also keeps the thread's runs one at a time and in order, and the tenant under
 	// its limit, across every process sharing the database (see claimRun).
-	attempt, refused, err := r.s.meta.claimRun(ctx, run, owner, ttl, r.s.cfg.MaxRunsPerTenant)
+	attempt, refused, err := r.meta.claimRun(ctx, run, owner, ttl, r.cfg.MaxRunsPerTenant)
 	if err != nil {
 		log.Warn("cannot claim run; retrying", "err", err)
 		return &RetryError{After: time.Second, Reason: err}
@@ -663,15 +723,15 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	if refused != nil {
 		return refused
 	}
-	if attempt > r.s.cfg.MaxRunAttempts {
+	if attempt > r.cfg.MaxRunAttempts {
 		log.Error("run gave up after too many attempts", "attempts", attempt-1)
-		l := r.s.hub.open(runID)
+		l := r.hub.open(runID)
 		raw, _ := json.Marshal(map[string]any{"error": "TooManyAttempts", "message": fmt.Sprintf("server: run was attempted %d times (its worker died or it failed transiently each time); giving up", attempt-1)})
 		r.persistAndAppend(ctx, l, run, "error", raw)
 		r.persistAndAppend(ctx, l, run, "end", json.RawMessage("null"))
-		_ = r.s.meta.setRunEnd(ctx, runID, runEnd{status: RunError, progress: run.Progress, lastError: fmt.Sprintf("run was attempted %d times (its worker died or it failed transiently each time); giving up", attempt-1)})
-		_ = r.s.meta.setThreadStatus(ctx, run.tenant, run.ThreadID, ThreadError, nil, nil)
-		_ = r.s.meta.releaseLease(ctx, runID, owner)
+		_ = r.meta.setRunEnd(ctx, runID, runEnd{status: RunError, progress: run.Progress, lastError: fmt.Sprintf("run was attempted %d times (its worker died or it failed transiently each time); giving up", attempt-1)})
+		_ = r.meta.setThreadStatus(ctx, run.tenant, run.ThreadID, ThreadError, nil, nil)
+		_ = r.meta.releaseLease(ctx, runID, owner)
 		r.release(run.ThreadID, runID)
 		l.close()
 		return nil
@@ -682,7 +742,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	defer r.untrack(runID)
 	runCtx, cancel := context.WithCancelCause(ctx)
 	stopOnQueue := context.AfterFunc(qctx, func() { cancel(errShutdownCancel) })
-	if t := r.s.cfg.RunTimeout; t > 0 {
+	if t := r.cfg.RunTimeout; t > 0 {
 		timer := time.AfterFunc(t, func() { cancel(&RunTimeoutError{Timeout: t}) })
 		defer timer.Stop()
 	}
@@ -694,7 +754,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	r.active[runID] = act
 	r.mu.Unlock()
 	started := time.Now()
-	r.s.metrics.runsActive.Inc()
+	r.metrics.runsActive.Inc()
 	closeLog := func() {}
 	keepSlot := false
 	leaseGone := false    // the run's record goes with its temporary thread
@@ -708,13 +768,13 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		if !leaseGone {
 			r.dropLease(runID)
 		}
-		r.s.metrics.runsActive.Dec()
+		r.metrics.runsActive.Dec()
 		r.mu.Lock()
 		delete(r.active, runID)
 		r.mu.Unlock()
 		close(act.done)
 		if !leaseGone {
-			_ = r.s.meta.releaseLease(ctx, runID, owner)
+			_ = r.meta.releaseLease(ctx, runID, owner)
 		}
 		if !keepSlot {
 			r.released(run.ThreadID, runID)
@@ -732,13 +792,13 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		}
 	}()
 
-	l = r.s.hub.open(runID)
-	l.resumable = run.Kwargs.Resumable || r.s.bus != nil
+	l = r.hub.open(runID)
+	l.resumable = run.Kwargs.Resumable || r.bus != nil
 	if l.takeMirror() && attempt > 1 {
 		// This process followed the run while another executed it; the database has every
 		// event that was shown, and the numbering continues from there. (On a first attempt
 		// no process executed it before: there is nothing to read.)
-		if evs, err := r.s.meta.loadEvents(ctx, runID, 0); err == nil {
+		if evs, err := r.meta.loadEvents(ctx, runID, 0); err == nil {
 			l.pmu.Lock()
 			l.mu.Lock()
 			l.setEventsLocked(evs)
@@ -749,7 +809,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		}
 	} else if l.resumable && l.last() == 0 {
 		// A restarted run continues the event numbering of the stream it had persisted.
-		if evs, err := r.s.meta.loadEvents(ctx, runID, 0); err == nil && len(evs) > 0 {
+		if evs, err := r.meta.loadEvents(ctx, runID, 0); err == nil && len(evs) > 0 {
 			l.pmu.Lock()
 			l.mu.Lock()
 			l.setEventsLocked(evs)
@@ -761,7 +821,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	emit := func(event string, data any) {
 		if tok, ok := data.(encodedToken); ok { // a token, encoded by runGraph (tokens.go)
 			if !l.resumable {
-				r.s.metrics.events.Inc()
+				r.metrics.events.Inc()
 				l.appendTail(event, tok.head, tok.tail)
 				return
 			}
@@ -781,12 +841,12 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	// attempt it has no checkpoint yet.
 	fresh := run.Kwargs.Temporary && attempt == 1
 	if !run.Kwargs.Temporary {
-		_ = r.s.meta.setThreadBusy(ctx, run.tenant, run.ThreadID)
+		_ = r.meta.setThreadBusy(ctx, run.tenant, run.ThreadID)
 	}
 	log.Info("run started", "assistant_id", run.AssistantID)
 	emit("metadata", map[string]any{"run_id": runID, "thread_id": run.ThreadID, "attempt": attempt})
 
-	a, err := r.s.assistant(run.AssistantID)
+	a, err := r.assistants.assistant(run.AssistantID)
 	if err != nil { // a created assistant deleted while its run waited
 		log.Warn("run's assistant is gone; failing the run", "assistant_id", run.AssistantID, "err", err)
 		a = &Assistant{graph: goneGraph{err}}
@@ -818,7 +878,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 		// Left pending: whoever takes it next continues from its last checkpoint.
 		status = RunPending
 		keepSlot = errors.Is(cause, errLeaseLost)
-	case cause == nil && transient(runErr) && attempt < r.s.cfg.MaxRunAttempts:
+	case cause == nil && transient(runErr) && attempt < r.cfg.MaxRunAttempts:
 		status = RunPending
 		keepSlot = true
 		backoff := min(time.Duration(1<<min(attempt-1, 6))*time.Second, time.Minute)
@@ -848,7 +908,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	// Its final state is read only for a waiter of its output (counted in this process: with
 	// a bus they may be anywhere) or a webhook: a streamed stateless run's is never read.
 	// Otherwise a waiter that comes late reads it from the thread before the thread goes.
-	if drop && status != RunError && run.Kwargs.Webhook == "" && r.s.bus == nil && !r.waited(runID) {
+	if drop && status != RunError && run.Kwargs.Webhook == "" && r.bus == nil && !r.waited(runID) {
 		lazyOutput = true
 		l.setOutputFunc(func() any {
 			snap, err := g.StateOf(context.WithoutCancel(ctx), checkpoint.Ref{ThreadID: run.ThreadID})
@@ -885,32 +945,32 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 	switch {
 	case status == RunPending && errors.Is(cause, errLeaseLost):
 		// Another worker executes it now, and writes its progress.
-		_ = r.s.meta.setRunStatus(ctx, runID, RunPending)
+		_ = r.meta.setRunStatus(ctx, runID, RunPending)
 	case status == RunPending:
-		_ = r.s.meta.setRunEnd(ctx, runID, end)
-	case drop && r.s.bus == nil:
+		_ = r.meta.setRunEnd(ctx, runID, end)
+	case drop && r.bus == nil:
 		// Hidden in this process below, the only one serving the API. With replicas, the
 		// others read the record until the sweeper deletes it: it must not say running.
 	case errors.Is(cause, errCancelRollback):
-		_ = r.s.meta.deleteRun(ctx, run.tenant, runID)
+		_ = r.meta.deleteRun(ctx, run.tenant, runID)
 	default:
-		_ = r.s.meta.setRunEnd(ctx, runID, end)
+		_ = r.meta.setRunEnd(ctx, runID, end)
 	}
 	if drop {
 		leaseGone = true
 		// Gone for the API from here, before anyone is told the run ended.
-		r.s.meta.hidden.Store(run.ThreadID, struct{}{})
+		r.meta.hidden.Store(run.ThreadID, struct{}{})
 		dropThread = func() { r.dropTemporary(run.tenant, run.ThreadID, runID) }
 	} else if !run.Kwargs.Temporary && status != RunPending {
 		if hasWaiting := r.hasWaiting(run.ThreadID); hasWaiting && threadStatus == ThreadIdle {
 			threadStatus = ThreadBusy
 		}
 		record()
-		_ = r.s.meta.setThreadStatus(ctx, run.tenant, run.ThreadID, threadStatus, values, interrupts)
+		_ = r.meta.setThreadStatus(ctx, run.tenant, run.ThreadID, threadStatus, values, interrupts)
 	}
 	elapsed := time.Since(started)
-	r.s.metrics.runsFinished.WithLabelValues(status).Inc()
-	r.s.metrics.runSeconds.Observe(elapsed.Seconds())
+	r.metrics.runsFinished.WithLabelValues(status).Inc()
+	r.metrics.runSeconds.Observe(elapsed.Seconds())
 	log.Info("run finished", "status", status, "thread_status", threadStatus, "ms", elapsed.Milliseconds())
 	if run.Kwargs.Webhook != "" && status != RunPending {
 		record()
@@ -939,7 +999,7 @@ func (r *runner) exec(qctx context.Context, runID string) error {
 // once for readers and within outboxInterval for the database, any other event after it is
 // written (see outbox for why that keeps Last-Event-ID resumption gapless).
 func (r *runner) persistAndAppend(ctx context.Context, l *runLog, run *Run, event string, raw json.RawMessage) {
-	r.s.metrics.events.Inc()
+	r.metrics.events.Inc()
 	if !l.resumable {
 		l.append(event, raw)
 		return
@@ -1124,13 +1184,13 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 	// the tenant in ctx, a tool gets the tenant's view in its CallInfo.
 	who := Principal{User: kw.User, Tenant: run.tenant, Permissions: kw.Permissions, PerUser: kw.PerUser}
 	ctx = withRunPrincipal(ctx, who)
-	info := tool.CallInfo{User: kw.User, Tenant: run.tenant, Permissions: kw.Permissions, ThreadID: run.ThreadID, RunID: run.RunID, Store: principalStore(r.s.store, who)}
+	info := tool.CallInfo{User: kw.User, Tenant: run.tenant, Permissions: kw.Permissions, ThreadID: run.ThreadID, RunID: run.RunID, Store: principalStore(r.store, who)}
 	ctx = tool.WithCallInfo(ctx, info)
-	conv := newConverter(kw.StreamMode, kw.Subgraphs, r.s.streamMetadata(run))
+	conv := newConverter(kw.StreamMode, kw.Subgraphs, r.observer.streamMetadata(run))
 	if kw.Subgraphs {
 		opts = append(opts, graph.WithSubgraphs())
 	}
-	ctx, opts, observed := r.s.observeRun(ctx, run, opts) // span and budgets (telemetry.go, budget.go)
+	ctx, opts, observed := r.observer.observeRun(ctx, run, opts) // span and budgets (telemetry.go, budget.go)
 	var runErr error
 	var tokens *tokenEncoder
 	if conv.tupleOnly() {
@@ -1197,7 +1257,7 @@ func (r *runner) rollback(ctx context.Context, run *Run, g graph.Runnable, headB
 		return
 	}
 	if _, err := g.UpdateStateJSON(ctx, checkpoint.Ref{ThreadID: run.ThreadID, CheckpointID: headBefore}, nil, ""); err != nil {
-		r.s.log.Warn("rollback could not restore the earlier state", "run_id", run.RunID, "thread_id", run.ThreadID, "err", err)
+		r.log.Warn("rollback could not restore the earlier state", "run_id", run.RunID, "thread_id", run.ThreadID, "err", err)
 	}
 }
 
@@ -1243,7 +1303,7 @@ func (r *runner) shutdown(ctx context.Context) {
 	go func() { r.bg.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(r.s.cfg.WebhookTimeout):
+	case <-time.After(r.cfg.WebhookTimeout):
 	}
 }
 
@@ -1255,7 +1315,7 @@ func (r *runner) waitOutput(ctx context.Context, run *Run, l *runLog) any {
 			return l.result()
 		}
 	}
-	a, err := r.s.assistant(run.AssistantID)
+	a, err := r.assistants.assistant(run.AssistantID)
 	if err != nil {
 		return nil
 	}
@@ -1327,7 +1387,7 @@ func (r *runner) stopSweeper() {
 // dropTemporary hides a finished stateless run's thread from the API and hands it to the
 // sweeper.
 func (r *runner) dropTemporary(tenant, threadID, runID string) {
-	r.s.meta.hidden.Store(threadID, struct{}{})
+	r.meta.hidden.Store(threadID, struct{}{})
 	r.sweep.mu.Lock()
 	r.sweep.pending = append(r.sweep.pending, sweepItem{threadKey{tenant, threadID}, runID})
 	r.sweep.mu.Unlock()
@@ -1337,7 +1397,7 @@ func (r *runner) dropTemporary(tenant, threadID, runID string) {
 // sweeping counts the finished stateless runs' threads that are hidden and not deleted yet.
 func (r *runner) sweeping() int {
 	n := 0
-	r.s.meta.hidden.Range(func(any, any) bool { n++; return true })
+	r.meta.hidden.Range(func(any, any) bool { n++; return true })
 	return n
 }
 
@@ -1387,10 +1447,10 @@ func (r *runner) sweepPending() {
 			keys[i] = it.key
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := r.s.meta.deleteThreads(ctx, keys)
+		err := r.meta.deleteThreads(ctx, keys)
 		cancel()
 		if err != nil {
-			r.s.log.Warn("cannot delete finished stateless runs' threads; retrying", "threads", len(batch), "err", err)
+			r.log.Warn("cannot delete finished stateless runs' threads; retrying", "threads", len(batch), "err", err)
 			r.sweep.mu.Lock()
 			r.sweep.pending = append(batch, r.sweep.pending...)
 			r.sweep.mu.Unlock()
@@ -1398,7 +1458,7 @@ func (r *runner) sweepPending() {
 			return
 		}
 		for _, it := range batch {
-			r.s.meta.hidden.Delete(it.key.id)
+			r.meta.hidden.Delete(it.key.id)
 			r.dropLease(it.runID)
 		}
 	}

@@ -210,7 +210,8 @@ func New(cfg Config) (*Server, error) {
 		}
 		q = rq
 	}
-	s.runs = newRunner(s, q)
+	s.runs = newRunner(runnerDeps{meta: s.meta, hub: s.hub, bus: s.bus, log: s.log, metrics: s.metrics, store: s.store,
+		cfg: runnerConfigOf(cfg), assistants: s, observer: s}, q)
 	if s.bus != nil {
 		s.bus.handle(busHandlers{cancel: s.runs.remoteCancel, done: s.runs.release})
 	}
