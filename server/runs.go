@@ -358,134 +358,254 @@ func (r *runner) release(threadID, runID string) {
 	}
 }
 
-// create validates a run request, applies the multitask strategy and schedules the run.
+// runSpec is a run request once checked: its assistant, and its options in the form the run's
+// record keeps them.
+type runSpec struct {
+	a          *Assistant
+	modes      []string // stream modes: values when the request names none
+	before     []string // interrupt_before
+	after      []string // interrupt_after
+	strategy   string   // multitask strategy: reject when the request names none
+	prio       Priority
+	startAfter int64 // when the run is due, in ms since the epoch; 0: at once
+	durability string
+}
+
+// create validates a run request, applies the multitask strategy and schedules the run. It
+// returns the run and the log its events go to in this process.
 func (r *runner) create(ctx context.Context, p Principal, threadID string, req *runCreate) (*Run, *runLog, error) {
+	spec, err := r.checkRequest(ctx, p, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := r.refuseWhenClosing(); err != nil {
+		return nil, nil, err
+	}
+	threadID, temporary, fresh, err := r.prepareThread(ctx, p.Tenant, threadID, spec.a, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	run := r.newRun(ctx, p, threadID, temporary, spec, req)
+	l, inflight, first, err := r.insert(ctx, run, fresh, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.cancelInflight(ctx, run, inflight)
+	r.created(ctx, run)
+	if first {
+		if err := r.enqueue(ctx, run.RunID, spec.prio); err != nil {
+			if req.wait {
+				r.unwait(run.RunID)
+			}
+			return nil, nil, err
+		}
+	}
+	return run, l, nil
+}
+
+// checkRequest checks a run request, field by field in the order the errors are reported,
+// after finding its assistant (whose config and context it merges under the request's).
+func (r *runner) checkRequest(ctx context.Context, p Principal, req *runCreate) (*runSpec, error) {
 	if req.AssistantID == "" {
-		return nil, nil, badRequest("name one of the assistants from POST /assistants/search", "field \"assistant_id\" is required")
+		return nil, badRequest("name one of the assistants from POST /assistants/search", "field \"assistant_id\" is required")
 	}
 	a, err := r.assistants.assistantFor(ctx, p.Tenant, req.AssistantID)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	req.Config, req.Context = withAssistantConfig(a, req.Config, req.Context)
+	spec := &runSpec{a: a}
+	if err := spec.readStreamOptions(req); err != nil {
+		return nil, err
+	}
+	if err := spec.readScheduling(req); err != nil {
+		return nil, err
+	}
+	if err := checkRunBody(a, req, r.cfg.Budget); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// readStreamOptions reads the stream modes and the nodes to interrupt at, which must be the
+// graph's (or "*").
+func (spec *runSpec) readStreamOptions(req *runCreate) error {
 	modes, err := stringOrList("stream_mode", req.StreamMode)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	if len(modes) == 0 {
 		modes = []string{"values"}
 	}
 	if _, err := parseStreamModes(modes); err != nil {
-		return nil, nil, err
+		return err
 	}
 	before, err := stringOrList("interrupt_before", req.InterruptBefore)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	after, err := stringOrList("interrupt_after", req.InterruptAfter)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
+	nodes := spec.a.graph.Nodes()
 	for _, n := range append(slices.Clone(before), after...) {
-		if n != "*" && !slices.Contains(a.graph.Nodes(), n) {
-			return nil, nil, badRequest(fmt.Sprintf("the graph's nodes are %v", a.graph.Nodes()), "interrupt_before/interrupt_after names unknown node %q", n)
+		if n != "*" && !slices.Contains(nodes, n) {
+			return badRequest(fmt.Sprintf("the graph's nodes are %v", nodes), "interrupt_before/interrupt_after names unknown node %q", n)
 		}
 	}
-	strategy := req.MultitaskStrategy
-	switch strategy {
-	case "":
-		strategy = "reject"
-	case "reject", "interrupt", "rollback", "enqueue":
-	default:
-		return nil, nil, badRequest("use reject, interrupt, rollback or enqueue", "field \"multitask_strategy\" is %q", strategy)
+	spec.modes, spec.before, spec.after = modes, before, after
+	return nil
+}
+
+// readScheduling reads how the run is scheduled and kept: the multitask strategy, the priority,
+// after_seconds, the durability, on_disconnect and on_completion.
+func (spec *runSpec) readScheduling(req *runCreate) error {
+	var err error
+	if spec.strategy, err = parseStrategy(req.MultitaskStrategy); err != nil {
+		return err
 	}
-	prio, err := parsePriority(req.Priority)
-	if err != nil {
-		return nil, nil, err
+	if spec.prio, err = parsePriority(req.Priority); err != nil {
+		return err
 	}
-	var startAfter int64
-	if a := req.AfterSeconds; a != nil {
-		if math.IsNaN(*a) || *a < 0 || *a > maxAfterSeconds {
-			return nil, nil, badRequest(fmt.Sprintf("give the seconds to wait before the run starts, from 0 to %d", maxAfterSeconds), "field \"after_seconds\" is %v", *a)
-		}
-		if *a > 0 {
-			startAfter = ms(time.Now().Add(time.Duration(*a * float64(time.Second))))
-		}
+	if spec.startAfter, err = parseAfterSeconds(req.AfterSeconds); err != nil {
+		return err
 	}
-	durability := req.Durability
-	switch durability {
-	case "":
-		if req.CheckpointDuring != nil && !*req.CheckpointDuring {
-			durability = string(graph.DurabilityExit)
-		}
-	case string(graph.DurabilitySync), string(graph.DurabilityAsync), string(graph.DurabilityExit):
-	default:
-		return nil, nil, badRequest("use sync, async or exit", "field \"durability\" is %q", req.Durability)
+	if spec.durability, err = parseDurability(req.Durability, req.CheckpointDuring); err != nil {
+		return err
 	}
 	switch req.OnDisconnect {
 	case "", "continue", "cancel":
 	default:
-		return nil, nil, badRequest("use cancel or continue", "field \"on_disconnect\" is %q", req.OnDisconnect)
+		return badRequest("use cancel or continue", "field \"on_disconnect\" is %q", req.OnDisconnect)
 	}
 	switch req.OnCompletion {
 	case "", "delete", "keep":
 	default:
-		return nil, nil, badRequest("use delete or keep", "field \"on_completion\" is %q", req.OnCompletion)
+		return badRequest("use delete or keep", "field \"on_completion\" is %q", req.OnCompletion)
 	}
+	return nil
+}
+
+// parseStrategy reads multitask_strategy: what a run does to the thread's unfinished runs.
+func parseStrategy(s string) (string, error) {
+	switch s {
+	case "":
+		return "reject", nil
+	case "reject", "interrupt", "rollback", "enqueue":
+		return s, nil
+	}
+	return "", badRequest("use reject, interrupt, rollback or enqueue", "field \"multitask_strategy\" is %q", s)
+}
+
+// parseAfterSeconds reads after_seconds into the time the run is due (ms since the epoch), or 0
+// for a run due at once.
+func parseAfterSeconds(a *float64) (int64, error) {
+	if a == nil {
+		return 0, nil
+	}
+	if math.IsNaN(*a) || *a < 0 || *a > maxAfterSeconds {
+		return 0, badRequest(fmt.Sprintf("give the seconds to wait before the run starts, from 0 to %d", maxAfterSeconds), "field \"after_seconds\" is %v", *a)
+	}
+	if *a == 0 {
+		return 0, nil
+	}
+	return ms(time.Now().Add(time.Duration(*a * float64(time.Second)))), nil
+}
+
+// parseDurability reads durability, or its older form checkpoint_during (false means exit).
+func parseDurability(d string, checkpointDuring *bool) (string, error) {
+	switch d {
+	case "":
+		if checkpointDuring != nil && !*checkpointDuring {
+			return string(graph.DurabilityExit), nil
+		}
+		return "", nil
+	case string(graph.DurabilitySync), string(graph.DurabilityAsync), string(graph.DurabilityExit):
+		return d, nil
+	}
+	return "", badRequest("use sync, async or exit", "field \"durability\" is %q", d)
+}
+
+// checkRunBody checks what the run carries: command.goto's nodes, the webhook's URL, the
+// budget keys of its config (against the server's limits) and the shape of its input.
+func checkRunBody(a *Assistant, req *runCreate, limits runBudget) error {
 	if err := checkGoto(req.Command, a.graph); err != nil { // api_conf.go
-		return nil, nil, err
+		return err
 	}
 	if req.Webhook != "" {
 		if err := checkWebhook(req.Webhook); err != nil {
-			return nil, nil, err
+			return err
 		}
 	}
-	if _, err := budgetWithin(req.Config, r.cfg.Budget); err != nil { // budget.go
-		return nil, nil, err
+	if _, err := budgetWithin(req.Config, limits); err != nil { // budget.go
+		return err
 	}
 	if len(req.Input) > 0 && string(req.Input) != "null" && !bytes.HasPrefix(bytes.TrimSpace(req.Input), []byte("{")) {
-		return nil, nil, badRequest("send the input as a JSON object of state keys, e.g. {\"messages\": [...]}", "field \"input\" must be an object")
+		return badRequest("send the input as a JSON object of state keys, e.g. {\"messages\": [...]}", "field \"input\" must be an object")
 	}
+	return nil
+}
+
+// refuseWhenClosing answers 503 once the server is shutting down.
+func (r *runner) refuseWhenClosing() error {
 	r.mu.Lock()
 	closing := r.closing
 	r.mu.Unlock()
 	if closing {
-		return nil, nil, &APIError{Status: http.StatusServiceUnavailable, Message: "the server is shutting down and takes no new runs", Hint: "retry against another replica or after the restart", kind: ErrShuttingDown}
+		return &APIError{Status: http.StatusServiceUnavailable, Message: "the server is shutting down and takes no new runs", Hint: "retry against another replica or after the restart", kind: ErrShuttingDown}
 	}
+	return nil
+}
+
+// prepareThread readies the thread the run goes on: a new one when the request names none (a
+// stateless run's, temporary unless on_completion is keep), the one named (which records the
+// run's graph if it has none yet), or a new one with that ID for if_not_exists=create. It returns
+// the thread's ID, whether it is temporary, and whether this request created it without an ID
+// (then no other run can be on it).
+func (r *runner) prepareThread(ctx context.Context, tenant, threadID string, a *Assistant, req *runCreate) (id string, temporary, fresh bool, err error) {
 	now := r.meta.stamp()
-	temporary := false
-	freshThread := false // created by this request: no other run can be on it
 	if threadID == "" {
-		freshThread = true
 		threadID = uuid.NewString()
 		temporary = req.OnCompletion != "keep"
-		t := &Thread{ThreadID: threadID, Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}, Status: ThreadIdle, CreatedAt: now, tenant: p.Tenant, temporary: temporary}
-		if _, err := r.meta.createThread(ctx, t); err != nil {
-			return nil, nil, err
-		}
-	} else if t, err := r.meta.getThread(ctx, p.Tenant, threadID); err == nil {
-		// A thread holds the state of the graph that first ran on it (LangGraph records the same).
-		if _, ok := t.Metadata["graph_id"].(string); !ok {
-			t.Metadata["graph_id"], t.Metadata["assistant_id"] = a.GraphID, a.AssistantID
-			if err := r.meta.setThreadMetadata(ctx, p.Tenant, threadID, t.Metadata); err != nil {
-				return nil, nil, err
-			}
-		}
-	} else {
-		if !errors.Is(err, ErrNotFound) || req.IfNotExists != "create" {
-			return nil, nil, err
-		}
-		if taken, err := r.meta.threadTaken(ctx, threadID); err != nil || taken {
-			if err == nil {
-				err = notFound("thread", threadID)
-			}
-			return nil, nil, err
-		}
-		t := &Thread{ThreadID: threadID, Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}, Status: ThreadIdle, CreatedAt: now, tenant: p.Tenant}
-		if _, err := r.meta.createThread(ctx, t); err != nil {
-			return nil, nil, err
-		}
+		return threadID, temporary, true, r.createThread(ctx, tenant, threadID, a, now, temporary)
 	}
+	t, err := r.meta.getThread(ctx, tenant, threadID)
+	if err == nil {
+		return threadID, false, false, r.recordGraph(ctx, tenant, threadID, t, a)
+	}
+	if !errors.Is(err, ErrNotFound) || req.IfNotExists != "create" {
+		return "", false, false, err
+	}
+	if taken, err := r.meta.threadTaken(ctx, threadID); err != nil || taken {
+		if err == nil {
+			err = notFound("thread", threadID)
+		}
+		return "", false, false, err
+	}
+	return threadID, false, false, r.createThread(ctx, tenant, threadID, a, now, false)
+}
+
+// createThread creates an idle thread for a run, recording the run's graph on it.
+func (r *runner) createThread(ctx context.Context, tenant, threadID string, a *Assistant, now time.Time, temporary bool) error {
+	t := &Thread{ThreadID: threadID, Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}, Status: ThreadIdle, CreatedAt: now, tenant: tenant, temporary: temporary}
+	_, err := r.meta.createThread(ctx, t)
+	return err
+}
+
+// recordGraph records the run's graph on a thread that names none: a thread holds the state of
+// the graph that first ran on it (LangGraph records the same).
+func (r *runner) recordGraph(ctx context.Context, tenant, threadID string, t *Thread, a *Assistant) error {
+	if _, ok := t.Metadata["graph_id"].(string); ok {
+		return nil
+	}
+	t.Metadata["graph_id"], t.Metadata["assistant_id"] = a.GraphID, a.AssistantID
+	return r.meta.setThreadMetadata(ctx, tenant, threadID, t.Metadata)
+}
+
+// newRun makes the record of a pending run from its checked request. Its ID and creation time
+// are set when it is inserted (see insert).
+func (r *runner) newRun(ctx context.Context, p Principal, threadID string, temporary bool, spec *runSpec, req *runCreate) *Run {
 	cpID := req.CheckpointID
 	if cpID == "" && req.Checkpoint != nil {
 		cpID = req.Checkpoint.CheckpointID
@@ -494,99 +614,120 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	if md == nil {
 		md = map[string]any{}
 	}
-	run := &Run{RunID: uuid.Must(uuid.NewV7()).String(), ThreadID: threadID, AssistantID: a.AssistantID, CreatedAt: now, UpdatedAt: now,
-		Status: RunPending, Metadata: md, MultitaskStrategy: strategy, tenant: p.Tenant, Priority: prio,
-		Kwargs: &RunKwargs{Input: req.Input, Command: req.Command, Config: req.Config, Context: req.Context, StreamMode: modes,
-			InterruptBefore: before, InterruptAfter: after, Webhook: req.Webhook, Subgraphs: req.StreamSubgraphs,
-			Resumable: req.StreamResumable, Temporary: temporary, CheckpointID: cpID, OnDisconnect: req.OnDisconnect, Durability: durability, StartAfter: startAfter,
+	run := &Run{ThreadID: threadID, AssistantID: spec.a.AssistantID, Status: RunPending, Metadata: md, MultitaskStrategy: spec.strategy, tenant: p.Tenant, Priority: spec.prio,
+		Kwargs: &RunKwargs{Input: req.Input, Command: req.Command, Config: req.Config, Context: req.Context, StreamMode: spec.modes,
+			InterruptBefore: spec.before, InterruptAfter: spec.after, Webhook: req.Webhook, Subgraphs: req.StreamSubgraphs,
+			Resumable: req.StreamResumable, Temporary: temporary, CheckpointID: cpID, OnDisconnect: req.OnDisconnect, Durability: spec.durability, StartAfter: spec.startAfter,
 			User: p.User, Permissions: p.Permissions, PerUser: p.PerUser, TraceContext: r.observer.traceContextOf(ctx)}}
-	if prio != PriorityNormal {
-		run.Kwargs.Priority = string(prio)
+	if spec.prio != PriorityNormal {
+		run.Kwargs.Priority = string(spec.prio)
 	}
-	if startAfter > 0 {
-		at := fromMS(startAfter)
+	if spec.startAfter > 0 {
+		at := fromMS(spec.startAfter)
 		run.NextAttemptAt = &at
 	}
+	return run
+}
 
-	// The multitask decision and the insert happen under the lock so two requests on one thread
-	// cannot both see it idle. The run's ID and creation time are taken under it too, so that
-	// this process's runs of a thread are created, and wait in its slot, in one order.
+// insert applies the multitask strategy and inserts the run, under r.mu so that two requests on
+// one thread cannot both see it idle. The run's ID and creation time are taken under it too, so
+// that this process's runs of a thread are created, and wait in its slot, in one order. It opens
+// the run's log, counts the request as a waiter if it waits for the output (before the run can
+// start; the request calls unwait), and puts the run in its thread's slot. It returns the log,
+// the thread's unfinished runs (for interrupt and rollback), and whether the run is its slot's
+// current one, to be enqueued now.
+func (r *runner) insert(ctx context.Context, run *Run, fresh bool, req *runCreate) (l *runLog, inflight []string, first bool, err error) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	run.RunID = uuid.Must(uuid.NewV7()).String()
 	run.CreatedAt = r.meta.stamp()
 	run.UpdatedAt = run.CreatedAt
-	slot := r.threads[threadID]
+	if inflight, err = r.insertLocked(ctx, run, fresh); err != nil {
+		return nil, nil, false, err
+	}
+	l = r.openCreated(run)
+	if req.wait {
+		r.waiters[run.RunID]++
+	}
+	return l, inflight, r.placeLocked(run), nil
+}
+
+// insertLocked inserts the run, with r.mu held, unless its strategy is reject and its thread has
+// unfinished runs (409); it returns those runs. With replicas the database is the truth: another
+// replica may be running one of the thread's runs, and this one's slot may still name a run
+// another replica finished. The look and the insert are then one step across replicas (see
+// insertRunOnThread). A thread this request created (fresh) has no other run to look for.
+func (r *runner) insertLocked(ctx context.Context, run *Run, fresh bool) ([]string, error) {
+	reject := run.MultitaskStrategy == "reject"
+	if r.bus != nil && !fresh {
+		active, err := r.meta.insertRunOnThread(ctx, run, reject)
+		if err != nil {
+			return nil, err
+		}
+		if len(active) > 0 && reject {
+			return nil, threadBusy(run.ThreadID)
+		}
+		return active, nil
+	}
 	var inflight []string
-	if slot != nil {
+	if slot := r.threads[run.ThreadID]; slot != nil {
 		if slot.current != "" {
 			inflight = append(inflight, slot.current)
 		}
 		inflight = append(inflight, slot.waiting...)
 	}
-	busy := &APIError{Status: http.StatusConflict, Message: fmt.Sprintf("thread %q is already running a run", threadID), Hint: "wait for it to finish, or set multitask_strategy to enqueue, interrupt or rollback", kind: ErrBusy}
-	if r.bus != nil && !freshThread {
-		// With replicas the database is the truth: another replica may be running one of the
-		// thread's runs, and this one's slot may still name a run another replica finished.
-		// The look and the insert are one step across replicas (see insertRunOnThread).
-		active, err := r.meta.insertRunOnThread(ctx, run, strategy == "reject")
-		if err != nil {
-			r.mu.Unlock()
-			return nil, nil, err
-		}
-		if len(active) > 0 && strategy == "reject" {
-			r.mu.Unlock()
-			return nil, nil, busy
-		}
-		inflight = active
-	} else {
-		if len(inflight) > 0 && strategy == "reject" {
-			r.mu.Unlock()
-			return nil, nil, busy
-		}
-		if err := r.meta.insertRun(ctx, run); err != nil {
-			r.mu.Unlock()
-			return nil, nil, err
-		}
+	if len(inflight) > 0 && reject {
+		return nil, threadBusy(run.ThreadID)
 	}
-	var l *runLog
+	if err := r.meta.insertRun(ctx, run); err != nil {
+		return nil, err
+	}
+	return inflight, nil
+}
+
+// threadBusy is the 409 of a run refused by the reject strategy.
+func threadBusy(threadID string) error {
+	return &APIError{Status: http.StatusConflict, Message: fmt.Sprintf("thread %q is already running a run", threadID), Hint: "wait for it to finish, or set multitask_strategy to enqueue, interrupt or rollback", kind: ErrBusy}
+}
+
+// openCreated opens the log of a run just created. With replicas any of them may execute the
+// run: this process's readers (the creating request's stream or wait, a WebSocket) follow it
+// wherever it executes, and the mirror stops if this process takes the run itself. The run is
+// new: nothing of it is written yet.
+func (r *runner) openCreated(run *Run) *runLog {
 	if r.bus != nil {
-		// Any replica may execute the run: this process's readers (the creating request's
-		// stream or wait, a WebSocket) follow it wherever it executes, and the mirror stops
-		// if this process takes the run itself. The run is new: nothing of it is written yet.
-		l = newMirror(r.hub, r.bus, r.meta, run, true)
-	} else {
-		l = r.hub.open(run.RunID)
-		l.resumable = req.StreamResumable
+		return newMirror(r.hub, r.bus, r.meta, run, true)
 	}
-	if req.wait {
-		r.waiters[run.RunID]++ // before the run can start; the request calls unwait
+	l := r.hub.open(run.RunID)
+	l.resumable = run.Kwargs.Resumable
+	return l
+}
+
+// cancelInflight applies the interrupt and rollback strategies: the thread's unfinished runs
+// are cancelled (and, with rollback, deleted and their state undone).
+func (r *runner) cancelInflight(ctx context.Context, run *Run, inflight []string) {
+	var action error
+	switch run.MultitaskStrategy {
+	case "interrupt":
+		action = errCancelInterrupt
+	case "rollback":
+		action = errCancelRollback
+	default:
+		return
 	}
-	first := r.placeLocked(run)
-	r.mu.Unlock()
-	if strategy == "interrupt" || strategy == "rollback" {
-		action := errCancelInterrupt
-		if strategy == "rollback" {
-			action = errCancelRollback
-		}
-		for _, id := range inflight {
-			_ = r.cancel(ctx, p.Tenant, threadID, id, action, false)
-		}
+	for _, id := range inflight {
+		_ = r.cancel(ctx, run.tenant, run.ThreadID, id, action, false)
 	}
-	if !temporary {
-		// Busy from the moment a run is pending, as LangGraph reports it.
-		_ = r.meta.setThreadBusy(ctx, p.Tenant, threadID)
+}
+
+// created marks the new run's thread busy (from the moment a run is pending, as LangGraph
+// reports it; a temporary thread is nobody's to look at), and counts and logs the run.
+func (r *runner) created(ctx context.Context, run *Run) {
+	if !run.Kwargs.Temporary {
+		_ = r.meta.setThreadBusy(ctx, run.tenant, run.ThreadID)
 	}
 	r.metrics.runsCreated.Inc()
-	r.log.Info("run created", "run_id", run.RunID, "thread_id", threadID, "assistant_id", a.AssistantID, "tenant", p.Tenant, "multitask_strategy", strategy)
-	if first {
-		if err := r.enqueue(ctx, run.RunID, prio); err != nil {
-			if req.wait {
-				r.unwait(run.RunID)
-			}
-			return nil, nil, err
-		}
-	}
-	return run, l, nil
+	r.log.Info("run created", "run_id", run.RunID, "thread_id", run.ThreadID, "assistant_id", run.AssistantID, "tenant", run.tenant, "multitask_strategy", run.MultitaskStrategy)
 }
 
 // cancel stops a run: an executing one through its context, a waiting one by taking it out of
@@ -677,321 +818,490 @@ func (r *runner) finishUnstarted(ctx context.Context, run *Run, action error) {
 // a transient error), nil otherwise.
 func (r *runner) exec(qctx context.Context, runID string) error {
 	ctx := context.WithoutCancel(qctx)
+	run, err := r.due(ctx, runID)
+	if run == nil {
+		return err
+	}
+	leave, err := r.enterTenant(run.tenant)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	x, err := r.claim(ctx, run)
+	if x == nil {
+		return err
+	}
+	x.start(qctx)
+	defer x.end()
+	x.openLog()
+	x.begin()
+	x.prepareGraph()
+	x.settle(x.runGraph())
+	x.undoIfRolledBack()
+	x.prepareOutput()
+	x.writeStatus()
+	x.report()
+	return x.requeue()
+}
+
+// execution is one attempt at a run in this process: what the steps of exec share.
+type execution struct {
+	r   *runner
+	ctx context.Context // the queue's, without its cancellation: the run's writes use it
+	run *Run
+	log *slog.Logger
+	// owner is the lease's owner (this process's instance and the attempt); attempt counts the
+	// claims of the run, this one included.
+	owner   string
+	attempt int
+
+	// Set by start.
+	pt          *progressTracker
+	runCtx      context.Context // the graph's; cancelled with a cause (see settle)
+	cancel      context.CancelCauseFunc
+	stopOnQueue func() bool
+	timer       *time.Timer // Config.RunTimeout's
+	act         *activeRun
+	started     time.Time
+
+	// The log (openLog), the graph and the thread's checkpoint before the run (prepareGraph).
+	l          *runLog
+	g          graph.Runnable
+	headBefore string
+
+	// The outcome (settle).
+	runErr       error
+	cause        error // why runCtx ended, if it did
+	status       string
+	threadStatus string
+	interrupted  bool
+	retry        error // the *RetryError of a transient failure
+
+	// The thread's record (prepareOutput, record).
+	final              *graph.StateSnapshot[any]
+	values, interrupts json.RawMessage
+
+	// What end does. closeLog closes the log (nothing while the run is left pending); keepSlot
+	// keeps the thread's slot (the run is delivered again); leaseGone says the run's record goes
+	// with its temporary thread (drop), which dropThread deletes; lazyOutput says the output is
+	// read from the thread when asked for (see prepareOutput).
+	closeLog   func()
+	keepSlot   bool
+	drop       bool
+	leaseGone  bool
+	dropThread func()
+	lazyOutput bool
+}
+
+// due loads a queued run and returns it when it is to execute now. Otherwise it returns nil
+// and what exec returns: nil for a run that vanished or already ended (its thread goes on to
+// its next run), a *RetryError for a run created with after_seconds that is not due yet (it
+// waits pending and unclaimed).
+func (r *runner) due(ctx context.Context, runID string) (*Run, error) {
 	run, err := r.meta.runByID(ctx, runID)
 	if err != nil {
 		r.log.Warn("queued run vanished", "run_id", runID, "err", err)
-		return nil
+		return nil, nil
 	}
 	if run.Status != RunPending && run.Status != RunRunning {
 		r.released(run.ThreadID, runID)
-		return nil
+		return nil, nil
 	}
 	if run.Kwargs != nil && run.Kwargs.StartAfter > 0 {
-		// A run created with after_seconds waits, pending and unclaimed, until it is due.
 		if wait := time.Until(fromMS(run.Kwargs.StartAfter)); wait > 0 {
-			return &RetryError{After: wait, Reason: errScheduled}
+			return nil, &RetryError{After: wait, Reason: errScheduled}
 		}
 	}
-	log := r.log.With("run_id", runID, "thread_id", run.ThreadID, "tenant", run.tenant)
-	if lim := r.cfg.MaxRunsPerTenant; lim > 0 {
+	return run, nil
+}
+
+// enterTenant counts a run among its tenant's executing in this process, and returns the func
+// that uncounts it; a tenant at Config.MaxRunsPerTenant gets a *RetryError instead.
+func (r *runner) enterTenant(tenant string) (leave func(), err error) {
+	lim := r.cfg.MaxRunsPerTenant
+	if lim <= 0 {
+		return func() {}, nil
+	}
+	r.mu.Lock()
+	busy := r.tenants[tenant] >= lim
+	if !busy {
+		r.tenants[tenant]++
+	}
+	r.mu.Unlock()
+	if busy {
+		return nil, &RetryError{After: 200 * time.Millisecond, Reason: errTenantBusy}
+	}
+	return func() {
 		r.mu.Lock()
-		busy := r.tenants[run.tenant] >= lim
-		if !busy {
-			r.tenants[run.tenant]++
+		if r.tenants[tenant]--; r.tenants[tenant] <= 0 {
+			delete(r.tenants, tenant)
 		}
 		r.mu.Unlock()
-		if busy {
-			return &RetryError{After: 200 * time.Millisecond, Reason: errTenantBusy}
-		}
-		defer func() {
-			r.mu.Lock()
-			if r.tenants[run.tenant]--; r.tenants[run.tenant] <= 0 {
-				delete(r.tenants, run.tenant)
-			}
-			r.mu.Unlock()
-		}()
-	}
+	}, nil
+}
+
+// claim takes the run's lease for a worker of this process. The claim also keeps the thread's
+// runs one at a time and in order, and the tenant under its limit, across every process sharing
+// the database (see claimRun). It returns the execution, or nil and what exec returns: a
+// *RetryError when the claim was refused or failed, nil when the run has been attempted too
+// often (failed by giveUp).
+func (r *runner) claim(ctx context.Context, run *Run) (*execution, error) {
+	log := r.log.With("run_id", run.RunID, "thread_id", run.ThreadID, "tenant", run.tenant)
 	owner := r.instance + "/" + uuid.NewString()
-	ttl := 3 * r.cfg.Heartbeat
-	// The claim also keeps the thread's runs one at a time and in order, and the tenant under
-	// its limit, across every process sharing the database (see claimRun).
-	attempt, refused, err := r.meta.claimRun(ctx, run, owner, ttl, r.cfg.MaxRunsPerTenant)
+	attempt, refused, err := r.meta.claimRun(ctx, run, owner, 3*r.cfg.Heartbeat, r.cfg.MaxRunsPerTenant)
 	if err != nil {
 		log.Warn("cannot claim run; retrying", "err", err)
-		return &RetryError{After: time.Second, Reason: err}
+		return nil, &RetryError{After: time.Second, Reason: err}
 	}
 	if refused != nil {
-		return refused
+		return nil, refused
 	}
 	if attempt > r.cfg.MaxRunAttempts {
-		log.Error("run gave up after too many attempts", "attempts", attempt-1)
-		l := r.hub.open(runID)
-		raw, _ := json.Marshal(map[string]any{"error": "TooManyAttempts", "message": fmt.Sprintf("server: run was attempted %d times (its worker died or it failed transiently each time); giving up", attempt-1)})
-		r.persistAndAppend(ctx, l, run, "error", raw)
-		r.persistAndAppend(ctx, l, run, "end", json.RawMessage("null"))
-		_ = r.meta.setRunEnd(ctx, runID, runEnd{status: RunError, progress: run.Progress, lastError: fmt.Sprintf("run was attempted %d times (its worker died or it failed transiently each time); giving up", attempt-1)})
-		_ = r.meta.setThreadStatus(ctx, run.tenant, run.ThreadID, ThreadError, nil, nil)
-		_ = r.meta.releaseLease(ctx, runID, owner)
-		r.release(run.ThreadID, runID)
-		l.close()
-		return nil
+		r.giveUp(ctx, run, log, owner, attempt)
+		return nil, nil
 	}
-	// Its progress is followed from here, and readable live in this process until its record
-	// has the final one.
-	pt := r.track(run, attempt)
-	defer r.untrack(runID)
-	runCtx, cancel := context.WithCancelCause(ctx)
-	stopOnQueue := context.AfterFunc(qctx, func() { cancel(errShutdownCancel) })
-	if t := r.cfg.RunTimeout; t > 0 {
-		timer := time.AfterFunc(t, func() { cancel(&RunTimeoutError{Timeout: t}) })
-		defer timer.Stop()
-	}
-	// The lease is renewed with every other run's each heartbeat (lease.go); losing it stops the
-	// run.
-	r.holdLease(runID, owner, func() { cancel(errLeaseLost) })
-	act := &activeRun{cancel: cancel, done: make(chan struct{})}
-	r.mu.Lock()
-	r.active[runID] = act
-	r.mu.Unlock()
-	started := time.Now()
-	r.metrics.runsActive.Inc()
-	closeLog := func() {}
-	keepSlot := false
-	leaseGone := false    // the run's record goes with its temporary thread
-	var dropThread func() // deletes that thread
-	lazyOutput := false   // the output is read from the thread when asked for (see below)
-	var l *runLog
-	var retry error
-	defer func() {
-		stopOnQueue()
-		cancel(nil)
-		if !leaseGone {
-			r.dropLease(runID)
-		}
-		r.metrics.runsActive.Dec()
-		r.mu.Lock()
-		delete(r.active, runID)
-		r.mu.Unlock()
-		close(act.done)
-		if !leaseGone {
-			_ = r.meta.releaseLease(ctx, runID, owner)
-		}
-		if !keepSlot {
-			r.released(run.ThreadID, runID)
-		}
-		// The log closes last, so that whoever waits on it (wait, join, a stream's end) finds
-		// the run's and the thread's statuses written and the thread free for the next run.
-		closeLog()
-		// A finished temporary thread is nobody's to wait for: it goes after. A waiter that came
-		// after its final state was skipped (see below) gets it made before the thread goes.
-		if dropThread != nil {
-			if lazyOutput && r.waited(runID) {
-				_ = l.result()
-			}
-			dropThread() // the sweeper drops the lease once the record is gone
-		}
-	}()
+	return &execution{r: r, ctx: ctx, run: run, log: log, owner: owner, attempt: attempt}, nil
+}
 
-	l = r.hub.open(runID)
-	l.resumable = run.Kwargs.Resumable || r.bus != nil
-	if l.takeMirror() && attempt > 1 {
+// giveUp fails a run claimed more than Config.MaxRunAttempts times: its stream ends with an
+// error, its thread's status is error, and its lease and thread slot are let go.
+func (r *runner) giveUp(ctx context.Context, run *Run, log *slog.Logger, owner string, attempt int) {
+	log.Error("run gave up after too many attempts", "attempts", attempt-1)
+	why := fmt.Sprintf("run was attempted %d times (its worker died or it failed transiently each time); giving up", attempt-1)
+	l := r.hub.open(run.RunID)
+	raw, _ := json.Marshal(map[string]any{"error": "TooManyAttempts", "message": "server: " + why})
+	r.persistAndAppend(ctx, l, run, "error", raw)
+	r.persistAndAppend(ctx, l, run, "end", json.RawMessage("null"))
+	_ = r.meta.setRunEnd(ctx, run.RunID, runEnd{status: RunError, progress: run.Progress, lastError: why})
+	_ = r.meta.setThreadStatus(ctx, run.tenant, run.ThreadID, ThreadError, nil, nil)
+	_ = r.meta.releaseLease(ctx, run.RunID, owner)
+	r.release(run.ThreadID, run.RunID)
+	l.close()
+}
+
+// start makes the run executing here: its progress is followed (and readable live in this
+// process until its record has the final one); its context is cancelled by a cancel, by the
+// queue stopping, by Config.RunTimeout, or by its lease going to another worker (the lease is
+// renewed with every other run's each heartbeat, lease.go); it is counted active.
+func (x *execution) start(qctx context.Context) {
+	r := x.r
+	x.pt = r.track(x.run, x.attempt)
+	x.runCtx, x.cancel = context.WithCancelCause(x.ctx)
+	x.stopOnQueue = context.AfterFunc(qctx, func() { x.cancel(errShutdownCancel) })
+	if t := r.cfg.RunTimeout; t > 0 {
+		x.timer = time.AfterFunc(t, func() { x.cancel(&RunTimeoutError{Timeout: t}) })
+	}
+	r.holdLease(x.run.RunID, x.owner, func() { x.cancel(errLeaseLost) })
+	x.act = &activeRun{cancel: x.cancel, done: make(chan struct{})}
+	r.mu.Lock()
+	r.active[x.run.RunID] = x.act
+	r.mu.Unlock()
+	x.started = time.Now()
+	r.metrics.runsActive.Inc()
+	x.closeLog = func() {}
+}
+
+// end undoes start when exec returns, however the run went: the lease is let go (unless the
+// record went with its thread), the thread's slot freed (unless the run is to be delivered
+// again), the log closed, and a finished temporary thread handed to the sweeper.
+func (x *execution) end() {
+	r, runID := x.r, x.run.RunID
+	x.stopOnQueue()
+	x.cancel(nil)
+	if !x.leaseGone {
+		r.dropLease(runID)
+	}
+	r.metrics.runsActive.Dec()
+	r.mu.Lock()
+	delete(r.active, runID)
+	r.mu.Unlock()
+	close(x.act.done)
+	if !x.leaseGone {
+		_ = r.meta.releaseLease(x.ctx, runID, x.owner)
+	}
+	if !x.keepSlot {
+		r.released(x.run.ThreadID, runID)
+	}
+	// The log closes last, so that whoever waits on it (wait, join, a stream's end) finds the
+	// run's and the thread's statuses written and the thread free for the next run.
+	x.closeLog()
+	// A finished temporary thread is nobody's to wait for: it goes after. A waiter that came
+	// after its final state was skipped (see prepareOutput) gets it made before the thread goes.
+	if x.dropThread != nil {
+		if x.lazyOutput && r.waited(runID) {
+			_ = x.l.result()
+		}
+		x.dropThread() // the sweeper drops the lease once the record is gone
+	}
+	if x.timer != nil {
+		x.timer.Stop()
+	}
+	r.untrack(runID)
+}
+
+// openLog opens the run's log. Its events are numbered on from those an earlier attempt
+// persisted: a resumable run's (every run's, with a bus) are in the database.
+func (x *execution) openLog() {
+	r, runID := x.r, x.run.RunID
+	l := r.hub.open(runID)
+	l.resumable = x.run.Kwargs.Resumable || r.bus != nil
+	if l.takeMirror() && x.attempt > 1 {
 		// This process followed the run while another executed it; the database has every
 		// event that was shown, and the numbering continues from there. (On a first attempt
 		// no process executed it before: there is nothing to read.)
-		if evs, err := r.meta.loadEvents(ctx, runID, 0); err == nil {
-			l.pmu.Lock()
-			l.mu.Lock()
-			l.setEventsLocked(evs)
-			l.first = 0
-			l.durable = lastSeq(evs)
-			l.mu.Unlock()
-			l.pmu.Unlock()
+		if evs, err := r.meta.loadEvents(x.ctx, runID, 0); err == nil {
+			restoreEvents(l, evs, true)
 		}
 	} else if l.resumable && l.last() == 0 {
 		// A restarted run continues the event numbering of the stream it had persisted.
-		if evs, err := r.meta.loadEvents(ctx, runID, 0); err == nil && len(evs) > 0 {
-			l.pmu.Lock()
-			l.mu.Lock()
-			l.setEventsLocked(evs)
-			l.durable = lastSeq(evs)
-			l.mu.Unlock()
-			l.pmu.Unlock()
+		if evs, err := r.meta.loadEvents(x.ctx, runID, 0); err == nil && len(evs) > 0 {
+			restoreEvents(l, evs, false)
 		}
 	}
-	emit := func(event string, data any) {
-		if tok, ok := data.(encodedToken); ok { // a token, encoded by runGraph (tokens.go)
-			if !l.resumable {
-				r.metrics.events.Inc()
-				l.appendTail(event, tok.head, tok.tail)
-				return
-			}
-			r.persistAndAppend(ctx, l, run, event, tok.join())
+	x.l = l
+}
+
+// restoreEvents puts the events the database has of a run in its log, as written; mirrored says
+// the log followed the run from another process, and holds its events from the first.
+func restoreEvents(l *runLog, evs []streamEvent, mirrored bool) {
+	l.pmu.Lock()
+	l.mu.Lock()
+	l.setEventsLocked(evs)
+	if mirrored {
+		l.first = 0
+	}
+	l.durable = lastSeq(evs)
+	l.mu.Unlock()
+	l.pmu.Unlock()
+}
+
+// emit adds an event to the run's stream: data is encoded to JSON (an "error" event if it
+// cannot be), or is a token runGraph encoded (tokens.go).
+func (x *execution) emit(event string, data any) {
+	r, l := x.r, x.l
+	if tok, ok := data.(encodedToken); ok {
+		if !l.resumable {
+			r.metrics.events.Inc()
+			l.appendTail(event, tok.head, tok.tail)
 			return
 		}
-		raw, err := json.Marshal(data)
-		if err != nil {
-			raw, _ = json.Marshal(map[string]any{"error": "EncodeError", "message": err.Error()})
-			event = "error"
-		}
-		r.persistAndAppend(ctx, l, run, event, raw)
+		r.persistAndAppend(x.ctx, l, x.run, event, tok.join())
+		return
 	}
-
-	// The claim made the run's status running. A temporary thread (a stateless run's) is
-	// nobody's to look at and goes when the run ends: it is not marked busy, and on the first
-	// attempt it has no checkpoint yet.
-	fresh := run.Kwargs.Temporary && attempt == 1
-	if !run.Kwargs.Temporary {
-		_ = r.meta.setThreadBusy(ctx, run.tenant, run.ThreadID)
+	raw, err := json.Marshal(data)
+	if err != nil {
+		raw, _ = json.Marshal(map[string]any{"error": "EncodeError", "message": err.Error()})
+		event = "error"
 	}
-	log.Info("run started", "assistant_id", run.AssistantID)
-	emit("metadata", map[string]any{"run_id": runID, "thread_id": run.ThreadID, "attempt": attempt})
+	r.persistAndAppend(x.ctx, l, x.run, event, raw)
+}
 
-	a, err := r.assistants.assistant(run.AssistantID)
+// begin marks the run's thread busy and starts its stream with the metadata event. The claim
+// made the run's status running. A temporary thread (a stateless run's) is nobody's to look at
+// and goes when the run ends: it is not marked busy.
+func (x *execution) begin() {
+	if !x.run.Kwargs.Temporary {
+		_ = x.r.meta.setThreadBusy(x.ctx, x.run.tenant, x.run.ThreadID)
+	}
+	x.log.Info("run started", "assistant_id", x.run.AssistantID)
+	x.emit("metadata", map[string]any{"run_id": x.run.RunID, "thread_id": x.run.ThreadID, "attempt": x.attempt})
+}
+
+// prepareGraph finds the run's graph, and the thread's newest checkpoint before the run: a
+// temporary thread has none on its first attempt.
+func (x *execution) prepareGraph() {
+	a, err := x.r.assistants.assistant(x.run.AssistantID)
 	if err != nil { // a created assistant deleted while its run waited
-		log.Warn("run's assistant is gone; failing the run", "assistant_id", run.AssistantID, "err", err)
+		x.log.Warn("run's assistant is gone; failing the run", "assistant_id", x.run.AssistantID, "err", err)
 		a = &Assistant{graph: goneGraph{err}}
 	}
-	g := a.graph
-	var headBefore string
-	if !fresh {
-		if snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil {
-			headBefore = snap.Ref.CheckpointID
-		}
+	x.g = a.graph
+	if x.run.Kwargs.Temporary && x.attempt == 1 {
+		return
 	}
-	runErr := r.runGraph(runCtx, run, g, headBefore, pt, emit)
-	// The graph is done: a lease lost from here on stops nothing (the record may even be gone,
-	// with a temporary thread's), but the lease is still renewed until the record says the run
-	// ended or is gone, so that no reaper takes the run for one whose worker died.
-	r.holdLease(runID, owner, nil)
+	if snap, err := x.g.StateOf(x.ctx, checkpoint.Ref{ThreadID: x.run.ThreadID}); err == nil {
+		x.headBefore = snap.Ref.CheckpointID
+	}
+}
 
-	cause := context.Cause(runCtx)
-	if te := (*RunTimeoutError)(nil); errors.As(cause, &te) {
+// runGraph runs the graph, streaming its events, and returns its error. The graph done, a lease
+// lost stops nothing (the record may even be gone, with a temporary thread's), but the lease is
+// still renewed until the record says the run ended or is gone, so that no reaper takes the run
+// for one whose worker died.
+func (x *execution) runGraph() error {
+	err := x.r.runGraph(x.runCtx, x.run, x.g, x.headBefore, x.pt, x.emit)
+	x.r.holdLease(x.run.RunID, x.owner, nil)
+	return err
+}
+
+// settle decides the run's outcome from the graph's error and the cause of its context's end:
+// the statuses of the run and its thread, whether the run keeps its thread's slot, and the retry
+// of a transient failure. A failed run's stream gets the error.
+func (x *execution) settle(runErr error) {
+	x.cause = context.Cause(x.runCtx)
+	if te := (*RunTimeoutError)(nil); errors.As(x.cause, &te) {
 		runErr = te
 	}
-	status, threadStatus := RunSuccess, ThreadIdle
+	x.runErr = runErr
+	x.status, x.threadStatus = RunSuccess, ThreadIdle
 	var ie *graph.InterruptedError
-	switch {
+	switch cause := x.cause; {
 	case runErr == nil:
 	case errors.As(runErr, &ie):
-		threadStatus = ThreadInterrupted
+		x.threadStatus, x.interrupted = ThreadInterrupted, true
 	case errors.Is(cause, errShutdownCancel), errors.Is(cause, errLeaseLost):
 		// Left pending: whoever takes it next continues from its last checkpoint.
-		status = RunPending
-		keepSlot = errors.Is(cause, errLeaseLost)
-	case cause == nil && transient(runErr) && attempt < r.cfg.MaxRunAttempts:
-		status = RunPending
-		keepSlot = true
-		backoff := min(time.Duration(1<<min(attempt-1, 6))*time.Second, time.Minute)
-		retry = &RetryError{After: backoff, Reason: runErr}
-		log.Warn("run failed with a transient error; retrying from its last checkpoint", "err", runErr, "attempt", attempt, "after", backoff.String())
+		x.status = RunPending
+		x.keepSlot = errors.Is(cause, errLeaseLost)
+	case cause == nil && transient(runErr) && x.attempt < x.r.cfg.MaxRunAttempts:
+		x.status = RunPending
+		x.keepSlot = true
+		backoff := min(time.Duration(1<<min(x.attempt-1, 6))*time.Second, time.Minute)
+		x.retry = &RetryError{After: backoff, Reason: runErr}
+		x.log.Warn("run failed with a transient error; retrying from its last checkpoint", "err", runErr, "attempt", x.attempt, "after", backoff.String())
 	case errors.Is(cause, errCancelInterrupt), errors.Is(cause, errCancelRollback):
-		status = RunInterrupted
+		x.status = RunInterrupted
 	default:
-		status, threadStatus = RunError, ThreadError
-		emit("error", errorJSON(runErr))
+		x.status, x.threadStatus = RunError, ThreadError
+		x.emit("error", errorJSON(runErr))
 	}
-	if errors.Is(cause, errCancelRollback) {
-		r.rollback(ctx, run, g, headBefore)
+}
+
+// undoIfRolledBack restores the thread's state from before a run cancelled with rollback.
+func (x *execution) undoIfRolledBack() {
+	if errors.Is(x.cause, errCancelRollback) {
+		x.r.rollback(x.ctx, x.run, x.g, x.headBefore)
 	}
-	// The thread's record (values and interrupts, in JSON) is made only for the thread's row or
-	// a webhook: a finished stateless run, whose thread goes, needs neither.
-	var values, interrupts json.RawMessage
-	var final *graph.StateSnapshot[any]
-	record := func() {
-		if final != nil && values == nil {
-			values, interrupts = threadRecord(final)
-		}
-	}
-	// A finished temporary thread goes with its runs: their statuses need no writing first,
-	// unless other replicas may read them meanwhile.
-	drop := run.Kwargs.Temporary && status != RunPending
-	// Its final state is read only for a waiter of its output (counted in this process: with
-	// a bus they may be anywhere) or a webhook: a streamed stateless run's is never read.
-	// Otherwise a waiter that comes late reads it from the thread before the thread goes.
-	if drop && status != RunError && run.Kwargs.Webhook == "" && r.bus == nil && !r.waited(runID) {
-		lazyOutput = true
+}
+
+// prepareOutput gives the log the run's output (what wait and join answer), ends the stream of a
+// run that ended, and has end close the log. A finished temporary thread goes with its runs
+// (drop); its final state is read only for a waiter of its output (counted in this process: with
+// a bus they may be anywhere) or a webhook: a streamed stateless run's is never read. Otherwise a
+// waiter that comes late reads it from the thread before the thread goes.
+func (x *execution) prepareOutput() {
+	r, l, g, run := x.r, x.l, x.g, x.run
+	x.drop = run.Kwargs.Temporary && x.status != RunPending
+	if x.drop && x.status != RunError && run.Kwargs.Webhook == "" && r.bus == nil && !r.waited(run.RunID) {
+		x.lazyOutput = true
+		ctx := context.WithoutCancel(x.ctx)
 		l.setOutputFunc(func() any {
-			snap, err := g.StateOf(context.WithoutCancel(ctx), checkpoint.Ref{ThreadID: run.ThreadID})
+			snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID})
 			if err != nil {
 				return nil
 			}
 			return valuesWithInterrupts(snap)
 		})
-	} else if snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil {
-		final = snap
-		if status != RunError {
+	} else if snap, err := g.StateOf(x.ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil {
+		x.final = snap
+		if x.status != RunError {
 			l.setOutputFunc(func() any { return valuesWithInterrupts(snap) })
 		}
 	}
-	if status == RunError {
-		l.setOutput(map[string]any{"__error__": errorJSON(runErr)})
+	if x.status == RunError {
+		l.setOutput(map[string]any{"__error__": errorJSON(x.runErr)})
 	}
-	if status != RunPending {
-		emit("end", nil)
+	if x.status != RunPending {
+		x.emit("end", nil)
 	}
-	closeLog = l.close
-	end := runEnd{status: status, progress: pt.finish()}
+	x.closeLog = l.close
+}
+
+// record makes the thread's record (values and interrupts, in JSON) from its final state, once.
+// It is made only for the thread's row or a webhook: a finished stateless run, whose thread
+// goes, needs neither.
+func (x *execution) record() {
+	if x.final != nil && x.values == nil {
+		x.values, x.interrupts = threadRecord(x.final)
+	}
+}
+
+// runEnd is what the run's record gets when the attempt ends: its status, its final progress,
+// and the error of a failed run or of one left pending (with a retry's next attempt).
+func (x *execution) runEnd() runEnd {
+	end := runEnd{status: x.status, progress: x.pt.finish()}
 	switch {
-	case status == RunError:
-		end.lastError = runErr.Error()
-	case status == RunPending && retry != nil:
+	case x.status == RunError:
+		end.lastError = x.runErr.Error()
+	case x.status == RunPending && x.retry != nil:
 		var re *RetryError
-		if errors.As(retry, &re) {
-			end.lastError, end.nextAttempt = runErr.Error(), time.Now().Add(re.After)
+		if errors.As(x.retry, &re) {
+			end.lastError, end.nextAttempt = x.runErr.Error(), time.Now().Add(re.After)
 		}
-	case status == RunPending && cause != nil:
-		end.lastError = context.Cause(runCtx).Error()
+	case x.status == RunPending && x.cause != nil:
+		end.lastError = x.cause.Error()
 	}
+	return end
+}
+
+// writeStatus writes the statuses of the run and its thread. A finished temporary thread goes
+// with its runs: their statuses need no writing first, unless other replicas may read them
+// meanwhile; it is hidden from the API from here, before anyone is told the run ended, and
+// handed to the sweeper when exec ends.
+func (x *execution) writeStatus() {
+	r, run, ctx := x.r, x.run, x.ctx
+	end := x.runEnd()
 	switch {
-	case status == RunPending && errors.Is(cause, errLeaseLost):
+	case x.status == RunPending && errors.Is(x.cause, errLeaseLost):
 		// Another worker executes it now, and writes its progress.
-		_ = r.meta.setRunStatus(ctx, runID, RunPending)
-	case status == RunPending:
-		_ = r.meta.setRunEnd(ctx, runID, end)
-	case drop && r.bus == nil:
+		_ = r.meta.setRunStatus(ctx, run.RunID, RunPending)
+	case x.status == RunPending:
+		_ = r.meta.setRunEnd(ctx, run.RunID, end)
+	case x.drop && r.bus == nil:
 		// Hidden in this process below, the only one serving the API. With replicas, the
 		// others read the record until the sweeper deletes it: it must not say running.
-	case errors.Is(cause, errCancelRollback):
-		_ = r.meta.deleteRun(ctx, run.tenant, runID)
+	case errors.Is(x.cause, errCancelRollback):
+		_ = r.meta.deleteRun(ctx, run.tenant, run.RunID)
 	default:
-		_ = r.meta.setRunEnd(ctx, runID, end)
+		_ = r.meta.setRunEnd(ctx, run.RunID, end)
 	}
-	if drop {
-		leaseGone = true
-		// Gone for the API from here, before anyone is told the run ended.
+	if x.drop {
+		x.leaseGone = true
 		r.meta.hidden.Store(run.ThreadID, struct{}{})
-		dropThread = func() { r.dropTemporary(run.tenant, run.ThreadID, runID) }
-	} else if !run.Kwargs.Temporary && status != RunPending {
-		if hasWaiting := r.hasWaiting(run.ThreadID); hasWaiting && threadStatus == ThreadIdle {
-			threadStatus = ThreadBusy
-		}
-		record()
-		_ = r.meta.setThreadStatus(ctx, run.tenant, run.ThreadID, threadStatus, values, interrupts)
+		x.dropThread = func() { r.dropTemporary(run.tenant, run.ThreadID, run.RunID) }
+		return
 	}
-	elapsed := time.Since(started)
-	r.metrics.runsFinished.WithLabelValues(status).Inc()
+	if !run.Kwargs.Temporary && x.status != RunPending {
+		if r.hasWaiting(run.ThreadID) && x.threadStatus == ThreadIdle {
+			x.threadStatus = ThreadBusy
+		}
+		x.record()
+		_ = r.meta.setThreadStatus(ctx, run.tenant, run.ThreadID, x.threadStatus, x.values, x.interrupts)
+	}
+}
+
+// report counts and logs the attempt's end, and sends a run that ended to its webhook.
+func (x *execution) report() {
+	r, run := x.r, x.run
+	elapsed := time.Since(x.started)
+	r.metrics.runsFinished.WithLabelValues(x.status).Inc()
 	r.metrics.runSeconds.Observe(elapsed.Seconds())
-	log.Info("run finished", "status", status, "thread_status", threadStatus, "ms", elapsed.Milliseconds())
-	if run.Kwargs.Webhook != "" && status != RunPending {
-		record()
-		r.webhook(run, status, started, values, runErr, ie != nil)
+	x.log.Info("run finished", "status", x.status, "thread_status", x.threadStatus, "ms", elapsed.Milliseconds())
+	if run.Kwargs.Webhook != "" && x.status != RunPending {
+		x.record()
+		r.webhook(run, x.status, x.started, x.values, x.runErr, x.interrupted)
 	}
-	if status == RunPending {
-		if errors.Is(cause, errLeaseLost) {
-			// Another worker continues the run, numbering its events on from those written.
-			r.out.discard(l)
-		} else {
-			r.out.sync(ctx, l)
-		}
-		// Not ended: let the queue deliver it again (at once after a shutdown, so another
-		// replica may take it; at the next start otherwise).
-		closeLog = func() {}
-		if retry == nil {
-			retry = &RetryError{After: 0, Reason: cause}
-		}
-		return retry
+}
+
+// requeue returns what exec returns: nil for a run that ended; for one left pending, a
+// *RetryError, after writing its unwritten events (or giving them up when another worker took
+// its lease: that one numbers its events on from those written). The log stays open: the queue
+// delivers the run again (at once after a shutdown, so that another replica may take it; at the
+// next start otherwise).
+func (x *execution) requeue() error {
+	if x.status != RunPending {
+		return nil
 	}
-	return nil
+	if errors.Is(x.cause, errLeaseLost) {
+		x.r.out.discard(x.l)
+	} else {
+		x.r.out.sync(x.ctx, x.l)
+	}
+	x.closeLog = func() {}
+	if x.retry == nil {
+		x.retry = &RetryError{After: 0, Reason: x.cause}
+	}
+	return x.retry
 }
 
 // persistAndAppend numbers an event and shows it to readers; for a resumable run (every run,
