@@ -1390,35 +1390,42 @@ func (r *runner) hasWaiting(threadID string) bool {
 	return slot != nil && len(slot.waiting) > 0
 }
 
-// runGraph builds the run options and streams the graph, emitting converted events.
+// runGraph streams the run's graph from where the run starts, under the run's identity, span
+// and budgets, emitting the converted events; it returns the graph's error.
 func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headBefore string, pt *progressTracker, emit func(string, any)) error {
 	kw := run.Kwargs
-	gmodes, err := parseStreamModes(kw.StreamMode)
+	opts, err := runOptions(run, g)
 	if err != nil {
 		return err
 	}
-	// The root graph's task events make the run's progress (progress.go); they reach the
-	// stream only in the modes that ask for them.
+	input, opts, finished, err := r.startFrom(ctx, run, g, headBefore, opts)
+	if err != nil || finished {
+		return err
+	}
+	ctx = withRunIdentity(ctx, run, r.store)
+	conv := newConverter(kw.StreamMode, kw.Subgraphs, r.observer.streamMetadata(run))
+	if kw.Subgraphs {
+		opts = append(opts, graph.WithSubgraphs())
+	}
+	ctx, opts, observed := r.observer.observeRun(ctx, run, opts) // span and budgets (telemetry.go, budget.go)
+	wantsProgress := slices.Contains(kw.StreamMode, progressMode)
+	return observed(streamGraph(ctx, g, input, opts, conv, pt, wantsProgress, emit))
+}
+
+// runOptions are a run's graph options: its thread, its stream modes, its metadata and config
+// (runMetadata, runConfigurable), its recursion limit, breakpoints ("*": every node), checkpoint
+// and durability. The root graph's task events make the run's progress (progress.go): they are
+// always streamed, and reach the stream only in the modes that ask for them.
+func runOptions(run *Run, g graph.Runnable) ([]graph.RunOption, error) {
+	kw := run.Kwargs
+	gmodes, err := parseStreamModes(kw.StreamMode)
+	if err != nil {
+		return nil, err
+	}
 	if !slices.Contains(gmodes, graph.ModeTasks) {
 		gmodes = append(gmodes, graph.ModeTasks)
 	}
-	wantsProgress := slices.Contains(kw.StreamMode, progressMode)
-	md := map[string]any{}
-	for k, v := range run.Metadata {
-		md[k] = v
-	}
-	md["run_id"], md["assistant_id"], md["user_id"] = run.RunID, run.AssistantID, kw.User
-	cfg := map[string]any{}
-	if c, ok := kw.Config["configurable"].(map[string]any); ok {
-		for k, v := range c {
-			cfg[k] = v
-		}
-	}
-	for k, v := range kw.Context {
-		cfg[k] = v
-	}
-	cfg["thread_id"], cfg["run_id"], cfg["user_id"], cfg["tenant"] = run.ThreadID, run.RunID, kw.User, run.tenant
-	opts := []graph.RunOption{graph.WithThread(run.ThreadID), graph.WithStreamModes(gmodes...), graph.WithMetadata(md), graph.WithConfig(cfg)}
+	opts := []graph.RunOption{graph.WithThread(run.ThreadID), graph.WithStreamModes(gmodes...), graph.WithMetadata(runMetadata(run)), graph.WithConfig(runConfigurable(run))}
 	if n, ok := kw.Config["recursion_limit"].(float64); ok && n > 0 {
 		opts = append(opts, graph.WithRecursionLimit(int(n)))
 	}
@@ -1440,67 +1447,110 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 	if kw.Durability != "" {
 		opts = append(opts, graph.WithDurability(graph.Durability(kw.Durability)))
 	}
-	input := kw.Input
-	// A run that a previous process started continues from its last checkpoint instead of
-	// applying its input again.
-	resumed := false
+	return opts, nil
+}
+
+// runMetadata is the metadata a run's checkpoints carry: the request's, with the run's, its
+// assistant's and its user's IDs.
+func runMetadata(run *Run) map[string]any {
+	md := map[string]any{}
+	for k, v := range run.Metadata {
+		md[k] = v
+	}
+	md["run_id"], md["assistant_id"], md["user_id"] = run.RunID, run.AssistantID, run.Kwargs.User
+	return md
+}
+
+// runConfigurable is the config a run's nodes see: the request's config.configurable and
+// context, with the IDs of the thread, the run, the user and the tenant.
+func runConfigurable(run *Run) map[string]any {
+	kw := run.Kwargs
+	cfg := map[string]any{}
+	if c, ok := kw.Config["configurable"].(map[string]any); ok {
+		for k, v := range c {
+			cfg[k] = v
+		}
+	}
+	for k, v := range kw.Context {
+		cfg[k] = v
+	}
+	cfg["thread_id"], cfg["run_id"], cfg["user_id"], cfg["tenant"] = run.ThreadID, run.RunID, kw.User, run.tenant
+	return cfg
+}
+
+// startFrom decides where the run starts, and returns its input and options. A run a previous
+// process started continues from its last checkpoint instead of applying its input again
+// (finished: that checkpoint has nothing left to run). Otherwise the run's command applies
+// (applyCommand); without one, no input for a thread that waits (at a breakpoint, say) continues
+// it, as LangGraph does with input None, and on a thread with nothing scheduled it starts from
+// empty input.
+func (r *runner) startFrom(ctx context.Context, run *Run, g graph.Runnable, headBefore string, opts []graph.RunOption) (input json.RawMessage, _ []graph.RunOption, finished bool, err error) {
+	kw := run.Kwargs
 	if headBefore != "" {
 		if snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil && snap.Metadata["run_id"] == run.RunID {
 			if len(snap.Next) == 0 {
-				return nil
+				return nil, opts, true, nil
 			}
-			opts = append(opts, graph.Continue())
-			input, resumed = nil, true
+			return nil, append(opts, graph.Continue()), false, nil
 		}
 	}
-	if c := kw.Command; c != nil && !resumed && !isNullJSON(c.Goto) {
-		// command.goto: the update is applied and the nodes named run next (api_conf.go).
-		if err := applyGoto(ctx, g, run.ThreadID, c); err != nil {
-			return err
-		}
-		opts = append(opts, graph.Continue())
-		input = nil
-	} else if c != nil && !resumed {
-		if len(c.Update) > 0 && string(c.Update) != "null" {
-			if _, err := g.UpdateStateJSON(ctx, checkpoint.Ref{ThreadID: run.ThreadID}, c.Update, ""); err != nil {
-				return fmt.Errorf("command.update: %w", err)
-			}
-		}
-		switch {
-		case len(c.Resume) > 0 && string(c.Resume) != "null":
-			var v any
-			if err := json.Unmarshal(c.Resume, &v); err != nil {
-				return fmt.Errorf("command.resume: %w", err)
-			}
-			if m, ok := v.(map[string]any); ok && r.allInterruptIDs(ctx, g, run.ThreadID, m) {
-				opts = append(opts, graph.ResumeMap(m))
-			} else {
-				opts = append(opts, graph.Resume(v))
-			}
-		default:
-			opts = append(opts, graph.Continue())
-		}
-		input = nil
+	if kw.Command != nil {
+		opts, err := r.applyCommand(ctx, run, g, kw.Command, opts)
+		return nil, opts, false, err
 	}
-	if kw.Command == nil && !resumed && isNullJSON(input) && headBefore != "" {
-		// No input for a thread that waits (at a breakpoint, say) continues it, as LangGraph
-		// does with input None; on a thread with nothing scheduled it starts from empty input.
+	if isNullJSON(kw.Input) && headBefore != "" {
 		if snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID, CheckpointID: kw.CheckpointID}); err == nil && len(snap.Next) > 0 {
-			opts = append(opts, graph.Continue())
-			input = nil
+			return nil, append(opts, graph.Continue()), false, nil
 		}
 	}
-	// The run's store is its tenant's (tenantstore.go): a graph compiled with Deps.Store finds
-	// the tenant in ctx, a tool gets the tenant's view in its CallInfo.
+	return kw.Input, opts, false, nil
+}
+
+// applyCommand applies a run's command and returns the options that continue the thread:
+// command.goto applies the update and runs the nodes named next (api_conf.go); otherwise the
+// update is applied, and the resume value (a map of interrupt IDs answers each interrupt by ID)
+// or nothing continues the thread.
+func (r *runner) applyCommand(ctx context.Context, run *Run, g graph.Runnable, c *RunCommand, opts []graph.RunOption) ([]graph.RunOption, error) {
+	if !isNullJSON(c.Goto) {
+		if err := applyGoto(ctx, g, run.ThreadID, c); err != nil {
+			return nil, err
+		}
+		return append(opts, graph.Continue()), nil
+	}
+	if len(c.Update) > 0 && string(c.Update) != "null" {
+		if _, err := g.UpdateStateJSON(ctx, checkpoint.Ref{ThreadID: run.ThreadID}, c.Update, ""); err != nil {
+			return nil, fmt.Errorf("command.update: %w", err)
+		}
+	}
+	if len(c.Resume) == 0 || string(c.Resume) == "null" {
+		return append(opts, graph.Continue()), nil
+	}
+	var v any
+	if err := json.Unmarshal(c.Resume, &v); err != nil {
+		return nil, fmt.Errorf("command.resume: %w", err)
+	}
+	if m, ok := v.(map[string]any); ok && r.allInterruptIDs(ctx, g, run.ThreadID, m) {
+		return append(opts, graph.ResumeMap(m)), nil
+	}
+	return append(opts, graph.Resume(v)), nil
+}
+
+// withRunIdentity gives ctx the run's principal and its tools' call info. The run's store is
+// its tenant's (tenantstore.go): a graph compiled with Deps.Store finds the tenant in ctx, a
+// tool gets the tenant's view of st in its CallInfo.
+func withRunIdentity(ctx context.Context, run *Run, st store.Store) context.Context {
+	kw := run.Kwargs
 	who := Principal{User: kw.User, Tenant: run.tenant, Permissions: kw.Permissions, PerUser: kw.PerUser}
 	ctx = withRunPrincipal(ctx, who)
-	info := tool.CallInfo{User: kw.User, Tenant: run.tenant, Permissions: kw.Permissions, ThreadID: run.ThreadID, RunID: run.RunID, Store: principalStore(r.store, who)}
-	ctx = tool.WithCallInfo(ctx, info)
-	conv := newConverter(kw.StreamMode, kw.Subgraphs, r.observer.streamMetadata(run))
-	if kw.Subgraphs {
-		opts = append(opts, graph.WithSubgraphs())
-	}
-	ctx, opts, observed := r.observer.observeRun(ctx, run, opts) // span and budgets (telemetry.go, budget.go)
+	info := tool.CallInfo{User: kw.User, Tenant: run.tenant, Permissions: kw.Permissions, ThreadID: run.ThreadID, RunID: run.RunID, Store: principalStore(st, who)}
+	return tool.WithCallInfo(ctx, info)
+}
+
+// streamGraph streams the graph and emits its events as conv converts them, and returns the
+// graph's error. The root graph's task events update the run's progress (and emit it when
+// wantsProgress); message tokens, in a stream of tuples only, are encoded once each (tokens.go);
+// an interrupt ends a values stream with the interrupts the thread waits on.
+func streamGraph(ctx context.Context, g graph.Runnable, input json.RawMessage, opts []graph.RunOption, conv *converter, pt *progressTracker, wantsProgress bool, emit func(string, any)) error {
 	var runErr error
 	var tokens *tokenEncoder
 	if conv.tupleOnly() {
@@ -1532,7 +1582,7 @@ func (r *runner) runGraph(ctx context.Context, run *Run, g graph.Runnable, headB
 	if errors.As(runErr, &ie) && conv.wants("values") {
 		emit("values", map[string]any{"__interrupt__": lcwire.Interrupts(ie.Interrupts)})
 	}
-	return observed(runErr)
+	return runErr
 }
 
 // allInterruptIDs reports whether every key of m is the ID of an interrupt the thread waits on,
