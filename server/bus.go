@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
+	"github.com/trellis-go/trellis/server/internal/stream"
 )
 
 // The bus connects replicas sharing one database: the replica executing a run publishes each
@@ -334,34 +335,31 @@ func (b *bus) close() {
 // already in the database and appends those the bus brings, reading the database again whenever
 // it sees a gap, and closes when the run ends (the "end" event, or a final status in the
 // database, checked every second).
-func (s *Server) mirror(run *Run) *runLog { return newMirror(s.hub, s.bus, s.meta, run, false) }
+func (s *Server) mirror(run *Run) *stream.Log { return newMirror(s.hub, s.bus, s.meta, run, false) }
 
 // newMirror is Server.mirror on the hub h, the bus b and the database meta; fresh says the run
 // was just created, so that the database has none of its events yet (the subscription, made
 // before this returns, sees every one).
-func newMirror(h *hub, b *bus, meta *metaDB, run *Run, fresh bool) *runLog {
-	l, created := h.openMirror(run.RunID)
+func newMirror(h *stream.Hub, b *bus, meta *metaDB, run *Run, fresh bool) *stream.Log {
+	l, created := h.OpenMirror(run.RunID)
 	if !created {
 		return l
 	}
 	ch, unsub := b.subscribe(run.RunID)
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
-	l.mu.Lock()
-	l.resumable = true
-	l.stopMirror = func() { cancel(); <-stopped }
-	l.mu.Unlock()
+	l.StartMirror(func() { cancel(); <-stopped })
 	go func() {
 		defer close(stopped)
 		defer unsub()
 		fill := func() {
-			evs, err := meta.loadEvents(ctx, run.RunID, l.last())
+			evs, err := meta.loadEvents(ctx, run.RunID, l.Last())
 			if err != nil {
 				return
 			}
 			for _, ev := range evs {
-				if ev.Seq == l.last()+1 {
-					l.append(ev.Event, ev.Data)
+				if ev.Seq == l.Last()+1 {
+					l.Append(ev.Event, ev.Data)
 				}
 			}
 		}
@@ -385,7 +383,7 @@ func newMirror(h *hub, b *bus, meta *metaDB, run *Run, fresh bool) *runLog {
 				// Stopped meanwhile: this process took the run, and the log is its now.
 				return
 			}
-			l.close()
+			l.Close()
 		}
 		if !fresh {
 			fill()
@@ -398,9 +396,9 @@ func newMirror(h *hub, b *bus, meta *metaDB, run *Run, fresh bool) *runLog {
 				return
 			case m := <-ch:
 				switch {
-				case m.Seq <= l.last():
-				case m.Seq == l.last()+1 && m.Data != nil:
-					l.append(m.Event, m.Data)
+				case m.Seq <= l.Last():
+				case m.Seq == l.Last()+1 && m.Data != nil:
+					l.Append(m.Event, m.Data)
 				default:
 					fill()
 				}

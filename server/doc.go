@@ -81,8 +81,16 @@
 // that need nothing of the server: server/internal/lcwire the LangChain wire formats (messages,
 // state values, run input, checkpoint and task events as the LangGraph API renders them),
 // server/internal/auth JWT verification and the JWKS cache (AuthConfig and Principal stay
-// here), and server/internal/limits the tenants' request rates and open streams, in the
-// process or in Redis (ErrLimited and the 429 answers stay here).
+// here), server/internal/limits the tenants' request rates and open streams, in the
+// process or in Redis (ErrLimited and the 429 answers stay here), and server/internal/stream
+// the runs' event logs and the hub that keeps them (the outbox, which writes them to the
+// database and the bus, stays here).
+//
+// The run engine (runs.go) takes what it uses of the server in runnerDeps, given to newRunner:
+// the metadata database, the hub and bus, the log and metrics, its settings, and narrow views
+// for assistant lookup and telemetry; it holds no *Server. Its create and exec are lists of
+// named steps (checkRequest, prepareThread, insert, ...; due, claim, start, openLog, settle,
+// writeStatus, ...), exec's shared state in an execution.
 //
 // See docs/server.md for the routes, the settings and what is not done yet.
 package server

@@ -325,8 +325,8 @@ func (r *runner) adoptStranded(ctx context.Context) {
 			continue
 		}
 		r.log.Warn("run was waiting for its turn in a process that is gone; scheduling it", "run_id", run.RunID, "thread_id", run.ThreadID)
-		if l := r.hub.get(run.RunID); l == nil {
-			r.hub.open(run.RunID).resumable = run.Kwargs.Resumable
+		if l := r.hub.Get(run.RunID); l == nil {
+			r.hub.Open(run.RunID).SetResumable(run.Kwargs.Resumable)
 		}
 		// Straight to the queue: in this process's slot it could wait behind a newer run of
 		// its thread, which waits for it.

@@ -29,18 +29,18 @@ func eventCount(t *testing.T, s *Server, runID string) int {
 func testOutboxRule(t *testing.T, s *Server) {
 	ctx := context.Background()
 	run := &Run{RunID: "run-outbox-" + fmt.Sprint(time.Now().UnixNano())}
-	l := s.hub.open(run.RunID)
-	l.resumable = true
+	l := s.hub.Open(run.RunID)
+	l.SetResumable(true)
 	r := s.runs
 	tok := json.RawMessage(`[{"content":"a"},{}]`)
 
 	// Hold the outbox's batch of this log back (it waits for the log's write lock), so that what
 	// is in the database is only what the rule writes at once.
-	l.pmu.Lock()
+	l.LockWrites()
 	r.persistAndAppend(ctx, l, run, "messages", tok)
 	r.persistAndAppend(ctx, l, run, "messages|sub:1", tok)
-	shown, written := l.last(), eventCount(t, s, run.RunID)
-	l.pmu.Unlock()
+	shown, written := l.Last(), eventCount(t, s, run.RunID)
+	l.UnlockWrites()
 	if shown != 2 || written != 0 {
 		t.Fatalf("after two tokens readers see %d events and the database holds %d; want 2 and 0 (shown at once, written later)", shown, written)
 	}
@@ -72,8 +72,8 @@ func testOutboxRule(t *testing.T, s *Server) {
 	if n := eventCount(t, s, run.RunID); n != 8 {
 		t.Fatalf("a discarded token was written: %d events, want 8", n)
 	}
-	if l.last() != 9 {
-		t.Fatalf("readers see %d events, want 9 (discarding is about the database only)", l.last())
+	if l.Last() != 9 {
+		t.Fatalf("readers see %d events, want 9 (discarding is about the database only)", l.Last())
 	}
 }
 
@@ -239,25 +239,5 @@ func TestEventPayloads(t *testing.T) {
 		if ev.RunID != "r2" || ev.Seq != int64(i+1) || ev.Data == nil {
 			t.Fatalf("event %d of r2: %+v", i+1, ev)
 		}
-	}
-}
-
-// TestHubDropsEndedLogsAfterRetention checks that a finished run's log stays joinable for the
-// retention and goes after it, also when no run starts (sweep, which the runner calls every
-// heartbeat), while a running run's log stays.
-func TestHubDropsEndedLogsAfterRetention(t *testing.T) {
-	h := newHub(40*time.Millisecond, 0)
-	h.open("ended").close()
-	h.open("running")
-	if h.get("ended") == nil {
-		t.Fatal("a log was dropped before its retention")
-	}
-	time.Sleep(60 * time.Millisecond) // past the retention and the least gap between sweeps
-	h.sweep()
-	if h.get("ended") != nil {
-		t.Error("a log ended past the retention is still kept")
-	}
-	if h.get("running") == nil {
-		t.Error("a running run's log was dropped")
 	}
 }

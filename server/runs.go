@@ -16,6 +16,7 @@ import (
 
 	"github.com/trellis-go/trellis/internal/netguard"
 	"github.com/trellis-go/trellis/server/internal/lcwire"
+	"github.com/trellis-go/trellis/server/internal/stream"
 
 	"github.com/google/uuid"
 
@@ -125,7 +126,7 @@ type runner struct {
 	stopReap context.CancelFunc
 	reaping  sync.WaitGroup
 	// leases are the leases of the runs executing here, renewed together (lease.go); out writes
-	// and publishes stream events (hub.go).
+	// and publishes stream events (outbox.go; the logs are stream.Log).
 	leases leases
 	out    *outbox
 	// waiters counts, per run, the requests waiting for its output (wait, join): a finished
@@ -143,7 +144,7 @@ type runner struct {
 // bus, the log and metrics, the settings it reads, and narrow views of the rest.
 type runnerDeps struct {
 	meta    *metaDB
-	hub     *hub
+	hub     *stream.Hub
 	bus     *bus // nil: this process is the only one (SQLite)
 	log     *slog.Logger
 	metrics *metrics
@@ -224,7 +225,7 @@ func (r *runner) reap() {
 				return
 			case <-t.C:
 			}
-			r.hub.sweep()
+			r.hub.Sweep()
 			runs, err := r.meta.expiredLeases(ctx)
 			if err != nil {
 				if ctx.Err() == nil {
@@ -240,8 +241,8 @@ func (r *runner) reap() {
 				}
 				r.log.Warn("run's worker stopped heartbeating; resuming it from its last checkpoint", "run_id", run.RunID, "thread_id", run.ThreadID)
 				_ = r.meta.setRunLastError(ctx, run.RunID, "the run's worker stopped heartbeating (its process died or hung); resumed from its last checkpoint")
-				if l := r.hub.get(run.RunID); l == nil {
-					r.hub.open(run.RunID).resumable = run.Kwargs.Resumable
+				if l := r.hub.Get(run.RunID); l == nil {
+					r.hub.Open(run.RunID).SetResumable(run.Kwargs.Resumable)
 				}
 				// Straight to the queue, not behind this process's runs of the thread: it is
 				// older than they are, and they wait for it (see claimRun).
@@ -285,8 +286,8 @@ func (r *runner) recover(ctx context.Context) error {
 		if run.Status == RunRunning {
 			_ = r.meta.setRunLastError(ctx, run.RunID, "the server stopped while the run executed; resumed from its last checkpoint")
 		}
-		l := r.hub.open(run.RunID)
-		l.resumable = run.Kwargs.Resumable
+		l := r.hub.Open(run.RunID)
+		l.SetResumable(run.Kwargs.Resumable)
 		if err := r.schedule(ctx, run); err != nil {
 			return err
 		}
@@ -373,7 +374,7 @@ type runSpec struct {
 
 // create validates a run request, applies the multitask strategy and schedules the run. It
 // returns the run and the log its events go to in this process.
-func (r *runner) create(ctx context.Context, p Principal, threadID string, req *runCreate) (*Run, *runLog, error) {
+func (r *runner) create(ctx context.Context, p Principal, threadID string, req *runCreate) (*Run, *stream.Log, error) {
 	spec, err := r.checkRequest(ctx, p, req)
 	if err != nil {
 		return nil, nil, err
@@ -636,7 +637,7 @@ func (r *runner) newRun(ctx context.Context, p Principal, threadID string, tempo
 // start; the request calls unwait), and puts the run in its thread's slot. It returns the log,
 // the thread's unfinished runs (for interrupt and rollback), and whether the run is its slot's
 // current one, to be enqueued now.
-func (r *runner) insert(ctx context.Context, run *Run, fresh bool, req *runCreate) (l *runLog, inflight []string, first bool, err error) {
+func (r *runner) insert(ctx context.Context, run *Run, fresh bool, req *runCreate) (l *stream.Log, inflight []string, first bool, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	run.RunID = uuid.Must(uuid.NewV7()).String()
@@ -694,12 +695,12 @@ func threadBusy(threadID string) error {
 // run: this process's readers (the creating request's stream or wait, a WebSocket) follow it
 // wherever it executes, and the mirror stops if this process takes the run itself. The run is
 // new: nothing of it is written yet.
-func (r *runner) openCreated(run *Run) *runLog {
+func (r *runner) openCreated(run *Run) *stream.Log {
 	if r.bus != nil {
 		return newMirror(r.hub, r.bus, r.meta, run, true)
 	}
-	l := r.hub.open(run.RunID)
-	l.resumable = run.Kwargs.Resumable
+	l := r.hub.Open(run.RunID)
+	l.SetResumable(run.Kwargs.Resumable)
 	return l
 }
 
@@ -807,8 +808,8 @@ func (r *runner) finishUnstarted(ctx context.Context, run *Run, action error) {
 	} else {
 		_ = r.meta.setRunStatus(ctx, run.RunID, RunInterrupted)
 	}
-	if l := r.hub.get(run.RunID); l != nil {
-		l.close()
+	if l := r.hub.Get(run.RunID); l != nil {
+		l.Close()
 	}
 	r.settleThread(ctx, run.tenant, run.ThreadID)
 }
@@ -865,7 +866,7 @@ type execution struct {
 	started     time.Time
 
 	// The log (openLog), the graph and the thread's checkpoint before the run (prepareGraph).
-	l          *runLog
+	l          *stream.Log
 	g          graph.Runnable
 	headBefore string
 
@@ -968,7 +969,7 @@ func (r *runner) claim(ctx context.Context, run *Run) (*execution, error) {
 func (r *runner) giveUp(ctx context.Context, run *Run, log *slog.Logger, owner string, attempt int) {
 	log.Error("run gave up after too many attempts", "attempts", attempt-1)
 	why := fmt.Sprintf("run was attempted %d times (its worker died or it failed transiently each time); giving up", attempt-1)
-	l := r.hub.open(run.RunID)
+	l := r.hub.Open(run.RunID)
 	raw, _ := json.Marshal(map[string]any{"error": "TooManyAttempts", "message": "server: " + why})
 	r.persistAndAppend(ctx, l, run, "error", raw)
 	r.persistAndAppend(ctx, l, run, "end", json.RawMessage("null"))
@@ -976,7 +977,7 @@ func (r *runner) giveUp(ctx context.Context, run *Run, log *slog.Logger, owner s
 	_ = r.meta.setThreadStatus(ctx, run.tenant, run.ThreadID, ThreadError, nil, nil)
 	_ = r.meta.releaseLease(ctx, run.RunID, owner)
 	r.release(run.ThreadID, run.RunID)
-	l.close()
+	l.Close()
 }
 
 // start makes the run executing here: its progress is followed (and readable live in this
@@ -1029,7 +1030,7 @@ func (x *execution) end() {
 	// after its final state was skipped (see prepareOutput) gets it made before the thread goes.
 	if x.dropThread != nil {
 		if x.lazyOutput && r.waited(runID) {
-			_ = x.l.result()
+			_ = x.l.Result()
 		}
 		x.dropThread() // the sweeper drops the lease once the record is gone
 	}
@@ -1043,36 +1044,22 @@ func (x *execution) end() {
 // persisted: a resumable run's (every run's, with a bus) are in the database.
 func (x *execution) openLog() {
 	r, runID := x.r, x.run.RunID
-	l := r.hub.open(runID)
-	l.resumable = x.run.Kwargs.Resumable || r.bus != nil
-	if l.takeMirror() && x.attempt > 1 {
+	l := r.hub.Open(runID)
+	l.SetResumable(x.run.Kwargs.Resumable || r.bus != nil)
+	if l.TakeMirror() && x.attempt > 1 {
 		// This process followed the run while another executed it; the database has every
 		// event that was shown, and the numbering continues from there. (On a first attempt
 		// no process executed it before: there is nothing to read.)
 		if evs, err := r.meta.loadEvents(x.ctx, runID, 0); err == nil {
-			restoreEvents(l, evs, true)
+			l.Restore(evs, true)
 		}
-	} else if l.resumable && l.last() == 0 {
+	} else if l.Resumable() && l.Last() == 0 {
 		// A restarted run continues the event numbering of the stream it had persisted.
 		if evs, err := r.meta.loadEvents(x.ctx, runID, 0); err == nil && len(evs) > 0 {
-			restoreEvents(l, evs, false)
+			l.Restore(evs, false)
 		}
 	}
 	x.l = l
-}
-
-// restoreEvents puts the events the database has of a run in its log, as written; mirrored says
-// the log followed the run from another process, and holds its events from the first.
-func restoreEvents(l *runLog, evs []streamEvent, mirrored bool) {
-	l.pmu.Lock()
-	l.mu.Lock()
-	l.setEventsLocked(evs)
-	if mirrored {
-		l.first = 0
-	}
-	l.durable = lastSeq(evs)
-	l.mu.Unlock()
-	l.pmu.Unlock()
 }
 
 // emit adds an event to the run's stream: data is encoded to JSON (an "error" event if it
@@ -1080,9 +1067,9 @@ func restoreEvents(l *runLog, evs []streamEvent, mirrored bool) {
 func (x *execution) emit(event string, data any) {
 	r, l := x.r, x.l
 	if tok, ok := data.(encodedToken); ok {
-		if !l.resumable {
+		if !l.Resumable() {
 			r.metrics.events.Inc()
-			l.appendTail(event, tok.head, tok.tail)
+			l.AppendTail(event, tok.head, tok.tail)
 			return
 		}
 		r.persistAndAppend(x.ctx, l, x.run, event, tok.join())
@@ -1185,7 +1172,7 @@ func (x *execution) prepareOutput() {
 	if x.drop && x.status != RunError && run.Kwargs.Webhook == "" && r.bus == nil && !r.waited(run.RunID) {
 		x.lazyOutput = true
 		ctx := context.WithoutCancel(x.ctx)
-		l.setOutputFunc(func() any {
+		l.SetOutputFunc(func() any {
 			snap, err := g.StateOf(ctx, checkpoint.Ref{ThreadID: run.ThreadID})
 			if err != nil {
 				return nil
@@ -1195,16 +1182,16 @@ func (x *execution) prepareOutput() {
 	} else if snap, err := g.StateOf(x.ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil {
 		x.final = snap
 		if x.status != RunError {
-			l.setOutputFunc(func() any { return valuesWithInterrupts(snap) })
+			l.SetOutputFunc(func() any { return valuesWithInterrupts(snap) })
 		}
 	}
 	if x.status == RunError {
-		l.setOutput(map[string]any{"__error__": errorJSON(x.runErr)})
+		l.SetOutput(map[string]any{"__error__": errorJSON(x.runErr)})
 	}
 	if x.status != RunPending {
 		x.emit("end", nil)
 	}
-	x.closeLog = l.close
+	x.closeLog = l.Close
 }
 
 // record makes the thread's record (values and interrupts, in JSON) from its final state, once.
@@ -1308,25 +1295,18 @@ func (x *execution) requeue() error {
 // with a bus) the outbox writes it to the database and publishes it to the replicas: a token at
 // once for readers and within outboxInterval for the database, any other event after it is
 // written (see outbox for why that keeps Last-Event-ID resumption gapless).
-func (r *runner) persistAndAppend(ctx context.Context, l *runLog, run *Run, event string, raw json.RawMessage) {
+func (r *runner) persistAndAppend(ctx context.Context, l *stream.Log, run *Run, event string, raw json.RawMessage) {
 	r.metrics.events.Inc()
-	if !l.resumable {
-		l.append(event, raw)
+	if !l.Resumable() {
+		l.Append(event, raw)
 		return
 	}
-	if ev := (streamEvent{Event: event}); ev.token() {
-		l.append(event, raw)
+	if ev := (streamEvent{Event: event}); ev.Token() {
+		l.Append(event, raw)
 		r.out.add(l)
 		return
 	}
 	r.out.writeNow(ctx, l, event, raw)
-}
-
-func lastSeq(evs []streamEvent) int64 {
-	if len(evs) == 0 {
-		return 0
-	}
-	return evs[len(evs)-1].Seq
 }
 
 // remoteCancel cancels a run executing in this process at the request of another replica.
@@ -1669,10 +1649,10 @@ func (r *runner) shutdown(ctx context.Context) {
 
 // waitOutput is what /runs/wait and join return: the thread's newest values, with the waiting
 // interrupts under "__interrupt__", or {"__error__": ...} when the run failed.
-func (r *runner) waitOutput(ctx context.Context, run *Run, l *runLog) any {
+func (r *runner) waitOutput(ctx context.Context, run *Run, l *stream.Log) any {
 	if l != nil {
-		if _, done, _ := l.since(0); done && l.result() != nil {
-			return l.result()
+		if _, done, _ := l.Since(0); done && l.Result() != nil {
+			return l.Result()
 		}
 	}
 	a, err := r.assistants.assistant(run.AssistantID)

@@ -22,6 +22,7 @@ import (
 	"github.com/trellis-go/trellis/checkpoint/sqlitesaver"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/server/internal/limits"
+	"github.com/trellis-go/trellis/server/internal/stream"
 	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/store/pgstore"
 	"github.com/trellis-go/trellis/store/sqlitestore"
@@ -57,7 +58,7 @@ type Server struct {
 	store      store.Store
 	assistants []*Assistant
 	byID       map[string]*Assistant
-	hub        *hub
+	hub        *stream.Hub
 	bus        *bus // nil on SQLite: a single process
 	runs       *runner
 	metrics    *metrics
@@ -81,7 +82,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.Auth.prepare()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s := &Server{cfg: cfg, log: cfg.Logger, hub: newHub(cfg.EventRetention, cfg.EventLogBytes), byID: map[string]*Assistant{}, started: time.Now()}
+	s := &Server{cfg: cfg, log: cfg.Logger, hub: stream.NewHub(cfg.EventRetention, cfg.EventLogBytes), byID: map[string]*Assistant{}, started: time.Now()}
 	var deps Deps
 	var pgPool *pgxpool.Pool
 	if cfg.DatabaseURL != "" {

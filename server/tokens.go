@@ -10,7 +10,7 @@ import (
 
 // encodedToken is a token event's data already encoded, in two parts: head, the token's own
 // ("[" and the message chunk and ","), and tail, its metadata and "]", which every token of
-// the message shares. A log that is not written anywhere keeps them so (streamEvent.Tail);
+// the message shares. A log that is not written anywhere keeps them so (stream.Event.Tail);
 // join makes one slice of them for the others.
 type encodedToken struct {
 	head, tail []byte
