@@ -83,8 +83,9 @@
 // server/internal/auth JWT verification and the JWKS cache (AuthConfig and Principal stay
 // here), server/internal/limits the tenants' request rates and open streams, in the
 // process or in Redis (ErrLimited and the 429 answers stay here), and server/internal/stream
-// the runs' event logs and the hub that keeps them (the outbox, which writes them to the
-// database and the bus, stays here).
+// the runs' event logs, the hub that keeps them and the bus between replicas (the outbox, which
+// writes the events to the database and the bus, and the mirror, which follows a run another
+// replica executes, stay here: they need the metadata database).
 //
 // The run engine (runs.go) takes what it uses of the server in runnerDeps, given to newRunner:
 // the metadata database, the hub and bus, the log and metrics, its settings, and narrow views

@@ -32,7 +32,7 @@ type streamEvent = stream.Event
 // number (docs/server.md says what this means for it).
 type outbox struct {
 	meta *metaDB
-	bus  *bus // nil: no replicas to publish to
+	bus  *stream.Bus // nil: no replicas to publish to
 	log  *slog.Logger
 
 	mu     sync.Mutex
@@ -50,7 +50,7 @@ const (
 	outboxChunk    = 500
 )
 
-func newOutbox(meta *metaDB, b *bus, log *slog.Logger) *outbox {
+func newOutbox(meta *metaDB, b *stream.Bus, log *slog.Logger) *outbox {
 	o := &outbox{meta: meta, bus: b, log: log, queued: map[*stream.Log]struct{}{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go o.loop()
 	return o
@@ -184,16 +184,25 @@ func (o *outbox) flush(ctx context.Context) {
 // the database's; the bus failing only costs followers a read of the database.
 func (o *outbox) write(ctx context.Context, batches []eventBatch) error {
 	b := o.bus
-	if b != nil && b.kind == "postgres" && o.meta.postgres {
-		return o.meta.appendEventRowsNotify(ctx, batches, busChannel, b.eventPayloads(batches))
+	if b != nil && b.Kind() == "postgres" && o.meta.postgres {
+		return o.meta.appendEventRowsNotify(ctx, batches, busChannel, b.EventPayloads(streamBatches(batches)))
 	}
 	if err := o.meta.appendEventRows(ctx, batches); err != nil {
 		return err
 	}
 	if b != nil {
-		if err := b.publishEvents(ctx, batches); err != nil {
+		if err := b.PublishEvents(ctx, streamBatches(batches)); err != nil {
 			o.log.Warn("cannot publish stream events; followers read them from the database", "err", err)
 		}
 	}
 	return nil
+}
+
+// streamBatches gives the bus the batches the database writes.
+func streamBatches(batches []eventBatch) []stream.Batch {
+	out := make([]stream.Batch, len(batches))
+	for i, b := range batches {
+		out[i] = stream.Batch{RunID: b.runID, Events: b.events}
+	}
+	return out
 }

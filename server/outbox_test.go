@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 )
@@ -198,46 +197,5 @@ func TestLeaseLostStopsRun(t *testing.T) {
 	got, err := b.srv.meta.runByID(context.Background(), run.RunID)
 	if err != nil || got.Status != RunPending {
 		t.Fatalf("run status %q (%v) after losing its lease, want pending", got.Status, err)
-	}
-}
-
-// TestEventPayloads: events are split into messages under the bus's limit, in order, and an
-// event too large for one goes without its data.
-func TestEventPayloads(t *testing.T) {
-	b := newBus("postgres", nil)
-	b.limit = 300
-	big := json.RawMessage(`"` + strings.Repeat("x", 400) + `"`)
-	batches := []eventBatch{
-		{runID: "r1", events: []streamEvent{{Seq: 1, Event: "messages", Data: json.RawMessage(`[1]`)}, {Seq: 2, Event: "values", Data: big}}},
-		{runID: "r2", events: []streamEvent{{Seq: 1, Event: "messages", Data: json.RawMessage(`{"a":"b"}`)}}},
-	}
-	for i := range 10 {
-		batches[1].events = append(batches[1].events, streamEvent{Seq: int64(i + 2), Event: "messages", Data: json.RawMessage(`"tok"`)})
-	}
-	payloads := b.eventPayloads(batches)
-	if len(payloads) < 2 {
-		t.Fatalf("%d payloads, want the events split under the limit", len(payloads))
-	}
-	var got []busEvent
-	for _, p := range payloads {
-		if len(p) > b.limit {
-			t.Fatalf("a payload of %d bytes, over the limit of %d", len(p), b.limit)
-		}
-		var m busMsg
-		if err := json.Unmarshal([]byte(p), &m); err != nil || m.Kind != "evs" {
-			t.Fatalf("payload %q: %v (kind %q)", p, err, m.Kind)
-		}
-		got = append(got, m.Events...)
-	}
-	if len(got) != 13 {
-		t.Fatalf("%d events in the payloads, want 13", len(got))
-	}
-	if got[0].RunID != "r1" || string(got[0].Data) != "[1]" || got[1].Seq != 2 || got[1].Data != nil {
-		t.Fatalf("first events %+v %+v: want r1's token with its data, then its large event without", got[0], got[1])
-	}
-	for i, ev := range got[2:] {
-		if ev.RunID != "r2" || ev.Seq != int64(i+1) || ev.Data == nil {
-			t.Fatalf("event %d of r2: %+v", i+1, ev)
-		}
 	}
 }

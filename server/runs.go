@@ -145,7 +145,7 @@ type runner struct {
 type runnerDeps struct {
 	meta    *metaDB
 	hub     *stream.Hub
-	bus     *bus // nil: this process is the only one (SQLite)
+	bus     *stream.Bus // nil: this process is the only one (SQLite)
 	log     *slog.Logger
 	metrics *metrics
 	// store is the server's shared store; a run gets its tenant's view of it.
@@ -329,7 +329,7 @@ func (r *runner) placeLocked(run *Run) bool {
 func (r *runner) released(threadID, runID string) {
 	r.release(threadID, runID)
 	if r.bus != nil {
-		if err := r.bus.publish(context.Background(), busMsg{Kind: "done", RunID: runID, Thread: threadID}); err != nil {
+		if err := r.bus.Publish(context.Background(), stream.Message{Kind: "done", RunID: runID, Thread: threadID}); err != nil {
 			r.log.Warn("cannot tell the replicas a run ended", "run_id", runID, "err", err)
 		}
 	}
@@ -770,7 +770,7 @@ func (r *runner) cancel(ctx context.Context, tenant, threadID, runID string, act
 		if action == errCancelRollback {
 			name = "rollback"
 		}
-		if err := r.bus.publish(ctx, busMsg{Kind: "cancel", RunID: runID, Action: name}); err != nil {
+		if err := r.bus.Publish(ctx, stream.Message{Kind: "cancel", RunID: runID, Action: name}); err != nil {
 			return fmt.Errorf("server: cannot reach the replica running %s: %w", runID, err)
 		}
 		for wait {

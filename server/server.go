@@ -59,7 +59,7 @@ type Server struct {
 	assistants []*Assistant
 	byID       map[string]*Assistant
 	hub        *stream.Hub
-	bus        *bus // nil on SQLite: a single process
+	bus        *stream.Bus // nil on SQLite: a single process
 	runs       *runner
 	metrics    *metrics
 	limits     *tenantLimits
@@ -190,7 +190,7 @@ func New(cfg Config) (*Server, error) {
 	case cfg.RedisURL != "":
 		s.bus, err = newRedisBus(ctx, cfg.RedisURL, s.log)
 	case pgPool != nil:
-		s.bus, err = newPgBus(ctx, pgPool, s.log)
+		s.bus, err = stream.NewPgBus(ctx, pgPool, s.log)
 	}
 	if err != nil {
 		s.Close()
@@ -214,7 +214,7 @@ func New(cfg Config) (*Server, error) {
 	s.runs = newRunner(runnerDeps{meta: s.meta, hub: s.hub, bus: s.bus, log: s.log, metrics: s.metrics, store: s.store,
 		cfg: runnerConfigOf(cfg), assistants: s, observer: s}, q)
 	if s.bus != nil {
-		s.bus.handle(busHandlers{cancel: s.runs.remoteCancel, done: s.runs.release})
+		s.bus.Handle(stream.Handlers{Cancel: s.runs.remoteCancel, Done: s.runs.release})
 	}
 	s.handler = s.traceRequests(s.routes())
 	if rq != nil {
@@ -324,7 +324,7 @@ func (s *Server) Close() error {
 			cancel()
 		}
 		if s.bus != nil {
-			s.bus.close()
+			s.bus.Close()
 		}
 		for i := len(s.closers) - 1; i >= 0; i-- {
 			s.closers[i]()
