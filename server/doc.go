@@ -87,11 +87,12 @@
 // writes the events to the database and the bus, and the mirror, which follows a run another
 // replica executes, stay here: they need the metadata database).
 //
-// The run engine (runs.go) takes what it uses of the server in runnerDeps, given to newRunner:
-// the metadata database, the hub and bus, the log and metrics, its settings, and narrow views
-// for assistant lookup and telemetry; it holds no *Server. Its create and exec are lists of
-// named steps (checkRequest, prepareThread, insert, ...; due, claim, start, openLog, settle,
-// writeStatus, ...), exec's shared state in an execution.
+// The run engine (runs.go, with its steps in run_create.go and run_exec.go) takes what it uses
+// of the server in runnerDeps, given to newRunner: the metadata database, the hub and bus, the
+// log and metrics, its settings, and narrow views for assistant lookup and telemetry; it holds
+// no *Server. Its create and exec are lists of named steps (checkRequest, prepareThread,
+// insert, ...; due, claim, start, openLog, settle, writeStatus, ...), exec's shared state in an
+// execution.
 //
 // See docs/server.md for the routes, the settings and what is not done yet.
 package server
