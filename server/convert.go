@@ -132,8 +132,9 @@ func newConverter(modes []string, subgraphs bool, runMeta map[string]any) *conve
 // streamMetadata is the metadata LangGraph attaches to a run's message chunks and callback
 // events: the run's own metadata (from the request), its IDs (run_id, thread_id, assistant_id,
 // graph_id, user_id), and the scalar values of its config.configurable (as LangChain copies
-// them), the IDs winning. It is nil for runs whose modes send no metadata.
-func (s *Server) streamMetadata(run *Run) map[string]any {
+// them), the IDs winning. It is nil for runs whose modes send no metadata. The graph ID is that
+// of the run's assistant, found with assistants.
+func streamMetadata(run *Run, assistants assistantSource) map[string]any {
 	kw := run.Kwargs
 	if kw == nil || !slices.ContainsFunc(kw.StreamMode, func(m string) bool { return m == "messages" || m == "messages-tuple" || m == "events" }) {
 		return nil
@@ -151,7 +152,7 @@ func (s *Server) streamMetadata(run *Run) map[string]any {
 	}
 	maps.Copy(md, run.Metadata)
 	md["run_id"], md["thread_id"], md["assistant_id"] = run.RunID, run.ThreadID, run.AssistantID
-	if a, err := s.assistant(run.AssistantID); err == nil {
+	if a, err := assistants.assistant(run.AssistantID); err == nil {
 		md["graph_id"] = a.GraphID
 	}
 	if kw.User != "" {

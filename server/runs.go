@@ -173,7 +173,8 @@ func runnerConfigOf(c Config) runnerConfig {
 		Budget: runBudget{steps: c.MaxRunSteps, tokens: c.MaxRunTokens}}
 }
 
-// assistantSource finds assistants for the runner (the server's registered and created ones).
+// assistantSource finds assistants for the runner: the server's registered and created ones
+// (Server implements it with assistant, assistantFor and graphOf).
 type assistantSource interface {
 	// assistant finds an assistant of any tenant by ID, with its graph.
 	assistant(id string) (*Assistant, error)
@@ -183,7 +184,7 @@ type assistantSource interface {
 	graphOf(t *Thread) graph.Runnable
 }
 
-// runObserver is the telemetry of runs (telemetry.go, convert.go).
+// runObserver is the telemetry of runs: runTelemetry (telemetry.go).
 type runObserver interface {
 	// traceContextOf returns the trace context of the request creating a run.
 	traceContextOf(ctx context.Context) map[string]string

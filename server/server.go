@@ -212,7 +212,7 @@ func New(cfg Config) (*Server, error) {
 		q = rq
 	}
 	s.runs = newRunner(runnerDeps{meta: s.meta, hub: s.hub, bus: s.bus, log: s.log, metrics: s.metrics, store: s.store,
-		cfg: runnerConfigOf(cfg), assistants: s, observer: s}, q)
+		cfg: runnerConfigOf(cfg), assistants: s, observer: runTelemetry{obs: s.obs, limits: runnerConfigOf(cfg).Budget, assistants: s}}, q)
 	if s.bus != nil {
 		s.bus.Handle(stream.Handlers{Cancel: s.runs.remoteCancel, Done: s.runs.release})
 	}
