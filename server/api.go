@@ -660,15 +660,15 @@ func (s *Server) removeThread(ctx context.Context, t *Thread) error {
 
 // removeThreads is removeThread for many threads: their checkpoints in one call of the saver,
 // then their records, runs and events in one transaction.
-func (s *Server) removeThreads(ctx context.Context, keys []threadKey) error {
+func removeThreads(ctx context.Context, saver checkpoint.Saver, meta *metaStore, keys []threadKey) error {
 	ids := make([]string, len(keys))
 	for i, k := range keys {
 		ids[i] = k.id
 	}
-	if err := s.saver.DeleteThreads(ctx, ids); err != nil {
+	if err := saver.DeleteThreads(ctx, ids); err != nil {
 		return err
 	}
-	return s.meta.deleteThreads(ctx, keys)
+	return meta.deleteThreads(ctx, keys)
 }
 
 func (s *Server) thread(r *http.Request) (*Thread, error) {

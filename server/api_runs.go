@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/trellis-go/trellis/server/internal/stream"
 )
 
 // heartbeat is how often an idle SSE stream sends a comment, so proxies keep it open and
@@ -25,7 +27,7 @@ func runPath(run *Run) string {
 
 // createFromRequest creates the run a request asks for; wait counts the request as a waiter
 // for the run's output (the caller then calls s.runs.unwait).
-func (s *Server) createFromRequest(w http.ResponseWriter, r *http.Request, wait bool) (*Run, *runLog, *runCreate, bool) {
+func (s *Server) createFromRequest(w http.ResponseWriter, r *http.Request, wait bool) (*Run, *stream.Log, *runCreate, bool) {
 	var req runCreate
 	if err := decode(r, &req); err != nil {
 		writeError(w, err)
@@ -83,9 +85,9 @@ func (s *Server) handleRunWait(w http.ResponseWriter, r *http.Request) {
 }
 
 // waitDone blocks until the log is closed or ctx ends; it reports whether the log closed.
-func (s *Server) waitDone(ctx context.Context, l *runLog) bool {
+func (s *Server) waitDone(ctx context.Context, l *stream.Log) bool {
 	for {
-		_, done, wake := l.since(1 << 62)
+		_, done, wake := l.Since(1 << 62)
 		if done {
 			return true
 		}
@@ -167,7 +169,7 @@ func (s *Server) handleRunDelete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	s.hub.drop(run.RunID)
+	s.hub.Drop(run.RunID)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -201,7 +203,7 @@ func (s *Server) handleRunJoin(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	l := s.hub.get(run.RunID)
+	l := s.hub.Get(run.RunID)
 	if l == nil && s.bus != nil && (run.Status == RunPending || run.Status == RunRunning) {
 		l = s.mirror(run)
 	}
@@ -271,25 +273,24 @@ func (s *Server) handleRunJoinStream(w http.ResponseWriter, r *http.Request) {
 // followLog returns the log a reader of the run's stream follows: the one in memory; else, for
 // a run executing in another replica (or waiting for one), a mirror of it; else the events the
 // database kept (a finished resumable run), closed.
-func (s *Server) followLog(ctx context.Context, run *Run) *runLog {
-	if l := s.hub.get(run.RunID); l != nil {
+func (s *Server) followLog(ctx context.Context, run *Run) *stream.Log {
+	if l := s.hub.Get(run.RunID); l != nil {
 		return l
 	}
 	if s.bus != nil && (run.Status == RunPending || run.Status == RunRunning) {
 		return s.mirror(run)
 	}
-	l := newRunLog()
-	if evs, err := s.meta.loadEvents(ctx, run.RunID, 0); err == nil {
-		l.events = evs
+	evs, err := s.meta.loadEvents(ctx, run.RunID, 0)
+	if err != nil {
+		evs = nil
 	}
-	l.close()
-	return l
+	return stream.Closed(evs)
 }
 
 // streamSSE writes the run's events after seq `after` as server-sent events until the run ends
 // or the client leaves. Events are read from the run's log, so a slow client never holds up the
 // run.
-func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, run *Run, l *runLog, after int64, modes []string, cancelOnDisconnect bool) {
+func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, run *Run, l *stream.Log, after int64, modes []string, cancelOnDisconnect bool) {
 	flusher, _ := w.(http.Flusher)
 	rc := http.NewResponseController(w)
 	// Each write must go through within the timeout: a client that stops reading is let go.
@@ -312,12 +313,12 @@ func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, run *Run, l *
 	var buf []byte
 loop:
 	for {
-		evs, done, wake := l.since(after)
+		evs, done, wake := l.Since(after)
 		if len(evs) > 0 {
 			buf = buf[:0]
 			for _, ev := range evs {
 				after = ev.Seq
-				if len(modes) > 0 && !slices.Contains(modes, ev.mode()) && !isControlEvent(ev.Event) && !(ev.mode() == "messages" && slices.Contains(modes, "messages-tuple")) {
+				if len(modes) > 0 && !slices.Contains(modes, ev.Mode()) && !isControlEvent(ev.Event) && !(ev.Mode() == "messages" && slices.Contains(modes, "messages-tuple")) {
 					continue
 				}
 				buf = appendSSE(buf, ev)
@@ -365,6 +366,6 @@ func appendSSE(buf []byte, ev streamEvent) []byte {
 	buf = append(buf, "\nevent: "...)
 	buf = append(buf, ev.Event...)
 	buf = append(buf, "\ndata: "...)
-	buf = ev.appendData(buf)
+	buf = ev.AppendData(buf)
 	return append(buf, "\n\n"...)
 }

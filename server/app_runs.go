@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/google/uuid"
+	"github.com/trellis-go/trellis/server/internal/stream"
 )
 
 // Runs is the in-process run API an application's own routes use (a chat WebSocket, a REST
@@ -77,7 +78,7 @@ func (rs *Runs) Start(ctx context.Context, p Principal, req RunRequest) (*Run, e
 	return run, err
 }
 
-func (rs *Runs) start(ctx context.Context, p Principal, req RunRequest) (*Run, *runLog, error) {
+func (rs *Runs) start(ctx context.Context, p Principal, req RunRequest) (*Run, *stream.Log, error) {
 	if rs == nil || rs.s == nil || rs.s.runs == nil {
 		return nil, nil, errors.New("server: the run API is used before the server has started: call it from the app's handlers, not from Build")
 	}
@@ -138,7 +139,7 @@ func (rs *Runs) Follow(ctx context.Context, p Principal, threadID, runID string,
 	return rs.follow(ctx, p, run, nil, after)
 }
 
-func (rs *Runs) follow(ctx context.Context, p Principal, run *Run, l *runLog, after int64) iter.Seq2[RunEvent, error] {
+func (rs *Runs) follow(ctx context.Context, p Principal, run *Run, l *stream.Log, after int64) iter.Seq2[RunEvent, error] {
 	return func(yield func(RunEvent, error) bool) {
 		done, err := rs.s.limits.openStream(p.Tenant)
 		if err != nil {
@@ -150,10 +151,10 @@ func (rs *Runs) follow(ctx context.Context, p Principal, run *Run, l *runLog, af
 			l = rs.s.followLog(ctx, run)
 		}
 		for {
-			evs, closed, wake := l.since(after)
+			evs, closed, wake := l.Since(after)
 			for _, ev := range evs {
 				after = ev.Seq
-				if !yield(RunEvent{Seq: ev.Seq, Event: ev.Event, Data: ev.data()}, nil) {
+				if !yield(RunEvent{Seq: ev.Seq, Event: ev.Event, Data: ev.WholeData()}, nil) {
 					return
 				}
 			}
@@ -208,7 +209,7 @@ func (rs *Runs) Wait(ctx context.Context, p Principal, threadID, runID string) (
 	if err != nil {
 		return nil, err
 	}
-	l := rs.s.hub.get(run.RunID)
+	l := rs.s.hub.Get(run.RunID)
 	if l == nil && rs.s.bus != nil && (run.Status == RunPending || run.Status == RunRunning) {
 		l = rs.s.mirror(run)
 	}

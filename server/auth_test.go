@@ -17,6 +17,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/server/internal/stream"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -281,9 +282,9 @@ func TestWebSocket(t *testing.T) {
 // error, while the run's log (and so the run) never waits for it.
 func TestWebSocketSlowClient(t *testing.T) {
 	b := setup(t)
-	l := newRunLog()
+	l := stream.NewLog()
 	for i := 0; i < 10; i++ {
-		l.append("values", json.RawMessage(`{}`))
+		l.Append("values", json.RawMessage(`{}`))
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	wc := &wsConn{s: b.srv, out: make(chan wsOut, 2), ctx: ctx, cancel: cancel, subs: map[string]bool{}, grace: 20 * time.Millisecond}
@@ -293,9 +294,9 @@ func TestWebSocketSlowClient(t *testing.T) {
 		t.Fatalf("cause %v, want the slow-client error", context.Cause(ctx))
 	}
 	// The producer side never blocked: appending more is immediate.
-	l.append("values", json.RawMessage(`{}`))
-	if l.last() != 11 {
-		t.Fatalf("log at %d", l.last())
+	l.Append("values", json.RawMessage(`{}`))
+	if l.Last() != 11 {
+		t.Fatalf("log at %d", l.Last())
 	}
 }
 

@@ -56,10 +56,16 @@ type runBudget struct {
 	steps, tokens int
 }
 
-// budgetOf reads a run's budget: the server's limits, lowered by the run's config. It answers
-// 400 naming the key when a value is not a positive whole number or exceeds the server's limit.
+// budgetOf reads a run's budget: the server's limits, lowered by the run's config (see
+// budgetWithin).
 func (s *Server) budgetOf(config map[string]any) (runBudget, error) {
-	b := runBudget{steps: s.cfg.MaxRunSteps, tokens: s.cfg.MaxRunTokens}
+	return budgetWithin(config, runBudget{steps: s.cfg.MaxRunSteps, tokens: s.cfg.MaxRunTokens})
+}
+
+// budgetWithin reads a run's budget: the limits (zero: none), lowered by the run's config. It
+// answers 400 naming the key when a value is not a positive whole number or exceeds its limit.
+func budgetWithin(config map[string]any, limits runBudget) (runBudget, error) {
+	b := limits
 	if err := checkRecursionLimit(config); err != nil {
 		return b, err
 	}
@@ -67,7 +73,7 @@ func (s *Server) budgetOf(config map[string]any) (runBudget, error) {
 		key   string
 		limit int
 		dst   *int
-	}{{configMaxSteps, s.cfg.MaxRunSteps, &b.steps}, {configMaxTokens, s.cfg.MaxRunTokens, &b.tokens}} {
+	}{{configMaxSteps, limits.steps, &b.steps}, {configMaxTokens, limits.tokens, &b.tokens}} {
 		raw, ok := config[k.key]
 		if !ok || raw == nil {
 			continue
@@ -85,16 +91,16 @@ func (s *Server) budgetOf(config map[string]any) (runBudget, error) {
 	return b, nil
 }
 
-// budgetRun applies a run's budget: the step budget becomes the run's recursion limit (lowered
+// budgetRun applies a run's budget (the server's limits, lowered by its config): the step budget becomes the run's recursion limit (lowered
 // by the run's own recursion_limit), and a token budget goes in the context for the models the
 // graph wraps with telemetry.Model (or agent.BudgetedModel). Without a token budget the context
 // still counts tokens, for the metrics and the run's span. It returns the counter, and whether
 // the step budget is what bounds the run's supersteps.
-func (s *Server) budgetRun(ctx context.Context, run *Run, opts []graph.RunOption) (context.Context, []graph.RunOption, runBudget, *agent.TokenBudget, bool) {
-	b, err := s.budgetOf(run.Kwargs.Config)
+func budgetRun(ctx context.Context, run *Run, opts []graph.RunOption, limits runBudget) (context.Context, []graph.RunOption, runBudget, *agent.TokenBudget, bool) {
+	b, err := budgetWithin(run.Kwargs.Config, limits)
 	if err != nil {
 		// Checked when the run was created; a run stored by an older server keeps the server's.
-		b = runBudget{steps: s.cfg.MaxRunSteps, tokens: s.cfg.MaxRunTokens}
+		b = limits
 	}
 	stepsBind := false
 	if b.steps > 0 {

@@ -94,8 +94,9 @@ func threadStateOf(snap *graph.StateSnapshot[any]) *ThreadState {
 // events: the run's own metadata (from the request), its IDs (run_id, thread_id, assistant_id,
 // graph_id, user_id), and the scalar values of its config.configurable (as LangChain copies
 // them), the IDs winning; and the run's config tags, which head every message's tags. Both are
-// nil for runs whose modes send no metadata.
-func (s *Server) streamMetadata(run *Run) (map[string]any, []string) {
+// nil for runs whose modes send no metadata. The graph ID is that of the run's assistant, found
+// with assistants.
+func streamMetadata(run *Run, assistants assistantSource) (map[string]any, []string) {
 	kw := run.Kwargs
 	if kw == nil || !slices.ContainsFunc(kw.StreamMode, func(m string) bool { return m == "messages" || m == "messages-tuple" || m == "events" }) {
 		return nil, nil
@@ -113,7 +114,7 @@ func (s *Server) streamMetadata(run *Run) (map[string]any, []string) {
 	}
 	maps.Copy(md, run.Metadata)
 	md["run_id"], md["thread_id"], md["assistant_id"] = run.RunID, run.ThreadID, run.AssistantID
-	if a, err := s.assistant(run.AssistantID); err == nil {
+	if a, err := assistants.assistant(run.AssistantID); err == nil {
 		md["graph_id"] = a.GraphID
 	}
 	if kw.User != "" {

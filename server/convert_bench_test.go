@@ -15,7 +15,7 @@ func BenchmarkMessagesTupleChunk(b *testing.B) {
 	run := &Run{RunID: "01a20329-bdf5-743e-b42f-f6be711ab264", ThreadID: "da27e3ba-c00f-4f72-a334-bf04bb528e16", AssistantID: AssistantID("example"),
 		Metadata: map[string]any{"team": "blue"}, Kwargs: &RunKwargs{StreamMode: []string{"messages-tuple"}, User: "dev"}}
 	s := &Server{byID: map[string]*Assistant{AssistantID("example"): {AssistantID: AssistantID("example"), GraphID: "example"}}}
-	runMeta, tags := s.streamMetadata(run)
+	runMeta, tags := streamMetadata(run, s)
 	conv := lcstream.New(run.Kwargs.StreamMode, false, runMeta, tags)
 	ev := graph.Event{Mode: graph.ModeMessages, Node: "model", Step: 1, TaskID: "e4befb7f00000004",
 		Data: graph.MessageChunk{Message: message.Message{ID: "m-1", Role: message.RoleAssistant, Content: "tok "}, Metadata: map[string]any{"node": "model"}}}

@@ -82,10 +82,22 @@
 // state values, run input, checkpoint and task events as the LangGraph API renders them),
 // server/internal/auth JWT verification and the JWKS cache (AuthConfig and Principal stay
 // here), server/internal/limits the tenants' request rates and open streams, in the
-// process or in Redis (ErrLimited and the 429 answers stay here), and server/internal/metadb
+// process or in Redis (ErrLimited and the 429 answers stay here), server/internal/lcstream the
+// run's stream (stream modes to SSE events, the events mode, the token encoder),
+// server/internal/metadb
 // the metadata database: threads, runs, their events and leases, assistants and crons, on
 // SQLite or Postgres, as rows of its own that meta.go converts to the API types (Thread, Run,
-// Cron, ...), with the per-user scoping and the 404s.
+// Cron, ...), with the per-user scoping and the 404s; and server/internal/stream
+// the runs' event logs, the hub that keeps them and the bus between replicas (the outbox, which
+// writes the events to the database and the bus, and the mirror, which follows a run another
+// replica executes, stay here: they need the metadata database).
+//
+// The run engine (runs.go, with its steps in run_create.go and run_exec.go) takes what it uses
+// of the server in runnerDeps, given to newRunner: the metadata database, the hub and bus, the
+// log and metrics, its settings, and narrow views for assistant lookup and telemetry; it holds
+// no *Server. Its create and exec are lists of named steps (checkRequest, prepareThread,
+// insert, ...; due, claim, start, openLog, settle, writeStatus, ...), exec's shared state in an
+// execution.
 //
 // See docs/server.md for the routes, the settings and what is not done yet.
 package server

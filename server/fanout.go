@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/trellis-go/trellis/server/internal/stream"
 )
 
 // ErrFanoutTooLarge: a message is larger than the fanout's transport carries.
@@ -42,7 +44,7 @@ const fanoutBuffer = 256
 // Kind says how messages travel: "redis", "postgres" or "local".
 func (f *Fanout) Kind() string {
 	if b := f.s.bus; b != nil {
-		return b.kind
+		return b.Kind()
 	}
 	return "local"
 }
@@ -50,10 +52,10 @@ func (f *Fanout) Kind() string {
 // MaxPayload is the largest payload Publish carries: about 7000 bytes minus the topic on
 // Postgres (NOTIFY's limit), 1 MiB otherwise.
 func (f *Fanout) MaxPayload(topic string) int {
-	if b := f.s.bus; b != nil && b.limit > 0 {
-		return b.limit - len(topic) - 64
+	if b := f.s.bus; b != nil && b.Limit() > 0 {
+		return b.Limit() - len(topic) - 64
 	}
-	return redisBatchLimit
+	return stream.RedisBatchLimit
 }
 
 // Publish sends payload, a JSON value, to the topic's subscribers in every replica, this one
@@ -70,7 +72,7 @@ func (f *Fanout) Publish(ctx context.Context, topic string, payload json.RawMess
 	}
 	if b := f.s.bus; b != nil {
 		// Every replica's bus listener, this one's too, delivers it to its subscribers.
-		return b.publish(ctx, busMsg{Kind: "ev", RunID: fanoutPrefix + topic, Event: "fanout", Data: payload})
+		return b.Publish(ctx, stream.Message{Kind: "ev", RunID: fanoutPrefix + topic, Event: "fanout", Data: payload})
 	}
 	f.deliver(topic, payload)
 	return nil
@@ -92,7 +94,7 @@ func (f *Fanout) deliver(topic string, payload json.RawMessage) {
 func (f *Fanout) Subscribe(topic string) (<-chan json.RawMessage, func()) {
 	ch := make(chan json.RawMessage, fanoutBuffer)
 	if b := f.s.bus; b != nil {
-		in, unsub := b.subscribe(fanoutPrefix + topic)
+		in, unsub := b.Subscribe(fanoutPrefix + topic)
 		stop := make(chan struct{})
 		done := make(chan struct{})
 		go func() {

@@ -61,7 +61,7 @@ func (r *runner) renewLeases() {
 	r.leases.done.Add(1)
 	go func() {
 		defer r.leases.done.Done()
-		t := time.NewTicker(r.s.cfg.Heartbeat)
+		t := time.NewTicker(r.cfg.Heartbeat)
 		defer t.Stop()
 		for {
 			select {
@@ -77,10 +77,10 @@ func (r *runner) renewLeases() {
 				owners[id] = h.owner
 			}
 			r.leases.mu.Unlock()
-			kept, err := r.s.meta.RenewLeases(ctx, ids, r.instance, 3*r.s.cfg.Heartbeat)
+			kept, err := r.meta.RenewLeases(ctx, ids, r.instance, 3*r.cfg.Heartbeat)
 			if err != nil {
 				if ctx.Err() == nil {
-					r.s.log.Warn("cannot renew run leases", "runs", len(ids), "err", err)
+					r.log.Warn("cannot renew run leases", "runs", len(ids), "err", err)
 				}
 				continue
 			}
@@ -97,7 +97,7 @@ func (r *runner) renewLeases() {
 				}
 				r.leases.mu.Unlock()
 				if ok && h.lost != nil {
-					r.s.log.Error("run lease lost; stopping the run here", "run_id", id)
+					r.log.Error("run lease lost; stopping the run here", "run_id", id)
 					h.lost()
 				}
 			}
@@ -116,11 +116,11 @@ func (r *runner) stopRenewing() {
 // adoptStranded schedules the runs that were waiting, in a process that died, behind another
 // run of their thread (see strandedRuns); the reaper calls it every heartbeat.
 func (r *runner) adoptStranded(ctx context.Context) {
-	idle := 3 * r.s.cfg.Heartbeat
-	runs, err := r.s.meta.strandedRuns(ctx, idle)
+	idle := 3 * r.cfg.Heartbeat
+	runs, err := r.meta.strandedRuns(ctx, idle)
 	if err != nil {
 		if ctx.Err() == nil {
-			r.s.log.Warn("cannot look for stranded runs", "err", err)
+			r.log.Warn("cannot look for stranded runs", "err", err)
 		}
 		return
 	}
@@ -128,17 +128,17 @@ func (r *runner) adoptStranded(ctx context.Context) {
 		if r.scheduled(run.ThreadID, run.RunID) {
 			continue
 		}
-		if ok, err := r.s.meta.AdoptStranded(ctx, run.RunID, idle); err != nil || !ok {
+		if ok, err := r.meta.AdoptStranded(ctx, run.RunID, idle); err != nil || !ok {
 			continue
 		}
-		r.s.log.Warn("run was waiting for its turn in a process that is gone; scheduling it", "run_id", run.RunID, "thread_id", run.ThreadID)
-		if l := r.s.hub.get(run.RunID); l == nil {
-			r.s.hub.open(run.RunID).resumable = run.Kwargs.Resumable
+		r.log.Warn("run was waiting for its turn in a process that is gone; scheduling it", "run_id", run.RunID, "thread_id", run.ThreadID)
+		if l := r.hub.Get(run.RunID); l == nil {
+			r.hub.Open(run.RunID).SetResumable(run.Kwargs.Resumable)
 		}
 		// Straight to the queue: in this process's slot it could wait behind a newer run of
 		// its thread, which waits for it.
 		if err := r.q.Enqueue(ctx, run.RunID); err != nil && ctx.Err() == nil {
-			r.s.log.Warn("cannot schedule stranded run", "run_id", run.RunID, "err", err)
+			r.log.Warn("cannot schedule stranded run", "run_id", run.RunID, "err", err)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 )
@@ -29,18 +28,18 @@ func eventCount(t *testing.T, s *Server, runID string) int {
 func testOutboxRule(t *testing.T, s *Server) {
 	ctx := context.Background()
 	run := &Run{RunID: "run-outbox-" + fmt.Sprint(time.Now().UnixNano())}
-	l := s.hub.open(run.RunID)
-	l.resumable = true
+	l := s.hub.Open(run.RunID)
+	l.SetResumable(true)
 	r := s.runs
 	tok := json.RawMessage(`[{"content":"a"},{}]`)
 
 	// Hold the outbox's batch of this log back (it waits for the log's write lock), so that what
 	// is in the database is only what the rule writes at once.
-	l.pmu.Lock()
+	l.LockWrites()
 	r.persistAndAppend(ctx, l, run, "messages", tok)
 	r.persistAndAppend(ctx, l, run, "messages|sub:1", tok)
-	shown, written := l.last(), eventCount(t, s, run.RunID)
-	l.pmu.Unlock()
+	shown, written := l.Last(), eventCount(t, s, run.RunID)
+	l.UnlockWrites()
 	if shown != 2 || written != 0 {
 		t.Fatalf("after two tokens readers see %d events and the database holds %d; want 2 and 0 (shown at once, written later)", shown, written)
 	}
@@ -72,8 +71,8 @@ func testOutboxRule(t *testing.T, s *Server) {
 	if n := eventCount(t, s, run.RunID); n != 8 {
 		t.Fatalf("a discarded token was written: %d events, want 8", n)
 	}
-	if l.last() != 9 {
-		t.Fatalf("readers see %d events, want 9 (discarding is about the database only)", l.last())
+	if l.Last() != 9 {
+		t.Fatalf("readers see %d events, want 9 (discarding is about the database only)", l.Last())
 	}
 }
 
@@ -198,66 +197,5 @@ func TestLeaseLostStopsRun(t *testing.T) {
 	got, err := b.srv.meta.runByID(context.Background(), run.RunID)
 	if err != nil || got.Status != RunPending {
 		t.Fatalf("run status %q (%v) after losing its lease, want pending", got.Status, err)
-	}
-}
-
-// TestEventPayloads: events are split into messages under the bus's limit, in order, and an
-// event too large for one goes without its data.
-func TestEventPayloads(t *testing.T) {
-	b := newBus("postgres", nil)
-	b.limit = 300
-	big := json.RawMessage(`"` + strings.Repeat("x", 400) + `"`)
-	batches := []eventBatch{
-		{runID: "r1", events: []streamEvent{{Seq: 1, Event: "messages", Data: json.RawMessage(`[1]`)}, {Seq: 2, Event: "values", Data: big}}},
-		{runID: "r2", events: []streamEvent{{Seq: 1, Event: "messages", Data: json.RawMessage(`{"a":"b"}`)}}},
-	}
-	for i := range 10 {
-		batches[1].events = append(batches[1].events, streamEvent{Seq: int64(i + 2), Event: "messages", Data: json.RawMessage(`"tok"`)})
-	}
-	payloads := b.eventPayloads(batches)
-	if len(payloads) < 2 {
-		t.Fatalf("%d payloads, want the events split under the limit", len(payloads))
-	}
-	var got []busEvent
-	for _, p := range payloads {
-		if len(p) > b.limit {
-			t.Fatalf("a payload of %d bytes, over the limit of %d", len(p), b.limit)
-		}
-		var m busMsg
-		if err := json.Unmarshal([]byte(p), &m); err != nil || m.Kind != "evs" {
-			t.Fatalf("payload %q: %v (kind %q)", p, err, m.Kind)
-		}
-		got = append(got, m.Events...)
-	}
-	if len(got) != 13 {
-		t.Fatalf("%d events in the payloads, want 13", len(got))
-	}
-	if got[0].RunID != "r1" || string(got[0].Data) != "[1]" || got[1].Seq != 2 || got[1].Data != nil {
-		t.Fatalf("first events %+v %+v: want r1's token with its data, then its large event without", got[0], got[1])
-	}
-	for i, ev := range got[2:] {
-		if ev.RunID != "r2" || ev.Seq != int64(i+1) || ev.Data == nil {
-			t.Fatalf("event %d of r2: %+v", i+1, ev)
-		}
-	}
-}
-
-// TestHubDropsEndedLogsAfterRetention checks that a finished run's log stays joinable for the
-// retention and goes after it, also when no run starts (sweep, which the runner calls every
-// heartbeat), while a running run's log stays.
-func TestHubDropsEndedLogsAfterRetention(t *testing.T) {
-	h := newHub(40*time.Millisecond, 0)
-	h.open("ended").close()
-	h.open("running")
-	if h.get("ended") == nil {
-		t.Fatal("a log was dropped before its retention")
-	}
-	time.Sleep(60 * time.Millisecond) // past the retention and the least gap between sweeps
-	h.sweep()
-	if h.get("ended") != nil {
-		t.Error("a log ended past the retention is still kept")
-	}
-	if h.get("running") == nil {
-		t.Error("a running run's log was dropped")
 	}
 }

@@ -63,7 +63,7 @@ func TestPostgres(t *testing.T) {
 		t.Fatalf("runs: %d", len(runs))
 	}
 	// The resumable run's events are in the database: drop them from memory and join again.
-	b.srv.hub.drop(runs[1].RunID)
+	b.srv.hub.Drop(runs[1].RunID)
 	_, evs := b.stream("GET", "/threads/"+tid+"/runs/"+runs[1].RunID+"/stream", nil, map[string][]string{"Last-Event-ID": {"1"}}, nil)
 	if len(evs) == 0 || evs[0].ID != "2" || evs[len(evs)-1].Event != "end" {
 		t.Fatalf("persisted stream: %v", evs)

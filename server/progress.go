@@ -184,8 +184,8 @@ func (t *progressTracker) flush() {
 	raw, _ := json.Marshal(t.snapshot())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := t.r.s.meta.SetRunProgress(ctx, t.runID, raw); err != nil {
-		t.r.s.log.Warn("cannot record a run's progress", "run_id", t.runID, "err", err)
+	if err := t.r.meta.SetRunProgress(ctx, t.runID, raw); err != nil {
+		t.r.log.Warn("cannot record a run's progress", "run_id", t.runID, "err", err)
 	}
 }
 

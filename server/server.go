@@ -24,6 +24,7 @@ import (
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/server/internal/limits"
 	"github.com/trellis-go/trellis/server/internal/metadb"
+	"github.com/trellis-go/trellis/server/internal/stream"
 	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/store/pgstore"
 	"github.com/trellis-go/trellis/store/sqlitestore"
@@ -60,8 +61,8 @@ type Server struct {
 	store      store.Store
 	assistants []*Assistant
 	byID       map[string]*Assistant
-	hub        *hub
-	bus        *bus // nil on SQLite: a single process
+	hub        *stream.Hub
+	bus        *stream.Bus // nil on SQLite: a single process
 	runs       *runner
 	metrics    *metrics
 	limits     *tenantLimits
@@ -84,7 +85,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.Auth.prepare()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s := &Server{cfg: cfg, log: cfg.Logger, hub: newHub(cfg.EventRetention, cfg.EventLogBytes), byID: map[string]*Assistant{}, started: time.Now()}
+	s := &Server{cfg: cfg, log: cfg.Logger, hub: stream.NewHub(cfg.EventRetention, cfg.EventLogBytes), byID: map[string]*Assistant{}, started: time.Now()}
 	var deps Deps
 	var pgPool *pgxpool.Pool
 	if cfg.DatabaseURL != "" {
@@ -191,7 +192,7 @@ func New(cfg Config) (*Server, error) {
 	case cfg.RedisURL != "":
 		s.bus, err = newRedisBus(ctx, cfg.RedisURL, s.log)
 	case pgPool != nil:
-		s.bus, err = newPgBus(ctx, pgPool, s.log)
+		s.bus, err = stream.NewPgBus(ctx, pgPool, s.log)
 	}
 	if err != nil {
 		s.Close()
@@ -212,9 +213,10 @@ func New(cfg Config) (*Server, error) {
 		}
 		q = rq
 	}
-	s.runs = newRunner(s, q)
+	s.runs = newRunner(runnerDeps{meta: s.meta, saver: s.saver, hub: s.hub, bus: s.bus, log: s.log, metrics: s.metrics, store: s.store,
+		cfg: runnerConfigOf(cfg), assistants: s, observer: runTelemetry{obs: s.obs, limits: runnerConfigOf(cfg).Budget, assistants: s}}, q)
 	if s.bus != nil {
-		s.bus.handle(busHandlers{cancel: s.runs.remoteCancel, done: s.runs.release})
+		s.bus.Handle(stream.Handlers{Cancel: s.runs.remoteCancel, Done: s.runs.release})
 	}
 	s.handler = s.traceRequests(s.routes())
 	if rq != nil {
@@ -324,7 +326,7 @@ func (s *Server) Close() error {
 			cancel()
 		}
 		if s.bus != nil {
-			s.bus.close()
+			s.bus.Close()
 		}
 		for i := len(s.closers) - 1; i >= 0; i-- {
 			s.closers[i]()

@@ -189,28 +189,41 @@ func (s *Server) traceRequests(h http.Handler) http.Handler {
 	})
 }
 
+// runTelemetry is the runner's runObserver: the server's traces and token accounting, its
+// budget limits, and its assistants (for a run's graph ID).
+type runTelemetry struct {
+	obs        *observability // nil: none
+	limits     runBudget
+	assistants assistantSource
+}
+
+// streamMetadata is the metadata a run's message chunks and callback events carry (convert.go).
+func (t runTelemetry) streamMetadata(run *Run) (map[string]any, []string) {
+	return streamMetadata(run, t.assistants)
+}
+
 // traceContextOf returns the trace context of the request creating a run, kept with the run so
 // that its span joins the request's trace even when another process executes it.
-func (s *Server) traceContextOf(ctx context.Context) map[string]string {
-	if s.obs == nil || s.obs.tracer == nil || !trace.SpanContextFromContext(ctx).IsValid() {
+func (t runTelemetry) traceContextOf(ctx context.Context) map[string]string {
+	if t.obs == nil || t.obs.tracer == nil || !trace.SpanContextFromContext(ctx).IsValid() {
 		return nil
 	}
 	carrier := propagation.MapCarrier{}
-	s.obs.prop.Inject(ctx, carrier)
+	t.obs.prop.Inject(ctx, carrier)
 	return carrier
 }
 
 // observeRun starts a run's span and applies its budget; done ends the span with the run's
 // outcome, counts its tokens, and turns a budget's stop into a *BudgetError.
-func (s *Server) observeRun(ctx context.Context, run *Run, opts []graph.RunOption) (context.Context, []graph.RunOption, func(error) error) {
-	ctx, opts, b, tb, stepsBind := s.budgetRun(ctx, run, opts)
+func (t runTelemetry) observeRun(ctx context.Context, run *Run, opts []graph.RunOption) (context.Context, []graph.RunOption, func(error) error) {
+	ctx, opts, b, tb, stepsBind := budgetRun(ctx, run, opts, t.limits)
 	var span trace.Span
-	if s.obs != nil && s.obs.tracer != nil {
+	if t.obs != nil && t.obs.tracer != nil {
 		if len(run.Kwargs.TraceContext) > 0 {
-			ctx = s.obs.prop.Extract(ctx, propagation.MapCarrier(run.Kwargs.TraceContext))
+			ctx = t.obs.prop.Extract(ctx, propagation.MapCarrier(run.Kwargs.TraceContext))
 		}
 		graphID := ""
-		if a, err := s.assistant(run.AssistantID); err == nil {
+		if a, err := t.assistants.assistant(run.AssistantID); err == nil {
 			graphID = a.GraphID
 		}
 		attrs := []attribute.KeyValue{AttrRunID.String(run.RunID), AttrThreadID.String(run.ThreadID),
@@ -221,15 +234,15 @@ func (s *Server) observeRun(ctx context.Context, run *Run, opts []graph.RunOptio
 		if b.tokens > 0 {
 			attrs = append(attrs, AttrMaxTokens.Int(b.tokens))
 		}
-		ctx, span = s.obs.tracer.Start(ctx, SpanServerRun, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
-		opts = append(opts, graph.WithTracer(s.obs.graphTracer))
+		ctx, span = t.obs.tracer.Start(ctx, SpanServerRun, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+		opts = append(opts, graph.WithTracer(t.obs.graphTracer))
 	}
 	done := func(err error) error {
 		err = budgetError(err, b, stepsBind)
 		used := tb.Used()
-		if s.obs != nil {
-			s.obs.tokens.WithLabelValues("input").Add(float64(used.InputTokens))
-			s.obs.tokens.WithLabelValues("output").Add(float64(used.OutputTokens))
+		if t.obs != nil {
+			t.obs.tokens.WithLabelValues("input").Add(float64(used.InputTokens))
+			t.obs.tokens.WithLabelValues("output").Add(float64(used.OutputTokens))
 		}
 		if span == nil {
 			return err

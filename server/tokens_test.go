@@ -3,24 +3,26 @@ package server
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/trellis-go/trellis/server/internal/stream"
 )
 
 // TestLogTail: an event appended in two parts (a token's own data and the tail it shares with
 // its message's other tokens) reads back whole, in SSE and as data.
 func TestLogTail(t *testing.T) {
-	l := newRunLog()
+	l := stream.NewLog()
 	tail := json.RawMessage(`{"node":"model"}]`)
-	l.appendTail("messages", json.RawMessage(`[{"content":"a"},`), tail)
-	l.appendTail("messages", json.RawMessage(`[{"content":"b"},`), tail)
-	l.append("end", json.RawMessage(`null`))
-	evs, _, _ := l.since(0)
+	l.AppendTail("messages", json.RawMessage(`[{"content":"a"},`), tail)
+	l.AppendTail("messages", json.RawMessage(`[{"content":"b"},`), tail)
+	l.Append("end", json.RawMessage(`null`))
+	evs, _, _ := l.Since(0)
 	if len(evs) != 3 {
 		t.Fatalf("%d events, want 3", len(evs))
 	}
-	if got := string(evs[1].data()); got != `[{"content":"b"},{"node":"model"}]` {
+	if got := string(evs[1].WholeData()); got != `[{"content":"b"},{"node":"model"}]` {
 		t.Errorf("data %s", got)
 	}
-	if got := string(evs[2].data()); got != `null` {
+	if got := string(evs[2].WholeData()); got != `null` {
 		t.Errorf("data of an event without a tail: %s", got)
 	}
 	var sse []byte

@@ -37,7 +37,7 @@ func (r *runner) webhook(run *Run, status string, started time.Time, values json
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), r.s.cfg.WebhookTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), r.cfg.WebhookTimeout)
 		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, run.Kwargs.Webhook, bytes.NewReader(body))
 		if err != nil {
@@ -46,12 +46,12 @@ func (r *runner) webhook(run *Run, status string, started time.Time, values json
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := r.http.Do(req)
 		if err != nil {
-			r.s.log.Warn("webhook failed", "run_id", run.RunID, "thread_id", run.ThreadID, "err", err)
+			r.log.Warn("webhook failed", "run_id", run.RunID, "thread_id", run.ThreadID, "err", err)
 			return
 		}
 		resp.Body.Close()
 		if resp.StatusCode >= 300 {
-			r.s.log.Warn("webhook answered with an error", "run_id", run.RunID, "thread_id", run.ThreadID, "status", resp.StatusCode)
+			r.log.Warn("webhook answered with an error", "run_id", run.RunID, "thread_id", run.ThreadID, "status", resp.StatusCode)
 		}
 	}()
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/trellis-go/trellis/server/internal/stream"
 )
 
 // wsPing is how often the server pings a WebSocket client; a client that does not answer within
@@ -140,7 +141,7 @@ func (wc *wsConn) close() {
 }
 
 // follow forwards a run's events after seq to the client until the run's stream ends.
-func (wc *wsConn) follow(run *Run, l *runLog, after int64) {
+func (wc *wsConn) follow(run *Run, l *stream.Log, after int64) {
 	wc.mu.Lock()
 	if wc.subs[run.RunID] {
 		wc.mu.Unlock()
@@ -157,10 +158,10 @@ func (wc *wsConn) follow(run *Run, l *runLog, after int64) {
 			wc.mu.Unlock()
 		}()
 		for {
-			evs, done, wake := l.since(after)
+			evs, done, wake := l.Since(after)
 			for _, ev := range evs {
 				after = ev.Seq
-				if !wc.send(wsOut{Type: "event", RunID: run.RunID, ID: ev.Seq, Event: ev.Event, Data: ev.data()}) {
+				if !wc.send(wsOut{Type: "event", RunID: run.RunID, ID: ev.Seq, Event: ev.Event, Data: ev.WholeData()}) {
 					return
 				}
 			}
@@ -268,7 +269,7 @@ func (s *Server) handleThreadWebSocket(w http.ResponseWriter, r *http.Request) {
 			}
 			err := s.checkRunInput(&req)
 			var run *Run
-			var l *runLog
+			var l *stream.Log
 			if err == nil {
 				run, l, err = s.runs.create(wc.ctx, wc.p, t.ThreadID, &req)
 			}

@@ -10,7 +10,7 @@ import (
 
 // EncodedToken is a token event's data already encoded, in two parts: Head, the token's own
 // ("[" and the message chunk and ","), and Tail, its metadata and "]", which every token of
-// the message shares. A log that is not written anywhere can keep them so; Join makes one
+// the message shares. A log that is not written anywhere keeps them so (stream.Event.Tail); Join makes one
 // slice of them for the others.
 type EncodedToken struct {
 	Head, Tail []byte

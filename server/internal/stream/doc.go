@@ -1,0 +1,9 @@
+// Package stream holds the event logs of runs' streams for the server: [Event], one numbered
+// event of a run's stream; [Log], a run's log, which the run appends to and any number of
+// readers follow from any position without slowing it; and [Hub], the logs of the runs a process
+// executes or follows, kept for a retention after the run ends and bounded in bytes.
+//
+// Writing the events to a database and publishing them to other processes is the server's (its
+// outbox); a Log only keeps the mark of what was written ([Log.Durable]) under a lock of its
+// own ([Log.LockWrites]), so that the writes happen in order.
+package stream
