@@ -329,7 +329,7 @@ func (r *runner) insertLocked(ctx context.Context, run *Run, fresh bool) ([]stri
 	}
 	var inflight []string
 	if slot := r.threads[run.ThreadID]; slot != nil {
-		if slot.current != "" {
+		if slot.current != "" && !slot.ended {
 			inflight = append(inflight, slot.current)
 		}
 		inflight = append(inflight, slot.waiting...)

@@ -460,6 +460,7 @@ func (x *execution) writeStatus() {
 		}
 		x.record()
 		_ = r.meta.SetThreadStatus(ctx, run.tenant, run.ThreadID, x.threadStatus, x.values, x.interrupts)
+		r.ended(run.ThreadID, run.RunID)
 	}
 }
 

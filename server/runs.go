@@ -103,6 +103,10 @@ type activeRun struct {
 type threadSlot struct {
 	current string
 	waiting []string
+	// ended: the current run's final status and its thread's are written, and it only tidies up
+	// (lease, log) before the slot moves on. A new run is then not refused as a second one: its
+	// creator may already have been told the run finished.
+	ended bool
 }
 
 // runner creates, schedules, executes and cancels runs. It holds no *Server: what it uses of
@@ -336,6 +340,15 @@ func (r *runner) released(threadID, runID string) {
 	}
 }
 
+// ended marks a thread's current run as ended (threadSlot.ended) once its statuses are written.
+func (r *runner) ended(threadID, runID string) {
+	r.mu.Lock()
+	if slot := r.threads[threadID]; slot != nil && slot.current == runID {
+		slot.ended = true
+	}
+	r.mu.Unlock()
+}
+
 // release ends a thread's current run and starts the next waiting one.
 func (r *runner) release(threadID, runID string) {
 	r.mu.Lock()
@@ -352,7 +365,7 @@ func (r *runner) release(threadID, runID string) {
 	}
 	next := slot.waiting[0]
 	slot.waiting = slot.waiting[1:]
-	slot.current = next
+	slot.current, slot.ended = next, false
 	prio := r.prio[next]
 	r.mu.Unlock()
 	if err := r.enqueue(context.Background(), next, prio); err != nil {
@@ -638,12 +651,13 @@ func valuesWithInterrupts(snap *graph.StateSnapshot[any]) any {
 	return m
 }
 
-// busy reports whether the thread has a run executing or waiting in this process.
+// busy reports whether the thread has a run executing (and not yet ended) or waiting in this
+// process.
 func (r *runner) busy(threadID string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	slot := r.threads[threadID]
-	return slot != nil && (slot.current != "" || len(slot.waiting) > 0)
+	return slot != nil && ((slot.current != "" && !slot.ended) || len(slot.waiting) > 0)
 }
 
 // A finished stateless run's thread is deleted by the sweeper, with every other one that
