@@ -27,6 +27,7 @@ func clockConfig(c *testClock, cfg Config) Config { cfg.Now = c.now; return cfg 
 
 func TestThreadRecordShapeSQLite(t *testing.T) { threadRecordShapeTest(t, "") }
 func TestThreadRecordShapePostgres(t *testing.T) {
+	t.Parallel()
 	threadRecordShapeTest(t, pgURL(t))
 }
 
@@ -89,6 +90,7 @@ func mustMarshal(t *testing.T, v any) []byte {
 // frees the thread at once (it used to answer 409 until the old schedule passed), and a rollback
 // of one lets the new run start (it used to stay pending for ever).
 func TestScheduledRunCancelFreesThread(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	tid := b.newThread(nil)
 	var sched Run
@@ -132,6 +134,7 @@ func TestScheduledRunCancelFreesThread(t *testing.T) {
 // input: the first node is next); PATCH /threads/{id}/state merges metadata into the newest
 // checkpoint's.
 func TestStateAsStartAndPatch(t *testing.T) {
+	t.Parallel()
 	for _, db := range []string{"sqlite", "postgres"} {
 		t.Run(db, func(t *testing.T) {
 			var cfg Config
@@ -176,6 +179,7 @@ func TestStateAsStartAndPatch(t *testing.T) {
 // select keeps only the named fields of a thread's runs; an unknown one is 400. A run that
 // hits its recursion limit fails with LangGraph's error name, GraphRecursionError.
 func TestRunListSelectAndErrorNames(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	tid := b.newThread(nil)
 	var out map[string]any
@@ -203,6 +207,7 @@ func TestRunListSelectAndErrorNames(t *testing.T) {
 // POST /runs/batch creates stateless runs in order; a bad request in it names its index and
 // creates none. POST /runs/cancel cancels by thread, by run IDs and by status.
 func TestRunsBatchAndCancelMany(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	var runs []Run
 	b.mustDo("POST", "/runs/batch", []any{
@@ -256,6 +261,7 @@ func TestRunsBatchAndCancelMany(t *testing.T) {
 // GET /threads/{id}/stream joins the thread's active run; join with cancel_on_disconnect
 // cancels the run when the client goes.
 func TestThreadJoinStreamAndJoinCancel(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	tid := b.newThread(nil)
 	var run Run
@@ -314,6 +320,7 @@ func TestThreadJoinStreamAndJoinCancel(t *testing.T) {
 // POST /threads/prune deletes threads (skipping unknown ones) or keeps only their newest
 // checkpoint.
 func TestThreadPrune(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	a, c := b.newThread(nil), b.newThread(nil)
 	for _, tid := range []string{a, c} {
@@ -347,6 +354,7 @@ func TestThreadPrune(t *testing.T) {
 // A cron tick whose run cannot be created (its thread busy) is given back and tried again, not
 // lost until the schedule's next tick.
 func TestCronTickRetried(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	clock := newCronClock(cronEpoch).use(b.srv)
 	tid := b.newThread(nil)
@@ -381,6 +389,7 @@ func TestCronTickRetried(t *testing.T) {
 // command.goto steers a thread: the update is applied and the nodes named run next, in place of
 // the task waiting at an interrupt; an unknown node, or goto with resume, is 400.
 func TestCommandGoto(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	tid := b.newThread(nil)
 	b.mustDo("POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "flow", "input": map[string]any{"topic": "g"}}, nil, 200)

@@ -41,6 +41,7 @@ func collect(t *testing.T, seq func(func(RunEvent, error) bool)) []RunEvent {
 // like the API's (the API lists them), a thread carries a conversation across runs, a paused run
 // resumes with a command, a run can be cancelled, and tenants are kept apart.
 func TestAppRunAPI(t *testing.T) {
+	t.Parallel()
 	var deps AppDeps
 	b := setup(t, setupOpts{cfg: Config{Apps: []App{runsApp(&deps)}}})
 	rs := deps.Runs
@@ -152,6 +153,7 @@ func TestAppRunAPI(t *testing.T) {
 
 // Guard and OpenStream give app routes the API's authentication and limits.
 func TestAppGuardAndLimits(t *testing.T) {
+	t.Parallel()
 	var deps AppDeps
 	key := "runner-key-0123456789abcdef"
 	b := setup(t, setupOpts{cfg: Config{Apps: []App{runsApp(&deps)}, RateLimit: 1, RateBurst: 2, MaxStreamsPerTenant: 1,

@@ -8,6 +8,7 @@ import (
 )
 
 func TestAppSettingsFromEnv(t *testing.T) {
+	t.Parallel()
 	apps := []string{"list", "list-forge", "vesper"}
 	got, err := AppSettingsFromEnv(apps, []string{
 		"PATH=/bin",
@@ -35,6 +36,7 @@ func TestAppSettingsFromEnv(t *testing.T) {
 // Each app gets its own settings and the server's Redis URL; settings for an app the server does
 // not serve are refused at start.
 func TestAppsGetTheirSettings(t *testing.T) {
+	t.Parallel()
 	var seen = map[string]AppSettings{}
 	app := func(name string) App {
 		return App{Name: name, Build: func(_ context.Context, d AppDeps) (*AppParts, error) {

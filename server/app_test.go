@@ -61,6 +61,7 @@ func get(t *testing.T, url string, header ...string) (int, string) {
 // An application's graphs become assistants, its routes are served under /apps/<name>/ with the
 // prefix stripped and the API's authentication available, GET /apps lists it, and Close closes it.
 func TestAppContract(t *testing.T) {
+	t.Parallel()
 	var closed atomic.Int32
 	var deps AppDeps
 	key := "notes-key-0123456789abcdef"
@@ -111,6 +112,7 @@ func TestAppContract(t *testing.T) {
 
 // A bad application is refused at start with what is wrong.
 func TestAppContractErrors(t *testing.T) {
+	t.Parallel()
 	ok := func(ctx context.Context, d AppDeps) (*AppParts, error) {
 		g, err := buildFlow(d.Deps)
 		return &AppParts{Graphs: []AppGraph{{ID: "flow", Graph: g}}}, err

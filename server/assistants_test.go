@@ -164,17 +164,20 @@ func assistantFlows(t *testing.T, b *bundle) {
 }
 
 func TestAssistantsCreated(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{extra: []GraphSpec{confGraph}})
 	assistantFlows(t, b)
 }
 
 func TestAssistantsPostgres(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{cfg: Config{DatabaseURL: pgURL(t)}, extra: []GraphSpec{confGraph}})
 	assistantFlows(t, b)
 }
 
 // TestAssistantsTenants checks that a created assistant is its tenant's alone.
 func TestAssistantsTenants(t *testing.T) {
+	t.Parallel()
 	cfg := authCfg()
 	b := setup(t, setupOpts{cfg: cfg, extra: []GraphSpec{confGraph}})
 	b.token = token(map[string]any{"tenant": "acme"})

@@ -41,6 +41,7 @@ func token(claims map[string]any) string {
 }
 
 func TestAuthRejects(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{cfg: authCfg()})
 	noneTok := func() string {
 		enc := base64.RawURLEncoding
@@ -81,6 +82,7 @@ func TestAuthRejects(t *testing.T) {
 }
 
 func TestConfigNeedsAuthOrDev(t *testing.T) {
+	t.Parallel()
 	_, err := New(Config{Graphs: []GraphSpec{{ID: "flow", Build: buildFlow}}, DataDir: t.TempDir()})
 	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "--dev") {
 		t.Fatalf("no auth: %v", err)
@@ -96,6 +98,7 @@ func TestConfigNeedsAuthOrDev(t *testing.T) {
 }
 
 func TestDevServeRefusesNonLoopback(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	ln := fakeListener{addr: &netTCPAddr}
 	if err := b.srv.Serve(context.Background(), ln); !errors.Is(err, ErrConfig) {
@@ -104,6 +107,7 @@ func TestDevServeRefusesNonLoopback(t *testing.T) {
 }
 
 func TestTenantIsolation(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{cfg: authCfg()})
 	b.token = token(map[string]any{"tenant": "acme"})
 	tid := b.newThread(map[string]any{"secret": "acme"})
@@ -143,6 +147,7 @@ func TestTenantIsolation(t *testing.T) {
 
 // TestToolsSeeCallInfo checks that a run's principal reaches nodes and tools as tool.CallInfo.
 func TestToolsSeeCallInfo(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var seen tool.CallInfo
 	cfg := authCfg()
@@ -181,6 +186,7 @@ func TestToolsSeeCallInfo(t *testing.T) {
 }
 
 func TestWebhook(t *testing.T) {
+	t.Parallel()
 	got := make(chan map[string]any, 1)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var m map[string]any
@@ -203,6 +209,7 @@ func TestWebhook(t *testing.T) {
 }
 
 func TestWebSocket(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{cfg: Config{WebSocketBuffer: 4}})
 	tid := b.newThread(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -281,6 +288,7 @@ func TestWebSocket(t *testing.T) {
 // TestWebSocketSlowClient checks that a client whose outbox stays full is dropped with an
 // error, while the run's log (and so the run) never waits for it.
 func TestWebSocketSlowClient(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	l := stream.NewLog()
 	for i := 0; i < 10; i++ {

@@ -67,6 +67,7 @@ func (b *bundle) count(tid string) float64 {
 }
 
 func TestStepBudget(t *testing.T) {
+	t.Parallel()
 	b := looperSetup(t, Config{MaxRunSteps: 5})
 
 	tid := b.newThread(nil)
@@ -116,6 +117,7 @@ func TestStepBudget(t *testing.T) {
 }
 
 func TestTokenBudget(t *testing.T) {
+	t.Parallel()
 	b := looperSetup(t, Config{MaxRunTokens: 1000})
 	tid := b.newThread(nil)
 	var out map[string]any
@@ -153,6 +155,7 @@ func TestTokenBudget(t *testing.T) {
 }
 
 func TestNoBudgetCountsTokens(t *testing.T) {
+	t.Parallel()
 	b := looperSetup(t, Config{})
 	var out map[string]any
 	tid := b.newThread(nil)

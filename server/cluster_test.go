@@ -193,6 +193,7 @@ func maxOverlap(spans []span) int {
 // instant; the runs execute one at a time, never overlapping, in the order of their creation,
 // whichever replica accepted or executes each.
 func TestClusterThreadRunsInOrder(t *testing.T) {
+	t.Parallel()
 	reps, rec := newCluster(t, 3, Config{})
 	tid := reps[0].newThread(nil)
 	const perReplica = 3
@@ -270,6 +271,7 @@ func TestClusterThreadRunsInOrder(t *testing.T) {
 // (on six threads, accepted by every replica) never execute more than two at once across the
 // cluster, while another tenant's run goes ahead meanwhile.
 func TestClusterTenantLimit(t *testing.T) {
+	t.Parallel()
 	const acmeKey, globexKey = "acme-key-0123456789abcdef", "globex-key-0123456789abcdef"
 	cfg := Config{MaxRunsPerTenant: 2, Auth: AuthConfig{APIKeys: map[string]Principal{
 		acmeKey:   {User: "ann", Tenant: "acme"},
@@ -342,6 +344,7 @@ func TestClusterTenantLimit(t *testing.T) {
 // TestClusterWebSocket: a WebSocket client connected to one replica follows a run executing on
 // another to its end with no gap, then starts a run and cancels it through its replica.
 func TestClusterWebSocket(t *testing.T) {
+	t.Parallel()
 	reps, rec := newCluster(t, 2, Config{})
 	tid := reps[0].newThread(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -471,6 +474,7 @@ func TestClusterWebSocket(t *testing.T) {
 // TestClusterReject: six requests with multitask_strategy reject reach three replicas for one
 // idle thread at the same instant: exactly one run is accepted, the others answer 409.
 func TestClusterReject(t *testing.T) {
+	t.Parallel()
 	reps, rec := newCluster(t, 3, Config{})
 	tid := reps[0].newThread(nil)
 	var wg sync.WaitGroup

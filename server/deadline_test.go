@@ -70,6 +70,7 @@ func (b *bundle) waitStreams(n string) {
 // through within Config.StreamWriteTimeout: its handler returns (the stream gauge drops) and
 // the server closes the connection.
 func TestSSEClientThatStopsReadingIsCutOff(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{cfg: Config{StreamWriteTimeout: 300 * time.Millisecond}, extra: []GraphSpec{{ID: "flood", Build: buildFlood}}})
 	tid := b.newThread(nil)
 	body, _ := json.Marshal(map[string]any{"assistant_id": "flood", "input": map[string]any{}, "stream_mode": []string{"custom"}})
@@ -95,6 +96,7 @@ func TestSSEClientThatStopsReadingIsCutOff(t *testing.T) {
 
 // The same for a WebSocket client.
 func TestWebSocketClientThatStopsReadingIsCutOff(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{cfg: Config{StreamWriteTimeout: 300 * time.Millisecond, WebSocketBuffer: 4}, extra: []GraphSpec{{ID: "flood", Build: buildFlood}}})
 	tid := b.newThread(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

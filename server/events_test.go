@@ -24,6 +24,7 @@ type lcEv struct {
 // TestStreamEventsMode streams a ReAct run (a model turn with a tool call, the tool, a model
 // answer) with stream_mode "events" over SSE and checks the LangChain callback events.
 func TestStreamEventsMode(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	tid := b.newThread(nil)
 	body := map[string]any{"assistant_id": "example", "stream_mode": "events",
@@ -182,6 +183,7 @@ func TestStreamEventsMode(t *testing.T) {
 // TestStreamEventsWithOtherModes asks for events and values together: both arrive, and a
 // stream mode still unknown is refused.
 func TestStreamEventsWithOtherModes(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	body := map[string]any{"assistant_id": "flow", "stream_mode": []string{"events", "values"}, "input": map[string]any{"topic": "x"}, "interrupt_before": []string{"approve"}}
 	_, evs := b.stream("POST", "/runs/stream", body, nil, nil)

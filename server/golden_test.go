@@ -103,12 +103,14 @@ Regenerate: go test ./server/ -run TestGolden -update
 `
 
 func TestGoldenSSE(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{extra: []GraphSpec{{ID: "nested", Build: buildNested}}})
 	checkGolden(t, "sse.txtar", goldenSSEComment, goldenSSECases(t, b))
 }
 
 // The same streams on Postgres give the same golden file.
 func TestGoldenSSEPostgres(t *testing.T) {
+	t.Parallel()
 	if *golden.Update {
 		t.Skip("the golden file is written by TestGoldenSSE (SQLite)")
 	}
@@ -163,12 +165,14 @@ Regenerate: go test ./server/ -run TestGolden -update
 `
 
 func TestGoldenWebSocket(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	checkGolden(t, "ws.txtar", goldenWSComment, b.wsSession(t))
 }
 
 // The same session on Postgres gives the same golden file.
 func TestGoldenWebSocketPostgres(t *testing.T) {
+	t.Parallel()
 	if *golden.Update {
 		t.Skip("the golden file is written by TestGoldenWebSocket (SQLite)")
 	}

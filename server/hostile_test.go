@@ -57,6 +57,7 @@ var hostile = []struct {
 // Hostile input is refused at the door on SQLite and Postgres, and afterwards every search and
 // count of the tenant still works: one bad row can no longer break a tenant.
 func TestHostileInputIsRefusedAtTheDoor(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
 			cfg := Config{}
@@ -140,6 +141,7 @@ func FuzzJSONEntryPoints(f *testing.F) {
 // A 5xx is logged at the default level with its route and error, so an operator sees it without
 // turning on debug logs.
 func TestServerErrorsAreLogged(t *testing.T) {
+	t.Parallel()
 	var logs syncBuffer
 	b := setup(t, setupOpts{cfg: Config{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}})
 	tid := b.newThread(nil)
@@ -175,6 +177,7 @@ func (s *syncBuffer) String() string {
 // A body sent a byte at a time is cut off after ReadTimeout; a run that takes longer than that
 // to answer is not.
 func TestSlowBodyIsCutOff(t *testing.T) {
+	t.Parallel()
 	sleepy := GraphSpec{ID: "sleepy", Build: func(d Deps) (graph.Runnable, error) {
 		g := graph.New[flowState]()
 		g.AddNode("nap", func(ctx context.Context, s flowState) (flowState, error) {
@@ -244,6 +247,7 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 // A webhook to a loopback address (by IP or by name) is not sent unless the configuration allows
 // it, and the refusal is logged.
 func TestWebhookToLoopbackIsRefused(t *testing.T) {
+	t.Parallel()
 	called := make(chan struct{}, 2)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { called <- struct{}{} }))
 	defer hook.Close()
@@ -271,6 +275,7 @@ func TestWebhookToLoopbackIsRefused(t *testing.T) {
 
 // GET /metrics asks for the metrics token when one is set.
 func TestMetricsToken(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{cfg: Config{MetricsToken: "m-secret"}})
 	get := func(auth string) int {
 		req, _ := http.NewRequest("GET", b.http.URL+"/metrics", nil)
@@ -299,6 +304,7 @@ func TestMetricsToken(t *testing.T) {
 // the local one (hashed n-grams), so a query with typos, which shares no word with any item, still
 // finds the closest one first.
 func TestStoreSearchesByVectors(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	b.mustDo("PUT", "/store/items", map[string]any{"namespace": []string{"pets"}, "key": "cat", "value": map[string]any{"text": "the cat sat on the mat"}}, nil, 204)
 	b.mustDo("PUT", "/store/items", map[string]any{"namespace": []string{"pets"}, "key": "tax", "value": map[string]any{"text": "quarterly revenue and taxation report"}}, nil, 204)

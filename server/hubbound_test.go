@@ -8,6 +8,7 @@ import (
 // Runs with large inputs do not hold more than Config.EventLogBytes of events in memory once
 // they finish; a resumable run whose log was dropped is still joined from the database.
 func TestEventLogBytesBoundThroughTheServer(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{cfg: Config{EventLogBytes: 256 << 10}})
 	big := strings.Repeat("y", 100<<10)
 	var first string

@@ -224,6 +224,7 @@ func authStatus(a *AuthConfig, tok string) (int, Principal, error) {
 }
 
 func TestJWKSAlgorithms(t *testing.T) {
+	t.Parallel()
 	p256, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	p384, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
 	p521, _ := ecdsa.GenerateKey(elliptic.P521(), rand.Reader)
@@ -257,6 +258,7 @@ func TestJWKSAlgorithms(t *testing.T) {
 }
 
 func TestJWKSRejects(t *testing.T) {
+	t.Parallel()
 	p256, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	rsaK := testKey{kid: "rsa", alg: "RS256", priv: rsaKey(t, 0)}
 	ecK := testKey{kid: "ec", alg: "ES256", priv: p256}
@@ -320,6 +322,7 @@ func TestJWKSRejects(t *testing.T) {
 }
 
 func TestJWKSRotationAndRateLimit(t *testing.T) {
+	t.Parallel()
 	old := testKey{kid: "2025", alg: "RS256", priv: rsaKey(t, 0)}
 	next := testKey{kid: "2026", alg: "RS256", priv: rsaKey(t, 1)}
 	p := newIDP(t, old)
@@ -372,6 +375,7 @@ func TestJWKSRotationAndRateLimit(t *testing.T) {
 }
 
 func TestJWKSCacheControl(t *testing.T) {
+	t.Parallel()
 	k := testKey{kid: "k", alg: "ES256"}
 	k.priv, _ = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	p := newIDP(t, k)
@@ -394,6 +398,7 @@ func TestJWKSCacheControl(t *testing.T) {
 }
 
 func TestJWKSDown(t *testing.T) {
+	t.Parallel()
 	k := testKey{kid: "k", alg: "RS256", priv: rsaKey(t, 0)}
 	p := newIDP(t, k)
 	p.set(func(p *idp) { p.down = true })
@@ -431,6 +436,7 @@ func TestJWKSDown(t *testing.T) {
 // TestJWKSServer drives the API with JWKS tokens: 200, 401 with WWW-Authenticate, 503 when
 // the key set is unreachable, and the token's tenant scoping its threads.
 func TestJWKSServer(t *testing.T) {
+	t.Parallel()
 	k := testKey{kid: "k", alg: "RS256", priv: rsaKey(t, 0)}
 	p := newIDP(t, k)
 	// An API key as well, so that setup does not choose dev mode.
@@ -462,6 +468,7 @@ func TestJWKSServer(t *testing.T) {
 }
 
 func TestJWKSConfig(t *testing.T) {
+	t.Parallel()
 	cases := map[string]AuthConfig{
 		"plain http elsewhere": {JWKSURL: "http://idp.example.com/jwks", Issuer: "i", Audience: "a"},
 		"not a URL":            {JWKSURL: "jwks.json", Issuer: "i", Audience: "a"},

@@ -30,6 +30,7 @@ func TestKillSQLite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills a server process")
 	}
+	t.Parallel()
 	killTest(t, []string{"--data-dir", filepath.Join(t.TempDir(), "data")})
 }
 
@@ -37,6 +38,7 @@ func TestKillPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills a server process")
 	}
+	t.Parallel()
 	killTest(t, []string{"--database-url", pgURL(t)})
 }
 

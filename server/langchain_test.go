@@ -8,6 +8,7 @@ import (
 // TestConvertRunInputBothShapes sends a turn in trellis's shape and one in LangChain's to the
 // same thread and reads the thread back in LangChain's shape.
 func TestConvertRunInputBothShapes(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	tid := b.newThread(nil)
 	run := func(msg any) map[string]any {

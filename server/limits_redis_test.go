@@ -27,6 +27,7 @@ func redisReplicas(t *testing.T, cfg Config) []*bundle {
 // TestRateLimitSharedThroughRedis checks that a tenant's burst is the tenant's, whichever
 // replica takes its requests.
 func TestRateLimitSharedThroughRedis(t *testing.T) {
+	t.Parallel()
 	replicas := redisReplicas(t, Config{RateLimit: 0.2, RateBurst: 4})
 	for i := range 4 {
 		if code := replicas[i%2].do("POST", "/threads/search", map[string]any{}, nil); code != 200 {
@@ -60,6 +61,7 @@ func wantRateLimited(t *testing.T, r *bundle, what string) {
 // TestStreamLimitSharedThroughRedis checks that a tenant's open streams are counted across
 // replicas, and that a slot closed on one replica is free on the other.
 func TestStreamLimitSharedThroughRedis(t *testing.T) {
+	t.Parallel()
 	replicas := redisReplicas(t, Config{MaxStreamsPerTenant: 2})
 	a, b := replicas[0], replicas[1]
 	var th Thread

@@ -77,10 +77,12 @@ func testOutboxRule(t *testing.T, s *Server) {
 }
 
 func TestOutboxRuleSQLite(t *testing.T) {
+	t.Parallel()
 	testOutboxRule(t, setup(t).srv)
 }
 
 func TestOutboxRulePostgres(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{cfg: Config{DatabaseURL: pgURL(t)}})
 	testOutboxRule(t, b.srv)
 }
@@ -88,6 +90,7 @@ func TestOutboxRulePostgres(t *testing.T) {
 // TestAppendEventRowsChunks writes more rows than one SQLite statement takes, from several
 // runs, twice (the second time changes nothing).
 func TestAppendEventRowsChunks(t *testing.T) {
+	t.Parallel()
 	s := setup(t).srv
 	ctx := context.Background()
 	var batches []eventBatch
@@ -120,6 +123,7 @@ func TestAppendEventRowsChunks(t *testing.T) {
 // TestRenewLeases: one statement renews the leases this process owns and reports the ones it
 // does not own any more.
 func TestRenewLeases(t *testing.T) {
+	t.Parallel()
 	for _, db := range []string{"sqlite", "postgres"} {
 		t.Run(db, func(t *testing.T) {
 			var cfg Config
@@ -174,6 +178,7 @@ func TestRenewLeases(t *testing.T) {
 // TestLeaseLostStopsRun: a run whose lease another worker takes is stopped by the next
 // renewal, and left pending for that worker.
 func TestLeaseLostStopsRun(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{cfg: Config{Heartbeat: 100 * time.Millisecond}})
 	tid := b.newThread(nil)
 	var run Run

@@ -45,6 +45,7 @@ func pgURL(t *testing.T) string {
 
 // TestPostgres runs the main flows with every table in Postgres.
 func TestPostgres(t *testing.T) {
+	t.Parallel()
 	url := pgURL(t)
 	b := setup(t, setupOpts{cfg: Config{DatabaseURL: url}})
 	tid := b.newThread(map[string]any{"db": "pg"})
@@ -81,6 +82,7 @@ func TestPostgres(t *testing.T) {
 // TestRestartResumesPendingRun checks that a run left running by a stopped server finishes at
 // the next start from its last checkpoint, without running finished nodes again.
 func TestRestartResumesPendingRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	b := setup(t, setupOpts{cfg: Config{DataDir: dir, ShutdownGrace: 50 * time.Millisecond}})
 	tid := b.newThread(nil)

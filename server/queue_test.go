@@ -15,6 +15,7 @@ import (
 )
 
 func TestRunTimeout(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{cfg: Config{RunTimeout: 300 * time.Millisecond}})
 	tid := b.newThread(nil)
 	var run Run
@@ -36,6 +37,7 @@ func TestRunTimeout(t *testing.T) {
 // TestTenantLimit: with one run per tenant, a tenant's second run waits, pending, until its
 // first ends.
 func TestTenantLimit(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{cfg: Config{MaxRunsPerTenant: 1}})
 	t1, t2 := b.newThread(nil), b.newThread(nil)
 	var r1, r2 Run
@@ -70,6 +72,7 @@ func TestTenantLimit(t *testing.T) {
 // TestTransientRetry: a node failing with ErrTransient is retried from the last checkpoint;
 // the node before it does not run again.
 func TestTransientRetry(t *testing.T) {
+	t.Parallel()
 	var firstRuns, flakyCalls atomic.Int64
 	flaky := GraphSpec{ID: "flaky", Build: func(d Deps) (graph.Runnable, error) {
 		g := graph.New[flowState]()
@@ -105,6 +108,7 @@ func TestTransientRetry(t *testing.T) {
 
 // TestTransientGivesUp: a run that keeps failing transiently fails after MaxRunAttempts.
 func TestTransientGivesUp(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int64
 	broken := GraphSpec{ID: "broken", Build: func(d Deps) (graph.Runnable, error) {
 		g := graph.New[flowState]()
@@ -128,6 +132,7 @@ func TestTransientGivesUp(t *testing.T) {
 }
 
 func TestLocalQueueStillWorks(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{cfg: Config{Queue: NewLocalQueue(2)}})
 	tid := b.newThread(nil)
 	var out map[string]any
@@ -138,6 +143,7 @@ func TestLocalQueueStillWorks(t *testing.T) {
 }
 
 func TestQueueConfigErrors(t *testing.T) {
+	t.Parallel()
 	for _, cfg := range []Config{{RunTimeout: -1}, {MaxRunsPerTenant: -1}, {Heartbeat: -time.Second}, {MaxRunAttempts: -2}, {RateLimit: -1}, {RateBurst: -1}, {MaxStreamsPerTenant: -1}} {
 		cfg.Graphs = []GraphSpec{{ID: "flow", Build: buildFlow}}
 		cfg.Dev, cfg.DataDir = true, t.TempDir()
@@ -158,6 +164,7 @@ func TestQueueConfigErrors(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{cfg: Config{RateLimit: 0.5, RateBurst: 2}})
 	for i := range 2 {
 		if code := b.do("POST", "/threads/search", map[string]any{}, nil); code != 200 {
@@ -172,6 +179,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestStreamLimit(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{cfg: Config{MaxStreamsPerTenant: 1}})
 	tid := b.newThread(nil)
 	var run Run

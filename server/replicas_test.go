@@ -36,6 +36,7 @@ func TestReplicasRedis(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs three server processes")
 	}
+	t.Parallel()
 	replicaTest(t, pgURL(t), redisURL(t))
 }
 
@@ -43,6 +44,7 @@ func TestReplicasListenNotify(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs three server processes")
 	}
+	t.Parallel()
 	replicaTest(t, pgURL(t), "")
 }
 

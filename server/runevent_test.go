@@ -9,6 +9,7 @@ import (
 )
 
 func TestRunEventChunkText(t *testing.T) {
+	t.Parallel()
 	ev := func(name, data string) server.RunEvent {
 		return server.RunEvent{Event: name, Data: json.RawMessage(data)}
 	}

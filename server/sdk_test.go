@@ -14,6 +14,7 @@ import (
 // (@langchain/langgraph-sdk 2.0.0, pinned with its lock file in testdata/sdk). It needs node
 // and the installed packages: npm ci --prefix server/testdata/sdk
 func TestSDKEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir, _ := filepath.Abs(filepath.Join("testdata", "sdk"))
 	node, err := exec.LookPath("node")
 	if err != nil {

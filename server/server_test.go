@@ -18,6 +18,7 @@ import (
 )
 
 func TestAssistants(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	var list []Assistant
 	b.mustDo("POST", "/assistants/search", map[string]any{"limit": 10}, &list, 200)
@@ -65,6 +66,7 @@ func TestAssistants(t *testing.T) {
 }
 
 func TestThreadsCRUD(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	var th Thread
 	b.mustDo("POST", "/threads", map[string]any{"metadata": map[string]any{"user": "ann", "n": 1}}, &th, 200)
@@ -105,6 +107,7 @@ func TestThreadsCRUD(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{cfg: Config{MaxBodyBytes: 1024}})
 	tid := b.newThread(nil)
 	cases := []struct {
@@ -151,6 +154,7 @@ func hintOf(m map[string]any) []string {
 }
 
 func TestStreamInterruptResume(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	tid := b.newThread(nil)
 	body := map[string]any{"assistant_id": "flow", "input": map[string]any{"topic": "lunch"}, "stream_mode": []string{"values", "updates", "custom"}}
@@ -217,6 +221,7 @@ func TestStreamInterruptResume(t *testing.T) {
 }
 
 func TestRunErrorEvent(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	tid := b.newThread(nil)
 	_, evs := b.stream("POST", "/threads/"+tid+"/runs/stream", map[string]any{"assistant_id": "flow", "input": map[string]any{"topic": "explode"}, "interrupt_after": []string{"plan"}}, nil, nil)
@@ -239,6 +244,7 @@ func TestRunErrorEvent(t *testing.T) {
 }
 
 func TestMessagesModes(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	tid := b.newThread(nil)
 	body := map[string]any{"assistant_id": "example", "input": map[string]any{"messages": []any{map[string]any{"role": "user", "content": "Convert 42 km to miles"}}},
@@ -271,6 +277,7 @@ func TestMessagesModes(t *testing.T) {
 }
 
 func TestStatelessRuns(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	var out map[string]any
 	b.mustDo("POST", "/runs/wait", map[string]any{"assistant_id": "flow", "input": map[string]any{"topic": "t"}, "interrupt_before": []string{"approve"}}, &out, 200)
@@ -289,6 +296,7 @@ func TestStatelessRuns(t *testing.T) {
 }
 
 func TestBackgroundJoinAndResumeStream(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	tid := b.newThread(nil)
 	var run Run
@@ -329,6 +337,7 @@ func TestBackgroundJoinAndResumeStream(t *testing.T) {
 }
 
 func TestMultitask(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	tid := b.newThread(nil)
 	start := func(topic, strategy string, want int) Run {
@@ -367,6 +376,7 @@ func TestMultitask(t *testing.T) {
 }
 
 func TestCancelRollback(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	tid := b.newThread(nil)
 	go func() { <-b.gates.started; b.gates.release <- struct{}{} }()
@@ -387,6 +397,7 @@ func TestCancelRollback(t *testing.T) {
 }
 
 func TestCancelInterrupt(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	tid := b.newThread(nil)
 	var run Run
@@ -405,6 +416,7 @@ func TestCancelInterrupt(t *testing.T) {
 }
 
 func TestUpdateStateAsNode(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	tid := b.newThread(map[string]any{"graph_id": "flow"})
 	var res map[string]any
@@ -432,6 +444,7 @@ func TestUpdateStateAsNode(t *testing.T) {
 // A copied thread has the source's whole history, checkpoint for checkpoint, and goes its own
 // way from there.
 func TestThreadCopyKeepsHistory(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	tid := b.newThread(map[string]any{"graph_id": "flow"})
 	b.mustDo("POST", "/threads/"+tid+"/state", map[string]any{"values": map[string]any{"topic": "first", "steps": []string{"plan"}}, "as_node": "plan"}, nil, 200)
@@ -482,6 +495,7 @@ func TestThreadCopyKeepsHistory(t *testing.T) {
 // A run's durability decides which checkpoints it writes: sync (the default) one per
 // superstep, exit only the one where the run stops; checkpoint_during false is exit.
 func TestRunDurability(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	checkpoints := func(body map[string]any) int {
 		t.Helper()
@@ -514,6 +528,7 @@ func TestRunDurability(t *testing.T) {
 
 // A run created with after_seconds stays pending, holding its thread, until it is due.
 func TestRunAfterSeconds(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	tid := b.newThread(nil)
 	start := time.Now()
@@ -542,6 +557,7 @@ func TestRunAfterSeconds(t *testing.T) {
 // A thread created with supersteps starts with their updates applied, each as its node; one
 // that cannot be applied gets 400 and leaves no thread behind.
 func TestThreadCreateWithSupersteps(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	var th Thread
 	b.mustDo("POST", "/threads", map[string]any{"metadata": map[string]any{"graph_id": "flow"}, "supersteps": []any{
@@ -579,6 +595,7 @@ func TestThreadCreateWithSupersteps(t *testing.T) {
 }
 
 func TestStoreRoutes(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	b.mustDo("PUT", "/store/items", map[string]any{"namespace": []string{"notes", "ann"}, "key": "k1", "value": map[string]any{"text": "buy milk"}}, nil, 204)
 	b.mustDo("PUT", "/store/items", map[string]any{"namespace": []string{"notes", "bob"}, "key": "k2", "value": map[string]any{"text": "call home"}}, nil, 204)
@@ -607,6 +624,7 @@ func TestStoreRoutes(t *testing.T) {
 }
 
 func TestHealthAndMetrics(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	b.mustDo("GET", "/healthz", nil, nil, 200)
 	b.mustDo("GET", "/readyz", nil, nil, 200)
@@ -633,6 +651,7 @@ func TestHealthAndMetrics(t *testing.T) {
 // A thread with a ttl is deleted, checkpoints and all, once it has gone that long without an
 // update; one without, or updated since, stays.
 func TestThreadTTL(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{cfg: Config{ThreadTTLSweep: 50 * time.Millisecond}})
 	var short, long, none Thread
 	b.mustDo("POST", "/threads", map[string]any{"metadata": map[string]any{"graph_id": "flow"}, "ttl": 0.01}, &short, 200)
@@ -676,6 +695,7 @@ func TestThreadTTL(t *testing.T) {
 // A run with no input on a thread that waits at a breakpoint continues it (LangGraph's input
 // None), instead of starting the graph again from its input.
 func TestNullInputContinuesAPausedThread(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	tid := b.newThread(nil)
 	var out map[string]any

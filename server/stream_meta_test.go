@@ -44,6 +44,7 @@ func gateGraph(release <-chan struct{}) GraphSpec {
 // TestStreamEventsToolTiming checks that on_tool_start goes out while the tool runs, and
 // on_tool_end once it has returned: the tool waits until the test has seen its start.
 func TestStreamEventsToolTiming(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	b := setup(t, setupOpts{extra: []GraphSpec{gateGraph(release)}})
 	body := map[string]any{"assistant_id": "gate", "stream_mode": []string{"events", "custom"},
@@ -125,6 +126,7 @@ var chatterGraph = GraphSpec{ID: "chatter", Build: func(d Deps) (graph.Runnable,
 // TestMessagesTupleMetadata checks the metadata of messages-tuple chunks against what LangGraph
 // sends: the run's metadata and IDs, where in the graph the chunk was written, and the model.
 func TestMessagesTupleMetadata(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{extra: []GraphSpec{chatterGraph}})
 	tid := b.newThread(nil)
 	body := map[string]any{"assistant_id": "chatter", "stream_mode": []string{"messages-tuple", "messages"},
@@ -197,6 +199,7 @@ func TestMessagesTupleMetadata(t *testing.T) {
 
 // TestEventsCarryRunMetadata checks that callback events carry the run's metadata too.
 func TestEventsCarryRunMetadata(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{extra: []GraphSpec{chatterGraph}})
 	body := map[string]any{"assistant_id": "chatter", "stream_mode": "events", "metadata": map[string]any{"team": "red"},
 		"input": map[string]any{"messages": []any{map[string]any{"type": "human", "content": "hi"}}}}

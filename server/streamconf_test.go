@@ -9,6 +9,7 @@ import (
 // TestStreamPayloadsLikeLangGraph checks the stream payloads issue 18 item 12 names against the
 // shapes LangGraph (1.7.3, and its API server) gives them, on the example ReAct agent.
 func TestStreamPayloadsLikeLangGraph(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	tid := b.newThread(nil)
 	body := map[string]any{"assistant_id": "example", "input": map[string]any{"messages": []any{map[string]any{"role": "user", "content": "Convert 42 km to miles"}}},

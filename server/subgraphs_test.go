@@ -46,6 +46,7 @@ func buildNested(deps Deps) (graph.Runnable, error) {
 // TestAssistantSubgraphs checks GET /assistants/{id}/subgraphs[/{namespace}] (the SDK's
 // assistants.getSubgraphs): namespaces, recurse, one namespace, schemas, and bad input.
 func TestAssistantSubgraphs(t *testing.T) {
+	t.Parallel()
 	b := setup(t, setupOpts{extra: []GraphSpec{{ID: "nested", Build: buildNested}}})
 	type schemas struct {
 		GraphID     string         `json:"graph_id"`

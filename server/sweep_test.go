@@ -14,6 +14,7 @@ import (
 // sweeper, many in one transaction: afterwards no thread, run, event or checkpoint row of
 // theirs is left, and a kept thread's rows are.
 func TestStatelessThreadsSwept(t *testing.T) {
+	t.Parallel()
 	for _, db := range []string{"sqlite", "postgres"} {
 		t.Run(db, func(t *testing.T) {
 			var cfg Config

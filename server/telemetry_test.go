@@ -29,6 +29,7 @@ func spanAttr(s sdktrace.ReadOnlySpan, k attribute.Key) string {
 }
 
 func TestRunSpansContinueTheRequestTrace(t *testing.T) {
+	t.Parallel()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	defer func() { _ = tp.Shutdown(context.Background()) }()
@@ -88,6 +89,7 @@ func TestRunSpansContinueTheRequestTrace(t *testing.T) {
 }
 
 func TestOTLPExport(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var got []*coltrace.ExportTraceServiceRequest
 	var paths []string
@@ -150,6 +152,7 @@ func TestOTLPExport(t *testing.T) {
 }
 
 func TestOTLPEndpointSettings(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		cfg  TracingConfig
 		env  map[string]string

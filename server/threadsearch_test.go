@@ -9,6 +9,7 @@ import (
 func TestThreadSearchSQLite(t *testing.T) { threadSearchTest(t, setup(t)) }
 
 func TestThreadSearchPostgres(t *testing.T) {
+	t.Parallel()
 	threadSearchTest(t, setup(t, setupOpts{cfg: Config{DatabaseURL: pgURL(t)}}))
 }
 

@@ -10,6 +10,7 @@ import (
 // TestLogTail: an event appended in two parts (a token's own data and the tail it shares with
 // its message's other tokens) reads back whole, in SSE and as data.
 func TestLogTail(t *testing.T) {
+	t.Parallel()
 	l := stream.NewLog()
 	tail := json.RawMessage(`{"node":"model"}]`)
 	l.AppendTail("messages", json.RawMessage(`[{"content":"a"},`), tail)
