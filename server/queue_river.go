@@ -97,7 +97,7 @@ type RiverQueue struct {
 	closed  bool
 }
 
-// RiverOptions tunes a [RiverQueue]. The zero value is the default.
+// RiverOptions tunes a [RiverQueue]. A nil *RiverOptions and the zero value are the defaults.
 type RiverOptions struct {
 	// MaxWorkers bounds the runs executing at once in this process; zero means 64.
 	MaxWorkers int
@@ -134,7 +134,8 @@ func (o RiverOptions) config(workers *river.Workers, sqlite bool) *river.Config 
 }
 
 // NewRiverSQLite returns a River queue in the SQLite database db, migrating River's tables.
-func NewRiverSQLite(ctx context.Context, db *sql.DB, opts RiverOptions) (*RiverQueue, error) {
+func NewRiverSQLite(ctx context.Context, db *sql.DB, opts *RiverOptions) (*RiverQueue, error) {
+	o := optionsOrZero(opts)
 	driver := riversqlite.New(db)
 	mig, err := rivermigrate.New(driver, nil)
 	if err != nil {
@@ -143,10 +144,10 @@ func NewRiverSQLite(ctx context.Context, db *sql.DB, opts RiverOptions) (*RiverQ
 	if _, err := mig.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return nil, fmt.Errorf("server: river migrations on SQLite: %w", err)
 	}
-	q := newRiverQueue(opts)
+	q := newRiverQueue(o)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &runWorker{q: q})
-	client, err := river.NewClient(driver, opts.config(workers, true))
+	client, err := river.NewClient(driver, o.config(workers, true))
 	if err != nil {
 		return nil, fmt.Errorf("server: river client: %w", err)
 	}
@@ -156,7 +157,8 @@ func NewRiverSQLite(ctx context.Context, db *sql.DB, opts RiverOptions) (*RiverQ
 
 // NewRiverPostgres returns a River queue in the Postgres database of pool, migrating River's
 // tables (in the pool's search_path).
-func NewRiverPostgres(ctx context.Context, pool *pgxpool.Pool, opts RiverOptions) (*RiverQueue, error) {
+func NewRiverPostgres(ctx context.Context, pool *pgxpool.Pool, opts *RiverOptions) (*RiverQueue, error) {
+	o := optionsOrZero(opts)
 	driver := riverpgxv5.New(pool)
 	mig, err := rivermigrate.New(driver, nil)
 	if err != nil {
@@ -169,10 +171,10 @@ func NewRiverPostgres(ctx context.Context, pool *pgxpool.Pool, opts RiverOptions
 	}); err != nil {
 		return nil, fmt.Errorf("server: river migrations on Postgres: %w", err)
 	}
-	q := newRiverQueue(opts)
+	q := newRiverQueue(o)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &runWorker{q: q})
-	client, err := river.NewClient(driver, opts.config(workers, false))
+	client, err := river.NewClient(driver, o.config(workers, false))
 	if err != nil {
 		return nil, fmt.Errorf("server: river client: %w", err)
 	}
@@ -193,6 +195,14 @@ func pgAdvisory(ctx context.Context, pool *pgxpool.Pool, key int64, f func() err
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, key)
 	return f()
+}
+
+// optionsOrZero returns *opts, or the zero options for nil.
+func optionsOrZero(opts *RiverOptions) RiverOptions {
+	if opts == nil {
+		return RiverOptions{}
+	}
+	return *opts
 }
 
 func newRiverQueue(opts RiverOptions) *RiverQueue {

@@ -201,7 +201,7 @@ func New(cfg Config) (*Server, error) {
 	q := cfg.Queue
 	var rq *RiverQueue
 	if q == nil {
-		ropts := RiverOptions{MaxWorkers: cfg.MaxConcurrentRuns, Logger: riverLogger(cfg.Logger)}
+		ropts := &RiverOptions{MaxWorkers: cfg.MaxConcurrentRuns, Logger: riverLogger(cfg.Logger)}
 		if pgPool != nil {
 			rq, err = NewRiverPostgres(ctx, pgPool, ropts)
 		} else {

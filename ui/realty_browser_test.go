@@ -50,7 +50,7 @@ func tileServer(t *testing.T) (string, *atomic.Int64) {
 func TestBrowserRealty(t *testing.T) {
 	plain := serveConfig(t, server.Config{Dev: true, Apps: []server.App{realty.App()}})
 	tiles, tileHits := tileServer(t)
-	withTiles, err := ui.New(ui.Options{MapTiles: tiles + "/{z}/{x}/{y}.png", MapAttribution: "test tiles"})
+	withTiles, err := ui.New(&ui.Options{MapTiles: tiles + "/{z}/{x}/{y}.png", MapAttribution: "test tiles"})
 	if err != nil {
 		t.Fatal(err)
 	}

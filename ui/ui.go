@@ -34,7 +34,7 @@ var dist embed.FS
 // from besides: nothing more, or the map tiles' origin when they are configured.
 const csp = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:%s; connect-src 'self'; font-src 'self' data:; object-src 'none'; base-uri 'self'; frame-ancestors 'self'"
 
-// Options configure the UI.
+// Options configure the UI. A nil *Options and the zero value serve no map tiles.
 type Options struct {
 	// MapTiles is the URL template of the map pages' tiles, in Leaflet's form:
 	// https://tile.openstreetmap.org/{z}/{x}/{y}.png ({z}, {x} and {y} required; {s} for a
@@ -54,7 +54,7 @@ type Config struct {
 
 // Handler serves the embedded UI with no map tiles.
 func Handler() http.Handler {
-	h, err := New(Options{})
+	h, err := New(nil)
 	if err != nil {
 		panic(err) // no options, nothing to refuse
 	}
@@ -62,7 +62,11 @@ func Handler() http.Handler {
 }
 
 // New serves the embedded UI with the options, or says which option is wrong and how.
-func New(o Options) (*UI, error) {
+func New(opts *Options) (*UI, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
 	sub, err := fs.Sub(dist, "dist")
 	if err != nil {
 		return nil, fmt.Errorf("ui: the embedded build has no dist directory: %w", err)
@@ -95,7 +99,7 @@ type Configurable interface {
 
 // WithMap is the same UI with map tiles (see [Options]).
 func (h *UI) WithMap(tiles, attribution string) (http.Handler, error) {
-	return New(Options{MapTiles: tiles, MapAttribution: attribution})
+	return New(&Options{MapTiles: tiles, MapAttribution: attribution})
 }
 
 // TileOrigin checks a tile URL template and gives the origin the CSP must allow for it, such as

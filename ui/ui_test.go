@@ -88,7 +88,7 @@ func TestConfigAndPolicyFollowTheMapSetting(t *testing.T) {
 		t.Errorf("CSP without tiles = %q", c)
 	}
 
-	h, err := New(Options{MapTiles: "https://{s}.tile.example.org/{z}/{x}/{y}{r}.png?key=abc"})
+	h, err := New(&Options{MapTiles: "https://{s}.tile.example.org/{z}/{x}/{y}{r}.png?key=abc"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestConfigAndPolicyFollowTheMapSetting(t *testing.T) {
 		t.Errorf("the index's CSP = %q", res.Header.Get("Content-Security-Policy"))
 	}
 	// OpenStreetMap's tiles credit its contributors unless told otherwise.
-	osm, err := New(Options{MapTiles: "https://tile.openstreetmap.org/{z}/{x}/{y}.png"})
+	osm, err := New(&Options{MapTiles: "https://tile.openstreetmap.org/{z}/{x}/{y}.png"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestTileOrigin(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), "such as https://") {
 			t.Errorf("TileOrigin(%q) = %v, want an error saying %q and what to give", tmpl, err, why)
 		}
-		if _, err := New(Options{MapTiles: tmpl}); err == nil {
+		if _, err := New(&Options{MapTiles: tmpl}); err == nil {
 			t.Errorf("New with tiles %q did not fail", tmpl)
 		}
 	}
