@@ -1,6 +1,7 @@
 package react
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -213,12 +214,7 @@ func New(m model.Model, o *Options) (*graph.Compiled[State], error) {
 	}, map[string]string{NodeTools: NodeTools, graph.END: graph.END})
 
 	co := o.Compile
-	if co.Name == "" {
-		co.Name = o.Name
-	}
-	if co.Name == "" {
-		co.Name = "agent"
-	}
+	co.Name = cmp.Or(co.Name, o.Name, "agent")
 	return g.Compile(co)
 }
 

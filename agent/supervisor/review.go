@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -142,12 +143,7 @@ func NewReview(worker AgentFunc, o *ReviewOptions) (*graph.Compiled[ReviewState]
 		return NodeWork, nil
 	}, map[string]string{NodeWork: NodeWork, graph.END: graph.END})
 	co := o.Compile
-	if co.Name == "" {
-		co.Name = o.Name
-	}
-	if co.Name == "" {
-		co.Name = "review"
-	}
+	co.Name = cmp.Or(co.Name, o.Name, "review")
 	return g.Compile(co)
 }
 
