@@ -327,13 +327,7 @@ func (r *runner) insertLocked(ctx context.Context, run *Run, fresh bool) ([]stri
 		}
 		return active, nil
 	}
-	var inflight []string
-	if slot := r.threads[run.ThreadID]; slot != nil {
-		if slot.current != "" && !slot.ended {
-			inflight = append(inflight, slot.current)
-		}
-		inflight = append(inflight, slot.waiting...)
-	}
+	inflight := r.threads.Unfinished(run.ThreadID)
 	if len(inflight) > 0 && reject {
 		return nil, threadBusy(run.ThreadID)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/internal/netguard"
+	"github.com/trellis-go/trellis/server/internal/engine"
 	"github.com/trellis-go/trellis/server/internal/lcwire"
 	"github.com/trellis-go/trellis/server/internal/stream"
 
@@ -99,16 +100,6 @@ type activeRun struct {
 	done   chan struct{}
 }
 
-// threadSlot serialises the runs of one thread in this process.
-type threadSlot struct {
-	current string
-	waiting []string
-	// ended: the current run's final status and its thread's are written, and it only tidies up
-	// (lease, log) before the slot moves on. A new run is then not refused as a second one: its
-	// creator may already have been told the run finished.
-	ended bool
-}
-
 // runner creates, schedules, executes and cancels runs. It holds no *Server: what it uses of
 // the server comes in its runnerDeps, given to newRunner.
 type runner struct {
@@ -116,7 +107,8 @@ type runner struct {
 	q       Queue
 	mu      sync.Mutex
 	active  map[string]*activeRun
-	threads map[string]*threadSlot
+	// threads keeps each thread's runs in this process one at a time, in order (guarded by mu).
+	threads *engine.Slots[Priority]
 	closing bool
 	bg      sync.WaitGroup // webhooks
 	http    *http.Client
@@ -135,10 +127,8 @@ type runner struct {
 	waiters map[string]int
 	// sweep deletes finished stateless runs' threads in batches (see dropTemporary).
 	sweep sweeper
-	// progress follows the runs executing here (progress.go); prio holds the priority of the
-	// runs in this process's thread slots, for when they reach the queue.
+	// progress follows the runs executing here (progress.go).
 	progress map[string]*progressTracker
-	prio     map[string]Priority
 }
 
 // runnerDeps is what the runner uses of the server: the metadata database, the stream hub and
@@ -202,10 +192,10 @@ type runObserver interface {
 }
 
 func newRunner(d runnerDeps, q Queue) *runner {
-	r := &runner{runnerDeps: d, q: q, active: map[string]*activeRun{}, threads: map[string]*threadSlot{},
+	r := &runner{runnerDeps: d, q: q, active: map[string]*activeRun{}, threads: engine.NewSlots[Priority](),
 		http:    &http.Client{Timeout: d.cfg.WebhookTimeout, Transport: netguard.Policy{AllowPrivate: d.cfg.WebhookAllowPrivate}.Transport()},
 		tenants: map[string]int{}, instance: uuid.NewString(), waiters: map[string]int{},
-		progress: map[string]*progressTracker{}, prio: map[string]Priority{}}
+		progress: map[string]*progressTracker{}}
 	r.leases.held = map[string]heldLease{}
 	r.out = newOutbox(d.meta, d.bus, d.log)
 	r.renewLeases()
@@ -271,8 +261,7 @@ func (r *runner) executing(runID string) bool {
 func (r *runner) scheduled(threadID, runID string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	slot := r.threads[threadID]
-	return slot != nil && (slot.current == runID || slices.Contains(slot.waiting, runID))
+	return r.threads.Scheduled(threadID, runID)
 }
 
 // recover re-schedules runs a previous process left pending or running.
@@ -315,18 +304,7 @@ func (r *runner) schedule(ctx context.Context, run *Run) error {
 // order of their creation (created_at, run_id), the order claimRun enforces: a run placed
 // behind a newer one would wait for it while the newer one waits for it.
 func (r *runner) placeLocked(run *Run) bool {
-	slot := r.threads[run.ThreadID]
-	if slot == nil {
-		slot = &threadSlot{}
-		r.threads[run.ThreadID] = slot
-	}
-	r.prio[run.RunID] = runPriority(run)
-	if slot.current != "" {
-		slot.waiting = append(slot.waiting, run.RunID)
-		return false
-	}
-	slot.current = run.RunID
-	return true
+	return r.threads.Place(run.ThreadID, run.RunID, runPriority(run))
 }
 
 // released frees the thread after its run ended, here and, with replicas, in whichever process
@@ -340,34 +318,22 @@ func (r *runner) released(threadID, runID string) {
 	}
 }
 
-// ended marks a thread's current run as ended (threadSlot.ended) once its statuses are written.
+// ended marks a thread's current run as ended once its statuses are written (engine.Slots.End):
+// a client told it finished may start the next run at once.
 func (r *runner) ended(threadID, runID string) {
 	r.mu.Lock()
-	if slot := r.threads[threadID]; slot != nil && slot.current == runID {
-		slot.ended = true
-	}
+	r.threads.End(threadID, runID)
 	r.mu.Unlock()
 }
 
 // release ends a thread's current run and starts the next waiting one.
 func (r *runner) release(threadID, runID string) {
 	r.mu.Lock()
-	slot := r.threads[threadID]
-	if slot == nil || slot.current != runID {
-		r.mu.Unlock()
-		return
-	}
-	delete(r.prio, runID)
-	if len(slot.waiting) == 0 || r.closing {
-		delete(r.threads, threadID)
-		r.mu.Unlock()
-		return
-	}
-	next := slot.waiting[0]
-	slot.waiting = slot.waiting[1:]
-	slot.current, slot.ended = next, false
-	prio := r.prio[next]
+	next, prio, ok := r.threads.Release(threadID, runID, r.closing)
 	r.mu.Unlock()
+	if !ok {
+		return
+	}
 	if err := r.enqueue(context.Background(), next, prio); err != nil {
 		r.log.Warn("cannot start queued run", "run_id", next, "thread_id", threadID, "err", err)
 	}
@@ -386,23 +352,19 @@ func (r *runner) cancel(ctx context.Context, tenant, threadID, runID string, act
 	r.mu.Lock()
 	act := r.active[runID]
 	if act == nil {
-		if slot := r.threads[run.ThreadID]; slot != nil {
-			if i := slices.Index(slot.waiting, runID); i >= 0 {
-				slot.waiting = slices.Delete(slot.waiting, i, i+1)
-				delete(r.prio, runID)
-				r.mu.Unlock()
-				r.finishUnstarted(ctx, run, action)
-				return nil
-			}
-			if slot.current == runID && run.Status == RunPending {
-				// First in line but not started (scheduled with after_seconds, or its queue job
-				// not yet taken): the thread goes on to its next run now, not when the job comes
-				// due; the job then finds the run finished (or gone) and does nothing.
-				r.mu.Unlock()
-				r.finishUnstarted(ctx, run, action)
-				r.release(run.ThreadID, runID)
-				return nil
-			}
+		if r.threads.Unwait(run.ThreadID, runID) {
+			r.mu.Unlock()
+			r.finishUnstarted(ctx, run, action)
+			return nil
+		}
+		if r.threads.Current(run.ThreadID, runID) && run.Status == RunPending {
+			// First in line but not started (scheduled with after_seconds, or its queue job
+			// not yet taken): the thread goes on to its next run now, not when the job comes
+			// due; the job then finds the run finished (or gone) and does nothing.
+			r.mu.Unlock()
+			r.finishUnstarted(ctx, run, action)
+			r.release(run.ThreadID, runID)
+			return nil
 		}
 	}
 	r.mu.Unlock()
@@ -531,8 +493,7 @@ func (r *runner) waited(runID string) bool {
 func (r *runner) hasWaiting(threadID string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	slot := r.threads[threadID]
-	return slot != nil && len(slot.waiting) > 0
+	return r.threads.HasWaiting(threadID)
 }
 
 // allInterruptIDs reports whether every key of m is the ID of an interrupt the thread waits on,
@@ -656,8 +617,7 @@ func valuesWithInterrupts(snap *graph.StateSnapshot[any]) any {
 func (r *runner) busy(threadID string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	slot := r.threads[threadID]
-	return slot != nil && ((slot.current != "" && !slot.ended) || len(slot.waiting) > 0)
+	return r.threads.Busy(threadID)
 }
 
 // A finished stateless run's thread is deleted by the sweeper, with every other one that

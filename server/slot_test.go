@@ -2,7 +2,7 @@ package server
 
 import "testing"
 
-// TestRunAfterEndedRun: once a run's statuses are written (threadSlot.ended), the run only tidies
+// TestRunAfterEndedRun: once a run's statuses are written (engine.Slots.End), the run only tidies
 // up before its thread's slot moves on. A client told it finished may at once start another run
 // with the default multitask strategy (reject) or update the thread's state, and is not refused
 // with 409; the new run waits in the slot and starts when the slot moves on.
@@ -12,7 +12,7 @@ func TestRunAfterEndedRun(t *testing.T) {
 	tid := b.newThread(nil)
 	r := b.srv.runs
 	r.mu.Lock()
-	r.threads[tid] = &threadSlot{current: "finished-run"}
+	r.threads.Place(tid, "finished-run", PriorityNormal)
 	r.mu.Unlock()
 	if !r.busy(tid) {
 		t.Fatal("a thread whose run has not ended is not busy")
