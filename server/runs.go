@@ -104,9 +104,9 @@ type activeRun struct {
 // the server comes in its runnerDeps, given to newRunner.
 type runner struct {
 	runnerDeps
-	q       Queue
-	mu      sync.Mutex
-	active  map[string]*activeRun
+	q      Queue
+	mu     sync.Mutex
+	active map[string]*activeRun
 	// threads keeps each thread's runs in this process one at a time, in order (guarded by mu).
 	threads *engine.Slots[Priority]
 	closing bool
