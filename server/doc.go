@@ -98,7 +98,7 @@
 // no *Server. Its create and exec are lists of named steps (checkRequest, prepareThread,
 // insert, ...; due, claim, start, openLog, settle, writeStatus, ...), exec's shared state in an
 // execution. Its parts that work on IDs alone are in server/internal/engine: the thread slots
-// that keep a thread's runs one at a time and in order in a process.
+// that keep a thread's runs one at a time and in order in a process, and the run leases.
 //
 // See docs/server.md for the routes, the settings and what is not done yet.
 package server

@@ -189,7 +189,7 @@ func (r *runner) giveUp(ctx context.Context, run *Run, log *slog.Logger, owner s
 // start makes the run executing here: its progress is followed (and readable live in this
 // process until its record has the final one); its context is cancelled by a cancel, by the
 // queue stopping, by Config.RunTimeout, or by its lease going to another worker (the lease is
-// renewed with every other run's each heartbeat, lease.go); it is counted active.
+// renewed with every other run's each heartbeat, engine.Leases); it is counted active.
 func (x *execution) start(qctx context.Context) {
 	r := x.r
 	x.pt = r.track(x.run, x.attempt)
@@ -198,7 +198,7 @@ func (x *execution) start(qctx context.Context) {
 	if t := r.cfg.RunTimeout; t > 0 {
 		x.timer = time.AfterFunc(t, func() { x.cancel(&RunTimeoutError{Timeout: t}) })
 	}
-	r.holdLease(x.run.RunID, x.owner, func() { x.cancel(errLeaseLost) })
+	r.leases.Hold(x.run.RunID, x.owner, func() { x.cancel(errLeaseLost) })
 	x.act = &activeRun{cancel: x.cancel, done: make(chan struct{})}
 	r.mu.Lock()
 	r.active[x.run.RunID] = x.act
@@ -216,7 +216,7 @@ func (x *execution) end() {
 	x.stopOnQueue()
 	x.cancel(nil)
 	if !x.leaseGone {
-		r.dropLease(runID)
+		r.leases.Drop(runID)
 	}
 	r.metrics.runsActive.Dec()
 	r.mu.Lock()
@@ -323,7 +323,7 @@ func (x *execution) prepareGraph() {
 // for one whose worker died.
 func (x *execution) runGraph() error {
 	err := x.r.runGraph(x.runCtx, x.run, x.g, x.headBefore, x.pt, x.emit)
-	x.r.holdLease(x.run.RunID, x.owner, nil)
+	x.r.leases.Hold(x.run.RunID, x.owner, nil)
 	return err
 }
 

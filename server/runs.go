@@ -118,9 +118,10 @@ type runner struct {
 	instance string
 	stopReap context.CancelFunc
 	reaping  sync.WaitGroup
-	// leases are the leases of the runs executing here, renewed together (lease.go); out writes
-	// and publishes stream events (outbox.go; the logs are stream.Log).
-	leases leases
+	// leases are the leases of the runs executing here, renewed together every heartbeat
+	// (engine.Leases); out writes and publishes stream events (outbox.go; the logs are
+	// stream.Log).
+	leases *engine.Leases
 	out    *outbox
 	// waiters counts, per run, the requests waiting for its output (wait, join): a finished
 	// stateless run reads its final state for an output only if someone waits (see exec).
@@ -196,9 +197,10 @@ func newRunner(d runnerDeps, q Queue) *runner {
 		http:    &http.Client{Timeout: d.cfg.WebhookTimeout, Transport: netguard.Policy{AllowPrivate: d.cfg.WebhookAllowPrivate}.Transport()},
 		tenants: map[string]int{}, instance: uuid.NewString(), waiters: map[string]int{},
 		progress: map[string]*progressTracker{}}
-	r.leases.held = map[string]heldLease{}
 	r.out = newOutbox(d.meta, d.bus, d.log)
-	r.renewLeases()
+	r.leases = engine.NewLeases(d.cfg.Heartbeat, func(ctx context.Context, ids []string) (map[string]bool, error) {
+		return d.meta.RenewLeases(ctx, ids, r.instance, 3*d.cfg.Heartbeat)
+	}, d.log)
 	r.startSweeper()
 	q.Start(r.exec)
 	return r
@@ -229,7 +231,7 @@ func (r *runner) reap() {
 				continue
 			}
 			for _, run := range runs {
-				if r.scheduled(run.ThreadID, run.RunID) || r.executing(run.RunID) || r.holding(run.RunID) {
+				if r.scheduled(run.ThreadID, run.RunID) || r.executing(run.RunID) || r.leases.Holding(run.RunID) {
 					// This process is alive and has it: its renewal was only late (a busy
 					// database); the next one renews it.
 					continue
@@ -568,7 +570,7 @@ func (r *runner) shutdown(ctx context.Context) {
 	}
 	_ = r.q.Close(ctx)
 	r.stopSweeper() // after the runs: it deletes the threads they left, then their leases go
-	r.stopRenewing()
+	r.leases.Stop()
 	r.out.close()
 	done := make(chan struct{})
 	go func() { r.bg.Wait(); close(done) }()
@@ -730,7 +732,7 @@ func (r *runner) sweepPending() {
 		}
 		for _, it := range batch {
 			r.meta.hidden.Delete(it.key.id)
-			r.dropLease(it.runID)
+			r.leases.Drop(it.runID)
 		}
 	}
 }
