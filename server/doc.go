@@ -98,7 +98,8 @@
 // no *Server. Its create and exec are lists of named steps (checkRequest, prepareThread,
 // insert, ...; due, claim, start, openLog, settle, writeStatus, ...), exec's shared state in an
 // execution. Its parts that work on IDs alone are in server/internal/engine: the thread slots
-// that keep a thread's runs one at a time and in order in a process, and the run leases.
+// that keep a thread's runs one at a time and in order in a process, the run leases, and the
+// batcher that deletes finished stateless runs' threads.
 //
 // See docs/server.md for the routes, the settings and what is not done yet.
 package server

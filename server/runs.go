@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -127,7 +126,7 @@ type runner struct {
 	// stateless run reads its final state for an output only if someone waits (see exec).
 	waiters map[string]int
 	// sweep deletes finished stateless runs' threads in batches (see dropTemporary).
-	sweep sweeper
+	sweep *engine.Batcher[sweepItem]
 	// progress follows the runs executing here (progress.go).
 	progress map[string]*progressTracker
 }
@@ -201,7 +200,7 @@ func newRunner(d runnerDeps, q Queue) *runner {
 	r.leases = engine.NewLeases(d.cfg.Heartbeat, func(ctx context.Context, ids []string) (map[string]bool, error) {
 		return d.meta.RenewLeases(ctx, ids, r.instance, 3*d.cfg.Heartbeat)
 	}, d.log)
-	r.startSweeper()
+	r.sweep = engine.NewBatcher(sweepInterval, sweepBatch, "finished stateless runs' threads", r.sweepThreads, d.log)
 	q.Start(r.exec)
 	return r
 }
@@ -569,7 +568,7 @@ func (r *runner) shutdown(ctx context.Context) {
 		r.reaping.Wait()
 	}
 	_ = r.q.Close(ctx)
-	r.stopSweeper() // after the runs: it deletes the threads they left, then their leases go
+	r.sweep.Stop() // after the runs: it deletes the threads they left, then their leases go
 	r.leases.Stop()
 	r.out.close()
 	done := make(chan struct{})
@@ -631,40 +630,33 @@ const (
 	sweepBatch    = 64
 )
 
-type sweeper struct {
-	mu      sync.Mutex
-	pending []sweepItem
-	wake    chan struct{} // one buffered signal: something is pending
-	stop    chan struct{}
-	done    chan struct{}
-}
-
 type sweepItem struct {
 	key   threadKey
 	runID string
 }
 
-func (r *runner) startSweeper() {
-	r.sweep.wake = make(chan struct{}, 1)
-	r.sweep.stop = make(chan struct{})
-	r.sweep.done = make(chan struct{})
-	go r.sweepLoop()
-}
-
-// stopSweeper deletes the threads still pending and stops the sweeper.
-func (r *runner) stopSweeper() {
-	close(r.sweep.stop)
-	<-r.sweep.done
+// sweepThreads deletes a batch of finished stateless runs' threads (checkpoints, then records),
+// unhides them and stops renewing their runs' leases.
+func (r *runner) sweepThreads(ctx context.Context, batch []sweepItem) error {
+	keys := make([]threadKey, len(batch))
+	for i, it := range batch {
+		keys[i] = it.key
+	}
+	if err := removeThreads(ctx, r.saver, r.meta, keys); err != nil {
+		return err
+	}
+	for _, it := range batch {
+		r.meta.hidden.Delete(it.key.id)
+		r.leases.Drop(it.runID)
+	}
+	return nil
 }
 
 // dropTemporary hides a finished stateless run's thread from the API and hands it to the
 // sweeper.
 func (r *runner) dropTemporary(tenant, threadID, runID string) {
 	r.meta.hidden.Store(threadID, struct{}{})
-	r.sweep.mu.Lock()
-	r.sweep.pending = append(r.sweep.pending, sweepItem{threadKey{tenant, threadID}, runID})
-	r.sweep.mu.Unlock()
-	r.wakeSweeper()
+	r.sweep.Add(sweepItem{threadKey{tenant, threadID}, runID})
 }
 
 // sweeping counts the finished stateless runs' threads that are hidden and not deleted yet.
@@ -672,69 +664,6 @@ func (r *runner) sweeping() int {
 	n := 0
 	r.meta.hidden.Range(func(any, any) bool { n++; return true })
 	return n
-}
-
-func (r *runner) wakeSweeper() {
-	select {
-	case r.sweep.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (r *runner) sweepLoop() {
-	defer close(r.sweep.done)
-	for {
-		select {
-		case <-r.sweep.stop:
-			r.sweepPending()
-			return
-		case <-r.sweep.wake:
-		}
-		// Let other runs finish meanwhile: one transaction takes them all.
-		select {
-		case <-r.sweep.stop:
-			r.sweepPending()
-			return
-		case <-time.After(sweepInterval):
-		}
-		r.sweepPending()
-	}
-}
-
-// sweepPending deletes the pending threads, sweepBatch at a time. What fails stays pending
-// (and hidden) and is tried again a second later.
-func (r *runner) sweepPending() {
-	for {
-		r.sweep.mu.Lock()
-		batch := slices.Clone(r.sweep.pending[:min(len(r.sweep.pending), sweepBatch)])
-		r.sweep.pending = r.sweep.pending[len(batch):]
-		if len(r.sweep.pending) == 0 {
-			r.sweep.pending = nil
-		}
-		r.sweep.mu.Unlock()
-		if len(batch) == 0 {
-			return
-		}
-		keys := make([]threadKey, len(batch))
-		for i, it := range batch {
-			keys[i] = it.key
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := removeThreads(ctx, r.saver, r.meta, keys)
-		cancel()
-		if err != nil {
-			r.log.Warn("cannot delete finished stateless runs' threads; retrying", "threads", len(batch), "err", err)
-			r.sweep.mu.Lock()
-			r.sweep.pending = append(batch, r.sweep.pending...)
-			r.sweep.mu.Unlock()
-			time.AfterFunc(time.Second, r.wakeSweeper)
-			return
-		}
-		for _, it := range batch {
-			r.meta.hidden.Delete(it.key.id)
-			r.leases.Drop(it.runID)
-		}
-	}
 }
 
 // isNullJSON reports whether a run's input is absent: no bytes, or JSON null.

@@ -1,7 +1,8 @@
 // Package engine holds the parts of the server's run engine that work on run and thread IDs
 // alone, with nothing of the API's records: the thread slots that keep a thread's runs one at a
-// time and in order in a process (Slots), and the run leases its workers hold, renewed together
-// every heartbeat (Leases). The runner in the server's root drives them.
+// time and in order in a process (Slots), the run leases its workers hold, renewed together
+// every heartbeat (Leases), and the batcher that deletes finished stateless runs' threads a
+// batch at a time (Batcher). The runner in the server's root drives them.
 package engine
 
 import "slices"
