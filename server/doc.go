@@ -99,7 +99,8 @@
 // insert, ...; due, claim, start, openLog, settle, writeStatus, ...), exec's shared state in an
 // execution. Its parts that work on IDs alone are in server/internal/engine: the thread slots
 // that keep a thread's runs one at a time and in order in a process, the run leases, and the
-// batcher that deletes finished stateless runs' threads.
+// batcher that deletes finished stateless runs' threads, and the workers the queues give to
+// waiting runs by priority.
 //
 // See docs/server.md for the routes, the settings and what is not done yet.
 package server

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"sync"
 )
 
 // Priority orders the runs waiting for a slot in a process: high ones start before normal
@@ -78,81 +77,4 @@ func runPriority(run *Run) Priority {
 	}
 	p, _ := parsePriority(run.Kwargs.Priority)
 	return p
-}
-
-// prioSlots bounds the runs executing at once in a process; a run waiting for a slot gets one
-// before every run of a lower priority waiting, and after those of its priority that waited
-// longer.
-type prioSlots struct {
-	mu      sync.Mutex
-	free    int
-	waiting [priorityLevels][]chan struct{}
-}
-
-func newPrioSlots(n int) *prioSlots { return &prioSlots{free: max(n, 1)} }
-
-// tryAcquire takes a slot if one is free and nobody waits for one.
-func (s *prioSlots) tryAcquire() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.free > 0 && s.queued() == 0 {
-		s.free--
-		return true
-	}
-	return false
-}
-
-// acquire waits for a slot; waited says whether it had to. It fails only when ctx ends first.
-func (s *prioSlots) acquire(ctx context.Context, p Priority) (waited bool, err error) {
-	s.mu.Lock()
-	if s.free > 0 && s.queued() == 0 {
-		s.free--
-		s.mu.Unlock()
-		return false, nil
-	}
-	ch := make(chan struct{})
-	k := p.rank()
-	s.waiting[k] = append(s.waiting[k], ch)
-	s.mu.Unlock()
-	select {
-	case <-ch:
-		return true, nil
-	case <-ctx.Done():
-		s.mu.Lock()
-		for i, c := range s.waiting[k] {
-			if c == ch {
-				s.waiting[k] = append(s.waiting[k][:i], s.waiting[k][i+1:]...)
-				s.mu.Unlock()
-				return true, ctx.Err()
-			}
-		}
-		s.mu.Unlock()
-		// The slot was handed over meanwhile: pass it on.
-		s.release()
-		return true, ctx.Err()
-	}
-}
-
-// release gives a slot back: to the first waiter of the highest priority, if any.
-func (s *prioSlots) release() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k := range s.waiting {
-		if len(s.waiting[k]) > 0 {
-			ch := s.waiting[k][0]
-			s.waiting[k] = s.waiting[k][1:]
-			close(ch)
-			return
-		}
-	}
-	s.free++
-}
-
-// queued counts the waiters; s.mu is held.
-func (s *prioSlots) queued() int {
-	n := 0
-	for _, w := range s.waiting {
-		n += len(w)
-	}
-	return n
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
+	"github.com/trellis-go/trellis/server/internal/engine"
 )
 
 // riverQueueName is the River queue runs go through.
@@ -47,18 +48,18 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[runJob]) error {
 	// A slot of the process's limit, shared with the runs started directly (see Enqueue), given
 	// to the waiting runs by priority.
 	prio := priorityOfRiver(job.Priority)
-	waited, err := w.q.slots.acquire(ctx, prio)
+	waited, err := w.q.slots.Acquire(ctx, prio.rank())
 	if err != nil {
 		return river.JobSnooze(0)
 	}
 	if waited && w.q.higherAvailable(ctx, prio) {
 		// River fetched this job while every slot was taken, and a run of a higher priority was
 		// queued since: it goes first. This job is available again at once, behind it.
-		w.q.slots.release()
+		w.q.slots.Release()
 		return river.JobSnooze(0)
 	}
 	err = exec(ctx, job.Args.RunID)
-	w.q.slots.release()
+	w.q.slots.Release()
 	var re *RetryError
 	if errors.As(err, &re) {
 		return river.JobSnooze(max(re.After, 0))
@@ -87,7 +88,7 @@ type RiverQueue struct {
 	// higher reports whether a job of a priority higher than p is available.
 	higher func(ctx context.Context, p Priority) (bool, error)
 	// slots bounds the runs executing in this process, River's and direct ones.
-	slots   *prioSlots
+	slots   *engine.Workers
 	direct  sync.WaitGroup
 	dctx    context.Context
 	dcancel context.CancelFunc
@@ -211,7 +212,7 @@ func newRiverQueue(opts RiverOptions) *RiverQueue {
 		n = DefaultMaxConcurrentRuns
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &RiverQueue{slots: newPrioSlots(n), dctx: ctx, dcancel: cancel}
+	return &RiverQueue{slots: engine.NewWorkers(n, priorityLevels), dctx: ctx, dcancel: cancel}
 }
 
 // bind connects the queue to its River client.
@@ -270,7 +271,7 @@ func (q *RiverQueue) Enqueue(ctx context.Context, runID string) error {
 func (q *RiverQueue) EnqueuePriority(ctx context.Context, runID string, p Priority) error {
 	q.mu.Lock()
 	closed, exec := q.closed, q.exec
-	if !closed && exec != nil && q.slots.tryAcquire() {
+	if !closed && exec != nil && q.slots.TryAcquire() {
 		q.direct.Add(1)
 		q.mu.Unlock()
 		go q.runDirect(exec, runID, p)
@@ -291,7 +292,7 @@ func (q *RiverQueue) EnqueuePriority(ctx context.Context, runID string, p Priori
 func (q *RiverQueue) runDirect(exec func(context.Context, string) error, runID string, p Priority) {
 	defer q.direct.Done()
 	err := exec(q.dctx, runID)
-	q.slots.release()
+	q.slots.Release()
 	var re *RetryError
 	if !errors.As(err, &re) {
 		return
