@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/server/internal/metadb"
+	"github.com/trellis-go/trellis/server/internal/stream"
 )
 
 // metaStore is the server's metadata database (server/internal/metadb) seen through the API's
@@ -285,32 +286,31 @@ func (m *metaStore) setRunEnd(ctx context.Context, runID string, e runEnd) error
 
 // ---- events ----
 
-// eventBatch is some of a run's stream events, in order.
-type eventBatch struct {
-	runID  string
-	events []streamEvent
-}
+// streamEvent is the server's name of a run's stream event (stream.Event), which the metadata
+// database reads and writes.
+type streamEvent = stream.Event
 
-func eventRows(batches []eventBatch) []metadb.EventBatch {
+func eventRows(batches []stream.Batch) []metadb.EventBatch {
 	out := make([]metadb.EventBatch, len(batches))
 	for i, b := range batches {
-		evs := make([]metadb.Event, len(b.events))
-		for j, ev := range b.events {
+		evs := make([]metadb.Event, len(b.Events))
+		for j, ev := range b.Events {
 			evs[j] = metadb.Event{Seq: ev.Seq, Event: ev.Event, Data: ev.Data}
 		}
-		out[i] = metadb.EventBatch{RunID: b.runID, Events: evs}
+		out[i] = metadb.EventBatch{RunID: b.RunID, Events: evs}
 	}
 	return out
 }
 
-// appendEventRows writes the events of any number of runs (see metadb.DB.AppendEvents).
-func (m *metaStore) appendEventRows(ctx context.Context, batches []eventBatch) error {
+// WriteEvents implements stream.EventWriter: it writes the events of any number of runs (see
+// metadb.DB.AppendEvents).
+func (m *metaStore) WriteEvents(ctx context.Context, batches []stream.Batch) error {
 	return m.AppendEvents(ctx, eventRows(batches))
 }
 
-// appendEventRowsNotify writes events and sends payloads with NOTIFY on channel, on Postgres
-// (see metadb.DB.AppendEventsNotify).
-func (m *metaStore) appendEventRowsNotify(ctx context.Context, batches []eventBatch, channel string, payloads []string) error {
+// WriteEventsNotify implements stream.EventWriter: it writes events and sends payloads with
+// NOTIFY on channel, on Postgres (see metadb.DB.AppendEventsNotify).
+func (m *metaStore) WriteEventsNotify(ctx context.Context, batches []stream.Batch, channel string, payloads []string) error {
 	return m.AppendEventsNotify(ctx, eventRows(batches), channel, payloads)
 }
 

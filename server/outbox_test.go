@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/trellis-go/trellis/server/internal/stream"
 )
 
 // eventCount is how many of the run's events the database holds.
@@ -57,17 +59,17 @@ func testOutboxRule(t *testing.T, s *Server) {
 	deadline := time.Now().Add(5 * time.Second)
 	for eventCount(t, s, run.RunID) != 8 {
 		if time.Now().After(deadline) {
-			t.Fatalf("tokens not written within 5s (the batch interval is %s): %d of 8", outboxInterval, eventCount(t, s, run.RunID))
+			t.Fatalf("tokens not written within 5s (the batch interval is %s): %d of 8", stream.FlushInterval, eventCount(t, s, run.RunID))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 
 	// A run that lost its lease writes none of its unwritten tokens. (The outbox's loop is
 	// stopped first, so that only the explicit flush below could write.)
-	r.out.close()
+	r.out.Close()
 	r.persistAndAppend(ctx, l, run, "messages", tok)
-	r.out.discard(l)
-	r.out.flush(ctx)
+	r.out.Discard(l)
+	r.out.Flush(ctx)
 	if n := eventCount(t, s, run.RunID); n != 8 {
 		t.Fatalf("a discarded token was written: %d events, want 8", n)
 	}
@@ -91,30 +93,31 @@ func TestOutboxRulePostgres(t *testing.T) {
 // runs, twice (the second time changes nothing).
 func TestAppendEventRowsChunks(t *testing.T) {
 	t.Parallel()
+	const chunk = 500 // the rows of one INSERT on SQLite (metadb)
 	s := setup(t).srv
 	ctx := context.Background()
-	var batches []eventBatch
+	var batches []stream.Batch
 	for r := range 3 {
 		var evs []streamEvent
-		for i := range outboxChunk + 7 {
+		for i := range chunk + 7 {
 			evs = append(evs, streamEvent{Seq: int64(i + 1), Event: "messages", Data: json.RawMessage(fmt.Sprintf(`{"r":%d,"i":%d}`, r, i))})
 		}
-		batches = append(batches, eventBatch{runID: fmt.Sprintf("chunked-%d", r), events: evs})
+		batches = append(batches, stream.Batch{RunID: fmt.Sprintf("chunked-%d", r), Events: evs})
 	}
 	for range 2 {
-		if err := s.meta.appendEventRows(ctx, batches); err != nil {
-			t.Fatalf("appendEventRows: %v", err)
+		if err := s.meta.WriteEvents(ctx, batches); err != nil {
+			t.Fatalf("WriteEvents: %v", err)
 		}
 	}
 	for r, b := range batches {
-		evs, err := s.meta.loadEvents(ctx, b.runID, 0)
+		evs, err := s.meta.loadEvents(ctx, b.RunID, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(evs) != outboxChunk+7 {
-			t.Fatalf("run %d: %d events, want %d", r, len(evs), outboxChunk+7)
+		if len(evs) != chunk+7 {
+			t.Fatalf("run %d: %d events, want %d", r, len(evs), chunk+7)
 		}
-		if want := fmt.Sprintf(`{"r":%d,"i":%d}`, r, outboxChunk+6); string(evs[len(evs)-1].Data) != want {
+		if want := fmt.Sprintf(`{"r":%d,"i":%d}`, r, chunk+6); string(evs[len(evs)-1].Data) != want {
 			t.Fatalf("run %d: last event %s, want %s", r, evs[len(evs)-1].Data, want)
 		}
 	}

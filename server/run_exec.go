@@ -487,9 +487,9 @@ func (x *execution) requeue() error {
 		return nil
 	}
 	if errors.Is(x.cause, errLeaseLost) {
-		x.r.out.discard(x.l)
+		x.r.out.Discard(x.l)
 	} else {
-		x.r.out.sync(x.ctx, x.l)
+		x.r.out.Sync(x.ctx, x.l)
 	}
 	x.closeLog = func() {}
 	if x.retry == nil {

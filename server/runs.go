@@ -118,10 +118,10 @@ type runner struct {
 	stopReap context.CancelFunc
 	reaping  sync.WaitGroup
 	// leases are the leases of the runs executing here, renewed together every heartbeat
-	// (engine.Leases); out writes and publishes stream events (outbox.go; the logs are
+	// (engine.Leases); out writes and publishes stream events (stream.Outbox; the logs are
 	// stream.Log).
 	leases *engine.Leases
-	out    *outbox
+	out    *stream.Outbox
 	// waiters counts, per run, the requests waiting for its output (wait, join): a finished
 	// stateless run reads its final state for an output only if someone waits (see exec).
 	waiters map[string]int
@@ -196,7 +196,7 @@ func newRunner(d runnerDeps, q Queue) *runner {
 		http:    &http.Client{Timeout: d.cfg.WebhookTimeout, Transport: netguard.Policy{AllowPrivate: d.cfg.WebhookAllowPrivate}.Transport()},
 		tenants: map[string]int{}, instance: uuid.NewString(), waiters: map[string]int{},
 		progress: map[string]*progressTracker{}}
-	r.out = newOutbox(d.meta, d.bus, d.log)
+	r.out = stream.NewOutbox(d.meta, d.bus, d.bus != nil && d.bus.Kind() == "postgres" && d.meta.Postgres(), d.log)
 	r.leases = engine.NewLeases(d.cfg.Heartbeat, func(ctx context.Context, ids []string) (map[string]bool, error) {
 		return d.meta.RenewLeases(ctx, ids, r.instance, 3*d.cfg.Heartbeat)
 	}, d.log)
@@ -421,7 +421,7 @@ func (r *runner) finishUnstarted(ctx context.Context, run *Run, action error) {
 
 // persistAndAppend numbers an event and shows it to readers; for a resumable run (every run,
 // with a bus) the outbox writes it to the database and publishes it to the replicas: a token at
-// once for readers and within outboxInterval for the database, any other event after it is
+// once for readers and within stream.FlushInterval for the database, any other event after it is
 // written (see outbox for why that keeps Last-Event-ID resumption gapless).
 func (r *runner) persistAndAppend(ctx context.Context, l *stream.Log, run *Run, event string, raw json.RawMessage) {
 	r.metrics.events.Inc()
@@ -431,10 +431,10 @@ func (r *runner) persistAndAppend(ctx context.Context, l *stream.Log, run *Run, 
 	}
 	if ev := (streamEvent{Event: event}); ev.Token() {
 		l.Append(event, raw)
-		r.out.add(l)
+		r.out.Add(l)
 		return
 	}
-	r.out.writeNow(ctx, l, event, raw)
+	r.out.WriteNow(ctx, l, event, raw)
 }
 
 // remoteCancel cancels a run executing in this process at the request of another replica.
@@ -570,7 +570,7 @@ func (r *runner) shutdown(ctx context.Context) {
 	_ = r.q.Close(ctx)
 	r.sweep.Stop() // after the runs: it deletes the threads they left, then their leases go
 	r.leases.Stop()
-	r.out.close()
+	r.out.Close()
 	done := make(chan struct{})
 	go func() { r.bg.Wait(); close(done) }()
 	select {

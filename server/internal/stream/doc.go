@@ -3,7 +3,8 @@
 // readers follow from any position without slowing it; and [Hub], the logs of the runs a process
 // executes or follows, kept for a retention after the run ends and bounded in bytes.
 //
-// Writing the events to a database and publishing them to other processes is the server's (its
-// outbox); a Log only keeps the mark of what was written ([Log.Durable]) under a lock of its
-// own ([Log.LockWrites]), so that the writes happen in order.
+// [Outbox] writes the events to a database (an [EventWriter], the server's metadata database)
+// and publishes them to other processes on the [Bus]: tokens in batches, every other event
+// before a reader sees it. A Log only keeps the mark of what was written ([Log.Durable]) under
+// a lock of its own ([Log.LockWrites]), so that the writes happen in order.
 package stream
