@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -45,92 +44,26 @@ func dialRedis(ctx context.Context, url, purpose string) (*redis.Client, error) 
 	return client, nil
 }
 
-// mirror returns a log that follows a run executing in another process: it holds the events
-// already in the database and appends those the bus brings, reading the database again whenever
-// it sees a gap, and closes when the run ends (the "end" event, or a final status in the
-// database, checked every second).
+// mirror returns a log that follows a run executing in another process (stream.Mirror).
 func (s *Server) mirror(run *Run) *stream.Log { return newMirror(s.hub, s.bus, s.meta, run, false) }
 
 // newMirror is Server.mirror on the hub h, the bus b and the database meta; fresh says the run
-// was just created, so that the database has none of its events yet (the subscription, made
-// before this returns, sees every one).
+// was just created, so that the database has none of its events yet.
 func newMirror(h *stream.Hub, b *stream.Bus, meta *metaStore, run *Run, fresh bool) *stream.Log {
-	l, created := h.OpenMirror(run.RunID)
-	if !created {
-		return l
+	return stream.Mirror(h, b, mirrorSource{meta}, run.RunID, fresh)
+}
+
+// mirrorSource gives a mirror the run's events and status from the metadata database.
+type mirrorSource struct{ meta *metaStore }
+
+func (m mirrorSource) Events(ctx context.Context, runID string, after int64) ([]stream.Event, error) {
+	return m.meta.loadEvents(ctx, runID, after)
+}
+
+func (m mirrorSource) Ended(ctx context.Context, runID string) (bool, error) {
+	r, err := m.meta.runByID(ctx, runID)
+	if err != nil {
+		return false, err
 	}
-	ch, unsub := b.Subscribe(run.RunID)
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
-	l.StartMirror(func() { cancel(); <-stopped })
-	go func() {
-		defer close(stopped)
-		defer unsub()
-		fill := func() {
-			evs, err := meta.loadEvents(ctx, run.RunID, l.Last())
-			if err != nil {
-				return
-			}
-			for _, ev := range evs {
-				if ev.Seq == l.Last()+1 {
-					l.Append(ev.Event, ev.Data)
-				}
-			}
-		}
-		finish := func() {
-			fill()
-			// The executing replica writes the run's final status just after its end event;
-			// close once it is there, as a local run's log does, so that whoever was waiting
-			// finds the status final.
-			for range 100 {
-				r, err := meta.runByID(ctx, run.RunID)
-				if err != nil || (r.Status != RunPending && r.Status != RunRunning) {
-					break
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(50 * time.Millisecond):
-				}
-			}
-			if ctx.Err() != nil {
-				// Stopped meanwhile: this process took the run, and the log is its now.
-				return
-			}
-			l.Close()
-		}
-		if !fresh {
-			fill()
-		}
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case m := <-ch:
-				switch {
-				case m.Seq <= l.Last():
-				case m.Seq == l.Last()+1 && m.Data != nil:
-					l.Append(m.Event, m.Data)
-				default:
-					fill()
-				}
-				if m.Event == "end" {
-					finish()
-					return
-				}
-			case <-tick.C:
-				r, err := meta.runByID(ctx, run.RunID)
-				if ctx.Err() != nil {
-					return // stopped: the query failed for that, not for the run
-				}
-				if err != nil || (r.Status != RunPending && r.Status != RunRunning) {
-					finish()
-					return
-				}
-			}
-		}
-	}()
-	return l
+	return r.Status != RunPending && r.Status != RunRunning, nil
 }

@@ -88,10 +88,9 @@
 // the metadata database: threads, runs, their events and leases, assistants and crons, on
 // SQLite or Postgres, as rows of its own that meta.go converts to the API types (Thread, Run,
 // Cron, ...), with the per-user scoping and the 404s; and server/internal/stream
-// the runs' event logs, the hub that keeps them, the bus between replicas and the outbox, which
-// writes the events to the database (through an interface meta.go implements) and the bus (the
-// mirror, which follows a run another replica executes, stays here: it reads the API's run
-// records).
+// the runs' event logs, the hub that keeps them, the bus between replicas, the outbox, which
+// writes the events to the database and the bus, and the mirror, which follows a run another
+// replica executes (both reach the database through interfaces meta.go and bus.go implement).
 //
 // The run engine (runs.go, with its steps in run_create.go and run_exec.go) takes what it uses
 // of the server in runnerDeps, given to newRunner: the metadata database, the hub and bus, the
