@@ -311,10 +311,7 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "detail": "database unreachable: " + err.Error()})
 		return
 	}
-	s.runs.mu.Lock()
-	closing := s.runs.closing
-	s.runs.mu.Unlock()
-	if closing {
+	if s.runs.Closing() {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "detail": "shutting down"})
 		return
 	}
@@ -644,7 +641,7 @@ func (s *Server) seedThread(ctx context.Context, t *Thread, updates []seedUpdate
 			return badRequest("check the state keys and as_node against the graph", "field %q cannot be applied: %v", u.field, err)
 		}
 	}
-	values, interrupts := s.runs.threadValues(ctx, t.ThreadID, g)
+	values, interrupts := threadValues(ctx, t.ThreadID, g)
 	return s.meta.SetThreadStatus(ctx, t.tenant, t.ThreadID, ThreadIdle, values, interrupts)
 }
 
@@ -940,7 +937,7 @@ func (s *Server) handleStateUpdate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("send an object of state keys", "field \"values\" must be an object"))
 		return
 	}
-	if s.runs.busy(t.ThreadID) {
+	if s.runs.Busy(t.ThreadID) {
 		writeError(w, &APIError{Status: http.StatusConflict, Message: fmt.Sprintf("thread %q is running a run", t.ThreadID), Hint: "update the state once the run has finished", kind: ErrBusy})
 		return
 	}
@@ -953,7 +950,7 @@ func (s *Server) handleStateUpdate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("check the values against GET /assistants/{id}/schemas", "update-state failed: %v", err))
 		return
 	}
-	values, interrupts := s.runs.threadValues(r.Context(), t.ThreadID, g)
+	values, interrupts := threadValues(r.Context(), t.ThreadID, g)
 	status := ThreadIdle
 	if snap, err := g.State(r.Context(), ref); err == nil && len(snap.Interrupts()) > 0 {
 		status = ThreadInterrupted
@@ -1037,7 +1034,7 @@ func (s *Server) handleThreadCopy(w http.ResponseWriter, r *http.Request) {
 			writeError(w, err)
 			return
 		}
-		values, interrupts := s.runs.threadValues(r.Context(), cp.ThreadID, g)
+		values, interrupts := threadValues(r.Context(), cp.ThreadID, g)
 		_ = s.meta.SetThreadStatus(r.Context(), cp.tenant, cp.ThreadID, ThreadIdle, values, interrupts)
 	}
 	out, err := s.meta.getThread(r.Context(), cp.tenant, cp.ThreadID)

@@ -420,27 +420,3 @@ func (s *Server) handleRunsCancelMany(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
-
-// settleThread gives a thread whose runs were all cancelled before they started the status its
-// state says (idle, or interrupted when it waits at an interrupt): a pending run made it busy.
-func (r *runner) settleThread(ctx context.Context, tenant, threadID string) {
-	active, err := r.meta.activeRuns(ctx, tenant, threadID)
-	if err != nil || len(active) > 0 {
-		return
-	}
-	t, err := r.meta.getThread(ctx, tenant, threadID)
-	if err != nil || t.temporary || t.Status != ThreadBusy {
-		return
-	}
-	status := ThreadIdle
-	var values, interrupts json.RawMessage
-	if g := r.assistants.graphOf(t); g != nil {
-		if snap, err := g.State(ctx, checkpoint.Ref{ThreadID: threadID}); err == nil {
-			values, interrupts = threadRecord(snap)
-			if len(snap.Interrupts()) > 0 {
-				status = ThreadInterrupted
-			}
-		}
-	}
-	_ = r.meta.SetThreadStatus(ctx, tenant, threadID, status, values, interrupts)
-}

@@ -74,7 +74,7 @@ func (s *Server) handleRunWait(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	defer s.runs.unwait(run.RunID)
+	defer s.runs.Unwait(run.RunID)
 	if !s.waitDone(r.Context(), l) {
 		if req.OnDisconnect == "cancel" {
 			_ = s.runs.cancel(context.WithoutCancel(r.Context()), run.tenant, run.ThreadID, run.RunID, errCancelInterrupt, false)
@@ -208,8 +208,8 @@ func (s *Server) handleRunJoin(w http.ResponseWriter, r *http.Request) {
 		l = s.mirror(run)
 	}
 	if l != nil {
-		s.runs.waitFor(run.RunID)
-		defer s.runs.unwait(run.RunID)
+		s.runs.WaitFor(run.RunID)
+		defer s.runs.Unwait(run.RunID)
 		if !s.waitDone(r.Context(), l) {
 			if c := r.URL.Query().Get("cancel_on_disconnect"); c == "1" || c == "true" {
 				_ = s.runs.cancel(context.WithoutCancel(r.Context()), run.tenant, run.ThreadID, run.RunID, errCancelInterrupt, false)

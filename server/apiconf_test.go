@@ -309,7 +309,7 @@ func TestThreadJoinStreamAndJoinCancel(t *testing.T) {
 		}
 		errc <- err
 	}()
-	for !b.srv.runs.waited(run.RunID) { // the join request has reached the server
+	for !b.srv.runs.Waited(run.RunID) { // the join request has reached the server
 		time.Sleep(5 * time.Millisecond)
 	}
 	cancel()

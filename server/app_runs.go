@@ -214,8 +214,8 @@ func (rs *Runs) Wait(ctx context.Context, p Principal, threadID, runID string) (
 		l = rs.s.mirror(run)
 	}
 	if l != nil {
-		rs.s.runs.waitFor(run.RunID)
-		defer rs.s.runs.unwait(run.RunID)
+		rs.s.runs.WaitFor(run.RunID)
+		defer rs.s.runs.Unwait(run.RunID)
 		if !rs.s.waitDone(ctx, l) {
 			return nil, ctx.Err()
 		}

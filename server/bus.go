@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/trellis-go/trellis/server/internal/engine"
 	"github.com/trellis-go/trellis/server/internal/stream"
 )
 
@@ -45,25 +46,6 @@ func dialRedis(ctx context.Context, url, purpose string) (*redis.Client, error) 
 }
 
 // mirror returns a log that follows a run executing in another process (stream.Mirror).
-func (s *Server) mirror(run *Run) *stream.Log { return newMirror(s.hub, s.bus, s.meta, run, false) }
-
-// newMirror is Server.mirror on the hub h, the bus b and the database meta; fresh says the run
-// was just created, so that the database has none of its events yet.
-func newMirror(h *stream.Hub, b *stream.Bus, meta *metaStore, run *Run, fresh bool) *stream.Log {
-	return stream.Mirror(h, b, mirrorSource{meta}, run.RunID, fresh)
-}
-
-// mirrorSource gives a mirror the run's events and status from the metadata database.
-type mirrorSource struct{ meta *metaStore }
-
-func (m mirrorSource) Events(ctx context.Context, runID string, after int64) ([]stream.Event, error) {
-	return m.meta.loadEvents(ctx, runID, after)
-}
-
-func (m mirrorSource) Ended(ctx context.Context, runID string) (bool, error) {
-	r, err := m.meta.runByID(ctx, runID)
-	if err != nil {
-		return false, err
-	}
-	return r.Status != RunPending && r.Status != RunRunning, nil
+func (s *Server) mirror(run *Run) *stream.Log {
+	return stream.Mirror(s.hub, s.bus, engine.Events{DB: s.meta.DB}, run.RunID, false)
 }

@@ -263,7 +263,7 @@ func TestWebhookToLoopbackIsRefused(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the refusals were not logged:\n%s", logs.String())
 		}
-		b.srv.runs.bg.Wait()
+		b.srv.runs.hooks.bg.Wait()
 		time.Sleep(10 * time.Millisecond)
 	}
 	select {

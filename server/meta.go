@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trellis-go/trellis/server/internal/engine"
 	"github.com/trellis-go/trellis/server/internal/metadb"
 	"github.com/trellis-go/trellis/server/internal/stream"
 )
@@ -201,15 +202,21 @@ func (m *metaStore) insertRunOnThread(ctx context.Context, run *Run, reject bool
 // getRun reads a run of the tenant (and thread, when threadID is set) that ctx's principal may
 // see.
 func (m *metaStore) getRun(ctx context.Context, tenant, threadID, runID string) (*Run, error) {
+	_, run, err := m.visibleRun(ctx, tenant, threadID, runID)
+	return run, err
+}
+
+// visibleRun is getRun's run, with its row.
+func (m *metaStore) visibleRun(ctx context.Context, tenant, threadID, runID string) (*metadb.Run, *Run, error) {
 	r, err := m.GetRun(ctx, tenant, threadID, runID)
 	if err != nil {
-		return nil, missing(err, "run", runID)
+		return nil, nil, missing(err, "run", runID)
 	}
 	run := runFromRow(r)
 	if _, gone := m.hidden.Load(run.ThreadID); gone || !ownerSeesRun(ctx, run) {
-		return nil, notFound("run", runID)
+		return nil, nil, notFound("run", runID)
 	}
-	return run, nil
+	return r, run, nil
 }
 
 // runByID reads a run of any tenant (for the executor, which is handed only an ID).
@@ -256,68 +263,15 @@ func (m *metaStore) strandedRuns(ctx context.Context, idle time.Duration) ([]*Ru
 	return runsFrom(m.StrandedRuns(ctx, idle))
 }
 
-// claimRun takes the lease of a run for owner (see metadb.DB.ClaimRun). It reports the attempt
-// number, or a *RetryError saying why not and when to look again.
-func (m *metaStore) claimRun(ctx context.Context, run *Run, owner string, ttl time.Duration, tenantLimit int) (int, *RetryError, error) {
-	key := &metadb.Run{Tenant: run.tenant, RunID: run.RunID, ThreadID: run.ThreadID, CreatedAt: run.CreatedAt}
-	alone := run.Kwargs != nil && run.Kwargs.Temporary
-	attempt, refused, err := m.ClaimRun(ctx, key, owner, ttl, tenantLimit, alone)
-	if err != nil || refused == nil {
-		return attempt, nil, err
-	}
-	reason := errLeaseHeld
-	switch refused.Why {
-	case metadb.ThreadBusy:
-		reason = errThreadBusy
-	case metadb.TenantBusy:
-		reason = errTenantBusyCluster
-	}
-	return 0, &RetryError{After: refused.After, Reason: reason}, nil
-}
-
-// setRunEnd writes a run's status with its final progress, last error and next attempt's time.
-func (m *metaStore) setRunEnd(ctx context.Context, runID string, e runEnd) error {
-	var progress json.RawMessage
-	if e.progress != nil {
-		progress = rawJSON(e.progress)
-	}
-	return m.SetRunEnd(ctx, runID, metadb.RunEnd{Status: e.status, Progress: progress, LastError: e.lastError, NextAttempt: e.nextAttempt})
-}
-
 // ---- events ----
 
 // streamEvent is the server's name of a run's stream event (stream.Event), which the metadata
 // database reads and writes.
 type streamEvent = stream.Event
 
-func eventRows(batches []stream.Batch) []metadb.EventBatch {
-	out := make([]metadb.EventBatch, len(batches))
-	for i, b := range batches {
-		evs := make([]metadb.Event, len(b.Events))
-		for j, ev := range b.Events {
-			evs[j] = metadb.Event{Seq: ev.Seq, Event: ev.Event, Data: ev.Data}
-		}
-		out[i] = metadb.EventBatch{RunID: b.RunID, Events: evs}
-	}
-	return out
-}
-
-// WriteEvents implements stream.EventWriter: it writes the events of any number of runs (see
-// metadb.DB.AppendEvents).
-func (m *metaStore) WriteEvents(ctx context.Context, batches []stream.Batch) error {
-	return m.AppendEvents(ctx, eventRows(batches))
-}
-
-// WriteEventsNotify implements stream.EventWriter: it writes events and sends payloads with
-// NOTIFY on channel, on Postgres (see metadb.DB.AppendEventsNotify).
-func (m *metaStore) WriteEventsNotify(ctx context.Context, batches []stream.Batch, channel string, payloads []string) error {
-	return m.AppendEventsNotify(ctx, eventRows(batches), channel, payloads)
-}
-
 // loadEvents reads a run's events numbered after after, in order.
 func (m *metaStore) loadEvents(ctx context.Context, runID string, after int64) ([]streamEvent, error) {
-	rows, err := m.LoadEvents(ctx, runID, after)
-	return convertAll(func(ev metadb.Event) streamEvent { return streamEvent{Seq: ev.Seq, Event: ev.Event, Data: ev.Data} }, rows, err)
+	return engine.Events{DB: m.DB}.Events(ctx, runID, after)
 }
 
 // ---- assistants created through the API ----

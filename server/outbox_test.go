@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trellis-go/trellis/server/internal/engine"
 	"github.com/trellis-go/trellis/server/internal/stream"
 )
 
@@ -25,70 +26,6 @@ func eventCount(t *testing.T, s *Server, runID string) int {
 	return len(evs)
 }
 
-// testOutboxRule checks the durability rule on one server: tokens are shown at once and written
-// in the next batch; any other event is written, with the tokens before it, before it is shown.
-func testOutboxRule(t *testing.T, s *Server) {
-	ctx := context.Background()
-	run := &Run{RunID: "run-outbox-" + fmt.Sprint(time.Now().UnixNano())}
-	l := s.hub.Open(run.RunID)
-	l.SetResumable(true)
-	r := s.runs
-	tok := json.RawMessage(`[{"content":"a"},{}]`)
-
-	// Hold the outbox's batch of this log back (it waits for the log's write lock), so that what
-	// is in the database is only what the rule writes at once.
-	l.LockWrites()
-	r.persistAndAppend(ctx, l, run, "messages", tok)
-	r.persistAndAppend(ctx, l, run, "messages|sub:1", tok)
-	shown, written := l.Last(), eventCount(t, s, run.RunID)
-	l.UnlockWrites()
-	if shown != 2 || written != 0 {
-		t.Fatalf("after two tokens readers see %d events and the database holds %d; want 2 and 0 (shown at once, written later)", shown, written)
-	}
-
-	// A non-token event writes what came before it, then itself, before it is shown.
-	r.persistAndAppend(ctx, l, run, "updates", json.RawMessage(`{"agent":{}}`))
-	if n := eventCount(t, s, run.RunID); n != 3 {
-		t.Fatalf("after an updates event the database holds %d events, want 3", n)
-	}
-
-	// More tokens reach the database within the batch interval.
-	for range 5 {
-		r.persistAndAppend(ctx, l, run, "messages/partial", tok)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for eventCount(t, s, run.RunID) != 8 {
-		if time.Now().After(deadline) {
-			t.Fatalf("tokens not written within 5s (the batch interval is %s): %d of 8", stream.FlushInterval, eventCount(t, s, run.RunID))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-
-	// A run that lost its lease writes none of its unwritten tokens. (The outbox's loop is
-	// stopped first, so that only the explicit flush below could write.)
-	r.out.Close()
-	r.persistAndAppend(ctx, l, run, "messages", tok)
-	r.out.Discard(l)
-	r.out.Flush(ctx)
-	if n := eventCount(t, s, run.RunID); n != 8 {
-		t.Fatalf("a discarded token was written: %d events, want 8", n)
-	}
-	if l.Last() != 9 {
-		t.Fatalf("readers see %d events, want 9 (discarding is about the database only)", l.Last())
-	}
-}
-
-func TestOutboxRuleSQLite(t *testing.T) {
-	t.Parallel()
-	testOutboxRule(t, setup(t).srv)
-}
-
-func TestOutboxRulePostgres(t *testing.T) {
-	t.Parallel()
-	b := setup(t, setupOpts{cfg: Config{DatabaseURL: pgURL(t)}})
-	testOutboxRule(t, b.srv)
-}
-
 // TestAppendEventRowsChunks writes more rows than one SQLite statement takes, from several
 // runs, twice (the second time changes nothing).
 func TestAppendEventRowsChunks(t *testing.T) {
@@ -105,7 +42,7 @@ func TestAppendEventRowsChunks(t *testing.T) {
 		batches = append(batches, stream.Batch{RunID: fmt.Sprintf("chunked-%d", r), Events: evs})
 	}
 	for range 2 {
-		if err := s.meta.WriteEvents(ctx, batches); err != nil {
+		if err := (engine.Events{DB: s.meta.DB}).WriteEvents(ctx, batches); err != nil {
 			t.Fatalf("WriteEvents: %v", err)
 		}
 	}
@@ -140,10 +77,11 @@ func TestRenewLeases(t *testing.T) {
 			for i := range 3 {
 				run := &Run{RunID: fmt.Sprintf("lease-%d", i), ThreadID: fmt.Sprintf("lt-%d", i), AssistantID: "a", Status: RunPending,
 					Metadata: map[string]any{}, Kwargs: &RunKwargs{}, MultitaskStrategy: "reject", CreatedAt: now, tenant: "t"}
-				if err := s.meta.insertRun(ctx, run); err != nil {
+				row := runRow(run)
+				if err := s.meta.InsertRun(ctx, row); err != nil {
 					t.Fatal(err)
 				}
-				if attempt, refused, err := s.meta.claimRun(ctx, run, "me/"+run.RunID, time.Second, 0); err != nil || refused != nil || attempt != 1 {
+				if attempt, refused, err := s.meta.ClaimRun(ctx, row, "me/"+run.RunID, time.Second, 0, false); err != nil || refused != nil || attempt != 1 {
 					t.Fatalf("claim %s: attempt %d, refused %v, err %v", run.RunID, attempt, refused, err)
 				}
 				got, err := s.meta.runByID(ctx, run.RunID)
@@ -196,7 +134,7 @@ func TestLeaseLostStopsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for b.srv.runs.executing(run.RunID) {
+	for b.srv.runs.Executing(run.RunID) {
 		if time.Now().After(deadline) {
 			t.Fatal("the run still executes 10s after another worker took its lease")
 		}

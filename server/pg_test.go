@@ -1,47 +1,17 @@
 package server
 
 import (
-	"context"
-	"database/sql"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/trellis-go/trellis/server/internal/dbtest"
 )
 
 // pgURL returns a connection string to a fresh schema of the test database, dropped when the
 // test ends, or skips the test when Postgres is unreachable.
-func pgURL(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("TRELLIS_TEST_DATABASE_URL")
-	if base == "" {
-		base = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	}
-	db, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Skipf("Postgres unreachable: %v", err)
-	}
-	defer db.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := db.PingContext(ctx); err != nil {
-		t.Skipf("Postgres unreachable at %s: %v", base, err)
-	}
-	schema := fmt.Sprintf("srv_%d", time.Now().UnixNano())
-	if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		db, err := sql.Open("pgx", base)
-		if err == nil {
-			db.Exec("DROP SCHEMA " + schema + " CASCADE")
-			db.Close()
-		}
-	})
-	return base + "&search_path=" + schema
-}
+func pgURL(t *testing.T) string { return dbtest.PostgresURL(t, "srv") }
 
 // TestPostgres runs the main flows with every table in Postgres.
 func TestPostgres(t *testing.T) {

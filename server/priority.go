@@ -62,14 +62,6 @@ type PriorityQueue interface {
 	EnqueuePriority(ctx context.Context, runID string, p Priority) error
 }
 
-// enqueue hands a run to the queue with its priority.
-func (r *runner) enqueue(ctx context.Context, runID string, p Priority) error {
-	if pq, ok := r.q.(PriorityQueue); ok {
-		return pq.EnqueuePriority(ctx, runID, p)
-	}
-	return r.q.Enqueue(ctx, runID)
-}
-
 // runPriority is the priority a run was created with.
 func runPriority(run *Run) Priority {
 	if run.Kwargs == nil {

@@ -67,6 +67,12 @@ const (
 // progressMode is the stream mode that asks for progress events; it needs graph.ModeTasks.
 const progressMode = "progress"
 
+// progressBook holds the trackers of the runs executing in this process.
+type progressBook struct {
+	mu   sync.Mutex
+	runs map[string]*progressTracker
+}
+
 // progressTracker follows one run's progress for its executor.
 type progressTracker struct {
 	r       *runner
@@ -95,9 +101,9 @@ func (r *runner) track(run *Run, attempt int) *progressTracker {
 			}
 		}
 	}
-	r.mu.Lock()
-	r.progress[run.RunID] = t
-	r.mu.Unlock()
+	r.progress.mu.Lock()
+	r.progress.runs[run.RunID] = t
+	r.progress.mu.Unlock()
 	return t
 }
 
@@ -212,18 +218,18 @@ func (t *progressTracker) finish() *RunProgress {
 
 // untrack forgets the run's tracker once its record is final.
 func (r *runner) untrack(runID string) {
-	r.mu.Lock()
-	delete(r.progress, runID)
-	r.mu.Unlock()
+	r.progress.mu.Lock()
+	delete(r.progress.runs, runID)
+	r.progress.mu.Unlock()
 }
 
 // live puts the progress of runs executing in this process, newer than their records', on
 // them.
 func (r *runner) live(runs ...*Run) {
 	for _, run := range runs {
-		r.mu.Lock()
-		t := r.progress[run.RunID]
-		r.mu.Unlock()
+		r.progress.mu.Lock()
+		t := r.progress.runs[run.RunID]
+		r.progress.mu.Unlock()
 		if t != nil {
 			run.Progress = t.snapshot()
 		}
@@ -236,12 +242,4 @@ func (t *progressTracker) progressEvent(n NodeRun) map[string]any {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return map[string]any{"run_id": t.runID, "attempt": t.attempt, "current_node": t.p.CurrentNode, "step": t.p.Step, "steps": t.p.Steps, "node": n}
-}
-
-// runEnd is what a run's record gets when an attempt ends.
-type runEnd struct {
-	status      string
-	progress    *RunProgress
-	lastError   string    // "" keeps the record's
-	nextAttempt time.Time // zero clears it
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/server/internal/engine"
 	"github.com/trellis-go/trellis/server/internal/stream"
 )
 
@@ -29,8 +30,9 @@ type runSpec struct {
 	durability string
 }
 
-// create validates a run request, applies the multitask strategy and schedules the run. It
-// returns the run and the log its events go to in this process.
+// create validates a run request, readies its thread, and hands the run to the engine, which
+// applies the multitask strategy and schedules it (engine.Runner.Submit). It returns the run
+// and the log its events go to in this process.
 func (r *runner) create(ctx context.Context, p Principal, threadID string, req *runCreate) (*Run, *stream.Log, error) {
 	spec, err := r.checkRequest(ctx, p, req)
 	if err != nil {
@@ -44,20 +46,17 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 		return nil, nil, err
 	}
 	run := r.newRun(ctx, p, threadID, temporary, spec, req)
-	l, inflight, first, err := r.insert(ctx, run, fresh, req)
-	if err != nil {
+	row := runRow(run)
+	l, err := r.Submit(ctx, engine.RunOf(row), fresh, req.wait)
+	switch {
+	case errors.Is(err, engine.ErrClosing):
+		return nil, nil, errClosing()
+	case errors.Is(err, engine.ErrThreadBusy):
+		return nil, nil, threadBusy(threadID)
+	case err != nil:
 		return nil, nil, err
 	}
-	r.cancelInflight(ctx, run, inflight)
-	r.created(ctx, run)
-	if first {
-		if err := r.enqueue(ctx, run.RunID, spec.prio); err != nil {
-			if req.wait {
-				r.unwait(run.RunID)
-			}
-			return nil, nil, err
-		}
-	}
+	run.RunID, run.CreatedAt, run.UpdatedAt = row.RunID, row.CreatedAt, row.UpdatedAt
 	return run, l, nil
 }
 
@@ -207,13 +206,15 @@ func checkRunBody(a *Assistant, req *runCreate, limits runBudget) error {
 
 // refuseWhenClosing answers 503 once the server is shutting down.
 func (r *runner) refuseWhenClosing() error {
-	r.mu.Lock()
-	closing := r.closing
-	r.mu.Unlock()
-	if closing {
-		return &APIError{Status: http.StatusServiceUnavailable, Message: "the server is shutting down and takes no new runs", Hint: "retry against another replica or after the restart", kind: ErrShuttingDown}
+	if r.Closing() {
+		return errClosing()
 	}
 	return nil
+}
+
+// errClosing is the 503 of a run refused while the server shuts down.
+func errClosing() error {
+	return &APIError{Status: http.StatusServiceUnavailable, Message: "the server is shutting down and takes no new runs", Hint: "retry against another replica or after the restart", kind: ErrShuttingDown}
 }
 
 // prepareThread readies the thread the run goes on: a new one when the request names none (a
@@ -287,97 +288,7 @@ func (r *runner) newRun(ctx context.Context, p Principal, threadID string, tempo
 	return run
 }
 
-// insert applies the multitask strategy and inserts the run, under r.mu so that two requests on
-// one thread cannot both see it idle. The run's ID and creation time are taken under it too, so
-// that this process's runs of a thread are created, and wait in its slot, in one order. It opens
-// the run's log, counts the request as a waiter if it waits for the output (before the run can
-// start; the request calls unwait), and puts the run in its thread's slot. It returns the log,
-// the thread's unfinished runs (for interrupt and rollback), and whether the run is its slot's
-// current one, to be enqueued now.
-func (r *runner) insert(ctx context.Context, run *Run, fresh bool, req *runCreate) (l *stream.Log, inflight []string, first bool, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	run.RunID = uuid.Must(uuid.NewV7()).String()
-	run.CreatedAt = r.meta.Stamp()
-	run.UpdatedAt = run.CreatedAt
-	if inflight, err = r.insertLocked(ctx, run, fresh); err != nil {
-		return nil, nil, false, err
-	}
-	l = r.openCreated(run)
-	if req.wait {
-		r.waiters[run.RunID]++
-	}
-	return l, inflight, r.placeLocked(run), nil
-}
-
-// insertLocked inserts the run, with r.mu held, unless its strategy is reject and its thread has
-// unfinished runs (409); it returns those runs. With replicas the database is the truth: another
-// replica may be running one of the thread's runs, and this one's slot may still name a run
-// another replica finished. The look and the insert are then one step across replicas (see
-// insertRunOnThread). A thread this request created (fresh) has no other run to look for.
-func (r *runner) insertLocked(ctx context.Context, run *Run, fresh bool) ([]string, error) {
-	reject := run.MultitaskStrategy == "reject"
-	if r.bus != nil && !fresh {
-		active, err := r.meta.insertRunOnThread(ctx, run, reject)
-		if err != nil {
-			return nil, err
-		}
-		if len(active) > 0 && reject {
-			return nil, threadBusy(run.ThreadID)
-		}
-		return active, nil
-	}
-	inflight := r.threads.Unfinished(run.ThreadID)
-	if len(inflight) > 0 && reject {
-		return nil, threadBusy(run.ThreadID)
-	}
-	if err := r.meta.insertRun(ctx, run); err != nil {
-		return nil, err
-	}
-	return inflight, nil
-}
-
 // threadBusy is the 409 of a run refused by the reject strategy.
 func threadBusy(threadID string) error {
 	return &APIError{Status: http.StatusConflict, Message: fmt.Sprintf("thread %q is already running a run", threadID), Hint: "wait for it to finish, or set multitask_strategy to enqueue, interrupt or rollback", kind: ErrBusy}
-}
-
-// openCreated opens the log of a run just created. With replicas any of them may execute the
-// run: this process's readers (the creating request's stream or wait, a WebSocket) follow it
-// wherever it executes, and the mirror stops if this process takes the run itself. The run is
-// new: nothing of it is written yet.
-func (r *runner) openCreated(run *Run) *stream.Log {
-	if r.bus != nil {
-		return newMirror(r.hub, r.bus, r.meta, run, true)
-	}
-	l := r.hub.Open(run.RunID)
-	l.SetResumable(run.Kwargs.Resumable)
-	return l
-}
-
-// cancelInflight applies the interrupt and rollback strategies: the thread's unfinished runs
-// are cancelled (and, with rollback, deleted and their state undone).
-func (r *runner) cancelInflight(ctx context.Context, run *Run, inflight []string) {
-	var action error
-	switch run.MultitaskStrategy {
-	case "interrupt":
-		action = errCancelInterrupt
-	case "rollback":
-		action = errCancelRollback
-	default:
-		return
-	}
-	for _, id := range inflight {
-		_ = r.cancel(ctx, run.tenant, run.ThreadID, id, action, false)
-	}
-}
-
-// created marks the new run's thread busy (from the moment a run is pending, as LangGraph
-// reports it; a temporary thread is nobody's to look at), and counts and logs the run.
-func (r *runner) created(ctx context.Context, run *Run) {
-	if !run.Kwargs.Temporary {
-		_ = r.meta.SetThreadBusy(ctx, run.tenant, run.ThreadID)
-	}
-	r.metrics.runsCreated.Inc()
-	r.log.Info("run created", "run_id", run.RunID, "thread_id", run.ThreadID, "assistant_id", run.AssistantID, "tenant", run.tenant, "multitask_strategy", run.MultitaskStrategy)
 }

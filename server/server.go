@@ -216,7 +216,7 @@ func New(cfg Config) (*Server, error) {
 	s.runs = newRunner(runnerDeps{meta: s.meta, saver: s.saver, hub: s.hub, bus: s.bus, log: s.log, metrics: s.metrics, store: s.store,
 		cfg: runnerConfigOf(cfg), assistants: s, observer: runTelemetry{obs: s.obs, limits: runnerConfigOf(cfg).Budget, assistants: s}}, q)
 	if s.bus != nil {
-		s.bus.Handle(stream.Handlers{Cancel: s.runs.remoteCancel, Done: s.runs.release})
+		s.bus.Handle(stream.Handlers{Cancel: s.runs.RemoteCancel, Done: s.runs.Release})
 	}
 	s.handler = s.traceRequests(s.routes())
 	if rq != nil {
@@ -225,11 +225,11 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	if err := s.runs.recover(ctx); err != nil {
+	if err := s.runs.Recover(ctx); err != nil {
 		s.Close()
 		return nil, err
 	}
-	s.runs.reap()
+	s.runs.Reap()
 	s.closers = append(s.closers, s.startTTLSweeper())
 	s.closers = append(s.closers, s.startCronScheduler())
 	return s, nil

@@ -81,9 +81,9 @@ func TestStatelessThreadsSwept(t *testing.T) {
 
 			// The sweeper forgets a thread once its rows are deleted; wait for that.
 			deadline := time.Now().Add(30 * time.Second)
-			for b.srv.runs.sweeping() > 0 {
+			for b.srv.runs.Sweeping() > 0 {
 				if time.Now().After(deadline) {
-					t.Fatalf("%d threads still wait for the sweeper", b.srv.runs.sweeping())
+					t.Fatalf("%d threads still wait for the sweeper", b.srv.runs.Sweeping())
 				}
 				time.Sleep(5 * time.Millisecond)
 			}

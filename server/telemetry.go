@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/server/internal/engine"
 )
 
 // TracingConfig turns on OpenTelemetry traces: a span per run (with its run, thread, assistant
@@ -254,7 +255,7 @@ func (t runTelemetry) observeRun(ctx context.Context, run *Run, opts []graph.Run
 			span.SetAttributes(AttrRunOutcome.String("success"))
 		case errors.As(err, &ie):
 			span.SetAttributes(AttrRunOutcome.String("interrupted"))
-		case cause != nil && (errors.Is(cause, errCancelInterrupt) || errors.Is(cause, errCancelRollback) || errors.Is(cause, errShutdownCancel) || errors.Is(cause, errLeaseLost)):
+		case engine.Stopped(cause):
 			span.SetAttributes(AttrRunOutcome.String("cancelled"), attribute.String("trellis.run.cancel_cause", cause.Error()))
 		default:
 			outcome := "error"

@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
+
+	"github.com/trellis-go/trellis/internal/netguard"
+	"github.com/trellis-go/trellis/server/internal/engine"
 )
 
 func checkWebhook(raw string) error {
@@ -17,41 +22,64 @@ func checkWebhook(raw string) error {
 	return nil
 }
 
-// webhook POSTs the finished run to its webhook URL, in the background, once.
-func (r *runner) webhook(run *Run, status string, started time.Time, values json.RawMessage, runErr error, interrupted bool) {
+// webhooks sends finished runs to their webhooks, in the background; shutdown waits for them.
+type webhooks struct {
+	http    *http.Client
+	timeout time.Duration
+	log     *slog.Logger
+	bg      sync.WaitGroup
+}
+
+func newWebhooks(timeout time.Duration, allowPrivate bool, log *slog.Logger) *webhooks {
+	return &webhooks{http: &http.Client{Timeout: timeout, Transport: netguard.Policy{AllowPrivate: allowPrivate}.Transport()}, timeout: timeout, log: log}
+}
+
+// send POSTs the finished run to its webhook URL, in the background, once.
+func (h *webhooks) send(run *Run, o engine.Outcome) {
+	now := time.Now().UTC()
 	payload := map[string]any{
 		"run_id": run.RunID, "thread_id": run.ThreadID, "assistant_id": run.AssistantID,
-		"created_at": run.CreatedAt, "updated_at": time.Now().UTC(), "metadata": run.Metadata,
+		"created_at": run.CreatedAt, "updated_at": now, "metadata": run.Metadata,
 		"multitask_strategy": run.MultitaskStrategy, "kwargs": run.Kwargs,
-		"status": status, "run_started_at": started.UTC().Format(time.RFC3339Nano),
-		"run_ended_at": time.Now().UTC().Format(time.RFC3339Nano), "webhook_sent_at": time.Now().UTC().Format(time.RFC3339Nano),
-		"values": values, "interrupted": interrupted,
+		"status": o.Status, "run_started_at": o.Started.UTC().Format(time.RFC3339Nano),
+		"run_ended_at": now.Format(time.RFC3339Nano), "webhook_sent_at": now.Format(time.RFC3339Nano),
+		"values": o.Values, "interrupted": o.Interrupted,
 	}
-	if runErr != nil && status == RunError {
-		payload["error"] = runErr.Error()
+	if o.Err != nil && o.Status == RunError {
+		payload["error"] = o.Err.Error()
 	}
 	body, err := json.Marshal(payload)
 	if err != nil {
 		return
 	}
-	r.bg.Add(1)
+	h.bg.Add(1)
 	go func() {
-		defer r.bg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), r.cfg.WebhookTimeout)
+		defer h.bg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), h.timeout)
 		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, run.Kwargs.Webhook, bytes.NewReader(body))
 		if err != nil {
 			return
 		}
 		req.Header.Set("Content-Type", "application/json")
-		resp, err := r.http.Do(req)
+		resp, err := h.http.Do(req)
 		if err != nil {
-			r.log.Warn("webhook failed", "run_id", run.RunID, "thread_id", run.ThreadID, "err", err)
+			h.log.Warn("webhook failed", "run_id", run.RunID, "thread_id", run.ThreadID, "err", err)
 			return
 		}
 		resp.Body.Close()
 		if resp.StatusCode >= 300 {
-			r.log.Warn("webhook answered with an error", "run_id", run.RunID, "thread_id", run.ThreadID, "status", resp.StatusCode)
+			h.log.Warn("webhook answered with an error", "run_id", run.RunID, "thread_id", run.ThreadID, "status", resp.StatusCode)
 		}
 	}()
+}
+
+// wait waits for the webhooks being sent, up to limit.
+func (h *webhooks) wait(limit time.Duration) {
+	done := make(chan struct{})
+	go func() { h.bg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(limit):
+	}
 }

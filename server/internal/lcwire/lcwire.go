@@ -10,7 +10,8 @@
 // value, messages wherever they are in it; Input rewrites a request's state values into
 // trellis's shape; MessagesIn finds the messages a value holds. Config, Checkpoint, Interrupts,
 // TaskEvent and CheckpointEvent render the runtime's checkpoint references, interrupts and
-// events as the LangGraph API does. Everything here is a pure function of its arguments.
+// events as the LangGraph API does; ThreadRecord and Output render a thread's record and a
+// run's output. Everything here is a pure function of its arguments.
 package lcwire
 
 import (
@@ -991,4 +992,35 @@ func checkpointOfConfig(cfg any) any {
 	out := maps.Clone(ref)
 	out["checkpoint_map"] = nil
 	return out
+}
+
+// ThreadRecord renders a thread's newest values and the interrupts it waits on, by task ID, for
+// its record (the thread's "values" and "interrupts").
+func ThreadRecord(snap *graph.StateSnapshot[any]) (values, interrupts json.RawMessage) {
+	values, _ = json.Marshal(snap.Values)
+	ints := map[string]any{}
+	for _, t := range snap.Tasks {
+		if len(t.Interrupts) > 0 {
+			ints[t.ID] = Interrupts(t.Interrupts)
+		}
+	}
+	interrupts, _ = json.Marshal(ints)
+	return values, interrupts
+}
+
+// Output renders what a run answers its waiters with (POST /runs/wait, join): the thread's
+// newest values, with the interrupts it waits on under "__interrupt__".
+func Output(snap *graph.StateSnapshot[any]) any {
+	raw, err := json.Marshal(snap.Values)
+	if err != nil {
+		return snap.Values
+	}
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return snap.Values
+	}
+	if ins := snap.Interrupts(); len(ins) > 0 {
+		m["__interrupt__"] = Interrupts(ins)
+	}
+	return m
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/trellis-go/trellis/checkpoint/pgsaver"
 	"github.com/trellis-go/trellis/checkpoint/sqlitesaver"
+	"github.com/trellis-go/trellis/server/internal/dbtest"
 	"github.com/trellis-go/trellis/store/sqlitestore"
 )
 
@@ -51,28 +51,8 @@ func migrated(t *testing.T, m *DB) *DB {
 // pgDB opens a fresh schema of the test database, dropped when the test ends, or skips the test
 // when Postgres is unreachable.
 func pgDB(t *testing.T) *sql.DB {
-	base := os.Getenv("TRELLIS_TEST_DATABASE_URL")
-	if base == "" {
-		base = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	admin, err := pgxpool.New(ctx, base)
-	if err == nil {
-		err = admin.Ping(ctx)
-	}
-	if err != nil {
-		t.Skipf("Postgres unreachable at %s: %v", base, err)
-	}
-	schema := fmt.Sprintf("metadb_%d", time.Now().UnixNano())
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-		admin.Close()
-	})
-	pool, err := pgxpool.New(ctx, base+"&search_path="+schema)
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, dbtest.PostgresURL(t, "metadb"))
 	if err != nil {
 		t.Fatal(err)
 	}
