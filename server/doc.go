@@ -92,15 +92,12 @@
 // writes the events to the database and the bus, and the mirror, which follows a run another
 // replica executes (both reach the database through interfaces meta.go and bus.go implement).
 //
-// The run engine (runs.go, with its steps in run_create.go and run_exec.go) takes what it uses
-// of the server in runnerDeps, given to newRunner: the metadata database, the hub and bus, the
-// log and metrics, its settings, and narrow views for assistant lookup and telemetry; it holds
-// no *Server. Its create and exec are lists of named steps (checkRequest, prepareThread,
-// insert, ...; due, claim, start, openLog, settle, writeStatus, ...), exec's shared state in an
-// execution. Its parts that work on IDs alone are in server/internal/engine: the thread slots
-// that keep a thread's runs one at a time and in order in a process, the run leases, and the
-// batcher that deletes finished stateless runs' threads, and the workers the queues give to
-// waiting runs by priority.
+// The run engine is server/internal/engine: it submits, schedules, claims, executes, cancels,
+// recovers and reaps runs, on the metadata database and the stream logs. The root's runner
+// (runs.go) is its Host: it checks run requests (run_create.go), runs a run's graph under its
+// request, with the run's identity, telemetry and budgets (run_graph.go), follows its progress
+// (progress.go) and sends its webhook (webhook.go); it holds no *Server, only the narrow views
+// in runnerDeps.
 //
 // See docs/server.md for the routes, the settings and what is not done yet.
 package server

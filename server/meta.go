@@ -186,19 +186,6 @@ func runRow(run *Run) *metadb.Run {
 		Metadata: run.Metadata, Kwargs: rawJSON(run.Kwargs), MultitaskStrategy: run.MultitaskStrategy, CreatedAt: run.CreatedAt, UpdatedAt: run.UpdatedAt}
 }
 
-func (m *metaStore) insertRun(ctx context.Context, run *Run) error {
-	return m.InsertRun(ctx, runRow(run))
-}
-
-// insertRunOnThread inserts a run unless reject is set and the thread has unfinished runs (see
-// metadb.DB.InsertRunOnThread); the run's CreatedAt may move later.
-func (m *metaStore) insertRunOnThread(ctx context.Context, run *Run, reject bool) ([]string, error) {
-	row := runRow(run)
-	ids, err := m.InsertRunOnThread(ctx, row, reject)
-	run.CreatedAt, run.UpdatedAt = row.CreatedAt, row.UpdatedAt
-	return ids, err
-}
-
 // getRun reads a run of the tenant (and thread, when threadID is set) that ctx's principal may
 // see.
 func (m *metaStore) getRun(ctx context.Context, tenant, threadID, runID string) (*Run, error) {
@@ -243,24 +230,9 @@ func (m *metaStore) tenantActiveRuns(ctx context.Context, tenant, threadID strin
 	return runsFrom(m.TenantActiveRuns(ctx, tenant, threadID))
 }
 
-// unfinishedRuns lists runs of every tenant left pending or running, oldest first.
-func (m *metaStore) unfinishedRuns(ctx context.Context) ([]*Run, error) {
-	return runsFrom(m.UnfinishedRuns(ctx))
-}
-
 // runsOfAssistant lists a tenant's runs on an assistant.
 func (m *metaStore) runsOfAssistant(ctx context.Context, tenant, id string) ([]*Run, error) {
 	return runsFrom(m.RunsOfAssistant(ctx, tenant, id))
-}
-
-// expiredLeases lists unfinished runs whose worker stopped renewing its lease.
-func (m *metaStore) expiredLeases(ctx context.Context) ([]*Run, error) {
-	return runsFrom(m.ExpiredLeases(ctx))
-}
-
-// strandedRuns lists pending runs that nobody will start (see metadb.DB.StrandedRuns).
-func (m *metaStore) strandedRuns(ctx context.Context, idle time.Duration) ([]*Run, error) {
-	return runsFrom(m.StrandedRuns(ctx, idle))
 }
 
 // ---- events ----

@@ -11,21 +11,6 @@ import (
 	"github.com/trellis-go/trellis/server/internal/stream"
 )
 
-// eventCount is how many of the run's events the database holds.
-func eventCount(t *testing.T, s *Server, runID string) int {
-	t.Helper()
-	evs, err := s.meta.loadEvents(context.Background(), runID, 0)
-	if err != nil {
-		t.Fatalf("loadEvents: %v", err)
-	}
-	for i, ev := range evs {
-		if ev.Seq != int64(i+1) {
-			t.Fatalf("event %d in the database has seq %d: a gap or a duplicate", i+1, ev.Seq)
-		}
-	}
-	return len(evs)
-}
-
 // TestAppendEventRowsChunks writes more rows than one SQLite statement takes, from several
 // runs, twice (the second time changes nothing).
 func TestAppendEventRowsChunks(t *testing.T) {

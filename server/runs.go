@@ -22,8 +22,8 @@ import (
 
 // The actions of a cancel.
 var (
-	errCancelInterrupt = engine.Interrupt
-	errCancelRollback  = engine.Rollback
+	errCancelInterrupt = engine.ErrInterrupt
+	errCancelRollback  = engine.ErrRollback
 )
 
 // maxAfterSeconds bounds after_seconds: a run may be scheduled up to a year ahead.

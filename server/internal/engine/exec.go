@@ -358,7 +358,7 @@ func (x *execution) settle(runErr error) {
 		backoff := min(time.Duration(1<<min(x.attempt-1, 6))*time.Second, time.Minute)
 		x.retry = &Retry{After: backoff, Reason: runErr}
 		x.log.Warn("run failed with a transient error; retrying from its last checkpoint", "err", runErr, "attempt", x.attempt, "after", backoff.String())
-	case errors.Is(cause, Interrupt), errors.Is(cause, Rollback):
+	case errors.Is(cause, ErrInterrupt), errors.Is(cause, ErrRollback):
 		x.status = Interrupted
 	default:
 		x.status, x.threadStatus = Failed, ThreadError
@@ -368,7 +368,7 @@ func (x *execution) settle(runErr error) {
 
 // undoIfRolledBack restores the thread's state from before a run cancelled with rollback.
 func (x *execution) undoIfRolledBack() {
-	if errors.Is(x.cause, Rollback) {
+	if errors.Is(x.cause, ErrRollback) {
 		x.r.rollback(x.ctx, x.run, x.g, x.headBefore)
 	}
 }
@@ -449,7 +449,7 @@ func (x *execution) writeStatus() {
 	case x.drop && r.Bus == nil:
 		// Hidden in this process below, the only one serving the API. With replicas, the
 		// others read the record until the sweeper deletes it: it must not say running.
-	case errors.Is(x.cause, Rollback):
+	case errors.Is(x.cause, ErrRollback):
 		_ = r.DB.DeleteRun(ctx, run.Tenant, run.RunID)
 	default:
 		_ = r.DB.SetRunEnd(ctx, run.RunID, end)

@@ -65,10 +65,10 @@ const (
 // PriorityNormal is the priority of a run that names none.
 const PriorityNormal = "normal"
 
-// Why a run's context was cancelled. Interrupt and Rollback are the actions of Runner.Cancel.
+// Why a run's context was cancelled. ErrInterrupt and ErrRollback are the actions of Runner.Cancel.
 var (
-	Interrupt      = errors.New("server: run cancelled (interrupt)")
-	Rollback       = errors.New("server: run cancelled (rollback)")
+	ErrInterrupt   = errors.New("server: run cancelled (interrupt)")
+	ErrRollback    = errors.New("server: run cancelled (rollback)")
 	errShutdown    = errors.New("server: run stopped by shutdown; it resumes from its last checkpoint at the next start")
 	errLeaseLost   = errors.New("server: run's lease was taken by another worker (this one missed its heartbeats)")
 	errLeaseHeld   = errors.New("server: another worker holds the run's lease")
@@ -191,8 +191,8 @@ type Deps struct {
 	Config
 }
 
-// Stopped reports whether a run's context ended because the run was cancelled (Interrupt,
-// Rollback), stopped by the shutdown or taken by another worker: the run did not fail.
+// Stopped reports whether a run's context ended because the run was cancelled (ErrInterrupt,
+// ErrRollback), stopped by the shutdown or taken by another worker: the run did not fail.
 func Stopped(cause error) bool {
-	return cause != nil && (errors.Is(cause, Interrupt) || errors.Is(cause, Rollback) || errors.Is(cause, errShutdown) || errors.Is(cause, errLeaseLost))
+	return cause != nil && (errors.Is(cause, ErrInterrupt) || errors.Is(cause, ErrRollback) || errors.Is(cause, errShutdown) || errors.Is(cause, errLeaseLost))
 }

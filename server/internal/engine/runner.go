@@ -228,9 +228,9 @@ func (r *Runner) Release(threadID, runID string) {
 	}
 }
 
-// Cancel stops a run with action (Interrupt or Rollback): an executing one through its context
+// Cancel stops a run with action (ErrInterrupt or ErrRollback): an executing one through its context
 // (in this process, or another replica asked over the bus), a waiting one by taking it out of
-// its thread's line. With Rollback the run is deleted and the thread's state restored. With
+// its thread's line. With ErrRollback the run is deleted and the thread's state restored. With
 // wait, Cancel returns once the run stopped.
 func (r *Runner) Cancel(ctx context.Context, run *Run, action error, wait bool) error {
 	if run.Status != Pending && run.Status != Running {
@@ -279,7 +279,7 @@ func (r *Runner) Cancel(ctx context.Context, run *Run, action error, wait bool) 
 // status to change.
 func (r *Runner) cancelRemote(ctx context.Context, runID string, action error, wait bool) error {
 	name := "interrupt"
-	if action == Rollback {
+	if action == ErrRollback {
 		name = "rollback"
 	}
 	if err := r.Bus.Publish(ctx, stream.Message{Kind: "cancel", RunID: runID, Action: name}); err != nil {
@@ -300,7 +300,7 @@ func (r *Runner) cancelRemote(ctx context.Context, runID string, action error, w
 }
 
 func (r *Runner) finishUnstarted(ctx context.Context, run *Run, action error) {
-	if action == Rollback {
+	if action == ErrRollback {
 		_ = r.DB.DeleteRun(ctx, run.Tenant, run.RunID)
 	} else {
 		_ = r.DB.SetRunStatus(ctx, run.RunID, Interrupted)
@@ -361,9 +361,9 @@ func (r *Runner) RemoteCancel(runID, action string) {
 	if act == nil {
 		return
 	}
-	cause := Interrupt
+	cause := ErrInterrupt
 	if action == "rollback" {
-		cause = Rollback
+		cause = ErrRollback
 	}
 	act.cancel(cause)
 }

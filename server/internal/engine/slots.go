@@ -1,9 +1,3 @@
-// Package engine holds the parts of the server's run engine that work on run and thread IDs
-// alone, with nothing of the API's records: the thread slots that keep a thread's runs one at a
-// time and in order in a process (Slots), the run leases its workers hold, renewed together
-// every heartbeat (Leases), the batcher that deletes finished stateless runs' threads a batch
-// at a time (Batcher), and the workers that bound the runs executing at once, given to waiting
-// runs by priority (Workers). The runner and the queues in the server's root drive them.
 package engine
 
 import "slices"

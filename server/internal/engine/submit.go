@@ -104,9 +104,9 @@ func (r *Runner) cancelInflight(ctx context.Context, run *Run, inflight []string
 	var action error
 	switch run.MultitaskStrategy {
 	case "interrupt":
-		action = Interrupt
+		action = ErrInterrupt
 	case "rollback":
-		action = Rollback
+		action = ErrRollback
 	default:
 		return
 	}
