@@ -3,16 +3,13 @@ package appstream_test
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +19,7 @@ import (
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/server/appstream"
+	"github.com/trellis-go/trellis/server/internal/dbtest"
 )
 
 var secret = []byte("0123456789abcdef0123456789abcdef-kit-secret")
@@ -471,38 +469,9 @@ func TestSSE(t *testing.T) {
 	}
 }
 
-// pgURL returns a fresh schema of the test Postgres, dropped at the end, or skips when it is
-// unreachable.
-func pgURL(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("TRELLIS_TEST_DATABASE_URL")
-	if base == "" {
-		base = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	}
-	db, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Skipf("Postgres unreachable: %v", err)
-	}
-	defer db.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := db.PingContext(ctx); err != nil {
-		t.Skipf("Postgres unreachable at %s: %v", base, err)
-	}
-	schema := fmt.Sprintf("kit_%d_%d", time.Now().UnixNano(), schemaSeq.Add(1))
-	if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if db, err := sql.Open("pgx", base); err == nil {
-			db.Exec("DROP SCHEMA " + schema + " CASCADE")
-			db.Close()
-		}
-	})
-	return base + "&search_path=" + schema
-}
-
-var schemaSeq atomic.Int64
+// pgURL returns a connection string to a fresh schema of the test database, dropped when the
+// test ends, or skips the test when Postgres is unreachable.
+func pgURL(t *testing.T) string { return dbtest.PostgresURL(t, "kit") }
 
 func redisURL(t *testing.T) string {
 	t.Helper()

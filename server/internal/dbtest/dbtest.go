@@ -1,7 +1,7 @@
 // Package dbtest gives the server's tests a database of their own: a fresh schema of the
-// Postgres test database, dropped when the test ends. The test database is
-// TRELLIS_TEST_DATABASE_URL, by default the local one CI starts; a test skips, saying so, when
-// it does not answer.
+// Postgres test database, dropped when the test ends, or a SQLite file in the test's directory.
+// The test database is TRELLIS_TEST_DATABASE_URL, by default the local one CI starts; a test
+// skips, saying so, when it does not answer.
 package dbtest
 
 import (
@@ -9,11 +9,17 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 	_ "github.com/jackc/pgx/v5/stdlib" // the pgx driver
+	"github.com/trellis-go/trellis/checkpoint/pgsaver"
+	"github.com/trellis-go/trellis/checkpoint/sqlitesaver"
+	"github.com/trellis-go/trellis/store/sqlitestore"
 )
 
 // DefaultURL is the test database when TRELLIS_TEST_DATABASE_URL is unset.
@@ -51,4 +57,38 @@ func PostgresURL(t testing.TB, prefix string) string {
 		}
 	})
 	return base + "&search_path=" + schema
+}
+
+// Postgres opens a fresh schema (PostgresURL) holding the checkpoint saver's tables, as the
+// server's database does; the connections close when t ends.
+func Postgres(t testing.TB, prefix string) *sql.DB {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, PostgresURL(t, prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := pgsaver.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	db := stdlib.OpenDBFromPool(pool)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// SQLite opens a fresh SQLite database in t's directory holding the checkpoint saver's tables,
+// with one connection, as the server opens it.
+func SQLite(t testing.TB) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", sqlitestore.DSN(filepath.Join(t.TempDir(), "meta.db")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	if err := sqlitesaver.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/server/internal/lcwire"
 	"github.com/trellis-go/trellis/server/internal/metadb"
+	"github.com/trellis-go/trellis/server/internal/periodic"
 	"github.com/trellis-go/trellis/server/internal/stream"
 )
 
@@ -32,8 +33,7 @@ type Runner struct {
 	tenants map[string]int
 	// instance names this process in run leases.
 	instance string
-	stopReap context.CancelFunc
-	reaping  sync.WaitGroup
+	stopReap func() // stops Reap's loop
 	// leases are the leases of the runs executing here, renewed together every heartbeat; out
 	// writes and publishes stream events (the logs are stream.Log).
 	leases *Leases
@@ -67,24 +67,11 @@ func New(d Deps, q Queue) *Runner {
 // process that died, on this machine or another sharing the database), and the runs that waited
 // in such a process for their turn.
 func (r *Runner) Reap() {
-	ctx, cancel := context.WithCancel(context.Background())
-	r.stopReap = cancel
-	r.reaping.Add(1)
-	go func() {
-		defer r.reaping.Done()
-		t := time.NewTicker(r.Heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			r.Hub.Sweep()
-			r.reapExpired(ctx)
-			r.adoptStranded(ctx)
-		}
-	}()
+	r.stopReap = periodic.Every(r.Heartbeat, func(ctx context.Context) {
+		r.Hub.Sweep()
+		r.reapExpired(ctx)
+		r.adoptStranded(ctx)
+	})
 }
 
 // reapExpired re-schedules the runs whose lease expired.
@@ -436,7 +423,6 @@ func (r *Runner) Shutdown(ctx context.Context) {
 	r.mu.Unlock()
 	if r.stopReap != nil {
 		r.stopReap()
-		r.reaping.Wait()
 	}
 	_ = r.q.Close(ctx)
 	r.sweep.Stop() // after the runs: it deletes the threads they left, then their leases go

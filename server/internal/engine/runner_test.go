@@ -2,27 +2,20 @@ package engine
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/trellis-go/trellis/checkpoint/pgsaver"
-	"github.com/trellis-go/trellis/checkpoint/sqlitesaver"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/server/internal/dbtest"
 	"github.com/trellis-go/trellis/server/internal/metadb"
 	"github.com/trellis-go/trellis/server/internal/stream"
-	"github.com/trellis-go/trellis/store/sqlitestore"
 )
 
 // testDB opens a migrated metadata database: SQLite in the test's directory, or a fresh schema
@@ -32,28 +25,9 @@ func testDB(t *testing.T, postgres bool) *metadb.DB {
 	ctx := context.Background()
 	var m *metadb.DB
 	if postgres {
-		pool, err := pgxpool.New(ctx, dbtest.PostgresURL(t, "engine"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
-		if err := pgsaver.Migrate(ctx, pool); err != nil {
-			t.Fatal(err)
-		}
-		db := stdlib.OpenDBFromPool(pool)
-		t.Cleanup(func() { db.Close() })
-		m = metadb.New(db, true, nil)
+		m = metadb.New(dbtest.Postgres(t, "engine"), true, nil)
 	} else {
-		db, err := sql.Open("sqlite", sqlitestore.DSN(filepath.Join(t.TempDir(), "meta.db")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		db.SetMaxOpenConns(1)
-		t.Cleanup(func() { db.Close() })
-		if err := sqlitesaver.Migrate(ctx, db); err != nil {
-			t.Fatal(err)
-		}
-		m = metadb.New(db, false, nil)
+		m = metadb.New(dbtest.SQLite(t), false, nil)
 	}
 	if err := m.Migrate(ctx); err != nil {
 		t.Fatal(err)

@@ -2,39 +2,23 @@ package metadb
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/trellis-go/trellis/checkpoint/pgsaver"
-	"github.com/trellis-go/trellis/checkpoint/sqlitesaver"
 	"github.com/trellis-go/trellis/server/internal/dbtest"
-	"github.com/trellis-go/trellis/store/sqlitestore"
 )
 
 // eachDialect runs fn on a fresh SQLite database and, when Postgres answers, on a fresh schema
 // of the test database; both hold the checkpoint saver's tables too, as the server's do.
 func eachDialect(t *testing.T, fn func(t *testing.T, m *DB)) {
 	t.Run("sqlite", func(t *testing.T) {
-		db, err := sql.Open("sqlite", sqlitestore.DSN(filepath.Join(t.TempDir(), "meta.db")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		db.SetMaxOpenConns(1)
-		t.Cleanup(func() { db.Close() })
-		if err := sqlitesaver.Migrate(context.Background(), db); err != nil {
-			t.Fatal(err)
-		}
-		fn(t, migrated(t, New(db, false, nil)))
+		fn(t, migrated(t, New(dbtest.SQLite(t), false, nil)))
 	})
 	t.Run("postgres", func(t *testing.T) {
-		fn(t, migrated(t, New(pgDB(t), true, nil)))
+		fn(t, migrated(t, New(dbtest.Postgres(t, "metadb"), true, nil)))
 	})
 }
 
@@ -46,23 +30,6 @@ func migrated(t *testing.T, m *DB) *DB {
 		}
 	}
 	return m
-}
-
-// pgDB opens a fresh schema of the test database, dropped when the test ends, or skips the test
-// when Postgres is unreachable.
-func pgDB(t *testing.T) *sql.DB {
-	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, dbtest.PostgresURL(t, "metadb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if err := pgsaver.Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
-	db := stdlib.OpenDBFromPool(pool)
-	t.Cleanup(func() { db.Close() })
-	return db
 }
 
 func TestQ(t *testing.T) {
