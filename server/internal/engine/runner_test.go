@@ -188,3 +188,38 @@ func TestRunAfterEndedRun(t *testing.T) {
 		t.Fatalf("after the slot moved on, enqueued %v; want the new run last", q.enqueued)
 	}
 }
+
+// TestCancelWaitingRun: a run waiting in its thread's slot behind another is cancelled without
+// starting: its record says interrupted, it leaves the slot, and it is never enqueued; with
+// rollback its record goes.
+func TestCancelWaitingRun(t *testing.T) {
+	t.Parallel()
+	r, q := testRunner(t, false)
+	ctx := context.Background()
+	first := newRun("th", "enqueue")
+	if _, err := r.Submit(ctx, first, false, false); err != nil {
+		t.Fatal(err)
+	}
+	waiting, dropped := newRun("th", "enqueue"), newRun("th", "enqueue")
+	for _, run := range []*Run{waiting, dropped} {
+		if _, err := r.Submit(ctx, run, false, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Cancel(ctx, waiting, ErrInterrupt, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Cancel(ctx, dropped, ErrRollback, false); err != nil {
+		t.Fatal(err)
+	}
+	if row, err := r.DB.RunByID(ctx, waiting.RunID); err != nil || row.Status != Interrupted {
+		t.Fatalf("the cancelled waiting run: %+v (%v), want status interrupted", row, err)
+	}
+	if _, err := r.DB.RunByID(ctx, dropped.RunID); err == nil {
+		t.Fatal("the run cancelled with rollback is still recorded")
+	}
+	r.Release("th", first.RunID)
+	if len(q.enqueued) != 1 || r.Busy("th") {
+		t.Fatalf("after the first run: enqueued %v, busy %v; want only the first enqueued and the thread free", q.enqueued, r.Busy("th"))
+	}
+}
