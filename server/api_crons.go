@@ -279,13 +279,18 @@ func (q *cronQuery) filter() (cronFilter, error) {
 	return f, nil
 }
 
-func (s *Server) handleCronSearch(w http.ResponseWriter, r *http.Request) {
+// readCronQuery reads the body of a cron search or count, and its filter.
+func readCronQuery(r *http.Request) (cronQuery, cronFilter, error) {
 	var q cronQuery
 	if err := decode(r, &q); err != nil {
-		writeError(w, err)
-		return
+		return q, cronFilter{}, err
 	}
 	f, err := q.filter()
+	return q, f, err
+}
+
+func (s *Server) handleCronSearch(w http.ResponseWriter, r *http.Request) {
+	q, f, err := readCronQuery(r)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -306,12 +311,7 @@ func (s *Server) handleCronSearch(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleCronCount(w http.ResponseWriter, r *http.Request) {
-	var q cronQuery
-	if err := decode(r, &q); err != nil {
-		writeError(w, err)
-		return
-	}
-	f, err := q.filter()
+	_, f, err := readCronQuery(r)
 	if err != nil {
 		writeError(w, err)
 		return

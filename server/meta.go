@@ -22,8 +22,8 @@ import (
 // sees (owner.go). Call those rather than their metadb counterparts.
 type metaStore struct {
 	*metadb.DB
-	// hidden holds the IDs of finished stateless runs' threads waiting for the sweeper
-	// (runner.sweep): their thread and runs answer 404 although their rows are still there.
+	// hidden holds the IDs of finished stateless runs' threads waiting for the engine's
+	// sweeper: their thread and runs answer 404 although their rows are still there.
 	hidden sync.Map
 }
 

@@ -65,7 +65,7 @@ type runCreate struct {
 	// CheckpointDuring is the older form of durability: false means exit.
 	CheckpointDuring *bool `json:"checkpoint_during"`
 	// wait: the request waits for the run's output (POST /runs/wait), counted as a waiter
-	// from before the run can start (see runner.waitFor).
+	// from before the run can start (see engine.Runner.WaitFor).
 	wait bool
 }
 

@@ -60,6 +60,8 @@ type wsConn struct {
 	subs   map[string]bool
 	wg     sync.WaitGroup
 	grace  time.Duration
+	// release frees the tenant's open stream the connection counts as.
+	release func()
 }
 
 var errSlowClient = errors.New("client too slow: its buffer of stream events is full")
@@ -88,16 +90,26 @@ func (wc *wsConn) send(m wsOut) bool {
 	}
 }
 
-func (s *Server) accept(w http.ResponseWriter, r *http.Request) (*wsConn, error) {
+// accept counts the connection as an open stream of the principal's tenant (429 at the tenant's
+// limit) and accepts the WebSocket. It answers the request itself and returns nil when it
+// cannot; close frees both.
+func (s *Server) accept(w http.ResponseWriter, r *http.Request) *wsConn {
+	release, err := s.limits.openStream(principal(r).Tenant)
+	if err != nil {
+		writeError(w, err)
+		return nil
+	}
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.WebSocketOrigins})
 	if err != nil {
-		return nil, err // Accept has answered (403 for a foreign origin)
+		release()
+		return nil // Accept has answered (403 for a foreign origin)
 	}
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
-	wc := &wsConn{s: s, c: c, p: principal(r), tid: r.PathValue("tid"), out: make(chan wsOut, s.cfg.WebSocketBuffer), ctx: ctx, cancel: cancel, subs: map[string]bool{}, grace: wsSlowGrace}
+	wc := &wsConn{s: s, c: c, p: principal(r), tid: r.PathValue("tid"), out: make(chan wsOut, s.cfg.WebSocketBuffer), ctx: ctx, cancel: cancel,
+		subs: map[string]bool{}, grace: wsSlowGrace, release: release}
 	s.metrics.streams.Inc()
 	go wc.writer()
-	return wc, nil
+	return wc
 }
 
 func (wc *wsConn) writer() {
@@ -133,6 +145,7 @@ func (wc *wsConn) close() {
 	wc.cancel(nil)
 	wc.wg.Wait()
 	wc.s.metrics.streams.Dec()
+	defer wc.release()
 	if errors.Is(cause, errSlowClient) {
 		wc.c.Close(websocket.StatusPolicyViolation, "client too slow")
 		return
@@ -188,14 +201,8 @@ func (s *Server) handleRunWebSocket(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	done, err := s.limits.openStream(principal(r).Tenant)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	defer done()
-	wc, err := s.accept(w, r)
-	if err != nil {
+	wc := s.accept(w, r)
+	if wc == nil {
 		return
 	}
 	defer wc.close()
@@ -237,14 +244,8 @@ func (s *Server) handleThreadWebSocket(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	done, err := s.limits.openStream(principal(r).Tenant)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	defer done()
-	wc, err := s.accept(w, r)
-	if err != nil {
+	wc := s.accept(w, r)
+	if wc == nil {
 		return
 	}
 	defer wc.close()
