@@ -26,7 +26,7 @@ func runPath(run *Run) string {
 }
 
 // createFromRequest creates the run a request asks for; wait counts the request as a waiter
-// for the run's output (the caller then calls s.runs.unwait).
+// for the run's output (the caller then calls s.runs.Unwait).
 func (s *Server) createFromRequest(w http.ResponseWriter, r *http.Request, wait bool) (*Run, *stream.Log, *runCreate, bool) {
 	var req runCreate
 	if err := decode(r, &req); err != nil {

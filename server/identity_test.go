@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/tool"
@@ -220,4 +221,40 @@ func TestPrincipalReachesTheRun(t *testing.T) {
 	if len(out.Steps) != 1 || out.Steps[0] != "u-7@acme" {
 		t.Fatalf("output %+v", out)
 	}
+}
+
+// TestMultitaskCancelsOnlyVisibleRuns: with AuthConfig.PerUser, a user's run with the interrupt
+// strategy cancels only the thread's runs the user may see. A run the tenant's service key
+// started on the user's thread goes on to succeed, and the user's run waits for it.
+func TestMultitaskCancelsOnlyVisibleRuns(t *testing.T) {
+	t.Parallel()
+	cfg := authCfg()
+	cfg.Auth.PerUser = true
+	b := setup(t, setupOpts{cfg: cfg})
+	ann, svc := token(map[string]any{"sub": "ann"}), "svc-key-0123456789abcdef"
+	b.token = ann
+	tid := b.newThread(nil)
+
+	b.token = svc
+	var theirs Run
+	b.mustDo("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{"topic": "svc"}}, &theirs, 200)
+	select {
+	case <-b.gates.started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the service's run did not start")
+	}
+
+	b.token = ann
+	var mine Run
+	b.mustDo("POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "flow", "input": map[string]any{"topic": "ann"}, "multitask_strategy": "interrupt"}, &mine, 200)
+	select {
+	case b.gates.release <- struct{}{}:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the service's run no longer waits at its node: the user's run cancelled it")
+	}
+
+	b.token = svc
+	b.waitStatus(tid, theirs.RunID, RunSuccess)
+	b.token = ann
+	b.waitStatus(tid, mine.RunID, RunSuccess) // flow pauses at approve: the run is done
 }

@@ -263,7 +263,7 @@ func (r *runner) recordGraph(ctx context.Context, tenant, threadID string, t *Th
 }
 
 // newRun makes the record of a pending run from its checked request. Its ID and creation time
-// are set when it is inserted (see insert).
+// are set when the engine inserts it (engine.Runner.Submit).
 func (r *runner) newRun(ctx context.Context, p Principal, threadID string, temporary bool, spec *runSpec, req *runCreate) *Run {
 	cpID := req.CheckpointID
 	if cpID == "" && req.Checkpoint != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/trellis-go/trellis/checkpoint"
@@ -95,6 +96,7 @@ type runner struct {
 	// progress follows the runs executing here (progress.go).
 	progress progressBook
 	hooks    *webhooks
+	stopping sync.Once
 }
 
 // runnerDeps is what the runner uses of the server: the metadata database, the saver, the log
@@ -166,6 +168,7 @@ func newRunner(d runnerDeps, q Queue) *runner {
 		Host:    r, Hidden: &d.meta.hidden,
 		Config: engine.Config{Heartbeat: d.cfg.Heartbeat, Timeout: d.cfg.RunTimeout, TimeoutCause: &RunTimeoutError{Timeout: d.cfg.RunTimeout},
 			MaxRunsPerTenant: d.cfg.MaxRunsPerTenant, MaxAttempts: d.cfg.MaxRunAttempts}}, engineQueue{q})
+	r.Start()
 	return r
 }
 
@@ -179,10 +182,13 @@ func (r *runner) cancel(ctx context.Context, tenant, threadID, runID string, act
 	return r.Cancel(ctx, engine.RunOf(row), action, wait)
 }
 
-// shutdown stops the engine, then waits for the webhooks being sent, up to Config.WebhookTimeout.
-func (r *runner) shutdown(ctx context.Context) {
-	r.Shutdown(ctx)
-	r.hooks.wait(r.cfg.WebhookTimeout)
+// Shutdown stops the engine (engine.Runner.Shutdown), then waits for the webhooks being sent,
+// up to Config.WebhookTimeout; a second call does nothing.
+func (r *runner) Shutdown(ctx context.Context) {
+	r.stopping.Do(func() {
+		r.Runner.Shutdown(ctx)
+		r.hooks.wait(r.cfg.WebhookTimeout)
+	})
 }
 
 // ---- engine.Host ----
@@ -216,6 +222,14 @@ func (r *runner) Retryable(err error) bool { return transient(err) }
 
 // ErrorEvent implements engine.Host: the error event names the error as LangGraph would.
 func (r *runner) ErrorEvent(err error) any { return errorJSON(err) }
+
+// Visible implements engine.Host: ctx's principal sees the run as GET would show it.
+func (r *runner) Visible(ctx context.Context, run *engine.Run) bool {
+	if _, gone := r.meta.hidden.Load(run.ThreadID); gone {
+		return false
+	}
+	return ownerSeesRun(ctx, runFromRow(run.Run))
+}
 
 // Attempt implements engine.Host: the attempt follows the run's progress, runs its graph
 // (runGraph) and sends the webhook of a run that ended.

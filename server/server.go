@@ -304,7 +304,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.log.Info("shutting down: no new runs; waiting for running runs", "grace", s.cfg.ShutdownGrace.String())
 	graceCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
 	defer cancel()
-	s.runs.shutdown(graceCtx)
+	s.runs.Shutdown(graceCtx)
 	shutCtx, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel2()
 	err := srv.Shutdown(shutCtx)
@@ -322,7 +322,7 @@ func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		if s.runs != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
-			s.runs.shutdown(ctx)
+			s.runs.Shutdown(ctx)
 			cancel()
 		}
 		if s.bus != nil {

@@ -8,9 +8,10 @@
 // thread's runs in a process one at a time and in the order they were created; the slot's
 // current run goes to the Queue. The queue delivers it to the runner's exec, which claims the
 // run's lease (metadb.DB.ClaimRun, which keeps the same order, and the tenant under its limit,
-// across processes sharing the database) and executes it in named steps: due, claim, start,
-// openLog, begin, prepareGraph, runGraph (Host.Attempt's Execute), settle, writeStatus,
-// report. A run that must wait returns a *Retry to the queue.
+// across processes sharing the database) and executes it in named steps: due, enterTenant,
+// claim, start, openLog, begin, prepareGraph, runGraph (Host.Attempt's Execute), settle,
+// undoIfRolledBack, prepareOutput, writeStatus, report, requeue, and end. A run that must wait
+// returns a *Retry to the queue.
 //
 // While a run executes, its lease is renewed with every other one every heartbeat (Leases); a
 // lease lost stops the run, and the reaper (Runner.Reap) resumes, from its last checkpoint, a run

@@ -176,7 +176,7 @@ func (r *Runner) claim(ctx context.Context, run *Run) (*execution, error) {
 	return &execution{r: r, ctx: ctx, run: run, log: log, owner: owner, attempt: attempt}, nil
 }
 
-// giveUp fails a run claimed more than Config.MaxRunAttempts times: its stream ends with an
+// giveUp fails a run claimed more than Config.MaxAttempts times: its stream ends with an
 // error, its thread's status is error, and its lease and thread slot are let go.
 func (r *Runner) giveUp(ctx context.Context, run *Run, log *slog.Logger, owner string, attempt int) {
 	log.Error("run gave up after too many attempts", "attempts", attempt-1)
@@ -194,8 +194,8 @@ func (r *Runner) giveUp(ctx context.Context, run *Run, log *slog.Logger, owner s
 
 // start makes the run executing here: its progress is followed (and readable live in this
 // process until its record has the final one); its context is cancelled by a cancel, by the
-// queue stopping, by Config.RunTimeout, or by its lease going to another worker (the lease is
-// renewed with every other run's each heartbeat, engine.Leases); it is counted active.
+// queue stopping, by Config.Timeout, or by its lease going to another worker (the lease is
+// renewed with every other run's each heartbeat, Leases); it is counted active.
 func (x *execution) start(qctx context.Context) {
 	r := x.r
 	x.at = r.Host.Attempt(x.run, x.attempt)

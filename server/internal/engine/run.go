@@ -119,6 +119,9 @@ type Host interface {
 	Graph(assistantID string) (graph.Runnable, error)
 	// ThreadGraph returns the graph whose state a thread of that metadata holds, or nil.
 	ThreadGraph(metadata map[string]any) graph.Runnable
+	// Visible reports whether the principal of ctx may see the run: a multitask strategy
+	// cancels only the runs on the thread that the new run's creator may see.
+	Visible(ctx context.Context, run *Run) bool
 	// Attempt begins the server's side of an attempt at a run (the attempt-th claim of it).
 	Attempt(run *Run, attempt int) Attempt
 	// DeleteThreads deletes threads with their checkpoints and runs.

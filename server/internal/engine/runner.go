@@ -50,7 +50,7 @@ type activeRun struct {
 	done   chan struct{}
 }
 
-// New returns a runner that executes the runs q delivers.
+// New returns a runner that executes the runs q delivers, once started (Start).
 func New(d Deps, q Queue) *Runner {
 	r := &Runner{Deps: d, q: q, active: map[string]*activeRun{}, threads: NewSlots[string](),
 		tenants: map[string]int{}, instance: uuid.NewString(), waiters: map[string]int{}}
@@ -59,9 +59,11 @@ func New(d Deps, q Queue) *Runner {
 		return d.DB.RenewLeases(ctx, ids, r.instance, 3*d.Heartbeat)
 	}, d.Log)
 	r.sweep = NewBatcher(sweepInterval, sweepBatch, "finished stateless runs' threads", r.sweepThreads, d.Log)
-	q.Start(r.exec)
 	return r
 }
+
+// Start has the queue deliver runs to the runner.
+func (r *Runner) Start() { r.q.Start(r.exec) }
 
 // Reap re-schedules, every heartbeat, the runs whose worker stopped renewing its lease (a
 // process that died, on this machine or another sharing the database), and the runs that waited

@@ -54,6 +54,7 @@ func (q *noQueue) Close(context.Context) error { return nil }
 type noHost struct{}
 
 func (noHost) Graph(id string) (graph.Runnable, error)                 { return nil, fmt.Errorf("no assistant %q", id) }
+func (noHost) Visible(context.Context, *Run) bool { return true }
 func (noHost) ThreadGraph(map[string]any) graph.Runnable               { return nil }
 func (noHost) Attempt(*Run, int) Attempt                               { panic("noHost runs nothing") }
 func (noHost) DeleteThreads(context.Context, []metadb.ThreadKey) error { return nil }
@@ -68,6 +69,7 @@ func testRunner(t *testing.T, postgres bool) (*Runner, *noQueue) {
 			Finished: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "f"}, []string{"status"}), Seconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "s"}),
 			Events: prometheus.NewCounter(prometheus.CounterOpts{Name: "e"})},
 		Host: noHost{}, Hidden: &sync.Map{}, Config: Config{Heartbeat: time.Second, MaxAttempts: 3}}, q)
+	r.Start()
 	t.Cleanup(func() { r.Shutdown(context.Background()) })
 	return r, q
 }

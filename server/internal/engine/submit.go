@@ -99,7 +99,8 @@ func (r *Runner) openCreated(run *Run) *stream.Log {
 }
 
 // cancelInflight applies the interrupt and rollback strategies: the thread's unfinished runs
-// are cancelled (and, with rollback, deleted and their state undone).
+// that the new run's creator may see (Host.Visible) are cancelled (and, with rollback, deleted
+// and their state undone).
 func (r *Runner) cancelInflight(ctx context.Context, run *Run, inflight []string) {
 	var action error
 	switch run.MultitaskStrategy {
@@ -115,7 +116,9 @@ func (r *Runner) cancelInflight(ctx context.Context, run *Run, inflight []string
 		if err != nil {
 			continue
 		}
-		_ = r.Cancel(ctx, RunOf(row), action, false)
+		if other := RunOf(row); r.Host.Visible(ctx, other) {
+			_ = r.Cancel(ctx, other, action, false)
+		}
 	}
 }
 
