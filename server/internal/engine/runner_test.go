@@ -54,7 +54,7 @@ func (q *noQueue) Close(context.Context) error { return nil }
 type noHost struct{}
 
 func (noHost) Graph(id string) (graph.Runnable, error)                 { return nil, fmt.Errorf("no assistant %q", id) }
-func (noHost) Visible(context.Context, *Run) bool { return true }
+func (noHost) Visible(context.Context, *Run) bool                      { return true }
 func (noHost) ThreadGraph(map[string]any) graph.Runnable               { return nil }
 func (noHost) Attempt(*Run, int) Attempt                               { panic("noHost runs nothing") }
 func (noHost) DeleteThreads(context.Context, []metadb.ThreadKey) error { return nil }
