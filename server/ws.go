@@ -44,6 +44,9 @@ type wsOut struct {
 	Data   json.RawMessage `json:"data,omitempty"`
 	Run    *Run            `json:"run,omitempty"`
 	Detail string          `json:"detail,omitempty"`
+	// flushed, when set, is no message: the writer closes it once it has written every message
+	// queued before (see flush).
+	flushed chan struct{}
 }
 
 // wsConn is one WebSocket client: a bounded outbox drained by one writer. Producers never
@@ -118,6 +121,10 @@ func (wc *wsConn) writer() {
 	for {
 		select {
 		case m := <-wc.out:
+			if m.flushed != nil {
+				close(m.flushed)
+				continue
+			}
 			b, _ := json.Marshal(m)
 			wctx, cancel := context.WithTimeout(wc.ctx, wc.s.cfg.StreamWriteTimeout) // a client that stops reading is let go
 			err := wc.c.Write(wctx, websocket.MessageText, b)
@@ -214,9 +221,21 @@ func (s *Server) handleRunWebSocket(w http.ResponseWriter, r *http.Request) {
 	wc.follow(run, l, after)
 	go wc.drainReads()
 	wc.wg.Wait()
-	// Let the writer flush the final "done" before closing.
-	for len(wc.out) > 0 && wc.ctx.Err() == nil {
-		time.Sleep(5 * time.Millisecond)
+	wc.flush() // the final "done" is written before the connection closes
+}
+
+// flush waits until the writer has written every message queued so far, or the connection
+// ended.
+func (wc *wsConn) flush() {
+	done := make(chan struct{})
+	select {
+	case wc.out <- wsOut{flushed: done}:
+	case <-wc.ctx.Done():
+		return
+	}
+	select {
+	case <-done:
+	case <-wc.ctx.Done():
 	}
 }
 
