@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/trellis-go/trellis/agent"
@@ -23,6 +24,9 @@ type State struct {
 	Messages []message.Message `json:"messages" reduce:"messages"`
 	// Structured is the final answer as JSON matching Options.ResponseSchema.
 	Structured json.RawMessage `json:"structured_response,omitempty"`
+	// Extra holds the state that middleware keeps (counters, flags), merged key by key; read a
+	// key typed with [ExtraValue].
+	Extra map[string]any `json:"extra,omitempty" reduce:"merge"`
 }
 
 // Options configure [New]. Nil options, and every zero field, are the documented defaults: an
@@ -68,6 +72,9 @@ type Options struct {
 	// replaced in the state by one summary (see [conversation.Compact]). Nil means no
 	// compaction.
 	Compaction *conversation.CompactOptions
+	// Middleware extends the loop: hooks before and after the agent and each model call, and
+	// wrappers around each model and tool call, composed in order (see [Middleware]).
+	Middleware []Middleware
 	// Saver, Store, MaxConcurrency and the rest configure the compiled graph.
 	Compile graph.CompileOptions
 }
@@ -118,19 +125,102 @@ func New(m model.Model, o *Options) (*graph.Compiled[State], error) {
 		approve[n] = true
 	}
 
+	if err := checkMiddleware(o.Middleware); err != nil {
+		return nil, err
+	}
+	mws := o.Middleware
+	callModel := chainModel(mws, func(ctx context.Context, req *ModelRequest) (*model.Response, error) {
+		resp, err := agent.StreamModel(ctx, req.Model, req.modelRequest())
+		if err != nil {
+			return nil, err
+		}
+		if len(resp.Message.ToolCalls) == 0 && req.ResponseSchema != nil {
+			msgs := slices.Clip(withContext(req.prefix(), req.Messages))
+			sreq := &model.Request{Messages: append(msgs, resp.Message, message.User("Give your final answer in the requested structured form.")), Schema: req.ResponseSchema}
+			sresp, err := req.Model.Generate(ctx, sreq)
+			if err != nil {
+				return nil, fmt.Errorf("react: structured answer: %w", err)
+			}
+			resp.Structured = sresp.Structured
+		}
+		return resp, nil
+	})
+	runTool := chainTool(mws, func(ctx context.Context, req *ToolRequest) (tool.Outcome, error) {
+		outs, err := exec.Run(ctx, []message.ToolCall{req.Call})
+		if len(outs) == 0 {
+			return tool.Outcome{}, err
+		}
+		return outs[0], err
+	})
+
+	// The loop's shape: START, the before-agent hooks, then around and around the before-model
+	// hooks, the model, the after-model hooks and the tools, and out through the after-agent hooks.
+	chains := map[hookKind][]hookNode{}
+	for _, k := range []hookKind{beforeAgent, beforeModel, afterModel, afterAgent} {
+		chains[k] = hookChain(mws, k)
+	}
+	first := func(k hookKind, otherwise string) string {
+		if c := chains[k]; len(c) > 0 {
+			return c[0].name
+		}
+		return otherwise
+	}
+	modelEntry := first(beforeModel, NodeModel)
+	exit := first(afterAgent, graph.END)
+	jumps := map[Jump]string{JumpModel: modelEntry, JumpTools: NodeTools, JumpEnd: exit}
+	// route decides where the loop goes once the model (and its after-model hooks) answered: to
+	// the tools while calls wait for a result, back to the model when hooks answered them all.
+	route := func(msgs []message.Message) string {
+		last := lastAssistant(msgs)
+		if last == nil || len(last.ToolCalls) == 0 {
+			return exit
+		}
+		if len(pendingCalls(msgs)) > 0 {
+			return NodeTools
+		}
+		return modelEntry
+	}
+
 	g := graph.New[State]()
+	addHooks := func(k hookKind, then func(State) string) {
+		c := chains[k]
+		for i, h := range c {
+			next := then
+			if i+1 < len(c) {
+				name := c[i+1].name
+				next = func(State) string { return name }
+			}
+			dests := []string{modelEntry, NodeTools, exit}
+			if i+1 < len(c) {
+				dests = append(dests, c[i+1].name)
+			} else if k == beforeModel {
+				dests = append(dests, NodeModel)
+			} else if k == afterAgent {
+				dests = append(dests, graph.END)
+			}
+			slices.Sort(dests)
+			g.AddCommandNode(h.name, func(ctx context.Context, s State) (*graph.Command[State], error) {
+				return h.apply(ctx, s, next, jumps)
+			}, graph.Destinations(slices.Compact(dests)...))
+		}
+	}
+	addHooks(beforeAgent, func(State) string { return modelEntry })
+	addHooks(beforeModel, func(State) string { return NodeModel })
+	addHooks(afterModel, func(s State) string { return route(s.Messages) })
+	addHooks(afterAgent, func(State) string { return graph.END })
+
 	g.AddNode(NodeModel, func(ctx context.Context, s State) (State, error) {
 		msgs := conversation.RepairHistory(s.Messages)
 		if turnsSinceUser(msgs) >= maxTurns {
 			return State{Messages: []message.Message{message.Assistant(fmt.Sprintf("I stopped after %d model turns without reaching an answer. Ask me to continue, or narrow the question.", maxTurns))}}, nil
 		}
-		tools := exec.Specs(ctx)
-		prefix, err := buildContext(ctx, o.Prompt, o.Context, s)
+		extra, err := buildContext(ctx, o.Context, s)
 		if err != nil {
 			return State{}, err
 		}
+		req := ModelRequest{Model: m, SystemPrompt: o.Prompt, Context: extra, Messages: msgs, Tools: exec.Specs(ctx), ResponseSchema: o.ResponseSchema, State: s}
 		var replaced []message.Message // the compacted conversation, replacing the state's
-		if compactor != nil && compactor.Over(&model.Request{Messages: withContext(prefix, msgs), Tools: tools}) {
+		if compactor != nil && compactor.Over(req.modelRequest()) {
 			out, ok, err := compactor.Compact(ctx, msgs)
 			if err != nil {
 				return State{}, err
@@ -139,54 +229,57 @@ func New(m model.Model, o *Options) (*graph.Compiled[State], error) {
 				msgs, replaced = out, out
 			}
 		}
-		resp, err := agent.StreamModel(ctx, m, &model.Request{Messages: withContext(prefix, msgs), Tools: tools})
+		call := req // wrappers may change the request they are given; a retry starts afresh
+		call.Messages = msgs
+		resp, err := callModel(ctx, &call)
 		if errors.Is(err, model.ErrContextWindowExceeded) && compactor != nil {
 			out, rerr := compactor.Recover(ctx, msgs, err, replaced != nil)
 			if rerr != nil {
 				return State{}, rerr
 			}
 			msgs, replaced = out, out
-			resp, err = agent.StreamModel(ctx, m, &model.Request{Messages: withContext(prefix, msgs), Tools: tools})
+			call = req
+			call.Messages = msgs
+			resp, err = callModel(ctx, &call)
 		}
 		if err != nil {
 			return State{}, err
 		}
-		out := State{Messages: []message.Message{resp.Message}}
+		out := State{Messages: []message.Message{resp.Message}, Structured: resp.Structured}
 		if replaced != nil {
 			out.Messages = append(append([]message.Message{message.RemoveAll()}, replaced...), resp.Message)
-		}
-		if len(resp.Message.ToolCalls) == 0 && o.ResponseSchema != nil {
-			sreq := &model.Request{Messages: append(withContext(prefix, msgs), resp.Message, message.User("Give your final answer in the requested structured form.")), Schema: o.ResponseSchema}
-			sresp, err := m.Generate(ctx, sreq)
-			if err != nil {
-				return State{}, fmt.Errorf("react: structured answer: %w", err)
-			}
-			out.Structured = sresp.Structured
 		}
 		return out, nil
 	})
 	g.AddCommandNode(NodeTools, func(ctx context.Context, s State) (*graph.Command[State], error) {
 		last := lastAssistant(s.Messages)
-		if last == nil || len(last.ToolCalls) == 0 {
-			return &graph.Command[State]{}, nil
+		pending := pendingCalls(s.Messages)
+		if last == nil || len(pending) == 0 {
+			return &graph.Command[State]{Goto: []graph.Target{graph.To(modelEntry)}}, nil
 		}
 		needs := func(c message.ToolCall) bool {
 			return approve[c.Name] || (o.ApproveIf != nil && o.ApproveIf(ctx, c))
 		}
-		calls, skipped, abort, err := reviewCalls(ctx, last.ToolCalls, needs)
+		calls, skipped, abort, err := reviewCalls(ctx, pending, needs)
 		if err != nil {
 			return nil, err
 		}
 		info, _ := tool.CallInfoFrom(ctx)
 		info.State = s
 		info.Store = graph.StoreFrom(ctx)
-		outcomes, err := exec.Run(tool.WithCallInfo(ctx, info), calls)
+		tctx := tool.WithCallInfo(ctx, info)
+		var outcomes []tool.Outcome
+		if runTool != nil {
+			outcomes, err = runWrapped(tctx, runTool, exec, calls, s)
+		} else {
+			outcomes, err = exec.Run(tctx, calls)
+		}
 		if err != nil {
 			return nil, err
 		}
 		// The tool messages are written first, so that messages a command adds come after them;
 		// then each command is applied to the state (see ApplyCommand).
-		if err := graph.Write(ctx, "messages", mergeResults(last.ToolCalls, tool.Messages(outcomes), skipped)); err != nil {
+		if err := graph.Write(ctx, "messages", mergeResults(pending, tool.Messages(outcomes), skipped)); err != nil {
 			return nil, err
 		}
 		if err := applyOutcomes[State](ctx, outcomes); err != nil {
@@ -197,21 +290,23 @@ func New(m model.Model, o *Options) (*graph.Compiled[State], error) {
 			if err := graph.Write(ctx, "messages", []message.Message{answer}); err != nil {
 				return nil, err
 			}
-			cmd.Goto = []graph.Target{graph.To(graph.END)}
+			cmd.Goto = []graph.Target{graph.To(exit)}
 		} else if abort {
-			cmd.Goto = []graph.Target{graph.To(graph.END)}
+			cmd.Goto = []graph.Target{graph.To(exit)}
 		} else {
-			cmd.Goto = []graph.Target{graph.To(NodeModel)}
+			cmd.Goto = []graph.Target{graph.To(modelEntry)}
 		}
 		return cmd, nil
-	}, graph.Destinations(NodeModel, graph.END))
-	g.AddEdge(graph.START, NodeModel)
-	g.AddConditionalEdges(NodeModel, func(_ context.Context, s State) (string, error) {
-		if last := lastAssistant(s.Messages); last != nil && len(last.ToolCalls) > 0 && s.Messages[len(s.Messages)-1].Role == message.RoleAssistant {
-			return NodeTools, nil
-		}
-		return graph.END, nil
-	}, map[string]string{NodeTools: NodeTools, graph.END: graph.END})
+	}, graph.Destinations(slices.Compact([]string{modelEntry, exit})...))
+	g.AddEdge(graph.START, first(beforeAgent, modelEntry))
+	if c := chains[afterModel]; len(c) > 0 {
+		g.AddEdge(NodeModel, c[0].name)
+	} else {
+		paths := map[string]string{NodeTools: NodeTools, exit: exit, modelEntry: modelEntry}
+		g.AddConditionalEdges(NodeModel, func(_ context.Context, s State) (string, error) {
+			return route(s.Messages), nil
+		}, paths)
+	}
 
 	co := o.Compile
 	co.Name = cmp.Or(co.Name, o.Name, "agent")
@@ -232,14 +327,11 @@ type PromptInput struct {
 	Call int
 }
 
-// buildContext returns the messages sent before the conversation for one model call.
-func buildContext(ctx context.Context, prompt string, hook func(context.Context, PromptInput) ([]message.Message, error), s State) ([]message.Message, error) {
-	var out []message.Message
-	if prompt != "" {
-		out = append(out, message.System(prompt))
-	}
+// buildContext returns the messages Options.Context gives for one model call, sent after the
+// system prompt and before the conversation.
+func buildContext(ctx context.Context, hook func(context.Context, PromptInput) ([]message.Message, error), s State) ([]message.Message, error) {
 	if hook == nil {
-		return out, nil
+		return nil, nil
 	}
 	info, _ := graph.InfoFrom(ctx)
 	in := PromptInput{State: s, Config: info.Config, ThreadID: info.ThreadID, Store: graph.StoreFrom(ctx), Call: turnsSinceUser(s.Messages)}
@@ -252,7 +344,7 @@ func buildContext(ctx context.Context, prompt string, hook func(context.Context,
 			return nil, fmt.Errorf("react: the context hook's message %d is a tool call or result; return system, user or plain assistant messages", i)
 		}
 	}
-	return append(out, extra...), nil
+	return extra, nil
 }
 
 // withContext puts the per-call context before the conversation, in a new slice.
