@@ -285,6 +285,11 @@ func New(m model.Model, o *Options) (*graph.Compiled[State], error) {
 		if err := applyOutcomes[State](ctx, outcomes); err != nil {
 			return nil, err
 		}
+		gotos, parent := steering(outcomes)
+		if parent != nil && !abort {
+			// A handoff: the agent stops here and its parent graph goes on.
+			return &graph.Command[State]{Parent: true, Goto: parent.Goto, ParentUpdate: parent.Update}, nil
+		}
 		cmd := &graph.Command[State]{}
 		if answer, ok := directAnswer(calls, outcomes, direct); ok && !abort {
 			if err := graph.Write(ctx, "messages", []message.Message{answer}); err != nil {
@@ -293,6 +298,8 @@ func New(m model.Model, o *Options) (*graph.Compiled[State], error) {
 			cmd.Goto = []graph.Target{graph.To(exit)}
 		} else if abort {
 			cmd.Goto = []graph.Target{graph.To(exit)}
+		} else if len(gotos) > 0 {
+			cmd.Goto = gotos // a tool chose where the graph goes next
 		} else {
 			cmd.Goto = []graph.Target{graph.To(modelEntry)}
 		}

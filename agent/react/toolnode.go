@@ -98,17 +98,67 @@ func newExecutor(tools []tool.Tool, o *tool.ExecutorOptions) (*tool.Executor, er
 	return exec, nil
 }
 
+// Command is a tool's Result.Command that steers the graph as well as updating it, as a
+// LangGraph tool's Command does: Update is written to the state (any form [ApplyCommand] takes),
+// and Goto names the nodes that run next instead of the agent's model. With Parent, the command
+// is for the graph that holds the agent as a subgraph: the agent stops there, Goto names the
+// parent's nodes and Update, of the parent's state type, is applied to the parent (a handoff;
+// see the swarm package). Only the ReAct agent's tool node steers; NewToolNode applies the update.
+type Command struct {
+	Update any
+	Goto   []graph.Target
+	Parent bool
+}
+
+// commandOf returns the outcome's Command, if its tool returned one.
+func commandOf(o tool.Outcome) *Command {
+	if o.Result == nil {
+		return nil
+	}
+	switch c := o.Result.Command.(type) {
+	case *Command:
+		return c
+	case Command:
+		return &c
+	}
+	return nil
+}
+
 // applyOutcomes applies the outcomes' commands in call order, naming the tool in an error.
+// Commands for the parent graph are left to steering.
 func applyOutcomes[S any](ctx context.Context, outcomes []tool.Outcome) error {
 	for _, o := range outcomes {
 		if o.Result == nil || o.Result.Command == nil {
 			continue
 		}
-		if err := ApplyCommand[S](ctx, o.Result.Command); err != nil {
+		cmd := o.Result.Command
+		if c := commandOf(o); c != nil {
+			if c.Parent {
+				continue
+			}
+			cmd = c.Update
+		}
+		if err := ApplyCommand[S](ctx, cmd); err != nil {
 			return fmt.Errorf("react: tool %q (call %s): %w", o.Call.Name, o.Call.ID, err)
 		}
 	}
 	return nil
+}
+
+// steering collects where the outcomes' Commands send the graph, in call order, and the first
+// Command meant for the parent graph.
+func steering(outcomes []tool.Outcome) (gotos []graph.Target, parent *Command) {
+	for _, o := range outcomes {
+		c := commandOf(o)
+		switch {
+		case c == nil:
+		case c.Parent && parent == nil:
+			parent = c
+		case !c.Parent:
+			gotos = append(gotos, c.Goto...)
+		}
+	}
+	return gotos, parent
 }
 
 // ApplyCommand writes a tool's Command into the state of the running graph node (see
@@ -141,6 +191,16 @@ func ApplyCommand[S any](ctx context.Context, cmd any) error {
 			return nil
 		}
 		return keys.writeStruct(ctx, reflect.ValueOf(c).Elem())
+	case *Command:
+		if c == nil || c.Parent {
+			return nil
+		}
+		return ApplyCommand[S](ctx, c.Update)
+	case Command:
+		if c.Parent {
+			return nil
+		}
+		return ApplyCommand[S](ctx, c.Update)
 	}
 	v := reflect.ValueOf(cmd)
 	if v.Kind() == reflect.Pointer && !v.IsNil() {
