@@ -59,6 +59,12 @@ type Options struct {
 	// ResponseSchema, when set, asks the model for a structured final answer once it stops
 	// calling tools; the answer lands in State.Structured.
 	ResponseSchema *model.Schema
+	// Structured says how the structured answer is asked for: StructuredNative (a last call with
+	// the schema, the provider's own structured output), StructuredTool (the schema offered as a
+	// tool in the loop: the model's call of it is the answer, one call fewer), or StructuredAuto,
+	// the zero value, which chooses per model call: the tool for providers whose native
+	// structured output is itself a forced tool call (Anthropic), native for the others.
+	Structured StructuredStrategy
 	// Approve lists tools that need a human's approval before they run: the run pauses with a
 	// [agent.HumanInterrupt] for each such call.
 	Approve []string
@@ -110,6 +116,16 @@ func New(m model.Model, o *Options) (*graph.Compiled[State], error) {
 			return nil, fmt.Errorf("react: Options.Compaction: %w", err)
 		}
 	}
+	if o.ResponseSchema != nil {
+		if _, clash := exec.Tool(o.ResponseSchema.SchemaName()); clash && o.Structured != StructuredNative {
+			return nil, fmt.Errorf("react: the response schema is named %q like one of the agent's tools; name the schema differently (model.Schema.Name)", o.ResponseSchema.SchemaName())
+		}
+	}
+	switch o.Structured {
+	case StructuredAuto, StructuredNative, StructuredTool:
+	default:
+		return nil, fmt.Errorf("react: Options.Structured is %q; use StructuredAuto, StructuredNative or StructuredTool", o.Structured)
+	}
 	direct := map[string]bool{}
 	for _, n := range o.ReturnDirect {
 		if _, ok := exec.Tool(n); !ok {
@@ -130,9 +146,22 @@ func New(m model.Model, o *Options) (*graph.Compiled[State], error) {
 	}
 	mws := o.Middleware
 	callModel := chainModel(mws, func(ctx context.Context, req *ModelRequest) (*model.Response, error) {
-		resp, err := agent.StreamModel(ctx, req.Model, req.modelRequest())
+		strategy := o.Structured.resolve(req.Model)
+		mreq := req.modelRequest()
+		if req.ResponseSchema != nil && strategy == StructuredTool {
+			mreq.Tools = append(slices.Clip(mreq.Tools), schemaTool(req.ResponseSchema))
+		}
+		resp, err := agent.StreamModel(ctx, req.Model, mreq)
 		if err != nil {
 			return nil, err
+		}
+		if req.ResponseSchema != nil && strategy == StructuredTool {
+			if c, ok := findCall(resp.Message.ToolCalls, req.ResponseSchema.SchemaName()); ok {
+				if structured, err := model.CheckStructured(req.ResponseSchema, string(c.Arguments)); err == nil {
+					resp.Structured = structured
+				}
+			}
+			return resp, nil
 		}
 		if len(resp.Message.ToolCalls) == 0 && req.ResponseSchema != nil {
 			msgs := slices.Clip(withContext(req.prefix(), req.Messages))
@@ -259,6 +288,11 @@ func New(m model.Model, o *Options) (*graph.Compiled[State], error) {
 		}
 		needs := func(c message.ToolCall) bool {
 			return approve[c.Name] || (o.ApproveIf != nil && o.ApproveIf(ctx, c))
+		}
+		if o.ResponseSchema != nil {
+			if c, ok := findCall(pending, o.ResponseSchema.SchemaName()); ok {
+				return answerSchemaCall(ctx, o.ResponseSchema, c, pending, modelEntry, exit)
+			}
 		}
 		calls, skipped, abort, err := reviewCalls(ctx, pending, needs)
 		if err != nil {
