@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -12,6 +11,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/trellis-go/trellis/server/client"
 )
 
 // chatClient speaks the parts of the Agent Protocol that `trellis chat` needs. Its methods may
@@ -161,11 +162,10 @@ func (s chatThreadState) pending() []chatInterrupt {
 }
 
 // sseEvent is one server-sent event.
-type sseEvent struct {
-	ID    string
-	Event string
-	Data  json.RawMessage
-}
+type sseEvent = client.StreamPart
+
+// readSSE parses a text/event-stream body.
+var readSSE = client.ReadEvents
 
 // ServerUnreachableError says that no server answered at URL, and how to start one.
 type ServerUnreachableError struct {
@@ -374,66 +374,6 @@ func (c *chatClient) stream(ctx context.Context, threadID string, body map[strin
 				err = ctx.Err()
 			}
 			if !yield(ev, err) || err != nil {
-				return
-			}
-		}
-	}
-}
-
-// readSSE parses a text/event-stream body: fields id, event and data (several data lines are
-// joined with newlines), an event ending at a blank line; comments (":") are skipped.
-func readSSE(r io.Reader) iter.Seq2[sseEvent, error] {
-	return func(yield func(sseEvent, error) bool) {
-		br := bufio.NewReaderSize(r, 64<<10)
-		var ev sseEvent
-		var data []byte
-		hasData := false
-		for {
-			line, err := br.ReadString('\n')
-			if err != nil && (line == "" || err != io.EOF) {
-				if err == io.EOF {
-					if hasData || ev.Event != "" {
-						ev.Data = data
-						yield(ev, nil)
-					}
-					return
-				}
-				yield(sseEvent{}, fmt.Errorf("reading the event stream: %w", err))
-				return
-			}
-			line = strings.TrimRight(line, "\r\n")
-			if line == "" {
-				if hasData || ev.Event != "" {
-					ev.Data = data
-					if !yield(ev, nil) {
-						return
-					}
-				}
-				ev, data, hasData = sseEvent{}, nil, false
-				continue
-			}
-			if strings.HasPrefix(line, ":") {
-				continue
-			}
-			field, value, _ := strings.Cut(line, ":")
-			value = strings.TrimPrefix(value, " ")
-			switch field {
-			case "id":
-				ev.ID = value
-			case "event":
-				ev.Event = value
-			case "data":
-				if hasData {
-					data = append(data, '\n')
-				}
-				data = append(data, value...)
-				hasData = true
-			}
-			if err == io.EOF {
-				if hasData || ev.Event != "" {
-					ev.Data = data
-					yield(ev, nil)
-				}
 				return
 			}
 		}
