@@ -34,13 +34,36 @@ type Identified interface {
 	Identity() (provider, name string)
 }
 
-// IdentityOf returns m's provider and model name when m is [Identified], and two empty strings
-// otherwise.
+// IdentityOf returns m's provider and model name when m is [Identified] (or wraps, through
+// Unwrap, a model that is), and two empty strings otherwise.
 func IdentityOf(m Model) (provider, name string) {
-	if id, ok := m.(Identified); ok {
-		return id.Identity()
+	for range 16 { // wrappers are shallow; a cycle of Unwraps must not hang
+		if id, ok := m.(Identified); ok {
+			return id.Identity()
+		}
+		u, ok := m.(interface{ Unwrap() Model })
+		if !ok {
+			break
+		}
+		if m = u.Unwrap(); m == nil {
+			break
+		}
 	}
 	return "", ""
+}
+
+// OfflineProvider is the provider name the offline model (package model/offline) reports.
+const OfflineProvider = "offline"
+
+// IsOffline reports whether m is the offline model, or a wrapper of it (telemetry, budgets,
+// compaction: any wrapper that passes Identity on or has an Unwrap() Model method). Apps use it
+// to choose their rule-based paths, which must not run for a real model.
+func IsOffline(m Model) bool {
+	if m == nil {
+		return false
+	}
+	provider, _ := IdentityOf(m)
+	return provider == OfflineProvider
 }
 
 // Request is one call to a model.

@@ -60,6 +60,9 @@ type tracedModel struct {
 // Identity returns the names the model's spans carry.
 func (m *tracedModel) Identity() (provider, name string) { return m.info.Provider, m.info.Name }
 
+// Unwrap returns the model the spans are about (with its budget), for model.IsOffline and the like.
+func (m *tracedModel) Unwrap() model.Model { return m.inner }
+
 // start opens a call's span when the caller's span records.
 func (m *tracedModel) start(ctx context.Context, req *model.Request, stream bool) (context.Context, trace.Span) {
 	parent := trace.SpanFromContext(ctx)

@@ -20,7 +20,7 @@ import (
 const Marker = "[offline model]"
 
 // Name is the provider and model name the offline model reports in message metadata.
-const Name = "offline"
+const Name = model.OfflineProvider
 
 // Options configures the offline model. The zero value is ready to use.
 type Options struct {
