@@ -376,7 +376,7 @@ func (r *Graph) refineSearch(ctx context.Context, s State) (State, error) {
 	if len(queries) == 0 {
 		return out, nil
 	}
-	comps, err := r.search(ctx, queries, 30, 0)
+	comps, err := r.search(ctx, queries, r.cfg.Limits.Refine, 0)
 	if err != nil {
 		return State{}, err
 	}
