@@ -241,9 +241,15 @@ func (a *app) patchItem(w http.ResponseWriter, r *http.Request, p server.Princip
 }
 
 func (a *app) deleteItem(w http.ResponseWriter, r *http.Request, p server.Principal) {
-	if err := a.st.DeleteItem(r.Context(), whoOf(p), r.PathValue("itemId")); err != nil {
+	unfinished, err := a.st.DeleteItem(r.Context(), whoOf(p), r.PathValue("itemId"))
+	if err != nil {
 		fail(w, err)
 		return
+	}
+	// The rows are gone; the item's running and queued jobs are stopped (their writes would
+	// find no item anyway) and whoever follows them is told.
+	for _, j := range unfinished {
+		a.jobs.Cancelled(r.Context(), p, j)
 	}
 	w.WriteHeader(http.StatusNoContent)
 }

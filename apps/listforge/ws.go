@@ -427,6 +427,10 @@ func (a *app) streamJob(ctx context.Context, c *conn, p server.Principal, job *s
 		for {
 			changed := a.jobs.waitChange(job.ID)
 			next, err := a.st.GetRun(ctx, whoOf(p), job.ID)
+			if errors.Is(err, store.ErrNotFound) {
+				// The item was deleted, and the job with it: the job ends failed.
+				return c.send("job_complete", JobComplete{JobID: job.ID, Status: store.RunError, Error: MsgItemDeleted, Message: MsgItemDeleted})
+			}
 			if err != nil {
 				return err
 			}

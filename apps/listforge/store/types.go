@@ -161,8 +161,8 @@ type ResearchData struct {
 	Notes                   []string               `json:"notes"`
 	// Comparables says how many comparables were considered, kept, priced and dropped, and why.
 	Comparables *CompSummary `json:"comparables,omitempty"`
-	GeneratedAt             string                 `json:"generatedAt"`
-	Version                 string                 `json:"version"`
+	GeneratedAt string       `json:"generatedAt"`
+	Version     string       `json:"version"`
 }
 
 // SchemaVersion is the version of ResearchData written now.
