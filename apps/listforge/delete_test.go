@@ -138,4 +138,3 @@ func TestDeleteDuringResearch(t *testing.T) {
 		})
 	}
 }
-

@@ -470,6 +470,20 @@ func (r *Graph) identifyProduct(ctx context.Context, s State) (State, error) {
 		}
 		return State{ProductIdentification: id}, nil
 	}
+	// What the seller wrote: a brand and model in the title or description, an MPN.
+	text := IdentifyText(it.Title, it.Description, it.Attributes)
+	if text != nil && brand != "" && text.Brand == "" {
+		text.Brand = brand
+	}
+	if text != nil && text.MPN == "" {
+		text.MPN = mpn
+	}
+	if text != nil && text.Brand != "" && text.Model != "" {
+		if ma.Category != "" {
+			text.Category = append([]string{ma.Category}, text.Category...)
+		}
+		return State{ProductIdentification: text}, nil
+	}
 	if r.cfg.Model != nil {
 		ctxJSON, _ := json.Marshal(map[string]any{"title": it.Title, "description": it.Description, "attributes": it.Attributes, "mediaAnalysis": s.MediaAnalysis})
 		resp, err := r.cfg.Model.Generate(ctx, &model.Request{Messages: []message.Message{message.System(ProductPrompt), message.User(string(ctxJSON))},
@@ -551,6 +565,9 @@ func SearchQueries(s State) []string {
 		q = strings.TrimSpace(id.Brand + " " + id.Model)
 		if id.Brand != "" && strings.HasPrefix(strings.ToLower(id.Model), strings.ToLower(id.Brand)) {
 			q = id.Model
+		}
+		if v, _ := id.Attributes["variant"].(string); id.Source == "text" && v != "" {
+			q += " " + v // what the seller wrote: the model's name is short without it
 		}
 	} else if s.Item != nil {
 		q = s.Item.Title
