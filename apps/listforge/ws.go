@@ -285,6 +285,9 @@ func (a *app) applyAction(ctx context.Context, p server.Principal, messageID str
 	if it, ok := out.(*store.Item); ok {
 		res.Item = it
 		res.Field, _ = m.Actions[index].Payload["field"].(string)
+		if m.Actions[index].Type == "suggest_price" {
+			res.Field = "defaultPrice"
+		}
 	}
 	if startType != "" || m.Actions[index].Type == "start_research" {
 		if startItem == "" {
