@@ -59,7 +59,7 @@ func TestParseUpdate(t *testing.T) {
 func TestChatWithAModel(t *testing.T) {
 	t.Parallel()
 	m := scripted.New(
-		scripted.Text(`{"intent":"question"}`),
+		scripted.Text(`{"intent":"question","topic":"why"}`),
 		scripted.Text("List it at $300: recent sales cluster there."),
 		scripted.Text(`{"intent":"action"}`),
 		scripted.Text(`{"field":"title","value":"KitchenAid Artisan mixer, red"}`),
@@ -111,6 +111,10 @@ func TestChatWithAModel(t *testing.T) {
 	streamed, msg := turn("What should I ask for it?")
 	if msg.Content != "List it at $300: recent sales cluster there." || streamed != msg.Content {
 		t.Fatalf("answer %q streamed %q", msg.Content, streamed)
+	}
+	// The model's topic (why the price) implies the research's price as an action to apply.
+	if len(msg.Actions) == 0 || msg.Actions[0].Type != "suggest_price" {
+		t.Fatalf("actions with a model: %+v", msg.Actions)
 	}
 	_, msg = turn("Call it something nicer")
 	if len(msg.Actions) != 1 || msg.Actions[0].Payload["field"] != "title" || msg.Actions[0].Payload["value"] != "KitchenAid Artisan mixer, red" {
