@@ -90,11 +90,32 @@ func fail(w http.ResponseWriter, err error) {
 	}
 }
 
-// decode reads a JSON body into dst, naming what is wrong.
-func decode(r *http.Request, dst any) error {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+// MaxBody is the largest request body the API reads: 1 MiB.
+const MaxBody = 1 << 20
+
+// errTooLarge is a body over MaxBody: the API answers 413 naming the limit.
+var errTooLarge = &server.APIError{Status: http.StatusRequestEntityTooLarge,
+	Message: fmt.Sprintf("listforge: the request body is over the limit of 1 MiB (%d bytes)", MaxBody),
+	Hint:    "send a smaller body: photos go in media as URLs, not inline files"}
+
+// readBody reads a request body of at most MaxBody bytes; a larger one is errTooLarge.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, errTooLarge
+	}
 	if err != nil {
-		return &store.FieldError{Field: "body", Hint: "a JSON object of at most 1 MiB"}
+		return nil, &store.FieldError{Field: "body", Hint: "a JSON object of at most 1 MiB (" + err.Error() + ")"}
+	}
+	return body, nil
+}
+
+// decode reads a JSON body into dst, naming what is wrong.
+func decode(w http.ResponseWriter, r *http.Request, dst any) error {
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
 	}
 	if len(strings.TrimSpace(string(body))) == 0 {
 		body = []byte("{}")
@@ -160,7 +181,7 @@ type itemInput struct {
 
 func (a *app) createItem(w http.ResponseWriter, r *http.Request, p server.Principal) {
 	var in itemInput
-	if err := decode(r, &in); err != nil {
+	if err := decode(w, r, &in); err != nil {
 		fail(w, err)
 		return
 	}
@@ -187,7 +208,11 @@ func (a *app) getItem(w http.ResponseWriter, r *http.Request, p server.Principal
 // with them.
 func (a *app) patchItem(w http.ResponseWriter, r *http.Request, p server.Principal) {
 	var in map[string]any
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	body, err := readBody(w, r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
 	if err := json.Unmarshal(body, &in); err != nil {
 		fail(w, &store.FieldError{Field: "body", Hint: `a JSON object of fields to change, e.g. {"defaultPrice": 120, "reason": "..."}`})
 		return
@@ -216,9 +241,15 @@ func (a *app) patchItem(w http.ResponseWriter, r *http.Request, p server.Princip
 }
 
 func (a *app) deleteItem(w http.ResponseWriter, r *http.Request, p server.Principal) {
-	if err := a.st.DeleteItem(r.Context(), whoOf(p), r.PathValue("itemId")); err != nil {
+	unfinished, err := a.st.DeleteItem(r.Context(), whoOf(p), r.PathValue("itemId"))
+	if err != nil {
 		fail(w, err)
 		return
+	}
+	// The rows are gone; the item's running and queued jobs are stopped (their writes would
+	// find no item anyway) and whoever follows them is told.
+	for _, j := range unfinished {
+		a.jobs.Cancelled(r.Context(), p, j)
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -260,7 +291,7 @@ type startResearchInput struct {
 
 func (a *app) startResearch(w http.ResponseWriter, r *http.Request, p server.Principal) {
 	var in startResearchInput
-	if err := decode(r, &in); err != nil {
+	if err := decode(w, r, &in); err != nil {
 		fail(w, err)
 		return
 	}

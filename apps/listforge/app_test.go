@@ -79,7 +79,7 @@ func (e *env) do(key, method, path string, body any, out any) int {
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	if out != nil && resp.StatusCode < 300 {
+	if out != nil && resp.StatusCode < 300 && len(data) > 0 {
 		if err := json.Unmarshal(data, out); err != nil {
 			e.t.Fatalf("%s %s: %v: %s", method, path, err, data)
 		}

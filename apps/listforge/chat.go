@@ -2,6 +2,7 @@ package listforge
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/apps/listforge/research"
 	"github.com/trellis-go/trellis/apps/listforge/store"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
@@ -38,6 +40,7 @@ type ChatState struct {
 	RecentEvidence []store.Evidence `json:"recentEvidence"`
 
 	Intent    string           `json:"intent"` // question, action, research, unknown
+	Topic     string           `json:"topic"`  // what a question is about (see Topic)
 	Response  string           `json:"response"`
 	Actions   []store.Action   `json:"actions"`
 	ToolCalls []store.ToolCall `json:"toolCalls"`
@@ -167,7 +170,7 @@ func (c *chatGraph) loadContext(ctx context.Context, s ChatState) (ChatState, er
 		text = strings.TrimSpace(lastUserText(s.Messages))
 	}
 	// Each turn starts clean: what the previous turn wrote is replaced.
-	for k, v := range map[string]any{"userMessage": text, "intent": "unknown", "response": "", "actions": []store.Action{},
+	for k, v := range map[string]any{"userMessage": text, "intent": "unknown", "topic": "", "response": "", "actions": []store.Action{},
 		"toolCalls": []store.ToolCall{}, "streamed": false, "streamId": "", "item": (*store.Item)(nil), "research": (*store.Research)(nil),
 		"recentEvidence": []store.Evidence{}} {
 		if err := graph.Overwrite(ctx, k, v); err != nil {
@@ -213,14 +216,56 @@ func (c *chatGraph) loadContext(ctx context.Context, s ChatState) (ChatState, er
 
 var (
 	researchRE = regexp.MustCompile(`\b(research|re-?run|refresh|redo|look (it )?up again|find (new |fresh )?comps|new comps|update (the )?(comps|pricing data|prices from))`)
-	actionRE   = regexp.MustCompile(`\b(set|change|update|rename|make|mark|use)\b.*\b(title|description|condition|price|status|currency)\b|\b(list|price) it (at|for)\b`)
+	actionRE   = regexp.MustCompile(`\b(set|change|update|rename|make|mark|use)\b.*\b(title|description|condition|price|status|currency)\b|\b(list|price) it (at|for) \$?\d`)
 )
+
+//go:embed chat_topics.json
+var topicsJSON []byte
+
+type topic struct {
+	Name    string   `json:"name"`
+	Phrases []string `json:"phrases"`
+	res     []*regexp.Regexp
+}
+
+// topics are what a question is about, from chat_topics.json (data, tried in order).
+var topics = func() []topic {
+	var doc struct {
+		Topics []topic `json:"topics"`
+	}
+	if err := json.Unmarshal(topicsJSON, &doc); err != nil {
+		panic("listforge: chat_topics.json: " + err.Error())
+	}
+	for i := range doc.Topics {
+		for _, p := range doc.Topics[i].Phrases {
+			doc.Topics[i].res = append(doc.Topics[i].res, regexp.MustCompile(p))
+		}
+	}
+	return doc.Topics
+}()
+
+// Topics a question may be about.
+var Topics = []string{"count", "why", "compare", "comps", "demand", "missing", "identify", "price"}
+
+// Topic says what a question is about (count, why, compare, comps, demand, missing, identify
+// or price); a question with none of the topics' words is about the price.
+func Topic(text string) string {
+	t := strings.ToLower(text)
+	for _, tp := range topics {
+		for _, re := range tp.res {
+			if re.MatchString(t) {
+				return tp.Name
+			}
+		}
+	}
+	return "price"
+}
 
 // RouteIntent classifies a message by rules: research, action, or question.
 func RouteIntent(text string) string {
 	t := strings.ToLower(text)
 	switch {
-	case researchRE.MatchString(t):
+	case researchRE.MatchString(t) && !slices.Contains([]string{"compare", "count", "why"}, Topic(t)):
 		return "research"
 	case actionRE.MatchString(t):
 		return "action"
@@ -231,23 +276,32 @@ func RouteIntent(text string) string {
 // IntentPrompt asks a model to classify a message.
 const IntentPrompt = `Classify the user's message about their item for sale as one of:
 "question" (asks about the item, its price or research), "action" (asks to change a field of the item),
-"research" (asks for new or refreshed research). Respond in JSON: {"intent": "question"|"action"|"research"}`
+"research" (asks for new or refreshed research); for a question, its topic: "price" (what to ask), "count" (how many
+comparables), "why" (how the price was reached), "compare" (the asking price against the research), "comps" (the comparable
+sales), "demand", "missing" (what would improve the research), "identify" (what the item is).
+Respond in JSON: {"intent": "question"|"action"|"research", "topic": string}`
+
+var intentSchema = json.RawMessage(`{"type":"object","properties":{"intent":{"type":"string","enum":["question","action","research"]},
+"topic":{"type":"string","enum":["price","count","why","compare","comps","demand","missing","identify"]}},"required":["intent"]}`)
 
 func (c *chatGraph) routeIntent(ctx context.Context, s ChatState) (ChatState, error) {
-	intent := RouteIntent(s.UserMessage)
+	intent, topic := RouteIntent(s.UserMessage), Topic(s.UserMessage)
 	if c.model != nil {
 		mctx, cancel := context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 		resp, err := c.model.Generate(mctx, &model.Request{Messages: []message.Message{message.System(IntentPrompt), message.User(s.UserMessage)},
-			Schema: &model.Schema{Name: "intent", JSON: json.RawMessage(`{"type":"object","properties":{"intent":{"type":"string","enum":["question","action","research"]}},"required":["intent"]}`)}})
+			Schema: &model.Schema{Name: "intent", JSON: intentSchema}})
 		if err == nil {
-			var out struct{ Intent string }
+			var out struct{ Intent, Topic string }
 			if json.Unmarshal(resp.Structured, &out) == nil && out.Intent != "" {
 				intent = out.Intent
+				if slices.Contains(Topics, out.Topic) {
+					topic = out.Topic
+				}
 			}
 		}
 	}
-	return ChatState{Intent: intent}, nil
+	return ChatState{Intent: intent, Topic: topic}, nil
 }
 
 // ChatPrompt is the answer's system prompt for a configured model.
@@ -270,6 +324,13 @@ func (c *chatGraph) answerQuery(ctx context.Context, s ChatState) (ChatState, er
 	} else if s.Item != nil {
 		actions = append(actions, store.Action{Type: "start_research", Payload: map[string]any{"type": "manual_request", "reason": "no research yet"}})
 	}
+	topic := s.Topic
+	if topic == "" {
+		topic = Topic(s.UserMessage)
+	}
+	if a, ok := SuggestPrice(topic, s.Item, s.Research); ok {
+		actions = append([]store.Action{a}, actions...)
+	}
 	if c.model != nil {
 		ctxJSON, _ := json.Marshal(map[string]any{"item": s.Item, "research": s.Research, "evidence": s.RecentEvidence})
 		mctx, cancel := context.WithTimeout(ctx, c.timeout)
@@ -285,7 +346,7 @@ func (c *chatGraph) answerQuery(ctx context.Context, s ChatState) (ChatState, er
 		}
 		return ChatState{Response: text, Streamed: true, StreamID: resp.Message.ID, Actions: actions}, nil
 	}
-	text := Answer(s.UserMessage, s.Item, s.Research, s.RecentEvidence) + stale
+	text := AnswerTopic(topic, s.UserMessage, s.Item, s.Research, s.RecentEvidence) + stale
 	return ChatState{Response: text, Streamed: true, StreamID: emitText(ctx, "", text), Actions: actions}, nil
 }
 
@@ -321,9 +382,38 @@ func bandOf(d store.ResearchData, label string) (store.PriceBand, bool) {
 	return store.PriceBand{}, false
 }
 
+// SuggestPrice is the suggest_price action a price question implies: the research's target,
+// which the user may apply to the item's price (once, audited). None without research, when
+// the question is not about the price, or when the price is already the target.
+func SuggestPrice(topic string, it *store.Item, res *store.Research) (store.Action, bool) {
+	if it == nil || res == nil || (topic != "price" && topic != "why" && topic != "compare") {
+		return store.Action{}, false
+	}
+	tg, ok := bandOf(res.Data, "target")
+	if !ok || tg.Amount <= 0 || (it.DefaultPrice != nil && *it.DefaultPrice == tg.Amount) {
+		return store.Action{}, false
+	}
+	return store.Action{Type: "suggest_price", Payload: map[string]any{"itemId": it.ID, "amount": tg.Amount, "currency": tg.Currency,
+		"band": "target", "researchId": res.ID, "reason": fmt.Sprintf("research target price %s (confidence %.0f%%)", money(tg.Amount), res.Data.OverallConfidence*100)}}, true
+}
+
 // Answer is the offline answer to a question, from the item and its research.
 func Answer(q string, it *store.Item, res *store.Research, ev []store.Evidence) string {
-	t := strings.ToLower(q)
+	return AnswerTopic(Topic(q), q, it, res, ev)
+}
+
+// priceOf reads the first amount written in a message ("is $350 too much?"), or 0.
+func priceOf(q string) float64 {
+	m := regexp.MustCompile(`\$\s*(\d+(?:\.\d{1,2})?)|\b(\d{2,6}(?:\.\d{1,2})?)\b`).FindStringSubmatch(q)
+	if m == nil {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(firstNonEmpty(m[1], m[2]), 64)
+	return v
+}
+
+// AnswerTopic is the offline answer to a question about topic (see Topic).
+func AnswerTopic(topic, q string, it *store.Item, res *store.Research, ev []store.Evidence) string {
 	if it == nil {
 		return "Hello! I help price and list second-hand items. Open an item's chat to ask what to list it for, what comparable items sold for, or to change its details."
 	}
@@ -335,43 +425,91 @@ func Answer(q string, it *store.Item, res *store.Research, ev []store.Evidence) 
 		return fmt.Sprintf("There is no research for %s yet, so I can't recommend a price. Say \"research it\" and I'll start it; it takes a few seconds.", name)
 	}
 	d := res.Data
-	has := func(words ...string) bool {
-		for _, w := range words {
-			if strings.Contains(t, w) {
-				return true
-			}
-		}
-		return false
-	}
 	var b strings.Builder
-	switch {
-	case has("comparable", "comps", "sold for", "similar", "evidence", "examples"):
-		n := 0
-		fl, okF := bandOf(d, "floor")
-		ce, okC := bandOf(d, "ceiling")
-		for _, e := range ev {
-			if e.Price == nil || n == 3 {
-				continue
+	tg, hasTarget := bandOf(d, "target")
+	fl, _ := bandOf(d, "floor")
+	ce, _ := bandOf(d, "ceiling")
+	priced := 0
+	for _, e := range ev {
+		if e.RelevanceScore >= research.Priced {
+			priced++
+		}
+	}
+	switch topic {
+	case "count":
+		if cs := d.Comparables; cs != nil {
+			fmt.Fprintf(&b, "%d comparables: %d kept, %d used for the price (the same variant), %d dropped", cs.Considered, cs.Kept, cs.Priced, cs.Dropped)
+			if len(cs.Reasons) > 0 {
+				b.WriteString(" (" + reasonList(cs.Reasons) + ")")
 			}
-			if okF && okC && (*e.Price < fl.Amount*0.6 || *e.Price > ce.Amount*1.4) {
+			b.WriteString(".")
+			if cs.Outliers > 0 {
+				fmt.Fprintf(&b, " %d price outliers were set aside.", cs.Outliers)
+			}
+		} else {
+			fmt.Fprintf(&b, "%d comparables were kept as evidence, %d of them close enough to set the price.", len(ev), priced)
+		}
+	case "why":
+		if !hasTarget {
+			b.WriteString("There was nothing to base a price on: no comparable sales were found.")
+			break
+		}
+		fmt.Fprintf(&b, "The target of %s is %s ", money(tg.Amount), strings.ToLower(strings.TrimSuffix(tg.Reasoning, ".")))
+		if cs := d.Comparables; cs != nil {
+			fmt.Fprintf(&b, "Of %d listings found, %d were the same variant", cs.Considered, cs.Priced)
+			if cs.Dropped > 0 {
+				fmt.Fprintf(&b, "; %d were dropped (%s)", cs.Dropped, reasonList(cs.Reasons))
+			}
+			if cs.Outliers > 0 {
+				fmt.Fprintf(&b, "; %d price outliers were set aside", cs.Outliers)
+			}
+			b.WriteString(". ")
+		}
+		fmt.Fprintf(&b, "Prices are adjusted to your item's condition; the floor %s is the lower quartile, the ceiling %s the upper. Confidence: %.0f%%.",
+			money(fl.Amount), money(ce.Amount), d.OverallConfidence*100)
+	case "compare":
+		if !hasTarget {
+			b.WriteString("There is no research price to compare with yet.")
+			break
+		}
+		ask := priceOf(q)
+		what := "A price of"
+		if ask == 0 && it.DefaultPrice != nil {
+			ask, what = *it.DefaultPrice, "Your asking price of"
+		}
+		switch {
+		case ask == 0:
+			fmt.Fprintf(&b, "The research says %s (range %s to %s); tell me a price to compare.", money(tg.Amount), money(fl.Amount), money(ce.Amount))
+		case ask > ce.Amount:
+			fmt.Fprintf(&b, "%s %s is above the ceiling of %s: %.0f%% over the target %s. Expect it to sit longer.", what, money(ask), money(ce.Amount), (ask/tg.Amount-1)*100, money(tg.Amount))
+		case ask < fl.Amount:
+			fmt.Fprintf(&b, "%s %s is below the floor of %s: %.0f%% under the target %s. It should sell fast, but you leave money behind.", what, money(ask), money(fl.Amount), (1-ask/tg.Amount)*100, money(tg.Amount))
+		default:
+			fmt.Fprintf(&b, "%s %s is within the range %s to %s, %+.0f%% from the target %s.", what, money(ask), money(fl.Amount), money(ce.Amount), (ask/tg.Amount-1)*100, money(tg.Amount))
+		}
+	case "comps":
+		n := 0
+		for _, e := range ev {
+			if e.Price == nil || n == 3 || e.RelevanceScore < research.Priced {
+				continue // only the item's own variant
+			}
+			if fl.Amount > 0 && ce.Amount > 0 && (*e.Price < fl.Amount*0.6 || *e.Price > ce.Amount*1.4) {
 				continue // an outlier: a bundle, a typo, a part
 			}
 			if n == 0 {
 				b.WriteString("The closest comparables:\n")
 			}
 			n++
-			date := ""
-			if e.SoldDate != "" {
+			date := " listed now"
+			if len(e.SoldDate) >= 10 {
 				date = " sold " + e.SoldDate[:10]
-			} else {
-				date = " listed now"
 			}
 			fmt.Fprintf(&b, "- %s: %s (%s,%s)\n", e.Title, money(*e.Price), e.Condition, date)
 		}
 		if n == 0 {
-			b.WriteString("No comparable listings were found for " + name + ".")
+			b.WriteString("No comparable listings of the same variant were found for " + name + ".")
 		}
-	case has("fast", "quick", "demand", "sell-through", "how long", "days"):
+	case "demand":
 		for _, s := range d.DemandSignals {
 			switch s.Metric {
 			case "sell_through_rate":
@@ -382,10 +520,10 @@ func Answer(q string, it *store.Item, res *store.Research, ev []store.Evidence) 
 				fmt.Fprintf(&b, "%.0f competing listings are active now. ", s.Value)
 			}
 		}
-		if f, ok := bandOf(d, "floor"); ok {
-			fmt.Fprintf(&b, "For a quick sale, list at %s.", money(f.Amount))
+		if fl.Amount > 0 {
+			fmt.Fprintf(&b, "For a quick sale, list at %s.", money(fl.Amount))
 		}
-	case has("missing", "improve", "better", "what else", "accuracy", "more info"):
+	case "missing":
 		if len(d.MissingInfo) == 0 {
 			b.WriteString("Nothing important is missing.")
 		}
@@ -399,7 +537,7 @@ func Answer(q string, it *store.Item, res *store.Research, ev []store.Evidence) 
 			}
 			b.WriteString("\n")
 		}
-	case has("what is it", "which model", "identify", "what model", "brand"):
+	case "identify":
 		if p := d.ProductID; p != nil && p.Model != "" {
 			fmt.Fprintf(&b, "It looks like a %s %s (%.0f%% sure, from %s)", p.Brand, p.Model, p.Confidence*100, strings.ReplaceAll(p.Source, "_", " "))
 			if p.MPN != "" {
@@ -410,20 +548,44 @@ func Answer(q string, it *store.Item, res *store.Research, ev []store.Evidence) 
 			b.WriteString("I couldn't identify the exact product. A photo of the label or the model number would help.")
 		}
 	default:
-		tg, ok := bandOf(d, "target")
-		if !ok {
+		if !hasTarget {
 			b.WriteString("Limited data available, prices are estimates, and there was nothing to estimate from: add an asking price or more details and research again.")
 			break
 		}
-		fl, _ := bandOf(d, "floor")
-		ce, _ := bandOf(d, "ceiling")
 		fmt.Fprintf(&b, "I'd list %s at %s. For a quick sale go down to %s; a patient seller could ask up to %s. ", name, money(tg.Amount), money(fl.Amount), money(ce.Amount))
 		fmt.Fprintf(&b, "Confidence: %.0f%%. %s", d.OverallConfidence*100, tg.Reasoning)
 		if slices.Contains(d.Notes, "Limited data available, prices are estimates") {
 			b.WriteString(" Limited data available, prices are estimates.")
 		}
+		if it.DefaultPrice == nil || *it.DefaultPrice != tg.Amount {
+			fmt.Fprintf(&b, " Apply the suggestion to set the price to %s.", money(tg.Amount))
+		}
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// reasonList writes dropped comparables' reasons, most frequent first ("storage differs: 8,
+// an accessory, not the item: 4").
+func reasonList(rs map[string]int) string {
+	type kv struct {
+		k string
+		n int
+	}
+	var xs []kv
+	for k, n := range rs {
+		xs = append(xs, kv{k, n})
+	}
+	slices.SortFunc(xs, func(a, b kv) int {
+		if a.n != b.n {
+			return b.n - a.n
+		}
+		return strings.Compare(a.k, b.k)
+	})
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf("%s: %d", x.k, x.n)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // ProposedUpdate is a field update read from a message.

@@ -59,7 +59,7 @@ func TestParseUpdate(t *testing.T) {
 func TestChatWithAModel(t *testing.T) {
 	t.Parallel()
 	m := scripted.New(
-		scripted.Text(`{"intent":"question"}`),
+		scripted.Text(`{"intent":"question","topic":"why"}`),
 		scripted.Text("List it at $300: recent sales cluster there."),
 		scripted.Text(`{"intent":"action"}`),
 		scripted.Text(`{"field":"title","value":"KitchenAid Artisan mixer, red"}`),
@@ -112,6 +112,10 @@ func TestChatWithAModel(t *testing.T) {
 	if msg.Content != "List it at $300: recent sales cluster there." || streamed != msg.Content {
 		t.Fatalf("answer %q streamed %q", msg.Content, streamed)
 	}
+	// The model's topic (why the price) implies the research's price as an action to apply.
+	if len(msg.Actions) == 0 || msg.Actions[0].Type != "suggest_price" {
+		t.Fatalf("actions with a model: %+v", msg.Actions)
+	}
 	_, msg = turn("Call it something nicer")
 	if len(msg.Actions) != 1 || msg.Actions[0].Payload["field"] != "title" || msg.Actions[0].Payload["value"] != "KitchenAid Artisan mixer, red" {
 		t.Fatalf("proposal %+v", msg)
@@ -139,16 +143,34 @@ func TestOfflineAnswers(t *testing.T) {
 		DemandSignals: []store.DemandSignal{{Metric: "sell_through_rate", Value: 0.6, Period: "90d"}, {Metric: "days_to_sell", Value: 9}},
 		MissingInfo:   []store.MissingInfoHint{{Field: "condition", Importance: "required", Reason: "moves the price", SuggestedPrompt: "What condition?"}},
 		ProductID:     &store.ProductIdentification{Brand: "KitchenAid", Model: "Artisan", Confidence: 0.8, Source: "labels"}}}
-	ev := []store.Evidence{{Title: "KitchenAid Artisan", Price: &p, Condition: "Used", SoldDate: "2026-11-01T00:00:00Z"}}
+	other := 310.0
+	ev := []store.Evidence{{Title: "KitchenAid Artisan", Price: &p, Condition: "Used", SoldDate: "2026-11-01T00:00:00Z", RelevanceScore: 0.9},
+		{Title: "KitchenAid Artisan 6 Quart", Price: &other, Condition: "Used", RelevanceScore: 0.55}}
+	res.Data.Comparables = &store.CompSummary{Considered: 40, Kept: 22, Priced: 18, Dropped: 18, Outliers: 2, Reasons: map[string]int{"storage differs": 8, "an accessory, not the item": 10}}
 	for q, want := range map[string]string{
-		"What price should I list it for?": "$300",
-		"what did similar ones sell for?":  "KitchenAid Artisan: $300",
-		"how fast will it sell?":           "60%",
-		"what else would improve it?":      "What condition?",
-		"which model is it?":               "KitchenAid Artisan",
+		"What price should I list it for?":   "$300",
+		"what did similar ones sell for?":    "KitchenAid Artisan: $300",
+		"how fast will it sell?":             "60%",
+		"what else would improve it?":        "What condition?",
+		"which model is it?":                 "KitchenAid Artisan",
+		"how many comparables did you find?": "40 comparables: 22 kept, 18 used for the price",
+		"why this price?":                    "an accessory, not the item: 10",
+		"is $350 too high?":                  "above the ceiling",
+		"is $250 too low?":                   "below the floor",
 	} {
 		if a := listforge.Answer(q, it, res, ev); !strings.Contains(a, want) {
 			t.Errorf("%q: %q, want %q in it", q, a, want)
 		}
+	}
+	if a := listforge.Answer("what did similar ones sell for?", it, res, ev); strings.Contains(a, "6 Quart") {
+		t.Errorf("another variant listed among the closest: %q", a)
+	}
+	// A price question implies a suggest_price action at the target; a count does not.
+	act, ok := listforge.SuggestPrice(listforge.Topic("What should I ask for it?"), it, res)
+	if !ok || act.Type != "suggest_price" || act.Payload["amount"] != 300.0 || act.Payload["reason"] == "" {
+		t.Fatalf("suggest_price %+v %v", act, ok)
+	}
+	if _, ok := listforge.SuggestPrice(listforge.Topic("how many comps?"), it, res); ok {
+		t.Fatal("a count question suggested a price")
 	}
 }

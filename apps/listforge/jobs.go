@@ -87,6 +87,20 @@ func (j *Jobs) Start(ctx context.Context, p server.Principal, itemID, typ, prior
 	return job, nil
 }
 
+// MsgItemDeleted is a job's error when its item was deleted while it ran or waited.
+const MsgItemDeleted = "Item deleted: its research was cancelled"
+
+// Cancelled stops the server run of a job whose item (and so the job's record) was deleted,
+// on whichever replica runs it, and wakes those following the job.
+func (j *Jobs) Cancelled(ctx context.Context, p server.Principal, ref store.JobRef) {
+	if ref.RunID != "" {
+		if err := j.runs.Cancel(ctx, p, ref.ThreadID, ref.RunID, false); err != nil {
+			j.log.Info("listforge: cancelling the run of a deleted item's job", "job", ref.ID, "run", ref.RunID, "err", err)
+		}
+	}
+	j.notify(ref.ID)
+}
+
 // Follow makes sure this process records the job's progress (once per job and process).
 func (j *Jobs) Follow(p server.Principal, jobID string) {
 	j.mu.Lock()
@@ -104,7 +118,7 @@ func (j *Jobs) Follow(p server.Principal, jobID string) {
 			delete(j.active, jobID)
 			j.mu.Unlock()
 		}()
-		if err := j.track(p, jobID); err != nil && j.ctx.Err() == nil {
+		if err := j.track(p, jobID); err != nil && j.ctx.Err() == nil && !errors.Is(err, store.ErrNotFound) {
 			j.log.Warn("listforge: following a research job failed", "job", jobID, "err", err)
 		}
 	}()
@@ -308,7 +322,7 @@ func (j *Jobs) apply(w store.Who, jobID, runID string, seq int64, fn func(r *sto
 		r.LastSeq = seq
 		return true
 	})
-	if err != nil && j.ctx.Err() == nil {
+	if err != nil && j.ctx.Err() == nil && !errors.Is(err, store.ErrNotFound) {
 		j.log.Warn("listforge: recording research progress failed", "job", jobID, "err", err)
 	}
 	j.notify(jobID)
@@ -377,6 +391,10 @@ func (j *Jobs) resume(p server.Principal, job *store.ResearchRun) error {
 	case <-time.After(j.ResumeDelay):
 	case <-j.ctx.Done():
 		return j.ctx.Err()
+	}
+	// The item may have been deleted while the job waited: its record is gone with it.
+	if _, err := j.st.GetRun(j.ctx, whoOf(p), job.ID); err != nil {
+		return err
 	}
 	run, err := j.runs.Start(j.ctx, p, server.RunRequest{AssistantID: j.assistant, ThreadID: job.ThreadID, Command: &server.RunCommand{},
 		StreamMode: []string{"custom"}, Priority: server.Priority(job.Priority),

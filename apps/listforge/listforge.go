@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -45,6 +46,12 @@ type Options struct {
 	ResumeDelay time.Duration
 	// NoDemo leaves new organisations without the demo items.
 	NoDemo bool
+	// Limits are how many listings each search for comparables asks for; zero values come from
+	// the settings search_sold_limit, search_active_limit and refine_sold_limit, then the
+	// specification's 20 sold, 10 active and 10 per refine query.
+	Limits research.Limits
+	// BeforeNode, when set, is called as each research node starts (tests hold a job at a step).
+	BeforeNode func(ctx context.Context, node string)
 	// Offline is the offline marketplace to serve when Ebay is nil (tests make it fail with
 	// FailNext); nil generates the catalogue for today.
 	Offline *catalog.Server
@@ -84,6 +91,10 @@ func build(ctx context.Context, d server.AppDeps, o Options) (*server.AppParts, 
 	if o.Ebay == nil {
 		o.Ebay = ebayFromSettings(d.Settings)
 	}
+	limits, err := limitsFromSettings(d.Settings, o.Limits)
+	if err != nil {
+		return nil, err
+	}
 	db, err := appdb.Open(ctx, AppName, &appdb.Options{DataDir: d.DataDir, DatabaseURL: d.DatabaseURL})
 	if err != nil {
 		return nil, err
@@ -115,7 +126,7 @@ func build(ctx context.Context, d server.AppDeps, o Options) (*server.AppParts, 
 		return nil, err
 	}
 	a.research, err = research.New(research.Config{Store: st, Market: a.market, Vision: d.Models.For(model.RoleVision),
-		Model: d.Models.For(model.RoleDefault), Now: o.Now, Compile: d.Compile, Log: d.Logger})
+		Model: d.Models.For(model.RoleDefault), Now: o.Now, Compile: d.Compile, Log: d.Logger, Limits: limits, BeforeNode: o.BeforeNode})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("listforge: research graph: %w", err)
@@ -175,4 +186,25 @@ func ebayFromSettings(s server.AppSettings) *ebay.Config {
 	}
 	return &ebay.Config{ClientID: id, ClientSecret: secret, BaseURL: s.Get("ebay_base_url"),
 		TokenURL: s.Get("ebay_token_url"), Marketplace: s.Get("ebay_marketplace")}
+}
+
+// limitsFromSettings fills the search limits Options leave at zero from the app's settings
+// (search_sold_limit, search_active_limit, refine_sold_limit); a setting that is not a number
+// from 1 to 200 is an error naming it.
+func limitsFromSettings(s server.AppSettings, l research.Limits) (research.Limits, error) {
+	for _, x := range []struct {
+		key string
+		dst *int
+	}{{"search_sold_limit", &l.Sold}, {"search_active_limit", &l.Active}, {"refine_sold_limit", &l.Refine}} {
+		v := s.Get(x.key)
+		if *x.dst != 0 || v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 200 {
+			return l, fmt.Errorf("listforge: setting %s is %q: give a number of listings from 1 to 200", x.key, v)
+		}
+		*x.dst = n
+	}
+	return l, l.Check()
 }

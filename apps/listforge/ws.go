@@ -285,6 +285,9 @@ func (a *app) applyAction(ctx context.Context, p server.Principal, messageID str
 	if it, ok := out.(*store.Item); ok {
 		res.Item = it
 		res.Field, _ = m.Actions[index].Payload["field"].(string)
+		if m.Actions[index].Type == "suggest_price" {
+			res.Field = "defaultPrice"
+		}
 	}
 	if startType != "" || m.Actions[index].Type == "start_research" {
 		if startItem == "" {
@@ -427,6 +430,10 @@ func (a *app) streamJob(ctx context.Context, c *conn, p server.Principal, job *s
 		for {
 			changed := a.jobs.waitChange(job.ID)
 			next, err := a.st.GetRun(ctx, whoOf(p), job.ID)
+			if errors.Is(err, store.ErrNotFound) {
+				// The item was deleted, and the job with it: the job ends failed.
+				return c.send("job_complete", JobComplete{JobID: job.ID, Status: store.RunError, Error: MsgItemDeleted, Message: MsgItemDeleted})
+			}
 			if err != nil {
 				return err
 			}

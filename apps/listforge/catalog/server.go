@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,13 +29,14 @@ type Server struct {
 	tokens map[string]time.Time
 	// fail holds statuses to answer the next API requests with (tests: timeouts, overload).
 	fail []int
-	// Hits counts requests by path.
-	hits map[string]int
+	// Hits counts requests by path; queries keeps their query parameters.
+	hits    map[string]int
+	queries map[string][]url.Values
 }
 
 // NewServer returns a server for the catalogue.
 func NewServer(c *Catalogue) *Server {
-	return &Server{Cat: c, tokens: map[string]time.Time{}, hits: map[string]int{}}
+	return &Server{Cat: c, tokens: map[string]time.Time{}, hits: map[string]int{}, queries: map[string][]url.Values{}}
 }
 
 // FailNext makes the next API requests (not token requests) answer these statuses, in order.
@@ -49,6 +51,13 @@ func (s *Server) Hits(path string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.hits[path]
+}
+
+// Queries returns the query parameters of the requests that reached path, in order.
+func (s *Server) Queries(path string) []url.Values {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]url.Values(nil), s.queries[path]...)
 }
 
 // Transport serves requests with the handler in process: a client given it reaches no network.
@@ -81,6 +90,7 @@ func ebayError(w http.ResponseWriter, code int, id int, msg string) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.hits[r.URL.Path]++
+	s.queries[r.URL.Path] = append(s.queries[r.URL.Path], r.URL.Query())
 	s.mu.Unlock()
 	if r.URL.Path == ebay.TokenPath {
 		s.token(w, r)

@@ -65,6 +65,47 @@ type Config struct {
 	Compile graph.CompileOptions
 	// Log records a checkpoint saver's failures; nil logs nothing.
 	Log *slog.Logger
+	// Limits is how many listings each search asks for; zero values are the specification's
+	// (20 sold, 10 active, 10 sold per refine query).
+	Limits Limits
+	// BeforeNode, when set, is called as each node starts (before its work); tests use it to
+	// hold a job at a step.
+	BeforeNode func(ctx context.Context, node string)
+}
+
+// Limits are the sizes of the searches for comparables.
+type Limits struct {
+	Sold, Active, Refine int
+}
+
+// DefaultLimits are the specification's: searchSoldListings limit 20, searchActiveListings
+// limit 10, and 10 sold listings per refine query.
+var DefaultLimits = Limits{Sold: 20, Active: 10, Refine: 10}
+
+// Check names a limit out of range (1 to 200).
+func (l Limits) Check() error {
+	for _, x := range []struct {
+		name string
+		v    int
+	}{{"sold", l.Sold}, {"active", l.Active}, {"refine", l.Refine}} {
+		if x.v < 0 || x.v > 200 {
+			return fmt.Errorf("research: the %s search limit %d is out of range: give 1 to 200 listings (0 means the default)", x.name, x.v)
+		}
+	}
+	return nil
+}
+
+func (l Limits) orDefault() Limits {
+	if l.Sold == 0 {
+		l.Sold = DefaultLimits.Sold
+	}
+	if l.Active == 0 {
+		l.Active = DefaultLimits.Active
+	}
+	if l.Refine == 0 {
+		l.Refine = DefaultLimits.Refine
+	}
+	return l
 }
 
 // Graph is the compiled ResearchGraph with what it runs on.
@@ -95,6 +136,10 @@ func New(cfg Config) (*Graph, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if err := cfg.Limits.Check(); err != nil {
+		return nil, err
+	}
+	cfg.Limits = cfg.Limits.orDefault()
 	if isOffline(cfg.Vision) {
 		cfg.Vision = nil
 	}
@@ -109,7 +154,7 @@ func New(cfg Config) (*Graph, error) {
 		NodeIdentifyProduct: r.identifyProduct, NodeSearchComps: r.searchComps, NodeAnalyzeComps: r.analyzeComps,
 		NodeCalculatePrice: r.calculatePrice, NodeAssessMissing: r.assessMissing, NodeRefineSearch: r.refineSearch,
 		NodePersistResults: r.persistResults} {
-		g.AddNode(name, reporting(name, fn))
+		g.AddNode(name, reporting(name, fn, cfg.BeforeNode))
 	}
 	g.AddEdge(graph.START, NodeLoadContext)
 	g.AddConditionalEdges(NodeLoadContext, func(_ context.Context, s State) (string, error) {
@@ -156,10 +201,16 @@ type Progress struct {
 	Step   int    `json:"step"`
 }
 
-func reporting(name string, fn graph.NodeFunc[State]) graph.NodeFunc[State] {
+func reporting(name string, fn graph.NodeFunc[State], before func(context.Context, string)) graph.NodeFunc[State] {
 	return func(ctx context.Context, s State) (State, error) {
 		info, _ := graph.InfoFrom(ctx)
 		graph.Emit(ctx, Progress{Kind: ProgressKind, Node: name, Phase: "start", Thread: info.ThreadID, Step: info.Step})
+		if before != nil {
+			before(ctx, name)
+		}
+		if err := ctx.Err(); err != nil {
+			return State{}, err
+		}
 		out, err := fn(ctx, s)
 		p := Progress{Kind: ProgressKind, Node: name, Phase: "end", Status: "success", Abort: out.Error, Thread: info.ThreadID, Step: info.Step}
 		if err != nil {
@@ -419,6 +470,20 @@ func (r *Graph) identifyProduct(ctx context.Context, s State) (State, error) {
 		}
 		return State{ProductIdentification: id}, nil
 	}
+	// What the seller wrote: a brand and model in the title or description, an MPN.
+	text := IdentifyText(it.Title, it.Description, it.Attributes)
+	if text != nil && brand != "" && text.Brand == "" {
+		text.Brand = brand
+	}
+	if text != nil && text.MPN == "" {
+		text.MPN = mpn
+	}
+	if text != nil && text.Brand != "" && text.Model != "" {
+		if ma.Category != "" {
+			text.Category = append([]string{ma.Category}, text.Category...)
+		}
+		return State{ProductIdentification: text}, nil
+	}
 	if r.cfg.Model != nil {
 		ctxJSON, _ := json.Marshal(map[string]any{"title": it.Title, "description": it.Description, "attributes": it.Attributes, "mediaAnalysis": s.MediaAnalysis})
 		resp, err := r.cfg.Model.Generate(ctx, &model.Request{Messages: []message.Message{message.System(ProductPrompt), message.User(string(ctxJSON))},
@@ -501,6 +566,9 @@ func SearchQueries(s State) []string {
 		if id.Brand != "" && strings.HasPrefix(strings.ToLower(id.Model), strings.ToLower(id.Brand)) {
 			q = id.Model
 		}
+		if v, _ := id.Attributes["variant"].(string); id.Source == "text" && v != "" {
+			q += " " + v // what the seller wrote: the model's name is short without it
+		}
 	} else if s.Item != nil {
 		q = s.Item.Title
 	}
@@ -513,7 +581,7 @@ func SearchQueries(s State) []string {
 
 func (r *Graph) searchComps(ctx context.Context, s State) (State, error) {
 	queries := SearchQueries(s)
-	comps, err := r.search(ctx, queries, 50, 20)
+	comps, err := r.search(ctx, queries, r.cfg.Limits.Sold, r.cfg.Limits.Active)
 	if err != nil {
 		return State{}, err
 	}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -24,81 +24,173 @@ const (
 	Priced = 0.7
 )
 
-// decoyWords mark listings of accessories, parts or empty boxes.
-var decoyWords = []string{"case", "cover", "box only", "no device", "charger", "cable", "screen protector", "replacement", "for parts", "lot of",
-	"skin", "sticker", "manual only", "empty box", "strap only", "parts only"}
-
-var variantRE = regexp.MustCompile(`^\d+(gb|tb|mm|qt|quart)$`)
-
-// Relevance scores how close a listing's title is to the identified product: the share of the
-// product's words it carries (or its MPN), less for accessory and parts listings, for another
-// capacity or size than the item's, and a little for another condition.
+// Relevance scores how close a listing is to the identified product by the rules (see Judge).
 func Relevance(c store.Evidence, id *store.ProductIdentification, item *store.Item) float64 {
-	title := strings.ToLower(c.Title)
-	tt := catalog.Tokens(c.Title)
-	var want map[string]bool
-	if id != nil {
-		want = catalog.Tokens(id.Brand + " " + id.Model)
-	} else if item != nil {
-		want = catalog.Tokens(item.Title)
+	cond := ""
+	if item != nil {
+		cond = item.Condition
 	}
-	if len(want) == 0 {
-		return 0
-	}
-	hit := 0
-	for w := range want {
-		if tt[w] {
-			hit++
-		}
-	}
-	score := float64(hit) / float64(len(want))
-	if id != nil && id.MPN != "" && tt[strings.ToLower(id.MPN)] {
-		score = max(score, 0.95)
-	}
-	if id != nil {
-		if epid, _ := id.Attributes["epid"].(string); epid != "" && c.ExtractedData["epid"] == epid {
-			score = max(score, 0.9)
-		}
-	}
-	for _, d := range decoyWords {
-		if strings.Contains(title, d) {
-			score *= 0.2
-			break
-		}
-	}
-	for w := range tt {
-		if variantRE.MatchString(w) && !want[w] && hasVariant(want) {
-			score *= 0.5
-			break
-		}
-	}
-	if item != nil && item.Condition != "" && c.Condition != "" {
-		a, b := catalog.ConditionFactor(item.Condition), catalog.ConditionFactor(c.Condition)
-		if a != b {
-			score *= 0.9
-		}
-	}
-	return round2(score)
-}
-
-func hasVariant(want map[string]bool) bool {
-	for w := range want {
-		if variantRE.MatchString(w) {
-			return true
-		}
-	}
-	return false
+	return Judge(c, Profile(id, item), cond).Score
 }
 
 func round2(x float64) float64 { return float64(int(x*100+0.5)) / 100 }
 
-func (r *Graph) analyzeComps(_ context.Context, s State) (State, error) {
-	scored := make([]store.Evidence, len(s.Comps))
-	for i, c := range s.Comps {
-		c.RelevanceScore = Relevance(c, s.ProductIdentification, s.Item)
-		scored[i] = c
+// Borderline is the range of rule scores a configured model rescored: comparables the rules
+// neither keep for the price nor exclude for a differing attribute.
+var Borderline = [2]float64{0.35, 0.85}
+
+// ModelBatch is how many comparables go to the model in one request.
+const ModelBatch = 15
+
+func (r *Graph) analyzeComps(ctx context.Context, s State) (State, error) {
+	scored, sum, msgs, err := ScoreCompRelevance(ctx, s.Comps, s.ProductIdentification, s.Item, r.cfg.Model)
+	if err != nil {
+		return State{}, err
 	}
-	return State{Comps: scored}, nil
+	return State{Comps: scored, Comparables: sum, Messages: msgs}, nil
+}
+
+// RelevancePrompt asks a model how relevant listings are to the item (the specification's
+// scoreCompRelevance with a model).
+const RelevancePrompt = `You judge comparable listings for pricing a second-hand item. For each listing, say how relevant
+its sale price is to the item's price, from 0 (another product, variant, size, edition, an accessory, parts, a lot) to 1
+(the same product and variant). Respond in JSON: {"scores": [{"id": string, "relevance": number, "reason": string}]}`
+
+var relevanceSchema = json.RawMessage(`{"type":"object","properties":{"scores":{"type":"array","items":{"type":"object","properties":{
+"id":{"type":"string"},"relevance":{"type":"number"},"reason":{"type":"string"}},"required":["id","relevance"]}}},"required":["scores"]}`)
+
+// ScoreCompRelevance scores each comparable by the rules (Judge), recording the reasons in its
+// extractedData ("relevance"); with a model, the borderline ones (rule score in Borderline, no
+// differing attribute) are scored by the model in batches of ModelBatch, the rule score
+// remaining where the model fails or leaves one out. It returns the comps and what was kept
+// and dropped, and why.
+func ScoreCompRelevance(ctx context.Context, comps []store.Evidence, id *store.ProductIdentification, item *store.Item, m model.Model) ([]store.Evidence, *store.CompSummary, []message.Message, error) {
+	p := Profile(id, item)
+	cond := ""
+	if item != nil {
+		cond = item.Condition
+	}
+	scored := make([]store.Evidence, len(comps))
+	judged := make([]Judgement, len(comps))
+	var border []int
+	for i, c := range comps {
+		j := Judge(c, p, cond)
+		judged[i] = j
+		ed := make(map[string]any, len(c.ExtractedData)+1)
+		for k, v := range c.ExtractedData {
+			ed[k] = v
+		}
+		ed["relevance"] = map[string]any{"by": "rules", "reasons": orNone(j.Reasons)}
+		c.ExtractedData = ed
+		c.RelevanceScore = j.Score
+		scored[i] = c
+		if !j.Hard && j.Score >= Borderline[0] && j.Score < Borderline[1] {
+			border = append(border, i)
+		}
+	}
+	sum := &store.CompSummary{Considered: len(comps), Reasons: map[string]int{}}
+	var msgs []message.Message
+	if m != nil && len(border) > 0 {
+		for start := 0; start < len(border); start += ModelBatch {
+			batch := border[start:min(start+ModelBatch, len(border))]
+			got, msg, err := modelScores(ctx, m, p, item, scored, batch)
+			if err != nil {
+				if errors.Is(modelFailure("", err), ErrPaused) && ctx.Err() != nil {
+					return nil, nil, nil, ctx.Err()
+				}
+				continue // the rule scores stay
+			}
+			msgs = append(msgs, msg)
+			for _, i := range batch {
+				g, ok := got[scored[i].ID]
+				if !ok {
+					continue
+				}
+				scored[i].RelevanceScore = round2(math.Max(0, math.Min(1, g.Relevance)))
+				rel := scored[i].ExtractedData["relevance"].(map[string]any)
+				rel["by"], rel["ruleScore"] = "model", judged[i].Score
+				if g.Reason != "" {
+					rel["modelReason"] = g.Reason
+				}
+				sum.ModelScored++
+			}
+		}
+	}
+	for i, c := range scored {
+		switch {
+		case c.RelevanceScore >= Priced:
+			sum.Kept++
+			sum.Priced++
+		case c.RelevanceScore >= Kept:
+			sum.Kept++
+		default:
+			sum.Dropped++
+			why := "scored low by the model"
+			if rs := judged[i].Reasons; len(rs) > 0 {
+				why = ReasonKind(rs[len(rs)-1])
+				for _, r := range rs {
+					if k := ReasonKind(r); k != "few of the model's words" && !strings.HasSuffix(k, "not stated") && !strings.HasPrefix(k, "another condition") {
+						why = k
+						break
+					}
+				}
+			}
+			sum.Reasons[why]++
+		}
+	}
+	return scored, sum, msgs, nil
+}
+
+func orNone(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return xs
+}
+
+type modelScore struct {
+	ID        string  `json:"id"`
+	Relevance float64 `json:"relevance"`
+	Reason    string  `json:"reason"`
+}
+
+func modelScores(ctx context.Context, m model.Model, p ItemProfile, item *store.Item, comps []store.Evidence, batch []int) (map[string]modelScore, message.Message, error) {
+	type listing struct {
+		ID        string   `json:"id"`
+		Title     string   `json:"title"`
+		Condition string   `json:"condition,omitempty"`
+		Price     *float64 `json:"price,omitempty"`
+	}
+	ls := make([]listing, len(batch))
+	for k, i := range batch {
+		c := comps[i]
+		ls[k] = listing{ID: c.ID, Title: c.Title, Condition: c.Condition, Price: c.Price}
+	}
+	it := map[string]any{"attributes": p.Attrs}
+	if item != nil {
+		it["title"], it["description"], it["condition"] = item.Title, item.Description, item.Condition
+	}
+	in, _ := json.Marshal(map[string]any{"item": it, "listings": ls})
+	resp, err := m.Generate(ctx, &model.Request{Messages: []message.Message{message.System(RelevancePrompt), message.User(string(in))},
+		Schema: &model.Schema{Name: "comp_relevance", JSON: relevanceSchema}})
+	if err != nil {
+		return nil, message.Message{}, err
+	}
+	var out struct {
+		Scores []modelScore `json:"scores"`
+	}
+	raw := resp.Structured
+	if len(raw) == 0 {
+		raw = json.RawMessage(resp.Message.Text())
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, message.Message{}, fmt.Errorf("research: the model's relevance scores are not the JSON asked for: %w", err)
+	}
+	got := make(map[string]modelScore, len(out.Scores))
+	for _, sc := range out.Scores {
+		got[sc.ID] = sc
+	}
+	return got, resp.Message, nil
 }
 
 // PricingPrompt is the specification's Appendix A pricing prompt; the model sees the
@@ -174,6 +266,13 @@ func (r *Graph) calculatePrice(ctx context.Context, s State) (State, error) {
 		return out, nil // a pass with no comps writes its note; see below for the others
 	}
 	st := pricing.Compute(basis, now)
+	if s.Comparables != nil {
+		sum := *s.Comparables
+		sum.Outliers = st.Trimmed
+		if err := graph.Overwrite(ctx, "comparables", &sum); err != nil {
+			return State{}, err
+		}
+	}
 	conf := pricing.Confidence(st.N, st.Spread, idConf)
 	if len(sold) == 0 {
 		conf = min(conf, 0.5) // asking prices, not sales
@@ -376,7 +475,7 @@ func (r *Graph) refineSearch(ctx context.Context, s State) (State, error) {
 	if len(queries) == 0 {
 		return out, nil
 	}
-	comps, err := r.search(ctx, queries, 30, 0)
+	comps, err := r.search(ctx, queries, r.cfg.Limits.Refine, 0)
 	if err != nil {
 		return State{}, err
 	}
@@ -424,7 +523,7 @@ func (r *Graph) persistResults(ctx context.Context, s State) (State, error) {
 	}
 	sort.SliceStable(evidence, func(i, j int) bool { return evidence[i].RelevanceScore > evidence[j].RelevanceScore })
 	data := store.ResearchData{ProductID: s.ProductIdentification, PriceBands: s.PriceBands, DemandSignals: s.DemandSignals,
-		MissingInfo: s.MissingInfo, CompetitorCount: &active, RecommendedMarketplaces: Marketplaces(s), OverallConfidence: s.OverallConfidence,
+		MissingInfo: s.MissingInfo, CompetitorCount: &active, Comparables: s.Comparables, RecommendedMarketplaces: Marketplaces(s), OverallConfidence: s.OverallConfidence,
 		Notes: dedupe(s.Notes), GeneratedAt: r.cfg.Now().UTC().Format(time.RFC3339), Version: store.SchemaVersion}
 	if data.PriceBands == nil {
 		data.PriceBands = []store.PriceBand{}

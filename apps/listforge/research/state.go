@@ -60,6 +60,9 @@ type State struct {
 	// Notes are what the user is told besides the numbers ("Limited data available, ...");
 	// each pricing pass replaces them.
 	Notes []string `json:"notes"`
+	// Comparables says what relevance scoring kept and dropped, and why (and the outliers
+	// trimmed before the bands).
+	Comparables *store.CompSummary `json:"comparables"`
 }
 
 // MergeComps is the comps reducer: an update's comp replaces the one with its ID, in place;

@@ -35,7 +35,7 @@ func (s *Store) CreateRun(ctx context.Context, w Who, r ResearchRun) (*ResearchR
 	r.Status, r.CreatedBy, r.CreatedAt = RunPending, w.User, s.now()
 	r.StepHistory = []Step{}
 	err := s.tx(ctx, w, func(tx *appdb.Tx) error {
-		if _, err := getItem(ctx, tx, w.Org, r.ItemID); err != nil {
+		if err := lockItem(ctx, tx, w.Org, r.ItemID); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO item_research_runs (tenant_id, id, item_id, run_type, priority, status, thread_id, run_id,
@@ -173,6 +173,10 @@ func (s *Store) saveResearch(ctx context.Context, tx *appdb.Tx, w Who, itemID, r
 // SaveResults stores a research conclusion and its evidence together, in one transaction.
 func (s *Store) SaveResults(ctx context.Context, w Who, itemID, runID string, data ResearchData, records []Evidence) (r *Research, b *Bundle, err error) {
 	err = s.tx(ctx, w, func(tx *appdb.Tx) error {
+		// The item must still exist: a job whose item was deleted writes nothing.
+		if err := lockItem(ctx, tx, w.Org, itemID); err != nil {
+			return err
+		}
 		if r, err = s.saveResearch(ctx, tx, w, itemID, runID, data); err != nil {
 			return err
 		}

@@ -270,33 +270,100 @@ func (s *Store) ListItems(ctx context.Context, w Who, page, limit int) (*Page[It
 	return out, err
 }
 
-// DeleteItem deletes an item and what hangs off it.
-func (s *Store) DeleteItem(ctx context.Context, w Who, id string) error {
-	return s.tx(ctx, w, func(tx *appdb.Tx) error {
-		res, err := tx.Exec(ctx, `DELETE FROM items WHERE tenant_id = ? AND id = ?`, w.Org, id)
+// JobRef is a research job's server run, to cancel when its item is deleted.
+type JobRef struct {
+	ID, ThreadID, RunID, Status string
+}
+
+// itemTables are the tables holding an item's rows, with the condition selecting them; chat
+// messages and applied actions hang off the item's sessions and messages.
+var itemTables = []struct{ table, where string }{
+	{"applied_actions", `message_id IN (SELECT m.id FROM chat_messages m JOIN chat_sessions s ON s.tenant_id = m.tenant_id AND s.id = m.session_id
+		WHERE m.tenant_id = ? AND s.item_id = ?)`},
+	{"chat_messages", `session_id IN (SELECT id FROM chat_sessions WHERE tenant_id = ? AND item_id = ?)`},
+	{"chat_sessions", `item_id = ?`},
+	{"evidence_records", `item_id = ?`},
+	{"evidence_bundles", `item_id = ?`},
+	{"item_research", `item_id = ?`},
+	{"item_research_runs", `item_id = ?`},
+	{"item_audit", `item_id = ?`},
+	{"items", `id = ?`},
+}
+
+// itemArgs are the arguments of a table's condition in itemTables.
+func itemArgs(where, org, id string) []any {
+	if strings.Count(where, "?") == 2 {
+		return []any{org, id}
+	}
+	return []any{id}
+}
+
+// DeleteItem deletes an item and every row of it (audit, research jobs, research, evidence,
+// chat sessions, messages and applied actions) in one transaction, and returns the research
+// jobs that had not finished, whose runs the caller cancels. On Postgres the item's row is
+// locked first, so a research run saving its results at that moment either finishes first
+// (and its rows are deleted too) or finds the item gone.
+func (s *Store) DeleteItem(ctx context.Context, w Who, id string) (unfinished []JobRef, err error) {
+	err = s.tx(ctx, w, func(tx *appdb.Tx) error {
+		if err := lockItem(ctx, tx, w.Org, id); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT id, thread_id, run_id, status FROM item_research_runs WHERE tenant_id = ? AND item_id = ? AND status IN ('pending', 'running')`, w.Org, id)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("item %s: %w", id, ErrNotFound)
-		}
-		for _, q := range []string{
-			`DELETE FROM item_research WHERE tenant_id = ? AND item_id = ?`,
-			`DELETE FROM evidence_records WHERE tenant_id = ? AND item_id = ?`,
-			`DELETE FROM evidence_bundles WHERE tenant_id = ? AND item_id = ?`,
-			`DELETE FROM chat_messages WHERE tenant_id = ? AND session_id IN (SELECT id FROM chat_sessions WHERE tenant_id = ? AND item_id = ?)`,
-			`DELETE FROM chat_sessions WHERE tenant_id = ? AND item_id = ?`,
-		} {
-			args := []any{w.Org, id}
-			if strings.Count(q, "?") == 3 {
-				args = []any{w.Org, w.Org, id}
-			}
-			if _, err := tx.Exec(ctx, q, args...); err != nil {
+		for rows.Next() {
+			var j JobRef
+			if err := rows.Scan(&j.ID, &j.ThreadID, &j.RunID, &j.Status); err != nil {
+				rows.Close()
 				return err
+			}
+			unfinished = append(unfinished, j)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, t := range itemTables {
+			if _, err := tx.Exec(ctx, `DELETE FROM `+t.table+` WHERE tenant_id = ? AND `+t.where, append([]any{w.Org}, itemArgs(t.where, w.Org, id)...)...); err != nil {
+				return fmt.Errorf("deleting the item's %s: %w", t.table, err)
 			}
 		}
 		return nil
 	})
+	return unfinished, err
+}
+
+// lockItem checks that the item exists and, on Postgres, locks its row for the transaction:
+// writes that belong to an item (research results, jobs) and its deletion are serialised.
+func lockItem(ctx context.Context, tx *appdb.Tx, org, id string) error {
+	q := `SELECT id FROM items WHERE tenant_id = ? AND id = ?`
+	if tx.Dialect() == appdb.Postgres {
+		q += ` FOR UPDATE`
+	}
+	var got string
+	err := tx.QueryRow(ctx, q, org, id).Scan(&got)
+	if appdb.IsNotFound(err) {
+		return fmt.Errorf("item %s: %w", id, ErrNotFound)
+	}
+	return err
+}
+
+// ItemRows counts the rows each table holds for an item (tests check that a deletion left
+// none).
+func (s *Store) ItemRows(ctx context.Context, w Who, id string) (map[string]int, error) {
+	out := map[string]int{}
+	err := s.tx(ctx, w, func(tx *appdb.Tx) error {
+		for _, t := range itemTables {
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM `+t.table+` WHERE tenant_id = ? AND `+t.where, append([]any{w.Org}, itemArgs(t.where, w.Org, id)...)...).Scan(&n); err != nil {
+				return err
+			}
+			out[t.table] = n
+		}
+		return nil
+	})
+	return out, err
 }
 
 // Fields an audited single-field update may change, by their API names.

@@ -169,7 +169,7 @@ func TestDomain(t *testing.T) {
 		if err != nil || msgs.Total != 2 || !msgs.Items[1].Actions[0].Applied || msgs.Items[0].Role != "user" {
 			t.Fatalf("messages %+v %v", msgs, err)
 		}
-		if err := s.DeleteItem(ctx, acme, it.ID); err != nil {
+		if _, err := s.DeleteItem(ctx, acme, it.ID); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.GetItem(ctx, acme, it.ID); !errors.Is(err, store.ErrNotFound) {

@@ -7,6 +7,7 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -142,7 +143,7 @@ type ProductIdentification struct {
 	Model      string         `json:"model,omitempty"`
 	MPN        string         `json:"mpn,omitempty"`
 	UPC        string         `json:"upc,omitempty"`
-	Category   []string       `json:"category,omitempty"`
+	Category   []string       `json:"category"`
 	Attributes map[string]any `json:"attributes"`
 	// Source says how: upc_lookup, labels, title, model.
 	Source string `json:"source,omitempty"`
@@ -157,9 +158,11 @@ type ResearchData struct {
 	CompetitorCount         *int                   `json:"competitorCount,omitempty"`
 	RecommendedMarketplaces []string               `json:"recommendedMarketplaces"`
 	OverallConfidence       float64                `json:"overallConfidence"`
-	Notes                   []string               `json:"notes,omitempty"`
-	GeneratedAt             string                 `json:"generatedAt"`
-	Version                 string                 `json:"version"`
+	Notes                   []string               `json:"notes"`
+	// Comparables says how many comparables were considered, kept, priced and dropped, and why.
+	Comparables *CompSummary `json:"comparables,omitempty"`
+	GeneratedAt string       `json:"generatedAt"`
+	Version     string       `json:"version"`
 }
 
 // SchemaVersion is the version of ResearchData written now.
@@ -202,7 +205,7 @@ type Bundle struct {
 	ResearchRunID string     `json:"researchRunId,omitempty"`
 	Count         int        `json:"count"`
 	CreatedAt     time.Time  `json:"createdAt"`
-	Records       []Evidence `json:"records,omitempty"`
+	Records       []Evidence `json:"records"`
 }
 
 // Session is a chat session about an item, owned by its user.
@@ -236,8 +239,8 @@ type Message struct {
 	SessionID string     `json:"sessionId"`
 	Role      string     `json:"role"` // user, assistant, system
 	Content   string     `json:"content"`
-	Actions   []Action   `json:"actions,omitempty"`
-	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	Actions   []Action   `json:"actions"`
+	ToolCalls []ToolCall `json:"toolCalls"`
 	CreatedAt time.Time  `json:"createdAt"`
 }
 
@@ -262,3 +265,87 @@ type FieldError struct {
 }
 
 func (e *FieldError) Error() string { return fmt.Sprintf("listforge: field %s: %s", e.Field, e.Hint) }
+
+// CompSummary is what relevance scoring did with the comparables found: how many were
+// considered, kept as evidence (relevance ≥ 0.5), used for the price (≥ 0.7, the item's own
+// variant), trimmed as price outliers, and dropped, by reason ("storage differs: 128gb vs
+// 256gb" → 7).
+type CompSummary struct {
+	Considered int            `json:"considered"`
+	Kept       int            `json:"kept"`
+	Priced     int            `json:"priced"`
+	Outliers   int            `json:"outliers"`
+	Dropped    int            `json:"dropped"`
+	Reasons    map[string]int `json:"reasons"`
+	// ModelScored is how many borderline comparables a configured model scored.
+	ModelScored int `json:"modelScored"`
+}
+
+// The API's arrays are arrays, never null: the types with list fields fill them in as they are
+// encoded.
+
+func orEmpty[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
+}
+
+// MarshalJSON encodes the research with every list as an array.
+func (d ResearchData) MarshalJSON() ([]byte, error) {
+	type plain ResearchData
+	d.PriceBands, d.DemandSignals, d.MissingInfo = orEmpty(d.PriceBands), orEmpty(d.DemandSignals), orEmpty(d.MissingInfo)
+	d.RecommendedMarketplaces, d.Notes = orEmpty(d.RecommendedMarketplaces), orEmpty(d.Notes)
+	return json.Marshal(plain(d))
+}
+
+// MarshalJSON encodes the identification with its category as an array and its attributes
+// as an object.
+func (p ProductIdentification) MarshalJSON() ([]byte, error) {
+	type plain ProductIdentification
+	p.Category = orEmpty(p.Category)
+	if p.Attributes == nil {
+		p.Attributes = map[string]any{}
+	}
+	return json.Marshal(plain(p))
+}
+
+// MarshalJSON encodes the bundle with its records as an array.
+func (b Bundle) MarshalJSON() ([]byte, error) {
+	type plain Bundle
+	b.Records = orEmpty(b.Records)
+	return json.Marshal(plain(b))
+}
+
+// MarshalJSON encodes the message with its actions and tool calls as arrays.
+func (m Message) MarshalJSON() ([]byte, error) {
+	type plain Message
+	m.Actions, m.ToolCalls = orEmpty(m.Actions), orEmpty(m.ToolCalls)
+	return json.Marshal(plain(m))
+}
+
+// MarshalJSON encodes the job with its step history as an array.
+func (r ResearchRun) MarshalJSON() ([]byte, error) {
+	type plain ResearchRun
+	r.StepHistory = orEmpty(r.StepHistory)
+	return json.Marshal(plain(r))
+}
+
+// MarshalJSON encodes the item with its media as an array and attributes as an object.
+func (it Item) MarshalJSON() ([]byte, error) {
+	type plain Item
+	it.Media = orEmpty(it.Media)
+	if it.Attributes == nil {
+		it.Attributes = map[string]any{}
+	}
+	return json.Marshal(plain(it))
+}
+
+// MarshalJSON encodes the evidence with its extracted data as an object.
+func (e Evidence) MarshalJSON() ([]byte, error) {
+	type plain Evidence
+	if e.ExtractedData == nil {
+		e.ExtractedData = map[string]any{}
+	}
+	return json.Marshal(plain(e))
+}
