@@ -133,7 +133,7 @@ await step("history: fork from an older checkpoint and run it", async () => {
   await page.getByRole("button", { name: "Continue" }).click();
   await page.waitForURL(/\/runs\//);
   await page.locator('header [data-run-status="success"]').waitFor();
-  await page.locator('g[data-node="model"][data-status="done"]').waitFor();
+  await page.locator('[data-node="model"][data-status="done"]').waitFor();
   await page.getByText("Paris").first().waitFor();
   await shot(page, "09-run-progress");
   await page.getByRole("link", { name: /^Thread / }).click();
@@ -145,7 +145,7 @@ await step("history: fork from an older checkpoint and run it", async () => {
 await step("graph: drawn from the assistant's schema", async () => {
   await page.goto(chatURL);
   await page.getByRole("navigation", { name: "assistant" }).getByRole("link", { name: "Graph" }).click();
-  for (const node of ["__start__", "model", "tools", "__end__"]) await page.locator(`g[data-node="${node}"]`).waitFor();
+  for (const node of ["__start__", "model", "tools", "__end__"]) await page.getByRole("img", { name: "graph" }).locator(`[data-node="${node}"]`).waitFor();
   const edges = await page.locator("path[data-edge]").count();
   expect(edges === 5, "the graph has " + edges + " edges, want 5");
   await shot(page, "11-graph");

@@ -77,7 +77,8 @@ export function ThreadInspector({ tid }: { tid: string }) {
     void load();
   };
 
-  const dur = (r: Run) => (new Date(r.updated_at).getTime() - new Date(r.created_at).getTime()) / 1000;
+  // A run's seconds from its creation to its last update; never below zero (clocks of the rows may differ).
+  const dur = (r: Run) => Math.max(0, (new Date(r.updated_at).getTime() - new Date(r.created_at).getTime()) / 1000);
   const finished = runs.filter((r) => !["pending", "running"].includes(r.status));
   const interrupts = interruptsOf(head);
 
@@ -171,7 +172,9 @@ export function ThreadInspector({ tid }: { tid: string }) {
             { key: "cancel", header: "", render: (r) => ["pending", "running"].includes(r.status) ? <button className="btn" onClick={() => void cancel(r)}>Cancel</button> : null },
           ]} />
         {finished.length >= 2 && (
-          <LineChart title="Run durations" yLabel="seconds" series={[{ name: "duration", points: [...finished].reverse().map((r) => ({ x: r.created_at, y: Number(dur(r).toFixed(3)) })) }]} />
+          <LineChart title="Run durations" yLabel="seconds" xLabel="run, oldest first" bars
+            xLabels={[...finished].reverse().map((r) => short(r.run_id, 6))}
+            series={[{ name: "seconds", points: [...finished].reverse().map((r, i) => ({ x: i, y: Number(dur(r).toFixed(3)) })) }]} />
         )}
       </section>
     </div>
