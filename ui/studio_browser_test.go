@@ -148,5 +148,5 @@ func studioApp() server.App {
 func TestBrowserStudio(t *testing.T) {
 	base := serveApps(t, studioApp(), inboxApp())
 	driveChromium(t, "studio.mjs", base, "studio-01-chat", "studio-02-system-shown", "studio-03-card",
-		"studio-04-form", "studio-05-big-graph", "studio-06-phone-card")
+		"studio-04-form", "studio-05-big-graph", "studio-06-phone-card", "studio-07-assistants", "studio-08-crons", "studio-09-inbox")
 }

@@ -215,6 +215,8 @@ await step("runs: cancel a running run", async () => {
   await page.getByRole("textbox", { name: "Message" }).fill("take your time");
   await page.keyboard.press("Enter");
   await page.getByRole("list", { name: "progress" }).getByText("work · running").waitFor();
+  // The running node is highlighted live on the side panel's graph.
+  await page.getByRole("img", { name: "graph" }).locator('[data-node="work"][data-status="running"]').waitFor();
   await shot(page, "16-cancel");
   await page.getByRole("button", { name: "Cancel" }).click();
   await page.locator('section[aria-label="chat"][data-busy="false"]').waitFor();

@@ -134,6 +134,78 @@ await step("graph: thirty nodes laid out with no overlaps, routes labelled", asy
   await shot(page, "studio-05-big-graph");
 });
 
+await step("assistants: create one, edit it into a version, run each version", async () => {
+  await page.goto(base + "/ui/assistants");
+  const form = page.getByRole("form", { name: "new assistant" });
+  await form.getByLabel("Graph").selectOption("lookup");
+  await form.getByLabel("Name").fill("Greeter");
+  await form.getByLabel("Configurable (JSON)").fill('{"greeting": "Bom dia"}');
+  await form.getByRole("button", { name: "Create" }).click();
+  const edit = page.getByRole("form", { name: "edit assistant" });
+  await edit.getByText("lookup · v1").waitFor();
+  await edit.getByLabel("Configurable (JSON)").fill('{"greeting": "Boa tarde"}');
+  await edit.getByRole("button", { name: "Save as a new version" }).click();
+  await edit.getByText("lookup · v2").waitFor();
+  const versions = page.getByRole("region", { name: "versions" });
+  await versions.locator('li[data-version="1"]').waitFor();
+  await versions.locator('li[data-version="2"]').getByText("in use").waitFor();
+  await shot(page, "studio-07-assistants");
+  const runWith = async (item, want) => {
+    await edit.getByRole("link", { name: "Open in Studio" }).click();
+    const input = page.getByRole("form", { name: "input" });
+    await input.getByLabel("Item id").fill(item);
+    await input.getByRole("button", { name: "Run" }).click();
+    await page.getByRole("region", { name: "result" }).getByText(want + "! Item " + item).waitFor();
+    await page.goBack();
+    await page.getByRole("heading", { name: "Assistants" }).waitFor();
+    await page.getByRole("table", { name: "assistants" }).getByRole("button", { name: "Greeter" }).click();
+  };
+  await runWith("A-2", "Boa tarde");
+  await versions.locator('li[data-version="1"]').getByRole("button", { name: "Use v1" }).click();
+  await versions.locator('li[data-version="1"]').getByText("in use").waitFor();
+  await runWith("A-1", "Bom dia");
+});
+
+await step("crons: create one and delete it", async () => {
+  await page.goto(base + "/ui/crons");
+  await page.getByText("No cron yet.").waitFor();
+  const form = page.getByRole("form", { name: "new cron" });
+  await form.getByLabel("Assistant").selectOption({ label: "inbox" });
+  await form.getByLabel("Schedule").fill("0 9 * * 1");
+  await form.getByLabel("Message").fill("Email Ana");
+  await form.getByRole("button", { name: "Create" }).click();
+  const row = page.getByRole("table", { name: "crons" }).locator("tbody tr", { has: page.locator('[data-schedule="0 9 * * 1"]') });
+  await row.waitFor();
+  const listed = await page.evaluate(() => fetch("/runs/crons/search", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }).then((r) => r.json()));
+  expect(listed.length === 1 && listed[0].schedule === "0 9 * * 1", "the server lists " + JSON.stringify(listed));
+  await shot(page, "studio-08-crons");
+  await row.getByRole("button", { name: "Delete" }).click();
+  await page.getByText("No cron yet.").waitFor();
+});
+
+await step("inbox: every interrupted thread, answered in place", async () => {
+  // Two threads wait: one of the inbox assistant, one of briefed.
+  for (const [aid, text] of [["inbox", "Email Ana"], ["briefed", "Plan a trip to Lisbon"]]) {
+    await page.goto(base + "/ui/assistants/" + aid);
+    await page.getByRole("textbox", { name: "Message" }).fill(text);
+    await page.keyboard.press("Enter");
+    await page.getByRole("region", { name: "interrupt" }).waitFor();
+  }
+  const tid = new URL(page.url()).searchParams.get("thread");
+  await page.goto(base + "/ui/inbox");
+  const mine = page.locator(`li[data-inbox-thread="${tid}"]`);
+  await mine.getByText("book_trip").waitFor();
+  await page.locator("li[data-inbox-thread]", { hasText: "send_email" }).first().waitFor();
+  await shot(page, "studio-09-inbox");
+  await mine.getByRole("button", { name: "Respond" }).click();
+  await mine.getByRole("textbox", { name: "response" }).fill("only weekends");
+  await mine.getByRole("button", { name: "Send response" }).click();
+  await mine.waitFor({ state: "detached" });
+  const st = await page.evaluate((t) => fetch("/threads/" + t + "/state").then((r) => r.json()), tid);
+  const last = st.values.messages[st.values.messages.length - 1];
+  expect(String(last.content).includes("only weekends"), "the thread did not get the answer: " + JSON.stringify(last));
+});
+
 // With TRELLIS_UI_DOCS=<dir>, the pages this flow changed are saved as the window shows them at
 // 1280x800 and 390x844, for docs/ui/ (not checked by the Go test).
 const docs = process.env.TRELLIS_UI_DOCS;
@@ -157,6 +229,12 @@ if (docs) {
       }],
       ["studio-graph-30", "/ui/assistants/big/graph", async (p) => { await p.locator('[data-node="notify"]').waitFor(); }],
       ["studio-graph-example", "/ui/assistants/briefed/graph", async (p) => { await p.locator('[data-node="book"]').waitFor(); }],
+      ["assistants", "/ui/assistants", async (p) => {
+        await p.getByRole("table", { name: "assistants" }).getByRole("button", { name: "Greeter" }).click();
+        await p.getByRole("region", { name: "versions" }).locator("li").nth(1).waitFor();
+      }],
+      ["crons", "/ui/crons", async (p) => { await p.getByRole("form", { name: "new cron" }).waitFor(); }],
+      ["inbox", "/ui/inbox", async (p) => { await p.locator("li[data-inbox-thread], [data-inbox-empty]").first().waitFor(); }],
       ["thread-runs-chart", () => "/ui/threads/" + briefedThread, async (p) => {
         await p.getByRole("img", { name: "Run durations" }).waitFor();
         await p.getByRole("region", { name: "runs" }).scrollIntoViewIfNeeded();

@@ -4,7 +4,7 @@
 // key. Nodes can be coloured by a status (the running one pulses), the path a run took drawn
 // bold, and the next nodes of a thread highlighted. Subgraphs drawn with xray ("parent:child"
 // nodes) sit in a box named after the parent node.
-import { useEffect, useMemo, useState } from "react";
+import { createContext, useContext, useEffect, useMemo, useState } from "react";
 import dagre from "@dagrejs/dagre";
 import {
   BaseEdge, Controls, EdgeLabelRenderer, Handle, Position, ReactFlow,
@@ -24,7 +24,13 @@ const fill: Record<NodeStatus, string> = {
 };
 const mark: Record<NodeStatus, string> = { pending: "", running: " …", done: " ✓", error: " ✗", interrupted: " ‖" };
 
-type NodeData = { label: string; id: string; special: boolean; status?: NodeStatus; highlight: boolean; clickable: boolean };
+type NodeData = { label: string; id: string; special: boolean };
+
+// Statuses reach the nodes through a context, so that the nodes React Flow has measured stay the
+// same objects while a run changes their colours (new node objects would lose their measurements,
+// and with them their edges).
+type Marks = { status?: Record<string, NodeStatus>; highlight?: string[]; clickable: boolean };
+const MarksContext = createContext<Marks>({ clickable: false });
 type GroupData = { label: string };
 type EdgeData = { points: { x: number; y: number }[]; label?: string; conditional: boolean; taken: boolean };
 
@@ -32,14 +38,16 @@ const NODE_H = 38;
 const nodeWidth = (label: string) => Math.max(90, Math.min(260, 16 + label.length * 8));
 
 function GraphNode({ data }: NodeProps<Node<NodeData>>) {
-  const st = data.status;
+  const marks = useContext(MarksContext);
+  const st = marks.status?.[data.id];
+  const highlight = !!marks.highlight?.includes(data.id);
   return (
     <div data-node={data.id} data-status={st ?? ""} title={data.id}
       className={"flex h-full w-full items-center justify-center truncate border px-2 font-mono text-[13px] text-zinc-800 dark:text-zinc-100 " +
         (data.special ? "rounded-full " : "rounded-md ") +
         (st ? fill[st] : data.special ? "bg-zinc-100 dark:bg-zinc-800" : "bg-white dark:bg-zinc-900") +
-        (data.highlight ? " border-sky-500 border-[3px]" : " border-zinc-400 dark:border-zinc-600") +
-        (data.clickable ? " cursor-pointer" : "")}>
+        (highlight ? " border-sky-500 border-[3px]" : " border-zinc-400 dark:border-zinc-600") +
+        (marks.clickable ? " cursor-pointer" : "")}>
       <Handle type="target" position={Position.Top} className="!opacity-0" isConnectable={false} />
       {data.label}{st ? mark[st] : ""}
       <Handle type="source" position={Position.Bottom} className="!opacity-0" isConnectable={false} />
@@ -122,7 +130,7 @@ export type Layout = { nodes: Node[]; edges: Edge[]; width: number; height: numb
 
 // layout places the graph with dagre (top to bottom). Subgraph nodes ("parent:child") are
 // children of a compound node for the parent, so dagre keeps them together in one box.
-export function layout(g: GraphJSON, opts: { status?: Record<string, NodeStatus>; highlight?: string[]; path?: string[]; clickable?: boolean } = {}): Layout {
+export function layout(g: GraphJSON, opts: { path?: string[] } = {}): Layout {
   const d = new dagre.graphlib.Graph({ compound: true, multigraph: true });
   d.setGraph({ rankdir: "TB", nodesep: 28, ranksep: 46, edgesep: 14, marginx: 12, marginy: 12 });
   d.setDefaultEdgeLabel(() => ({}));
@@ -166,8 +174,12 @@ export function layout(g: GraphJSON, opts: { status?: Record<string, NodeStatus>
     const label = String(n.label ?? gn.id);
     nodes.push({
       id: gn.id, type: "graph", position: { x: n.x - n.width / 2, y: n.y - n.height / 2 }, width: n.width, height: n.height,
-      data: { label, id: gn.id, special: gn.id === "__start__" || gn.id === "__end__", status: opts.status?.[gn.id], highlight: !!opts.highlight?.includes(gn.id), clickable: !!opts.clickable } as NodeData,
-      draggable: false, connectable: false,
+      data: { label, id: gn.id, special: gn.id === "__start__" || gn.id === "__end__" } as NodeData,
+      draggable: false, connectable: false, measured: { width: n.width, height: n.height },
+      handles: [
+        { type: "target", position: Position.Top, x: n.width / 2 - 1, y: 0, width: 2, height: 2 },
+        { type: "source", position: Position.Bottom, x: n.width / 2 - 1, y: n.height - 2, width: 2, height: 2 },
+      ],
     });
   }
   const out: Edge[] = edges.map((e, i) => {
@@ -196,17 +208,23 @@ function useDark() {
 
 export default function GraphFlow({ graph, status, highlight, path, onNode, maxHeight = 720 }: GraphViewProps) {
   const dark = useDark();
-  const l = useMemo(() => layout(graph, { status, highlight, path, clickable: !!onNode }), [graph, status, highlight, path, onNode]);
+  const l = useMemo(() => layout(graph), [graph]);
+  const pathKey = (path ?? []).join(">");
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  const edges = useMemo(() => (pathKey ? layout(graph, { path }).edges : l.edges), [graph, pathKey, l]);
+  const marks = useMemo(() => ({ status, highlight, clickable: !!onNode }), [status, highlight, onNode]);
   // Tall enough to read the whole graph at full size when it fits, scrolled and zoomed inside otherwise.
   const height = Math.max(200, Math.min(maxHeight, l.height + 24));
   return (
     <div role="img" aria-label="graph" data-graph-nodes={graph.nodes.length} style={{ height }} className="w-full">
-      <ReactFlow nodes={l.nodes} edges={l.edges} nodeTypes={nodeTypes} edgeTypes={edgeTypes} colorMode={dark ? "dark" : "light"}
+      <MarksContext.Provider value={marks}>
+      <ReactFlow nodes={l.nodes} edges={edges} nodeTypes={nodeTypes} edgeTypes={edgeTypes} colorMode={dark ? "dark" : "light"}
         fitView fitViewOptions={{ padding: 0.06, maxZoom: 1, minZoom: 0.45 }} minZoom={0.2} maxZoom={2}
         nodesDraggable={false} nodesConnectable={false} elementsSelectable={!!onNode} zoomOnScroll={false} preventScrolling={false}
         proOptions={{ hideAttribution: true }} onNodeClick={onNode ? (_, n) => n.type === "graph" && onNode(n.id) : undefined}>
         <Controls showInteractive={false} position="top-right" />
       </ReactFlow>
+      </MarksContext.Provider>
     </div>
   );
 }

@@ -98,7 +98,9 @@ export function timeline(p: ProgressState): { node: string; status: NodeStatus; 
     if (s.status === "running") {
       if (open < 0) rows.push({ node: s.node, status: "running", start: s.at });
     } else if (open >= 0) rows[open] = { ...rows[open], status: s.status, end: s.at };
-    else if (!(rows.length && rows[rows.length - 1].node === s.node && rows[rows.length - 1].end === s.at)) {
+    else if (rows.findLast((r) => r.node === s.node)?.status !== s.status) {
+      // An outcome with no start seen (a step reported only by its updates); the same outcome
+      // reported again (tasks, then updates) is one step.
       const prev = rows.length ? (rows[rows.length - 1].end ?? rows[rows.length - 1].start) : s.at;
       rows.push({ node: s.node, status: s.status, start: Math.min(prev, s.at), end: s.at });
     }
