@@ -139,6 +139,18 @@ await step("history: fork from an older checkpoint and run it", async () => {
   await page.getByRole("link", { name: /^Thread / }).click();
   await page.getByRole("region", { name: "runs" }).locator('[data-run-status="success"]').nth(2).waitFor();
   await page.getByRole("img", { name: "Run durations" }).waitFor();
+  // The fork made two branches: switching shows only one's checkpoints, ending in its answer.
+  const branches = page.getByRole("group", { name: "branches" });
+  await branches.locator("[data-branch]").nth(1).waitFor();
+  const all = await items.count();
+  await branches.locator('[data-branch="2"]').click();
+  await page.locator("[data-branch-preview]", { hasText: "Tokyo" }).waitFor();
+  const older = await items.count();
+  expect(older < all, "branch 2 shows " + older + " of " + all + " checkpoints");
+  expect(!(await page.getByRole("region", { name: "history" }).innerText()).includes("branches from"), "branch 2 shows the fork's checkpoints");
+  await branches.locator('[data-branch="1"]').click();
+  await page.locator("[data-branch-preview]", { hasText: "Paris" }).waitFor();
+  await items.first().locator("[data-fork-of]").waitFor();
   await shot(page, "10-thread");
 });
 
