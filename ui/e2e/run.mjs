@@ -150,7 +150,7 @@ await step("history: fork from an older checkpoint and run it", async () => {
   expect(!(await page.getByRole("region", { name: "history" }).innerText()).includes("branches from"), "branch 2 shows the fork's checkpoints");
   await branches.locator('[data-branch="1"]').click();
   await page.locator("[data-branch-preview]", { hasText: "Paris" }).waitFor();
-  await items.first().locator("[data-fork-of]").waitFor();
+  await page.getByRole("region", { name: "history" }).locator("[data-fork-of]").first().waitFor(); // the fork is on this branch
   await shot(page, "10-thread");
 });
 

@@ -19,7 +19,12 @@ export function Studio({ catalog, aid, tab, thread }: { catalog: Catalog | null;
   const [graph, setGraph] = useState<GraphJSON | null>(null);
   const [err, setErr] = useState<unknown>(null);
   useEffect(() => {
-    const known = catalog?.assistants.find((a) => a.assistant_id === aid || a.graph_id === aid);
+    // An assistant's ID, else a graph's ID: its default assistant (made by the server, named
+    // after the graph) before any made from it on the Assistants page.
+    const all = catalog?.assistants ?? [];
+    const byGraph = all.filter((a) => a.graph_id === aid);
+    const known = all.find((a) => a.assistant_id === aid) ??
+      byGraph.find((a) => (a.metadata as { created_by?: string } | undefined)?.created_by === "system") ?? byGraph.find((a) => a.name === aid) ?? byGraph[0];
     if (known) setAssistant(known);
     else api<Assistant>("GET", "/assistants/" + encodeURIComponent(aid)).then(setAssistant, setErr);
     api<GraphJSON>("GET", "/assistants/" + encodeURIComponent(aid) + "/graph").then(setGraph, setErr);
