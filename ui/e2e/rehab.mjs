@@ -50,6 +50,14 @@ await step("rehab: an analysis in Portuguese streams token by token; portfolio a
   await portfolio.locator('li[data-active="true"]', { hasText: "T2 Cedofeita, 245k€" }).waitFor();
   await actions.locator('li[data-action="save_to_portfolio"]', { hasText: "Analisa este imóvel" }).first().waitFor();
   await actions.locator('li[data-action="analysis_renovation"]').first().waitFor();
+  // The log in pt-PT: human names for actions and fields, dates as day/month/year.
+  const saved = actions.locator('li[data-action="save_to_portfolio"]').first();
+  await saved.getByText("Guardado na carteira").waitFor();
+  const logText = await actions.innerText();
+  expect(!/save_to_portfolio|field_changed/.test(logText), "the action log shows raw names: " + logText.slice(0, 200));
+  expect(/\b\d{2}\/\d{2}\/\d{2,4}\b/.test(logText), "the action log's dates are not day/month/year: " + logText.slice(0, 200));
+  const fields = await actions.locator("[data-field]").evaluateAll((els) => els.map((e) => e.querySelector("span")?.textContent ?? ""));
+  expect(fields.length > 0 && fields.every((f) => !/_/.test(f)), "raw field names in the action log: " + fields.join(", "));
   await shot(page, "rehab-02-analysis");
 });
 

@@ -133,19 +133,31 @@ await step("history: fork from an older checkpoint and run it", async () => {
   await page.getByRole("button", { name: "Continue" }).click();
   await page.waitForURL(/\/runs\//);
   await page.locator('header [data-run-status="success"]').waitFor();
-  await page.locator('g[data-node="model"][data-status="done"]').waitFor();
+  await page.locator('[data-node="model"][data-status="done"]').waitFor();
   await page.getByText("Paris").first().waitFor();
   await shot(page, "09-run-progress");
   await page.getByRole("link", { name: /^Thread / }).click();
   await page.getByRole("region", { name: "runs" }).locator('[data-run-status="success"]').nth(2).waitFor();
   await page.getByRole("img", { name: "Run durations" }).waitFor();
+  // The fork made two branches: switching shows only one's checkpoints, ending in its answer.
+  const branches = page.getByRole("group", { name: "branches" });
+  await branches.locator("[data-branch]").nth(1).waitFor();
+  const all = await items.count();
+  await branches.locator('[data-branch="2"]').click();
+  await page.locator("[data-branch-preview]", { hasText: "Tokyo" }).waitFor();
+  const older = await items.count();
+  expect(older < all, "branch 2 shows " + older + " of " + all + " checkpoints");
+  expect(!(await page.getByRole("region", { name: "history" }).innerText()).includes("branches from"), "branch 2 shows the fork's checkpoints");
+  await branches.locator('[data-branch="1"]').click();
+  await page.locator("[data-branch-preview]", { hasText: "Paris" }).waitFor();
+  await page.getByRole("region", { name: "history" }).locator("[data-fork-of]").first().waitFor(); // the fork is on this branch
   await shot(page, "10-thread");
 });
 
 await step("graph: drawn from the assistant's schema", async () => {
   await page.goto(chatURL);
   await page.getByRole("navigation", { name: "assistant" }).getByRole("link", { name: "Graph" }).click();
-  for (const node of ["__start__", "model", "tools", "__end__"]) await page.locator(`g[data-node="${node}"]`).waitFor();
+  for (const node of ["__start__", "model", "tools", "__end__"]) await page.getByRole("img", { name: "graph" }).locator(`[data-node="${node}"]`).waitFor();
   const edges = await page.locator("path[data-edge]").count();
   expect(edges === 5, "the graph has " + edges + " edges, want 5");
   await shot(page, "11-graph");
@@ -215,6 +227,8 @@ await step("runs: cancel a running run", async () => {
   await page.getByRole("textbox", { name: "Message" }).fill("take your time");
   await page.keyboard.press("Enter");
   await page.getByRole("list", { name: "progress" }).getByText("work · running").waitFor();
+  // The running node is highlighted live on the side panel's graph.
+  await page.getByRole("img", { name: "graph" }).locator('[data-node="work"][data-status="running"]').waitFor();
   await shot(page, "16-cancel");
   await page.getByRole("button", { name: "Cancel" }).click();
   await page.locator('section[aria-label="chat"][data-busy="false"]').waitFor();

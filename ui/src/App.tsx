@@ -10,6 +10,7 @@ import { Threads } from "./pages/Threads";
 import { ThreadInspector } from "./pages/Inspector";
 import { RunPage } from "./pages/RunPage";
 import { Store } from "./pages/Store";
+import { Assistants, Crons, Inbox } from "./pages/Manage";
 import { Listforge } from "./pages/apps/listforge/Listforge";
 import { Rehab } from "./pages/apps/Rehab";
 import { AnalystInbox } from "./pages/apps/Analyst";
@@ -141,6 +142,9 @@ export function App() {
   else if ((m = match("/ui/threads/:tid", path))) page = <ThreadInspector tid={m.tid} />;
   else if ((m = match("/ui/threads/:tid/runs/:rid", path))) page = <RunPage tid={m.tid} rid={m.rid} />;
   else if (path === "/ui/store") page = <Store />;
+  else if (path === "/ui/assistants") page = <Assistants catalog={catalog} onChanged={() => void load()} />;
+  else if (path === "/ui/crons") page = <Crons catalog={catalog} />;
+  else if (path === "/ui/inbox") page = <Inbox />;
   else page = (
     <div className="card"><h1 className="text-lg font-semibold">Not found</h1><p className="muted">No page at {path}. <Link className="underline" to={ui("/")}>Home</Link></p></div>
   );
@@ -152,6 +156,9 @@ export function App() {
         <ul className="flex flex-col gap-0.5">
           <li><NavLink to={ui("/")} path={path} exact>Home</NavLink></li>
           <li><NavLink to={ui("/threads")} path={path}>Threads</NavLink></li>
+          <li><NavLink to={ui("/inbox")} path={path}>Inbox</NavLink></li>
+          <li><NavLink to={ui("/assistants")} path={path} exact>Assistants</NavLink></li>
+          <li><NavLink to={ui("/crons")} path={path}>Crons</NavLink></li>
           <li><NavLink to={ui("/store")} path={path}>Store</NavLink></li>
         </ul>
       </div>

@@ -203,8 +203,15 @@ export function short(id: string | undefined | null, n = 8): string {
   return id ? (id.length > n ? id.slice(-n) : id) : "";
 }
 
-export function when(t: string | undefined): string {
+// pageLocale is the page's language (<html lang>), else the browser's.
+export function pageLocale(): string | undefined {
+  return document.documentElement.lang || undefined;
+}
+
+// when formats a time for people, in locale (a page's own, such as pt-PT on Rehabify) or the
+// page's language.
+export function when(t: string | undefined, locale?: string): string {
   if (!t) return "";
   const d = new Date(t);
-  return isNaN(d.getTime()) ? t : d.toLocaleString();
+  return isNaN(d.getTime()) ? t : d.toLocaleString(locale ?? pageLocale(), { dateStyle: "short", timeStyle: "short" });
 }

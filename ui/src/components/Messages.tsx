@@ -1,10 +1,18 @@
 // Messages renders a conversation in LangChain's message shape: human and AI turns, an AI
-// turn's tool calls collapsed with their arguments and, inside, the tool's result.
+// turn's tool calls collapsed with their arguments and, inside, the tool's result. System
+// messages (a system prompt, an app's context block) are left out unless showSystem is set,
+// and then shown marked as such. The offline model's marker becomes a small badge and the
+// external-data label of tool results is never shown (a badge says the result was external).
 import type { Message } from "../api";
 import { textOf } from "../api";
+import { Badge, cleanText } from "./clean";
 import { Markdown } from "./Markdown";
 
-export function Messages({ messages }: { messages: Message[] }) {
+// isSystem is a message the model reads but the user did not write or get: system and
+// developer turns.
+export const isSystem = (m: Message) => m.type === "system" || m.type === "developer" || (m as { role?: string }).role === "system";
+
+export function Messages({ messages, showSystem = false }: { messages: Message[]; showSystem?: boolean }) {
   const results = new Map<string, Message>();
   for (const m of messages) if (m.type === "tool" && m.tool_call_id) results.set(m.tool_call_id, m);
   const shown = new Set<string>();
@@ -13,16 +21,29 @@ export function Messages({ messages }: { messages: Message[] }) {
     <ol className="flex flex-col gap-3" aria-label="messages">
       {messages.map((m, i) => {
         if (m.type === "tool" && m.tool_call_id && shown.has(m.tool_call_id)) return null;
+        const system = isSystem(m);
+        if (system && !showSystem) return null;
         const human = m.type === "human";
-        const text = textOf(m.content);
+        const { text, offline, external } = cleanText(textOf(m.content));
+        if (system)
+          return (
+            <li key={(m.id ?? "") + i} data-role="system" className="flex justify-center">
+              <details className="w-full rounded-lg border border-dashed border-violet-300 bg-violet-50/60 px-3 py-2 text-xs dark:border-violet-800 dark:bg-violet-950/40">
+                <summary className="cursor-pointer select-none"><Badge kind="violet">system</Badge> <span className="muted">{text.split("\n")[0].slice(0, 90)}</span></summary>
+                <p className="mt-1 whitespace-pre-wrap break-words font-mono">{text}</p>
+              </details>
+            </li>
+          );
         return (
           <li key={(m.id ?? "") + i} data-role={m.type} className={"flex " + (human ? "justify-end" : "justify-start")}>
             <div className={"max-w-[90%] rounded-lg px-3 py-2 text-sm sm:max-w-[75%] " +
               (human ? "bg-emerald-600 text-white" : m.type === "tool" ? "bg-zinc-100 dark:bg-zinc-800" : "bg-zinc-100 dark:bg-zinc-800")}>
-              {m.type === "tool" && <p className="muted text-xs">tool result {m.name ? "· " + m.name : ""}</p>}
+              {m.type === "tool" && <p className="muted flex items-center gap-1 text-xs">tool result {m.name ? "· " + m.name : ""}{external && <Badge kind="sky" title="the tool's result came from outside: the model reads it as data">external data</Badge>}</p>}
               {text && (m.type === "ai" ? <Markdown text={text} /> : <p className="whitespace-pre-wrap break-words">{text}</p>)}
+              {offline && <p className="mt-1"><Badge kind="amber" title="written by trellis's offline model, not an LLM">offline model</Badge></p>}
               {(m.tool_calls ?? []).map((c, j) => {
                 const r = c.id ? results.get(c.id) : undefined;
+                const rc = r ? cleanText(textOf(r.content)) : null;
                 return (
                   <details key={c.id ?? j} className="mt-2 rounded border border-zinc-300 bg-white/60 px-2 py-1 dark:border-zinc-700 dark:bg-zinc-900/60" data-tool-call={c.name}>
                     <summary className="cursor-pointer select-none font-mono text-xs">
@@ -32,8 +53,8 @@ export function Messages({ messages }: { messages: Message[] }) {
                     <pre className="code">{JSON.stringify(c.args, null, 2)}</pre>
                     {r && (
                       <>
-                        <p className="muted mt-1 text-xs">result</p>
-                        <pre className="code">{textOf(r.content)}</pre>
+                        <p className="muted mt-1 flex items-center gap-1 text-xs">result{rc?.external && <Badge kind="sky" title="the tool's result came from outside: the model reads it as data">external data</Badge>}</p>
+                        <pre className="code">{rc?.text}</pre>
                       </>
                     )}
                   </details>

@@ -2,7 +2,7 @@
 // see its values, re-run from it, or fork from it by editing its state), the state edited as a
 // node, and the thread's runs with their status, duration and a cancel button.
 import { useCallback, useEffect, useState } from "react";
-import { api, interruptsOf, short, when, type GraphJSON, type Message, type Run, type Thread, type ThreadState } from "../api";
+import { api, interruptsOf, short, textOf, when, type GraphJSON, type Message, type Run, type Thread, type ThreadState } from "../api";
 import { Link, navigate, ui } from "../router";
 import { ErrorBox, Json } from "../components/Json";
 import { LineChart } from "../components/LineChart";
@@ -26,6 +26,7 @@ export function ThreadInspector({ tid }: { tid: string }) {
   const [nodes, setNodes] = useState<string[]>([]);
   const [err, setErr] = useState<unknown>(null);
   const [note, setNote] = useState("");
+  const [branch, setBranch] = useState("");
 
   const load = useCallback(async () => {
     try {
@@ -54,6 +55,9 @@ export function ThreadInspector({ tid }: { tid: string }) {
 
   const head = history[0];
   const chosen = history.find((h) => h.checkpoint.checkpoint_id === sel) ?? head;
+  const tree = branchesOf(history);
+  const onBranch = tree.find((b) => b.leaf === branch);
+  const shown = onBranch ? history.filter((h) => onBranch.ids.has(h.checkpoint.checkpoint_id)) : history;
 
   const rerun = async (checkpointId?: string) => {
     setErr(null);
@@ -77,7 +81,8 @@ export function ThreadInspector({ tid }: { tid: string }) {
     void load();
   };
 
-  const dur = (r: Run) => (new Date(r.updated_at).getTime() - new Date(r.created_at).getTime()) / 1000;
+  // A run's seconds from its creation to its last update; never below zero (clocks of the rows may differ).
+  const dur = (r: Run) => Math.max(0, (new Date(r.updated_at).getTime() - new Date(r.created_at).getTime()) / 1000);
   const finished = runs.filter((r) => !["pending", "running"].includes(r.status));
   const interrupts = interruptsOf(head);
 
@@ -94,8 +99,25 @@ export function ThreadInspector({ tid }: { tid: string }) {
       <div className="grid gap-4 xl:grid-cols-[22rem_1fr]">
         <section aria-label="history">
           <h2 className="mb-2 font-semibold">History <span className="muted text-sm">({history.length} checkpoints)</span></h2>
+          {tree.length > 1 && (
+            <div role="group" aria-label="branches" className="mb-2 flex flex-col gap-1 text-sm">
+              <p className="muted text-xs">{tree.length} branches: each fork starts one. Choose one to see only its checkpoints.</p>
+              <div className="flex flex-wrap gap-1">
+                <button className="btn !py-0.5 text-xs" aria-pressed={!onBranch} onClick={() => setBranch("")}>All</button>
+                {tree.map((b, i) => (
+                  <button key={b.leaf} className={"btn !py-0.5 text-xs " + (onBranch?.leaf === b.leaf ? "!border-emerald-600 !bg-emerald-50 dark:!bg-emerald-950" : "")}
+                    aria-pressed={onBranch?.leaf === b.leaf} data-branch={i + 1} title={b.preview}
+                    onClick={() => { setBranch(b.leaf); setSel(b.leaf); setEditing(""); }}>
+                    Branch {i + 1}{i === 0 ? " (newest)" : ""} · {b.ids.size} steps
+                  </button>
+                ))}
+              </div>
+              {onBranch && <p className="muted truncate text-xs" data-branch-preview="">{onBranch.preview}</p>}
+            </div>
+          )}
           <ol className="relative ml-2 border-l border-zinc-300 dark:border-zinc-700">
-            {history.map((h, i) => {
+            {shown.map((h) => {
+              const i = history.indexOf(h);
               const id = h.checkpoint.checkpoint_id;
               const active = chosen?.checkpoint.checkpoint_id === id;
               const msgs = (h.values as { messages?: unknown[] } | null)?.messages;
@@ -171,9 +193,27 @@ export function ThreadInspector({ tid }: { tid: string }) {
             { key: "cancel", header: "", render: (r) => ["pending", "running"].includes(r.status) ? <button className="btn" onClick={() => void cancel(r)}>Cancel</button> : null },
           ]} />
         {finished.length >= 2 && (
-          <LineChart title="Run durations" yLabel="seconds" series={[{ name: "duration", points: [...finished].reverse().map((r) => ({ x: r.created_at, y: Number(dur(r).toFixed(3)) })) }]} />
+          <LineChart title="Run durations" yLabel="seconds" xLabel="run, oldest first" bars
+            xLabels={[...finished].reverse().map((r) => short(r.run_id, 6))}
+            series={[{ name: "seconds", points: [...finished].reverse().map((r, i) => ({ x: i, y: Number(dur(r).toFixed(3)) })) }]} />
         )}
       </section>
     </div>
   );
+}
+
+// branchesOf finds the branches of a thread's history: every checkpoint that is no other's parent
+// ends one, which runs from it back to the first checkpoint. The newest branch comes first; each
+// is previewed by its last message.
+export function branchesOf(history: ThreadState[]): { leaf: string; ids: Set<string>; preview: string }[] {
+  const byId = new Map(history.map((h) => [h.checkpoint.checkpoint_id, h]));
+  const parents = new Set(history.map((h) => h.parent_checkpoint?.checkpoint_id).filter(Boolean) as string[]);
+  return history.filter((h) => !parents.has(h.checkpoint.checkpoint_id)).map((leaf) => {
+    const ids = new Set<string>();
+    for (let h: ThreadState | undefined = leaf; h && !ids.has(h.checkpoint.checkpoint_id); h = h.parent_checkpoint ? byId.get(h.parent_checkpoint.checkpoint_id) : undefined)
+      ids.add(h.checkpoint.checkpoint_id);
+    const msgs = (leaf.values as { messages?: Message[] } | null)?.messages;
+    const last = Array.isArray(msgs) && msgs.length ? textOf(msgs[msgs.length - 1].content) : "";
+    return { leaf: leaf.checkpoint.checkpoint_id, ids, preview: last.replace(/\s+/g, " ").slice(0, 140) };
+  });
 }

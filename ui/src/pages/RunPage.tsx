@@ -6,7 +6,7 @@ import { api, sse, short, textOf, when, type GraphJSON, type Message, type Run }
 import { Link, ui } from "../router";
 import { ErrorBox, Json } from "../components/Json";
 import { GraphView } from "../components/GraphView";
-import { emptyProgress, feed, ProgressSteps, type ProgressState } from "../components/Progress";
+import { emptyProgress, feed, pathOf, ProgressSteps, StepTimeline, type ProgressState } from "../components/Progress";
 
 type Logged = { id?: string; event: string; data: unknown };
 
@@ -71,8 +71,9 @@ export function RunPage({ tid, rid }: { tid: string; rid: string }) {
       <section aria-label="run progress" className="grid gap-4 lg:grid-cols-2">
         <div className="card overflow-x-auto">
           <h2 className="mb-2 font-semibold">Nodes</h2>
-          {graph ? <GraphView graph={graph} status={progress.status} /> : <p className="muted">Loading the graph…</p>}
+          {graph ? <GraphView graph={graph} status={progress.status} path={pathOf(progress, run?.status === "success")} /> : <p className="muted">Loading the graph…</p>}
           <div className="mt-2"><ProgressSteps progress={progress} /></div>
+          <StepTimeline progress={progress} />
         </div>
         <div className="flex min-w-0 flex-col gap-3">
           {answer && <div className="card"><h2 className="mb-1 font-semibold">Streamed text</h2><p className="whitespace-pre-wrap text-sm">{answer}</p></div>}

@@ -9,8 +9,9 @@ import { GraphView } from "../components/GraphView";
 import { findCharts, SpecChart } from "../components/LineChart";
 import { InboxCard } from "../components/InboxCard";
 import { Markdown } from "../components/Markdown";
-import { Messages, mergeChunk, upsert } from "../components/Messages";
-import { emptyProgress, feed, ProgressSteps, type ProgressState } from "../components/Progress";
+import { isSystem, Messages, mergeChunk, upsert } from "../components/Messages";
+import { InputForm, isChatSchema, RunConfigPanel, type JSONSchema, type RunConfig } from "../components/SchemaForm";
+import { emptyProgress, feed, pathOf, ProgressSteps, StepTimeline, type ProgressState } from "../components/Progress";
 import { Threads } from "./Threads";
 
 export function Studio({ catalog, aid, tab, thread }: { catalog: Catalog | null; aid: string; tab: string; thread: string | null }) {
@@ -18,7 +19,12 @@ export function Studio({ catalog, aid, tab, thread }: { catalog: Catalog | null;
   const [graph, setGraph] = useState<GraphJSON | null>(null);
   const [err, setErr] = useState<unknown>(null);
   useEffect(() => {
-    const known = catalog?.assistants.find((a) => a.assistant_id === aid || a.graph_id === aid);
+    // An assistant's ID, else a graph's ID: its default assistant (made by the server, named
+    // after the graph) before any made from it on the Assistants page.
+    const all = catalog?.assistants ?? [];
+    const byGraph = all.filter((a) => a.graph_id === aid);
+    const known = all.find((a) => a.assistant_id === aid) ??
+      byGraph.find((a) => (a.metadata as { created_by?: string } | undefined)?.created_by === "system") ?? byGraph.find((a) => a.name === aid) ?? byGraph[0];
     if (known) setAssistant(known);
     else api<Assistant>("GET", "/assistants/" + encodeURIComponent(aid)).then(setAssistant, setErr);
     api<GraphJSON>("GET", "/assistants/" + encodeURIComponent(aid) + "/graph").then(setGraph, setErr);
@@ -66,8 +72,8 @@ function GraphTab({ aid, graph }: { aid: string; graph: GraphJSON | null }) {
         <label className="flex items-center gap-1 text-sm"><input type="checkbox" checked={xray} onChange={(e) => setXray(e.target.checked)} /> Show subgraphs (xray)</label>
         <button className="btn" onClick={() => void showMermaid()}>Mermaid</button>
       </div>
-      <div className="card overflow-x-auto"><GraphView graph={g} /></div>
-      <p className="muted text-sm">{g.nodes.length} nodes, {g.edges.length} edges; dashed edges are conditional.</p>
+      <div className="card p-1"><GraphView graph={g} maxHeight={900} /></div>
+      <p className="muted text-sm">{g.nodes.length} nodes, {g.edges.length} edges; dashed edges are conditional, labelled with their route's key. Laid out by dagre; drag to pan, the buttons zoom.</p>
       {mermaid && <pre className="code">{mermaid}</pre>}
     </section>
   );
@@ -113,6 +119,9 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
   const [chunks, setChunks] = useState(0);
   const [subgraphs, setSubgraphs] = useState(true);
   const [subText, setSubText] = useState<SubgraphText[]>([]);
+  const [showSystem, setShowSystem] = useState(false);
+  const [schemas, setSchemas] = useState<{ input_schema?: JSONSchema; config_schema?: JSONSchema | null; context_schema?: JSONSchema | null } | null>(null);
+  const [runConfig, setRunConfig] = useState<RunConfig | Error>({ configurable: {}, context: {} });
   const own = useRef<string | null>(null);
   const abort = useRef<AbortController | null>(null);
   const bottom = useRef<HTMLDivElement>(null);
@@ -135,10 +144,18 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
   }, [thread, loadState]);
 
   useEffect(() => {
+    api<typeof schemas>("GET", "/assistants/" + encodeURIComponent(assistant.assistant_id) + "/schemas").then(setSchemas, () => setSchemas({}));
+  }, [assistant.assistant_id]);
+
+  useEffect(() => {
     bottom.current?.scrollIntoView?.({ block: "end" });
   }, [messages, state]);
 
   const run = async (body: Record<string, unknown>, pendingHuman?: Message) => {
+    if (runConfig instanceof Error) {
+      setErr(runConfig);
+      return;
+    }
     setErr(null);
     setBusy(true);
     setProgress(emptyProgress());
@@ -155,7 +172,10 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
       }
       if (pendingHuman) setMessages((m) => [...m, pendingHuman]);
       abort.current = new AbortController();
-      const req = { assistant_id: assistant.assistant_id, stream_mode: streamModes, ...(pauseBefore.length ? { interrupt_before: pauseBefore } : {}), ...(subgraphs ? { stream_subgraphs: true } : {}), ...body };
+      const conf = runConfig as RunConfig;
+      const req = { assistant_id: assistant.assistant_id, stream_mode: streamModes,
+        ...(Object.keys(conf.configurable).length ? { config: { configurable: conf.configurable } } : {}),
+        ...(Object.keys(conf.context).length ? { context: conf.context } : {}), ...(pauseBefore.length ? { interrupt_before: pauseBefore } : {}), ...(subgraphs ? { stream_subgraphs: true } : {}), ...body };
       for await (const ev of sse("POST", `/threads/${tid}/runs/stream`, req, abort.current.signal)) {
         const mode = ev.event.split("|")[0];
         if (ev.event.includes("|")) {
@@ -211,12 +231,34 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
   };
   const nodes = (graph?.nodes ?? []).map((n) => n.id).filter((n) => !n.startsWith("__"));
   const paused = !busy && state && state.next?.length > 0 && interrupts.length === 0;
+  const chat = isChatSchema(schemas?.input_schema);
+  const hidden = messages.filter(isSystem).length;
+  const pending = !busy && (interrupts.length > 0 || !!paused);
+  const result = !chat && state?.values && typeof state.values === "object" ? Object.entries(state.values as Record<string, unknown>).filter(([, v]) => v !== "" && v != null) : [];
 
   return (
     <div className="grid gap-4 lg:grid-cols-[1fr_16rem]">
       <section aria-label="chat" data-chunks={chunks} data-busy={busy} className="flex min-h-[50vh] flex-col gap-3">
-        {messages.length === 0 && !busy && <p className="muted text-sm">Send a message to start a thread with {assistant.name}.</p>}
-        <Messages messages={messages} />
+        {chat && messages.length === 0 && !busy && <p className="muted text-sm">Send a message to start a thread with {assistant.name}.</p>}
+        {hidden > 0 && (
+          <label className="muted flex items-center gap-2 self-end text-xs">
+            <input type="checkbox" checked={showSystem} onChange={(e) => setShowSystem(e.target.checked)} />
+            Show system messages ({hidden} hidden)
+          </label>
+        )}
+        <Messages messages={messages} showSystem={showSystem} />
+        {!chat && schemas && !busy && (
+          <section aria-label="result" className="card flex flex-col gap-2">
+            <h2 className="font-medium">{result.length ? "State" : "Result"}</h2>
+            {result.length === 0 ? <p className="muted text-sm">Fill in the input and run the graph: its state shows here.</p>
+              : result.map(([k, v]) => (
+                <div key={k} data-field={k}>
+                  <p className="muted text-xs">{k}</p>
+                  {typeof v === "string" ? <Markdown text={v} /> : <pre className="code">{JSON.stringify(v, null, 2)}</pre>}
+                </div>
+              ))}
+          </section>
+        )}
         {subText.filter((x) => !x.id || !messages.some((m) => m.id === x.id)).map((x) => (
           <section key={x.key} aria-label={"subgraph " + x.label} data-subgraph={x.label} className="rounded-lg border border-dashed border-zinc-300 px-3 py-2 text-sm dark:border-zinc-700">
             <p className="muted font-mono text-xs">subgraph · {x.label}</p>
@@ -226,7 +268,10 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
         {!busy && state && findCharts(state.values).map((c, i) => <SpecChart key={i} spec={c} />)}
         {busy && <p className="muted text-sm" aria-live="polite">Running…</p>}
         <ErrorBox error={err} />
-        {!busy && interrupts.map((it, i) => (
+        <div ref={bottom} />
+        {pending ? (
+          <div aria-label="waiting for you" className="sticky bottom-0 z-10 flex max-h-[70vh] flex-col gap-2 overflow-y-auto bg-white/95 py-2 dark:bg-zinc-950/95">
+        {interrupts.map((it, i) => (
           <InboxCard key={it.id ?? i} interrupt={it} busy={busy} onResume={(v) => resume(v, it.id)} />
         ))}
         {paused && (
@@ -239,7 +284,8 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
             </div>
           </section>
         )}
-        <div ref={bottom} />
+          </div>
+        ) : chat ? (
         <form className="sticky bottom-0 flex gap-2 bg-white/90 py-2 dark:bg-zinc-950/90" onSubmit={(e) => { e.preventDefault(); send(); }}>
           <label className="sr-only" htmlFor="chat-input">Message</label>
           <textarea id="chat-input" className="input min-h-10 flex-1" rows={1} placeholder="Message (Enter sends, Shift+Enter for a new line)" value={text}
@@ -248,6 +294,9 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
           {busy ? <button type="button" className="btn" onClick={() => void cancel()}>Cancel</button>
             : <button className="btn-primary" disabled={!text.trim()}>Send</button>}
         </form>
+        ) : schemas?.input_schema ? (
+          <InputForm schema={schemas.input_schema} busy={busy} onRun={(input) => void run({ input })} />
+        ) : null}
       </section>
       <aside className="flex flex-col gap-3 text-sm">
         <div className="card">
@@ -259,8 +308,12 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
         </div>
         <div className="card">
           <h2 className="mb-1 font-medium">Progress</h2>
+          {graph && <div className="mb-2 rounded border border-zinc-200 dark:border-zinc-800"><GraphView graph={graph} status={progress.status} path={busy ? undefined : pathOf(progress, progress.steps.length > 0 && !pending && !err)} maxHeight={300} /></div>}
           {progress.steps.length ? <ProgressSteps progress={progress} /> : <p className="muted">Each node's status shows here as the run goes.</p>}
+          <StepTimeline progress={progress} />
         </div>
+        <RunConfigPanel configSchema={schemas?.config_schema} contextSchema={schemas?.context_schema}
+          defaults={(assistant as { config?: { configurable?: Record<string, unknown> } }).config?.configurable} onChange={setRunConfig} />
         <fieldset className="card">
           <legend className="font-medium">Pause before</legend>
           {nodes.map((n) => (

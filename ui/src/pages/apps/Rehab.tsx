@@ -104,6 +104,12 @@ export function Rehab() {
   }, []);
 
   useEffect(() => { refresh().catch(setErr); }, [refresh]);
+  // The page is in pt-PT: its dates, numbers and the browser's own controls follow.
+  useEffect(() => {
+    const prev = document.documentElement.lang;
+    document.documentElement.lang = "pt-PT";
+    return () => { document.documentElement.lang = prev; };
+  }, []);
   useEffect(() => {
     if (conv && conv === own.current) return;
     setTurns([]);
@@ -368,6 +374,22 @@ function Portfolio({ items, onError }: { items: Item[]; onError: (e: unknown) =>
   );
 }
 
+// The action log's words in pt-PT: what was done and which field changed. A name the page
+// does not know is shown with its underscores as spaces.
+const actionNames: Record<string, string> = {
+  save_to_portfolio: "Guardado na carteira", remove_from_portfolio: "Removido da carteira", switch_active_property: "Imóvel em foco mudado",
+  update_memory: "Memória atualizada", update_portfolio: "Carteira atualizada", update_profile: "Perfil atualizado", update_property: "Imóvel atualizado",
+  analysis_renovation: "Análise de obras", analysis_dry: "Análise de obras (seco)", analysis_wet: "Análise de obras (húmido)",
+};
+const fieldNames: Record<string, string> = {
+  name: "Nome", location: "Localização", memory: "Memória", status: "Estado", price: "Preço", nickname: "Alcunha",
+  fiscal: "Fiscal", budget: "Orçamento", renovation: "Obras", preferences: "Preferências", goals: "Objetivos",
+};
+const words = (k: string) => { const w = k.replace(/[_-]+/g, " ").trim(); return w.charAt(0).toUpperCase() + w.slice(1); };
+export const actionName = (k: string) => actionNames[k] ?? words(k);
+export const fieldName = (k: string) => k.split(".").map((p) => fieldNames[p] ?? words(p)).join(" · ");
+const ptDate = (t?: string) => when(t, "pt-PT");
+
 function Actions({ actions }: { actions: Action[] }) {
   return (
     <section aria-label="ações recentes" className="card">
@@ -376,11 +398,11 @@ function Actions({ actions }: { actions: Action[] }) {
         <ol className="flex max-h-80 flex-col gap-2 overflow-auto">
           {actions.map((a) => (
             <li key={a.id} data-action={a.action_type} className="border-b border-zinc-100 pb-1 last:border-0 dark:border-zinc-800">
-              <p className="flex gap-2"><span className="font-mono text-xs">{a.action_type}</span><span className="muted ml-auto text-xs">{when(a.created_at)}</span></p>
+              <p className="flex gap-2"><span className="text-xs font-medium" title={a.action_type}>{actionName(a.action_type)}</span><span className="muted ml-auto text-xs">{ptDate(a.created_at)}</span></p>
               {a.field_changed && (
-                <p className="break-words text-xs">{a.field_changed}: {a.old_value ? <><s className="muted">{a.old_value.split("\n")[0]}</s> → </> : ""}{(a.new_value ?? "").split("\n")[0]}</p>
+                <p className="break-words text-xs" data-field={a.field_changed}><span className="font-medium">{fieldName(a.field_changed)}</span>: {a.old_value ? <><s className="muted">{a.old_value.split("\n")[0]}</s> → </> : ""}{(a.new_value ?? "").split("\n")[0]}</p>
               )}
-              {a.trigger_message && <p className="muted truncate text-xs" title={a.trigger_message}>«{a.trigger_message}» · confiança {a.confidence}</p>}
+              {a.trigger_message && <p className="muted truncate text-xs" title={a.trigger_message}>«{a.trigger_message}» · confiança {typeof a.confidence === "number" ? new Intl.NumberFormat("pt-PT", { style: "percent" }).format(a.confidence) : a.confidence}</p>}
             </li>
           ))}
         </ol>
@@ -400,7 +422,7 @@ function Conversations({ convs, current }: { convs: Conversation[]; current: str
               <button className={"w-full rounded px-1 text-left hover:bg-zinc-100 dark:hover:bg-zinc-800 " + (c.id === current ? "bg-emerald-50 dark:bg-emerald-950" : "")}
                 aria-current={c.id === current ? "true" : undefined}
                 onClick={() => navigate(ui("/apps/rehab?conversation=" + c.id))}>
-                <span className="muted text-xs">{when(c.started_at)} · {c.message_count} mensagens{c.ended_at ? " · terminada" : ""}</span>
+                <span className="muted text-xs">{ptDate(c.started_at)} · {c.message_count} mensagens{c.ended_at ? " · terminada" : ""}</span>
                 <span className="block text-xs">{c.summary || "(sem resumo ainda)"}</span>
               </button>
             </li>

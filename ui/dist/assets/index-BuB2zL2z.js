@@ -1,0 +1,1 @@
+import{d as r}from"./index-DtxZ-4sw.js";var a=r();export{a as r};
