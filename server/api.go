@@ -106,6 +106,11 @@ func (s *Server) routes() http.Handler {
 	api("POST /store/items/search", s.handleStoreSearch)
 	api("POST /store/namespaces", s.handleStoreNamespaces)
 
+	if !s.cfg.DisableMCP {
+		mcpH := s.handleMCP(s.mcpHandler())
+		mux.Handle("/mcp", s.instrument("/mcp", s.authed(mcpH)))
+	}
+
 	api("GET /apps", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, s.Apps()) })
 	for _, spec := range s.cfg.Graphs {
 		if spec.Routes != nil {

@@ -103,6 +103,8 @@ type Config struct {
 	// WebSocketOrigins lists the Origin host patterns (path.Match syntax, e.g. "*.example.com")
 	// allowed to open a WebSocket besides the server's own host. Empty allows only same-host.
 	WebSocketOrigins []string
+	// DisableMCP turns the MCP endpoint (/mcp, every assistant as a tool) off.
+	DisableMCP bool
 	// WebSocketBuffer is how many events a WebSocket client may fall behind before it is
 	// disconnected; zero means 1024.
 	WebSocketBuffer int

@@ -72,7 +72,8 @@ type Server struct {
 	apps       []builtApp
 	closeOnce  sync.Once
 	started    time.Time
-	crons      cronState // crons.go
+	crons      cronState  // crons.go
+	mcpSchemas mcpSchemas // mcp.go
 }
 
 // New opens the database (SQLite in Config.DataDir, or Postgres at Config.DatabaseURL), runs
