@@ -162,7 +162,7 @@ func runServe(ctx context.Context, env Env) error {
 	userClaim := fs.String("jwt-user-claim", envOr("JWT_USER_CLAIM", ""), "claim naming a token's user; sub when empty (TRELLIS_JWT_USER_CLAIM)")
 	permsClaim := fs.String("jwt-permissions-claim", envOr("JWT_PERMISSIONS_CLAIM", ""), "claim listing a token's permissions; permissions (then scope) when empty (TRELLIS_JWT_PERMISSIONS_CLAIM)")
 	defaultTenant := fs.String("default-tenant", envOr("DEFAULT_TENANT", ""), "tenant of tokens without a tenant claim; such tokens are refused when empty (TRELLIS_DEFAULT_TENANT)")
-	perUser := fs.Bool("per-user", envBool("PER_USER"), "scope threads, runs and store items to their user inside a tenant (TRELLIS_PER_USER)")
+	perUser := fs.Bool("per-user", envBool("PER_USER"), "scope threads, runs, crons and store items to their user inside a tenant, for tokens and API keys alike; a key with the permission tenant-wide (KEY=svc@acme:tenant-wide) sees every user's (TRELLIS_PER_USER)")
 	maxBody := fs.Int64("max-body-bytes", 0, "largest request body; 10 MiB when 0 (TRELLIS_MAX_BODY_BYTES)")
 	maxRuns := fs.Int("max-runs", 0, "runs executing at once; 64 when 0 (TRELLIS_MAX_RUNS)")
 	origins := fs.String("ws-origins", envOr("WS_ORIGINS", ""), "comma-separated Origin patterns allowed for WebSockets (TRELLIS_WS_ORIGINS)")

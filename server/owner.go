@@ -14,8 +14,9 @@ import "context"
 //   - its store items live under a namespace label of its user's, after the tenant's, which the
 //     API adds and strips as it does the tenant's (see userNS).
 //
-// A principal that is not per-user (an API key for a service, the dev principal) sees the
-// tenant's records of every user, and the "user:<id>" label of per-user store items.
+// A principal that is not per-user (a service's API key with PermTenantWide, any principal
+// without AuthConfig.PerUser, the dev principal) sees the tenant's records of every user, and
+// the "user:<id>" label of per-user store items.
 //
 // The scoping follows the request's context: the API's routes and AppDeps.Guard put the
 // principal there, and code calling AppDeps.Runs should pass such a context (or one made with
