@@ -103,6 +103,8 @@ type Config struct {
 	// WebSocketOrigins lists the Origin host patterns (path.Match syntax, e.g. "*.example.com")
 	// allowed to open a WebSocket besides the server's own host. Empty allows only same-host.
 	WebSocketOrigins []string
+	// CORS lets pages of other origins call the API from a browser; nil sends no CORS headers.
+	CORS *CORSConfig
 	// DisableMCP turns the MCP endpoint (/mcp, every assistant as a tool) off.
 	DisableMCP bool
 	// WebSocketBuffer is how many events a WebSocket client may fall behind before it is
@@ -230,6 +232,11 @@ var graphIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 func (c Config) withDefaults() (Config, error) {
 	if len(c.Graphs) == 0 && len(c.Apps) == 0 {
 		return c, &ConfigError{Field: "Graphs", Problem: "is empty, and so is Apps", Hint: "register at least one graph or application, e.g. the example from examples/react"}
+	}
+	if c.CORS != nil {
+		if err := c.CORS.check(); err != nil {
+			return c, err
+		}
 	}
 	seen := map[string]bool{}
 	for i, g := range c.Graphs {

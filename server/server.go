@@ -220,6 +220,9 @@ func New(cfg Config) (*Server, error) {
 		s.bus.Handle(stream.Handlers{Cancel: s.runs.RemoteCancel, Done: s.runs.Release})
 	}
 	s.handler = s.traceRequests(s.routes())
+	if cfg.CORS != nil {
+		s.handler = cfg.CORS.wrap(s.handler)
+	}
 	if rq != nil {
 		if err := rq.run(context.Background()); err != nil {
 			s.Close()
