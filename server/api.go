@@ -27,7 +27,9 @@ import (
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	open := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.instrument(pattern, h)) }
-	api := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.instrument(pattern, s.authed(h))) }
+	api := func(pattern string, h http.HandlerFunc) {
+		mux.Handle(pattern, s.instrument(pattern, s.authed(s.authorize(pattern, h))))
+	}
 
 	open("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]any{"ok": true}) })
 	open("GET /ok", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]any{"ok": true}) })
@@ -108,7 +110,7 @@ func (s *Server) routes() http.Handler {
 
 	if !s.cfg.DisableMCP {
 		mcpH := s.handleMCP(s.mcpHandler())
-		mux.Handle("/mcp", s.instrument("/mcp", s.authed(mcpH)))
+		mux.Handle("/mcp", s.instrument("/mcp", s.authed(s.authorize("POST /runs", mcpH))))
 	}
 
 	api("GET /apps", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, s.Apps()) })

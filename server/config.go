@@ -103,6 +103,10 @@ type Config struct {
 	// WebSocketOrigins lists the Origin host patterns (path.Match syntax, e.g. "*.example.com")
 	// allowed to open a WebSocket besides the server's own host. Empty allows only same-host.
 	WebSocketOrigins []string
+	// Authorize, when set, is called for every authenticated API request with its principal,
+	// resource and action; it may refuse the request, or return filters the records it reaches
+	// must match and metadata stamped on what it creates (see [Authorizer]).
+	Authorize Authorizer
 	// CORS lets pages of other origins call the API from a browser; nil sends no CORS headers.
 	CORS *CORSConfig
 	// DisableMCP turns the MCP endpoint (/mcp, every assistant as a tool) off.

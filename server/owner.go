@@ -37,8 +37,10 @@ func scopedUser(ctx context.Context) string {
 	return p.User
 }
 
-// stampOwner sets a new thread's owner to ctx's per-user principal.
+// stampOwner sets a new thread's owner to ctx's per-user principal, and the metadata
+// Config.Authorize stamps (authorize.go).
 func stampOwner(ctx context.Context, md map[string]any) map[string]any {
+	md = authStamp(ctx, md)
 	u := scopedUser(ctx)
 	if u == "" {
 		return md
@@ -50,8 +52,12 @@ func stampOwner(ctx context.Context, md map[string]any) map[string]any {
 	return md
 }
 
-// ownerSees reports whether ctx's principal may see a thread with metadata md.
+// ownerSees reports whether ctx's principal may see a thread with metadata md (and whether
+// it has the metadata Config.Authorize's filters ask for).
 func ownerSees(ctx context.Context, md map[string]any) bool {
+	if f := authThreadFilters(ctx); len(f) > 0 && !matches(md, f) {
+		return false
+	}
 	u := scopedUser(ctx)
 	if u == "" {
 		return true
