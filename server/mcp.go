@@ -119,11 +119,13 @@ func (s *Server) mcpTools(ctx context.Context, p Principal) ([]mcpTool, error) {
 func (s *Server) mcpHandler() http.Handler {
 	return sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
 		tools, _ := r.Context().Value(mcpToolsKey{}).([]mcpTool)
-		return s.mcpServer(principal(r), tools)
+		return s.mcpServer(r.Context(), principal(r), tools)
 	}, &sdk.StreamableHTTPOptions{Stateless: true, Logger: s.log.With(slog.String("component", "mcp"))})
 }
 
-func (s *Server) mcpServer(p Principal, tools []mcpTool) *sdk.Server {
+// mcpServer makes the server of one request; reqCtx is the HTTP request's context, which ends
+// when the client goes away (the SDK's own, in a stateless server, does not).
+func (s *Server) mcpServer(reqCtx context.Context, p Principal, tools []mcpTool) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "trellis", Version: "1"}, &sdk.ServerOptions{
 		Instructions: "Each tool runs an assistant of this trellis server and answers with the state it ends in. " +
 			"Give thread_id to run on a thread (created on first use) and keep its state across calls; without it the run is stateless.",
@@ -131,7 +133,7 @@ func (s *Server) mcpServer(p Principal, tools []mcpTool) *sdk.Server {
 		Logger:       s.log.With(slog.String("component", "mcp")),
 	})
 	for _, t := range tools {
-		srv.AddTool(&sdk.Tool{Name: t.name, Title: t.a.Name, Description: mcpDescription(t.a), InputSchema: s.mcpInputSchema(t)}, s.mcpCall(p, t))
+		srv.AddTool(&sdk.Tool{Name: t.name, Title: t.a.Name, Description: mcpDescription(t.a), InputSchema: s.mcpInputSchema(t)}, s.mcpCall(reqCtx, p, t))
 	}
 	return srv
 }
@@ -170,9 +172,11 @@ func (s *Server) mcpInputSchema(t mcpTool) map[string]any {
 
 // mcpCall runs the tool's assistant as p. Failures a client can fix come back as tool results
 // with isError, as MCP asks; a cancelled call cancels its run.
-func (s *Server) mcpCall(p Principal, t mcpTool) sdk.ToolHandler {
+func (s *Server) mcpCall(reqCtx context.Context, p Principal, t mcpTool) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		ctx = withPrincipal(ctx, p)
+		ctx, cancel := context.WithCancel(withPrincipal(ctx, p))
+		defer cancel()
+		defer context.AfterFunc(reqCtx, cancel)()
 		args := map[string]json.RawMessage{}
 		if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
 			if err := json.Unmarshal(raw, &args); err != nil {

@@ -344,3 +344,35 @@ func TestMCPTypeScriptClient(t *testing.T) {
 		t.Errorf("the script's thread has steps %v", state.Values.Steps)
 	}
 }
+
+// TestMCPCancelledCallCancelsItsRun: a tools/call whose client gives up cancels the run.
+func TestMCPCancelledCallCancelsItsRun(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	sess, err := mcpConnect(t, b, "", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tid := NewThreadID()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := sess.CallTool(ctx, &sdk.CallToolParams{Name: "slow", Arguments: map[string]any{"topic": "held", "thread_id": tid}})
+		done <- err
+	}()
+	select {
+	case <-b.gates.started: // the run is inside its node
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run did not start")
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("the cancelled call returned no error")
+	}
+	var runs []Run
+	b.mustDo("GET", "/threads/"+tid+"/runs", nil, &runs, 200)
+	if len(runs) != 1 {
+		t.Fatalf("%d runs on the thread", len(runs))
+	}
+	b.waitStatus(tid, runs[0].RunID, "interrupted")
+}
