@@ -147,6 +147,17 @@ func parseAPIKeys(s string) (map[string]server.Principal, error) {
 	return out, nil
 }
 
+// splitList splits a comma-separated flag value, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 func runServe(ctx context.Context, env Env) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
@@ -162,9 +173,12 @@ func runServe(ctx context.Context, env Env) error {
 	userClaim := fs.String("jwt-user-claim", envOr("JWT_USER_CLAIM", ""), "claim naming a token's user; sub when empty (TRELLIS_JWT_USER_CLAIM)")
 	permsClaim := fs.String("jwt-permissions-claim", envOr("JWT_PERMISSIONS_CLAIM", ""), "claim listing a token's permissions; permissions (then scope) when empty (TRELLIS_JWT_PERMISSIONS_CLAIM)")
 	defaultTenant := fs.String("default-tenant", envOr("DEFAULT_TENANT", ""), "tenant of tokens without a tenant claim; such tokens are refused when empty (TRELLIS_DEFAULT_TENANT)")
-	perUser := fs.Bool("per-user", envBool("PER_USER"), "scope threads, runs and store items to their user inside a tenant (TRELLIS_PER_USER)")
+	perUser := fs.Bool("per-user", envBool("PER_USER"), "scope threads, runs, crons and store items to their user inside a tenant, for tokens and API keys alike; a key with the permission tenant-wide (KEY=svc@acme:tenant-wide) sees every user's (TRELLIS_PER_USER)")
 	maxBody := fs.Int64("max-body-bytes", 0, "largest request body; 10 MiB when 0 (TRELLIS_MAX_BODY_BYTES)")
 	maxRuns := fs.Int("max-runs", 0, "runs executing at once; 64 when 0 (TRELLIS_MAX_RUNS)")
+	corsOrigins := fs.String("cors-origins", envOr("CORS_ORIGINS", ""), "comma-separated origins whose web pages may call the API (https://app.example.com, https://*.example.com, or *); no CORS when empty (TRELLIS_CORS_ORIGINS)")
+	corsHeaders := fs.String("cors-headers", envOr("CORS_HEADERS", ""), "comma-separated request headers such pages may send; the API's own when empty (TRELLIS_CORS_HEADERS)")
+	corsCreds := fs.Bool("cors-credentials", envBool("CORS_CREDENTIALS"), "let such pages send cookies and HTTP auth (TRELLIS_CORS_CREDENTIALS)")
 	origins := fs.String("ws-origins", envOr("WS_ORIGINS", ""), "comma-separated Origin patterns allowed for WebSockets (TRELLIS_WS_ORIGINS)")
 	eventBytes := fs.Int64("event-log-bytes", 0, "bytes the stream event logs of recent runs hold in memory; past it the oldest finished runs' logs go; 64 MiB when 0, no bound when negative (TRELLIS_EVENT_LOG_BYTES)")
 	grace := fs.Duration("shutdown-grace", 0, "how long shutdown waits for running runs; 30s when 0 (TRELLIS_SHUTDOWN_GRACE)")
@@ -280,6 +294,9 @@ func runServe(ctx context.Context, env Env) error {
 	}
 	if *localQueue {
 		cfg.Queue = server.NewLocalQueue(*maxRuns)
+	}
+	if *corsOrigins != "" {
+		cfg.CORS = &server.CORSConfig{AllowOrigins: splitList(*corsOrigins), AllowHeaders: splitList(*corsHeaders), AllowCredentials: *corsCreds}
 	}
 	if *origins != "" {
 		cfg.WebSocketOrigins = strings.Split(*origins, ",")

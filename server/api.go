@@ -27,7 +27,9 @@ import (
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	open := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.instrument(pattern, h)) }
-	api := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.instrument(pattern, s.authed(h))) }
+	api := func(pattern string, h http.HandlerFunc) {
+		mux.Handle(pattern, s.instrument(pattern, s.authed(s.authorize(pattern, h))))
+	}
 
 	open("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]any{"ok": true}) })
 	open("GET /ok", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]any{"ok": true}) })
@@ -105,6 +107,11 @@ func (s *Server) routes() http.Handler {
 	api("DELETE /store/items", s.handleStoreDelete)
 	api("POST /store/items/search", s.handleStoreSearch)
 	api("POST /store/namespaces", s.handleStoreNamespaces)
+
+	if !s.cfg.DisableMCP {
+		mcpH := s.handleMCP(s.mcpHandler())
+		mux.Handle("/mcp", s.instrument("/mcp", s.authed(s.authorize("POST /runs", mcpH))))
+	}
 
 	api("GET /apps", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, s.Apps()) })
 	for _, spec := range s.cfg.Graphs {

@@ -88,11 +88,19 @@ func (s *Server) isRegistered(id string) bool {
 }
 
 func (s *Server) assistantOf(r *http.Request) (*Assistant, error) {
-	return s.lookupAssistant(r.Context(), principal(r).Tenant, r.PathValue("id"))
+	a, err := s.lookupAssistant(r.Context(), principal(r).Tenant, r.PathValue("id"))
+	if err == nil && !matches(a.Metadata, authAssistantFilters(r.Context())) {
+		return nil, notFound("assistant", r.PathValue("id")) // Config.Authorize's filters
+	}
+	return a, err
 }
 
 func (s *Server) assistantWithGraph(r *http.Request) (*Assistant, error) {
-	return s.assistantFor(r.Context(), principal(r).Tenant, r.PathValue("id"))
+	a, err := s.assistantFor(r.Context(), principal(r).Tenant, r.PathValue("id"))
+	if err == nil && !matches(a.Metadata, authAssistantFilters(r.Context())) {
+		return nil, notFound("assistant", r.PathValue("id")) // Config.Authorize's filters
+	}
+	return a, err
 }
 
 // withAssistantConfig returns a run's config and context with the assistant's merged under
@@ -183,7 +191,7 @@ func (s *Server) handleAssistantCreate(w http.ResponseWriter, r *http.Request) {
 	p := principal(r)
 	now := s.meta.Stamp()
 	a := &Assistant{AssistantID: req.AssistantID, GraphID: *req.GraphID, Name: "Untitled", Description: req.Description,
-		Config: req.Config, Context: req.Context, Metadata: req.Metadata, Version: 1, CreatedAt: now, UpdatedAt: now}
+		Config: req.Config, Context: req.Context, Metadata: authStamp(r.Context(), req.Metadata), Version: 1, CreatedAt: now, UpdatedAt: now}
 	if req.Name != nil && *req.Name != "" {
 		a.Name = *req.Name
 	}
@@ -470,7 +478,7 @@ func (s *Server) findAssistants(ctx context.Context, tenant string, q assistantQ
 		if name != "" && !strings.Contains(strings.ToLower(a.Name), name) {
 			continue
 		}
-		if !matches(a.Metadata, q.Metadata) {
+		if !matches(a.Metadata, q.Metadata) || !matches(a.Metadata, authAssistantFilters(ctx)) {
 			continue
 		}
 		out = append(out, a)

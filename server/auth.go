@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +33,12 @@ type Principal struct {
 	// from AuthConfig.PerUser; an API key's principal sets it itself.
 	PerUser bool `json:"per_user,omitempty"`
 }
+
+// PermTenantWide is the permission that keeps an API key's principal tenant-wide under
+// AuthConfig.PerUser: it sees the records of every user of its tenant, as a service needs.
+// (`trellis serve`: TRELLIS_API_KEYS="KEY=svc@acme:tenant-wide".) Tokens do not get it from
+// their claims.
+const PermTenantWide = "tenant-wide"
 
 // DevPrincipal is who every request acts as in dev mode.
 var DevPrincipal = Principal{User: "dev", Tenant: "default", Permissions: []string{"*"}}
@@ -77,9 +84,11 @@ type AuthConfig struct {
 	// UserClaim names the claim holding the user; empty means "sub". A dotted name reads a
 	// nested claim.
 	UserClaim string
-	// PerUser scopes every token's principal to its own user inside the tenant (see
-	// Principal.PerUser): one user of a tenant cannot read another's threads, runs or store
-	// items.
+	// PerUser scopes every principal to its own user inside the tenant (see
+	// Principal.PerUser): one user of a tenant cannot read another's threads, runs, crons or
+	// store items. It applies to tokens and to API keys alike, except an API key whose
+	// principal has the permission PermTenantWide (a service's key that sees every user's
+	// records of its tenant).
 	PerUser bool
 	// PermissionsClaim names the claim holding the permissions, a list of strings or a
 	// space-separated string; empty means "permissions" (and "scope" when that is absent).
@@ -193,7 +202,7 @@ func unauthorized(format string, args ...any) *APIError {
 func (a *AuthConfig) authenticate(r *http.Request) (Principal, error) {
 	if key := r.Header.Get("X-Api-Key"); key != "" {
 		if p, ok := a.keys[sha256.Sum256([]byte(key))]; ok {
-			return p, nil
+			return a.keyPrincipal(p), nil
 		}
 		return Principal{}, unauthorized("the API key is not valid")
 	}
@@ -206,12 +215,20 @@ func (a *AuthConfig) authenticate(r *http.Request) (Principal, error) {
 		return Principal{}, unauthorized("the Authorization header must be 'Bearer <token>'")
 	}
 	if p, ok := a.keys[sha256.Sum256([]byte(token))]; ok {
-		return p, nil
+		return a.keyPrincipal(p), nil
 	}
 	if len(a.JWTSecret) == 0 && a.jwks == nil {
 		return Principal{}, unauthorized("the bearer credential is not a known API key")
 	}
 	return a.verifyJWT(r.Context(), token)
+}
+
+// keyPrincipal is an API key's principal, per-user under PerUser unless it is tenant-wide.
+func (a *AuthConfig) keyPrincipal(p Principal) Principal {
+	if a.PerUser && !slices.Contains(p.Permissions, PermTenantWide) {
+		p.PerUser = true
+	}
+	return p
 }
 
 // verifyJWT checks a JWT (see auth.Verifier.Verify) and reads the principal from its claims.

@@ -25,7 +25,7 @@ var testSecret = []byte("0123456789abcdef0123456789abcdef-test-secret")
 
 func authCfg() Config {
 	return Config{Auth: AuthConfig{JWTSecret: testSecret, Issuer: "https://issuer.test", Audience: "trellis-test",
-		APIKeys: map[string]Principal{"svc-key-0123456789abcdef": {User: "svc", Tenant: "acme", Permissions: []string{"*"}}}}}
+		APIKeys: map[string]Principal{"svc-key-0123456789abcdef": {User: "svc", Tenant: "acme", Permissions: []string{"*", PermTenantWide}}}}}
 }
 
 func token(claims map[string]any) string {

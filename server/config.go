@@ -103,6 +103,14 @@ type Config struct {
 	// WebSocketOrigins lists the Origin host patterns (path.Match syntax, e.g. "*.example.com")
 	// allowed to open a WebSocket besides the server's own host. Empty allows only same-host.
 	WebSocketOrigins []string
+	// Authorize, when set, is called for every authenticated API request with its principal,
+	// resource and action; it may refuse the request, or return filters the records it reaches
+	// must match and metadata stamped on what it creates (see [Authorizer]).
+	Authorize Authorizer
+	// CORS lets pages of other origins call the API from a browser; nil sends no CORS headers.
+	CORS *CORSConfig
+	// DisableMCP turns the MCP endpoint (/mcp, every assistant as a tool) off.
+	DisableMCP bool
 	// WebSocketBuffer is how many events a WebSocket client may fall behind before it is
 	// disconnected; zero means 1024.
 	WebSocketBuffer int
@@ -228,6 +236,11 @@ var graphIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 func (c Config) withDefaults() (Config, error) {
 	if len(c.Graphs) == 0 && len(c.Apps) == 0 {
 		return c, &ConfigError{Field: "Graphs", Problem: "is empty, and so is Apps", Hint: "register at least one graph or application, e.g. the example from examples/react"}
+	}
+	if c.CORS != nil {
+		if err := c.CORS.check(); err != nil {
+			return c, err
+		}
 	}
 	seen := map[string]bool{}
 	for i, g := range c.Graphs {

@@ -116,6 +116,13 @@ var threadSortKeys = metadb.ThreadSortKeys
 // metadb.DB.EachThread).
 func (m *metaStore) eachThread(ctx context.Context, tenant string, f threadFilter, fn func(*Thread) bool) error {
 	md := f.metadata
+	if af := authThreadFilters(ctx); len(af) > 0 {
+		md = maps.Clone(md)
+		if md == nil {
+			md = map[string]any{}
+		}
+		maps.Copy(md, af)
+	}
 	if u := scopedUser(ctx); u != "" {
 		md = maps.Clone(md)
 		if md == nil {

@@ -14,8 +14,9 @@ import "context"
 //   - its store items live under a namespace label of its user's, after the tenant's, which the
 //     API adds and strips as it does the tenant's (see userNS).
 //
-// A principal that is not per-user (an API key for a service, the dev principal) sees the
-// tenant's records of every user, and the "user:<id>" label of per-user store items.
+// A principal that is not per-user (a service's API key with PermTenantWide, any principal
+// without AuthConfig.PerUser, the dev principal) sees the tenant's records of every user, and
+// the "user:<id>" label of per-user store items.
 //
 // The scoping follows the request's context: the API's routes and AppDeps.Guard put the
 // principal there, and code calling AppDeps.Runs should pass such a context (or one made with
@@ -36,8 +37,10 @@ func scopedUser(ctx context.Context) string {
 	return p.User
 }
 
-// stampOwner sets a new thread's owner to ctx's per-user principal.
+// stampOwner sets a new thread's owner to ctx's per-user principal, and the metadata
+// Config.Authorize stamps (authorize.go).
 func stampOwner(ctx context.Context, md map[string]any) map[string]any {
+	md = authStamp(ctx, md)
 	u := scopedUser(ctx)
 	if u == "" {
 		return md
@@ -49,8 +52,12 @@ func stampOwner(ctx context.Context, md map[string]any) map[string]any {
 	return md
 }
 
-// ownerSees reports whether ctx's principal may see a thread with metadata md.
+// ownerSees reports whether ctx's principal may see a thread with metadata md (and whether
+// it has the metadata Config.Authorize's filters ask for).
 func ownerSees(ctx context.Context, md map[string]any) bool {
+	if f := authThreadFilters(ctx); len(f) > 0 && !matches(md, f) {
+		return false
+	}
 	u := scopedUser(ctx)
 	if u == "" {
 		return true

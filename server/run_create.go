@@ -269,7 +269,7 @@ func (r *runner) newRun(ctx context.Context, p Principal, threadID string, tempo
 	if cpID == "" && req.Checkpoint != nil {
 		cpID = req.Checkpoint.CheckpointID
 	}
-	md := req.Metadata
+	md := authStamp(ctx, req.Metadata)
 	if md == nil {
 		md = map[string]any{}
 	}

@@ -72,7 +72,8 @@ type Server struct {
 	apps       []builtApp
 	closeOnce  sync.Once
 	started    time.Time
-	crons      cronState // crons.go
+	crons      cronState  // crons.go
+	mcpSchemas mcpSchemas // mcp.go
 }
 
 // New opens the database (SQLite in Config.DataDir, or Postgres at Config.DatabaseURL), runs
@@ -219,6 +220,9 @@ func New(cfg Config) (*Server, error) {
 		s.bus.Handle(stream.Handlers{Cancel: s.runs.RemoteCancel, Done: s.runs.Release})
 	}
 	s.handler = s.traceRequests(s.routes())
+	if cfg.CORS != nil {
+		s.handler = cfg.CORS.wrap(s.handler)
+	}
 	if rq != nil {
 		if err := rq.run(context.Background()); err != nil {
 			s.Close()
