@@ -51,19 +51,24 @@ type Event struct {
 	Hints     []string `json:"hints,omitempty"`
 	SessionID string   `json:"session_id,omitempty"`
 	Message   string   `json:"message,omitempty"`
+	// Status and RetryAfter (seconds) come with an error event when the model is unavailable:
+	// 503, or 502 when it answered wrongly.
+	Status     int `json:"status,omitempty"`
+	RetryAfter int `json:"retry_after,omitempty"`
 }
 
 var sessionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
 type apiError struct {
-	code int
-	msg  string
+	code       int
+	msg        string
+	retryAfter int // seconds, for Retry-After; 0 sends none
 }
 
 func (e *apiError) Error() string { return e.msg }
 
 func badRequest(format string, args ...any) error {
-	return &apiError{http.StatusBadRequest, fmt.Sprintf(format, args...)}
+	return &apiError{code: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -77,6 +82,9 @@ func (a *Realty) fail(w http.ResponseWriter, err error) {
 	var se *server.APIError
 	switch {
 	case errors.As(err, &ae):
+		if ae.retryAfter > 0 {
+			w.Header().Set("Retry-After", fmt.Sprint(ae.retryAfter))
+		}
 		writeJSON(w, ae.code, map[string]string{"error": ae.msg})
 	case errors.As(err, &se) && se.Status < 500:
 		writeJSON(w, se.Status, map[string]string{"error": se.Message})
@@ -84,7 +92,7 @@ func (a *Realty) fail(w http.ResponseWriter, err error) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such session; GET /apps/realty/sessions lists yours"})
 	default:
 		a.log.Warn("realty: request failed", "err", err)
-		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": a.san.Sanitize(err.Error())})
 	}
 }
 
@@ -157,6 +165,7 @@ func (a *Realty) start(ctx context.Context, p server.Principal, c ChatRequest) (
 		Config:            map[string]any{"configurable": map[string]any{"session_id": c.SessionID}},
 		Metadata:          map[string]any{"realty_session": c.SessionID},
 		MultitaskStrategy: "enqueue"}
+	a.outages.Delete(ThreadID(c.SessionID))
 	run, err := a.runs.Start(ctx, p, req)
 	if err != nil {
 		return nil, err
@@ -185,8 +194,12 @@ type outcome struct {
 }
 
 func (a *Realty) finish(ctx context.Context, p server.Principal, c ChatRequest, run *server.Run) (*outcome, error) {
-	if _, err := a.runs.Wait(ctx, p, run.ThreadID, run.RunID); err != nil {
-		return nil, err
+	_, werr := a.runs.Wait(ctx, p, run.ThreadID, run.RunID)
+	if ue, ok := a.outage(run.ThreadID); ok {
+		return nil, outageError(ue)
+	}
+	if werr != nil {
+		return nil, werr
 	}
 	done, err := a.runs.Get(ctx, p, run.ThreadID, run.RunID)
 	if err == nil && done.Status == server.RunError {
@@ -288,6 +301,9 @@ func (a *Realty) hints(ctx context.Context, msgs []message.Message) []string {
 	if len(h) > 3 {
 		h = h[:3]
 	}
+	for i := range h {
+		h[i] = a.san.Sanitize(h[i])
+	}
 	return h
 }
 
@@ -376,6 +392,7 @@ func (a *Realty) startStream(w http.ResponseWriter, r *http.Request, p server.Pr
 		Metadata:          map[string]any{"realty_session": c.SessionID},
 		StreamMode:        []string{"messages-tuple"},
 		MultitaskStrategy: "enqueue"}
+	a.outages.Delete(ThreadID(c.SessionID))
 	run, events, err := a.runs.Stream(ctx, p, req)
 	if err != nil {
 		a.fail(w, err)
@@ -385,7 +402,15 @@ func (a *Realty) startStream(w http.ResponseWriter, r *http.Request, p server.Pr
 		a.fail(w, err)
 		return nil
 	}
-	return func(send func(Event) bool) {
+	return func(out func(Event) bool) {
+		// Every event's text passes the sanitizer (an error can quote an upstream answer).
+		send := func(e Event) bool {
+			e.Message = a.san.Sanitize(e.Message)
+			for i := range e.Hints {
+				e.Hints[i] = a.san.Sanitize(e.Hints[i])
+			}
+			return out(e)
+		}
 		for ev, err := range events {
 			if err != nil {
 				send(Event{Type: "error", Message: err.Error()})
@@ -394,6 +419,11 @@ func (a *Realty) startStream(w http.ResponseWriter, r *http.Request, p server.Pr
 			if ev.Event == "error" {
 				var e struct{ Message string }
 				_ = json.Unmarshal(ev.Data, &e)
+				if ue, ok := a.outage(run.ThreadID); ok {
+					oe := outageError(ue)
+					send(Event{Type: "error", Message: oe.msg, Status: oe.code, RetryAfter: oe.retryAfter})
+					return
+				}
 				send(Event{Type: "error", Message: e.Message})
 				return
 			}
@@ -526,7 +556,7 @@ func (a *Realty) title(w http.ResponseWriter, r *http.Request) {
 			if m.Role == message.RoleUser {
 				t, err := conversation.Title(r.Context(), a.fast, []message.Message{m})
 				if err == nil {
-					s.Title = offlineText(t)
+					s.Title = a.san.Sanitize(offlineText(t))
 				}
 				break
 			}
