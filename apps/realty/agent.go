@@ -302,8 +302,13 @@ func (r *routed) Call(ctx context.Context, args json.RawMessage) (*tool.Result, 
 		args = pointedListing(ctx, args)
 	}
 	res, err := r.Tool.Call(ctx, args)
-	if err != nil || res == nil {
-		return res, err
+	if err != nil {
+		// An upstream error can quote the upstream's answer: its text is sanitized before the
+		// executor logs it or turns it into the result the model reads.
+		return nil, &sanitizedError{msg: r.a.san.Sanitize(err.Error()), err: err}
+	}
+	if res == nil {
+		return nil, nil
 	}
 	// Sanitized here, before anything reads it (the executor's filter does it again for the
 	// history): the summary below goes to the scorer and the store.
@@ -320,6 +325,15 @@ func (r *routed) Call(ctx context.Context, args json.RawMessage) (*tool.Result, 
 	}
 	return res, nil
 }
+
+// sanitizedError is a tool's error with its text sanitized; the cause stays for errors.Is.
+type sanitizedError struct {
+	msg string
+	err error
+}
+
+func (e *sanitizedError) Error() string { return e.msg }
+func (e *sanitizedError) Unwrap() error { return e.err }
 
 // summarize writes the L3 summary of a result: what was asked and what came back, not the raw
 // output.

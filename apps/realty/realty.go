@@ -251,7 +251,7 @@ func Build(ctx context.Context, d server.AppDeps, o Options) (a *Realty, err err
 	a.graph, err = react.New(&windowModel{inner: a.model, timeout: timeout, hints: a.hints, outage: a.recordOutage}, &react.Options{
 		Name:     Name,
 		Tools:    tools,
-		Executor: &tool.ExecutorOptions{Timeout: 45 * time.Second, Filters: []tool.Filter{a.san}},
+		Executor: &tool.ExecutorOptions{Timeout: 45 * time.Second, Filters: []tool.Filter{a.san}, Logger: a.log},
 		Context:  a.buildContext,
 		MaxTurns: MaxToolIterations,
 		// Reactive compaction: a call refused for its length is retried once on a summary of
