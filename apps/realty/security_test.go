@@ -416,4 +416,3 @@ func dumpSchema(t *testing.T, url, schema string) map[string]string {
 	}
 	return out
 }
-
