@@ -176,6 +176,10 @@ type windowModel struct {
 	// outage, when set, is told of a call that failed for good because the model is
 	// unavailable, so the routes can answer 503/502 with Retry-After.
 	outage func(ctx context.Context, err error)
+	// offline is set when the model is the offline one: the turns the app's understanding
+	// recognises (details by address or reference, refinements, comparisons) are answered
+	// by it.
+	offline bool
 }
 
 // HintsEvent is the custom event the graph sends after a turn's final answer when the run
@@ -243,6 +247,14 @@ func (w *windowModel) req(req *model.Request) *model.Request {
 }
 
 func (w *windowModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if w.offline {
+		if resp := understand(req.Messages); resp != nil {
+			if len(resp.Message.ToolCalls) == 0 {
+				w.emitHints(ctx, req, resp.Message.Text())
+			}
+			return resp, nil
+		}
+	}
 	tctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
 	resp, err := w.inner.Generate(tctx, w.req(req))
@@ -257,6 +269,25 @@ func (w *windowModel) Generate(ctx context.Context, req *model.Request) (*model.
 
 func (w *windowModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
+		if w.offline {
+			if resp := understand(req.Messages); resp != nil {
+				if t := resp.Message.Content; t != "" && !yield(model.Chunk{Text: t}, nil) {
+					return
+				}
+				for i := range resp.Message.ToolCalls {
+					if !yield(model.Chunk{ToolCall: &resp.Message.ToolCalls[i]}, nil) {
+						return
+					}
+				}
+				if !yield(model.Chunk{FinishReason: resp.FinishReason, Metadata: resp.Message.Metadata}, nil) {
+					return
+				}
+				if len(resp.Message.ToolCalls) == 0 {
+					w.emitHints(ctx, req, resp.Message.Content)
+				}
+				return
+			}
+		}
 		tctx, cancel := context.WithTimeout(ctx, w.timeout)
 		defer cancel()
 		var text strings.Builder

@@ -35,6 +35,7 @@ import (
 	"github.com/trellis-go/trellis/apps/realty/realtyapi"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/tool"
 	"github.com/trellis-go/trellis/tool/sanitize"
@@ -248,7 +249,7 @@ func Build(ctx context.Context, d server.AppDeps, o Options) (a *Realty, err err
 	if timeout <= 0 {
 		timeout = 120 * time.Second
 	}
-	a.graph, err = react.New(&windowModel{inner: a.model, timeout: timeout, hints: a.hints, outage: a.recordOutage}, &react.Options{
+	a.graph, err = react.New(&windowModel{inner: a.model, timeout: timeout, hints: a.hints, outage: a.recordOutage, offline: isOffline(a.model)}, &react.Options{
 		Name:     Name,
 		Tools:    tools,
 		Executor: &tool.ExecutorOptions{Timeout: 45 * time.Second, Filters: []tool.Filter{a.san}, Logger: a.log},
@@ -263,6 +264,16 @@ func Build(ctx context.Context, d server.AppDeps, o Options) (a *Realty, err err
 		return nil, err
 	}
 	return a, nil
+}
+
+// isOffline reports the offline model (through any wrapper that passes on its identity).
+func isOffline(m model.Model) bool {
+	id, ok := m.(model.Identified)
+	if !ok {
+		return false
+	}
+	p, _ := id.Identity()
+	return p == offline.Name
 }
 
 // WorkerCommand is the program the property skill's workers run when its SKILL.md names none:

@@ -27,9 +27,25 @@ type Lexicon struct {
 	Confirmations  []string            `json:"confirmations"`
 	CeilingWords   []string            `json:"ceiling_words"`
 	FloorWords     []string            `json:"floor_words"`
+	Ordinals       map[string]int      `json:"ordinals"`
+	ListNouns      []string            `json:"list_nouns"`
+	Superlatives   map[string]struct {
+		Field string `json:"field"`
+		Order string `json:"order"`
+	} `json:"superlatives"`
+	CheaperWords   []string       `json:"cheaper_words"`
+	PricierWords   []string       `json:"pricier_words"`
+	BiggerWords    []string       `json:"bigger_words"`
+	MoreBathsWords []string       `json:"more_baths_words"`
+	SwitchWords    []string       `json:"switch_words"`
+	CompareWords   []string       `json:"compare_words"`
+	PairWords      map[string]int `json:"pair_words"`
+	StreetSuffixes []string       `json:"street_suffixes"`
+	StopWords      []string       `json:"stop_words"`
 
 	bedRE, bathRE, amountRE *regexp.Regexp
 	typeRE                  map[string]*regexp.Regexp
+	addressRE, ordinalRE    *regexp.Regexp
 }
 
 var lexicon = mustLexicon(lexiconJSON)
@@ -64,6 +80,13 @@ func ParseLexicon(b []byte) (*Lexicon, error) {
 		suf = append(suf, w)
 	}
 	l.amountRE = regexp.MustCompile(`(?i)(\$\s*)?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*` + alternation(suf) + `?\b`)
+	// A street line: a house number, up to four words and a street suffix ("742 Oak Street").
+	l.addressRE = regexp.MustCompile(`(?i)\b\d{1,6}\s+(?:[a-z0-9.'-]+\s+){0,4}?` + alternation(l.StreetSuffixes) + `\b`)
+	var ords []string
+	for w := range l.Ordinals {
+		ords = append(ords, w)
+	}
+	l.ordinalRE = regexp.MustCompile(`(?i)(?:^|[^\w#])` + alternation(ords) + `(?:$|[^\w])|(?:#|\bnumber\s+|\bno\.?\s+|\blisting\s+|\boption\s+|\bresult\s+)(\d{1,2})\b`)
 	l.typeRE = map[string]*regexp.Regexp{}
 	for t, ws := range l.PropertyTypes {
 		l.typeRE[t] = regexp.MustCompile(`(?i)\b` + alternation(ws) + `\b`)
