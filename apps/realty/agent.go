@@ -195,7 +195,7 @@ func (w *windowModel) emitHints(ctx context.Context, req *model.Request, answer 
 	}
 	var conv []message.Message
 	for _, m := range req.Messages {
-		if m.Role == message.RoleUser || m.Role == message.RoleAssistant {
+		if m.Metadata[layerKey] == nil && (m.Role == message.RoleUser || m.Role == message.RoleAssistant || m.Role == message.RoleTool) {
 			conv = append(conv, m)
 		}
 	}

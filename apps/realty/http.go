@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"regexp"
 	"strings"
@@ -282,21 +283,36 @@ func (a *Realty) history(ctx context.Context, p server.Principal, session string
 	return snap.Values.Messages, nil
 }
 
-// hints are three follow-up questions from the last four messages, tool content left out.
+// hints are three follow-up questions. After listings or a listing's details they are written
+// from what was shown (a listing's street, the search's city and budget), so they read naturally
+// and the app understands them offline; otherwise, and for a real model when the turn showed
+// nothing, the fast model writes them from the last four messages, tool content left out, and
+// any that names no listing ("the details" alone) is replaced.
 func (a *Realty) hints(ctx context.Context, msgs []message.Message) []string {
-	var plain []message.Message
-	for _, m := range msgs {
-		if m.Role == message.RoleTool || (m.Role == message.RoleAssistant && strings.TrimSpace(m.Content) == "") {
-			continue
+	shownNow := lastTurnData(msgs)
+	var h []string
+	if shownNow == nil || !isOffline(a.fast) {
+		var plain []message.Message
+		for _, m := range msgs {
+			if m.Role == message.RoleTool || m.Role == message.RoleSystem || (m.Role == message.RoleAssistant && strings.TrimSpace(m.Content) == "") {
+				continue
+			}
+			plain = append(plain, message.Message{Role: m.Role, Content: offlineText(m.Text())})
 		}
-		plain = append(plain, message.Message{Role: m.Role, Content: offlineText(m.Text())})
+		if len(plain) > 4 {
+			plain = plain[len(plain)-4:]
+		}
+		if got, err := conversation.Hints(ctx, a.fast, plain); err == nil {
+			for _, x := range got {
+				x = strings.TrimSpace(offlineText(x))
+				if x != "" && !vagueHint.MatchString(x) {
+					h = append(h, x)
+				}
+			}
+		}
 	}
-	if len(plain) > 4 {
-		plain = plain[len(plain)-4:]
-	}
-	h, err := conversation.Hints(ctx, a.fast, plain)
-	if err != nil {
-		return nil
+	if shownNow != nil {
+		h = append(h, dataHints(shownNow, shownIn(msgs))...)
 	}
 	if len(h) > 3 {
 		h = h[:3]
@@ -305,6 +321,56 @@ func (a *Realty) hints(ctx context.Context, msgs []message.Message) []string {
 		h[i] = a.san.Sanitize(h[i])
 	}
 	return h
+}
+
+// vagueHint is a follow-up that names nothing: "the details" standing alone as its subject.
+var vagueHint = regexp.MustCompile(`(?i)\bthe details\b(?:\s*[?.!]|\s*$|\s+(?:about|on|for)\s+(?:it|this|that|them|these)\b)|\babout the details\b`)
+
+// lastTurnData is the data of the last turn's property tools, nil when it showed none.
+func lastTurnData(msgs []message.Message) *Data {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == message.RoleUser {
+			return nil
+		}
+		if d := dataOf(msgs[i]); d != nil && len(d.Items) > 0 {
+			return d
+		}
+	}
+	return nil
+}
+
+// dataHints are follow-ups about what was just shown, naming listings by their street.
+func dataHints(d *Data, s shown) []string {
+	street := func(l realtyapi.Listing) string {
+		line, _, _ := strings.Cut(l.Address, ",")
+		return strings.TrimSpace(line)
+	}
+	if d.Type == "detail" {
+		l := d.Items[0]
+		var out []string
+		for _, o := range s.listings {
+			if o.ZPID != l.ZPID {
+				out = append(out, fmt.Sprintf("Compare %s with %s", street(l), street(o)))
+				break
+			}
+		}
+		city := ""
+		if parts := strings.Split(l.Address, ","); len(parts) > 1 {
+			city = strings.TrimSpace(parts[1])
+		}
+		if l.Price != nil && city != "" {
+			out = append(out, fmt.Sprintf("Find homes in %s under $%s", city, thousands(math.Round(*l.Price/1000)*1000)))
+		}
+		if len(s.listings) > 0 {
+			out = append(out, "Show me the cheapest one from the search")
+		}
+		return append(out, fmt.Sprintf("Find cheaper homes than %s", street(l)))
+	}
+	out := []string{fmt.Sprintf("Tell me more about %s", street(d.Items[0]))}
+	if len(d.Items) > 1 {
+		out = append(out, fmt.Sprintf("Compare %s and %s", street(d.Items[0]), street(d.Items[1])))
+	}
+	return append(out, "Anything cheaper?", "Show me bigger homes")
 }
 
 func (a *Realty) chat(w http.ResponseWriter, r *http.Request) {

@@ -264,10 +264,17 @@ func TestOfflineUnderstandingThroughTheServer(t *testing.T) {
 	}
 	items := r.Data.Items
 	street, _, _ := strings.Cut(items[1].Address, ",")
+	first, _, _ := strings.Cut(items[0].Address, ",")
+	if len(r.Hints) != 3 || r.Hints[0] != "Tell me more about "+first {
+		t.Errorf("hints after the search: %q", r.Hints)
+	}
 	var d realty.ChatResponse
 	post(t, base+"/chat", `{"session_id": "u-1", "message": "Show me the details of the house at `+street+`"}`, &d)
 	if d.Data == nil || d.Data.Type != "detail" || d.Data.Items[0].ZPID != items[1].ZPID {
 		t.Errorf("details of %q: %+v", street, d)
+	}
+	if len(d.Hints) != 3 || !strings.HasPrefix(d.Hints[0], "Compare "+street+" with ") {
+		t.Errorf("hints after the details: %q", d.Hints)
 	}
 	cheapest := items[0]
 	for _, l := range items {

@@ -223,3 +223,37 @@ func TestOfflineUnderstandingLeavesTheRest(t *testing.T) {
 		}
 	}
 }
+
+// Hints name the listing they follow and are understood offline.
+func TestHintsReadNaturally(t *testing.T) {
+	t.Parallel()
+	msgs := conversationWithSearch("x")
+	s := shownIn(msgs)
+	d := &Data{Type: "listings", Items: s.listings}
+	detail := &Data{Type: "detail", Items: s.listings[2:3]}
+	for _, h := range append(dataHints(d, s), dataHints(detail, s)...) {
+		if vagueHint.MatchString(h) || strings.Contains(strings.ToLower(h), "the details") {
+			t.Errorf("vague hint %q", h)
+		}
+		if strings.HasPrefix(h, "Find homes in") {
+			continue // a new search, for the offline model
+		}
+		if understand(conversationWithSearch(h)) == nil {
+			t.Errorf("the hint %q is not understood offline", h)
+		}
+	}
+	if h := dataHints(d, s)[0]; h != "Tell me more about 742 Oak Street" {
+		t.Errorf("first hint after listings %q", h)
+	}
+	if h := dataHints(detail, s)[0]; h != "Compare 901 Maple Avenue with 742 Oak Street" {
+		t.Errorf("first hint after a detail %q", h)
+	}
+	for h, vague := range map[string]bool{
+		"What are the details?": true, "Can you tell me more about the details?": true, "Show me the details for it": true,
+		"Show me the details of 742 Oak Street": false, "Compare the first two": false,
+	} {
+		if vagueHint.MatchString(h) != vague {
+			t.Errorf("vagueHint(%q) = %v", h, !vague)
+		}
+	}
+}
