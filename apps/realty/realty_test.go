@@ -16,7 +16,9 @@ import (
 	"github.com/trellis-go/trellis/server"
 )
 
-func serve(t *testing.T) (*httptest.Server, string) {
+func serve(t *testing.T) (*httptest.Server, string) { return serveB(t) }
+
+func serveB(t testing.TB) (*httptest.Server, string) {
 	t.Helper()
 	s, err := server.New(server.Config{Apps: []server.App{realty.App()}, DataDir: t.TempDir(), Dev: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
