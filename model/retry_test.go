@@ -54,7 +54,7 @@ func resilientOver(t *testing.T, base string) model.Model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return model.Resilient(m, &model.ResilientOptions{FirstToken: 150 * time.Millisecond, Attempts: 3, Budget: 3 * time.Second, Backoff: 10 * time.Millisecond, RetryAfter: 7 * time.Second})
+	return model.Resilient(m, &model.ResilientOptions{FirstToken: 400 * time.Millisecond, Attempts: 3, Budget: 5 * time.Second, Backoff: 10 * time.Millisecond, RetryAfter: 7 * time.Second})
 }
 
 func hi() *model.Request { return &model.Request{Messages: []message.Message{message.User("hi")}} }
@@ -111,8 +111,8 @@ func TestResilientGivesUpOnAModelThatRefusesHangsOrFails(t *testing.T) {
 			if c.calls != nil && c.calls.Load()-before != 3 {
 				t.Errorf("%s (stream %v): the server got %d requests, want 3", c.name, streaming, c.calls.Load()-before)
 			}
-			// Three attempts of at most 150 ms and two short waits: well under a second.
-			if took > 2*time.Second {
+			// Three attempts of at most 400 ms and two short waits.
+			if took > 3*time.Second {
 				t.Errorf("%s (stream %v): gave up after %s", c.name, streaming, took)
 			}
 			// The server's run queue must not take it for a transient provider error.

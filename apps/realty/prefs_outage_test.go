@@ -177,7 +177,7 @@ func TestModelOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	roles := model.NewRoles(main, "local").With(model.RoleFast, offline.New(nil), "offline")
-	app := realty.AppWith(realty.Options{TimeZone: time.UTC, FirstToken: 300 * time.Millisecond, ModelAttempts: 3, ModelBackoff: 20 * time.Millisecond, ModelRetryAfter: 4 * time.Second})
+	app := realty.AppWith(realty.Options{TimeZone: time.UTC, FirstToken: 700 * time.Millisecond, ModelAttempts: 3, ModelBackoff: 20 * time.Millisecond, ModelRetryAfter: 4 * time.Second})
 	s, err := server.New(server.Config{Apps: []server.App{app}, Models: roles, DataDir: t.TempDir(), Dev: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +204,7 @@ func TestModelOutage(t *testing.T) {
 		if resp.StatusCode != c.code || resp.Header.Get("Retry-After") != "4" || !strings.Contains(body["error"], "model is unavailable") {
 			t.Errorf("%s: POST /chat %d Retry-After %q %v, want %d with Retry-After 4", c.mode, resp.StatusCode, resp.Header.Get("Retry-After"), body, c.code)
 		}
-		if took > 5*time.Second {
+		if took > 6*time.Second {
 			t.Errorf("%s: POST /chat took %s", c.mode, took)
 		}
 		if c.mode != "refuse" && ms.calls.Load()-before != 3 {
@@ -218,7 +218,7 @@ func TestModelOutage(t *testing.T) {
 		if last.Type != "error" || last.Status != c.code || last.RetryAfter != 4 || !strings.Contains(last.Message, "model is unavailable") {
 			t.Errorf("%s: the stream ended with %+v", c.mode, last)
 		}
-		if took > 5*time.Second {
+		if took > 6*time.Second {
 			t.Errorf("%s: the stream ended after %s", c.mode, took)
 		}
 	}
