@@ -3,8 +3,10 @@ package realty
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -94,12 +96,15 @@ func (a *Realty) buildContext(ctx context.Context, in react.PromptInput) ([]mess
 	sys.WriteString("\n\n## Skill: " + SkillProperty + " (app tools)\n\nsave_search_criteria keeps the user's lasting criteria in the skill's preferences.")
 	out := []message.Message{message.System(sys.String())}
 	for _, skill := range a.skillNames() {
+		// L1 holds only the user's own words (save_search_criteria keeps what the user said).
 		prefs, err := a.mem.Preferences(ctx, tc.Tenant, skill)
 		if err != nil {
 			return nil, err
 		}
 		if prefs != "" {
-			out = append(out, message.System(fmt.Sprintf("Saved preferences (%s/preferences.md):\n%s", skill, prefs)))
+			m := message.System(fmt.Sprintf("Saved preferences (%s/preferences.md):\n%s", skill, a.san.Sanitize(prefs)))
+			m.Metadata = map[string]any{layerKey: "L1"}
+			out = append(out, m)
 		}
 		if query != "" {
 			past, err := a.mem.History(ctx, tc.Tenant, skill, query, HistoryResults)
@@ -107,7 +112,8 @@ func (a *Realty) buildContext(ctx context.Context, in react.PromptInput) ([]mess
 				return nil, err
 			}
 			if len(past) > 0 {
-				out = append(out, message.System(fmt.Sprintf("Useful results from earlier sessions (%s):\n- %s", skill, strings.Join(past, "\n- "))))
+				// Earlier results are external text: data in a user message, never instructions.
+				out = append(out, a.externalMessage("L3", fmt.Sprintf("Results from earlier sessions (%s), for reference:\n- %s", skill, strings.Join(past, "\n- "))))
 			}
 		}
 	}
@@ -126,12 +132,19 @@ func (a *Realty) buildContext(ctx context.Context, in react.PromptInput) ([]mess
 			return nil, err
 		}
 		if len(eps) > 0 {
-			m := message.System("Earlier in this conversation (older exchanges related to this message):\n- " + strings.Join(eps, "\n- "))
-			m.Metadata = map[string]any{layerKey: "L2"}
-			out = append(out, m)
+			out = append(out, a.externalMessage("L2", "Earlier in this conversation (older exchanges related to this message):\n- "+strings.Join(eps, "\n- ")))
 		}
 	}
 	return out, nil
+}
+
+// externalMessage is text that holds external data (earlier results, episodes with their
+// listings) as the model gets it: sanitized, inside the external-data label, in a user message,
+// marked with its memory layer.
+func (a *Realty) externalMessage(layer, text string) message.Message {
+	m := message.User(a.san.WrapExternal(text))
+	m.Metadata = map[string]any{layerKey: layer}
+	return m
 }
 
 func (a *Realty) now() time.Time {
@@ -160,6 +173,13 @@ type windowModel struct {
 	// as a custom event ({"hints": [...]}) to a run that streams the custom mode: how a client of
 	// the Agent Protocol (trellis chat) gets them.
 	hints func(ctx context.Context, msgs []message.Message) []string
+	// outage, when set, is told of a call that failed for good because the model is
+	// unavailable, so the routes can answer 503/502 with Retry-After.
+	outage func(ctx context.Context, err error)
+	// offline is set when the model is the offline one: the turns the app's understanding
+	// recognises (details by address or reference, refinements, comparisons) are answered
+	// by it.
+	offline bool
 }
 
 // HintsEvent is the custom event the graph sends after a turn's final answer when the run
@@ -175,7 +195,7 @@ func (w *windowModel) emitHints(ctx context.Context, req *model.Request, answer 
 	}
 	var conv []message.Message
 	for _, m := range req.Messages {
-		if m.Role == message.RoleUser || m.Role == message.RoleAssistant {
+		if m.Metadata[layerKey] == nil && (m.Role == message.RoleUser || m.Role == message.RoleAssistant || m.Role == message.RoleTool) {
 			conv = append(conv, m)
 		}
 	}
@@ -190,9 +210,9 @@ func Window(msgs []message.Message) []message.Message {
 	var head, l2, conv []message.Message
 	for _, m := range msgs {
 		switch {
-		case m.Role == message.RoleSystem && m.Metadata[layerKey] == "L2":
+		case m.Metadata[layerKey] == "L2":
 			l2 = append(l2, m)
-		case m.Role == message.RoleSystem && len(conv) == 0:
+		case len(conv) == 0 && (m.Role == message.RoleSystem || m.Metadata[layerKey] != nil):
 			head = append(head, m)
 		default:
 			conv = append(conv, m)
@@ -227,9 +247,20 @@ func (w *windowModel) req(req *model.Request) *model.Request {
 }
 
 func (w *windowModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if w.offline {
+		if resp := understand(req.Messages); resp != nil {
+			if len(resp.Message.ToolCalls) == 0 {
+				w.emitHints(ctx, req, resp.Message.Text())
+			}
+			return resp, nil
+		}
+	}
 	tctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
 	resp, err := w.inner.Generate(tctx, w.req(req))
+	if err != nil && w.outage != nil {
+		w.outage(ctx, err)
+	}
 	if err == nil && resp != nil && len(resp.Message.ToolCalls) == 0 {
 		w.emitHints(ctx, req, resp.Message.Text())
 	}
@@ -238,12 +269,34 @@ func (w *windowModel) Generate(ctx context.Context, req *model.Request) (*model.
 
 func (w *windowModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
+		if w.offline {
+			if resp := understand(req.Messages); resp != nil {
+				if t := resp.Message.Content; t != "" && !yield(model.Chunk{Text: t}, nil) {
+					return
+				}
+				for i := range resp.Message.ToolCalls {
+					if !yield(model.Chunk{ToolCall: &resp.Message.ToolCalls[i]}, nil) {
+						return
+					}
+				}
+				if !yield(model.Chunk{FinishReason: resp.FinishReason, Metadata: resp.Message.Metadata}, nil) {
+					return
+				}
+				if len(resp.Message.ToolCalls) == 0 {
+					w.emitHints(ctx, req, resp.Message.Content)
+				}
+				return
+			}
+		}
 		tctx, cancel := context.WithTimeout(ctx, w.timeout)
 		defer cancel()
 		var text strings.Builder
 		calls := false
 		for c, err := range w.inner.Stream(tctx, w.req(req)) {
 			if err != nil {
+				if w.outage != nil {
+					w.outage(ctx, err)
+				}
 				yield(c, err)
 				return
 			}
@@ -280,8 +333,19 @@ func (r *routed) Call(ctx context.Context, args json.RawMessage) (*tool.Result, 
 		args = pointedListing(ctx, args)
 	}
 	res, err := r.Tool.Call(ctx, args)
-	if err != nil || res == nil || res.IsError {
-		return res, err
+	if err != nil {
+		// An upstream error can quote the upstream's answer: its text is sanitized before the
+		// executor logs it or turns it into the result the model reads.
+		return nil, &sanitizedError{msg: r.a.san.Sanitize(err.Error()), err: err}
+	}
+	if res == nil {
+		return nil, nil
+	}
+	// Sanitized here, before anything reads it (the executor's filter does it again for the
+	// history): the summary below goes to the scorer and the store.
+	r.a.san.FilterResult(ctx, &tool.FilterCall{}, res)
+	if res.IsError {
+		return res, nil
 	}
 	session := ""
 	if ci, ok := tool.CallInfoFrom(ctx); ok {
@@ -292,6 +356,15 @@ func (r *routed) Call(ctx context.Context, args json.RawMessage) (*tool.Result, 
 	}
 	return res, nil
 }
+
+// sanitizedError is a tool's error with its text sanitized; the cause stays for errors.Is.
+type sanitizedError struct {
+	msg string
+	err error
+}
+
+func (e *sanitizedError) Error() string { return e.msg }
+func (e *sanitizedError) Unwrap() error { return e.err }
 
 // summarize writes the L3 summary of a result: what was asked and what came back, not the raw
 // output.
@@ -429,23 +502,51 @@ func (a *Realty) criteriaTool() (tool.Tool, error) {
 					c.MinPrice = 0
 				}
 			}
+			// Only what the user said is kept: each value must be in the user's message (or in
+			// the suggestion a short confirmation accepts), never taken from earlier results.
+			said, dropped := a.userWords(ctx), []string{}
 			if s := strings.TrimSpace(c.Location); s != "" {
-				es = append(es, entry{"LOCATION", "location", s})
+				if SaysPlace(said, s) {
+					es = append(es, entry{"LOCATION", "location", s})
+				} else {
+					dropped = append(dropped, "location "+s)
+				}
 			}
-			if c.MinPrice > 0 {
-				es = append(es, entry{"BUDGET", "min_price", num(c.MinPrice)})
-			}
-			if c.MaxPrice > 0 {
-				es = append(es, entry{"BUDGET", "max_price", num(c.MaxPrice)})
+			for _, p := range []struct {
+				key string
+				v   float64
+			}{{"min_price", c.MinPrice}, {"max_price", c.MaxPrice}} {
+				switch {
+				case p.v <= 0:
+				case lexicon.SaysAmount(said, p.v):
+					es = append(es, entry{"BUDGET", p.key, num(p.v)})
+				default:
+					dropped = append(dropped, p.key+" "+num(p.v))
+				}
 			}
 			if c.Bedrooms > 0 {
-				es = append(es, entry{"ROOMS", "bedrooms", num(c.Bedrooms)})
+				if n, ok := lexicon.Bedrooms(said); ok && n == c.Bedrooms {
+					es = append(es, entry{"ROOMS", "bedrooms", num(c.Bedrooms)})
+				} else {
+					dropped = append(dropped, "bedrooms "+num(c.Bedrooms))
+				}
 			}
 			if c.Bathrooms > 0 {
-				es = append(es, entry{"ROOMS", "bathrooms", num(c.Bathrooms)})
+				if n, ok := lexicon.Bathrooms(said); ok && n == c.Bathrooms {
+					es = append(es, entry{"ROOMS", "bathrooms", num(c.Bathrooms)})
+				} else {
+					dropped = append(dropped, "bathrooms "+num(c.Bathrooms))
+				}
 			}
 			if c.PropertyType != "" && c.PropertyType != "any" {
-				es = append(es, entry{"TYPE", "property_type", c.PropertyType})
+				if lexicon.SaysType(said, c.PropertyType) {
+					es = append(es, entry{"TYPE", "property_type", c.PropertyType})
+				} else {
+					dropped = append(dropped, "property_type "+c.PropertyType)
+				}
+			}
+			if len(es) == 0 && len(dropped) > 0 {
+				return "", fmt.Errorf("nothing saved: %s %s not in the user's message; save only what the user says, or ask them to confirm it", strings.Join(dropped, ", "), plural(len(dropped), "is", "are"))
 			}
 			if len(es) == 0 {
 				return "", fmt.Errorf("nothing to save: give at least one of location, min_price, max_price, bedrooms, bathrooms, or property_type")
@@ -457,7 +558,11 @@ func (a *Realty) criteriaTool() (tool.Tool, error) {
 				}
 				saved = append(saved, fmt.Sprintf("[%s] %s: %s", e.typ, e.key, e.value))
 			}
-			return "Saved to preferences.md: " + strings.Join(saved, "; "), nil
+			out := "Saved to preferences.md: " + strings.Join(saved, "; ")
+			if len(dropped) > 0 {
+				out += ". Not saved, as the user did not say it: " + strings.Join(dropped, ", ")
+			}
+			return out, nil
 		})
 }
 
@@ -569,6 +674,46 @@ func pointedListing(ctx context.Context, args json.RawMessage) json.RawMessage {
 	return out
 }
 
+// userWords is what the user said in this turn: the last message, and when it only confirms a
+// suggestion ("yes, save that"), the assistant's message it answers.
+func (a *Realty) userWords(ctx context.Context) string {
+	st, ok := tool.StateFrom[react.State](ctx)
+	if !ok {
+		return ""
+	}
+	msgs := st.Messages
+	last := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == message.RoleUser {
+			last = i
+			break
+		}
+	}
+	if last < 0 {
+		return ""
+	}
+	text := msgs[last].Text()
+	if lexicon.IsConfirmation(text) {
+		for i := last - 1; i >= 0; i-- {
+			if msgs[i].Role == message.RoleUser {
+				break
+			}
+			if msgs[i].Role == message.RoleAssistant && strings.TrimSpace(msgs[i].Content) != "" {
+				text += "\n" + offlineText(msgs[i].Content)
+				break
+			}
+		}
+	}
+	return text
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // lastUserText is the user's last message in the run's state, lower case.
 func lastUserText(ctx context.Context) string {
 	st, ok := tool.StateFrom[react.State](ctx)
@@ -632,4 +777,35 @@ func exchangeText(msgs []message.Message, n int) string {
 		text += "\nListings: " + strings.Join(seen, "; ")
 	}
 	return text
+}
+
+// recordOutage keeps the model's unavailability for the thread whose call failed.
+func (a *Realty) recordOutage(ctx context.Context, err error) {
+	var ue *model.UnavailableError
+	if !errors.As(err, &ue) {
+		return
+	}
+	if info, ok := graph.InfoFrom(ctx); ok && info.ThreadID != "" {
+		a.outages.Store(info.ThreadID, ue)
+	}
+}
+
+// outage returns, and forgets, the model's unavailability during the thread's latest run.
+func (a *Realty) outage(threadID string) (*model.UnavailableError, bool) {
+	v, ok := a.outages.LoadAndDelete(threadID)
+	if !ok {
+		return nil, false
+	}
+	return v.(*model.UnavailableError), true
+}
+
+// outageError is what the routes say when the model is unavailable: 503 when it could not be
+// reached or did not answer in time, 502 when it answered wrongly, with Retry-After.
+func outageError(ue *model.UnavailableError) *apiError {
+	code := http.StatusServiceUnavailable
+	if ue.BadAnswer {
+		code = http.StatusBadGateway
+	}
+	secs := max(1, int(ue.RetryAfter.Round(time.Second)/time.Second))
+	return &apiError{code: code, retryAfter: secs, msg: fmt.Sprintf("the model is unavailable right now (%d attempts failed); your message is kept in the session: send it again in %d seconds", ue.Attempts, secs)}
 }

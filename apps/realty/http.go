@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"regexp"
 	"strings"
@@ -51,19 +52,24 @@ type Event struct {
 	Hints     []string `json:"hints,omitempty"`
 	SessionID string   `json:"session_id,omitempty"`
 	Message   string   `json:"message,omitempty"`
+	// Status and RetryAfter (seconds) come with an error event when the model is unavailable:
+	// 503, or 502 when it answered wrongly.
+	Status     int `json:"status,omitempty"`
+	RetryAfter int `json:"retry_after,omitempty"`
 }
 
 var sessionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
 type apiError struct {
-	code int
-	msg  string
+	code       int
+	msg        string
+	retryAfter int // seconds, for Retry-After; 0 sends none
 }
 
 func (e *apiError) Error() string { return e.msg }
 
 func badRequest(format string, args ...any) error {
-	return &apiError{http.StatusBadRequest, fmt.Sprintf(format, args...)}
+	return &apiError{code: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -77,6 +83,9 @@ func (a *Realty) fail(w http.ResponseWriter, err error) {
 	var se *server.APIError
 	switch {
 	case errors.As(err, &ae):
+		if ae.retryAfter > 0 {
+			w.Header().Set("Retry-After", fmt.Sprint(ae.retryAfter))
+		}
 		writeJSON(w, ae.code, map[string]string{"error": ae.msg})
 	case errors.As(err, &se) && se.Status < 500:
 		writeJSON(w, se.Status, map[string]string{"error": se.Message})
@@ -84,7 +93,7 @@ func (a *Realty) fail(w http.ResponseWriter, err error) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such session; GET /apps/realty/sessions lists yours"})
 	default:
 		a.log.Warn("realty: request failed", "err", err)
-		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": a.san.Sanitize(err.Error())})
 	}
 }
 
@@ -157,6 +166,7 @@ func (a *Realty) start(ctx context.Context, p server.Principal, c ChatRequest) (
 		Config:            map[string]any{"configurable": map[string]any{"session_id": c.SessionID}},
 		Metadata:          map[string]any{"realty_session": c.SessionID},
 		MultitaskStrategy: "enqueue"}
+	a.outages.Delete(ThreadID(c.SessionID))
 	run, err := a.runs.Start(ctx, p, req)
 	if err != nil {
 		return nil, err
@@ -185,8 +195,12 @@ type outcome struct {
 }
 
 func (a *Realty) finish(ctx context.Context, p server.Principal, c ChatRequest, run *server.Run) (*outcome, error) {
-	if _, err := a.runs.Wait(ctx, p, run.ThreadID, run.RunID); err != nil {
-		return nil, err
+	_, werr := a.runs.Wait(ctx, p, run.ThreadID, run.RunID)
+	if ue, ok := a.outage(run.ThreadID); ok {
+		return nil, outageError(ue)
+	}
+	if werr != nil {
+		return nil, werr
 	}
 	done, err := a.runs.Get(ctx, p, run.ThreadID, run.RunID)
 	if err == nil && done.Status == server.RunError {
@@ -269,26 +283,94 @@ func (a *Realty) history(ctx context.Context, p server.Principal, session string
 	return snap.Values.Messages, nil
 }
 
-// hints are three follow-up questions from the last four messages, tool content left out.
+// hints are three follow-up questions. After listings or a listing's details they are written
+// from what was shown (a listing's street, the search's city and budget), so they read naturally
+// and the app understands them offline; otherwise, and for a real model when the turn showed
+// nothing, the fast model writes them from the last four messages, tool content left out, and
+// any that names no listing ("the details" alone) is replaced.
 func (a *Realty) hints(ctx context.Context, msgs []message.Message) []string {
-	var plain []message.Message
-	for _, m := range msgs {
-		if m.Role == message.RoleTool || (m.Role == message.RoleAssistant && strings.TrimSpace(m.Content) == "") {
-			continue
+	shownNow := lastTurnData(msgs)
+	var h []string
+	if shownNow == nil || !isOffline(a.fast) {
+		var plain []message.Message
+		for _, m := range msgs {
+			if m.Role == message.RoleTool || m.Role == message.RoleSystem || (m.Role == message.RoleAssistant && strings.TrimSpace(m.Content) == "") {
+				continue
+			}
+			plain = append(plain, message.Message{Role: m.Role, Content: offlineText(m.Text())})
 		}
-		plain = append(plain, message.Message{Role: m.Role, Content: offlineText(m.Text())})
+		if len(plain) > 4 {
+			plain = plain[len(plain)-4:]
+		}
+		if got, err := conversation.Hints(ctx, a.fast, plain); err == nil {
+			for _, x := range got {
+				x = strings.TrimSpace(offlineText(x))
+				if x != "" && !vagueHint.MatchString(x) {
+					h = append(h, x)
+				}
+			}
+		}
 	}
-	if len(plain) > 4 {
-		plain = plain[len(plain)-4:]
-	}
-	h, err := conversation.Hints(ctx, a.fast, plain)
-	if err != nil {
-		return nil
+	if shownNow != nil {
+		h = append(h, dataHints(shownNow, shownIn(msgs))...)
 	}
 	if len(h) > 3 {
 		h = h[:3]
 	}
+	for i := range h {
+		h[i] = a.san.Sanitize(h[i])
+	}
 	return h
+}
+
+// vagueHint is a follow-up that names nothing: "the details" standing alone as its subject.
+var vagueHint = regexp.MustCompile(`(?i)\bthe details\b(?:\s*[?.!]|\s*$|\s+(?:about|on|for)\s+(?:it|this|that|them|these)\b)|\babout the details\b`)
+
+// lastTurnData is the data of the last turn's property tools, nil when it showed none.
+func lastTurnData(msgs []message.Message) *Data {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == message.RoleUser {
+			return nil
+		}
+		if d := dataOf(msgs[i]); d != nil && len(d.Items) > 0 {
+			return d
+		}
+	}
+	return nil
+}
+
+// dataHints are follow-ups about what was just shown, naming listings by their street.
+func dataHints(d *Data, s shown) []string {
+	street := func(l realtyapi.Listing) string {
+		line, _, _ := strings.Cut(l.Address, ",")
+		return strings.TrimSpace(line)
+	}
+	if d.Type == "detail" {
+		l := d.Items[0]
+		var out []string
+		for _, o := range s.listings {
+			if o.ZPID != l.ZPID {
+				out = append(out, fmt.Sprintf("Compare %s with %s", street(l), street(o)))
+				break
+			}
+		}
+		city := ""
+		if parts := strings.Split(l.Address, ","); len(parts) > 1 {
+			city = strings.TrimSpace(parts[1])
+		}
+		if l.Price != nil && city != "" {
+			out = append(out, fmt.Sprintf("Find homes in %s under $%s", city, thousands(math.Round(*l.Price/1000)*1000)))
+		}
+		if len(s.listings) > 0 {
+			out = append(out, "Show me the cheapest one from the search")
+		}
+		return append(out, fmt.Sprintf("Find cheaper homes than %s", street(l)))
+	}
+	out := []string{fmt.Sprintf("Tell me more about %s", street(d.Items[0]))}
+	if len(d.Items) > 1 {
+		out = append(out, fmt.Sprintf("Compare %s and %s", street(d.Items[0]), street(d.Items[1])))
+	}
+	return append(out, "Anything cheaper?", "Show me bigger homes")
 }
 
 func (a *Realty) chat(w http.ResponseWriter, r *http.Request) {
@@ -376,6 +458,7 @@ func (a *Realty) startStream(w http.ResponseWriter, r *http.Request, p server.Pr
 		Metadata:          map[string]any{"realty_session": c.SessionID},
 		StreamMode:        []string{"messages-tuple"},
 		MultitaskStrategy: "enqueue"}
+	a.outages.Delete(ThreadID(c.SessionID))
 	run, events, err := a.runs.Stream(ctx, p, req)
 	if err != nil {
 		a.fail(w, err)
@@ -385,7 +468,15 @@ func (a *Realty) startStream(w http.ResponseWriter, r *http.Request, p server.Pr
 		a.fail(w, err)
 		return nil
 	}
-	return func(send func(Event) bool) {
+	return func(out func(Event) bool) {
+		// Every event's text passes the sanitizer (an error can quote an upstream answer).
+		send := func(e Event) bool {
+			e.Message = a.san.Sanitize(e.Message)
+			for i := range e.Hints {
+				e.Hints[i] = a.san.Sanitize(e.Hints[i])
+			}
+			return out(e)
+		}
 		for ev, err := range events {
 			if err != nil {
 				send(Event{Type: "error", Message: err.Error()})
@@ -394,6 +485,11 @@ func (a *Realty) startStream(w http.ResponseWriter, r *http.Request, p server.Pr
 			if ev.Event == "error" {
 				var e struct{ Message string }
 				_ = json.Unmarshal(ev.Data, &e)
+				if ue, ok := a.outage(run.ThreadID); ok {
+					oe := outageError(ue)
+					send(Event{Type: "error", Message: oe.msg, Status: oe.code, RetryAfter: oe.retryAfter})
+					return
+				}
 				send(Event{Type: "error", Message: e.Message})
 				return
 			}
@@ -526,7 +622,7 @@ func (a *Realty) title(w http.ResponseWriter, r *http.Request) {
 			if m.Role == message.RoleUser {
 				t, err := conversation.Title(r.Context(), a.fast, []message.Message{m})
 				if err == nil {
-					s.Title = offlineText(t)
+					s.Title = a.san.Sanitize(offlineText(t))
 				}
 				break
 			}

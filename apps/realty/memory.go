@@ -29,6 +29,16 @@ type Memory struct {
 	Store store.Store
 	// Model scores results (L3); nil or the offline model scores by rule.
 	Model model.Model
+	// Sanitize, when set, is applied to every text the memory writes (preference values, L3
+	// summaries, L2 episodes, session titles): no secret reaches a stored row.
+	Sanitize func(string) string
+}
+
+func (m *Memory) clean(s string) string {
+	if m.Sanitize == nil {
+		return s
+	}
+	return m.Sanitize(s)
 }
 
 // PreferencesFile is the key of a skill's L1 document.
@@ -57,13 +67,14 @@ func (m *Memory) Preferences(ctx context.Context, tenant, skill string) (string,
 // SavePreference writes "[TYPE] key: value" to a skill's preferences.md: the entry of the same
 // type and key is overwritten, otherwise the entry is appended.
 func (m *Memory) SavePreference(ctx context.Context, tenant, skill, typ, key, value string) error {
-	_, err := memory.SetPreference(ctx, m.Store, skillNS(tenant, skill), PreferencesFile, strings.ToUpper(strings.TrimSpace(typ)), strings.TrimSpace(key), value)
+	_, err := memory.SetPreference(ctx, m.Store, skillNS(tenant, skill), PreferencesFile, strings.ToUpper(strings.TrimSpace(typ)), strings.TrimSpace(key), m.clean(value))
 	return err
 }
 
 // ScoreAndSave scores a summary of a tool's result (1-5) and keeps it in the skill's L3 history
 // when the score is 3 or more. It returns the score and whether it was kept.
 func (m *Memory) ScoreAndSave(ctx context.Context, tenant, skill, session, summary string) (int, bool, error) {
+	summary = m.clean(summary)
 	score, err := memory.ScoreSummary(ctx, m.Model, summary)
 	if err != nil {
 		return 0, false, nil // a scorer that fails scores 0: nothing is saved
@@ -88,7 +99,7 @@ func (m *Memory) History(ctx context.Context, tenant, skill, query string, n int
 // SaveEpisode keeps one exchange of a session (L2), numbered by its turn.
 func (m *Memory) SaveEpisode(ctx context.Context, tenant, session string, turn int, text string) error {
 	_, err := memory.SaveEpisode(ctx, m.Store, sessionNS(tenant, session), memory.Episode{
-		Key: fmt.Sprintf("turn-%06d", turn), Thread: session, Text: text, Data: map[string]any{"turn": turn}})
+		Key: fmt.Sprintf("turn-%06d", turn), Thread: session, Text: m.clean(text), Data: map[string]any{"turn": turn}})
 	return err
 }
 
@@ -156,7 +167,7 @@ func sessionOf(id string, v map[string]any, created, updated time.Time) Session 
 // PutSession writes a session's record.
 func (m *Memory) PutSession(ctx context.Context, tenant string, s Session) error {
 	return m.Store.Put(ctx, store.PutRequest{Namespace: sessionsNS(tenant), Key: s.ID, NoIndex: true,
-		Value: map[string]any{"title": s.Title, "turns": s.Turns, "updated": s.UpdatedAt.UTC().Format(time.RFC3339Nano)}})
+		Value: map[string]any{"title": m.clean(s.Title), "turns": s.Turns, "updated": s.UpdatedAt.UTC().Format(time.RFC3339Nano)}})
 }
 
 // Sessions lists the tenant's sessions, most recent first.

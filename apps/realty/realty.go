@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/trellis-go/trellis/agent/conversation"
@@ -34,6 +35,7 @@ import (
 	"github.com/trellis-go/trellis/apps/realty/realtyapi"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/tool"
 	"github.com/trellis-go/trellis/tool/sanitize"
@@ -65,6 +67,14 @@ type Options struct {
 	Secrets []string
 	// LLMTimeout bounds one model call; zero means 120 seconds.
 	LLMTimeout time.Duration
+	// Model calls: FirstToken bounds the wait for a call's first token, connecting included
+	// (zero: 8 seconds); transient failures (refused, reset, timed out, HTTP 408/429/5xx) are
+	// retried up to ModelAttempts times (zero: 3) with backoff from ModelBackoff (zero: 200 ms),
+	// all within ModelBudget (zero: 20 seconds). Then the turn ends with an error that says the
+	// model is unavailable: an `error` event, or 503 (502 for a bad answer) with Retry-After
+	// (ModelRetryAfter, zero: 10 seconds).
+	FirstToken, ModelBudget, ModelBackoff, ModelRetryAfter time.Duration
+	ModelAttempts                                          int
 	// TimeZone is the user's; nil means the host's.
 	TimeZone *time.Location
 	// Clock, when set, gives the current time (tests).
@@ -79,6 +89,7 @@ type Realty struct {
 	graph *graph.Compiled[react.State]
 	model model.Model
 	fast  model.Model
+	san   *sanitize.Sanitizer
 	runs  *server.Runs
 	saver interface {
 		DeleteThreads(ctx context.Context, threadIDs []string) error
@@ -89,6 +100,7 @@ type Realty struct {
 	clock      func() time.Time
 	close      []func() error
 	openStream func(tenant string) (func(), error)
+	outages    sync.Map // thread ID → *model.UnavailableError of its latest run
 }
 
 // App returns the app: the offline demo data unless the property skill's env file has a key.
@@ -193,6 +205,10 @@ func Build(ctx context.Context, d server.AppDeps, o Options) (a *Realty, err err
 		}
 		ms[i].EnvFile = file
 	}
+	// One sanitizer for every path out of a worker: tool results, the memory's rows, model
+	// requests, events, errors and the app's log lines (the pool's included).
+	a.san = sanitize.New(append(secrets, sanitize.SecretsFromEnv(os.Getenv)...)...)
+	a.log = slog.New(&redactingHandler{inner: log.Handler(), san: a.san})
 	rt := o.Runtime
 	if rt == nil {
 		exe, err := os.Executable()
@@ -207,17 +223,18 @@ func Build(ctx context.Context, d server.AppDeps, o Options) (a *Realty, err err
 			return self, nil
 		}}
 	}
-	a.pool = worker.NewPool(rt, &worker.Options{Logger: log})
+	a.pool = worker.NewPool(rt, &worker.Options{Logger: a.log})
 	a.close = append(a.close, func() error { return a.pool.StopAll(context.Background()) })
 	if a.reg, err = skills.LoadManifests(ctx, ms, a.pool); err != nil {
 		return nil, err
 	}
-	a.model = d.Models.For(model.RoleDefault)
-	a.fast = d.Models.For(model.RoleFast)
+	a.model = &guard{inner: model.Resilient(d.Models.For(model.RoleDefault), &model.ResilientOptions{
+		FirstToken: o.FirstToken, Attempts: o.ModelAttempts, Budget: o.ModelBudget, Backoff: o.ModelBackoff, RetryAfter: o.ModelRetryAfter}), san: a.san}
+	a.fast = &guard{inner: d.Models.For(model.RoleFast), san: a.san}
 	if d.Store == nil {
 		return nil, errors.New("realty: the server has no store")
 	}
-	a.mem = &Memory{Store: d.Store, Model: a.fast}
+	a.mem = &Memory{Store: d.Store, Model: a.fast, Sanitize: a.san.Sanitize}
 	tools := make([]tool.Tool, 0, len(a.reg.Tools())+1)
 	for _, t := range a.reg.Tools() {
 		owner, _ := a.reg.Owner(t.Spec().Name)
@@ -232,10 +249,10 @@ func Build(ctx context.Context, d server.AppDeps, o Options) (a *Realty, err err
 	if timeout <= 0 {
 		timeout = 120 * time.Second
 	}
-	a.graph, err = react.New(&windowModel{inner: a.model, timeout: timeout, hints: a.hints}, &react.Options{
+	a.graph, err = react.New(&windowModel{inner: a.model, timeout: timeout, hints: a.hints, outage: a.recordOutage, offline: isOffline(a.model)}, &react.Options{
 		Name:     Name,
 		Tools:    tools,
-		Executor: &tool.ExecutorOptions{Timeout: 45 * time.Second, Filters: []tool.Filter{sanitize.New(append(secrets, sanitize.SecretsFromEnv(os.Getenv)...)...)}},
+		Executor: &tool.ExecutorOptions{Timeout: 45 * time.Second, Filters: []tool.Filter{a.san}, Logger: a.log},
 		Context:  a.buildContext,
 		MaxTurns: MaxToolIterations,
 		// Reactive compaction: a call refused for its length is retried once on a summary of
@@ -247,6 +264,16 @@ func Build(ctx context.Context, d server.AppDeps, o Options) (a *Realty, err err
 		return nil, err
 	}
 	return a, nil
+}
+
+// isOffline reports the offline model (through any wrapper that passes on its identity).
+func isOffline(m model.Model) bool {
+	id, ok := m.(model.Identified)
+	if !ok {
+		return false
+	}
+	p, _ := id.Identity()
+	return p == offline.Name
 }
 
 // WorkerCommand is the program the property skill's workers run when its SKILL.md names none:

@@ -16,7 +16,9 @@ import (
 	"github.com/trellis-go/trellis/server"
 )
 
-func serve(t *testing.T) (*httptest.Server, string) {
+func serve(t *testing.T) (*httptest.Server, string) { return serveB(t) }
+
+func serveB(t testing.TB) (*httptest.Server, string) {
 	t.Helper()
 	s, err := server.New(server.Config{Apps: []server.App{realty.App()}, DataDir: t.TempDir(), Dev: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -250,5 +252,61 @@ func TestWorkerCommandPrefersTheSmallWorker(t *testing.T) {
 	}
 	if got := realty.WorkerCommand(exe); len(got) != 1 || got[0] != small {
 		t.Errorf("with an executable propertyworker beside it: %v, want %s", got, small)
+	}
+}
+
+// Offline, through the server: details by an address as people write it (the street alone),
+// by reference, a refinement and a comparison of listings shown earlier.
+func TestOfflineUnderstandingThroughTheServer(t *testing.T) {
+	t.Parallel()
+	_, base := serve(t)
+	var r realty.ChatResponse
+	if code := post(t, base+"/chat", `{"session_id": "u-1", "message": "Find homes for sale in Denver under $900k"}`, &r); code != 200 || r.Data == nil || len(r.Data.Items) < 3 {
+		t.Fatalf("search: %d %+v", code, r)
+	}
+	items := r.Data.Items
+	street, _, _ := strings.Cut(items[1].Address, ",")
+	first, _, _ := strings.Cut(items[0].Address, ",")
+	if len(r.Hints) != 3 || r.Hints[0] != "Tell me more about "+first {
+		t.Errorf("hints after the search: %q", r.Hints)
+	}
+	var d realty.ChatResponse
+	post(t, base+"/chat", `{"session_id": "u-1", "message": "Show me the details of the house at `+street+`"}`, &d)
+	if d.Data == nil || d.Data.Type != "detail" || d.Data.Items[0].ZPID != items[1].ZPID {
+		t.Errorf("details of %q: %+v", street, d)
+	}
+	if len(d.Hints) != 3 || !strings.HasPrefix(d.Hints[0], "Compare "+street+" with ") {
+		t.Errorf("hints after the details: %q", d.Hints)
+	}
+	cheapest := items[0]
+	for _, l := range items {
+		if *l.Price < *cheapest.Price {
+			cheapest = l
+		}
+	}
+	post(t, base+"/chat", `{"session_id": "u-1", "message": "tell me about the cheapest one"}`, &d)
+	if d.Data == nil || d.Data.Type != "detail" || d.Data.Items[0].ZPID != cheapest.ZPID {
+		t.Errorf("the cheapest: %+v, want %s", d.Data, cheapest.ZPID)
+	}
+	post(t, base+"/chat", `{"session_id": "u-1", "message": "compare the first two"}`, &d)
+	if !strings.Contains(d.Message, "Here is how they compare") || !strings.Contains(d.Message, strings.Split(items[0].Address, ",")[0]) || !strings.Contains(d.Message, strings.Split(items[1].Address, ",")[0]) {
+		t.Errorf("comparison: %q", d.Message)
+	}
+	post(t, base+"/chat", `{"session_id": "u-1", "message": "anything cheaper?"}`, &d)
+	if d.Data == nil || d.Data.Type != "listings" || len(d.Data.Items) == 0 {
+		t.Fatalf("cheaper: %+v", d)
+	}
+	top := 0.0
+	for _, l := range items {
+		top = max(top, *l.Price)
+	}
+	for _, l := range d.Data.Items {
+		if *l.Price >= top || !strings.Contains(l.Address, "Denver") {
+			t.Errorf("a cheaper listing %+v (the first search's dearest was %.0f)", l, top)
+		}
+	}
+	post(t, base+"/chat", `{"session_id": "u-1", "message": "what about Seattle instead?"}`, &d)
+	if d.Data == nil || len(d.Data.Items) == 0 || !strings.Contains(d.Data.Items[0].Address, "Seattle") {
+		t.Errorf("another city: %+v", d.Data)
 	}
 }

@@ -200,10 +200,39 @@ func matches(prompt string, p map[string]any) bool {
 func Handler(props []map[string]any, key string) http.Handler {
 	byZPID := map[string]map[string]any{}
 	byAddr := map[string]map[string]any{}
+	byLine := map[string][]map[string]any{} // the street line alone, as people often write it
 	for _, p := range props {
 		l := ParseListing(p)
 		byZPID[l.ZPID] = p
-		byAddr[NormalizeAddress(l.Address)] = p
+		key := NormalizeAddress(l.Address)
+		byAddr[key] = p
+		line, _, _ := strings.Cut(key, "|")
+		byLine[line] = append(byLine[line], p)
+	}
+	lookup := func(a string) map[string]any {
+		key := NormalizeAddress(a)
+		if p := byAddr[key]; p != nil {
+			return p
+		}
+		line, rest, _ := strings.Cut(key, "|")
+		var found []map[string]any
+		for _, p := range byLine[line] {
+			// The parts given (city, state) must agree with the listing's.
+			pk := NormalizeAddress(ParseListing(p).Address)
+			ok := true
+			for _, part := range strings.Split(rest, "|") {
+				if part != "" && !strings.Contains(pk, "|"+part) {
+					ok = false
+				}
+			}
+			if ok {
+				found = append(found, p)
+			}
+		}
+		if len(found) == 1 {
+			return found[0]
+		}
+		return nil
 	}
 	write := func(w http.ResponseWriter, code int, v any) {
 		w.Header().Set("Content-Type", "application/json")
@@ -252,7 +281,7 @@ func Handler(props []map[string]any, key string) http.Handler {
 			write(w, 400, map[string]any{"message": "400: propertyaddress is required"})
 			return
 		}
-		detail(w, byAddr[NormalizeAddress(a)])
+		detail(w, lookup(a))
 	})
 	if key == "" {
 		return mux

@@ -1,0 +1,225 @@
+package realty
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The app's words (kinds of home, room words, amounts, confirmations) are data, in
+// lexicon/en.json; this file only reads text with them.
+//
+//go:embed lexicon/en.json
+var lexiconJSON []byte
+
+// Lexicon is the words the app reads a user's message with.
+type Lexicon struct {
+	PropertyTypes  map[string][]string `json:"property_types"`
+	BedroomWords   []string            `json:"bedroom_words"`
+	BathroomWords  []string            `json:"bathroom_words"`
+	NumberWords    map[string]float64  `json:"number_words"`
+	AmountSuffixes map[string]float64  `json:"amount_suffixes"`
+	Confirmations  []string            `json:"confirmations"`
+	CeilingWords   []string            `json:"ceiling_words"`
+	FloorWords     []string            `json:"floor_words"`
+	Ordinals       map[string]int      `json:"ordinals"`
+	ListNouns      []string            `json:"list_nouns"`
+	Superlatives   map[string]struct {
+		Field string `json:"field"`
+		Order string `json:"order"`
+	} `json:"superlatives"`
+	CheaperWords   []string       `json:"cheaper_words"`
+	PricierWords   []string       `json:"pricier_words"`
+	BiggerWords    []string       `json:"bigger_words"`
+	MoreBathsWords []string       `json:"more_baths_words"`
+	SwitchWords    []string       `json:"switch_words"`
+	CompareWords   []string       `json:"compare_words"`
+	PairWords      map[string]int `json:"pair_words"`
+	StreetSuffixes []string       `json:"street_suffixes"`
+	StopWords      []string       `json:"stop_words"`
+
+	bedRE, bathRE, amountRE *regexp.Regexp
+	typeRE                  map[string]*regexp.Regexp
+	addressRE, ordinalRE    *regexp.Regexp
+}
+
+var lexicon = mustLexicon(lexiconJSON)
+
+func mustLexicon(b []byte) *Lexicon {
+	l, err := ParseLexicon(b)
+	if err != nil {
+		panic(err) // the embedded file is part of the program; a test reads it
+	}
+	return l
+}
+
+// ParseLexicon reads a lexicon file.
+func ParseLexicon(b []byte) (*Lexicon, error) {
+	var l Lexicon
+	if err := json.Unmarshal(b, &l); err != nil {
+		return nil, fmt.Errorf("realty: the lexicon is not valid JSON: %w", err)
+	}
+	if len(l.BedroomWords) == 0 || len(l.BathroomWords) == 0 || len(l.PropertyTypes) == 0 {
+		return nil, fmt.Errorf("realty: the lexicon needs bedroom_words, bathroom_words and property_types")
+	}
+	nums := []string{`\d+(?:\.\d+)?`}
+	for w := range l.NumberWords {
+		nums = append(nums, regexp.QuoteMeta(w))
+	}
+	sort.Slice(nums[1:], func(i, j int) bool { return len(nums[1+i]) > len(nums[1+j]) })
+	num := "(" + strings.Join(nums, "|") + ")"
+	l.bedRE = regexp.MustCompile(`(?i)(?:^|[^a-z0-9])` + num + `\s*\+?\s*-?\s*` + alternation(l.BedroomWords) + `\b`)
+	l.bathRE = regexp.MustCompile(`(?i)(?:^|[^a-z0-9])` + num + `\s*\+?\s*-?\s*` + alternation(l.BathroomWords) + `\b`)
+	var suf []string
+	for w := range l.AmountSuffixes {
+		suf = append(suf, w)
+	}
+	l.amountRE = regexp.MustCompile(`(?i)(\$\s*)?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*` + alternation(suf) + `?\b`)
+	// A street line: a house number, up to four words and a street suffix ("742 Oak Street").
+	l.addressRE = regexp.MustCompile(`(?i)\b\d{1,6}\s+(?:[a-z0-9.'-]+\s+){0,4}?` + alternation(l.StreetSuffixes) + `\b`)
+	var ords []string
+	for w := range l.Ordinals {
+		ords = append(ords, w)
+	}
+	l.ordinalRE = regexp.MustCompile(`(?i)(?:^|[^\w#])` + alternation(ords) + `(?:$|[^\w])|(?:#|\bnumber\s+|\bno\.?\s+|\blisting\s+|\boption\s+|\bresult\s+)(\d{1,2})\b`)
+	l.typeRE = map[string]*regexp.Regexp{}
+	for t, ws := range l.PropertyTypes {
+		l.typeRE[t] = regexp.MustCompile(`(?i)\b` + alternation(ws) + `\b`)
+	}
+	return &l, nil
+}
+
+// alternation is a group matching any of the words, longest first.
+func alternation(words []string) string {
+	ws := append([]string{}, words...)
+	sort.Slice(ws, func(i, j int) bool { return len(ws[i]) > len(ws[j]) })
+	for i, w := range ws {
+		ws[i] = strings.ReplaceAll(regexp.QuoteMeta(w), `\ `, `\s+`)
+		ws[i] = strings.ReplaceAll(ws[i], " ", `\s+`)
+	}
+	return "(" + strings.Join(ws, "|") + ")"
+}
+
+func (l *Lexicon) number(s string) (float64, bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return f, true
+	}
+	f, ok := l.NumberWords[s]
+	return f, ok
+}
+
+// Bedrooms is the count written before a bedroom word ("3 bedrooms", "three-bed").
+func (l *Lexicon) Bedrooms(text string) (float64, bool) { return l.count(l.bedRE, text) }
+
+// Bathrooms is the count written before a bathroom word.
+func (l *Lexicon) Bathrooms(text string) (float64, bool) { return l.count(l.bathRE, text) }
+
+func (l *Lexicon) count(re *regexp.Regexp, text string) (float64, bool) {
+	m := re.FindStringSubmatch(text)
+	if m == nil {
+		return 0, false
+	}
+	return l.number(m[1])
+}
+
+// Amount is a sum of money or a number in text, with its position.
+type Amount struct {
+	Value      float64
+	Start, End int
+	Dollar     bool // written with $ or a suffix (k, million): certainly money
+}
+
+// Amounts lists the numbers in text as amounts ("$1,200,000", "1.2m", "500k", "900 thousand").
+func (l *Lexicon) Amounts(text string) []Amount {
+	var out []Amount
+	for _, m := range l.amountRE.FindAllStringSubmatchIndex(text, -1) {
+		digits := strings.ReplaceAll(text[m[4]:m[5]], ",", "")
+		f, err := strconv.ParseFloat(digits, 64)
+		if err != nil {
+			continue
+		}
+		a := Amount{Value: f, Start: m[0], End: m[1], Dollar: m[2] >= 0}
+		if m[6] >= 0 {
+			a.Value *= l.AmountSuffixes[strings.ToLower(text[m[6]:m[7]])]
+			a.Dollar = true
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// SaysAmount reports whether text names the amount v (within a dollar, or 0.5% for a rounded
+// "1.2m").
+func (l *Lexicon) SaysAmount(text string, v float64) bool {
+	for _, a := range l.Amounts(text) {
+		if math.Abs(a.Value-v) <= math.Max(1, v*0.005) {
+			return true
+		}
+	}
+	return false
+}
+
+// Types lists the kinds of home text names, in the lexicon's codes (CONDO, TOWNHOUSE, ...).
+func (l *Lexicon) Types(text string) []string {
+	var out []string
+	for t, re := range l.typeRE {
+		if re.MatchString(text) {
+			out = append(out, t)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SaysType reports whether text names the kind of home typ.
+func (l *Lexicon) SaysType(text, typ string) bool {
+	re, ok := l.typeRE[strings.ToUpper(typ)]
+	return ok && re.MatchString(text)
+}
+
+// SaysPlace reports whether text names the place loc ("Austin, TX": the city is enough).
+func SaysPlace(text, loc string) bool {
+	city, _, _ := strings.Cut(loc, ",")
+	city = strings.TrimSpace(city)
+	if city == "" {
+		return false
+	}
+	re, err := regexp.Compile(`(?i)(?:^|[^a-z])` + strings.ReplaceAll(regexp.QuoteMeta(city), " ", `\s+`) + `(?:$|[^a-z])`)
+	return err == nil && re.MatchString(text)
+}
+
+// IsConfirmation reports a message that accepts what was suggested ("yes", "sounds good, save
+// it"): short, and starting with or made of a confirmation.
+func (l *Lexicon) IsConfirmation(text string) bool {
+	t := strings.ToLower(strings.TrimSpace(text))
+	t = strings.TrimRight(t, ".!")
+	if len(strings.Fields(t)) > 8 {
+		return false
+	}
+	for _, c := range l.Confirmations {
+		if t == c || strings.HasPrefix(t, c+" ") || strings.HasPrefix(t, c+",") || strings.HasPrefix(t, c+"!") || strings.HasPrefix(t, c+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// hasWord reports whether text holds one of the phrases as whole words.
+func hasWord(text string, phrases []string) bool {
+	t := " " + strings.ToLower(nonWord.ReplaceAllString(text, " ")) + " "
+	for _, p := range phrases {
+		p = strings.ToLower(nonWord.ReplaceAllString(p, " "))
+		if strings.Contains(t, " "+strings.TrimSpace(p)+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+var nonWord = regexp.MustCompile(`[^\p{L}\p{N}$#']+`)
