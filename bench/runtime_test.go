@@ -106,6 +106,21 @@ func reactAgent(b *testing.B, n int) {
 func BenchmarkReactAgent10x(b *testing.B)  { reactAgent(b, 10) }
 func BenchmarkReactAgent100x(b *testing.B) { reactAgent(b, 100) }
 
+// BenchmarkReactAgent1000x is the allocation curve's far point (docs/benchmarks.md); it has no
+// LangGraph.js twin.
+func BenchmarkReactAgent1000x(b *testing.B) { reactAgent(b, 1000) }
+
+func conversation(b *testing.B, turns int) {
+	variants(b, func(s checkpoint.Saver) (*graph.Compiled[MessagesState], error) { return Conversation(turns, s) },
+		func() MessagesState { return MessagesState{} }, 2*turns)
+}
+
+// BenchmarkConversation10x, 100x and 1000x: the messages channel alone, one message appended
+// per node; bytes and allocations per turn stay flat (docs/benchmarks.md).
+func BenchmarkConversation10x(b *testing.B)   { conversation(b, 10) }
+func BenchmarkConversation100x(b *testing.B)  { conversation(b, 100) }
+func BenchmarkConversation1000x(b *testing.B) { conversation(b, 1000) }
+
 func BenchmarkStaticFanout100(b *testing.B) {
 	variants(b, func(s checkpoint.Saver) (*graph.Compiled[FanoutState], error) { return StaticFanout(100, s) },
 		func() FanoutState { return FanoutState{} }, 101)

@@ -260,3 +260,25 @@ func StaticFanout(n int, saver checkpoint.Saver) (*graph.Compiled[FanoutState], 
 	g.AddJoin(workers, "collect").AddEdge("collect", graph.END)
 	return g.Compile(graph.CompileOptions{Saver: saver})
 }
+
+// Conversation builds conversation_N: two nodes take turns, each appending one message to a
+// messages channel, until the history holds 2N messages. The cost per turn stays flat when the
+// channel appends without copying the history it already holds.
+func Conversation(turns int, saver checkpoint.Saver) (*graph.Compiled[MessagesState], error) {
+	g := graph.New[MessagesState]()
+	text := strings.Repeat("x", 200)
+	g.AddNode("user", func(context.Context, MessagesState) (MessagesState, error) {
+		return MessagesState{Messages: []message.Message{message.User(text)}}, nil
+	})
+	g.AddNode("assistant", func(context.Context, MessagesState) (MessagesState, error) {
+		return MessagesState{Messages: []message.Message{message.Assistant(text)}}, nil
+	})
+	g.AddEdge(graph.START, "user").AddEdge("user", "assistant")
+	g.AddConditionalEdges("assistant", func(_ context.Context, s MessagesState) (string, error) {
+		if len(s.Messages) >= 2*turns {
+			return graph.END, nil
+		}
+		return "user", nil
+	}, nil)
+	return g.Compile(graph.CompileOptions{Saver: saver})
+}

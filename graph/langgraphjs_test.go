@@ -90,6 +90,11 @@ func twinGraphs(t *testing.T) map[string]*graph.Compiled[twinState] {
 	g.AddNode("done", add("done"))
 	g.AddSequence(graph.START, "ask", "done", graph.END)
 	compile("interrupt", g)
+
+	g = graph.New[twinState]()
+	g.AddNode("a", add("a")).AddNode("b", add("b")).AddNode("b2", add("b2")).AddNode("c", add("c"), graph.Deferred())
+	g.AddEdge(graph.START, "a").AddEdge(graph.START, "b").AddEdge("a", "c").AddEdge("b", "b2").AddEdge("b2", "c").AddEdge("c", graph.END)
+	compile("deferred", g)
 	return out
 }
 
@@ -109,7 +114,7 @@ type twinRun struct {
 }
 
 // twinSummary reduces a run's updates, tasks and checkpoints streams to what both sides must
-// agree on: the nodes that updated with the items they wrote; each task's name and triggers as
+// agree on: the nodes that updated with the items they wrote (in a stable order); each task's name and triggers as
 // it starts, and the items it wrote and the interrupts it paused at as it ends (in a stable
 // order, as concurrent tasks' events interleave); each checkpoint's next and its tasks' names and
 // interrupt counts.
@@ -124,6 +129,9 @@ func twinSummary(r twinRun) (updates, tasks, checkpoints []string) {
 			updates = append(updates, fmt.Sprint(node, " ", m["items"]))
 		}
 	}
+	// Updates are streamed as each task ends (on both sides), so concurrent tasks' updates come
+	// in the order they finished: compared in a stable order, as tasks are.
+	slices.Sort(updates)
 	for _, t := range r.Tasks {
 		if _, ok := t["triggers"]; ok {
 			tasks = append(tasks, fmt.Sprint("start ", t["name"], " ", t["triggers"]))

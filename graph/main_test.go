@@ -103,11 +103,24 @@ func ofMode(evs []graph.Event, mode graph.StreamMode) []graph.Event {
 	return out
 }
 
-// updatedNodes lists the nodes of the updates events, in order.
+// updatedNodes lists the nodes of the updates events in order, except that a run of events of
+// one superstep (same step and namespace), whose tasks' updates stream as each task ends, is
+// listed by node name.
 func updatedNodes(evs []graph.Event) []string {
+	ups := ofMode(evs, graph.ModeUpdates)
 	var out []string
-	for _, ev := range ofMode(evs, graph.ModeUpdates) {
-		out = append(out, ev.Node)
+	for i := 0; i < len(ups); {
+		j := i + 1
+		for j < len(ups) && ups[j].Step == ups[i].Step && slices.Equal(ups[j].NS, ups[i].NS) {
+			j++
+		}
+		var group []string
+		for _, ev := range ups[i:j] {
+			group = append(group, ev.Node)
+		}
+		slices.Sort(group)
+		out = append(out, group...)
+		i = j
 	}
 	return out
 }

@@ -116,14 +116,15 @@ func (l *loop[S]) emitCheckpoint() {
 	if !l.modes.has(ModeCheckpoints) && !l.modes.has(ModeDebug) {
 		return
 	}
+	due := l.due()
 	ev := CheckpointEvent[S]{
 		Ref:      checkpoint.Ref{ThreadID: l.threadID, NS: l.ns, CheckpointID: l.cpID},
 		Values:   l.output(),
 		Next:     l.nextNames(),
 		Metadata: l.cpMeta,
-		Tasks:    make([]CheckpointTask, len(l.next)),
+		Tasks:    make([]CheckpointTask, len(due)),
 	}
-	for i, t := range l.next {
+	for i, t := range due {
 		ins := t.interrupts
 		if ins == nil {
 			ins = []Interruption{}
@@ -141,12 +142,21 @@ func (l *loop[S]) emitCheckpoint() {
 	}
 }
 
+// nextNames names the tasks due in the next superstep. As in LangGraph, a deferred node that
+// waits for other work to finish is not listed (it is still saved, and runs when its turn comes).
 func (l *loop[S]) nextNames() []string {
-	out := make([]string, len(l.next))
-	for i, t := range l.next {
+	due := l.due()
+	out := make([]string, len(due))
+	for i, t := range due {
 		out[i] = t.node.name
 	}
 	return out
+}
+
+// due returns the scheduled tasks that run in the next superstep (see runnable).
+func (l *loop[S]) due() []*task {
+	now, _ := l.runnable()
+	return now
 }
 
 // blobs encodes the channels written since the last saved checkpoint: a delta of the updates

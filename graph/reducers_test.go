@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"slices"
 	"testing"
@@ -35,7 +36,11 @@ func TestReducerLastValueTwoWritersIsAnError(t *testing.T) {
 	wantErr(t, err, `"answer"`, `"left"`, `"right"`, "superstep 1")
 }
 
-func TestReducerLastValueTwoWritersWithCheckpointsKeepsState(t *testing.T) {
+// TestReducerLastValueTwoWritersWithCheckpoints: as LangGraph, the failed superstep changes
+// nothing that was saved, its tasks' outcomes stay recorded, and reading the thread's newest
+// state refuses with the same invalid-update error (LangGraph.js's getState throws
+// InvalidUpdateError there) rather than showing a state that silently drops both writes.
+func TestReducerLastValueTwoWritersWithCheckpoints(t *testing.T) {
 	g := graph.New[S]()
 	g.AddNode("left", func(ctx context.Context, s S) (S, error) { return S{Answer: "l"}, nil })
 	g.AddNode("right", func(ctx context.Context, s S) (S, error) { return S{Answer: "r"}, nil })
@@ -43,13 +48,37 @@ func TestReducerLastValueTwoWritersWithCheckpointsKeepsState(t *testing.T) {
 	c, _ := withSaver(t, g)
 	_, err := c.Invoke(bg, S{Answer: "before"}, graph.WithThread("t"))
 	wantErr(t, err, `"answer"`, `"left"`, `"right"`)
-	snap, err := c.State(bg, refOf("t"))
-	if err != nil {
-		t.Fatal(err)
+	if !errors.Is(err, graph.ErrInvalidUpdate) {
+		t.Fatalf("run error %v, want ErrInvalidUpdate", err)
 	}
-	if snap.Values.Answer != "before" {
-		t.Fatalf("the failed superstep changed the state: answer = %q", snap.Values.Answer)
+	_, err = c.State(bg, refOf("t"))
+	if !errors.Is(err, graph.ErrInvalidUpdate) {
+		t.Fatalf("State: %v, want ErrInvalidUpdate", err)
 	}
+	hist := history(t, c, "t")
+	last := hist[len(hist)-1]
+	if last.Values.Answer != "before" || !slices.Equal(last.Next, []string{"left", "right"}) {
+		t.Fatalf("the failed superstep changed the saved state: answer %q next %q", last.Values.Answer, last.Next)
+	}
+}
+
+// TestReducerLastValueOneNodeWritingTwice: two writes from one node (graph.Write and the returned
+// update) are two values for a key without a reducer in one superstep, which LangGraph refuses
+// as it refuses two nodes' writes.
+func TestReducerLastValueOneNodeWritingTwice(t *testing.T) {
+	g := graph.New[S]()
+	g.AddNode("a", func(ctx context.Context, s S) (S, error) {
+		if err := graph.Write(ctx, "answer", "one"); err != nil {
+			return s, err
+		}
+		return S{Answer: "two"}, nil
+	})
+	g.AddSequence(graph.START, "a", graph.END)
+	_, err := compile(t, g).Invoke(bg, S{})
+	if !errors.Is(err, graph.ErrInvalidUpdate) {
+		t.Fatalf("run error %v, want ErrInvalidUpdate", err)
+	}
+	wantErr(t, err, `"answer"`, `"a" twice`)
 }
 
 func TestReducerAppend(t *testing.T) {

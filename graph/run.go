@@ -28,6 +28,10 @@ var (
 	ErrNothingToResume = errors.New("graph: nothing to resume")
 	// ErrGraphChanged: a thread's checkpoints were made by a graph that no longer matches.
 	ErrGraphChanged = errors.New("graph: the thread's checkpoints do not match this graph")
+	// ErrInvalidUpdate: a superstep wrote a key without a reducer twice (LangGraph's
+	// InvalidUpdateError, INVALID_CONCURRENT_GRAPH_UPDATE). The superstep fails and its writes are
+	// not applied; the tasks' outcomes stay recorded against the checkpoint it started from.
+	ErrInvalidUpdate = errors.New("invalid concurrent update")
 )
 
 // NodeError is a node's failure, naming the node.
@@ -95,6 +99,8 @@ type run struct {
 	// subgraphs inherit.
 	limit, maxConc int
 	step           int
+	// stop is the last superstep the run may write (see loop).
+	stop int
 	// durability is the run's; subgraphs follow their parent's.
 	durability Durability
 
@@ -335,6 +341,14 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 		}
 	}
 
+	// As in LangGraph, the recursion limit counts from the superstep after the checkpoint the run
+	// starts from (-1 on a new thread): a run may write checkpoints up to step stop, and one that
+	// would go past it fails, even when nothing is left to run.
+	if tuple != nil {
+		r.stop = l.step + limit + 1
+	} else {
+		r.stop = limit
+	}
 	skipBefore := false
 	if proceed {
 		if tuple == nil || len(l.next) == 0 {
@@ -500,18 +514,16 @@ var startNode = &nodeSpec{name: START}
 
 // loop runs supersteps until nothing is scheduled, the run pauses, or it fails.
 func (l *loop[S]) loop(limit, maxConc int, skipBefore bool) error {
-	steps := 0
 	for len(l.next) > 0 {
 		if err := l.ctx.Err(); err != nil {
 			l.finalCheckpoint()
 			return fmt.Errorf("%s: run cancelled before superstep %d: %w", l.c.label, l.step, context.Cause(l.ctx))
 		}
-		tasks, held := l.runnable()
-		if steps >= limit {
+		if l.step > l.stop {
 			l.finalCheckpoint()
-			return fmt.Errorf("%w (limit %d supersteps; graph %s)", ErrRecursionLimit, limit, l.c.name)
+			return l.recursionError(limit)
 		}
-		steps++
+		tasks, held := l.runnable()
 		if !skipBefore {
 			if ins := l.staticInterrupts(tasks, l.before, "before"); ins != nil {
 				l.finalCheckpoint()
@@ -522,6 +534,7 @@ func (l *loop[S]) loop(limit, maxConc int, skipBefore bool) error {
 		skipBefore = false
 
 		l.traceStep(tasks)
+		l.emitRestored(tasks)
 		l.runTasks(tasks, maxConc)
 		if l.stopped.Load() {
 			l.finalCheckpoint()
@@ -551,13 +564,12 @@ func (l *loop[S]) loop(limit, maxConc int, skipBefore bool) error {
 			if l.saver != nil {
 				l.emitCheckpoint() // again, with the interrupts its tasks wait at
 			}
-			if l.modes.has(ModeUpdates) {
-				// One __interrupt__ update per interrupted task, as LangGraph streams them.
-				for _, t := range tasks {
-					if len(t.interrupts) > 0 {
-						l.deliver(Event{Mode: ModeUpdates, NS: l.nsPath, Node: "__interrupt__", Step: l.step, TaskID: t.id, Data: t.interrupts})
-					}
-				}
+			// The __interrupt__ updates and the updates of the tasks that finished went out as
+			// each task ended. As LangGraph's root graph does, the values stream then shows the
+			// state with the finished tasks' writes applied (they are applied for good when the
+			// run resumes).
+			if l.ns == "" {
+				l.emitValuesWith(tasks)
 			}
 			return &InterruptedError{Interrupts: interrupts}
 		}
@@ -585,7 +597,6 @@ func (l *loop[S]) loop(limit, maxConc int, skipBefore bool) error {
 		if err := l.checkpoint(checkpoint.SourceLoop, false); err != nil {
 			return err
 		}
-		l.emitUpdates(tasks)
 		l.emitValues()
 		l.step++
 		if ins := l.staticInterrupts(tasks, l.after, "after"); ins != nil && len(l.next) > 0 {
@@ -594,7 +605,19 @@ func (l *loop[S]) loop(limit, maxConc int, skipBefore bool) error {
 			return &InterruptedError{Interrupts: ins}
 		}
 	}
-	return l.finalCheckpoint()
+	if err := l.finalCheckpoint(); err != nil {
+		return err
+	}
+	if l.step > l.stop {
+		// LangGraph checks the limit before it looks for more work: a run whose last superstep
+		// was the last one allowed fails as well.
+		return l.recursionError(limit)
+	}
+	return nil
+}
+
+func (l *loop[S]) recursionError(limit int) error {
+	return fmt.Errorf("%w (limit %d supersteps; graph %s)", ErrRecursionLimit, limit, l.c.name)
 }
 
 // runnable splits the scheduled tasks into those that run now and deferred ones held back while
@@ -694,11 +717,7 @@ func (l *loop[S]) execute(t *task) {
 	tc := &taskCtx{run: l.run, task: t, resume: t.resume}
 	ctx := context.WithValue(l.ctx, taskKey{}, tc)
 	if l.modes.has(ModeTasks) || l.modes.has(ModeDebug) {
-		trigger := "branch:to:" + t.node.name
-		if t.send {
-			trigger = "__pregel_push"
-		}
-		l.taskEvent(t, TaskEvent{ID: t.id, Name: t.node.name, Input: t.input.Interface(), Triggers: []string{trigger}})
+		l.taskEvent(t, TaskEvent{ID: t.id, Name: t.node.name, Input: t.input.Interface(), Triggers: []string{triggerOf(t)}})
 	}
 	policy := t.node.retry
 	for attempt := 1; ; attempt++ {
@@ -755,6 +774,17 @@ func (l *loop[S]) execute(t *task) {
 	if t.finished {
 		identifyMessages(t)
 	}
+	// As LangGraph, a task's update (or its interrupts) is streamed as soon as the task ends, so
+	// the updates of a superstep's finished tasks go out even when the superstep then stops at an
+	// interrupt or fails (two writes to a key without a reducer, say).
+	switch {
+	case len(t.interrupts) > 0:
+		if l.modes.has(ModeUpdates) {
+			l.emit(t, Event{Mode: ModeUpdates, NS: l.nsPath, Node: "__interrupt__", Step: l.step, TaskID: t.id, Data: t.interrupts})
+		}
+	case t.finished && t.parent == nil:
+		l.emitUpdate(t)
+	}
 	if l.modes.has(ModeTasks) || l.modes.has(ModeDebug) {
 		ev := TaskEvent{ID: t.id, Name: t.node.name, Finished: true, Interrupts: t.interrupts}
 		if t.err != nil {
@@ -784,6 +814,14 @@ func (l *loop[S]) taskEvent(t *task, ev TaskEvent) {
 		}
 		l.emitTask(t, ModeDebug, DebugEvent{Type: typ, Step: l.step, Payload: ev})
 	}
+}
+
+// triggerOf names what started a task, as LangGraph's task events do.
+func triggerOf(t *task) string {
+	if t.send {
+		return "__pregel_push"
+	}
+	return "branch:to:" + t.node.name
 }
 
 // call runs the node once, turning a panic or a timeout into an error naming it.
@@ -931,12 +969,19 @@ func (l *loop[S]) apply(tasks []*task) error {
 				if last == nil {
 					last = map[*channel]writer{}
 				}
-				if prev, ok := last[w.ch]; ok && prev.task != t.id {
+				// As LangGraph's LastValue channel, a key without a reducer takes one value per
+				// superstep, whether the two come from two tasks or from one (graph.Write and the
+				// returned update, say).
+				if prev, ok := last[w.ch]; ok {
 					what := "written"
 					if w.overwrite {
 						what = "overwritten"
 					}
-					return fmt.Errorf("%s: state key %q was %s by both %q and %q in superstep %d; a key without a reducer takes one write per superstep (give it a `reduce` tag, or let one node write it)", l.c.label, w.ch.name, what, prev.node, t.node.name, l.step)
+					by := fmt.Sprintf("both %q and %q", prev.node, t.node.name)
+					if prev.task == t.id {
+						by = fmt.Sprintf("%q twice", t.node.name)
+					}
+					return fmt.Errorf("%s: %w: state key %q was %s by %s in superstep %d; a key without a reducer takes one write per superstep (give it a `reduce` tag, or let one node write it once)", l.c.label, ErrInvalidUpdate, w.ch.name, what, by, l.step)
 				}
 				last[w.ch] = writer{t.node.name, t.id}
 			}
@@ -1178,13 +1223,76 @@ func (l *loop[S]) emitValues() {
 	}
 }
 
-func (l *loop[S]) emitUpdates(tasks []*task) {
-	if !l.modes.has(ModeUpdates) {
+// emitUpdate streams a finished task's update; Cached marks one restored from the checkpoint's
+// pending writes rather than run again.
+func (l *loop[S]) emitUpdate(t *task) {
+	if l.modes.has(ModeUpdates) {
+		l.emit(t, Event{Mode: ModeUpdates, NS: l.nsPath, Node: t.node.name, Step: l.step, TaskID: t.id, Data: l.updateOf(t).Interface(), Cached: t.restored})
+	}
+}
+
+// emitRestored streams, before a superstep runs, what LangGraph streams for its tasks that
+// finished in an earlier run (a superstep resumed after an interrupt or a failure): their
+// updates, marked cached, and, when some task still has to run, their task start events.
+func (l *loop[S]) emitRestored(tasks []*task) {
+	if !l.modes.has(ModeUpdates) && !l.modes.has(ModeTasks) && !l.modes.has(ModeDebug) {
 		return
 	}
+	pending := false
 	for _, t := range tasks {
-		l.deliver(Event{Mode: ModeUpdates, NS: l.nsPath, Node: t.node.name, Step: l.step, TaskID: t.id, Data: l.updateOf(t).Interface(), Cached: t.restored})
+		pending = pending || !t.finished
 	}
+	for _, t := range tasks {
+		if !t.restored || !t.finished {
+			continue
+		}
+		t.inline = true // it does not run: its events go out from the loop's goroutine
+		l.emitUpdate(t)
+		if pending && (l.modes.has(ModeTasks) || l.modes.has(ModeDebug)) {
+			l.taskEvent(t, TaskEvent{ID: t.id, Name: t.node.name, Input: t.input.Interface(), Triggers: []string{triggerOf(t)}})
+		}
+	}
+}
+
+// emitValuesWith streams the state with the writes of the superstep's finished tasks applied,
+// when one of them wrote an output key; the loop's own state is left as it is.
+func (l *loop[S]) emitValuesWith(tasks []*task) {
+	if !l.modes.has(ModeValues) {
+		return
+	}
+	var done []*task
+	wrote := false
+	for _, t := range tasks {
+		if !t.finished || len(t.interrupts) > 0 {
+			continue
+		}
+		done = append(done, t)
+		for _, w := range t.writes {
+			wrote = wrote || l.c.outputs == nil || slices.Contains(l.c.outputs, w.ch)
+		}
+	}
+	if !wrote {
+		return
+	}
+	st := l.sc.snapshot(l.state)
+	for _, t := range writeOrder(done) {
+		for _, w := range t.writes {
+			f := st.Field(w.ch.index)
+			if w.overwrite || w.ch.reducer == ReduceLast {
+				f.Set(w.val)
+				continue
+			}
+			v, err := w.ch.reduce(f, w.val)
+			if err != nil {
+				return // the writes do not apply; resuming reports it
+			}
+			f.Set(v)
+		}
+	}
+	saved := l.state
+	l.state = st
+	l.emitValues()
+	l.state = saved
 }
 
 // emitBreakpoint streams the empty __interrupt__ update LangGraph streams at a static breakpoint.

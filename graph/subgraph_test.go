@@ -127,7 +127,11 @@ func TestSubgraphEventsCarryNamespace(t *testing.T) {
 			ns = ev.NS
 		}
 	}
-	if !slices.Equal(root, []string{"plan", "team", "side", "finish"}) || !slices.Equal(child, []string{"research", "write"}) {
+	// team and side run in one superstep: their updates stream as each ends, in either order.
+	if len(root) == 4 {
+		slices.Sort(root[1:3])
+	}
+	if !slices.Equal(root, []string{"plan", "side", "team", "finish"}) || !slices.Equal(child, []string{"research", "write"}) {
 		t.Fatalf("root updates %q, child updates %q", root, child)
 	}
 	if !strings.HasPrefix(ns[0], "team:") {

@@ -87,24 +87,28 @@ func (l *loop[S]) snapshotOf(tuple *checkpoint.Tuple, applyPending bool) (*State
 	snap.Next = l.nextNames()
 	if applyPending {
 		var done []*task
-		var next []string
-		for _, t := range l.next {
-			if t.finished {
+		next := []string{}
+		for _, t := range l.due() {
+			switch {
+			case t.finished:
 				done = append(done, t)
-			} else {
+			case len(t.resume) > 0:
+				// A task that was resumed and paused again has its resume values recorded as
+				// pending writes; LangGraph counts those as the task's writes and leaves the task
+				// out of next (it is still listed in Tasks, with the interrupt it waits at).
+			default:
 				next = append(next, t.node.name)
 			}
 		}
 		if len(done) > 0 {
-			before := l.sc.snapshot(l.state)
 			if err := l.apply(done); err != nil {
-				// The writes could not apply (two writers of a key without a reducer: the
-				// reason the superstep failed): show the state as it was saved.
-				l.state = before
-			} else {
-				snap.Next = next
+				// The writes of the superstep's finished tasks do not apply (two writes to a
+				// key without a reducer, say): as LangGraph's getState, refuse rather than show
+				// a state without them.
+				return nil, fmt.Errorf("%s: state of thread %q: the pending writes of checkpoint %s do not apply: %w", l.c.label, l.threadID, cp.ID, err)
 			}
 		}
+		snap.Next = next
 	}
 	snap.Values = l.output()
 	waiting := map[string][]Interruption{}
@@ -123,7 +127,7 @@ func (l *loop[S]) snapshotOf(tuple *checkpoint.Tuple, applyPending bool) (*State
 			}
 		}
 	}
-	for _, t := range l.next {
+	for _, t := range l.due() {
 		ins := waiting[t.id]
 		if applyPending && t.finished {
 			// Answered: the newest state shows only the interrupts still waiting, while a named

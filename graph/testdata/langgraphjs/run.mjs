@@ -63,9 +63,22 @@ const graphs = {
       .addEdge(START, "ask")
       .addEdge("ask", "done")
       .addEdge("done", END),
+  // a deferred node waiting for the longer branch: next lists only the nodes due now
+  deferred: () =>
+    new StateGraph(State)
+      .addNode("a", () => ({ items: ["a"] }))
+      .addNode("b", () => ({ items: ["b"] }))
+      .addNode("b2", () => ({ items: ["b2"] }))
+      .addNode("c", () => ({ items: ["c"] }), { defer: true })
+      .addEdge(START, "a")
+      .addEdge(START, "b")
+      .addEdge("a", "c")
+      .addEdge("b", "b2")
+      .addEdge("b2", "c")
+      .addEdge("c", END),
 };
 
-const inputs = { routing: { n: 1 }, send: {}, command: {}, subgraph: {}, interrupt: {} };
+const inputs = { routing: { n: 1 }, send: {}, command: {}, subgraph: {}, interrupt: {}, deferred: {} };
 const modes = ["values", "updates", "tasks", "checkpoints"];
 
 const out = {};
