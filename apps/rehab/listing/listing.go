@@ -46,8 +46,17 @@ type Photo struct {
 	AreaM2 float64 `json:"area_m2,omitempty"`
 }
 
-// ErrBadURL is returned for a URL that is not an Idealista listing.
-var ErrBadURL = errors.New("listing: not an Idealista listing URL; send one like https://www.idealista.pt/imovel/12345678/")
+// Errors of Get; callers tell them apart with errors.Is.
+var (
+	// ErrBadURL is returned for a URL that is not an Idealista listing.
+	ErrBadURL = errors.New("listing: not an Idealista listing URL; send one like https://www.idealista.pt/imovel/12345678/")
+	// ErrRemoved is returned for a listing the site no longer publishes (404, 410, or its page
+	// saying so).
+	ErrRemoved = errors.New("listing: the listing was removed from the site")
+	// ErrUnreadable is returned for a page that is not a listing the parser can read (no title
+	// or no price).
+	ErrUnreadable = errors.New("listing: the page is not a readable listing")
+)
 
 var idRE = regexp.MustCompile(`(?:^|/)imovel/(\d{4,12})/?`)
 
@@ -108,8 +117,8 @@ func (c *Client) Get(ctx context.Context, urlOrID string) (*Listing, error) {
 	resp, body, err := c.c.Bytes(ctx, http.MethodGet, "/imovel/"+id+"/", nil, nil, "")
 	if err != nil {
 		var se *httpclient.StatusError
-		if errors.As(err, &se) && se.Status == http.StatusNotFound {
-			return nil, fmt.Errorf("listing: the listing %s does not exist (or was removed) on %s", id, c.c.BaseURL())
+		if errors.As(err, &se) && (se.Status == http.StatusNotFound || se.Status == http.StatusGone) {
+			return nil, fmt.Errorf("%w: %s on %s (HTTP %d)", ErrRemoved, id, c.c.BaseURL(), se.Status)
 		}
 		return nil, err
 	}
