@@ -104,15 +104,15 @@ func TestFacts(t *testing.T) {
 	for text, want := range map[string]kv{
 		"Tenho 31 anos e vai ser a minha primeira casa, para viver com a minha mulher": {
 			"fiscal.idade": 31.0, "fiscal.primeira_habitacao": true, "fiscal.habitacao_propria_permanente": true, "fiscal.agregado": "casal", "goals.objetivo": "habitacao"},
-		"Nasci em 1995 e vou pedir crédito habitação":                 {"fiscal.idade": 31.0, "budget.financiamento": "credito"},
-		"O meu orçamento é de 250 mil euros":                          {"budget.max": 250000.0},
-		"Temos dois filhos e procuro um T3 em Alvalade":               {"fiscal.dependentes": 2.0, "preferences.tipologia": "T3", "preferences.zonas": []any{"Alvalade"}},
-		"É para arrendar, não é para viver":                           {"fiscal.habitacao_propria_permanente": false, "goals.objetivo": "investimento"},
-		"Sou não residente, vivo no estrangeiro":                      {"fiscal.residente": false},
-		"Sei fazer pintura e azulejos, quero acabamentos premium":     {"renovation.diy_skills": []any{"pintura", "azulejos"}, "renovation.qualidade": "premium"},
-		"Pago a pronto, tenho 60 mil de entrada":                      {"budget.financiamento": "pronto", "budget.entrada": 60000.0},
-		"Quanto pago de IMT?":                                         {},
-		"Há 10 anos comprei um carro":                                 {},
+		"Nasci em 1995 e vou pedir crédito habitação":             {"fiscal.idade": 31.0, "budget.financiamento": "credito"},
+		"O meu orçamento é de 250 mil euros":                      {"budget.max": 250000.0},
+		"Temos dois filhos e procuro um T3 em Alvalade":           {"fiscal.dependentes": 2.0, "preferences.tipologia": "T3", "preferences.zonas": []any{"Alvalade"}},
+		"É para arrendar, não é para viver":                       {"fiscal.habitacao_propria_permanente": false, "goals.objetivo": "investimento"},
+		"Sou não residente, vivo no estrangeiro":                  {"fiscal.residente": false},
+		"Sei fazer pintura e azulejos, quero acabamentos premium": {"renovation.diy_skills": []any{"pintura", "azulejos"}, "renovation.qualidade": "premium"},
+		"Pago a pronto, tenho 60 mil de entrada":                  {"budget.financiamento": "pronto", "budget.entrada": 60000.0},
+		"Quanto pago de IMT?":                                     {},
+		"Há 10 anos comprei um carro":                             {},
 	} {
 		got := kv{}
 		for _, f := range nlu.Facts(text, now) {

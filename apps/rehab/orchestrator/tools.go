@@ -1071,11 +1071,12 @@ func (o *Orchestrator) calculateTaxes(ctx context.Context, a taxArgs) (*tool.Res
 	}
 	fmt.Fprintf(&b, "Impostos na compra (%s), tabelas de %d, %s:\n", what, r.TablesOfYear, r.Table)
 	fmt.Fprintf(&b, "- IMT: %s\n- Imposto do Selo (0,8%%): %s\n- Total: %s", kb.EuroCents(r.IMT), kb.EuroCents(r.Stamp), kb.EuroCents(r.Total))
-	if r.YoungExempt {
-		b.WriteString("\nAplica-se a isenção para jovens até 35 anos na primeira habitação própria e permanente.")
-	}
-	if len(f) == 0 {
-		b.WriteString("\n(Sem perfil fiscal: considerei habitação própria e permanente, sem isenção jovem.)")
+	b.WriteString("\n" + r.Explain())
+	switch {
+	case len(f) == 0:
+		b.WriteString("\nNão conheço ainda a tua situação fiscal: considerei habitação própria e permanente, sem isenção jovem. Se tens até 35 anos e é a tua primeira casa, diz-me e refaço as contas.")
+	case !r.YoungExempt && p.OwnPermanentHome && p.Age == 0 && p.FirstHome:
+		b.WriteString("\nSe tiveres até 35 anos, diz-me a tua idade: podes ter isenção de IMT.")
 	}
 	upd := tool.Update{}
 	if it != nil {

@@ -103,6 +103,8 @@ func understand(s State, text string, now time.Time, idPrefix string) plan {
 			args["task"] = strings.Join(nlu.Content(text, intent), " ")
 			if id := todoID(s.Todos, text); id != "" {
 				args["todo_id"] = id
+			} else if m := todoNumberRE.FindStringSubmatch(nlu.Fold(text)); m != nil {
+				args["todo_id"] = m[1]
 			}
 		}
 		call("manage_todos", args)
@@ -353,7 +355,10 @@ func TaskText(text string) string {
 	return capitalise(t)
 }
 
-var hexID = regexp.MustCompile(`\b[0-9a-f]{8}\b`)
+var (
+	hexID        = regexp.MustCompile(`\b[0-9a-f]{8}\b`)
+	todoNumberRE = regexp.MustCompile(`(?:#|tarefa\s+|numero\s+|n\.?o\s*)(\d{1,2})\b`)
+)
 
 // todoID is the ID of a task the text names by its ID or by its number in the list ("a 2",
 // "tarefa 2", "#2").
