@@ -3,13 +3,20 @@ package orchestrator_test
 import (
 	"bufio"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/trellis-go/trellis/apps/rehab/data"
+	"github.com/trellis-go/trellis/apps/rehab/listing"
 	"github.com/trellis-go/trellis/apps/rehab/orchestrator"
+	"github.com/trellis-go/trellis/apps/rehab/reno"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/httpclient"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model/offline"
 )
@@ -256,5 +263,67 @@ func TestImplicitFactsAndTheYoungBuyersExemption(t *testing.T) {
 	}
 	if a, ok := logged["fiscal.idade"]; !ok || a.Confidence <= 0 || a.Confidence >= 1 || a.Trigger != msg {
 		t.Errorf("the age's action: %+v", a)
+	}
+}
+
+// A listing site configured by its base URL: a real page is read and saved; a withdrawn or
+// unreadable listing gets a pt-PT answer and nothing is saved.
+func TestListingSite(t *testing.T) {
+	t.Parallel()
+	pages := map[string]string{"/imovel/53456789/": "no-photos.html", "/imovel/54567890/": "removed.html", "/imovel/55678901/": "search-page.html"}
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		name, ok := pages[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		b, err := os.ReadFile("../listing/testdata/pages/" + name)
+		if err != nil {
+			t.Error(err)
+		}
+		_, _ = w.Write(b)
+	}))
+	defer srv.Close()
+	f := setup(t, offline.New(nil), orchestrator.Config{})
+	lc, err := listing.New(srv.URL, &httpclient.Options{Retries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := *f.env
+	env.Pipeline = &reno.Pipeline{Listings: lc, Vision: f.vision}
+	f.o.Register("site", &env)
+	turn := func(text string) string {
+		st, err := f.o.Graph.Invoke(context.Background(), orchestrator.State{Messages: []message.Message{message.User(text)}},
+			graph.WithThread("site"), graph.WithConfig(map[string]any{orchestrator.EnvKey: "site", "user_id": f.who.User, "tenant": f.who.Tenant}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, reply := turnCalls(st, text)
+		checkReply(t, text, reply)
+		return reply
+	}
+	for text, want := range map[string]string{
+		"Analisa este imóvel: https://www.idealista.pt/imovel/54567890/": "já não está no Idealista",
+		"Analisa https://www.idealista.pt/imovel/55678901/":              "não consegui ler",
+		"Analisa https://www.idealista.pt/imovel/58888888/":              "já não está no Idealista",
+		"Analisa https://www.example.com/imovel/12345/":                  "Envia-me o link",
+	} {
+		if reply := turn(text); !strings.Contains(reply, want) || !strings.Contains(reply, "Não guardei nada") && want != "Envia-me o link" {
+			t.Errorf("%q: %s", text, reply)
+		}
+	}
+	items, _ := f.env.Data.Portfolio(context.Background(), f.who, true)
+	if len(items) != 0 || actionCount(t, f) != 0 {
+		t.Fatalf("an unreadable listing saved %d items and %d actions", len(items), actionCount(t, f))
+	}
+	if hits.Load() != 3 {
+		t.Errorf("the site was asked %d times, want 3", hits.Load())
+	}
+	reply := turn("Guarda no portfólio https://www.idealista.pt/imovel/53456789/")
+	items, _ = f.env.Data.Portfolio(context.Background(), f.who, true)
+	if len(items) != 1 || items[0].Property.Title != "Apartamento T1 na Avenida Almirante Reis" || items[0].Property.Price != 199500 || !strings.Contains(reply, "T1 Arroios") {
+		t.Fatalf("saved %+v: %s", items, reply)
 	}
 }
