@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/agent/conversation"
 	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/apps/rehab/data"
@@ -191,11 +190,7 @@ func (o *Orchestrator) agent(ctx context.Context, s State, specs []model.ToolSpe
 	if provider, _ := model.IdentityOf(r.env.Model); provider == "offline" {
 		m, err = o.offlineTurn(ctx, r.env, s)
 	} else {
-		var resp *model.Response
-		resp, err = agent.StreamModel(ctx, r.env.Model, req)
-		if resp != nil {
-			m = resp.Message
-		}
+		m, err = o.guardedTurn(ctx, r.env.Model, req, s)
 	}
 	if err != nil {
 		return State{}, fmt.Errorf("rehab: the model failed: %w", err)
