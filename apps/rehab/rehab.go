@@ -130,7 +130,7 @@ func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppPart
 			return fail(err)
 		}
 	}
-	api := &API{Parts: Parts{DB: db, Data: st, Orchestrator: orch, Env: env}, Runs: d.Runs, OpenStream: d.OpenStream}
+	api := &API{Parts: Parts{DB: db, Data: st, Orchestrator: orch, Env: env}, Runs: d.Runs, OpenStream: d.OpenStream, Logger: d.Logger}
 	var h http.Handler = api.Routes()
 	if d.Guard != nil {
 		// The chat's SSE stream is the appstream kit's, which guards it itself (the API's

@@ -327,3 +327,14 @@ func TestListingSite(t *testing.T) {
 		t.Fatalf("saved %+v: %s", items, reply)
 	}
 }
+
+// A user writing in English (or French) is answered in pt-PT on the offline model.
+func TestOtherLanguagesGetPortuguese(t *testing.T) {
+	t.Parallel()
+	f := setup(t, offline.New(nil), orchestrator.Config{})
+	for _, msg := range []string{"Hello, what can you do for me?", "Bonjour, pouvez-vous m'aider avec un appartement ?", "Compare my two flats please"} {
+		st := f.turn(t, "th", msg)
+		_, reply := turnCalls(st, msg)
+		checkReply(t, msg, reply)
+	}
+}
