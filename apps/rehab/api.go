@@ -3,6 +3,7 @@ package rehab
 import (
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,6 +21,8 @@ type API struct {
 	Parts
 	Runs       *server.Runs
 	OpenStream func(tenant string) (func(), error)
+	// Logger records the internal errors the user is spared (may be nil).
+	Logger *slog.Logger
 }
 
 // Routes are the app's HTTP routes (under /apps/rehab).

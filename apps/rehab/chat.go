@@ -134,7 +134,11 @@ func (a *API) prepareChat(w http.ResponseWriter, r *http.Request, p server.Princ
 	return func(send func(Event) error) error {
 		_ = send(Event{Type: "thinking", Message: "A processar...", ConversationID: conv})
 		if err := a.turn(ctx, send, p, u, conv, req.Message); err != nil {
-			_ = send(Event{Type: "error", Message: "Não consegui responder: " + err.Error()})
+			// The user reads what happened and what to do in pt-PT; the detail goes to the log.
+			if a.Logger != nil {
+				a.Logger.Error("rehab: a chat turn failed", "conversation", conv, "err", err)
+			}
+			_ = send(Event{Type: "error", Message: orchestrator.InternalErrorReply})
 		}
 		return nil
 	}

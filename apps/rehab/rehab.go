@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/trellis-go/trellis/appdb"
 	"github.com/trellis-go/trellis/apps/rehab/data"
@@ -39,8 +38,11 @@ type Options struct {
 	NoDemoSeed bool
 	// DemoUser is who the demo profile is seeded for; zero means the dev principal.
 	DemoUser data.Who
-	// Config is the orchestrator configuration (zero fields mean the specification's defaults).
+	// Config is the orchestrator configuration (zero fields mean the specification's defaults);
+	// the ORCHESTRATOR__* settings override it.
 	Config orchestrator.Config
+	// Swept, when set, is called after every sweep of idle sessions (for tests and metrics).
+	Swept func(ended int, err error)
 }
 
 // App returns the application with the default options.
@@ -64,6 +66,15 @@ type Parts struct {
 }
 
 func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppParts, error) {
+	// The settings are checked before anything is opened: a wrong one stops the start with an
+	// error that names it.
+	set, err := ReadSettings(d.Settings, opts.Config, nil)
+	if err != nil {
+		return nil, err
+	}
+	if set.ListingBaseURL != "" {
+		opts.ListingBaseURL = set.ListingBaseURL
+	}
 	db, err := appdb.Open(ctx, Name, &appdb.Options{DataDir: d.DataDir, DatabaseURL: d.DatabaseURL})
 	if err != nil {
 		return nil, err
@@ -92,10 +103,20 @@ func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppPart
 		Model:    models.For(model.RoleDefault),
 		Summary:  models.For(model.RoleFast),
 		Store:    d.Store,
-		Config:   opts.Config,
+		Config:   set.Config,
 	}
-	env.Config.Model = models.Spec(model.RoleDefault)
-	env.Config.SummaryModel = models.Spec(model.RoleFast)
+	// ORCHESTRATOR__MODEL and ORCHESTRATOR__SUMMARY_MODEL choose the models; otherwise the
+	// server's default and fast roles.
+	if set.Model != nil {
+		env.Model = set.Model
+	} else {
+		env.Config.Model = models.Spec(model.RoleDefault)
+	}
+	if set.Summary != nil {
+		env.Summary = set.Summary
+	} else {
+		env.Config.SummaryModel = models.Spec(model.RoleFast)
+	}
 	orch, err := orchestrator.New(env, d.Compile)
 	if err != nil {
 		return fail(err)
@@ -109,7 +130,7 @@ func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppPart
 			return fail(err)
 		}
 	}
-	api := &API{Parts: Parts{DB: db, Data: st, Orchestrator: orch, Env: env}, Runs: d.Runs, OpenStream: d.OpenStream}
+	api := &API{Parts: Parts{DB: db, Data: st, Orchestrator: orch, Env: env}, Runs: d.Runs, OpenStream: d.OpenStream, Logger: d.Logger}
 	var h http.Handler = api.Routes()
 	if d.Guard != nil {
 		// The chat's SSE stream is the appstream kit's, which guards it itself (the API's
@@ -123,20 +144,17 @@ func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppPart
 	// Sessions idle past the timeout are ended and summarised in the background as well.
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
 	swept := make(chan struct{})
+	sw := &orchestrator.Sweeper{O: orch, Env: env, Swept: func(n int, err error) {
+		if err != nil && d.Logger != nil {
+			d.Logger.Warn("rehab: ending idle sessions", "err", err)
+		}
+		if opts.Swept != nil {
+			opts.Swept(n, err)
+		}
+	}}
 	go func() {
 		defer close(swept)
-		t := time.NewTicker(time.Minute)
-		defer t.Stop()
-		for {
-			select {
-			case <-sweepCtx.Done():
-				return
-			case <-t.C:
-				if _, err := orch.EndIdle(sweepCtx, env); err != nil && sweepCtx.Err() == nil && d.Logger != nil {
-					d.Logger.Warn("rehab: ending idle sessions", "err", err)
-				}
-			}
-		}
+		sw.Run(sweepCtx)
 	}()
 	return &server.AppParts{
 		Graphs:  []server.AppGraph{{ID: GraphID, Description: "Rehabify: o orquestrador de conversa (pt-PT).", Graph: orch.Graph.Runnable()}},

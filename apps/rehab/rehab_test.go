@@ -426,9 +426,9 @@ func TestOfflinePortugueseFlow(t *testing.T) {
 	for _, c := range []struct{ msg, tool, want string }{
 		{"Quanto pago de impostos pelo de Alfama?", "calculate_taxes", "IMT: 2.636,24€"},
 		{"Compara o de Alfama com o da Graça", "compare_properties", "| Preço | 180.000€ | 230.000€ |"},
-		{"Adiciona a tarefa visitar o imóvel da Graça", "manage_todos", "] Visitar o imóvel da Graça"},
+		{"Adiciona a tarefa visitar o imóvel da Graça", "manage_todos", "Tarefa acrescentada: Visitar o imóvel da Graça."},
 		{"Muda para o da Graça", "switch_active_property", "Em foco: T2 Graça"},
-		{"Qual é o mais barato?", "search_portfolio", "O mais barato: abc-123"},
+		{"Qual é o mais barato?", "search_portfolio", "O mais barato: T2 Alfama"},
 	} {
 		body := `{"message":"` + c.msg + `"`
 		if conv != "" {
@@ -446,6 +446,12 @@ func TestOfflinePortugueseFlow(t *testing.T) {
 		}
 		if tool != c.tool || !strings.Contains(answerOf(evs), c.want) {
 			t.Errorf("%s: called %q; %s", c.msg, tool, answerOf(evs))
+		}
+		// No tool name, ID or score reaches the user.
+		for _, leak := range []string{"abc-123", "_portfolio", "manage_todos", "relevância", "property_id"} {
+			if strings.Contains(answerOf(evs), leak) {
+				t.Errorf("%s: the answer shows %q: %s", c.msg, leak, answerOf(evs))
+			}
 		}
 		if c.tool == "manage_todos" && !todo {
 			t.Errorf("no todo_update event")

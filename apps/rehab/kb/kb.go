@@ -233,7 +233,7 @@ func rank(p string) int {
 type Todo struct {
 	ID     string `json:"id"`
 	Task   string `json:"task"`
-	Status string `json:"status"` // pending or done
+	Status string `json:"status"` // pending, done, or removed (kept so that every copy of the list drops it)
 }
 
 // Focus is what the conversation is about.
@@ -432,15 +432,20 @@ func Block(k KB, todos []Todo, f *Focus) string {
 		}
 	}
 	b.WriteString("\n### Tarefas\n")
-	if len(todos) == 0 {
-		b.WriteString("  (nenhuma)\n")
-	}
+	shown := 0
 	for _, t := range todos {
+		if t.Status == "removed" {
+			continue
+		}
+		shown++
 		box := "☐"
 		if t.Status == "done" {
 			box = "☑"
 		}
 		fmt.Fprintf(&b, "  %s [%s] %s\n", box, t.ID, t.Task)
+	}
+	if shown == 0 {
+		b.WriteString("  (nenhuma)\n")
 	}
 	b.WriteString("\n### Foco Atual\n")
 	if f == nil || (f.PropertyID == "" && f.Topic == "") {

@@ -46,8 +46,17 @@ type Photo struct {
 	AreaM2 float64 `json:"area_m2,omitempty"`
 }
 
-// ErrBadURL is returned for a URL that is not an Idealista listing.
-var ErrBadURL = errors.New("listing: not an Idealista listing URL; send one like https://www.idealista.pt/imovel/12345678/")
+// Errors of Get; callers tell them apart with errors.Is.
+var (
+	// ErrBadURL is returned for a URL that is not an Idealista listing.
+	ErrBadURL = errors.New("listing: not an Idealista listing URL; send one like https://www.idealista.pt/imovel/12345678/")
+	// ErrRemoved is returned for a listing the site no longer publishes (404, 410, or its page
+	// saying so).
+	ErrRemoved = errors.New("listing: the listing was removed from the site")
+	// ErrUnreadable is returned for a page that is not a listing the parser can read (no title
+	// or no price).
+	ErrUnreadable = errors.New("listing: the page is not a readable listing")
+)
 
 var idRE = regexp.MustCompile(`(?:^|/)imovel/(\d{4,12})/?`)
 
@@ -108,8 +117,8 @@ func (c *Client) Get(ctx context.Context, urlOrID string) (*Listing, error) {
 	resp, body, err := c.c.Bytes(ctx, http.MethodGet, "/imovel/"+id+"/", nil, nil, "")
 	if err != nil {
 		var se *httpclient.StatusError
-		if errors.As(err, &se) && se.Status == http.StatusNotFound {
-			return nil, fmt.Errorf("listing: the listing %s does not exist (or was removed) on %s", id, c.c.BaseURL())
+		if errors.As(err, &se) && (se.Status == http.StatusNotFound || se.Status == http.StatusGone) {
+			return nil, fmt.Errorf("%w: %s on %s (HTTP %d)", ErrRemoved, id, c.c.BaseURL(), se.Status)
 		}
 		return nil, err
 	}
@@ -161,53 +170,92 @@ func (c *Client) Photo(ctx context.Context, photoURL string) ([]byte, string, er
 }
 
 var (
-	reTitle    = regexp.MustCompile(`(?s)<span class="main-info__title-main">(.*?)</span>`)
-	reMinor    = regexp.MustCompile(`(?s)<span class="main-info__title-minor">(.*?)</span>`)
-	rePrice    = regexp.MustCompile(`(?s)<span class="info-data-price">\s*<span class="txt-bold">([\d.\s]+)</span>`)
-	reFeatures = regexp.MustCompile(`(?s)<div class="details-property_features">\s*<ul>(.*?)</ul>`)
-	reLI       = regexp.MustCompile(`(?s)<li>(.*?)</li>`)
-	reComment  = regexp.MustCompile(`(?s)<div class="comment">\s*<div class="adCommentsLanguage expandable">\s*<p>(.*?)</p>`)
-	reCanon    = regexp.MustCompile(`<link rel="canonical" href="([^"]+)"`)
-	reImg      = regexp.MustCompile(`<img class="detail-image"([^>]*)>`)
-	reAttr     = regexp.MustCompile(`([a-z-]+)="([^"]*)"`)
-	reArea     = regexp.MustCompile(`(\d+(?:[.,]\d+)?)\s*m²`)
-	reTypology = regexp.MustCompile(`\bT(\d)\b`)
-	reTags     = regexp.MustCompile(`<[^>]+>`)
+	reTitle     = regexp.MustCompile(`(?s)<span class="main-info__title-main">(.*?)</span>`)
+	reOGTitle   = regexp.MustCompile(`<meta property="og:title" content="([^"]+)"`)
+	reMinor     = regexp.MustCompile(`(?s)<span class="main-info__title-minor">(.*?)</span>`)
+	reMapItem   = regexp.MustCompile(`(?s)<li class="header-map-list">(.*?)</li>`)
+	rePrice     = regexp.MustCompile(`(?s)<span class="info-data-price">\s*<span class="txt-bold">([\d.\s\x{00A0}]+)</span>`)
+	reFeatures  = regexp.MustCompile(`(?s)<div class="details-property_features">\s*<ul>(.*?)</ul>`)
+	reInfoFeats = regexp.MustCompile(`(?s)<div class="info-features">(.*?)</div>`)
+	reInfoSpan  = regexp.MustCompile(`(?s)<span><span>(.*?)</span>(.*?)</span>`)
+	reLI        = regexp.MustCompile(`(?s)<li>(.*?)</li>`)
+	reComment   = regexp.MustCompile(`(?s)<div class="adCommentsLanguage[^"]*">\s*<p>(.*?)</p>`)
+	reComment2  = regexp.MustCompile(`(?s)<div class="comment">\s*<p>(.*?)</p>`)
+	reCanon     = regexp.MustCompile(`<link rel="canonical" href="([^"]+)"`)
+	reImg       = regexp.MustCompile(`<img class="detail-image"([^>]*)>`)
+	reSiteImg   = regexp.MustCompile(`<img\s+src="(https?://img\d*\.idealista\.[a-z]+/[^"]+)"[^>]*?alt="([^"]*)"`)
+	reGallery   = regexp.MustCompile(`"?imageUrl"?\s*:\s*"([^"]+)"\s*,\s*"?tag"?\s*:\s*"([^"]*)"`)
+	reAttr      = regexp.MustCompile(`([a-z-]+)="([^"]*)"`)
+	reArea      = regexp.MustCompile(`(\d+(?:[.,]\d+)?)\s*m²`)
+	reTypology  = regexp.MustCompile(`\bT(\d)\b`)
+	reTags      = regexp.MustCompile(`<[^>]+>`)
+	reRemoved   = regexp.MustCompile(`(?i)deactivated-detail|anúncio já não está disponível|anúncio foi (?:removido|desativado)`)
 )
 
 func text(s string) string {
 	return strings.Join(strings.Fields(html.UnescapeString(reTags.ReplaceAllString(s, " "))), " ")
 }
 
-// Parse reads a detail page.
+// Parse reads a detail page, in any of the site's layouts the tests keep (testdata/pages):
+// the current one (features list, gallery script), an older one (place in the header map,
+// photos only in the gallery script, comment without a language block), a listing without
+// photos. A page that says the listing was withdrawn gives ErrRemoved; one without a title or a
+// price gives ErrUnreadable.
 func Parse(page string) (*Listing, error) {
+	if reRemoved.MatchString(page) {
+		return nil, ErrRemoved
+	}
 	l := &Listing{}
 	if m := reTitle.FindStringSubmatch(page); m != nil {
 		l.Title = text(m[1])
+	} else if m := reOGTitle.FindStringSubmatch(page); m != nil {
+		l.Title = text(m[1])
 	} else {
-		return nil, errors.New("the page has no listing title (main-info__title-main): not a listing page")
+		return nil, fmt.Errorf("%w: the page has no listing title (main-info__title-main)", ErrUnreadable)
 	}
 	if m := reMinor.FindStringSubmatch(page); m != nil {
 		l.Location = text(m[1])
+	} else if items := reMapItem.FindAllStringSubmatch(page, -1); len(items) > 0 {
+		// The header map lists street, neighbourhood and city: the last two are the place.
+		var parts []string
+		for _, it := range items {
+			parts = append(parts, text(it[1]))
+		}
+		if len(parts) > 2 {
+			parts = parts[len(parts)-2:]
+		}
+		l.Location = strings.Join(parts, ", ")
 	}
 	if m := rePrice.FindStringSubmatch(page); m != nil {
-		digits := strings.NewReplacer(".", "", " ", "").Replace(strings.TrimSpace(m[1]))
+		digits := strings.NewReplacer(".", "", " ", "", "\u00a0", "").Replace(strings.TrimSpace(m[1]))
 		l.Price, _ = strconv.ParseFloat(digits, 64)
+	}
+	if l.Price <= 0 {
+		return nil, fmt.Errorf("%w: the page has no price (info-data-price)", ErrUnreadable)
+	}
+	addFeature := func(f string) {
+		if f == "" {
+			return
+		}
+		l.Features = append(l.Features, f)
+		if l.AreaM2 == 0 {
+			if a := reArea.FindStringSubmatch(f); a != nil {
+				l.AreaM2, _ = strconv.ParseFloat(strings.Replace(a[1], ",", ".", 1), 64)
+			}
+		}
+		if l.Typology == "" {
+			if t := reTypology.FindStringSubmatch(f); t != nil {
+				l.Typology = "T" + t[1]
+			}
+		}
 	}
 	if m := reFeatures.FindStringSubmatch(page); m != nil {
 		for _, li := range reLI.FindAllStringSubmatch(m[1], -1) {
-			f := text(li[1])
-			l.Features = append(l.Features, f)
-			if l.AreaM2 == 0 && strings.Contains(f, "área") {
-				if a := reArea.FindStringSubmatch(f); a != nil {
-					l.AreaM2, _ = strconv.ParseFloat(strings.Replace(a[1], ",", ".", 1), 64)
-				}
-			}
-			if l.Typology == "" {
-				if t := reTypology.FindStringSubmatch(f); t != nil {
-					l.Typology = "T" + t[1]
-				}
-			}
+			addFeature(text(li[1]))
+		}
+	} else if m := reInfoFeats.FindStringSubmatch(page); m != nil {
+		for _, sp := range reInfoSpan.FindAllStringSubmatch(m[1], -1) {
+			addFeature(text(sp[1] + " " + sp[2]))
 		}
 	}
 	if l.Typology == "" {
@@ -217,9 +265,25 @@ func Parse(page string) (*Listing, error) {
 	}
 	if m := reComment.FindStringSubmatch(page); m != nil {
 		l.Description = text(m[1])
+	} else if m := reComment2.FindStringSubmatch(page); m != nil {
+		l.Description = text(m[1])
 	}
 	if m := reCanon.FindStringSubmatch(page); m != nil {
 		l.URL = html.UnescapeString(m[1])
+	}
+	seen := map[string]int{}
+	addPhoto := func(p Photo) {
+		if p.URL == "" {
+			return
+		}
+		if i, ok := seen[p.URL]; ok {
+			if l.Photos[i].Tag == "" {
+				l.Photos[i].Tag = p.Tag
+			}
+			return
+		}
+		seen[p.URL] = len(l.Photos)
+		l.Photos = append(l.Photos, p)
 	}
 	for _, img := range reImg.FindAllStringSubmatch(page, -1) {
 		var p Photo
@@ -236,9 +300,13 @@ func Parse(page string) (*Listing, error) {
 				p.AreaM2, _ = strconv.ParseFloat(v, 64)
 			}
 		}
-		if p.URL != "" {
-			l.Photos = append(l.Photos, p)
-		}
+		addPhoto(p)
+	}
+	for _, m := range reSiteImg.FindAllStringSubmatch(page, -1) {
+		addPhoto(Photo{URL: html.UnescapeString(m[1]), Tag: text(m[2])})
+	}
+	for _, m := range reGallery.FindAllStringSubmatch(page, -1) {
+		addPhoto(Photo{URL: m[1], Tag: m[2]})
 	}
 	return l, nil
 }

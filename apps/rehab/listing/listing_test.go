@@ -66,7 +66,7 @@ func TestClientAgainstLocalServer(t *testing.T) {
 	if err != nil || got["room"] != "kitchen" || got["condition"] != "poor" {
 		t.Fatalf("photo label %v %v", got, err)
 	}
-	if _, err := c.Get(ctx, "https://www.idealista.pt/imovel/99999999/"); err == nil || !strings.Contains(err.Error(), "does not exist") {
+	if _, err := c.Get(ctx, "https://www.idealista.pt/imovel/99999999/"); !errors.Is(err, listing.ErrRemoved) {
 		t.Errorf("missing listing: %v", err)
 	}
 	if strings.Join(paths, ",") != "/imovel/12345/,/imovel/12345/foto/1.png,/imovel/99999999/" {

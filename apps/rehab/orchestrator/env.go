@@ -19,8 +19,8 @@ import (
 type Config struct {
 	// Model names the agent's model (informational; the model itself is Env.Model).
 	Model string `json:"model"`
-	// SessionTimeoutMinutes of inactivity end a session. Zero means 30.
-	SessionTimeoutMinutes int `json:"session_timeout_minutes"`
+	// SessionTimeoutMinutes of inactivity end a session (fractions allowed). Zero means 30.
+	SessionTimeoutMinutes float64 `json:"session_timeout_minutes"`
 	// ContextBudgetTokens bounds the context block. Zero means 4000.
 	ContextBudgetTokens int `json:"context_budget_tokens"`
 	// MinLinesForPartialRead: below this a read loads everything. Zero means 20.
@@ -36,7 +36,7 @@ func (c Config) SessionTimeout() time.Duration {
 	if c.SessionTimeoutMinutes <= 0 {
 		return 30 * time.Minute
 	}
-	return time.Duration(c.SessionTimeoutMinutes) * time.Minute
+	return time.Duration(c.SessionTimeoutMinutes * float64(time.Minute))
 }
 
 // SummaryTrigger is the message count that triggers a summary.

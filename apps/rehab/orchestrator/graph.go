@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
-	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/agent/conversation"
 	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/apps/rehab/data"
@@ -188,13 +188,9 @@ func (o *Orchestrator) agent(ctx context.Context, s State, specs []model.ToolSpe
 	req := &model.Request{Messages: forModel(s.Messages), Tools: specs}
 	var m message.Message
 	if provider, _ := model.IdentityOf(r.env.Model); provider == "offline" {
-		m, err = o.offlineTurn(ctx, r.env.Model, req, s)
+		m, err = o.offlineTurn(ctx, r.env, s)
 	} else {
-		var resp *model.Response
-		resp, err = agent.StreamModel(ctx, r.env.Model, req)
-		if resp != nil {
-			m = resp.Message
-		}
+		m, err = o.guardedTurn(ctx, r.env.Model, req, s)
 	}
 	if err != nil {
 		return State{}, fmt.Errorf("rehab: the model failed: %w", err)
@@ -205,31 +201,46 @@ func (o *Orchestrator) agent(ctx context.Context, s State, specs []model.ToolSpe
 	return State{Messages: []message.Message{m}}, nil
 }
 
-// offlineTurn asks the offline model for the whole turn, puts a pt-PT reply in place of its
-// generic fallback, then streams the text word by word as a model would.
-func (o *Orchestrator) offlineTurn(ctx context.Context, m model.Model, req *model.Request, s State) (message.Message, error) {
-	resp, err := m.Generate(ctx, req)
-	if err != nil {
-		return message.Message{}, err
-	}
-	out := resp.Message
-	out.ID = message.NewID()
-	switch {
-	case len(out.ToolCalls) > 0:
-		out.Content = "" // "Calling …" is not for the user
-	case out.Metadata["offline_rule"] == "fallback" && refersToPortfolio(lastUser(s.Messages)):
-		// "Qual é o mais barato?": the offline model has no tool for it by its words; resolve
-		// it with search_portfolio, as the prompt asks a model to.
-		args, _ := json.Marshal(map[string]string{"query": lastUser(s.Messages)})
-		out.Content, out.ToolCalls = "", []message.ToolCall{{ID: "call_" + out.ID, Name: "search_portfolio", Arguments: args}}
-	case out.Metadata["offline_rule"] == "fallback":
-		out.Content = offlineReply(s) + " " + offline.Marker
-	case out.Metadata["offline_rule"] == "tool_results":
-		// The tools' own pt-PT texts are the answer (the offline model would quote them
-		// after a generic lead-in).
-		if text := toolTexts(s.Messages); text != "" {
-			out.Content = text + "\n\n" + offline.Marker
+// offlineTurn runs a turn on rehab's own understanding (package nlu) instead of the offline
+// model's generic rules: the plan of the user's message (facts first, then the intent's call)
+// gives this step's tool calls; once they have run, the reply is written from their results in
+// pt-PT. The text is streamed word by word as a model would.
+func (o *Orchestrator) offlineTurn(ctx context.Context, env *Env, s State) (message.Message, error) {
+	out := message.Message{ID: message.NewID(), Role: message.RoleAssistant,
+		Metadata: map[string]any{"provider": "offline", "model": "offline", "offline": true, "offline_rule": "rehab"}}
+	user := -1
+	for i := len(s.Messages) - 1; i >= 0; i-- {
+		if s.Messages[i].Role == message.RoleUser {
+			user = i
+			break
 		}
+	}
+	made, results := 0, false
+	if user >= 0 {
+		for _, m := range s.Messages[user+1:] {
+			if m.Role == message.RoleAssistant && len(m.ToolCalls) > 0 {
+				made++
+			}
+			results = results || m.Role == message.RoleTool
+		}
+	}
+	now := time.Now()
+	if env.Data != nil && env.Data.Now != nil {
+		now = env.Data.Now()
+	}
+	var p plan
+	if user >= 0 {
+		p = understand(s, s.Messages[user].Text(), now, "call_"+out.ID)
+	}
+	switch {
+	case made < len(p.steps):
+		out.ToolCalls = p.steps[made]
+	case results:
+		out.Content = Reply(s.Messages) + "\n\n" + offline.Marker
+	case p.reply != "":
+		out.Content = p.reply + " " + offline.Marker
+	default:
+		out.Content = offlineReply(s) + " " + offline.Marker
 	}
 	info, _ := graph.InfoFrom(ctx)
 	md := map[string]any{"node": info.Node, "provider": "offline"}
@@ -240,31 +251,6 @@ func (o *Orchestrator) offlineTurn(ctx context.Context, m model.Model, req *mode
 		graph.EmitMessage(ctx, graph.MessageChunk{Message: message.Message{ID: out.ID, Role: message.RoleAssistant, ToolCalls: []message.ToolCall{c}}, Metadata: md})
 	}
 	return out, nil
-}
-
-// refersToPortfolio reports whether a message asks which portfolio property fits a superlative.
-func refersToPortfolio(text string) bool {
-	l := strings.ToLower(text)
-	for _, w := range []string{"mais barato", "mais caro", "maior", "mais pequeno", "menor"} {
-		if strings.Contains(l, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// toolTexts joins the results of the tools called since the user's last message.
-func toolTexts(msgs []message.Message) string {
-	var parts []string
-	for i := len(msgs) - 1; i >= 0 && msgs[i].Role != message.RoleUser; i-- {
-		if msgs[i].Role == message.RoleTool && strings.TrimSpace(msgs[i].Content) != "" {
-			parts = append(parts, strings.TrimSpace(msgs[i].Content))
-		}
-	}
-	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
-		parts[i], parts[j] = parts[j], parts[i]
-	}
-	return strings.Join(parts, "\n\n")
 }
 
 // splitTokens cuts a text into word-sized pieces (spaces kept), as a model's stream would.

@@ -6,50 +6,17 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/trellis-go/trellis/apps/rehab/nlu"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
 )
 
-var amountRE = regexp.MustCompile(`(?i)(\d{1,3}(?:[.\s\x{00A0}]\d{3})+|\d+(?:[.,]\d+)?)\s*(k|mil\b|milh(?:ão|ões|ao|oes)|m\b|m€)?\s*(€|eur|euros)?`)
-
-// Amounts reads the money amounts of a pt-PT text: 180.000€, 180 000 €, 180k€, 180 mil euros,
-// 1,2 milhões. Numbers that are not money (a year, a T2, an age) are left out: an amount is
-// written with a currency, a thousands group, or a k/mil/milhões suffix.
-func Amounts(text string) []float64 {
-	var out []float64
-	for _, m := range amountRE.FindAllStringSubmatch(text, -1) {
-		num, suf, cur := m[1], strings.ToLower(m[2]), m[3]
-		grouped := strings.ContainsAny(num, ". \u00a0") && regexp.MustCompile(`[.\s\x{00A0}]\d{3}$`).MatchString(num)
-		if suf == "" && cur == "" && !grouped {
-			continue
-		}
-		var v float64
-		if grouped {
-			v, _ = strconv.ParseFloat(strings.NewReplacer(".", "", " ", "", "\u00a0", "").Replace(num), 64)
-		} else {
-			v, _ = strconv.ParseFloat(strings.Replace(num, ",", ".", 1), 64)
-		}
-		switch {
-		case suf == "k" || suf == "mil":
-			v *= 1000
-		case strings.HasPrefix(suf, "milh") || suf == "m" || suf == "m€":
-			v *= 1_000_000
-		}
-		if v >= 100 {
-			out = append(out, math.Round(v))
-		}
-	}
-	return out
-}
+// Amounts reads the money amounts of a pt-PT text (see nlu.Amounts).
+func Amounts(text string) []float64 { return nlu.Amounts(text) }
 
 var (
 	ageRE      = regexp.MustCompile(`(?i)\b(\d{2})\s*anos\b`)
 	typologyRE = regexp.MustCompile(`\bT(\d)\b`)
 )
-
-// Neighbourhoods the extraction knows by name (Lisbon and Porto).
-var Neighbourhoods = []string{"Alfama", "Graça", "Mouraria", "Santos", "Alvalade", "Arroios", "Benfica", "Campo de Ourique", "Estrela",
-	"Príncipe Real", "Chiado", "Baixa", "Lapa", "Belém", "Parque das Nações", "Cedofeita", "Ribeira", "Paranhos", "Bonfim", "Foz",
-	"Boavista", "Campanhã", "Matosinhos", "Lisboa", "Porto"}
 
 // ExtractSection reads a profile section's data from the user's words, for the implicit
 // updates the offline model (or a terse model) leaves without data.

@@ -175,3 +175,44 @@ func (o *Orchestrator) EndIdle(ctx context.Context, env *Env) (int, error) {
 	}
 	return len(idle), nil
 }
+
+// Sweeper ends the sessions idle past the timeout and writes their summaries, without a new
+// message from their users: the next conversation's first context block shows the summary.
+type Sweeper struct {
+	O   *Orchestrator
+	Env *Env // nil means the Orchestrator's default
+	// Interval between sweeps; zero means a quarter of the session timeout, at most a minute
+	// and at least 10ms.
+	Interval time.Duration
+	// Swept, when set, is called after every sweep with the sessions it ended and its error.
+	Swept func(ended int, err error)
+}
+
+// Run sweeps until ctx is done.
+func (s *Sweeper) Run(ctx context.Context) {
+	env := s.Env
+	if env == nil {
+		env = s.O.def
+	}
+	every := s.Interval
+	if every <= 0 {
+		every = min(env.SessionTimeout()/4, time.Minute)
+	}
+	every = max(every, 10*time.Millisecond)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			n, err := s.O.EndIdle(ctx, env)
+			if ctx.Err() != nil {
+				return
+			}
+			if s.Swept != nil {
+				s.Swept(n, err)
+			}
+		}
+	}
+}

@@ -7,12 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/apps/rehab/kb"
 	"github.com/trellis-go/trellis/apps/rehab/listing"
+	"github.com/trellis-go/trellis/apps/rehab/nlu"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
 	"github.com/trellis-go/trellis/apps/rehab/taxes"
 	"github.com/trellis-go/trellis/graph"
@@ -67,8 +70,10 @@ func ok(content string, upd tool.Update) (*tool.Result, error) {
 	return &tool.Result{Content: content, Command: upd}, nil
 }
 
+// refuse is a tool's answer when it cannot do what was asked: pt-PT, for the user, saying what
+// to do instead.
 func refuse(content string) (*tool.Result, error) {
-	return &tool.Result{Content: content, IsError: true}, nil
+	return &tool.Result{Content: content, IsError: true, Structured: userFacing}, nil
 }
 
 func actionEvent(kind, summary string) map[string]any {
@@ -122,10 +127,13 @@ func (o *Orchestrator) readContext(ctx context.Context, a readArgs) (*tool.Resul
 	k := c.st.Knowledge.Clone()
 	text, err := kb.Read(k, a.Path, a.StartLine, a.NumLines, c.env.KB(), c.turn)
 	if err != nil {
-		return refuse(err.Error())
+		return refuse("Ainda não tenho essa informação. Se é sobre um imóvel, envia-me o link do anúncio para o analisar; se é sobre ti, conta-me.")
 	}
 	e := k[a.Path]
-	head := fmt.Sprintf("%s (%d/%d linhas):\n", a.Path, e.LinesLoaded, e.TotalLines)
+	head := ""
+	if e.LinesLoaded < e.TotalLines {
+		head = fmt.Sprintf("(parte: %d de %d linhas)\n", e.LinesLoaded, e.TotalLines)
+	}
 	return ok(head+text, tool.Update{"knowledge": kb.KB{a.Path: e}})
 }
 
@@ -142,10 +150,10 @@ func (o *Orchestrator) writeContext(ctx context.Context, a writeArgs) (*tool.Res
 	}
 	path := strings.Trim(strings.TrimSpace(a.Path), "/")
 	if path == "" || strings.Contains(path, "..") {
-		return refuse("write_context: indica um caminho como notas/visita")
+		return refuse("Não percebi onde guardar a nota. Diz-me o que queres que anote.")
 	}
 	if path == "user/profile" || path == "portfolio/index" {
-		return refuse("write_context: " + path + " é gerido pelo sistema; usa update_user_profile ou as ferramentas do portfólio")
+		return refuse("Essa parte é atualizada por mim a partir do que me dizes: conta-me o que mudou no teu perfil ou no portfólio.")
 	}
 	sum := a.Summary
 	if sum == "" {
@@ -171,7 +179,7 @@ func (o *Orchestrator) writeContext(ctx context.Context, a writeArgs) (*tool.Res
 		case "memoria/questoes":
 			edit = func(m *data.Memory) { m.OpenQuestions = appendNew(m.OpenQuestions, lines...) }
 		default:
-			return refuse("write_context: a memória aceita memoria/decisoes, memoria/rejeitados ou memoria/questoes")
+			return refuse("Posso guardar decisões, imóveis rejeitados (com o motivo) ou questões em aberto. Qual destas é?")
 		}
 		prof, err := c.env.Data.UpdateProfile(ctx, c.who, data.ProfileUpdate{EditMemory: edit}, c.audit)
 		if err != nil {
@@ -180,7 +188,8 @@ func (o *Orchestrator) writeContext(ctx context.Context, a writeArgs) (*tool.Res
 		upd["user/profile"] = profileEntry(prof)
 	}
 	kb.Write(upd, path, sum, a.Content, kb.SourceTool, c.turn)
-	return ok("Guardado em "+path+".", tool.Update{"knowledge": upd})
+	return ok("Anotado: "+firstLine(a.Content, 120), tool.Update{"knowledge": upd,
+		"executed_actions": []ExecutedAction{{Type: "write_context", Summary: sum}}})
 }
 
 func splitLines(s string) []string {
@@ -227,18 +236,19 @@ func (o *Orchestrator) removeContext(ctx context.Context, a removeCtxArgs) (*too
 		return nil, err
 	}
 	if a.Path == "user/profile" || a.Path == "portfolio/index" {
-		return refuse("remove_context: " + a.Path + " está sempre presente e não pode ser removido")
+		return refuse("Isso não se pode esquecer: o teu perfil e a lista do portfólio acompanham sempre a conversa.")
 	}
 	if _, found := c.st.Knowledge[a.Path]; !found {
-		return refuse(fmt.Sprintf("remove_context: %q não existe", a.Path))
+		return refuse("Não encontrei essa nota. Diz-me de que nota se trata.")
 	}
-	return ok("Removido "+a.Path+".", tool.Update{"knowledge": kb.KB{a.Path: Tombstone()}})
+	return ok("Esquecido: "+c.st.Knowledge[a.Path].Summary+".", tool.Update{"knowledge": kb.KB{a.Path: Tombstone()},
+		"executed_actions": []ExecutedAction{{Type: "remove_context", Summary: c.st.Knowledge[a.Path].Summary}}})
 }
 
 type todoArgs struct {
-	Action string `json:"action" enum:"add,complete,list" jsonschema:"add a task, complete one, or list them"`
-	Task   string `json:"task,omitempty" jsonschema:"the task to add, or the task (or its id) to complete"`
-	ID     string `json:"todo_id,omitempty" jsonschema:"the id of the task to complete"`
+	Action string `json:"action" enum:"add,complete,reopen,remove,list" jsonschema:"add a task, complete one, reopen a completed one, remove one, or list them"`
+	Task   string `json:"task,omitempty" jsonschema:"the task to add (only what is to be done), or words of the task to complete, reopen or remove"`
+	ID     string `json:"todo_id,omitempty" jsonschema:"the id of the task to complete, reopen or remove"`
 }
 
 func (o *Orchestrator) manageTodos(ctx context.Context, a todoArgs) (*tool.Result, error) {
@@ -250,35 +260,160 @@ func (o *Orchestrator) manageTodos(ctx context.Context, a todoArgs) (*tool.Resul
 	case "add":
 		task := strings.TrimSpace(a.Task)
 		if task == "" {
-			task = strings.TrimSpace(c.audit.Trigger)
+			task = TaskText(c.audit.Trigger)
 		}
 		task = trimCommand(task)
 		if task == "" {
-			return refuse("manage_todos: indica a tarefa a acrescentar em task")
+			return refuse("Que tarefa queres que acrescente? Diz-me o que há a fazer, por exemplo \"ligar ao canalizador\".")
 		}
 		t := kb.Todo{ID: newTodoID(), Task: task, Status: "pending"}
 		if err := c.carryTodo(ctx, t); err != nil {
 			return nil, err
 		}
-		return ok(fmt.Sprintf("Tarefa acrescentada: ☐ [%s] %s", t.ID, t.Task), tool.Update{"todos": []kb.Todo{t}})
-	case "complete":
-		ref := strings.TrimSpace(a.ID)
-		if ref == "" {
-			ref = strings.TrimSpace(a.Task)
+		return ok("Tarefa acrescentada: "+t.Task+".", tool.Update{"todos": []kb.Todo{t},
+			"executed_actions": []ExecutedAction{{Type: "todo_add", Summary: t.Task}}})
+	case "complete", "reopen", "remove":
+		t, why := FindTodo(c.st.Todos, a.ID, a.Task, a.Action)
+		if t == nil {
+			return refuse(why)
 		}
-		for _, t := range c.st.Todos {
-			if t.Status != "done" && (t.ID == ref || (ref != "" && strings.Contains(strings.ToLower(t.Task), strings.ToLower(ref)))) {
-				t.Status = "done"
-				if err := c.carryTodo(ctx, t); err != nil {
-					return nil, err
-				}
-				return ok(fmt.Sprintf("Tarefa concluída: ☑ [%s] %s", t.ID, t.Task), tool.Update{"todos": []kb.Todo{t}})
+		var verb string
+		switch a.Action {
+		case "complete":
+			t.Status, verb = "done", "Tarefa concluída: "
+		case "reopen":
+			t.Status, verb = "pending", "Tarefa reaberta: "
+		default:
+			t.Status, verb = "removed", "Tarefa removida: "
+		}
+		if err := c.carryTodo(ctx, *t); err != nil {
+			return nil, err
+		}
+		return ok(verb+t.Task+".", tool.Update{"todos": []kb.Todo{*t},
+			"executed_actions": []ExecutedAction{{Type: "todo_" + a.Action, Summary: t.Task}}})
+	case "list", "":
+		return ok(TodoListText(c.st.Todos), nil)
+	default:
+		return refuse("Posso acrescentar, concluir, reabrir, remover ou listar tarefas.")
+	}
+}
+
+// FindTodo is the task a reference names: its ID, its number in the list ("2"), or words of
+// its text ("a do canalizador"); with no reference, the only task the action can apply to.
+// When none or several fit, why says so in pt-PT with the tasks to choose from.
+func FindTodo(todos []kb.Todo, id, words, action string) (*kb.Todo, string) {
+	var cands []kb.Todo
+	for _, t := range todos {
+		switch {
+		case t.Status == "removed":
+		case action == "complete" && t.Status == "done":
+		case action == "reopen" && t.Status != "done":
+		default:
+			cands = append(cands, t)
+		}
+	}
+	id = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(id), "#"))
+	words = strings.TrimSpace(words)
+	if id == "" {
+		// A bare ID or number may come as the task's words.
+		if f := strings.Fields(strings.TrimPrefix(words, "#")); len(f) == 1 {
+			id = f[0]
+		}
+	}
+	if id != "" {
+		for i := range todos {
+			if strings.EqualFold(todos[i].ID, id) {
+				t := todos[i]
+				return &t, ""
 			}
 		}
-		return refuse(fmt.Sprintf("manage_todos: não há tarefa pendente %q; as pendentes são: %s", ref, todoList(c.st.Todos)))
-	default:
-		return ok("Tarefas:\n"+todoList(c.st.Todos), nil)
+		if n, err := strconv.Atoi(id); err == nil {
+			visible := visibleTodos(todos)
+			if n >= 1 && n <= len(visible) {
+				t := visible[n-1]
+				return &t, ""
+			}
+		}
 	}
+	if n := numberIn(words); n > 0 && id == "" {
+		visible := visibleTodos(todos)
+		if n <= len(visible) {
+			t := visible[n-1]
+			return &t, ""
+		}
+	}
+	want := nlu.Content(words)
+	if len(want) > 0 {
+		best, bestScore, tie := -1, 0, false
+		for i, t := range cands {
+			tw := " " + strings.Join(nlu.Words(t.Task), " ") + " "
+			score := 0
+			for _, w := range want {
+				if len(w) >= 3 && (strings.Contains(tw, " "+w) || len(w) >= 6 && strings.Contains(tw, " "+w[:len(w)-2])) {
+					score++
+				}
+			}
+			switch {
+			case score > bestScore:
+				best, bestScore, tie = i, score, false
+			case score == bestScore && score > 0:
+				tie = true
+			}
+		}
+		if best >= 0 && !tie {
+			t := cands[best]
+			return &t, ""
+		}
+	} else if len(cands) == 1 {
+		t := cands[0]
+		return &t, ""
+	}
+	what := map[string]string{"complete": "concluir", "reopen": "reabrir", "remove": "remover"}[action]
+	if len(cands) == 0 {
+		if action == "reopen" {
+			return nil, "Não há tarefas concluídas para reabrir."
+		}
+		return nil, "Não há tarefas pendentes para " + what + "."
+	}
+	return nil, "Não percebi que tarefa queres " + what + ". " + TodoListText(cands) + "\nDiz-me o número ou uma palavra da tarefa."
+}
+
+var numberRE = regexp.MustCompile(`(?:^|\s)(?:#|n\.?º\s*|numero\s+|número\s+|tarefa\s+|a\s+)?(\d{1,2})(?:\s|$|[.,!?])`)
+
+func numberIn(s string) int {
+	if m := numberRE.FindStringSubmatch(strings.ToLower(s)); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 0
+}
+
+func visibleTodos(ts []kb.Todo) []kb.Todo {
+	var out []kb.Todo
+	for _, t := range ts {
+		if t.Status != "removed" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// TodoListText is the task list as the user reads it: numbered, without IDs.
+func TodoListText(ts []kb.Todo) string {
+	ts = visibleTodos(ts)
+	if len(ts) == 0 {
+		return "Não tens tarefas."
+	}
+	var b strings.Builder
+	b.WriteString("As tuas tarefas:")
+	for i, t := range ts {
+		box := "☐"
+		if t.Status == "done" {
+			box = "☑"
+		}
+		fmt.Fprintf(&b, "\n%d. %s %s", i+1, box, t.Task)
+	}
+	return b.String()
 }
 
 // carryTodo records a task's change in the user's memory of open tasks, so that the next
@@ -291,7 +426,7 @@ func (c *call) carryTodo(ctx context.Context, t kb.Todo) error {
 				keep = append(keep, o)
 			}
 		}
-		if t.Status != "done" {
+		if t.Status == "pending" {
 			keep = append(keep, data.OpenTodo{ID: t.ID, Task: t.Task, ConversationID: c.audit.ConversationID})
 		}
 		m.OpenTodos = keep
@@ -314,21 +449,6 @@ func trimCommand(task string) string {
 	return task
 }
 
-func todoList(ts []kb.Todo) string {
-	if len(ts) == 0 {
-		return "(nenhuma)"
-	}
-	var b strings.Builder
-	for _, t := range ts {
-		box := "☐"
-		if t.Status == "done" {
-			box = "☑"
-		}
-		fmt.Fprintf(&b, "%s [%s] %s\n", box, t.ID, t.Task)
-	}
-	return strings.TrimRight(b.String(), "\n")
-}
-
 type profileArgs struct {
 	Section    string         `json:"section" enum:"fiscal,budget,renovation,preferences,goals" jsonschema:"the profile section"`
 	Data       map[string]any `json:"data,omitempty" jsonschema:"the section's fields to set (budget: min, max, renovacao_max in euros; fiscal: regime, primeira_habitacao, habitacao_propria_permanente, idade; renovation: diy_skills, qualidade, prioridades, excluir; preferences: zonas, tipologia; goals: objetivo); read from the user's words when empty"`
@@ -349,11 +469,11 @@ func (o *Orchestrator) updateProfile(ctx context.Context, a profileArgs) (*tool.
 		}
 	}
 	if len(d) == 0 {
-		return refuse(fmt.Sprintf("update_user_profile: não encontrei dados de %s na mensagem; pergunta ao utilizador ou passa-os em data", a.Section))
+		return refuse("Não percebi o que mudar no teu perfil. Diz-me, por exemplo, \"o meu orçamento é 250 mil\" ou \"tenho 30 anos e é a minha primeira casa\".")
 	}
 	prof, err := c.env.Data.UpdateProfile(ctx, c.who, data.ProfileUpdate{Section: a.Section, Data: d, Summarize: kb.Summarize(a.Section)}, c.audit)
 	if err != nil {
-		return refuse(err.Error())
+		return refuse("Não consegui guardar isso no teu perfil: o perfil tem as partes fiscal, orçamento, obras, preferências e objetivos. Diz-me a que parte diz respeito.")
 	}
 	sum := prof.Summaries[a.Section]
 	upd := kb.KB{"user/profile": profileEntry(prof)}
@@ -480,21 +600,15 @@ func matchWords(items []data.PortfolioItem, text string) []*data.PortfolioItem {
 
 func notFound(items []data.PortfolioItem, ref string) (*tool.Result, error) {
 	if len(items) == 0 {
-		return refuse("O portfólio está vazio: não há imóveis a que " + orWhat(ref) + " se possa referir.")
+		return refuse("O teu portfólio está vazio. Envia-me o link de um anúncio do Idealista para começarmos.")
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Não sei a que imóvel %s se refere. No portfólio estão:\n", orWhat(ref))
+	b.WriteString("Não percebi a que imóvel te referes. No teu portfólio estão:\n")
 	for _, it := range items {
-		fmt.Fprintf(&b, "- %s: %s\n", it.PropertyID, it.IndexSummary)
+		fmt.Fprintf(&b, "- %s\n", it.IndexSummary)
 	}
+	b.WriteString("Diz-me qual (por exemplo, \"o de " + kb.Neighbourhood(items[0].Property.Location) + "\").\n")
 	return refuse(strings.TrimRight(b.String(), "\n"))
-}
-
-func orWhat(ref string) string {
-	if ref == "" {
-		return "o pedido"
-	}
-	return fmt.Sprintf("%q", ref)
 }
 
 type saveArgs struct {
@@ -514,11 +628,11 @@ func (o *Orchestrator) saveToPortfolio(ctx context.Context, a saveArgs) (*tool.R
 		}
 	}
 	if c.env.Pipeline == nil {
-		return refuse("save_to_portfolio: não há acesso aos anúncios")
+		return refuse(listingUnavailable)
 	}
 	l, err := c.env.Pipeline.Listings.Get(ctx, ref)
 	if err != nil {
-		return refuse("save_to_portfolio: " + err.Error())
+		return refuse(ListingProblem(err))
 	}
 	it, err := c.env.Data.SaveProperty(ctx, c.who, propertyOf(l), a.Nickname, c.audit)
 	if err != nil {
@@ -721,7 +835,7 @@ func (o *Orchestrator) searchPortfolio(ctx context.Context, a searchArgs) (*tool
 		sorted := append([]data.PortfolioItem(nil), items...)
 		sort.SliceStable(sorted, func(i, j int) bool { return less(sorted[i], sorted[j]) })
 		it := sorted[0]
-		return ok(fmt.Sprintf("%s: %s (%s)", why, it.PropertyID, it.IndexSummary), nil)
+		return ok(fmt.Sprintf("%s: %s.", why, it.IndexSummary), nil)
 	}
 	switch {
 	case strings.Contains(q, "mais barato") || strings.Contains(q, "cheapest"):
@@ -736,25 +850,26 @@ func (o *Orchestrator) searchPortfolio(ctx context.Context, a searchArgs) (*tool
 	if m := matchWords(items, a.Query); len(m) > 0 {
 		var b strings.Builder
 		for _, it := range m {
-			fmt.Fprintf(&b, "%s: %s\n", it.PropertyID, it.IndexSummary)
+			fmt.Fprintf(&b, "- %s\n", it.IndexSummary)
 		}
-		return ok(strings.TrimRight(b.String(), "\n"), nil)
+		return ok("No teu portfólio:\n"+strings.TrimRight(b.String(), "\n"), nil)
 	}
 	if c.env.Store != nil {
 		found, err := c.env.Store.Search(ctx, store.SearchRequest{NamespacePrefix: portfolioNS(c.who.User), Query: a.Query, Limit: 3})
 		if err == nil && len(found) > 0 {
 			var b strings.Builder
 			for _, f := range found {
-				fmt.Fprintf(&b, "%v: %v (relevância %.2f)\n", f.Value["property_id"], f.Value["index_summary"], f.Score)
+				fmt.Fprintf(&b, "- %v\n", f.Value["index_summary"])
 			}
-			return ok(strings.TrimRight(b.String(), "\n"), nil)
+			return ok("O que mais se aproxima, no teu portfólio:\n"+strings.TrimRight(b.String(), "\n"), nil)
 		}
 	}
 	return notFound(items, a.Query)
 }
 
 type analysisArgs struct {
-	URL string `json:"url" format:"uri" jsonschema:"the Idealista listing URL"`
+	URL      string `json:"url,omitempty" jsonschema:"the Idealista listing URL"`
+	Property string `json:"property_id,omitempty" jsonschema:"instead of a URL, a portfolio property not analysed yet (id or words)"`
 }
 
 // preferences reads the estimate's preferences from a profile.
@@ -771,14 +886,28 @@ func (o *Orchestrator) triggerAnalysis(ctx context.Context, a analysisArgs) (*to
 		return nil, err
 	}
 	if c.env.Pipeline == nil {
-		return refuse("trigger_property_analysis: o pipeline de análise não está disponível")
+		return refuse(listingUnavailable)
 	}
-	if _, err := listing.ID(a.URL); err != nil {
-		return refuse("trigger_property_analysis: " + err.Error())
+	url := a.URL
+	if url == "" && a.Property != "" {
+		it, items, err := c.resolve(ctx, a.Property)
+		if err != nil {
+			return nil, err
+		}
+		if it == nil {
+			return notFound(items, a.Property)
+		}
+		url = it.Property.URL
+		if url == "" {
+			url = it.Property.IdealistaID
+		}
 	}
-	scraped, err := c.env.Pipeline.Scrape(ctx, a.URL)
+	if _, err := listing.ID(url); err != nil {
+		return refuse(ListingProblem(err))
+	}
+	scraped, err := c.env.Pipeline.Scrape(ctx, url)
 	if err != nil {
-		return refuse("trigger_property_analysis: " + err.Error())
+		return refuse(ListingProblem(err))
 	}
 	prof, err := c.env.Data.Profile(ctx, c.who)
 	if err != nil {
@@ -866,7 +995,7 @@ func (o *Orchestrator) recalculateCosts(ctx context.Context, a propArgs) (*tool.
 		return nil, err
 	}
 	if len(cached) == 0 {
-		return refuse("recalculate_costs: " + it.IndexSummary + " ainda não foi analisado; usa trigger_property_analysis com o URL " + it.Property.URL)
+		return refuse(it.IndexSummary + " ainda não foi analisado, por isso não há custos para recalcular. Queres que o analise agora? Basta dizeres \"analisa-o\".")
 	}
 	prof, err := c.env.Data.Profile(ctx, c.who)
 	if err != nil {
@@ -933,7 +1062,7 @@ func (o *Orchestrator) calculateTaxes(ctx context.Context, a taxArgs) (*tool.Res
 	}
 	r, err := taxes.Compute(price, p)
 	if err != nil {
-		return refuse("calculate_taxes: " + err.Error())
+		return refuse("Para calcular os impostos preciso de um preço em euros (por exemplo, \"IMT para 250 mil\") ou de um imóvel do teu portfólio.")
 	}
 	var b strings.Builder
 	what := kb.Euro(price)
@@ -942,11 +1071,12 @@ func (o *Orchestrator) calculateTaxes(ctx context.Context, a taxArgs) (*tool.Res
 	}
 	fmt.Fprintf(&b, "Impostos na compra (%s), tabelas de %d, %s:\n", what, r.TablesOfYear, r.Table)
 	fmt.Fprintf(&b, "- IMT: %s\n- Imposto do Selo (0,8%%): %s\n- Total: %s", kb.EuroCents(r.IMT), kb.EuroCents(r.Stamp), kb.EuroCents(r.Total))
-	if r.YoungExempt {
-		b.WriteString("\nAplica-se a isenção para jovens até 35 anos na primeira habitação própria e permanente.")
-	}
-	if len(f) == 0 {
-		b.WriteString("\n(Sem perfil fiscal: considerei habitação própria e permanente, sem isenção jovem.)")
+	b.WriteString("\n" + r.Explain())
+	switch {
+	case len(f) == 0:
+		b.WriteString("\nNão conheço ainda a tua situação fiscal: considerei habitação própria e permanente, sem isenção jovem. Se tens até 35 anos e é a tua primeira casa, diz-me e refaço as contas.")
+	case !r.YoungExempt && p.OwnPermanentHome && p.Age == 0 && p.FirstHome:
+		b.WriteString("\nSe tiveres até 35 anos, diz-me a tua idade: podes ter isenção de IMT.")
 	}
 	upd := tool.Update{}
 	if it != nil {
@@ -1033,7 +1163,7 @@ func (o *Orchestrator) compareProperties(ctx context.Context, a compareArgs) (*t
 		chosen = chosen[:3]
 	}
 	if len(chosen) < 2 {
-		return refuse("compare_properties: são precisos pelo menos 2 imóveis no portfólio; há " + fmt.Sprint(len(items)))
+		return refuse(fmt.Sprintf("Para comparar preciso de pelo menos 2 imóveis no portfólio e tens %d. Envia-me o link de outro anúncio e comparo-os.", len(items)))
 	}
 	return ok(CompareTable(chosen), nil)
 }
@@ -1116,4 +1246,20 @@ func CompareTable(items []data.PortfolioItem) string {
 	}
 	fmt.Fprintf(&b, "\n\nO mais barato à partida é %s (%s).", strings.TrimSpace(cheapest.Property.Typology+" "+kb.Neighbourhood(cheapest.Property.Location)), kb.Euro(cheapest.Property.Price))
 	return b.String()
+}
+
+const listingUnavailable = "Neste momento não consigo ler anúncios do Idealista. Não guardei nada; tenta daqui a pouco."
+
+// ListingProblem explains in pt-PT why a listing could not be read, and that nothing was saved.
+func ListingProblem(err error) string {
+	switch {
+	case errors.Is(err, listing.ErrBadURL):
+		return "Esse link não é de um anúncio do Idealista. Envia-me um link como https://www.idealista.pt/imovel/12345678/."
+	case errors.Is(err, listing.ErrRemoved):
+		return "Esse anúncio já não está no Idealista (foi retirado ou vendido). Não guardei nada; se tiveres outro link, envia-mo."
+	case errors.Is(err, listing.ErrUnreadable):
+		return "Abri o anúncio mas não consegui ler o preço e a área. Não guardei nada; confirma o link ou envia outro."
+	default:
+		return "Não consegui contactar o Idealista para ler o anúncio. Não guardei nada; tenta outra vez daqui a pouco."
+	}
 }

@@ -22,7 +22,10 @@ package taxes
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"strconv"
+	"strings"
 )
 
 // Year is the year of the tables.
@@ -89,6 +92,47 @@ type Result struct {
 	Deduction    float64 `json:"imt_deduction"`
 	SingleRate   bool    `json:"single_rate"`
 	TablesOfYear int     `json:"tables_of_year"`
+	// Rule is the rule applied: RuleYoungFull, RuleYoungPartial, RuleYoungOverLimit, RuleOwnHome
+	// or RuleOtherHome.
+	Rule string `json:"rule"`
+}
+
+// The rules Compute applies.
+const (
+	RuleYoungFull      = "young_full"       // young buyer, price up to YoungExemptUpTo: no IMT, no stamp duty
+	RuleYoungPartial   = "young_partial"    // young buyer, up to YoungPartialUpTo: 8% and 0,8% of the part above
+	RuleYoungOverLimit = "young_over_limit" // young buyer above YoungPartialUpTo: the own-home table
+	RuleOwnHome        = "own_home"         // the own permanent home table
+	RuleOtherHome      = "other_home"       // the other housing table
+)
+
+// Explain says in pt-PT which rule was applied and why.
+func (r *Result) Explain() string {
+	switch r.Rule {
+	case RuleYoungFull:
+		return fmt.Sprintf("Regra aplicada: isenção total de IMT e de Imposto do Selo para jovens até %d anos na compra da primeira habitação própria e permanente (art. 9.º, n.º 2, do CIMT), porque o preço não passa de %s (limite de %d).", YoungMaxAge, euro(YoungExemptUpTo), Year)
+	case RuleYoungPartial:
+		return fmt.Sprintf("Regra aplicada: isenção parcial para jovens até %d anos na primeira habitação própria e permanente (art. 9.º, n.º 2, do CIMT): pagas 8%% de IMT e 0,8%% de Imposto do Selo só sobre a parte acima de %s, porque o preço fica entre %s e %s (limites de %d).", YoungMaxAge, euro(YoungExemptUpTo), euro(YoungExemptUpTo), euro(YoungPartialUpTo), Year)
+	case RuleYoungOverLimit:
+		return fmt.Sprintf("Regra aplicada: tabela de habitação própria e permanente, sem isenção jovem, porque o preço passa de %s, o limite da isenção parcial em %d.", euro(YoungPartialUpTo), Year)
+	case RuleOwnHome:
+		return fmt.Sprintf("Regra aplicada: tabela de IMT de habitação própria e permanente de %d.", Year)
+	default:
+		return fmt.Sprintf("Regra aplicada: tabela de IMT de outra habitação (secundária ou para arrendar) de %d.", Year)
+	}
+}
+
+// euro writes whole euros as 324.058€.
+func euro(v float64) string {
+	s := strconv.FormatInt(int64(math.Round(v)), 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte('.')
+		}
+		b.WriteRune(c)
+	}
+	return b.String() + "€"
 }
 
 // ErrPrice is returned for a price that is not positive.
@@ -119,19 +163,22 @@ func Compute(price float64, p Profile) (*Result, error) {
 	}
 	r := &Result{Price: price, TablesOfYear: Year}
 	table := OtherHome
-	r.Table = "outra habitação"
+	r.Table, r.Rule = "outra habitação", RuleOtherHome
 	if p.OwnPermanentHome {
-		table, r.Table = OwnHome, "habitação própria e permanente"
+		table, r.Table, r.Rule = OwnHome, "habitação própria e permanente", RuleOwnHome
 	}
 	r.IMT, r.Rate, r.Deduction, r.SingleRate = IMTByTable(price, table)
 	r.Stamp = round2(price * StampRate)
+	if Young(p) && price > YoungPartialUpTo {
+		r.Rule = RuleYoungOverLimit
+	}
 	if Young(p) && price <= YoungPartialUpTo {
-		r.YoungExempt = true
+		r.YoungExempt, r.Rule = true, RuleYoungPartial
 		excess := math.Max(0, price-YoungExemptUpTo)
 		r.IMT, r.Rate, r.Deduction, r.SingleRate = round2(excess*0.08), 0.08, 0, false
 		r.Stamp = round2(excess * StampRate)
 		if excess == 0 {
-			r.Rate = 0
+			r.Rate, r.Rule = 0, RuleYoungFull
 		}
 	}
 	r.Total = round2(r.IMT + r.Stamp)

@@ -2,6 +2,7 @@ package taxes_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/trellis-go/trellis/apps/rehab/taxes"
@@ -62,6 +63,33 @@ func TestTablesAreContinuous(t *testing.T) {
 			if math.Abs(a-b) > 0.02 {
 				t.Errorf("%s: at %v the brackets give %v and %v", name, v, a, b)
 			}
+		}
+	}
+}
+
+// Each case says which rule it applied.
+func TestRules(t *testing.T) {
+	t.Parallel()
+	young := taxes.Profile{OwnPermanentHome: true, FirstHome: true, Age: 35}
+	for _, c := range []struct {
+		price float64
+		p     taxes.Profile
+		rule  string
+		says  string
+	}{
+		{324058, young, taxes.RuleYoungFull, "isenção total"},
+		{324059, young, taxes.RuleYoungPartial, "isenção parcial"},
+		{648022, young, taxes.RuleYoungPartial, "acima de 324.058€"},
+		{648023, young, taxes.RuleYoungOverLimit, "passa de 648.022€"},
+		{300000, taxes.Profile{OwnPermanentHome: true, FirstHome: true, Age: 36}, taxes.RuleOwnHome, "habitação própria e permanente de 2025"},
+		{300000, taxes.Profile{}, taxes.RuleOtherHome, "outra habitação"},
+	} {
+		r, err := taxes.Compute(c.price, c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Rule != c.rule || !strings.Contains(r.Explain(), c.says) {
+			t.Errorf("%v€ %+v: rule %s, %q", c.price, c.p, r.Rule, r.Explain())
 		}
 	}
 }

@@ -1,0 +1,597 @@
+// Package nlu is Rehabify's own understanding of what a Portuguese buyer writes, for the runs on
+// the offline model: which tool a message asks for (its intent) and which facts of the user's
+// profile it mentions in passing. The words are data, embedded from this directory:
+// intents.txt (the cues of each intent, weighted), facts.txt (the cues of each profile fact)
+// and words.txt (pt-BR spellings and abbreviations, words never read as typos, filler words).
+//
+// Text is compared in lower case without accents, word by word; a word of five letters or more
+// that is not itself a known word matches a cue word within one edit (two from nine letters),
+// so "detalhs", "comprar" and "recalcla" are read as a person meant them.
+package nlu
+
+import (
+	"bufio"
+	"embed"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/trellis-go/trellis/apps/rehab/reno"
+)
+
+//go:embed intents.txt facts.txt words.txt places.txt
+var files embed.FS
+
+// Threshold is the score an intent needs to be chosen.
+const Threshold = 3
+
+// cue is a sequence of words; a word ending in '*' matches any ending.
+type cue struct {
+	words  []string
+	ids    []int // the words' places in the lexicon's vocabulary
+	weight float64
+	text   string
+}
+
+type rule struct {
+	intent string
+	cue
+}
+
+type fact struct {
+	section, field, value string
+	confidence            float64
+	cue
+}
+
+type lexicon struct {
+	rules   []rule
+	order   map[string]int
+	facts   []fact
+	rewrite map[string]string
+	known   map[string]bool
+	filler  map[string]bool
+	places  []string
+	vocab   []string
+	vocabID map[string]int
+}
+
+var lex = mustLoad()
+
+func mustLoad() *lexicon {
+	l, err := load()
+	if err != nil {
+		// The files are part of the binary: a mistake in them is caught by the package's tests.
+		panic(err)
+	}
+	return l
+}
+
+func lines(name string, each func(n int, fields []string) error) error {
+	f, err := files.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if err := each(n, strings.Fields(line)); err != nil {
+			return fmt.Errorf("nlu: %s:%d: %w", name, n, err)
+		}
+	}
+	return sc.Err()
+}
+
+func load() (*lexicon, error) {
+	l := &lexicon{vocabID: map[string]int{}, order: map[string]int{}, rewrite: map[string]string{}, known: map[string]bool{}, filler: map[string]bool{}}
+	err := lines("words.txt", func(_ int, f []string) error {
+		if len(f) < 2 || (f[0] == "=" || f[0] == "-") && len(f) != 2 {
+			return fmt.Errorf("want <written> <as>, = <word> or - <word>, got %q", strings.Join(f, " "))
+		}
+		switch f[0] {
+		case "=":
+			l.known[fold(f[1])] = true
+		case "-":
+			l.filler[fold(f[1])] = true
+		default:
+			as := fold(strings.Join(f[1:], " "))
+			l.rewrite[fold(f[0])] = as
+			for _, w := range f[1:] {
+				l.known[fold(w)] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = lines("places.txt", func(_ int, f []string) error {
+		p := strings.Join(f, " ")
+		l.places = append(l.places, p)
+		for _, w := range f {
+			l.known[fold(w)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	parseCue := func(words []string, weight float64) cue {
+		c := cue{weight: weight, text: strings.Join(words, " ")}
+		for _, w := range words {
+			c.words = append(c.words, fold(w))
+			id, ok := l.vocabID[fold(w)]
+			if !ok {
+				id = len(l.vocab)
+				l.vocabID[fold(w)] = id
+				l.vocab = append(l.vocab, fold(w))
+			}
+			c.ids = append(c.ids, id)
+			if !strings.HasSuffix(w, "*") {
+				l.known[fold(w)] = true
+			}
+		}
+		return c
+	}
+	err = lines("intents.txt", func(_ int, f []string) error {
+		if len(f) < 3 {
+			return fmt.Errorf("want <intent> <weight> <cue>, got %q", strings.Join(f, " "))
+		}
+		w, err := strconv.ParseFloat(f[1], 64)
+		if err != nil {
+			return fmt.Errorf("weight %q: %v", f[1], err)
+		}
+		if _, ok := l.order[f[0]]; !ok {
+			l.order[f[0]] = len(l.order)
+		}
+		l.rules = append(l.rules, rule{intent: f[0], cue: parseCue(f[2:], w)})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = lines("facts.txt", func(_ int, f []string) error {
+		if len(f) < 5 {
+			return fmt.Errorf("want <section> <field> <value> <confidence> <cue>, got %q", strings.Join(f, " "))
+		}
+		c, err := strconv.ParseFloat(f[3], 64)
+		if err != nil || c <= 0 || c > 1 {
+			return fmt.Errorf("confidence %q: want a number in (0, 1]", f[3])
+		}
+		l.facts = append(l.facts, fact{section: f[0], field: f[1], value: f[2], confidence: c, cue: parseCue(f[4:], 1)})
+		return nil
+	})
+	return l, err
+}
+
+var foldReplacer = strings.NewReplacer("á", "a", "à", "a", "â", "a", "ã", "a", "ä", "a", "é", "e", "è", "e", "ê", "e", "ë", "e",
+	"í", "i", "ì", "i", "î", "i", "ï", "i", "ó", "o", "ò", "o", "ô", "o", "õ", "o", "ö", "o", "ú", "u", "ù", "u", "û", "u", "ü", "u",
+	"ç", "c", "ª", "a", "º", "o", "ñ", "n")
+
+// fold is a word in lower case without accents.
+func fold(s string) string { return foldReplacer.Replace(strings.ToLower(s)) }
+
+var (
+	idealistaURL = regexp.MustCompile(`(?i)https?://[^\s]*idealista\.[a-z]+/[^\s]*`)
+	anyURL       = regexp.MustCompile(`(?i)https?://[^\s]+`)
+)
+
+// Words is a text as the cues see it: lower case, no accents, an Idealista link as the word
+// "urlidealista", pt-BR spellings and abbreviations rewritten.
+func Words(text string) []string {
+	text = idealistaURL.ReplaceAllString(text, " urlidealista ")
+	text = anyURL.ReplaceAllString(text, " url ")
+	raw := strings.FieldsFunc(fold(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	out := make([]string, 0, len(raw))
+	for _, w := range raw {
+		if r, ok := lex.rewrite[w]; ok {
+			w = r
+		}
+		out = append(out, strings.Fields(w)...)
+	}
+	return out
+}
+
+// wordMatch reports whether a word of the text matches a cue word; known says the word is
+// one of the lexicon's own (matched exactly only).
+func wordMatch(w string, known bool, c string) bool {
+	if p, ok := strings.CutSuffix(c, "*"); ok {
+		if strings.HasPrefix(w, p) {
+			return true
+		}
+		if len(p) < 5 || len(w) < len(p)-1 || known {
+			return false
+		}
+		for k := len(p) - 1; k <= len(p)+1 && k <= len(w); k++ {
+			if distance(w[:k], p) <= 1 {
+				return true
+			}
+		}
+		return false
+	}
+	if w == c {
+		return true
+	}
+	if len(c) < 5 || known || abs(len(w)-len(c)) > 1 {
+		return false
+	}
+	max := 1
+	if len(c) >= 9 {
+		max = 2
+	}
+	return distance(w, c) <= max
+}
+
+// matcher memoises wordMatch for the words of one text.
+type matcher struct {
+	words []string
+	known []bool
+	memo  []int8 // by word index × vocabulary id: 0 unknown, 1 no, 2 yes
+}
+
+func newMatcher(words []string) *matcher {
+	m := &matcher{words: words, known: make([]bool, len(words)), memo: make([]int8, len(words)*len(lex.vocab))}
+	for i, w := range words {
+		m.known[i] = lex.known[w]
+	}
+	return m
+}
+
+func (m *matcher) match(i, id int) bool {
+	k := i*len(lex.vocab) + id
+	if m.memo[k] == 0 {
+		m.memo[k] = 1
+		if wordMatch(m.words[i], m.known[i], lex.vocab[id]) {
+			m.memo[k] = 2
+		}
+	}
+	return m.memo[k] == 2
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// distance is the optimal string alignment distance (edits and adjacent swaps) of two words.
+func distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	if abs(len(ra)-len(rb)) > 2 {
+		return 3
+	}
+	if len(ra) > 31 || len(rb) > 31 {
+		if a == b {
+			return 0
+		}
+		return 3
+	}
+	var buf [32][32]int
+	d := buf[:len(ra)+1]
+	for i := range d {
+		d[i][0] = i
+	}
+	for j := range rb {
+		d[0][j+1] = j + 1
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}
+
+// find returns the index of the first place the cue matches in words, or -1.
+func (c cue) find(m *matcher) int {
+	for i := 0; i+len(c.ids) <= len(m.words); i++ {
+		ok := true
+		for j, id := range c.ids {
+			if !m.match(i+j, id) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return i
+		}
+	}
+	return -1
+}
+
+// Scored is an intent and its score.
+type Scored struct {
+	Intent string
+	Score  float64
+	// Cues are the cues that matched, for explanations and tests.
+	Cues []string
+}
+
+// Scores returns every intent with a positive score, best first (ties in the files' order).
+func Scores(text string) []Scored {
+	words := Words(text)
+	m := newMatcher(words)
+	by := map[string]*Scored{}
+	if facts := facts(text, words, time.Now(), m); len(facts) > 0 {
+		by["update_user_profile"] = &Scored{Intent: "update_user_profile", Score: 3, Cues: []string{"(" + facts[0].Cue + ")"}}
+	}
+	for _, r := range lex.rules {
+		if r.find(m) < 0 {
+			continue
+		}
+		s := by[r.intent]
+		if s == nil {
+			s = &Scored{Intent: r.intent}
+			by[r.intent] = s
+		}
+		s.Score += r.weight
+		s.Cues = append(s.Cues, r.text)
+	}
+	out := make([]Scored, 0, len(by))
+	for _, s := range by {
+		if s.Score > 0 {
+			out = append(out, *s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return lex.order[out[i].Intent] < lex.order[out[j].Intent]
+	})
+	return out
+}
+
+// Intent is the intent a message asks for, or "" when none scores Threshold.
+func Intent(text string) string {
+	s := Scores(text)
+	if len(s) == 0 || s[0].Score < Threshold {
+		return ""
+	}
+	return s[0].Intent
+}
+
+// Intents lists the intents the data knows, in the files' order.
+func Intents() []string {
+	out := make([]string, len(lex.order))
+	for name, i := range lex.order {
+		out[i] = name
+	}
+	return out
+}
+
+// Content is the message's words that are about something: without the words of the cues of
+// the given intents that matched, without filler words and numbers. "Marca a do canalizador
+// como feita" gives [canalizador] for todo_complete.
+func Content(text string, intents ...string) []string {
+	words := Words(text)
+	m := newMatcher(words)
+	drop := make([]bool, len(words))
+	for _, r := range lex.rules {
+		want := false
+		for _, in := range intents {
+			want = want || in == r.intent
+		}
+		if !want {
+			continue
+		}
+		if i := r.find(m); i >= 0 {
+			for j := range r.words {
+				drop[i+j] = true
+			}
+		}
+	}
+	var out []string
+	for i, w := range words {
+		if drop[i] || lex.filler[w] || len(w) < 3 || w == "urlidealista" || w == "url" {
+			continue
+		}
+		if _, err := strconv.Atoi(w); err == nil {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// Fold is a text in lower case without accents, as the cues are written.
+func Fold(text string) string { return fold(text) }
+
+// Fact is a fact of the user's profile read from a message.
+type Fact struct {
+	Section    string
+	Field      string
+	Value      any
+	Confidence float64
+	// Cue is the words that said it.
+	Cue string
+}
+
+var (
+	ageRE      = regexp.MustCompile(`\b(?:tenho|com|fiz|faco|fazer|fazes|temos)\s+(\d{2})\s+anos\b|\b(\d{2})\s+anos\s+de\s+idade\b`)
+	bornRE     = regexp.MustCompile(`\bnasci\s+(?:em\s+)?(?:\d{1,2}\s+de\s+\w+\s+de\s+)?(19\d\d|20\d\d)\b`)
+	typologyRE = regexp.MustCompile(`\bt([0-9])\b`)
+	countWords = map[string]int{"um": 1, "uma": 1, "dois": 2, "duas": 2, "tres": 3, "quatro": 4, "cinco": 5}
+	amountRE   = regexp.MustCompile(`(?i)(\d{1,3}(?:[.\s\x{00A0}]\d{3})+|\d+(?:[.,]\d+)?)\s*(k\b|mil\b|milh(?:ão|ões|ao|oes)|m\b|m€)?\s*(€|eur\b|euros)?`)
+)
+
+// Amounts reads the money amounts of a pt-PT text: 180.000€, 180 000 €, 180k€, 180 mil euros,
+// 1,2 milhões. Numbers that are not money (a year, a T2, an age) are left out: an amount is
+// written with a currency, a thousands group, or a k/mil/milhões suffix.
+func Amounts(text string) []float64 {
+	var out []float64
+	for _, m := range amountRE.FindAllStringSubmatch(text, -1) {
+		num, suf, cur := m[1], strings.ToLower(m[2]), m[3]
+		grouped := strings.ContainsAny(num, ". \u00a0") && groupedRE.MatchString(num)
+		if suf == "" && cur == "" && !grouped {
+			continue
+		}
+		var v float64
+		if grouped {
+			v, _ = strconv.ParseFloat(strings.NewReplacer(".", "", " ", "", "\u00a0", "").Replace(num), 64)
+		} else {
+			v, _ = strconv.ParseFloat(strings.Replace(num, ",", ".", 1), 64)
+		}
+		switch {
+		case suf == "k" || suf == "mil":
+			v *= 1000
+		case strings.HasPrefix(suf, "milh") || suf == "m" || suf == "m€":
+			v *= 1_000_000
+		}
+		if v >= 100 {
+			out = append(out, math.Round(v))
+		}
+	}
+	return out
+}
+
+var groupedRE = regexp.MustCompile(`[.\s\x{00A0}]\d{3}$`)
+
+// Places are the neighbourhoods and cities the app knows by name (places.txt).
+func Places() []string { return append([]string(nil), lex.places...) }
+
+// Facts reads the profile facts a message mentions, one per field (the most confident cue
+// wins; on a tie the later one); now turns a birth year into an age.
+func Facts(text string, now time.Time) []Fact {
+	words := Words(text)
+	return facts(text, words, now, newMatcher(words))
+}
+
+func facts(text string, words []string, now time.Time, m *matcher) []Fact {
+	places := lex.places
+	joined := " " + strings.Join(words, " ") + " "
+	type key struct{ s, f string }
+	best := map[key]Fact{}
+	cues := map[key]cue{}
+	var order []key
+	for _, f := range lex.facts {
+		if f.find(m) < 0 {
+			continue
+		}
+		v, ok := readValue(f.value, text, joined, words, now, places)
+		if !ok {
+			continue
+		}
+		k := key{f.section, f.field}
+		old, had := best[k]
+		if !had {
+			order = append(order, k)
+		}
+		if !had || f.confidence >= old.Confidence {
+			cues[k] = f.cue
+			best[k] = Fact{Section: f.section, Field: f.field, Value: v, Confidence: f.confidence, Cue: f.text}
+		}
+	}
+	// A fact said the other way round in the same message ("não é para arrendar") is not read.
+	out := make([]Fact, 0, len(order))
+	for _, k := range order {
+		f := best[k]
+		if negated(words, cues[k], m) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// negated reports whether the cue is preceded by "não" within two words.
+func negated(words []string, c cue, m *matcher) bool {
+	i := c.find(m)
+	for j := i - 1; j >= 0 && j >= i-2; j-- {
+		if words[j] == "nao" && !(len(c.words) > 0 && c.words[0] == "nao") {
+			return true
+		}
+	}
+	return false
+}
+
+func readValue(v, text, joined string, words []string, now time.Time, places []string) (any, bool) {
+	switch v {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	case "@age":
+		if m := ageRE.FindStringSubmatch(joined); m != nil {
+			s := m[1] + m[2]
+			n, _ := strconv.Atoi(s)
+			if n >= 16 && n <= 99 {
+				return float64(n), true
+			}
+		}
+		if m := bornRE.FindStringSubmatch(joined); m != nil {
+			y, _ := strconv.Atoi(m[1])
+			if age := now.Year() - y; age >= 16 && age <= 99 {
+				return float64(age), true
+			}
+		}
+		return nil, false
+	case "@amount":
+		if a := Amounts(text); len(a) > 0 {
+			return a[len(a)-1], true
+		}
+		return nil, false
+	case "@count":
+		for i, w := range words {
+			if !strings.HasPrefix(w, "filh") && w != "dependentes" {
+				continue
+			}
+			if i == 0 {
+				return nil, false
+			}
+			if n, err := strconv.Atoi(words[i-1]); err == nil && n >= 0 && n < 20 {
+				return float64(n), true
+			}
+			if n, ok := countWords[words[i-1]]; ok {
+				return float64(n), true
+			}
+			if words[i-1] == "sem" {
+				return float64(0), true
+			}
+		}
+		return nil, false
+	case "@zones":
+		var zones []any
+		for _, p := range places {
+			if strings.Contains(joined, " "+fold(p)+" ") {
+				zones = append(zones, p)
+			}
+		}
+		return zones, len(zones) > 0
+	case "@typology":
+		if m := typologyRE.FindStringSubmatch(joined); m != nil {
+			return "T" + m[1], true
+		}
+		return nil, false
+	case "@skills":
+		var skills []any
+		seen := map[string]bool{}
+		for _, w := range words {
+			if k := reno.NormalizeSkill(w); k != "" && len(w) >= 5 && !seen[k] {
+				seen[k] = true
+				skills = append(skills, k)
+			}
+		}
+		return skills, len(skills) > 0
+	}
+	return v, true
+}

@@ -1,0 +1,174 @@
+package nlu_test
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trellis-go/trellis/apps/rehab/nlu"
+)
+
+type phrasing struct {
+	intent, text string
+	line         int
+}
+
+func phrasings(t *testing.T) []phrasing {
+	t.Helper()
+	f, err := os.Open("testdata/phrasings.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []phrasing
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		intent, text, ok := strings.Cut(line, " | ")
+		if !ok {
+			t.Fatalf("testdata/phrasings.txt:%d: want <intent> | <message>", n)
+		}
+		text = strings.TrimSpace(strings.TrimSuffix(text, "(pt-BR)"))
+		out = append(out, phrasing{intent, text, n})
+	}
+	return out
+}
+
+// tool is the tool an intent calls (the todo intents are manage_todos' actions).
+func tool(intent string) string {
+	if strings.HasPrefix(intent, "todo_") {
+		return "manage_todos"
+	}
+	return intent
+}
+
+// Every tool's intent is understood from at least thirty phrasings of its own, with pt-BR
+// spellings, typos and missing accents among them.
+func TestPhrasings(t *testing.T) {
+	t.Parallel()
+	perTool := map[string]int{}
+	wrong := 0
+	for _, p := range phrasings(t) {
+		perTool[tool(p.intent)]++
+		if got := nlu.Intent(p.text); got != p.intent {
+			wrong++
+			t.Errorf("phrasings.txt:%d %q: got %q, want %q (scores %v)", p.line, p.text, got, p.intent, nlu.Scores(p.text))
+		}
+	}
+	for _, name := range []string{"read_context", "write_context", "remove_context", "manage_todos", "update_user_profile",
+		"save_to_portfolio", "remove_from_portfolio", "switch_active_property", "search_portfolio",
+		"trigger_property_analysis", "recalculate_costs", "calculate_taxes", "compare_properties"} {
+		if perTool[name] < 30 {
+			t.Errorf("%s has %d phrasings, want at least 30", name, perTool[name])
+		}
+	}
+	t.Logf("%d tools, %d wrong", len(perTool), wrong)
+}
+
+// Messages that ask for none of the tools choose none.
+func TestNoIntent(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"olá", "bom dia!", "obrigado", "ok", "hmm"} {
+		if got := nlu.Intent(s); got != "" {
+			t.Errorf("%q: %q (%v)", s, got, nlu.Scores(s))
+		}
+	}
+}
+
+func TestContent(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]string{
+		"Marca a do canalizador como concluída": "canalizador",
+		"Já fiz a do banco":                     "banco",
+		"Reabre a tarefa do notário":            "notario",
+	} {
+		intent := nlu.Intent(text)
+		if got := strings.Join(nlu.Content(text, intent), " "); got != want {
+			t.Errorf("%q (%s): %q, want %q", text, intent, got, want)
+		}
+	}
+}
+
+func TestFacts(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	type kv = map[string]any
+	for text, want := range map[string]kv{
+		"Tenho 31 anos e vai ser a minha primeira casa, para viver com a minha mulher": {
+			"fiscal.idade": 31.0, "fiscal.primeira_habitacao": true, "fiscal.habitacao_propria_permanente": true, "fiscal.agregado": "casal", "goals.objetivo": "habitacao"},
+		"Nasci em 1995 e vou pedir crédito habitação":             {"fiscal.idade": 31.0, "budget.financiamento": "credito"},
+		"O meu orçamento é de 250 mil euros":                      {"budget.max": 250000.0},
+		"Temos dois filhos e procuro um T3 em Alvalade":           {"fiscal.dependentes": 2.0, "preferences.tipologia": "T3", "preferences.zonas": []any{"Alvalade"}},
+		"É para arrendar, não é para viver":                       {"fiscal.habitacao_propria_permanente": false, "goals.objetivo": "investimento"},
+		"Sou não residente, vivo no estrangeiro":                  {"fiscal.residente": false},
+		"Sei fazer pintura e azulejos, quero acabamentos premium": {"renovation.diy_skills": []any{"pintura", "azulejos"}, "renovation.qualidade": "premium"},
+		"Pago a pronto, tenho 60 mil de entrada":                  {"budget.financiamento": "pronto", "budget.entrada": 60000.0},
+		"Quanto pago de IMT?":                                     {},
+		"Há 10 anos comprei um carro":                             {},
+	} {
+		got := kv{}
+		for _, f := range nlu.Facts(text, now) {
+			if f.Confidence <= 0 || f.Confidence > 1 {
+				t.Errorf("%q: %s.%s confidence %v", text, f.Section, f.Field, f.Confidence)
+			}
+			got[f.Section+"."+f.Field] = f.Value
+		}
+		if !equal(got, want) {
+			t.Errorf("%q:\n got %v\nwant %v", text, got, want)
+		}
+	}
+}
+
+func equal(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || strings.TrimSpace(toS(v)) != strings.TrimSpace(toS(w)) {
+			return false
+		}
+	}
+	return true
+}
+
+func toS(v any) string {
+	if l, ok := v.([]any); ok {
+		var s []string
+		for _, x := range l {
+			s = append(s, toS(x))
+		}
+		return "[" + strings.Join(s, ",") + "]"
+	}
+	return strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(strings.TrimSpace(fmtAny(v)), "\n", ""), " ", ""))
+}
+
+func fmtAny(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case bool:
+		if x {
+			return "true"
+		}
+		return "false"
+	case float64:
+		return strings.TrimRight(strings.TrimRight(strconvF(x), "0"), ".")
+	}
+	return "?"
+}
+
+func strconvF(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
+
+func BenchmarkIntent(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		nlu.Intent("Tenho 31 anos, marca como concluída a do canalizador e compara o de Alfama com o da Graça")
+	}
+}

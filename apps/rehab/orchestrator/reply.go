@@ -1,0 +1,151 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+
+	"github.com/trellis-go/trellis/apps/rehab/nlu"
+	"github.com/trellis-go/trellis/message"
+)
+
+// userFacing marks a tool's refusal as written for the user (pt-PT, with what to do), as
+// opposed to an internal error, which the user never reads.
+var userFacing = json.RawMessage(`{"user_facing":true}`)
+
+// InternalErrorReply is what the user reads when something failed on our side.
+const InternalErrorReply = "Não consegui concluir isto agora, por um problema do nosso lado. Tenta outra vez daqui a pouco; se voltar a falhar, diz-me e seguimos por outro caminho."
+
+// Reply is the answer to the user's last message written from the results of the tools called
+// since: their pt-PT texts, the profile's silent updates left out when anything else answered,
+// internal errors explained without their detail; then Sanitize.
+func Reply(msgs []message.Message) string {
+	user := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == message.RoleUser {
+			user = i
+			break
+		}
+	}
+	var main, profile []string
+	internal := false
+	for _, m := range msgs[user+1:] {
+		if m.Role != message.RoleTool {
+			continue
+		}
+		text := strings.TrimSpace(m.Text())
+		if m.IsError && !isUserFacing(m) {
+			internal = true
+			continue
+		}
+		if text == "" {
+			continue
+		}
+		if m.Name == "update_user_profile" && !m.IsError {
+			profile = append(profile, text)
+			continue
+		}
+		main = append(main, text)
+	}
+	parts := main
+	if len(parts) == 0 {
+		parts = profile
+	}
+	if internal && len(parts) == 0 {
+		parts = []string{InternalErrorReply}
+	}
+	return Sanitize(strings.Join(parts, "\n\n"))
+}
+
+func isUserFacing(m message.Message) bool {
+	raw, ok := m.Metadata["structured"].(json.RawMessage)
+	if !ok {
+		if b, err := json.Marshal(m.Metadata["structured"]); err == nil {
+			raw = b
+		}
+	}
+	return strings.Contains(string(raw), `"user_facing":true`)
+}
+
+var (
+	toolNameRE = regexp.MustCompile(`\b(?:` + strings.Join(ToolNames, "|") + `|manage_todos)\b\s*(?:\(\))?:?`)
+	argNameRE  = regexp.MustCompile(`\b(?:property_ids?|todo_id|start_line|num_lines|user_id|conversation_id|tool_call_id|idealista_id)\b\s*[:=]?`)
+	uuidRE     = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b:?`)
+	todoIDRE   = regexp.MustCompile(`\s?\[[0-9a-f]{8}\]`)
+	scoreRE    = regexp.MustCompile(`(?i)\s*\(?\b(?:relev[aâ]ncia|score|pontua[cç][aã]o|similaridade)\s*:?\s*[0-9]+(?:[.,][0-9]+)?\)?`)
+	pathRE     = regexp.MustCompile(`\b(?:portfolio/[^\s/]+/(analise|resumo|impostos)|portfolio/index|user/(?:profile|fiscal|budget|renovation|preferences|goals)|memoria/(?:decisoes|rejeitados|questoes)|notas/[\w-]+|session/resumo_(?:anterior|atual))\b(?:\s*\(\d+/\d+ linhas\))?:?`)
+	internalRE = regexp.MustCompile(`(?i)\b(?:rehab|listing|httpclient|sql|pq|sqlite|postgres|json|context deadline|connection refused|panic|nil pointer|goroutine|EOF|tool call)\b[^\n]*`)
+	spacesRE   = regexp.MustCompile(`[ \t]{2,}`)
+)
+
+var pathWords = map[string]string{"analise": "a análise", "resumo": "o resumo", "impostos": "os impostos"}
+
+// Sanitize removes from a reply what the user must never read: tool and argument names,
+// internal IDs, relevance scores, knowledge-base paths and internal error text (a line with an
+// internal error becomes the pt-PT explanation).
+func Sanitize(text string) string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if internalRE.MatchString(line) && !strings.Contains(line, "idealista.pt") {
+			line = InternalErrorReply
+		}
+		line = pathRE.ReplaceAllStringFunc(line, func(m string) string {
+			if sub := pathRE.FindStringSubmatch(m); sub[1] != "" {
+				return pathWords[sub[1]]
+			}
+			return ""
+		})
+		line = toolNameRE.ReplaceAllString(line, "")
+		line = argNameRE.ReplaceAllString(line, "")
+		line = uuidRE.ReplaceAllString(line, "")
+		line = todoIDRE.ReplaceAllString(line, "")
+		line = scoreRE.ReplaceAllString(line, "")
+		line = spacesRE.ReplaceAllString(line, " ")
+		line = strings.TrimRight(line, " ")
+		if strings.TrimSpace(line) == "-" || strings.TrimSpace(line) == ":" {
+			continue
+		}
+		if line == InternalErrorReply && len(out) > 0 && out[len(out)-1] == InternalErrorReply {
+			continue
+		}
+		out = append(out, line)
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// Portuguese reports whether a text reads as Portuguese: its Portuguese function words are at
+// least as many as those of English, Spanish or French.
+func Portuguese(text string) bool {
+	counts := map[string]int{}
+	for _, w := range nlu.Words(text) {
+		for lang, words := range functionWords {
+			if words[w] {
+				counts[lang]++
+			}
+		}
+	}
+	pt := counts["pt"]
+	for lang, n := range counts {
+		if lang != "pt" && n > pt && n >= 2 {
+			return false
+		}
+	}
+	return true
+}
+
+func set(words ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+// functionWords are common short words of each language (folded, without accents); a word two
+// languages share counts for both.
+var functionWords = map[string]map[string]bool{
+	"pt": set("o", "os", "as", "um", "uma", "de", "do", "da", "dos", "das", "que", "nao", "com", "para", "por", "em", "no", "na", "e", "mas", "tu", "teu", "tua", "eu", "este", "esta", "isso", "sao", "tem", "tens", "voce", "imovel", "obras", "casa", "muito", "mais", "tambem", "ja", "ainda", "aqui", "quanto", "qual", "custo", "preco"),
+	"en": set("the", "a", "an", "of", "to", "and", "is", "are", "you", "your", "this", "that", "with", "for", "it", "in", "on", "not", "be", "have", "has", "will", "would", "can", "property", "price", "here", "what", "which", "i"),
+	"es": set("el", "los", "las", "un", "una", "del", "que", "no", "con", "para", "por", "en", "es", "y", "pero", "usted", "tu", "este", "esta", "eso", "son", "tiene", "muy", "mas", "tambien", "ya", "aqui", "cuanto", "precio", "vivienda"),
+	"fr": set("le", "la", "les", "un", "une", "des", "du", "que", "ne", "pas", "avec", "pour", "par", "en", "dans", "et", "mais", "vous", "votre", "ce", "cette", "est", "sont", "avez", "tres", "plus", "aussi", "deja", "ici", "combien", "prix", "bien", "je"),
+}

@@ -1,0 +1,418 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/trellis-go/trellis/apps/rehab/kb"
+	"github.com/trellis-go/trellis/apps/rehab/nlu"
+	"github.com/trellis-go/trellis/message"
+)
+
+// A plan is what a run on the offline model does for one user message, in steps (one assistant
+// message of tool calls each): first the profile facts the message states in passing (saved
+// silently, with their confidence), then the call its intent asks for. Reply, when set, is the
+// answer when no tool fits (a question back, in pt-PT).
+type plan struct {
+	steps [][]message.ToolCall
+	reply string
+}
+
+// Neighbourhoods are the places the app knows by name (apps/rehab/nlu/places.txt).
+var Neighbourhoods = nlu.Places()
+
+func toolCall(id, name string, args map[string]any) message.ToolCall {
+	raw, _ := json.Marshal(args)
+	return message.ToolCall{ID: id, Name: name, Arguments: raw}
+}
+
+// understand builds the plan of a user's message from rehab's own understanding (package nlu)
+// and the state: the properties the knowledge base lists, the property in focus, the tasks.
+func understand(s State, text string, now time.Time, idPrefix string) plan {
+	var p plan
+	intent := nlu.Intent(text)
+	n := 0
+	next := func() string { n++; return idPrefix + "_" + string(rune('a'+n-1)) }
+
+	facts := nlu.Facts(text, now)
+	bySection := map[string]map[string]any{}
+	conf := map[string]float64{}
+	var sections []string
+	for _, f := range facts {
+		if bySection[f.Section] == nil {
+			bySection[f.Section] = map[string]any{}
+			conf[f.Section] = 1
+			sections = append(sections, f.Section)
+		}
+		bySection[f.Section][f.Field] = f.Value
+		conf[f.Section] = min(conf[f.Section], f.Confidence)
+	}
+	if len(sections) > 0 {
+		var step []message.ToolCall
+		for _, sec := range sections {
+			c := conf[sec]
+			if intent == "update_user_profile" {
+				c = max(c, 0.9) // said as an update, not in passing
+			}
+			step = append(step, toolCall(next(), "update_user_profile", map[string]any{"section": sec, "data": bySection[sec], "confidence": c}))
+		}
+		p.steps = append(p.steps, step)
+	}
+	if intent == "update_user_profile" && len(sections) > 0 {
+		return p
+	}
+	props := properties(s)
+	named := namedProperties(props, text)
+	focus := ""
+	if s.CurrentFocus != nil {
+		focus = s.CurrentFocus.PropertyID
+	}
+	first := func() string {
+		if len(named) > 0 {
+			return named[0]
+		}
+		return ""
+	}
+	call := func(name string, args map[string]any) {
+		p.steps = append(p.steps, []message.ToolCall{toolCall(next(), name, args)})
+	}
+	url := idealistaURL.FindString(text)
+	switch intent {
+	case "":
+		// Nothing asked: the facts alone (if any) are the turn.
+	case "read_context":
+		call("read_context", map[string]any{"path": readPath(s, text, first(), focus)})
+	case "write_context":
+		path, content := notePath(text)
+		call("write_context", map[string]any{"path": path, "content": content})
+	case "remove_context":
+		if path := notePathToForget(s, text); path != "" {
+			call("remove_context", map[string]any{"path": path})
+		} else {
+			p.reply = "Não encontrei nenhuma nota com isso. Diz-me qual é a nota a esquecer (por exemplo, \"esquece a nota da visita\")."
+		}
+	case "todo_add":
+		call("manage_todos", map[string]any{"action": "add", "task": TaskText(text)})
+	case "todo_complete", "todo_reopen", "todo_remove", "todo_list":
+		action := strings.TrimPrefix(intent, "todo_")
+		args := map[string]any{"action": action}
+		if action != "list" {
+			args["task"] = strings.Join(nlu.Content(text, intent), " ")
+			if id := todoID(s.Todos, text); id != "" {
+				args["todo_id"] = id
+			} else if m := todoNumberRE.FindStringSubmatch(nlu.Fold(text)); m != nil {
+				args["todo_id"] = m[1]
+			}
+		}
+		call("manage_todos", args)
+	case "update_user_profile":
+		call("update_user_profile", map[string]any{"section": sectionOf(text)})
+	case "save_to_portfolio":
+		ref := url
+		if ref == "" {
+			ref = first()
+		}
+		if ref == "" && focus != "" && len(props) > 0 {
+			ref = focus
+		}
+		if ref == "" {
+			p.reply = "Para guardar um imóvel no portfólio preciso do link do anúncio do Idealista (por exemplo https://www.idealista.pt/imovel/12345678/)."
+			break
+		}
+		call("save_to_portfolio", map[string]any{"property_id": ref})
+	case "remove_from_portfolio", "switch_active_property", "recalculate_costs":
+		call(intent, map[string]any{"property_id": first()})
+	case "calculate_taxes":
+		args := map[string]any{"property_id": first()}
+		if a := nlu.Amounts(text); len(a) == 1 && first() == "" {
+			args = map[string]any{"price": a[0]}
+		}
+		call("calculate_taxes", args)
+	case "search_portfolio":
+		call("search_portfolio", map[string]any{"query": text})
+	case "compare_properties":
+		args := map[string]any{}
+		if len(named) >= 2 {
+			args["property_ids"] = named
+		}
+		call("compare_properties", args)
+	case "trigger_property_analysis":
+		if url != "" {
+			call("trigger_property_analysis", map[string]any{"url": url})
+			break
+		}
+		// No link: an analysed property is shown, not analysed again; one not analysed yet is
+		// analysed from its listing.
+		id := first()
+		if id == "" {
+			id = focus
+		}
+		switch {
+		case id == "":
+			p.reply = "Envia-me o link do anúncio do Idealista (por exemplo https://www.idealista.pt/imovel/12345678/) e eu analiso o imóvel: estado das divisões, custo das obras e total."
+		case hasEntry(s, "portfolio/"+id+"/analise"):
+			call("read_context", map[string]any{"path": "portfolio/" + id + "/analise"})
+		default:
+			call("trigger_property_analysis", map[string]any{"property_id": id})
+		}
+	}
+	return p
+}
+
+var idealistaURL = regexp.MustCompile(`(?i)https?://[^\s]*idealista\.[a-z]+/[^\s]*\d[^\s]*`)
+
+func hasEntry(s State, path string) bool { _, ok := s.Knowledge[path]; return ok }
+
+// property is a portfolio property as the knowledge base's index lists it.
+type property struct{ id, line string }
+
+var indexLineRE = regexp.MustCompile(`^([^:\s]+): (.*)$`)
+
+func properties(s State) []property {
+	var out []property
+	if e, ok := s.Knowledge["portfolio/index"]; ok {
+		for _, l := range strings.Split(e.Text, "\n") {
+			if m := indexLineRE.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+				out = append(out, property{m[1], m[2]})
+			}
+		}
+	}
+	return out
+}
+
+// namedProperties are the properties whose place or typology the text names, in the order the
+// text names them.
+func namedProperties(props []property, text string) []string {
+	low := " " + strings.Join(nlu.Words(text), " ") + " "
+	type hit struct {
+		id  string
+		pos int
+	}
+	var hits []hit
+	seen := map[string]bool{}
+	for _, place := range Neighbourhoods {
+		fp := " " + strings.Join(nlu.Words(place), " ") + " "
+		i := strings.Index(low, fp)
+		if i < 0 || place == "Lisboa" || place == "Porto" {
+			continue
+		}
+		for _, p := range props {
+			if !seen[p.id] && strings.Contains(" "+strings.Join(nlu.Words(p.line), " ")+" ", fp) {
+				seen[p.id] = true
+				hits = append(hits, hit{p.id, i})
+			}
+		}
+	}
+	for _, p := range props {
+		if seen[p.id] {
+			continue
+		}
+		if strings.Contains(low, " "+strings.ToLower(p.id)+" ") {
+			seen[p.id] = true
+			hits = append(hits, hit{p.id, strings.Index(low, strings.ToLower(p.id))})
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].pos < hits[j].pos })
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.id
+	}
+	return out
+}
+
+// readPath is the knowledge entry a request to see points to: a profile section, the memory,
+// or a property's taxes, analysis or summary.
+func readPath(s State, text, named, focus string) string {
+	w := " " + strings.Join(nlu.Words(text), " ") + " "
+	has := func(words ...string) bool {
+		for _, x := range words {
+			if strings.Contains(w, " "+x) {
+				return true
+			}
+		}
+		return false
+	}
+	if named == "" {
+		switch {
+		case has("perfil", "sobre mim", "de mim"):
+			return "user/profile"
+		case has("orcamento") && !has("obras"):
+			return firstPresent(s, "user/budget", "user/profile")
+		case has("fiscal", "irs"):
+			return firstPresent(s, "user/fiscal", "user/profile")
+		case has("preferenc"):
+			return firstPresent(s, "user/preferences", "user/profile")
+		case has("objetivo"):
+			return firstPresent(s, "user/goals", "user/profile")
+		case has("decis", "decid"):
+			return firstPresent(s, "memoria/decisoes", "user/profile")
+		}
+	}
+	id := named
+	if id == "" {
+		id = focus
+	}
+	if id == "" {
+		return "portfolio/index"
+	}
+	if has("imposto", "imt", "selo") && hasEntry(s, "portfolio/"+id+"/impostos") {
+		return "portfolio/" + id + "/impostos"
+	}
+	return firstPresent(s, "portfolio/"+id+"/analise", "portfolio/"+id+"/resumo", "portfolio/index")
+}
+
+func firstPresent(s State, paths ...string) string {
+	for _, p := range paths[:len(paths)-1] {
+		if hasEntry(s, p) {
+			return p
+		}
+	}
+	return paths[len(paths)-1]
+}
+
+// notePath is where a note goes (decisions, rejected properties and open questions are kept in
+// the memory across sessions) and its content, without the request around it.
+func notePath(text string) (string, string) {
+	content := afterLeadIn(text, "write_context")
+	w := " " + strings.Join(nlu.Words(text), " ") + " "
+	switch {
+	case strings.Contains(w, " decid") || strings.Contains(w, " fica decidido"):
+		return "memoria/decisoes", content
+	case strings.Contains(w, " rejeit") || strings.Contains(w, " descart"):
+		return "memoria/rejeitados", content
+	case strings.Contains(w, " questao") || strings.Contains(w, " em aberto") || strings.Contains(w, " duvida"):
+		return "memoria/questoes", content
+	}
+	slug := "nota"
+	if c := nlu.Content(content); len(c) > 0 {
+		slug = c[0]
+	}
+	return "notas/" + slug, content
+}
+
+// afterLeadIn is a message without the request that introduces it: what follows a colon, or the
+// message without its leading cue words ("Anota que o condomínio…" gives "O condomínio…").
+func afterLeadIn(text, intent string) string {
+	t := strings.TrimSpace(text)
+	if _, after, ok := strings.Cut(t, ":"); ok && strings.TrimSpace(after) != "" && !strings.Contains(t[:strings.Index(t, ":")], "http") {
+		return capitalise(strings.TrimSpace(after))
+	}
+	words := strings.Fields(t)
+	content := map[string]bool{}
+	for _, c := range nlu.Content(t, intent) {
+		content[c] = true
+	}
+	// Drop leading words that are cue or filler words, and a "que"/"de" after them.
+	i := 0
+	for i < len(words) {
+		f := nlu.Words(words[i])
+		if len(f) == 0 {
+			i++
+			continue
+		}
+		if content[f[0]] {
+			break
+		}
+		i++
+	}
+	if i == len(words) {
+		return t
+	}
+	return capitalise(strings.Join(words[i:], " "))
+}
+
+func capitalise(s string) string {
+	r := []rune(strings.TrimSpace(s))
+	if len(r) == 0 {
+		return ""
+	}
+	return strings.ToUpper(string(r[0])) + string(r[1:])
+}
+
+// TaskText is the task a request to add one names: "Adiciona uma tarefa: ligar ao canalizador"
+// gives "Ligar ao canalizador"; "Tenho de ligar ao banco amanhã" gives "Ligar ao banco amanhã".
+func TaskText(text string) string {
+	t := strings.TrimSpace(strings.TrimRight(strings.TrimSpace(text), ".!"))
+	if i := strings.Index(t, ":"); i >= 0 && !strings.Contains(t[:i], "http") && strings.TrimSpace(t[i+1:]) != "" {
+		return capitalise(strings.TrimSpace(t[i+1:]))
+	}
+	// Drop the leading words until the first one that is about the task (not a cue of adding
+	// a task, not a filler word); keep the words in between that join it ("ao", "de").
+	words := strings.Fields(t)
+	content := map[string]bool{}
+	for _, c := range nlu.Content(t, "todo_add") {
+		content[c] = true
+	}
+	for i, w := range words {
+		f := nlu.Words(w)
+		if len(f) > 0 && content[f[0]] {
+			return capitalise(strings.Join(words[i:], " "))
+		}
+	}
+	return capitalise(t)
+}
+
+var (
+	hexID        = regexp.MustCompile(`\b[0-9a-f]{8}\b`)
+	todoNumberRE = regexp.MustCompile(`(?:#|tarefa\s+|numero\s+|n\.?o\s*)(\d{1,2})\b`)
+)
+
+// todoID is the ID of a task the text names by its ID or by its number in the list ("a 2",
+// "tarefa 2", "#2").
+func todoID(todos []kb.Todo, text string) string {
+	for _, m := range hexID.FindAllString(strings.ToLower(text), -1) {
+		for _, t := range todos {
+			if t.ID == m {
+				return m
+			}
+		}
+	}
+	return ""
+}
+
+// notePathToForget is the note a request to forget one points to: the note whose words the
+// request shares most, else the latest note.
+func notePathToForget(s State, text string) string {
+	want := nlu.Content(text, "remove_context")
+	best, bestScore, latest, latestTurn := "", 0, "", -1
+	for p, e := range s.Knowledge {
+		if !strings.HasPrefix(p, "notas/") && !strings.HasPrefix(p, "memoria/") {
+			continue
+		}
+		if e.Touched > latestTurn || e.Touched == latestTurn && p > latest {
+			latest, latestTurn = p, e.Touched
+		}
+		words := " " + strings.Join(nlu.Words(p+" "+e.Summary+" "+e.Text), " ") + " "
+		score := 0
+		for _, w := range want {
+			if len(w) >= 4 && strings.Contains(words, " "+w) {
+				score++
+			}
+		}
+		if score > bestScore || score == bestScore && score > 0 && p < best {
+			best, bestScore = p, score
+		}
+	}
+	if best != "" {
+		return best
+	}
+	return latest
+}
+
+// sectionOf is the profile section a request to update the profile names.
+func sectionOf(text string) string {
+	w := " " + strings.Join(nlu.Words(text), " ") + " "
+	for _, c := range []struct{ word, section string }{
+		{" fiscal", "fiscal"}, {" irs", "fiscal"}, {" orcamento", "budget"}, {" gastar", "budget"},
+		{" obra", "renovation"}, {" acabamento", "renovation"}, {" qualidade", "renovation"}, {" sei fazer", "renovation"},
+		{" objetivo", "goals"}, {" prefer", "preferences"}, {" procuro", "preferences"}, {" zona", "preferences"},
+	} {
+		if strings.Contains(w, c.word) {
+			return c.section
+		}
+	}
+	return "preferences"
+}
