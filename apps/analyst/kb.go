@@ -2,8 +2,6 @@ package analyst
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -209,9 +207,4 @@ func (kb *KB) Search(ctx context.Context, tenant, query string, topK int, filter
 		out = append(out, c)
 	}
 	return out, nil
-}
-
-func newID(parts ...string) string {
-	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
-	return hex.EncodeToString(h[:8])
 }

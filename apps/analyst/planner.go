@@ -226,19 +226,19 @@ func revise(p Plan, feedback string) Plan {
 			continue
 		}
 		if m := focusRe.FindStringSubmatch(part); m != nil {
-			q := SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(m[1]), Sources: []string{"company_db", "web"}}
+			q := SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(m[1]), Sources: []string{"company_db", "web"}, FromUser: true}
 			p.SubQuestions = append([]SubQuestion{q}, p.SubQuestions...)
 			applied = true
 			continue
 		}
 		if m := addRe.FindStringSubmatch(part); m != nil {
-			p.SubQuestions = append(p.SubQuestions, SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(m[1]), Sources: []string{"company_db", "web"}})
+			p.SubQuestions = append(p.SubQuestions, SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(m[1]), Sources: []string{"company_db", "web"}, FromUser: true})
 			applied = true
 			continue
 		}
 	}
 	if !applied && len(preferencesIn(feedback)) == 0 {
-		p.SubQuestions = append(p.SubQuestions, SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(feedback), Sources: []string{"company_db", "web"}})
+		p.SubQuestions = append(p.SubQuestions, SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(feedback), Sources: []string{"company_db", "web"}, FromUser: true})
 	}
 	if pr := preferencesIn(feedback); len(pr) > 0 {
 		for _, x := range pr {

@@ -34,6 +34,8 @@ type ResearchState struct {
 	Earlier  map[string]Finding `json:"earlier,omitempty"` // findings of earlier rounds
 	Round    int                `json:"round,omitempty"`
 	Ignored  []string           `json:"ignored,omitempty"`
+	// Prev are the discoveries shown so far, whose IDs the new round keeps.
+	Prev []Discovery `json:"prev,omitempty"`
 
 	Summary        string          `json:"summary,omitempty"`
 	Discoveries    []Discovery     `json:"discoveries,omitempty"`
@@ -73,11 +75,11 @@ func (a *Analyst) researchIn(s State) ResearchState {
 	tasks := s.ResearchTasks
 	if len(tasks) == 0 && s.ResearchPlan != nil {
 		for _, q := range s.ResearchPlan.SubQuestions {
-			tasks = append(tasks, Task{ID: q.ID, Question: q.Question, Sources: q.Sources})
+			tasks = append(tasks, Task{ID: q.ID, Question: q.Question, Sources: q.Sources, FromUser: q.FromUser})
 		}
 	}
 	return ResearchState{UserID: s.UserID, Query: s.Query, Plan: s.ResearchPlan, Context: s.RetrievedContext,
-		Tasks: tasks, Earlier: s.ResearchFindings, Round: s.ResearchRounds + 1, Ignored: s.IgnoredFindings}
+		Tasks: tasks, Earlier: s.ResearchFindings, Round: s.ResearchRounds + 1, Ignored: s.IgnoredFindings, Prev: s.Discoveries}
 }
 
 func (a *Analyst) researchOut(r ResearchState) State {
@@ -562,30 +564,40 @@ func (a *Analyst) synthesise(ctx context.Context, s ResearchState) (ResearchStat
 	for k, v := range s.Findings {
 		all[k] = v
 	}
-	ignored := map[string]bool{}
-	for _, id := range s.Ignored {
-		ignored[id] = true
-	}
-	var list []Finding
+	ignored := ignoredKeys(s.Prev, s.Ignored)
+	var every, list []Finding
 	for _, f := range all {
-		if !ignored[f.TaskID] {
+		every = append(every, f)
+		if !findingIgnored(ignored, f) {
 			list = append(list, f)
 		}
 	}
+	sort.Slice(every, func(i, j int) bool { return every[i].TaskID < every[j].TaskID })
 	sort.Slice(list, func(i, j int) bool { return list[i].TaskID < list[j].TaskID })
-	contra := contradictionsIn(list)
+	// Every discovery is listed, the ignored ones too (the gate hides them), so that each keeps
+	// its ID.
 	var disc []Discovery
-	for _, c := range contra {
-		disc = append(disc, Discovery{ID: c.Assumption, Kind: "contradiction", Headline: fmt.Sprintf("%s contradicts assumption %s (%s)", c.Source.Title, c.Assumption, c.Statement)})
+	for _, c := range contradictionsIn(every) {
+		disc = append(disc, Discovery{Kind: "contradiction", Assumption: c.Assumption, Ref: c.Source.Ref,
+			Headline: fmt.Sprintf("%s contradicts assumption %s (%s)", c.Source.Title, c.Assumption, c.Statement)})
+	}
+	for _, f := range every {
+		kind := "finding"
+		if f.Gap {
+			kind = "gap"
+		}
+		disc = append(disc, Discovery{Kind: kind, TaskID: f.TaskID, Headline: headline(f)})
+	}
+	disc = numberDiscoveries(s.Prev, disc)
+	var contra []Contradiction
+	for _, c := range contradictionsIn(list) {
+		if !contradictionIgnored(ignored, c) {
+			contra = append(contra, c)
+		}
 	}
 	var strong, weak *Finding
 	for i := range list {
 		f := &list[i]
-		kind, head := "finding", headline(*f)
-		if f.Gap {
-			kind = "gap"
-		}
-		disc = append(disc, Discovery{ID: f.TaskID, Kind: kind, Headline: head})
 		if !f.Gap && (strong == nil || f.Confidence > strong.Confidence) {
 			strong = f
 		}
@@ -601,7 +613,7 @@ func (a *Analyst) synthesise(ctx context.Context, s ResearchState) (ResearchStat
 		follow = append(follow, fmt.Sprintf("\"%s\" appears to contradict the firm's assumption %s (%s). Should we investigate?", c.Source.Title, c.Assumption, c.Statement))
 	}
 	if strong != nil {
-		follow = append(follow, fmt.Sprintf("We found that %s Do you want a deeper competitive breakdown here (finding %s)?", lowerFirst(headline(*strong)), strong.TaskID))
+		follow = append(follow, fmt.Sprintf("We found that %s Do you want a deeper competitive breakdown here (discovery %s)?", lowerFirst(headline(*strong)), discoveryOf(disc, strong.TaskID)))
 	}
 	if weak != nil && strong != nil && weak.TaskID != strong.TaskID && weak.Confidence < 0.5 {
 		follow = append(follow, fmt.Sprintf("We have strong data on \"%s\" but limited data on \"%s\". Shall we prioritise it?", strong.Question, weak.Question))
@@ -679,6 +691,16 @@ func (a *Analyst) writeEpisodic(ctx context.Context, user, summary string, notes
 		}
 	}
 	return nil
+}
+
+// discoveryOf is the ID of the discovery of task's finding.
+func discoveryOf(ds []Discovery, task string) string {
+	for _, d := range ds {
+		if d.TaskID == task {
+			return d.ID
+		}
+	}
+	return task
 }
 
 func headline(f Finding) string {
