@@ -218,12 +218,31 @@ func (a *Analyst) taskByRule(ctx context.Context, t Task) (Finding, error) {
 		sources = append(sources, a.sourcesOf(c.Tool, c.Result, terms)...)
 	}
 	sort.SliceStable(sources, func(i, j int) bool { return sources[i].Kind < sources[j].Kind })
-	f := Finding{TaskID: t.ID, Question: t.Question, Sources: sources, Attempts: t.Attempt}
+	f := Finding{TaskID: t.ID, Question: t.Question, Sources: distinctSources(sources), Attempts: t.Attempt}
 	if t.Critique != "" {
 		f.Critiques = []string{t.Critique}
 	}
 	composeByRule(&f)
 	return f, nil
+}
+
+// distinctSources keeps the first source of each document or page: a document found by two
+// searches, or a saved report found through several of its chunks, is cited once.
+func distinctSources(ss []Source) []Source {
+	seen := map[string]bool{}
+	var out []Source
+	for _, s := range ss {
+		k := s.Ref
+		if k == "" {
+			k = s.Title
+		}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, s)
+	}
+	return out
 }
 
 // stepless keeps a question from reading as a step of the brief to the offline model ("then").
@@ -375,6 +394,7 @@ func (a *Analyst) taskWithModel(ctx context.Context, t Task) (Finding, error) {
 	} else if n := len(out.Messages); n > 0 {
 		ans.Answer = out.Messages[n-1].Text()
 	}
+	f.Sources = distinctSources(f.Sources)
 	f.Answer, f.Confidence, f.KeyQuotes = ans.Answer, ans.Confidence, ans.KeyQuotes
 	return f, nil
 }
