@@ -258,7 +258,7 @@ func TestDiscoveryGateRoutes(t *testing.T) {
 
 	s.resume("accept", nil)
 	s.wantGate("Review final report")
-	if strings.Contains(s.values["report_draft"].(string), "What do our internal documents say") {
+	if strings.Contains(s.values["report_draft"].(string), "our own position and plan") {
 		t.Error("the ignored finding q1 is in the report")
 	}
 }

@@ -196,3 +196,35 @@ func TestDiscoveryAndReportIDs(t *testing.T) {
 		t.Fatalf("report ID %q is not a UUID: %v", id, err)
 	}
 }
+
+// The questions the analyst writes read as sentences: the plan's questions are written around
+// what the request names, never around the user's sentence, and a direction given at the
+// discovery gate becomes a question without its instruction words.
+func TestQuestionsReadAsSentences(t *testing.T) {
+	t.Parallel()
+	hs := served(t, analyst.Config{})
+	s := newSession(t, hs, "")
+	s.ask(voltraQuestion, dana)
+	plan := s.values["research_plan"].(map[string]any)
+	for _, q := range plan["sub_questions"].([]any) {
+		text := q.(map[string]any)["question"].(string)
+		if strings.Contains(text, "Is Voltra a threat") || !strings.HasSuffix(text, "?") || strings.Count(text, "?") != 1 {
+			t.Errorf("plan question %q splices the request or is not one question", text)
+		}
+	}
+	s.resume("accept", nil)
+	s.resume("response", "Please look into Spinlane's courier battery subscription in Vienna")
+	s.wantGate("Review discoveries")
+	var asked string
+	for _, f := range s.findings() {
+		if q := f.(map[string]any)["question"].(string); strings.Contains(q, "Vienna") {
+			asked = q
+		}
+	}
+	if asked != "What do we know about Spinlane's courier battery subscription in Vienna?" {
+		t.Errorf("the direction became %q", asked)
+	}
+	if act, _ := s.gate(); act == "Question" {
+		t.Error("the supervisor asked the user about a question it wrote")
+	}
+}

@@ -512,23 +512,8 @@ func keys(m map[string]bool) []string {
 	return out
 }
 
-// assumption is one of the firm's planning assumptions (the group strategy's A1 to A4) and what
-// contradicting evidence looks like.
-type assumption struct {
-	id, statement string
-	subject       [][]string // every group must have a word in the evidence
-	cues          []string   // and one of these
-}
-
-var assumptions = []assumption{
-	{"A1", "Voltra will not enter B2B fleet leasing before 2028", [][]string{{"voltra"}, {"leasing", "b2b", "corporate fleet"}}, []string{"launch", "started leasing", "pilot", "hiring", "recruiting", "will extend", "push"}},
-	{"A2", "battery pack costs fall about 8% per year", [][]string{{"battery", "pack"}, {"price", "cost"}}, []string{"flat", "rise", "rebound", "paused", "stop falling", "no longer expect"}},
-	{"A3", "Lisbon and Madrid cap shared e-bike permits at three operators each", [][]string{{"madrid", "lisbon"}, {"licence", "license", "operator"}}, []string{"five operator", "four licences", "five licences", "no longer applies"}},
-	{"A4", "corporate customers prefer a monthly subscription per vehicle", [][]string{{"subscription"}, {"pay-per-use"}}, []string{"split", "prefer pay-per-use", "favour pay-per-use"}},
-}
-
 // contradictionsIn finds web sources among the findings that contradict an assumption.
-func contradictionsIn(findings []Finding) []Contradiction {
+func (a *Analyst) contradictionsIn(findings []Finding) []Contradiction {
 	var out []Contradiction
 	seen := map[string]bool{}
 	for _, f := range findings {
@@ -537,12 +522,12 @@ func contradictionsIn(findings []Finding) []Contradiction {
 				continue
 			}
 			text := strings.ToLower(s.Title + " " + s.Quote)
-			for _, as := range assumptions {
-				if seen[as.id+s.Ref] || !matchesAll(text, as.subject) || !containsAny(text, as.cues) {
+			for _, as := range a.assumptions {
+				if seen[as.ID+s.Ref] || !matchesAll(text, as.Subject) || !containsAny(text, as.ContradictedBy) {
 					continue
 				}
-				seen[as.id+s.Ref] = true
-				out = append(out, Contradiction{Assumption: as.id, Statement: as.statement, Source: s, Evidence: s.Quote})
+				seen[as.ID+s.Ref] = true
+				out = append(out, Contradiction{Assumption: as.ID, Statement: as.Statement, Source: s, Evidence: s.Quote})
 			}
 		}
 	}
@@ -597,7 +582,7 @@ func (a *Analyst) synthesise(ctx context.Context, s ResearchState) (ResearchStat
 	// Every discovery is listed, the ignored ones too (the gate hides them), so that each keeps
 	// its ID.
 	var disc []Discovery
-	for _, c := range contradictionsIn(every) {
+	for _, c := range a.contradictionsIn(every) {
 		disc = append(disc, Discovery{Kind: "contradiction", Assumption: c.Assumption, Ref: c.Source.Ref,
 			Headline: fmt.Sprintf("%s contradicts assumption %s (%s)", c.Source.Title, c.Assumption, c.Statement)})
 	}
@@ -610,7 +595,7 @@ func (a *Analyst) synthesise(ctx context.Context, s ResearchState) (ResearchStat
 	}
 	disc = numberDiscoveries(s.Prev, disc)
 	var contra []Contradiction
-	for _, c := range contradictionsIn(list) {
+	for _, c := range a.contradictionsIn(list) {
 		if !contradictionIgnored(ignored, c) {
 			contra = append(contra, c)
 		}
