@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -228,3 +229,43 @@ func TestQuestionsReadAsSentences(t *testing.T) {
 		t.Error("the supervisor asked the user about a question it wrote")
 	}
 }
+
+// The report cites each source once per claim and each finding's sources are distinct; once a
+// report is saved, a new session's findings cite it at most once each.
+func TestReportCitesDistinctSources(t *testing.T) {
+	t.Parallel()
+	hs := served(t, analyst.Config{})
+	for round := 0; round < 2; round++ {
+		s := newSession(t, hs, "")
+		s.ask(voltraQuestion, dana)
+		s.resume("accept", nil)
+		for id, f := range s.findings() {
+			seen := map[string]bool{}
+			for _, src := range f.(map[string]any)["sources"].([]any) {
+				ref := src.(map[string]any)["ref"].(string)
+				if seen[ref] {
+					t.Errorf("round %d: finding %s cites %s twice", round, id, ref)
+				}
+				seen[ref] = true
+			}
+		}
+		s.resume("accept", nil)
+		draft := s.values["report_draft"].(string)
+		for _, line := range strings.Split(draft, "\n") {
+			cites := citeRe.FindAllString(line, -1)
+			seen := map[string]bool{}
+			for _, c := range cites {
+				if seen[c] {
+					t.Errorf("round %d: %q repeats the citation %s", round, line, c)
+				}
+				seen[c] = true
+			}
+		}
+		s.resume("accept", nil)
+		if s.values["report_id"] == nil {
+			t.Fatal("not saved")
+		}
+	}
+}
+
+var citeRe = regexp.MustCompile(`\[\^?\d+\]`)

@@ -225,7 +225,7 @@ func (kb *KB) Retrieve(ctx context.Context, tenant, question string, k int, filt
 	if k <= 0 {
 		k = 5
 	}
-	cands, err := kb.Search(ctx, tenant, query, min(50, k*8), filter, 0)
+	cands, err := kb.Search(ctx, tenant, query, min(50, k*4), filter, 0)
 	if err != nil {
 		return nil, err
 	}
