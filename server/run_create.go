@@ -45,6 +45,11 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	if err != nil {
 		return nil, nil, err
 	}
+	if !fresh {
+		if err := checkResume(ctx, spec.a.graph, threadID, req.Command); err != nil { // resume_check.go
+			return nil, nil, err
+		}
+	}
 	run := r.newRun(ctx, p, threadID, temporary, spec, req)
 	row := runRow(run)
 	l, err := r.Submit(ctx, engine.RunOf(row), fresh, req.wait)

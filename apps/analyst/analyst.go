@@ -25,6 +25,7 @@ import (
 
 	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/appdb"
+	"github.com/trellis-go/trellis/apps/analyst/corpus"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/server"
@@ -100,8 +101,9 @@ type Analyst struct {
 	maxAttempts int
 	tools       map[string]tool.Tool // traced
 	taskReact   *graph.Compiled[react.State]
-	superModel  model.Model // the supervisors' tool loops; the strong role when nil (tests replace it)
-	dates       sync.Map    // web result URL → published date
+	superModel  model.Model         // the supervisors' tool loops; the strong role when nil (tests replace it)
+	dates       sync.Map            // web result URL → published date
+	assumptions []corpus.Assumption // the firm's planning assumptions, from the corpus
 }
 
 // New opens the analyst's tables in d's database, ingests the corpus for the default tenant and
@@ -144,6 +146,10 @@ func New(ctx context.Context, d server.AppDeps, cfg Config) (*Analyst, error) {
 		shared = st
 	}
 	a.kb = &KB{db: db, shared: shared, log: log, loaded: map[string]bool{}}
+	if a.assumptions, err = corpus.Assumptions(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	memModel := a.fast
 	if a.fastRule {
 		memModel = nil

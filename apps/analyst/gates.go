@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -28,6 +29,56 @@ func clearKeys(ctx context.Context, keys ...string) error {
 		}
 	}
 	return nil
+}
+
+// askGate pauses the run at a gate with req and returns the person's answer. An answer the gate
+// does not take (not an inbox response, a type req.Config does not allow, a response without
+// text, an edit without an object) does not fail the run: problem says what was wrong, and the
+// gate asks again with it. The server refuses such answers before they reach the run
+// (server/resume_check.go); this covers every other way a resume arrives.
+func askGate(ctx context.Context, req agent.HumanInterrupt) (resp agent.HumanResponse, problem string, err error) {
+	if req.ActionRequest.Args == nil {
+		req.ActionRequest.Args = map[string]any{}
+	}
+	raw, err := graph.Interrupt(ctx, []agent.HumanInterrupt{req})
+	if err != nil {
+		return resp, "", err
+	}
+	allowed := gateTypes(req.Config)
+	resp, perr := agent.ParseHumanResponse(raw)
+	if perr != nil {
+		return resp, fmt.Sprintf("the answer could not be read (%v); answer with one of %s", perr, strings.Join(allowed, ", ")), nil
+	}
+	if !slices.Contains(allowed, resp.Type) {
+		return resp, fmt.Sprintf("this gate does not take an answer of type %q; answer with one of %s", resp.Type, strings.Join(allowed, ", ")), nil
+	}
+	switch resp.Type {
+	case agent.ResponseRespond:
+		var s string
+		if json.Unmarshal(resp.Args, &s) != nil {
+			return resp, "a response needs its text as args (a string)", nil
+		}
+	case agent.ResponseEdit:
+		var m map[string]any
+		if json.Unmarshal(resp.Args, &m) != nil || m == nil {
+			return resp, `an edit needs args as an object {"action": ..., "args": {...}}`, nil
+		}
+	}
+	return resp, "", nil
+}
+
+// gateTypes lists the response types cfg allows.
+func gateTypes(cfg agent.InboxConfig) []string {
+	var out []string
+	for _, t := range []struct {
+		name string
+		ok   bool
+	}{{agent.ResponseAccept, cfg.AllowAccept}, {agent.ResponseEdit, cfg.AllowEdit}, {agent.ResponseRespond, cfg.AllowRespond}, {agent.ResponseIgnore, cfg.AllowIgnore}} {
+		if t.ok {
+			out = append(out, t.name)
+		}
+	}
+	return out
 }
 
 func responseText(r agent.HumanResponse) string {
@@ -62,18 +113,21 @@ func (a *Analyst) planGate(ctx context.Context, s State) (State, error) {
 	if s.ResearchPlan == nil {
 		return State{}, fmt.Errorf("analyst: the plan gate has no plan")
 	}
-	resp, err := agent.AskHuman(ctx, agent.HumanInterrupt{
+	resp, problem, err := askGate(ctx, agent.HumanInterrupt{
 		ActionRequest: agent.ActionRequest{Action: "Review research plan", Args: map[string]any{"plan": s.ResearchPlan}},
 		Config:        allowAll, Description: gateErrorNote(s) + planMarkdown(s.ResearchPlan, s.PlanVersion)})
 	if err != nil {
 		return State{}, err
+	}
+	retry := func(err error) (State, error) { return State{GateError: err.Error(), Next: NodePlanGate}, nil }
+	if problem != "" {
+		return retry(fmt.Errorf("analyst: %s", problem))
 	}
 	user, _ := who(ctx, s)
 	topic := clip(s.ResearchPlan.Topic, 80)
 	if err := clearKeys(ctx, "gate_error"); err != nil {
 		return State{}, err
 	}
-	retry := func(err error) (State, error) { return State{GateError: err.Error(), Next: NodePlanGate}, nil }
 	switch resp.Type {
 	case "accept":
 		if err := a.mem.Note(ctx, user, "plan accepted", fmt.Sprintf("accepted a research plan on %q with %d sub-questions", topic, len(s.ResearchPlan.SubQuestions))); err != nil {
@@ -99,6 +153,9 @@ func (a *Analyst) planGate(ctx context.Context, s State) (State, error) {
 		}
 		if p.Topic == "" {
 			p.Topic = s.ResearchPlan.Topic
+		}
+		for i := range p.SubQuestions {
+			p.SubQuestions[i].FromUser = true
 		}
 		if _, err := a.mem.Update(ctx, user, NSPreferences, "the user edited the plan", []message.Message{message.User("Edited plan: " + planSummary(&p))}); err != nil {
 			return State{}, err
@@ -184,18 +241,21 @@ func (a *Analyst) discoveryGate(ctx context.Context, s State) (State, error) {
 			break
 		}
 	}
-	resp, err := agent.AskHuman(ctx, agent.HumanInterrupt{
+	resp, problem, err := askGate(ctx, agent.HumanInterrupt{
 		ActionRequest: agent.ActionRequest{Action: "Review discoveries", Args: map[string]any{"discoveries": s.Discoveries,
 			"follow_up_questions": s.FollowUpQuestions, "focus": focus, "ignore": []string{}, "follow_ups": []string{}}},
 		Config: allowAll, Description: gateErrorNote(s) + discoveryMarkdown(s)})
 	if err != nil {
 		return State{}, err
 	}
+	retry := func(err error) (State, error) { return State{GateError: err.Error(), Next: NodeDiscoveryGate}, nil }
+	if problem != "" {
+		return retry(fmt.Errorf("analyst: %s", problem))
+	}
 	user, _ := who(ctx, s)
 	if err := clearKeys(ctx, "gate_error"); err != nil {
 		return State{}, err
 	}
-	retry := func(err error) (State, error) { return State{GateError: err.Error(), Next: NodeDiscoveryGate}, nil }
 	var ignore, follow []string
 	switch resp.Type {
 	case "accept":
@@ -250,15 +310,22 @@ func (a *Analyst) discoveryGate(ctx context.Context, s State) (State, error) {
 			return State{}, err
 		}
 	}
-	// Ignore IDs are matched without regard to case.
+	// Ignore IDs are matched without regard to case; a finding's task ID names its discovery too.
 	known := map[string]string{}
+	for _, d := range s.Discoveries {
+		if d.TaskID != "" {
+			known[strings.ToLower(d.TaskID)] = d.ID
+		}
+	}
 	for _, d := range s.Discoveries {
 		known[strings.ToLower(d.ID)] = d.ID
 	}
 	var ign []string
 	for _, id := range ignore {
 		if k, ok := known[strings.ToLower(id)]; ok {
-			ign = append(ign, k)
+			if !slices.Contains(ign, k) && !slices.Contains(s.IgnoredFindings, k) {
+				ign = append(ign, k)
+			}
 		} else {
 			return retry(fmt.Errorf("analyst: there is no discovery %q to ignore; the discoveries are %s", id, strings.Join(discoveryIDs(s.Discoveries), ", ")))
 		}
@@ -283,8 +350,12 @@ func (a *Analyst) discoveryGate(ctx context.Context, s State) (State, error) {
 		return out, nil
 	}
 	var tasks []Task
+	own := map[string]bool{} // questions the analyst wrote itself
+	for _, q := range s.FollowUpQuestions {
+		own[followUpTask(q)] = true
+	}
 	for i, q := range follow {
-		tasks = append(tasks, Task{ID: fmt.Sprintf("f%d-%d", s.ResearchRounds+1, i+1), Question: q, Sources: []string{"company_db", "web"}})
+		tasks = append(tasks, Task{ID: fmt.Sprintf("f%d-%d", s.ResearchRounds+1, i+1), Question: q, Sources: []string{"company_db", "web"}, FromUser: !own[q]})
 	}
 	if err := a.mem.Note(ctx, user, "follow-up research", fmt.Sprintf("asked for follow-up research: %s", clip(strings.Join(follow, " | "), 160))); err != nil {
 		return State{}, err
@@ -316,7 +387,7 @@ func followUpTask(q string) string {
 var routeSchema = schema("final_route", "Where the user's reply to the final report goes.", `{
   "type": "object",
   "properties": {"route": {"type": "string", "enum": ["approve", "question", "research", "replan"]},
-    "format": {"type": "string", "enum": ["markdown", "json", "pdf", ""]}},
+    "format": {"type": "string", "enum": ["markdown", "json", "pdf", "docx", ""]}},
   "required": ["route"]
 }`)
 
@@ -325,6 +396,9 @@ var (
 	researchRe = regexp.MustCompile(`(?i)\b(re-?research|research (?:more|further|again)|dig (?:into|deeper)|investigate|look (?:into|at)|find out|more research on|also research)\b`)
 	approveRe  = regexp.MustCompile(`(?i)^\s*(approve|approved|looks good|lgtm|save|ship it|perfect)\b`)
 )
+
+// reportFormats are the formats a report is saved in.
+var reportFormats = []string{"markdown", "json", "pdf", "docx"}
 
 // routeFinal classifies a reply to the final report: the fast model, or the rules.
 func (a *Analyst) routeFinal(ctx context.Context, text string) (route, format string, err error) {
@@ -335,6 +409,8 @@ func (a *Analyst) routeFinal(ctx context.Context, text string) (route, format st
 			format = "json"
 		case strings.Contains(lt, "pdf"):
 			format = "pdf"
+		case strings.Contains(lt, "docx"), strings.Contains(lt, "word document"):
+			format = "docx"
 		case strings.Contains(lt, "markdown"):
 			format = "markdown"
 		}
@@ -367,30 +443,33 @@ func finalMarkdown(s State) string {
 		fmt.Fprintf(&b, "> **Answer:** %s\n\n---\n\n", strings.ReplaceAll(s.LastAnswer, "\n", "\n> "))
 	}
 	b.WriteString(s.ReportDraft)
-	b.WriteString("\n\n---\n_Accept to save (format: " + orDefault(s.ReportFormat, "markdown") + "; edit args.format to choose markdown, json or pdf), respond with a question, a new research direction (\"research ...\") or \"re-plan ...\", or ignore to end without saving._")
+	b.WriteString("\n\n---\n_Accept to save (format: " + orDefault(s.ReportFormat, "markdown") + "; edit args.format to choose markdown, json, pdf or docx), respond with a question, a new research direction (\"research ...\") or \"re-plan ...\", or ignore to end without saving._")
 	return b.String()
 }
 
 // finalGate is HITL gate 3: approve with a format saves, a question is answered from the
 // research, a new direction re-researches, "re-plan" goes back to the planner, ignore ends.
 func (a *Analyst) finalGate(ctx context.Context, s State) (State, error) {
-	resp, err := agent.AskHuman(ctx, agent.HumanInterrupt{
+	resp, problem, err := askGate(ctx, agent.HumanInterrupt{
 		ActionRequest: agent.ActionRequest{Action: "Review final report", Args: map[string]any{"format": orDefault(s.ReportFormat, "markdown"), "report": s.ReportDraft}},
 		Config:        allowAll, Description: gateErrorNote(s) + finalMarkdown(s)})
 	if err != nil {
 		return State{}, err
 	}
+	retry := func(err error) (State, error) { return State{GateError: err.Error(), Next: NodeFinalGate}, nil }
+	if problem != "" {
+		return retry(fmt.Errorf("analyst: %s", problem))
+	}
 	user, _ := who(ctx, s)
 	if err := clearKeys(ctx, "gate_error"); err != nil {
 		return State{}, err
 	}
-	retry := func(err error) (State, error) { return State{GateError: err.Error(), Next: NodeFinalGate}, nil }
 	approve := func(format, report string, how string) (State, error) {
 		if format == "" {
 			format = orDefault(s.ReportFormat, "markdown")
 		}
-		if format != "markdown" && format != "json" && format != "pdf" {
-			return retry(fmt.Errorf("analyst: format %q is not offered; send \"markdown\", \"json\" or \"pdf\"", format))
+		if !slices.Contains(reportFormats, format) {
+			return retry(fmt.Errorf("analyst: format %q is not offered; send one of %s", format, strings.Join(reportFormats, ", ")))
 		}
 		mem, err := a.mem.Load(ctx, user, NSPreferences)
 		if err != nil {
@@ -453,7 +532,7 @@ func (a *Analyst) finalGate(ctx context.Context, s State) (State, error) {
 		if err := a.mem.Note(ctx, user, "re-research", fmt.Sprintf("asked for more research on %q: %s", clip(s.Query, 60), clip(text, 120))); err != nil {
 			return State{}, err
 		}
-		t := Task{ID: fmt.Sprintf("r%d-1", s.ResearchRounds+1), Question: questionOf(researchRe.ReplaceAllString(text, "")), Sources: []string{"company_db", "web"}}
+		t := Task{ID: fmt.Sprintf("r%d-1", s.ResearchRounds+1), Question: questionOf(researchRe.ReplaceAllString(text, "")), Sources: []string{"company_db", "web"}, FromUser: true}
 		return State{ResearchTasks: []Task{t}, Next: NodeResearch, HITLResponseType: "response", CurrentPhase: "research",
 			Messages: []message.Message{message.User(text), message.Assistant("Sending the research team back with your direction.")}}, nil
 	}

@@ -14,6 +14,7 @@ import (
 //	GET /api/v1/reports             the caller's saved reports, newest first
 //	GET /api/v1/reports/{id}        one of them, with its content and chunk count
 //	GET /api/v1/reports/{id}/pdf    one of them as a PDF
+//	GET /api/v1/reports/{id}/docx   one of them as a Word document
 //	GET /api/v1/search?q=&top_k=&project=&document_type=   rag_tool over the knowledge base
 //	GET /api/v1/memory              the caller's four memory namespaces
 func (a *Analyst) Handler(d server.AppDeps) http.Handler {
@@ -54,6 +55,26 @@ func (a *Analyst) Handler(d server.AppDeps) http.Handler {
 		w.Header().Set("Content-Type", "application/pdf")
 		w.Header().Set("Content-Disposition", `attachment; filename="report-`+rep.ID+`.pdf"`)
 		_, _ = w.Write(ReportPDF(rep))
+	})
+	mux.HandleFunc("GET /api/v1/reports/{id}/docx", func(w http.ResponseWriter, r *http.Request) {
+		p := principal(r)
+		rep, found, err := a.GetReport(r.Context(), p.Tenant, p.User, r.PathValue("id"))
+		if err != nil {
+			httpError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		if !found {
+			httpError(w, http.StatusNotFound, "no report "+strconv.Quote(r.PathValue("id"))+" of yours")
+			return
+		}
+		doc, err := ReportDOCX(rep)
+		if err != nil {
+			httpError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.openxmlformats-officedocument.wordprocessingml.document")
+		w.Header().Set("Content-Disposition", `attachment; filename="report-`+rep.ID+`.docx"`)
+		_, _ = w.Write(doc)
 	})
 	mux.HandleFunc("GET /api/v1/search", func(w http.ResponseWriter, r *http.Request) {
 		p := principal(r)

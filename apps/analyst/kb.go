@@ -2,11 +2,10 @@ package analyst
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -211,7 +210,63 @@ func (kb *KB) Search(ctx context.Context, tenant, query string, topK int, filter
 	return out, nil
 }
 
-func newID(parts ...string) string {
-	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
-	return hex.EncodeToString(h[:8])
+// Retrieve finds the documents that answer question in tenant's knowledge base: the question is
+// rewritten into a search query of its content words (the question's wording dropped), searched
+// with the store's hybrid search (vectors and text) for several passages per document, and the
+// passages are re-ranked by their hybrid score and the share of the question's words in the
+// document's title and passage. Each document (a saved report too) gives one passage, its best;
+// the k best documents are returned.
+func (kb *KB) Retrieve(ctx context.Context, tenant, question string, k int, filter map[string]any) ([]Chunk, error) {
+	terms := contentWords(question)
+	query := strings.Join(terms, " ")
+	if query == "" {
+		query = question
+	}
+	if k <= 0 {
+		k = 5
+	}
+	cands, err := kb.Search(ctx, tenant, query, min(50, k*4), filter, 0)
+	if err != nil {
+		return nil, err
+	}
+	best := map[string]int{}
+	var out []Chunk
+	for _, c := range cands {
+		c.Score = rerank(terms, c)
+		doc := documentOf(c)
+		if i, ok := best[doc]; ok {
+			if c.Score > out[i].Score {
+				out[i] = c
+			}
+			continue
+		}
+		best[doc] = len(out)
+		out = append(out, c)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out, nil
+}
+
+// rerank scores a passage for a question's terms: the store's hybrid score, plus the share of
+// the terms in the document's title and in the passage.
+func rerank(terms []string, c Chunk) float64 {
+	sc := c.Score + 0.35*share(terms, c.Title()) + 0.5*share(terms, c.Content)
+	return float64(int(sc*1000)) / 1000
+}
+
+// documentOf names the document a passage comes from: a corpus document or a saved report.
+func documentOf(c Chunk) string {
+	if id, _ := c.Metadata["report_id"].(string); id != "" {
+		return "report:" + id
+	}
+	if id, _ := c.Metadata["document_id"].(string); id != "" {
+		return id
+	}
+	if src, _ := c.Metadata["source"].(string); src != "" {
+		return src
+	}
+	return c.Content
 }

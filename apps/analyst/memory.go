@@ -269,6 +269,8 @@ func preferencesIn(text string) [][3]string {
 		out = append(out, [3]string{"format", "report", "json"})
 	case has("as pdf", "in pdf", "pdf format", "as a pdf"):
 		out = append(out, [3]string{"format", "report", "pdf"})
+	case has("as docx", "in docx", "docx format", "as a word document", "in word"):
+		out = append(out, [3]string{"format", "report", "docx"})
 	case has("as markdown", "in markdown", "markdown format"):
 		out = append(out, [3]string{"format", "report", "markdown"})
 	}

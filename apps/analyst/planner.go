@@ -153,18 +153,26 @@ func basePlan(query string, mem Mem, ctxChunks []Chunk) Plan {
 			break
 		}
 	}
-	subject := topic
+	subject := "the market"
 	if theme != "" {
 		subject = theme
 	}
 	var qs []SubQuestion
-	qs = append(qs, SubQuestion{Question: "What do our internal documents say about " + topic + "?", Sources: []string{"company_db"}})
 	var named []string
 	for _, c := range competitors {
 		if strings.Contains(lq, strings.ToLower(c)) {
 			named = append(named, c)
 		}
 	}
+	// The questions are written around what the request names (its competitors and theme),
+	// never around the user's sentence itself.
+	own := subject
+	if theme == "" && len(named) > 0 {
+		own = strings.Join(named, " and ")
+	} else if theme == "" {
+		own = "this topic"
+	}
+	qs = append(qs, SubQuestion{Question: "What is our own position and plan on " + own + ", according to our internal documents?", Sources: []string{"company_db"}})
 	for _, c := range named {
 		if len(qs) >= 3 {
 			break
@@ -226,19 +234,19 @@ func revise(p Plan, feedback string) Plan {
 			continue
 		}
 		if m := focusRe.FindStringSubmatch(part); m != nil {
-			q := SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(m[1]), Sources: []string{"company_db", "web"}}
+			q := SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(m[1]), Sources: []string{"company_db", "web"}, FromUser: true}
 			p.SubQuestions = append([]SubQuestion{q}, p.SubQuestions...)
 			applied = true
 			continue
 		}
 		if m := addRe.FindStringSubmatch(part); m != nil {
-			p.SubQuestions = append(p.SubQuestions, SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(m[1]), Sources: []string{"company_db", "web"}})
+			p.SubQuestions = append(p.SubQuestions, SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(m[1]), Sources: []string{"company_db", "web"}, FromUser: true})
 			applied = true
 			continue
 		}
 	}
 	if !applied && len(preferencesIn(feedback)) == 0 {
-		p.SubQuestions = append(p.SubQuestions, SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(feedback), Sources: []string{"company_db", "web"}})
+		p.SubQuestions = append(p.SubQuestions, SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(feedback), Sources: []string{"company_db", "web"}, FromUser: true})
 	}
 	if pr := preferencesIn(feedback); len(pr) > 0 {
 		for _, x := range pr {
@@ -254,10 +262,26 @@ func revise(p Plan, feedback string) Plan {
 	return p
 }
 
+// leadRe is the instruction a direction starts with ("please look into", "research", "can you
+// check"), dropped when the direction becomes a question.
+var leadRe = regexp.MustCompile(`(?i)^(?:(?:please|also|and|then|now|ok|okay|can you|could you|would you|i want you to|let's|let us)[\s,]+)*(?:look (?:at|into)|research|investigate|check(?: out)?|find out(?: about)?|dig (?:into|deeper into)|explore|analy[sz]e|tell me(?: about)?|what about|more on)\s+`)
+
+// questionOf writes a user's direction as a research question: a question stays as it is; an
+// instruction ("look into X") becomes "What do we know about X?".
 func questionOf(s string) string {
 	s = strings.TrimSpace(strings.TrimRight(s, ".!"))
+	if s == "" {
+		return s
+	}
 	if strings.HasSuffix(s, "?") {
 		return strings.ToUpper(s[:1]) + s[1:]
+	}
+	s = strings.TrimSpace(leadRe.ReplaceAllString(s, ""))
+	if s == "" {
+		return "What else should we know?"
+	}
+	if first, _, _ := strings.Cut(s, " "); len(contentWords(first)) == 0 {
+		s = strings.ToLower(s[:1]) + s[1:] // "The ..." reads "the ..."; names keep their capital
 	}
 	return "What do we know about " + s + "?"
 }

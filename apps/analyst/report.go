@@ -95,13 +95,10 @@ func (a *Analyst) ReportGraph(opts graph.CompileOptions) (*graph.Compiled[Report
 }
 
 func (a *Analyst) reportIn(s State) ReportState {
-	ignored := map[string]bool{}
-	for _, id := range s.IgnoredFindings {
-		ignored[id] = true
-	}
+	ignored := ignoredKeys(s.Discoveries, s.IgnoredFindings)
 	var fs []Finding
 	for _, f := range s.ResearchFindings {
-		if !ignored[f.TaskID] {
+		if !findingIgnored(ignored, f) {
 			fs = append(fs, f)
 		}
 	}
@@ -112,7 +109,7 @@ func (a *Analyst) reportIn(s State) ReportState {
 	}
 	var contra []Contradiction
 	for _, c := range s.Contradictions {
-		if !ignored[c.Assumption] {
+		if !contradictionIgnored(ignored, c) {
 			contra = append(contra, c)
 		}
 	}

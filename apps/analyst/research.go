@@ -34,6 +34,8 @@ type ResearchState struct {
 	Earlier  map[string]Finding `json:"earlier,omitempty"` // findings of earlier rounds
 	Round    int                `json:"round,omitempty"`
 	Ignored  []string           `json:"ignored,omitempty"`
+	// Prev are the discoveries shown so far, whose IDs the new round keeps.
+	Prev []Discovery `json:"prev,omitempty"`
 
 	Summary        string          `json:"summary,omitempty"`
 	Discoveries    []Discovery     `json:"discoveries,omitempty"`
@@ -73,11 +75,11 @@ func (a *Analyst) researchIn(s State) ResearchState {
 	tasks := s.ResearchTasks
 	if len(tasks) == 0 && s.ResearchPlan != nil {
 		for _, q := range s.ResearchPlan.SubQuestions {
-			tasks = append(tasks, Task{ID: q.ID, Question: q.Question, Sources: q.Sources})
+			tasks = append(tasks, Task{ID: q.ID, Question: q.Question, Sources: q.Sources, FromUser: q.FromUser})
 		}
 	}
 	return ResearchState{UserID: s.UserID, Query: s.Query, Plan: s.ResearchPlan, Context: s.RetrievedContext,
-		Tasks: tasks, Earlier: s.ResearchFindings, Round: s.ResearchRounds + 1, Ignored: s.IgnoredFindings}
+		Tasks: tasks, Earlier: s.ResearchFindings, Round: s.ResearchRounds + 1, Ignored: s.IgnoredFindings, Prev: s.Discoveries}
 }
 
 func (a *Analyst) researchOut(r ResearchState) State {
@@ -216,12 +218,31 @@ func (a *Analyst) taskByRule(ctx context.Context, t Task) (Finding, error) {
 		sources = append(sources, a.sourcesOf(c.Tool, c.Result, terms)...)
 	}
 	sort.SliceStable(sources, func(i, j int) bool { return sources[i].Kind < sources[j].Kind })
-	f := Finding{TaskID: t.ID, Question: t.Question, Sources: sources, Attempts: t.Attempt}
+	f := Finding{TaskID: t.ID, Question: t.Question, Sources: distinctSources(sources), Attempts: t.Attempt}
 	if t.Critique != "" {
 		f.Critiques = []string{t.Critique}
 	}
 	composeByRule(&f)
 	return f, nil
+}
+
+// distinctSources keeps the first source of each document or page: a document found by two
+// searches, or a saved report found through several of its chunks, is cited once.
+func distinctSources(ss []Source) []Source {
+	seen := map[string]bool{}
+	var out []Source
+	for _, s := range ss {
+		k := s.Ref
+		if k == "" {
+			k = s.Title
+		}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, s)
+	}
+	return out
 }
 
 // stepless keeps a question from reading as a step of the brief to the offline model ("then").
@@ -373,6 +394,7 @@ func (a *Analyst) taskWithModel(ctx context.Context, t Task) (Finding, error) {
 	} else if n := len(out.Messages); n > 0 {
 		ans.Answer = out.Messages[n-1].Text()
 	}
+	f.Sources = distinctSources(f.Sources)
 	f.Answer, f.Confidence, f.KeyQuotes = ans.Answer, ans.Confidence, ans.KeyQuotes
 	return f, nil
 }
@@ -490,23 +512,8 @@ func keys(m map[string]bool) []string {
 	return out
 }
 
-// assumption is one of the firm's planning assumptions (the group strategy's A1 to A4) and what
-// contradicting evidence looks like.
-type assumption struct {
-	id, statement string
-	subject       [][]string // every group must have a word in the evidence
-	cues          []string   // and one of these
-}
-
-var assumptions = []assumption{
-	{"A1", "Voltra will not enter B2B fleet leasing before 2028", [][]string{{"voltra"}, {"leasing", "b2b", "corporate fleet"}}, []string{"launch", "started leasing", "pilot", "hiring", "recruiting", "will extend", "push"}},
-	{"A2", "battery pack costs fall about 8% per year", [][]string{{"battery", "pack"}, {"price", "cost"}}, []string{"flat", "rise", "rebound", "paused", "stop falling", "no longer expect"}},
-	{"A3", "Lisbon and Madrid cap shared e-bike permits at three operators each", [][]string{{"madrid", "lisbon"}, {"licence", "license", "operator"}}, []string{"five operator", "four licences", "five licences", "no longer applies"}},
-	{"A4", "corporate customers prefer a monthly subscription per vehicle", [][]string{{"subscription"}, {"pay-per-use"}}, []string{"split", "prefer pay-per-use", "favour pay-per-use"}},
-}
-
 // contradictionsIn finds web sources among the findings that contradict an assumption.
-func contradictionsIn(findings []Finding) []Contradiction {
+func (a *Analyst) contradictionsIn(findings []Finding) []Contradiction {
 	var out []Contradiction
 	seen := map[string]bool{}
 	for _, f := range findings {
@@ -515,12 +522,12 @@ func contradictionsIn(findings []Finding) []Contradiction {
 				continue
 			}
 			text := strings.ToLower(s.Title + " " + s.Quote)
-			for _, as := range assumptions {
-				if seen[as.id+s.Ref] || !matchesAll(text, as.subject) || !containsAny(text, as.cues) {
+			for _, as := range a.assumptions {
+				if seen[as.ID+s.Ref] || !matchesAll(text, as.Subject) || !containsAny(text, as.ContradictedBy) {
 					continue
 				}
-				seen[as.id+s.Ref] = true
-				out = append(out, Contradiction{Assumption: as.id, Statement: as.statement, Source: s, Evidence: s.Quote})
+				seen[as.ID+s.Ref] = true
+				out = append(out, Contradiction{Assumption: as.ID, Statement: as.Statement, Source: s, Evidence: s.Quote})
 			}
 		}
 	}
@@ -562,30 +569,40 @@ func (a *Analyst) synthesise(ctx context.Context, s ResearchState) (ResearchStat
 	for k, v := range s.Findings {
 		all[k] = v
 	}
-	ignored := map[string]bool{}
-	for _, id := range s.Ignored {
-		ignored[id] = true
-	}
-	var list []Finding
+	ignored := ignoredKeys(s.Prev, s.Ignored)
+	var every, list []Finding
 	for _, f := range all {
-		if !ignored[f.TaskID] {
+		every = append(every, f)
+		if !findingIgnored(ignored, f) {
 			list = append(list, f)
 		}
 	}
+	sort.Slice(every, func(i, j int) bool { return every[i].TaskID < every[j].TaskID })
 	sort.Slice(list, func(i, j int) bool { return list[i].TaskID < list[j].TaskID })
-	contra := contradictionsIn(list)
+	// Every discovery is listed, the ignored ones too (the gate hides them), so that each keeps
+	// its ID.
 	var disc []Discovery
-	for _, c := range contra {
-		disc = append(disc, Discovery{ID: c.Assumption, Kind: "contradiction", Headline: fmt.Sprintf("%s contradicts assumption %s (%s)", c.Source.Title, c.Assumption, c.Statement)})
+	for _, c := range a.contradictionsIn(every) {
+		disc = append(disc, Discovery{Kind: "contradiction", Assumption: c.Assumption, Ref: c.Source.Ref,
+			Headline: fmt.Sprintf("%s contradicts assumption %s (%s)", c.Source.Title, c.Assumption, c.Statement)})
+	}
+	for _, f := range every {
+		kind := "finding"
+		if f.Gap {
+			kind = "gap"
+		}
+		disc = append(disc, Discovery{Kind: kind, TaskID: f.TaskID, Headline: headline(f)})
+	}
+	disc = numberDiscoveries(s.Prev, disc)
+	var contra []Contradiction
+	for _, c := range a.contradictionsIn(list) {
+		if !contradictionIgnored(ignored, c) {
+			contra = append(contra, c)
+		}
 	}
 	var strong, weak *Finding
 	for i := range list {
 		f := &list[i]
-		kind, head := "finding", headline(*f)
-		if f.Gap {
-			kind = "gap"
-		}
-		disc = append(disc, Discovery{ID: f.TaskID, Kind: kind, Headline: head})
 		if !f.Gap && (strong == nil || f.Confidence > strong.Confidence) {
 			strong = f
 		}
@@ -601,7 +618,7 @@ func (a *Analyst) synthesise(ctx context.Context, s ResearchState) (ResearchStat
 		follow = append(follow, fmt.Sprintf("\"%s\" appears to contradict the firm's assumption %s (%s). Should we investigate?", c.Source.Title, c.Assumption, c.Statement))
 	}
 	if strong != nil {
-		follow = append(follow, fmt.Sprintf("We found that %s Do you want a deeper competitive breakdown here (finding %s)?", lowerFirst(headline(*strong)), strong.TaskID))
+		follow = append(follow, fmt.Sprintf("We found that %s Do you want a deeper competitive breakdown here (discovery %s)?", lowerFirst(headline(*strong)), discoveryOf(disc, strong.TaskID)))
 	}
 	if weak != nil && strong != nil && weak.TaskID != strong.TaskID && weak.Confidence < 0.5 {
 		follow = append(follow, fmt.Sprintf("We have strong data on \"%s\" but limited data on \"%s\". Shall we prioritise it?", strong.Question, weak.Question))
@@ -679,6 +696,16 @@ func (a *Analyst) writeEpisodic(ctx context.Context, user, summary string, notes
 		}
 	}
 	return nil
+}
+
+// discoveryOf is the ID of the discovery of task's finding.
+func discoveryOf(ds []Discovery, task string) string {
+	for _, d := range ds {
+		if d.TaskID == task {
+			return d.ID
+		}
+	}
+	return task
 }
 
 func headline(f Finding) string {

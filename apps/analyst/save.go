@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/trellis-go/trellis/appdb"
 	"github.com/trellis-go/trellis/message"
 )
@@ -39,7 +41,7 @@ func (a *Analyst) saveReport(ctx context.Context, s State) (State, error) {
 	if title == "" {
 		title = "Strategic analysis: " + clip(s.Query, 80)
 	}
-	r := Report{ID: newID(tenant, user, sessionOf(ctx, s), title, a.now().String()), UserID: user, SessionID: sessionOf(ctx, s),
+	r := Report{ID: uuid.NewString(), UserID: user, SessionID: sessionOf(ctx, s),
 		Title: title, Content: s.FinalReport, Format: orDefault(s.ReportFormat, "markdown"), TopicTags: topicTags(s),
 		ProjectName: mem.Typed(NSUserProfile, "project", "active"), Structured: s.ReportJSON, CreatedAt: a.now().UTC()}
 	n, err := a.StoreReport(ctx, tenant, r, s.ReportDraft)
@@ -61,6 +63,9 @@ func (a *Analyst) saveReport(ctx context.Context, s State) (State, error) {
 	msg := fmt.Sprintf("Saved your report **%s** (reference ID `%s`, %s, %d chunks indexed for future research).", title, r.ID, r.Format, n)
 	if r.Format == "pdf" {
 		msg += " Download it as a PDF: `GET /apps/analyst/api/v1/reports/" + r.ID + "/pdf`."
+	}
+	if r.Format == "docx" {
+		msg += " Download it as a Word document: `GET /apps/analyst/api/v1/reports/" + r.ID + "/docx`."
 	}
 	return State{ReportID: r.ID, CurrentPhase: "end", Next: "end", Messages: []message.Message{message.Assistant(msg)}}, nil
 }
@@ -117,7 +122,7 @@ func (a *Analyst) StoreReport(ctx context.Context, tenant string, r Report, mark
 			meta := map[string]any{"source": "report/" + r.ID, "document_type": "report", "report_id": r.ID, "title": r.Title,
 				"date": date, "project": r.ProjectName, "tags": r.TopicTags, "author": r.UserID, "chunk": i}
 			if _, err := tx.Exec(ctx, `INSERT INTO report_chunks (id, tenant_id, report_id, author_id, content, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-				fmt.Sprintf("%s:%d", r.ID, i), tenant, r.ID, r.UserID, c, appdb.JSONValue(meta), r.CreatedAt); err != nil {
+				uuid.NewSHA1(uuid.NameSpaceURL, fmt.Appendf(nil, "analyst:report/%s/%d", r.ID, i)).String(), tenant, r.ID, r.UserID, c, appdb.JSONValue(meta), r.CreatedAt); err != nil {
 				return err
 			}
 		}

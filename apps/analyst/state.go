@@ -1,6 +1,8 @@
 package analyst
 
 import (
+	"fmt"
+
 	"github.com/trellis-go/trellis/message"
 )
 
@@ -67,6 +69,9 @@ type SubQuestion struct {
 	ID       string   `json:"id"`
 	Question string   `json:"question"`
 	Sources  []string `json:"sources"` // company_db, web
+	// FromUser marks a question the user wrote (an edited plan, feedback); the supervisor may
+	// ask the user what a vague one of these should answer, never about its own.
+	FromUser bool `json:"from_user,omitempty"`
 }
 
 // Task is a sub-question given to a task agent.
@@ -79,6 +84,8 @@ type Task struct {
 	Critique string   `json:"critique,omitempty"`
 	// Guidance is what the research supervisor found in the user's memory for the task.
 	Guidance string `json:"guidance,omitempty"`
+	// FromUser marks a question the user wrote.
+	FromUser bool `json:"from_user,omitempty"`
 }
 
 // Source is where a finding's evidence comes from.
@@ -106,11 +113,68 @@ type Finding struct {
 	Round      int      `json:"round,omitempty"` // research round that produced it
 }
 
-// Discovery is a top-level discovery shown at the discovery gate.
+// Discovery is a top-level discovery shown at the discovery gate. Its ID (D1, D2, ...) is unique
+// within the session and kept across research rounds and resumes: a discovery of the same
+// finding (TaskID) or of the same contradiction (Assumption and Ref) keeps the ID it first got.
 type Discovery struct {
-	ID       string `json:"id"` // the finding's task ID, or the contradiction's assumption
-	Kind     string `json:"kind"`
-	Headline string `json:"headline"`
+	ID         string `json:"id"`
+	Kind       string `json:"kind"` // finding, gap, contradiction
+	Headline   string `json:"headline"`
+	TaskID     string `json:"task_id,omitempty"`    // the finding's task
+	Assumption string `json:"assumption,omitempty"` // the contradicted assumption
+	Ref        string `json:"ref,omitempty"`        // the contradicting source
+}
+
+// key is what identifies the discovery across rounds.
+func (d Discovery) key() string {
+	if d.TaskID != "" {
+		return "task:" + d.TaskID
+	}
+	return "contradiction:" + d.Assumption + "|" + d.Ref
+}
+
+// numberDiscoveries gives each of cur the ID its key had in prev, and the next free number to
+// a new one.
+func numberDiscoveries(prev, cur []Discovery) []Discovery {
+	ids := map[string]string{}
+	top := 0
+	for _, d := range prev {
+		ids[d.key()] = d.ID
+		var n int
+		if _, err := fmt.Sscanf(d.ID, "D%d", &n); err == nil && n > top {
+			top = n
+		}
+	}
+	out := make([]Discovery, len(cur))
+	for i, d := range cur {
+		if id, ok := ids[d.key()]; ok {
+			d.ID = id
+		} else {
+			top++
+			d.ID = fmt.Sprintf("D%d", top)
+			ids[d.key()] = d.ID
+		}
+		out[i] = d
+	}
+	return out
+}
+
+// ignoredKeys are the keys of the discoveries the user chose to ignore.
+func ignoredKeys(ds []Discovery, ignored []string) map[string]bool {
+	ids := setOf(ignored)
+	out := map[string]bool{}
+	for _, d := range ds {
+		if ids[d.ID] {
+			out[d.key()] = true
+		}
+	}
+	return out
+}
+
+func findingIgnored(keys map[string]bool, f Finding) bool { return keys["task:"+f.TaskID] }
+
+func contradictionIgnored(keys map[string]bool, c Contradiction) bool {
+	return keys[Discovery{Assumption: c.Assumption, Ref: c.Source.Ref}.key()]
 }
 
 // Contradiction is an external source that contradicts one of the firm's planning assumptions.

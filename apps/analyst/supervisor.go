@@ -187,13 +187,14 @@ func quotable(s string) string {
 // vague reports whether a sub-question is too vague to research: fewer than two content words.
 func vague(q string) bool { return len(contentWords(q)) < 2 }
 
-// researchBrief is the research supervisor's brief for a round: ask about the first vague task,
+// researchBrief is the research supervisor's brief for a round: ask about the first vague task
+// the user wrote (never about a question the analyst wrote itself),
 // then look up the user's preferences on the topic, then Done.
 func researchBrief(topic string, tasks []Task) (brief string, asked int) {
 	var steps []string
 	asked = -1
 	for i, t := range tasks {
-		if vague(t.Question) {
+		if t.FromUser && vague(t.Question) {
 			steps = append(steps, "Ask the user the question "+quote(fmt.Sprintf("The sub-question '%s' is too vague to research. What exactly should it answer?", t.Question)))
 			asked = i
 			break
@@ -207,5 +208,5 @@ func researchBrief(topic string, tasks []Task) (brief string, asked int) {
 // how to use its tools.
 func supervisorSystem(role string, mem Mem, given, tools string) string {
 	return xmlPrompt(role, mem, given+"\n\nUse your tools: "+tools+" Call Done when you have finished.",
-		"Follow the brief's steps. Never remove anything from memory. Ask with Question only when the work cannot go on as it stands.")
+		"Follow the brief's steps. Never remove anything from memory. Ask with Question only when the work cannot go on as it stands, and only about a question the user wrote, never about one you or the planner wrote.")
 }

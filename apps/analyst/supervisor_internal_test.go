@@ -87,7 +87,7 @@ func TestSupervisorModelCallsItsTools(t *testing.T) {
 	// In dev mode the run's user is the dev principal; the tools act for the state's user.
 	opts := []graph.RunOption{graph.WithThread("sup"), graph.WithConfig(map[string]any{"user_id": server.DevPrincipal.User, "tenant": "acme"})}
 	in := ResearchState{UserID: "dana", Query: "Voltra and Madrid", Round: 1, Tasks: []Task{
-		{ID: "q1", Question: "Madrid?", Sources: []string{"web"}},
+		{ID: "q1", Question: "Madrid?", Sources: []string{"web"}, FromUser: true},
 		{ID: "q2", Question: "What is Voltra doing in B2B fleet leasing?", Sources: []string{"web", "company_db"}}}}
 	_, err = c.Invoke(ctx, in, opts...)
 	var ie *graph.InterruptedError

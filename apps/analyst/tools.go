@@ -58,13 +58,16 @@ type WebResult struct {
 // Tools returns the specification's tools: rag_tool, web_search_tool, memory_search_tool,
 // write_memory_tool, Question and Done. They act for the run's user and tenant.
 func (a *Analyst) Tools() (map[string]tool.Tool, error) {
-	rag, err := tool.New("rag_tool", "Searches the company knowledge base (documents and saved reports) by similarity; returns content, metadata and similarity_score.",
+	rag, err := tool.New("rag_tool", "Searches the company knowledge base (documents and saved reports) with hybrid search, re-ranked, one passage per document; returns content, metadata and similarity_score.",
 		func(ctx context.Context, in RAGArgs) ([]Chunk, error) {
 			_, tenant := who(ctx, State{})
 			if err := a.kb.EnsureCorpus(ctx, tenant); err != nil {
 				return nil, err
 			}
-			out, err := a.kb.Search(ctx, tenant, in.Query, in.TopK, in.FilterMetadata, 0)
+			if in.TopK > 50 {
+				return nil, fmt.Errorf("%w: top_k is %d; send at most 50", ErrBadArgs, in.TopK)
+			}
+			out, err := a.kb.Retrieve(ctx, tenant, in.Query, in.TopK, in.FilterMetadata)
 			if err != nil {
 				return nil, err
 			}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -18,6 +19,9 @@ var kbFS embed.FS
 
 //go:embed web/web.json
 var webJSON []byte
+
+//go:embed assumptions.json
+var assumptionsJSON []byte
 
 // Document is one document of the knowledge base.
 type Document struct {
@@ -101,4 +105,54 @@ func Web() ([]WebPage, error) {
 		return nil, fmt.Errorf("corpus: web.json: %w", err)
 	}
 	return pages, nil
+}
+
+// Assumption is one of the firm's planning assumptions: its statement, as a strategy document
+// tagged "assumptions" gives it ("A1: Voltra will not ..."), and what evidence that contradicts
+// it looks like (assumptions.json): every group of Subject must have a word in the evidence, and
+// one of ContradictedBy must be in it.
+type Assumption struct {
+	ID             string     `json:"id"`
+	Statement      string     `json:"statement"`
+	Subject        [][]string `json:"subject"`
+	ContradictedBy []string   `json:"contradicted_by"`
+	Source         string     `json:"source"` // the document that states it
+}
+
+var assumptionRe = regexp.MustCompile(`\b(A\d+): ([^.]+)`)
+
+// Assumptions reads the firm's planning assumptions from the knowledge base's documents tagged
+// "assumptions", with the contradiction signals of assumptions.json.
+func Assumptions() ([]Assumption, error) {
+	var signals []Assumption
+	if err := json.Unmarshal(assumptionsJSON, &signals); err != nil {
+		return nil, fmt.Errorf("corpus: assumptions.json: %w", err)
+	}
+	docs, err := Documents()
+	if err != nil {
+		return nil, err
+	}
+	stated := map[string][2]string{}
+	for _, d := range docs {
+		tagged := false
+		for _, t := range d.Tags {
+			tagged = tagged || t == "assumptions"
+		}
+		if !tagged {
+			continue
+		}
+		for _, m := range assumptionRe.FindAllStringSubmatch(d.Body, -1) {
+			if _, ok := stated[m[1]]; !ok {
+				stated[m[1]] = [2]string{strings.TrimSpace(m[2]), d.Title}
+			}
+		}
+	}
+	for i, a := range signals {
+		st, ok := stated[a.ID]
+		if !ok {
+			return nil, fmt.Errorf("corpus: assumptions.json names %s, which no document tagged \"assumptions\" states", a.ID)
+		}
+		signals[i].Statement, signals[i].Source = st[0], st[1]
+	}
+	return signals, nil
 }
