@@ -114,7 +114,7 @@ func (r *runner) startFrom(ctx context.Context, run *Run, g graph.Runnable, head
 	kw := run.Kwargs
 	if headBefore != "" {
 		if snap, err := g.State(ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil && snap.Metadata["run_id"] == run.RunID {
-			if len(snap.Next) == 0 {
+			if !waiting(snap) {
 				return nil, opts, true, nil
 			}
 			return nil, append(opts, graph.Continue()), false, nil
@@ -125,11 +125,18 @@ func (r *runner) startFrom(ctx context.Context, run *Run, g graph.Runnable, head
 		return nil, opts, false, err
 	}
 	if isNullJSON(kw.Input) && headBefore != "" {
-		if snap, err := g.State(ctx, checkpoint.Ref{ThreadID: run.ThreadID, CheckpointID: kw.CheckpointID}); err == nil && len(snap.Next) > 0 {
+		if snap, err := g.State(ctx, checkpoint.Ref{ThreadID: run.ThreadID, CheckpointID: kw.CheckpointID}); err == nil && waiting(snap) {
 			return nil, append(opts, graph.Continue()), false, nil
 		}
 	}
 	return kw.Input, opts, false, nil
+}
+
+// waiting reports whether the thread has work left at snap: nodes due, or a task that waits on
+// an interrupt (after a node's second interrupt LangGraph lists no next node, the first one's
+// resume value counting as its write, while the task still waits).
+func waiting(snap *graph.StateSnapshot[any]) bool {
+	return len(snap.Next) > 0 || len(snap.Interrupts()) > 0
 }
 
 // applyCommand applies a run's command and returns the options that continue the thread:
