@@ -396,6 +396,7 @@ var classQuestions = []question{
 	{q: "off-peak vs peak spread for SP15 in December 2025", tool: "get_hourly_price_distribution", want: peakSpread(priceSel{market: "CAISO", hub: "SP15", year: 2025, months: []int{12}})},
 	{q: "peak-hour premium at HB_WEST in 2026", tool: "get_hourly_price_distribution", want: peakSpread(priceSel{market: "ERCOT", hub: "HB_WEST", year: 2026})},
 	{q: "How big is the peak to off-peak spread at NP15 from Ascend in Q1 2026?", tool: "get_hourly_price_distribution", want: peakSpread(priceSel{market: "CAISO", hub: "NP15", year: 2026, months: []int{1, 2, 3}, vendor: "Ascend"})},
+	{q: "peak and off-peak prices in CAISO for 2025", tool: "get_hourly_price_distribution", want: peakSpread(priceSel{market: "CAISO", hub: "NP15", year: 2025})},
 	{q: "ERCOT HB_NORTH peak versus off-peak in August 2025", tool: "get_hourly_price_distribution", want: peakSpread(priceSel{market: "ERCOT", hub: "HB_NORTH", year: 2025, months: []int{8}})},
 
 	// 2. Unique viewers: people beside views; "how many views" stays views.
@@ -424,6 +425,7 @@ var classQuestions = []question{
 	{q: "off track projects and their COD dates", tool: "get_portfolio_summary", args: map[string]any{"status_color": "off_track"}, want: stageDates("p.status_type = 'off_track'", "Commercial Operation")},
 	{q: "at risk projects with their CODs", tool: "get_portfolio_summary", want: stageDates("p.status_type = 'at_risk'", "Commercial Operation")},
 	{q: "When do the Stage 4 projects reach financial close and COD?", tool: "get_portfolio_summary", want: stageDates("p.currentprojectstage LIKE 'Stage 4%'", "Project Finance", "Commercial Operation")},
+	{q: "on-hold projects with their COD", tool: "get_portfolio_summary", args: map[string]any{"status_color": "on_hold"}, want: stageDates("p.status_type = 'on_hold'", "Commercial Operation")},
 	{q: "pre-construction projects with NTP dates", tool: "get_portfolio_summary", args: map[string]any{"stage": "Stage 4"}, want: stageDates("p.currentprojectstage LIKE 'Stage 4%'", "EPC FNTP")},
 
 	// 4. Dates as the specification writes them, in tables and prose.
@@ -451,6 +453,8 @@ var classQuestions = []question{
 	{q: "PJM_WEST average price in fall 2025", tool: "get_average_annual_price", want: withText("September-November 2025", monthPrice(priceSel{market: "PJM", hub: "PJM_WEST", year: 2025, months: []int{9, 10, 11}}, true))},
 	{q: "How did NP15 and SP15 compare in July 2025?", tool: "compare_hub_zones", want: hubSpread(priceSel{market: "CAISO", hub: "NP15", year: 2025, months: []int{7}}, priceSel{market: "CAISO", hub: "SP15", year: 2025, months: []int{7}})},
 	{q: "HB_HOUSTON average price for Jun 2025 from Ascend", tool: "get_average_annual_price", want: withText("June 2025", monthPrice(priceSel{market: "ERCOT", hub: "HB_HOUSTON", year: 2025, months: []int{6}, vendor: "Ascend"}, false))},
+	{q: "What changed in January 2026?", tool: "get_recent_changes", args: map[string]any{"until_date": "2026-01-31"}, want: changesIn("", "2026-01-01", "2026-01-31")},
+	{q: "changes to Kern Wind in December 2025", tool: "get_recent_changes", want: changesIn("Kern Wind", "2025-12-01", "2025-12-31")},
 	{q: "average price INDIANA_HUB winter 2025", tool: "get_average_annual_price", want: withText("January, February and December 2025", monthPrice(priceSel{market: "MISO", hub: "INDIANA_HUB", year: 2025, months: []int{1, 2, 12}}, true))},
 }
 
@@ -507,4 +511,23 @@ func TestQuestionClasses(t *testing.T) {
 // peakOffPeak is peakSpread of a hub-zone's whole year.
 func peakOffPeak(market, hub string, year int) func(*testing.T, *sql.DB) []string {
 	return peakSpread(priceSel{market: market, hub: hub, year: year})
+}
+
+// changesIn is the lead of a change log of one month: how many changes
+// (of a project, or of all) from its first to its last day, never the
+// changes after it.
+func changesIn(project, from, to string) func(*testing.T, *sql.DB) []string {
+	return func(t *testing.T, db *sql.DB) []string {
+		next := parseDay(t, to).AddDate(0, 0, 1).Format(time.DateOnly)
+		n := asInt(sqlOne(t, db, `SELECT COUNT(*) FROM base_changes WHERE tenant_id = 'vesper' AND ($1 = '' OR projectname = $1)
+			AND dateofchange >= $2 AND dateofchange < $3`, project, from, next)[0])
+		span := humanDay(t, from) + " to " + humanDay(t, to)
+		if n == 0 {
+			return []string{"I found no changes from " + span}
+		}
+		if n > 100 {
+			t.Fatalf("%d changes: more than the tool lists", n)
+		}
+		return []string{fmt.Sprintf("**%d ", n), "recorded from " + span}
+	}
 }

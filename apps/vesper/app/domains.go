@@ -318,9 +318,13 @@ func BuiltinDomains() []Domain {
 				p := f.ProjectName
 				switch {
 				case has(req, "chang", "moved", "slipped", "pushed"):
-					return []Call{call("get_recent_changes", tools.RecentChangesArgs{ProjectName: p, FieldChanged: f.FieldChanged, SinceDate: f.DateRangeStart})}
+					ca := tools.RecentChangesArgs{ProjectName: p, FieldChanged: f.FieldChanged, SinceDate: f.DateRangeStart}
+					if f.DateRangeStart != "" {
+						ca.UntilDate = f.DateRangeEnd // a month or range named: not the changes after it
+					}
+					return []Call{call("get_recent_changes", ca)}
 				case p == "":
-					if f.RiskLevel != "" || has(req, "risk") && !has(req, "at risk") {
+					if f.RiskLevel != "" || has(req, "risk") && !has(req, "at risk", "at-risk") {
 						return []Call{call("get_task_risks", tools.TaskRisksArgs{RiskLevel: f.RiskLevel})}
 					}
 					return []Call{call("get_portfolio_summary", tools.PortfolioArgs{Technology: f.Technology, Stage: f.ProjectStage, StatusColor: f.StatusColor,

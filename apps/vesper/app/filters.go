@@ -238,11 +238,11 @@ func Extract(text string, now time.Time) Filters {
 	switch {
 	case strings.Contains(lower, "off track") || strings.Contains(lower, "off-track") || strings.Contains(lower, "(red)") || strings.Contains(lower, " red "):
 		f.StatusColor = "off_track"
-	case strings.Contains(lower, "at risk") || strings.Contains(lower, "yellow"):
+	case strings.Contains(lower, "at risk") || strings.Contains(lower, "at-risk") || strings.Contains(lower, "yellow"):
 		f.StatusColor = "at_risk"
-	case strings.Contains(lower, "on hold") || strings.Contains(lower, "blue"):
+	case strings.Contains(lower, "on hold") || strings.Contains(lower, "on-hold") || strings.Contains(lower, "blue"):
 		f.StatusColor = "on_hold"
-	case strings.Contains(lower, "on track") || strings.Contains(lower, "green"):
+	case strings.Contains(lower, "on track") || strings.Contains(lower, "on-track") || strings.Contains(lower, "green"):
 		f.StatusColor = "on_track"
 	}
 	f.SQL = userSQL(text)

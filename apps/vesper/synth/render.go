@@ -600,6 +600,9 @@ func (f *Formatter) changes(r *tools.RecentChangesResult, now time.Time) Block {
 			since = fmt.Sprintf("in the last %d %s", days, plural(days, "day", "days"))
 		}
 	}
+	if r.Until != "" && r.Until < midnight(now).Format("2006-01-02") {
+		since = "from " + rangeWords(r.Since, r.Until, now)
+	}
 	b := Block{ReportKey: r.ReportKey, Table: t,
 		Lead: fmt.Sprintf("**%d %s** recorded %s:", len(r.Changes), what, since)}
 	if allDates && later >= 2 {

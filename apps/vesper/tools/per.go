@@ -508,6 +508,7 @@ type RecentChangesArgs struct {
 	ProjectName  string `json:"project_name,omitempty" jsonschema:"Project name or part of it; empty for the whole portfolio"`
 	FieldChanged string `json:"field_changed,omitempty" jsonschema:"FinishDate, Status, Risk Assessment, NotesForPER, Budget, Forecast, ..."`
 	SinceDate    string `json:"since_date,omitempty" jsonschema:"ISO date of the oldest change to show; default seven days ago"`
+	UntilDate    string `json:"until_date,omitempty" jsonschema:"ISO date of the newest change to show (a month named: its last day); default today"`
 }
 
 // ChangeRow is one recorded change.
@@ -525,6 +526,7 @@ type ChangeRow struct {
 // RecentChangesResult is the result of get_recent_changes.
 type RecentChangesResult struct {
 	Since   string      `json:"since_date"`
+	Until   string      `json:"until_date,omitempty"`
 	Changes []ChangeRow `json:"data"`
 	Meta
 }
@@ -548,6 +550,19 @@ func (k *Toolkit) GetRecentChanges(ctx context.Context, a RecentChangesArgs) (*R
 	var q query
 	q.where("dateofchange >= ?", since.Format("2006-01-02"))
 	words := []string{"changes since " + humanDay(since)}
+	if a.UntilDate != "" {
+		until, err := parseDate(name, "until_date", a.UntilDate)
+		if err != nil {
+			return nil, err
+		}
+		if until.Before(since) {
+			return nil, &ArgError{Tool: name, Arg: "until_date", Problem: "it is before since_date", Hint: "swap the dates"}
+		}
+		out.Until = until.Format("2006-01-02")
+		// dateofchange may hold a time of day: the whole last day counts
+		q.where("dateofchange < ?", until.AddDate(0, 0, 1).Format("2006-01-02"))
+		words = []string{"changes from " + humanRange(since, until)}
+	}
 	if a.ProjectName != "" {
 		m, ok, err := k.project(ctx, p.Tenant, name, a.ProjectName, &out.Meta)
 		if err != nil || !ok {
