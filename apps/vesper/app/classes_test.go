@@ -531,3 +531,51 @@ func changesIn(project, from, to string) func(*testing.T, *sql.DB) []string {
 		return []string{fmt.Sprintf("**%d ", n), "recorded from " + span}
 	}
 }
+
+// TestExtractMonthsStagesMilestones checks what the router reads for the
+// classes above, word by word, without running a tool.
+func TestExtractMonthsStagesMilestones(t *testing.T) {
+	t.Parallel()
+	today := now()
+	for _, c := range []struct {
+		q          string
+		year       int
+		months     string
+		stage      string
+		milestones string
+		status     string
+	}{
+		{q: "NP15 in July 2025", year: 2025, months: "[7]"},
+		{q: "NP15 in January", year: 2026, months: "[1]"},
+		{q: "Q3 2025 prices", year: 2025, months: "[7 8 9]"},
+		{q: "the second quarter of 2026", year: 2026, months: "[4 5 6]"},
+		{q: "summer 2025", year: 2025, months: "[6 7 8]"},
+		{q: "winter 2025", year: 2025, months: "[1 2 12]"},
+		{q: "in the fall of 2025", year: 2025, months: "[9 10 11]"},
+		{q: "did prices fall in 2025?", year: 2025, months: "[]"},
+		{q: "last year", year: 2025, months: "[]"},
+		{q: "this year", year: 2026, months: "[]"},
+		{q: "stage three projects", stage: "Stage 3", months: "[]"},
+		{q: "Stage IV projects", stage: "Stage 4", months: "[]"},
+		{q: "projects under construction", stage: "Stage 5", months: "[]"},
+		{q: "pre-construction projects", stage: "Stage 4", months: "[]"},
+		{q: "projects and their COD dates", milestones: "[Commercial Operation]", months: "[]"},
+		{q: "projects with NTP and financial close", milestones: "[Project Finance EPC FNTP]", months: "[]"},
+		{q: "on-hold projects", status: "on_hold", months: "[]"},
+		{q: "at-risk projects", status: "at_risk", months: "[]"},
+	} {
+		f := app.Extract(c.q, today)
+		got := fmt.Sprint(f.Months)
+		if f.Year != c.year || got != c.months || f.ProjectStage != c.stage || fmt.Sprint(f.Milestones) != cmpOr(c.milestones, "[]") || f.StatusColor != c.status {
+			t.Errorf("%q: year %d months %s stage %q milestones %v status %q; want %d %s %q %s %q",
+				c.q, f.Year, got, f.ProjectStage, f.Milestones, f.StatusColor, c.year, c.months, c.stage, c.milestones, c.status)
+		}
+	}
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -210,6 +210,8 @@ func Extract(text string, now time.Time) Filters {
 			if f.Year == 0 {
 				f.Year = year
 			}
+		} else if f.Year == 0 && p.start.Month() == time.January && p.start.Day() == 1 {
+			f.Year = p.start.Year() // this year, year to date: that year's prices
 		}
 	} else if f.Year != 0 && !strings.Contains(lower, "cod") {
 		// "in 2025" for usage questions is the whole year.

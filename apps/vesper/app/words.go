@@ -36,7 +36,7 @@ var stagePhrases = map[string]int{
 	"pre-con": 4, "precon": 4, "pre-construction": 4, "preconstruction": 4, "pre construction": 4,
 	"under construction": 5, "in construction": 5, "construction stage": 5, "construction phase": 5, "being built": 5,
 	"in operation": 6, "operational projects": 6, "operating projects": 6, "operation stage": 6,
-	"for sale": 7, "sale stage": 7, "being sold": 7,
+	"sale stage": 7, "being sold": 7, "up for sale": 7,
 	"in closing": 8, "closing stage": 8,
 }
 
