@@ -2,6 +2,7 @@ package app
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,81 @@ var (
 type period struct {
 	start, end time.Time
 	month      int // set when the period is one calendar month
+	// months and year, when set, are the months of one year the period
+	// means for prices (a season); otherwise they follow from start and end.
+	months []int
+	year   int
+}
+
+// seasons are the months of each season people name (meteorological
+// seasons). Winter's months are December, January and February: for
+// prices, those months of the year named; for usage, the winter that ends
+// in that year (December of the year before to February).
+var seasons = map[string][]int{
+	"winter": {12, 1, 2}, "spring": {3, 4, 5}, "summer": {6, 7, 8}, "fall": {9, 10, 11}, "autumn": {9, 10, 11},
+}
+
+var seasonRE = regexp.MustCompile(`(?i)\b(winter|spring|summer|fall|autumn)(?:\s+(?:of\s+)?(20[0-9]{2}))?\b`)
+
+// monthsOfYear returns the year and the months of it the period covers
+// when it is whole months of one year (a month, a quarter, a season), and
+// year 0 otherwise. Twelve months are the whole year: no months.
+func (p period) monthsOfYear() (int, []int) {
+	if p.year != 0 {
+		return p.year, p.months
+	}
+	if p.end.IsZero() || p.start.Day() != 1 || p.start.Year() != p.end.Year() || !p.end.Equal(endOfMonth(p.end)) {
+		return 0, nil
+	}
+	var months []int
+	for m := p.start.Month(); m <= p.end.Month(); m++ {
+		months = append(months, int(m))
+	}
+	if len(months) == 12 {
+		return p.start.Year(), nil
+	}
+	return p.start.Year(), months
+}
+
+// readSeason reads a season ("summer 2025", "last winter", "this
+// summer"): without a year, the latest one that has begun.
+func readSeason(text string, today time.Time) (period, bool) {
+	loc := seasonRE.FindStringSubmatchIndex(text)
+	if loc == nil {
+		return period{}, false
+	}
+	m := []string{text[loc[0]:loc[1]], text[loc[2]:loc[3]], ""}
+	if loc[4] >= 0 {
+		m[2] = text[loc[4]:loc[5]]
+	}
+	// "fall" is a season only with a year or after this, last, in, during
+	// ("did prices fall" is not autumn).
+	if strings.EqualFold(m[1], "fall") && m[2] == "" && !hasSuffixWord(strings.ToLower(text[:loc[0]]), "this", "last", "in", "during", "over") {
+		return period{}, false
+	}
+	months := seasons[strings.ToLower(m[1])]
+	first := time.Month(months[0])
+	year := today.Year()
+	if m[2] != "" {
+		year, _ = strconv.Atoi(m[2])
+	} else {
+		// the season's start this year (winter starts in the December before)
+		start := time.Date(year, first, 1, 0, 0, 0, 0, time.UTC)
+		if first == time.December {
+			start = start.AddDate(-1, 0, 0)
+		}
+		if start.After(today) {
+			year--
+		}
+	}
+	start := time.Date(year, first, 1, 0, 0, 0, 0, time.UTC)
+	if first == time.December {
+		start = start.AddDate(-1, 0, 0)
+	}
+	end := start.AddDate(0, 3, -1)
+	sorted := append([]int{}, months...)
+	slices.Sort(sorted)
+	return period{start: start, end: end, months: sorted, year: year}, true
 }
 
 // datePoint is a date named in the text, with how precisely it was named.
@@ -77,6 +153,9 @@ func readPeriod(text string, today time.Time) (period, bool) {
 			return period{start: p.at, end: endOfMonth(p.at), month: int(p.monthNum)}, true
 		}
 		return period{start: p.at, end: p.at}, true
+	}
+	if p, ok := readSeason(text, today); ok {
+		return p, true
 	}
 	if m := quarterRE.FindStringSubmatch(text); m != nil {
 		q := 0

@@ -205,7 +205,27 @@ func yearOr(y int) int {
 // compareMarkets compares two markets by their main hubs (entity.MainHub).
 func compareMarkets(f Filters) Call {
 	return call("compare_hub_zones", tools.CompareHubZonesArgs{
-		HubZones: []string{entity.MainHub[f.Markets[0]], entity.MainHub[f.Markets[1]]}, Year: yearOr(f.Year), Vendor: f.Vendor})
+		HubZones: []string{entity.MainHub[f.Markets[0]], entity.MainHub[f.Markets[1]]}, Year: yearOr(f.Year), Vendor: f.Vendor, Months: f.Months})
+}
+
+// hourWords ask for prices by hour of day, or for peak and off-peak.
+var hourWords = []string{"hour", "peak", "time of day", "during the day", "cheapest", "most expensive", "on-peak", "onpeak", "offpeak"}
+
+// hourlyCall asks for the hourly shape (and the peak and off-peak means)
+// of a hub-zone, or of a market's main hub, in a year or months of it.
+func hourlyCall(f Filters, year int) Call {
+	hub := f.HubZone
+	if hub == "" && f.Market != "" {
+		hub = entity.MainHub[f.Market]
+	}
+	a := tools.HourlyPriceArgs{Market: f.Market, HubZone: hub, Year: year, Vendor: f.Vendor, AsOf: f.AsOf, Month: f.Month}
+	switch {
+	case len(f.Months) == 1:
+		a.Month = f.Months[0] // the specification's argument for one month
+	case len(f.Months) > 1:
+		a.Month, a.Months = 0, f.Months
+	}
+	return call("get_hourly_price_distribution", a)
 }
 
 func priceClarify(req string, f Filters) string {
@@ -228,16 +248,17 @@ func BuiltinDomains() []Domain {
 			Plan: func(req string, f Filters) []Call {
 				switch {
 				case len(f.Vendors) >= 2 || has(req, "compare", " vs", "versus"):
-					return []Call{call("compare_vendors", tools.CompareVendorsArgs{Market: f.Market, HubZone: f.HubZone, Year: f.Year, Vendors: f.Vendors})}
-				case has(req, "list", "available", "which curve", "what curve", "files"):
+					return []Call{call("compare_vendors", tools.CompareVendorsArgs{Market: f.Market, HubZone: f.HubZone, Year: f.Year, Vendors: f.Vendors, Months: f.Months})}
+				case has(req, "list", "available", "which curve", "what curve") || has(req, "files") && f.AsOf == "":
 					return []Call{call("list_available_curves", tools.ListCurvesArgs{Vendor: f.Vendor, Market: f.Market, HubZone: f.HubZone})}
-				case has(req, "hour", "peak", "time of day", "during the day", "cheapest", "most expensive"):
-					return []Call{call("get_hourly_price_distribution", tools.HourlyPriceArgs{Market: f.Market, HubZone: f.HubZone, Year: f.Year, Month: f.Month, Vendor: f.Vendor, AsOf: f.AsOf})}
-				case f.Vendor == "" || f.Market == "" || f.HubZone == "" || f.Year == 0:
+				case has(req, hourWords...):
+					return []Call{hourlyCall(f, f.Year)}
+				case f.HubZone == "" || f.Year == 0:
 					// The document's instruction 2: a missing filter shows the options.
 					return []Call{call("list_available_curves", tools.ListCurvesArgs{Vendor: f.Vendor, Market: f.Market, HubZone: f.HubZone})}
 				}
-				return []Call{call("get_average_annual_price", tools.AveragePriceArgs{Vendor: f.Vendor, Market: f.Market, HubZone: f.HubZone, Year: f.Year, AsOf: f.AsOf})}
+				// No vendor named: every vendor's files, each with its own figure.
+				return []Call{call("get_average_annual_price", tools.AveragePriceArgs{Vendor: f.Vendor, Market: f.Market, HubZone: f.HubZone, Year: f.Year, AsOf: f.AsOf, Months: f.Months})}
 			},
 		},
 		{
@@ -253,9 +274,9 @@ func BuiltinDomains() []Domain {
 					return []Call{compareMarkets(f)}
 				}
 				if len(f.HubZones) >= 2 {
-					return []Call{call("compare_hub_zones", tools.CompareHubZonesArgs{HubZones: f.HubZones[:2], Year: year, Vendor: f.Vendor})}
+					return []Call{call("compare_hub_zones", tools.CompareHubZonesArgs{HubZones: f.HubZones[:2], Year: year, Vendor: f.Vendor, Months: f.Months})}
 				}
-				return []Call{call("get_hourly_price_distribution", tools.HourlyPriceArgs{Market: f.Market, HubZone: f.HubZone, Year: year, Month: f.Month, Vendor: f.Vendor, AsOf: f.AsOf})}
+				return []Call{hourlyCall(f, year)}
 			},
 		},
 		{
@@ -273,7 +294,11 @@ func BuiltinDomains() []Domain {
 						period = "week"
 					}
 					return []Call{call("get_report_usage_trend", tools.UsageTrendArgs{ReportName: f.ReportName, Start: f.DateRangeStart, End: f.DateRangeEnd, Period: period})}
-				case has(req, "user", "who ", "people", "viewers", "viewed by", "person", "whom"):
+				case f.ReportName == "" && has(req, byViewersWords...):
+					// "Which reports had the most unique viewers?"
+					return []Call{call("get_top_reports_by_views", tools.TopReportsArgs{DateRangeArgs: dr, TopN: f.TopN, SortBy: "viewers"})}
+				case has(req, viewerWords...):
+					// "who" and "how many people": the distinct viewers, beside the views
 					return []Call{call("get_top_users", tools.TopUsersArgs{DateRangeArgs: dr, TopN: f.TopN, ReportName: f.ReportName})}
 				case f.ReportName != "":
 					// "How many views did the Budget Tracker get in January?"
@@ -293,12 +318,17 @@ func BuiltinDomains() []Domain {
 				p := f.ProjectName
 				switch {
 				case has(req, "chang", "moved", "slipped", "pushed"):
-					return []Call{call("get_recent_changes", tools.RecentChangesArgs{ProjectName: p, FieldChanged: f.FieldChanged, SinceDate: f.DateRangeStart})}
+					ca := tools.RecentChangesArgs{ProjectName: p, FieldChanged: f.FieldChanged, SinceDate: f.DateRangeStart}
+					if f.DateRangeStart != "" {
+						ca.UntilDate = f.DateRangeEnd // a month or range named: not the changes after it
+					}
+					return []Call{call("get_recent_changes", ca)}
 				case p == "":
-					if f.RiskLevel != "" || has(req, "risk") && !has(req, "at risk") {
+					if f.RiskLevel != "" || has(req, "risk") && !has(req, "at risk", "at-risk") {
 						return []Call{call("get_task_risks", tools.TaskRisksArgs{RiskLevel: f.RiskLevel})}
 					}
-					return []Call{call("get_portfolio_summary", tools.PortfolioArgs{Technology: f.Technology, Stage: f.ProjectStage, StatusColor: f.StatusColor, Sponsor: f.Sponsor, Buyer: f.Buyer})}
+					return []Call{call("get_portfolio_summary", tools.PortfolioArgs{Technology: f.Technology, Stage: f.ProjectStage, StatusColor: f.StatusColor,
+						Sponsor: f.Sponsor, Buyer: f.Buyer, Milestones: f.Milestones})}
 				case f.RiskLevel != "":
 					return []Call{call("get_task_risks", tools.TaskRisksArgs{ProjectName: p, RiskLevel: f.RiskLevel})}
 				case has(req, offtakeWords...) || has(req, "offtaker", "tenor"):

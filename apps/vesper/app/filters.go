@@ -16,12 +16,15 @@ import (
 // specification's FilterContext plus the two the PER examples use
 // (status_color, field_changed). Empty fields were not named.
 type Filters struct {
-	Vendor         string `json:"vendor,omitempty"`
-	Market         string `json:"market,omitempty"`
-	HubZone        string `json:"hub_zone,omitempty"`
-	AsOf           string `json:"asof_date,omitempty"`
-	Year           int    `json:"year,omitempty"`
-	Month          int    `json:"month,omitempty"`
+	Vendor  string `json:"vendor,omitempty"`
+	Market  string `json:"market,omitempty"`
+	HubZone string `json:"hub_zone,omitempty"`
+	AsOf    string `json:"asof_date,omitempty"`
+	Year    int    `json:"year,omitempty"`
+	Month   int    `json:"month,omitempty"`
+	// Months are the months of Year a question names: one month, a
+	// quarter or a season. Empty means the whole year.
+	Months         []int  `json:"months,omitempty"`
 	Hour           *int   `json:"hour,omitempty"`
 	ProjectName    string `json:"project_name,omitempty"`
 	ProjectStage   string `json:"project_stage,omitempty"`
@@ -33,6 +36,10 @@ type Filters struct {
 	TopN           int    `json:"top_n,omitempty"`
 	StatusColor    string `json:"status_color,omitempty"`
 	FieldChanged   string `json:"field_changed,omitempty"`
+	// Milestones are the milestone dates a question asks to see with each
+	// project of a portfolio list (activeportfolio_mm's names, COD as
+	// "Commercial Operation").
+	Milestones []string `json:"milestones,omitempty"`
 	// RiskLevel is a task risk level: High, Medium or Low.
 	RiskLevel string `json:"risk_level,omitempty"`
 	// Buyer is the offtaker of a project's PPA.
@@ -56,6 +63,8 @@ var FilterSchema = json.RawMessage(`{"type":"object","properties":{
 "asof_date":{"type":"string","description":"As-Of file, e.g. Jan_2025 or Q1_2025"},
 "year":{"type":"integer","description":"Year, e.g. 2025"},
 "month":{"type":"integer","description":"Month 1-12"},
+"months":{"type":"array","items":{"type":"integer"},"description":"Months 1-12 of the year a question names: a month, a quarter ([7,8,9]) or a season ([6,7,8])"},
+"milestones":{"type":"array","items":{"type":"string"},"description":"Milestone dates to list per project, e.g. Commercial Operation (COD), Project Finance, EPC FNTP"},
 "hour":{"type":"integer","description":"Hour of day 0-23"},
 "project_name":{"type":"string","description":"Project name as the user wrote it"},
 "project_stage":{"type":"string","description":"Stage, e.g. Stage 3"},
@@ -112,7 +121,7 @@ var (
 	yearRE   = regexp.MustCompile(`\b(20[2-3][0-9])\b`)
 	asofRE   = regexp.MustCompile(`(?i)\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)_20[2-3][0-9]|q[1-4]_20[2-3][0-9])\b`)
 	topRE    = regexp.MustCompile(`(?i)\btop\s+(\d{1,3})\b`)
-	stageRE  = regexp.MustCompile(`(?i)\bstage\s+([1-8])\b`)
+	stageRE  = regexp.MustCompile(`(?i)\bstage[\s-]*([1-8]|one|two|three|four|five|six|seven|eight|i{1,3}|iv|vi{0,3})\b`)
 	wordRE   = regexp.MustCompile(`[A-Za-z0-9_+\-]+`)
 	capRunRE = regexp.MustCompile(`\b[A-Z][A-Za-z0-9]*(?:\s+[A-Z][A-Za-z0-9]*)*\b`)
 	// riskLevelRE finds a task risk level: "high risk", "high-risk tasks",
@@ -180,8 +189,11 @@ func Extract(text string, now time.Time) Filters {
 		f.TopN, _ = strconv.Atoi(m[1])
 	}
 	if m := stageRE.FindStringSubmatch(text); m != nil {
-		f.ProjectStage = "Stage " + m[1]
+		f.ProjectStage = "Stage " + stageNumber(m[1])
+	} else if n := stageByName(lower); n != 0 {
+		f.ProjectStage = "Stage " + strconv.Itoa(n)
 	}
+	f.Milestones = milestonesAsked(lower)
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	if p, ok := readPeriod(text, day); ok {
 		f.DateRangeStart = p.start.Format(time.DateOnly)
@@ -190,6 +202,16 @@ func Extract(text string, now time.Time) Filters {
 		}
 		if p.month != 0 {
 			f.Month = p.month
+		}
+		// A month, quarter or season of one year: the price tools read
+		// those months of that year, never the whole year.
+		if year, months := p.monthsOfYear(); year != 0 {
+			f.Months = months
+			if f.Year == 0 {
+				f.Year = year
+			}
+		} else if f.Year == 0 && p.start.Month() == time.January && p.start.Day() == 1 {
+			f.Year = p.start.Year() // this year, year to date: that year's prices
 		}
 	} else if f.Year != 0 && !strings.Contains(lower, "cod") {
 		// "in 2025" for usage questions is the whole year.
@@ -218,11 +240,11 @@ func Extract(text string, now time.Time) Filters {
 	switch {
 	case strings.Contains(lower, "off track") || strings.Contains(lower, "off-track") || strings.Contains(lower, "(red)") || strings.Contains(lower, " red "):
 		f.StatusColor = "off_track"
-	case strings.Contains(lower, "at risk") || strings.Contains(lower, "yellow"):
+	case strings.Contains(lower, "at risk") || strings.Contains(lower, "at-risk") || strings.Contains(lower, "yellow"):
 		f.StatusColor = "at_risk"
-	case strings.Contains(lower, "on hold") || strings.Contains(lower, "blue"):
+	case strings.Contains(lower, "on hold") || strings.Contains(lower, "on-hold") || strings.Contains(lower, "blue"):
 		f.StatusColor = "on_hold"
-	case strings.Contains(lower, "on track") || strings.Contains(lower, "green"):
+	case strings.Contains(lower, "on track") || strings.Contains(lower, "on-track") || strings.Contains(lower, "green"):
 		f.StatusColor = "on_track"
 	}
 	f.SQL = userSQL(text)

@@ -178,26 +178,6 @@ func hourly(t *testing.T, db *sql.DB, market, hub string, year, month int) map[i
 	return out
 }
 
-// peakOffPeak is the peak (hours 7-22) and off-peak averages of the hourly means.
-func peakOffPeak(market, hub string, year int) func(*testing.T, *sql.DB) []string {
-	return func(t *testing.T, db *sql.DB) []string {
-		var peak, off, np, no float64
-		m := hourly(t, db, market, hub, year, 0)
-		for h := 0; h < 24; h++ { // in hour order, as the tool adds them: the sum is the same to the last bit
-			p, ok := m[h]
-			if !ok {
-				continue
-			}
-			if h >= 7 && h <= 22 {
-				peak, np = peak+p, np+1
-			} else {
-				off, no = off+p, no+1
-			}
-		}
-		return []string{"**" + synth.PerMWh(peak/np) + "**", synth.PerMWh(off/no) + " off-peak"}
-	}
-}
-
 // extremeHours are the highest and lowest hours of a hub-zone's year (or month).
 func extremeHours(market, hub string, year, month int) func(*testing.T, *sql.DB) []string {
 	return func(t *testing.T, db *sql.DB) []string {
@@ -467,50 +447,83 @@ func TestQuestionsPeopleAsk(t *testing.T) {
 	a := setup(t, app.Config{})
 	db := warehousetest.SQLite(t).DB()
 	for _, c := range questions {
-		t.Run(c.q, func(t *testing.T) {
-			st := ask(t, a, caller("vesper"), c.q)
-			out := a.Outcome(st)
-			switch {
-			case c.tool == "" && len(out.ToolCalls) > 0:
-				t.Errorf("no tool may run; ran %s", out.ToolCalls[0].Tool)
-			case c.tool != "" && (len(out.ToolCalls) != 1 || out.ToolCalls[0].Tool != c.tool):
-				var got []string
-				for _, tc := range out.ToolCalls {
-					got = append(got, tc.Tool+string(tc.Args))
-				}
-				t.Errorf("tool calls %v, want one %s", got, c.tool)
-			case c.tool != "":
-				var args map[string]any
-				_ = json.Unmarshal(out.ToolCalls[0].Args, &args)
-				for k, v := range c.args {
-					if fmt.Sprint(args[k]) != fmt.Sprint(v) {
-						t.Errorf("argument %s = %v, want %v (all: %s)", k, args[k], v, out.ToolCalls[0].Args)
-					}
-				}
-			}
-			if c.want != nil {
-				for _, w := range c.want(t, db) {
-					if alts, ok := strings.CutPrefix(w, anyOf); ok {
-						found := false
-						for _, alt := range strings.Split(alts, "\x00") {
-							found = found || strings.Contains(st.Answer, alt)
-						}
-						if !found {
-							t.Errorf("the answer holds none of %q:\n%s", strings.Split(alts, "\x00"), st.Answer)
-						}
-						continue
-					}
-					if !strings.Contains(st.Answer, w) {
-						t.Errorf("the answer lacks %q:\n%s", w, st.Answer)
-					}
-				}
-			}
-			for _, n := range c.not {
-				if strings.Contains(st.Answer, n) {
-					t.Errorf("the answer holds %q:\n%s", n, st.Answer)
-				}
-			}
-			checkAnswer(t, st.Answer)
-		})
+		t.Run(c.q, func(t *testing.T) { checkQuestion(t, a, db, c) })
 	}
+}
+
+// checkQuestion asks one question and checks its tool call, its arguments,
+// the figures its answer must hold and the hygiene of every answer.
+func checkQuestion(t *testing.T, a *app.App, db *sql.DB, c question) {
+	t.Helper()
+	st := ask(t, a, caller("vesper"), c.q)
+	out := a.Outcome(st)
+	switch {
+	case c.tool == "" && len(out.ToolCalls) > 0:
+		t.Errorf("no tool may run; ran %s", out.ToolCalls[0].Tool)
+	case c.tool != "" && (len(out.ToolCalls) != 1 || out.ToolCalls[0].Tool != c.tool):
+		var got []string
+		for _, tc := range out.ToolCalls {
+			got = append(got, tc.Tool+string(tc.Args))
+		}
+		t.Errorf("tool calls %v, want one %s", got, c.tool)
+	case c.tool != "":
+		var args map[string]any
+		_ = json.Unmarshal(out.ToolCalls[0].Args, &args)
+		for k, v := range c.args {
+			if fmt.Sprint(args[k]) != fmt.Sprint(v) {
+				t.Errorf("argument %s = %v, want %v (all: %s)", k, args[k], v, out.ToolCalls[0].Args)
+			}
+		}
+	}
+	if c.want != nil {
+		for _, w := range c.want(t, db) {
+			if alts, ok := strings.CutPrefix(w, anyOf); ok {
+				found := false
+				for _, alt := range strings.Split(alts, "\x00") {
+					found = found || strings.Contains(st.Answer, alt)
+				}
+				if !found {
+					t.Errorf("the answer holds none of %q:\n%s", strings.Split(alts, "\x00"), st.Answer)
+				}
+				continue
+			}
+			if parts, ok := strings.CutPrefix(w, rowWith); ok {
+				if !lineWith(st.Answer, strings.Split(parts, "\x00")) {
+					t.Errorf("no line of the answer holds %q in order:\n%s", strings.Split(parts, "\x00"), st.Answer)
+				}
+				continue
+			}
+			if !strings.Contains(st.Answer, w) {
+				t.Errorf("the answer lacks %q:\n%s", w, st.Answer)
+			}
+		}
+	}
+	for _, n := range c.not {
+		if strings.Contains(st.Answer, n) {
+			t.Errorf("the answer holds %q:\n%s", n, st.Answer)
+		}
+	}
+	checkAnswer(t, st.Answer)
+}
+
+// lineWith reports whether one line of text holds the cells in order: a
+// table row ("| Kern Wind | ... | Sep 2027 |") or, for a single project, the
+// bullet that stands for it ("**Kern Wind** · ... · COD: Sep 2027").
+func lineWith(text string, cells []string) bool {
+	for _, line := range strings.Split(text, "\n") {
+		rest, ok := line, true
+		for _, c := range cells {
+			inner := strings.TrimSuffix(strings.TrimPrefix(c, "| "), " |")
+			i := strings.Index(rest, inner)
+			if i < 0 {
+				ok = false
+				break
+			}
+			rest = rest[i+len(inner):]
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }

@@ -95,3 +95,36 @@ type Cache interface {
 	// Set stores a value for ttl.
 	Set(ctx context.Context, key, value string, ttl time.Duration) error
 }
+
+// PeakWindow is a market's on-peak hours, as hour-ending numbers (HE 1 is
+// the hour from midnight to 1 am), both ends included. Every other hour is
+// off-peak.
+type PeakWindow struct {
+	FirstHE, LastHE int
+}
+
+// Contains reports whether hour of day h (0-23, the hour beginning at h)
+// is on-peak.
+func (p PeakWindow) Contains(h int) bool { return h+1 >= p.FirstHE && h+1 <= p.LastHE }
+
+// PeakHours are the markets' on-peak hours as each ISO defines them: the
+// western and Texas markets HE 7-22, the eastern ones HE 8-23 (7 am to 11
+// pm prevailing Eastern time).
+var PeakHours = map[string]PeakWindow{
+	"CAISO": {7, 22}, "ERCOT": {7, 22}, "SPP": {7, 22},
+	"MISO": {8, 23}, "PJM": {8, 23}, "NYISO": {8, 23}, "ISO-NE": {8, 23},
+}
+
+// DefaultPeak is the on-peak window of a market PeakHours does not name:
+// the specification's hours 7-22 (hour beginning), HE 8-23.
+var DefaultPeak = PeakWindow{8, 23}
+
+// PeakOf returns a market's on-peak hours and whether the market defines
+// them (false: DefaultPeak).
+func PeakOf(market string) (PeakWindow, bool) {
+	p, ok := PeakHours[market]
+	if !ok {
+		return DefaultPeak, false
+	}
+	return p, true
+}

@@ -13,6 +13,13 @@ func (f *Formatter) averagePrice(r *tools.AveragePriceResult) Block {
 	if len(r.Prices) == 0 {
 		return emptyBlock(r.Meta, "Ask which curve files exist for that market and hub-zone to see what is available.")
 	}
+	period := r.Period
+	if period == "" {
+		period = fmt.Sprint(r.Prices[0].Year)
+	}
+	if r.Vendor == "" && r.AllFiles != nil {
+		return f.allFilesPrice(r, period)
+	}
 	latest := r.Prices[len(r.Prices)-1]
 	for _, p := range r.Prices {
 		if p.DataPoints > latest.DataPoints {
@@ -20,8 +27,8 @@ func (f *Formatter) averagePrice(r *tools.AveragePriceResult) Block {
 		}
 	}
 	b := Block{ReportKey: r.ReportKey}
-	b.Lead = fmt.Sprintf("The average day-ahead price for **%s in %s for %d** (%s forecast, As-Of %s) was **%s** based on %s hourly data points.",
-		latest.HubZone, latest.Market, latest.Year, latest.Vendor, strings.ReplaceAll(latest.AsOf, "_", " "), PerMWh(latest.AvgPrice), Int(latest.DataPoints))
+	b.Lead = fmt.Sprintf("The average day-ahead price for **%s in %s for %s** (%s forecast, As-Of %s) was **%s** based on %s hourly data points.",
+		latest.HubZone, latest.Market, period, latest.Vendor, strings.ReplaceAll(latest.AsOf, "_", " "), PerMWh(latest.AvgPrice), Int(latest.DataPoints))
 	// Several As-Of files may cover the year. The answer is the file with
 	// the most data (the latest on ties), as in the specification's example
 	// B.1, which shows one figure; the older files are named in one
@@ -32,11 +39,40 @@ func (f *Formatter) averagePrice(r *tools.AveragePriceResult) Block {
 			others = append(others, fmt.Sprintf("%s gives %s", p.AsOf, PerMWh(p.AvgPrice)))
 		}
 	}
+	span := "year"
+	if len(r.Months) > 0 {
+		span = "period"
+	}
 	switch {
 	case len(others) > 3:
-		b.Paras = append(b.Paras, fmt.Sprintf("%d other As-Of files cover this year; ask for one by name to see its figure.", len(others)))
+		b.Paras = append(b.Paras, fmt.Sprintf("%d other As-Of files cover this %s; ask for one by name to see its figure.", len(others), span))
 	case len(others) > 0:
-		b.Paras = append(b.Paras, "Other As-Of files for this year: "+strings.Join(others, "; ")+".")
+		b.Paras = append(b.Paras, "Other As-Of files for this "+span+": "+strings.Join(others, "; ")+".")
+	}
+	return truncNote(r.Meta, b)
+}
+
+// allFilesPrice answers for every vendor's files: the mean over all their
+// hours, then each file's own figure, since vendors' forecasts differ.
+func (f *Formatter) allFilesPrice(r *tools.AveragePriceResult, period string) Block {
+	all := r.AllFiles
+	t := &Table{Headers: []string{"Vendor", "As-Of", "Avg Price ($/MWh)", "Hours"}}
+	lo, hi := r.Prices[0], r.Prices[0]
+	for _, p := range r.Prices {
+		t.Rows = append(t.Rows, []string{p.Vendor, p.AsOf, Price(p.AvgPrice), Int(p.DataPoints)})
+		if p.AvgPrice < lo.AvgPrice {
+			lo = p
+		}
+		if p.AvgPrice > hi.AvgPrice {
+			hi = p
+		}
+	}
+	b := Block{ReportKey: r.ReportKey, Table: t}
+	b.Lead = fmt.Sprintf("Across all %d vendor files, the average day-ahead price for **%s in %s for %s** was **%s** based on %s hourly data points.",
+		len(r.Prices), all.HubZone, all.Market, period, PerMWh(all.AvgPrice), Int(all.DataPoints))
+	if hi.AvgPrice != lo.AvgPrice {
+		b.Paras = append(b.Paras, fmt.Sprintf("The files differ: from %s (%s %s) to %s (%s %s).",
+			PerMWh(lo.AvgPrice), lo.Vendor, lo.AsOf, PerMWh(hi.AvgPrice), hi.Vendor, hi.AsOf))
 	}
 	return truncNote(r.Meta, b)
 }
@@ -63,9 +99,26 @@ func (f *Formatter) hourly(r *tools.HourlyPriceResult) Block {
 		ch.Series[2].Values = append(ch.Series[2].Values, h.MaxPrice)
 	}
 	b := Block{ReportKey: r.ReportKey, Table: t, Chart: ch}
-	b.Lead = fmt.Sprintf("Looking at %s, prices peak at **%s in %s** and are lowest at %s in %s. Peak hours (HE 8-23) average **%s** against %s off-peak.",
-		r.Searched, PerMWh(hi.AvgPrice), HourEnding(hi.Hour), PerMWh(lo.AvgPrice), HourEnding(lo.Hour), PerMWh(r.PeakAvg), PerMWh(r.OffPeakAvg))
+	b.Lead = fmt.Sprintf("Looking at %s, prices peak at **%s in %s** and are lowest at %s in %s. %s",
+		r.Searched, PerMWh(hi.AvgPrice), HourEnding(hi.Hour), PerMWh(lo.AvgPrice), HourEnding(lo.Hour), peakWords(r))
 	return truncNote(r.Meta, b)
+}
+
+// peakWords states the peak and off-peak means, their spread, and which
+// hours are peak in the market.
+func peakWords(r *tools.HourlyPriceResult) string {
+	window := fmt.Sprintf("HE %d-%d", r.PeakFirstHE, r.PeakLastHE)
+	whose := fmt.Sprintf("%s's peak hours, %s, every day", r.Market, window)
+	if !r.PeakDefined || r.Market == "" {
+		whose = fmt.Sprintf("peak hours %s, every day", window)
+	}
+	dir := "above"
+	spread := r.PeakSpread
+	if spread < 0 {
+		dir, spread = "below", -spread
+	}
+	return fmt.Sprintf("**Peak vs off-peak** (%s): peak hours average **%s** against %s off-peak, a spread of **%s** (peak %s off-peak).",
+		whose, PerMWh(r.PeakAvg), PerMWh(r.OffPeakAvg), PerMWh(spread), dir)
 }
 
 func (f *Formatter) curves(r *tools.ListCurvesResult) Block {
@@ -101,7 +154,11 @@ func (f *Formatter) vendors(r *tools.CompareVendorsResult) Block {
 		t.Rows = append(t.Rows, []string{p.Vendor, p.AsOf, Price(p.AvgPrice)})
 	}
 	b := Block{ReportKey: r.ReportKey, Table: t}
-	b.Lead = fmt.Sprintf("**Day-Ahead Price Comparison — %s, %s, %d**", r.HubZone, r.Market, r.Year)
+	period := r.Period
+	if period == "" {
+		period = fmt.Sprint(r.Year)
+	}
+	b.Lead = fmt.Sprintf("**Day-Ahead Price Comparison — %s, %s, %s**", r.HubZone, r.Market, period)
 	if d := r.Difference; d != nil {
 		dir := "higher"
 		if d.Difference < 0 {
@@ -112,7 +169,7 @@ func (f *Formatter) vendors(r *tools.CompareVendorsResult) Block {
 		if abs < 0 {
 			abs, pct = -abs, -pct
 		}
-		para := fmt.Sprintf("%s's forecast is **%s (%s) %s** than %s's for %s in %d.", d.OtherVendor, PerMWh(abs), Percent(pct), dir, d.BaseVendor, r.HubZone, r.Year)
+		para := fmt.Sprintf("%s's forecast is **%s (%s) %s** than %s's for %s in %s.", d.OtherVendor, PerMWh(abs), Percent(pct), dir, d.BaseVendor, r.HubZone, period)
 		if absf(d.PeakDifference) > absf(d.Difference) {
 			para += fmt.Sprintf(" This difference is most pronounced during peak hours (HE 16-21), at %s.", PerMWh(absf(d.PeakDifference)))
 		}
@@ -175,9 +232,24 @@ func (f *Formatter) topReports(r *tools.TopReportsResult, now time.Time) Block {
 		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), x.ReportName, x.Workspace, Int(x.TotalViews), Int(x.UniqueViewers)})
 	}
 	top := r.Reports[0]
-	return truncNote(r.Meta, Block{ReportKey: r.ReportKey, Table: t,
-		Lead: fmt.Sprintf("**%s** was the most viewed report from %s, with **%s views** by %s people.",
-			top.ReportName, rangeWords(r.Start, r.End, now), Int(top.TotalViews), Int(top.UniqueViewers))})
+	lead := fmt.Sprintf("**%s** was the most viewed report from %s, with **%s views** by %s %s.",
+		top.ReportName, rangeWords(r.Start, r.End, now), Int(top.TotalViews), Int(top.UniqueViewers), plural(int(top.UniqueViewers), "person", "people"))
+	if r.SortBy == "viewers" {
+		lead = fmt.Sprintf("**%s** had the most viewers from %s: **%s %s** (unique viewers), with %s views.",
+			top.ReportName, rangeWords(r.Start, r.End, now), Int(top.UniqueViewers), plural(int(top.UniqueViewers), "person", "people"), Int(top.TotalViews))
+	}
+	b := Block{ReportKey: r.ReportKey, Table: t, Lead: lead}
+	if r.Totals.TotalViews > 0 {
+		b.Paras = append(b.Paras, totalsWords(r.Totals, "all reports"))
+	}
+	return truncNote(r.Meta, b)
+}
+
+// totalsWords says how many views a range had and how many distinct people
+// made them.
+func totalsWords(t tools.UsageTotals, subject string) string {
+	return fmt.Sprintf("In all, %s had **%s views** by **%s unique %s** (distinct users).",
+		subject, Int(t.TotalViews), Int(t.UniqueViewers), plural(int(t.UniqueViewers), "viewer", "viewers"))
 }
 
 func (f *Formatter) topUsers(r *tools.TopUsersResult, now time.Time) Block {
@@ -189,8 +261,18 @@ func (f *Formatter) topUsers(r *tools.TopUsersResult, now time.Time) Block {
 		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), u.UserEmail, Int(u.TotalViews), Int(u.UniqueReports), Day(u.LastActivity, now)})
 	}
 	top := r.Users[0]
+	what := "reports"
+	if r.ReportName != "" {
+		what = "**" + r.ReportName + "**"
+	}
+	people := r.Totals.UniqueViewers
+	if people == 0 {
+		people = int64(len(r.Users))
+	}
+	lead := fmt.Sprintf("**%s %s** viewed %s from %s (unique viewers), with **%s views** in all.",
+		Int(people), plural(int(people), "person", "people"), what, rangeWords(r.Start, r.End, now), Int(r.Totals.TotalViews))
 	return truncNote(r.Meta, Block{ReportKey: r.ReportKey, Table: t,
-		Lead: fmt.Sprintf("The most active user from %s was **%s** with **%s views**.", rangeWords(r.Start, r.End, now), top.UserEmail, Int(top.TotalViews))})
+		Lead: lead, Paras: []string{fmt.Sprintf("The most active user was **%s** with **%s views**.", top.UserEmail, Int(top.TotalViews))}})
 }
 
 func (f *Formatter) trend(r *tools.UsageTrendResult, now time.Time) Block {
@@ -227,8 +309,12 @@ func (f *Formatter) trend(r *tools.UsageTrendResult, now time.Time) Block {
 	if r.Start != "" && r.End != "" {
 		when = "from " + rangeWords(r.Start, r.End, now)
 	}
+	by := ""
+	if r.Totals.UniqueViewers > 0 {
+		by = fmt.Sprintf(" by **%s unique %s**", Int(r.Totals.UniqueViewers), plural(int(r.Totals.UniqueViewers), "viewer", "viewers"))
+	}
 	b := Block{ReportKey: r.ReportKey, Table: t, Chart: ch,
-		Lead: fmt.Sprintf("%s had **%s views** %s%s.", subject, Int(total), when, change)}
+		Lead: fmt.Sprintf("%s had **%s views**%s %s%s.", subject, Int(total), by, when, change)}
 	if len(r.Points) == 1 {
 		b.Table, b.Chart = nil, nil // one figure: the sentence says it
 	}
@@ -420,10 +506,25 @@ func (f *Formatter) portfolio(r *tools.PortfolioResult) Block {
 		return emptyBlock(r.Meta, "Try fewer filters.")
 	}
 	t := &Table{Headers: []string{"Project", "Stage", "Technology", "Market", "Budget", "Actuals", "Summary"}}
+	if len(r.Milestones) > 0 {
+		// The dates asked for take the money columns' place.
+		t.Headers = []string{"Project", "Stage", "Technology", "Market", "Status"}
+		for _, m := range r.Milestones {
+			t.Headers = append(t.Headers, milestoneHeader(m))
+		}
+	}
 	statuses := map[string]int{}
 	for _, p := range r.Projects {
 		statuses[p.Status]++
-		t.Rows = append(t.Rows, []string{p.Name, StageShort(p.Stage), p.Technology, p.Market, Money(p.Budget), Money(p.ActualsLTD), p.Summary})
+		if len(r.Milestones) == 0 {
+			t.Rows = append(t.Rows, []string{p.Name, StageShort(p.Stage), p.Technology, p.Market, Money(p.Budget), Money(p.ActualsLTD), p.Summary})
+			continue
+		}
+		row := []string{p.Name, StageShort(p.Stage), p.Technology, p.Market, Status(p.Status)}
+		for _, m := range r.Milestones {
+			row = append(row, ShortMonthYear(p.Dates[m]))
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	n := len(r.Projects)
 	var lead string
@@ -436,9 +537,26 @@ func (f *Formatter) portfolio(r *tools.PortfolioResult) Block {
 				parts = append(parts, fmt.Sprintf("%d %s", statuses[s], Status(s)))
 			}
 		}
-		lead = fmt.Sprintf("There %s **%d active %s**: %s.", plural(n, "is", "are"), n, plural(n, "project", "projects"), strings.Join(parts, ", "))
+		in := ""
+		if r.Stage != "" {
+			in = " in **" + r.Stage + "**"
+		}
+		lead = fmt.Sprintf("There %s **%d active %s**%s: %s.", plural(n, "is", "are"), n, plural(n, "project", "projects"), in, strings.Join(parts, ", "))
 	}
-	return truncNote(r.Meta, Block{ReportKey: r.ReportKey, Table: t, Lead: lead})
+	b := Block{ReportKey: r.ReportKey, Table: t, Lead: lead}
+	if len(r.Milestones) > 0 && r.SnapshotDay != "" {
+		b.Paras = append(b.Paras, fmt.Sprintf("_Dates from the monthly portfolio snapshot of %s._", FullDay(r.SnapshotDay)))
+	}
+	return truncNote(r.Meta, b)
+}
+
+// milestoneHeader is a milestone's column header: COD for the commercial
+// operation date, the stage's number for a stage.
+func milestoneHeader(m string) string {
+	if m == "Commercial Operation" {
+		return "COD"
+	}
+	return m
 }
 
 func (f *Formatter) changes(r *tools.RecentChangesResult, now time.Time) Block {
@@ -467,7 +585,7 @@ func (f *Formatter) changes(r *tools.RecentChangesResult, now time.Time) Block {
 	} else {
 		t = &Table{Headers: []string{"Date", "Project", "Task", "Field", "Previous", "New"}}
 		for _, c := range r.Changes {
-			t.Rows = append(t.Rows, []string{Day(c.Date, now), c.Project, c.Task, c.Field, c.Previous, c.New})
+			t.Rows = append(t.Rows, []string{Day(c.Date, now), c.Project, c.Task, c.Field, changeValue(c.Previous), changeValue(c.New)})
 		}
 	}
 	what := "changes"
@@ -481,6 +599,9 @@ func (f *Formatter) changes(r *tools.RecentChangesResult, now time.Time) Block {
 		if days := int(midnight(now).Sub(s).Hours() / 24); days >= 1 && days <= 31 {
 			since = fmt.Sprintf("in the last %d %s", days, plural(days, "day", "days"))
 		}
+	}
+	if r.Until != "" && r.Until < midnight(now).Format("2006-01-02") {
+		since = "from " + rangeWords(r.Since, r.Until, now)
 	}
 	b := Block{ReportKey: r.ReportKey, Table: t,
 		Lead: fmt.Sprintf("**%d %s** recorded %s:", len(r.Changes), what, since)}
@@ -529,6 +650,15 @@ func cell(v any, now time.Time) string {
 		return x
 	}
 	return fmt.Sprint(v)
+}
+
+// changeValue writes a changed field's value; a date reads as the
+// milestone dates do ("Mar 2026").
+func changeValue(v string) string {
+	if isoDay.MatchString(v) {
+		return ShortMonthYear(v)
+	}
+	return v
 }
 
 // isoDay is a date (or a timestamp's date) as SQLite returns it.

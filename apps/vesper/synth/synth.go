@@ -3,6 +3,7 @@ package synth
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -240,7 +241,7 @@ func (f *Formatter) write(blocks []Block, links []reports.DeepLink, maxRows int)
 		s = append(s, b.Paras...)
 		parts = append(parts, strings.Join(s, "\n\n"))
 	}
-	out := strings.Join(parts, "\n\n")
+	out := humanDates(strings.Join(parts, "\n\n"), f.now())
 	if len(links) > 0 {
 		var l []string
 		for _, link := range links {
@@ -265,4 +266,15 @@ func ReportKeys(blocks []Block) []string {
 		}
 	}
 	return keys
+}
+
+// isoInText is an ISO date anywhere in an answer's text.
+var isoInText = regexp.MustCompile(`\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\b`)
+
+// humanDates writes any ISO date left in an answer's text (a value a
+// result carried through, a user's own words quoted back) as the answers
+// write dates: "Feb 26", or "Feb 26, 2025" in another year. The renderers
+// write their dates so already; this keeps the rule for every answer.
+func humanDates(text string, now time.Time) string {
+	return isoInText.ReplaceAllStringFunc(text, func(d string) string { return Day(d, now) })
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/trellis-go/trellis/apps/vesper/entity"
 )
@@ -27,11 +26,12 @@ func meanWhen(cond string) string {
 
 // AveragePriceArgs are the arguments of get_average_annual_price.
 type AveragePriceArgs struct {
-	Vendor  string `json:"vendor" jsonschema:"Vendor name: Ascend or Hitachi"`
-	Market  string `json:"market" jsonschema:"Market: CAISO, ERCOT, MISO, PJM, NYISO or ISO-NE"`
+	Vendor  string `json:"vendor,omitempty" jsonschema:"Vendor name: Ascend or Hitachi; empty for every vendor's files"`
+	Market  string `json:"market,omitempty" jsonschema:"Market: CAISO, ERCOT, MISO, PJM, NYISO or ISO-NE; may be left out when the hub-zone names one market's hub"`
 	HubZone string `json:"hub_zone" jsonschema:"Hub-zone, e.g. NP15, SP15, HB_NORTH"`
 	Year    int    `json:"year" jsonschema:"Forecast year, e.g. 2025"`
 	AsOf    string `json:"asof,omitempty" jsonschema:"As-Of file identifier, e.g. Jan_2025; empty for every file"`
+	Months  []int  `json:"months,omitempty" jsonschema:"Months of the year (1-12) to average, e.g. [7] for July or [7,8,9] for the third quarter; empty for the whole year"`
 }
 
 // AnnualPrice is the average price of one As-Of file for one year.
@@ -48,6 +48,14 @@ type AnnualPrice struct {
 // AveragePriceResult is the result of get_average_annual_price.
 type AveragePriceResult struct {
 	Prices []AnnualPrice `json:"data"`
+	// Period is the year, or the months of it, in words: "2025", "July 2025".
+	Period string `json:"period"`
+	Months []int  `json:"months,omitempty"`
+	// Vendor is the vendor asked for; "" means every vendor's files.
+	Vendor string `json:"vendor,omitempty"`
+	// AllFiles is the mean over every file's hours together (the rows of
+	// Prices pooled), when more than one file answered.
+	AllFiles *AnnualPrice `json:"all_files,omitempty"`
 	Meta
 }
 
@@ -81,33 +89,58 @@ func (k *Toolkit) GetAverageAnnualPrice(ctx context.Context, a AveragePriceArgs)
 	if err != nil {
 		return nil, err
 	}
-	if err := required(name, map[string]string{"vendor": a.Vendor, "market": a.Market, "hub_zone": a.HubZone}); err != nil {
+	if err := required(name, map[string]string{"hub_zone": a.HubZone}); err != nil {
 		return nil, err
 	}
 	if err := checkYear(name, a.Year); err != nil {
 		return nil, err
 	}
-	vendor, market, hub := resolve(entity.Vendor, a.Vendor), resolve(entity.Market, a.Market), resolve(entity.HubZone, a.HubZone)
-	var q query
-	q.where("vf.vendor = ?", vendor)
-	q.where("vf.market = ?", market)
-	q.where("vf.hubzone = ?", hub)
-	q.where("da.year = ?", a.Year)
-	if a.AsOf != "" {
-		q.where("vf.asof = ?", strings.TrimSpace(a.AsOf))
-	}
-	res, err := k.w.Query(ctx, p.Tenant, `SELECT vf.vendor, vf.market, vf.hubzone, vf.asof, da.year, `+meanPrice+`, SUM(da.hours)
-		`+priceFrom+` `+q.clause()+`
-		GROUP BY vf.vendor, vf.market, vf.hubzone, vf.asof, da.year ORDER BY vf.asof`, q.args...)
+	months, err := monthsOf(name, 0, a.Months)
 	if err != nil {
 		return nil, err
 	}
-	out := &AveragePriceResult{Prices: []AnnualPrice{}, Meta: Meta{ReportKey: "dayahead_curve_report",
-		Searched: fmt.Sprintf("%s day-ahead prices for %s in %s for %d%s", vendor, hub, market, a.Year, asofWords(a.AsOf))}}
+	hub := resolve(entity.HubZone, a.HubZone)
+	market, err := k.marketOf(ctx, p.Tenant, name, a.Market, hub)
+	if err != nil {
+		return nil, err
+	}
+	var q query
+	vendor := ""
+	if strings.TrimSpace(a.Vendor) != "" {
+		vendor = resolve(entity.Vendor, a.Vendor)
+		q.where("vf.vendor = ?", vendor)
+	}
+	q.where("vf.market = ?", market)
+	q.where("vf.hubzone = ?", hub)
+	q.where("da.year = ?", a.Year)
+	q.inMonths(months)
+	if a.AsOf != "" {
+		q.where("vf.asof = ?", strings.TrimSpace(a.AsOf))
+	}
+	res, err := k.w.Query(ctx, p.Tenant, `SELECT vf.vendor, vf.market, vf.hubzone, vf.asof, da.year, `+meanPrice+`, SUM(da.hours),
+		SUM(da.price_sum), SUM(da.priced)
+		`+priceFrom+` `+q.clause()+`
+		GROUP BY vf.vendor, vf.market, vf.hubzone, vf.asof, da.year ORDER BY vf.vendor, vf.asof`, q.args...)
+	if err != nil {
+		return nil, err
+	}
+	period := PeriodWords(a.Year, months)
+	who := vendor
+	if who == "" {
+		who = "every vendor's"
+	}
+	out := &AveragePriceResult{Prices: []AnnualPrice{}, Period: period, Months: months, Vendor: vendor, Meta: Meta{ReportKey: "dayahead_curve_report",
+		Searched: fmt.Sprintf("%s day-ahead prices for %s in %s for %s%s", who, hub, market, period, asofWords(a.AsOf))}}
 	out.fromResult(res)
+	var sum, priced float64
+	var hours int64
 	for _, r := range res.Rows {
 		out.Prices = append(out.Prices, AnnualPrice{Vendor: str(r[0]), Market: str(r[1]), HubZone: str(r[2]), AsOf: str(r[3]),
 			Year: int(integer(r[4])), AvgPrice: round2(num(r[5])), DataPoints: integer(r[6])})
+		sum, priced, hours = sum+num(r[7]), priced+num(r[8]), hours+integer(r[6])
+	}
+	if len(res.Rows) > 1 && priced > 0 {
+		out.AllFiles = &AnnualPrice{Vendor: vendor, Market: market, HubZone: hub, Year: a.Year, AvgPrice: round2(sum / priced), DataPoints: hours}
 	}
 	return out, nil
 }
@@ -121,10 +154,11 @@ func asofWords(asof string) string {
 
 // HourlyPriceArgs are the arguments of get_hourly_price_distribution.
 type HourlyPriceArgs struct {
-	Market  string `json:"market" jsonschema:"Market, e.g. CAISO"`
+	Market  string `json:"market,omitempty" jsonschema:"Market, e.g. CAISO; may be left out when the hub-zone names one market's hub"`
 	HubZone string `json:"hub_zone" jsonschema:"Hub-zone, e.g. NP15"`
 	Year    int    `json:"year" jsonschema:"Year, e.g. 2025"`
 	Month   int    `json:"month,omitempty" jsonschema:"Month 1-12; 0 or absent for the whole year"`
+	Months  []int  `json:"months,omitempty" jsonschema:"Several months of the year (1-12), e.g. [6,7,8] for the summer; empty for the whole year"`
 	Vendor  string `json:"vendor,omitempty" jsonschema:"Vendor; empty for all vendors"`
 	AsOf    string `json:"asof,omitempty" jsonschema:"As-Of file; empty for all files"`
 }
@@ -139,11 +173,22 @@ type HourPrice struct {
 
 // HourlyPriceResult is the result of get_hourly_price_distribution.
 type HourlyPriceResult struct {
-	Hours []HourPrice `json:"data"`
-	// PeakAvg and OffPeakAvg average the hourly means of peak hours 7-22
-	// and off-peak hours 0-6 and 23.
+	Market  string      `json:"market"`
+	HubZone string      `json:"hub_zone"`
+	Period  string      `json:"period"`
+	Hours   []HourPrice `json:"data"`
+	// PeakFirstHE and PeakLastHE are the market's on-peak hours
+	// (entity.PeakHours), hour-ending, both included; PeakDefined is false
+	// when the market defines none and the default window was used.
+	PeakFirstHE int  `json:"peak_first_he"`
+	PeakLastHE  int  `json:"peak_last_he"`
+	PeakDefined bool `json:"peak_defined"`
+	// PeakAvg and OffPeakAvg are the mean prices of the on-peak and
+	// off-peak hours (every hourly price of those hours, all days);
+	// PeakSpread is PeakAvg - OffPeakAvg, from the unrounded means.
 	PeakAvg    float64 `json:"peak_avg"`
 	OffPeakAvg float64 `json:"off_peak_avg"`
+	PeakSpread float64 `json:"peak_spread"`
 	Meta
 }
 
@@ -155,7 +200,7 @@ func (k *Toolkit) GetHourlyPriceDistribution(ctx context.Context, a HourlyPriceA
 	if err != nil {
 		return nil, err
 	}
-	if err := required(name, map[string]string{"market": a.Market, "hub_zone": a.HubZone}); err != nil {
+	if err := required(name, map[string]string{"hub_zone": a.HubZone}); err != nil {
 		return nil, err
 	}
 	if err := checkYear(name, a.Year); err != nil {
@@ -164,43 +209,58 @@ func (k *Toolkit) GetHourlyPriceDistribution(ctx context.Context, a HourlyPriceA
 	if a.Month < 0 || a.Month > 12 {
 		return nil, &ArgError{Tool: name, Arg: "month", Problem: fmt.Sprintf("%d is not a month", a.Month), Hint: "give 1-12, or leave it out for the whole year"}
 	}
-	market, hub := resolve(entity.Market, a.Market), resolve(entity.HubZone, a.HubZone)
+	months, err := monthsOf(name, a.Month, a.Months)
+	if err != nil {
+		return nil, err
+	}
+	hub := resolve(entity.HubZone, a.HubZone)
+	market, err := k.marketOf(ctx, p.Tenant, name, a.Market, hub)
+	if err != nil {
+		return nil, err
+	}
 	var q query
 	q.where("vf.market = ?", market)
 	q.where("vf.hubzone = ?", hub)
 	q.where("da.year = ?", a.Year)
-	if a.Month != 0 {
-		q.where("da.month = ?", a.Month)
-	}
+	q.inMonths(months)
 	if a.Vendor != "" {
 		q.where("vf.vendor = ?", resolve(entity.Vendor, a.Vendor))
 	}
 	if a.AsOf != "" {
 		q.where("vf.asof = ?", strings.TrimSpace(a.AsOf))
 	}
-	res, err := k.w.Query(ctx, p.Tenant, `SELECT da.hour, `+meanPrice+`, MIN(da.price_min), MAX(da.price_max)
+	res, err := k.w.Query(ctx, p.Tenant, `SELECT da.hour, `+meanPrice+`, MIN(da.price_min), MAX(da.price_max), SUM(da.price_sum), SUM(da.priced)
 		`+priceFrom+` `+q.clause()+` GROUP BY da.hour ORDER BY da.hour`, q.args...)
 	if err != nil {
 		return nil, err
 	}
-	period := fmt.Sprint(a.Year)
-	if a.Month != 0 {
-		period = fmt.Sprintf("%s %d", time.Month(a.Month), a.Year)
+	period := PeriodWords(a.Year, months)
+	searched := fmt.Sprintf("hourly day-ahead prices for %s in %s for %s", hub, market, period)
+	if a.Vendor != "" {
+		searched += " (" + resolve(entity.Vendor, a.Vendor) + ")"
 	}
-	out := &HourlyPriceResult{Hours: []HourPrice{}, Meta: Meta{ReportKey: "price_curve_hourly_report",
-		Searched: fmt.Sprintf("hourly day-ahead prices for %s in %s for %s", hub, market, period)}}
+	searched += asofWords(a.AsOf)
+	peak, defined := entity.PeakOf(market)
+	out := &HourlyPriceResult{Market: market, HubZone: hub, Period: period, Hours: []HourPrice{},
+		PeakFirstHE: peak.FirstHE, PeakLastHE: peak.LastHE, PeakDefined: defined,
+		Meta: Meta{ReportKey: "price_curve_hourly_report", Searched: searched}}
 	out.fromResult(res)
-	var peak, off []float64
+	// The peak and off-peak means pool every hourly price of their hours:
+	// the sum of prices over the priced hours, as AVG over the rows.
+	var peakSum, peakN, offSum, offN float64
 	for _, r := range res.Rows {
 		h := HourPrice{Hour: int(integer(r[0])), AvgPrice: round2(num(r[1])), MinPrice: round2(num(r[2])), MaxPrice: round2(num(r[3]))}
 		out.Hours = append(out.Hours, h)
-		if h.Hour >= 7 && h.Hour <= 22 {
-			peak = append(peak, num(r[1]))
+		if peak.Contains(h.Hour) {
+			peakSum, peakN = peakSum+num(r[4]), peakN+num(r[5])
 		} else {
-			off = append(off, num(r[1]))
+			offSum, offN = offSum+num(r[4]), offN+num(r[5])
 		}
 	}
-	out.PeakAvg, out.OffPeakAvg = round2(mean(peak)), round2(mean(off))
+	if peakN > 0 && offN > 0 {
+		pm, om := peakSum/peakN, offSum/offN
+		out.PeakAvg, out.OffPeakAvg, out.PeakSpread = round2(pm), round2(om), round2(pm-om)
+	}
 	return out, nil
 }
 
@@ -286,6 +346,7 @@ type CompareVendorsArgs struct {
 	HubZone string   `json:"hub_zone" jsonschema:"Hub-zone, e.g. SP15"`
 	Year    int      `json:"year" jsonschema:"Year, e.g. 2025"`
 	Vendors []string `json:"vendors,omitempty" jsonschema:"Vendors to compare; default Ascend and Hitachi"`
+	Months  []int    `json:"months,omitempty" jsonschema:"Months of the year (1-12) to compare, e.g. [7] for July; empty for the whole year"`
 }
 
 // VendorPrice is one vendor file's average for the year, with its peak
@@ -310,10 +371,13 @@ type VendorDifference struct {
 // CompareVendorsResult is the result of compare_vendors.
 type CompareVendorsResult struct {
 	// Market, HubZone and Year are what was compared, as resolved.
-	Market  string        `json:"market"`
-	HubZone string        `json:"hub_zone"`
-	Year    int           `json:"year"`
-	Prices  []VendorPrice `json:"data"`
+	Market  string `json:"market"`
+	HubZone string `json:"hub_zone"`
+	Year    int    `json:"year"`
+	Months  []int  `json:"months,omitempty"`
+	// Period is the year, or the months of it, in words.
+	Period string        `json:"period"`
+	Prices []VendorPrice `json:"data"`
 	// Representative is, per vendor, the file compared: the one covering
 	// the most hours of the year, the latest on ties.
 	Representative []VendorPrice     `json:"representative"`
@@ -329,10 +393,14 @@ func (k *Toolkit) CompareVendors(ctx context.Context, a CompareVendorsArgs) (*Co
 	if err != nil {
 		return nil, err
 	}
-	if err := required(name, map[string]string{"market": a.Market, "hub_zone": a.HubZone}); err != nil {
+	if err := required(name, map[string]string{"hub_zone": a.HubZone}); err != nil {
 		return nil, err
 	}
 	if err := checkYear(name, a.Year); err != nil {
+		return nil, err
+	}
+	months, err := monthsOf(name, 0, a.Months)
+	if err != nil {
 		return nil, err
 	}
 	vendors := a.Vendors
@@ -342,11 +410,16 @@ func (k *Toolkit) CompareVendors(ctx context.Context, a CompareVendorsArgs) (*Co
 	if len(vendors) > 10 {
 		return nil, &ArgError{Tool: name, Arg: "vendors", Problem: "too many vendors", Hint: "compare up to ten"}
 	}
-	market, hub := resolve(entity.Market, a.Market), resolve(entity.HubZone, a.HubZone)
+	hub := resolve(entity.HubZone, a.HubZone)
+	market, err := k.marketOf(ctx, p.Tenant, name, a.Market, hub)
+	if err != nil {
+		return nil, err
+	}
 	var q query
 	q.where("vf.market = ?", market)
 	q.where("vf.hubzone = ?", hub)
 	q.where("da.year = ?", a.Year)
+	q.inMonths(months)
 	var ph []string
 	var names []string
 	for _, v := range vendors {
@@ -364,8 +437,9 @@ func (k *Toolkit) CompareVendors(ctx context.Context, a CompareVendorsArgs) (*Co
 	if err != nil {
 		return nil, err
 	}
-	out := &CompareVendorsResult{Market: market, HubZone: hub, Year: a.Year, Prices: []VendorPrice{}, Meta: Meta{ReportKey: "dayahead_curve_report",
-		Searched: fmt.Sprintf("day-ahead prices of %s for %s in %s for %d", strings.Join(names, " and "), hub, market, a.Year)}}
+	period := PeriodWords(a.Year, months)
+	out := &CompareVendorsResult{Market: market, HubZone: hub, Year: a.Year, Months: months, Period: period, Prices: []VendorPrice{}, Meta: Meta{ReportKey: "dayahead_curve_report",
+		Searched: fmt.Sprintf("day-ahead prices of %s for %s in %s for %s", strings.Join(names, " and "), hub, market, period)}}
 	out.fromResult(res)
 	best := map[string]VendorPrice{}
 	// Differences are taken from the unrounded means, then rounded: the
@@ -404,6 +478,7 @@ type CompareHubZonesArgs struct {
 	HubZones []string `json:"hub_zones" jsonschema:"Exactly two hub-zones to compare, e.g. [\"NP15\", \"SP15\"]"`
 	Year     int      `json:"year" jsonschema:"Year, e.g. 2025"`
 	Vendor   string   `json:"vendor,omitempty" jsonschema:"Vendor; empty for all vendors"`
+	Months   []int    `json:"months,omitempty" jsonschema:"Months of the year (1-12) to compare; empty for the whole year"`
 }
 
 // HourSpread is the two hub-zones' average price in one hour of the day.
@@ -440,6 +515,10 @@ func (k *Toolkit) CompareHubZones(ctx context.Context, a CompareHubZonesArgs) (*
 	if err := checkYear(name, a.Year); err != nil {
 		return nil, err
 	}
+	months, err := monthsOf(name, 0, a.Months)
+	if err != nil {
+		return nil, err
+	}
 	ha, hb := resolve(entity.HubZone, a.HubZones[0]), resolve(entity.HubZone, a.HubZones[1])
 	if ha == hb {
 		return nil, &ArgError{Tool: name, Arg: "hub_zones", Problem: "both are " + ha, Hint: "give two different hub-zones"}
@@ -448,6 +527,7 @@ func (k *Toolkit) CompareHubZones(ctx context.Context, a CompareHubZonesArgs) (*
 	pa, pb := q.arg(ha), q.arg(hb)
 	q.conds = append(q.conds, "vf.hubzone IN ("+pa+", "+pb+")")
 	q.where("da.year = ?", a.Year)
+	q.inMonths(months)
 	if a.Vendor != "" {
 		q.where("vf.vendor = ?", resolve(entity.Vendor, a.Vendor))
 	}
@@ -463,7 +543,7 @@ func (k *Toolkit) CompareHubZones(ctx context.Context, a CompareHubZonesArgs) (*
 		return nil, err
 	}
 	out := &CompareHubZonesResult{HubZoneA: ha, HubZoneB: hb, Hours: []HourSpread{}, Meta: Meta{ReportKey: "price_curve_comparison_report",
-		Searched: fmt.Sprintf("hourly prices of %s and %s for %d", ha, hb, a.Year)}}
+		Searched: fmt.Sprintf("hourly prices of %s and %s for %s", ha, hb, PeriodWords(a.Year, months))}}
 	out.fromResult(res)
 	for _, r := range markets.Rows {
 		switch str(r[0]) {

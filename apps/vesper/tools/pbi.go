@@ -44,10 +44,42 @@ func topN(toolName string, n int) (int, error) {
 	return n, nil
 }
 
+// UsageTotals are the views of a range (of one report, or of all) and the
+// distinct people who made them.
+type UsageTotals struct {
+	TotalViews    int64 `json:"total_views"`
+	UniqueViewers int64 `json:"unique_viewers"`
+	Reports       int64 `json:"reports_viewed"`
+}
+
+// totals counts a range's views, distinct viewers and distinct reports.
+func (k *Toolkit) totals(ctx context.Context, tenant string, start, end time.Time, report string) (UsageTotals, error) {
+	var q query
+	q.where("tenant_id = ?", tenant)
+	q.where("activity_type = 'ViewReport'")
+	q.where("activity_date BETWEEN ? AND ?", start.Format("2006-01-02"), end.Format("2006-01-02"))
+	if report != "" {
+		q.where("LOWER(report_name) = LOWER(?)", report)
+	}
+	res, err := k.w.Query(ctx, tenant, `SELECT COUNT(*), COUNT(DISTINCT user_email), COUNT(DISTINCT report_name)
+		FROM pbi_activity_events `+q.clause(), q.args...)
+	if err != nil {
+		return UsageTotals{}, err
+	}
+	var t UsageTotals
+	if len(res.Rows) == 1 {
+		t = UsageTotals{TotalViews: integer(res.Rows[0][0]), UniqueViewers: integer(res.Rows[0][1]), Reports: integer(res.Rows[0][2])}
+	}
+	return t, nil
+}
+
 // TopReportsArgs are the arguments of get_top_reports_by_views.
 type TopReportsArgs struct {
 	DateRangeArgs
 	TopN int `json:"top_n,omitempty" jsonschema:"How many reports to return, 1-100; default 10"`
+	// SortBy orders the reports by their views (default) or by their
+	// distinct viewers.
+	SortBy string `json:"sort_by,omitempty" jsonschema:"views (default) or viewers (distinct people)"`
 }
 
 // ReportViews is one report's views in the range.
@@ -62,7 +94,10 @@ type ReportViews struct {
 type TopReportsResult struct {
 	Start   string        `json:"date_range_start"`
 	End     string        `json:"date_range_end"`
+	SortBy  string        `json:"sort_by"`
 	Reports []ReportViews `json:"data"`
+	// Totals are every report's views and viewers in the range.
+	Totals UsageTotals `json:"totals"`
 	Meta
 }
 
@@ -82,19 +117,33 @@ func (k *Toolkit) GetTopReportsByViews(ctx context.Context, a TopReportsArgs) (*
 	if err != nil {
 		return nil, err
 	}
+	sortBy := strings.ToLower(strings.TrimSpace(a.SortBy))
+	order := "total_views DESC, unique_viewers DESC"
+	switch sortBy {
+	case "", "views":
+		sortBy = "views"
+	case "viewers", "users", "people", "unique_viewers":
+		sortBy, order = "viewers", "unique_viewers DESC, total_views DESC"
+	default:
+		return nil, &ArgError{Tool: name, Arg: "sort_by", Problem: fmt.Sprintf("%q is not an order", a.SortBy), Hint: "use views or viewers"}
+	}
 	var q query
 	q.where("tenant_id = ?", p.Tenant) // row-level scoping applies too; this states the intent
 	q.where("activity_type = 'ViewReport'")
 	q.where("activity_date BETWEEN ? AND ?", start.Format("2006-01-02"), end.Format("2006-01-02"))
 	limit := q.arg(n)
-	res, err := k.w.Query(ctx, p.Tenant, `SELECT report_name, workspace_name, COUNT(*) AS total_views, COUNT(DISTINCT user_email)
+	res, err := k.w.Query(ctx, p.Tenant, `SELECT report_name, workspace_name, COUNT(*) AS total_views, COUNT(DISTINCT user_email) AS unique_viewers
 		FROM pbi_activity_events `+q.clause()+`
-		GROUP BY report_name, workspace_name ORDER BY total_views DESC, report_name LIMIT `+limit, q.args...)
+		GROUP BY report_name, workspace_name ORDER BY `+order+`, report_name LIMIT `+limit, q.args...)
 	if err != nil {
 		return nil, err
 	}
-	out := &TopReportsResult{Start: start.Format("2006-01-02"), End: end.Format("2006-01-02"), Reports: []ReportViews{},
-		Meta: Meta{ReportKey: "pbi_usage_metrics_report", Searched: fmt.Sprintf("report views from %s to %s", start.Format("2006-01-02"), end.Format("2006-01-02"))}}
+	tot, err := k.totals(ctx, p.Tenant, start, end, "")
+	if err != nil {
+		return nil, err
+	}
+	out := &TopReportsResult{Start: start.Format("2006-01-02"), End: end.Format("2006-01-02"), SortBy: sortBy, Reports: []ReportViews{}, Totals: tot,
+		Meta: Meta{ReportKey: "pbi_usage_metrics_report", Searched: "report views from " + humanRange(start, end)}}
 	out.fromResult(res)
 	for _, r := range res.Rows {
 		out.Reports = append(out.Reports, ReportViews{ReportName: str(r[0]), Workspace: str(r[1]), TotalViews: integer(r[2]), UniqueViewers: integer(r[3])})
@@ -119,9 +168,14 @@ type UserActivity struct {
 
 // TopUsersResult is the result of get_top_users.
 type TopUsersResult struct {
-	Start string         `json:"date_range_start"`
-	End   string         `json:"date_range_end"`
-	Users []UserActivity `json:"data"`
+	Start string `json:"date_range_start"`
+	End   string `json:"date_range_end"`
+	// ReportName is the report asked about, as found; "" for all reports.
+	ReportName string         `json:"report_name,omitempty"`
+	Users      []UserActivity `json:"data"`
+	// Totals are the range's views and distinct viewers (of the report, or
+	// of all reports), not only the listed users'.
+	Totals UsageTotals `json:"totals"`
 	Meta
 }
 
@@ -144,10 +198,11 @@ func (k *Toolkit) GetTopUsers(ctx context.Context, a TopUsersArgs) (*TopUsersRes
 	q.where("tenant_id = ?", p.Tenant)
 	q.where("activity_type = 'ViewReport'")
 	q.where("activity_date BETWEEN ? AND ?", start.Format("2006-01-02"), end.Format("2006-01-02"))
-	searched := fmt.Sprintf("report viewers from %s to %s", start.Format("2006-01-02"), end.Format("2006-01-02"))
-	if r := strings.TrimSpace(a.ReportName); r != "" {
-		q.where("LOWER(report_name) = LOWER(?)", r)
-		searched += " of " + r
+	searched := "report viewers from " + humanRange(start, end)
+	report := strings.TrimSpace(a.ReportName)
+	if report != "" {
+		q.where("LOWER(report_name) = LOWER(?)", report)
+		searched += " of " + report
 	}
 	limit := q.arg(n)
 	res, err := k.w.Query(ctx, p.Tenant, `SELECT user_email, COUNT(*) AS total_views, COUNT(DISTINCT report_name), MAX(activity_date)
@@ -156,7 +211,11 @@ func (k *Toolkit) GetTopUsers(ctx context.Context, a TopUsersArgs) (*TopUsersRes
 	if err != nil {
 		return nil, err
 	}
-	out := &TopUsersResult{Start: start.Format("2006-01-02"), End: end.Format("2006-01-02"), Users: []UserActivity{},
+	tot, err := k.totals(ctx, p.Tenant, start, end, report)
+	if err != nil {
+		return nil, err
+	}
+	out := &TopUsersResult{Start: start.Format("2006-01-02"), End: end.Format("2006-01-02"), ReportName: report, Users: []UserActivity{}, Totals: tot,
 		Meta: Meta{ReportKey: "pbi_usage_metrics_report", Searched: searched}}
 	out.fromResult(res)
 	for _, r := range res.Rows {
@@ -186,6 +245,8 @@ type UsageTrendResult struct {
 	Start      string       `json:"date_range_start"`
 	End        string       `json:"date_range_end"`
 	Points     []UsagePoint `json:"data"`
+	// Totals are the range's views and the distinct people who made them.
+	Totals UsageTotals `json:"totals"`
 	Meta
 }
 
@@ -236,7 +297,7 @@ func (k *Toolkit) GetReportUsageTrend(ctx context.Context, a UsageTrendArgs) (*U
 	// query so that no query comes near the row cap
 	out := &UsageTrendResult{ReportName: report, Period: period, Points: []UsagePoint{},
 		Start: start.Format("2006-01-02"), End: end.Format("2006-01-02"), Meta: Meta{ReportKey: "pbi_usage_metrics_report",
-			Searched: fmt.Sprintf("views per %s from %s to %s", period, start.Format("2006-01-02"), end.Format("2006-01-02"))}}
+			Searched: fmt.Sprintf("views per %s from %s", period, humanRange(start, end))}}
 	if report != "" {
 		out.Searched += " of " + report
 	}
@@ -272,6 +333,9 @@ func (k *Toolkit) GetReportUsageTrend(ctx context.Context, a UsageTrendArgs) (*U
 	}
 	for _, key := range order {
 		out.Points = append(out.Points, UsagePoint{Period: key, Views: buckets[key]})
+	}
+	if out.Totals, err = k.totals(ctx, p.Tenant, start, end, report); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -338,6 +339,9 @@ type PortfolioArgs struct {
 	StatusColor string `json:"status_color,omitempty" jsonschema:"green (on track), yellow (at risk), red (off track) or blue (on hold)"`
 	Sponsor     string `json:"sponsor,omitempty" jsonschema:"Sponsor, or part of the name, e.g. Patel"`
 	Buyer       string `json:"buyer,omitempty" jsonschema:"Offtaker of the PPA, or part of the name, e.g. Amazon"`
+	// Milestones names the milestone dates to list with each project, from
+	// its latest monthly portfolio snapshot.
+	Milestones []string `json:"milestones,omitempty" jsonschema:"Milestone dates to list per project: Commercial Operation (COD), Project Finance, EPC FNTP, Execute Interconnection Agreement, Execute Power Purchase Agreement, Mechanical Completion, Substantial Completion, Minimum Site Control, Decisioning Date or a stage (e.g. Stage 5 Construction)"`
 }
 
 // PortfolioProject is one active project.
@@ -356,12 +360,36 @@ type PortfolioProject struct {
 	ActualsLTD float64 `json:"actuals_ltd"`
 	Budget     float64 `json:"total_budget"`
 	Summary    string  `json:"status_summary"`
+	// Dates are the milestone dates asked for (YYYY-MM-DD), by milestone;
+	// a milestone without a date is absent.
+	Dates map[string]string `json:"milestone_dates,omitempty"`
 }
 
 // PortfolioResult is the result of get_portfolio_summary.
 type PortfolioResult struct {
 	Projects []PortfolioProject `json:"data"`
+	// Milestones are the milestone dates listed per project, in order.
+	Milestones []string `json:"milestones,omitempty"`
+	// SnapshotDay is the latest monthly snapshot the dates come from.
+	SnapshotDay string `json:"snapshot_day,omitempty"`
+	// Stage is the stage asked for, as given.
+	Stage string `json:"stage,omitempty"`
 	Meta
+}
+
+// milestoneColumn returns the activeportfolio_mm column a milestone name
+// means: a column's name in any case, or COD.
+func milestoneColumn(name string) (string, bool) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if n == "cod" || n == "commercial operation date" {
+		n = "commercial operation"
+	}
+	for _, c := range warehouse.MilestoneColumns {
+		if strings.ToLower(c) == n {
+			return c, true
+		}
+	}
+	return "", false
 }
 
 // GetPortfolioSummary lists the active (not archived) projects, filtered by
@@ -400,6 +428,16 @@ func (k *Toolkit) GetPortfolioSummary(ctx context.Context, a PortfolioArgs) (*Po
 		q.like("pp.buyer", strings.TrimSpace(a.Buyer))
 		words = append(words, "buyer "+a.Buyer)
 	}
+	var milestones []string
+	for _, m := range a.Milestones {
+		c, ok := milestoneColumn(m)
+		if !ok {
+			return nil, &ArgError{Tool: name, Arg: "milestones", Problem: fmt.Sprintf("%q is not a milestone", m), Hint: "use COD or one of: " + strings.Join(warehouse.MilestoneColumns, ", ")}
+		}
+		if !slices.Contains(milestones, c) {
+			milestones = append(milestones, c)
+		}
+	}
 	res, err := k.w.Query(ctx, p.Tenant, `SELECT pp.name, pp.project_id, pp.currentprojectstage, pp.technology, pp.market, pp.sponsor,
 		pp.status_type, pp.gencap, pp.storecap, pp.actuals_ltd, pp.total_operating_budget, pp.summary, pp.buyer, pp.price
 		FROM per_project pp `+q.clause()+`
@@ -408,14 +446,56 @@ func (k *Toolkit) GetPortfolioSummary(ctx context.Context, a PortfolioArgs) (*Po
 	if err != nil {
 		return nil, err
 	}
-	out := &PortfolioResult{Projects: []PortfolioProject{}, Meta: Meta{ReportKey: "per_portfolio_report", Searched: strings.Join(words, ", ")}}
+	out := &PortfolioResult{Projects: []PortfolioProject{}, Stage: strings.TrimSpace(a.Stage), Meta: Meta{ReportKey: "per_portfolio_report", Searched: strings.Join(words, ", ")}}
 	out.fromResult(res)
 	for _, r := range res.Rows {
 		out.Projects = append(out.Projects, PortfolioProject{Name: str(r[0]), ProjectID: str(r[1]), Stage: str(r[2]), Technology: str(r[3]),
 			Market: str(r[4]), Sponsor: str(r[5]), Status: str(r[6]), GenCapMW: num(r[7]), StoreCapMW: num(r[8]), ActualsLTD: num(r[9]),
 			Budget: num(r[10]), Summary: str(r[11]), Buyer: str(r[12]), PPAPrice: num(r[13])})
 	}
+	if len(milestones) > 0 && len(out.Projects) > 0 {
+		if err := k.portfolioDates(ctx, p.Tenant, milestones, out); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// portfolioDates adds the milestone dates of each listed project, from its
+// latest monthly portfolio snapshot.
+func (k *Toolkit) portfolioDates(ctx context.Context, tenant string, milestones []string, out *PortfolioResult) error {
+	cols := make([]string, len(milestones))
+	for i, c := range milestones {
+		cols[i] = "m." + warehouse.QuoteIdent(c)
+	}
+	res, err := k.w.Query(ctx, tenant, `SELECT m."Project Name", m.asofday, `+strings.Join(cols, ", ")+`
+		FROM activeportfolio_mm m
+		WHERE m.monthlysnapshot = 1 AND m.asofday = (SELECT MAX(l.asofday) FROM activeportfolio_mm l
+			WHERE l."Project Name" = m."Project Name" AND l.monthlysnapshot = 1)`)
+	if err != nil {
+		return err
+	}
+	byName := map[string][]any{}
+	for _, r := range res.Rows {
+		byName[str(r[0])] = r
+		if d := date(r[1]); d > out.SnapshotDay {
+			out.SnapshotDay = d
+		}
+	}
+	out.Milestones = milestones
+	for i := range out.Projects {
+		r, ok := byName[out.Projects[i].Name]
+		if !ok {
+			continue
+		}
+		out.Projects[i].Dates = map[string]string{}
+		for j, c := range milestones {
+			if d := date(r[2+j]); d != "" {
+				out.Projects[i].Dates[c] = d
+			}
+		}
+	}
+	return nil
 }
 
 // ChangeFields are the fields the change log records.
@@ -428,6 +508,7 @@ type RecentChangesArgs struct {
 	ProjectName  string `json:"project_name,omitempty" jsonschema:"Project name or part of it; empty for the whole portfolio"`
 	FieldChanged string `json:"field_changed,omitempty" jsonschema:"FinishDate, Status, Risk Assessment, NotesForPER, Budget, Forecast, ..."`
 	SinceDate    string `json:"since_date,omitempty" jsonschema:"ISO date of the oldest change to show; default seven days ago"`
+	UntilDate    string `json:"until_date,omitempty" jsonschema:"ISO date of the newest change to show (a month named: its last day); default today"`
 }
 
 // ChangeRow is one recorded change.
@@ -445,6 +526,7 @@ type ChangeRow struct {
 // RecentChangesResult is the result of get_recent_changes.
 type RecentChangesResult struct {
 	Since   string      `json:"since_date"`
+	Until   string      `json:"until_date,omitempty"`
 	Changes []ChangeRow `json:"data"`
 	Meta
 }
@@ -467,7 +549,20 @@ func (k *Toolkit) GetRecentChanges(ctx context.Context, a RecentChangesArgs) (*R
 	out := &RecentChangesResult{Since: since.Format("2006-01-02"), Changes: []ChangeRow{}, Meta: Meta{ReportKey: "per_portfolio_report"}}
 	var q query
 	q.where("dateofchange >= ?", since.Format("2006-01-02"))
-	words := []string{"changes since " + since.Format("2006-01-02")}
+	words := []string{"changes since " + humanDay(since)}
+	if a.UntilDate != "" {
+		until, err := parseDate(name, "until_date", a.UntilDate)
+		if err != nil {
+			return nil, err
+		}
+		if until.Before(since) {
+			return nil, &ArgError{Tool: name, Arg: "until_date", Problem: "it is before since_date", Hint: "swap the dates"}
+		}
+		out.Until = until.Format("2006-01-02")
+		// dateofchange may hold a time of day: the whole last day counts
+		q.where("dateofchange < ?", until.AddDate(0, 0, 1).Format("2006-01-02"))
+		words = []string{"changes from " + humanRange(since, until)}
+	}
 	if a.ProjectName != "" {
 		m, ok, err := k.project(ctx, p.Tenant, name, a.ProjectName, &out.Meta)
 		if err != nil || !ok {

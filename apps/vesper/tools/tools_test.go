@@ -108,9 +108,32 @@ func TestPriceTools(t *testing.T) {
 			if len(none.Prices) != 0 || !strings.Contains(none.Searched, "OR '1'='1") {
 				t.Errorf("injection returned %+v", none)
 			}
+			// no vendor: every vendor's files, and their hours pooled
+			all := must(b.k.GetAverageAnnualPrice(b.admin, tools.AveragePriceArgs{HubZone: "NP15", Year: 2025, Months: []int{7}}))(t)
+			if len(all.Prices) < 3 || all.AllFiles == nil || all.Period != "July 2025" || all.Prices[0].Market != "CAISO" {
+				t.Fatalf("every vendor's files for July: %+v", all)
+			}
+			var pooled float64
+			var hours int
+			for _, v := range []string{"Ascend", "Hitachi"} {
+				m, n := yearMean(b.d, v, "", "NP15", 2025, -1, 7)
+				pooled, hours = pooled+m*float64(n), hours+n
+			}
+			for _, p := range all.Prices {
+				want, n := yearMean(b.d, p.Vendor, p.AsOf, "NP15", 2025, -1, 7)
+				if p.AvgPrice != r2(want) || p.DataPoints != int64(n) || n != 744 {
+					t.Errorf("%+v, want July's avg %.2f over %d hours", p, want, n)
+				}
+			}
+			if all.AllFiles.AvgPrice != r2(pooled/float64(hours)) || all.AllFiles.DataPoints != int64(hours) {
+				t.Errorf("pooled %+v, want %.2f over %d", all.AllFiles, pooled/float64(hours), hours)
+			}
 			var ae *tools.ArgError
-			if _, err := b.k.GetAverageAnnualPrice(b.admin, tools.AveragePriceArgs{Market: "CAISO", HubZone: "NP15", Year: 2025}); !errors.As(err, &ae) || ae.Arg != "vendor" {
-				t.Errorf("missing vendor: %v", err)
+			if _, err := b.k.GetAverageAnnualPrice(b.admin, tools.AveragePriceArgs{Vendor: "Ascend", Year: 2025}); !errors.As(err, &ae) || ae.Arg != "hub_zone" {
+				t.Errorf("missing hub-zone: %v", err)
+			}
+			if _, err := b.k.GetAverageAnnualPrice(b.admin, tools.AveragePriceArgs{HubZone: "NP15", Year: 2025, Months: []int{13}}); !errors.As(err, &ae) || ae.Arg != "months" {
+				t.Errorf("month 13: %v", err)
 			}
 			if _, err := b.k.GetAverageAnnualPrice(b.admin, tools.AveragePriceArgs{Vendor: "Ascend", Market: "CAISO", HubZone: "NP15", Year: 25}); !errors.As(err, &ae) || ae.Arg != "year" {
 				t.Errorf("bad year: %v", err)
@@ -130,6 +153,30 @@ func TestPriceTools(t *testing.T) {
 			// the duck curve: evening peak above the solar midday
 			if res.Hours[18].AvgPrice <= res.Hours[12].AvgPrice || res.PeakAvg == 0 || res.OffPeakAvg == 0 {
 				t.Errorf("no duck shape: 12h %.2f, 18h %.2f", res.Hours[12].AvgPrice, res.Hours[18].AvgPrice)
+			}
+			// peak and off-peak: ERCOT's window is HE 7-22 (hours 6-21), PJM's HE 8-23
+			for _, c := range []struct {
+				hub, market string
+				first, last int
+			}{{"HB_NORTH", "ERCOT", 7, 22}, {"PJM_WEST", "PJM", 8, 23}} {
+				pk := must(b.k.GetHourlyPriceDistribution(b.admin, tools.HourlyPriceArgs{HubZone: c.hub, Year: 2025, Months: []int{6, 7, 8}, Vendor: "Ascend"}))(t)
+				var ps, os float64
+				var pn, on int
+				for h := 0; h < 24; h++ {
+					for _, m := range []int{6, 7, 8} {
+						mean, n := yearMean(b.d, "Ascend", "", c.hub, 2025, h, m)
+						if h+1 >= c.first && h+1 <= c.last {
+							ps, pn = ps+mean*float64(n), pn+n
+						} else {
+							os, on = os+mean*float64(n), on+n
+						}
+					}
+				}
+				peak, off := ps/float64(pn), os/float64(on)
+				if pk.Market != c.market || pk.PeakFirstHE != c.first || pk.PeakLastHE != c.last || !pk.PeakDefined ||
+					pk.PeakAvg != r2(peak) || pk.OffPeakAvg != r2(off) || pk.PeakSpread != r2(peak-off) || pk.Period != "June-August 2025" {
+					t.Errorf("%s: %+v, want peak %.2f off-peak %.2f in HE %d-%d", c.hub, pk, peak, off, c.first, c.last)
+				}
 			}
 			var ae *tools.ArgError
 			if _, err := b.k.GetHourlyPriceDistribution(b.admin, tools.HourlyPriceArgs{Market: "CAISO", HubZone: "NP15", Year: 2025, Month: 13}); !errors.As(err, &ae) {
