@@ -150,20 +150,6 @@ func (l *Lexicon) address(text string) string {
 	return strings.Trim(strings.Join(words, " "), " .,")
 }
 
-// indexWordFold finds word (any case) in s as a whole word starting at or after from, -1 if not.
-func indexWordFold(s, word string, from int) int {
-	low := strings.ToLower(s)
-	w := strings.ToLower(word)
-	for i := from; i <= len(low)-len(w); i++ {
-		if low[i:i+len(w)] == w && (i == 0 || !isLetter(low[i-1])) && (i+len(w) == len(low) || !isLetter(low[i+len(w)])) {
-			return i
-		}
-	}
-	return -1
-}
-
-func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
-
 // streetOf is an address's street line without its number: "742 Oak Street, Austin" → "Oak Street".
 func streetOf(addr string) string {
 	line, _, _ := strings.Cut(addr, ",")

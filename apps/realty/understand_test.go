@@ -126,10 +126,6 @@ func TestOfflineDetailsByReference(t *testing.T) {
 
 func TestOfflineRefinements(t *testing.T) {
 	t.Parallel()
-	type want struct {
-		key string
-		val any
-	}
 	cheaper := func(a map[string]any) bool {
 		p, ok := a["max_price"].(float64)
 		return ok && p < 900000 && a["location"] == "Austin, TX"
