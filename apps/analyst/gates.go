@@ -31,6 +31,19 @@ func clearKeys(ctx context.Context, keys ...string) error {
 	return nil
 }
 
+// clearingGateError runs a gate and, when it applied the answer (no GateError to ask again with),
+// clears the previous answer's error: gate_error takes one write per step, so a gate that asks
+// again writes only its new error and a gate that applied the answer only the clearing.
+func clearingGateError(gate func(context.Context, State) (State, error)) func(context.Context, State) (State, error) {
+	return func(ctx context.Context, s State) (State, error) {
+		out, err := gate(ctx, s)
+		if err != nil || out.GateError != "" || s.GateError == "" {
+			return out, err
+		}
+		return out, clearKeys(ctx, "gate_error")
+	}
+}
+
 // askGate pauses the run at a gate with req and returns the person's answer. An answer the gate
 // does not take (not an inbox response, a type req.Config does not allow, a response without
 // text, an edit without an object) does not fail the run: problem says what was wrong, and the
@@ -125,9 +138,6 @@ func (a *Analyst) planGate(ctx context.Context, s State) (State, error) {
 	}
 	user, _ := who(ctx, s)
 	topic := clip(s.ResearchPlan.Topic, 80)
-	if err := clearKeys(ctx, "gate_error"); err != nil {
-		return State{}, err
-	}
 	switch resp.Type {
 	case "accept":
 		if err := a.mem.Note(ctx, user, "plan accepted", fmt.Sprintf("accepted a research plan on %q with %d sub-questions", topic, len(s.ResearchPlan.SubQuestions))); err != nil {
@@ -253,9 +263,6 @@ func (a *Analyst) discoveryGate(ctx context.Context, s State) (State, error) {
 		return retry(fmt.Errorf("analyst: %s", problem))
 	}
 	user, _ := who(ctx, s)
-	if err := clearKeys(ctx, "gate_error"); err != nil {
-		return State{}, err
-	}
 	var ignore, follow []string
 	switch resp.Type {
 	case "accept":
@@ -461,9 +468,6 @@ func (a *Analyst) finalGate(ctx context.Context, s State) (State, error) {
 		return retry(fmt.Errorf("analyst: %s", problem))
 	}
 	user, _ := who(ctx, s)
-	if err := clearKeys(ctx, "gate_error"); err != nil {
-		return State{}, err
-	}
 	approve := func(format, report string, how string) (State, error) {
 		if format == "" {
 			format = orDefault(s.ReportFormat, "markdown")

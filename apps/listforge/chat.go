@@ -169,14 +169,31 @@ func (c *chatGraph) loadContext(ctx context.Context, s ChatState) (ChatState, er
 	if text == "" {
 		text = strings.TrimSpace(lastUserText(s.Messages))
 	}
-	// Each turn starts clean: what the previous turn wrote is replaced.
-	for k, v := range map[string]any{"userMessage": text, "intent": "unknown", "topic": "", "response": "", "actions": []store.Action{},
+	out, err := c.loadValues(ctx, s)
+	if err != nil {
+		return ChatState{}, err
+	}
+	// Each turn starts clean: what the previous turn wrote is replaced, except the keys this
+	// node sets anew (a key without a reducer takes one write per step).
+	resets := map[string]any{"userMessage": text, "intent": "unknown", "topic": "", "response": "", "actions": []store.Action{},
 		"toolCalls": []store.ToolCall{}, "streamed": false, "streamId": "", "item": (*store.Item)(nil), "research": (*store.Research)(nil),
-		"recentEvidence": []store.Evidence{}} {
+		"recentEvidence": []store.Evidence{}}
+	for k, set := range map[string]bool{"intent": out.Intent != "", "response": out.Response != "", "toolCalls": out.ToolCalls != nil,
+		"item": out.Item != nil, "research": out.Research != nil, "recentEvidence": out.RecentEvidence != nil} {
+		if set {
+			delete(resets, k)
+		}
+	}
+	for k, v := range resets {
 		if err := graph.Overwrite(ctx, k, v); err != nil {
 			return ChatState{}, err
 		}
 	}
+	return out, nil
+}
+
+// loadValues reads the session's item, its research and evidence for the turn.
+func (c *chatGraph) loadValues(ctx context.Context, s ChatState) (ChatState, error) {
 	w, _ := callerOf(ctx)
 	itemID := s.ItemID
 	if s.SessionID != "" {
