@@ -29,7 +29,7 @@ func TestChatAnswersTheAnalystsGates(t *testing.T) {
 			t.Errorf("no %q:\n%s", want, tr)
 		}
 	}
-	if !regexp.MustCompile("Saved your report .+ \\(reference ID `[0-9a-f]{8,}`").MatchString(tr) {
+	if !regexp.MustCompile("Saved your report .+ \\(reference ID `[0-9a-f-]{8,}`").MatchString(tr) {
 		t.Errorf("no saved report with its ID after the final gate:\n%s", tr)
 	}
 }
