@@ -343,7 +343,9 @@ func New(m model.Model, o *Options) (*graph.Compiled[State], error) {
 	if c := chains[afterModel]; len(c) > 0 {
 		g.AddEdge(NodeModel, c[0].name)
 	} else {
-		paths := map[string]string{NodeTools: NodeTools, exit: exit, modelEntry: modelEntry}
+		// With no after-model hook nothing answers a call before the tools, so the route never
+		// goes back to the model from here.
+		paths := map[string]string{NodeTools: NodeTools, exit: exit}
 		g.AddConditionalEdges(NodeModel, func(_ context.Context, s State) (string, error) {
 			return route(s.Messages), nil
 		}, paths)

@@ -88,7 +88,7 @@ await step("analyst: the final gate: a question, then accept; the saved report w
   const report = page.getByRole("region", { name: "final report", exact: true });
   await report.locator("p.font-semibold", { hasText: "Strategic analysis: Is Voltra a threat" }).first().waitFor();
   const id = await report.locator("[data-report-id]").getAttribute("data-report-id");
-  expect(/^[0-9a-f]{8,}$/.test(id), "the report ID is " + id);
+  expect(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id), "the report ID is not a UUID: " + id);
   await session.locator('[data-role="ai"]', { hasText: "Saved your report" }).getByText(id).waitFor();
   await page.locator('li[data-current="true"]', { hasText: "saved" }).waitFor();
   await page.getByRole("region", { name: "saved reports", exact: true }).getByText(id).waitFor();
