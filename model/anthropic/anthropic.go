@@ -42,6 +42,9 @@ type Options struct {
 	MaxRetries int
 	// Timeout bounds each attempt; 0 means 10 minutes.
 	Timeout time.Duration
+	// ConnectTimeout bounds opening a connection to the API (dialling and the TLS handshake);
+	// 0 means model.DefaultConnectTimeout (5 s). Ignored when HTTPClient is set.
+	ConnectTimeout time.Duration
 	// HTTPClient replaces the default client, for proxies or tests.
 	HTTPClient *http.Client
 }
@@ -89,9 +92,11 @@ func New(name string, opts *Options) (*Model, error) {
 	if opts.BaseURL != "" {
 		ro = append(ro, option.WithBaseURL(opts.BaseURL))
 	}
-	if opts.HTTPClient != nil {
-		ro = append(ro, option.WithHTTPClient(opts.HTTPClient))
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = model.NewHTTPClient(opts.ConnectTimeout)
 	}
+	ro = append(ro, option.WithHTTPClient(hc))
 	return &Model{client: sdk.NewClient(ro...), name: name}, nil
 }
 

@@ -12,12 +12,16 @@
 //	openai-compatible:llama3.1@http://localhost:11434/v1  key from OPENAI_COMPATIBLE_API_KEY, optional
 //	offline                                            the rule-based offline model
 //
+// TRELLIS_MODEL_CONNECT_TIMEOUT (a Go duration such as 3s; default 5s) bounds opening a
+// connection to any provider's API, so an unreachable host fails fast.
+//
 // A provider whose key is missing fails here, at start, with an error naming the variable.
 package provider
 
 import (
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/anthropic"
@@ -28,6 +32,10 @@ import (
 // Setting is the environment variable that chooses the default model; TRELLIS_MODEL_<ROLE>
 // chooses the model of one role.
 const Setting = "TRELLIS_MODEL"
+
+// ConnectTimeoutSetting is the environment variable that bounds opening a connection to a
+// provider's API (a Go duration; unset means model.DefaultConnectTimeout). It names no role.
+const ConnectTimeoutSetting = Setting + "_CONNECT_TIMEOUT"
 
 // Options are shared by every model Open builds. The zero value means the providers' defaults.
 type Options struct {
@@ -83,6 +91,10 @@ func Open(setting, value string, getenv func(string) string, opts *Options) (mod
 // lookups, and returns the models by role. An unset TRELLIS_MODEL means the offline model.
 // Role variables are found by trying the well-known roles plus any listed in extraRoles.
 func FromEnv(getenv func(string) string, opts *Options, extraRoles ...string) (*model.Roles, error) {
+	opts, err := withConnectTimeout(getenv, opts)
+	if err != nil {
+		return nil, err
+	}
 	def := strings.TrimSpace(getenv(Setting))
 	if def == "" {
 		def = "offline"
@@ -123,11 +135,36 @@ func FromEnviron(environ []string, opts *Options) (*model.Roles, error) {
 	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
-		if role, ok := strings.CutPrefix(k, Setting+"_"); ok && role != "" {
+		if role, ok := strings.CutPrefix(k, Setting+"_"); ok && role != "" && k != ConnectTimeoutSetting {
 			extra = append(extra, strings.ToLower(role))
 		}
 	}
 	return FromEnv(func(k string) string { return env[k] }, opts, extra...)
+}
+
+// withConnectTimeout returns opts with the connect timeout of ConnectTimeoutSetting applied to
+// the providers that have none of their own; opts itself is not changed.
+func withConnectTimeout(getenv func(string) string, opts *Options) (*Options, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	v := strings.TrimSpace(getenv(ConnectTimeoutSetting))
+	if v == "" {
+		return &o, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return nil, &model.ConfigError{Setting: ConnectTimeoutSetting, Value: v, Problem: "is not a positive duration",
+			Hint: "write it as a Go duration such as 3s or 1500ms, or unset it for the default of " + model.DefaultConnectTimeout.String(), Err: model.ErrConfig}
+	}
+	if o.OpenAI.ConnectTimeout == 0 {
+		o.OpenAI.ConnectTimeout = d
+	}
+	if o.Anthropic.ConnectTimeout == 0 {
+		o.Anthropic.ConnectTimeout = d
+	}
+	return &o, nil
 }
 
 func firstNonEmpty(s ...string) string {

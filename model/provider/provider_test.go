@@ -3,8 +3,10 @@ package provider_test
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
@@ -88,4 +90,65 @@ func TestOpenAIBaseURLFromEnvironmentReachesServer(t *testing.T) {
 	if got := srv.Requests()[0].Header.Get("Authorization"); got != "Bearer k" {
 		t.Errorf("auth header = %q", got)
 	}
+}
+
+// A host that accepts connections but never completes TLS fails the call on the connect timeout
+// from TRELLIS_MODEL_CONNECT_TIMEOUT, for every provider; the request's own timeout (minutes) is
+// not what ends it.
+func TestConnectTimeoutFromEnvironment(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() { // accept and say nothing
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	base := "https://" + ln.Addr().String()
+	vars := map[string]string{
+		provider.ConnectTimeoutSetting: "300ms",
+		"TRELLIS_MODEL":                "openai:gpt-4o-mini@" + base + "/v1",
+		"TRELLIS_MODEL_STRONG":         "anthropic:claude-sonnet-4-5@" + base,
+		"OPENAI_API_KEY":               "k", "ANTHROPIC_API_KEY": "k",
+	}
+	roles, err := provider.FromEnviron(environ(vars), &provider.Options{
+		OpenAI: openai.Options{MaxRetries: -1}, Anthropic: anthropic.Options{MaxRetries: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if roles.Spec("connect_timeout") != roles.Spec(model.RoleDefault) {
+		t.Errorf("the connect timeout was read as a role: %q", roles.Spec("connect_timeout"))
+	}
+	for _, role := range []string{model.RoleDefault, model.RoleStrong} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_, err := roles.For(role).Generate(ctx, &model.Request{Messages: []message.Message{message.User("hi")}})
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "TLS handshake timeout") {
+			t.Errorf("%s: err = %v, want a TLS handshake timeout", role, err)
+		}
+	}
+}
+
+func TestBadConnectTimeout(t *testing.T) {
+	for _, v := range []string{"5", "-1s", "soon"} {
+		_, err := provider.FromEnv(env(map[string]string{provider.ConnectTimeoutSetting: v}), nil)
+		if !errors.Is(err, model.ErrConfig) || !strings.Contains(err.Error(), provider.ConnectTimeoutSetting) {
+			t.Errorf("%q: err = %v", v, err)
+		}
+	}
+}
+
+func environ(kv map[string]string) []string {
+	var out []string
+	for k, v := range kv {
+		out = append(out, k+"="+v)
+	}
+	return out
 }
