@@ -1,6 +1,7 @@
 package realty_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -167,5 +168,69 @@ func TestOlderTurnsComeBackAsEpisodes(t *testing.T) {
 	want := strings.Join(append(append([]string{}, questions[2:7]...), "L2", questions[7]), " | ")
 	if strings.Join(seq, " | ") != want {
 		t.Errorf("the model saw\n%s\nwant\n%s", strings.Join(seq, " | "), want)
+	}
+}
+
+// hintsModel is a real model's side of the follow-up questions: it answers the hints request
+// (schema "follow_ups") with its own questions, one of them vague, and leaves every other call to
+// the offline model.
+type hintsModel struct {
+	model.Model
+	mu   sync.Mutex
+	seen []*model.Request
+}
+
+func (h *hintsModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if req.Schema == nil || req.Schema.Name != "follow_ups" {
+		return h.Model.Generate(ctx, req)
+	}
+	h.mu.Lock()
+	h.seen = append(h.seen, req)
+	h.mu.Unlock()
+	out := `{"hints":["What are the details?","Which of these has a garage?","Are there cheaper homes in Denver?"]}`
+	return &model.Response{Message: message.Assistant(out), Structured: json.RawMessage(out), FinishReason: model.FinishStop}, nil
+}
+
+// With a model writing the follow-ups, a vague one ("the details" alone) is dropped and replaced
+// by one about what was shown, and the model is shown the conversation without tool calls and
+// their output (an answer that quotes listings keeps them inside the external-data label).
+func TestHintsFromAModelReadNaturally(t *testing.T) {
+	t.Parallel()
+	fast := &hintsModel{Model: offline.New(nil)}
+	roles := model.NewRoles(offline.New(nil), "offline").With(model.RoleFast, fast, "hints")
+	s, err := server.New(server.Config{Apps: []server.App{realty.AppWith(realty.Options{TimeZone: time.UTC})}, Models: roles,
+		DataDir: t.TempDir(), Dev: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	defer func() { hs.Close(); s.Close() }()
+	var hints []string
+	for _, e := range events(t, hs.URL+"/apps/realty/chat/stream", `{"session_id": "hints-1", "message": "Find homes for sale in Denver under $900k"}`) {
+		if e.Type == "hints" {
+			hints = e.Hints
+		}
+	}
+	if len(hints) != 3 {
+		t.Fatalf("hints %q", hints)
+	}
+	if slices.Contains(hints, "What are the details?") {
+		t.Errorf("the vague hint was kept: %q", hints)
+	}
+	if hints[0] != "Which of these has a garage?" || hints[1] != "Are there cheaper homes in Denver?" || !strings.HasPrefix(hints[2], "Tell me more about ") {
+		t.Errorf("hints %q: want the model's two specific ones, then one about the first listing shown", hints)
+	}
+	fast.mu.Lock()
+	defer fast.mu.Unlock()
+	if len(fast.seen) != 1 {
+		t.Fatalf("%d hints requests", len(fast.seen))
+	}
+	for _, m := range fast.seen[0].Messages {
+		if m.Role == message.RoleTool || len(m.ToolCalls) > 0 {
+			t.Errorf("the hints request carries tool calls or output: %s %q", m.Role, m.Text())
+		}
+		if m.Role == message.RoleSystem && strings.Contains(m.Text(), "EXTERNAL DATA") {
+			t.Errorf("external text reached the hints request as a system message: %q", m.Text())
+		}
 	}
 }
