@@ -481,10 +481,10 @@ func facts(text string, words []string, now time.Time, m *matcher) []Fact {
 	joined := " " + strings.Join(words, " ") + " "
 	type key struct{ s, f string }
 	best := map[key]Fact{}
-	cues := map[key]cue{}
 	var order []key
 	for _, f := range lex.facts {
-		if f.find(m) < 0 {
+		// A fact said the other way round in the same message ("não é para arrendar") is not read.
+		if f.find(m) < 0 || negated(words, f.cue, m) {
 			continue
 		}
 		v, ok := readValue(f.value, text, joined, words, now, places)
@@ -497,32 +497,30 @@ func facts(text string, words []string, now time.Time, m *matcher) []Fact {
 			order = append(order, k)
 		}
 		if !had || f.confidence >= old.Confidence {
-			cues[k] = f.cue
 			best[k] = Fact{Section: f.section, Field: f.field, Value: v, Confidence: f.confidence, Cue: f.text}
 		}
 	}
-	// A fact said the other way round in the same message ("não é para arrendar") is not read.
 	out := make([]Fact, 0, len(order))
 	for _, k := range order {
-		f := best[k]
-		if negated(words, cues[k], m) {
-			continue
-		}
-		out = append(out, f)
+		out = append(out, best[k])
 	}
 	return out
 }
 
-// negated reports whether the cue is preceded by "não" within two words.
+// negated reports whether the cue is preceded by a negation ("não", or English's "not" and
+// "don't" for the cues said in English) within two words.
 func negated(words []string, c cue, m *matcher) bool {
 	i := c.find(m)
 	for j := i - 1; j >= 0 && j >= i-2; j-- {
-		if words[j] == "nao" && !(len(c.words) > 0 && c.words[0] == "nao") {
+		if negations[words[j]] && !(len(c.words) > 0 && c.words[0] == words[j]) {
 			return true
 		}
 	}
 	return false
 }
+
+// negations are the folded words that turn a cue around; "t" is what is left of "don't".
+var negations = map[string]bool{"nao": true, "not": true, "t": true, "never": true, "nunca": true}
 
 func readValue(v, text, joined string, words []string, now time.Time, places []string) (any, bool) {
 	switch v {

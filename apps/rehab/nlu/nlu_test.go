@@ -113,6 +113,15 @@ func TestFacts(t *testing.T) {
 		"Pago a pronto, tenho 60 mil de entrada":                  {"budget.financiamento": "pronto", "budget.entrada": 60000.0},
 		"Quanto pago de IMT?":                                     {},
 		"Há 10 anos comprei um carro":                             {},
+		// The reply language, only when asked for replies in it.
+		"Responde-me em inglês a partir de agora":      {"preferences.idioma_respostas": "en"},
+		"Podes responder em ingles por favor?":         {"preferences.idioma_respostas": "en"},
+		"Please answer in English from now on":         {"preferences.idioma_respostas": "en"},
+		"I'd prefer English, I don't speak Portuguese": {"preferences.idioma_respostas": "en"},
+		"Prefiro espanhol, se puder ser":               {"preferences.idioma_respostas": "es"},
+		"Répondez en français s'il vous plaît":         {"preferences.idioma_respostas": "fr"},
+		"Volta ao português, obrigado":                 {"preferences.idioma_respostas": "pt"},
+		"Como se diz cozinha em inglês?":               {},
 	} {
 		got := kv{}
 		for _, f := range nlu.Facts(text, now) {

@@ -153,7 +153,8 @@ func (o *Orchestrator) hydrate(ctx context.Context, s State) (State, error) {
 	if err := graph.Write(ctx, "knowledge", upd); err != nil {
 		return State{}, err
 	}
-	return State{Messages: msgs, UserID: r.who.User, ConversationID: sess.Conversation.ID, CurrentFocus: focus, Turn: turn, Todos: carried}, nil
+	return State{Messages: msgs, UserID: r.who.User, ConversationID: sess.Conversation.ID, CurrentFocus: focus, Turn: turn, Todos: carried,
+		ReplyLanguage: ReplyLanguage(h.Profile.Sections["preferences"])}, nil
 }
 
 func hasItem(h *data.Hydrated, propertyID string) bool {

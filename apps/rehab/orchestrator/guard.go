@@ -16,10 +16,21 @@ const PortugueseReminder = "Responde apenas em português de Portugal (pt-PT), s
 const FallbackReply = "Desculpa, não consegui responder como devia. Podes repetir o pedido por outras palavras?"
 
 // guardedTurn calls a provider's model and streams its reply to the user only as it is fit to
-// read: sanitised a sentence at a time (Sanitize), and only once its first words read as
-// Portuguese. A reply in another language is asked again once with PortugueseReminder; if
-// still not pt-PT, the user reads the tools' results (Reply) or FallbackReply.
+// read: sanitised a sentence at a time (Sanitize), and only once its first words read as the
+// reply language (pt-PT unless the profile chose another, State.ReplyLanguage). A reply in
+// another language is asked again once with the language's reminder; if still not in it, the
+// user reads the tools' results (Reply) or the language's fallback.
 func (o *Orchestrator) guardedTurn(ctx context.Context, m model.Model, req *model.Request, s State) (message.Message, error) {
+	lang := s.ReplyLanguage
+	if _, ok := ReplyLanguages[lang]; !ok {
+		lang = "pt"
+	}
+	tongue := ReplyLanguages[lang]
+	if tongue.Instruction != "" {
+		r := *req
+		r.Messages = append(append([]message.Message(nil), req.Messages...), message.System(tongue.Instruction))
+		req = &r
+	}
 	info, inNode := graph.InfoFrom(ctx)
 	id := message.NewID()
 	md := map[string]any{"node": info.Node}
@@ -35,12 +46,12 @@ func (o *Orchestrator) guardedTurn(ctx context.Context, m model.Model, req *mode
 		}
 	}
 	var pending strings.Builder // text not yet shown
-	decided, portuguese, hasCalls := false, false, false
+	decided, portuguese, hasCalls := false, false, false // portuguese: in the reply language
 	shown := ""
 	flush := func(final bool) {
 		text := pending.String()
 		if !decided && (final || len(strings.Fields(text)) >= 8) {
-			decided, portuguese = true, Portuguese(text)
+			decided, portuguese = true, InLanguage(text, lang)
 		}
 		if !decided || !portuguese || hasCalls {
 			return
@@ -96,16 +107,16 @@ func (o *Orchestrator) guardedTurn(ctx context.Context, m model.Model, req *mode
 		out.Content = Sanitize(out.Content)
 		return out, nil
 	}
-	// Not pt-PT: ask once more, then fall back to the tools' own texts.
+	// Not in the reply language: ask once more, then fall back to the tools' own texts.
 	retry := *req
-	retry.Messages = append(append([]message.Message(nil), req.Messages...), message.System(PortugueseReminder))
+	retry.Messages = append(append([]message.Message(nil), req.Messages...), message.System(tongue.Reminder))
 	retry.Tools = nil
-	if r2, err := m.Generate(ctx, &retry); err == nil && Portuguese(r2.Message.Text()) && strings.TrimSpace(r2.Message.Text()) != "" {
+	if r2, err := m.Generate(ctx, &retry); err == nil && InLanguage(r2.Message.Text(), lang) && strings.TrimSpace(r2.Message.Text()) != "" {
 		out.Content = Sanitize(r2.Message.Text())
-	} else if text := Reply(s.Messages); text != "" {
-		out.Content = text
+	} else if text := Reply(s.Messages); text != "" && lang == "pt" {
+		out.Content = text // the tools' own texts are pt-PT
 	} else {
-		out.Content = FallbackReply
+		out.Content = tongue.Fallback
 	}
 	emit(out.Content)
 	return out, nil

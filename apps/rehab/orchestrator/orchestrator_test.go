@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -557,5 +558,48 @@ func TestTodosCarriedIntoTheNextSession(t *testing.T) {
 	prof, err := f.env.Data.Profile(ctx, f.who)
 	if err != nil || len(prof.Memory.OpenTodos) != 1 {
 		t.Fatalf("memory of open todos: %v %+v", err, prof)
+	}
+}
+
+// A user who chose English for the replies in their profile is answered in English: the model
+// is told so, an English reply passes as it is, and a reply in another language is asked again
+// in English (not in pt-PT).
+func TestProfileChoosesTheReplyLanguage(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(
+		scripted.ToolCalls(call("update_user_profile", `{"section":"preferences","data":{"idioma_respostas":"en"},"confidence":1}`)),
+		scripted.Text("Combinado, a partir de agora respondo em inglês."),
+		// Next turn: the profile says English.
+		scripted.Text("Your portfolio is empty: send me an Idealista link and I will analyse the property."),
+		// And a reply in Portuguese is asked again in English.
+		scripted.Text("O teu portfólio está vazio, e não tens tarefas em aberto neste momento."),
+		scripted.Text("Your portfolio is still empty, and you have no open tasks."),
+	)
+	f := setup(t, m, orchestrator.Config{})
+	f.turn(t, "lang", "Responde-me em inglês a partir de agora, por favor")
+	st := f.turn(t, "lang", "What is in my portfolio?")
+	if st.ReplyLanguage != "en" {
+		t.Fatalf("reply language %q after the profile chose English", st.ReplyLanguage)
+	}
+	if got := st.Messages[len(st.Messages)-1].Text(); !strings.HasPrefix(got, "Your portfolio is empty") {
+		t.Errorf("the English reply was not kept: %q", got)
+	}
+	st = f.turn(t, "lang", "And my tasks?")
+	if got := st.Messages[len(st.Messages)-1].Text(); got != "Your portfolio is still empty, and you have no open tasks." {
+		t.Errorf("a pt-PT reply was not asked again in English: %q", got)
+	}
+	reqs := m.Requests()
+	if len(reqs) != 5 {
+		t.Fatalf("%d model calls", len(reqs))
+	}
+	told := func(r *model.Request, text string) bool {
+		return slices.ContainsFunc(r.Messages, func(x message.Message) bool { return x.Role == message.RoleSystem && x.Content == text })
+	}
+	en := orchestrator.ReplyLanguages["en"]
+	if told(reqs[0], en.Instruction) || !told(reqs[2], en.Instruction) {
+		t.Errorf("the English instruction: first turn %v, second %v", told(reqs[0], en.Instruction), told(reqs[2], en.Instruction))
+	}
+	if !told(reqs[4], en.Reminder) || told(reqs[4], orchestrator.PortugueseReminder) {
+		t.Errorf("the retry was not reminded of English")
 	}
 }

@@ -115,22 +115,54 @@ func Sanitize(text string) string {
 
 // Portuguese reports whether a text reads as Portuguese: its Portuguese function words are at
 // least as many as those of English, Spanish or French.
-func Portuguese(text string) bool {
+func Portuguese(text string) bool { return InLanguage(text, "pt") }
+
+// InLanguage reports whether text reads as lang ("pt", "en", "es" or "fr"): no other of those
+// languages has more of its function words, and at least two.
+func InLanguage(text, lang string) bool {
 	counts := map[string]int{}
 	for _, w := range nlu.Words(text) {
-		for lang, words := range functionWords {
+		for l, words := range functionWords {
 			if words[w] {
-				counts[lang]++
+				counts[l]++
 			}
 		}
 	}
-	pt := counts["pt"]
-	for lang, n := range counts {
-		if lang != "pt" && n > pt && n >= 2 {
+	mine := counts[lang]
+	for l, n := range counts {
+		if l != lang && n > mine && n >= 2 {
 			return false
 		}
 	}
 	return true
+}
+
+// ReplyLanguages are the languages a user may choose for the replies in their profile
+// (preferences.idioma_respostas), with what the model is told and the fallback it cannot miss.
+// Without a choice the replies are in pt-PT.
+var ReplyLanguages = map[string]struct{ Instruction, Reminder, Fallback string }{
+	"pt": {"", PortugueseReminder, FallbackReply},
+	"en": {"The user chose English for the replies in their profile: write every reply in English, whatever the language of the message or the data.",
+		"Reply only in English, whatever the language of the message or the data. Do not show tool names, arguments, IDs or internal errors.",
+		"Sorry, I could not answer as I should. Could you ask again in other words?"},
+	"es": {"El usuario eligió el español para las respuestas en su perfil: escribe cada respuesta en español.",
+		"Responde solo en español. No muestres nombres de herramientas, argumentos, IDs ni errores internos.",
+		"Lo siento, no he podido responder como debía. ¿Puedes repetir la petición con otras palabras?"},
+	"fr": {"L'utilisateur a choisi le français pour les réponses dans son profil : écris chaque réponse en français.",
+		"Réponds uniquement en français. Ne montre ni noms d'outils, ni arguments, ni identifiants, ni erreurs internes.",
+		"Désolé, je n'ai pas pu répondre comme il faut. Peux-tu reformuler ta demande ?"},
+}
+
+// ReplyLanguage is the reply language a profile's preferences choose ("pt" when none or an
+// unknown one).
+func ReplyLanguage(preferences map[string]any) string {
+	if l, ok := preferences["idioma_respostas"].(string); ok {
+		l = strings.ToLower(strings.TrimSpace(l))
+		if _, known := ReplyLanguages[l]; known {
+			return l
+		}
+	}
+	return "pt"
 }
 
 func set(words ...string) map[string]bool {

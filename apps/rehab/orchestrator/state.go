@@ -31,6 +31,9 @@ type State struct {
 	Turn int `json:"turn,omitempty"`
 	// SavedThrough is the ID of the last message persisted to the messages table.
 	SavedThrough string `json:"saved_through,omitempty"`
+	// ReplyLanguage is the language the replies are written in, from the profile's
+	// preferences.idioma_respostas when loaded ("" and "pt": pt-PT); see ReplyLanguages.
+	ReplyLanguage string `json:"reply_language,omitempty"`
 }
 
 // ExecutedAction is a mutation done in the current turn.

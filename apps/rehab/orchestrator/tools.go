@@ -451,7 +451,7 @@ func trimCommand(task string) string {
 
 type profileArgs struct {
 	Section    string         `json:"section" enum:"fiscal,budget,renovation,preferences,goals" jsonschema:"the profile section"`
-	Data       map[string]any `json:"data,omitempty" jsonschema:"the section's fields to set (budget: min, max, renovacao_max in euros; fiscal: regime, primeira_habitacao, habitacao_propria_permanente, idade; renovation: diy_skills, qualidade, prioridades, excluir; preferences: zonas, tipologia; goals: objetivo); read from the user's words when empty"`
+	Data       map[string]any `json:"data,omitempty" jsonschema:"the section's fields to set (budget: min, max, renovacao_max in euros; fiscal: regime, primeira_habitacao, habitacao_propria_permanente, idade; renovation: diy_skills, qualidade, prioridades, excluir; preferences: zonas, tipologia, idioma_respostas (pt, en, es or fr, only when the user asks for replies in another language); goals: objetivo); read from the user's words when empty"`
 	Confidence float64        `json:"confidence,omitempty" minimum:"0" maximum:"1" jsonschema:"how sure you are that the user meant it (1 explicit, lower for an implicit mention)"`
 }
 
