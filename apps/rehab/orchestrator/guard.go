@@ -45,7 +45,7 @@ func (o *Orchestrator) guardedTurn(ctx context.Context, m model.Model, req *mode
 			graph.EmitMessage(ctx, graph.MessageChunk{Message: message.Message{ID: id, Role: message.RoleAssistant, Content: w}, Metadata: md})
 		}
 	}
-	var pending strings.Builder // text not yet shown
+	var pending strings.Builder                          // text not yet shown
 	decided, portuguese, hasCalls := false, false, false // portuguese: in the reply language
 	shown := ""
 	flush := func(final bool) {
