@@ -424,7 +424,7 @@ func TestOfflinePortugueseFlow(t *testing.T) {
 	hs := serve(t, server.Config{Dev: true})
 	conv := ""
 	for _, c := range []struct{ msg, tool, want string }{
-		{"Quanto pago de impostos pelo de Alfama?", "calculate_taxes", "IMT: 2.636,24€"},
+		{"Quanto pago de impostos pelo de Alfama?", "calculate_taxes", "IMT: 2.508,98€"}, // 2026 tables: 9.000 − 6.491,02,
 		{"Compara o de Alfama com o da Graça", "compare_properties", "| Preço | 180.000€ | 230.000€ |"},
 		{"Adiciona a tarefa visitar o imóvel da Graça", "manage_todos", "Tarefa acrescentada: Visitar o imóvel da Graça."},
 		{"Muda para o da Graça", "switch_active_property", "Em foco: T2 Graça"},

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/apps/rehab/kb"
@@ -1060,7 +1061,12 @@ func (o *Orchestrator) calculateTaxes(ctx context.Context, a taxArgs) (*tool.Res
 	if n, ok := kb.Num(f["idade"]); ok {
 		p.Age = int(n)
 	}
-	r, err := taxes.Compute(price, p)
+	now := time.Now()
+	if c.env.Data.Now != nil {
+		now = c.env.Data.Now()
+	}
+	tables, _ := taxes.For(now.Year())
+	r, err := tables.Compute(price, p)
 	if err != nil {
 		return refuse("Para calcular os impostos preciso de um preço em euros (por exemplo, \"IMT para 250 mil\") ou de um imóvel do teu portfólio.")
 	}
