@@ -5,8 +5,10 @@ package server
 // holding one request with its config of allow_accept, allow_edit, allow_respond and
 // allow_ignore) declares the response types it accepts. A resume that is not such a response, or
 // whose type the request does not allow, is refused with a 400 naming the allowed types, so no
-// run is started that would fail on it and the interrupt keeps waiting for a valid answer.
-// Interrupts of any other shape take any resume, as before.
+// run is started that would fail on it and the interrupt keeps waiting for a valid answer. An
+// interrupt in LangChain v1's human-in-the-loop format ([react.HITLRequest]: action_requests and
+// review_configs) takes {"decisions": [...]}, one per action request, of the allowed types; the
+// same check refuses any other answer. Interrupts of any other shape take any resume, as before.
 
 import (
 	"context"
@@ -15,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/graph"
 )
@@ -89,8 +92,20 @@ func inboxRequest(v any) (req agent.HumanInterrupt, ok bool) {
 	return reqs[0], true
 }
 
-// checkInboxAnswer refuses resume when in is an Agent Inbox request that does not take it.
+// checkInboxAnswer refuses resume when in is an Agent Inbox request, or a LangChain v1 review
+// request, that does not take it.
 func checkInboxAnswer(in graph.Interruption, resume json.RawMessage) error {
+	if review, ok := react.HITLRequestOf(in.Value); ok {
+		hint := `answer with {"decisions": [...]}, one per action request in order: {"type": "approve"}, {"type": "edit", "edited_action": {"name": ..., "args": {...}}} or {"type": "reject", "message": ...}, as review_configs allow; the review still waits`
+		resp, err := react.ParseHITLResponse(resume)
+		if err == nil {
+			err = review.Check(resp)
+		}
+		if err != nil {
+			return badRequest(hint, "command.resume does not answer the review of node %s: %v", in.Node, err)
+		}
+		return nil
+	}
 	req, ok := inboxRequest(in.Value)
 	if !ok {
 		return nil

@@ -60,6 +60,55 @@ type HumanInTheLoopOptions struct {
 type HITLRequest struct {
 	ActionRequests []HITLAction       `json:"action_requests"`
 	ReviewConfigs  []HITLReviewConfig `json:"review_configs"`
+	// Error, when the review is asked again, says what was wrong with the last answer (an
+	// addition to LangChain's format; clients that do not know it ignore it).
+	Error string `json:"error,omitempty"`
+}
+
+// HITLRequestOf reads an interrupt's value as a FormatLangChain review request; ok is false for
+// any other value.
+func HITLRequestOf(v any) (req HITLRequest, ok bool) {
+	if r, is := v.(HITLRequest); is {
+		return r, true
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return req, false
+	}
+	var shape map[string]json.RawMessage
+	if json.Unmarshal(raw, &shape) != nil || shape["action_requests"] == nil || shape["review_configs"] == nil {
+		return req, false
+	}
+	if json.Unmarshal(raw, &req) != nil || len(req.ActionRequests) == 0 {
+		return req, false
+	}
+	return req, true
+}
+
+// Check reports what is wrong with an answer to the review: one decision per action request,
+// each of a type its tool's review config allows, an edit with the edited action's name.
+func (r HITLRequest) Check(resp HITLResponse) error {
+	if len(resp.Decisions) != len(r.ActionRequests) {
+		return fmt.Errorf("the review answered %d decisions for %d tool calls; send one decision per action request, in order", len(resp.Decisions), len(r.ActionRequests))
+	}
+	allowed := map[string][]Decision{}
+	for _, c := range r.ReviewConfigs {
+		allowed[c.ActionName] = c.AllowedDecisions
+	}
+	for i, d := range resp.Decisions {
+		name := r.ActionRequests[i].Name
+		ok := allowed[name]
+		if ok == nil {
+			ok = []Decision{DecisionApprove, DecisionEdit, DecisionReject}
+		}
+		if !slices.Contains(ok, d.Type) {
+			return fmt.Errorf("decision %d (%q) is not allowed for tool %q; allowed: %s", i, d.Type, name, joinDecisions(ok))
+		}
+		if d.Type == DecisionEdit && (d.EditedAction == nil || d.EditedAction.Name == "") {
+			return fmt.Errorf("decision %d edits the call of %s but has no edited_action with a name and args", i, name)
+		}
+	}
+	return nil
 }
 
 // HITLAction is one tool call shown for review, or the call as a reviewer edited it.
@@ -160,29 +209,29 @@ func reviewLangChain(ctx context.Context, s State, pending []message.ToolCall, o
 			req.ReviewConfigs = append(req.ReviewConfigs, HITLReviewConfig{ActionName: c.Name, AllowedDecisions: o.allowed(c.Name)})
 		}
 	}
-	answer, err := graph.Interrupt(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := parseHITLResponse(answer)
-	if err != nil {
-		return nil, err
-	}
-	if len(resp.Decisions) != len(reviewed) {
-		return nil, fmt.Errorf("the review answered %d decisions for %d tool calls; send one decision per action request, in order", len(resp.Decisions), len(reviewed))
+	// A wrong answer does not fail the run: the review is asked again, saying what was wrong,
+	// and the calls still wait.
+	var resp HITLResponse
+	for {
+		answer, err := graph.Interrupt(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		resp, err = ParseHITLResponse(answer)
+		if err == nil {
+			err = req.Check(resp)
+		}
+		if err == nil {
+			break
+		}
+		req.Error = err.Error()
 	}
 	edits := map[string]message.ToolCall{}
 	var rejected []message.Message
 	for i, d := range resp.Decisions {
 		c := reviewed[i]
-		if !slices.Contains(o.allowed(c.Name), d.Type) {
-			return nil, fmt.Errorf("decision %d (%q) is not allowed for tool %q; allowed: %s", i, d.Type, c.Name, joinDecisions(o.allowed(c.Name)))
-		}
 		switch d.Type {
 		case DecisionEdit:
-			if d.EditedAction == nil || d.EditedAction.Name == "" {
-				return nil, fmt.Errorf("decision %d edits call %s but has no edited_action with a name and args", i, c.ID)
-			}
 			args, err := json.Marshal(cmpOrArgs(d.EditedAction.Args))
 			if err != nil {
 				return nil, fmt.Errorf("decision %d: edited args: %w", i, err)
@@ -251,8 +300,9 @@ func withCalls(msgs []message.Message, edits map[string]message.ToolCall) messag
 	return last
 }
 
-// parseHITLResponse reads a resume value: a HITLResponse, as a Go value or its JSON.
-func parseHITLResponse(v any) (HITLResponse, error) {
+// ParseHITLResponse reads the answer a FormatLangChain review resumes with: a HITLResponse, as
+// a Go value or its JSON.
+func ParseHITLResponse(v any) (HITLResponse, error) {
 	if r, ok := v.(HITLResponse); ok {
 		return r, nil
 	}

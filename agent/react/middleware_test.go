@@ -442,12 +442,12 @@ func TestHumanInTheLoopLangChainFormat(t *testing.T) {
 		}
 	}
 
-	// A bad answer is refused with an error that says what to send.
+	// A bad answer asks again, saying what to send.
 	g2, _ := react.New(scripted.New(scripted.ToolCalls(call("c1", "get_price", `{"year":2025,"zone":"NP15"}`))), &react.Options{Tools: []tool.Tool{price}, Middleware: []react.Middleware{hitl}, Compile: graph.CompileOptions{Saver: checkpoint.NewMemorySaver()}})
 	_, _ = g2.Invoke(ctx, userState("prices"), thread)
 	_, err = g2.Invoke(ctx, react.State{}, thread, graph.Resume(json.RawMessage(`{"decisions":[{"type":"approve"},{"type":"approve"}]}`)))
-	if err == nil || !strings.Contains(err.Error(), "2 decisions for 1 tool calls") {
-		t.Fatalf("err = %v, want the count mismatch named", err)
+	if !errors.As(err, &ie) || !strings.Contains(mustMarshal(ie.Interrupts[0].Value), "2 decisions for 1 tool calls") {
+		t.Fatalf("err = %v, want the review asked again with the count mismatch named", err)
 	}
 }
 
@@ -499,5 +499,41 @@ func TestMiddlewareNamesChecked(t *testing.T) {
 		if _, err := react.New(scripted.New(), &react.Options{Middleware: mws}); err == nil {
 			t.Errorf("middleware %+v accepted", mws)
 		}
+	}
+}
+
+// A wrong answer to a review does not fail the run or lose the calls: the review is asked again
+// with what was wrong, and the next answer decides.
+func TestHumanInTheLoopAsksAgainAfterAWrongAnswer(t *testing.T) {
+	t.Parallel()
+	hitl, err := react.HumanInTheLoop(react.HumanInTheLoopOptions{Tools: map[string]*react.ToolReview{
+		"get_price": {Allowed: []react.Decision{react.DecisionApprove, react.DecisionReject}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := scripted.New(scripted.ToolCalls(call("c1", "get_price", `{"year":2025,"zone":"NP15"}`)), scripted.Text("done"))
+	g, _ := react.New(m, &react.Options{Tools: []tool.Tool{priceTool()}, Middleware: []react.Middleware{hitl}, Compile: graph.CompileOptions{Saver: checkpoint.NewMemorySaver()}})
+	ctx, thread := context.Background(), graph.WithThread("again")
+	if _, err := g.Invoke(ctx, userState("price?"), thread); err == nil {
+		t.Fatal("no interrupt")
+	}
+	for _, wrong := range []string{`{"decisions":[{"type":"edit","edited_action":{"name":"get_price","args":{}}}]}`, `"yes"`, `{"decisions":[]}`} {
+		_, err := g.Invoke(ctx, react.State{}, thread, graph.Resume(json.RawMessage(wrong)))
+		var ie *graph.InterruptedError
+		if !errors.As(err, &ie) || len(ie.Interrupts) != 1 {
+			t.Fatalf("answer %s: err = %v, want the review asked again", wrong, err)
+		}
+		req, ok := react.HITLRequestOf(ie.Interrupts[0].Value)
+		if !ok || req.Error == "" || len(req.ActionRequests) != 1 {
+			t.Fatalf("answer %s: asked again with %+v", wrong, ie.Interrupts[0].Value)
+		}
+	}
+	out, err := g.Invoke(ctx, react.State{}, thread, graph.Resume(json.RawMessage(`{"decisions":[{"type":"approve"}]}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := out.Messages[len(out.Messages)-1].Text(); last != "done" {
+		t.Fatalf("ended with %q", last)
 	}
 }

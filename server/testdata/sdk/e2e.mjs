@@ -12,7 +12,7 @@ const step = (name) => console.log("- " + name);
 step("assistants");
 const assistants = await client.assistants.search({ limit: 10 });
 const ids = assistants.map((a) => a.graph_id).sort();
-assert.deepEqual(ids, ["example", "flow", "nested", "slow"]);
+assert.deepEqual(ids, ["example", "flow", "nested", "reviewed", "slow"]);
 const flow = assistants.find((a) => a.graph_id === "flow");
 assert.equal((await client.assistants.get(flow.assistant_id)).graph_id, "flow");
 const drawn = await client.assistants.getGraph(flow.assistant_id, { xray: true });
@@ -305,6 +305,54 @@ await client.crons.delete(threadCron.cron_id);
 assert.equal(await client.crons.count(), 0);
 
 // Delete.
+// Human in the loop in LangChain v1's format: the interrupt lists the calls to review, and
+// Command({resume: {decisions}}) approves, edits or rejects each, in order.
+step("human in the loop: approve and edit");
+const t9 = await client.threads.create();
+const asked = await client.runs.wait(t9.thread_id, "reviewed", { input: { messages: [{ role: "user", content: "email everyone" }] } });
+assert.equal(asked.__interrupt__.length, 1);
+const review = asked.__interrupt__[0].value;
+assert.deepEqual(review.action_requests.map((a) => [a.name, a.args.to, a.description.split("\n")[0]]),
+  [["send_email", "team@example.com", "Email about to be sent"], ["send_email", "all@example.com", "Email about to be sent"]]);
+assert.deepEqual(review.review_configs, [{ action_name: "send_email", allowed_decisions: ["approve", "edit", "reject"] }]);
+assert.equal((await client.threads.get(t9.thread_id)).status, "interrupted");
+const reviewed = await client.runs.wait(t9.thread_id, "reviewed", {
+  command: { resume: { decisions: [{ type: "approve" }, { type: "edit", edited_action: { name: "send_email", args: { to: "boss@example.com", body: "edited" } } }] } },
+});
+assert.equal(reviewed.messages.at(-1).content, "sent to team@example.com: hello; sent to boss@example.com: edited");
+assert.equal((await client.threads.get(t9.thread_id)).status, "idle");
+
+step("human in the loop: reject over a stream");
+const t10 = await client.threads.create();
+await client.runs.wait(t10.thread_id, "reviewed", { input: { messages: [{ role: "user", content: "email everyone" }] } });
+const rejected = [];
+for await (const chunk of client.runs.stream(t10.thread_id, "reviewed", {
+  command: { resume: { decisions: [{ type: "reject", message: "Not the team." }, { type: "approve" }] } },
+  streamMode: "values",
+})) {
+  rejected.push(chunk);
+}
+const finalValues = rejected.filter((c) => c.event === "values").at(-1).data;
+const toolTexts = finalValues.messages.filter((m) => m.type === "tool").map((m) => m.content);
+assert.deepEqual(toolTexts, ["Not the team.", "sent to all@example.com: hello"]);
+await assert.rejects(
+  client.runs.wait(t10.thread_id, "reviewed", { command: { resume: { decisions: [{ type: "approve" }] } } }),
+  /nothing to resume/, "a resume on a thread with no review pending is refused");
+
+step("human in the loop: a bad answer keeps the review open");
+const t11 = await client.threads.create();
+await client.runs.wait(t11.thread_id, "reviewed", { input: { messages: [{ role: "user", content: "email everyone" }] } });
+await assert.rejects(
+  client.runs.wait(t11.thread_id, "reviewed", { command: { resume: { decisions: [{ type: "maybe" }, { type: "approve" }] } } }),
+  (err) => err.status === 400 && /decision 0 .*maybe.* is not allowed/.test(err.message), "an answer the review does not take is refused before a run starts");
+await assert.rejects(
+  client.runs.wait(t11.thread_id, "reviewed", { command: { resume: { decisions: [{ type: "approve" }] } } }),
+  (err) => err.status === 400 && /1 decisions for 2 tool calls/.test(err.message), "one decision per action request");
+const after = await client.threads.getState(t11.thread_id);
+assert.equal(after.tasks[0]?.interrupts.length, 1, "the review is still pending after a bad answer");
+const good = await client.runs.wait(t11.thread_id, "reviewed", { command: { resume: { decisions: [{ type: "approve" }, { type: "approve" }] } } });
+assert.equal(good.messages.at(-1).content, "sent to team@example.com: hello; sent to all@example.com: hello");
+
 step("delete thread");
 await client.threads.delete(thread.thread_id);
 await assert.rejects(client.threads.get(thread.thread_id), /404/);
