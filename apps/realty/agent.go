@@ -8,6 +8,7 @@ import (
 	"iter"
 	"net/http"
 	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,7 +36,7 @@ const (
 // "items": [...]}) is the turn's data.
 var StructuredTools = map[string]bool{"search_properties": true, "get_property_details": true, "get_property_details_by_address": true}
 
-// layerKey marks the context message holding the L2 episodes, which windowModel places after
+// layerKey marks the context message holding the L2 episodes, which the loop places after
 // the verbatim turns.
 const layerKey = "realty_layer"
 
@@ -80,7 +81,7 @@ func lastUser(msgs []message.Message) (string, int) {
 // buildContext is the agent's per-call context, in the specification's order: the identity
 // (AGENT.md), the instruction with the host's time zone, and the skills' system prompt; the
 // skill's preferences (L1); similar past results (L3); then the session's older exchanges (L2),
-// which windowModel moves after the verbatim turns.
+// which the loop moves after the verbatim turns.
 func (a *Realty) buildContext(ctx context.Context, in react.PromptInput) ([]message.Message, error) {
 	tc := turnContext{Tenant: tenantOf(ctx), Session: sessionOfConfig(in.Config, in.ThreadID)}
 	query, turn := lastUser(in.State.Messages)
@@ -164,10 +165,12 @@ func (a *Realty) skillNames() []string {
 	return append(names, SkillProperty)
 }
 
-// windowModel shows the model the context, the last VerbatimTurns turns verbatim, the L2
-// episodes, then the current turn; each call is bounded by timeout.
-type windowModel struct {
-	inner   model.Model
+// loop is realty's part of the agent loop, as one react.Middleware around each model call (so
+// the graph keeps the agent's two nodes): the model sees the context, the last VerbatimTurns
+// turns verbatim, the L2 episodes, then the current turn (Window); each call is bounded by
+// timeout; offline, the turns the app's understanding recognises are answered by it; a final
+// answer sends follow-up hints; a call that fails for good is reported as an outage.
+type loop struct {
 	timeout time.Duration
 	// hints, when set, makes the model's final answer of a turn send three follow-up questions
 	// as a custom event ({"hints": [...]}) to a run that streams the custom mode: how a client of
@@ -182,6 +185,41 @@ type windowModel struct {
 	offline bool
 }
 
+// middleware is the loop as the agent's middleware.
+func (l *loop) middleware() react.Middleware {
+	return react.Middleware{Name: "realty", WrapModel: l.wrapModel}
+}
+
+func (l *loop) wrapModel(ctx context.Context, req *react.ModelRequest, next react.ModelHandler) (*model.Response, error) {
+	r := *req
+	// The window: the context (system prompt and layered messages) first, then the turns.
+	r.Messages = Window(append(slices.Clip(req.Context), req.Messages...))
+	r.Context = nil
+	if l.offline {
+		if resp := understand(r.Messages); resp != nil {
+			r.Model = canned{resp} // streamed like a model's answer
+			out, err := next(ctx, &r)
+			if err == nil && len(out.Message.ToolCalls) == 0 {
+				l.emitHints(ctx, r.Messages, out.Message.Text())
+			}
+			return out, err
+		}
+	}
+	tctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	resp, err := next(tctx, &r)
+	if err != nil {
+		if l.outage != nil {
+			l.outage(ctx, err)
+		}
+		return nil, err
+	}
+	if len(resp.Message.ToolCalls) == 0 {
+		l.emitHints(ctx, r.Messages, resp.Message.Text())
+	}
+	return resp, nil
+}
+
 // HintsEvent is the custom event the graph sends after a turn's final answer when the run
 // streams the custom mode: {"hints": ["...", "...", "..."]}.
 type HintsEvent struct {
@@ -189,23 +227,46 @@ type HintsEvent struct {
 }
 
 // emitHints sends the follow-up questions of a final answer (text, no tool calls).
-func (w *windowModel) emitHints(ctx context.Context, req *model.Request, answer string) {
-	if w.hints == nil || strings.TrimSpace(answer) == "" || !graph.Streams(ctx, graph.ModeCustom) {
+func (l *loop) emitHints(ctx context.Context, msgs []message.Message, answer string) {
+	if l.hints == nil || strings.TrimSpace(answer) == "" || !graph.Streams(ctx, graph.ModeCustom) {
 		return
 	}
 	var conv []message.Message
-	for _, m := range req.Messages {
+	for _, m := range msgs {
 		if m.Metadata[layerKey] == nil && (m.Role == message.RoleUser || m.Role == message.RoleAssistant || m.Role == message.RoleTool) {
 			conv = append(conv, m)
 		}
 	}
 	conv = append(conv, message.Assistant(answer))
-	if h := w.hints(ctx, conv); len(h) > 0 {
+	if h := l.hints(ctx, conv); len(h) > 0 {
 		graph.Emit(ctx, HintsEvent{Hints: h})
 	}
 }
 
-// Window reorders and trims a request's messages as windowModel sends them.
+// canned is a model whose answer is already known (the app's own understanding, offline).
+type canned struct{ resp *model.Response }
+
+func (c canned) Generate(context.Context, *model.Request) (*model.Response, error) {
+	r := *c.resp
+	return &r, nil
+}
+
+func (c canned) Stream(context.Context, *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		m := c.resp.Message
+		if m.Content != "" && !yield(model.Chunk{Text: m.Content}, nil) {
+			return
+		}
+		for i := range m.ToolCalls {
+			if !yield(model.Chunk{ToolCall: &m.ToolCalls[i]}, nil) {
+				return
+			}
+		}
+		yield(model.Chunk{FinishReason: c.resp.FinishReason, Metadata: m.Metadata}, nil)
+	}
+}
+
+// Window reorders and trims a request's messages as the model sees them.
 func Window(msgs []message.Message) []message.Message {
 	var head, l2, conv []message.Message
 	for _, m := range msgs {
@@ -238,78 +299,6 @@ func Window(msgs []message.Message) []message.Message {
 	out = append(out, l2...)
 	out = append(out, conv[cur:]...)
 	return out
-}
-
-func (w *windowModel) req(req *model.Request) *model.Request {
-	r := *req
-	r.Messages = Window(req.Messages)
-	return &r
-}
-
-func (w *windowModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
-	if w.offline {
-		if resp := understand(req.Messages); resp != nil {
-			if len(resp.Message.ToolCalls) == 0 {
-				w.emitHints(ctx, req, resp.Message.Text())
-			}
-			return resp, nil
-		}
-	}
-	tctx, cancel := context.WithTimeout(ctx, w.timeout)
-	defer cancel()
-	resp, err := w.inner.Generate(tctx, w.req(req))
-	if err != nil && w.outage != nil {
-		w.outage(ctx, err)
-	}
-	if err == nil && resp != nil && len(resp.Message.ToolCalls) == 0 {
-		w.emitHints(ctx, req, resp.Message.Text())
-	}
-	return resp, err
-}
-
-func (w *windowModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
-	return func(yield func(model.Chunk, error) bool) {
-		if w.offline {
-			if resp := understand(req.Messages); resp != nil {
-				if t := resp.Message.Content; t != "" && !yield(model.Chunk{Text: t}, nil) {
-					return
-				}
-				for i := range resp.Message.ToolCalls {
-					if !yield(model.Chunk{ToolCall: &resp.Message.ToolCalls[i]}, nil) {
-						return
-					}
-				}
-				if !yield(model.Chunk{FinishReason: resp.FinishReason, Metadata: resp.Message.Metadata}, nil) {
-					return
-				}
-				if len(resp.Message.ToolCalls) == 0 {
-					w.emitHints(ctx, req, resp.Message.Content)
-				}
-				return
-			}
-		}
-		tctx, cancel := context.WithTimeout(ctx, w.timeout)
-		defer cancel()
-		var text strings.Builder
-		calls := false
-		for c, err := range w.inner.Stream(tctx, w.req(req)) {
-			if err != nil {
-				if w.outage != nil {
-					w.outage(ctx, err)
-				}
-				yield(c, err)
-				return
-			}
-			text.WriteString(c.Text)
-			calls = calls || c.ToolCall != nil || c.ToolCallDelta != nil
-			if !yield(c, err) {
-				return
-			}
-		}
-		if !calls {
-			w.emitHints(ctx, req, text.String())
-		}
-	}
 }
 
 // routed is a skill's tool as the agent calls it: search_properties takes what it lacks from the

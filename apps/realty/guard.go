@@ -17,7 +17,7 @@ import (
 // app's secrets and the credential shapes become [REDACTED]), and text that came from outside
 // (anything carrying the external-data label, and the recap compaction writes from tool
 // results) never travels as a system message: it goes in a user message, inside the label.
-// The main model (through windowModel) and the fast model (scoring, summaries, compaction,
+// The main model (through the agent's loop middleware) and the fast model (scoring, summaries, compaction,
 // titles, hints) both sit behind it.
 type guard struct {
 	inner model.Model

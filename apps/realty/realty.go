@@ -249,12 +249,14 @@ func Build(ctx context.Context, d server.AppDeps, o Options) (a *Realty, err err
 	if timeout <= 0 {
 		timeout = 120 * time.Second
 	}
-	a.graph, err = react.New(&windowModel{inner: a.model, timeout: timeout, hints: a.hints, outage: a.recordOutage, offline: isOffline(a.model)}, &react.Options{
-		Name:     Name,
-		Tools:    tools,
-		Executor: &tool.ExecutorOptions{Timeout: 45 * time.Second, Filters: []tool.Filter{a.san}, Logger: a.log},
-		Context:  a.buildContext,
-		MaxTurns: MaxToolIterations,
+	l := &loop{timeout: timeout, hints: a.hints, outage: a.recordOutage, offline: isOffline(a.model)}
+	a.graph, err = react.New(a.model, &react.Options{
+		Name:       Name,
+		Middleware: []react.Middleware{l.middleware()},
+		Tools:      tools,
+		Executor:   &tool.ExecutorOptions{Timeout: 45 * time.Second, Filters: []tool.Filter{a.san}, Logger: a.log},
+		Context:    a.buildContext,
+		MaxTurns:   MaxToolIterations,
 		// Reactive compaction: a call refused for its length is retried once on a summary of
 		// the older turns, never splitting a tool call from its result.
 		Compaction: &conversation.CompactOptions{Model: a.fast, MaxTokens: 24000, KeepTurns: VerbatimTurns},
