@@ -121,6 +121,11 @@ func TestTupleContent(t *testing.T) {
 		{`[{"content":"a\"b"},{}]`, "", false},
 		{`{"content":"x"}`, "", false},
 		{`[{"type":"x"},{}]`, "", false},
+		// The LangGraph.js API server's indented JSON, its data lines joined.
+		{`[  {    "content": "0@17 ",    "type": "ai"  },  {}]`, "0@17 ", true},
+		{"[\n{\n\"content\" :\t\"5@9 \"}]", "5@9 ", true},
+		{`[  {    "content": 5}]`, "", false},
+		{`[  {    "content" "x"}]`, "", false},
 	} {
 		got, ok := tupleContent([]byte(c.data))
 		if ok != c.ok || (ok && string(got) != c.want) {
