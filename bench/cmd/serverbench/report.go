@@ -244,7 +244,7 @@ func (r *report) streamsVerdict() string {
 		} else if p != nil {
 			why = "failed"
 		}
-		return fmt.Sprintf("%s: p99 not judged (the LangGraph.js API server's streams %s); every token in order: yes; heap: %s.", goal, why, verdictWord(len(missed) == 0))
+		return fmt.Sprintf("%s: p99 not judged (the LangGraph.js API server's streams %s); every token in order: yes; %s of live heap per idle stream: %s.", goal, why, kb(t.res.HeapPerStream), verdictWord(len(missed) == 0))
 	}
 	ratio := float64(p.res.P99) / float64(max(t.res.P99, 1))
 	if t.res.P99*10 > p.res.P99 {
