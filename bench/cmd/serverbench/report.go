@@ -186,19 +186,32 @@ func (r *report) writeStreams(b *strings.Builder) {
 			return fmt.Sprintf("%d / %d / %d (back to baseline)", s.Base.Goroutines, s.Idle.Goroutines, s.After.Goroutines)
 		})))
 		row("load average before → after", func(out *streamOutcome) string { return out.load[0] + " → " + out.load[1] })
+		for _, side := range []struct {
+			name string
+			out  *streamOutcome
+		}{{"trellis", sz.trellis}, {peerName, sz.peer}} {
+			switch {
+			case side.out == nil:
+			case side.out.skip != "":
+				fmt.Fprintf(b, "\n%s: skipped: %s\n", side.name, side.out.skip)
+			case side.out.err != nil:
+				fmt.Fprintf(b, "\n%s: FAILED: %v\n", side.name, side.out.err)
+			}
+		}
 	}
 	fmt.Fprintf(b, "\n%s\n", r.streamsVerdict())
 }
 
-// streamCell renders one server's figure: the value, or why there is none.
+// streamCell renders one server's figure: the value, or why there is none (said in full under
+// the table).
 func streamCell(out *streamOutcome, cell func(*streamOutcome) string) string {
 	switch {
 	case out == nil:
 		return "not measured"
 	case out.skip != "":
-		return "skipped: " + out.skip
+		return "skipped"
 	case out.res == nil:
-		return fmt.Sprintf("FAILED: %v", out.err)
+		return "FAILED"
 	}
 	return cell(out)
 }
