@@ -70,11 +70,13 @@ func TestStreamsMismatch(t *testing.T) {
 }
 
 // TestRuns sends short runs through the default River queue on SQLite and checks every answer.
+// The timed part is long enough for a run to finish in it under -race on a loaded machine (a
+// run took over the 300 ms it was before).
 func TestRuns(t *testing.T) {
 	h := startHost(t, nil, false, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	res, err := RunRuns(ctx, RunsOptions{URL: h.URL, Clients: 2, Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond})
+	res, err := RunRuns(ctx, RunsOptions{URL: h.URL, Clients: 2, Warmup: 100 * time.Millisecond, Duration: 2 * time.Second})
 	if err != nil {
 		t.Fatalf("RunRuns: %v", err)
 	}
@@ -121,6 +123,11 @@ func TestTupleContent(t *testing.T) {
 		{`[{"content":"a\"b"},{}]`, "", false},
 		{`{"content":"x"}`, "", false},
 		{`[{"type":"x"},{}]`, "", false},
+		// The LangGraph.js API server's indented JSON, its data lines joined.
+		{`[  {    "content": "0@17 ",    "type": "ai"  },  {}]`, "0@17 ", true},
+		{"[\n{\n\"content\" :\t\"5@9 \"}]", "5@9 ", true},
+		{`[  {    "content": 5}]`, "", false},
+		{`[  {    "content" "x"}]`, "", false},
 	} {
 		got, ok := tupleContent([]byte(c.data))
 		if ok != c.ok || (ok && string(got) != c.want) {

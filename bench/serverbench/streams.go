@@ -49,6 +49,12 @@ type StreamOptions struct {
 	// HeapProfile, when set, receives the host's heap profile while the streams are idle at the
 	// gate, and Goroutines its goroutines (grouped by stack) then.
 	HeapProfile, Goroutines io.Writer
+	// Peer says the server is the LangGraph.js API peer (bench/peers/langgraphapi, serving
+	// stream.mjs's graph as [StreamGraph] and the same /bench routes): its streams end by
+	// closing without an end event, its stats count no goroutines, and it is not held to go
+	// back to its baseline after the runs (its memory then is read and reported). The
+	// profiles above are trellis's and must be nil.
+	Peer bool
 }
 
 // StreamResult is what [RunStreams] measured.
@@ -117,6 +123,9 @@ func RunStreams(ctx context.Context, o StreamOptions) (*StreamResult, error) {
 	case "messages-tuple", "messages":
 	default:
 		return nil, fmt.Errorf("serverbench: StreamOptions.Mode is %q; want messages-tuple or messages", o.Mode)
+	}
+	if o.Peer && (o.CPUProfile != nil || o.HeapProfile != nil || o.Goroutines != nil) {
+		return nil, errors.New("serverbench: the server's profiles are a trellis host's; a peer has none")
 	}
 	if o.Opening <= 0 {
 		o.Opening = 256
@@ -296,6 +305,15 @@ func RunStreams(ctx context.Context, o StreamOptions) (*StreamResult, error) {
 	fmt.Fprintf(logw, "serverbench: all %d streams complete; waiting %s for the host to let their logs go\n", o.Streams, o.Retention)
 	// Idle keep-alive connections hold a goroutine on the host each; they are the client's.
 	client.CloseIdleConnections()
+	if o.Peer {
+		select {
+		case <-time.After(o.Retention + 500*time.Millisecond):
+		case <-ctx.Done():
+			return res, ctx.Err()
+		}
+		res.After, err = FetchStats(ctx, client, o.URL)
+		return res, err
+	}
 	if res.After, err = BackToBaseline(ctx, client, o.URL, base, res.Idle, o.Retention); err != nil {
 		return res, err
 	}
@@ -420,7 +438,8 @@ func streamOne(ctx context.Context, c *http.Client, o StreamOptions, body []byte
 	for {
 		line, err := br.ReadSlice('\n')
 		if err != nil {
-			if errors.Is(err, io.EOF) && ended {
+			// The LangGraph.js API server ends a stream by closing it, without an end event.
+			if errors.Is(err, io.EOF) && (ended || (o.Peer && rec.next == o.Tokens)) {
 				break
 			}
 			return fmt.Errorf("serverbench: stream cut after %d tokens: %w", rec.next, err)
@@ -459,24 +478,37 @@ func streamOne(ctx context.Context, c *http.Client, o StreamOptions, body []byte
 
 // tupleContent returns the content of the message of a messages-tuple event's data,
 // [message, metadata], when it can be read without decoding: the data is a list whose first
-// element is an object with a "content" string holding no escape. ok is false otherwise, and
-// the caller decodes the JSON.
+// element is an object with a "content" string holding no escape (JSON whitespace allowed
+// around the brackets and the colon: the LangGraph.js API server indents its events). ok is
+// false otherwise, and the caller decodes the JSON.
 func tupleContent(data []byte) (content []byte, ok bool) {
-	if !bytes.HasPrefix(data, []byte(`[{`)) {
+	rest, ok := bytes.CutPrefix(bytes.TrimLeft(data, jsonSpace), []byte(`[`))
+	if !ok {
 		return nil, false
 	}
-	const key = `"content":"`
-	i := bytes.Index(data, []byte(key))
+	if rest, ok = bytes.CutPrefix(bytes.TrimLeft(rest, jsonSpace), []byte(`{`)); !ok {
+		return nil, false
+	}
+	const key = `"content"`
+	i := bytes.Index(rest, []byte(key))
 	if i < 0 {
 		return nil, false
 	}
-	rest := data[i+len(key):]
+	rest, ok = bytes.CutPrefix(bytes.TrimLeft(rest[i+len(key):], jsonSpace), []byte(`:`))
+	if !ok {
+		return nil, false
+	}
+	if rest, ok = bytes.CutPrefix(bytes.TrimLeft(rest, jsonSpace), []byte(`"`)); !ok {
+		return nil, false
+	}
 	end := bytes.IndexByte(rest, '"')
 	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
 		return nil, false
 	}
 	return rest[:end], true
 }
+
+const jsonSpace = " \t\r\n"
 
 // take reads one event's tokens, checking they continue the stream's sequence.
 func (rec *streamRecord) take(event, data []byte, mode string, now time.Time) error {

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,7 +36,8 @@ func main() {
 
 type options struct {
 	only                   string
-	streams, tokens, pause int
+	streams                []int
+	tokens, pause          int
 	interval               time.Duration
 	mode, streamsDB        string
 	clients                int
@@ -54,8 +56,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o options
 	fs := flag.NewFlagSet("serverbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.only, "only", "streams,runs", "what to measure: streams, runs, or a comma-separated list of streams, sqlite, postgres, langgraphjs")
-	fs.IntVar(&o.streams, "streams", 10000, "concurrent streams")
+	fs.StringVar(&o.only, "only", "streams,runs", "what to measure: streams (both servers), runs (all three), or a comma-separated list of streams, runs, trellis-streams, langgraphjs-streams, sqlite, postgres, langgraphjs")
+	streams := fs.String("streams", "500,2000", "concurrent streams: a number or a comma-separated list of them, each measured on both servers")
 	fs.IntVar(&o.tokens, "tokens", 40, "tokens per streamed answer")
 	fs.IntVar(&o.pause, "pause", 20, "tokens after which every answer waits, idle, until all streams are open")
 	fs.DurationVar(&o.interval, "interval", 50*time.Millisecond, "time between two tokens of an answer")
@@ -66,7 +68,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "timed part of runs per second")
 	fs.StringVar(&o.pg, "pg", envOr("TRELLIS_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test"), "Postgres in which a database is created for the run")
 	fs.StringVar(&o.peer, "peer", filepath.Join("bench", "peers", "langgraphapi"), "directory of the LangGraph.js API peer")
-	fs.IntVar(&o.peerWorkers, "peer-workers", 10, "run workers of the LangGraph.js API server (the CLI's default is 10)")
+	fs.IntVar(&o.peerWorkers, "peer-workers", 10, "runs: run workers of the LangGraph.js API server (the CLI's default is 10); the streams give it one per stream and 64 more, as trellis's MaxConcurrentRuns")
 	fs.StringVar(&o.out, "out", "", "also write the report to this file")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "streams: write the server's CPU profile from the gate's opening to the streams' end to this file")
 	fs.StringVar(&o.clientProf, "client-cpuprofile", "", "streams: write this process's (the clients') CPU profile over the same span to this file")
@@ -82,6 +84,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	var err error
+	if o.streams, err = parseCounts(*streams); err != nil {
+		return fmt.Errorf("-streams %q: %w", *streams, err)
 	}
 	if o.serve {
 		return serve(ctx, o, stdout, stderr)
@@ -178,35 +184,70 @@ func (c *child) stop() {
 	}
 }
 
+// The parts -only can name; "streams" stands for both servers' streams, "runs" for the three
+// servers' runs.
+var parts = map[string][]string{
+	"streams": {"trellis-streams", "langgraphjs-streams"},
+	"runs":    {"sqlite", "postgres", "langgraphjs"},
+}
+
 func (o options) wants(what string) bool {
 	for _, w := range strings.Split(o.only, ",") {
 		w = strings.TrimSpace(w)
-		if w == what || (w == "runs" && (what == "sqlite" || what == "postgres" || what == "langgraphjs")) {
+		if w == what || slices.Contains(parts[w], what) {
 			return true
 		}
 	}
 	return false
 }
 
+// parseCounts reads "500,2000": positive numbers, each once.
+func parseCounts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q is not a positive number of streams (use e.g. 500 or 500,2000)", strings.TrimSpace(f))
+		}
+		if slices.Contains(out, n) {
+			return nil, fmt.Errorf("%d is listed twice", n)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
 func drive(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	for _, w := range strings.Split(o.only, ",") {
 		switch strings.TrimSpace(w) {
-		case "streams", "runs", "sqlite", "postgres", "langgraphjs":
+		case "streams", "runs", "trellis-streams", "langgraphjs-streams", "sqlite", "postgres", "langgraphjs":
 		default:
-			return fmt.Errorf("-only names %q; use streams, runs, sqlite, postgres, langgraphjs", w)
+			return fmt.Errorf("-only names %q; use streams, runs, trellis-streams, langgraphjs-streams, sqlite, postgres, langgraphjs", w)
 		}
 	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	if limit, err := serverbench.RaiseFileLimit(uint64(o.streams)*2 + 4096); err != nil || (o.wants("streams") && limit < uint64(o.streams)+256) {
-		return fmt.Errorf("the open-file limit is %d (%v); %d streams need more: raise the hard limit (ulimit -Hn)", limit, err, o.streams)
+	most := slices.Max(o.streams)
+	wantsStreams := o.wants("trellis-streams") || o.wants("langgraphjs-streams")
+	// The servers are this process's children and inherit the limit raised here.
+	if limit, err := serverbench.RaiseFileLimit(uint64(most)*2 + 4096); err != nil || (wantsStreams && limit < uint64(most)+256) {
+		return fmt.Errorf("the open-file limit is %d (%v); %d streams need more: raise the hard limit (ulimit -Hn)", limit, err, most)
 	}
 	rep := &report{o: o}
 	rep.machine()
-	if o.wants("streams") {
-		rep.streams, rep.streamsLoad, rep.streamsErr = measureStreams(ctx, o, self, stderr)
+	if wantsStreams {
+		for _, n := range o.streams {
+			sz := streamsAt{n: n}
+			if o.wants("trellis-streams") {
+				sz.trellis = measureStreams(ctx, o, n, self, stderr)
+			}
+			if o.wants("langgraphjs-streams") && ctx.Err() == nil {
+				sz.peer = measurePeerStreams(ctx, o, n, stderr)
+			}
+			rep.streams = append(rep.streams, sz)
+		}
 	}
 	if o.wants("sqlite") {
 		rep.add("trellis, SQLite", measureTrellisRuns(ctx, o, self, "", stderr))
@@ -215,7 +256,7 @@ func drive(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		rep.add("trellis, Postgres", measurePostgres(ctx, o, self, stderr))
 	}
 	if o.wants("langgraphjs") {
-		rep.add("LangGraph.js API 2.0.0, in memory", measurePeer(ctx, o, stderr))
+		rep.add(peerName, measurePeer(ctx, o, stderr))
 	}
 	text := rep.String()
 	fmt.Fprint(stdout, text)
@@ -230,6 +271,9 @@ func drive(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	return rep.err()
 }
 
+// peerName names the LangGraph.js API server in the report.
+const peerName = "LangGraph.js API 2.0.0, in memory"
+
 func loadavg() string {
 	data, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
@@ -242,41 +286,53 @@ func loadavg() string {
 	return strings.Join(f[:3], " ")
 }
 
-func measureStreams(ctx context.Context, o options, self string, stderr io.Writer) (*serverbench.StreamResult, [2]string, error) {
-	load := [2]string{loadavg()}
-	args := []string{"-serve", "-local-queue", "-max-runs", strconv.Itoa(o.streams + 64),
+// streamOutcome is one server's streams measurement at one size, or why there is none.
+type streamOutcome struct {
+	res  *serverbench.StreamResult
+	err  error
+	skip string
+	load [2]string
+}
+
+// streamsAt is both servers' streams at n streams; nil where a server was not asked for.
+type streamsAt struct {
+	n             int
+	trellis, peer *streamOutcome
+}
+
+func measureStreams(ctx context.Context, o options, n int, self string, stderr io.Writer) *streamOutcome {
+	out := &streamOutcome{load: [2]string{loadavg()}}
+	args := []string{"-serve", "-local-queue", "-max-runs", strconv.Itoa(n + 64),
 		"-tokens", strconv.Itoa(o.tokens), "-pause", strconv.Itoa(o.pause), "-interval", o.interval.String()}
 	switch o.streamsDB {
 	case "sqlite":
 		dir, err := os.MkdirTemp("", "serverbench-streams-")
 		if err != nil {
-			return nil, load, err
+			out.err = err
+			return out
 		}
 		defer os.RemoveAll(dir)
 		args = append(args, "-data", dir)
 	case "postgres":
 		dbURL, drop, skip, err := tempDatabase(ctx, o, stderr)
-		if skip != "" {
-			err = errors.New(skip)
-		}
-		if err != nil {
-			return nil, load, err
+		if skip != "" || err != nil {
+			out.skip, out.err = skip, err
+			return out
 		}
 		defer drop()
 		args = append(args, "-db", dbURL)
 	default:
-		return nil, load, fmt.Errorf("-streams-db is %q; use sqlite or postgres", o.streamsDB)
+		out.err = fmt.Errorf("-streams-db is %q; use sqlite or postgres", o.streamsDB)
+		return out
 	}
-	fmt.Fprintf(stderr, "serverbench: streams: starting a host for %d streams on %s\n", o.streams, o.streamsDB)
+	fmt.Fprintf(stderr, "serverbench: streams: starting a trellis host for %d streams on %s\n", n, o.streamsDB)
 	c, err := startChild(ctx, exec.CommandContext(ctx, self, args...), stderr)
 	if err != nil {
-		return nil, load, err
+		out.err = err
+		return out
 	}
 	defer c.stop()
-	tr := &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
-	defer tr.CloseIdleConnections()
-	so := serverbench.StreamOptions{URL: c.url, Streams: o.streams, Tokens: o.tokens, PauseAfter: o.pause,
-		Mode: o.mode, Client: &http.Client{Transport: tr}, Log: stderr}
+	so := streamOptions(o, n, c.url, stderr)
 	for _, p := range []struct {
 		path string
 		w    *io.Writer
@@ -284,16 +340,48 @@ func measureStreams(ctx context.Context, o options, self string, stderr io.Write
 		if p.path == "" {
 			continue
 		}
+		if len(o.streams) > 1 {
+			// One file per size: "cpu.pprof" at 500 streams is "cpu-500.pprof".
+			ext := filepath.Ext(p.path)
+			p.path = fmt.Sprintf("%s-%d%s", strings.TrimSuffix(p.path, ext), n, ext)
+		}
 		f, err := os.Create(p.path)
 		if err != nil {
-			return nil, load, err
+			out.err = err
+			return out
 		}
 		defer f.Close()
 		*p.w = f
 	}
-	res, err := serverbench.RunStreams(ctx, so)
-	load[1] = loadavg()
-	return res, load, err
+	out.res, out.err = serverbench.RunStreams(ctx, so)
+	out.load[1] = loadavg()
+	return out
+}
+
+// streamOptions are the streams' options at n streams against the server at url.
+func streamOptions(o options, n int, url string, stderr io.Writer) serverbench.StreamOptions {
+	tr := &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
+	return serverbench.StreamOptions{URL: url, Streams: n, Tokens: o.tokens, PauseAfter: o.pause,
+		Mode: o.mode, Client: &http.Client{Transport: tr}, Log: stderr}
+}
+
+// measurePeerStreams measures the LangGraph.js API server's streams: the same client and load
+// against stream.mjs's graph, with a run worker for every stream (and 64 more, as trellis's
+// MaxConcurrentRuns): with fewer, the runs beyond them would queue and never reach the gate.
+func measurePeerStreams(ctx context.Context, o options, n int, stderr io.Writer) *streamOutcome {
+	out := &streamOutcome{load: [2]string{loadavg()}}
+	fmt.Fprintf(stderr, "serverbench: streams: starting the LangGraph.js API server for %d streams\n", n)
+	c, skip, err := startPeer(ctx, o, n+64, stderr)
+	if skip != "" || err != nil {
+		out.skip, out.err = skip, err
+		return out
+	}
+	defer c.stop()
+	so := streamOptions(o, n, c.url, stderr)
+	so.Peer = true
+	out.res, out.err = serverbench.RunStreams(ctx, so)
+	out.load[1] = loadavg()
+	return out
 }
 
 // runsOutcome is one server's runs-per-second measurement, or why there is none.
@@ -402,36 +490,44 @@ func redact(s string) string {
 	return u.Redacted()
 }
 
-func measurePeer(ctx context.Context, o options, stderr io.Writer) runsOutcome {
-	out := runsOutcome{load: [2]string{loadavg()}}
+// startPeer starts the LangGraph.js API server (bench/peers/langgraphapi/serve.mjs) with
+// workers run workers and the paced model's settings, installing its pinned packages with npm ci
+// first when node_modules is missing. skip says why it cannot run here (no node, no npm).
+func startPeer(ctx context.Context, o options, workers int, stderr io.Writer) (c *child, skip string, err error) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		out.skip = "node is not on PATH: the LangGraph.js API was not measured (install Node.js 20)"
-		return out
+		return nil, "node is not on PATH: the LangGraph.js API was not measured (install Node.js 20 or later)", nil
 	}
 	if _, err := os.Stat(filepath.Join(o.peer, "serve.mjs")); err != nil {
-		out.err = fmt.Errorf("no serve.mjs in %s (run from the trellis checkout or set -peer)", o.peer)
-		return out
+		return nil, "", fmt.Errorf("no serve.mjs in %s (run from the trellis checkout or set -peer)", o.peer)
 	}
 	if _, err := os.Stat(filepath.Join(o.peer, "node_modules")); errors.Is(err, os.ErrNotExist) {
 		npm, err := exec.LookPath("npm")
 		if err != nil {
-			out.skip = fmt.Sprintf("%s has no node_modules and npm is not on PATH: skipped", o.peer)
-			return out
+			return nil, fmt.Sprintf("%s has no node_modules and npm is not on PATH: skipped", o.peer), nil
 		}
 		fmt.Fprintf(stderr, "serverbench: npm ci in %s\n", o.peer)
 		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
 		cmd.Dir, cmd.Stdout, cmd.Stderr = o.peer, stderr, stderr
 		if err := cmd.Run(); err != nil {
-			out.err = fmt.Errorf("npm ci in %s: %w", o.peer, err)
-			return out
+			return nil, "", fmt.Errorf("npm ci in %s: %w", o.peer, err)
 		}
 	}
-	cmd := exec.CommandContext(ctx, node, "serve.mjs", "--workers", strconv.Itoa(o.peerWorkers))
+	// --expose-gc: the bench's stats collect garbage before reading the memory, as a trellis
+	// host's do.
+	cmd := exec.CommandContext(ctx, node, "--expose-gc", "serve.mjs", "--workers", strconv.Itoa(workers),
+		"--tokens", strconv.Itoa(o.tokens), "--pause", strconv.Itoa(o.pause),
+		"--interval-ms", strconv.FormatFloat(float64(o.interval)/float64(time.Millisecond), 'f', -1, 64))
 	cmd.Dir = o.peer
-	c, err := startChild(ctx, cmd, stderr)
-	if err != nil {
-		out.err = err
+	c, err = startChild(ctx, cmd, stderr)
+	return c, "", err
+}
+
+func measurePeer(ctx context.Context, o options, stderr io.Writer) runsOutcome {
+	out := runsOutcome{load: [2]string{loadavg()}}
+	c, skip, err := startPeer(ctx, o, o.peerWorkers, stderr)
+	if skip != "" || err != nil {
+		out.skip, out.err = skip, err
 		return out
 	}
 	defer c.stop()
