@@ -84,7 +84,7 @@ func (m *DB) GetAssistant(ctx context.Context, tenant, id string) (*Assistant, e
 		q += ` AND tenant = $2`
 		args = append(args, tenant)
 	}
-	a, err := scanAssistant(m.db.QueryRowContext(ctx, m.Q(q), args...))
+	a, err := scanAssistant(m.queryRow(ctx, q, args...))
 	return a, notFound(err)
 }
 

@@ -78,7 +78,7 @@ end_time = $5, next_run_date = $6, enabled = $7, updated_at = $8 WHERE tenant = 
 
 // GetCron reads a tenant's cron; ErrNotFound when it has none of that ID.
 func (m *DB) GetCron(ctx context.Context, tenant, id string) (*Cron, error) {
-	c, err := scanCron(m.db.QueryRowContext(ctx, m.Q(`SELECT `+cronCols+` FROM trellis_crons WHERE tenant = $1 AND cron_id = $2`), tenant, id))
+	c, err := scanCron(m.queryRow(ctx, `SELECT `+cronCols+` FROM trellis_crons WHERE tenant = $1 AND cron_id = $2`, tenant, id))
 	return c, notFound(err)
 }
 

@@ -43,6 +43,17 @@ type Refusal struct {
 	Why   Why
 }
 
+// claimRun takes a run's lease when nothing is ahead of it on its thread and its tenant is under
+// its limit ($8, 0 for none).
+const claimRun = `UPDATE trellis_runs SET lease_owner = $1, lease_until = $2, attempt = attempt + 1, status = 'running', updated_at = $4
+	WHERE run_id = $3 AND status IN ('pending', 'running') AND (lease_owner IS NULL OR lease_until < $4)
+	AND NOT EXISTS (SELECT 1 FROM trellis_runs WHERE tenant = $5 AND thread_id = $6 AND run_id <> $3
+		AND status IN ('pending', 'running')
+		AND (created_at < $7 OR (created_at = $7 AND run_id < $3) OR (lease_owner IS NOT NULL AND lease_until >= $4)))
+	AND ($8 <= 0 OR (SELECT count(*) FROM trellis_runs WHERE tenant = $5 AND run_id <> $3
+		AND status IN ('pending', 'running') AND lease_owner IS NOT NULL AND lease_until >= $4) < $8)
+	RETURNING attempt`
+
 // ClaimRun takes the lease of a pending or running run for owner until ttl from now, and
 // counts the attempt; it reads the run's RunID, Tenant, ThreadID and CreatedAt. It succeeds
 // only when
@@ -61,18 +72,15 @@ type Refusal struct {
 func (m *DB) ClaimRun(ctx context.Context, run *Run, owner string, ttl time.Duration, tenantLimit int, alone bool) (int, *Refusal, error) {
 	now := time.Now()
 	var attempt int
-	claim := func(ex interface {
-		QueryRowContext(context.Context, string, ...any) *sql.Row
-	}) (bool, error) {
-		err := ex.QueryRowContext(ctx, m.Q(`UPDATE trellis_runs SET lease_owner = $1, lease_until = $2, attempt = attempt + 1, status = 'running', updated_at = $4
-			WHERE run_id = $3 AND status IN ('pending', 'running') AND (lease_owner IS NULL OR lease_until < $4)
-			AND NOT EXISTS (SELECT 1 FROM trellis_runs WHERE tenant = $5 AND thread_id = $6 AND run_id <> $3
-				AND status IN ('pending', 'running')
-				AND (created_at < $7 OR (created_at = $7 AND run_id < $3) OR (lease_owner IS NOT NULL AND lease_until >= $4)))
-			AND ($8 <= 0 OR (SELECT count(*) FROM trellis_runs WHERE tenant = $5 AND run_id <> $3
-				AND status IN ('pending', 'running') AND lease_owner IS NOT NULL AND lease_until >= $4) < $8)
-			RETURNING attempt`),
-			owner, ms(now.Add(ttl)), run.RunID, ms(now), run.Tenant, run.ThreadID, ms(run.CreatedAt), tenantLimit).Scan(&attempt)
+	claim := func(tx *sql.Tx) (bool, error) {
+		st, err := m.prepared(ctx, claimRun)
+		if err != nil {
+			return false, err
+		}
+		if tx != nil {
+			st = tx.StmtContext(ctx, st)
+		}
+		err = st.QueryRowContext(ctx, owner, ms(now.Add(ttl)), run.RunID, ms(now), run.Tenant, run.ThreadID, ms(run.CreatedAt), tenantLimit).Scan(&attempt)
 		if errors.Is(err, sql.ErrNoRows) {
 			return false, nil
 		}
@@ -101,7 +109,7 @@ func (m *DB) ClaimRun(ctx context.Context, run *Run, owner string, ttl time.Dura
 		}
 	} else {
 		var err error
-		if took, err = claim(m.db); err != nil {
+		if took, err = claim(nil); err != nil {
 			return 0, nil, err
 		}
 	}
@@ -116,7 +124,7 @@ func (m *DB) whyNotClaimed(ctx context.Context, run *Run, now time.Time, tenantL
 	var status string
 	var owner sql.NullString
 	var until int64
-	err := m.db.QueryRowContext(ctx, m.Q(`SELECT status, lease_owner, lease_until FROM trellis_runs WHERE run_id = $1`), run.RunID).Scan(&status, &owner, &until)
+	err := m.queryRow(ctx, `SELECT status, lease_owner, lease_until FROM trellis_runs WHERE run_id = $1`, run.RunID).Scan(&status, &owner, &until)
 	if err != nil || (status != runPending && status != runRunning) {
 		// Gone or finished meanwhile: the next delivery sees it and lets it go.
 		return &Refusal{After: 0, Why: LeaseHeld}
@@ -129,8 +137,8 @@ func (m *DB) whyNotClaimed(ctx context.Context, run *Run, now time.Time, tenantL
 	// stranded (see StrandedRuns).
 	_, _ = m.Exec(ctx, `UPDATE trellis_runs SET updated_at = $1 WHERE run_id = $2`, ms(now), run.RunID)
 	var blocking int
-	if err := m.db.QueryRowContext(ctx, m.Q(`SELECT count(*) FROM trellis_runs WHERE tenant = $1 AND thread_id = $2 AND run_id <> $3
-		AND status IN ('pending', 'running') AND (created_at < $4 OR (created_at = $4 AND run_id < $3) OR (lease_owner IS NOT NULL AND lease_until >= $5))`),
+	if err := m.queryRow(ctx, `SELECT count(*) FROM trellis_runs WHERE tenant = $1 AND thread_id = $2 AND run_id <> $3
+		AND status IN ('pending', 'running') AND (created_at < $4 OR (created_at = $4 AND run_id < $3) OR (lease_owner IS NOT NULL AND lease_until >= $5))`,
 		run.Tenant, run.ThreadID, run.RunID, ms(run.CreatedAt), ms(now)).Scan(&blocking); err == nil && blocking > 0 {
 		return &Refusal{After: threadBusyRetry, Why: ThreadBusy}
 	}

@@ -129,7 +129,7 @@ func (m *DB) Migrate(ctx context.Context) error {
 	}
 	for _, mg := range migrations {
 		var n int
-		if err := m.db.QueryRowContext(ctx, m.Q(`SELECT count(*) FROM trellis_server_migrations WHERE version = $1`), mg.version).Scan(&n); err != nil {
+		if err := m.queryRow(ctx, `SELECT count(*) FROM trellis_server_migrations WHERE version = $1`, mg.version).Scan(&n); err != nil {
 			return fmt.Errorf("server: migrate: %w", err)
 		}
 		if n > 0 {

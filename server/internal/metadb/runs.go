@@ -82,13 +82,13 @@ func (m *DB) GetRun(ctx context.Context, tenant, threadID, runID string) (*Run, 
 		q += ` AND thread_id = $3`
 		args = append(args, threadID)
 	}
-	r, err := scanRun(m.db.QueryRowContext(ctx, m.Q(q), args...))
+	r, err := scanRun(m.queryRow(ctx, q, args...))
 	return r, notFound(err)
 }
 
 // RunByID reads a run of any tenant (for the executor, which is handed only an ID).
 func (m *DB) RunByID(ctx context.Context, runID string) (*Run, error) {
-	r, err := scanRun(m.db.QueryRowContext(ctx, m.Q(`SELECT `+runCols+` FROM trellis_runs WHERE run_id = $1`), runID))
+	r, err := scanRun(m.queryRow(ctx, `SELECT `+runCols+` FROM trellis_runs WHERE run_id = $1`, runID))
 	return r, notFound(err)
 }
 

@@ -69,13 +69,13 @@ VALUES ($1, $2, $3, $4, $5, $6, $6, $6, $7) ON CONFLICT (thread_id) DO NOTHING`,
 // tenants, and another tenant's ID still answers 404 rather than 409).
 func (m *DB) ThreadTaken(ctx context.Context, id string) (bool, error) {
 	var n int
-	err := m.db.QueryRowContext(ctx, m.Q(`SELECT count(*) FROM trellis_threads WHERE thread_id = $1`), id).Scan(&n)
+	err := m.queryRow(ctx, `SELECT count(*) FROM trellis_threads WHERE thread_id = $1`, id).Scan(&n)
 	return n > 0, err
 }
 
 // GetThread reads a tenant's thread; ErrNotFound when it has none of that ID.
 func (m *DB) GetThread(ctx context.Context, tenant, id string) (*Thread, error) {
-	t, err := scanThread(m.db.QueryRowContext(ctx, m.Q(`SELECT `+threadCols+` FROM trellis_threads WHERE tenant = $1 AND thread_id = $2`), tenant, id))
+	t, err := scanThread(m.queryRow(ctx, `SELECT `+threadCols+` FROM trellis_threads WHERE tenant = $1 AND thread_id = $2`, tenant, id))
 	return t, notFound(err)
 }
 
