@@ -16,6 +16,7 @@ import (
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/checkpoint/checkpointtest"
 	"github.com/trellis-go/trellis/checkpoint/pgsaver"
+	"github.com/trellis-go/trellis/encrypt"
 )
 
 // testURL is the Postgres the tests use; TRELLIS_TEST_POSTGRES overrides it.
@@ -383,6 +384,47 @@ func TestBadPuts(t *testing.T) {
 	for _, err := range s.List(ctx, checkpoint.ListOptions{ThreadID: "t", Metadata: map[string]any{"bad": func() {}}}) {
 		if err == nil || !strings.Contains(err.Error(), "filter") {
 			t.Errorf("List with a filter that is not JSON: %v", err)
+		}
+	}
+}
+
+// The suite on an encrypted saver; then, reading the tables directly, no stored value shows a
+// planted secret.
+func TestEncrypted(t *testing.T) {
+	keys, err := encrypt.NewKeyring(encrypt.Key{ID: "k1", Secret: []byte("0123456789abcdef0123456789abcdef")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver {
+		s, _ := setup(t)
+		return checkpoint.Encrypt(s, keys)
+	})
+	s, b := setup(t)
+	checkpointtest.PlantSecret(t, checkpoint.Encrypt(s, keys))
+	ctx := context.Background()
+	for table, cols := range map[string]string{
+		"trellis_checkpoints":       "convert_to(state::text || coalesce(metadata::text, ''), 'UTF8')",
+		"trellis_checkpoint_blobs":  "data",
+		"trellis_checkpoint_writes": "value",
+	} {
+		rows, err := b.admin.Query(ctx, "SELECT "+cols+" FROM "+b.schema+"."+table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for rows.Next() {
+			var cell []byte
+			if err := rows.Scan(&cell); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(cell), checkpointtest.Secret) {
+				t.Errorf("%s holds the secret in plaintext: %q", table, cell)
+			}
+			n++
+		}
+		rows.Close()
+		if n == 0 {
+			t.Errorf("%s is empty: nothing was checked", table)
 		}
 	}
 }

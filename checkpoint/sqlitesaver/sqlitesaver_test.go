@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/checkpoint/checkpointtest"
 	"github.com/trellis-go/trellis/checkpoint/sqlitesaver"
+	"github.com/trellis-go/trellis/encrypt"
 )
 
 // setup opens a saver on a new database file in a temporary directory.
@@ -234,5 +236,57 @@ func TestBadPuts(t *testing.T) {
 		Checkpoint: checkpoint.Checkpoint{ID: checkpoint.NewID(), Metadata: map[string]any{"f": func() {}}}})
 	if err == nil || !strings.Contains(err.Error(), "metadata") || !strings.HasPrefix(err.Error(), "sqlitesaver: put") {
 		t.Errorf("Put with metadata that is not JSON: %v; want a sqlitesaver: put error about the metadata", err)
+	}
+}
+
+// The suite on an encrypted saver; then, reading the database file directly, no stored byte
+// shows a planted secret.
+func TestEncrypted(t *testing.T) {
+	keys, err := encrypt.NewKeyring(encrypt.Key{ID: "k1", Secret: []byte("0123456789abcdef0123456789abcdef")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver {
+		s, _ := setup(t)
+		return checkpoint.Encrypt(s, keys)
+	})
+	s, path := setup(t)
+	checkpointtest.PlantSecret(t, checkpoint.Encrypt(s, keys))
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, table := range []string{"trellis_checkpoints", "trellis_checkpoint_blobs", "trellis_checkpoint_writes"} {
+		rows, err := db.Query("SELECT * FROM " + table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		n := 0
+		for rows.Next() {
+			cells := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range cells {
+				ptrs[i] = &cells[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range cells {
+				text := fmt.Sprint(c)
+				if b, ok := c.([]byte); ok {
+					text = string(b)
+				}
+				if strings.Contains(text, checkpointtest.Secret) {
+					t.Errorf("%s.%s holds the secret in plaintext: %q", table, cols[i], text)
+				}
+			}
+			n++
+		}
+		rows.Close()
+		if n == 0 {
+			t.Errorf("%s is empty: nothing was checked", table)
+		}
 	}
 }
