@@ -222,4 +222,6 @@ func (e *encrypted) DeleteThreads(ctx context.Context, threadIDs []string) error
 	return e.inner.DeleteThreads(ctx, threadIDs)
 }
 
-func (e *encrypted) Prune(ctx context.Context, req PruneRequest) error { return e.inner.Prune(ctx, req) }
+func (e *encrypted) Prune(ctx context.Context, req PruneRequest) error {
+	return e.inner.Prune(ctx, req)
+}
