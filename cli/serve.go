@@ -18,6 +18,7 @@ import (
 
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/embed"
+	"github.com/trellis-go/trellis/encrypt"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/provider"
@@ -194,6 +195,7 @@ func runServe(ctx context.Context, env Env) error {
 	maxTokens := fs.Int("max-run-tokens", 0, "token budget of a run; none when 0 (TRELLIS_MAX_RUN_TOKENS)")
 	otlp := fs.String("otlp-endpoint", envOr("OTLP_ENDPOINT", ""), "OTLP/HTTP collector for traces; OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT when empty (TRELLIS_OTLP_ENDPOINT)")
 	localQueue := fs.Bool("local-queue", envBool("LOCAL_QUEUE"), "keep the run queue in memory instead of River in the database (TRELLIS_LOCAL_QUEUE)")
+	encryptStore := fs.Bool("encrypt-store", envBool("ENCRYPT_STORE"), "also seal the long-term store's values with TRELLIS_ENCRYPTION_KEYS (an encrypted store refuses searches by meaning) (TRELLIS_ENCRYPT_STORE)")
 	webhookPrivate := fs.Bool("webhook-allow-private", envBool("WEBHOOK_ALLOW_PRIVATE"), "let run webhooks reach loopback, private and link-local addresses (TRELLIS_WEBHOOK_ALLOW_PRIVATE)")
 	metricsToken := fs.String("metrics-token", envOr("METRICS_TOKEN", ""), "bearer token GET /metrics requires; none when empty (TRELLIS_METRICS_TOKEN)")
 	appList := fs.String("apps", envOr("APPS", "all"), "comma-separated applications to serve, or all (TRELLIS_APPS)")
@@ -292,6 +294,14 @@ func runServe(ctx context.Context, env Env) error {
 		RateLimit: *rateLimit, RateBurst: *rateBurst, MaxStreamsPerTenant: *maxStreams,
 		MaxRunSteps: *maxSteps, MaxRunTokens: *maxTokens, Tracing: server.TracingConfig{Endpoint: *otlp},
 	}
+	if keys := os.Getenv("TRELLIS_ENCRYPTION_KEYS"); keys != "" {
+		kr, err := encrypt.ParseKeys(keys)
+		if err != nil {
+			return &UsageError{Msg: "TRELLIS_ENCRYPTION_KEYS: " + err.Error()}
+		}
+		cfg.Encryption = kr
+	}
+	cfg.EncryptStore = *encryptStore
 	if *localQueue {
 		cfg.Queue = server.NewLocalQueue(*maxRuns)
 	}

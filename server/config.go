@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/encrypt"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/store"
@@ -144,6 +145,15 @@ type Config struct {
 	// a webhook to such an address (by IP or by a name that resolves to one, cloud metadata at
 	// 169.254.169.254 included) is not sent, and the refusal is logged.
 	WebhookAllowPrivate bool
+	// Encryption, when set, seals what the checkpoints hold of the graphs' state (channel
+	// values, pending writes, Send arguments, the steps' recorded writes) with these keys
+	// (checkpoint.Encrypt); the newest seals and every one opens, so keys rotate by putting a
+	// new one first. trellis serve reads it from TRELLIS_ENCRYPTION_KEYS.
+	Encryption *encrypt.Keyring
+	// EncryptStore also seals the long-term store's values (store.Encrypt). An encrypted store
+	// indexes nothing, so a search with a query is refused: leave it off for apps that search
+	// their memories by meaning.
+	EncryptStore bool
 	// Now is the clock of the records' creation and update stamps (threads, runs, assistants).
 	// Nil means time.Now; tests set one to get stamps they can predict.
 	Now func() time.Time

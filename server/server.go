@@ -143,6 +143,15 @@ func New(cfg Config) (*Server, error) {
 		deps = Deps{Saver: saver, Store: st, DataDir: cfg.DataDir}
 		s.meta = &metaStore{DB: metadb.New(db, false, cfg.Now)}
 	}
+	if cfg.Encryption != nil {
+		deps.Saver = checkpoint.Encrypt(deps.Saver, cfg.Encryption)
+		if cfg.EncryptStore {
+			deps.Store = store.Encrypt(deps.Store, cfg.Encryption)
+		}
+	} else if cfg.EncryptStore {
+		s.Close()
+		return nil, &ConfigError{Field: "EncryptStore", Problem: "is set without Encryption keys", Hint: "set TRELLIS_ENCRYPTION_KEYS (comma-separated id:base64 keys, the newest first)"}
+	}
 	s.saver, s.store = deps.Saver, deps.Store
 	// Graphs, tools and apps get the tenant's view (tenantstore.go); the /store routes add the
 	// tenant themselves.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/trellis-go/trellis/encrypt"
 	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/store/pgstore"
 	"github.com/trellis-go/trellis/store/storetest"
@@ -401,5 +402,48 @@ func TestPGVectorFallback(t *testing.T) {
 	// pgvector mode as that role is an error that says why.
 	if _, err := pgstore.New(ctx, pool, &pgstore.Options{Config: indexed(), Vector: pgstore.VectorPGVector}); err == nil || !strings.Contains(err.Error(), "pgvector") {
 		t.Fatalf("pgvector mode without the right to create it: %v", err)
+	}
+}
+
+// An encrypted store on Postgres: the flows work, and no row of any of the store's tables shows
+// a value's text.
+func TestEncrypted(t *testing.T) {
+	keys, err := encrypt.NewKeyring(encrypt.Key{ID: "k1", Secret: []byte("0123456789abcdef0123456789abcdef")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := schemaPool(t)
+	ctx := context.Background()
+	s, err := pgstore.New(ctx, pool, &pgstore.Options{Config: indexed()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Encrypted(t, store.Encrypt(s, keys))
+	rows, err := pool.Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, name)
+	}
+	rows.Close()
+	checked := 0
+	for _, table := range tables {
+		var leaks int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+table+` t WHERE t::text LIKE '%' || $1 || '%'`, storetest.Secret).Scan(&leaks); err != nil {
+			t.Fatal(err)
+		}
+		if leaks > 0 {
+			t.Errorf("%d rows of %s show the secret in plaintext", leaks, table)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no table was checked")
 	}
 }
