@@ -66,11 +66,11 @@ func buildChat(gate *chatGate) func(Deps) (graph.Runnable, error) {
 	}
 }
 
-func a2aSetup(t *testing.T, keys map[string]Principal) (*bundle, *chatGate) {
+func a2aSetup(t *testing.T, keys map[string]Principal, perUser ...bool) (*bundle, *chatGate) {
 	t.Helper()
 	gate := &chatGate{started: make(chan struct{}, 4), release: make(chan struct{})}
 	t.Cleanup(func() { close(gate.release) })
-	b := setup(t, setupOpts{cfg: Config{Auth: AuthConfig{APIKeys: keys}}, extra: []GraphSpec{
+	b := setup(t, setupOpts{cfg: Config{Auth: AuthConfig{APIKeys: keys, PerUser: len(perUser) > 0 && perUser[0]}}, extra: []GraphSpec{
 		{ID: "chat", Description: "echoes, or asks a question", Build: buildChat(gate)},
 		{ID: "steps", Description: "three steps in a row", Build: buildSteps},
 	}})
@@ -264,6 +264,40 @@ func TestA2AAgent(t *testing.T) {
 	}
 	if _, err := cs.SendMessage(ctx, textMessage("text")); !errors.Is(err, a2a.ErrInvalidParams) {
 		t.Errorf("text to a graph without messages: %v", err)
+	}
+}
+
+// TestA2APerUser: with per-user scoping, another user of the tenant sees neither the tasks nor
+// the contexts of a user, as on every route of the API.
+func TestA2APerUser(t *testing.T) {
+	t.Parallel()
+	const ann, bob = "a2a-key-ann-0123456789abcdef", "a2a-key-bob-0123456789abcdef"
+	b, _ := a2aSetup(t, map[string]Principal{ann: {User: "ann", Tenant: "t"}, bob: {User: "bob", Tenant: "t"}}, true)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ca, _ := a2aClient(t, b, ann, "chat")
+	cb, _ := a2aClient(t, b, bob, "chat")
+	asked := sendTask(t, ctx, ca, textMessage("ask me"))
+	if asked.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("ann's task %+v", asked)
+	}
+	if _, err := cb.GetTask(ctx, &a2a.TaskQueryParams{ID: asked.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("bob read ann's task: %v", err)
+	}
+	if _, err := cb.CancelTask(ctx, &a2a.TaskIDParams{ID: asked.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("bob canceled ann's task: %v", err)
+	}
+	answer := textMessage("red")
+	answer.Message.TaskID, answer.Message.ContextID = asked.ID, asked.ContextID
+	if _, err := cb.SendMessage(ctx, answer); err == nil {
+		t.Error("bob answered ann's task")
+	}
+	answer.Message.TaskID = ""
+	if _, err := cb.SendMessage(ctx, answer); err == nil {
+		t.Error("bob ran on ann's context")
+	}
+	if done := sendTask(t, ctx, ca, answer); done.ID != asked.ID || artifactText(t, done) != "you chose red" {
+		t.Errorf("ann's answer (context only, no taskId) %+v", done)
 	}
 }
 
