@@ -130,6 +130,9 @@ func (l *loop[S]) emitCheckpoint() {
 			ins = []Interruption{}
 		}
 		ev.Tasks[i] = CheckpointTask{ID: t.id, Name: t.node.name, Interrupts: ins}
+		if t.err != nil {
+			ev.Tasks[i].Error = t.err.Error()
+		}
 	}
 	if l.cpParent != "" {
 		ev.Parent = &checkpoint.Ref{ThreadID: l.threadID, NS: l.ns, CheckpointID: l.cpParent}

@@ -125,6 +125,8 @@ type CheckpointTask struct {
 	ID         string         `json:"id"`
 	Name       string         `json:"name"`
 	Interrupts []Interruption `json:"interrupts"`
+	// Error is the error the task failed with in the superstep that stopped there, if it did.
+	Error string `json:"error,omitempty"`
 }
 
 // DebugEvent wraps a task or checkpoint event for the debug mode.

@@ -112,6 +112,9 @@ func (s *Server) routes() http.Handler {
 		mcpH := s.handleMCP(s.mcpHandler())
 		mux.Handle("/mcp", s.instrument("/mcp", s.authed(s.authorize("POST /runs", mcpH))))
 	}
+	if !s.cfg.DisableA2A {
+		s.mountA2A(mux) // a2a.go
+	}
 
 	api("GET /apps", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, s.Apps()) })
 	for _, spec := range s.cfg.Graphs {

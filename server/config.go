@@ -112,6 +112,8 @@ type Config struct {
 	CORS *CORSConfig
 	// DisableMCP turns the MCP endpoint (/mcp, every assistant as a tool) off.
 	DisableMCP bool
+	// DisableA2A turns the A2A endpoint (/a2a/{assistant_id}, agent cards) off.
+	DisableA2A bool
 	// WebSocketBuffer is how many events a WebSocket client may fall behind before it is
 	// disconnected; zero means 1024.
 	WebSocketBuffer int

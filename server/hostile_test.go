@@ -245,14 +245,18 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 }
 
 // A webhook to a loopback address (by IP or by name) is not sent unless the configuration allows
-// it, and the refusal is logged.
+// it, and the refusal is logged. (A dev server, which listens on loopback only, sends them:
+// TestWebhookLoopbackInDev.)
 func TestWebhookToLoopbackIsRefused(t *testing.T) {
 	t.Parallel()
 	called := make(chan struct{}, 2)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { called <- struct{}{} }))
 	defer hook.Close()
 	var logs syncBuffer
-	b := setup(t, setupOpts{cfg: Config{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}})
+	const key = "webhook-key-0123456789abcdef"
+	b := setup(t, setupOpts{cfg: Config{Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
+		Auth: AuthConfig{APIKeys: map[string]Principal{key: {User: "u", Tenant: "t"}}}}})
+	b.token = key
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(hook.URL, "http://"))
 	for _, url := range []string{hook.URL + "/done", "http://localhost:" + port + "/done"} {
 		b.mustDo("POST", "/runs/wait", map[string]any{"assistant_id": "example", "input": map[string]any{"messages": []any{}}, "webhook": url}, nil, 200)

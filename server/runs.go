@@ -125,8 +125,11 @@ type runnerConfig struct {
 	RunTimeout          time.Duration
 	WebhookTimeout      time.Duration
 	WebhookAllowPrivate bool
-	MaxRunsPerTenant    int
-	MaxRunAttempts      int
+	// WebhookAllowLoopback lets webhooks reach loopback addresses (dev mode, where the server
+	// itself listens only on loopback).
+	WebhookAllowLoopback bool
+	MaxRunsPerTenant     int
+	MaxRunAttempts       int
 	// Budget is the server's limits of a run's steps and tokens (zero: none).
 	Budget runBudget
 }
@@ -134,7 +137,7 @@ type runnerConfig struct {
 // runnerConfigOf picks the runner's settings out of the server's.
 func runnerConfigOf(c Config) runnerConfig {
 	return runnerConfig{Heartbeat: c.Heartbeat, RunTimeout: c.RunTimeout, WebhookTimeout: c.WebhookTimeout,
-		WebhookAllowPrivate: c.WebhookAllowPrivate, MaxRunsPerTenant: c.MaxRunsPerTenant, MaxRunAttempts: c.MaxRunAttempts,
+		WebhookAllowPrivate: c.WebhookAllowPrivate, WebhookAllowLoopback: c.Dev, MaxRunsPerTenant: c.MaxRunsPerTenant, MaxRunAttempts: c.MaxRunAttempts,
 		Budget: runBudget{steps: c.MaxRunSteps, tokens: c.MaxRunTokens}}
 }
 
@@ -161,7 +164,7 @@ type runObserver interface {
 
 func newRunner(d runnerDeps, q Queue) *runner {
 	r := &runner{runnerDeps: d, progress: progressBook{runs: map[string]*progressTracker{}},
-		hooks: newWebhooks(d.cfg.WebhookTimeout, d.cfg.WebhookAllowPrivate, d.log)}
+		hooks: newWebhooks(d.cfg.WebhookTimeout, d.cfg.WebhookAllowPrivate, d.cfg.WebhookAllowLoopback, d.log)}
 	m := d.metrics
 	r.Runner = engine.New(engine.Deps{DB: d.meta.DB, Hub: d.hub, Bus: d.bus, Log: d.log,
 		Metrics: engine.Metrics{Created: m.runsCreated, Active: m.runsActive, Finished: m.runsFinished, Seconds: m.runSeconds, Events: m.events},

@@ -75,8 +75,16 @@ func TestStreamPayloadsLikeLangGraph(t *testing.T) {
 			}
 			if _, ok := m["result"]; ok {
 				taskResults++
-				if _, ok := m["result"].(map[string]any); !ok {
-					t.Errorf("task result is not writes by channel: %s", e.Data)
+				pairs, ok := m["result"].([]any)
+				if !ok {
+					t.Errorf("task result is not a list of writes: %s", e.Data)
+				}
+				for _, p := range pairs {
+					if pair, ok := p.([]any); !ok || len(pair) != 2 {
+						t.Errorf("task result's write is not a [channel, value] pair: %s", e.Data)
+					} else if _, ok := pair[0].(string); !ok {
+						t.Errorf("task result's write names no channel: %s", e.Data)
+					}
 				}
 				if _, ok := m["error"]; !ok {
 					t.Errorf("task result without error: %s", e.Data)
@@ -86,6 +94,9 @@ func TestStreamPayloadsLikeLangGraph(t *testing.T) {
 				}
 			} else {
 				taskStarts++
+				if _, ok := m["interrupts"].([]any); !ok {
+					t.Errorf("task start without interrupts: %s", e.Data)
+				}
 				tr, _ := m["triggers"].([]any)
 				if len(tr) != 1 || tr[0] != "branch:to:"+m["name"].(string) {
 					t.Errorf("task start triggers: %s", e.Data)
@@ -141,14 +152,18 @@ func checkCheckpointPayload(t *testing.T, m map[string]any, debug bool) {
 		if tm["id"] == "" || tm["name"] != next[i] {
 			t.Errorf("checkpoint task %v for next %v", task, next)
 		}
+		for _, k := range []string{"error", "state", "interrupts"} {
+			if _, ok := tm[k]; !ok {
+				t.Errorf("checkpoint task without %s: %v", k, task)
+			}
+		}
 	}
-	if debug {
-		cp, _ := m["checkpoint"].(map[string]any)
-		if cp["checkpoint_id"] == nil || cp["thread_id"] == nil {
-			t.Errorf("debug checkpoint payload's checkpoint %v", m["checkpoint"])
-		}
-		if _, ok := m["parent_checkpoint"]; !ok {
-			t.Errorf("debug checkpoint payload without parent_checkpoint")
-		}
+	// The checkpoints themselves, in both modes, as LangGraph's server adds them.
+	cp, _ := m["checkpoint"].(map[string]any)
+	if cp["checkpoint_id"] == nil || cp["thread_id"] == nil {
+		t.Errorf("checkpoint payload's checkpoint %v (debug %v)", m["checkpoint"], debug)
+	}
+	if _, ok := m["parent_checkpoint"]; !ok {
+		t.Errorf("checkpoint payload without parent_checkpoint (debug %v)", debug)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"sync"
 	"time"
@@ -30,8 +31,17 @@ type webhooks struct {
 	bg      sync.WaitGroup
 }
 
-func newWebhooks(timeout time.Duration, allowPrivate bool, log *slog.Logger) *webhooks {
-	return &webhooks{http: &http.Client{Timeout: timeout, Transport: netguard.Policy{AllowPrivate: allowPrivate}.Transport()}, timeout: timeout, log: log}
+// loopbackPrefixes are the loopback ranges a dev server's webhooks may reach.
+var loopbackPrefixes = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+
+// newWebhooks makes the sender: allowPrivate lets webhooks reach every address, allowLoopback
+// (dev mode) loopback addresses besides the public ones.
+func newWebhooks(timeout time.Duration, allowPrivate, allowLoopback bool, log *slog.Logger) *webhooks {
+	pol := netguard.Policy{AllowPrivate: allowPrivate}
+	if allowLoopback {
+		pol.Allow = loopbackPrefixes
+	}
+	return &webhooks{http: &http.Client{Timeout: timeout, Transport: pol.Transport()}, timeout: timeout, log: log}
 }
 
 // send POSTs the finished run to its webhook URL, in the background, once.

@@ -1,5 +1,6 @@
 // Package example serves the example agent of examples/react as a trellis application: the
-// assistant "example", a ReAct agent with a unit converter and a world clock.
+// assistant "example", a ReAct agent with a unit converter and a world clock, and "interview",
+// which interrupts from inside a node.
 package example
 
 import (
@@ -28,8 +29,14 @@ func App() server.App {
 			if err != nil {
 				return nil, err
 			}
+			iv, err := Interview(d.Compile)
+			if err != nil {
+				return nil, err
+			}
 			return &server.AppParts{Graphs: []server.AppGraph{{ID: "example", Graph: g.Runnable(),
-				Description: "A ReAct agent with a unit converter and a world clock, on the offline model unless a model is configured."}}}, nil
+				Description: "A ReAct agent with a unit converter and a world clock, on the offline model unless a model is configured."},
+				{ID: "interview", Graph: iv.Runnable(),
+					Description: "Asks your name from inside a node (an interrupt: resume with Command({resume: name})) and greets you."}}}, nil
 		},
 	}
 }

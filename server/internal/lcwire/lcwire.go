@@ -914,31 +914,61 @@ func Interrupts(ins []graph.Interruption) []map[string]any {
 }
 
 // TaskEvent renders a tasks-mode event as LangGraph does: a start as {id, name, input,
-// triggers}, a result as {id, name, error, result, interrupts}, result being the task's writes
-// by channel (its update).
+// triggers, interrupts}, a result as {id, name, error, result, interrupts}, result being the
+// task's writes as [channel, value] pairs (LangGraph's list of write tuples; here in channel
+// order, one per key of the task's update).
 func TaskEvent(te graph.TaskEvent) map[string]any {
 	if !te.Finished {
 		triggers := te.Triggers
 		if triggers == nil {
 			triggers = []string{}
 		}
-		return map[string]any{"id": te.ID, "name": te.Name, "input": Value(te.Input), "triggers": triggers}
+		return map[string]any{"id": te.ID, "name": te.Name, "input": Value(te.Input), "triggers": triggers, "interrupts": Interrupts(te.Interrupts)}
 	}
 	var errv any
 	if te.Error != "" {
 		errv = te.Error
 	}
-	result := Value(te.Result)
-	if result == nil {
-		result = map[string]any{}
+	return map[string]any{"id": te.ID, "name": te.Name, "error": errv, "result": writePairs(Value(te.Result)), "interrupts": Interrupts(te.Interrupts)}
+}
+
+// writePairs turns a task's update into LangGraph's list of [channel, value] writes, one per
+// key of the update as it encodes (a struct's in field order), null keys left out as unwritten.
+func writePairs(v any) []any {
+	pairs := []any{}
+	if v == nil {
+		return pairs
 	}
-	return map[string]any{"id": te.ID, "name": te.Name, "error": errv, "result": result, "interrupts": Interrupts(te.Interrupts)}
+	raw, err := json.Marshal(v)
+	if err != nil || len(raw) == 0 || raw[0] != '{' {
+		if err == nil && string(raw) != "null" {
+			pairs = append(pairs, []any{"__return__", json.RawMessage(raw)})
+		}
+		return pairs
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	_, _ = dec.Token() // {
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		var val json.RawMessage
+		if dec.Decode(&val) != nil {
+			break
+		}
+		if k, ok := tok.(string); ok && string(val) != "null" {
+			pairs = append(pairs, []any{k, val})
+		}
+	}
+	return pairs
 }
 
 // CheckpointEvent renders a checkpoint as the checkpoints mode (and, with debug, the debug
 // mode's checkpoint payload) of the LangGraph API does: config and parent_config as
-// RunnableConfigs, values, metadata, next, and the tasks the checkpoint leaves to run, each
-// {id, name, interrupts}; the debug payload adds checkpoint and parent_checkpoint.
+// RunnableConfigs, checkpoint and parent_checkpoint, values, metadata, next, and the tasks the
+// checkpoint leaves to run, each {id, name, error, interrupts, state}. (debug is kept for
+// callers; both modes' payloads are the same.)
 func CheckpointEvent(data any, debug bool) any {
 	raw, err := json.Marshal(data)
 	if err != nil {
@@ -959,6 +989,12 @@ func CheckpointEvent(data any, debug bool) any {
 	if tasks, ok := m["tasks"].([]any); ok {
 		for _, t := range tasks {
 			if t, ok := t.(map[string]any); ok {
+				if _, ok := t["error"]; !ok {
+					t["error"] = nil
+				}
+				if _, ok := t["state"]; !ok {
+					t["state"] = nil // a subgraph's state config in LangGraph; trellis sends none
+				}
 				if ins, ok := t["interrupts"].([]any); ok {
 					for _, in := range ins {
 						if in, ok := in.(map[string]any); ok {
@@ -971,10 +1007,9 @@ func CheckpointEvent(data any, debug bool) any {
 	} else {
 		m["tasks"] = []any{}
 	}
-	if debug {
-		m["checkpoint"] = checkpointOfConfig(m["config"])
-		m["parent_checkpoint"] = checkpointOfConfig(m["parent_config"])
-	}
+	// LangGraph's server adds the checkpoints themselves to both modes' payloads.
+	m["checkpoint"] = checkpointOfConfig(m["config"])
+	m["parent_checkpoint"] = checkpointOfConfig(m["parent_config"])
 	return m
 }
 

@@ -221,6 +221,40 @@ assert.deepEqual(steered.steps, ["plan", "act"], "Command({goto}) runs act in pl
 const copy = await client.threads.copy(t3.thread_id);
 assert.equal((await client.threads.getState(copy.thread_id)).values.topic, "manual");
 
+// Command({goto}) sent to a thread paused at an interrupt: act runs in place of the waiting task.
+step("Command({goto}) to a paused thread");
+const tg = await client.threads.create();
+const pausedOut = await client.runs.wait(tg.thread_id, "flow", { input: { topic: "goto" } });
+assert.equal(pausedOut.__interrupt__.length, 1);
+const gone = await client.runs.wait(tg.thread_id, "flow", { command: { goto: "act", update: { approved: "by goto" } } });
+assert.deepEqual(gone.steps, ["plan", "act"], "goto from an interrupt");
+assert.equal(gone.approved, "by goto");
+assert.equal((await client.threads.getState(tg.thread_id)).next.length, 0);
+
+// The tasks, checkpoints and debug payloads as LangGraph's server sends them.
+step("tasks, checkpoints and debug payloads");
+const starts = [], results = [], cps = [], debugTypes = new Set();
+for await (const chunk of client.runs.stream(null, "flow", { input: { topic: "payloads" }, streamMode: ["tasks", "checkpoints", "debug"] })) {
+  if (chunk.event === "tasks") ("result" in chunk.data ? results : starts).push(chunk.data);
+  if (chunk.event === "checkpoints") cps.push(chunk.data);
+  if (chunk.event === "debug") debugTypes.add(chunk.data.type);
+}
+assert.ok(starts.length >= 2 && starts.every((t) => Array.isArray(t.interrupts) && Array.isArray(t.triggers)), "task starts " + JSON.stringify(starts));
+const planResult = results.find((t) => t.name === "plan");
+assert.deepEqual(planResult.result, [["steps", ["plan"]]], "a task's result is its [channel, value] writes");
+assert.equal(planResult.error, null);
+const approveResult = results.find((t) => t.name === "approve");
+assert.deepEqual(approveResult.result, []);
+assert.equal(approveResult.interrupts[0].value.question, "approve payloads?");
+assert.ok(cps.length >= 3, "checkpoints " + cps.length);
+for (const cp of cps) {
+  assert.equal(cp.checkpoint.checkpoint_id, cp.config.configurable.checkpoint_id, "a checkpoint event names its checkpoint");
+  assert.ok("parent_checkpoint" in cp);
+  for (const task of cp.tasks) assert.ok("error" in task && "state" in task && Array.isArray(task.interrupts), "checkpoint task " + JSON.stringify(task));
+}
+assert.equal(cps.at(-1).tasks[0].interrupts[0].value.question, "approve payloads?", "the paused task's interrupts in the last checkpoint");
+assert.deepEqual([...debugTypes].sort(), ["checkpoint", "task", "task_result"]);
+
 // A busy thread: reject, then cancel.
 step("multitask and cancel");
 const t4 = await client.threads.create();
