@@ -97,16 +97,6 @@ func orDefault(s, d string) string {
 }
 
 var (
-	competitors = []string{"Voltra", "Spinlane", "UrbanHop", "Cityglide"}
-	projects    = map[string]string{"northstar": "Northstar", "tidewater": "Tidewater", "ember": "Ember"}
-	themes      = []struct{ words, name string }{
-		{"leasing b2b corporate fleet fleets subscription", "B2B fleet leasing"},
-		{"battery batteries swap swapping hub hubs lithium", "battery costs and swapping"},
-		{"permit permits tender tenders licence licences license licenses cap regulation", "permits and tenders"},
-		{"iberia spain portugal madrid lisbon porto", "the Iberian market"},
-		{"price pricing discount discounts pass passes", "pricing"},
-		{"market growth size share", "market size and growth"},
-	}
 	addRe   = regexp.MustCompile(`(?i)\b(?:add|also|include|cover)\b(?:\s+(?:a|an|the))?(?:\s+(?:sub-?question|question))?(?:\s+(?:on|about))?\s+(.+)`)
 	dropRe  = regexp.MustCompile(`(?i)\b(?:drop|remove|skip|without|no need for)\b(?:\s+(?:the|a))?(?:\s+(?:sub-?question|question))?(?:\s+(?:on|about))?\s+([\p{L}\-']+)`)
 	focusRe = regexp.MustCompile(`(?i)\bfocus(?:\s+more)?\s+on\s+(.+)`)
@@ -139,37 +129,20 @@ func planByRule(query string, mem Mem, ctxChunks []Chunk, prev *Plan, feedback s
 }
 
 func basePlan(query string, mem Mem, ctxChunks []Chunk) Plan {
-	lq := strings.ToLower(query)
+	ents := entitiesOf(query)
 	topic := strings.TrimRight(clip(query, 90), "?.!")
-	var theme string
-	for _, t := range themes {
-		for _, w := range strings.Fields(t.words) {
-			if regexp.MustCompile(`\b` + w + `\b`).MatchString(lq) {
-				theme = t.name
-				break
-			}
-		}
-		if theme != "" {
-			break
-		}
-	}
 	subject := "the market"
-	if theme != "" {
-		subject = theme
+	if ents.Theme != "" {
+		subject = ents.Theme
 	}
 	var qs []SubQuestion
-	var named []string
-	for _, c := range competitors {
-		if strings.Contains(lq, strings.ToLower(c)) {
-			named = append(named, c)
-		}
-	}
+	named := ents.Competitors
 	// The questions are written around what the request names (its competitors and theme),
 	// never around the user's sentence itself.
 	own := subject
-	if theme == "" && len(named) > 0 {
-		own = strings.Join(named, " and ")
-	} else if theme == "" {
+	if ents.Theme == "" && len(named) > 0 {
+		own = joinAnd(named)
+	} else if ents.Theme == "" {
 		own = "this topic"
 	}
 	qs = append(qs, SubQuestion{Question: "What is our own position and plan on " + own + ", according to our internal documents?", Sources: []string{"company_db"}})
@@ -179,10 +152,8 @@ func basePlan(query string, mem Mem, ctxChunks []Chunk) Plan {
 		}
 		qs = append(qs, SubQuestion{Question: "What is " + c + " doing in " + subject + "?", Sources: []string{"web", "company_db"}})
 	}
-	for k, name := range projects {
-		if strings.Contains(lq, k) {
-			qs = append(qs, SubQuestion{Question: "What does Project " + name + " assume about " + subject + ", and do recent sources support it?", Sources: []string{"company_db", "web"}})
-		}
+	for _, name := range ents.Projects {
+		qs = append(qs, SubQuestion{Question: "What does Project " + name + " assume about " + subject + ", and do recent sources support it?", Sources: []string{"company_db", "web"}})
 	}
 	qs = append(qs, SubQuestion{Question: "Which of the firm's planning assumptions on " + subject + " are challenged by recent external evidence?", Sources: []string{"web", "company_db"}})
 	if mem.Typed(NSPreferences, "style", "verbosity") == "detailed" || len(named) == 0 {

@@ -63,6 +63,8 @@ type ReportState struct {
 	Approved       map[string]Section `json:"approved,omitempty" reduce:"merge"`
 	Draft          string             `json:"draft,omitempty"`
 	JSON           map[string]any     `json:"json,omitempty"`
+	// Today is the app clock's date (YYYY-MM-DD), for the recommendations' due dates.
+	Today string `json:"today,omitempty"`
 }
 
 // ReportGraph compiles the report subgraph: a supervisor that plans sections from the findings
@@ -82,7 +84,7 @@ func (a *Analyst) ReportGraph(opts graph.CompileOptions) (*graph.Compiled[Report
 		var out []graph.Target
 		for _, sec := range s.Sections {
 			out = append(out, graph.Send(NodeWriter, ReportState{UserID: s.UserID, Topic: s.Topic, Findings: s.Findings, Sources: s.Sources,
-				Contradictions: s.Contradictions, Summary: s.Summary, Prefs: s.Prefs, Section: sec}))
+				Contradictions: s.Contradictions, Summary: s.Summary, Prefs: s.Prefs, Section: sec, Today: s.Today}))
 		}
 		return out, nil
 	}
@@ -113,7 +115,8 @@ func (a *Analyst) reportIn(s State) ReportState {
 			contra = append(contra, c)
 		}
 	}
-	return ReportState{UserID: s.UserID, Topic: topic, Findings: fs, Contradictions: contra, Summary: s.SupervisorSummary}
+	return ReportState{UserID: s.UserID, Topic: topic, Findings: fs, Contradictions: contra, Summary: s.SupervisorSummary,
+		Today: a.now().UTC().Format("2006-01-02")}
 }
 
 func (a *Analyst) reportOut(r ReportState) State {
@@ -315,22 +318,7 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 				if q == "" {
 					continue
 				}
-				lq := strings.ToLower(q)
-				var k string
-				switch {
-				case src.Kind != "web" && strings.Contains(lq, "assum"):
-					k = "Weaknesses"
-				case src.Kind == "web" && containsAny(lq, []string{"voltra", "spinlane", "urbanhop", "rise", "flat", "five", "cut", "limit"}):
-					k = "Threats"
-				case containsAny(lq, []string{"grow", "opportunit", "fastest", "forecast", "could add", "premium"}):
-					k = "Opportunities"
-				case src.Kind != "web" && containsAny(lq, []string{"loss", "weak", "below", "minus", "cost", "risk"}):
-					k = "Weaknesses"
-				case src.Kind != "web":
-					k = "Strengths"
-				default:
-					k = "Opportunities"
-				}
+				k := swotPart(src, q)
 				item := q + cite(p, s.Sources, src)
 				if len(buckets[k]) < limit-2 && !slices.Contains(buckets[k], item) {
 					buckets[k] = append(buckets[k], item)
@@ -348,15 +336,21 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 			b.WriteString("\n")
 		}
 	case "Porter's Five Forces":
-		forces := []struct {
+		var forces []struct {
 			name  string
 			words []string
-		}{
-			{"Competitive rivalry", []string{"voltra", "spinlane", "urbanhop", "cityglide", "share", "price"}},
-			{"Threat of new entrants", []string{"permit", "licen", "tender", "operator"}},
-			{"Threat of substitutes", []string{"bicimad", "public bike", "scooter", "transit"}},
-			{"Buyer power", []string{"customer", "buyer", "subscription", "pay-per-use", "willingness"}},
-			{"Supplier power", []string{"battery", "pack", "lithium", "hardware"}},
+		}
+		if d := domain(); d != nil {
+			for _, f := range d.Vocabulary.Report.Forces {
+				words := f.Words
+				if f.Competitors {
+					words = append(append([]string(nil), d.Competitors...), words...)
+				}
+				forces = append(forces, struct {
+					name  string
+					words []string
+				}{f.Name, lowered(words)})
+			}
 		}
 		for _, fo := range forces {
 			fmt.Fprintf(&b, "**%s:** ", fo.name)
@@ -410,7 +404,7 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 			}
 		}
 	case "Recommendations":
-		due := time.Now().UTC().AddDate(0, 0, 30).Format("2006-01-02")
+		due := dueDate(s.Today)
 		owner := "Strategy team"
 		if p.Project != "" {
 			owner = "Project " + strings.TrimPrefix(p.Project, "Project ") + " lead"
@@ -436,6 +430,48 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 		}
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// swotPart sorts a source's quote into a SWOT part by the corpus's cue words: the firm's own
+// documents give strengths and weaknesses, outside sources naming a competitor or a threat cue
+// give threats.
+func swotPart(src Source, quote string) string {
+	lq := strings.ToLower(quote)
+	d := domain()
+	if d == nil {
+		return "Opportunities"
+	}
+	cues := d.Vocabulary.Report
+	switch {
+	case src.Kind != "web" && containsAny(lq, cues.OwnWeaknesses):
+		return "Weaknesses"
+	case src.Kind == "web" && (len(namedIn(quote, d.Competitors)) > 0 || containsAny(lq, cues.Threats)):
+		return "Threats"
+	case containsAny(lq, cues.Opportunities):
+		return "Opportunities"
+	case src.Kind != "web" && containsAny(lq, cues.Weaknesses):
+		return "Weaknesses"
+	case src.Kind != "web":
+		return "Strengths"
+	}
+	return "Opportunities"
+}
+
+func lowered(ws []string) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = strings.ToLower(w)
+	}
+	return out
+}
+
+// dueDate is thirty days after today (YYYY-MM-DD), the recommendations' due date.
+func dueDate(today string) string {
+	t, err := time.Parse("2006-01-02", today)
+	if err != nil {
+		return "within 30 days"
+	}
+	return t.AddDate(0, 0, 30).Format("2006-01-02")
 }
 
 // sectionReviewer approves sections or sends them back once: an empty section, an executive

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/trellis-go/trellis/agent/react"
+	"github.com/trellis-go/trellis/apps/analyst/corpus"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 )
@@ -142,9 +143,15 @@ func (a *Analyst) researchSupervisor(ctx context.Context, s ResearchState) (Rese
 	if asked >= 0 && len(res.Answers) > 0 {
 		if ans := strings.TrimSpace(res.Answers[0]); ans != "" && ans != noAnswer {
 			if vague(ans) {
-				ans = tasks[asked].Question + " " + ans
+				// A short answer narrows the question it answers: "pricing" and "Berlin" ask
+				// what we know about pricing, in Berlin.
+				if subj := subjectOf(tasks[asked].Question); subj != "" {
+					ans = strings.TrimRight(subj, "?.! ") + ", specifically " + strings.TrimRight(ans, "?.! ")
+				}
+				tasks[asked].Question = "What do we know about " + strings.TrimRight(ans, "?.! ") + "?"
+			} else {
+				tasks[asked].Question = questionOf(ans)
 			}
-			tasks[asked].Question = questionOf(ans)
 		}
 	}
 	var guidance []string
@@ -555,9 +562,66 @@ func containsAny(text string, ws []string) bool {
 
 var synthesisSchema = schema("discoveries", "The research supervisor's synthesis.", `{
   "type": "object",
-  "properties": {"summary": {"type": "string"}, "follow_up_questions": {"type": "array", "items": {"type": "string"}, "maxItems": 4}},
+  "properties": {"summary": {"type": "string"}, "follow_up_questions": {"type": "array", "items": {"type": "string"}, "maxItems": 4},
+    "contradictions": {"type": "array", "items": {"type": "object",
+      "properties": {"assumption": {"type": "string"}, "source": {"type": "string"}, "evidence": {"type": "string"}},
+      "required": ["assumption", "source", "evidence"]}}},
   "required": ["summary", "follow_up_questions"]
 }`)
+
+// modelContradiction is a contradiction as the model names it: the assumption's ID, the
+// source's reference or title, and the evidence.
+type modelContradiction struct {
+	Assumption string `json:"assumption"`
+	Source     string `json:"source"`
+	Evidence   string `json:"evidence"`
+}
+
+// contradictionsFrom keeps the model's contradictions that name a known assumption and a source
+// of the findings, each pair once.
+func (a *Analyst) contradictionsFrom(mc []modelContradiction, findings []Finding) []Contradiction {
+	var out []Contradiction
+	seen := map[string]bool{}
+	for _, c := range mc {
+		var as *corpus.Assumption
+		for i := range a.assumptions {
+			if strings.EqualFold(a.assumptions[i].ID, strings.TrimSpace(c.Assumption)) {
+				as = &a.assumptions[i]
+			}
+		}
+		if as == nil {
+			continue
+		}
+		var src *Source
+		for _, f := range findings {
+			for i := range f.Sources {
+				if s := &f.Sources[i]; src == nil && (s.Ref == c.Source || strings.EqualFold(s.Title, strings.TrimSpace(c.Source))) {
+					src = s
+				}
+			}
+		}
+		if src == nil || seen[as.ID+src.Ref] {
+			continue
+		}
+		seen[as.ID+src.Ref] = true
+		ev := strings.TrimSpace(c.Evidence)
+		if ev == "" {
+			ev = src.Quote
+		}
+		out = append(out, Contradiction{Assumption: as.ID, Statement: as.Statement, Source: *src, Evidence: ev})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Assumption < out[j].Assumption })
+	return out
+}
+
+// assumptionList is the firm's assumptions, one a line, for a prompt.
+func (a *Analyst) assumptionList() string {
+	var b strings.Builder
+	for _, as := range a.assumptions {
+		fmt.Fprintf(&b, "- %s: %s (stated in %s)\n", as.ID, as.Statement, as.Source)
+	}
+	return b.String()
+}
 
 // synthesise builds the discoveries, the follow-up questions and the summary, and writes the key
 // findings to episodic memory.
@@ -579,10 +643,39 @@ func (a *Analyst) synthesise(ctx context.Context, s ResearchState) (ResearchStat
 	}
 	sort.Slice(every, func(i, j int) bool { return every[i].TaskID < every[j].TaskID })
 	sort.Slice(list, func(i, j int) bool { return list[i].TaskID < list[j].TaskID })
+	// The contradictions of the firm's assumptions: offline, the corpus's contradiction signals
+	// (assumptions.json); with a model, the model's reading of the findings against the
+	// assumptions' statements, with the summary and follow-up questions.
+	var contraAll []Contradiction
+	var summary string
+	var follow []string
+	modelWrote := false
+	if a.strongRule {
+		contraAll = a.contradictionsIn(every)
+	} else if len(list) > 0 {
+		user := s.UserID
+		mem, err := a.mem.LoadAll(ctx, user)
+		if err != nil {
+			return ResearchState{}, err
+		}
+		sys := xmlPrompt("You are the research supervisor of a strategy team.", mem,
+			"Synthesise the approved findings into a short summary of the top discoveries, name every source among the findings that contradicts one of the firm's planning assumptions (the assumption's ID, the source's ref or title, the evidence), and ask up to four intelligent follow-up questions: a deeper breakdown where the data is strong, contradictions with the firm's assumptions, and where data is limited.",
+			"Only state what the findings support. Name contradicted assumptions explicitly.")
+		var out struct {
+			Summary        string               `json:"summary"`
+			FollowUps      []string             `json:"follow_up_questions"`
+			Contradictions []modelContradiction `json:"contradictions"`
+		}
+		if err := structured(ctx, a.strong, synthesisSchema, sys, "Findings:\n"+toJSON(list)+"\nThe firm's planning assumptions:\n"+a.assumptionList(), &out); err != nil {
+			return ResearchState{}, fmt.Errorf("analyst: synthesising: %w", err)
+		}
+		contraAll = a.contradictionsFrom(out.Contradictions, list)
+		summary, follow, modelWrote = out.Summary, out.FollowUps, true
+	}
 	// Every discovery is listed, the ignored ones too (the gate hides them), so that each keeps
 	// its ID.
 	var disc []Discovery
-	for _, c := range a.contradictionsIn(every) {
+	for _, c := range contraAll {
 		disc = append(disc, Discovery{Kind: "contradiction", Assumption: c.Assumption, Ref: c.Source.Ref,
 			Headline: fmt.Sprintf("%s contradicts assumption %s (%s)", c.Source.Title, c.Assumption, c.Statement)})
 	}
@@ -595,7 +688,7 @@ func (a *Analyst) synthesise(ctx context.Context, s ResearchState) (ResearchStat
 	}
 	disc = numberDiscoveries(s.Prev, disc)
 	var contra []Contradiction
-	for _, c := range a.contradictionsIn(list) {
+	for _, c := range contraAll {
 		if !contradictionIgnored(ignored, c) {
 			contra = append(contra, c)
 		}
@@ -610,37 +703,23 @@ func (a *Analyst) synthesise(ctx context.Context, s ResearchState) (ResearchStat
 			weak = f
 		}
 	}
-	var follow []string
-	for i, c := range contra {
-		if i == 2 {
-			break
+	if !modelWrote {
+		summary = summaryByRule(list, contra)
+		for i, c := range contra {
+			if i == 2 {
+				break
+			}
+			follow = append(follow, fmt.Sprintf("\"%s\" appears to contradict the firm's assumption %s (%s). Should we investigate?", c.Source.Title, c.Assumption, c.Statement))
 		}
-		follow = append(follow, fmt.Sprintf("\"%s\" appears to contradict the firm's assumption %s (%s). Should we investigate?", c.Source.Title, c.Assumption, c.Statement))
-	}
-	if strong != nil {
-		follow = append(follow, fmt.Sprintf("We found that %s Do you want a deeper competitive breakdown here (discovery %s)?", lowerFirst(headline(*strong)), discoveryOf(disc, strong.TaskID)))
-	}
-	if weak != nil && strong != nil && weak.TaskID != strong.TaskID && weak.Confidence < 0.5 {
-		follow = append(follow, fmt.Sprintf("We have strong data on \"%s\" but limited data on \"%s\". Shall we prioritise it?", strong.Question, weak.Question))
-	}
-	summary := summaryByRule(list, contra)
-	if !a.strongRule && len(list) > 0 {
-		user := s.UserID
-		mem, err := a.mem.LoadAll(ctx, user)
-		if err != nil {
-			return ResearchState{}, err
+		if strong != nil {
+			follow = append(follow, fmt.Sprintf("The evidence on %s is strong (discovery %s): do you want a deeper competitive breakdown of it?", subjectOrQuote(strong.Question), discoveryOf(disc, strong.TaskID)))
 		}
-		sys := xmlPrompt("You are the research supervisor of a strategy team.", mem,
-			"Synthesise the approved findings into a short summary of the top discoveries, and ask up to four intelligent follow-up questions: a deeper breakdown where the data is strong, contradictions with the firm's assumptions, and where data is limited.",
-			"Only state what the findings support. Name contradicted assumptions explicitly.")
-		var out struct {
-			Summary   string   `json:"summary"`
-			FollowUps []string `json:"follow_up_questions"`
+		if weak != nil && strong != nil && weak.TaskID != strong.TaskID && weak.Confidence < 0.5 {
+			ws, ss := subjectOrQuote(weak.Question), subjectOrQuote(strong.Question)
+			if ws != ss {
+				follow = append(follow, fmt.Sprintf("We have strong data on %s but limited data on %s: shall we prioritise %s?", ss, ws, ws))
+			}
 		}
-		if err := structured(ctx, a.strong, synthesisSchema, sys, "Findings:\n"+toJSON(list)+"\nContradictions:\n"+toJSON(contra), &out); err != nil {
-			return ResearchState{}, fmt.Errorf("analyst: synthesising: %w", err)
-		}
-		summary, follow = out.Summary, out.FollowUps
 	}
 	// Episodic memory: the supervisor writes the key findings of this round with
 	// write_memory_tool (written here directly if it did not).
