@@ -200,12 +200,12 @@ func (a *Analyst) taskByRule(ctx context.Context, t Task) (Finding, error) {
 		kinds, k = kinds[:1], 3
 	}
 	var steps []string
-	q := quote(stepless(t.Question))
+	quoted := quote(stepless(t.Question))
 	for _, kind := range kinds {
 		if kind == "web" {
-			steps = append(steps, fmt.Sprintf("search the web (max_results %d) for %s", k, q))
+			steps = append(steps, fmt.Sprintf("search the web (max_results %d) for %s", k, quoted))
 		} else {
-			steps = append(steps, fmt.Sprintf("search the company knowledge base (top_k %d) for %s", k, q))
+			steps = append(steps, fmt.Sprintf("search the company knowledge base (top_k %d) for %s", k, quoted))
 		}
 	}
 	brief := strings.Join(steps, " and ")
@@ -216,16 +216,15 @@ func (a *Analyst) taskByRule(ctx context.Context, t Task) (Finding, error) {
 	if err != nil {
 		return Finding{}, err
 	}
-	terms := contentWords(t.Question)
+	q := rewrite(t.Question, a.now())
 	var sources []Source
 	for _, c := range res.Calls {
 		if c.IsError {
 			return Finding{}, fmt.Errorf("analyst: %s: %s", c.Tool, c.Result)
 		}
-		sources = append(sources, a.sourcesOf(c.Tool, c.Result, terms)...)
+		sources = append(sources, a.sourcesOf(c.Tool, c.Result, q)...)
 	}
-	sort.SliceStable(sources, func(i, j int) bool { return sources[i].Kind < sources[j].Kind })
-	f := Finding{TaskID: t.ID, Question: t.Question, Sources: distinctSources(sources), Attempts: t.Attempt}
+	f := Finding{TaskID: t.ID, Question: t.Question, Sources: rankSources(sources), Attempts: t.Attempt}
 	if t.Critique != "" {
 		f.Critiques = []string{t.Critique}
 	}
@@ -264,8 +263,9 @@ func stepless(q string) string {
 }
 
 // sourcesOf turns a rag_tool or web_search_tool result (its JSON) into sources, each with the
-// sentence that best matches terms.
-func (a *Analyst) sourcesOf(tool, result string, terms []string) []Source {
+// sentence that best answers q and a score that ranks the knowledge base's passages and the
+// web's pages together: q's relevance, the same for both, and a tenth of the engine's own score.
+func (a *Analyst) sourcesOf(tool, result string, q searchQuery) []Source {
 	var out []Source
 	switch tool {
 	case "rag_tool":
@@ -283,7 +283,7 @@ func (a *Analyst) sourcesOf(tool, result string, terms []string) []Source {
 			}
 			ref, _ := c.Metadata["source"].(string)
 			date, _ := c.Metadata["date"].(string)
-			out = append(out, Source{Kind: kind, Title: c.Title(), Ref: ref, Date: date, Score: c.Score, Quote: bestSentence(terms, c.Content)})
+			out = append(out, Source{Kind: kind, Title: c.Title(), Ref: ref, Date: date, Score: joint(q, c.Title(), c.Content, date, c.Score), Quote: bestSentence(q, c.Content)})
 		}
 	case "web_search_tool":
 		var rs []WebResult
@@ -291,8 +291,34 @@ func (a *Analyst) sourcesOf(tool, result string, terms []string) []Source {
 			return nil
 		}
 		for _, r := range rs {
-			out = append(out, Source{Kind: "web", Title: r.Title, Ref: r.URL, Date: a.webDate(r.URL), Score: r.Score, Quote: bestSentence(terms, r.Content)})
+			date := a.webDate(r.URL)
+			out = append(out, Source{Kind: "web", Title: r.Title, Ref: r.URL, Date: date, Score: joint(q, r.Title, r.Content, date, r.Score), Quote: bestSentence(q, r.Content)})
 		}
+	}
+	return out
+}
+
+// joint is a source's score in the joint ranking of knowledge base and web results.
+func joint(q searchQuery, title, text, date string, engine float64) float64 {
+	sc := q.relevance(title, text, date) + 0.1*min(max(engine, 0), 1)
+	return float64(int(sc*1000)) / 1000
+}
+
+// rankSources orders a finding's sources, the knowledge base's and the web's together, by their
+// joint score, keeps one source per document or page, and at most one saved report: a report is
+// one source among others.
+func rankSources(ss []Source) []Source {
+	ss = append([]Source(nil), ss...)
+	sort.SliceStable(ss, func(i, j int) bool { return ss[i].Score > ss[j].Score })
+	var out []Source
+	reports := 0
+	for _, s := range distinctSources(ss) {
+		if s.Kind == "report" {
+			if reports++; reports > 1 {
+				continue
+			}
+		}
+		out = append(out, s)
 	}
 	return out
 }
@@ -304,10 +330,10 @@ func (a *Analyst) webDate(url string) string {
 	return s
 }
 
-func bestSentence(terms []string, text string) string {
+func bestSentence(q searchQuery, text string) string {
 	best, bs := "", -1.0
 	for _, s := range sentences(text) {
-		if sc := share(terms, s); sc > bs {
+		if sc := q.shareOf(s); sc > bs {
 			best, bs = s, sc
 		}
 	}
@@ -383,10 +409,10 @@ func (a *Analyst) taskWithModel(ctx context.Context, t Task) (Finding, error) {
 	if t.Critique != "" {
 		f.Critiques = []string{t.Critique}
 	}
-	terms := contentWords(t.Question)
+	q := rewrite(t.Question, a.now())
 	for _, m := range out.Messages {
 		if m.Role == message.RoleTool && !m.IsError {
-			f.Sources = append(f.Sources, a.sourcesOf(m.Name, m.Text(), terms)...)
+			f.Sources = append(f.Sources, a.sourcesOf(m.Name, m.Text(), q)...)
 		}
 	}
 	var ans struct {
@@ -401,7 +427,7 @@ func (a *Analyst) taskWithModel(ctx context.Context, t Task) (Finding, error) {
 	} else if n := len(out.Messages); n > 0 {
 		ans.Answer = out.Messages[n-1].Text()
 	}
-	f.Sources = distinctSources(f.Sources)
+	f.Sources = rankSources(f.Sources)
 	f.Answer, f.Confidence, f.KeyQuotes = ans.Answer, ans.Confidence, ans.KeyQuotes
 	return f, nil
 }
