@@ -38,6 +38,8 @@ type SectionPlan struct {
 	Order   int    `json:"order"`
 	Attempt int    `json:"attempt"`
 	Note    string `json:"note,omitempty"` // the reviewer's note for a rewrite
+	// Findings are the task IDs of the findings a section planned from the findings covers.
+	Findings []string `json:"findings,omitempty"`
 }
 
 // Section is a written section.
@@ -46,6 +48,8 @@ type Section struct {
 	Order   int    `json:"order"`
 	Content string `json:"content"`
 	Attempt int    `json:"attempt"`
+	// Findings are the findings the section covers (a section planned on findings).
+	Findings []string `json:"findings,omitempty"`
 }
 
 // ReportState is the report subgraph's state.
@@ -181,22 +185,121 @@ func (a *Analyst) reportSupervisor(ctx context.Context, s ReportState) (ReportSt
 			}
 		}
 	}
-	names := []string{"Executive Summary", frameworkSection(p.Framework), "Key Findings"}
+	groups, err := a.findingSections(ctx, s, mem)
+	if err != nil {
+		return ReportState{}, err
+	}
+	plans := []SectionPlan{{Name: "Executive Summary"}, {Name: frameworkSection(p.Framework)}}
+	plans = append(plans, groups...)
 	if len(s.Contradictions) > 0 {
-		names = append(names, "Challenged Assumptions")
+		plans = append(plans, SectionPlan{Name: "Challenged Assumptions"})
 	}
 	for _, f := range s.Findings {
 		if f.Gap {
-			names = append(names, "Evidence Gaps")
+			plans = append(plans, SectionPlan{Name: "Evidence Gaps"})
 			break
 		}
 	}
-	names = append(names, "Recommendations")
-	var plans []SectionPlan
-	for i, n := range names {
-		plans = append(plans, SectionPlan{Name: n, Order: i, Attempt: 1, Brief: sectionBrief(n, p)})
+	plans = append(plans, SectionPlan{Name: "Recommendations"})
+	for i := range plans {
+		plans[i].Order, plans[i].Attempt = i, 1
+		if plans[i].Brief == "" {
+			plans[i].Brief = sectionBrief(plans[i].Name, p)
+		}
 	}
 	return ReportState{Prefs: p, Sources: sources, Sections: plans}, nil
+}
+
+var outlineSchema = schema("report_outline", "The report's finding sections.", `{
+  "type": "object",
+  "properties": {"sections": {"type": "array", "minItems": 1, "maxItems": 6, "items": {"type": "object",
+    "properties": {"name": {"type": "string"}, "findings": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
+    "required": ["name", "findings"]}}},
+  "required": ["sections"]
+}`)
+
+// findingSections plans the report's sections on the findings: the findings grouped by what they
+// are about, one section per group, named for it. Offline, a group is the competitors, projects
+// and theme a finding's question names (from the corpus); with a model, the model groups and
+// names them. A finding no group takes goes to "Other findings"; gaps have their own section.
+func (a *Analyst) findingSections(ctx context.Context, s ReportState, mem Mem) ([]SectionPlan, error) {
+	var fs []Finding
+	known := map[string]bool{}
+	for _, f := range s.Findings {
+		if !f.Gap {
+			fs = append(fs, f)
+			known[f.TaskID] = true
+		}
+	}
+	if len(fs) == 0 {
+		return nil, nil
+	}
+	var out []SectionPlan
+	if a.strongRule {
+		at := map[string]int{}
+		for _, f := range fs {
+			name := subjectOf(f.Question)
+			if name == "" {
+				name = "Other findings"
+			}
+			name = strings.ToUpper(name[:1]) + name[1:]
+			i, ok := at[name]
+			if !ok {
+				i, at[name] = len(out), len(out)
+				out = append(out, SectionPlan{Name: name})
+			}
+			out[i].Findings = append(out[i].Findings, f.TaskID)
+		}
+	} else {
+		var list strings.Builder
+		for _, f := range fs {
+			fmt.Fprintf(&list, "- %s: %s (%s)\n", f.TaskID, f.Question, clip(f.Answer, 200))
+		}
+		sys := xmlPrompt("You are the report supervisor of a strategy team.", mem,
+			fmt.Sprintf("Plan the body of the report on %q: group the approved findings by what they are about, one section per group, and name each section for its subject as a careful analyst would (a short noun phrase, not a question). Every finding goes in one section.", s.Topic),
+			"Use the findings' IDs as given. At most six sections.")
+		var outline struct {
+			Sections []struct {
+				Name     string   `json:"name"`
+				Findings []string `json:"findings"`
+			} `json:"sections"`
+		}
+		if err := structured(ctx, a.strong, outlineSchema, sys, "Findings:\n"+list.String(), &outline); err != nil {
+			return nil, fmt.Errorf("analyst: planning the report's sections: %w", err)
+		}
+		placed := map[string]bool{}
+		names := map[string]bool{}
+		for _, sec := range outline.Sections {
+			name := strings.TrimSpace(sec.Name)
+			if name == "" || names[name] {
+				continue
+			}
+			plan := SectionPlan{Name: name}
+			for _, id := range sec.Findings {
+				if known[id] && !placed[id] {
+					placed[id] = true
+					plan.Findings = append(plan.Findings, id)
+				}
+			}
+			if len(plan.Findings) > 0 {
+				names[name] = true
+				out = append(out, plan)
+			}
+		}
+		var rest []string
+		for _, f := range fs {
+			if !placed[f.TaskID] {
+				rest = append(rest, f.TaskID)
+			}
+		}
+		if len(rest) > 0 {
+			out = append(out, SectionPlan{Name: "Other findings", Findings: rest})
+		}
+	}
+	for i := range out {
+		out[i].Brief = fmt.Sprintf("The findings %s, each with its evidence; cite every claim.", strings.Join(out[i].Findings, ", "))
+	}
+	return out, nil
 }
 
 func frameworkSection(fw string) string {
@@ -266,17 +369,30 @@ func (a *Analyst) writer(ctx context.Context, s ReportState) (ReportState, error
 			fmt.Sprintf("Write the section %q of the report on %q. %s Write in the user's documented style, with %s citations of the numbered sources, and use the preferred framework (%s) where it fits.%s",
 				sec.Name, s.Topic, sec.Brief, s.Prefs.Citation, s.Prefs.Framework, note),
 			"Markdown body only, no heading. Only claims the findings support.")
-		resp, err := a.strong.Generate(ctx, chatRequest(sys, "Findings:\n"+toJSON(s.Findings)+"\nSources:\n"+src.String()+"\nContradictions:\n"+toJSON(s.Contradictions)))
+		findings := s.Findings
+		if len(sec.Findings) > 0 {
+			findings = nil
+			for _, f := range s.Findings {
+				if slices.Contains(sec.Findings, f.TaskID) {
+					findings = append(findings, f)
+				}
+			}
+		}
+		resp, err := a.strong.Generate(ctx, chatRequest(sys, "Findings:\n"+toJSON(findings)+"\nSources:\n"+src.String()+"\nContradictions:\n"+toJSON(s.Contradictions)))
 		if err != nil {
 			return ReportState{}, fmt.Errorf("analyst: writing %s: %w", sec.Name, err)
 		}
 		content = strings.TrimSpace(resp.Message.Text())
 	}
-	return ReportState{Written: []Section{{Name: sec.Name, Order: sec.Order, Content: content, Attempt: sec.Attempt}}}, nil
+	return ReportState{Written: []Section{{Name: sec.Name, Order: sec.Order, Content: content, Attempt: sec.Attempt, Findings: sec.Findings}}}, nil
 }
 
 func writeByRule(s ReportState, sec SectionPlan) string {
 	p := s.Prefs
+	name := sec.Name
+	if len(sec.Findings) > 0 {
+		name = "Key Findings" // a section planned on findings: those findings, with their evidence
+	}
 	var b strings.Builder
 	limit := bulletLimit(p)
 	if sec.Note != "" && strings.Contains(sec.Note, "bullets") {
@@ -288,13 +404,16 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 		}
 		return strings.TrimSuffix(headline(f), "."), f.Sources[0], true
 	}
-	switch sec.Name {
+	switch name {
 	case "Executive Summary":
+		// Each bullet its own evidence: a source already cited is not cited again.
 		n := 0
+		cited := map[string]bool{}
 		for _, c := range s.Contradictions {
-			if n == limit {
-				break
+			if n == limit || cited[c.Source.Ref] {
+				continue
 			}
+			cited[c.Source.Ref] = true
 			fmt.Fprintf(&b, "- **So what:** assumption %s (%s) is contradicted: %s%s.\n", c.Assumption, c.Statement, strings.TrimSuffix(c.Evidence, "."), cite(p, s.Sources, c.Source))
 			n++
 		}
@@ -302,7 +421,8 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 			if n == limit {
 				break
 			}
-			if h, src, ok := first(f); ok {
+			if h, src, ok := first(f); ok && !cited[src.Ref] {
+				cited[src.Ref] = true
 				fmt.Fprintf(&b, "- %s%s.\n", h, cite(p, s.Sources, src))
 				n++
 			}
@@ -378,6 +498,9 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 		}
 	case "Key Findings":
 		for _, f := range s.Findings {
+			if len(sec.Findings) > 0 && !slices.Contains(sec.Findings, f.TaskID) {
+				continue
+			}
 			fmt.Fprintf(&b, "**%s** (confidence %.0f%%)\n", f.Question, f.Confidence*100)
 			if len(f.Sources) == 0 {
 				b.WriteString(f.Answer + "\n\n")
@@ -493,7 +616,11 @@ func (a *Analyst) sectionReviewer(ctx context.Context, s ReportState) (ReportSta
 			note = "Cite your sources in the user's citation style."
 		}
 		if note != "" && w.Attempt < 2 {
-			again = append(again, SectionPlan{Name: w.Name, Order: w.Order, Attempt: w.Attempt + 1, Brief: sectionBrief(w.Name, s.Prefs), Note: note})
+			brief := sectionBrief(w.Name, s.Prefs)
+			if len(w.Findings) > 0 {
+				brief = fmt.Sprintf("The findings %s, each with its evidence; cite every claim.", strings.Join(w.Findings, ", "))
+			}
+			again = append(again, SectionPlan{Name: w.Name, Order: w.Order, Attempt: w.Attempt + 1, Brief: brief, Note: note, Findings: w.Findings})
 			continue
 		}
 		approved[w.Name] = w
