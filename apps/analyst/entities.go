@@ -50,16 +50,13 @@ func (e entities) subject() string {
 // aboutRe reads the subject of a question the analyst wrote ("What do we know about X?").
 var aboutRe = regexp.MustCompile(`(?i)^what do we know about (.+?)\??$`)
 
-// subjectOf is a short noun phrase for what a sub-question asks about: the entities it names,
-// or the subject of a question written from a direction; "" when neither.
+// subjectOf is a short noun phrase for what a sub-question asks about: the subject of a question
+// written from a direction, or the entities it names; "" when neither.
 func subjectOf(q string) string {
-	if s := entitiesOf(q).subject(); s != "" {
-		return s
-	}
 	if m := aboutRe.FindStringSubmatch(strings.TrimSpace(q)); m != nil {
 		return m[1]
 	}
-	return ""
+	return entitiesOf(q).subject()
 }
 
 // subjectOrQuote is subjectOf(q), or q in quotes when it names no subject.
