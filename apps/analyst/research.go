@@ -820,16 +820,6 @@ func headline(f Finding) string {
 	return clip(f.KeyQuotes[0], 220)
 }
 
-func lowerFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	if len(s) > 1 && s[1] >= 'A' && s[1] <= 'Z' {
-		return s
-	}
-	return strings.ToLower(s[:1]) + s[1:]
-}
-
 func summaryByRule(list []Finding, contra []Contradiction) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d findings approved", len(list))

@@ -99,7 +99,7 @@ func Load() (*Domain, error) {
 	for _, doc := range docs {
 		if c := doc.Fields["company"]; c != "" {
 			if d.Company != "" && d.Company != c {
-				return nil, fmt.Errorf("corpus: two documents name the company (%q and %q); one fact sheet has company:", d.Company, c)
+				return nil, fmt.Errorf("corpus: two documents name the company (%q and %q); give one fact sheet the company: line", d.Company, c)
 			}
 			d.Company, d.FactSource = c, doc.Title
 			var keys []string
