@@ -296,6 +296,9 @@ func (a *Analyst) findingSections(ctx context.Context, s ReportState, mem Mem) (
 			out = append(out, SectionPlan{Name: "Other findings", Findings: rest})
 		}
 	}
+	if len(out) == 1 && out[0].Name == "Other findings" {
+		out[0].Name = "Findings" // nothing else to be other than
+	}
 	for i := range out {
 		out[i].Brief = fmt.Sprintf("The findings %s, each with its evidence; cite every claim.", strings.Join(out[i].Findings, ", "))
 	}
