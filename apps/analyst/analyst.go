@@ -145,11 +145,13 @@ func New(ctx context.Context, d server.AppDeps, cfg Config) (*Analyst, error) {
 	if shared == nil {
 		shared = st
 	}
-	a.kb = &KB{db: db, shared: shared, log: log, loaded: map[string]bool{}}
-	if a.assumptions, err = corpus.Assumptions(); err != nil {
+	a.kb = &KB{db: db, shared: shared, log: log, now: now, loaded: map[string]bool{}}
+	dom, err := loadDomain()
+	if err != nil {
 		db.Close()
 		return nil, err
 	}
+	a.assumptions = dom.Assumptions
 	memModel := a.fast
 	if a.fastRule {
 		memModel = nil

@@ -317,15 +317,22 @@ func (a *Analyst) rememberProfile(ctx context.Context, user string, p map[string
 }
 
 // seedCompany fills company_profile from the knowledge base's fact sheet on a user's first
-// session.
+// session: the company, its facts (the fact sheet's header), its competitors and its projects.
 func (a *Analyst) seedCompany(ctx context.Context, user string) (memory.FactDoc, error) {
 	doc := memory.FactDoc{}
-	ops := []memory.Op{
-		TypedOp(doc, "company", "name", "Kestrel Mobility"),
-		TypedOp(doc, "company", "industry", "shared urban micromobility (e-bikes, e-mopeds), 38 European cities"),
-		TypedOp(doc, "company", "competitors", "Voltra, Spinlane, UrbanHop, Cityglide"),
-		TypedOp(doc, "company", "priorities", "EBITDA break-even by FY2027; Project Northstar (Iberia); Project Tidewater (B2B leasing); Project Ember (battery swapping hubs)"),
-		TypedOp(doc, "company", "vocabulary", "RVD (rides per vehicle per day), swap cost, permit cap, utilisation, payback"),
+	d, err := loadDomain()
+	if err != nil {
+		return doc, err
+	}
+	ops := []memory.Op{TypedOp(doc, "company", "name", d.Company)}
+	for _, f := range d.Facts {
+		ops = append(ops, TypedOp(doc, "company", f.Key, f.Value))
+	}
+	if len(d.Competitors) > 0 {
+		ops = append(ops, TypedOp(doc, "company", "competitors", strings.Join(d.Competitors, ", ")))
+	}
+	if len(d.Projects) > 0 {
+		ops = append(ops, TypedOp(doc, "company", "projects", strings.Join(d.Projects, ", ")))
 	}
 	return a.mem.Apply(ctx, user, NSCompanyProfile, "company fact sheet on first session", ops)
 }

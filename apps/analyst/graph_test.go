@@ -164,9 +164,11 @@ func TestTaskAgentsRunInParallel(t *testing.T) {
 	if overlapping == 0 {
 		t.Fatalf("no two slow task agents overlap (%d agents)", len(agents))
 	}
+	// The overlap of the agents' spans shows they ran together; no bound on the wall time (the
+	// machine's load decides it).
 	webCalls := names["execute_tool web_search_tool"]
-	if webCalls < 3 || took >= time.Duration(webCalls)*delay {
-		t.Errorf("%d web searches of %v took %v: not parallel", webCalls, delay, took)
+	if webCalls < 3 {
+		t.Errorf("%d web searches, want one per task whose first source is the web", webCalls)
 	}
 	for _, want := range []string{"graph.node research_supervisor", "graph.node supervisor_review", "graph.node discovery_synthesiser",
 		"memory.read episodic_memory", "memory.write episodic_memory", "execute_tool rag_tool",

@@ -59,6 +59,7 @@ type KB struct {
 	db     *appdb.DB
 	shared store.Store // the server's store without a tenant; each tenant sees its own view
 	log    *slog.Logger
+	now    func() time.Time // the app's clock; time.Now when nil
 	mu     sync.Mutex
 	loaded map[string]bool // tenants whose corpus is ingested
 }
@@ -99,7 +100,7 @@ func (kb *KB) EnsureCorpus(ctx context.Context, tenant string) error {
 	if err := kb.db.System(ctx, func(tx *appdb.Tx) error {
 		for i, d := range docs {
 			if _, err := tx.Exec(ctx, `INSERT INTO documents (id, tenant_id, title, content, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?)
-				ON CONFLICT (tenant_id, id) DO NOTHING`, "corpus:"+d.ID, tenant, d.Title, d.Body, appdb.JSONValue(metas[i]), time.Now().UTC()); err != nil {
+				ON CONFLICT (tenant_id, id) DO NOTHING`, "corpus:"+d.ID, tenant, d.Title, d.Body, appdb.JSONValue(metas[i]), kb.clock().UTC()); err != nil {
 				return fmt.Errorf("analyst: ingesting %s: %w", d.ID, err)
 			}
 		}
@@ -120,6 +121,13 @@ func (kb *KB) EnsureCorpus(ctx context.Context, tenant string) error {
 	kb.log.Info("analyst: corpus ingested", "tenant", tenant, "documents", len(docs), "took", time.Since(start).Round(time.Millisecond))
 	kb.loaded[tenant] = true
 	return nil
+}
+
+func (kb *KB) clock() time.Time {
+	if kb.now == nil {
+		return time.Now()
+	}
+	return kb.now()
 }
 
 func progressBar(done, total int) string {
@@ -177,7 +185,7 @@ func sentences(text string) []string {
 var ErrBadArgs = errors.New("analyst: bad arguments")
 
 // Search finds the passages most similar to query in tenant's knowledge base (the corpus and
-// saved reports). filter compares metadata fields ({"project": "Northstar"}, with the store's
+// saved reports). filter compares metadata fields ({"project": "<name>"}, with the store's
 // operators); minScore drops weaker passages.
 func (kb *KB) Search(ctx context.Context, tenant, query string, topK int, filter map[string]any, minScore float64) ([]Chunk, error) {
 	if strings.TrimSpace(query) == "" {
@@ -211,14 +219,16 @@ func (kb *KB) Search(ctx context.Context, tenant, query string, topK int, filter
 }
 
 // Retrieve finds the documents that answer question in tenant's knowledge base: the question is
-// rewritten into a search query of its content words (the question's wording dropped), searched
-// with the store's hybrid search (vectors and text) for several passages per document, and the
-// passages are re-ranked by their hybrid score and the share of the question's words in the
-// document's title and passage. Each document (a saved report too) gives one passage, its best;
-// the k best documents are returned.
+// rewritten into a search query (its content words with their synonyms from the corpus's
+// vocabulary, the question's wording and time frame dropped), searched with the store's hybrid
+// search (vectors and text) for several passages per document, and the passages are re-ranked by
+// their hybrid score, the share of the question's terms (or their synonyms) in the document's
+// title and passage, and whether the document falls in the question's time frame ("last year",
+// "recent", "in 2025"). Each document (a saved report too) gives one passage, its best; the k
+// best documents are returned.
 func (kb *KB) Retrieve(ctx context.Context, tenant, question string, k int, filter map[string]any) ([]Chunk, error) {
-	terms := contentWords(question)
-	query := strings.Join(terms, " ")
+	q := rewrite(question, kb.clock())
+	query := strings.Join(q.Terms, " ")
 	if query == "" {
 		query = question
 	}
@@ -232,7 +242,8 @@ func (kb *KB) Retrieve(ctx context.Context, tenant, question string, k int, filt
 	best := map[string]int{}
 	var out []Chunk
 	for _, c := range cands {
-		c.Score = rerank(terms, c)
+		date, _ := c.Metadata["date"].(string)
+		c.Score = float64(int((c.Score+q.relevance(c.Title(), c.Content, date))*1000)) / 1000
 		doc := documentOf(c)
 		if i, ok := best[doc]; ok {
 			if c.Score > out[i].Score {
@@ -248,13 +259,6 @@ func (kb *KB) Retrieve(ctx context.Context, tenant, question string, k int, filt
 		out = out[:k]
 	}
 	return out, nil
-}
-
-// rerank scores a passage for a question's terms: the store's hybrid score, plus the share of
-// the terms in the document's title and in the passage.
-func rerank(terms []string, c Chunk) float64 {
-	sc := c.Score + 0.35*share(terms, c.Title()) + 0.5*share(terms, c.Content)
-	return float64(int(sc*1000)) / 1000
 }
 
 // documentOf names the document a passage comes from: a corpus document or a saved report.

@@ -69,6 +69,8 @@ func TestRealModelPath(t *testing.T) {
 			out = `{"summary":"The model's summary.","follow_up_questions":["Should we size Voltra's Benelux push?"]}`
 		case "fact_operations":
 			out = `{"operations":[{"op":"add","text":"Prefers data tables"}]}`
+		case "report_outline":
+			out = `{"sections":[{"name":"Voltra's leasing moves","findings":["q1"]},{"name":"Unknown","findings":["q9"]}]}`
 		case "final_route":
 			out = `{"route":"approve","format":"json"}`
 		default:
@@ -105,6 +107,11 @@ func TestRealModelPath(t *testing.T) {
 	r.resume("accept", nil)
 	if r.action != "Review final report" || !strings.Contains(r.state.ReportDraft, "The model's section, citing [1].") {
 		t.Fatalf("report: %q\n%s", r.action, r.state.ReportDraft)
+	}
+	// The model planned the finding sections; a finding it left out is not lost, an unknown
+	// finding ID is dropped.
+	if !strings.Contains(r.state.ReportDraft, "## Voltra's leasing moves") || !strings.Contains(r.state.ReportDraft, "## Other findings") || strings.Contains(r.state.ReportDraft, "## Unknown") {
+		t.Errorf("the report's sections are not the model's plan:\n%s", r.state.ReportDraft)
 	}
 	r.resume("response", "Looks fine, keep it as data")
 	if r.state.ReportID == "" || r.state.ReportFormat != "json" {

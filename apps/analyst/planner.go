@@ -97,16 +97,6 @@ func orDefault(s, d string) string {
 }
 
 var (
-	competitors = []string{"Voltra", "Spinlane", "UrbanHop", "Cityglide"}
-	projects    = map[string]string{"northstar": "Northstar", "tidewater": "Tidewater", "ember": "Ember"}
-	themes      = []struct{ words, name string }{
-		{"leasing b2b corporate fleet fleets subscription", "B2B fleet leasing"},
-		{"battery batteries swap swapping hub hubs lithium", "battery costs and swapping"},
-		{"permit permits tender tenders licence licences license licenses cap regulation", "permits and tenders"},
-		{"iberia spain portugal madrid lisbon porto", "the Iberian market"},
-		{"price pricing discount discounts pass passes", "pricing"},
-		{"market growth size share", "market size and growth"},
-	}
 	addRe   = regexp.MustCompile(`(?i)\b(?:add|also|include|cover)\b(?:\s+(?:a|an|the))?(?:\s+(?:sub-?question|question))?(?:\s+(?:on|about))?\s+(.+)`)
 	dropRe  = regexp.MustCompile(`(?i)\b(?:drop|remove|skip|without|no need for)\b(?:\s+(?:the|a))?(?:\s+(?:sub-?question|question))?(?:\s+(?:on|about))?\s+([\p{L}\-']+)`)
 	focusRe = regexp.MustCompile(`(?i)\bfocus(?:\s+more)?\s+on\s+(.+)`)
@@ -139,37 +129,20 @@ func planByRule(query string, mem Mem, ctxChunks []Chunk, prev *Plan, feedback s
 }
 
 func basePlan(query string, mem Mem, ctxChunks []Chunk) Plan {
-	lq := strings.ToLower(query)
+	ents := entitiesOf(query)
 	topic := strings.TrimRight(clip(query, 90), "?.!")
-	var theme string
-	for _, t := range themes {
-		for _, w := range strings.Fields(t.words) {
-			if regexp.MustCompile(`\b` + w + `\b`).MatchString(lq) {
-				theme = t.name
-				break
-			}
-		}
-		if theme != "" {
-			break
-		}
-	}
 	subject := "the market"
-	if theme != "" {
-		subject = theme
+	if ents.Theme != "" {
+		subject = ents.Theme
 	}
 	var qs []SubQuestion
-	var named []string
-	for _, c := range competitors {
-		if strings.Contains(lq, strings.ToLower(c)) {
-			named = append(named, c)
-		}
-	}
+	named := ents.Competitors
 	// The questions are written around what the request names (its competitors and theme),
 	// never around the user's sentence itself.
 	own := subject
-	if theme == "" && len(named) > 0 {
-		own = strings.Join(named, " and ")
-	} else if theme == "" {
+	if ents.Theme == "" && len(named) > 0 {
+		own = joinAnd(named)
+	} else if ents.Theme == "" {
 		own = "this topic"
 	}
 	qs = append(qs, SubQuestion{Question: "What is our own position and plan on " + own + ", according to our internal documents?", Sources: []string{"company_db"}})
@@ -179,10 +152,8 @@ func basePlan(query string, mem Mem, ctxChunks []Chunk) Plan {
 		}
 		qs = append(qs, SubQuestion{Question: "What is " + c + " doing in " + subject + "?", Sources: []string{"web", "company_db"}})
 	}
-	for k, name := range projects {
-		if strings.Contains(lq, k) {
-			qs = append(qs, SubQuestion{Question: "What does Project " + name + " assume about " + subject + ", and do recent sources support it?", Sources: []string{"company_db", "web"}})
-		}
+	for _, name := range ents.Projects {
+		qs = append(qs, SubQuestion{Question: "What does Project " + name + " assume about " + subject + ", and do recent sources support it?", Sources: []string{"company_db", "web"}})
 	}
 	qs = append(qs, SubQuestion{Question: "Which of the firm's planning assumptions on " + subject + " are challenged by recent external evidence?", Sources: []string{"web", "company_db"}})
 	if mem.Typed(NSPreferences, "style", "verbosity") == "detailed" || len(named) == 0 {
@@ -263,11 +234,21 @@ func revise(p Plan, feedback string) Plan {
 }
 
 // leadRe is the instruction a direction starts with ("please look into", "research", "can you
-// check"), dropped when the direction becomes a question.
-var leadRe = regexp.MustCompile(`(?i)^(?:(?:please|also|and|then|now|ok|okay|can you|could you|would you|i want you to|let's|let us)[\s,]+)*(?:look (?:at|into)|research|investigate|check(?: out)?|find out(?: about)?|dig (?:into|deeper into)|explore|analy[sz]e|tell me(?: about)?|what about|more on)\s+`)
+// check", "I think we should find out"), dropped when the direction becomes a question.
+var leadRe = regexp.MustCompile(`(?i)^(?:(?:please|also|and|then|now|ok|okay|so|maybe|perhaps|i think|i guess|can you|could you|would you|i want you to|i'd like you to|i would like you to|let's|let us|we should|we need to|you should|we must)[\s,]+)*(?:look (?:at|into)|research|investigate|check(?: out)?|find out(?: about)?|dig (?:into|deeper into)|explore|analy[sz]e|tell me(?: about)?|what about|more on|see)\s+`)
+
+// whetherRe reads an indirect yes/no question ("whether the rival is hiring sales staff"): the
+// subject, the auxiliary verb and the rest.
+var whetherRe = regexp.MustCompile(`(?i)^(?:whether|if)\s+(.+?)\s+(is|are|was|were|has|have|had|will|would|can|could|does|do|did|should)\s+(.+)$`)
+
+// clauseRe is a direction that is still a clause after its instruction words ("we are losing
+// share", "that prices rise"): no noun phrase to ask about.
+var clauseRe = regexp.MustCompile(`(?i)^(?:i|we|you|they|he|she|it|that|whether|if|how|why|what|which|who|when|where)\b`)
 
 // questionOf writes a user's direction as a research question: a question stays as it is; an
-// instruction ("look into X") becomes "What do we know about X?".
+// instruction becomes a question about its subject ("look into X" → "What do we know about
+// X?", "check whether X is Y" → "Is X Y?"); a clause names its subject by the entities it
+// names. The user's sentence is never put into a template whole.
 func questionOf(s string) string {
 	s = strings.TrimSpace(strings.TrimRight(s, ".!"))
 	if s == "" {
@@ -277,13 +258,29 @@ func questionOf(s string) string {
 		return strings.ToUpper(s[:1]) + s[1:]
 	}
 	s = strings.TrimSpace(leadRe.ReplaceAllString(s, ""))
-	if s == "" {
+	if len(contentWords(s)) == 0 || strings.EqualFold(s, "please") {
 		return "What else should we know?"
 	}
-	if first, _, _ := strings.Cut(s, " "); len(contentWords(first)) == 0 {
-		s = strings.ToLower(s[:1]) + s[1:] // "The ..." reads "the ..."; names keep their capital
+	if m := whetherRe.FindStringSubmatch(s); m != nil {
+		aux := strings.ToLower(m[2])
+		return strings.ToUpper(aux[:1]) + aux[1:] + " " + lowerCommon(m[1]) + " " + m[3] + "?"
 	}
-	return "What do we know about " + s + "?"
+	if clauseRe.MatchString(s) || len(strings.Fields(s)) > 12 {
+		if subj := entitiesOf(s).subject(); subj != "" {
+			return "What do we know about " + subj + "?"
+		}
+		return "What else should we know?"
+	}
+	return "What do we know about " + lowerCommon(s) + "?"
+}
+
+// lowerCommon lowers the first letter of a phrase that starts with a common word ("The ..."
+// reads "the ..."); names keep their capital.
+func lowerCommon(s string) string {
+	if first, _, _ := strings.Cut(s, " "); s != "" && len(contentWords(first)) == 0 {
+		return strings.ToLower(s[:1]) + s[1:]
+	}
+	return s
 }
 
 // planMarkdown renders a plan for the plan gate.

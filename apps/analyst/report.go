@@ -38,6 +38,8 @@ type SectionPlan struct {
 	Order   int    `json:"order"`
 	Attempt int    `json:"attempt"`
 	Note    string `json:"note,omitempty"` // the reviewer's note for a rewrite
+	// Findings are the task IDs of the findings a section planned from the findings covers.
+	Findings []string `json:"findings,omitempty"`
 }
 
 // Section is a written section.
@@ -46,6 +48,8 @@ type Section struct {
 	Order   int    `json:"order"`
 	Content string `json:"content"`
 	Attempt int    `json:"attempt"`
+	// Findings are the findings the section covers (a section planned on findings).
+	Findings []string `json:"findings,omitempty"`
 }
 
 // ReportState is the report subgraph's state.
@@ -63,6 +67,8 @@ type ReportState struct {
 	Approved       map[string]Section `json:"approved,omitempty" reduce:"merge"`
 	Draft          string             `json:"draft,omitempty"`
 	JSON           map[string]any     `json:"json,omitempty"`
+	// Today is the app clock's date (YYYY-MM-DD), for the recommendations' due dates.
+	Today string `json:"today,omitempty"`
 }
 
 // ReportGraph compiles the report subgraph: a supervisor that plans sections from the findings
@@ -82,7 +88,7 @@ func (a *Analyst) ReportGraph(opts graph.CompileOptions) (*graph.Compiled[Report
 		var out []graph.Target
 		for _, sec := range s.Sections {
 			out = append(out, graph.Send(NodeWriter, ReportState{UserID: s.UserID, Topic: s.Topic, Findings: s.Findings, Sources: s.Sources,
-				Contradictions: s.Contradictions, Summary: s.Summary, Prefs: s.Prefs, Section: sec}))
+				Contradictions: s.Contradictions, Summary: s.Summary, Prefs: s.Prefs, Section: sec, Today: s.Today}))
 		}
 		return out, nil
 	}
@@ -113,7 +119,8 @@ func (a *Analyst) reportIn(s State) ReportState {
 			contra = append(contra, c)
 		}
 	}
-	return ReportState{UserID: s.UserID, Topic: topic, Findings: fs, Contradictions: contra, Summary: s.SupervisorSummary}
+	return ReportState{UserID: s.UserID, Topic: topic, Findings: fs, Contradictions: contra, Summary: s.SupervisorSummary,
+		Today: a.now().UTC().Format("2006-01-02")}
 }
 
 func (a *Analyst) reportOut(r ReportState) State {
@@ -178,22 +185,124 @@ func (a *Analyst) reportSupervisor(ctx context.Context, s ReportState) (ReportSt
 			}
 		}
 	}
-	names := []string{"Executive Summary", frameworkSection(p.Framework), "Key Findings"}
+	groups, err := a.findingSections(ctx, s, mem)
+	if err != nil {
+		return ReportState{}, err
+	}
+	plans := []SectionPlan{{Name: "Executive Summary"}, {Name: frameworkSection(p.Framework)}}
+	plans = append(plans, groups...)
 	if len(s.Contradictions) > 0 {
-		names = append(names, "Challenged Assumptions")
+		plans = append(plans, SectionPlan{Name: "Challenged Assumptions"})
 	}
 	for _, f := range s.Findings {
 		if f.Gap {
-			names = append(names, "Evidence Gaps")
+			plans = append(plans, SectionPlan{Name: "Evidence Gaps"})
 			break
 		}
 	}
-	names = append(names, "Recommendations")
-	var plans []SectionPlan
-	for i, n := range names {
-		plans = append(plans, SectionPlan{Name: n, Order: i, Attempt: 1, Brief: sectionBrief(n, p)})
+	plans = append(plans, SectionPlan{Name: "Recommendations"})
+	for i := range plans {
+		plans[i].Order, plans[i].Attempt = i, 1
+		if plans[i].Brief == "" {
+			plans[i].Brief = sectionBrief(plans[i].Name, p)
+		}
 	}
 	return ReportState{Prefs: p, Sources: sources, Sections: plans}, nil
+}
+
+var outlineSchema = schema("report_outline", "The report's finding sections.", `{
+  "type": "object",
+  "properties": {"sections": {"type": "array", "minItems": 1, "maxItems": 6, "items": {"type": "object",
+    "properties": {"name": {"type": "string"}, "findings": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
+    "required": ["name", "findings"]}}},
+  "required": ["sections"]
+}`)
+
+// findingSections plans the report's sections on the findings: the findings grouped by what they
+// are about, one section per group, named for it. Offline, a group is the competitors, projects
+// and theme a finding's question names (from the corpus); with a model, the model groups and
+// names them. A finding no group takes goes to "Other findings"; gaps have their own section.
+func (a *Analyst) findingSections(ctx context.Context, s ReportState, mem Mem) ([]SectionPlan, error) {
+	var fs []Finding
+	known := map[string]bool{}
+	for _, f := range s.Findings {
+		if !f.Gap {
+			fs = append(fs, f)
+			known[f.TaskID] = true
+		}
+	}
+	if len(fs) == 0 {
+		return nil, nil
+	}
+	var out []SectionPlan
+	if a.strongRule {
+		at := map[string]int{}
+		for _, f := range fs {
+			name := subjectOf(f.Question)
+			if name == "" {
+				name = "Other findings"
+			}
+			name = strings.ToUpper(name[:1]) + name[1:]
+			i, ok := at[name]
+			if !ok {
+				i, at[name] = len(out), len(out)
+				out = append(out, SectionPlan{Name: name})
+			}
+			out[i].Findings = append(out[i].Findings, f.TaskID)
+		}
+	} else {
+		var list strings.Builder
+		for _, f := range fs {
+			fmt.Fprintf(&list, "- %s: %s (%s)\n", f.TaskID, f.Question, clip(f.Answer, 200))
+		}
+		sys := xmlPrompt("You are the report supervisor of a strategy team.", mem,
+			fmt.Sprintf("Plan the body of the report on %q: group the approved findings by what they are about, one section per group, and name each section for its subject as a careful analyst would (a short noun phrase, not a question). Every finding goes in one section.", s.Topic),
+			"Use the findings' IDs as given. At most six sections.")
+		var outline struct {
+			Sections []struct {
+				Name     string   `json:"name"`
+				Findings []string `json:"findings"`
+			} `json:"sections"`
+		}
+		if err := structured(ctx, a.strong, outlineSchema, sys, "Findings:\n"+list.String(), &outline); err != nil {
+			return nil, fmt.Errorf("analyst: planning the report's sections: %w", err)
+		}
+		placed := map[string]bool{}
+		names := map[string]bool{}
+		for _, sec := range outline.Sections {
+			name := strings.TrimSpace(sec.Name)
+			if name == "" || names[name] {
+				continue
+			}
+			plan := SectionPlan{Name: name}
+			for _, id := range sec.Findings {
+				if known[id] && !placed[id] {
+					placed[id] = true
+					plan.Findings = append(plan.Findings, id)
+				}
+			}
+			if len(plan.Findings) > 0 {
+				names[name] = true
+				out = append(out, plan)
+			}
+		}
+		var rest []string
+		for _, f := range fs {
+			if !placed[f.TaskID] {
+				rest = append(rest, f.TaskID)
+			}
+		}
+		if len(rest) > 0 {
+			out = append(out, SectionPlan{Name: "Other findings", Findings: rest})
+		}
+	}
+	if len(out) == 1 && out[0].Name == "Other findings" {
+		out[0].Name = "Findings" // nothing else to be other than
+	}
+	for i := range out {
+		out[i].Brief = fmt.Sprintf("The findings %s, each with its evidence; cite every claim.", strings.Join(out[i].Findings, ", "))
+	}
+	return out, nil
 }
 
 func frameworkSection(fw string) string {
@@ -263,17 +372,30 @@ func (a *Analyst) writer(ctx context.Context, s ReportState) (ReportState, error
 			fmt.Sprintf("Write the section %q of the report on %q. %s Write in the user's documented style, with %s citations of the numbered sources, and use the preferred framework (%s) where it fits.%s",
 				sec.Name, s.Topic, sec.Brief, s.Prefs.Citation, s.Prefs.Framework, note),
 			"Markdown body only, no heading. Only claims the findings support.")
-		resp, err := a.strong.Generate(ctx, chatRequest(sys, "Findings:\n"+toJSON(s.Findings)+"\nSources:\n"+src.String()+"\nContradictions:\n"+toJSON(s.Contradictions)))
+		findings := s.Findings
+		if len(sec.Findings) > 0 {
+			findings = nil
+			for _, f := range s.Findings {
+				if slices.Contains(sec.Findings, f.TaskID) {
+					findings = append(findings, f)
+				}
+			}
+		}
+		resp, err := a.strong.Generate(ctx, chatRequest(sys, "Findings:\n"+toJSON(findings)+"\nSources:\n"+src.String()+"\nContradictions:\n"+toJSON(s.Contradictions)))
 		if err != nil {
 			return ReportState{}, fmt.Errorf("analyst: writing %s: %w", sec.Name, err)
 		}
 		content = strings.TrimSpace(resp.Message.Text())
 	}
-	return ReportState{Written: []Section{{Name: sec.Name, Order: sec.Order, Content: content, Attempt: sec.Attempt}}}, nil
+	return ReportState{Written: []Section{{Name: sec.Name, Order: sec.Order, Content: content, Attempt: sec.Attempt, Findings: sec.Findings}}}, nil
 }
 
 func writeByRule(s ReportState, sec SectionPlan) string {
 	p := s.Prefs
+	name := sec.Name
+	if len(sec.Findings) > 0 {
+		name = "Key Findings" // a section planned on findings: those findings, with their evidence
+	}
 	var b strings.Builder
 	limit := bulletLimit(p)
 	if sec.Note != "" && strings.Contains(sec.Note, "bullets") {
@@ -285,13 +407,16 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 		}
 		return strings.TrimSuffix(headline(f), "."), f.Sources[0], true
 	}
-	switch sec.Name {
+	switch name {
 	case "Executive Summary":
+		// Each bullet its own evidence: a source already cited is not cited again.
 		n := 0
+		cited := map[string]bool{}
 		for _, c := range s.Contradictions {
-			if n == limit {
-				break
+			if n == limit || cited[c.Source.Ref] {
+				continue
 			}
+			cited[c.Source.Ref] = true
 			fmt.Fprintf(&b, "- **So what:** assumption %s (%s) is contradicted: %s%s.\n", c.Assumption, c.Statement, strings.TrimSuffix(c.Evidence, "."), cite(p, s.Sources, c.Source))
 			n++
 		}
@@ -299,7 +424,8 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 			if n == limit {
 				break
 			}
-			if h, src, ok := first(f); ok {
+			if h, src, ok := first(f); ok && !cited[src.Ref] {
+				cited[src.Ref] = true
 				fmt.Fprintf(&b, "- %s%s.\n", h, cite(p, s.Sources, src))
 				n++
 			}
@@ -315,22 +441,7 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 				if q == "" {
 					continue
 				}
-				lq := strings.ToLower(q)
-				var k string
-				switch {
-				case src.Kind != "web" && strings.Contains(lq, "assum"):
-					k = "Weaknesses"
-				case src.Kind == "web" && containsAny(lq, []string{"voltra", "spinlane", "urbanhop", "rise", "flat", "five", "cut", "limit"}):
-					k = "Threats"
-				case containsAny(lq, []string{"grow", "opportunit", "fastest", "forecast", "could add", "premium"}):
-					k = "Opportunities"
-				case src.Kind != "web" && containsAny(lq, []string{"loss", "weak", "below", "minus", "cost", "risk"}):
-					k = "Weaknesses"
-				case src.Kind != "web":
-					k = "Strengths"
-				default:
-					k = "Opportunities"
-				}
+				k := swotPart(src, q)
 				item := q + cite(p, s.Sources, src)
 				if len(buckets[k]) < limit-2 && !slices.Contains(buckets[k], item) {
 					buckets[k] = append(buckets[k], item)
@@ -348,15 +459,21 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 			b.WriteString("\n")
 		}
 	case "Porter's Five Forces":
-		forces := []struct {
+		var forces []struct {
 			name  string
 			words []string
-		}{
-			{"Competitive rivalry", []string{"voltra", "spinlane", "urbanhop", "cityglide", "share", "price"}},
-			{"Threat of new entrants", []string{"permit", "licen", "tender", "operator"}},
-			{"Threat of substitutes", []string{"bicimad", "public bike", "scooter", "transit"}},
-			{"Buyer power", []string{"customer", "buyer", "subscription", "pay-per-use", "willingness"}},
-			{"Supplier power", []string{"battery", "pack", "lithium", "hardware"}},
+		}
+		if d := domain(); d != nil {
+			for _, f := range d.Vocabulary.Report.Forces {
+				words := f.Words
+				if f.Competitors {
+					words = append(append([]string(nil), d.Competitors...), words...)
+				}
+				forces = append(forces, struct {
+					name  string
+					words []string
+				}{f.Name, lowered(words)})
+			}
 		}
 		for _, fo := range forces {
 			fmt.Fprintf(&b, "**%s:** ", fo.name)
@@ -384,6 +501,9 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 		}
 	case "Key Findings":
 		for _, f := range s.Findings {
+			if len(sec.Findings) > 0 && !slices.Contains(sec.Findings, f.TaskID) {
+				continue
+			}
 			fmt.Fprintf(&b, "**%s** (confidence %.0f%%)\n", f.Question, f.Confidence*100)
 			if len(f.Sources) == 0 {
 				b.WriteString(f.Answer + "\n\n")
@@ -410,7 +530,7 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 			}
 		}
 	case "Recommendations":
-		due := time.Now().UTC().AddDate(0, 0, 30).Format("2006-01-02")
+		due := dueDate(s.Today)
 		owner := "Strategy team"
 		if p.Project != "" {
 			owner = "Project " + strings.TrimPrefix(p.Project, "Project ") + " lead"
@@ -438,6 +558,48 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 	return strings.TrimSpace(b.String())
 }
 
+// swotPart sorts a source's quote into a SWOT part by the corpus's cue words: the firm's own
+// documents give strengths and weaknesses, outside sources naming a competitor or a threat cue
+// give threats.
+func swotPart(src Source, quote string) string {
+	lq := strings.ToLower(quote)
+	d := domain()
+	if d == nil {
+		return "Opportunities"
+	}
+	cues := d.Vocabulary.Report
+	switch {
+	case src.Kind != "web" && containsAny(lq, cues.OwnWeaknesses):
+		return "Weaknesses"
+	case src.Kind == "web" && (len(namedIn(quote, d.Competitors)) > 0 || containsAny(lq, cues.Threats)):
+		return "Threats"
+	case containsAny(lq, cues.Opportunities):
+		return "Opportunities"
+	case src.Kind != "web" && containsAny(lq, cues.Weaknesses):
+		return "Weaknesses"
+	case src.Kind != "web":
+		return "Strengths"
+	}
+	return "Opportunities"
+}
+
+func lowered(ws []string) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = strings.ToLower(w)
+	}
+	return out
+}
+
+// dueDate is thirty days after today (YYYY-MM-DD), the recommendations' due date.
+func dueDate(today string) string {
+	t, err := time.Parse("2006-01-02", today)
+	if err != nil {
+		return "within 30 days"
+	}
+	return t.AddDate(0, 0, 30).Format("2006-01-02")
+}
+
 // sectionReviewer approves sections or sends them back once: an empty section, an executive
 // summary over the user's bullet limit, or a section without citations where there is evidence.
 func (a *Analyst) sectionReviewer(ctx context.Context, s ReportState) (ReportState, error) {
@@ -457,7 +619,11 @@ func (a *Analyst) sectionReviewer(ctx context.Context, s ReportState) (ReportSta
 			note = "Cite your sources in the user's citation style."
 		}
 		if note != "" && w.Attempt < 2 {
-			again = append(again, SectionPlan{Name: w.Name, Order: w.Order, Attempt: w.Attempt + 1, Brief: sectionBrief(w.Name, s.Prefs), Note: note})
+			brief := sectionBrief(w.Name, s.Prefs)
+			if len(w.Findings) > 0 {
+				brief = fmt.Sprintf("The findings %s, each with its evidence; cite every claim.", strings.Join(w.Findings, ", "))
+			}
+			again = append(again, SectionPlan{Name: w.Name, Order: w.Order, Attempt: w.Attempt + 1, Brief: brief, Note: note, Findings: w.Findings})
 			continue
 		}
 		approved[w.Name] = w

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/trellis-go/trellis/agent/react"
+	"github.com/trellis-go/trellis/apps/analyst/corpus"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 )
@@ -142,9 +143,15 @@ func (a *Analyst) researchSupervisor(ctx context.Context, s ResearchState) (Rese
 	if asked >= 0 && len(res.Answers) > 0 {
 		if ans := strings.TrimSpace(res.Answers[0]); ans != "" && ans != noAnswer {
 			if vague(ans) {
-				ans = tasks[asked].Question + " " + ans
+				// A short answer narrows the question it answers: "pricing" and "Berlin" ask
+				// what we know about pricing, in Berlin.
+				if subj := subjectOf(tasks[asked].Question); subj != "" {
+					ans = strings.TrimRight(subj, "?.! ") + ", specifically " + strings.TrimRight(ans, "?.! ")
+				}
+				tasks[asked].Question = "What do we know about " + strings.TrimRight(ans, "?.! ") + "?"
+			} else {
+				tasks[asked].Question = questionOf(ans)
 			}
-			tasks[asked].Question = questionOf(ans)
 		}
 	}
 	var guidance []string
@@ -193,12 +200,12 @@ func (a *Analyst) taskByRule(ctx context.Context, t Task) (Finding, error) {
 		kinds, k = kinds[:1], 3
 	}
 	var steps []string
-	q := quote(stepless(t.Question))
+	quoted := quote(stepless(t.Question))
 	for _, kind := range kinds {
 		if kind == "web" {
-			steps = append(steps, fmt.Sprintf("search the web (max_results %d) for %s", k, q))
+			steps = append(steps, fmt.Sprintf("search the web (max_results %d) for %s", k, quoted))
 		} else {
-			steps = append(steps, fmt.Sprintf("search the company knowledge base (top_k %d) for %s", k, q))
+			steps = append(steps, fmt.Sprintf("search the company knowledge base (top_k %d) for %s", k, quoted))
 		}
 	}
 	brief := strings.Join(steps, " and ")
@@ -209,16 +216,15 @@ func (a *Analyst) taskByRule(ctx context.Context, t Task) (Finding, error) {
 	if err != nil {
 		return Finding{}, err
 	}
-	terms := contentWords(t.Question)
+	q := rewrite(t.Question, a.now())
 	var sources []Source
 	for _, c := range res.Calls {
 		if c.IsError {
 			return Finding{}, fmt.Errorf("analyst: %s: %s", c.Tool, c.Result)
 		}
-		sources = append(sources, a.sourcesOf(c.Tool, c.Result, terms)...)
+		sources = append(sources, a.sourcesOf(c.Tool, c.Result, q)...)
 	}
-	sort.SliceStable(sources, func(i, j int) bool { return sources[i].Kind < sources[j].Kind })
-	f := Finding{TaskID: t.ID, Question: t.Question, Sources: distinctSources(sources), Attempts: t.Attempt}
+	f := Finding{TaskID: t.ID, Question: t.Question, Sources: rankSources(sources), Attempts: t.Attempt}
 	if t.Critique != "" {
 		f.Critiques = []string{t.Critique}
 	}
@@ -257,8 +263,9 @@ func stepless(q string) string {
 }
 
 // sourcesOf turns a rag_tool or web_search_tool result (its JSON) into sources, each with the
-// sentence that best matches terms.
-func (a *Analyst) sourcesOf(tool, result string, terms []string) []Source {
+// sentence that best answers q and a score that ranks the knowledge base's passages and the
+// web's pages together: q's relevance, the same for both, and a tenth of the engine's own score.
+func (a *Analyst) sourcesOf(tool, result string, q searchQuery) []Source {
 	var out []Source
 	switch tool {
 	case "rag_tool":
@@ -276,7 +283,7 @@ func (a *Analyst) sourcesOf(tool, result string, terms []string) []Source {
 			}
 			ref, _ := c.Metadata["source"].(string)
 			date, _ := c.Metadata["date"].(string)
-			out = append(out, Source{Kind: kind, Title: c.Title(), Ref: ref, Date: date, Score: c.Score, Quote: bestSentence(terms, c.Content)})
+			out = append(out, Source{Kind: kind, Title: c.Title(), Ref: ref, Date: date, Score: joint(q, c.Title(), c.Content, date, c.Score), Quote: bestSentence(q, c.Content)})
 		}
 	case "web_search_tool":
 		var rs []WebResult
@@ -284,8 +291,34 @@ func (a *Analyst) sourcesOf(tool, result string, terms []string) []Source {
 			return nil
 		}
 		for _, r := range rs {
-			out = append(out, Source{Kind: "web", Title: r.Title, Ref: r.URL, Date: a.webDate(r.URL), Score: r.Score, Quote: bestSentence(terms, r.Content)})
+			date := a.webDate(r.URL)
+			out = append(out, Source{Kind: "web", Title: r.Title, Ref: r.URL, Date: date, Score: joint(q, r.Title, r.Content, date, r.Score), Quote: bestSentence(q, r.Content)})
 		}
+	}
+	return out
+}
+
+// joint is a source's score in the joint ranking of knowledge base and web results.
+func joint(q searchQuery, title, text, date string, engine float64) float64 {
+	sc := q.relevance(title, text, date) + 0.1*min(max(engine, 0), 1)
+	return float64(int(sc*1000)) / 1000
+}
+
+// rankSources orders a finding's sources, the knowledge base's and the web's together, by their
+// joint score, keeps one source per document or page, and at most one saved report: a report is
+// one source among others.
+func rankSources(ss []Source) []Source {
+	ss = append([]Source(nil), ss...)
+	sort.SliceStable(ss, func(i, j int) bool { return ss[i].Score > ss[j].Score })
+	var out []Source
+	reports := 0
+	for _, s := range distinctSources(ss) {
+		if s.Kind == "report" {
+			if reports++; reports > 1 {
+				continue
+			}
+		}
+		out = append(out, s)
 	}
 	return out
 }
@@ -297,10 +330,10 @@ func (a *Analyst) webDate(url string) string {
 	return s
 }
 
-func bestSentence(terms []string, text string) string {
+func bestSentence(q searchQuery, text string) string {
 	best, bs := "", -1.0
 	for _, s := range sentences(text) {
-		if sc := share(terms, s); sc > bs {
+		if sc := q.shareOf(s); sc > bs {
 			best, bs = s, sc
 		}
 	}
@@ -376,10 +409,10 @@ func (a *Analyst) taskWithModel(ctx context.Context, t Task) (Finding, error) {
 	if t.Critique != "" {
 		f.Critiques = []string{t.Critique}
 	}
-	terms := contentWords(t.Question)
+	q := rewrite(t.Question, a.now())
 	for _, m := range out.Messages {
 		if m.Role == message.RoleTool && !m.IsError {
-			f.Sources = append(f.Sources, a.sourcesOf(m.Name, m.Text(), terms)...)
+			f.Sources = append(f.Sources, a.sourcesOf(m.Name, m.Text(), q)...)
 		}
 	}
 	var ans struct {
@@ -394,7 +427,7 @@ func (a *Analyst) taskWithModel(ctx context.Context, t Task) (Finding, error) {
 	} else if n := len(out.Messages); n > 0 {
 		ans.Answer = out.Messages[n-1].Text()
 	}
-	f.Sources = distinctSources(f.Sources)
+	f.Sources = rankSources(f.Sources)
 	f.Answer, f.Confidence, f.KeyQuotes = ans.Answer, ans.Confidence, ans.KeyQuotes
 	return f, nil
 }
@@ -555,9 +588,66 @@ func containsAny(text string, ws []string) bool {
 
 var synthesisSchema = schema("discoveries", "The research supervisor's synthesis.", `{
   "type": "object",
-  "properties": {"summary": {"type": "string"}, "follow_up_questions": {"type": "array", "items": {"type": "string"}, "maxItems": 4}},
+  "properties": {"summary": {"type": "string"}, "follow_up_questions": {"type": "array", "items": {"type": "string"}, "maxItems": 4},
+    "contradictions": {"type": "array", "items": {"type": "object",
+      "properties": {"assumption": {"type": "string"}, "source": {"type": "string"}, "evidence": {"type": "string"}},
+      "required": ["assumption", "source", "evidence"]}}},
   "required": ["summary", "follow_up_questions"]
 }`)
+
+// modelContradiction is a contradiction as the model names it: the assumption's ID, the
+// source's reference or title, and the evidence.
+type modelContradiction struct {
+	Assumption string `json:"assumption"`
+	Source     string `json:"source"`
+	Evidence   string `json:"evidence"`
+}
+
+// contradictionsFrom keeps the model's contradictions that name a known assumption and a source
+// of the findings, each pair once.
+func (a *Analyst) contradictionsFrom(mc []modelContradiction, findings []Finding) []Contradiction {
+	var out []Contradiction
+	seen := map[string]bool{}
+	for _, c := range mc {
+		var as *corpus.Assumption
+		for i := range a.assumptions {
+			if strings.EqualFold(a.assumptions[i].ID, strings.TrimSpace(c.Assumption)) {
+				as = &a.assumptions[i]
+			}
+		}
+		if as == nil {
+			continue
+		}
+		var src *Source
+		for _, f := range findings {
+			for i := range f.Sources {
+				if s := &f.Sources[i]; src == nil && (s.Ref == c.Source || strings.EqualFold(s.Title, strings.TrimSpace(c.Source))) {
+					src = s
+				}
+			}
+		}
+		if src == nil || seen[as.ID+src.Ref] {
+			continue
+		}
+		seen[as.ID+src.Ref] = true
+		ev := strings.TrimSpace(c.Evidence)
+		if ev == "" {
+			ev = src.Quote
+		}
+		out = append(out, Contradiction{Assumption: as.ID, Statement: as.Statement, Source: *src, Evidence: ev})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Assumption < out[j].Assumption })
+	return out
+}
+
+// assumptionList is the firm's assumptions, one a line, for a prompt.
+func (a *Analyst) assumptionList() string {
+	var b strings.Builder
+	for _, as := range a.assumptions {
+		fmt.Fprintf(&b, "- %s: %s (stated in %s)\n", as.ID, as.Statement, as.Source)
+	}
+	return b.String()
+}
 
 // synthesise builds the discoveries, the follow-up questions and the summary, and writes the key
 // findings to episodic memory.
@@ -579,10 +669,39 @@ func (a *Analyst) synthesise(ctx context.Context, s ResearchState) (ResearchStat
 	}
 	sort.Slice(every, func(i, j int) bool { return every[i].TaskID < every[j].TaskID })
 	sort.Slice(list, func(i, j int) bool { return list[i].TaskID < list[j].TaskID })
+	// The contradictions of the firm's assumptions: offline, the corpus's contradiction signals
+	// (assumptions.json); with a model, the model's reading of the findings against the
+	// assumptions' statements, with the summary and follow-up questions.
+	var contraAll []Contradiction
+	var summary string
+	var follow []string
+	modelWrote := false
+	if a.strongRule {
+		contraAll = a.contradictionsIn(every)
+	} else if len(list) > 0 {
+		user := s.UserID
+		mem, err := a.mem.LoadAll(ctx, user)
+		if err != nil {
+			return ResearchState{}, err
+		}
+		sys := xmlPrompt("You are the research supervisor of a strategy team.", mem,
+			"Synthesise the approved findings into a short summary of the top discoveries, name every source among the findings that contradicts one of the firm's planning assumptions (the assumption's ID, the source's ref or title, the evidence), and ask up to four intelligent follow-up questions: a deeper breakdown where the data is strong, contradictions with the firm's assumptions, and where data is limited.",
+			"Only state what the findings support. Name contradicted assumptions explicitly.")
+		var out struct {
+			Summary        string               `json:"summary"`
+			FollowUps      []string             `json:"follow_up_questions"`
+			Contradictions []modelContradiction `json:"contradictions"`
+		}
+		if err := structured(ctx, a.strong, synthesisSchema, sys, "Findings:\n"+toJSON(list)+"\nThe firm's planning assumptions:\n"+a.assumptionList(), &out); err != nil {
+			return ResearchState{}, fmt.Errorf("analyst: synthesising: %w", err)
+		}
+		contraAll = a.contradictionsFrom(out.Contradictions, list)
+		summary, follow, modelWrote = out.Summary, out.FollowUps, true
+	}
 	// Every discovery is listed, the ignored ones too (the gate hides them), so that each keeps
 	// its ID.
 	var disc []Discovery
-	for _, c := range a.contradictionsIn(every) {
+	for _, c := range contraAll {
 		disc = append(disc, Discovery{Kind: "contradiction", Assumption: c.Assumption, Ref: c.Source.Ref,
 			Headline: fmt.Sprintf("%s contradicts assumption %s (%s)", c.Source.Title, c.Assumption, c.Statement)})
 	}
@@ -595,7 +714,7 @@ func (a *Analyst) synthesise(ctx context.Context, s ResearchState) (ResearchStat
 	}
 	disc = numberDiscoveries(s.Prev, disc)
 	var contra []Contradiction
-	for _, c := range a.contradictionsIn(list) {
+	for _, c := range contraAll {
 		if !contradictionIgnored(ignored, c) {
 			contra = append(contra, c)
 		}
@@ -610,37 +729,23 @@ func (a *Analyst) synthesise(ctx context.Context, s ResearchState) (ResearchStat
 			weak = f
 		}
 	}
-	var follow []string
-	for i, c := range contra {
-		if i == 2 {
-			break
+	if !modelWrote {
+		summary = summaryByRule(list, contra)
+		for i, c := range contra {
+			if i == 2 {
+				break
+			}
+			follow = append(follow, fmt.Sprintf("\"%s\" appears to contradict the firm's assumption %s (%s). Should we investigate?", c.Source.Title, c.Assumption, c.Statement))
 		}
-		follow = append(follow, fmt.Sprintf("\"%s\" appears to contradict the firm's assumption %s (%s). Should we investigate?", c.Source.Title, c.Assumption, c.Statement))
-	}
-	if strong != nil {
-		follow = append(follow, fmt.Sprintf("We found that %s Do you want a deeper competitive breakdown here (discovery %s)?", lowerFirst(headline(*strong)), discoveryOf(disc, strong.TaskID)))
-	}
-	if weak != nil && strong != nil && weak.TaskID != strong.TaskID && weak.Confidence < 0.5 {
-		follow = append(follow, fmt.Sprintf("We have strong data on \"%s\" but limited data on \"%s\". Shall we prioritise it?", strong.Question, weak.Question))
-	}
-	summary := summaryByRule(list, contra)
-	if !a.strongRule && len(list) > 0 {
-		user := s.UserID
-		mem, err := a.mem.LoadAll(ctx, user)
-		if err != nil {
-			return ResearchState{}, err
+		if strong != nil {
+			follow = append(follow, fmt.Sprintf("The evidence on %s is strong (discovery %s): do you want a deeper competitive breakdown of it?", subjectOrQuote(strong.Question), discoveryOf(disc, strong.TaskID)))
 		}
-		sys := xmlPrompt("You are the research supervisor of a strategy team.", mem,
-			"Synthesise the approved findings into a short summary of the top discoveries, and ask up to four intelligent follow-up questions: a deeper breakdown where the data is strong, contradictions with the firm's assumptions, and where data is limited.",
-			"Only state what the findings support. Name contradicted assumptions explicitly.")
-		var out struct {
-			Summary   string   `json:"summary"`
-			FollowUps []string `json:"follow_up_questions"`
+		if weak != nil && strong != nil && weak.TaskID != strong.TaskID && weak.Confidence < 0.5 {
+			ws, ss := subjectOrQuote(weak.Question), subjectOrQuote(strong.Question)
+			if ws != ss {
+				follow = append(follow, fmt.Sprintf("We have strong data on %s but limited data on %s: shall we prioritise %s?", ss, ws, ws))
+			}
 		}
-		if err := structured(ctx, a.strong, synthesisSchema, sys, "Findings:\n"+toJSON(list)+"\nContradictions:\n"+toJSON(contra), &out); err != nil {
-			return ResearchState{}, fmt.Errorf("analyst: synthesising: %w", err)
-		}
-		summary, follow = out.Summary, out.FollowUps
 	}
 	// Episodic memory: the supervisor writes the key findings of this round with
 	// write_memory_tool (written here directly if it did not).
@@ -713,16 +818,6 @@ func headline(f Finding) string {
 		return clip(f.Answer, 220)
 	}
 	return clip(f.KeyQuotes[0], 220)
-}
-
-func lowerFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	if len(s) > 1 && s[1] >= 'A' && s[1] <= 'Z' {
-		return s
-	}
-	return strings.ToLower(s[:1]) + s[1:]
 }
 
 func summaryByRule(list []Finding, contra []Contradiction) string {

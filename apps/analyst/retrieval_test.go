@@ -2,7 +2,9 @@ package analyst_test
 
 import (
 	"context"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/trellis-go/trellis/apps/analyst"
 	"github.com/trellis-go/trellis/server"
@@ -71,5 +73,46 @@ func TestRetrievalRecallAt5(t *testing.T) {
 	t.Logf("recall@5 = %.3f over %d questions", recall, len(retrievalPairs))
 	if len(retrievalPairs) < 20 || recall < 0.9 {
 		t.Fatalf("recall@5 = %.3f over %d questions, want >= 0.9", recall, len(retrievalPairs))
+	}
+}
+
+// Questions worded with the corpus's synonyms, or naming a time frame, find their documents:
+// the query is rewritten with the vocabulary's synonyms and the time frame read from the app's
+// clock.
+func TestRetrievalWithSynonymsAndTimeFrames(t *testing.T) {
+	t.Parallel()
+	now := func() time.Time { return time.Date(2026, 4, 2, 9, 0, 0, 0, time.UTC) }
+	a, _ := harness(t, analyst.Config{Now: now}, nil)
+	ctx := context.Background()
+	pairs := []struct{ q, doc string }{
+		{"Which rival holds licences in Porto?", "Competitor profile UrbanHop"},
+		{"Which public bike scheme limits our pricing power in Madrid?", "Madrid market note"},
+		{"Which tariff per vehicle did buyers prefer for the lease?", "Tidewater pricing study"},
+		{"What did riders tell us in the survey last year?", "Rider survey 2025"},
+		{"What are the latest fee cuts by Voltra?", "Voltra pricing watch"},
+		{"What does a university want from a bicycle contract?", "Customer interview a university campus"},
+		{"How much turnover did we make last quarter of 2025?", "Finance update Q4 2025"},
+	}
+	for _, p := range pairs {
+		res, err := a.KB().Retrieve(ctx, server.DevPrincipal.Tenant, p.q, 3, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var titles []string
+		for _, c := range res {
+			titles = append(titles, c.Title())
+		}
+		if !slices.Contains(titles, p.doc) {
+			t.Errorf("%q → %v, want %q among the first three", p.q, titles, p.doc)
+		}
+	}
+	// "Latest" is a time frame, not a word to match: the recent note on a competitor comes
+	// before its older profile.
+	res, err := a.KB().Retrieve(ctx, server.DevPrincipal.Tenant, "What are the latest moves of Voltra?", 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) == 0 || res[0].Title() != "Voltra pricing watch" {
+		t.Errorf("the latest moves: %+v", res)
 	}
 }

@@ -72,21 +72,13 @@ func (a *Analyst) saveReport(ctx context.Context, s State) (State, error) {
 
 func topicTags(s State) []string {
 	tags := map[string]bool{}
-	text := strings.ToLower(s.Query)
-	for _, c := range competitors {
-		if strings.Contains(text, strings.ToLower(c)) {
-			tags[strings.ToLower(c)] = true
+	if d := domain(); d != nil {
+		for _, n := range namedIn(s.Query, append(append([]string(nil), d.Competitors...), d.Projects...)) {
+			tags[strings.ToLower(n)] = true
 		}
-	}
-	for k := range projects {
-		if strings.Contains(text, k) {
-			tags[k] = true
-		}
-	}
-	for _, t := range themes {
-		for _, w := range strings.Fields(t.words) {
-			if strings.Contains(text, w) {
-				tags[strings.ReplaceAll(strings.ToLower(t.name), " ", "_")] = true
+		for _, t := range d.Vocabulary.Themes {
+			if len(namedIn(s.Query, t.Words)) > 0 {
+				tags[strings.ReplaceAll(strings.ToLower(t.Name), " ", "_")] = true
 			}
 		}
 	}

@@ -161,6 +161,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// stopwords are the words a search drops: English function words, the words of the questions
+// the planner writes, and the firm's name (from the corpus).
 var stopwords = map[string]bool{}
 
 func init() {
@@ -168,9 +170,15 @@ func init() {
 		of on or our over per should so than that the their them then there these they this to was we were what when where
 		which while who why will with would about any also more most much not no yes you your i me my out up do does done
 		find found research analyse analyze analysis tell give show report look whether against vs versus
-		company firm firms kestrel s
+		company firm firms s
 		planning assumption assumptions challenged recent external evidence internal documents say doing large fast growing`) {
 		stopwords[w] = true
+	}
+	// The firm's own name is in most of its documents: it tells none of them apart.
+	if d, err := loadDomain(); err == nil {
+		for _, w := range strings.Fields(strings.ToLower(d.Company)) {
+			stopwords[w] = true
+		}
 	}
 }
 

@@ -81,7 +81,13 @@ func (a *Analyst) Tools() (map[string]tool.Tool, error) {
 	}
 	web, err := tool.New("web_search_tool", "Searches the web (Tavily); returns url, title, content and score for each result.",
 		func(ctx context.Context, in WebArgs) ([]WebResult, error) {
-			res, err := a.web.Search(ctx, in.Query, in.MaxResults)
+			// The question is rewritten into a search query: its content words, and the year
+			// of its time frame.
+			query := in.Query
+			if q := rewrite(in.Query, a.now()).text(); q != "" {
+				query = q
+			}
+			res, err := a.web.Search(ctx, query, in.MaxResults)
 			if err != nil {
 				return nil, err
 			}

@@ -1,4 +1,4 @@
-// Package corpus holds the analyst's shipped data: the knowledge base of Kestrel Mobility, a
+// Package corpus holds the analyst's shipped data: the knowledge base of a
 // fictional shared e-bike operator (forty documents: strategy, market reports, competitor notes
 // and project files), and the web pages the offline search engine answers from, some of which
 // contradict the firm's planning assumptions.
@@ -31,7 +31,11 @@ type Document struct {
 	Project string   // project:, "" when none
 	Date    string   // date: YYYY-MM-DD
 	Tags    []string // tags:
-	Body    string
+	// About is the subject a competitor note is about (about:), "" when none.
+	About string
+	// Fields are the header's other lines ("company: ...", "industry: ..."), by key.
+	Fields map[string]string
+	Body   string
 }
 
 // WebPage is one page of the offline web.
@@ -90,6 +94,15 @@ func parse(id, raw string) (Document, error) {
 					d.Tags = append(d.Tags, t)
 				}
 			}
+		case "about":
+			d.About = v
+		default:
+			if k = strings.TrimSpace(k); k != "" && v != "" {
+				if d.Fields == nil {
+					d.Fields = map[string]string{}
+				}
+				d.Fields[k] = v
+			}
 		}
 	}
 	if d.Title == "" || d.Type == "" || d.Date == "" {
@@ -108,7 +121,7 @@ func Web() ([]WebPage, error) {
 }
 
 // Assumption is one of the firm's planning assumptions: its statement, as a strategy document
-// tagged "assumptions" gives it ("A1: Voltra will not ..."), and what evidence that contradicts
+// tagged "assumptions" gives it ("A1: <competitor> will not ..."), and what evidence that contradicts
 // it looks like (assumptions.json): every group of Subject must have a word in the evidence, and
 // one of ContradictedBy must be in it.
 type Assumption struct {
