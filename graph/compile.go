@@ -54,6 +54,13 @@ type CompileOptions struct {
 	// limit with GraphRecursionError; so does trellis by default, and [Compiled.Warnings] names
 	// the nodes. Set it to catch the mistake at compile time instead.
 	RequireEnd bool
+	// ConfigType and ContextType describe what a run's configurable values
+	// ([RunInfo].Config) and its context may hold: a struct type whose JSON Schema a server
+	// publishes as the graph's config_schema and context_schema (LangGraph's config_schema
+	// and context_schema), so a UI can offer the fields. Nil declares none. The runtime does
+	// not check a run's values against them.
+	ConfigType  reflect.Type
+	ContextType reflect.Type
 }
 
 // Compiled is a graph ready to run. It is safe for concurrent use: every run has its own state.
@@ -316,6 +323,12 @@ func (c *Compiled[S]) Nodes() []string { return slices.Clone(c.g.order) }
 
 // StateType returns the reflected state type, for tools that describe graphs (schemas, UIs).
 func (c *Compiled[S]) StateType() reflect.Type { return c.g.schema.typ }
+
+// ConfigType returns [CompileOptions.ConfigType]: the type of a run's configurable values, or nil.
+func (c *Compiled[S]) ConfigType() reflect.Type { return c.opts.ConfigType }
+
+// ContextType returns [CompileOptions.ContextType]: the type of a run's context, or nil.
+func (c *Compiled[S]) ContextType() reflect.Type { return c.opts.ContextType }
 
 // InputKeys returns the state keys input may set (all of them when not restricted).
 func (c *Compiled[S]) InputKeys() []string {

@@ -442,10 +442,11 @@ func (s *Server) handleAssistantSchemas(w http.ResponseWriter, r *http.Request) 
 }
 
 // graphSchemas describes a graph's state as GET /assistants/{id}/schemas does: JSON Schemas of
-// its input, output and whole state (the graphs declare no config or context schema).
+// its input, output and whole state, and of its configurable values and context when the graph
+// declares their types (graph.CompileOptions.ConfigType, ContextType), else null.
 func graphSchemas(graphID string, g graph.Runnable) map[string]any {
 	t := g.StateType()
-	return map[string]any{
+	out := map[string]any{
 		"graph_id":       graphID,
 		"input_schema":   schemaOf(t, g.InputKeys()),
 		"output_schema":  schemaOf(t, g.OutputKeys()),
@@ -453,6 +454,16 @@ func graphSchemas(graphID string, g graph.Runnable) map[string]any {
 		"config_schema":  nil,
 		"context_schema": nil,
 	}
+	if a, ok := g.(*apiGraph); ok {
+		g = a.Runnable // the compiled graph's view, which has the types
+	}
+	if c, ok := g.(interface{ ConfigType() reflect.Type }); ok && c.ConfigType() != nil {
+		out["config_schema"] = schemaOf(c.ConfigType(), nil)
+	}
+	if c, ok := g.(interface{ ContextType() reflect.Type }); ok && c.ContextType() != nil {
+		out["context_schema"] = schemaOf(c.ContextType(), nil)
+	}
+	return out
 }
 
 // subgrapher is a graph that can list its compiled subgraphs (a graph.Compiled's Runnable view).

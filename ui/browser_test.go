@@ -95,7 +95,7 @@ func TestBrowser(t *testing.T) {
 	}}})
 	drive(t, flow{script: "run.mjs", base: dev, extra: []string{withKey}, env: []string{"TRELLIS_E2E_API_KEY=" + key}, timeout: 8 * time.Minute,
 		screenshots: []string{"01-home", "02-home-dark", "03-app", "04-phone-menu", "05-chat", "06-breakpoint", "07-approved",
-			"08-fork-editor", "09-run-progress", "10-thread", "11-graph", "12-store", "13-threads", "14-sign-in", "15-inbox", "16-cancel"}})
+			"08-fork-editor", "09-run-progress", "10-thread-tree", "10-thread", "11-graph", "12-store", "13-threads", "14-sign-in", "15-inbox", "16-cancel"}})
 }
 
 // checkScreenshot fails when a screenshot is missing, tiny or blank: a page that rendered shows

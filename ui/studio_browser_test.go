@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -19,13 +20,21 @@ type lookupState struct {
 	Report string `json:"report,omitempty"`
 }
 
+// lookupConfig is what a run of "lookup" may configure: its config_schema.
+type lookupConfig struct {
+	Greeting string `json:"greeting,omitempty" jsonschema:"how the report greets the reader"`
+}
+
 // studioApp is a test app for the Studio's flows (e2e/studio.mjs):
 //   - "briefed" keeps a system prompt and a context block in its state, answers through a tool
 //     whose result is labelled as external data, writes a long Markdown answer (a GFM table)
 //     ending with the offline model's marker, then asks before it acts (an Agent Inbox card
 //     below a long conversation);
 //   - "lookup" is not a chat: its input is an item ID, and its report names the configurable
-//     "greeting" of the run, so the run configuration panel can change it;
+//     "greeting" of the run, declared as its config type, so the run configuration panel has a
+//     field for it;
+//   - "shown" pushes generative UI components on the custom stream (a progress bar updated by a
+//     merge and removed, a card under its AI message, one of a name no component has);
 //   - "big" has thirty nodes: a router with four labelled branches of six nodes each, joined,
 //     reviewed (with a way back) and published, for the graph view's layout.
 func studioApp() server.App {
@@ -92,7 +101,9 @@ func studioApp() server.App {
 				return lookupState{Report: fmt.Sprintf("%s! Item **%s** is in stock: 3 units.", greeting, s.ItemID)}, nil
 			})
 			l.AddSequence(graph.START, "fetch", "write", graph.END)
-			lookup, err := l.Compile(opts("lookup"))
+			lo := opts("lookup")
+			lo.ConfigType = reflect.TypeFor[lookupConfig]()
+			lookup, err := l.Compile(lo)
 			if err != nil {
 				return nil, err
 			}
@@ -130,7 +141,30 @@ func studioApp() server.App {
 			if err != nil {
 				return nil, err
 			}
+			// shown: generative UI through the custom stream (LangGraph's UI message shape)
+			sh := graph.New[react.State]()
+			sh.AddNode("forecast", func(ctx context.Context, s react.State) (react.State, error) {
+				graph.Emit(ctx, map[string]any{"type": "ui", "id": "fetching", "name": "progress",
+					"props": map[string]any{"label": "Fetching the forecast", "value": 1, "max": 2}})
+				graph.Emit(ctx, map[string]any{"type": "ui", "id": "fetching", "name": "progress",
+					"props": map[string]any{"value": 2}, "metadata": map[string]any{"merge": true}})
+				graph.Emit(ctx, map[string]any{"type": "remove-ui", "id": "fetching"})
+				graph.Emit(ctx, map[string]any{"type": "ui", "id": "lisbon-card", "name": "card",
+					"props":    map[string]any{"title": "Lisbon this week", "fields": map[string]any{"today": "sunny, 24 °C", "tomorrow": "cloudy, 19 °C"}},
+					"metadata": map[string]any{"message_id": "msg-forecast"}})
+				graph.Emit(ctx, map[string]any{"type": "ui", "id": "odd", "name": "wind_rose", "props": map[string]any{"knots": 12}})
+				m := message.Assistant("The forecast for Lisbon is below.")
+				m.ID = "msg-forecast"
+				return react.State{Messages: []message.Message{m}}, nil
+			})
+			sh.AddEdge(graph.START, "forecast")
+			sh.AddEdge("forecast", graph.END)
+			shown, err := sh.Compile(opts("shown"))
+			if err != nil {
+				return nil, err
+			}
 			return &server.AppParts{Graphs: []server.AppGraph{
+				{ID: "shown", Graph: shown.Runnable(), Description: "Pushes generative UI components while it answers."},
 				{ID: "briefed", Graph: briefed.Runnable(), Description: "Keeps a system prompt and context, answers at length, asks before booking."},
 				{ID: "lookup", Graph: lookup.Runnable(), Description: "Looks an item up by its ID (not a chat)."},
 				{ID: "big", Graph: big.Runnable(), Description: "Thirty nodes in four branches."},
@@ -148,5 +182,5 @@ func studioApp() server.App {
 func TestBrowserStudio(t *testing.T) {
 	base := serveApps(t, studioApp(), inboxApp())
 	driveChromium(t, "studio.mjs", base, "studio-01-chat", "studio-02-system-shown", "studio-03-card",
-		"studio-04-form", "studio-05-big-graph", "studio-06-phone-card", "studio-07-assistants", "studio-08-crons", "studio-09-inbox")
+		"studio-04-form", "studio-05-big-graph", "studio-06-phone-card", "studio-07-assistants", "studio-08-crons", "studio-09-inbox", "studio-10-generative-ui")
 }

@@ -57,8 +57,9 @@ func nestedApp() server.App {
 
 // TestBrowserSubgraphTokens drives the Studio chat in Chromium (e2e/subgraphs.mjs): with
 // stream_subgraphs the subgraph's tokens (messages|<ns> events) show as they stream, labelled
-// "writer › draft"; without it they do not.
+// "writer › draft"; without it they do not. The graph view folds the subgraph into one node and
+// unfolds it.
 func TestBrowserSubgraphTokens(t *testing.T) {
 	base := serveApps(t, nestedApp())
-	driveChromium(t, "subgraphs.mjs", base, "subgraphs-01-tokens")
+	driveChromium(t, "subgraphs.mjs", base, "subgraphs-01-tokens", "subgraphs-02-folded")
 }

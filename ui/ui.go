@@ -9,8 +9,9 @@
 //
 // The one setting is the map's tiles ([Options], [New], [Configurable]): the pages read it from
 // GET /ui/config.json, and the Content-Security-Policy allows the tile server's origin for images
-// only when it is set. With none, maps show their markers on a blank background and nothing
-// leaves the machine.
+// only when it is set. With none, maps show their markers on the offline base map the build
+// ships (land, borders, US state and county lines, under /ui/assets/) and nothing leaves the
+// machine.
 package ui
 
 import (

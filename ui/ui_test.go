@@ -2,6 +2,7 @@ package ui
 
 import (
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -140,5 +141,34 @@ func TestTileOrigin(t *testing.T) {
 		if _, err := New(&Options{MapTiles: tmpl}); err == nil {
 			t.Errorf("New with tiles %q did not fail", tmpl)
 		}
+	}
+}
+
+// The map's offline base layer ships in the build: the world's countries and the United States'
+// counties as TopoJSON files under /ui/assets/, served as JSON from the server itself.
+func TestBuildShipsTheOfflineBaseMap(t *testing.T) {
+	t.Parallel()
+	entries, err := fs.ReadDir(dist, "dist/assets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, e := range entries {
+		for _, name := range []string{"countries-50m-", "counties-10m-"} {
+			if !strings.HasPrefix(e.Name(), name) || !strings.HasSuffix(e.Name(), ".json") {
+				continue
+			}
+			found[name] = true
+			res, body := get(t, Handler(), "GET", "/ui/assets/"+e.Name())
+			if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+				t.Errorf("GET %s = %d %s", e.Name(), res.StatusCode, res.Header.Get("Content-Type"))
+			}
+			if !strings.HasPrefix(body, `{"type":"Topology"`) {
+				t.Errorf("%s is not TopoJSON: %.40s", e.Name(), body)
+			}
+		}
+	}
+	if len(found) != 2 {
+		t.Errorf("the build's base map files: found %v, want countries-50m and counties-10m", found)
 	}
 }

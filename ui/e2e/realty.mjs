@@ -97,6 +97,13 @@ await step("realty: a card opens its detail, and the map shows a marker per loca
   await detail.getByText("Zestimate").waitFor();
   expect(await markers().count() === 1, `${await markers().count()} markers after one detail, want 1`);
   expect(await page.locator(".leaflet-tile").count() === 0, "tiles were drawn though none are configured");
+  // The offline base layer: land from the bundled Natural Earth file under the marker, and the
+  // bundled Census file's county lines (Leaflet leaves a shape out of view as "M0 0"); zoomed
+  // out, the county lines around Austin are drawn.
+  await page.waitForFunction(() => [...document.querySelectorAll('[aria-label="listings map"] path.trellis-land')].some((p) => (p.getAttribute("d") ?? "").length > 8));
+  await page.locator('[aria-label="listings map"] path.trellis-county').waitFor({ state: "attached" });
+  for (let i = 0; i < 4; i++) await page.getByRole("region", { name: "listings map" }).getByRole("button", { name: "Zoom out" }).click();
+  await page.waitForFunction(() => [...document.querySelectorAll('[aria-label="listings map"] path.trellis-county')].some((p) => (p.getAttribute("d") ?? "").split(/[ML]/).length > 4));
   // A second listing's detail adds a second marker.
   await page.getByRole("list", { name: "listing cards" }).first().getByRole("button", { name: "details of " + second }).click();
   await answered(3);

@@ -151,13 +151,23 @@ await step("history: fork from an older checkpoint and run it", async () => {
   await branches.locator('[data-branch="1"]').click();
   await page.locator("[data-branch-preview]", { hasText: "Paris" }).waitFor();
   await page.getByRole("region", { name: "history" }).locator("[data-fork-of]").first().waitFor(); // the fork is on this branch
+  // The same branches drawn as a tree: the fork leaves the first lane; choosing a branch's end
+  // in the tree switches to that branch.
+  const tree = page.getByRole("group", { name: "fork tree" });
+  await tree.locator('[data-tree-lane="1"]').first().waitFor();
+  await tree.getByRole("button", { name: /^branch 2,/ }).click();
+  await page.locator("[data-branch-preview]", { hasText: "Tokyo" }).waitFor();
+  expect(await branches.locator('[data-branch="2"]').getAttribute("aria-pressed") === "true", "the tree's branch 2 did not switch the branch");
+  await shot(page, "10-thread-tree");
+  await tree.getByRole("button", { name: /^branch 1,/ }).click();
+  await page.locator("[data-branch-preview]", { hasText: "Paris" }).waitFor();
   await shot(page, "10-thread");
 });
 
 await step("graph: drawn from the assistant's schema", async () => {
   await page.goto(chatURL);
   await page.getByRole("navigation", { name: "assistant" }).getByRole("link", { name: "Graph" }).click();
-  for (const node of ["__start__", "model", "tools", "__end__"]) await page.getByRole("img", { name: "graph" }).locator(`[data-node="${node}"]`).waitFor();
+  for (const node of ["__start__", "model", "tools", "__end__"]) await page.getByRole("figure", { name: "graph" }).locator(`[data-node="${node}"]`).waitFor();
   const edges = await page.locator("path[data-edge]").count();
   expect(edges === 5, "the graph has " + edges + " edges, want 5");
   await shot(page, "11-graph");
@@ -228,7 +238,7 @@ await step("runs: cancel a running run", async () => {
   await page.keyboard.press("Enter");
   await page.getByRole("list", { name: "progress" }).getByText("work · running").waitFor();
   // The running node is highlighted live on the side panel's graph.
-  await page.getByRole("img", { name: "graph" }).locator('[data-node="work"][data-status="running"]').waitFor();
+  await page.getByRole("figure", { name: "graph" }).locator('[data-node="work"][data-status="running"]').waitFor();
   await shot(page, "16-cancel");
   await page.getByRole("button", { name: "Cancel" }).click();
   await page.locator('section[aria-label="chat"][data-busy="false"]').waitFor();

@@ -87,10 +87,10 @@ await step("input form: a graph that is not a chat, with a run configuration", a
   const form = page.getByRole("form", { name: "input" });
   await form.getByLabel("Item id").waitFor();
   expect(!(await page.getByRole("textbox", { name: "Message" }).isVisible()), "a graph that is not a chat shows the message input");
+  // The graph declares its configurable values' type: the panel has a field from its schema.
   const conf = page.getByRole("group", { name: "run configuration" });
-  await conf.getByRole("button", { name: "Add a configurable value" }).click();
-  await conf.getByLabel("Name").fill("greeting");
-  await conf.getByLabel("Value").fill("Olá");
+  await conf.getByText("how the report greets the reader").waitFor();
+  await conf.getByLabel("Greeting").fill("Olá");
   await form.getByLabel("Item id").fill("SKU-77");
   await form.getByRole("button", { name: "Run" }).click();
   const result = page.getByRole("region", { name: "result" });
@@ -110,7 +110,7 @@ await step("input form: a graph that is not a chat, with a run configuration", a
 
 await step("graph: thirty nodes laid out with no overlaps, routes labelled", async () => {
   await page.goto(base + "/ui/assistants/big/graph");
-  const view = page.getByRole("img", { name: "graph" });
+  const view = page.getByRole("figure", { name: "graph" });
   await view.locator('[data-node="notify"]').waitFor();
   const boxes = await view.locator("[data-node]").evaluateAll((els) => els.map((e) => {
     const r = e.getBoundingClientRect();
@@ -206,6 +206,24 @@ await step("inbox: every interrupted thread, answered in place", async () => {
   expect(String(last.content).includes("only weekends"), "the thread did not get the answer: " + JSON.stringify(last));
 });
 
+await step("generative UI: components a node pushes, from the registry", async () => {
+  await page.goto(base + "/ui/assistants/shown");
+  await page.getByRole("textbox", { name: "Message" }).fill("Forecast for Lisbon?");
+  await page.keyboard.press("Enter");
+  const ai = page.locator('[data-role="ai"]', { hasText: "The forecast for Lisbon is below." });
+  const card = ai.locator('[data-ui-component="card"][data-ui-id="lisbon-card"]');
+  await card.getByText("Lisbon this week").waitFor();
+  await card.locator('[data-ui-field="today"]', { hasText: "sunny, 24 °C" }).waitFor();
+  // An unknown component is drawn as its props, under its name.
+  const odd = page.locator('[data-ui-component="wind_rose"]');
+  await odd.getByText("component · wind_rose").waitFor();
+  await odd.getByText('"knots": 12').waitFor();
+  // The progress bar was removed by its remove-ui event.
+  await page.locator("[data-busy=false]").waitFor();
+  expect(await page.locator('[data-ui-id="fetching"]').count() === 0, "a removed UI component is still shown");
+  await shot(page, "studio-10-generative-ui");
+});
+
 // With TRELLIS_UI_DOCS=<dir>, the pages this flow changed are saved as the window shows them at
 // 1280x800 and 390x844, for docs/ui/ (not checked by the Go test).
 const docs = process.env.TRELLIS_UI_DOCS;
@@ -227,6 +245,11 @@ if (docs) {
         await p.getByRole("form", { name: "input" }).getByRole("button", { name: "Run" }).click();
         await p.locator('[data-field="report"]').waitFor();
       }],
+      ["studio-generative-ui", "/ui/assistants/shown", async (p) => {
+        await p.getByRole("textbox", { name: "Message" }).fill("Forecast for Lisbon?");
+        await p.keyboard.press("Enter");
+        await p.locator('[data-ui-component="card"]').waitFor();
+      }],
       ["studio-graph-30", "/ui/assistants/big/graph", async (p) => { await p.locator('[data-node="notify"]').waitFor(); }],
       ["studio-graph-example", "/ui/assistants/briefed/graph", async (p) => { await p.locator('[data-node="book"]').waitFor(); }],
       ["assistants", "/ui/assistants", async (p) => {
@@ -235,6 +258,19 @@ if (docs) {
       }],
       ["crons", "/ui/crons", async (p) => { await p.getByRole("form", { name: "new cron" }).waitFor(); }],
       ["inbox", "/ui/inbox", async (p) => { await p.locator("li[data-inbox-thread], [data-inbox-empty]").first().waitFor(); }],
+      ["thread-fork-tree", () => "/ui/threads/" + briefedThread, async (p) => {
+        // A fork from an older checkpoint (once), so the tree has two branches.
+        await p.evaluate(async (tid) => {
+          const h = await fetch("/threads/" + tid + "/history", { method: "POST", headers: { "content-type": "application/json" }, body: '{"limit": 100}' }).then((r) => r.json());
+          const parents = new Set(h.map((c) => c.parent_checkpoint?.checkpoint_id));
+          if (h.filter((c) => !parents.has(c.checkpoint.checkpoint_id)).length > 1) return;
+          const at = h.find((c) => (c.next ?? []).includes("answer")) ?? h[Math.floor(h.length / 2)];
+          await fetch("/threads/" + tid + "/state", { method: "POST", headers: { "content-type": "application/json" },
+            body: JSON.stringify({ checkpoint_id: at.checkpoint.checkpoint_id, as_node: "brief", values: { messages: [{ role: "user", content: "Plan a trip to Porto instead" }] } }) });
+        }, briefedThread);
+        await p.reload();
+        await p.getByRole("group", { name: "fork tree" }).locator('[data-tree-lane="1"]').first().waitFor();
+      }],
       ["thread-runs-chart", () => "/ui/threads/" + briefedThread, async (p) => {
         await p.getByRole("img", { name: "Run durations" }).waitFor();
         await p.getByRole("region", { name: "runs" }).scrollIntoViewIfNeeded();

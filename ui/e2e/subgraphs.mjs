@@ -37,4 +37,22 @@ await step("studio: a subgraph's tokens stream, labelled by subgraph", async () 
   expect(await page.locator("[data-subgraph]").count() === 0, "subgraph text shown without stream_subgraphs");
 });
 
+await step("graph: a subgraph folded into one node and unfolded", async () => {
+  await page.goto(base + "/ui/assistants/nested/graph");
+  await page.getByLabel("Show subgraphs (xray)").check();
+  const view = page.getByRole("figure", { name: "graph" });
+  await view.locator('[data-subgraph-box="writer"]').waitFor();
+  await view.locator('[data-node="writer:draft"]').waitFor();
+  await view.getByRole("button", { name: "fold writer" }).click();
+  await view.locator('[data-node="writer"]').waitFor();
+  expect(await view.locator('[data-node="writer:draft"]').count() === 0, "the folded subgraph's node is still drawn");
+  expect(await view.locator('[data-subgraph-box]').count() === 0, "the folded subgraph's box is still drawn");
+  await view.locator('path[data-edge="__start__->writer"]').waitFor({ state: "attached" });
+  await view.locator('path[data-edge="writer->__end__"]').waitFor({ state: "attached" });
+  await shot(page, "subgraphs-02-folded");
+  await view.getByRole("button", { name: "unfold writer" }).click();
+  await view.locator('[data-node="writer:draft"]').waitFor();
+  await view.locator('[data-subgraph-box="writer"]').waitFor();
+});
+
 await finish();

@@ -1,8 +1,10 @@
 // The application shell: sign-in when the server wants a credential, the navigation (apps,
-// assistants, threads, store), light and dark themes, keyboard shortcuts, and the routes.
+// assistants, threads, store), light and dark themes, keyboard shortcuts, and the routes
+// (React Router's route objects; main.tsx makes the router).
 import { Fragment, lazy, Suspense, useCallback, useEffect, useState } from "react";
+import { Outlet, useOutletContext, useParams, useSearchParams, type RouteObject } from "react-router";
 import { api, APIError, currentAuth, setAuth, type AppInfo, type Assistant } from "./api";
-import { Link, match, navigate, ui, useLocation } from "./router";
+import { Link, navigate, ui, useLocation } from "./router";
 import { ErrorBox } from "./components/Json";
 import { Home, AppLanding } from "./pages/Home";
 import { Studio } from "./pages/Studio";
@@ -78,7 +80,7 @@ const shortcuts: [string, string][] = [
 ];
 
 export function App() {
-  const { path, query } = useLocation();
+  const { path } = useLocation();
   const [dark, toggleTheme] = useTheme();
   const [catalog, setCatalog] = useState<Catalog | null>(null);
   const [needAuth, setNeedAuth] = useState(false);
@@ -127,27 +129,6 @@ export function App() {
   }, [toggleTheme]);
 
   if (needAuth) return <SignIn onDone={() => void load()} />;
-
-  let page: React.ReactNode;
-  let m: Record<string, string> | null;
-  if (path === "/" || path === "/ui" || path === "/ui/") page = <Home catalog={catalog} />;
-  else if (path === "/ui/apps/listforge" || path.startsWith("/ui/apps/listforge/")) page = <Listforge path={path} query={query} />;
-  else if (path === "/ui/apps/rehab") page = <Rehab />;
-  else if (path === "/ui/apps/analyst") page = <AnalystInbox catalog={catalog} />;
-  else if (path === "/ui/apps/realty") page = <Suspense fallback={<p className="muted">Loading…</p>}><Realty /></Suspense>;
-  else if ((m = match("/ui/apps/:name", path))) page = <AppLanding catalog={catalog} name={m.name} />;
-  else if ((m = match("/ui/assistants/:aid", path))) page = <Studio catalog={catalog} aid={m.aid} tab="chat" thread={query.get("thread")} />;
-  else if ((m = match("/ui/assistants/:aid/:tab", path))) page = <Studio catalog={catalog} aid={m.aid} tab={m.tab} thread={query.get("thread")} />;
-  else if (path === "/ui/threads") page = <Threads />;
-  else if ((m = match("/ui/threads/:tid", path))) page = <ThreadInspector tid={m.tid} />;
-  else if ((m = match("/ui/threads/:tid/runs/:rid", path))) page = <RunPage tid={m.tid} rid={m.rid} />;
-  else if (path === "/ui/store") page = <Store />;
-  else if (path === "/ui/assistants") page = <Assistants catalog={catalog} onChanged={() => void load()} />;
-  else if (path === "/ui/crons") page = <Crons catalog={catalog} />;
-  else if (path === "/ui/inbox") page = <Inbox />;
-  else page = (
-    <div className="card"><h1 className="text-lg font-semibold">Not found</h1><p className="muted">No page at {path}. <Link className="underline" to={ui("/")}>Home</Link></p></div>
-  );
 
   const nav = (
     <nav aria-label="main" className="flex flex-col gap-4 text-sm">
@@ -198,7 +179,7 @@ export function App() {
         </aside>
         <main id="main" className="min-w-0 flex-1 p-3 sm:p-6">
           <ErrorBox error={err} />
-          {page}
+          <Outlet context={{ catalog, reload: load } satisfies Shell} />
         </main>
       </div>
       {help && (
@@ -226,3 +207,51 @@ function NavLink({ to, path, exact, children }: { to: string; path: string; exac
     </Link>
   );
 }
+
+// Shell is what the shell gives its pages (React Router's outlet context).
+type Shell = { catalog: Catalog | null; reload: () => Promise<void> };
+const useShell = () => useOutletContext<Shell>();
+
+function NotFound() {
+  const { path } = useLocation();
+  return <div className="card"><h1 className="text-lg font-semibold">Not found</h1><p className="muted">No page at {path}. <Link className="underline" to={ui("/")}>Home</Link></p></div>;
+}
+
+// The pages as routes. A page that needs the catalog reads it from the shell.
+function HomeRoute() { return <Home catalog={useShell().catalog} />; }
+function AppRoute() { return <AppLanding catalog={useShell().catalog} name={useParams().name ?? ""} />; }
+function AnalystRoute() { return <AnalystInbox catalog={useShell().catalog} />; }
+function StudioRoute() {
+  const { aid = "", tab = "chat" } = useParams();
+  const [q] = useSearchParams();
+  return <Studio catalog={useShell().catalog} aid={aid} tab={tab} thread={q.get("thread")} />;
+}
+function InspectorRoute() { return <ThreadInspector tid={useParams().tid ?? ""} />; }
+function RunRoute() { const { tid = "", rid = "" } = useParams(); return <RunPage tid={tid} rid={rid} />; }
+function AssistantsRoute() { const s = useShell(); return <Assistants catalog={s.catalog} onChanged={() => void s.reload()} />; }
+function CronsRoute() { return <Crons catalog={useShell().catalog} />; }
+function RealtyRoute() { return <Suspense fallback={<p className="muted">Loading…</p>}><Realty /></Suspense>; }
+
+export const routes: RouteObject[] = [{
+  element: <App />,
+  children: [
+    { path: "/", element: <HomeRoute /> },
+    { path: "/ui", element: <HomeRoute /> },
+    { path: "/ui/apps/listforge", element: <Listforge /> },
+    { path: "/ui/apps/listforge/items/:id", element: <Listforge /> },
+    { path: "/ui/apps/rehab", element: <Rehab /> },
+    { path: "/ui/apps/analyst", element: <AnalystRoute /> },
+    { path: "/ui/apps/realty", element: <RealtyRoute /> },
+    { path: "/ui/apps/:name", element: <AppRoute /> },
+    { path: "/ui/assistants", element: <AssistantsRoute /> },
+    { path: "/ui/assistants/:aid", element: <StudioRoute /> },
+    { path: "/ui/assistants/:aid/:tab", element: <StudioRoute /> },
+    { path: "/ui/threads", element: <Threads /> },
+    { path: "/ui/threads/:tid", element: <InspectorRoute /> },
+    { path: "/ui/threads/:tid/runs/:rid", element: <RunRoute /> },
+    { path: "/ui/store", element: <Store /> },
+    { path: "/ui/crons", element: <CronsRoute /> },
+    { path: "/ui/inbox", element: <Inbox /> },
+    { path: "*", element: <NotFound /> },
+  ],
+}];

@@ -4,3 +4,7 @@ declare module "*.png" {
   export default url;
 }
 declare module "*.css";
+declare module "*?url" {
+  const url: string;
+  export default url;
+}

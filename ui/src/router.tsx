@@ -1,46 +1,31 @@
-// A small client-side router over the History API: the UI's pages live under /ui/, and the
-// server answers index.html for any of them.
-import { useSyncExternalStore, type AnchorHTMLAttributes, type MouseEvent } from "react";
+// Routing is React Router's (a data router over the History API, made in main.tsx from App's
+// routes): the UI's pages live under /ui/, and the server answers index.html for any of them.
+// This module keeps the few helpers the pages use: navigate (also from outside a component),
+// useLocation as a path and its query, Link, and ui() for a page's address.
+import { Link as RouterLink, useLocation as setRouterLocation, type LinkProps } from "react-router";
 
-const subscribe = (cb: () => void) => {
-  addEventListener("popstate", cb);
-  return () => removeEventListener("popstate", cb);
-};
+type Navigator = { navigate: (to: string, opts?: { replace?: boolean }) => unknown };
+let current: Navigator | null = null;
+
+// setRouter makes navigate go through r (main.tsx passes the app's router).
+export function setRouter(r: Navigator) {
+  current = r;
+}
 
 export function navigate(to: string, replace = false) {
   if (to === location.pathname + location.search) return;
-  if (replace) history.replaceState(null, "", to);
-  else history.pushState(null, "", to);
-  dispatchEvent(new PopStateEvent("popstate"));
+  if (current) void current.navigate(to, { replace });
+  else if (replace) location.replace(to);
+  else location.assign(to);
 }
 
 export function useLocation(): { path: string; query: URLSearchParams } {
-  const href = useSyncExternalStore(subscribe, () => location.pathname + location.search);
-  const u = new URL(href, "http://x");
-  return { path: u.pathname, query: u.searchParams };
+  const l = setRouterLocation();
+  return { path: l.pathname, query: new URLSearchParams(l.search) };
 }
 
-// match matches a path against a pattern with :params; it returns the params or null.
-export function match(pattern: string, path: string): Record<string, string> | null {
-  const a = pattern.split("/").filter(Boolean);
-  const b = path.split("/").filter(Boolean);
-  if (a.length !== b.length) return null;
-  const out: Record<string, string> = {};
-  for (let i = 0; i < a.length; i++) {
-    if (a[i].startsWith(":")) out[a[i].slice(1)] = decodeURIComponent(b[i]);
-    else if (a[i] !== b[i]) return null;
-  }
-  return out;
-}
-
-export function Link({ to, ...rest }: { to: string } & AnchorHTMLAttributes<HTMLAnchorElement>) {
-  const onClick = (e: MouseEvent<HTMLAnchorElement>) => {
-    rest.onClick?.(e);
-    if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
-    e.preventDefault();
-    navigate(to);
-  };
-  return <a href={to} {...rest} onClick={onClick} />;
+export function Link({ to, ...rest }: { to: string } & Omit<LinkProps, "to">) {
+  return <RouterLink to={to} {...rest} />;
 }
 
 export const ui = (p: string) => "/ui" + p;

@@ -40,6 +40,12 @@ export default function Charts({ series, title, yLabel, xLabel, xLabels, height 
   const nf = new Intl.NumberFormat(pageLocale(), { maximumFractionDigits: 2 });
   const fmtX = (x: number) => (xLabels ? (xLabels[Math.round(x)] ?? "") : isTime ? tf.format(new Date(x)) : nf.format(x));
   const nonNegative = series.every((s) => s.points.every((p) => p.y >= 0));
+  // The y ticks get as many decimals as a quarter of the values' range needs, so that ticks a
+  // step apart never read the same (0.0025 and 0.005, not 0 and 0.01).
+  const ys = series.flatMap((s) => s.points.map((p) => p.y)).filter(Number.isFinite);
+  const yStep = ((ys.length ? Math.max(...ys) : 1) - (nonNegative ? 0 : ys.length ? Math.min(...ys) : 0)) / 4;
+  const yDigits = yStep > 0 ? Math.min(8, Math.max(0, Math.ceil(-Math.log10(yStep)) + 1)) : 2;
+  const yf = new Intl.NumberFormat(pageLocale(), { maximumFractionDigits: yDigits });
   const Chart = bars ? BarChart : RLine;
   return (
     <figure className="card">
@@ -52,10 +58,10 @@ export default function Charts({ series, title, yLabel, xLabel, xLabels, height 
               tickFormatter={fmtX} minTickGap={24} interval="preserveStartEnd" tick={{ fontSize: 11, fill: "currentColor" }} stroke="currentColor"
               label={xLabel ? { value: xLabel, position: "insideBottomRight", offset: -12, fontSize: 11, fill: "currentColor" } : undefined}
               allowDuplicatedCategory={false} />
-            <YAxis domain={nonNegative ? [0, "auto"] : ["auto", "auto"]} tickFormatter={(v: number) => nf.format(v)} width={48}
+            <YAxis domain={nonNegative ? [0, "auto"] : ["auto", "auto"]} tickFormatter={(v: number) => yf.format(v)} width={56}
               tick={{ fontSize: 11, fill: "currentColor" }} stroke="currentColor"
               label={yLabel ? { value: yLabel, angle: -90, position: "insideLeft", fontSize: 11, fill: "currentColor", style: { textAnchor: "middle" } } : undefined} />
-            <Tooltip labelFormatter={(x) => fmtX(Number(x))} formatter={(v) => nf.format(Number(v))} />
+            <Tooltip labelFormatter={(x) => fmtX(Number(x))} formatter={(v) => yf.format(Number(v))} />
             {series.length > 1 && <Legend wrapperStyle={{ fontSize: 12 }} />}
             {series.map((s, i) =>
               bars ? <Bar key={s.name} dataKey={s.name} maxBarSize={48} fill={palette[i % palette.length]} isAnimationActive={false} />

@@ -3,8 +3,9 @@
 // around the nodes (cycles included), conditional edges dashed and labelled with their route's
 // key. Nodes can be coloured by a status (the running one pulses), the path a run took drawn
 // bold, and the next nodes of a thread highlighted. Subgraphs drawn with xray ("parent:child"
-// nodes) sit in a box named after the parent node.
-import { createContext, useContext, useEffect, useMemo, useState } from "react";
+// nodes) sit in a box named after the parent node; the box's button folds the subgraph into one
+// node (its edges go to and from that node) and the folded node's button unfolds it.
+import { createContext, useCallback, useContext, useEffect, useMemo, useState } from "react";
 import dagre from "@dagrejs/dagre";
 import {
   BaseEdge, Controls, EdgeLabelRenderer, Handle, Position, ReactFlow,
@@ -24,14 +25,14 @@ const fill: Record<NodeStatus, string> = {
 };
 const mark: Record<NodeStatus, string> = { pending: "", running: " …", done: " ✓", error: " ✗", interrupted: " ‖" };
 
-type NodeData = { label: string; id: string; special: boolean };
+type NodeData = { label: string; id: string; special: boolean; folded?: boolean };
 
 // Statuses reach the nodes through a context, so that the nodes React Flow has measured stay the
 // same objects while a run changes their colours (new node objects would lose their measurements,
 // and with them their edges).
-type Marks = { status?: Record<string, NodeStatus>; highlight?: string[]; clickable: boolean };
+type Marks = { status?: Record<string, NodeStatus>; highlight?: string[]; clickable: boolean; toggle?: (subgraph: string) => void };
 const MarksContext = createContext<Marks>({ clickable: false });
-type GroupData = { label: string };
+type GroupData = { label: string; id: string };
 type EdgeData = { points: { x: number; y: number }[]; label?: string; conditional: boolean; taken: boolean };
 
 const NODE_H = 38;
@@ -44,12 +45,16 @@ function GraphNode({ data }: NodeProps<Node<NodeData>>) {
   return (
     <div data-node={data.id} data-status={st ?? ""} title={data.id}
       className={"flex h-full w-full items-center justify-center truncate border px-2 font-mono text-[13px] text-zinc-800 dark:text-zinc-100 " +
-        (data.special ? "rounded-full " : "rounded-md ") +
+        (data.special ? "rounded-full " : data.folded ? "rounded-md border-dashed !border-violet-500 " : "rounded-md ") +
         (st ? fill[st] : data.special ? "bg-zinc-100 dark:bg-zinc-800" : "bg-white dark:bg-zinc-900") +
         (highlight ? " border-sky-500 border-[3px]" : " border-zinc-400 dark:border-zinc-600") +
         (marks.clickable ? " cursor-pointer" : "")}>
       <Handle type="target" position={Position.Top} className="!opacity-0" isConnectable={false} />
       {data.label}{st ? mark[st] : ""}
+      {data.folded && marks.toggle && (
+        <button type="button" className="nodrag nopan pointer-events-auto ml-1 rounded border border-violet-400 px-1 text-[11px] leading-4 text-violet-700 dark:text-violet-300"
+          aria-label={"unfold " + data.id} title="show the subgraph's nodes" onClick={(e) => { e.stopPropagation(); marks.toggle!(data.id); }}>+</button>
+      )}
       <Handle type="source" position={Position.Bottom} className="!opacity-0" isConnectable={false} />
     </div>
   );
@@ -57,10 +62,46 @@ function GraphNode({ data }: NodeProps<Node<NodeData>>) {
 
 function GroupNode({ data }: NodeProps<Node<GroupData>>) {
   return (
-    <div data-subgraph-box={data.label} className="h-full w-full rounded-xl border border-dashed border-violet-400 bg-violet-50/40 dark:border-violet-700 dark:bg-violet-950/30">
+    <div data-subgraph-box={data.id} className="h-full w-full rounded-xl border border-dashed border-violet-400 bg-violet-50/40 dark:border-violet-700 dark:bg-violet-950/30">
       <span className="ml-2 font-mono text-[11px] text-violet-700 dark:text-violet-300">subgraph · {data.label}</span>
     </div>
   );
+}
+
+// FoldNode is a box's fold button: a node of its own above the box, which sits under the pane
+// (zIndex -1, so that the edges inside it show) and gets no clicks.
+function FoldNode({ data }: NodeProps<Node<GroupData>>) {
+  const marks = useContext(MarksContext);
+  if (!marks.toggle) return null;
+  return (
+    <button type="button" className="nodrag nopan pointer-events-auto rounded border border-violet-400 bg-white px-1 font-mono text-[11px] leading-4 text-violet-700 dark:bg-zinc-900 dark:text-violet-300"
+      aria-label={"fold " + data.id} title="fold the subgraph into one node" onClick={(e) => { e.stopPropagation(); marks.toggle!(data.id); }}>−</button>
+  );
+}
+
+// fold draws each subgraph named in folded (an xray prefix such as "research" or
+// "research:writer") as one node of that name: its nodes leave, and edges to or from them go to
+// or from it (edges inside it are dropped, duplicates merged).
+export function fold(g: GraphJSON, folded: string[]): GraphJSON {
+  if (!folded.length) return g;
+  const outer = [...folded].sort((a, b) => a.length - b.length);
+  const to = (id: string) => outer.find((p) => id.startsWith(p + ":")) ?? id;
+  const nodes: GraphJSON["nodes"] = [];
+  const seen = new Set<string>();
+  for (const n of g.nodes) {
+    const id = to(n.id);
+    if (seen.has(id)) continue;
+    seen.add(id);
+    nodes.push(id === n.id ? n : { ...n, id, name: id, data: { folded: true } } as GraphJSON["nodes"][number]);
+  }
+  const edges: GraphJSON["edges"] = [];
+  for (const e of g.edges) {
+    const s = to(e.source), t = to(e.target);
+    if (s === t && s !== e.source) continue;
+    if (edges.some((x) => x.source === s && x.target === t && x.data === e.data)) continue;
+    edges.push({ ...e, source: s, target: t });
+  }
+  return { ...g, nodes, edges };
 }
 
 // pathThrough draws a smooth line through dagre's points: straight to the first midpoint, then
@@ -97,7 +138,7 @@ function RoutedEdge({ id, source, target, data, markerEnd }: EdgeProps<Edge<Edge
   );
 }
 
-const nodeTypes = { graph: GraphNode, group: GroupNode };
+const nodeTypes = { graph: GraphNode, group: GroupNode, fold: FoldNode };
 const edgeTypes = { routed: RoutedEdge };
 
 // resolveEnds gives the edges of an xray graph real endpoints: the server draws an edge into a
@@ -137,7 +178,8 @@ export function layout(g: GraphJSON, opts: { path?: string[] } = {}): Layout {
   const groups = new Set<string>();
   for (const n of g.nodes) {
     const name = n.id.includes(":") ? n.id.slice(n.id.lastIndexOf(":") + 1) : n.id;
-    d.setNode(n.id, { width: nodeWidth(name), height: NODE_H, label: name });
+    const folded = !!(n as { data?: { folded?: boolean } }).data?.folded;
+    d.setNode(n.id, { width: nodeWidth(name) + (folded ? 24 : 0), height: NODE_H, label: name });
     if (n.id.includes(":")) {
       const parent = n.id.slice(0, n.id.lastIndexOf(":"));
       let p = parent;
@@ -167,14 +209,17 @@ export function layout(g: GraphJSON, opts: { path?: string[] } = {}): Layout {
   for (const p of [...groups].sort((a, b) => a.split(":").length - b.split(":").length)) {
     const n = d.node("group:" + p);
     nodes.push({ id: "group:" + p, type: "group", position: { x: n.x - n.width / 2, y: n.y - n.height / 2 - 10 }, width: n.width, height: n.height + 10,
-      data: { label: p } as GroupData, selectable: false, draggable: false, zIndex: -1 });
+      data: { label: p.split(":").pop(), id: p } as GroupData, selectable: false, draggable: false, zIndex: -1 });
+    const label = p.split(":").pop() ?? p;
+    nodes.push({ id: "fold:" + p, type: "fold", position: { x: n.x - n.width / 2 + 14 + (11 + label.length) * 6.7, y: n.y - n.height / 2 - 9 },
+      width: 18, height: 16, data: { label, id: p } as GroupData, selectable: false, draggable: false, connectable: false });
   }
   for (const gn of g.nodes) {
     const n = d.node(gn.id);
     const label = String(n.label ?? gn.id);
     nodes.push({
       id: gn.id, type: "graph", position: { x: n.x - n.width / 2, y: n.y - n.height / 2 }, width: n.width, height: n.height,
-      data: { label, id: gn.id, special: gn.id === "__start__" || gn.id === "__end__" } as NodeData,
+      data: { label, id: gn.id, special: gn.id === "__start__" || gn.id === "__end__", folded: !!(gn as { data?: { folded?: boolean } }).data?.folded } as NodeData,
       draggable: false, connectable: false, measured: { width: n.width, height: n.height },
       handles: [
         { type: "target", position: Position.Top, x: n.width / 2 - 1, y: 0, width: 2, height: 2 },
@@ -206,17 +251,21 @@ function useDark() {
   return dark;
 }
 
-export default function GraphFlow({ graph, status, highlight, path, onNode, maxHeight = 720 }: GraphViewProps) {
+export default function GraphFlow({ graph: whole, status, highlight, path, onNode, maxHeight = 720 }: GraphViewProps) {
   const dark = useDark();
+  const [folded, setFolded] = useState<string[]>([]);
+  const graph = useMemo(() => fold(whole, folded), [whole, folded]);
+  const hasSubgraphs = whole.nodes.some((n) => n.id.includes(":"));
+  const toggle = useCallback((p: string) => setFolded((f) => (f.includes(p) ? f.filter((x) => x !== p) : [...f, p])), []);
   const l = useMemo(() => layout(graph), [graph]);
   const pathKey = (path ?? []).join(">");
   // eslint-disable-next-line react-hooks/exhaustive-deps
   const edges = useMemo(() => (pathKey ? layout(graph, { path }).edges : l.edges), [graph, pathKey, l]);
-  const marks = useMemo(() => ({ status, highlight, clickable: !!onNode }), [status, highlight, onNode]);
+  const marks = useMemo(() => ({ status, highlight, clickable: !!onNode, toggle: hasSubgraphs ? toggle : undefined }), [status, highlight, onNode, hasSubgraphs, toggle]);
   // Tall enough to read the whole graph at full size when it fits, scrolled and zoomed inside otherwise.
   const height = Math.max(200, Math.min(maxHeight, l.height + 24));
   return (
-    <div role="img" aria-label="graph" data-graph-nodes={graph.nodes.length} style={{ height }} className="w-full">
+    <div role="figure" aria-label="graph" data-graph-nodes={graph.nodes.length} data-folded={folded.join(" ") || undefined} style={{ height }} className="w-full">
       <MarksContext.Provider value={marks}>
       <ReactFlow nodes={l.nodes} edges={edges} nodeTypes={nodeTypes} edgeTypes={edgeTypes} colorMode={dark ? "dark" : "light"}
         fitView fitViewOptions={{ padding: 0.06, maxZoom: 1, minZoom: 0.45 }} minZoom={0.2} maxZoom={2}

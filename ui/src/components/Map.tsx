@@ -4,9 +4,20 @@
 // any other host. Leaflet's CSS and marker images are bundled: its default icon finds its
 // images through a path guessed from the CSS, which a bundler's hashed file names break, so
 // every marker gets an icon built from the bundled URLs.
+//
+// Under the tiles, and alone when there are none, an offline base layer shipped with the UI:
+// Natural Earth's land and country borders at 1:50m (world-atlas's TopoJSON, public domain) and
+// the United States' state and county lines at 1:10m (us-atlas, from the Census Bureau's
+// cartographic boundaries, public domain), files of /ui/assets/ read from the server's own
+// origin, so markers stand on a map, not an empty background. It lives in a pane below Leaflet's tile pane, so configured tiles cover it.
 import { useEffect, useState, type ReactNode } from "react";
 import L from "leaflet";
-import { AttributionControl, MapContainer, Marker, Popup, TileLayer, useMap } from "react-leaflet";
+import { AttributionControl, GeoJSON, MapContainer, Marker, Pane, Popup, TileLayer, useMap } from "react-leaflet";
+import { feature, mesh } from "topojson-client";
+import type { Topology, GeometryCollection } from "topojson-specification";
+import type { FeatureCollection, Feature, Geometry, MultiLineString } from "geojson";
+import countriesUrl from "world-atlas/countries-50m.json?url";
+import usCountiesUrl from "us-atlas/counties-10m.json?url";
 import "leaflet/dist/leaflet.css";
 import "./map.css";
 import iconUrl from "leaflet/dist/images/marker-icon.png";
@@ -31,6 +42,47 @@ export function uiConfig(): Promise<UIConfig> {
     .catch(() => null)
     .then((c) => ({ map_tiles: c?.map_tiles ?? "", map_attribution: c?.map_attribution ?? "" }));
   return config;
+}
+
+export type BaseMap = { land: FeatureCollection | Feature; borders: MultiLineString; states?: MultiLineString; counties?: MultiLineString };
+
+let base: Promise<BaseMap | null> | null = null;
+
+const topology = (url: string): Promise<Topology> => fetch(url).then((r) => (r.ok ? r.json() : Promise.reject(new Error(url + ": " + r.statusText))));
+
+// baseMap reads the bundled files once: the countries' shapes as land, the lines between two
+// countries as borders (coastlines are the land's edge), and in the United States the lines
+// between states and between counties.
+export function baseMap(): Promise<BaseMap | null> {
+  base ??= Promise.all([topology(countriesUrl), topology(usCountiesUrl).catch(() => null)])
+    .then(([t, us]) => {
+      const countries = t.objects.countries as GeometryCollection;
+      const out: BaseMap = {
+        land: feature(t, countries) as FeatureCollection<Geometry>,
+        borders: mesh(t, countries, (a, b) => a !== b),
+      };
+      if (us) {
+        out.states = mesh(us, us.objects.states as GeometryCollection, (a, b) => a !== b);
+        out.counties = mesh(us, us.objects.counties as GeometryCollection, (a, b) => a !== b && a.id!.toString().slice(0, 2) === b.id!.toString().slice(0, 2));
+      }
+      return out;
+    })
+    .catch(() => null);
+  return base;
+}
+
+function BaseLayer() {
+  const [b, setB] = useState<BaseMap | null>(null);
+  useEffect(() => { void baseMap().then(setB); }, []);
+  if (!b) return null;
+  return (
+    <Pane name="trellis-base" style={{ zIndex: 150 }}>
+      <GeoJSON data={b.land} interactive={false} style={{ className: "trellis-land", stroke: false, fillOpacity: 1 }} />
+      {b.counties && <GeoJSON data={b.counties} interactive={false} style={{ className: "trellis-county", weight: 0.6, opacity: 1, fill: false }} />}
+      {b.states && <GeoJSON data={b.states} interactive={false} style={{ className: "trellis-state", weight: 1, opacity: 1, fill: false }} />}
+      <GeoJSON data={b.borders} interactive={false} style={{ className: "trellis-border", weight: 1.2, opacity: 1, fill: false }} />
+    </Pane>
+  );
 }
 
 export type MapPoint = { id: string; lat: number; lng: number; label: string; popup?: ReactNode };
@@ -60,11 +112,12 @@ export function MapView({ points, label, className, empty }: { points: MapPoint[
     <div role="region" aria-label={label} className={"relative z-0 overflow-hidden rounded-md border border-zinc-200 dark:border-zinc-800 " + (className ?? "")} data-markers={points.length} data-tiles={cfg.map_tiles ? "on" : "off"}>
       <MapContainer className="trellis-map h-full w-full" center={[points[0].lat, points[0].lng]} zoom={12} scrollWheelZoom={false} attributionControl={false}
         zoomAnimation={false} fadeAnimation={false} markerZoomAnimation={false}>
+        <BaseLayer />
         {cfg.map_tiles && (
           <TileLayer url={cfg.map_tiles} attribution={cfg.map_attribution} maxZoom={19}
             detectRetina={false} referrerPolicy="strict-origin-when-cross-origin" />
         )}
-        <AttributionControl prefix={cfg.map_tiles ? "Leaflet" : "Leaflet · no map tiles configured"} />
+        <AttributionControl prefix={cfg.map_tiles ? "Leaflet" : "Leaflet · Natural Earth, US Census (offline base map)"} />
         {points.map((p) => (
           <Marker key={p.id} position={[p.lat, p.lng]} icon={markerIcon} title={p.label} alt={p.label}>
             {p.popup && <Popup>{p.popup}</Popup>}

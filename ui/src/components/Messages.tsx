@@ -3,6 +3,7 @@
 // messages (a system prompt, an app's context block) are left out unless showSystem is set,
 // and then shown marked as such. The offline model's marker becomes a small badge and the
 // external-data label of tool results is never shown (a badge says the result was external).
+import type { ReactNode } from "react";
 import type { Message } from "../api";
 import { textOf } from "../api";
 import { Badge, cleanText } from "./clean";
@@ -12,7 +13,9 @@ import { Markdown } from "./Markdown";
 // developer turns.
 export const isSystem = (m: Message) => m.type === "system" || m.type === "developer" || (m as { role?: string }).role === "system";
 
-export function Messages({ messages, showSystem = false }: { messages: Message[]; showSystem?: boolean }) {
+// after, when given, is drawn under each AI message (the generative UI components that belong
+// to it).
+export function Messages({ messages, showSystem = false, after }: { messages: Message[]; showSystem?: boolean; after?: (m: Message) => ReactNode }) {
   const results = new Map<string, Message>();
   for (const m of messages) if (m.type === "tool" && m.tool_call_id) results.set(m.tool_call_id, m);
   const shown = new Set<string>();
@@ -60,6 +63,7 @@ export function Messages({ messages, showSystem = false }: { messages: Message[]
                   </details>
                 );
               })}
+              {m.type === "ai" && after?.(m)}
             </div>
           </li>
         );

@@ -1,4 +1,5 @@
-// The thread inspector: the thread's state, its checkpoint history as a timeline (select one to
+// The thread inspector: the thread's state, its checkpoint history drawn as a fork tree and
+// listed as a timeline (select one to
 // see its values, re-run from it, or fork from it by editing its state), the state edited as a
 // node, and the thread's runs with their status, duration and a cancel button.
 import { useCallback, useEffect, useState } from "react";
@@ -8,6 +9,7 @@ import { ErrorBox, Json } from "../components/Json";
 import { LineChart } from "../components/LineChart";
 import { StateEditor } from "../components/StateEditor";
 import { Table } from "../components/Table";
+import { ForkTree } from "../components/ForkTree";
 
 export const runModes = ["messages-tuple", "updates", "tasks", "values"];
 
@@ -115,6 +117,9 @@ export function ThreadInspector({ tid }: { tid: string }) {
               {onBranch && <p className="muted truncate text-xs" data-branch-preview="">{onBranch.preview}</p>}
             </div>
           )}
+          <ForkTree history={history} branches={tree} selected={chosen?.checkpoint.checkpoint_id} branch={onBranch?.leaf}
+            onSelect={(id) => { setSel(id); setEditing(""); if (onBranch && !onBranch.ids.has(id)) setBranch(""); }}
+            onBranch={(leaf) => setBranch(tree.length > 1 ? leaf : "")} />
           <ol className="relative ml-2 border-l border-zinc-300 dark:border-zinc-700">
             {shown.map((h) => {
               const i = history.indexOf(h);

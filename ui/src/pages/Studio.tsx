@@ -13,6 +13,7 @@ import { isSystem, Messages, mergeChunk, upsert } from "../components/Messages";
 import { InputForm, isChatSchema, RunConfigPanel, type JSONSchema, type RunConfig } from "../components/SchemaForm";
 import { emptyProgress, feed, pathOf, ProgressSteps, StepTimeline, type ProgressState } from "../components/Progress";
 import { Threads } from "./Threads";
+import { isUIEvent, reduceUI, uiFromState, UIComponent, UIComponents, type UIMessage } from "../components/GenerativeUI";
 
 export function Studio({ catalog, aid, tab, thread }: { catalog: Catalog | null; aid: string; tab: string; thread: string | null }) {
   const [assistant, setAssistant] = useState<Assistant | null>(null);
@@ -79,7 +80,7 @@ function GraphTab({ aid, graph }: { aid: string; graph: GraphJSON | null }) {
   );
 }
 
-const streamModes = ["messages-tuple", "updates", "tasks", "values"];
+const streamModes = ["messages-tuple", "updates", "tasks", "values", "custom"];
 
 // SubgraphText is the text a subgraph's model streamed (messages|<ns> events with
 // stream_subgraphs), labelled by where it was written: the subgraph's path and its node.
@@ -119,6 +120,7 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
   const [chunks, setChunks] = useState(0);
   const [subgraphs, setSubgraphs] = useState(true);
   const [subText, setSubText] = useState<SubgraphText[]>([]);
+  const [uiMsgs, setUIMsgs] = useState<UIMessage[]>([]);
   const [showSystem, setShowSystem] = useState(false);
   const [schemas, setSchemas] = useState<{ input_schema?: JSONSchema; config_schema?: JSONSchema | null; context_schema?: JSONSchema | null } | null>(null);
   const [runConfig, setRunConfig] = useState<RunConfig | Error>({ configurable: {}, context: {} });
@@ -131,12 +133,15 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
     setState(s);
     const v = s.values as { messages?: Message[] } | null;
     if (v && Array.isArray(v.messages)) setMessages(v.messages);
+    const kept = uiFromState(s.values);
+    if (kept.length) setUIMsgs(kept);
     return s;
   }, []);
 
   useEffect(() => {
     if (thread && thread === own.current) return;
     setMessages([]);
+    setUIMsgs([]);
     setState(null);
     setProgress(emptyProgress());
     setErr(null);
@@ -178,6 +183,11 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
         ...(Object.keys(conf.context).length ? { context: conf.context } : {}), ...(pauseBefore.length ? { interrupt_before: pauseBefore } : {}), ...(subgraphs ? { stream_subgraphs: true } : {}), ...body };
       for await (const ev of sse("POST", `/threads/${tid}/runs/stream`, req, abort.current.signal)) {
         const mode = ev.event.split("|")[0];
+        if (mode === "custom" && isUIEvent(ev.data)) {
+          const e = ev.data;
+          setUIMsgs((l) => reduceUI(l, e));
+          continue;
+        }
         if (ev.event.includes("|")) {
           if (mode === "messages") setSubText((l) => addSubgraphChunk(l, ev.event, ev.data));
           else setProgress((p) => feed(p, ev.event, ev.data));
@@ -246,7 +256,9 @@ export function Chat({ assistant, thread, graph }: { assistant: Assistant; threa
             Show system messages ({hidden} hidden)
           </label>
         )}
-        <Messages messages={messages} showSystem={showSystem} />
+        <Messages messages={messages} showSystem={showSystem}
+          after={(m) => uiMsgs.filter((u) => u.metadata?.message_id === m.id).map((u) => <div key={u.id} className="mt-2"><UIComponent message={u} /></div>)} />
+        <UIComponents messages={uiMsgs.filter((u) => !u.metadata?.message_id || !messages.some((m) => m.type === "ai" && m.id === u.metadata?.message_id))} />
         {!chat && schemas && !busy && (
           <section aria-label="result" className="card flex flex-col gap-2">
             <h2 className="font-medium">{result.length ? "State" : "Result"}</h2>

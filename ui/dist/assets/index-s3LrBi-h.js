@@ -1,0 +1,1 @@
+import{d as r}from"./index-icek3ulK.js";var a=r();export{a as r};
