@@ -67,6 +67,11 @@ type Compiled[S any] struct {
 	joinsBy  map[string][]int
 	joinFrom map[string][]string // join target -> its sources (for graph descriptions)
 	warnings []string
+	// valuesOnOutput streams values only after a superstep that wrote an output key, and present
+	// turns the state (or an update) into what values and updates events carry: both are set by
+	// entrypoints (functional.go), whose events carry their return value.
+	valuesOnOutput bool
+	present        func(reflect.Value) any
 }
 
 // Warnings lists what Compile found suspicious but allowed, such as nodes that cannot reach END

@@ -24,6 +24,10 @@ type taskCtx struct {
 	interrupts []Interruption
 	// streamed is the ID of the last message chunk the task sent (EmitMessage).
 	streamed string
+	// subCalls numbers the functional tasks ([Task]) this attempt calls; subWG waits for them.
+	subCalls      int
+	subWG         sync.WaitGroup
+	subInterrupts []Interruption
 }
 
 type taskKey struct{}

@@ -54,6 +54,9 @@ const (
 	pendingInterrupt = "__interrupt__"
 	pendingResume    = "__resume__"
 	pendingError     = "__error__"
+	// pendingFunc records one call of a functional task ([Task]) made by a node: its result
+	// once it finished, and the resume values its interrupts were answered with.
+	pendingFunc = "__func__"
 )
 
 // task is one node to run in a superstep, and what running it produced.
@@ -78,6 +81,12 @@ type task struct {
 	// against the paused checkpoint once the task finishes, so history still shows them.
 	asked  []Interruption
 	resume []any
+	// subs are the functional tasks ([Task]) the node called, by their IDs (the task's ID, a
+	// slash and the call's number): restored from pending writes and filled as calls finish.
+	subMu sync.Mutex
+	subs  map[string]*subRecord
+	// cached: the node's outcome came from its cache policy's cache instead of a run.
+	cached bool
 }
 
 // run is the part of a running graph that does not depend on the state type; nodes reach it
@@ -109,6 +118,8 @@ type run struct {
 	events    chan Event
 	stopped   atomic.Bool
 	tr        *tracing // nil unless the run is traced (trace.go)
+	// host records the functional tasks nodes call (functional.go).
+	host subHost
 }
 
 func (r *run) schema() *schema { return r.sc }
@@ -168,6 +179,7 @@ type loop[S any] struct {
 	unsaved       bool
 	unsavedSource checkpoint.Source
 	stepSize      int // tasks in the running superstep
+	wroteOutput   bool // the last writes applied set an output key (see Compiled.valuesOnOutput)
 	before        map[string]bool
 	after         map[string]bool
 }
@@ -234,6 +246,7 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 		r.deliverMu.Unlock()
 	}()
 	l := &loop[S]{run: r, c: c, durability: o.durability, metadata: o.metadata}
+	r.host = l
 	if len(o.modes) == 0 {
 		o.modes = []StreamMode{ModeValues}
 	}
@@ -721,16 +734,22 @@ func (l *loop[S]) execute(t *task) {
 	}
 	policy := t.node.retry
 	for attempt := 1; ; attempt++ {
-		tc.calls, tc.writes, tc.interrupts = 0, nil, nil
+		tc.calls, tc.writes, tc.interrupts, tc.subCalls, tc.subInterrupts = 0, nil, nil, 0, nil
 		res, err := l.tracedCall(ctx, t, attempt)
-		if len(tc.interrupts) > 0 {
-			t.interrupts, t.resume = tc.interrupts, tc.resume
-			break
-		}
+		tc.subWG.Wait() // the functional tasks the node started and did not wait for
 		var child *InterruptedError
-		if errors.As(err, &child) && child != errInterruptRaised {
-			t.interrupts, t.resume = child.Interrupts, tc.resume
-			break
+		if len(tc.interrupts) > 0 || errors.As(err, &child) {
+			// The node's own interrupts, then those of a subgraph or of the functional tasks it
+			// called (several tasks may pause at once, even if the node saw only one of them).
+			ins := slices.Clone(tc.interrupts)
+			if child != nil {
+				ins = append(ins, child.Interrupts...)
+			}
+			ins = append(ins, tc.subInterrupts...)
+			t.interrupts, t.resume = uniqueInterrupts(ins), tc.resume
+			if len(t.interrupts) > 0 {
+				break
+			}
 		}
 		if err == nil {
 			t.writes = tc.writes
@@ -801,6 +820,17 @@ func (l *loop[S]) execute(t *task) {
 			t.finished = false
 		}
 	}
+}
+
+// uniqueInterrupts drops repeated interrupts (by ID), keeping the order.
+func uniqueInterrupts(ins []Interruption) []Interruption {
+	var out []Interruption
+	for _, in := range ins {
+		if !slices.ContainsFunc(out, func(o Interruption) bool { return o.ID == in.ID }) {
+			out = append(out, in)
+		}
+	}
+	return out
 }
 
 func (l *loop[S]) taskEvent(t *task, ev TaskEvent) {
@@ -1015,6 +1045,9 @@ func (l *loop[S]) apply(tasks []*task) error {
 					}
 				}
 			}
+			if !l.wroteOutput && (l.c.outputs == nil || slices.Contains(l.c.outputs, w.ch)) {
+				l.wroteOutput = true
+			}
 			if l.saver != nil {
 				tr.dirty = true
 				l.versions[w.ch.name] = checkpoint.NextVersion(l.versions[w.ch.name])
@@ -1218,16 +1251,27 @@ func (l *loop[S]) updateOf(t *task) reflect.Value {
 }
 
 func (l *loop[S]) emitValues() {
-	if l.modes.has(ModeValues) {
-		l.deliver(Event{Mode: ModeValues, NS: l.nsPath, Step: l.step, Data: l.output()})
+	wrote := l.wroteOutput
+	l.wroteOutput = false
+	if !l.modes.has(ModeValues) || (l.c.valuesOnOutput && !wrote) {
+		return
 	}
+	var data any = l.output()
+	if l.c.present != nil {
+		data = l.c.present(reflect.ValueOf(data))
+	}
+	l.deliver(Event{Mode: ModeValues, NS: l.nsPath, Step: l.step, Data: data})
 }
 
 // emitUpdate streams a finished task's update; Cached marks one restored from the checkpoint's
 // pending writes rather than run again.
 func (l *loop[S]) emitUpdate(t *task) {
 	if l.modes.has(ModeUpdates) {
-		l.emit(t, Event{Mode: ModeUpdates, NS: l.nsPath, Node: t.node.name, Step: l.step, TaskID: t.id, Data: l.updateOf(t).Interface(), Cached: t.restored})
+		var data any = l.updateOf(t).Interface()
+		if l.c.present != nil {
+			data = l.c.present(reflect.ValueOf(data))
+		}
+		l.emit(t, Event{Mode: ModeUpdates, NS: l.nsPath, Node: t.node.name, Step: l.step, TaskID: t.id, Data: data, Cached: t.restored || t.cached})
 	}
 }
 
@@ -1291,6 +1335,7 @@ func (l *loop[S]) emitValuesWith(tasks []*task) {
 	}
 	saved := l.state
 	l.state = st
+	l.wroteOutput = true
 	l.emitValues()
 	l.state = saved
 }
