@@ -178,7 +178,7 @@ type loop[S any] struct {
 	// unsaved: with exit durability, a checkpoint is due but held back until the run ends.
 	unsaved       bool
 	unsavedSource checkpoint.Source
-	stepSize      int // tasks in the running superstep
+	stepSize      int  // tasks in the running superstep
 	wroteOutput   bool // the last writes applied set an output key (see Compiled.valuesOnOutput)
 	before        map[string]bool
 	after         map[string]bool
