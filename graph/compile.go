@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/trellis-go/trellis/cache"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/store"
 )
@@ -47,6 +48,9 @@ type CompileOptions struct {
 	RecursionLimit int
 	// Durability is the default durability of runs; empty means DurabilitySync.
 	Durability Durability
+	// Cache keeps the results of nodes with a cache policy ([WithCache]); nil caches nothing.
+	// See package cache and its subpackages for the backends.
+	Cache cache.Cache
 	// Store is handed to nodes through [StoreFrom]; the graph never reads it.
 	Store store.Store
 	// RequireEnd refuses to compile a graph with nodes from which no path reaches END (a loop

@@ -84,6 +84,23 @@ func WithRetry(p RetryPolicy) NodeOption { return func(n *nodeSpec) { n.retry = 
 // WithTimeout cancels the node's context after d; the node then fails with an error naming it.
 func WithTimeout(d time.Duration) NodeOption { return func(n *nodeSpec) { n.timeout = d } }
 
+// CachePolicy caches a node's results (LangGraph's CachePolicy): a run whose node input has a
+// cached result takes the cached writes instead of running the node, and streams the update
+// with [Event.Cached] set (`"__metadata__": {"cached": true}` through the API). Results are kept
+// in [CompileOptions.Cache], in a namespace of the graph's and node's names.
+type CachePolicy struct {
+	// Key makes the cache key from the node's input (the state, or a Send's payload, as the
+	// node receives it). Nil hashes the input's JSON (SHA-256), so equal inputs share a result.
+	Key func(input any) (string, error)
+	// TTL is how long a result stays cached; zero keeps it until it is cleared
+	// ([Compiled.ClearCache]).
+	TTL time.Duration
+}
+
+// WithCache caches the node's results according to p (in [CompileOptions.Cache]; without a
+// cache the policy is ignored).
+func WithCache(p CachePolicy) NodeOption { return func(n *nodeSpec) { n.cache = &p } }
+
 // Deferred makes the node wait until no other node has work left in the run before it runs:
 // useful for a final step after a fan-out whose branches have different lengths.
 func Deferred() NodeOption { return func(n *nodeSpec) { n.deferred = true } }
@@ -102,6 +119,7 @@ type nodeSpec struct {
 	run      func(ctx context.Context, state reflect.Value) (result, error)
 	sub      subgraphRunner // non-nil for a subgraph node
 	retry    *RetryPolicy
+	cache    *CachePolicy
 	timeout  time.Duration
 	deferred bool
 	ends     []string

@@ -733,10 +733,30 @@ func (l *loop[S]) execute(t *task) {
 		l.taskEvent(t, TaskEvent{ID: t.id, Name: t.node.name, Input: t.input.Interface(), Triggers: []string{triggerOf(t)}})
 	}
 	policy := t.node.retry
+	// A node with a cache policy takes a cached result for its input instead of running.
+	ck, cacheErr := l.cacheKey(t)
+	var hitWrites []write
+	var hitGotos []Target
+	hit := false
+	if cacheErr == nil && ck != nil {
+		hitWrites, hitGotos, hit, cacheErr = l.fromCache(ctx, t, ck)
+	}
+	if cacheErr != nil {
+		policy = nil
+	}
 	for attempt := 1; ; attempt++ {
-		tc.calls, tc.writes, tc.interrupts, tc.subCalls, tc.subInterrupts = 0, nil, nil, 0, nil
-		res, err := l.tracedCall(ctx, t, attempt)
-		tc.subWG.Wait() // the functional tasks the node started and did not wait for
+		var res result
+		var err error
+		switch {
+		case cacheErr != nil:
+			err = cacheErr
+		case hit:
+			tc.writes, res, t.cached = hitWrites, result{gotos: hitGotos}, true
+		default:
+			tc.calls, tc.writes, tc.interrupts, tc.subCalls, tc.subInterrupts = 0, nil, nil, 0, nil
+			res, err = l.tracedCall(ctx, t, attempt)
+			tc.subWG.Wait() // the functional tasks the node started and did not wait for
+		}
 		var child *InterruptedError
 		if len(tc.interrupts) > 0 || errors.As(err, &child) {
 			// The node's own interrupts, then those of a subgraph or of the functional tasks it
@@ -757,7 +777,10 @@ func (l *loop[S]) execute(t *task) {
 				t.writes = l.sc.writesOf(res.update, t.writes)
 			}
 			t.targets, t.parent, t.resume = res.gotos, res.parent, tc.resume
-			if t.parent == nil && len(l.c.g.branches[t.node.name]) > 0 {
+			if ck != nil && !hit && t.parent == nil {
+				err = l.toCache(ctx, t, ck, t.writes, res.gotos)
+			}
+			if err == nil && t.parent == nil && len(l.c.g.branches[t.node.name]) > 0 {
 				if t.inline && l.stepSize == 1 {
 					// Alone in its superstep, the task's local state is the state after the
 					// superstep: route from that, without copying the state first.
