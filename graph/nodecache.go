@@ -107,4 +107,3 @@ func (c *Compiled[S]) ClearCache(ctx context.Context, nodes ...string) error {
 	}
 	return nil
 }
-
