@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/trellis-go/trellis/cache"
 	"github.com/trellis-go/trellis/checkpoint"
@@ -48,6 +49,9 @@ type CompileOptions struct {
 	RecursionLimit int
 	// Durability is the default durability of runs; empty means DurabilitySync.
 	Durability Durability
+	// NodeDefaults are the retry, cache, timeout and idle timeout policies of every node that
+	// does not set its own.
+	NodeDefaults NodeDefaults
 	// Cache keeps the results of nodes with a cache policy ([WithCache]); nil caches nothing.
 	// See package cache and its subpackages for the backends.
 	Cache cache.Cache
@@ -76,6 +80,36 @@ type Compiled[S any] struct {
 	// entrypoints (functional.go), whose events carry their return value.
 	valuesOnOutput bool
 	present        func(reflect.Value) any
+}
+
+// retryOf, cacheOf, timeoutOf and idleOf are a node's policies: its own, or the graph's
+// defaults.
+func (c *Compiled[S]) retryOf(n *nodeSpec) []RetryPolicy {
+	if n.retrySet {
+		return n.retry
+	}
+	return c.opts.NodeDefaults.Retry
+}
+
+func (c *Compiled[S]) cacheOf(n *nodeSpec) *CachePolicy {
+	if n.cacheSet || n == startNode {
+		return n.cache
+	}
+	return c.opts.NodeDefaults.Cache
+}
+
+func (c *Compiled[S]) timeoutOf(n *nodeSpec) time.Duration {
+	if n.timeoutSet {
+		return n.timeout
+	}
+	return c.opts.NodeDefaults.Timeout
+}
+
+func (c *Compiled[S]) idleOf(n *nodeSpec) time.Duration {
+	if n.idleSet {
+		return n.idle
+	}
+	return c.opts.NodeDefaults.IdleTimeout
 }
 
 // Warnings lists what Compile found suspicious but allowed, such as nodes that cannot reach END

@@ -124,6 +124,7 @@ func addWrite(ctx context.Context, key string, value any, overwrite bool) error 
 	if tc == nil {
 		return fmt.Errorf("graph: write to %q outside a running node", key)
 	}
+	tc.run.touch(tc.task)
 	ch, ok := tc.run.schema().byName[key]
 	if !ok {
 		return fmt.Errorf("graph: node %q writes unknown state key %q", tc.task.node.name, key)
@@ -154,7 +155,12 @@ func Overwrite(ctx context.Context, key string, value any) error {
 
 // Emit sends value to the run's stream in the custom mode.
 func Emit(ctx context.Context, value any) {
-	if tc := taskFrom(ctx); tc != nil && tc.run.modes.has(ModeCustom) {
+	tc := taskFrom(ctx)
+	if tc == nil {
+		return
+	}
+	tc.run.touch(tc.task)
+	if tc.run.modes.has(ModeCustom) {
 		tc.run.emitTask(tc.task, ModeCustom, value)
 	}
 }
@@ -166,6 +172,7 @@ func EmitMessage(ctx context.Context, chunk MessageChunk) {
 	if tc == nil {
 		return
 	}
+	tc.run.touch(tc.task)
 	if id := chunk.Message.ID; id != "" {
 		tc.mu.Lock()
 		tc.streamed = id

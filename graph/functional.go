@@ -194,7 +194,7 @@ func (t *Task[In, Out]) Call(ctx context.Context, in In) *Future[Out] {
 	done, result, resume := rec.Done, rec.Result, append([]any(nil), rec.Resume...)
 	parent.subMu.Unlock()
 
-	sub := &task{id: id, node: &nodeSpec{name: t.name}, inline: parent.inline}
+	sub := &task{id: id, node: &nodeSpec{name: t.name}, inline: parent.inline, up: parent}
 	if done {
 		// Recorded in an earlier run: the call returns what it returned then.
 		defer close(f.done)
@@ -215,6 +215,7 @@ func (t *Task[In, Out]) Call(ctx context.Context, in In) *Future[Out] {
 			r.emitSub(parent, sub, ModeTasks, TaskEvent{ID: id, Name: t.name, Input: in, Triggers: []string{"__pregel_push"}}, false)
 		}
 		f.val, f.err = t.attempts(sctx, in)
+		r.touch(parent)
 		stc.mu.Lock()
 		ins, resumed := stc.interrupts, stc.resume
 		stc.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 )
@@ -78,11 +79,41 @@ type RetryPolicy struct {
 // NodeOption configures a node.
 type NodeOption func(*nodeSpec)
 
-// WithRetry retries the node according to p.
-func WithRetry(p RetryPolicy) NodeOption { return func(n *nodeSpec) { n.retry = &p } }
+// WithRetry retries the node according to policies, in place of the graph's default
+// ([NodeDefaults.Retry]). With several, a failure is retried by the first policy whose RetryOn
+// accepts the error (as LangGraph's list of retry policies), up to that policy's MaxAttempts
+// counted over all the node's attempts. WithRetry() with none turns a default off.
+func WithRetry(policies ...RetryPolicy) NodeOption {
+	return func(n *nodeSpec) { n.retry, n.retrySet = slices.Clone(policies), true }
+}
 
-// WithTimeout cancels the node's context after d; the node then fails with an error naming it.
-func WithTimeout(d time.Duration) NodeOption { return func(n *nodeSpec) { n.timeout = d } }
+// WithTimeout cancels the node's context after d, in place of the graph's default
+// ([NodeDefaults.Timeout]); the node then fails with an error naming it. Zero turns a default off.
+func WithTimeout(d time.Duration) NodeOption {
+	return func(n *nodeSpec) { n.timeout, n.timeoutSet = d, true }
+}
+
+// WithIdleTimeout stops the node when it has produced nothing for d: no state write
+// ([Write]), no custom event ([Emit]), no message chunk ([EmitMessage]), no event of a
+// subgraph or of a task it runs. A streaming node thus runs as long as it streams, and one
+// that hangs is stopped; it fails with an error naming it and the limit. It replaces the
+// graph's default ([NodeDefaults.IdleTimeout]); zero turns a default off.
+func WithIdleTimeout(d time.Duration) NodeOption {
+	return func(n *nodeSpec) { n.idle, n.idleSet = d, true }
+}
+
+// WithoutCache turns the graph's default cache policy ([NodeDefaults.Cache]) off for the node.
+func WithoutCache() NodeOption { return func(n *nodeSpec) { n.cache, n.cacheSet = nil, true } }
+
+// NodeDefaults are policies for every node of a graph that does not set its own
+// ([CompileOptions.NodeDefaults]): a node's [WithRetry], [WithCache], [WithTimeout] and
+// [WithIdleTimeout] override them.
+type NodeDefaults struct {
+	Retry       []RetryPolicy
+	Cache       *CachePolicy
+	Timeout     time.Duration
+	IdleTimeout time.Duration
+}
 
 // CachePolicy caches a node's results (LangGraph's CachePolicy): a run whose node input has a
 // cached result takes the cached writes instead of running the node, and streams the update
@@ -99,7 +130,9 @@ type CachePolicy struct {
 
 // WithCache caches the node's results according to p (in [CompileOptions.Cache]; without a
 // cache the policy is ignored).
-func WithCache(p CachePolicy) NodeOption { return func(n *nodeSpec) { n.cache = &p } }
+func WithCache(p CachePolicy) NodeOption {
+	return func(n *nodeSpec) { n.cache, n.cacheSet = &p, true }
+}
 
 // Deferred makes the node wait until no other node has work left in the run before it runs:
 // useful for a final step after a fan-out whose branches have different lengths.
@@ -118,9 +151,12 @@ type nodeSpec struct {
 	idx      int // the order in which the node was added
 	run      func(ctx context.Context, state reflect.Value) (result, error)
 	sub      subgraphRunner // non-nil for a subgraph node
-	retry    *RetryPolicy
+	retry    []RetryPolicy
 	cache    *CachePolicy
 	timeout  time.Duration
+	idle     time.Duration
+	// set: the node chose its own policy, in place of the graph's default.
+	retrySet, cacheSet, timeoutSet, idleSet bool
 	deferred bool
 	ends     []string
 	metadata map[string]any

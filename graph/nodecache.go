@@ -16,7 +16,7 @@ func (c *Compiled[S]) cacheNS(node string) string { return "__writes__|" + c.nam
 // cacheKey returns the cache key of t's input under its node's policy, or nil when the node is
 // not cached.
 func (l *loop[S]) cacheKey(t *task) (*cache.Key, error) {
-	p := t.node.cache
+	p := l.c.cacheOf(t.node)
 	if p == nil || l.c.opts.Cache == nil || t.node == startNode {
 		return nil, nil
 	}
@@ -69,7 +69,7 @@ func (l *loop[S]) toCache(ctx context.Context, t *task, k *cache.Key, writes []w
 	if err != nil {
 		return err
 	}
-	if err := l.c.opts.Cache.Set(context.WithoutCancel(ctx), []cache.Entry{{Key: *k, Value: data, TTL: t.node.cache.TTL}}); err != nil {
+	if err := l.c.opts.Cache.Set(context.WithoutCancel(ctx), []cache.Entry{{Key: *k, Value: data, TTL: l.c.cacheOf(t.node).TTL}}); err != nil {
 		return fmt.Errorf("graph: caching the result of node %q: %w", t.node.name, err)
 	}
 	return nil
@@ -83,7 +83,7 @@ func (c *Compiled[S]) ClearCache(ctx context.Context, nodes ...string) error {
 	}
 	if len(nodes) == 0 {
 		for _, n := range c.g.order {
-			if c.g.nodes[n].cache != nil {
+			if c.cacheOf(c.g.nodes[n]) != nil {
 				nodes = append(nodes, n)
 			}
 		}
@@ -94,7 +94,7 @@ func (c *Compiled[S]) ClearCache(ctx context.Context, nodes ...string) error {
 		if !ok {
 			return fmt.Errorf("%s: ClearCache names unknown node %q%s", c.label, n, suggest(n, c.g.order))
 		}
-		if spec.cache == nil {
+		if c.cacheOf(spec) == nil {
 			return fmt.Errorf("%s: node %q has no cache policy, so nothing of it is cached (add graph.WithCache)", c.label, n)
 		}
 		nss = append(nss, c.cacheNS(n))

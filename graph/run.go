@@ -87,6 +87,22 @@ type task struct {
 	subs  map[string]*subRecord
 	// cached: the node's outcome came from its cache policy's cache instead of a run.
 	cached bool
+	// idle restarts the node's idle timer (WithIdleTimeout) while it runs; up is the node
+	// that called this functional task.
+	idle atomic.Pointer[func()]
+	up   *task
+}
+
+// touch restarts the idle timers of t and of the nodes it runs under.
+func (r *run) touch(t *task) {
+	for ; t != nil; t = t.up {
+		if f := t.idle.Load(); f != nil {
+			(*f)()
+		}
+	}
+	if r.link != nil {
+		r.link.run.touch(r.link.task)
+	}
 }
 
 // run is the part of a running graph that does not depend on the state type; nodes reach it
@@ -120,6 +136,8 @@ type run struct {
 	tr        *tracing // nil unless the run is traced (trace.go)
 	// host records the functional tasks nodes call (functional.go).
 	host subHost
+	// link is the parent's task when this run is a subgraph's.
+	link *parentLink
 }
 
 func (r *run) schema() *schema { return r.sc }
@@ -131,6 +149,7 @@ func (r *run) emitTask(t *task, mode StreamMode, data any) {
 // emit delivers an event: directly when the task runs on the loop's goroutine, through the
 // events channel when it runs concurrently with others.
 func (r *run) emit(t *task, ev Event) {
+	r.touch(t)
 	if r.stopped.Load() {
 		return
 	}
@@ -263,6 +282,7 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 		maxConc = c.opts.MaxConcurrency
 	}
 	if link != nil {
+		r.link = link
 		p := link.run
 		if r.saver == nil {
 			r.saver = p.saver
@@ -732,7 +752,7 @@ func (l *loop[S]) execute(t *task) {
 	if l.modes.has(ModeTasks) || l.modes.has(ModeDebug) {
 		l.taskEvent(t, TaskEvent{ID: t.id, Name: t.node.name, Input: t.input.Interface(), Triggers: []string{triggerOf(t)}})
 	}
-	policy := t.node.retry
+	policy := l.c.retryOf(t.node)
 	// A node with a cache policy takes a cached result for its input instead of running.
 	ck, cacheErr := l.cacheKey(t)
 	var hitWrites []write
@@ -799,8 +819,8 @@ func (l *loop[S]) execute(t *task) {
 				break
 			}
 		}
-		if policy != nil && attempt < policy.MaxAttempts && retryable(policy, err, l.ctx) {
-			if !sleep(l.ctx, backoff(policy, attempt)) {
+		if p := pickRetry(policy, err, l.ctx); p != nil && attempt < p.MaxAttempts {
+			if !sleep(l.ctx, backoff(p, attempt)) {
 				err = context.Cause(l.ctx)
 			} else {
 				continue
@@ -879,7 +899,24 @@ func triggerOf(t *task) string {
 
 // call runs the node once, turning a panic or a timeout into an error naming it.
 func (l *loop[S]) call(ctx context.Context, t *task) (res result, err error) {
-	if d := t.node.timeout; d > 0 {
+	if d := l.c.idleOf(t.node); d > 0 {
+		// The idle timer restarts whenever the node produces something (see run.touch).
+		idleErr := fmt.Errorf("graph: node %q produced nothing for %s (idle timeout)", t.node.name, d)
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		timer := time.AfterFunc(d, func() { cancel(idleErr) })
+		reset := func() { timer.Reset(d) }
+		t.idle.Store(&reset)
+		defer func() {
+			t.idle.Store(nil)
+			timer.Stop()
+			if err != nil && context.Cause(ctx) == idleErr && l.ctx.Err() == nil {
+				err = idleErr
+			}
+			cancel(nil)
+		}()
+	}
+	if d := l.c.timeoutOf(t.node); d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, d, fmt.Errorf("graph: node %q timed out after %s", t.node.name, d))
 		defer cancel()
@@ -898,6 +935,16 @@ func (l *loop[S]) call(ctx context.Context, t *task) (res result, err error) {
 		return t.node.sub.runSub(ctx, l.run, t)
 	}
 	return t.node.run(ctx, t.input)
+}
+
+// pickRetry returns the first of policies that retries err, or nil.
+func pickRetry(policies []RetryPolicy, err error, runCtx context.Context) *RetryPolicy {
+	for i := range policies {
+		if retryable(&policies[i], err, runCtx) {
+			return &policies[i]
+		}
+	}
+	return nil
 }
 
 func retryable(p *RetryPolicy, err error, runCtx context.Context) bool {
