@@ -135,6 +135,11 @@ func (g *Graph[S]) Compile(opts ...CompileOptions) (*Compiled[S], error) {
 			errs = append(errs, fmt.Errorf("graph: %s starts at unknown node %q%s", what, n, suggest(n, g.order)))
 		}
 	}
+	for _, name := range g.order {
+		if t := g.nodes[name].onErrorType; t != nil && t != g.schema.typ {
+			errs = append(errs, fmt.Errorf("graph: node %q: its error handler takes state %s, but the graph's state is %s", name, t, g.schema.typ))
+		}
+	}
 	for _, from := range sortedKeys(g.edges) {
 		for _, to := range g.edges[from] {
 			what := fmt.Sprintf("edge %s -> %s", from, to)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/trellis-go/trellis/cache"
 	"github.com/trellis-go/trellis/checkpoint"
@@ -121,4 +122,39 @@ func ExampleWithCache() {
 	// oracle: {Question: Answer:WHY?} cached=false
 	// oracle: {Question: Answer:WHY?} cached=true
 	// the node ran 2 times
+}
+
+// Graph-wide node policies: every node retries twice unless it says otherwise; a node's error
+// handler turns its failure into an update and a route.
+func ExampleNodeDefaults() {
+	type Doc struct {
+		URL  string   `json:"url"`
+		Log  []string `json:"log" reduce:"append"`
+		Body string   `json:"body"`
+	}
+	attempts := 0
+	g := graph.New[Doc]()
+	g.AddNode("download", func(ctx context.Context, d Doc) (Doc, error) {
+		attempts++
+		return Doc{}, errors.New("connection reset")
+	}, graph.OnError(func(ctx context.Context, d Doc, err error) (*graph.Command[Doc], error) {
+		return &graph.Command[Doc]{Update: Doc{Log: []string{"download: " + err.Error()}}, Goto: []graph.Target{graph.To("from_cache")}}, nil
+	}), graph.Destinations("from_cache"))
+	g.AddNode("from_cache", func(ctx context.Context, d Doc) (Doc, error) {
+		return Doc{Body: "cached copy of " + d.URL}, nil
+	})
+	g.AddEdge(graph.START, "download")
+	c, err := g.Compile(graph.CompileOptions{NodeDefaults: graph.NodeDefaults{
+		Retry: []graph.RetryPolicy{{MaxAttempts: 2, InitialInterval: time.Millisecond}},
+	}})
+	if err != nil {
+		panic(err)
+	}
+	out, err := c.Invoke(context.Background(), Doc{URL: "https://example.com"})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(attempts, "attempts;", out.Log, ";", out.Body)
+	// Output:
+	// 2 attempts; [download: connection reset] ; cached copy of https://example.com
 }

@@ -102,6 +102,27 @@ func WithIdleTimeout(d time.Duration) NodeOption {
 	return func(n *nodeSpec) { n.idle, n.idleSet = d, true }
 }
 
+// OnError handles the node's failure once its retries are spent (an interrupt is not a
+// failure): fn gets the node's input and the error, and returns the node's outcome in its
+// place, a [Command] whose Update is written and whose Goto routes (the node's edges are
+// followed as well; nil is an empty update), or an error, with which the node fails. The state
+// type S must be the graph's.
+func OnError[S any](fn func(ctx context.Context, state S, err error) (*Command[S], error)) NodeOption {
+	return func(n *nodeSpec) {
+		n.onErrorType = reflect.TypeFor[S]()
+		n.onError = func(ctx context.Context, in reflect.Value, err error) (result, error) {
+			cmd, herr := fn(ctx, in.Interface().(S), err)
+			if herr != nil || cmd == nil {
+				return result{}, herr
+			}
+			if cmd.Parent {
+				return result{isCmd: true, parent: &Command[any]{Goto: cmd.Goto, Parent: true, ParentUpdate: cmd.ParentUpdate}}, nil
+			}
+			return result{update: reflect.ValueOf(&cmd.Update).Elem(), updated: true, gotos: cmd.Goto, isCmd: true}, nil
+		}
+	}
+}
+
 // WithoutCache turns the graph's default cache policy ([NodeDefaults.Cache]) off for the node.
 func WithoutCache() NodeOption { return func(n *nodeSpec) { n.cache, n.cacheSet = nil, true } }
 
@@ -147,19 +168,21 @@ func Destinations(nodes ...string) NodeOption {
 func NodeMetadata(md map[string]any) NodeOption { return func(n *nodeSpec) { n.metadata = md } }
 
 type nodeSpec struct {
-	name     string
-	idx      int // the order in which the node was added
-	run      func(ctx context.Context, state reflect.Value) (result, error)
-	sub      subgraphRunner // non-nil for a subgraph node
-	retry    []RetryPolicy
-	cache    *CachePolicy
-	timeout  time.Duration
-	idle     time.Duration
+	name        string
+	idx         int // the order in which the node was added
+	run         func(ctx context.Context, state reflect.Value) (result, error)
+	sub         subgraphRunner // non-nil for a subgraph node
+	retry       []RetryPolicy
+	cache       *CachePolicy
+	timeout     time.Duration
+	idle        time.Duration
+	onError     func(ctx context.Context, in reflect.Value, err error) (result, error)
+	onErrorType reflect.Type
 	// set: the node chose its own policy, in place of the graph's default.
 	retrySet, cacheSet, timeoutSet, idleSet bool
-	deferred bool
-	ends     []string
-	metadata map[string]any
+	deferred                                bool
+	ends                                    []string
+	metadata                                map[string]any
 }
 
 // result is what one run of a node produced.

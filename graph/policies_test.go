@@ -121,3 +121,43 @@ func TestIdleTimeout(t *testing.T) {
 		t.Fatalf("streaming node: %+v %v", out, err)
 	}
 }
+
+// TestOnError: a node's error handler turns its failure, once the retries are spent, into a
+// state update and a route; a handler's own error fails the node with both errors.
+func TestOnError(t *testing.T) {
+	calls := newCounter()
+	g := graph.New[S]()
+	g.AddNode("fetch", func(ctx context.Context, s S) (S, error) {
+		calls.inc("fetch")
+		return S{}, errShaky
+	}, graph.WithRetry(graph.RetryPolicy{MaxAttempts: 2, InitialInterval: time.Nanosecond}),
+		graph.OnError(func(ctx context.Context, s S, err error) (*graph.Command[S], error) {
+			if s.Answer == "fatal" {
+				return nil, errors.New("cannot recover")
+			}
+			return &graph.Command[S]{Update: S{Notes: []string{"fetch failed: " + err.Error()}}, Goto: []graph.Target{graph.To("fallback")}}, nil
+		}), graph.Destinations("fallback"))
+	g.AddNode("fallback", note("fallback"))
+	g.AddNode("next", note("next"))
+	g.AddEdge(graph.START, "fetch").AddEdge("fetch", "next")
+	c := compile(t, g)
+	out, err := c.Invoke(bg, S{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(out.Notes, "|") != "fetch failed: flaky|fallback|next" || calls.get("fetch") != 2 {
+		t.Fatalf("notes %q after %d attempts", out.Notes, calls.get("fetch"))
+	}
+	_, err = c.Invoke(bg, S{Answer: "fatal"})
+	wantErr(t, err, `node "fetch"`, "cannot recover", "the error handler failed", "flaky")
+
+	// The handler's state type must be the graph's.
+	type Other struct {
+		X int `json:"x"`
+	}
+	bad := graph.New[S]()
+	bad.AddNode("n", note("n"), graph.OnError(func(ctx context.Context, s Other, err error) (*graph.Command[Other], error) { return nil, nil }))
+	bad.AddEdge(graph.START, "n")
+	_, err = bad.Compile()
+	wantErr(t, err, `node "n"`, "error handler takes state")
+}

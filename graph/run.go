@@ -91,6 +91,8 @@ type task struct {
 	// that called this functional task.
 	idle atomic.Pointer[func()]
 	up   *task
+	// handled: the node failed and its error handler (OnError) gave its outcome.
+	handled bool
 }
 
 // touch restarts the idle timers of t and of the nodes it runs under.
@@ -764,6 +766,7 @@ func (l *loop[S]) execute(t *task) {
 	if cacheErr != nil {
 		policy = nil
 	}
+	var handled *result
 	for attempt := 1; ; attempt++ {
 		var res result
 		var err error
@@ -772,6 +775,9 @@ func (l *loop[S]) execute(t *task) {
 			err = cacheErr
 		case hit:
 			tc.writes, res, t.cached = hitWrites, result{gotos: hitGotos}, true
+		case handled != nil:
+			// The node failed and its error handler turned the error into this result.
+			tc.writes, res, handled = nil, *handled, nil
 		default:
 			tc.calls, tc.writes, tc.interrupts, tc.subCalls, tc.subInterrupts = 0, nil, nil, 0, nil
 			res, err = l.tracedCall(ctx, t, attempt)
@@ -797,7 +803,7 @@ func (l *loop[S]) execute(t *task) {
 				t.writes = l.sc.writesOf(res.update, t.writes)
 			}
 			t.targets, t.parent, t.resume = res.gotos, res.parent, tc.resume
-			if ck != nil && !hit && t.parent == nil {
+			if ck != nil && !hit && !t.handled && t.parent == nil {
 				err = l.toCache(ctx, t, ck, t.writes, res.gotos)
 			}
 			if err == nil && t.parent == nil && len(l.c.g.branches[t.node.name]) > 0 {
@@ -825,6 +831,14 @@ func (l *loop[S]) execute(t *task) {
 			} else {
 				continue
 			}
+		}
+		if h := t.node.onError; h != nil && !t.handled && l.ctx.Err() == nil && cacheErr == nil {
+			res, herr := l.handle(ctx, t, err)
+			if herr == nil {
+				handled, t.handled, policy = &res, true, nil
+				continue
+			}
+			err = herr
 		}
 		var ne *NodeError
 		if !errors.As(err, &ne) {
@@ -935,6 +949,20 @@ func (l *loop[S]) call(ctx context.Context, t *task) (res result, err error) {
 		return t.node.sub.runSub(ctx, l.run, t)
 	}
 	return t.node.run(ctx, t.input)
+}
+
+// handle calls the node's error handler (OnError) on err, which the retries did not cure.
+func (l *loop[S]) handle(ctx context.Context, t *task, err error) (res result, herr error) {
+	defer func() {
+		if p := recover(); p != nil {
+			herr = fmt.Errorf("the error handler panicked: %v (handling: %v)\n%s", p, err, debug.Stack())
+		}
+	}()
+	res, herr = t.node.onError(ctx, t.input, err)
+	if herr != nil {
+		return res, fmt.Errorf("%w (the error handler failed, handling: %v)", herr, err)
+	}
+	return res, nil
 }
 
 // pickRetry returns the first of policies that retries err, or nil.
