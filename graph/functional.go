@@ -2,6 +2,8 @@ package graph
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/trellis-go/trellis/cache"
 	"github.com/trellis-go/trellis/checkpoint"
 )
 
@@ -106,10 +109,42 @@ type TaskOption func(*taskSpec)
 
 type taskSpec struct {
 	retry *RetryPolicy
+	cache *CachePolicy
 }
 
 // TaskRetry retries a failing task according to p.
 func TaskRetry(p RetryPolicy) TaskOption { return func(s *taskSpec) { s.retry = &p } }
+
+// TaskCache caches the task's results in the running graph's cache ([CompileOptions.Cache]),
+// as [WithCache] does a node's: Key gets the task's input (nil hashes its JSON). A call with a
+// cached input returns the cached result without running, and its update is marked cached.
+func TaskCache(p CachePolicy) TaskOption { return func(s *taskSpec) { s.cache = &p } }
+
+// taskCacheKey returns the cache key of a call of the task, or nil when it is not cached.
+func taskCacheKey(r *run, name string, p *CachePolicy, in any) (*cache.Key, error) {
+	if p == nil || r.cache == nil {
+		return nil, nil
+	}
+	var key string
+	if p.Key != nil {
+		k, err := p.Key(in)
+		if err != nil {
+			return nil, fmt.Errorf("graph: the cache key function of task %q: %w", name, err)
+		}
+		key = k
+	} else {
+		data, err := json.Marshal(in)
+		if err != nil {
+			return nil, fmt.Errorf("graph: the input of task %q cannot be hashed as its cache key (%v); give its CachePolicy a Key function", name, err)
+		}
+		sum := sha256.Sum256(data)
+		key = hex.EncodeToString(sum[:])
+	}
+	if key == "" {
+		return nil, fmt.Errorf("graph: the cache key function of task %q returned an empty key", name)
+	}
+	return &cache.Key{NS: "__tasks__|" + name, Key: key}, nil
+}
 
 // Task is a unit of work of the functional API (LangGraph's @task): a plain Go function that an
 // entrypoint (or any node) calls with [Task.Call]. Inside a run with a checkpoint saver each
@@ -214,7 +249,22 @@ func (t *Task[In, Out]) Call(ctx context.Context, in In) *Future[Out] {
 		if r.modes.has(ModeTasks) {
 			r.emitSub(parent, sub, ModeTasks, TaskEvent{ID: id, Name: t.name, Input: in, Triggers: []string{"__pregel_push"}}, false)
 		}
-		f.val, f.err = t.attempts(sctx, in)
+		ck, err := taskCacheKey(r, t.name, t.spec.cache, in)
+		cached := false
+		if err == nil && ck != nil {
+			var got map[cache.Key][]byte
+			if got, err = r.cache.Get(ctx, []cache.Key{*ck}); err == nil {
+				if data, ok := got[*ck]; ok && json.Unmarshal(data, &f.val) == nil {
+					cached = true
+				}
+			}
+		}
+		switch {
+		case err != nil:
+			f.err = err
+		case !cached:
+			f.val, f.err = t.attempts(sctx, in)
+		}
 		r.touch(parent)
 		stc.mu.Lock()
 		ins, resumed := stc.interrupts, stc.resume
@@ -236,6 +286,11 @@ func (t *Task[In, Out]) Call(ctx context.Context, in In) *Future[Out] {
 		if encErr != nil {
 			f.err = fmt.Errorf("graph: the result of task %q cannot be stored as JSON: %w", t.name, encErr)
 		}
+		if ck != nil && !cached && f.err == nil && len(ins) == 0 {
+			if err := r.cache.Set(context.WithoutCancel(ctx), []cache.Entry{{Key: *ck, Value: rec.Result, TTL: t.spec.cache.TTL}}); err != nil {
+				f.err = fmt.Errorf("graph: caching the result of task %q: %w", t.name, err)
+			}
+		}
 		if r.host != nil && (rec.Done || len(resumed) > 0) {
 			if err := r.host.recordSub(parent, id); err != nil && f.err == nil {
 				f.err = err
@@ -245,7 +300,7 @@ func (t *Task[In, Out]) Call(ctx context.Context, in In) *Future[Out] {
 		case len(ins) > 0:
 			r.emitSub(parent, sub, ModeUpdates, ins, false)
 		case f.err == nil:
-			r.emitSub(parent, sub, ModeUpdates, f.val, false)
+			r.emitSub(parent, sub, ModeUpdates, f.val, cached)
 		}
 		if r.modes.has(ModeTasks) {
 			ev := TaskEvent{ID: id, Name: t.name, Finished: true, Interrupts: ins}

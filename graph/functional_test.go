@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/trellis-go/trellis/cache"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/checkpoint/pgsaver"
 	"github.com/trellis-go/trellis/checkpoint/sqlitesaver"
@@ -385,5 +386,72 @@ func TestTaskOutsideEntrypoint(t *testing.T) {
 	got, err := flaky.Call(bg, "ok").Get()
 	if err != nil || got != "ok!" || n != 3 {
 		t.Fatalf("%q %v after %d attempts", got, err, n)
+	}
+}
+
+// TestFunctionalDurabilities: under every durability, a task that finished before an interrupt
+// is not run again on resume (with exit durability its result is saved when the run pauses).
+func TestFunctionalDurabilities(t *testing.T) {
+	for _, d := range []graph.Durability{graph.DurabilitySync, graph.DurabilityAsync, graph.DurabilityExit} {
+		t.Run(string(d), func(t *testing.T) {
+			calls := newCounter()
+			step := graph.NewTask("step", func(ctx context.Context, n int) (int, error) {
+				calls.inc("step")
+				return n + 1, nil
+			})
+			ep, err := graph.NewEntrypoint("wf", func(ctx context.Context, n int) (int, error) {
+				a, err := step.Call(ctx, n).Get()
+				if err != nil {
+					return 0, err
+				}
+				b, err := step.Call(ctx, a).Get()
+				if err != nil {
+					return 0, err
+				}
+				if _, err := graph.Interrupt(ctx, "go on?"); err != nil {
+					return 0, err
+				}
+				return b, nil
+			}, graph.CompileOptions{Saver: savers(t)["sqlite"](t), Durability: d})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = ep.Invoke(bg, 1, graph.WithThread("t"))
+			interrupted(t, err)
+			got, err := ep.Invoke(bg, 0, graph.WithThread("t"), graph.Resume("yes"))
+			if err != nil || got != 3 || calls.get("step") != 2 {
+				t.Fatalf("got %d %v; step ran %d times, want twice in all", got, err, calls.get("step"))
+			}
+		})
+	}
+}
+
+// TestTaskCache: a task with a cache policy runs once per input across runs and threads; the
+// cached call's update is marked cached.
+func TestTaskCache(t *testing.T) {
+	calls := newCounter()
+	embed := graph.NewTask("embed", func(ctx context.Context, s string) (int, error) {
+		calls.inc("embed")
+		return len(s), nil
+	}, graph.TaskCache(graph.CachePolicy{}))
+	ep, err := graph.NewEntrypoint("wf", func(ctx context.Context, s string) (int, error) {
+		return embed.Call(ctx, s).Get()
+	}, graph.CompileOptions{Saver: checkpoint.NewMemorySaver(), Cache: cache.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cached []bool
+	for _, th := range []string{"a", "b"} {
+		evs, err := collect(ep.Stream(bg, "hello", graph.WithThread(th), graph.WithStreamModes(graph.ModeUpdates)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if evs[0].Node != "embed" || evs[0].Data != 5 {
+			t.Fatalf("events %+v", evs)
+		}
+		cached = append(cached, evs[0].Cached)
+	}
+	if calls.get("embed") != 1 || !slices.Equal(cached, []bool{false, true}) {
+		t.Fatalf("embed ran %d times; cached %v", calls.get("embed"), cached)
 	}
 }

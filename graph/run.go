@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/trellis-go/trellis/cache"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/store"
@@ -140,6 +141,9 @@ type run struct {
 	host subHost
 	// link is the parent's task when this run is a subgraph's.
 	link *parentLink
+	// cache is the graph's (or its parent's) cache, which functional tasks with a cache policy
+	// use.
+	cache cache.Cache
 }
 
 func (r *run) schema() *schema { return r.sc }
@@ -255,7 +259,7 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 	var zero S
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r := &run{ctx: ctx, cancel: cancel, sc: c.g.schema, saver: c.opts.Saver, store: c.opts.Store,
+	r := &run{ctx: ctx, cancel: cancel, sc: c.g.schema, saver: c.opts.Saver, store: c.opts.Store, cache: c.opts.Cache,
 		threadID: o.threadID, config: o.config, resumeMap: o.resumeMap, subgraphs: o.subgraphs, yield: yield}
 	r.ctx = r.startRun(ctx, &o, c.name, link) // tracing, when a tracer is set (trace.go)
 	defer r.endRun(&err)
@@ -291,6 +295,9 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 		}
 		if r.store == nil {
 			r.store = p.store
+		}
+		if r.cache == nil {
+			r.cache = p.cache
 		}
 		r.threadID, r.config, r.resumeMap, r.modes, r.subgraphs = p.threadID, p.config, p.resumeMap, p.modes, p.subgraphs
 		seg := link.name + ":" + link.task.id
