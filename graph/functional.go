@@ -520,6 +520,9 @@ func (r entryRunnable[In, Out, Save]) Shape() Shape             { return r.e.c.S
 func (r entryRunnable[In, Out, Save]) Mermaid(xray bool) string { return r.e.c.Mermaid(xray) }
 func (r entryRunnable[In, Out, Save]) StateType() reflect.Type  { return reflect.TypeFor[In]() }
 func (r entryRunnable[In, Out, Save]) InputKeys() []string      { return nil }
+
+// OutputType is the type of the entrypoint's return value, for servers that describe it.
+func (r entryRunnable[In, Out, Save]) OutputType() reflect.Type { return reflect.TypeFor[Out]() }
 func (r entryRunnable[In, Out, Save]) OutputKeys() []string     { return nil }
 
 func (r entryRunnable[In, Out, Save]) Stream(ctx context.Context, input json.RawMessage, opts ...RunOption) iter.Seq2[Event, error] {

@@ -455,3 +455,47 @@ func TestTaskCache(t *testing.T) {
 		t.Fatalf("embed ran %d times; cached %v", calls.get("embed"), cached)
 	}
 }
+
+// TestFunctionalFork: continuing a thread from the checkpoint an entrypoint paused at forks it:
+// the interrupt is asked again (its answer stays on the first branch), while the task that
+// finished before it keeps its result.
+func TestFunctionalFork(t *testing.T) {
+	calls := newCounter()
+	ask := graph.NewTask("ask", func(ctx context.Context, q string) (string, error) {
+		calls.inc("ask")
+		return graph.InterruptAs[string](ctx, q)
+	})
+	prep := graph.NewTask("prep", func(ctx context.Context, q string) (string, error) {
+		calls.inc("prep")
+		return q + "?", nil
+	})
+	ep, err := graph.NewEntrypoint("wf", func(ctx context.Context, q string) (string, error) {
+		p, err := prep.Call(ctx, q).Get()
+		if err != nil {
+			return "", err
+		}
+		return ask.Call(ctx, p).Get()
+	}, graph.CompileOptions{Saver: checkpoint.NewMemorySaver()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ep.Invoke(bg, "why", graph.WithThread("t"))
+	interrupted(t, err)
+	paused, err := ep.State(bg, refOf("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ep.Invoke(bg, "", graph.WithThread("t"), graph.Resume("because")); err != nil || got != "because" {
+		t.Fatalf("resumed: %q %v", got, err)
+	}
+	_, err = ep.Invoke(bg, "", graph.WithThread("t"), graph.FromCheckpoint(paused.Ref.CheckpointID), graph.Continue())
+	if ins := interrupted(t, err); ins[0].Value != "why?" {
+		t.Fatalf("fork asks %+v", ins)
+	}
+	if got, err := ep.Invoke(bg, "", graph.WithThread("t"), graph.Resume("no idea")); err != nil || got != "no idea" {
+		t.Fatalf("fork resumed: %q %v", got, err)
+	}
+	if calls.get("prep") != 1 {
+		t.Fatalf("prep ran %d times, want once", calls.get("prep"))
+	}
+}

@@ -408,6 +408,9 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 			// there again if the branch stops.
 			for _, t := range l.next {
 				t.persisted = false
+				for _, rec := range t.subs {
+					rec.persisted = false
+				}
 			}
 		}
 		skipBefore = true
@@ -538,6 +541,14 @@ func (l *loop[S]) fork(tuple *checkpoint.Tuple, o runOptions) (bool, error) {
 	}
 	kept := tuple.Pending[:0:0]
 	for _, pw := range tuple.Pending {
+		if pw.Channel == pendingFunc {
+			// A functional task that was answered goes with the interrupts (the branch asks
+			// again); a finished one that asked nothing keeps its result.
+			var rec subRecord
+			if json.Unmarshal(pw.Value, &rec) != nil || !rec.Done || len(rec.Resume) > 0 {
+				continue
+			}
+		}
 		if pw.Channel != pendingResume && pw.Channel != pendingInterrupt {
 			kept = append(kept, pw)
 		}
