@@ -24,10 +24,34 @@ type taskCtx struct {
 	interrupts []Interruption
 	// streamed is the ID of the last message chunk the task sent (EmitMessage).
 	streamed string
-	// subCalls numbers the functional tasks ([Task]) this attempt calls; subWG waits for them.
-	subCalls      int
-	subWG         sync.WaitGroup
-	subInterrupts []Interruption
+	// fn follows the functional tasks ([Task]) this attempt calls; nil until it calls one.
+	fn *taskCalls
+}
+
+// taskCalls numbers the functional tasks a node's attempt calls, waits for them, and collects
+// their interrupts.
+type taskCalls struct {
+	n          int
+	wg         sync.WaitGroup
+	interrupts []Interruption
+}
+
+func (tc *taskCtx) waitTasks() {
+	tc.mu.Lock()
+	fn := tc.fn
+	tc.mu.Unlock()
+	if fn != nil {
+		fn.wg.Wait()
+	}
+}
+
+func (tc *taskCtx) taskInterrupts() []Interruption {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.fn == nil {
+		return nil
+	}
+	return tc.fn.interrupts
 }
 
 type taskKey struct{}

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/trellis-go/trellis/cache"
 	"github.com/trellis-go/trellis/checkpoint"
@@ -30,6 +31,12 @@ type subRecord struct {
 	persisted bool
 }
 
+// subState holds the records of the functional tasks a node called.
+type subState struct {
+	mu sync.Mutex
+	m  map[string]*subRecord
+}
+
 // subHost records functional task calls against the checkpoint the running superstep started
 // from.
 type subHost interface {
@@ -46,15 +53,16 @@ func (l *loop[S]) recordSub(t *task, id string) error {
 }
 
 func (l *loop[S]) putSub(t *task, id string) error {
-	t.subMu.Lock()
-	rec := t.subs[id]
+	ss := t.subs
+	ss.mu.Lock()
+	rec := ss.m[id]
 	if rec == nil || rec.persisted {
-		t.subMu.Unlock()
+		ss.mu.Unlock()
 		return nil
 	}
 	data, err := json.Marshal(rec)
 	rec.persisted = err == nil
-	t.subMu.Unlock()
+	ss.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("graph: the result of task %q cannot be stored as JSON: %w", rec.Name, err)
 	}
@@ -71,9 +79,13 @@ func (l *loop[S]) putSub(t *task, id string) error {
 
 // putSubs stores the records of t's functional task calls not stored yet.
 func (l *loop[S]) putSubs(t *task) error {
-	t.subMu.Lock()
-	ids := sortedKeys(t.subs)
-	t.subMu.Unlock()
+	ss := t.subs
+	if ss == nil {
+		return nil
+	}
+	ss.mu.Lock()
+	ids := sortedKeys(ss.m)
+	ss.mu.Unlock()
 	for _, id := range ids {
 		if err := l.putSub(t, id); err != nil {
 			return err
@@ -98,9 +110,9 @@ func loadSub(byID map[string]*task, pw checkpoint.PendingWrite) (bool, error) {
 	}
 	rec.persisted = true
 	if t.subs == nil {
-		t.subs = map[string]*subRecord{}
+		t.subs = &subState{m: map[string]*subRecord{}}
 	}
-	t.subs[pw.TaskID] = &rec
+	t.subs.m[pw.TaskID] = &rec
 	return true, nil
 }
 
@@ -205,31 +217,37 @@ func (t *Task[In, Out]) Call(ctx context.Context, in In) *Future[Out] {
 	}
 	parent := tc.task
 	tc.mu.Lock()
-	n := tc.subCalls
-	tc.subCalls++
+	if tc.fn == nil {
+		tc.fn = &taskCalls{}
+	}
+	calls := tc.fn
+	n := calls.n
+	calls.n++
+	if parent.subs == nil {
+		parent.subs = &subState{m: map[string]*subRecord{}}
+	}
+	ss := parent.subs
 	tc.mu.Unlock()
 	id := parent.id + "/" + strconv.Itoa(n)
 	r := tc.run
 
-	parent.subMu.Lock()
-	rec := parent.subs[id]
+	ss.mu.Lock()
+	rec := ss.m[id]
 	if rec != nil && rec.Name != t.name {
-		parent.subMu.Unlock()
+		ss.mu.Unlock()
 		f.err = fmt.Errorf("graph: call %d of node %q was task %q when it was recorded and is task %q now: the node must call its tasks in the same order every time it runs", n, parent.node.name, rec.Name, t.name)
 		close(f.done)
 		return f
 	}
 	if rec == nil {
 		rec = &subRecord{Name: t.name}
-		if parent.subs == nil {
-			parent.subs = map[string]*subRecord{}
-		}
-		parent.subs[id] = rec
+		ss.m[id] = rec
 	}
 	done, result, resume := rec.Done, rec.Result, append([]any(nil), rec.Resume...)
-	parent.subMu.Unlock()
+	ss.mu.Unlock()
 
-	sub := &task{id: id, node: &nodeSpec{name: t.name}, inline: parent.inline, up: parent}
+	sub := &task{id: id, node: &nodeSpec{name: t.name}, inline: parent.inline}
+	sub.live.Store(&taskLive{up: parent})
 	if done {
 		// Recorded in an earlier run: the call returns what it returned then.
 		defer close(f.done)
@@ -240,9 +258,9 @@ func (t *Task[In, Out]) Call(ctx context.Context, in In) *Future[Out] {
 		r.emitSub(parent, sub, ModeUpdates, f.val, true)
 		return f
 	}
-	tc.subWG.Add(1)
+	calls.wg.Add(1)
 	go func() {
-		defer tc.subWG.Done()
+		defer calls.wg.Done()
 		defer close(f.done)
 		stc := &taskCtx{run: r, task: sub, resume: resume}
 		sctx := context.WithValue(ctx, taskKey{}, stc)
@@ -272,17 +290,17 @@ func (t *Task[In, Out]) Call(ctx context.Context, in In) *Future[Out] {
 		if len(ins) > 0 {
 			f.err = &InterruptedError{Interrupts: ins}
 			tc.mu.Lock()
-			tc.subInterrupts = append(tc.subInterrupts, ins...)
+			calls.interrupts = append(calls.interrupts, ins...)
 			tc.mu.Unlock()
 		}
-		parent.subMu.Lock()
+		ss.mu.Lock()
 		rec.Resume, rec.persisted = resumed, false
 		var encErr error
 		if f.err == nil {
 			rec.Result, encErr = json.Marshal(f.val)
 			rec.Done = encErr == nil
 		}
-		parent.subMu.Unlock()
+		ss.mu.Unlock()
 		if encErr != nil {
 			f.err = fmt.Errorf("graph: the result of task %q cannot be stored as JSON: %w", t.name, encErr)
 		}

@@ -84,24 +84,32 @@ type task struct {
 	resume []any
 	// subs are the functional tasks ([Task]) the node called, by their IDs (the task's ID, a
 	// slash and the call's number): restored from pending writes and filled as calls finish.
-	subMu sync.Mutex
-	subs  map[string]*subRecord
+	subs *subState
 	// cached: the node's outcome came from its cache policy's cache instead of a run.
 	cached bool
-	// idle restarts the node's idle timer (WithIdleTimeout) while it runs; up is the node
-	// that called this functional task.
-	idle atomic.Pointer[func()]
-	up   *task
+	// live holds what is only needed while some tasks run: the restart of an idle timer
+	// (WithIdleTimeout), and for a functional task the node that called it.
+	live atomic.Pointer[taskLive]
 	// handled: the node failed and its error handler (OnError) gave its outcome.
 	handled bool
 }
 
+type taskLive struct {
+	idle func()
+	up   *task
+}
+
 // touch restarts the idle timers of t and of the nodes it runs under.
 func (r *run) touch(t *task) {
-	for ; t != nil; t = t.up {
-		if f := t.idle.Load(); f != nil {
-			(*f)()
+	for t != nil {
+		lv := t.live.Load()
+		if lv == nil {
+			break
 		}
+		if lv.idle != nil {
+			lv.idle()
+		}
+		t = lv.up
 	}
 	if r.link != nil {
 		r.link.run.touch(r.link.task)
@@ -408,8 +416,10 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 			// there again if the branch stops.
 			for _, t := range l.next {
 				t.persisted = false
-				for _, rec := range t.subs {
-					rec.persisted = false
+				if t.subs != nil {
+					for _, rec := range t.subs.m {
+						rec.persisted = false
+					}
 				}
 			}
 		}
@@ -797,9 +807,9 @@ func (l *loop[S]) execute(t *task) {
 			// The node failed and its error handler turned the error into this result.
 			tc.writes, res, handled = nil, *handled, nil
 		default:
-			tc.calls, tc.writes, tc.interrupts, tc.subCalls, tc.subInterrupts = 0, nil, nil, 0, nil
+			tc.calls, tc.writes, tc.interrupts, tc.fn = 0, nil, nil, nil
 			res, err = l.tracedCall(ctx, t, attempt)
-			tc.subWG.Wait() // the functional tasks the node started and did not wait for
+			tc.waitTasks() // the functional tasks the node started and did not wait for
 		}
 		var child *InterruptedError
 		if len(tc.interrupts) > 0 || errors.As(err, &child) {
@@ -809,7 +819,7 @@ func (l *loop[S]) execute(t *task) {
 			if child != nil {
 				ins = append(ins, child.Interrupts...)
 			}
-			ins = append(ins, tc.subInterrupts...)
+			ins = append(ins, tc.taskInterrupts()...)
 			t.interrupts, t.resume = uniqueInterrupts(ins), tc.resume
 			if len(t.interrupts) > 0 {
 				break
@@ -937,10 +947,9 @@ func (l *loop[S]) call(ctx context.Context, t *task) (res result, err error) {
 		var cancel context.CancelCauseFunc
 		ctx, cancel = context.WithCancelCause(ctx)
 		timer := time.AfterFunc(d, func() { cancel(idleErr) })
-		reset := func() { timer.Reset(d) }
-		t.idle.Store(&reset)
+		t.live.Store(&taskLive{idle: func() { timer.Reset(d) }})
 		defer func() {
-			t.idle.Store(nil)
+			t.live.Store(nil)
 			timer.Stop()
 			if err != nil && context.Cause(ctx) == idleErr && l.ctx.Err() == nil {
 				err = idleErr
