@@ -7,7 +7,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/trellis-go/trellis/cache"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/store"
 )
@@ -47,6 +49,12 @@ type CompileOptions struct {
 	RecursionLimit int
 	// Durability is the default durability of runs; empty means DurabilitySync.
 	Durability Durability
+	// NodeDefaults are the retry, cache, timeout and idle timeout policies of every node that
+	// does not set its own.
+	NodeDefaults NodeDefaults
+	// Cache keeps the results of nodes with a cache policy ([WithCache]); nil caches nothing.
+	// See package cache and its subpackages for the backends.
+	Cache cache.Cache
 	// Store is handed to nodes through [StoreFrom]; the graph never reads it.
 	Store store.Store
 	// RequireEnd refuses to compile a graph with nodes from which no path reaches END (a loop
@@ -74,6 +82,41 @@ type Compiled[S any] struct {
 	joinsBy  map[string][]int
 	joinFrom map[string][]string // join target -> its sources (for graph descriptions)
 	warnings []string
+	// valuesOnOutput streams values only after a superstep that wrote an output key, and present
+	// turns the state (or an update) into what values and updates events carry: both are set by
+	// entrypoints (functional.go), whose events carry their return value.
+	valuesOnOutput bool
+	present        func(reflect.Value) any
+}
+
+// retryOf, cacheOf, timeoutOf and idleOf are a node's policies: its own, or the graph's
+// defaults.
+func (c *Compiled[S]) retryOf(n *nodeSpec) []RetryPolicy {
+	if n.retrySet {
+		return n.retry
+	}
+	return c.opts.NodeDefaults.Retry
+}
+
+func (c *Compiled[S]) cacheOf(n *nodeSpec) *CachePolicy {
+	if n.cacheSet || n == startNode {
+		return n.cache
+	}
+	return c.opts.NodeDefaults.Cache
+}
+
+func (c *Compiled[S]) timeoutOf(n *nodeSpec) time.Duration {
+	if n.timeoutSet {
+		return n.timeout
+	}
+	return c.opts.NodeDefaults.Timeout
+}
+
+func (c *Compiled[S]) idleOf(n *nodeSpec) time.Duration {
+	if n.idleSet {
+		return n.idle
+	}
+	return c.opts.NodeDefaults.IdleTimeout
 }
 
 // Warnings lists what Compile found suspicious but allowed, such as nodes that cannot reach END
@@ -97,6 +140,11 @@ func (g *Graph[S]) Compile(opts ...CompileOptions) (*Compiled[S], error) {
 	src := func(what, n string) {
 		if n != START && !isNode(n) {
 			errs = append(errs, fmt.Errorf("graph: %s starts at unknown node %q%s", what, n, suggest(n, g.order)))
+		}
+	}
+	for _, name := range g.order {
+		if t := g.nodes[name].onErrorType; t != nil && t != g.schema.typ {
+			errs = append(errs, fmt.Errorf("graph: node %q: its error handler takes state %s, but the graph's state is %s", name, t, g.schema.typ))
 		}
 	}
 	for _, from := range sortedKeys(g.edges) {

@@ -24,6 +24,34 @@ type taskCtx struct {
 	interrupts []Interruption
 	// streamed is the ID of the last message chunk the task sent (EmitMessage).
 	streamed string
+	// fn follows the functional tasks ([Task]) this attempt calls; nil until it calls one.
+	fn *taskCalls
+}
+
+// taskCalls numbers the functional tasks a node's attempt calls, waits for them, and collects
+// their interrupts.
+type taskCalls struct {
+	n          int
+	wg         sync.WaitGroup
+	interrupts []Interruption
+}
+
+func (tc *taskCtx) waitTasks() {
+	tc.mu.Lock()
+	fn := tc.fn
+	tc.mu.Unlock()
+	if fn != nil {
+		fn.wg.Wait()
+	}
+}
+
+func (tc *taskCtx) taskInterrupts() []Interruption {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.fn == nil {
+		return nil
+	}
+	return tc.fn.interrupts
 }
 
 type taskKey struct{}
@@ -120,6 +148,7 @@ func addWrite(ctx context.Context, key string, value any, overwrite bool) error 
 	if tc == nil {
 		return fmt.Errorf("graph: write to %q outside a running node", key)
 	}
+	tc.run.touch(tc.task)
 	ch, ok := tc.run.schema().byName[key]
 	if !ok {
 		return fmt.Errorf("graph: node %q writes unknown state key %q", tc.task.node.name, key)
@@ -150,7 +179,12 @@ func Overwrite(ctx context.Context, key string, value any) error {
 
 // Emit sends value to the run's stream in the custom mode.
 func Emit(ctx context.Context, value any) {
-	if tc := taskFrom(ctx); tc != nil && tc.run.modes.has(ModeCustom) {
+	tc := taskFrom(ctx)
+	if tc == nil {
+		return
+	}
+	tc.run.touch(tc.task)
+	if tc.run.modes.has(ModeCustom) {
 		tc.run.emitTask(tc.task, ModeCustom, value)
 	}
 }
@@ -162,6 +196,7 @@ func EmitMessage(ctx context.Context, chunk MessageChunk) {
 	if tc == nil {
 		return
 	}
+	tc.run.touch(tc.task)
 	if id := chunk.Message.ID; id != "" {
 		tc.mu.Lock()
 		tc.streamed = id

@@ -73,5 +73,13 @@
 // [Erase] takes what a constructor returns, for a function that hands graphs out as Runnables
 // (a server's GraphSpec.Build): return graph.Erase(g.Compile(opts)).
 //
+// # Functional API and caching
+//
+// [NewEntrypoint] runs a plain Go function as a graph of one node, and [NewTask] makes tasks it
+// calls ([Task.Call] returns a [Future]); task results are recorded as pending writes, so a
+// resumed entrypoint does not run a finished task again. [WithCache] caches a node's results in
+// [CompileOptions.Cache] (package github.com/trellis-go/trellis/cache); [Compiled.ClearCache]
+// forgets them.
+//
 // See docs/runtime.md in the repository for the full semantics.
 package graph

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 )
@@ -78,11 +79,81 @@ type RetryPolicy struct {
 // NodeOption configures a node.
 type NodeOption func(*nodeSpec)
 
-// WithRetry retries the node according to p.
-func WithRetry(p RetryPolicy) NodeOption { return func(n *nodeSpec) { n.retry = &p } }
+// WithRetry retries the node according to policies, in place of the graph's default
+// ([NodeDefaults.Retry]). With several, a failure is retried by the first policy whose RetryOn
+// accepts the error (as LangGraph's list of retry policies), up to that policy's MaxAttempts
+// counted over all the node's attempts. WithRetry() with none turns a default off.
+func WithRetry(policies ...RetryPolicy) NodeOption {
+	return func(n *nodeSpec) { n.retry, n.retrySet = slices.Clone(policies), true }
+}
 
-// WithTimeout cancels the node's context after d; the node then fails with an error naming it.
-func WithTimeout(d time.Duration) NodeOption { return func(n *nodeSpec) { n.timeout = d } }
+// WithTimeout cancels the node's context after d, in place of the graph's default
+// ([NodeDefaults.Timeout]); the node then fails with an error naming it. Zero turns a default off.
+func WithTimeout(d time.Duration) NodeOption {
+	return func(n *nodeSpec) { n.timeout, n.timeoutSet = d, true }
+}
+
+// WithIdleTimeout stops the node when it has produced nothing for d: no state write
+// ([Write]), no custom event ([Emit]), no message chunk ([EmitMessage]), no event of a
+// subgraph or of a task it runs. A streaming node thus runs as long as it streams, and one
+// that hangs is stopped; it fails with an error naming it and the limit. It replaces the
+// graph's default ([NodeDefaults.IdleTimeout]); zero turns a default off.
+func WithIdleTimeout(d time.Duration) NodeOption {
+	return func(n *nodeSpec) { n.idle, n.idleSet = d, true }
+}
+
+// OnError handles the node's failure once its retries are spent (an interrupt is not a
+// failure): fn gets the node's input and the error, and returns the node's outcome in its
+// place, a [Command] whose Update is written and whose Goto routes (the node's edges are
+// followed as well; nil is an empty update), or an error, with which the node fails. The state
+// type S must be the graph's.
+func OnError[S any](fn func(ctx context.Context, state S, err error) (*Command[S], error)) NodeOption {
+	return func(n *nodeSpec) {
+		n.onErrorType = reflect.TypeFor[S]()
+		n.onError = func(ctx context.Context, in reflect.Value, err error) (result, error) {
+			cmd, herr := fn(ctx, in.Interface().(S), err)
+			if herr != nil || cmd == nil {
+				return result{}, herr
+			}
+			if cmd.Parent {
+				return result{isCmd: true, parent: &Command[any]{Goto: cmd.Goto, Parent: true, ParentUpdate: cmd.ParentUpdate}}, nil
+			}
+			return result{update: reflect.ValueOf(&cmd.Update).Elem(), updated: true, gotos: cmd.Goto, isCmd: true}, nil
+		}
+	}
+}
+
+// WithoutCache turns the graph's default cache policy ([NodeDefaults.Cache]) off for the node.
+func WithoutCache() NodeOption { return func(n *nodeSpec) { n.cache, n.cacheSet = nil, true } }
+
+// NodeDefaults are policies for every node of a graph that does not set its own
+// ([CompileOptions.NodeDefaults]): a node's [WithRetry], [WithCache], [WithTimeout] and
+// [WithIdleTimeout] override them.
+type NodeDefaults struct {
+	Retry       []RetryPolicy
+	Cache       *CachePolicy
+	Timeout     time.Duration
+	IdleTimeout time.Duration
+}
+
+// CachePolicy caches a node's results (LangGraph's CachePolicy): a run whose node input has a
+// cached result takes the cached writes instead of running the node, and streams the update
+// with [Event.Cached] set (`"__metadata__": {"cached": true}` through the API). Results are kept
+// in [CompileOptions.Cache], in a namespace of the graph's and node's names.
+type CachePolicy struct {
+	// Key makes the cache key from the node's input (the state, or a Send's payload, as the
+	// node receives it). Nil hashes the input's JSON (SHA-256), so equal inputs share a result.
+	Key func(input any) (string, error)
+	// TTL is how long a result stays cached; zero keeps it until it is cleared
+	// ([Compiled.ClearCache]).
+	TTL time.Duration
+}
+
+// WithCache caches the node's results according to p (in [CompileOptions.Cache]; without a
+// cache the policy is ignored).
+func WithCache(p CachePolicy) NodeOption {
+	return func(n *nodeSpec) { n.cache, n.cacheSet = &p, true }
+}
 
 // Deferred makes the node wait until no other node has work left in the run before it runs:
 // useful for a final step after a fan-out whose branches have different lengths.
@@ -97,15 +168,21 @@ func Destinations(nodes ...string) NodeOption {
 func NodeMetadata(md map[string]any) NodeOption { return func(n *nodeSpec) { n.metadata = md } }
 
 type nodeSpec struct {
-	name     string
-	idx      int // the order in which the node was added
-	run      func(ctx context.Context, state reflect.Value) (result, error)
-	sub      subgraphRunner // non-nil for a subgraph node
-	retry    *RetryPolicy
-	timeout  time.Duration
-	deferred bool
-	ends     []string
-	metadata map[string]any
+	name        string
+	idx         int // the order in which the node was added
+	run         func(ctx context.Context, state reflect.Value) (result, error)
+	sub         subgraphRunner // non-nil for a subgraph node
+	retry       []RetryPolicy
+	cache       *CachePolicy
+	timeout     time.Duration
+	idle        time.Duration
+	onError     func(ctx context.Context, in reflect.Value, err error) (result, error)
+	onErrorType reflect.Type
+	// set: the node chose its own policy, in place of the graph's default.
+	retrySet, cacheSet, timeoutSet, idleSet bool
+	deferred                                bool
+	ends                                    []string
+	metadata                                map[string]any
 }
 
 // result is what one run of a node produced.

@@ -227,6 +227,9 @@ func (l *loop[S]) encodeNext() ([]checkpoint.Task, error) {
 // putWrites records a task's outcome (or its interrupts and resume values) against the current
 // checkpoint.
 func (l *loop[S]) putWrites(t *task) error {
+	if err := l.putSubs(t); err != nil {
+		return err
+	}
 	if t.persisted {
 		return nil
 	}
@@ -434,6 +437,12 @@ func (l *loop[S]) loadPending(tuple *checkpoint.Tuple, o runOptions) error {
 	}
 	var waiting []Interruption
 	for _, pw := range tuple.Pending {
+		if sub, err := loadSub(byID, pw); sub || err != nil {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		t := byID[pw.TaskID]
 		if t == nil {
 			continue

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/trellis-go/trellis/cache"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/store"
@@ -54,6 +55,9 @@ const (
 	pendingInterrupt = "__interrupt__"
 	pendingResume    = "__resume__"
 	pendingError     = "__error__"
+	// pendingFunc records one call of a functional task ([Task]) made by a node: its result
+	// once it finished, and the resume values its interrupts were answered with.
+	pendingFunc = "__func__"
 )
 
 // task is one node to run in a superstep, and what running it produced.
@@ -78,6 +82,38 @@ type task struct {
 	// against the paused checkpoint once the task finishes, so history still shows them.
 	asked  []Interruption
 	resume []any
+	// subs are the functional tasks ([Task]) the node called, by their IDs (the task's ID, a
+	// slash and the call's number): restored from pending writes and filled as calls finish.
+	subs *subState
+	// cached: the node's outcome came from its cache policy's cache instead of a run.
+	cached bool
+	// live holds what is only needed while some tasks run: the restart of an idle timer
+	// (WithIdleTimeout), and for a functional task the node that called it.
+	live atomic.Pointer[taskLive]
+	// handled: the node failed and its error handler (OnError) gave its outcome.
+	handled bool
+}
+
+type taskLive struct {
+	idle func()
+	up   *task
+}
+
+// touch restarts the idle timers of t and of the nodes it runs under.
+func (r *run) touch(t *task) {
+	for t != nil {
+		lv := t.live.Load()
+		if lv == nil {
+			break
+		}
+		if lv.idle != nil {
+			lv.idle()
+		}
+		t = lv.up
+	}
+	if r.link != nil {
+		r.link.run.touch(r.link.task)
+	}
 }
 
 // run is the part of a running graph that does not depend on the state type; nodes reach it
@@ -109,6 +145,13 @@ type run struct {
 	events    chan Event
 	stopped   atomic.Bool
 	tr        *tracing // nil unless the run is traced (trace.go)
+	// host records the functional tasks nodes call (functional.go).
+	host subHost
+	// link is the parent's task when this run is a subgraph's.
+	link *parentLink
+	// cache is the graph's (or its parent's) cache, which functional tasks with a cache policy
+	// use.
+	cache cache.Cache
 }
 
 func (r *run) schema() *schema { return r.sc }
@@ -120,6 +163,7 @@ func (r *run) emitTask(t *task, mode StreamMode, data any) {
 // emit delivers an event: directly when the task runs on the loop's goroutine, through the
 // events channel when it runs concurrently with others.
 func (r *run) emit(t *task, ev Event) {
+	r.touch(t)
 	if r.stopped.Load() {
 		return
 	}
@@ -167,7 +211,8 @@ type loop[S any] struct {
 	// unsaved: with exit durability, a checkpoint is due but held back until the run ends.
 	unsaved       bool
 	unsavedSource checkpoint.Source
-	stepSize      int // tasks in the running superstep
+	stepSize      int  // tasks in the running superstep
+	wroteOutput   bool // the last writes applied set an output key (see Compiled.valuesOnOutput)
 	before        map[string]bool
 	after         map[string]bool
 }
@@ -222,7 +267,7 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 	var zero S
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r := &run{ctx: ctx, cancel: cancel, sc: c.g.schema, saver: c.opts.Saver, store: c.opts.Store,
+	r := &run{ctx: ctx, cancel: cancel, sc: c.g.schema, saver: c.opts.Saver, store: c.opts.Store, cache: c.opts.Cache,
 		threadID: o.threadID, config: o.config, resumeMap: o.resumeMap, subgraphs: o.subgraphs, yield: yield}
 	r.ctx = r.startRun(ctx, &o, c.name, link) // tracing, when a tracer is set (trace.go)
 	defer r.endRun(&err)
@@ -234,6 +279,7 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 		r.deliverMu.Unlock()
 	}()
 	l := &loop[S]{run: r, c: c, durability: o.durability, metadata: o.metadata}
+	r.host = l
 	if len(o.modes) == 0 {
 		o.modes = []StreamMode{ModeValues}
 	}
@@ -250,12 +296,16 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 		maxConc = c.opts.MaxConcurrency
 	}
 	if link != nil {
+		r.link = link
 		p := link.run
 		if r.saver == nil {
 			r.saver = p.saver
 		}
 		if r.store == nil {
 			r.store = p.store
+		}
+		if r.cache == nil {
+			r.cache = p.cache
 		}
 		r.threadID, r.config, r.resumeMap, r.modes, r.subgraphs = p.threadID, p.config, p.resumeMap, p.modes, p.subgraphs
 		seg := link.name + ":" + link.task.id
@@ -366,6 +416,11 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 			// there again if the branch stops.
 			for _, t := range l.next {
 				t.persisted = false
+				if t.subs != nil {
+					for _, rec := range t.subs.m {
+						rec.persisted = false
+					}
+				}
 			}
 		}
 		skipBefore = true
@@ -496,6 +551,14 @@ func (l *loop[S]) fork(tuple *checkpoint.Tuple, o runOptions) (bool, error) {
 	}
 	kept := tuple.Pending[:0:0]
 	for _, pw := range tuple.Pending {
+		if pw.Channel == pendingFunc {
+			// A functional task that was answered goes with the interrupts (the branch asks
+			// again); a finished one that asked nothing keeps its result.
+			var rec subRecord
+			if json.Unmarshal(pw.Value, &rec) != nil || !rec.Done || len(rec.Resume) > 0 {
+				continue
+			}
+		}
 		if pw.Channel != pendingResume && pw.Channel != pendingInterrupt {
 			kept = append(kept, pw)
 		}
@@ -719,18 +782,48 @@ func (l *loop[S]) execute(t *task) {
 	if l.modes.has(ModeTasks) || l.modes.has(ModeDebug) {
 		l.taskEvent(t, TaskEvent{ID: t.id, Name: t.node.name, Input: t.input.Interface(), Triggers: []string{triggerOf(t)}})
 	}
-	policy := t.node.retry
+	policy := l.c.retryOf(t.node)
+	// A node with a cache policy takes a cached result for its input instead of running.
+	ck, cacheErr := l.cacheKey(t)
+	var hitWrites []write
+	var hitGotos []Target
+	hit := false
+	if cacheErr == nil && ck != nil {
+		hitWrites, hitGotos, hit, cacheErr = l.fromCache(ctx, t, ck)
+	}
+	if cacheErr != nil {
+		policy = nil
+	}
+	var handled *result
 	for attempt := 1; ; attempt++ {
-		tc.calls, tc.writes, tc.interrupts = 0, nil, nil
-		res, err := l.tracedCall(ctx, t, attempt)
-		if len(tc.interrupts) > 0 {
-			t.interrupts, t.resume = tc.interrupts, tc.resume
-			break
+		var res result
+		var err error
+		switch {
+		case cacheErr != nil:
+			err = cacheErr
+		case hit:
+			tc.writes, res, t.cached = hitWrites, result{gotos: hitGotos}, true
+		case handled != nil:
+			// The node failed and its error handler turned the error into this result.
+			tc.writes, res, handled = nil, *handled, nil
+		default:
+			tc.calls, tc.writes, tc.interrupts, tc.fn = 0, nil, nil, nil
+			res, err = l.tracedCall(ctx, t, attempt)
+			tc.waitTasks() // the functional tasks the node started and did not wait for
 		}
 		var child *InterruptedError
-		if errors.As(err, &child) && child != errInterruptRaised {
-			t.interrupts, t.resume = child.Interrupts, tc.resume
-			break
+		if len(tc.interrupts) > 0 || errors.As(err, &child) {
+			// The node's own interrupts, then those of a subgraph or of the functional tasks it
+			// called (several tasks may pause at once, even if the node saw only one of them).
+			ins := slices.Clone(tc.interrupts)
+			if child != nil {
+				ins = append(ins, child.Interrupts...)
+			}
+			ins = append(ins, tc.taskInterrupts()...)
+			t.interrupts, t.resume = uniqueInterrupts(ins), tc.resume
+			if len(t.interrupts) > 0 {
+				break
+			}
 		}
 		if err == nil {
 			t.writes = tc.writes
@@ -738,7 +831,10 @@ func (l *loop[S]) execute(t *task) {
 				t.writes = l.sc.writesOf(res.update, t.writes)
 			}
 			t.targets, t.parent, t.resume = res.gotos, res.parent, tc.resume
-			if t.parent == nil && len(l.c.g.branches[t.node.name]) > 0 {
+			if ck != nil && !hit && !t.handled && t.parent == nil {
+				err = l.toCache(ctx, t, ck, t.writes, res.gotos)
+			}
+			if err == nil && t.parent == nil && len(l.c.g.branches[t.node.name]) > 0 {
 				if t.inline && l.stepSize == 1 {
 					// Alone in its superstep, the task's local state is the state after the
 					// superstep: route from that, without copying the state first.
@@ -757,12 +853,20 @@ func (l *loop[S]) execute(t *task) {
 				break
 			}
 		}
-		if policy != nil && attempt < policy.MaxAttempts && retryable(policy, err, l.ctx) {
-			if !sleep(l.ctx, backoff(policy, attempt)) {
+		if p := pickRetry(policy, err, l.ctx); p != nil && attempt < p.MaxAttempts {
+			if !sleep(l.ctx, backoff(p, attempt)) {
 				err = context.Cause(l.ctx)
 			} else {
 				continue
 			}
+		}
+		if h := t.node.onError; h != nil && !t.handled && l.ctx.Err() == nil && cacheErr == nil {
+			res, herr := l.handle(ctx, t, err)
+			if herr == nil {
+				handled, t.handled, policy = &res, true, nil
+				continue
+			}
+			err = herr
 		}
 		var ne *NodeError
 		if !errors.As(err, &ne) {
@@ -803,6 +907,17 @@ func (l *loop[S]) execute(t *task) {
 	}
 }
 
+// uniqueInterrupts drops repeated interrupts (by ID), keeping the order.
+func uniqueInterrupts(ins []Interruption) []Interruption {
+	var out []Interruption
+	for _, in := range ins {
+		if !slices.ContainsFunc(out, func(o Interruption) bool { return o.ID == in.ID }) {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
 func (l *loop[S]) taskEvent(t *task, ev TaskEvent) {
 	if l.modes.has(ModeTasks) {
 		l.emitTask(t, ModeTasks, ev)
@@ -826,7 +941,23 @@ func triggerOf(t *task) string {
 
 // call runs the node once, turning a panic or a timeout into an error naming it.
 func (l *loop[S]) call(ctx context.Context, t *task) (res result, err error) {
-	if d := t.node.timeout; d > 0 {
+	if d := l.c.idleOf(t.node); d > 0 {
+		// The idle timer restarts whenever the node produces something (see run.touch).
+		idleErr := fmt.Errorf("graph: node %q produced nothing for %s (idle timeout)", t.node.name, d)
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		timer := time.AfterFunc(d, func() { cancel(idleErr) })
+		t.live.Store(&taskLive{idle: func() { timer.Reset(d) }})
+		defer func() {
+			t.live.Store(nil)
+			timer.Stop()
+			if err != nil && context.Cause(ctx) == idleErr && l.ctx.Err() == nil {
+				err = idleErr
+			}
+			cancel(nil)
+		}()
+	}
+	if d := l.c.timeoutOf(t.node); d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, d, fmt.Errorf("graph: node %q timed out after %s", t.node.name, d))
 		defer cancel()
@@ -845,6 +976,30 @@ func (l *loop[S]) call(ctx context.Context, t *task) (res result, err error) {
 		return t.node.sub.runSub(ctx, l.run, t)
 	}
 	return t.node.run(ctx, t.input)
+}
+
+// handle calls the node's error handler (OnError) on err, which the retries did not cure.
+func (l *loop[S]) handle(ctx context.Context, t *task, err error) (res result, herr error) {
+	defer func() {
+		if p := recover(); p != nil {
+			herr = fmt.Errorf("the error handler panicked: %v (handling: %v)\n%s", p, err, debug.Stack())
+		}
+	}()
+	res, herr = t.node.onError(ctx, t.input, err)
+	if herr != nil {
+		return res, fmt.Errorf("%w (the error handler failed, handling: %v)", herr, err)
+	}
+	return res, nil
+}
+
+// pickRetry returns the first of policies that retries err, or nil.
+func pickRetry(policies []RetryPolicy, err error, runCtx context.Context) *RetryPolicy {
+	for i := range policies {
+		if retryable(&policies[i], err, runCtx) {
+			return &policies[i]
+		}
+	}
+	return nil
 }
 
 func retryable(p *RetryPolicy, err error, runCtx context.Context) bool {
@@ -1014,6 +1169,9 @@ func (l *loop[S]) apply(tasks []*task) error {
 						tr.full, tr.updates = true, nil
 					}
 				}
+			}
+			if !l.wroteOutput && (l.c.outputs == nil || slices.Contains(l.c.outputs, w.ch)) {
+				l.wroteOutput = true
 			}
 			if l.saver != nil {
 				tr.dirty = true
@@ -1218,16 +1376,27 @@ func (l *loop[S]) updateOf(t *task) reflect.Value {
 }
 
 func (l *loop[S]) emitValues() {
-	if l.modes.has(ModeValues) {
-		l.deliver(Event{Mode: ModeValues, NS: l.nsPath, Step: l.step, Data: l.output()})
+	wrote := l.wroteOutput
+	l.wroteOutput = false
+	if !l.modes.has(ModeValues) || (l.c.valuesOnOutput && !wrote) {
+		return
 	}
+	var data any = l.output()
+	if l.c.present != nil {
+		data = l.c.present(reflect.ValueOf(data))
+	}
+	l.deliver(Event{Mode: ModeValues, NS: l.nsPath, Step: l.step, Data: data})
 }
 
 // emitUpdate streams a finished task's update; Cached marks one restored from the checkpoint's
 // pending writes rather than run again.
 func (l *loop[S]) emitUpdate(t *task) {
 	if l.modes.has(ModeUpdates) {
-		l.emit(t, Event{Mode: ModeUpdates, NS: l.nsPath, Node: t.node.name, Step: l.step, TaskID: t.id, Data: l.updateOf(t).Interface(), Cached: t.restored})
+		var data any = l.updateOf(t).Interface()
+		if l.c.present != nil {
+			data = l.c.present(reflect.ValueOf(data))
+		}
+		l.emit(t, Event{Mode: ModeUpdates, NS: l.nsPath, Node: t.node.name, Step: l.step, TaskID: t.id, Data: data, Cached: t.restored || t.cached})
 	}
 }
 
@@ -1291,6 +1460,7 @@ func (l *loop[S]) emitValuesWith(tasks []*task) {
 	}
 	saved := l.state
 	l.state = st
+	l.wroteOutput = true
 	l.emitValues()
 	l.state = saved
 }

@@ -80,8 +80,9 @@ type Event struct {
 	TaskID string
 	// Data depends on Mode (see the mode constants).
 	Data any
-	// Cached marks an update (ModeUpdates) of a task whose writes were restored from the
-	// checkpoint's pending writes rather than run again, as LangGraph's __metadata__.cached does.
+	// Cached marks an update (ModeUpdates) of a task that did not run: its writes were restored
+	// from the checkpoint's pending writes, taken from the node's cache ([WithCache]), or are a
+	// functional task's recorded result ([Task]), as LangGraph's __metadata__.cached does.
 	Cached bool
 }
 
