@@ -15,9 +15,9 @@ import (
 
 func TestAnswerFromRowsIsMarkdownTable(t *testing.T) {
 	m := setup(t)
-	call := message.ToolCall{ID: "c1", Name: "get_average_annual_price", Arguments: json.RawMessage(`{}`)}
-	resp := ask(t, m, vesperTools,
-		message.User("average price for Ascend CAISO NP15 2025"),
+	call := message.ToolCall{ID: "c1", Name: "get_average_fare", Arguments: json.RawMessage(`{}`)}
+	resp := ask(t, m, opsTools,
+		message.User("average fare for Aerolux LIS-OPO 2025"),
 		message.Assistant("", call),
 		message.ToolResult("c1", call.Name, `{"data":[{"Vendor":"Ascend","AvgPrice_PerMWh":41.2,"AsOf":"Jan_2025"},{"Vendor":"Ascend","AvgPrice_PerMWh":43.9,"AsOf":"Feb|2025"}],"pbi_report_key":"dayahead_curve_report"}`),
 	)
@@ -32,15 +32,15 @@ func TestAnswerFromRowsIsMarkdownTable(t *testing.T) {
 
 func TestAnswerFromErrorAndText(t *testing.T) {
 	m := setup(t)
-	a := message.ToolCall{ID: "a", Name: "rag_tool", Arguments: json.RawMessage(`{}`)}
+	a := message.ToolCall{ID: "a", Name: "search_notes", Arguments: json.RawMessage(`{}`)}
 	b := message.ToolCall{ID: "b", Name: "web_search_tool", Arguments: json.RawMessage(`{}`)}
-	resp := ask(t, m, analystTools,
+	resp := ask(t, m, researchTools,
 		message.User("research EV charging"),
 		message.Assistant("", a, b),
-		message.ToolError("a", "rag_tool", "index unavailable"),
+		message.ToolError("a", "search_notes", "index unavailable"),
 		message.ToolResult("b", "web_search_tool", "plain text finding"),
 	)
-	for _, want := range []string{"**rag_tool** reported an error", "index unavailable", "**web_search_tool**", "plain text finding"} {
+	for _, want := range []string{"**search_notes** reported an error", "index unavailable", "**web_search_tool**", "plain text finding"} {
 		if !strings.Contains(resp.Message.Content, want) {
 			t.Errorf("answer lacks %q:\n%s", want, resp.Message.Content)
 		}
@@ -48,40 +48,40 @@ func TestAnswerFromErrorAndText(t *testing.T) {
 }
 
 func TestMissingRequiredArgumentAsks(t *testing.T) {
-	resp := ask(t, setup(t), listforgeTools, message.User("What does the research say about this item?"))
+	resp := ask(t, setup(t), noteTools, message.User("What does the snapshot say about this note?"))
 	if len(resp.Message.ToolCalls) != 0 {
-		t.Fatalf("called %v without an item ID", resp.Message.ToolCalls)
+		t.Fatalf("called %v without a note ID", resp.Message.ToolCalls)
 	}
-	if !strings.Contains(resp.Message.Content, "`itemId` (uuid)") {
+	if !strings.Contains(resp.Message.Content, "`noteId` (uuid)") {
 		t.Errorf("question does not name the missing argument: %q", resp.Message.Content)
 	}
 }
 
 func TestNoMatchingToolExplains(t *testing.T) {
-	resp := ask(t, setup(t), realtyTools, message.User("hello"))
-	if len(resp.Message.ToolCalls) != 0 || !strings.Contains(resp.Message.Content, "`search_properties`") {
+	resp := ask(t, setup(t), deskTools, message.User("hello"))
+	if len(resp.Message.ToolCalls) != 0 || !strings.Contains(resp.Message.Content, "`search_flights`") {
 		t.Errorf("got %+v", resp.Message)
 	}
 }
 
 func TestToolChoiceForcesTool(t *testing.T) {
 	m := setup(t)
-	resp, err := m.Generate(context.Background(), &model.Request{Messages: []message.Message{message.User("hello")}, Tools: analystTools, ToolChoice: "Question"})
+	resp, err := m.Generate(context.Background(), &model.Request{Messages: []message.Message{message.User("hello")}, Tools: researchTools, ToolChoice: "Question"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].Name != "Question" {
 		t.Fatalf("got %+v", resp.Message)
 	}
-	resp, err = m.Generate(context.Background(), &model.Request{Messages: []message.Message{message.User("Search the web for Go")}, Tools: analystTools, ToolChoice: model.ToolChoiceNone})
+	resp, err = m.Generate(context.Background(), &model.Request{Messages: []message.Message{message.User("Search the web for Go")}, Tools: researchTools, ToolChoice: model.ToolChoiceNone})
 	if err != nil || len(resp.Message.ToolCalls) != 0 {
 		t.Fatalf("ToolChoiceNone still called: %+v %v", resp, err)
 	}
 }
 
 func TestParallelCallsForJoinedClauses(t *testing.T) {
-	resp := ask(t, setup(t), vesperTools, message.User("What is the health status of Nazareth Solar and the budget overview for Nazareth Solar?"))
-	if len(resp.Message.ToolCalls) != 2 || resp.Message.ToolCalls[0].Name != "get_project_health" || resp.Message.ToolCalls[1].Name != "get_budget_overview" {
+	resp := ask(t, setup(t), opsTools, message.User("What is the status of team Blue Harbor and the open issues for team Blue Harbor?"))
+	if len(resp.Message.ToolCalls) != 2 || resp.Message.ToolCalls[0].Name != "get_team_status" || resp.Message.ToolCalls[1].Name != "get_open_issues" {
 		t.Fatalf("got %+v", resp.Message.ToolCalls)
 	}
 	if resp.Message.ToolCalls[0].ID == resp.Message.ToolCalls[1].ID {
@@ -177,7 +177,7 @@ func TestUtilityTasks(t *testing.T) {
 
 func TestStreamMatchesGenerate(t *testing.T) {
 	m := setup(t)
-	req := &model.Request{Messages: []message.Message{message.User("Compare hub zones NP15 and SP15 in 2025")}, Tools: vesperTools}
+	req := &model.Request{Messages: []message.Message{message.User("Compare warehouses W12 and W15 in 2025")}, Tools: opsTools}
 	want, err := m.Generate(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
