@@ -13,7 +13,6 @@ import (
 
 // What applications ask of the offline model, on generic tools.
 
-
 func argsOf(t *testing.T, resp *model.Response) (string, map[string]any) {
 	t.Helper()
 	if len(resp.Message.ToolCalls) != 1 {
@@ -25,7 +24,6 @@ func argsOf(t *testing.T, resp *model.Response) (string, map[string]any) {
 	}
 	return resp.Message.ToolCalls[0].Name, a
 }
-
 
 func TestAmountsInBothConventions(t *testing.T) {
 	t.Parallel()
@@ -187,9 +185,6 @@ func TestOfflineLabelInMetadataAndText(t *testing.T) {
 		t.Errorf("visible label missing or not removable: %q", resp.Message.Content)
 	}
 }
-
-
-
 
 // TestNoAmountsInAddresses: the digits of a web or email address (an item's ID in its URL) are
 // not read as an amount.

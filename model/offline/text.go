@@ -84,7 +84,7 @@ var synonyms = map[string][]string{
 	"analyse": {"analysis", "analyze"}, "analyze": {"analysis", "analyse"}, "evaluate": {"analysis"},
 	"price": {"pricing", "cost"}, "cost": {"costs", "price", "budget"}, "costs": {"cost"}, "budget": {"cost"},
 	"research": {"investigate"},
-	"web": {"internet", "online"}, "internet": {"web"}, "online": {"web"},
+	"web":      {"internet", "online"}, "internet": {"web"}, "online": {"web"},
 	"docs": {"documents", "knowledge"}, "documents": {"knowledge"},
 	"buy": {"purchase"}, "purchase": {"buy"},
 	// Portuguese
