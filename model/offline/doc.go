@@ -76,6 +76,22 @@
 // names the conversation holds within an edit distance (1 for 4-6 letters, 2 to 12, 3 beyond;
 // codes with digits match exactly).
 //
+// # Domain packs
+//
+// The model knows only what is language-general. An application teaches it its domain with a
+// [Pack]: synonyms per language, words that mark a language, intents (example phrasings mapped to
+// a tool, with default arguments), ID words and fields, entity patterns that fill arguments,
+// reference words (superlatives such as "the cheapest" over the items a tool listed; ordinals and
+// "that one" are built in) and the line that opens the answer from a tool's results. A pack is data:
+// a Go value or an embedded JSON file read with [ParsePack].
+//
+//	m := offline.New(&offline.Options{Packs: []*offline.Pack{pack.Pack}})
+//	m2, ok, err := offline.Extend(m, other) // ok is false for anything but *Model
+//
+// The server extends the offline model of each app's roles with server.App.Pack; [PacksOf] finds
+// a model's packs through wrappers. The rules an answer came from are named by the Rule constants
+// under the metadata key [MetaRule]; programs tell the offline model with model.IsOffline.
+//
 // # Images
 //
 // The model reads what a picture says about itself: the image part's Text and data URL
