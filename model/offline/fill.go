@@ -441,8 +441,8 @@ func isWordByte(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
 }
 
-// candidates returns the example values a description quotes, like 'NP15' and 'SP15' in
-// "Hub-Zone: e.g. 'NP15', 'SP15'".
+// candidates returns the example values a description quotes, like 'W12' and 'W15' in
+// "Warehouse: e.g. 'W12', 'W15'".
 func candidates(desc string) []any {
 	var out []any
 	for _, q := range quoted(desc) {
@@ -578,7 +578,7 @@ func (f *filler) str(name, desc string, s map[string]any) (any, bool) {
 		}
 		phrases := capitalPhrases(f.primary)
 		if anyWord(name, placeWords) {
-			// a place is not a code such as "T2" or "NP15"
+			// a place is not a code such as "B2" or "W15"
 			phrases = slices.DeleteFunc(phrases, hasDigit)
 		}
 		if len(phrases) > 0 {

@@ -177,7 +177,7 @@ var appWords = []string{
 	"remodelar", "remodel", "refurbish", "obras", "bedroom", "bedrooms", "quartos", "apartment", "apartamento",
 	"vivienda", "immobilie", "taxes", "impostos", "imposto", "impuestos", "steuern", "fiscal", "milestone",
 	"milestones", "hourly", "anuncio", "anuncios", "rehab", "realty", "vesper", "listforge", "nazareth",
-	"caiso", "ercot", "hitachi", "ascend", "pbi", "rag",
+	"caiso", "ercot", "hitachi", "ascend", "pbi", "rag", "np15", "sp15",
 }
 
 // TestNoAppWordsInTheModel fails when an application's word reappears in the package's non-test
