@@ -241,9 +241,7 @@ func buildVocab(packs []*Pack) *vocab {
 	for w, syn := range synonyms {
 		v.synonyms[w] = syn
 	}
-	for l, set := range langWords {
-		v.langWords[l] = set
-	}
+	v.langWords = langWords
 	for w, n := range generalOrdinals {
 		v.ordinals[w] = n
 	}

@@ -34,23 +34,6 @@ func ask(t *testing.T, m *offline.Model, tools []model.ToolSpec, msgs ...message
 	return resp
 }
 
-func argsOf(t *testing.T, resp *model.Response) (string, map[string]any) {
-	t.Helper()
-	if len(resp.Message.ToolCalls) != 1 {
-		t.Fatalf("want one tool call, got %+v", resp.Message)
-	}
-	var a map[string]any
-	if err := json.Unmarshal(resp.Message.ToolCalls[0].Arguments, &a); err != nil {
-		t.Fatal(err)
-	}
-	return resp.Message.ToolCalls[0].Name, a
-}
-
-func mustJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
 // seedCase is one request and the call it must make.
 type seedCase struct {
 	name  string

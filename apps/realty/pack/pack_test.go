@@ -46,11 +46,6 @@ func argsOf(t *testing.T, resp *model.Response) (string, map[string]any) {
 	return resp.Message.ToolCalls[0].Name, a
 }
 
-func mustJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
 // seedCase is one request and the call it must make.
 type seedCase struct {
 	name  string
