@@ -144,6 +144,9 @@ type budgetModel struct {
 // Identity is the wrapped model's.
 func (m *budgetModel) Identity() (provider, name string) { return model.IdentityOf(m.inner) }
 
+// Unwrap returns the wrapped model, for model.IsOffline and offline.PacksOf.
+func (m *budgetModel) Unwrap() model.Model { return m.inner }
+
 func (m *budgetModel) budget(ctx context.Context) *TokenBudget {
 	if m.fixed != nil {
 		return m.fixed

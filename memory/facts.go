@@ -271,8 +271,7 @@ func proposeOps(ctx context.Context, m model.Model, doc FactDoc, msgs []message.
 }
 
 func isOffline(m model.Model) bool {
-	p, _ := model.IdentityOf(m)
-	return p == "offline"
+	return model.IsOffline(m)
 }
 
 // statement patterns: "my X is Y", "I live in Y", "o meu X é Y", "X: Y".

@@ -98,6 +98,19 @@ func TestRoles(t *testing.T) {
 	if r2.With(model.RoleDefault, fast, "x").Default() != fast {
 		t.Error("setting the default role must replace the default")
 	}
+	// Map wraps every role's model, keeps the specs and the fallback to the default.
+	wrapped := map[model.Model]model.Model{}
+	r3 := r2.Map(func(m model.Model) model.Model {
+		w := bare{m}
+		wrapped[m] = w
+		return w
+	})
+	if r3.For(model.RoleFast) != wrapped[fast] || r3.Default() != wrapped[def] || r3.For(model.RoleVision) != wrapped[def] || r3.Spec("fast") != "openai:gpt-4o-mini" {
+		t.Error("Map: roles wrong")
+	}
+	if r2.For(model.RoleFast) != fast {
+		t.Error("Map must not change the original")
+	}
 }
 
 func TestExtractJSON(t *testing.T) {

@@ -47,6 +47,17 @@ func (r *Roles) With(role string, m Model, spec string) *Roles {
 	return out
 }
 
+// Map returns a copy of r in which every role's model is f of it (the default's too), with the
+// same specs: the server uses it to wrap each app's models with telemetry and to give the
+// offline model an app's domain pack. A role that fell back to the default still does.
+func (r *Roles) Map(f func(Model) Model) *Roles {
+	out := &Roles{def: entry{f(r.def.model), r.def.spec}, byRole: make(map[string]entry, len(r.byRole))}
+	for k, v := range r.byRole {
+		out.byRole[k] = entry{f(v.model), v.spec}
+	}
+	return out
+}
+
 // For returns the model for role, or the default when role has none of its own.
 func (r *Roles) For(role string) Model {
 	if e, ok := r.byRole[strings.ToLower(role)]; ok {

@@ -14,6 +14,7 @@ import (
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/store"
+	"github.com/trellis-go/trellis/telemetry"
 )
 
 // App is an application served by trellis: graphs offered as assistants, HTTP routes of its own
@@ -36,6 +37,10 @@ type App struct {
 	// Build opens what the app needs (its tables, its data) and returns its parts. It runs once,
 	// when the server starts; ctx ends when start-up gives up. Required.
 	Build func(ctx context.Context, deps AppDeps) (*AppParts, error)
+	// Pack is the app's domain pack for the offline model (its words, intents, identifiers,
+	// references: see offline.Pack). When a role's model is the offline model, the app's
+	// AppDeps.Models hold it extended with Pack; real models are left as they are. May be nil.
+	Pack *offline.Pack
 }
 
 // AppDeps is what the server hands an application.
@@ -44,7 +49,9 @@ type AppDeps struct {
 	// for SQLite, DatabaseURL for Postgres), for apps that keep tables of their own beside it.
 	Deps
 	// Models gives a model per role (model.RoleDefault, RoleFast, RoleStrong, RoleVision); every
-	// role is the offline model when none is configured.
+	// role is the offline model when none is configured, extended with the app's App.Pack. Every
+	// role is wrapped with telemetry (telemetry.Model): each call is a span, and a run's token
+	// budget (max_tokens) applies to it. An app does not wrap them again.
 	Models *model.Roles
 	// Compile has Saver and Store set: pass it to the app's graphs' Compile.
 	Compile graph.CompileOptions
@@ -139,9 +146,14 @@ func (s *Server) buildApps(deps Deps, now time.Time) error {
 		if app.Build == nil {
 			return &ConfigError{Field: "Apps", Problem: fmt.Sprintf("app %q has no Build function", app.Name)}
 		}
+		if app.Pack != nil {
+			if err := app.Pack.Validate(); err != nil {
+				return &ConfigError{Field: "Apps", Problem: fmt.Sprintf("app %q: %v", app.Name, err), Hint: "fix the app's offline pack (see offline.Pack)"}
+			}
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), AppStartTimeout)
 		parts, err := app.Build(ctx, AppDeps{
-			Deps: deps, Models: models, Compile: graph.CompileOptions{Saver: deps.Saver, Store: deps.Store},
+			Deps: deps, Models: appModels(models, app.Pack), Compile: graph.CompileOptions{Saver: deps.Saver, Store: deps.Store},
 			Logger: s.log.With("app", app.Name), Authenticate: s.authenticateRequest, Dev: s.cfg.Dev,
 			Runs: &Runs{s: s}, Guard: s.guard, OpenStream: s.openAppStream,
 			Name: app.Name, Fanout: fanout, WebSocketOrigins: s.cfg.WebSocketOrigins,
@@ -170,6 +182,19 @@ func (s *Server) buildApps(deps Deps, now time.Time) error {
 		s.apps = append(s.apps, builtApp{app: app, parts: *parts})
 	}
 	return nil
+}
+
+// appModels are the models an app gets: the offline model extended with the app's pack, and
+// every role wrapped with telemetry, so spans and a run's token budget apply to each call.
+func appModels(models *model.Roles, pack *offline.Pack) *model.Roles {
+	return models.Map(func(m model.Model) model.Model {
+		if pack != nil {
+			if ext, ok, err := offline.Extend(m, pack); ok && err == nil {
+				m = ext
+			}
+		}
+		return telemetry.Model(m, telemetry.ModelInfo{})
+	})
 }
 
 // addAssistant offers a built graph as the default assistant of its graph ID.

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/model"
-	"github.com/trellis-go/trellis/model/offline"
 )
 
 // notesApp is a small application: one graph and routes that answer with the path they got and
@@ -78,7 +77,7 @@ func TestAppContract(t *testing.T) {
 	if deps.Models == nil || deps.Saver == nil || deps.Store == nil || deps.Compile.Saver == nil || deps.Logger == nil || deps.DataDir == "" {
 		t.Fatalf("the app got incomplete deps: %+v", deps)
 	}
-	if _, ok := deps.Models.For(model.RoleVision).(*offline.Model); !ok {
+	if !model.IsOffline(deps.Models.For(model.RoleVision)) {
 		t.Errorf("with no models configured, the vision role is %T, want the offline model", deps.Models.For(model.RoleVision))
 	}
 	if code, body := get(t, hs.URL+"/apps/notes/api/v1/whoami", "X-Api-Key", key); code != 200 || body != "/api/v1/whoami ann@acme" {

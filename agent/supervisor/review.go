@@ -11,7 +11,6 @@ import (
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
-	"github.com/trellis-go/trellis/model/offline"
 )
 
 // Verdict is a reviewer's judgement of a worker's output.
@@ -190,7 +189,7 @@ var verdictSchema = &model.Schema{Name: "review_verdict", Description: "Approve 
 // is approved.
 func ModelReviewer(m model.Model, criteria string) Reviewer {
 	return func(ctx context.Context, task Task, res AgentResult, round int) (Verdict, error) {
-		if p, _ := model.IdentityOf(m); p == offline.Name {
+		if model.IsOffline(m) {
 			switch {
 			case res.Error != "":
 				return Verdict{Critique: "The work failed: " + res.Error + ". Try again, another way if needed."}, nil

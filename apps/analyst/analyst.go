@@ -26,6 +26,7 @@ import (
 	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/appdb"
 	"github.com/trellis-go/trellis/apps/analyst/corpus"
+	"github.com/trellis-go/trellis/apps/analyst/pack"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/server"
@@ -55,6 +56,7 @@ func App() server.App { return AppWith(Config{}) }
 func AppWith(cfg Config) server.App {
 	return server.App{
 		Name:        "analyst",
+		Pack:        pack.Pack,
 		Description: "The strategic analyst: a research agent with memory, a company knowledge base and three review gates.",
 		Build: func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
 			cfg := cfg
@@ -137,7 +139,7 @@ func New(ctx context.Context, d server.AppDeps, cfg Config) (*Analyst, error) {
 	fast, strong := roles.For(model.RoleFast), roles.For(model.RoleStrong)
 	a := &Analyst{db: db, log: log, now: now, maxAttempts: cfg.MaxAttempts,
 		fastRule: isOffline(fast), strongRule: isOffline(strong),
-		fast: telemetry.Model(fast, telemetry.ModelInfo{}), strong: telemetry.Model(strong, telemetry.ModelInfo{})}
+		fast: fast, strong: strong} // the server wraps them with telemetry
 	if a.maxAttempts <= 0 {
 		a.maxAttempts = 3
 	}

@@ -9,14 +9,12 @@ import (
 	"github.com/trellis-go/trellis/memory"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
-	"github.com/trellis-go/trellis/model/offline"
 )
 
 // isOffline reports whether m is the offline rule-based model, for which the analyst decides by
 // deterministic rules instead (planning, review, writing from the corpus).
 func isOffline(m model.Model) bool {
-	_, ok := m.(*offline.Model)
-	return ok
+	return model.IsOffline(m)
 }
 
 // xmlPrompt builds a system prompt in the specification's XML sections, with the user's memory

@@ -7,9 +7,7 @@ import (
 	"context"
 
 	"github.com/trellis-go/trellis/examples/react"
-	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/server"
-	"github.com/trellis-go/trellis/telemetry"
 )
 
 // App is the example as a trellis application, on the server's default model (the offline one
@@ -19,13 +17,8 @@ func App() server.App {
 		Name:        "example",
 		Description: "A ReAct agent with a unit converter and a world clock.",
 		Build: func(_ context.Context, d server.AppDeps) (*server.AppParts, error) {
-			m := d.Models.Default()
-			info := telemetry.ModelInfo{}
-			if _, isOffline := m.(*offline.Model); isOffline {
-				info.Provider = "offline"
-			}
-			// Wrapped for the run's spans and its token budget (config.max_tokens).
-			g, err := react.New(telemetry.Model(m, info), d.Compile)
+			// The server wraps the model for the run's spans and its token budget.
+			g, err := react.New(d.Models.Default(), d.Compile)
 			if err != nil {
 				return nil, err
 			}

@@ -19,7 +19,6 @@ import (
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
-	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -71,12 +70,8 @@ type chatGraph struct {
 
 func newChatGraph(a *app, m model.Model) (*chatGraph, error) {
 	c := &chatGraph{a: a, timeout: 20 * time.Second}
-	if m != nil {
-		if _, ok := m.(*offline.Model); !ok {
-			if p, _ := model.IdentityOf(m); p != offline.Name {
-				c.model = m
-			}
-		}
+	if m != nil && !model.IsOffline(m) {
+		c.model = m
 	}
 	g := graph.New[ChatState]()
 	g.AddNode("load_context", c.loadContext)

@@ -19,6 +19,7 @@ import (
 	"github.com/trellis-go/trellis/appdb"
 	"github.com/trellis-go/trellis/apps/listforge/catalog"
 	"github.com/trellis-go/trellis/apps/listforge/ebay"
+	"github.com/trellis-go/trellis/apps/listforge/pack"
 	"github.com/trellis-go/trellis/apps/listforge/research"
 	"github.com/trellis-go/trellis/apps/listforge/store"
 	"github.com/trellis-go/trellis/model"
@@ -64,6 +65,7 @@ func App() server.App { return AppWith(Options{}) }
 func AppWith(o Options) server.App {
 	return server.App{
 		Name:        AppName,
+		Pack:        pack.Pack,
 		Description: "Prices second-hand items: research jobs find comparable sales and recommend price bands; chat answers from the research.",
 		Build:       func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) { return build(ctx, d, o) },
 	}

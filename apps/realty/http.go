@@ -244,8 +244,9 @@ func (a *Realty) finish(ctx context.Context, p server.Principal, c ChatRequest, 
 	return o, nil
 }
 
+// offlineText is s without the offline model's visible label (offline.Marker).
 func offlineText(s string) string {
-	return strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "[offline model]"))
+	return strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), offline.Marker))
 }
 
 func dataOf(m message.Message) *Data {

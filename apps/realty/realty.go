@@ -31,11 +31,11 @@ import (
 
 	"github.com/trellis-go/trellis/agent/conversation"
 	"github.com/trellis-go/trellis/agent/react"
+	"github.com/trellis-go/trellis/apps/realty/pack"
 	"github.com/trellis-go/trellis/apps/realty/propertyworker"
 	"github.com/trellis-go/trellis/apps/realty/realtyapi"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
-	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/tool"
 	"github.com/trellis-go/trellis/tool/sanitize"
@@ -110,6 +110,7 @@ func App() server.App { return AppWith(Options{}) }
 func AppWith(o Options) server.App {
 	return server.App{
 		Name:        Name,
+		Pack:        pack.Pack,
 		Description: "Realty: a property search agent whose skills run in isolated tool workers, with layered memory.",
 		Build: func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
 			a, err := Build(ctx, d, o)
@@ -268,15 +269,8 @@ func Build(ctx context.Context, d server.AppDeps, o Options) (a *Realty, err err
 	return a, nil
 }
 
-// isOffline reports the offline model (through any wrapper that passes on its identity).
-func isOffline(m model.Model) bool {
-	id, ok := m.(model.Identified)
-	if !ok {
-		return false
-	}
-	p, _ := id.Identity()
-	return p == offline.Name
-}
+// isOffline reports the offline model (through any wrapper).
+func isOffline(m model.Model) bool { return model.IsOffline(m) }
 
 // WorkerCommand is the program the property skill's workers run when its SKILL.md names none:
 // a "propertyworker" executable beside exe (what `go build ./apps/realty/cmd/propertyworker`

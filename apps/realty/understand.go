@@ -85,22 +85,22 @@ func understand(msgs []message.Message) *model.Response {
 	s := shownIn(msgs[:len(msgs)-1])
 	if hasWord(text, lexicon.CompareWords) {
 		if calls := compareCalls(text, s); len(calls) >= 2 {
-			return calling("realty_compare", calls...)
+			return calling(RuleCompare, calls...)
 		}
 	}
 	if addr := lexicon.address(text); addr != "" {
 		if l := s.byStreet(addr); l != nil {
-			return calling("realty_address", toolCall("get_property_details_by_address", map[string]any{"address": l.Address}))
+			return calling(RuleAddress, toolCall("get_property_details_by_address", map[string]any{"address": l.Address}))
 		}
-		return calling("realty_address", toolCall("get_property_details_by_address", map[string]any{"address": addr}))
+		return calling(RuleAddress, toolCall("get_property_details_by_address", map[string]any{"address": addr}))
 	}
 	// One listing pointed at, with no word that changes the search: its details.
 	comparative := hasWord(text, lexicon.CheaperWords) || hasWord(text, lexicon.PricierWords) || hasWord(text, lexicon.BiggerWords) || hasWord(text, lexicon.MoreBathsWords)
 	if refs := references(text, s); len(refs) == 1 && !comparative {
-		return calling("realty_reference", toolCall("get_property_details", map[string]any{"zpid": refs[0].ZPID}))
+		return calling(RuleReference, toolCall("get_property_details", map[string]any{"zpid": refs[0].ZPID}))
 	}
 	if args, ok := refine(text, s); ok {
-		return calling("realty_refine", toolCall("search_properties", args))
+		return calling(RuleRefine, toolCall("search_properties", args))
 	}
 	return nil
 }
@@ -112,9 +112,18 @@ func toolCall(name string, args map[string]any) message.ToolCall {
 	return message.ToolCall{ID: fmt.Sprintf("call_realty_%d", callSeq.Add(1)), Name: name, Arguments: b}
 }
 
+// The offline rules (metadata offline.MetaRule) of the turns realty's own understanding writes
+// on the offline path.
+const (
+	RuleCompare   = "realty_compare"   // a comparison of the homes shown
+	RuleAddress   = "realty_address"   // details of a home named by its address
+	RuleReference = "realty_reference" // details of a home pointed at ("the second one")
+	RuleRefine    = "realty_refine"    // the last search, changed ("cheaper")
+)
+
 func calling(rule string, calls ...message.ToolCall) *model.Response {
 	msg := message.Assistant("", calls...)
-	msg.Metadata = map[string]any{"provider": offline.Name, "model": offline.Name, "offline": true, "offline_rule": rule}
+	msg.Metadata = offline.Metadata(rule)
 	return &model.Response{Message: msg, FinishReason: model.FinishToolCalls}
 }
 
@@ -404,7 +413,7 @@ func compareAnswer(msgs []message.Message) *model.Response {
 		b.WriteString(".")
 	}
 	msg := message.Assistant(b.String() + "\n\n" + offline.Marker)
-	msg.Metadata = map[string]any{"provider": offline.Name, "model": offline.Name, "offline": true, "offline_rule": "realty_compare"}
+	msg.Metadata = offline.Metadata(RuleCompare)
 	return &model.Response{Message: msg, FinishReason: model.FinishStop}
 }
 

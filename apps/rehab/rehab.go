@@ -13,6 +13,7 @@ import (
 	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/apps/rehab/listing"
 	"github.com/trellis-go/trellis/apps/rehab/orchestrator"
+	"github.com/trellis-go/trellis/apps/rehab/pack"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
 	"github.com/trellis-go/trellis/httpclient"
 	"github.com/trellis-go/trellis/model"
@@ -52,6 +53,7 @@ func App() server.App { return NewApp(Options{}) }
 func NewApp(opts Options) server.App {
 	return server.App{
 		Name:        Name,
+		Pack:        pack.Pack,
 		Description: "Rehabify: compra e remodelação de imóveis em Portugal, por conversa (pt-PT).",
 		Build:       func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) { return build(ctx, d, opts) },
 	}

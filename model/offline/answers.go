@@ -15,9 +15,15 @@ const maxRows = 20
 
 // fromResults writes an answer from tool results: a Markdown table for rows, a list for a record,
 // the text itself otherwise.
-func fromResults(l lang, question string, results []message.Message) string {
+// opening, when not empty, is a pack's line for these results (it may hold one %q).
+func fromResults(l lang, opening, question string, results []message.Message) string {
 	var b strings.Builder
-	if question != "" {
+	switch {
+	case opening != "" && strings.Contains(opening, "%q"):
+		fmt.Fprintf(&b, opening+"\n\n", truncate(question, 160))
+	case opening != "":
+		b.WriteString(opening + "\n\n")
+	case question != "":
 		fmt.Fprintf(&b, l.p().found+"\n\n", truncate(question, 160))
 	}
 	for _, r := range results {
@@ -374,7 +380,7 @@ func (f *filler) conversationLang() lang {
 	if b.Len() == 0 {
 		return f.lang
 	}
-	return detect(b.String())
+	return f.v.detect(b.String())
 }
 
 // topic names what the conversation is about: a quoted or capitalised name in the user's latest

@@ -11,26 +11,7 @@ import (
 	"github.com/trellis-go/trellis/model/offline"
 )
 
-// What the four new applications ask of the offline model.
-
-var ptTools = []model.ToolSpec{
-	spec("search_properties", "Search properties for sale by location, maximum price and bedrooms.",
-		`{"type":"object","properties":{"location":{"type":"string"},"max_price":{"type":"number"},"bedrooms":{"type":"integer"}},"required":["location"]}`),
-	spec("trigger_property_analysis", "Analyse a listing: run the renovation pipeline for an Idealista URL.",
-		`{"type":"object","properties":{"url":{"type":"string","description":"Idealista listing URL"}},"required":["url"]}`),
-	spec("add_to_portfolio", "Add a property to the user's portfolio.",
-		`{"type":"object","properties":{"property_id":{"type":"string"}},"required":["property_id"]}`),
-	spec("remove_from_portfolio", "Remove a property from the user's portfolio.",
-		`{"type":"object","properties":{"property_id":{"type":"string"}},"required":["property_id"]}`),
-	spec("update_budget", "Set the user's total budget for buying and renovation.",
-		`{"type":"object","properties":{"amount":{"type":"number"}},"required":["amount"]}`),
-	spec("compare_properties", "Compare two or more properties of the portfolio side by side.",
-		`{"type":"object","properties":{"property_ids":{"type":"array","items":{"type":"string"}}},"required":["property_ids"]}`),
-	spec("calculate_taxes", "Calculate purchase taxes (IMT and stamp duty) for a property price.",
-		`{"type":"object","properties":{"price":{"type":"number"},"own_home":{"type":"boolean"}},"required":["price"]}`),
-	spec("estimate_renovation", "Estimate renovation costs for a room or a whole property.",
-		`{"type":"object","properties":{"scope":{"type":"string","enum":["kitchen","bathroom","whole_house","facade"]}},"required":["scope"]}`),
-}
+// What applications ask of the offline model, on generic tools.
 
 func argsOf(t *testing.T, resp *model.Response) (string, map[string]any) {
 	t.Helper()
@@ -42,52 +23,6 @@ func argsOf(t *testing.T, resp *model.Response) (string, map[string]any) {
 		t.Fatal(err)
 	}
 	return resp.Message.ToolCalls[0].Name, a
-}
-
-// TestPortugueseIntents: requests in European Portuguese reach the right tool with their
-// arguments, and the offline model answers in Portuguese.
-func TestPortugueseIntents(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		text, tool string
-		args       map[string]any
-	}{
-		{"Quero comprar um T2 em Lisboa até 250.000€", "search_properties", map[string]any{"location": "Lisboa", "max_price": 250000.0, "bedrooms": 2.0}},
-		{"Analisa este anúncio: https://www.idealista.pt/imovel/33445566/", "trigger_property_analysis", map[string]any{"url": "https://www.idealista.pt/imovel/33445566/"}},
-		{"Adiciona o imóvel 8812 à minha carteira", "add_to_portfolio", map[string]any{"property_id": "8812"}},
-		{"Remove o imóvel 8812 da carteira", "remove_from_portfolio", map[string]any{"property_id": "8812"}},
-		{"O meu orçamento é 180 000 €", "update_budget", map[string]any{"amount": 180000.0}},
-		{"Quanto pago de impostos por uma casa de 1,2 milhões?", "calculate_taxes", map[string]any{"price": 1.2e6}},
-		{"Quero remodelar a cozinha", "estimate_renovation", map[string]any{"scope": "kitchen"}},
-	}
-	for _, c := range cases {
-		resp := ask(t, setup(t), ptTools, message.User(c.text))
-		name, args := argsOf(t, resp)
-		if name != c.tool {
-			t.Errorf("%q called %s, want %s", c.text, name, c.tool)
-			continue
-		}
-		for k, want := range c.args {
-			if args[k] != want {
-				t.Errorf("%q: %s = %v, want %v (all: %v)", c.text, k, args[k], want, args)
-			}
-		}
-		if !strings.HasPrefix(resp.Message.Content, "A chamar") {
-			t.Errorf("%q: announcement %q is not in Portuguese", c.text, resp.Message.Content)
-		}
-	}
-	// The answer after the tool's result is in Portuguese too.
-	call := message.ToolCall{ID: "c1", Name: "update_budget", Arguments: json.RawMessage(`{"amount":180000}`)}
-	resp := ask(t, setup(t), ptTools, message.User("O meu orçamento é 180 000 €"), message.Assistant("", call), message.ToolResult("c1", "update_budget", `{"budget":180000,"currency":"EUR"}`))
-	if !strings.Contains(resp.Message.Content, "Eis o que encontrei") {
-		t.Errorf("answer after results = %q, want Portuguese", resp.Message.Content)
-	}
-	// Compare names the two properties.
-	resp = ask(t, setup(t), ptTools, message.User(`Compara os imóveis "Casa da Ribeira" e "Loft Alfama"`))
-	name, args := argsOf(t, resp)
-	if name != "compare_properties" || mustJSON(args["property_ids"]) != `["Casa da Ribeira","Loft Alfama"]` {
-		t.Errorf("compare: %s %v", name, args)
-	}
 }
 
 func TestAmountsInBothConventions(t *testing.T) {
@@ -139,32 +74,32 @@ func TestDatesNamedInText(t *testing.T) {
 func TestTyposMatchEnumsAndKnownNames(t *testing.T) {
 	t.Parallel()
 	tools := []model.ToolSpec{
-		spec("estimate_renovation", "Estimate renovation costs.", `{"type":"object","properties":{"scope":{"type":"string","enum":["kitchen","bathroom","whole_house"]}},"required":["scope"]}`),
+		spec("book_cleaning", "Book a cleaning of a room.", `{"type":"object","properties":{"scope":{"type":"string","enum":["kitchen","bathroom","whole_house"]}},"required":["scope"]}`),
 		spec("get_project_health", "Health of a project.", `{"type":"object","properties":{"project_name":{"type":"string"}},"required":["project_name"]}`),
-		spec("get_price", "Price of a zone.", `{"type":"object","properties":{"zone":{"type":"string","enum":["NP15","SP15"]}},"required":["zone"]}`),
+		spec("get_stock", "Stock of a warehouse.", `{"type":"object","properties":{"zone":{"type":"string","enum":["W12","W15"]}},"required":["zone"]}`),
 	}
-	_, args := argsOf(t, ask(t, setup(t), tools[:1], message.User("estimate renovation of the bathrom")))
+	_, args := argsOf(t, ask(t, setup(t), tools[:1], message.User("book a cleaning of the bathrom")))
 	if args["scope"] != "bathroom" {
 		t.Errorf("bathrom: scope = %v", args["scope"])
 	}
-	_, args = argsOf(t, ask(t, setup(t), tools[:1], message.User("estimate renovation of the wole house")))
+	_, args = argsOf(t, ask(t, setup(t), tools[:1], message.User("book a cleaning of the wole house")))
 	if args["scope"] != "whole_house" {
 		t.Errorf("wole house: scope = %v", args["scope"])
 	}
 	// A name seen earlier in the conversation corrects the user's spelling.
 	_, args = argsOf(t, ask(t, setup(t), tools[1:2],
-		message.User("Which projects do we have?"), message.Assistant(`We have "Nazareth Solar" and "Ribeira Wind".`),
-		message.User("health of Nazaret Solr")))
-	if args["project_name"] != "Nazareth Solar" {
-		t.Errorf("Nazaret Solr: project_name = %v", args["project_name"])
+		message.User("Which projects do we have?"), message.Assistant(`We have "Blue Harbor" and "Ribeira Wind".`),
+		message.User("health of Blu Harbr")))
+	if args["project_name"] != "Blue Harbor" {
+		t.Errorf("Blu Harbr: project_name = %v", args["project_name"])
 	}
-	// Codes are exact: SP15 is not a typo of NP15.
-	_, args = argsOf(t, ask(t, setup(t), tools[2:], message.User("price of SP15")))
-	if args["zone"] != "SP15" {
-		t.Errorf("SP15: zone = %v", args["zone"])
+	// Codes are exact: W15 is not a typo of W12.
+	_, args = argsOf(t, ask(t, setup(t), tools[2:], message.User("stock of W15")))
+	if args["zone"] != "W15" {
+		t.Errorf("W15: zone = %v", args["zone"])
 	}
 	// Far-off words are not taken for names.
-	resp := ask(t, setup(t), tools[:1], message.User("estimate renovation of the garage"))
+	resp := ask(t, setup(t), tools[:1], message.User("book a cleaning of the garage"))
 	if len(resp.Message.ToolCalls) == 1 && strings.Contains(string(resp.Message.ToolCalls[0].Arguments), "bathroom") {
 		t.Errorf("garage became %s", resp.Message.ToolCalls[0].Arguments)
 	}
@@ -251,52 +186,16 @@ func TestOfflineLabelInMetadataAndText(t *testing.T) {
 	}
 }
 
-// The rehab specification's eleven tools.
-var rehab11 = []model.ToolSpec{
-	spec("read_context", "Load content from the knowledge base. Supports partial reads via start_line/num_lines.", `{"type":"object","properties":{"path":{"type":"string"},"start_line":{"type":"integer"},"num_lines":{"type":"integer"}},"required":["path"]}`),
-	spec("write_context", "Store derived information, notes, or sub-agent results.", `{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}`),
-	spec("remove_context", "Remove irrelevant entries from the knowledge base.", `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
-	spec("manage_todos", "Add, complete, or list tasks for multi-step requests.", `{"type":"object","properties":{"action":{"type":"string","enum":["add","complete","list"]},"task":{"type":"string"}},"required":["action"]}`),
-	spec("update_user_profile", "Update a profile section (fiscal, budget, renovation, preferences, goals).", `{"type":"object","properties":{"section":{"type":"string","enum":["fiscal","budget","renovation","preferences","goals"]},"data":{"type":"object"}},"required":["section"]}`),
-	spec("save_to_portfolio", "Add a property to the user's portfolio.", `{"type":"object","properties":{"property_id":{"type":"string"},"nickname":{"type":"string"}},"required":["property_id"]}`),
-	spec("remove_from_portfolio", "Archive a portfolio item (soft delete). Requires confirmation.", `{"type":"object","properties":{"property_id":{"type":"string"}},"required":["property_id"]}`),
-	spec("switch_active_property", "Change the focused property.", `{"type":"object","properties":{"property_id":{"type":"string"}},"required":["property_id"]}`),
-	spec("search_portfolio", "Resolve natural language references to portfolio property IDs via keyword matching.", `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`),
-	spec("trigger_property_analysis", "Run the full renovation pipeline (scrape, classify, estimate) for an Idealista URL.", `{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}`),
-	spec("recalculate_costs", "Recalculate costs using cached room features and updated preferences.", `{"type":"object","properties":{"property_id":{"type":"string"}}}`),
-}
-
-func TestRehabToolsInPortuguese(t *testing.T) {
-	t.Parallel()
-	for q, want := range map[string]string{
-		"Analisa este imóvel https://www.idealista.pt/imovel/33445566/": `trigger_property_analysis{"url":"https://www.idealista.pt/imovel/33445566/"}`,
-		"O meu orçamento é 180 000 €":                                   `update_user_profile{"section":"budget"}`,
-		"Guarda o imóvel 8812 na minha carteira":                        `save_to_portfolio{"property_id":"8812"}`,
-		"Adiciona o imóvel 8812 à carteira":                             `save_to_portfolio{"property_id":"8812"}`,
-		"Quero remodelar a cozinha, recalcula os custos":                `recalculate_costs{}`,
-		"Mostra as minhas tarefas":                                      `manage_todos{"action":"list"}`,
-	} {
-		resp := ask(t, setup(t), rehab11, message.User(q))
-		got := ""
-		for _, c := range resp.Message.ToolCalls {
-			got += c.Name + string(c.Arguments)
-		}
-		if got != want {
-			t.Errorf("%q called %s, want %s", q, got, want)
-		}
-	}
-}
-
-// TestNoAmountsInAddresses: the digits of a web or email address (a listing's ID in its URL) are
+// TestNoAmountsInAddresses: the digits of a web or email address (an item's ID in its URL) are
 // not read as an amount.
 func TestNoAmountsInAddresses(t *testing.T) {
 	t.Parallel()
-	tools := []model.ToolSpec{spec("calculate_taxes", "Calculate purchase taxes (IMT and stamp duty) for a property price.",
+	tools := []model.ToolSpec{spec("calculate_shipping", "Calculate shipping costs for an order price.",
 		`{"type":"object","properties":{"price":{"type":"number"}}}`)}
 	for _, text := range []string{
-		"Lembra-me de ver os impostos do de Alfama e analisa https://www.idealista.pt/imovel/50112233/",
-		"impostos do imóvel www.idealista.pt/imovel/50112233",
-		"taxes for the flat, write to seller50112233@example.com",
+		"calculate shipping for https://shop.example.com/item/50112233/",
+		"shipping costs of www.shop.example.com/item/50112233",
+		"shipping for the parcel, write to seller50112233@example.com",
 	} {
 		resp := ask(t, setup(t), tools, message.User(text))
 		for _, c := range resp.Message.ToolCalls {
@@ -305,7 +204,7 @@ func TestNoAmountsInAddresses(t *testing.T) {
 			}
 		}
 	}
-	_, args := argsOf(t, ask(t, setup(t), tools, message.User("impostos de https://www.idealista.pt/imovel/50112233/ por 180.000€")))
+	_, args := argsOf(t, ask(t, setup(t), tools, message.User("shipping costs of https://shop.example.com/item/50112233/ for 180.000€")))
 	if args["price"] != 180000.0 {
 		t.Errorf("price = %v beside an address, want 180000", args["price"])
 	}

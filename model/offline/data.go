@@ -282,7 +282,7 @@ func (f *filler) plausible(name string, s map[string]any) any {
 			return "unknown@example.com"
 		case isFormat(s, "uuid"):
 			return "00000000-0000-0000-0000-000000000000"
-		case isIDField(name, s):
+		case f.v.isIDField(name, s):
 			str = "unknown"
 		default:
 			str = truncate(strings.TrimSpace(f.primary), 200)

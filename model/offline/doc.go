@@ -19,7 +19,7 @@
 //  2. With a Schema (structured output) it fills the schema from the user's last message.
 //  3. With tools (and ToolChoice not "none") it scores every tool against the user's last message:
 //     three points per word of the tool's name, two per enum value of its parameters, one per word
-//     of its description, with synonyms ("change" counts as "update", "imóvel" as "property"),
+//     of its description, with synonyms ("change" counts as "update", "mostra" as "show"; an app's [Pack] adds its own),
 //     plurals, shared five-letter stems, and four points when the message holds a URL and the
 //     tool takes one. The best tool scoring 2.5 or more is called, with arguments filled from its
 //     schema. A message of clauses joined by "and" ("e", "y", "et", "und") whose clauses point to
@@ -43,18 +43,20 @@
 //     "project_execution_agent" alike) shares most words with the message; else, when required, a
 //     neutral value such as "general" or the first one. Arrays of enums take every value named, or
 //     every value scoring at least half the best.
-//   - values quoted in a description ("Vendor: 'Ascend' or 'Hitachi'") act as an enum, with the
+//   - values quoted in a description ("Carrier: 'Aerolux' or 'Skyway'") act as an enum, with the
 //     description's spelling.
 //   - dates (format date or date-time, names with "date", "since", "until", descriptions saying
 //     "ISO date"): ISO dates in the message, else today, yesterday, this/last week, month, quarter
 //     or year, "last N days", or a month name; "start"/"end" properties take the two ends.
-//   - URLs, e-mails, UUIDs and IDs (an "id" written after its name, like "zpid 2077").
+//   - URLs, e-mails, UUIDs and IDs (an "id" written after its name, like "order 2077"; packs add
+//     their ID words and patterns), and an item a tool listed earlier, pointed at ("the second one",
+//     "that one", a pack's "the cheapest").
 //   - numbers: years (four digits, "next year"), months, hours ("3pm"), "top 5" or "first 10" for
-//     counts, a number written next to the property's words ("3 bedrooms", "T2"), "under 500k" for
+//     counts, a number written next to the property's words ("3 stops", "limit 20"), "under 500k" for
 //     maxima and "at least 2" for minima, the text's only number for an amount, value or quantity;
 //     minimum and maximum are respected.
 //   - names (project_name, location, title, ...): a quoted string, else a run of capitalised words
-//     ("Nazareth Solar"), else the words after "in" for places.
+//     ("Blue Harbor"), else the words after "in" for places.
 //   - free text (query, question, content, ...): the message, without a leading "search the web
 //     for"; reasons become "Requested by the user: ..."; summaries, titles and follow-up hints are
 //     written from the conversation.
@@ -73,6 +75,22 @@
 // "January 15, 2024", "em março", "semana passada"); and names with typos match enum values and
 // names the conversation holds within an edit distance (1 for 4-6 letters, 2 to 12, 3 beyond;
 // codes with digits match exactly).
+//
+// # Domain packs
+//
+// The model knows only what is language-general. An application teaches it its domain with a
+// [Pack]: synonyms per language, words that mark a language, intents (example phrasings mapped to
+// a tool, with default arguments), ID words and fields, entity patterns that fill arguments,
+// reference words (superlatives such as "the cheapest" over the items a tool listed; ordinals and
+// "that one" are built in) and the line that opens the answer from a tool's results. A pack is data:
+// a Go value or an embedded JSON file read with [ParsePack].
+//
+//	m := offline.New(&offline.Options{Packs: []*offline.Pack{pack.Pack}})
+//	m2, ok, err := offline.Extend(m, other) // ok is false for anything but *Model
+//
+// The server extends the offline model of each app's roles with server.App.Pack; [PacksOf] finds
+// a model's packs through wrappers. The rules an answer came from are named by the Rule constants
+// under the metadata key [MetaRule]; programs tell the offline model with model.IsOffline.
 //
 // # Images
 //

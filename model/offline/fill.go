@@ -16,6 +16,7 @@ import (
 
 // filler fills JSON Schemas from what the user wrote.
 type filler struct {
+	v       *vocab // what the model knows, with its packs
 	root    map[string]any
 	msgs    []message.Message // the whole conversation
 	primary string            // the latest user message
@@ -183,7 +184,7 @@ func (f *filler) fallback(name string, s map[string]any) (any, bool) {
 	}
 	switch typ {
 	case "string":
-		if isFormat(s, "date", "date-time", "uri", "url", "uuid", "email") || isDateField(name, s) || isIDField(name, s) {
+		if isFormat(s, "date", "date-time", "uri", "url", "uuid", "email") || isDateField(name, s) || f.v.isIDField(name, s) {
 			return nil, false
 		}
 		return truncate(f.primary, 500), true
@@ -308,7 +309,7 @@ func (f *filler) enumMentions(enum []any) []any {
 				continue
 			}
 			for i, w := range pw {
-				if slices.Contains(synonyms[w], fold(str)) {
+				if slices.Contains(f.v.synonyms[w], fold(str)) {
 					hits = append(hits, hit{i, e})
 					break
 				}
@@ -346,7 +347,7 @@ func (f *filler) enumByMeaning(enum []any, many bool) []any {
 	if f.system == "" {
 		return nil
 	}
-	user := terms(f.primary)
+	user := f.v.terms(f.primary)
 	scores := make([]float64, len(enum))
 	best := 0.0
 	for i, e := range enum {
@@ -440,8 +441,8 @@ func isWordByte(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
 }
 
-// candidates returns the example values a description quotes, like 'NP15' and 'SP15' in
-// "Hub-Zone: e.g. 'NP15', 'SP15'".
+// candidates returns the example values a description quotes, like 'W12' and 'W15' in
+// "Warehouse: e.g. 'W12', 'W15'".
 func candidates(desc string) []any {
 	var out []any
 	for _, q := range quoted(desc) {
@@ -488,17 +489,20 @@ func isDateField(name string, s map[string]any) bool {
 	return strings.Contains(strings.ToLower(desc), "iso date")
 }
 
-func isIDField(name string, s map[string]any) bool {
+func (v *vocab) isIDField(name string, s map[string]any) bool {
 	if isFormat(s, "uuid") {
 		return true
 	}
 	w := words(name)
-	return len(w) > 0 && (w[len(w)-1] == "id" || w[len(w)-1] == "zpid" || w[len(w)-1] == "uuid")
+	return len(w) > 0 && v.idFields[w[len(w)-1]]
 }
 
 func (f *filler) texts() []string { return append([]string{f.primary}, f.context...) }
 
 func (f *filler) str(name, desc string, s map[string]any) (any, bool) {
+	if v, ok := f.v.entityFor(name, f.primary); ok {
+		return v, true
+	}
 	switch {
 	case isDateField(name, s):
 		start, end, ok := dateRange(f.primary, f.now)
@@ -529,7 +533,7 @@ func (f *filler) str(name, desc string, s map[string]any) (any, bool) {
 			}
 		}
 		return nil, false
-	case isIDField(name, s):
+	case f.v.isIDField(name, s):
 		for _, t := range f.texts() {
 			if id := reUUID.FindString(t); id != "" {
 				return id, true
@@ -538,12 +542,16 @@ func (f *filler) str(name, desc string, s map[string]any) (any, bool) {
 		if isFormat(s, "uuid") {
 			return nil, false
 		}
-		// an id written after its name: "property 12345", "zpid: 2077"
+		// an id written after its name: "order 12345", "ref: 2077" (packs add their words)
 		fields := strings.Fields(f.primary)
 		for i := 0; i+1 < len(fields); i++ {
-			if anyWord(fields[i], setOf("id zpid property item order ref imovel imoveis propriedade artigo anuncio encomenda listing")) && hasDigit(fields[i+1]) {
+			if anyWord(fields[i], f.v.idWords) && hasDigit(fields[i+1]) {
 				return strings.Trim(fields[i+1], ".,;:!?#()"), true
 			}
+		}
+		// an item a tool listed earlier, pointed at: "the second one", "the cheapest"
+		if id, ok := f.reference(name); ok {
+			return id, true
 		}
 		return nil, false
 	}
@@ -570,7 +578,7 @@ func (f *filler) str(name, desc string, s map[string]any) (any, bool) {
 		}
 		phrases := capitalPhrases(f.primary)
 		if anyWord(name, placeWords) {
-			// a place is not a code such as "T2" or "NP15"
+			// a place is not a code such as "B2" or "W15"
 			phrases = slices.DeleteFunc(phrases, hasDigit)
 		}
 		if len(phrases) > 0 {
@@ -646,7 +654,7 @@ type num struct {
 }
 
 func numbersIn(text string) ([]string, []num) {
-	// A web address or an email holds digits that are no amount (a listing's ID in its URL).
+	// A web address or an email holds digits that are no amount (an item's ID in its URL).
 	text = reAddress.ReplaceAllString(text, " ")
 	fields := strings.Fields(strings.ToLower(joinSpacedThousands(text)))
 	var out []num
@@ -672,6 +680,11 @@ func numbersIn(text string) ([]string, []num) {
 }
 
 func (f *filler) number(name, desc string, s map[string]any) (float64, bool) {
+	if v, ok := f.v.entityFor(name, f.primary); ok {
+		if _, nums := numbersIn(v); len(nums) > 0 {
+			return nums[0].v, true
+		}
+	}
 	nw := words(name)
 	fields, nums := numbersIn(f.primary)
 	inRange := func(v float64) bool {
@@ -739,16 +752,10 @@ func (f *filler) number(name, desc string, s map[string]any) (float64, bool) {
 			}
 			_ = i
 		}
-	case has("bedrooms", "bedroom", "beds", "quartos", "rooms"):
-		for _, fl := range fields {
-			if len(fl) == 2 && fl[0] == 't' && fl[1] >= '0' && fl[1] <= '9' { // Portuguese T2 = two bedrooms
-				return float64(fl[1] - '0'), true
-			}
-		}
 	}
 	isCount := has("top", "limit", "k", "n", "count", "max", "results", "num", "number", "size", "first")
 	for _, n := range nums {
-		// a number written next to one of the property's words: "top 5", "3 bedrooms", "limit 20"
+		// a number written next to one of the property's words: "top 5", "3 stops", "limit 20"
 		for d := -2; d <= 2; d++ {
 			j := n.at + d
 			if d == 0 || j < 0 || j >= len(fields) {

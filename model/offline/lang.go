@@ -16,17 +16,18 @@ const (
 // langWords are frequent words that mostly belong to one language (accents folded away).
 var langWords = [...]map[string]bool{
 	langEN: setOf(`the and is are what which of to please for with then show me my it this that how find look up get`),
-	langPT: setOf(`o os uma do da dos das e em no na nos nas ao aos para com qual quais por favor depois mostra mostrar meu minha isso isto voce nao sao esta este procura quero queria quanto pago tambem obrigado ola imovel imoveis anuncio carteira orcamento analisa adiciona compara remodelar`),
+	langPT: setOf(`o os uma do da dos das e em no na nos nas ao aos para com qual quais por favor depois mostra mostrar meu minha isso isto voce nao sao esta este procura quero queria quanto pago tambem obrigado ola orcamento analisa adiciona compara`),
 	langES: setOf(`el los las un una del y para con cual cuales por favor luego despues muestra mostrar mi esto eso usted no son esta busca buscar dame`),
 	langFR: setOf(`le la les un une des du et pour avec quel quelle quels est puis ensuite montre montrer moi mon ma je vous cherche cherchez donne`),
 	langDE: setOf(`der die das ein eine und ist mit fur was welche welcher dann danach zeige zeig mir mein meine ich sie bitte suche finde gib`),
 }
 
 // detect returns the language of text, English when no other language's words outnumber its.
-func detect(text string) lang {
+// Packs add words to each language's.
+func (v *vocab) detect(text string) lang {
 	var score [len(langWords)]int
 	for _, w := range words(text) {
-		for l, set := range langWords {
+		for l, set := range v.langWords {
 			if set[w] {
 				score[l]++
 			}

@@ -33,6 +33,10 @@ type Options struct {
 	// images given as file:// URLs, paths, or http(s) URLs matched by file name; nothing is
 	// fetched). Nil means none: only what an image carries in the message is read.
 	ImageDirs []string
+	// Packs teach the model applications' domains: their words, intents, identifiers, references
+	// and answer lines (see [Pack]). New skips entries [Pack.Validate] would refuse; read packs
+	// with [ParsePack] or add them with [Extend] to hear about mistakes.
+	Packs []*Pack
 }
 
 // Model is the offline model. It is safe for concurrent use and holds no state between calls.
@@ -40,6 +44,8 @@ type Model struct {
 	now       func() time.Time
 	threshold float64
 	imageDirs []string
+	packs     []*Pack
+	v         *vocab
 }
 
 var (
@@ -52,8 +58,16 @@ func (m *Model) Identity() (provider, name string) { return Name, Name }
 
 // New returns an offline model. opts may be nil.
 func New(opts *Options) *Model {
-	m := &Model{now: time.Now, threshold: 2.5}
+	m := &Model{now: time.Now, threshold: 2.5, v: base}
 	if opts != nil {
+		for _, p := range opts.Packs {
+			if p != nil {
+				m.packs = append(m.packs, p)
+			}
+		}
+		if len(m.packs) > 0 {
+			m.v = buildVocab(m.packs)
+		}
 		if opts.Now != nil {
 			m.now = opts.Now
 		}
@@ -89,7 +103,7 @@ func (m *Model) generate(ctx context.Context, req *model.Request) (*model.Respon
 	}
 	resp, rule := m.answer(req)
 	resp.Message.Role = message.RoleAssistant
-	resp.Message.Metadata = map[string]any{"provider": Name, "model": Name, "offline": true, "offline_rule": rule}
+	resp.Message.Metadata = Metadata(rule)
 	c := tokens.Approximate()
 	resp.Usage = model.Usage{InputTokens: tokens.CountRequest(c, req), OutputTokens: c.Count(resp.Message.Content)}
 	for _, tc := range resp.Message.ToolCalls {
@@ -160,46 +174,46 @@ func (m *Model) answer(req *model.Request) (*model.Response, string) {
 	if last.Role == message.RoleTool {
 		results := resultsSinceUser(msgs)
 		if req.Schema != nil {
-			return m.structured(f, req, resultsText(results)), "structured"
+			return m.structured(f, req, resultsText(results)), RuleStructured
 		}
 		if len(req.Tools) > 0 && req.ToolChoice != model.ToolChoiceNone {
 			if calls := m.nextStep(f, req, results); len(calls) > 0 {
-				return m.calling(f, calls), "tool_chain"
+				return m.calling(f, calls), RuleToolChain
 			}
 		}
-		return &model.Response{Message: message.Assistant(label(fromResults(f.lang, f.primary, results)))}, "tool_results"
+		return &model.Response{Message: message.Assistant(label(fromResults(f.lang, f.v.answerFor(toolNames(results), f.lang), f.primary, results)))}, RuleToolResults
 	}
 
 	// 2. Structured output: fill the schema from the user's words.
 	if req.Schema != nil {
-		return m.structured(f, req, ""), "structured"
+		return m.structured(f, req, ""), RuleStructured
 	}
 
 	// 3. Tools: call the ones the user's words point to.
 	if len(req.Tools) > 0 && req.ToolChoice != model.ToolChoiceNone {
 		calls, ask := m.chooseTools(f, req, len(msgs))
 		if len(calls) > 0 {
-			return m.calling(f, calls), "tool_call"
+			return m.calling(f, calls), RuleToolCall
 		}
 		if ask != "" {
-			return &model.Response{Message: message.Assistant(label(ask))}, "ask"
+			return &model.Response{Message: message.Assistant(label(ask))}, RuleAsk
 		}
 	}
 
 	// 4. Pictures: say what they carry; then text tasks recognised from the instructions, then
 	// a plain reply.
 	if len(f.images) > 0 {
-		return &model.Response{Message: message.Assistant(label(f.describeImages()))}, "vision"
+		return &model.Response{Message: message.Assistant(label(f.describeImages()))}, RuleVision
 	}
 	switch task(req) {
 	case "title":
-		return &model.Response{Message: message.Assistant(f.makeTitle() + " " + Marker)}, "title"
+		return &model.Response{Message: message.Assistant(f.makeTitle() + " " + Marker)}, RuleTitle
 	case "summary":
-		return &model.Response{Message: message.Assistant(label(f.summarize()))}, "summary"
+		return &model.Response{Message: message.Assistant(label(f.summarize()))}, RuleSummary
 	case "hints":
-		return &model.Response{Message: message.Assistant(label(strings.Join(f.followUps(), "\n")))}, "hints"
+		return &model.Response{Message: message.Assistant(label(strings.Join(f.followUps(), "\n")))}, RuleHints
 	}
-	return &model.Response{Message: message.Assistant(label(m.fallback(f, req)))}, "fallback"
+	return &model.Response{Message: message.Assistant(label(m.fallback(f, req)))}, RuleFallback
 }
 
 // calling is the assistant turn that makes calls.
@@ -215,7 +229,7 @@ func (m *Model) calling(f *filler, calls []message.ToolCall) *model.Response {
 func label(text string) string { return strings.TrimSpace(text) + "\n\n" + Marker }
 
 func (m *Model) newFiller(req *model.Request) *filler {
-	f := &filler{now: m.now(), msgs: req.Messages}
+	f := &filler{v: m.v, now: m.now(), msgs: req.Messages}
 	lastUser := -1
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		if req.Messages[i].Role == message.RoleUser {
@@ -226,7 +240,7 @@ func (m *Model) newFiller(req *model.Request) *filler {
 	if lastUser >= 0 {
 		f.primary = req.Messages[lastUser].Text()
 	}
-	f.lang = detect(f.primary)
+	f.lang = m.v.detect(f.primary)
 	if lastUser >= 0 {
 		for _, p := range req.Messages[lastUser].Parts {
 			if p.Type != message.PartImage {
@@ -344,13 +358,13 @@ func (m *Model) chooseTools(f *filler, req *model.Request, n int) ([]message.Too
 	var picks []model.ToolSpec
 	if !forced {
 		for _, clause := range clauses(f.primary) {
-			if t, score := bestTool(tools, clause); score >= m.threshold && !containsTool(picks, t.Name) {
+			if t, score := m.bestTool(tools, clause); score >= m.threshold && !containsTool(picks, t.Name) {
 				picks = append(picks, t)
 			}
 		}
 	}
 	if len(picks) < 2 {
-		t, score := bestTool(tools, f.primary)
+		t, score := m.bestTool(tools, f.primary)
 		picks = nil
 		if score >= m.threshold || forced {
 			picks = []model.ToolSpec{t}
@@ -372,6 +386,13 @@ func (m *Model) callsFor(f *filler, picks []model.ToolSpec, n int, forced bool, 
 			ef.primary = f.primary + "\n" + extra
 			args, missing = ef.args(t)
 		}
+		// the defaults of the pack intent the words match
+		for k, v := range f.v.intentArgs(t.Name, f.primary) {
+			if _, ok := args[k]; !ok {
+				args[k] = v
+				missing = slices.DeleteFunc(missing, func(x string) bool { return x == k })
+			}
+		}
 		if len(missing) > 0 && !forced {
 			ask = append(ask, fmt.Sprintf(f.lang.p().need, t.Name, describeMissing(t, missing, f.lang.p().and)))
 			continue
@@ -389,7 +410,7 @@ func (m *Model) callsFor(f *filler, picks []model.ToolSpec, n int, forced bool, 
 func (m *Model) pick(tools []model.ToolSpec, step string) []model.ToolSpec {
 	var picks []model.ToolSpec
 	for _, clause := range clauses(step) {
-		if t, score := bestTool(tools, clause); score >= m.threshold && !containsTool(picks, t.Name) {
+		if t, score := m.bestTool(tools, clause); score >= m.threshold && !containsTool(picks, t.Name) {
 			picks = append(picks, t)
 		}
 	}
@@ -414,21 +435,29 @@ func (m *Model) nextStep(f *filler, req *model.Request, results []message.Messag
 		}
 	}
 	for _, step := range st {
-		var todo []model.ToolSpec
+		var pending []model.ToolSpec
 		for _, t := range m.pick(req.Tools, step) {
 			if !called[t.Name] {
-				todo = append(todo, t)
+				pending = append(pending, t)
 			}
 		}
-		if len(todo) == 0 {
+		if len(pending) == 0 {
 			continue
 		}
 		sf := *f
 		sf.primary = step
-		calls, _ := m.callsFor(&sf, todo, len(req.Messages), false, resultsText(results))
+		calls, _ := m.callsFor(&sf, pending, len(req.Messages), false, resultsText(results))
 		return calls
 	}
 	return nil
+}
+
+func toolNames(results []message.Message) []string {
+	out := make([]string, 0, len(results))
+	for _, r := range results {
+		out = append(out, r.Name)
+	}
+	return out
 }
 
 func containsTool(ts []model.ToolSpec, name string) bool {
@@ -492,13 +521,14 @@ func describeMissing(t model.ToolSpec, missing []string, and string) string {
 }
 
 // bestTool scores every tool against the text and returns the best; ties go to the earlier tool.
-func bestTool(tools []model.ToolSpec, text string) (model.ToolSpec, float64) {
-	user := terms(text)
+// A pack's intents add to the score of the tools they name.
+func (m *Model) bestTool(tools []model.ToolSpec, text string) (model.ToolSpec, float64) {
+	user := m.v.terms(text)
 	hasURL := reURL.MatchString(text)
 	var best model.ToolSpec
 	bestScore := -1.0
 	for _, t := range tools {
-		score := toolScore(t, user, hasURL)
+		score := toolScore(t, user, hasURL) + m.v.intentBoost(t.Name, user)
 		if score > bestScore {
 			best, bestScore = t, score
 		}

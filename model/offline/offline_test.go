@@ -15,13 +15,13 @@ import (
 
 func TestAnswerFromRowsIsMarkdownTable(t *testing.T) {
 	m := setup(t)
-	call := message.ToolCall{ID: "c1", Name: "get_average_annual_price", Arguments: json.RawMessage(`{}`)}
-	resp := ask(t, m, vesperTools,
-		message.User("average price for Ascend CAISO NP15 2025"),
+	call := message.ToolCall{ID: "c1", Name: "get_average_fare", Arguments: json.RawMessage(`{}`)}
+	resp := ask(t, m, opsTools,
+		message.User("average fare for Aerolux LIS-OPO 2025"),
 		message.Assistant("", call),
-		message.ToolResult("c1", call.Name, `{"data":[{"Vendor":"Ascend","AvgPrice_PerMWh":41.2,"AsOf":"Jan_2025"},{"Vendor":"Ascend","AvgPrice_PerMWh":43.9,"AsOf":"Feb|2025"}],"pbi_report_key":"dayahead_curve_report"}`),
+		message.ToolResult("c1", call.Name, `{"data":[{"Carrier":"Aerolux","AvgFare_EUR":41.2,"AsOf":"Jan_2025"},{"Carrier":"Aerolux","AvgFare_EUR":43.9,"AsOf":"Feb|2025"}],"report_key":"fares_curve_report"}`),
 	)
-	want := "- **pbi_report_key**: dayahead_curve_report\n\n| Vendor | AvgPrice_PerMWh | AsOf |\n| --- | --- | --- |\n| Ascend | 41.2 | Jan_2025 |\n| Ascend | 43.9 | Feb\\|2025 |"
+	want := "- **report_key**: fares_curve_report\n\n| Carrier | AvgFare_EUR | AsOf |\n| --- | --- | --- |\n| Aerolux | 41.2 | Jan_2025 |\n| Aerolux | 43.9 | Feb\\|2025 |"
 	if !strings.Contains(resp.Message.Content, want) {
 		t.Fatalf("table missing; got:\n%s", resp.Message.Content)
 	}
@@ -32,15 +32,15 @@ func TestAnswerFromRowsIsMarkdownTable(t *testing.T) {
 
 func TestAnswerFromErrorAndText(t *testing.T) {
 	m := setup(t)
-	a := message.ToolCall{ID: "a", Name: "rag_tool", Arguments: json.RawMessage(`{}`)}
+	a := message.ToolCall{ID: "a", Name: "search_notes", Arguments: json.RawMessage(`{}`)}
 	b := message.ToolCall{ID: "b", Name: "web_search_tool", Arguments: json.RawMessage(`{}`)}
-	resp := ask(t, m, analystTools,
+	resp := ask(t, m, researchTools,
 		message.User("research EV charging"),
 		message.Assistant("", a, b),
-		message.ToolError("a", "rag_tool", "index unavailable"),
+		message.ToolError("a", "search_notes", "index unavailable"),
 		message.ToolResult("b", "web_search_tool", "plain text finding"),
 	)
-	for _, want := range []string{"**rag_tool** reported an error", "index unavailable", "**web_search_tool**", "plain text finding"} {
+	for _, want := range []string{"**search_notes** reported an error", "index unavailable", "**web_search_tool**", "plain text finding"} {
 		if !strings.Contains(resp.Message.Content, want) {
 			t.Errorf("answer lacks %q:\n%s", want, resp.Message.Content)
 		}
@@ -48,40 +48,40 @@ func TestAnswerFromErrorAndText(t *testing.T) {
 }
 
 func TestMissingRequiredArgumentAsks(t *testing.T) {
-	resp := ask(t, setup(t), listforgeTools, message.User("What does the research say about this item?"))
+	resp := ask(t, setup(t), noteTools, message.User("What does the snapshot say about this note?"))
 	if len(resp.Message.ToolCalls) != 0 {
-		t.Fatalf("called %v without an item ID", resp.Message.ToolCalls)
+		t.Fatalf("called %v without a note ID", resp.Message.ToolCalls)
 	}
-	if !strings.Contains(resp.Message.Content, "`itemId` (uuid)") {
+	if !strings.Contains(resp.Message.Content, "`noteId` (uuid)") {
 		t.Errorf("question does not name the missing argument: %q", resp.Message.Content)
 	}
 }
 
 func TestNoMatchingToolExplains(t *testing.T) {
-	resp := ask(t, setup(t), realtyTools, message.User("hello"))
-	if len(resp.Message.ToolCalls) != 0 || !strings.Contains(resp.Message.Content, "`search_properties`") {
+	resp := ask(t, setup(t), deskTools, message.User("hello"))
+	if len(resp.Message.ToolCalls) != 0 || !strings.Contains(resp.Message.Content, "`search_flights`") {
 		t.Errorf("got %+v", resp.Message)
 	}
 }
 
 func TestToolChoiceForcesTool(t *testing.T) {
 	m := setup(t)
-	resp, err := m.Generate(context.Background(), &model.Request{Messages: []message.Message{message.User("hello")}, Tools: analystTools, ToolChoice: "Question"})
+	resp, err := m.Generate(context.Background(), &model.Request{Messages: []message.Message{message.User("hello")}, Tools: researchTools, ToolChoice: "Question"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].Name != "Question" {
 		t.Fatalf("got %+v", resp.Message)
 	}
-	resp, err = m.Generate(context.Background(), &model.Request{Messages: []message.Message{message.User("Search the web for Go")}, Tools: analystTools, ToolChoice: model.ToolChoiceNone})
+	resp, err = m.Generate(context.Background(), &model.Request{Messages: []message.Message{message.User("Search the web for Go")}, Tools: researchTools, ToolChoice: model.ToolChoiceNone})
 	if err != nil || len(resp.Message.ToolCalls) != 0 {
 		t.Fatalf("ToolChoiceNone still called: %+v %v", resp, err)
 	}
 }
 
 func TestParallelCallsForJoinedClauses(t *testing.T) {
-	resp := ask(t, setup(t), vesperTools, message.User("What is the health status of Nazareth Solar and the budget overview for Nazareth Solar?"))
-	if len(resp.Message.ToolCalls) != 2 || resp.Message.ToolCalls[0].Name != "get_project_health" || resp.Message.ToolCalls[1].Name != "get_budget_overview" {
+	resp := ask(t, setup(t), opsTools, message.User("What is the status of team Blue Harbor and the open issues for team Blue Harbor?"))
+	if len(resp.Message.ToolCalls) != 2 || resp.Message.ToolCalls[0].Name != "get_team_status" || resp.Message.ToolCalls[1].Name != "get_open_issues" {
 		t.Fatalf("got %+v", resp.Message.ToolCalls)
 	}
 	if resp.Message.ToolCalls[0].ID == resp.Message.ToolCalls[1].ID {
@@ -91,25 +91,25 @@ func TestParallelCallsForJoinedClauses(t *testing.T) {
 
 const supervisorPrompt = `You route questions.
 
-### dayahead
-Day-ahead price forecasts by vendor, market, hub-zone and year; average annual prices; vendor comparison.
+### fares
+Air fare forecasts by carrier, route and year; average annual fares; carrier comparison.
 
-### pbi_usage
-Power BI report usage: most viewed reports, top users, usage trends.
+### site_usage
+Website usage: most viewed pages, top visitors, usage trends.
 
-### project_execution
-Renewable energy project tracking: project health, milestone dates, budget vs actuals, risks.
+### team_ops
+Team tracking: team status, milestone dates, budget vs actuals, risks.
 
 ### general
 Greetings, help requests, clarifications.`
 
 const routingSchema = `{"type":"object","properties":{
- "intent":{"type":"string","enum":["dayahead","pbi_usage","project_execution","multi_domain","general"]},
- "active_agents":{"type":"array","items":{"type":"string","enum":["dayahead_agent","pbi_usage_agent","project_execution_agent"]}},
+ "intent":{"type":"string","enum":["fares","site_usage","team_ops","multi_domain","general"]},
+ "active_agents":{"type":"array","items":{"type":"string","enum":["fares_agent","site_usage_agent","team_ops_agent"]}},
  "filters":{"type":"object","properties":{
-   "vendor":{"type":["string","null"],"description":"'Ascend' or 'Hitachi'"},
+   "carrier":{"type":["string","null"],"description":"'Aerolux' or 'Skyway'"},
    "year":{"type":["integer","null"]},
-   "project_name":{"type":["string","null"]},
+   "team_name":{"type":["string","null"]},
    "date_range_start":{"type":["string","null"],"format":"date"},
    "date_range_end":{"type":["string","null"],"format":"date"}}},
  "clarification_needed":{"type":["string","null"]}},
@@ -118,9 +118,9 @@ const routingSchema = `{"type":"object","properties":{
 func TestStructuredRoutingFillsSchema(t *testing.T) {
 	m := setup(t)
 	cases := []struct{ q, want string }{
-		{"What milestones changed for Nazareth Solar?", `{"active_agents":["project_execution_agent"],"clarification_needed":null,"filters":{"project_name":"Nazareth Solar"},"intent":"project_execution"}`},
-		{"Which reports were viewed most this quarter?", `{"active_agents":["pbi_usage_agent"],"clarification_needed":null,"filters":{"date_range_end":"2025-03-19","date_range_start":"2025-01-01"},"intent":"pbi_usage"}`},
-		{"average forecast price from ascend in 2026", `{"active_agents":["dayahead_agent"],"clarification_needed":null,"filters":{"vendor":"Ascend","year":2026},"intent":"dayahead"}`},
+		{"What milestones changed for Blue Harbor?", `{"active_agents":["team_ops_agent"],"clarification_needed":null,"filters":{"team_name":"Blue Harbor"},"intent":"team_ops"}`},
+		{"Which pages were viewed most this quarter?", `{"active_agents":["site_usage_agent"],"clarification_needed":null,"filters":{"date_range_end":"2025-03-19","date_range_start":"2025-01-01"},"intent":"site_usage"}`},
+		{"average forecast fare from aerolux in 2026", `{"active_agents":["fares_agent"],"clarification_needed":null,"filters":{"carrier":"Aerolux","year":2026},"intent":"fares"}`},
 		{"hi there", `{"active_agents":[],"clarification_needed":null,"filters":{},"intent":"general"}`},
 	}
 	for _, c := range cases {
@@ -143,7 +143,7 @@ func TestStructuredRoutingFillsSchema(t *testing.T) {
 func TestUtilityTasks(t *testing.T) {
 	m := setup(t)
 	conv := []message.Message{
-		message.User(`What is the health status of "Nazareth Solar"?`),
+		message.User(`What is the health status of "Blue Harbor"?`),
 		message.Assistant("It is green. All milestones are on track."),
 	}
 	gen := func(instr string) string {
@@ -153,13 +153,13 @@ func TestUtilityTasks(t *testing.T) {
 		}
 		return resp.Message.Content
 	}
-	if got := gen("Write a short title for this conversation."); got != "Health status of \"Nazareth Solar\" "+offline.Marker {
+	if got := gen("Write a short title for this conversation."); got != "Health status of \"Blue Harbor\" "+offline.Marker {
 		t.Errorf("title = %q", got)
 	}
 	if got := gen("Summarize the conversation above."); !strings.Contains(got, "- User: What is the health status") || !strings.Contains(got, "- Assistant: It is green.") {
 		t.Errorf("summary = %q", got)
 	}
-	if got := gen("Suggest three follow-up questions."); strings.Count(got, "Nazareth Solar") != 3 {
+	if got := gen("Suggest three follow-up questions."); strings.Count(got, "Blue Harbor") != 3 {
 		t.Errorf("hints = %q", got)
 	}
 	resp, err := m.Generate(context.Background(), &model.Request{
@@ -177,7 +177,7 @@ func TestUtilityTasks(t *testing.T) {
 
 func TestStreamMatchesGenerate(t *testing.T) {
 	m := setup(t)
-	req := &model.Request{Messages: []message.Message{message.User("Compare hub zones NP15 and SP15 in 2025")}, Tools: vesperTools}
+	req := &model.Request{Messages: []message.Message{message.User("Compare warehouses W12 and W15 in 2025")}, Tools: opsTools}
 	want, err := m.Generate(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)

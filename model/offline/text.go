@@ -33,7 +33,7 @@ func words(s string) []string {
 	return out
 }
 
-// fold lower-cases and strips accents: "Imóvel" becomes "imovel".
+// fold lower-cases and strips accents: "Ação" becomes "acao".
 func fold(s string) string {
 	s = strings.ToLower(s)
 	if !strings.ContainsFunc(s, func(r rune) bool { return r > unicode.MaxASCII }) {
@@ -68,7 +68,9 @@ func setOf(s string) map[string]bool {
 	return m
 }
 
-// synonyms maps everyday words to the verbs tool names tend to use.
+// synonyms maps everyday words, in the five languages, to the verbs and nouns tool names tend to
+// use. Only language-general words belong here: an application's vocabulary arrives in its
+// [Pack].
 var synonyms = map[string][]string{
 	"change": {"update", "set", "edit"}, "modify": {"update", "edit"}, "edit": {"update"}, "set": {"update"},
 	"fix": {"update"}, "rename": {"update", "title"},
@@ -81,37 +83,20 @@ var synonyms = map[string][]string{
 	"compare": {"comparison", "versus", "diff"}, "versus": {"compare"}, "vs": {"compare"}, "difference": {"compare", "diff"},
 	"analyse": {"analysis", "analyze"}, "analyze": {"analysis", "analyse"}, "evaluate": {"analysis"},
 	"price": {"pricing", "cost"}, "cost": {"costs", "price", "budget"}, "costs": {"cost"}, "budget": {"cost"},
-	"sold": {"sales", "sale"}, "sales": {"sold"}, "comparable": {"sold", "comps"}, "comps": {"sold", "comparable"},
-	"research": {"investigate"}, "refresh": {"research", "start"}, "rerun": {"start", "research"},
-	"web": {"internet", "online"}, "internet": {"web"}, "online": {"web"},
-	"docs": {"documents", "knowledge", "rag"}, "documents": {"rag", "knowledge"}, "knowledge": {"rag", "context"},
-	"todo": {"todos", "task"}, "todos": {"todo", "task"}, "task": {"todo", "todos"}, "tasks": {"todo", "todos"},
-	"switch": {"active", "focus"}, "focus": {"switch", "active"},
-	"recalculate": {"recalculate", "costs"}, "tax": {"taxes", "fiscal"}, "taxes": {"fiscal", "tax"},
-	"milestone": {"milestones", "dates"}, "milestones": {"milestone"}, "risk": {"risks"}, "risks": {"risk"},
-	"usage": {"views", "viewed"}, "viewed": {"views"}, "popular": {"top", "views"}, "most": {"top"},
-	"hourly": {"hour", "distribution"}, "peak": {"hourly", "hour"},
-	"house": {"property", "properties", "home"}, "home": {"property", "house"}, "apartment": {"property"},
-	"homes": {"properties"}, "houses": {"properties"}, "listing": {"property", "listings"},
+	"research": {"investigate"},
+	"web":      {"internet", "online"}, "internet": {"web"}, "online": {"web"},
+	"docs": {"documents", "knowledge"}, "documents": {"knowledge"},
+	"buy": {"purchase"}, "purchase": {"buy"},
 	// Portuguese
-	"analisa": {"analysis"}, "analise": {"analysis"}, "analisar": {"analysis"}, "imovel": {"property"},
-	"imoveis": {"properties", "portfolio"}, "casa": {"property"}, "apartamento": {"property"},
+	"analisa": {"analysis"}, "analise": {"analysis"}, "analisar": {"analysis"},
 	"guardar": {"save"}, "guarda": {"save"}, "adicionar": {"add", "save"}, "adiciona": {"add", "save"},
-	"remover": {"remove"}, "remove": {"remove"}, "apagar": {"remove"}, "carteira": {"portfolio"},
-	"portfolio": {"portfolio"}, "procurar": {"search"}, "procura": {"search"}, "pesquisar": {"search"},
-	"custos": {"costs"}, "custo": {"costs"}, "recalcular": {"recalculate"}, "recalcula": {"recalculate"},
-	"perfil": {"profile"}, "orcamento": {"budget", "profile"}, "residente": {"fiscal", "profile"}, "fiscal": {"profile"}, "tarefas": {"todos"}, "tarefa": {"todos"},
+	"remover": {"remove"}, "remove": {"remove"}, "apagar": {"remove"}, "procurar": {"search"}, "procura": {"search"}, "pesquisar": {"search"},
+	"custos": {"costs"}, "custo": {"costs"}, "perfil": {"profile"}, "orcamento": {"budget"}, "tarefas": {"tasks"}, "tarefa": {"task"},
 	"mudar": {"switch"}, "muda": {"switch"}, "ler": {"read"}, "contexto": {"context"}, "nota": {"write"},
-	"impostos": {"taxes"}, "comparar": {"compare"}, "compara": {"compare"},
+	"comparar": {"compare"}, "compara": {"compare"},
 	"converter": {"convert"}, "converte": {"convert"}, "preco": {"price"}, "tempo": {"weather", "time"}, "hora": {"time"},
-	"mostra": {"show", "list", "get"}, "ver": {"show", "get"}, "comprar": {"buy", "search", "purchase"}, "compra": {"buy", "purchase", "search"}, "vender": {"sell", "sale"},
-	"vendas": {"sales", "sold"}, "venda": {"sale", "sales"}, "remodelar": {"renovation", "renovate", "estimate"},
-	"remodelacao": {"renovation"}, "renovar": {"renovation", "renovate"}, "obras": {"renovation", "works"},
-	"reabilitar": {"renovation"}, "reabilitacao": {"renovation"}, "anuncio": {"listing"}, "anuncios": {"listings"},
-	"imt": {"taxes", "tax"}, "imposto": {"taxes", "tax"}, "selo": {"stamp", "taxes"}, "quartos": {"bedrooms"},
-	"morada": {"address"}, "fotografia": {"photo", "image"}, "foto": {"photo", "image"},
-	"buy": {"search", "purchase"}, "purchase": {"buy"}, "renovate": {"renovation", "estimate"}, "remodel": {"renovation"},
-	"refurbish": {"renovation"}, "portefolio": {"portfolio"},
+	"mostra": {"show", "list", "get"}, "ver": {"show", "get"}, "comprar": {"buy", "purchase"}, "compra": {"buy", "purchase"}, "vender": {"sell", "sale"},
+	"vendas": {"sales"}, "venda": {"sale", "sales"}, "morada": {"address"}, "fotografia": {"photo", "image"}, "foto": {"photo", "image"},
 	// Spanish
 	"buscar": {"search", "find"}, "busca": {"search", "find"}, "busque": {"search"}, "consultar": {"search", "get"},
 	"mostrar": {"show", "get", "list"}, "muestra": {"show", "get", "list"}, "muestrame": {"show", "get"}, "dame": {"get"},
@@ -121,8 +106,7 @@ var synonyms = map[string][]string{
 	"elimina": {"remove", "delete"}, "anadir": {"add", "save"}, "anade": {"add", "save"}, "agregar": {"add", "save"},
 	"agrega": {"add", "save"}, "crear": {"create", "add"}, "crea": {"create", "add"}, "actualizar": {"update"},
 	"actualiza": {"update"}, "listar": {"list"}, "lista": {"list"}, "coste": {"costs"}, "costo": {"costs"},
-	"costos": {"costs"}, "presupuesto": {"budget"}, "tareas": {"todos"}, "impuestos": {"taxes"}, "vivienda": {"property"},
-	"piso": {"property"}, "propiedad": {"property"}, "propiedades": {"properties"}, "tiempo": {"weather", "time"},
+	"costos": {"costs"}, "presupuesto": {"budget"}, "tareas": {"tasks"}, "tiempo": {"weather", "time"},
 	// French
 	"chercher": {"search", "find"}, "cherche": {"search", "find"}, "rechercher": {"search"}, "recherche": {"search"},
 	"montrer": {"show", "get"}, "montre": {"show", "get"}, "afficher": {"show", "list"}, "affiche": {"show", "list"},
@@ -131,7 +115,7 @@ var synonyms = map[string][]string{
 	"supprimer": {"remove", "delete"}, "supprime": {"remove", "delete"}, "enregistrer": {"save"}, "sauvegarder": {"save"},
 	"ajouter": {"add", "save"}, "ajoute": {"add", "save"}, "comparer": {"compare"}, "creer": {"create", "add"},
 	"modifier": {"update"}, "changer": {"update"}, "liste": {"list"}, "couts": {"costs"}, "cout": {"costs"},
-	"taches": {"todos"}, "impots": {"taxes"}, "maison": {"property"}, "appartement": {"property"}, "logement": {"property"},
+	"taches": {"tasks"},
 	// German
 	"suchen": {"search", "find"}, "suche": {"search", "find"}, "finde": {"find", "search"}, "finden": {"find", "search"},
 	"zeige": {"show", "get", "list"}, "zeig": {"show", "get"}, "zeigen": {"show", "get"}, "anzeigen": {"show", "list"},
@@ -140,12 +124,12 @@ var synonyms = map[string][]string{
 	"wetter": {"weather"}, "uhrzeit": {"time"}, "zeit": {"time"}, "loschen": {"remove", "delete"}, "losche": {"remove", "delete"},
 	"speichern": {"save"}, "speichere": {"save"}, "hinzufugen": {"add", "save"}, "vergleichen": {"compare"},
 	"vergleiche": {"compare"}, "erstellen": {"create", "add"}, "erstelle": {"create", "add"}, "andern": {"update"},
-	"aktualisieren": {"update"}, "kosten": {"costs"}, "aufgaben": {"todos"}, "steuern": {"taxes"},
-	"haus": {"property"}, "wohnung": {"property"}, "immobilie": {"property"},
+	"aktualisieren": {"update"}, "kosten": {"costs"}, "aufgaben": {"tasks"},
 }
 
-// terms returns the content words of s with their synonyms, each once.
-func terms(s string) []string {
+// terms returns the content words of s with their synonyms (the model's and its packs'), each
+// once.
+func (v *vocab) terms(s string) []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(w string) {
@@ -159,7 +143,7 @@ func terms(s string) []string {
 			continue
 		}
 		add(w)
-		for _, syn := range synonyms[w] {
+		for _, syn := range v.synonyms[w] {
 			add(syn)
 		}
 	}
@@ -207,7 +191,7 @@ func quoted(s string) []string {
 }
 
 // capitalPhrases returns runs of capitalised words that do not open a sentence, like the
-// "Nazareth Solar" of "What is the status of Nazareth Solar?".
+// "Blue Harbor" of "What is the status of Blue Harbor?".
 func capitalPhrases(s string) []string {
 	var out []string
 	fields := strings.Fields(s)

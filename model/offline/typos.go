@@ -5,7 +5,7 @@ import "strings"
 // Names written with a typo ("Nazaret Solar", "Lisboaa", "apartmnet") still match an enum value
 // or a name the conversation already holds, when they are within a small edit distance: one
 // edit for 4 to 6 letters, two for 7 to 12, three beyond. Shorter names, and words with digits
-// (codes such as "NP15", where one character is a different thing), must match exactly.
+// (codes such as "W15", where one character is a different thing), must match exactly.
 
 // typoCutoff is the most edits tolerated for a name of n letters.
 func typoCutoff(n int) int {

@@ -113,7 +113,7 @@ func TestImagesReadThroughWhatTheyCarry(t *testing.T) {
 			map[string]any{"brand": "Hasbro", "upc": "630509"}},
 		{"raw base64 with mime type", message.Part{Type: message.PartImage, MIMEType: "image/png", ImageURL: base64.StdEncoding.EncodeToString(pngWithText(t, "room", "garage"))},
 			map[string]any{"room": "garage"}},
-		{"sidecar by http name", message.Part{Type: message.PartImage, ImageURL: "http://localhost:8080/apps/rehab/static/bath.jpg"},
+		{"sidecar by http name", message.Part{Type: message.PartImage, ImageURL: "http://localhost:8080/apps/demo/static/bath.jpg"},
 			map[string]any{"room": "bathroom", "condition": "needs renovation", "features": []any{"bathtub", "old tiles"}}},
 		{"sidecar by data URL name", message.Part{Type: message.PartImage, ImageURL: "data:image/jpeg;name=lego.jpg;base64," + base64.StdEncoding.EncodeToString(jpg)},
 			map[string]any{"brand": "Lego", "upc": "673419340557", "labels": []any{"Star Wars", "sealed box"}}},

@@ -118,14 +118,7 @@ type Graph struct {
 func (r *Graph) Market() *ebay.Client { return r.cfg.Market }
 
 func isOffline(m model.Model) bool {
-	if m == nil {
-		return true
-	}
-	if _, ok := m.(*offline.Model); ok {
-		return true
-	}
-	p, _ := model.IdentityOf(m)
-	return p == offline.Name
+	return m == nil || model.IsOffline(m)
 }
 
 // New builds the ResearchGraph.

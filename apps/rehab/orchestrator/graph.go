@@ -188,7 +188,7 @@ func (o *Orchestrator) agent(ctx context.Context, s State, specs []model.ToolSpe
 	}
 	req := &model.Request{Messages: forModel(s.Messages), Tools: specs}
 	var m message.Message
-	if provider, _ := model.IdentityOf(r.env.Model); provider == "offline" {
+	if model.IsOffline(r.env.Model) {
 		m, err = o.offlineTurn(ctx, r.env, s)
 	} else {
 		m, err = o.guardedTurn(ctx, r.env.Model, req, s)
@@ -202,13 +202,17 @@ func (o *Orchestrator) agent(ctx context.Context, s State, specs []model.ToolSpe
 	return State{Messages: []message.Message{m}}, nil
 }
 
+// RuleRehab is the offline rule (metadata offline.MetaRule) of the turns rehab's own
+// understanding writes on the offline path.
+const RuleRehab = "rehab"
+
 // offlineTurn runs a turn on rehab's own understanding (package nlu) instead of the offline
 // model's generic rules: the plan of the user's message (facts first, then the intent's call)
 // gives this step's tool calls; once they have run, the reply is written from their results in
 // pt-PT. The text is streamed word by word as a model would.
 func (o *Orchestrator) offlineTurn(ctx context.Context, env *Env, s State) (message.Message, error) {
 	out := message.Message{ID: message.NewID(), Role: message.RoleAssistant,
-		Metadata: map[string]any{"provider": "offline", "model": "offline", "offline": true, "offline_rule": "rehab"}}
+		Metadata: offline.Metadata(RuleRehab)}
 	user := -1
 	for i := len(s.Messages) - 1; i >= 0; i-- {
 		if s.Messages[i].Role == message.RoleUser {
@@ -244,7 +248,7 @@ func (o *Orchestrator) offlineTurn(ctx context.Context, env *Env, s State) (mess
 		out.Content = offlineReply(s) + " " + offline.Marker
 	}
 	info, _ := graph.InfoFrom(ctx)
-	md := map[string]any{"node": info.Node, "provider": "offline"}
+	md := map[string]any{"node": info.Node, "provider": offline.Name}
 	for _, w := range splitTokens(out.Content) {
 		graph.EmitMessage(ctx, graph.MessageChunk{Message: message.Message{ID: out.ID, Role: message.RoleAssistant, Content: w}, Metadata: md})
 	}

@@ -51,7 +51,7 @@ const SummaryPrompt = "Resume esta conversa em 2 a 3 frases curtas em português
 // Summary writes a session summary: by the model, or by template when the model is the offline
 // one (which would only quote the turns).
 func Summary(ctx context.Context, m model.Model, previous string, msgs []data.Message, actions []data.Action) (string, error) {
-	if provider, _ := model.IdentityOf(m); provider != "offline" && m != nil {
+	if m != nil && !model.IsOffline(m) {
 		var conv []message.Message
 		for _, x := range msgs {
 			switch x.Role {

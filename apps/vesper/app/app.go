@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/agent/supervisor"
+	"github.com/trellis-go/trellis/apps/vesper/pack"
 	"github.com/trellis-go/trellis/apps/vesper/rbac"
 	"github.com/trellis-go/trellis/apps/vesper/reports"
 	"github.com/trellis-go/trellis/apps/vesper/synth"
@@ -18,6 +19,7 @@ import (
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
+	"github.com/trellis-go/trellis/telemetry"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -94,11 +96,17 @@ func New(cfg Config) (*App, error) {
 	}
 	a := &App{cfg: cfg, byName: map[string]*Domain{}, funcs: toolkitFuncs(cfg.Toolkit),
 		format: synth.New(&synth.Options{Now: cfg.Now})}
-	_, isOffline := cfg.Model.(*offline.Model)
-	a.rules = cfg.Model == nil || isOffline
+	a.rules = cfg.Model == nil || model.IsOffline(cfg.Model)
 	m := cfg.Model
-	if m == nil {
-		m = offline.New(&offline.Options{Now: cfg.Now})
+	if a.rules {
+		// The offline model reads dates against the app's clock (the data's own date), with
+		// vesper's pack (or the packs the server gave the model); spans and a run's token budget
+		// apply to it as to the server's models.
+		packs := offline.PacksOf(cfg.Model)
+		if len(packs) == 0 {
+			packs = []*offline.Pack{pack.Pack}
+		}
+		m = telemetry.Model(offline.New(&offline.Options{Now: cfg.Now, Packs: packs}), telemetry.ModelInfo{})
 	}
 	a.domains = append(BuiltinDomains(), cfg.Domains...)
 	for i := range a.domains {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/trellis-go/trellis/agent/conversation"
 	"github.com/trellis-go/trellis/apps/vesper/app"
+	"github.com/trellis-go/trellis/apps/vesper/pack"
 	"github.com/trellis-go/trellis/apps/vesper/reports"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/message"
@@ -106,7 +107,7 @@ func (h *Handler) model() model.Model {
 	if h.Model != nil {
 		return h.Model
 	}
-	return offline.New(nil)
+	return offline.New(&offline.Options{Packs: []*offline.Pack{pack.Pack}})
 }
 
 func (h *Handler) assistant() string {

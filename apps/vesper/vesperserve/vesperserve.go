@@ -16,15 +16,14 @@ import (
 	"github.com/trellis-go/trellis/apps/vesper/app"
 	"github.com/trellis-go/trellis/apps/vesper/chat"
 	"github.com/trellis-go/trellis/apps/vesper/entity"
+	"github.com/trellis-go/trellis/apps/vesper/pack"
 	"github.com/trellis-go/trellis/apps/vesper/reports"
 	"github.com/trellis-go/trellis/apps/vesper/tools"
 	"github.com/trellis-go/trellis/apps/vesper/warehouse"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
-	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/server/appstream"
-	"github.com/trellis-go/trellis/telemetry"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -129,19 +128,16 @@ func OpenWith(ctx context.Context, o Options) (*Opened, error) {
 func App() server.App {
 	return server.App{
 		Name:        "vesper",
+		Pack:        pack.Pack,
 		Description: "Vesper Analytics: day-ahead prices, price curves, Power BI usage and renewable projects.",
 		Build: func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
 			dir, url := d.DataDir, d.DatabaseURL
 			if dir == "" && url == "" {
 				dir = server.DefaultDataDir
 			}
-			var m model.Model
-			if def := d.Models.Default(); def != nil {
-				if _, isOffline := def.(*offline.Model); !isOffline {
-					// Wrapped for the run's spans and its token budget (config.max_tokens).
-					m = telemetry.Model(def, telemetry.ModelInfo{})
-				}
-			}
+			// The server's model, wrapped with telemetry (spans, a run's token budget); the app
+			// rebuilds the offline model on its data's clock.
+			m := d.Models.Default()
 			pbi, err := powerBIFrom(d.Settings)
 			if err != nil {
 				return nil, err

@@ -1,0 +1,120 @@
+package pack_test
+
+// What realty asks of the offline model, with its pack (moved here from model/offline's tests).
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/trellis-go/trellis/apps/realty/pack"
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/offline"
+)
+
+func spec(name, desc, params string) model.ToolSpec {
+	return model.ToolSpec{Name: name, Description: desc, Parameters: json.RawMessage(params)}
+}
+
+// setup is the offline model with the pack, on a fixed clock (a Wednesday).
+func setup(t *testing.T) *offline.Model {
+	t.Helper()
+	now := time.Date(2025, 3, 19, 10, 0, 0, 0, time.UTC)
+	return offline.New(&offline.Options{Now: func() time.Time { return now }, Packs: []*offline.Pack{pack.Pack}})
+}
+
+func ask(t *testing.T, m *offline.Model, tools []model.ToolSpec, msgs ...message.Message) *model.Response {
+	t.Helper()
+	resp, err := m.Generate(context.Background(), &model.Request{Messages: msgs, Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func argsOf(t *testing.T, resp *model.Response) (string, map[string]any) {
+	t.Helper()
+	if len(resp.Message.ToolCalls) != 1 {
+		t.Fatalf("want one tool call, got %+v", resp.Message)
+	}
+	var a map[string]any
+	if err := json.Unmarshal(resp.Message.ToolCalls[0].Arguments, &a); err != nil {
+		t.Fatal(err)
+	}
+	return resp.Message.ToolCalls[0].Name, a
+}
+
+// seedCase is one request and the call it must make.
+type seedCase struct {
+	name  string
+	tools []model.ToolSpec
+	msgs  []message.Message
+	tool  string
+	args  string
+}
+
+func checkCalls(t *testing.T, cases []seedCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp := ask(t, setup(t), c.tools, c.msgs...)
+			if len(resp.Message.ToolCalls) != 1 {
+				t.Fatalf("want one call to %s, got %q with calls %v", c.tool, resp.Message.Content, resp.Message.ToolCalls)
+			}
+			tc := resp.Message.ToolCalls[0]
+			if tc.Name != c.tool || string(tc.Arguments) != c.args {
+				t.Errorf("got %s(%s)\nwant %s(%s)", tc.Name, tc.Arguments, c.tool, c.args)
+			}
+		})
+	}
+}
+
+// TestPackIsValid: the embedded pack parses and validates.
+func TestPackIsValid(t *testing.T) {
+	if err := pack.Pack.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var realtyTools = []model.ToolSpec{
+	spec("search_properties", "Search homes for sale by location, price and bedrooms.",
+		`{"type":"object","properties":{"location":{"type":"string"},"min_price":{"type":"number"},"max_price":{"type":"number"},"bedrooms":{"type":"integer"}},"required":["location"]}`),
+	spec("get_property_details", "Get details of one property by its Zillow zpid.",
+		`{"type":"object","properties":{"zpid":{"type":"string"}},"required":["zpid"]}`),
+	spec("save_search_criteria", "Save the user's search preferences for later.",
+		`{"type":"object","properties":{"location":{"type":"string"},"max_price":{"type":"number"}}}`),
+}
+
+// TestSeedTools: requests from the specification reach the right tool with their arguments.
+func TestSeedTools(t *testing.T) {
+	checkCalls(t, []seedCase{
+		{"realty search", realtyTools, []message.Message{message.User("Find 3 bedroom houses in Austin under 500k")},
+			"search_properties", `{"bedrooms":3,"location":"Austin","max_price":500000}`},
+		{"realty details by zpid", realtyTools, []message.Message{message.User("Show details for zpid 2077123")},
+			"get_property_details", `{"zpid":"2077123"}`},
+	})
+}
+
+// TestPointingAtListedHomes: "the cheapest", "the second one" and "that home" pick a home the
+// last search listed, and fill its zpid.
+func TestPointingAtListedHomes(t *testing.T) {
+	found := `{"results":[{"zpid":"1001","price":"$520,000","sqft":1800},{"zpid":"1002","price":"$415,000","sqft":2400},{"zpid":"1003","price":"$610,000","sqft":1500}]}`
+	call := message.ToolCall{ID: "c1", Name: "search_properties", Arguments: json.RawMessage(`{"location":"Austin"}`)}
+	history := []message.Message{message.User("Find homes in Austin"), message.Assistant("", call), message.ToolResult("c1", "search_properties", found),
+		message.Assistant("I found three homes: 1001, 1002 and 1003.")}
+	for text, want := range map[string]string{
+		"Show me details of the cheapest":    "1002",
+		"details of the second one":          "1002",
+		"get details for the biggest":        "1002",
+		"show details of the most expensive": "1003",
+		"details of the last one":            "1003",
+		"show details of the first one":      "1001",
+	} {
+		_, args := argsOf(t, ask(t, setup(t), realtyTools[1:2], append(history, message.User(text))...))
+		if args["zpid"] != want {
+			t.Errorf("%q: zpid = %v, want %s", text, args["zpid"], want)
+		}
+	}
+}

@@ -1,0 +1,228 @@
+package pack_test
+
+// What rehab asks of the offline model, with its pack (moved here from model/offline's tests).
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trellis-go/trellis/apps/rehab/pack"
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/offline"
+)
+
+func spec(name, desc, params string) model.ToolSpec {
+	return model.ToolSpec{Name: name, Description: desc, Parameters: json.RawMessage(params)}
+}
+
+// setup is the offline model with the pack, on a fixed clock (a Wednesday).
+func setup(t *testing.T) *offline.Model {
+	t.Helper()
+	now := time.Date(2025, 3, 19, 10, 0, 0, 0, time.UTC)
+	return offline.New(&offline.Options{Now: func() time.Time { return now }, Packs: []*offline.Pack{pack.Pack}})
+}
+
+func ask(t *testing.T, m *offline.Model, tools []model.ToolSpec, msgs ...message.Message) *model.Response {
+	t.Helper()
+	resp, err := m.Generate(context.Background(), &model.Request{Messages: msgs, Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func argsOf(t *testing.T, resp *model.Response) (string, map[string]any) {
+	t.Helper()
+	if len(resp.Message.ToolCalls) != 1 {
+		t.Fatalf("want one tool call, got %+v", resp.Message)
+	}
+	var a map[string]any
+	if err := json.Unmarshal(resp.Message.ToolCalls[0].Arguments, &a); err != nil {
+		t.Fatal(err)
+	}
+	return resp.Message.ToolCalls[0].Name, a
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// seedCase is one request and the call it must make.
+type seedCase struct {
+	name  string
+	tools []model.ToolSpec
+	msgs  []message.Message
+	tool  string
+	args  string
+}
+
+func checkCalls(t *testing.T, cases []seedCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp := ask(t, setup(t), c.tools, c.msgs...)
+			if len(resp.Message.ToolCalls) != 1 {
+				t.Fatalf("want one call to %s, got %q with calls %v", c.tool, resp.Message.Content, resp.Message.ToolCalls)
+			}
+			tc := resp.Message.ToolCalls[0]
+			if tc.Name != c.tool || string(tc.Arguments) != c.args {
+				t.Errorf("got %s(%s)\nwant %s(%s)", tc.Name, tc.Arguments, c.tool, c.args)
+			}
+		})
+	}
+}
+
+// TestPackIsValid: the embedded pack parses and validates.
+func TestPackIsValid(t *testing.T) {
+	if err := pack.Pack.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var rehabTools = []model.ToolSpec{
+	spec("trigger_property_analysis", "Run the full renovation pipeline (scrape, classify, estimate) for an Idealista URL.",
+		`{"type":"object","properties":{"url":{"type":"string","description":"Idealista listing URL"}},"required":["url"]}`),
+	spec("manage_todos", "Add, complete, or list tasks for multi-step requests.",
+		`{"type":"object","properties":{"action":{"type":"string","enum":["add","complete","list"]},"task":{"type":"string"}},"required":["action"]}`),
+	spec("search_portfolio", "Resolve natural language references to portfolio property IDs via keyword matching.",
+		`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`),
+	spec("update_user_profile", "Update a profile section (fiscal, budget, renovation, preferences, goals).",
+		`{"type":"object","properties":{"section":{"type":"string","enum":["fiscal","budget","renovation","preferences","goals"]},"data":{"type":"object"}},"required":["section"]}`),
+}
+
+var ptTools = []model.ToolSpec{
+	spec("search_properties", "Search properties for sale by location, maximum price and bedrooms.",
+		`{"type":"object","properties":{"location":{"type":"string"},"max_price":{"type":"number"},"bedrooms":{"type":"integer"}},"required":["location"]}`),
+	spec("trigger_property_analysis", "Analyse a listing: run the renovation pipeline for an Idealista URL.",
+		`{"type":"object","properties":{"url":{"type":"string","description":"Idealista listing URL"}},"required":["url"]}`),
+	spec("add_to_portfolio", "Add a property to the user's portfolio.",
+		`{"type":"object","properties":{"property_id":{"type":"string"}},"required":["property_id"]}`),
+	spec("remove_from_portfolio", "Remove a property from the user's portfolio.",
+		`{"type":"object","properties":{"property_id":{"type":"string"}},"required":["property_id"]}`),
+	spec("update_budget", "Set the user's total budget for buying and renovation.",
+		`{"type":"object","properties":{"amount":{"type":"number"}},"required":["amount"]}`),
+	spec("compare_properties", "Compare two or more properties of the portfolio side by side.",
+		`{"type":"object","properties":{"property_ids":{"type":"array","items":{"type":"string"}}},"required":["property_ids"]}`),
+	spec("calculate_taxes", "Calculate purchase taxes (IMT and stamp duty) for a property price.",
+		`{"type":"object","properties":{"price":{"type":"number"},"own_home":{"type":"boolean"}},"required":["price"]}`),
+	spec("estimate_renovation", "Estimate renovation costs for a room or a whole property.",
+		`{"type":"object","properties":{"scope":{"type":"string","enum":["kitchen","bathroom","whole_house","facade"]}},"required":["scope"]}`),
+}
+
+// The rehab specification's eleven tools.
+var rehab11 = []model.ToolSpec{
+	spec("read_context", "Load content from the knowledge base. Supports partial reads via start_line/num_lines.", `{"type":"object","properties":{"path":{"type":"string"},"start_line":{"type":"integer"},"num_lines":{"type":"integer"}},"required":["path"]}`),
+	spec("write_context", "Store derived information, notes, or sub-agent results.", `{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}`),
+	spec("remove_context", "Remove irrelevant entries from the knowledge base.", `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
+	spec("manage_todos", "Add, complete, or list tasks for multi-step requests.", `{"type":"object","properties":{"action":{"type":"string","enum":["add","complete","list"]},"task":{"type":"string"}},"required":["action"]}`),
+	spec("update_user_profile", "Update a profile section (fiscal, budget, renovation, preferences, goals).", `{"type":"object","properties":{"section":{"type":"string","enum":["fiscal","budget","renovation","preferences","goals"]},"data":{"type":"object"}},"required":["section"]}`),
+	spec("save_to_portfolio", "Add a property to the user's portfolio.", `{"type":"object","properties":{"property_id":{"type":"string"},"nickname":{"type":"string"}},"required":["property_id"]}`),
+	spec("remove_from_portfolio", "Archive a portfolio item (soft delete). Requires confirmation.", `{"type":"object","properties":{"property_id":{"type":"string"}},"required":["property_id"]}`),
+	spec("switch_active_property", "Change the focused property.", `{"type":"object","properties":{"property_id":{"type":"string"}},"required":["property_id"]}`),
+	spec("search_portfolio", "Resolve natural language references to portfolio property IDs via keyword matching.", `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`),
+	spec("trigger_property_analysis", "Run the full renovation pipeline (scrape, classify, estimate) for an Idealista URL.", `{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}`),
+	spec("recalculate_costs", "Recalculate costs using cached room features and updated preferences.", `{"type":"object","properties":{"property_id":{"type":"string"}}}`),
+}
+
+// TestSeedTools: requests from the specification reach the right tool with their arguments.
+func TestSeedTools(t *testing.T) {
+	checkCalls(t, []seedCase{
+		{"rehab portuguese url", rehabTools, []message.Message{message.User("Analisa este imóvel: https://www.idealista.pt/imovel/33445566/")},
+			"trigger_property_analysis", `{"url":"https://www.idealista.pt/imovel/33445566/"}`},
+		{"rehab todos", rehabTools, []message.Message{message.User("list my todos")},
+			"manage_todos", `{"action":"list"}`},
+	})
+}
+
+// TestPortugueseIntents: requests in European Portuguese reach the right tool with their
+// arguments, and the offline model answers in Portuguese.
+func TestPortugueseIntents(t *testing.T) {
+	cases := []struct {
+		text, tool string
+		args       map[string]any
+	}{
+		{"Quero comprar um T2 em Lisboa até 250.000€", "search_properties", map[string]any{"location": "Lisboa", "max_price": 250000.0, "bedrooms": 2.0}},
+		{"Analisa este anúncio: https://www.idealista.pt/imovel/33445566/", "trigger_property_analysis", map[string]any{"url": "https://www.idealista.pt/imovel/33445566/"}},
+		{"Adiciona o imóvel 8812 à minha carteira", "add_to_portfolio", map[string]any{"property_id": "8812"}},
+		{"Remove o imóvel 8812 da carteira", "remove_from_portfolio", map[string]any{"property_id": "8812"}},
+		{"O meu orçamento é 180 000 €", "update_budget", map[string]any{"amount": 180000.0}},
+		{"Quanto pago de impostos por uma casa de 1,2 milhões?", "calculate_taxes", map[string]any{"price": 1.2e6}},
+		{"Quero remodelar a cozinha", "estimate_renovation", map[string]any{"scope": "kitchen"}},
+	}
+	for _, c := range cases {
+		resp := ask(t, setup(t), ptTools, message.User(c.text))
+		name, args := argsOf(t, resp)
+		if name != c.tool {
+			t.Errorf("%q called %s, want %s", c.text, name, c.tool)
+			continue
+		}
+		for k, want := range c.args {
+			if args[k] != want {
+				t.Errorf("%q: %s = %v, want %v (all: %v)", c.text, k, args[k], want, args)
+			}
+		}
+		if !strings.HasPrefix(resp.Message.Content, "A chamar") {
+			t.Errorf("%q: announcement %q is not in Portuguese", c.text, resp.Message.Content)
+		}
+	}
+	// The answer after the tool's result is in Portuguese too.
+	call := message.ToolCall{ID: "c1", Name: "update_budget", Arguments: json.RawMessage(`{"amount":180000}`)}
+	resp := ask(t, setup(t), ptTools, message.User("O meu orçamento é 180 000 €"), message.Assistant("", call), message.ToolResult("c1", "update_budget", `{"budget":180000,"currency":"EUR"}`))
+	if !strings.Contains(resp.Message.Content, "Eis o que encontrei") {
+		t.Errorf("answer after results = %q, want Portuguese", resp.Message.Content)
+	}
+	// Compare names the two properties.
+	resp = ask(t, setup(t), ptTools, message.User(`Compara os imóveis "Casa da Ribeira" e "Loft Alfama"`))
+	name, args := argsOf(t, resp)
+	if name != "compare_properties" || mustJSON(args["property_ids"]) != `["Casa da Ribeira","Loft Alfama"]` {
+		t.Errorf("compare: %s %v", name, args)
+	}
+}
+
+func TestRehabToolsInPortuguese(t *testing.T) {
+	for q, want := range map[string]string{
+		"Analisa este imóvel https://www.idealista.pt/imovel/33445566/": `trigger_property_analysis{"url":"https://www.idealista.pt/imovel/33445566/"}`,
+		"O meu orçamento é 180 000 €":                                   `update_user_profile{"section":"budget"}`,
+		"Guarda o imóvel 8812 na minha carteira":                        `save_to_portfolio{"property_id":"8812"}`,
+		"Adiciona o imóvel 8812 à carteira":                             `save_to_portfolio{"property_id":"8812"}`,
+		"Quero remodelar a cozinha, recalcula os custos":                `recalculate_costs{}`,
+		"Mostra as minhas tarefas":                                      `manage_todos{"action":"list"}`,
+	} {
+		resp := ask(t, setup(t), rehab11, message.User(q))
+		got := ""
+		for _, c := range resp.Message.ToolCalls {
+			got += c.Name + string(c.Arguments)
+		}
+		if got != want {
+			t.Errorf("%q called %s, want %s", q, got, want)
+		}
+	}
+}
+
+// TestNoAmountsInAddresses: the digits of a web or email address (a listing's ID in its URL) are
+// not read as an amount.
+func TestNoAmountsInAddresses(t *testing.T) {
+	tools := []model.ToolSpec{spec("calculate_taxes", "Calculate purchase taxes (IMT and stamp duty) for a property price.",
+		`{"type":"object","properties":{"price":{"type":"number"}}}`)}
+	for _, text := range []string{
+		"Lembra-me de ver os impostos do de Alfama e analisa https://www.idealista.pt/imovel/50112233/",
+		"impostos do imóvel www.idealista.pt/imovel/50112233",
+		"taxes for the flat, write to seller50112233@example.com",
+	} {
+		resp := ask(t, setup(t), tools, message.User(text))
+		for _, c := range resp.Message.ToolCalls {
+			if strings.Contains(string(c.Arguments), "50112233") {
+				t.Errorf("%q: %s(%s) took the address's digits as an amount", text, c.Name, c.Arguments)
+			}
+		}
+	}
+	_, args := argsOf(t, ask(t, setup(t), tools, message.User("impostos de https://www.idealista.pt/imovel/50112233/ por 180.000€")))
+	if args["price"] != 180000.0 {
+		t.Errorf("price = %v beside an address, want 180000", args["price"])
+	}
+}

@@ -1,0 +1,100 @@
+package pack_test
+
+// What vesper asks of the offline model, with its pack (moved here from model/offline's tests).
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/trellis-go/trellis/apps/vesper/pack"
+	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/offline"
+)
+
+func spec(name, desc, params string) model.ToolSpec {
+	return model.ToolSpec{Name: name, Description: desc, Parameters: json.RawMessage(params)}
+}
+
+// setup is the offline model with the pack, on a fixed clock (a Wednesday).
+func setup(t *testing.T) *offline.Model {
+	t.Helper()
+	now := time.Date(2025, 3, 19, 10, 0, 0, 0, time.UTC)
+	return offline.New(&offline.Options{Now: func() time.Time { return now }, Packs: []*offline.Pack{pack.Pack}})
+}
+
+func ask(t *testing.T, m *offline.Model, tools []model.ToolSpec, msgs ...message.Message) *model.Response {
+	t.Helper()
+	resp, err := m.Generate(context.Background(), &model.Request{Messages: msgs, Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// seedCase is one request and the call it must make.
+type seedCase struct {
+	name  string
+	tools []model.ToolSpec
+	msgs  []message.Message
+	tool  string
+	args  string
+}
+
+func checkCalls(t *testing.T, cases []seedCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp := ask(t, setup(t), c.tools, c.msgs...)
+			if len(resp.Message.ToolCalls) != 1 {
+				t.Fatalf("want one call to %s, got %q with calls %v", c.tool, resp.Message.Content, resp.Message.ToolCalls)
+			}
+			tc := resp.Message.ToolCalls[0]
+			if tc.Name != c.tool || string(tc.Arguments) != c.args {
+				t.Errorf("got %s(%s)\nwant %s(%s)", tc.Name, tc.Arguments, c.tool, c.args)
+			}
+		})
+	}
+}
+
+// TestPackIsValid: the embedded pack parses and validates.
+func TestPackIsValid(t *testing.T) {
+	if err := pack.Pack.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var vesperTools = []model.ToolSpec{
+	spec("get_average_annual_price", "Returns the average day-ahead price ($/MWh) for a given vendor, market, hub-zone, and forecast year. Optionally filtered by As-Of date.",
+		`{"type":"object","properties":{"vendor":{"type":"string","description":"Vendor name: 'Ascend' or 'Hitachi'"},"market":{"type":"string","description":"Market: 'CAISO', 'ERCOT', 'MISO', 'PJM'"},"hub_zone":{"type":"string","description":"Hub-Zone: e.g. 'NP15', 'SP15', 'HB_NORTH'"},"year":{"type":"integer","description":"Forecast year, e.g. 2025"},"asof":{"type":["string","null"],"description":"As-Of identifier, e.g. 'Jan_2025'"}},"required":["vendor","market","hub_zone","year"]}`),
+	spec("list_available_curves", "Lists available vendor curve files. Use when user wants to know what combinations are available or when required filters are missing.",
+		`{"type":"object","properties":{"vendor":{"type":"string"},"market":{"type":"string"},"hub_zone":{"type":"string"}}}`),
+	spec("compare_hub_zones", "Compares average day-ahead prices between two hub-zones for the same year. Shows the spread (differential) by hour.",
+		`{"type":"object","properties":{"hub_zones":{"type":"array","items":{"type":"string"},"description":"Two hub-zones to compare, e.g. ['NP15','SP15']"},"year":{"type":"integer"},"vendor":{"type":"string"}},"required":["hub_zones","year"]}`),
+	spec("get_top_reports_by_views", "Returns the most-viewed Power BI reports in a given date range.",
+		`{"type":"object","properties":{"date_range_start":{"type":"string","description":"ISO date, e.g. '2025-01-01'"},"date_range_end":{"type":"string","description":"ISO date, e.g. '2025-01-31'"},"top_n":{"type":"integer","default":10,"description":"How many top reports to return"}},"required":["date_range_start","date_range_end"]}`),
+	spec("get_project_health", "Returns the health status (green/yellow/red) of a project with its reasons.",
+		`{"type":"object","properties":{"project_name":{"type":"string","description":"Project name or partial name, e.g. 'Nazareth Solar'"}},"required":["project_name"]}`),
+	spec("get_budget_overview", "Budget versus actuals for a project.",
+		`{"type":"object","properties":{"project_name":{"type":"string","description":"Project name or partial name"}},"required":["project_name"]}`),
+	spec("get_task_risks", "Lists project tasks at risk, optionally filtered by risk level.",
+		`{"type":"object","properties":{"project_name":{"type":["string","null"]},"risk_level":{"type":["string","null"],"description":"'High', 'Medium', 'Low'"}}}`),
+}
+
+// TestSeedTools: requests from the specification reach the right tool with their arguments.
+func TestSeedTools(t *testing.T) {
+	checkCalls(t, []seedCase{
+		{"vesper average price", vesperTools, []message.Message{message.User("What is the average day-ahead price for hitachi in CAISO NP15 for 2026?")},
+			"get_average_annual_price", `{"hub_zone":"NP15","market":"CAISO","vendor":"Hitachi","year":2026}`},
+		{"vesper project health", vesperTools, []message.Message{message.User("What is the health status of Nazareth Solar?")},
+			"get_project_health", `{"project_name":"Nazareth Solar"}`},
+		{"vesper hub comparison", vesperTools, []message.Message{message.User("Compare hub zones NP15 and SP15 in 2025")},
+			"compare_hub_zones", `{"hub_zones":["NP15","SP15"],"year":2025}`},
+		{"vesper top reports last month", vesperTools, []message.Message{message.User("Which were the top 5 most viewed reports last month?")},
+			"get_top_reports_by_views", `{"date_range_end":"2025-02-28","date_range_start":"2025-02-01","top_n":5}`},
+		{"vesper risks by enum-like description", vesperTools, []message.Message{message.User("Show me all high risks")},
+			"get_task_risks", `{"risk_level":"High"}`},
+	})
+}

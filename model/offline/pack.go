@@ -1,0 +1,444 @@
+package offline
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/trellis-go/trellis/model"
+)
+
+// Pack is what an application teaches the offline model about its domain: the words its users
+// write for the things its tools name, the phrasings of its intents, how its identifiers look,
+// how its users point at items the conversation has shown, and how its answers open. The
+// offline model itself knows only what is language-general (stopwords, everyday verbs, numbers,
+// dates, the five languages); everything else arrives in packs, through [Options].Packs or
+// [Extend].
+//
+// A pack is data: build it as a Go value, or keep it in a JSON file the app embeds and read it
+// with [ParsePack]. Words are matched with case and accents ignored.
+//
+//	{
+//	  "name": "library",
+//	  "synonyms": {"novel": ["book"], "livro": ["book"]},
+//	  "intents": [{"tool": "renew_loan", "examples": ["keep the book longer", "extend my loan"]}],
+//	  "id_words": ["isbn"],
+//	  "entities": [{"arg": "shelf", "pattern": "\\bshelf ([A-Z]\\d+)"}],
+//	  "references": {"superlatives": {"oldest": {"field": "year", "lowest": true}}},
+//	  "answers": {"list_loans": {"en": "Your loans:", "pt": "Os seus empréstimos:"}}
+//	}
+type Pack struct {
+	// Name says whose pack it is, for errors and logs.
+	Name string `json:"name"`
+	// Synonyms maps a word users write (in any language) to the words the app's tool names,
+	// descriptions and enum values use: "livro" to "book". They add to the model's own.
+	Synonyms map[string][]string `json:"synonyms,omitempty"`
+	// Languages adds words that mark a message as written in a language, keyed by the language's
+	// code: "en", "pt", "es", "fr" or "de". The offline model answers in the language detected.
+	Languages map[string][]string `json:"languages,omitempty"`
+	// Intents are example phrasings of requests, each mapped to the tool it asks for: a message
+	// close to an example raises that tool's score (see [Intent]).
+	Intents []Intent `json:"intents,omitempty"`
+	// IDWords are the words after which users write an identifier ("order 8812", "isbn 978…"):
+	// an ID argument takes the token that follows one.
+	IDWords []string `json:"id_words,omitempty"`
+	// IDFields are argument-name words, besides "id" and "uuid", that name an identifier.
+	IDFields []string `json:"id_fields,omitempty"`
+	// Entities fill arguments from patterns in the user's message (see [Entity]).
+	Entities []Entity `json:"entities,omitempty"`
+	// References say how users point at the items a tool listed earlier in the conversation.
+	References References `json:"references,omitzero"`
+	// Answers give, per tool name and language code, the line that opens the answer written from
+	// that tool's results, in place of "Here is what I found for %q." It may hold one %q (the
+	// user's request).
+	Answers map[string]map[string]string `json:"answers,omitempty"`
+}
+
+// Intent maps example phrasings to a tool. A message whose content words cover at least half of
+// an example's (synonyms, plurals and shared stems count) adds up to four points to the tool's
+// score, in proportion; Args are then the defaults of the call's arguments.
+type Intent struct {
+	Tool     string         `json:"tool"`
+	Examples []string       `json:"examples"`
+	Args     map[string]any `json:"args,omitempty"`
+}
+
+// Entity fills an argument from a pattern: an argument whose name is Arg, or whose name's last
+// word is Arg ("shelf" for "from_shelf"), takes the pattern's first group (or the whole
+// match) from the user's message, converted to the argument's type. Pattern is Go regexp syntax.
+type Entity struct {
+	Arg     string `json:"arg"`
+	Pattern string `json:"pattern"`
+}
+
+// References say how users point at items a tool listed earlier in the conversation, to fill an
+// ID argument the message does not give. Ordinals ("the second one", "o terceiro", "the last")
+// are language-general and built in; packs add their own words and the domain's superlatives.
+type References struct {
+	// Ordinals add ordinal words: "penthouse": 1 is not one, "fifth": 5 is. -1 means the last.
+	Ordinals map[string]int `json:"ordinals,omitempty"`
+	// Superlatives map a word ("cheapest", "the cheaper one", "mais barato") to the field whose
+	// lowest (or highest) value picks the item.
+	Superlatives map[string]Superlative `json:"superlatives,omitempty"`
+	// This are the words that point at the one item shown ("that one", "esse"): the last item the
+	// assistant named, or the only one listed.
+	This []string `json:"this,omitempty"`
+}
+
+// Superlative picks the item with the lowest or highest value of Field.
+type Superlative struct {
+	Field  string `json:"field"`
+	Lowest bool   `json:"lowest,omitempty"`
+}
+
+// ParsePack reads a pack from JSON, refusing unknown fields, and checks it with [Pack.Validate].
+func ParsePack(data []byte) (*Pack, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var p Pack
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("offline: reading a pack: %w (see offline.Pack for its fields)", err)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// MustParsePack is [ParsePack] for a pack embedded in the program (a file under go:embed, checked
+// by the app's tests): it panics when the pack is invalid.
+func MustParsePack(data []byte) *Pack {
+	p, err := ParsePack(data)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+var langCodes = map[string]lang{"en": langEN, "pt": langPT, "es": langES, "fr": langFR, "de": langDE}
+
+// Validate reports what is wrong with a pack: a language code other than en, pt, es, fr and de,
+// an intent without a tool or examples, an entity without an argument or with a pattern that
+// does not compile, a superlative without a field.
+func (p *Pack) Validate() error {
+	if p == nil {
+		return errors.New("offline: a nil pack: give a *offline.Pack or leave it out")
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("offline: pack %q: %s", p.Name, fmt.Sprintf(format, args...))
+	}
+	for code := range p.Languages {
+		if _, ok := langCodes[code]; !ok {
+			return bad("language %q is not one of en, pt, es, fr, de", code)
+		}
+	}
+	for tool, byLang := range p.Answers {
+		for code := range byLang {
+			if _, ok := langCodes[code]; !ok {
+				return bad("answers of %q: language %q is not one of en, pt, es, fr, de", tool, code)
+			}
+		}
+	}
+	for i, in := range p.Intents {
+		if in.Tool == "" {
+			return bad("intent %d has no tool: name the tool it asks for", i)
+		}
+		if len(in.Examples) == 0 {
+			return bad("intent %d (%s) has no examples: give at least one phrasing", i, in.Tool)
+		}
+	}
+	for i, e := range p.Entities {
+		if e.Arg == "" {
+			return bad("entity %d has no arg: name the argument it fills", i)
+		}
+		if _, err := regexp.Compile(e.Pattern); err != nil || e.Pattern == "" {
+			return bad("entity %d (%s): pattern %q does not compile (Go regexp syntax): %v", i, e.Arg, e.Pattern, err)
+		}
+	}
+	for w, s := range p.References.Superlatives {
+		if s.Field == "" {
+			return bad("superlative %q has no field: name the field whose value picks the item", w)
+		}
+	}
+	return nil
+}
+
+// Extend returns the offline model m with packs added to the ones it has, and false when m is
+// not the offline model itself (a real model, or a wrapper: extend the offline model before
+// wrapping it, as the server does for each app's roles). Invalid packs are refused.
+func Extend(m model.Model, packs ...*Pack) (model.Model, bool, error) {
+	om, ok := m.(*Model)
+	if !ok {
+		return m, false, nil
+	}
+	for _, p := range packs {
+		if err := p.Validate(); err != nil {
+			return m, true, err
+		}
+	}
+	out := *om
+	out.packs = append(slices.Clone(om.packs), packs...)
+	out.v = buildVocab(out.packs)
+	return &out, true, nil
+}
+
+// PacksOf returns the packs the offline model m (or the offline model a wrapper holds) was given,
+// for a program that builds another offline model with other options but the same knowledge.
+func PacksOf(m model.Model) []*Pack {
+	for range 16 {
+		if om, ok := m.(*Model); ok {
+			return slices.Clone(om.packs)
+		}
+		u, ok := m.(interface{ Unwrap() model.Model })
+		if !ok {
+			return nil
+		}
+		if m = u.Unwrap(); m == nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// vocab is what the model knows: its own language-general tables merged with its packs.
+type vocab struct {
+	synonyms     map[string][]string
+	langWords    [len(langWords)]map[string]bool
+	intents      []intent
+	idWords      map[string]bool
+	idFields     map[string]bool
+	entities     []entity
+	ordinals     map[string]int // folded phrase → position (1-based; -1 the last)
+	superlatives map[string]Superlative
+	this         []string
+	answers      map[string][len(langWords)]string
+}
+
+type intent struct {
+	tool     string
+	examples [][]string // content words of each example
+	args     map[string]any
+}
+
+type entity struct {
+	arg string
+	re  *regexp.Regexp
+}
+
+var base = buildVocab(nil)
+
+// buildVocab merges packs into the model's own tables. Invalid entries are skipped (New takes
+// packs without an error; Extend and ParsePack refuse them).
+func buildVocab(packs []*Pack) *vocab {
+	v := &vocab{synonyms: map[string][]string{}, idWords: setOf(generalIDWords), idFields: setOf("id uuid"),
+		ordinals: map[string]int{}, superlatives: map[string]Superlative{}, this: slices.Clone(generalThis),
+		answers: map[string][len(langWords)]string{}}
+	for w, syn := range synonyms {
+		v.synonyms[w] = syn
+	}
+	v.langWords = langWords
+	for w, n := range generalOrdinals {
+		v.ordinals[w] = n
+	}
+	for _, p := range packs {
+		if p == nil {
+			continue
+		}
+		for w, syn := range p.Synonyms {
+			k := strings.Join(words(w), " ")
+			for _, s := range syn {
+				s = strings.Join(words(s), " ")
+				if s != "" && !slices.Contains(v.synonyms[k], s) {
+					v.synonyms[k] = append(slices.Clone(v.synonyms[k]), s)
+				}
+			}
+		}
+		for code, ws := range p.Languages {
+			l, ok := langCodes[code]
+			if !ok {
+				continue
+			}
+			set := make(map[string]bool, len(v.langWords[l])+len(ws))
+			for w := range v.langWords[l] {
+				set[w] = true
+			}
+			for _, w := range ws {
+				for _, x := range words(w) {
+					set[x] = true
+				}
+			}
+			v.langWords[l] = set
+		}
+		for _, in := range p.Intents {
+			if in.Tool == "" {
+				continue
+			}
+			it := intent{tool: in.Tool, args: in.Args}
+			for _, ex := range in.Examples {
+				if ws := contentWords(ex); len(ws) > 0 {
+					it.examples = append(it.examples, ws)
+				}
+			}
+			v.intents = append(v.intents, it)
+		}
+		for _, w := range p.IDWords {
+			for _, x := range words(w) {
+				v.idWords[x] = true
+			}
+		}
+		for _, w := range p.IDFields {
+			for _, x := range words(w) {
+				v.idFields[x] = true
+			}
+		}
+		for _, e := range p.Entities {
+			re, err := regexp.Compile(e.Pattern)
+			if err != nil || e.Arg == "" || e.Pattern == "" {
+				continue
+			}
+			v.entities = append(v.entities, entity{arg: strings.Join(words(e.Arg), "_"), re: re})
+		}
+		for w, n := range p.References.Ordinals {
+			v.ordinals[strings.Join(words(w), " ")] = n
+		}
+		for w, s := range p.References.Superlatives {
+			if s.Field != "" {
+				v.superlatives[strings.Join(words(w), " ")] = s
+			}
+		}
+		for _, w := range p.References.This {
+			if k := strings.Join(words(w), " "); k != "" {
+				v.this = append(v.this, k)
+			}
+		}
+		for tool, byLang := range p.Answers {
+			a := v.answers[tool]
+			for code, text := range byLang {
+				if l, ok := langCodes[code]; ok {
+					a[l] = text
+				}
+			}
+			v.answers[tool] = a
+		}
+	}
+	return v
+}
+
+// contentWords are the words of s that count for matching: no stopwords, no one- or two-letter
+// words but numbers.
+func contentWords(s string) []string {
+	var out []string
+	for _, w := range words(s) {
+		if !stop[w] && (len(w) >= 3 || hasDigit(w)) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// intentBoost is the points the pack's intents add to tool for the user's words: up to four, in
+// proportion to the share of an example's content words the message covers (half at least).
+func (v *vocab) intentBoost(tool string, user []string) float64 {
+	best := 0.0
+	for _, in := range v.intents {
+		if in.tool != tool {
+			continue
+		}
+		for _, ex := range in.examples {
+			best = max(best, coverage(ex, user))
+		}
+	}
+	if best < 0.5 {
+		return 0
+	}
+	return 4 * best
+}
+
+// intentArgs returns the default arguments of the intent of tool the text matches best.
+func (v *vocab) intentArgs(tool, text string) map[string]any {
+	user := v.terms(text)
+	var out map[string]any
+	best := 0.0
+	for _, in := range v.intents {
+		if in.tool != tool || len(in.args) == 0 {
+			continue
+		}
+		for _, ex := range in.examples {
+			if c := coverage(ex, user); c >= 0.5 && c > best {
+				best, out = c, in.args
+			}
+		}
+	}
+	return out
+}
+
+// coverage is the share of the example's words the user's terms match.
+func coverage(example, user []string) float64 {
+	if len(example) == 0 {
+		return 0
+	}
+	got := 0.0
+	for _, e := range example {
+		b := 0.0
+		for _, u := range user {
+			b = max(b, similar(u, e))
+		}
+		got += b
+	}
+	return got / float64(len(example))
+}
+
+// entityFor fills the argument name from a pack's pattern in text.
+func (v *vocab) entityFor(name, text string) (string, bool) {
+	nw := words(name)
+	joined := strings.Join(nw, "_")
+	for _, e := range v.entities {
+		if e.arg != joined && (len(nw) == 0 || nw[len(nw)-1] != e.arg) {
+			continue
+		}
+		m := e.re.FindStringSubmatch(text)
+		if m == nil {
+			continue
+		}
+		for _, g := range m[1:] {
+			if g != "" {
+				return g, true
+			}
+		}
+		return m[0], true
+	}
+	return "", false
+}
+
+// answerFor returns the pack's opening line for the results of tools in language l.
+func (v *vocab) answerFor(tools []string, l lang) string {
+	for _, t := range tools {
+		if a, ok := v.answers[t]; ok {
+			if a[l] != "" {
+				return a[l]
+			}
+			return a[langEN]
+		}
+	}
+	return ""
+}
+
+// sortedKeys lists a map's keys longest first, so "the cheaper one" is tried before "cheaper".
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if len(keys[i]) != len(keys[j]) {
+			return len(keys[i]) > len(keys[j])
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}
