@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fumiama/go-docx"
+
 	"github.com/trellis-go/trellis/apps/analyst"
 )
 
@@ -176,6 +178,38 @@ func TestReportDOCX(t *testing.T) {
 	}
 	if strings.Count(joined, "Title|") != 1 {
 		t.Errorf("the title is repeated:\n%s", joined)
+	}
+	// A DOCX reader of its own (github.com/fumiama/go-docx) reads the same document back: the
+	// headings and lists with their styles, and the table with its cells.
+	doc, err := docx.Parse(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		t.Fatalf("the DOCX reader refuses the document: %v", err)
+	}
+	var read []string
+	tables := 0
+	for _, it := range doc.Document.Body.Items {
+		switch v := it.(type) {
+		case *docx.Paragraph:
+			style := ""
+			if v.Properties != nil && v.Properties.Style != nil {
+				style = v.Properties.Style.Val
+			}
+			read = append(read, style+"|"+strings.TrimSpace(v.String()))
+		case *docx.Table:
+			tables++
+			if rows := len(v.TableRows); rows != 3 || !strings.Contains(v.String(), "Voltra Fleet pilot [1]") {
+				t.Errorf("the reader's table: %d rows, %q", rows, v.String())
+			}
+		}
+	}
+	readJoined := strings.Join(read, "\n")
+	for _, want := range []string{"Title|Voltra & B2B <leasing>", "Heading1|Executive Summary", "ListBullet|Voltra launched a leasing pilot [1].", "ListNumber|Battery pack prices stop falling, 2026-02-26"} {
+		if !strings.Contains(readJoined, want) {
+			t.Errorf("the DOCX reader does not find %q:\n%s", want, readJoined)
+		}
+	}
+	if tables != 1 {
+		t.Errorf("the DOCX reader finds %d tables, want 1", tables)
 	}
 }
 
