@@ -7,7 +7,6 @@ package rehab
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"github.com/trellis-go/trellis/appdb"
 	"github.com/trellis-go/trellis/apps/rehab/data"
@@ -17,7 +16,6 @@ import (
 	"github.com/trellis-go/trellis/httpclient"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/server"
-	"github.com/trellis-go/trellis/server/appstream"
 )
 
 // Name is the app's name; GraphID its assistant.
@@ -130,17 +128,8 @@ func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppPart
 			return fail(err)
 		}
 	}
-	api := &API{Parts: Parts{DB: db, Data: st, Orchestrator: orch, Env: env}, Runs: d.Runs, OpenStream: d.OpenStream, Logger: d.Logger}
-	var h http.Handler = api.Routes()
-	if d.Guard != nil {
-		// The chat's SSE stream is the appstream kit's, which guards it itself (the API's
-		// credentials, the Origin, the tenant's rate and open streams, heartbeats, write
-		// deadlines); every other route is guarded here.
-		mux := http.NewServeMux()
-		mux.Handle("POST "+ChatPath, appstream.New(d, nil).EventStream(api.openChat))
-		mux.Handle("/", d.Guard(h))
-		h = mux
-	}
+	api := &API{Parts: Parts{DB: db, Data: st, Orchestrator: orch, Env: env}, Runs: d.Runs, Logger: d.Logger}
+	h := api.Routes(d)
 	// Sessions idle past the timeout are ended and summarised in the background as well.
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
 	swept := make(chan struct{})

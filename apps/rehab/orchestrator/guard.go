@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"github.com/trellis-go/trellis/server/appkit"
 	"strings"
 
 	"github.com/trellis-go/trellis/graph"
@@ -30,9 +31,7 @@ func (o *Orchestrator) guardedTurn(ctx context.Context, m model.Model, req *mode
 		if !inNode {
 			return
 		}
-		for _, w := range splitTokens(text) {
-			graph.EmitMessage(ctx, graph.MessageChunk{Message: message.Message{ID: id, Role: message.RoleAssistant, Content: w}, Metadata: md})
-		}
+		appkit.EmitText(ctx, id, text, md)
 	}
 	var pending strings.Builder // text not yet shown
 	decided, portuguese, hasCalls := false, false, false
