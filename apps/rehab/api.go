@@ -1,7 +1,7 @@
 package rehab
 
 import (
-		"errors"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
