@@ -16,6 +16,7 @@ import (
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/appkit"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -65,25 +66,13 @@ func sessionOfConfig(cfg map[string]any, threadID string) string {
 	return "default"
 }
 
-func lastUser(msgs []message.Message) (string, int) {
-	turns := 0
-	text := ""
-	for _, m := range msgs {
-		if m.Role == message.RoleUser {
-			turns++
-			text = m.Text()
-		}
-	}
-	return text, turns - 1
-}
-
 // buildContext is the agent's per-call context, in the specification's order: the identity
 // (AGENT.md), the instruction with the host's time zone, and the skills' system prompt; the
 // skill's preferences (L1); similar past results (L3); then the session's older exchanges (L2),
 // which windowModel moves after the verbatim turns.
 func (a *Realty) buildContext(ctx context.Context, in react.PromptInput) ([]message.Message, error) {
 	tc := turnContext{Tenant: tenantOf(ctx), Session: sessionOfConfig(in.Config, in.ThreadID)}
-	query, turn := lastUser(in.State.Messages)
+	query, turn := appkit.LastUser(in.State.Messages), appkit.UserTurns(in.State.Messages)-1
 	tc.Turn = turn
 	var sys strings.Builder
 	if id := a.reg.Identity(); id != "" {
@@ -720,8 +709,7 @@ func lastUserText(ctx context.Context) string {
 	if !ok {
 		return ""
 	}
-	t, _ := lastUser(st.Messages)
-	return strings.ToLower(t)
+	return strings.ToLower(appkit.LastUser(st.Messages))
 }
 
 // floorWords reports words that make an amount a minimum ("over $300k", "at least").

@@ -99,7 +99,6 @@ type Realty struct {
 	loc        *time.Location
 	clock      func() time.Time
 	close      []func() error
-	openStream func(tenant string) (func(), error)
 	outages    sync.Map // thread ID → *model.UnavailableError of its latest run
 }
 
