@@ -94,12 +94,12 @@ type Realty struct {
 	saver interface {
 		DeleteThreads(ctx context.Context, threadIDs []string) error
 	}
-	log        *slog.Logger
-	tz         string
-	loc        *time.Location
-	clock      func() time.Time
-	close      []func() error
-	outages    sync.Map // thread ID → *model.UnavailableError of its latest run
+	log     *slog.Logger
+	tz      string
+	loc     *time.Location
+	clock   func() time.Time
+	close   []func() error
+	outages sync.Map // thread ID → *model.UnavailableError of its latest run
 }
 
 // App returns the app: the offline demo data unless the property skill's env file has a key.
