@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/trellis-go/trellis/server/appkit"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
+	"github.com/trellis-go/trellis/server/appkit"
 )
 
 // Message IDs of the two system messages, so that they are replaced, never accumulated.

@@ -2,12 +2,12 @@ package orchestrator
 
 import (
 	"context"
-	"github.com/trellis-go/trellis/server/appkit"
 	"strings"
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/server/appkit"
 )
 
 // PortugueseReminder is added for the one retry of a reply that was not in pt-PT.

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/trellis-go/trellis/server/appkit"
 	"regexp"
 	"sort"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"github.com/trellis-go/trellis/apps/rehab/reno"
 	"github.com/trellis-go/trellis/apps/rehab/taxes"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/server/appkit"
 	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/tool"
 )
