@@ -140,5 +140,5 @@ func (a *Analyst) Handler(d server.AppDeps) http.Handler {
 		}
 		appkit.JSON(w, http.StatusOK, mem)
 	})
-	return d.Guard(mux)
+	return appkit.Guard(d)(mux)
 }

@@ -24,7 +24,7 @@ const (
 func (a *app) routes() http.Handler {
 	mux := http.NewServeMux()
 	h := func(pattern string, fn func(w http.ResponseWriter, r *http.Request, p server.Principal)) {
-		mux.Handle(pattern, a.d.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.Handle(pattern, appkit.Guard(a.d)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			p, ok := server.PrincipalFrom(r.Context())
 			if !ok || p.Tenant == "" {
 				appkit.Fail(w, http.StatusUnauthorized, "listforge: no organisation in the credentials", "send a token or API key of your organisation")

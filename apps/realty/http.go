@@ -119,7 +119,7 @@ func (a *Realty) Handler(d server.AppDeps) http.Handler {
 	})
 	// The stream is the appstream kit's, which guards it itself.
 	root.Handle("POST /chat/stream", appstream.New(d, nil).EventStream(a.openChatStream))
-	root.Handle("/", d.Guard(mux))
+	root.Handle("/", appkit.Guard(d)(mux))
 	return root
 }
 

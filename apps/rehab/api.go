@@ -43,7 +43,7 @@ func (a *API) Routes(d server.AppDeps) http.Handler {
 	mux.HandleFunc("GET /api/v1/listings", func(w http.ResponseWriter, r *http.Request) { appkit.JSON(w, http.StatusOK, listing.DemoList()) })
 	root := http.NewServeMux()
 	root.Handle("POST "+ChatPath, appstream.New(d, nil).EventStream(a.openChat))
-	root.Handle("/", d.Guard(mux))
+	root.Handle("/", appkit.Guard(d)(mux))
 	return root
 }
 

@@ -89,6 +89,20 @@ func Caller(w http.ResponseWriter, r *http.Request) (server.Principal, bool) {
 	return p, true
 }
 
+// Guard is d.Guard, which authenticates an app's routes as the API's are. An app built outside
+// a server (`trellis run`, a test that calls Build itself) may have none: then every request is
+// answered 401, so a route is never open by accident.
+func Guard(d server.AppDeps) func(http.Handler) http.Handler {
+	if d.Guard != nil {
+		return d.Guard
+	}
+	return func(http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			Fail(w, http.StatusUnauthorized, "the app has no AppDeps.Guard to authenticate with", "serve the app with trellis serve (server.New), which hands Build its guard")
+		})
+	}
+}
+
 // Chunks cuts text into the word-sized pieces a model's stream would give: each piece after the
 // first starts with the white space before its word, so the pieces joined are text again.
 func Chunks(text string) []string {

@@ -235,3 +235,18 @@ func TestLastUser(t *testing.T) {
 		t.Fatal("LastUser/UserTurns of an empty or two-turn conversation")
 	}
 }
+
+// An app built without the server's guard answers 401 on its guarded routes.
+func TestGuardWithoutTheServer(t *testing.T) {
+	h := appkit.Guard(server.AppDeps{})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Error("a route without a guard was served")
+	}))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/x", nil))
+	if rec.Code != 401 {
+		t.Fatalf("%d, want 401", rec.Code)
+	}
+	if d, h := errorBody(t, rec.Result()); !strings.Contains(d, "Guard") || h == "" {
+		t.Fatalf("detail %q hint %q", d, h)
+	}
+}
