@@ -161,6 +161,11 @@ func splitList(s string) []string {
 func runServe(ctx context.Context, env Env) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: trellis serve [flags]\n\nServes the Agent Protocol API, the applications and the web UI.\n\nFlags:")
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), appSettingsHelp(env.Apps))
+	}
 	dev := fs.Bool("dev", envBool("DEV"), "no authentication; listen on 127.0.0.1 only (TRELLIS_DEV)")
 	addr := fs.String("addr", envOr("ADDR", ""), "address to listen on (TRELLIS_ADDR); default 127.0.0.1:2024")
 	dataDir := fs.String("data-dir", envOr("DATA_DIR", server.DefaultDataDir), "directory of the SQLite database (TRELLIS_DATA_DIR)")

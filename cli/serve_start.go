@@ -102,3 +102,19 @@ func redactURL(raw string) string {
 	u.RawQuery = ""
 	return u.String()
 }
+
+// appSettingsHelp lists every application's own settings, as `trellis serve --help` ends.
+func appSettingsHelp(apps []server.App) string {
+	var b strings.Builder
+	b.WriteString("\nApplication settings: TRELLIS_APP_<APP>_<KEY> variables, or {\"<app>\": {\"<key>\": \"<value>\"}} in --app-config:\n")
+	for _, a := range apps {
+		if len(a.Settings) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "  %s\n", a.Name)
+		for _, s := range a.Settings {
+			fmt.Fprintf(&b, "    %s\n        %s\n", server.EnvName(a.Name, s.Key), s.Doc)
+		}
+	}
+	return b.String()
+}

@@ -63,3 +63,18 @@ func TestStartSummary(t *testing.T) {
 		t.Fatalf("summary:\n%s", got)
 	}
 }
+
+// `trellis serve --help` lists every app's settings under their variables.
+func TestServeHelpListsAppSettings(t *testing.T) {
+	app := server.App{Name: "list-forge", Settings: []server.AppSetting{{Key: "ebay_client_id", Doc: "the eBay API's client ID"}}}
+	var out, errb bytes.Buffer
+	if err := (Program{Apps: []server.App{app}}).Run(context.Background(), []string{"serve", "--help"}, nil, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	help := errb.String()
+	for _, want := range []string{"-log-format", "TRELLIS_APP_<APP>_<KEY>", "  list-forge\n", "TRELLIS_APP_LIST_FORGE_EBAY_CLIENT_ID\n        the eBay API's client ID"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("serve --help lacks %q:\n%s", want, help)
+		}
+	}
+}

@@ -36,6 +36,9 @@ type App struct {
 	// Build opens what the app needs (its tables, its data) and returns its parts. It runs once,
 	// when the server starts; ctx ends when start-up gives up. Required.
 	Build func(ctx context.Context, deps AppDeps) (*AppParts, error)
+	// Settings lists the app's own settings (AppDeps.Settings: its external APIs' base URLs and
+	// keys), which `trellis serve --help` shows. May be empty.
+	Settings []AppSetting
 }
 
 // AppDeps is what the server hands an application.

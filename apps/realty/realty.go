@@ -112,6 +112,10 @@ func AppWith(o Options) server.App {
 	return server.App{
 		Name:        Name,
 		Description: "Realty: a property search agent whose skills run in isolated tool workers, with layered memory.",
+		Settings: []server.AppSetting{
+			{Key: SettingAPIKey, Doc: "the RealtyAPI key; the offline listings when empty"},
+			{Key: SettingAPIBase, Doc: "the RealtyAPI's base URL (its own when empty)"},
+		},
 		Build: func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
 			a, err := Build(ctx, d, o)
 			if err != nil {

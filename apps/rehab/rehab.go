@@ -51,7 +51,17 @@ func NewApp(opts Options) server.App {
 	return server.App{
 		Name:        Name,
 		Description: "Rehabify: compra e remodelação de imóveis em Portugal, por conversa (pt-PT).",
-		Build:       func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) { return build(ctx, d, opts) },
+		Settings: []server.AppSetting{
+			{Key: SettingListingBaseURL, Doc: "the listing site's base URL, e.g. https://www.idealista.pt; the demo listings in process when empty"},
+			{Key: SettingModel, Doc: "the agent's model, provider:model or offline; the server's default model when empty"},
+			{Key: SettingSummaryModel, Doc: "the session summaries' model, as orchestrator__model; the server's fast model when empty"},
+			{Key: "openai_api_key", Doc: "the key of an openai model named above (likewise anthropic_api_key, ...)"},
+			{Key: SettingSessionTimeout, Doc: "minutes of inactivity that end a session (30)"},
+			{Key: SettingContextBudget, Doc: "the context block's token budget (4000)"},
+			{Key: SettingMinLinesPartialRead, Doc: "below this many lines an entry is read whole (20)"},
+			{Key: SettingSummaryTriggerCount, Doc: "messages since the last summary that trigger a new one (20)"},
+		},
+		Build: func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) { return build(ctx, d, opts) },
 	}
 }
 
