@@ -33,33 +33,15 @@ func (a *Analyst) Handler(d server.AppDeps) http.Handler {
 		appkit.JSON(w, http.StatusOK, list)
 	})
 	mux.HandleFunc("GET /api/v1/reports/{id}", func(w http.ResponseWriter, r *http.Request) {
-		p, ok := appkit.Caller(w, r)
+		rep, ok := a.callersReport(w, r)
 		if !ok {
-			return
-		}
-		rep, found, err := a.GetReport(r.Context(), p.Tenant, p.User, r.PathValue("id"))
-		if err != nil {
-			appkit.Error(w, err)
-			return
-		}
-		if !found {
-			appkit.Fail(w, http.StatusNotFound, "no report "+strconv.Quote(r.PathValue("id"))+" of yours", "GET /apps/analyst/api/v1/reports lists yours")
 			return
 		}
 		appkit.JSON(w, http.StatusOK, rep)
 	})
 	mux.HandleFunc("GET /api/v1/reports/{id}/pdf", func(w http.ResponseWriter, r *http.Request) {
-		p, ok := appkit.Caller(w, r)
+		rep, ok := a.callersReport(w, r)
 		if !ok {
-			return
-		}
-		rep, found, err := a.GetReport(r.Context(), p.Tenant, p.User, r.PathValue("id"))
-		if err != nil {
-			appkit.Error(w, err)
-			return
-		}
-		if !found {
-			appkit.Fail(w, http.StatusNotFound, "no report "+strconv.Quote(r.PathValue("id"))+" of yours", "GET /apps/analyst/api/v1/reports lists yours")
 			return
 		}
 		w.Header().Set("Content-Type", "application/pdf")
@@ -67,17 +49,8 @@ func (a *Analyst) Handler(d server.AppDeps) http.Handler {
 		_, _ = w.Write(ReportPDF(rep))
 	})
 	mux.HandleFunc("GET /api/v1/reports/{id}/docx", func(w http.ResponseWriter, r *http.Request) {
-		p, ok := appkit.Caller(w, r)
+		rep, ok := a.callersReport(w, r)
 		if !ok {
-			return
-		}
-		rep, found, err := a.GetReport(r.Context(), p.Tenant, p.User, r.PathValue("id"))
-		if err != nil {
-			appkit.Error(w, err)
-			return
-		}
-		if !found {
-			appkit.Fail(w, http.StatusNotFound, "no report "+strconv.Quote(r.PathValue("id"))+" of yours", "GET /apps/analyst/api/v1/reports lists yours")
 			return
 		}
 		doc, err := ReportDOCX(rep)
@@ -141,4 +114,23 @@ func (a *Analyst) Handler(d server.AppDeps) http.Handler {
 		appkit.JSON(w, http.StatusOK, mem)
 	})
 	return appkit.Guard(d)(mux)
+}
+
+// callersReport is the caller's report of the path's {id}, or false with the answer written
+// (401, 404 naming the ID, 500).
+func (a *Analyst) callersReport(w http.ResponseWriter, r *http.Request) (Report, bool) {
+	p, ok := appkit.Caller(w, r)
+	if !ok {
+		return Report{}, false
+	}
+	rep, found, err := a.GetReport(r.Context(), p.Tenant, p.User, r.PathValue("id"))
+	if err != nil {
+		appkit.Error(w, err)
+		return rep, false
+	}
+	if !found {
+		appkit.Fail(w, http.StatusNotFound, "no report "+strconv.Quote(r.PathValue("id"))+" of yours", "GET /apps/analyst/api/v1/reports lists yours")
+		return rep, false
+	}
+	return rep, true
 }
