@@ -162,6 +162,11 @@ func splitList(s string) []string {
 func runServe(ctx context.Context, env Env) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: trellis serve [flags]\n\nServes the Agent Protocol API, the applications and the web UI.\n\nFlags:")
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), appSettingsHelp(env.Apps))
+	}
 	dev := fs.Bool("dev", envBool("DEV"), "no authentication; listen on 127.0.0.1 only (TRELLIS_DEV)")
 	addr := fs.String("addr", envOr("ADDR", ""), "address to listen on (TRELLIS_ADDR); default 127.0.0.1:2024")
 	dataDir := fs.String("data-dir", envOr("DATA_DIR", server.DefaultDataDir), "directory of the SQLite database (TRELLIS_DATA_DIR)")
@@ -184,6 +189,7 @@ func runServe(ctx context.Context, env Env) error {
 	eventBytes := fs.Int64("event-log-bytes", 0, "bytes the stream event logs of recent runs hold in memory; past it the oldest finished runs' logs go; 64 MiB when 0, no bound when negative (TRELLIS_EVENT_LOG_BYTES)")
 	grace := fs.Duration("shutdown-grace", 0, "how long shutdown waits for running runs; 30s when 0 (TRELLIS_SHUTDOWN_GRACE)")
 	level := fs.String("log-level", envOr("LOG_LEVEL", "info"), "debug, info, warn or error (TRELLIS_LOG_LEVEL)")
+	logFormat := fs.String("log-format", envOr("LOG_FORMAT", ""), "text (readable lines) or json; text when the log goes to a terminal, json otherwise (TRELLIS_LOG_FORMAT)")
 	perTenant := fs.Int("max-runs-per-tenant", 0, "runs of one tenant executing at once across the replicas; no bound when 0 (TRELLIS_MAX_RUNS_PER_TENANT)")
 	runTimeout := fs.Duration("run-timeout", 0, "a run executing longer fails; none when 0 (TRELLIS_RUN_TIMEOUT)")
 	heartbeat := fs.Duration("heartbeat", 0, "how often a worker renews its run's lease; 5s when 0 (TRELLIS_HEARTBEAT)")
@@ -256,7 +262,10 @@ func runServe(ctx context.Context, env Env) error {
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return &UsageError{Msg: fmt.Sprintf("--log-level %q: use debug, info, warn or error", *level)}
 	}
-	logger := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: lvl}))
+	logger, err := newLogger(env.Stderr, *logFormat, lvl)
+	if err != nil {
+		return err
+	}
 
 	if *mapTiles != "" || *mapAttribution != "" {
 		m, ok := env.UI.(interface {
@@ -352,14 +361,10 @@ func runServe(ctx context.Context, env Env) error {
 	}
 	where := "SQLite in " + *dataDir
 	if *dbURL != "" {
-		where = "Postgres"
+		where = "Postgres (" + redactURL(*dbURL) + ")"
 	}
-	url := "http://" + ln.Addr().String()
-	if *dev {
-		fmt.Fprintf(env.Stdout, "trellis: serving on %s (dev mode: no authentication, listening on loopback only; %s)\n", url, where)
-	} else {
-		fmt.Fprintf(env.Stdout, "trellis: serving on %s (%s)\n", url, where)
-	}
+	fmt.Fprint(env.Stdout, startSummary(summary{URL: "http://" + ln.Addr().String(), Dev: *dev, Database: where,
+		Model: roles.Spec(model.RoleDefault), Fast: roles.Spec(model.RoleFast), Apps: s.Apps(), UI: env.UI != nil}))
 	return s.Serve(ctx, ln)
 }
 

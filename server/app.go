@@ -41,6 +41,9 @@ type App struct {
 	// references: see offline.Pack). When a role's model is the offline model, the app's
 	// AppDeps.Models hold it extended with Pack; real models are left as they are. May be nil.
 	Pack *offline.Pack
+	// Settings lists the app's own settings (AppDeps.Settings: its external APIs' base URLs and
+	// keys), which `trellis serve --help` shows. May be empty.
+	Settings []AppSetting
 }
 
 // AppDeps is what the server hands an application.

@@ -70,3 +70,19 @@ func AppSettingsFromEnv(apps []string, environ []string) (map[string]AppSettings
 	}
 	return out, nil
 }
+
+// AppSetting documents one of an application's settings, for `trellis serve --help` and its page
+// in docs/apps/.
+type AppSetting struct {
+	// Key is the settings key ("ebay_client_id"); the environment spells it
+	// TRELLIS_APP_<APP>_<KEY> in upper case.
+	Key string
+	// Doc says what it is and its default, in one line.
+	Doc string
+}
+
+// EnvName is the environment variable of the app's setting key: TRELLIS_APP_<APP>_<KEY>.
+func EnvName(app, key string) string {
+	up := func(s string) string { return strings.ToUpper(strings.ReplaceAll(s, "-", "_")) }
+	return "TRELLIS_APP_" + up(app) + "_" + up(key)
+}

@@ -78,3 +78,12 @@ func writeError(w http.ResponseWriter, err error) {
 	}
 	writeJSON(w, ae.Status, body)
 }
+
+// WriteJSON answers v as JSON with status, as the API's routes answer (no HTML escaping). An
+// application's routes use it through server/appkit.
+func WriteJSON(w http.ResponseWriter, status int, v any) { writeJSON(w, status, v) }
+
+// WriteError answers err in the API's one error shape, {"detail": ..., "hint": ...}: an
+// *APIError with its status, ErrNotFound 404, anything else 500. An application's routes use it
+// through server/appkit.
+func WriteError(w http.ResponseWriter, err error) { writeError(w, err) }

@@ -58,6 +58,10 @@ func AppWith(cfg Config) server.App {
 		Name:        "analyst",
 		Pack:        pack.Pack,
 		Description: "The strategic analyst: a research agent with memory, a company knowledge base and three review gates.",
+		Settings: []server.AppSetting{
+			{Key: "tavily_api_key", Doc: "the Tavily search API key; the offline web corpus when empty"},
+			{Key: "tavily_base_url", Doc: "the Tavily API's base URL (Tavily's own when empty)"},
+		},
 		Build: func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
 			cfg := cfg
 			if cfg.TavilyURL == "" && cfg.TavilyKey == "" {

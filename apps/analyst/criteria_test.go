@@ -10,7 +10,14 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/apps/analyst"
+	"github.com/trellis-go/trellis/server"
 )
+
+// danaKey authenticates dana, whose reports the routes then show (the routes act for the
+// authenticated caller only).
+const danaKey = "key-dana-0123456789ab"
+
+var danaAuth = serveOpts{keys: map[string]server.Principal{danaKey: {User: "dana", Tenant: "default"}}}
 
 // The specification's twelve success criteria, through the Agent Protocol on SQLite with the
 // offline model.
@@ -267,9 +274,9 @@ func TestDiscoveryGateRoutes(t *testing.T) {
 // format, ignore.
 func TestFinalGateRoutes(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Config{})
+	hs := served(t, analyst.Config{}, danaAuth)
 	toFinal := func() *session {
-		s := newSession(t, hs, "")
+		s := newSession(t, hs, danaKey)
 		s.ask(voltraQuestion, dana)
 		s.resume("accept", nil)
 		s.resume("accept", nil)
@@ -302,7 +309,7 @@ func TestFinalGateRoutes(t *testing.T) {
 		t.Fatalf("format %v: %.80s", s.values["report_format"], s.values["final_report"])
 	}
 	id := s.values["report_id"].(string)
-	rep := call(t, "", "GET", hs.URL+"/apps/analyst/api/v1/reports/"+id+"?user_id=dana", nil)
+	rep := call(t, danaKey, "GET", hs.URL+"/apps/analyst/api/v1/reports/"+id, nil)
 	if rep["format"] != "json" {
 		t.Errorf("stored format %v", rep["format"])
 	}
@@ -366,8 +373,8 @@ func orStr(v any, d string) string {
 // session's research finds them.
 func TestReportStoredAndFoundLater(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Config{})
-	s := newSession(t, hs, "")
+	hs := served(t, analyst.Config{}, danaAuth)
+	s := newSession(t, hs, danaKey)
 	s.ask(voltraQuestion, dana)
 	s.resume("accept", nil)
 	s.resume("accept", nil)
@@ -376,8 +383,8 @@ func TestReportStoredAndFoundLater(t *testing.T) {
 	if !strings.Contains(s.lastMessage(), id) {
 		t.Errorf("the user is not shown the ID: %q", s.lastMessage())
 	}
-	rep := call(t, "", "GET", hs.URL+"/apps/analyst/api/v1/reports/"+id+"?user_id=dana", nil)
-	if rep["user_id"] != "dev" && rep["user_id"] != "dana" {
+	rep := call(t, danaKey, "GET", hs.URL+"/apps/analyst/api/v1/reports/"+id, nil)
+	if rep["user_id"] != "dana" {
 		t.Errorf("user_id %v", rep["user_id"])
 	}
 	if rep["session_id"] != s.thread || rep["format"] != "markdown" || rep["project_name"] != "Tidewater" ||
@@ -386,18 +393,18 @@ func TestReportStoredAndFoundLater(t *testing.T) {
 		t.Fatalf("metadata: %v", rep)
 	}
 	// The PDF output of the report.
-	if code, raw := request(t, "", "GET", hs.URL+"/apps/analyst/api/v1/reports/"+id+"/pdf?user_id=dana", nil); code != 200 || !bytes.HasPrefix(raw, []byte("%PDF-")) ||
+	if code, raw := request(t, danaKey, "GET", hs.URL+"/apps/analyst/api/v1/reports/"+id+"/pdf", nil); code != 200 || !bytes.HasPrefix(raw, []byte("%PDF-")) ||
 		!bytes.Contains(raw, []byte("(Executive Summary)")) || !bytes.Contains(raw, []byte("%%EOF")) {
 		t.Errorf("report PDF: %d %.120q", code, raw)
 	}
-	if code, _ := request(t, "", "GET", hs.URL+"/apps/analyst/api/v1/reports/nope/pdf?user_id=dana", nil); code != 404 {
+	if code, _ := request(t, danaKey, "GET", hs.URL+"/apps/analyst/api/v1/reports/nope/pdf", nil); code != 404 {
 		t.Errorf("an unknown report's PDF: %d", code)
 	}
-	code, raw := request(t, "", "GET", hs.URL+"/apps/analyst/api/v1/search?document_type=report&q="+url.QueryEscape("Voltra Fleet leasing pilot threat"), nil)
+	code, raw := request(t, danaKey, "GET", hs.URL+"/apps/analyst/api/v1/search?document_type=report&q="+url.QueryEscape("Voltra Fleet leasing pilot threat"), nil)
 	if code != 200 || !strings.Contains(string(raw), id) {
 		t.Fatalf("report chunks not searchable: %s", raw)
 	}
-	s2 := newSession(t, hs, "")
+	s2 := newSession(t, hs, danaKey)
 	s2.ask("What did we conclude about Voltra and B2B leasing?", map[string]any{"user_id": "dana"})
 	if !strings.Contains(fmt.Sprint(s2.values["retrieved_context"]), "report/"+id) {
 		t.Fatalf("a new session does not retrieve the saved report: %v", s2.values["retrieved_context"])

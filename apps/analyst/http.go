@@ -1,15 +1,16 @@
 package analyst
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
 
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/appkit"
 )
 
-// Handler serves the analyst's routes under /apps/analyst, behind the API's authentication:
+// Handler serves the analyst's routes under /apps/analyst, behind the API's authentication
+// (the caller is the authenticated principal; there is no parameter to act as another user):
 //
 //	GET /api/v1/reports             the caller's saved reports, newest first
 //	GET /api/v1/reports/{id}        one of them, with its content and chunk count
@@ -20,36 +21,27 @@ import (
 func (a *Analyst) Handler(d server.AppDeps) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v1/reports", func(w http.ResponseWriter, r *http.Request) {
-		p := principal(r)
+		p, ok := appkit.Caller(w, r)
+		if !ok {
+			return
+		}
 		list, err := a.Reports(r.Context(), p.Tenant, p.User)
 		if err != nil {
-			httpError(w, http.StatusInternalServerError, err.Error())
+			appkit.Error(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, list)
+		appkit.JSON(w, http.StatusOK, list)
 	})
 	mux.HandleFunc("GET /api/v1/reports/{id}", func(w http.ResponseWriter, r *http.Request) {
-		p := principal(r)
-		rep, found, err := a.GetReport(r.Context(), p.Tenant, p.User, r.PathValue("id"))
-		if err != nil {
-			httpError(w, http.StatusInternalServerError, err.Error())
+		rep, ok := a.callersReport(w, r)
+		if !ok {
 			return
 		}
-		if !found {
-			httpError(w, http.StatusNotFound, "no report "+strconv.Quote(r.PathValue("id"))+" of yours")
-			return
-		}
-		writeJSON(w, http.StatusOK, rep)
+		appkit.JSON(w, http.StatusOK, rep)
 	})
 	mux.HandleFunc("GET /api/v1/reports/{id}/pdf", func(w http.ResponseWriter, r *http.Request) {
-		p := principal(r)
-		rep, found, err := a.GetReport(r.Context(), p.Tenant, p.User, r.PathValue("id"))
-		if err != nil {
-			httpError(w, http.StatusInternalServerError, err.Error())
-			return
-		}
-		if !found {
-			httpError(w, http.StatusNotFound, "no report "+strconv.Quote(r.PathValue("id"))+" of yours")
+		rep, ok := a.callersReport(w, r)
+		if !ok {
 			return
 		}
 		w.Header().Set("Content-Type", "application/pdf")
@@ -57,19 +49,13 @@ func (a *Analyst) Handler(d server.AppDeps) http.Handler {
 		_, _ = w.Write(ReportPDF(rep))
 	})
 	mux.HandleFunc("GET /api/v1/reports/{id}/docx", func(w http.ResponseWriter, r *http.Request) {
-		p := principal(r)
-		rep, found, err := a.GetReport(r.Context(), p.Tenant, p.User, r.PathValue("id"))
-		if err != nil {
-			httpError(w, http.StatusInternalServerError, err.Error())
-			return
-		}
-		if !found {
-			httpError(w, http.StatusNotFound, "no report "+strconv.Quote(r.PathValue("id"))+" of yours")
+		rep, ok := a.callersReport(w, r)
+		if !ok {
 			return
 		}
 		doc, err := ReportDOCX(rep)
 		if err != nil {
-			httpError(w, http.StatusInternalServerError, err.Error())
+			appkit.Error(w, err)
 			return
 		}
 		w.Header().Set("Content-Type", "application/vnd.openxmlformats-officedocument.wordprocessingml.document")
@@ -77,13 +63,16 @@ func (a *Analyst) Handler(d server.AppDeps) http.Handler {
 		_, _ = w.Write(doc)
 	})
 	mux.HandleFunc("GET /api/v1/search", func(w http.ResponseWriter, r *http.Request) {
-		p := principal(r)
+		p, ok := appkit.Caller(w, r)
+		if !ok {
+			return
+		}
 		q := r.URL.Query()
 		k := 5
 		if s := q.Get("top_k"); s != "" {
 			n, err := strconv.Atoi(s)
 			if err != nil || n < 1 || n > 50 {
-				httpError(w, http.StatusBadRequest, "top_k must be a number from 1 to 50")
+				appkit.Fail(w, http.StatusBadRequest, "top_k "+strconv.Quote(s)+" is not a number from 1 to 50", "send ?top_k= from 1 to 50, or leave it out for 5")
 				return
 			}
 			k = n
@@ -95,54 +84,53 @@ func (a *Analyst) Handler(d server.AppDeps) http.Handler {
 			}
 		}
 		if err := a.kb.EnsureCorpus(r.Context(), p.Tenant); err != nil {
-			httpError(w, http.StatusInternalServerError, err.Error())
+			appkit.Error(w, err)
 			return
 		}
 		res, err := a.kb.Search(r.Context(), p.Tenant, q.Get("q"), k, filter, 0)
 		if errors.Is(err, ErrBadArgs) {
-			httpError(w, http.StatusBadRequest, "q is required: send ?q=<what to search for>")
+			appkit.Fail(w, http.StatusBadRequest, "q is required", "send ?q=<what to search for>")
 			return
 		}
 		if err != nil {
-			httpError(w, http.StatusInternalServerError, err.Error())
+			appkit.Error(w, err)
 			return
 		}
 		if res == nil {
 			res = []Chunk{}
 		}
-		writeJSON(w, http.StatusOK, res)
+		appkit.JSON(w, http.StatusOK, res)
 	})
 	mux.HandleFunc("GET /api/v1/memory", func(w http.ResponseWriter, r *http.Request) {
-		p := principal(r)
-		mem, err := a.mem.LoadAll(r.Context(), p.User)
-		if err != nil {
-			httpError(w, http.StatusInternalServerError, err.Error())
+		p, ok := appkit.Caller(w, r)
+		if !ok {
 			return
 		}
-		writeJSON(w, http.StatusOK, mem)
+		mem, err := a.mem.LoadAll(r.Context(), p.User)
+		if err != nil {
+			appkit.Error(w, err)
+			return
+		}
+		appkit.JSON(w, http.StatusOK, mem)
 	})
-	var h http.Handler = mux
-	if d.Guard != nil {
-		h = d.Guard(h)
-	}
-	return h
+	return appkit.Guard(d)(mux)
 }
 
-// principal is the caller; in dev mode (the dev principal) ?user_id= picks the user, as the
-// graph's user_id input does.
-func principal(r *http.Request) server.Principal {
-	p, ok := server.PrincipalFrom(r.Context())
+// callersReport is the caller's report of the path's {id}, or false with the answer written
+// (401, 404 naming the ID, 500).
+func (a *Analyst) callersReport(w http.ResponseWriter, r *http.Request) (Report, bool) {
+	p, ok := appkit.Caller(w, r)
 	if !ok {
-		p = server.DevPrincipal
+		return Report{}, false
 	}
-	if u := r.URL.Query().Get("user_id"); u != "" && p.User == server.DevPrincipal.User {
-		p.User = u
+	rep, found, err := a.GetReport(r.Context(), p.Tenant, p.User, r.PathValue("id"))
+	if err != nil {
+		appkit.Error(w, err)
+		return rep, false
 	}
-	return p
-}
-
-func httpError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+	if !found {
+		appkit.Fail(w, http.StatusNotFound, "no report "+strconv.Quote(r.PathValue("id"))+" of yours", "GET /apps/analyst/api/v1/reports lists yours")
+		return rep, false
+	}
+	return rep, true
 }

@@ -44,6 +44,7 @@ func TestUsersAreIsolated(t *testing.T) {
 			if s := strings.ToLower(toJSONString(mem)); strings.Contains(s, "alice") || strings.Contains(s, "footnotes") || !strings.Contains(s, "bob stone") {
 				t.Fatalf("bob's memory: %s", s)
 			}
+			// ?user_id= is no parameter of the routes: bob sees his reports only.
 			if code, raw := request(t, "key-bob-0123456789ab", "GET", hs.URL+"/apps/analyst/api/v1/reports?user_id=alice", nil); code != 200 || strings.TrimSpace(string(raw)) != "[]" {
 				t.Fatalf("bob's list: %d %s", code, raw)
 			}

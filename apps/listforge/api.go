@@ -11,6 +11,7 @@ import (
 
 	"github.com/trellis-go/trellis/apps/listforge/store"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/appkit"
 )
 
 // API paths under the app's prefix (/apps/listforge).
@@ -23,10 +24,10 @@ const (
 func (a *app) routes() http.Handler {
 	mux := http.NewServeMux()
 	h := func(pattern string, fn func(w http.ResponseWriter, r *http.Request, p server.Principal)) {
-		mux.Handle(pattern, a.d.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.Handle(pattern, appkit.Guard(a.d)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			p, ok := server.PrincipalFrom(r.Context())
 			if !ok || p.Tenant == "" {
-				writeErr(w, http.StatusUnauthorized, "listforge: no organisation in the credentials", "send a token or API key of your organisation", "")
+				appkit.Fail(w, http.StatusUnauthorized, "listforge: no organisation in the credentials", "send a token or API key of your organisation")
 				return
 			}
 			if err := a.member(r.Context(), p); err != nil {
@@ -56,37 +57,22 @@ func (a *app) routes() http.Handler {
 	return mux
 }
 
-type apiError struct {
-	Error string `json:"error"`
-	Field string `json:"field,omitempty"`
-	Hint  string `json:"hint,omitempty"`
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-func writeErr(w http.ResponseWriter, code int, msg, hint, field string) {
-	writeJSON(w, code, apiError{Error: msg, Hint: hint, Field: field})
-}
-
-// fail answers an error: 400 naming the field, 404, 409, or 500.
+// fail answers an error in the API's shape (detail, hint): 400 naming the field, 404, 409, or
+// 500.
 func fail(w http.ResponseWriter, err error) {
 	var fe *store.FieldError
 	var ae *server.APIError
 	switch {
 	case errors.As(err, &fe):
-		writeErr(w, http.StatusBadRequest, err.Error(), "send "+fe.Field+" as "+fe.Hint, fe.Field)
+		appkit.Fail(w, http.StatusBadRequest, err.Error(), "send "+fe.Field+" as "+fe.Hint)
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrNotYours):
-		writeErr(w, http.StatusNotFound, err.Error(), "check the ID; only your organisation's records are visible", "")
+		appkit.Fail(w, http.StatusNotFound, err.Error(), "check the ID; only your organisation's records are visible")
 	case errors.Is(err, store.ErrAlreadyApplied):
-		writeErr(w, http.StatusConflict, err.Error(), "", "")
+		appkit.Fail(w, http.StatusConflict, err.Error(), "")
 	case errors.As(err, &ae):
-		writeErr(w, ae.Status, ae.Message, ae.Hint, "")
+		appkit.Error(w, ae)
 	default:
-		writeErr(w, http.StatusInternalServerError, "listforge: "+err.Error(), "", "")
+		appkit.Fail(w, http.StatusInternalServerError, "listforge: "+err.Error(), "")
 	}
 }
 
@@ -163,7 +149,7 @@ func (a *app) listItems(w http.ResponseWriter, r *http.Request, p server.Princip
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	appkit.JSON(w, http.StatusOK, out)
 }
 
 // itemInput is what POST /items takes.
@@ -192,7 +178,7 @@ func (a *app) createItem(w http.ResponseWriter, r *http.Request, p server.Princi
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, it)
+	appkit.JSON(w, http.StatusCreated, it)
 }
 
 func (a *app) getItem(w http.ResponseWriter, r *http.Request, p server.Principal) {
@@ -201,7 +187,7 @@ func (a *app) getItem(w http.ResponseWriter, r *http.Request, p server.Principal
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, it)
+	appkit.JSON(w, http.StatusOK, it)
 }
 
 // patchItem applies each field given as an audited single-field update; "reason" is recorded
@@ -237,7 +223,7 @@ func (a *app) patchItem(w http.ResponseWriter, r *http.Request, p server.Princip
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, it)
+	appkit.JSON(w, http.StatusOK, it)
 }
 
 func (a *app) deleteItem(w http.ResponseWriter, r *http.Request, p server.Principal) {
@@ -267,7 +253,7 @@ func (a *app) audit(w http.ResponseWriter, r *http.Request, p server.Principal) 
 	if out == nil {
 		out = []store.Audit{}
 	}
-	writeJSON(w, http.StatusOK, out)
+	appkit.JSON(w, http.StatusOK, out)
 }
 
 func (a *app) evidence(w http.ResponseWriter, r *http.Request, p server.Principal) {
@@ -280,7 +266,7 @@ func (a *app) evidence(w http.ResponseWriter, r *http.Request, p server.Principa
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, b)
+	appkit.JSON(w, http.StatusOK, b)
 }
 
 // startResearchInput is the specification's StartResearchDto.
@@ -300,7 +286,7 @@ func (a *app) startResearch(w http.ResponseWriter, r *http.Request, p server.Pri
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]string{"jobId": job.ID})
+	appkit.JSON(w, http.StatusAccepted, map[string]string{"jobId": job.ID})
 }
 
 func (a *app) latestResearch(w http.ResponseWriter, r *http.Request, p server.Principal) {
@@ -313,7 +299,7 @@ func (a *app) latestResearch(w http.ResponseWriter, r *http.Request, p server.Pr
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, res) // null when there is none yet
+	appkit.JSON(w, http.StatusOK, res) // null when there is none yet
 }
 
 func (a *app) researchHistory(w http.ResponseWriter, r *http.Request, p server.Principal) {
@@ -331,7 +317,7 @@ func (a *app) researchHistory(w http.ResponseWriter, r *http.Request, p server.P
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	appkit.JSON(w, http.StatusOK, out)
 }
 
 func (a *app) job(r *http.Request, p server.Principal, itemID, jobID string) (*store.ResearchRun, error) {
@@ -354,7 +340,7 @@ func (a *app) jobStatus(w http.ResponseWriter, r *http.Request, p server.Princip
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, job)
+	appkit.JSON(w, http.StatusOK, job)
 }
 
 func (a *app) createSession(w http.ResponseWriter, r *http.Request, p server.Principal) {
@@ -363,7 +349,7 @@ func (a *app) createSession(w http.ResponseWriter, r *http.Request, p server.Pri
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"sessionId": ss.ID, "session": ss})
+	appkit.JSON(w, http.StatusCreated, map[string]any{"sessionId": ss.ID, "session": ss})
 }
 
 func (a *app) sessionMessages(w http.ResponseWriter, r *http.Request, p server.Principal) {
@@ -385,5 +371,5 @@ func (a *app) sessionMessages(w http.ResponseWriter, r *http.Request, p server.P
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	appkit.JSON(w, http.StatusOK, out)
 }

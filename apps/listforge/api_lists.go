@@ -6,6 +6,7 @@ import (
 
 	"github.com/trellis-go/trellis/apps/listforge/store"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/appkit"
 )
 
 // Lists the web page needs to come back to an item: the caller's chat sessions and the item's
@@ -19,7 +20,7 @@ func (a *app) listSessions(w http.ResponseWriter, r *http.Request, p server.Prin
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": out})
+	appkit.JSON(w, http.StatusOK, map[string]any{"items": out})
 }
 
 // listJobs answers GET /items/{itemId}/research/jobs?limit=: {items} of the item's research
@@ -45,5 +46,5 @@ func (a *app) listJobs(w http.ResponseWriter, r *http.Request, p server.Principa
 			a.jobs.Follow(p, j.ID)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": out})
+	appkit.JSON(w, http.StatusOK, map[string]any{"items": out})
 }

@@ -1,6 +1,7 @@
 package listforge_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/trellis-go/trellis/appdb/appdbtest"
@@ -72,8 +73,8 @@ func listSessionsAndJobs(t *testing.T, e *env) {
 	if code := e.do(ana, "GET", base+"/research/jobs?limit=1", nil, &jobs); code != 200 || len(jobs.Items) != 1 {
 		t.Fatalf("limit=1: %d %d", code, len(jobs.Items))
 	}
-	var bad struct{ Error, Field, Hint string }
-	if code := e.do(ana, "GET", base+"/research/jobs?limit=0", nil, &bad); code != 400 || bad.Field != "limit" {
+	var bad struct{ Detail, Hint string }
+	if code := e.do(ana, "GET", base+"/research/jobs?limit=0", nil, &bad); code != 400 || !strings.Contains(bad.Detail, "field limit:") {
 		t.Fatalf("limit=0: %d %+v", code, bad)
 	}
 	if code := e.do(gil, "GET", base+"/research/jobs", nil, nil); code != 404 {

@@ -20,6 +20,7 @@ import (
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/appkit"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -116,15 +117,6 @@ func callerOf(ctx context.Context) (store.Who, server.Principal) {
 	return store.Who{Org: info.Tenant, User: info.User}, server.Principal{Tenant: info.Tenant, User: info.User, Permissions: info.Permissions}
 }
 
-func lastUserText(msgs []message.Message) string {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == message.RoleUser {
-			return msgs[i].Text()
-		}
-	}
-	return ""
-}
-
 // ChatTools are the chat's tools (the specification's §5.5), over the caller's organisation.
 type ChatTools struct{ a *app }
 
@@ -162,7 +154,7 @@ func (c *chatGraph) tools() ChatTools { return ChatTools{c.a} }
 func (c *chatGraph) loadContext(ctx context.Context, s ChatState) (ChatState, error) {
 	text := strings.TrimSpace(s.UserMessage)
 	if text == "" {
-		text = strings.TrimSpace(lastUserText(s.Messages))
+		text = strings.TrimSpace(appkit.LastUser(s.Messages))
 	}
 	out, err := c.loadValues(ctx, s)
 	if err != nil {
@@ -362,20 +354,10 @@ func (c *chatGraph) answerQuery(ctx context.Context, s ChatState) (ChatState, er
 	return ChatState{Response: text, Streamed: true, StreamID: emitText(ctx, "", text), Actions: actions}, nil
 }
 
-// emitText streams text on the messages stream, a few words a chunk, as message id (a new one
-// when empty), and returns the ID.
+// emitText streams text on the messages stream as message id (a new one when empty), and
+// returns the ID.
 func emitText(ctx context.Context, id, text string) string {
-	info, _ := graph.InfoFrom(ctx)
-	if id == "" {
-		id = message.NewID()
-	}
-	md := map[string]any{"node": info.Node, "provider": "listforge-rules"}
-	words := strings.SplitAfter(text, " ")
-	for i := 0; i < len(words); i += 4 {
-		chunk := strings.Join(words[i:min(i+4, len(words))], "")
-		graph.EmitMessage(ctx, graph.MessageChunk{Message: message.Message{ID: id, Role: message.RoleAssistant, Content: chunk}, Metadata: md})
-	}
-	return id
+	return appkit.EmitText(ctx, id, text, map[string]any{"provider": "listforge-rules"})
 }
 
 func money(x float64) string {

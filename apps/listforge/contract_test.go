@@ -98,14 +98,14 @@ func TestAPIContract(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		var out struct{ Error, Hint string }
+		var out struct{ Detail, Hint string }
 		_ = json.Unmarshal(body, &out)
-		if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(out.Error, "1 MiB") || !strings.Contains(out.Error, "1048576") {
+		if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(out.Detail, "1 MiB") || !strings.Contains(out.Detail, "1048576") {
 			t.Errorf("%s %s with %d bytes: %d %s", c.method, c.path, len(big), resp.StatusCode, body)
 		}
 	}
 	// Bad JSON under the limit is still 400 naming the body.
-	var bad struct{ Field string }
+	var bad struct{ Detail string }
 	req, _ := http.NewRequest("POST", e.url+"/apps/listforge/api/v1/items", strings.NewReader(`{"title": `))
 	req.Header.Set("x-api-key", key)
 	resp, err := http.DefaultClient.Do(req)
@@ -114,7 +114,7 @@ func TestAPIContract(t *testing.T) {
 	}
 	_ = json.NewDecoder(resp.Body).Decode(&bad)
 	resp.Body.Close()
-	if resp.StatusCode != 400 || bad.Field != "body" {
+	if resp.StatusCode != 400 || !strings.Contains(bad.Detail, "field body:") {
 		t.Fatalf("bad JSON: %d %+v", resp.StatusCode, bad)
 	}
 }

@@ -67,7 +67,17 @@ func AppWith(o Options) server.App {
 		Name:        AppName,
 		Pack:        pack.Pack,
 		Description: "Prices second-hand items: research jobs find comparable sales and recommend price bands; chat answers from the research.",
-		Build:       func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) { return build(ctx, d, o) },
+		Settings: []server.AppSetting{
+			{Key: "ebay_client_id", Doc: "the eBay API's client ID; with ebay_client_secret the real eBay, else the offline catalog"},
+			{Key: "ebay_client_secret", Doc: "the eBay API's client secret"},
+			{Key: "ebay_base_url", Doc: "the eBay Browse API's base URL (eBay's own when empty)"},
+			{Key: "ebay_token_url", Doc: "the eBay OAuth token URL (eBay's own when empty)"},
+			{Key: "ebay_marketplace", Doc: "the eBay marketplace (EBAY_US when empty)"},
+			{Key: "search_sold_limit", Doc: "sold comparables a search asks for (10)"},
+			{Key: "search_active_limit", Doc: "active comparables a search asks for (10)"},
+			{Key: "refine_sold_limit", Doc: "sold comparables a refining search asks for (10)"},
+		},
+		Build: func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) { return build(ctx, d, o) },
 	}
 }
 

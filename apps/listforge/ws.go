@@ -14,6 +14,7 @@ import (
 	"github.com/trellis-go/trellis/apps/listforge/research"
 	"github.com/trellis-go/trellis/apps/listforge/store"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/appkit"
 	"github.com/trellis-go/trellis/server/appstream"
 )
 
@@ -52,7 +53,7 @@ func newFrame(event string, data any) (Frame, error) {
 func (a *app) socket(serve func(c *conn, p server.Principal)) http.Handler {
 	return a.kit.Socket(func(w http.ResponseWriter, r *http.Request, p server.Principal) func(*appstream.Socket) error {
 		if p.Tenant == "" {
-			writeErr(w, http.StatusUnauthorized, "listforge: no organisation in the credentials", "send a token or API key of your organisation", "")
+			appkit.Fail(w, http.StatusUnauthorized, "listforge: no organisation in the credentials", "send a token or API key of your organisation")
 			return nil
 		}
 		if err := a.member(r.Context(), p); err != nil {

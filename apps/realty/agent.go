@@ -7,16 +7,18 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/trellis-go/trellis/agent/react"
+	"github.com/trellis-go/trellis/apps/realty/realtyapi"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/appkit"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -66,25 +68,13 @@ func sessionOfConfig(cfg map[string]any, threadID string) string {
 	return "default"
 }
 
-func lastUser(msgs []message.Message) (string, int) {
-	turns := 0
-	text := ""
-	for _, m := range msgs {
-		if m.Role == message.RoleUser {
-			turns++
-			text = m.Text()
-		}
-	}
-	return text, turns - 1
-}
-
 // buildContext is the agent's per-call context, in the specification's order: the identity
 // (AGENT.md), the instruction with the host's time zone, and the skills' system prompt; the
 // skill's preferences (L1); similar past results (L3); then the session's older exchanges (L2),
 // which the loop moves after the verbatim turns.
 func (a *Realty) buildContext(ctx context.Context, in react.PromptInput) ([]message.Message, error) {
 	tc := turnContext{Tenant: tenantOf(ctx), Session: sessionOfConfig(in.Config, in.ThreadID)}
-	query, turn := lastUser(in.State.Messages)
+	query, turn := appkit.LastUser(in.State.Messages), appkit.UserTurns(in.State.Messages)-1
 	tc.Turn = turn
 	var sys strings.Builder
 	if id := a.reg.Identity(); id != "" {
@@ -555,18 +545,6 @@ func (a *Realty) criteriaTool() (tool.Tool, error) {
 		})
 }
 
-var ordinals = []struct {
-	words []string
-	index int // from the start; negative from the end
-}{
-	{[]string{"first", "1st", "#1", "number 1", "number one"}, 0},
-	{[]string{"second", "2nd", "#2", "number 2", "number two"}, 1},
-	{[]string{"third", "3rd", "#3", "number 3", "number three"}, 2},
-	{[]string{"fourth", "4th", "#4", "number 4"}, 3},
-	{[]string{"fifth", "5th", "#5", "number 5"}, 4},
-	{[]string{"last one", "last listing", "the last"}, -1},
-}
-
 // pointedListing gives get_property_details the zpid it lacks from the listing the user points
 // at ("the first one", "the second", "the cheapest", "the biggest") in the turn's or the
 // conversation's last search results.
@@ -582,27 +560,17 @@ func pointedListing(ctx context.Context, args json.RawMessage) json.RawMessage {
 	if !ok {
 		return args
 	}
-	var items []struct {
-		ZPID  string   `json:"zpid"`
-		Price *float64 `json:"price"`
-		Sqft  *float64 `json:"sqft"`
-	}
+	// The words are the lexicon's (lexicon/en.json): the same resolution as the offline
+	// understanding's references, over the last search's listings.
+	var items []realtyapi.Listing
 	query := ""
 	for i := len(st.Messages) - 1; i >= 0; i-- {
 		m := st.Messages[i]
 		if query == "" && m.Role == message.RoleUser {
-			query = strings.ToLower(m.Text())
+			query = m.Text()
 		}
 		if items == nil && m.Role == message.RoleTool && m.Name == "search_properties" && !m.IsError {
-			raw, _ := json.Marshal(m.Metadata["structured"])
-			var d struct {
-				Items []struct {
-					ZPID  string   `json:"zpid"`
-					Price *float64 `json:"price"`
-					Sqft  *float64 `json:"sqft"`
-				} `json:"items"`
-			}
-			if json.Unmarshal(raw, &d) == nil && len(d.Items) > 0 {
+			if d := dataOf(m); d != nil && len(d.Items) > 0 {
 				items = d.Items
 			}
 		}
@@ -610,52 +578,14 @@ func pointedListing(ctx context.Context, args json.RawMessage) json.RawMessage {
 	if len(items) == 0 || query == "" {
 		return args
 	}
-	pick := -1
-	better := func(key func(i int) float64, less bool) int {
-		best := 0
-		for i := range items {
-			if less && key(i) < key(best) || !less && key(i) > key(best) {
-				best = i
-			}
-		}
-		return best
-	}
-	val := func(p *float64) float64 {
-		if p == nil {
-			return 0
-		}
-		return *p
-	}
-	switch {
-	case strings.Contains(query, "cheapest") || strings.Contains(query, "least expensive"):
-		pick = better(func(i int) float64 { return val(items[i].Price) }, true)
-	case strings.Contains(query, "most expensive"):
-		pick = better(func(i int) float64 { return val(items[i].Price) }, false)
-	case strings.Contains(query, "biggest") || strings.Contains(query, "largest"):
-		pick = better(func(i int) float64 { return val(items[i].Sqft) }, false)
-	default:
-		for _, o := range ordinals {
-			for _, w := range o.words {
-				if strings.Contains(query, w) {
-					pick = o.index
-					if pick < 0 {
-						pick = len(items) + pick
-					}
-					break
-				}
-			}
-			if pick >= 0 {
-				break
-			}
-		}
-	}
-	if pick < 0 || pick >= len(items) {
+	refs := references(query, shown{listings: items})
+	if len(refs) == 0 {
 		return args
 	}
 	if v == nil {
 		v = map[string]any{}
 	}
-	v["zpid"] = items[pick].ZPID
+	v["zpid"] = refs[0].ZPID
 	out, err := json.Marshal(v)
 	if err != nil {
 		return args
@@ -709,8 +639,7 @@ func lastUserText(ctx context.Context) string {
 	if !ok {
 		return ""
 	}
-	t, _ := lastUser(st.Messages)
-	return strings.ToLower(t)
+	return strings.ToLower(appkit.LastUser(st.Messages))
 }
 
 // floorWords reports words that make an amount a minimum ("over $300k", "at least").

@@ -19,6 +19,7 @@ import (
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/appkit"
 	"github.com/trellis-go/trellis/server/appstream"
 )
 
@@ -63,6 +64,7 @@ var sessionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 type apiError struct {
 	code       int
 	msg        string
+	hint       string
 	retryAfter int // seconds, for Retry-After; 0 sends none
 }
 
@@ -70,12 +72,6 @@ func (e *apiError) Error() string { return e.msg }
 
 func badRequest(format string, args ...any) error {
 	return &apiError{code: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 func (a *Realty) fail(w http.ResponseWriter, err error) {
@@ -86,14 +82,17 @@ func (a *Realty) fail(w http.ResponseWriter, err error) {
 		if ae.retryAfter > 0 {
 			w.Header().Set("Retry-After", fmt.Sprint(ae.retryAfter))
 		}
-		writeJSON(w, ae.code, map[string]string{"error": ae.msg})
+		appkit.Fail(w, ae.code, ae.msg, ae.hint)
 	case errors.As(err, &se) && se.Status < 500:
-		writeJSON(w, se.Status, map[string]string{"error": se.Message})
+		if se.Status == http.StatusUnauthorized {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="trellis"`)
+		}
+		appkit.Error(w, se)
 	case errors.Is(err, ErrNoSession):
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such session; GET /apps/realty/sessions lists yours"})
+		appkit.Fail(w, http.StatusNotFound, "no such session", "GET /apps/realty/sessions lists yours")
 	default:
 		a.log.Warn("realty: request failed", "err", err)
-		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": a.san.Sanitize(err.Error())})
+		appkit.Fail(w, http.StatusInternalServerError, a.san.Sanitize(err.Error()), "")
 	}
 }
 
@@ -101,16 +100,11 @@ func (a *Realty) fail(w http.ResponseWriter, err error) {
 func (a *Realty) Handler(d server.AppDeps) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /chat", a.chat)
-	mux.HandleFunc("POST /chat/stream", a.chatStream)
-	mux.HandleFunc("GET /skills", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, a.reg.Names()) })
+	mux.HandleFunc("GET /skills", func(w http.ResponseWriter, r *http.Request) { appkit.JSON(w, 200, a.reg.Names()) })
 	mux.HandleFunc("GET /sessions", a.listSessions)
 	mux.HandleFunc("GET /sessions/{id}", a.getSession)
 	mux.HandleFunc("DELETE /sessions/{id}", a.deleteSession)
 	mux.HandleFunc("GET /sessions/{id}/title", a.title)
-	var h http.Handler = mux
-	if d.Guard != nil {
-		h = d.Guard(mux)
-	}
 	root := http.NewServeMux()
 	// The offline photos are public, as photo URLs are.
 	root.HandleFunc("GET /photos/{file}", func(w http.ResponseWriter, r *http.Request) {
@@ -123,20 +117,10 @@ func (a *Realty) Handler(d server.AppDeps) http.Handler {
 		w.Header().Set("Cache-Control", "public, max-age=86400")
 		_, _ = w.Write(realtyapi.PhotoSVG(zpid))
 	})
-	if d.Guard != nil {
-		// The stream is the appstream kit's, which guards it itself.
-		root.Handle("POST /chat/stream", appstream.New(d, nil).EventStream(a.openChatStream))
-	}
-	root.Handle("/", h)
-	a.openStream = d.OpenStream
+	// The stream is the appstream kit's, which guards it itself.
+	root.Handle("POST /chat/stream", appstream.New(d, nil).EventStream(a.openChatStream))
+	root.Handle("/", appkit.Guard(d)(mux))
 	return root
-}
-
-func principal(r *http.Request) server.Principal {
-	if p, ok := server.PrincipalFrom(r.Context()); ok {
-		return p
-	}
-	return server.DevPrincipal
 }
 
 func readChat(r *http.Request) (ChatRequest, error) {
@@ -380,7 +364,11 @@ func (a *Realty) chat(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, err)
 		return
 	}
-	p := principal(r)
+	p, err := appkit.Principal(r)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
 	run, err := a.start(r.Context(), p, c)
 	if err != nil {
 		a.fail(w, err)
@@ -391,47 +379,13 @@ func (a *Realty) chat(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, err)
 		return
 	}
-	writeJSON(w, 200, ChatResponse{SessionID: c.SessionID, Message: o.message, Data: o.data, Hints: a.hints(r.Context(), o.msgs)})
-}
-
-// chatStream serves POST /chat/stream without the appstream kit (a server without a guard):
-// the stream slot is taken here and the events written by hand.
-func (a *Realty) chatStream(w http.ResponseWriter, r *http.Request) {
-	p := principal(r)
-	if a.openStream != nil {
-		done, err := a.openStream(p.Tenant)
-		if err != nil {
-			w.Header().Set("Retry-After", "5")
-			writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": err.Error()})
-			return
-		}
-		defer done()
-	}
-	stream := a.startStream(w, r, p)
-	if stream == nil {
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	stream(func(e Event) bool {
-		b, _ := json.Marshal(e)
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Type, b); err != nil {
-			return false
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		return true
-	})
+	appkit.JSON(w, 200, ChatResponse{SessionID: c.SessionID, Message: o.message, Data: o.data, Hints: a.hints(r.Context(), o.msgs)})
 }
 
 // openChatStream is POST /chat/stream on the appstream kit, which admitted the request (the
 // API's credentials, the Origin, the tenant's rate and open streams) and keeps the stream
 // (heartbeats, write deadlines): each Event is an SSE event named by its type, the Event as its
-// data, as chatStream writes them.
+// data.
 func (a *Realty) openChatStream(w http.ResponseWriter, r *http.Request, p server.Principal) func(*appstream.Stream) error {
 	stream := a.startStream(w, r, p)
 	if stream == nil {
@@ -514,7 +468,12 @@ func (a *Realty) startStream(w http.ResponseWriter, r *http.Request, p server.Pr
 }
 
 func (a *Realty) listSessions(w http.ResponseWriter, r *http.Request) {
-	ss, err := a.mem.Sessions(r.Context(), principal(r).Tenant)
+	p, err := appkit.Principal(r)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	ss, err := a.mem.Sessions(r.Context(), p.Tenant)
 	if err != nil {
 		a.fail(w, err)
 		return
@@ -523,14 +482,14 @@ func (a *Realty) listSessions(w http.ResponseWriter, r *http.Request) {
 		if ss == nil {
 			ss = []Session{}
 		}
-		writeJSON(w, 200, ss)
+		appkit.JSON(w, 200, ss)
 		return
 	}
 	ids := make([]string, len(ss))
 	for i, s := range ss {
 		ids[i] = s.ID
 	}
-	writeJSON(w, 200, ids)
+	appkit.JSON(w, 200, ids)
 }
 
 // WireMessage is a message of GET /sessions/{id}.
@@ -548,7 +507,10 @@ func (a *Realty) sessionParam(r *http.Request) (string, server.Principal, error)
 	if !sessionRE.MatchString(id) {
 		return "", server.Principal{}, badRequest("the session ID in the path must be 1 to 64 letters, digits, - or _")
 	}
-	p := principal(r)
+	p, err := appkit.Principal(r)
+	if err != nil {
+		return "", p, err
+	}
 	if _, err := a.mem.Session(r.Context(), p.Tenant, id); err != nil {
 		return "", p, err
 	}
@@ -573,7 +535,7 @@ func (a *Realty) getSession(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, WireMessage{Role: string(m.Role), Content: m.Text(), ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name, Data: dataOf(m)})
 	}
-	writeJSON(w, 200, out)
+	appkit.JSON(w, 200, out)
 }
 
 func (a *Realty) deleteSession(w http.ResponseWriter, r *http.Request) {
@@ -633,8 +595,8 @@ func (a *Realty) title(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if s.Title == "" {
-		writeJSON(w, 200, map[string]any{"session_id": id, "title": nil})
+		appkit.JSON(w, 200, map[string]any{"session_id": id, "title": nil})
 		return
 	}
-	writeJSON(w, 200, map[string]any{"session_id": id, "title": s.Title})
+	appkit.JSON(w, 200, map[string]any{"session_id": id, "title": s.Title})
 }

@@ -201,7 +201,7 @@ func TestModelOutage(t *testing.T) {
 		_ = json.NewDecoder(resp.Body).Decode(&body)
 		resp.Body.Close()
 		took := time.Since(start)
-		if resp.StatusCode != c.code || resp.Header.Get("Retry-After") != "4" || !strings.Contains(body["error"], "model is unavailable") {
+		if resp.StatusCode != c.code || resp.Header.Get("Retry-After") != "4" || !strings.Contains(body["detail"], "model is unavailable") {
 			t.Errorf("%s: POST /chat %d Retry-After %q %v, want %d with Retry-After 4", c.mode, resp.StatusCode, resp.Header.Get("Retry-After"), body, c.code)
 		}
 		if took > 6*time.Second {

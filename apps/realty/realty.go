@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,9 +58,10 @@ type Options struct {
 	// SkillsDir holds skills/*/SKILL.md; empty means the built-in skills, written to
 	// <data dir>/realty/skills at start.
 	SkillsDir string
-	// RealtyAPIKey and RealtyAPIBase point the property worker at the real RealtyAPI. An empty
-	// key means the offline listings, unless the property skill's own env file sets
-	// REALTY_API_KEY.
+	// RealtyAPIKey and RealtyAPIBase point the property worker at the real RealtyAPI; empty
+	// fields take the app's settings realty_api_key and realty_api_base
+	// (TRELLIS_APP_REALTY_REALTY_API_KEY, --app-config). An empty key means the offline
+	// listings, unless the property skill's own env file sets REALTY_API_KEY.
 	RealtyAPIKey, RealtyAPIBase string
 	// Runtime runs the workers; nil means subprocesses of this executable.
 	Runtime worker.Runtime
@@ -94,13 +96,12 @@ type Realty struct {
 	saver interface {
 		DeleteThreads(ctx context.Context, threadIDs []string) error
 	}
-	log        *slog.Logger
-	tz         string
-	loc        *time.Location
-	clock      func() time.Time
-	close      []func() error
-	openStream func(tenant string) (func(), error)
-	outages    sync.Map // thread ID → *model.UnavailableError of its latest run
+	log     *slog.Logger
+	tz      string
+	loc     *time.Location
+	clock   func() time.Time
+	close   []func() error
+	outages sync.Map // thread ID → *model.UnavailableError of its latest run
 }
 
 // App returns the app: the offline demo data unless the property skill's env file has a key.
@@ -112,6 +113,10 @@ func AppWith(o Options) server.App {
 		Name:        Name,
 		Pack:        pack.Pack,
 		Description: "Realty: a property search agent whose skills run in isolated tool workers, with layered memory.",
+		Settings: []server.AppSetting{
+			{Key: SettingAPIKey, Doc: "the RealtyAPI key; the offline listings when empty"},
+			{Key: SettingAPIBase, Doc: "the RealtyAPI's base URL (its own when empty)"},
+		},
 		Build: func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
 			a, err := Build(ctx, d, o)
 			if err != nil {
@@ -126,11 +131,38 @@ func AppWith(o Options) server.App {
 	}
 }
 
+// The app's settings (server.AppSettings keys): TRELLIS_APP_REALTY_<KEY> or --app-config.
+const (
+	// SettingAPIKey is the RealtyAPI key; without one the app serves its offline listings.
+	SettingAPIKey = "realty_api_key"
+	// SettingAPIBase is the RealtyAPI's base URL (the worker's default when empty).
+	SettingAPIBase = "realty_api_base"
+)
+
+// withSettings fills the options the caller left empty from the app's settings.
+func withSettings(o Options, s server.AppSettings) (Options, error) {
+	if o.RealtyAPIKey == "" {
+		o.RealtyAPIKey = strings.TrimSpace(s.Get(SettingAPIKey))
+	}
+	if o.RealtyAPIBase == "" {
+		o.RealtyAPIBase = strings.TrimRight(strings.TrimSpace(s.Get(SettingAPIBase)), "/")
+	}
+	if o.RealtyAPIBase != "" {
+		if u, err := url.Parse(o.RealtyAPIBase); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return o, fmt.Errorf("realty: setting %s %q is not an http(s) URL: give the RealtyAPI's base URL, e.g. https://realty-api.example.com (TRELLIS_APP_REALTY_REALTY_API_BASE)", SettingAPIBase, o.RealtyAPIBase)
+		}
+	}
+	return o, nil
+}
+
 // Build starts the app: the skills' workers, the offline API when no key is set, and the graph.
 func Build(ctx context.Context, d server.AppDeps, o Options) (a *Realty, err error) {
 	log := d.Logger
 	if log == nil {
 		log = slog.Default()
+	}
+	if o, err = withSettings(o, d.Settings); err != nil {
+		return nil, err
 	}
 	a = &Realty{log: log, runs: d.Runs, clock: o.Clock, loc: o.TimeZone}
 	defer func() {
@@ -208,7 +240,7 @@ func Build(ctx context.Context, d server.AppDeps, o Options) (a *Realty, err err
 	}
 	// One sanitizer for every path out of a worker: tool results, the memory's rows, model
 	// requests, events, errors and the app's log lines (the pool's included).
-	a.san = sanitize.New(append(secrets, sanitize.SecretsFromEnv(os.Getenv)...)...)
+	a.san = sanitize.New(append(secrets, sanitize.ProcessSecrets()...)...)
 	a.log = slog.New(&redactingHandler{inner: log.Handler(), san: a.san})
 	rt := o.Runtime
 	if rt == nil {

@@ -167,10 +167,10 @@ func TestOfflineFlow(t *testing.T) {
 
 	// Bad input is a 400 naming the field.
 	var e map[string]string
-	if code := post(t, base+"/chat", `{"message": "  "}`, &e); code != 400 || !strings.Contains(e["error"], `"message"`) {
+	if code := post(t, base+"/chat", `{"message": "  "}`, &e); code != 400 || !strings.Contains(e["detail"], `"message"`) {
 		t.Errorf("empty message: %d %v", code, e)
 	}
-	if code := post(t, base+"/chat", `{"message": "hi", "session_id": "../x"}`, &e); code != 400 || !strings.Contains(e["error"], `"session_id"`) {
+	if code := post(t, base+"/chat", `{"message": "hi", "session_id": "../x"}`, &e); code != 400 || !strings.Contains(e["detail"], `"session_id"`) {
 		t.Errorf("bad session: %d %v", code, e)
 	}
 	if code := get(t, base+"/sessions/nope", nil); code != 404 {

@@ -173,9 +173,12 @@ func (c *replClient) turn(ctx context.Context, session, text string) error {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
-		var e struct{ Error string }
-		if json.Unmarshal(b, &e) == nil && e.Error != "" {
-			return errors.New(e.Error)
+		var e struct{ Detail, Hint string } // the API's error shape
+		if json.Unmarshal(b, &e) == nil && e.Detail != "" {
+			if e.Hint != "" {
+				return fmt.Errorf("%s (%s)", e.Detail, e.Hint)
+			}
+			return errors.New(e.Detail)
 		}
 		return fmt.Errorf("the server answered %d", resp.StatusCode)
 	}

@@ -1,7 +1,6 @@
 package rehab
 
 import (
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -14,21 +13,24 @@ import (
 	"github.com/trellis-go/trellis/apps/rehab/orchestrator"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/appkit"
+	"github.com/trellis-go/trellis/server/appstream"
 )
 
 // API serves the app's routes.
 type API struct {
 	Parts
-	Runs       *server.Runs
-	OpenStream func(tenant string) (func(), error)
+	Runs *server.Runs
 	// Logger records the internal errors the user is spared (may be nil).
 	Logger *slog.Logger
 }
 
-// Routes are the app's HTTP routes (under /apps/rehab).
-func (a *API) Routes() http.Handler {
+// Routes are the app's HTTP routes (under /apps/rehab), behind the API's authentication: the
+// chat's SSE stream is the appstream kit's, which guards it itself (the API's credentials, the
+// Origin, the tenant's rate and open streams, heartbeats, write deadlines); d.Guard guards the
+// rest.
+func (a *API) Routes(d server.AppDeps) http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+ChatPath, a.chat)
 	mux.HandleFunc("GET /api/v1/profile", a.profile)
 	mux.HandleFunc("GET /api/v1/portfolio", a.portfolio)
 	mux.HandleFunc("GET /api/v1/portfolio/compare", a.compare)
@@ -38,50 +40,33 @@ func (a *API) Routes() http.Handler {
 	mux.HandleFunc("GET /api/v1/conversations/{id}/state", a.state)
 	mux.HandleFunc("GET /api/v1/properties/{id}/analysis", a.analysis)
 	mux.HandleFunc("GET /api/v1/properties/{id}/report.pdf", a.report)
-	mux.HandleFunc("GET /api/v1/listings", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, listing.DemoList()) })
-	return mux
+	mux.HandleFunc("GET /api/v1/listings", func(w http.ResponseWriter, r *http.Request) { appkit.JSON(w, http.StatusOK, listing.DemoList()) })
+	root := http.NewServeMux()
+	root.Handle("POST "+ChatPath, appstream.New(d, nil).EventStream(a.openChat))
+	root.Handle("/", appkit.Guard(d)(mux))
+	return root
 }
 
-// who is the caller: the principal the Guard put in the request.
-func who(r *http.Request) (server.Principal, data.Who, error) {
-	p, ok := server.PrincipalFrom(r.Context())
-	if !ok || p.User == "" || p.Tenant == "" {
-		return p, data.Who{}, errors.New("rehab: no authenticated user; send a bearer token")
-	}
-	return p, data.Who{Tenant: p.Tenant, User: p.User}, nil
-}
-
-// APIError is the JSON of an error answer.
-type APIError struct {
-	Error string `json:"error"`
-	Field string `json:"field,omitempty"`
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-func writeErr(w http.ResponseWriter, err error) {
-	code := http.StatusInternalServerError
+// fail answers an error in the API's shape: data.ErrNotFound 404, anything else as
+// appkit.Error does.
+func fail(w http.ResponseWriter, err error) {
 	if errors.Is(err, data.ErrNotFound) {
-		code = http.StatusNotFound
+		appkit.Fail(w, http.StatusNotFound, err.Error(), "")
+		return
 	}
-	writeJSON(w, code, APIError{Error: err.Error()})
+	appkit.Error(w, err)
 }
 
+// badField answers 400 naming the field that was wrong.
 func badField(w http.ResponseWriter, field, problem string) {
-	writeJSON(w, http.StatusBadRequest, APIError{Error: "rehab: " + field + ": " + problem, Field: field})
+	appkit.Fail(w, http.StatusBadRequest, "rehab: field "+strconv.Quote(field)+": "+problem, `send {"message": "...", "conversation_id": "optional"} to the chat; see docs/apps/rehab.md for the other routes`)
 }
 
+// caller is the request's principal (the server's guard put it there) and its user, or a 401
+// answered.
 func (a *API) caller(w http.ResponseWriter, r *http.Request) (server.Principal, data.Who, bool) {
-	p, u, err := who(r)
-	if err != nil {
-		writeJSON(w, http.StatusUnauthorized, APIError{Error: err.Error()})
-		return p, u, false
-	}
-	return p, u, true
+	p, ok := appkit.Caller(w, r)
+	return p, data.Who{Tenant: p.Tenant, User: p.User}, ok
 }
 
 // ProfileView is GET /api/v1/profile.
@@ -102,10 +87,10 @@ func (a *API) profile(w http.ResponseWriter, r *http.Request) {
 	}
 	p, err := a.Data.Profile(r.Context(), u)
 	if err != nil {
-		writeErr(w, err)
+		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ProfileView{Name: p.Name, Location: p.Location, Summary: kb.MasterSummary(p), Sections: p.Sections,
+	appkit.JSON(w, http.StatusOK, ProfileView{Name: p.Name, Location: p.Location, Summary: kb.MasterSummary(p), Sections: p.Sections,
 		Summaries: p.Summaries, Memory: p.Memory, Exists: p.Exists})
 }
 
@@ -125,13 +110,13 @@ func (a *API) portfolio(w http.ResponseWriter, r *http.Request) {
 	}
 	items, err := a.Data.Portfolio(r.Context(), u, archived)
 	if err != nil {
-		writeErr(w, err)
+		fail(w, err)
 		return
 	}
 	if items == nil {
 		items = []data.PortfolioItem{}
 	}
-	writeJSON(w, http.StatusOK, items)
+	appkit.JSON(w, http.StatusOK, items)
 }
 
 func (a *API) compare(w http.ResponseWriter, r *http.Request) {
@@ -148,12 +133,12 @@ func (a *API) compare(w http.ResponseWriter, r *http.Request) {
 	for _, id := range ids {
 		it, err := a.Data.Item(r.Context(), u, strings.TrimSpace(id))
 		if err != nil {
-			writeErr(w, err)
+			fail(w, err)
 			return
 		}
 		items = append(items, *it)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items, "table": orchestrator.CompareTable(items)})
+	appkit.JSON(w, http.StatusOK, map[string]any{"items": items, "table": orchestrator.CompareTable(items)})
 }
 
 func limitParam(w http.ResponseWriter, r *http.Request, def int) (int, bool) {
@@ -180,13 +165,13 @@ func (a *API) actions(w http.ResponseWriter, r *http.Request) {
 	}
 	acts, err := a.Data.Actions(r.Context(), u, n)
 	if err != nil {
-		writeErr(w, err)
+		fail(w, err)
 		return
 	}
 	if acts == nil {
 		acts = []data.Action{}
 	}
-	writeJSON(w, http.StatusOK, acts)
+	appkit.JSON(w, http.StatusOK, acts)
 }
 
 func (a *API) conversations(w http.ResponseWriter, r *http.Request) {
@@ -200,13 +185,13 @@ func (a *API) conversations(w http.ResponseWriter, r *http.Request) {
 	}
 	cs, err := a.Data.Conversations(r.Context(), u, n)
 	if err != nil {
-		writeErr(w, err)
+		fail(w, err)
 		return
 	}
 	if cs == nil {
 		cs = []data.Conversation{}
 	}
-	writeJSON(w, http.StatusOK, cs)
+	appkit.JSON(w, http.StatusOK, cs)
 }
 
 func (a *API) messages(w http.ResponseWriter, r *http.Request) {
@@ -216,18 +201,18 @@ func (a *API) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	if _, err := a.Data.Conversation(r.Context(), u, id); err != nil {
-		writeErr(w, err)
+		fail(w, err)
 		return
 	}
 	ms, err := a.Data.Messages(r.Context(), u, id)
 	if err != nil {
-		writeErr(w, err)
+		fail(w, err)
 		return
 	}
 	if ms == nil {
 		ms = []data.Message{}
 	}
-	writeJSON(w, http.StatusOK, ms)
+	appkit.JSON(w, http.StatusOK, ms)
 }
 
 // StateView is GET /api/v1/conversations/{id}/state: what the UI's todo list and focus show.
@@ -257,7 +242,7 @@ func (a *API) state(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	if _, err := a.Data.Conversation(r.Context(), u, id); err != nil {
-		writeErr(w, err)
+		fail(w, err)
 		return
 	}
 	view := StateView{ConversationID: id, Todos: []kb.Todo{}}
@@ -276,7 +261,7 @@ func (a *API) state(w http.ResponseWriter, r *http.Request) {
 			view.Pending = &Interrupt{ID: in.ID, Value: in.Value}
 		}
 	}
-	writeJSON(w, http.StatusOK, view)
+	appkit.JSON(w, http.StatusOK, view)
 }
 
 func (a *API) analysis(w http.ResponseWriter, r *http.Request) {
@@ -286,18 +271,18 @@ func (a *API) analysis(w http.ResponseWriter, r *http.Request) {
 	}
 	it, err := a.Data.Item(r.Context(), u, r.PathValue("id"))
 	if err != nil {
-		writeErr(w, err)
+		fail(w, err)
 		return
 	}
 	an, err := a.Data.LatestAnalysis(r.Context(), u, it.PropertyID, "renovation")
 	if err != nil {
-		writeErr(w, err)
+		fail(w, err)
 		return
 	}
 	rooms, err := a.Data.RoomFeatures(r.Context(), u, it.PropertyID)
 	if err != nil {
-		writeErr(w, err)
+		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"item": it, "analysis": an, "rooms": rooms})
+	appkit.JSON(w, http.StatusOK, map[string]any{"item": it, "analysis": an, "rooms": rooms})
 }

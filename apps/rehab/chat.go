@@ -14,6 +14,7 @@ import (
 	"github.com/trellis-go/trellis/apps/rehab/orchestrator"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/appkit"
 	"github.com/trellis-go/trellis/server/appstream"
 )
 
@@ -47,41 +48,10 @@ const MaxMessageBytes = 8000
 // ChatPath is the chat's SSE route (under /apps/rehab).
 const ChatPath = "/api/v1/chat"
 
-// chat serves the chat without the appstream kit (an API whose routes are guarded as a whole):
-// the stream slot is taken here, and the events written by hand.
-func (a *API) chat(w http.ResponseWriter, r *http.Request) {
-	p, _, ok := a.caller(w, r)
-	if !ok {
-		return
-	}
-	serve := a.prepareChat(w, r, p)
-	if serve == nil {
-		return
-	}
-	if a.OpenStream != nil {
-		done, err := a.OpenStream(p.Tenant)
-		if err != nil {
-			w.Header().Set("Retry-After", "5")
-			writeJSON(w, http.StatusTooManyRequests, APIError{Error: err.Error()})
-			return
-		}
-		defer done()
-	}
-	s := newSSE(w)
-	if s == nil {
-		writeJSON(w, http.StatusInternalServerError, APIError{Error: "rehab: streaming is not supported by this connection"})
-		return
-	}
-	_ = serve(s.send)
-}
-
 // openChat is the chat on the appstream kit: the request was admitted (credentials, Origin, the
 // tenant's rate and open streams); the body is checked before the stream starts, and each
 // Event is an SSE event named by its type, the Event as its data, as chat writes them.
 func (a *API) openChat(w http.ResponseWriter, r *http.Request, p server.Principal) func(*appstream.Stream) error {
-	if _, _, ok := a.caller(w, r); !ok {
-		return nil
-	}
 	serve := a.prepareChat(w, r, p)
 	if serve == nil {
 		return nil
@@ -107,7 +77,7 @@ func (a *API) prepareChat(w http.ResponseWriter, r *http.Request, p server.Princ
 			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 			badField(w, f, `unknown field; send {"message": "...", "conversation_id": "optional"}`)
 		default:
-			writeJSON(w, http.StatusBadRequest, APIError{Error: `rehab: the body is not JSON (` + err.Error() + `); send {"message": "..."}`})
+			appkit.Fail(w, http.StatusBadRequest, "rehab: the body is not JSON ("+err.Error()+")", `send {"message": "...", "conversation_id": "optional"}`)
 		}
 		return nil
 	}
@@ -124,10 +94,10 @@ func (a *API) prepareChat(w http.ResponseWriter, r *http.Request, p server.Princ
 	sess, err := a.Orchestrator.OpenSession(ctx, a.Env, u, req.ConversationID)
 	if err != nil {
 		if errors.Is(err, data.ErrNotFound) {
-			writeJSON(w, http.StatusNotFound, APIError{Error: err.Error() + "; leave conversation_id out to start one", Field: "conversation_id"})
+			appkit.Fail(w, http.StatusNotFound, "rehab: field \"conversation_id\": "+err.Error(), "leave conversation_id out to start a conversation")
 			return nil
 		}
-		writeErr(w, err)
+		fail(w, err)
 		return nil
 	}
 	conv := sess.Conversation.ID
@@ -300,38 +270,4 @@ func toolCallsOf(raw json.RawMessage) []callView {
 		}
 	}
 	return out
-}
-
-// sse writes Server-Sent Events.
-type sse struct {
-	w  http.ResponseWriter
-	f  http.Flusher
-	id int
-}
-
-func newSSE(w http.ResponseWriter) *sse {
-	f, ok := w.(http.Flusher)
-	if !ok {
-		return nil
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	f.Flush()
-	return &sse{w: w, f: f}
-}
-
-func (s *sse) send(e Event) error {
-	b, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
-	s.id++
-	if _, err := fmt.Fprintf(s.w, "id: %d\nevent: %s\ndata: %s\n\n", s.id, e.Type, b); err != nil {
-		return err
-	}
-	s.f.Flush()
-	return nil
 }

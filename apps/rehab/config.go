@@ -2,7 +2,6 @@ package rehab
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,10 +59,12 @@ type Resolved struct {
 
 // ReadSettings reads and validates the app's settings over base (set fields of base are kept
 // unless a setting overrides them). An unknown ORCHESTRATOR__ key is an error, so a misspelt
-// key does not go unnoticed. getenv supplies the models' API keys (os.Getenv when nil).
+// key does not go unnoticed. getenv supplies the models' API keys; nil means the app's own
+// settings (OPENAI_API_KEY is the setting openai_api_key, TRELLIS_APP_REHAB_OPENAI_API_KEY):
+// the app reads nothing from the process's environment.
 func ReadSettings(s server.AppSettings, base orchestrator.Config, getenv func(string) string) (*Resolved, error) {
 	if getenv == nil {
-		getenv = os.Getenv
+		getenv = func(name string) string { return s.Get(server.SettingKey(name)) }
 	}
 	out := &Resolved{Config: base}
 	keys := make([]string, 0, len(s))

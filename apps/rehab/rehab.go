@@ -7,7 +7,6 @@ package rehab
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"github.com/trellis-go/trellis/appdb"
 	"github.com/trellis-go/trellis/apps/rehab/data"
@@ -18,7 +17,6 @@ import (
 	"github.com/trellis-go/trellis/httpclient"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/server"
-	"github.com/trellis-go/trellis/server/appstream"
 )
 
 // Name is the app's name; GraphID its assistant.
@@ -55,7 +53,17 @@ func NewApp(opts Options) server.App {
 		Name:        Name,
 		Pack:        pack.Pack,
 		Description: "Rehabify: compra e remodelação de imóveis em Portugal, por conversa (pt-PT).",
-		Build:       func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) { return build(ctx, d, opts) },
+		Settings: []server.AppSetting{
+			{Key: SettingListingBaseURL, Doc: "the listing site's base URL, e.g. https://www.idealista.pt; the demo listings in process when empty"},
+			{Key: SettingModel, Doc: "the agent's model, provider:model or offline; the server's default model when empty"},
+			{Key: SettingSummaryModel, Doc: "the session summaries' model, as orchestrator__model; the server's fast model when empty"},
+			{Key: "openai_api_key", Doc: "the key of an openai model named above (likewise anthropic_api_key, ...)"},
+			{Key: SettingSessionTimeout, Doc: "minutes of inactivity that end a session (30)"},
+			{Key: SettingContextBudget, Doc: "the context block's token budget (4000)"},
+			{Key: SettingMinLinesPartialRead, Doc: "below this many lines an entry is read whole (20)"},
+			{Key: SettingSummaryTriggerCount, Doc: "messages since the last summary that trigger a new one (20)"},
+		},
+		Build: func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) { return build(ctx, d, opts) },
 	}
 }
 
@@ -132,17 +140,8 @@ func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppPart
 			return fail(err)
 		}
 	}
-	api := &API{Parts: Parts{DB: db, Data: st, Orchestrator: orch, Env: env}, Runs: d.Runs, OpenStream: d.OpenStream, Logger: d.Logger}
-	var h http.Handler = api.Routes()
-	if d.Guard != nil {
-		// The chat's SSE stream is the appstream kit's, which guards it itself (the API's
-		// credentials, the Origin, the tenant's rate and open streams, heartbeats, write
-		// deadlines); every other route is guarded here.
-		mux := http.NewServeMux()
-		mux.Handle("POST "+ChatPath, appstream.New(d, nil).EventStream(api.openChat))
-		mux.Handle("/", d.Guard(h))
-		h = mux
-	}
+	api := &API{Parts: Parts{DB: db, Data: st, Orchestrator: orch, Env: env}, Runs: d.Runs, Logger: d.Logger}
+	h := api.Routes(d)
 	// Sessions idle past the timeout are ended and summarised in the background as well.
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
 	swept := make(chan struct{})

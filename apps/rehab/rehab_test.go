@@ -276,13 +276,15 @@ func TestBadRequests(t *testing.T) {
 		`not json`: "",
 	} {
 		code, out, _ := chat(t, hs.URL, "", body)
-		var e rehab.APIError
+		// The API's error shape: the detail names the field that was wrong, the hint what to do.
+		var e struct{ Detail, Hint string }
 		_ = json.Unmarshal([]byte(out), &e)
 		want := 400
 		if strings.Contains(body, "nope") {
 			want = 404
 		}
-		if code != want || e.Field != field || e.Error == "" {
+		named := field == "" || strings.Contains(e.Detail, `field "`+field+`"`)
+		if code != want || !named || e.Detail == "" || e.Hint == "" {
 			t.Errorf("%s: %d %s", body, code, out)
 		}
 	}

@@ -24,22 +24,22 @@ func (a *API) report(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	it, err := a.Data.Item(ctx, u, r.PathValue("id"))
 	if err != nil {
-		writeErr(w, err)
+		fail(w, err)
 		return
 	}
 	an, err := a.Data.LatestAnalysis(ctx, u, it.PropertyID, "renovation")
 	if err != nil {
-		writeErr(w, fmt.Errorf("%w; analyse the property first (send its Idealista URL in the chat)", err))
+		fail(w, fmt.Errorf("%w; analyse the property first (send its Idealista URL in the chat)", err))
 		return
 	}
 	var res reno.Result
 	if err := json.Unmarshal(an.Result, &res); err != nil {
-		writeErr(w, err)
+		fail(w, err)
 		return
 	}
 	prof, err := a.Data.Profile(ctx, u)
 	if err != nil {
-		writeErr(w, err)
+		fail(w, err)
 		return
 	}
 	var tax *taxes.Result

@@ -25,7 +25,7 @@ func TestChatStreamOnTheKit(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("foreign origin: %d, want 403", resp.StatusCode)
 	}
-	if code, body, _ := chat(t, hs.URL, "", `{"message":""}`); code != http.StatusBadRequest || !strings.Contains(body, `"field":"message"`) {
+	if code, body, _ := chat(t, hs.URL, "", `{"message":""}`); code != http.StatusBadRequest || !strings.Contains(body, `"detail":"rehab: field \"message\"`) {
 		t.Fatalf("empty message: %d %s", code, body)
 	}
 	code, _, evs := chat(t, hs.URL, "", `{"message":"Olá"}`)

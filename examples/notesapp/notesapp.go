@@ -33,6 +33,7 @@ import (
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/appkit"
 	"github.com/trellis-go/trellis/server/appstream"
 	"github.com/trellis-go/trellis/store"
 )
@@ -108,7 +109,7 @@ func (n *notes) add(w http.ResponseWriter, r *http.Request) {
 		Text string `json:"text"`
 	}
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 16<<10)).Decode(&in); err != nil || strings.TrimSpace(in.Text) == "" {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": `notes: field "text" is required: send {"text": "..."}`})
+		appkit.JSON(w, http.StatusBadRequest, map[string]string{"error": `notes: field "text" is required: send {"text": "..."}`})
 		return
 	}
 	note := Note{ID: uuid.NewString(), Text: strings.TrimSpace(in.Text), CreatedAt: time.Now().UTC()}
@@ -123,10 +124,10 @@ func (n *notes) add(w http.ResponseWriter, r *http.Request) {
 			Value: map[string]any{"text": note.Text}})
 	}
 	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "notes: " + err.Error()})
+		appkit.JSON(w, http.StatusInternalServerError, map[string]string{"error": "notes: " + err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusCreated, note)
+	appkit.JSON(w, http.StatusCreated, note)
 }
 
 // list answers the caller's notes, newest first.
@@ -134,10 +135,10 @@ func (n *notes) list(w http.ResponseWriter, r *http.Request) {
 	p, _ := server.PrincipalFrom(r.Context())
 	out, err := n.recent(r.Context(), p, 100)
 	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "notes: " + err.Error()})
+		appkit.JSON(w, http.StatusInternalServerError, map[string]string{"error": "notes: " + err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	appkit.JSON(w, http.StatusOK, out)
 }
 
 // recent reads p's latest notes in a transaction scoped to p's tenant and user (on Postgres,
@@ -239,10 +240,4 @@ func (n *notes) ask(c *appstream.Conn, m appstream.Message) error {
 	}
 	answer, _ := final.Messages[len(final.Messages)-1].Content.(string)
 	return c.Send("answer", map[string]string{"thread_id": run.ThreadID, "run_id": run.RunID, "text": answer})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }

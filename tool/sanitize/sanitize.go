@@ -11,6 +11,7 @@ package sanitize
 
 import (
 	"context"
+	"os"
 	"strings"
 
 	"github.com/trellis-go/trellis/tool"
@@ -35,6 +36,11 @@ func SecretsFromEnv(getenv func(string) string, extra ...string) []string {
 	}
 	return out
 }
+
+// ProcessSecrets are the values of DefaultEnv in this process's environment: the credentials a
+// server holds, which an application hides from what it shows without reading the environment
+// itself.
+func ProcessSecrets() []string { return SecretsFromEnv(os.Getenv) }
 
 // Sanitizer hides secrets and labels external data. Safe for concurrent use.
 type Sanitizer struct {

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/apps/listforge/ebay"
+	"github.com/trellis-go/trellis/server/appkit"
 )
 
 // Server answers in eBay's wire format from a catalogue. The zero Options answer everything.
@@ -76,15 +76,9 @@ func (rt roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 // ebayError writes eBay's error shape.
 func ebayError(w http.ResponseWriter, code int, id int, msg string) {
-	writeJSON(w, code, map[string]any{"errors": []map[string]any{{"errorId": id, "domain": "API_BROWSE", "category": "REQUEST", "message": msg}}})
+	appkit.JSON(w, code, map[string]any{"errors": []map[string]any{{"errorId": id, "domain": "API_BROWSE", "category": "REQUEST", "message": msg}}})
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -136,18 +130,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	id, secret, ok := r.BasicAuth()
 	if r.Method != http.MethodPost || !ok || (s.ClientID != "" && (id != s.ClientID || secret != s.ClientSecret)) {
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client", "error_description": "client authentication failed"})
+		appkit.JSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client", "error_description": "client authentication failed"})
 		return
 	}
 	if err := r.ParseForm(); err != nil || r.PostForm.Get("grant_type") != "client_credentials" {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type", "error_description": "grant type in request is not supported by the authorization server"})
+		appkit.JSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type", "error_description": "grant type in request is not supported by the authorization server"})
 		return
 	}
 	s.mu.Lock()
 	tok := fmt.Sprintf("v^1.1#i^1#offline-%d", len(s.tokens)+1)
 	s.tokens[tok] = time.Now().Add(2 * time.Hour)
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "expires_in": 7200, "token_type": "Application Access Token"})
+	appkit.JSON(w, http.StatusOK, map[string]any{"access_token": tok, "expires_in": 7200, "token_type": "Application Access Token"})
 }
 
 func (s *Server) authorised(r *http.Request) bool {
@@ -220,7 +214,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	for i := offset; i < len(found) && i < offset+limit; i++ {
 		out.ItemSummaries = append(out.ItemSummaries, s.summary(found[i]))
 	}
-	writeJSON(w, http.StatusOK, out)
+	appkit.JSON(w, http.StatusOK, out)
 }
 
 func (s *Server) sales(w http.ResponseWriter, r *http.Request) {
@@ -239,7 +233,7 @@ func (s *Server) sales(w http.ResponseWriter, r *http.Request) {
 			LastSoldPrice: sm.Price, Condition: l.Condition, ConditionID: l.CondID, ItemWebURL: sm.ItemWebURL, Image: sm.Image,
 			EPID: sm.EPID, TotalSoldQuantity: 1, ItemCreationDate: sm.ItemCreationDate, Categories: sm.Categories})
 	}
-	writeJSON(w, http.StatusOK, out)
+	appkit.JSON(w, http.StatusOK, out)
 }
 
 func (s *Server) item(w http.ResponseWriter, r *http.Request, id string) {
@@ -265,5 +259,5 @@ func (s *Server) item(w http.ResponseWriter, r *http.Request, id string) {
 			Name  string `json:"name"`
 			Value string `json:"value"`
 		}{"Variant", p.Variant})
-	writeJSON(w, http.StatusOK, d)
+	appkit.JSON(w, http.StatusOK, d)
 }

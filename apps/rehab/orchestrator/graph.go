@@ -15,6 +15,7 @@ import (
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
+	"github.com/trellis-go/trellis/server/appkit"
 )
 
 // Message IDs of the two system messages, so that they are replaced, never accumulated.
@@ -249,29 +250,11 @@ func (o *Orchestrator) offlineTurn(ctx context.Context, env *Env, s State) (mess
 	}
 	info, _ := graph.InfoFrom(ctx)
 	md := map[string]any{"node": info.Node, "provider": offline.Name}
-	for _, w := range splitTokens(out.Content) {
-		graph.EmitMessage(ctx, graph.MessageChunk{Message: message.Message{ID: out.ID, Role: message.RoleAssistant, Content: w}, Metadata: md})
-	}
+	appkit.EmitText(ctx, out.ID, out.Content, md)
 	for _, c := range out.ToolCalls {
 		graph.EmitMessage(ctx, graph.MessageChunk{Message: message.Message{ID: out.ID, Role: message.RoleAssistant, ToolCalls: []message.ToolCall{c}}, Metadata: md})
 	}
 	return out, nil
-}
-
-// splitTokens cuts a text into word-sized pieces (spaces kept), as a model's stream would.
-func splitTokens(s string) []string {
-	var out []string
-	start := 0
-	for i, r := range s {
-		if (r == ' ' || r == '\n') && i > start {
-			out = append(out, s[start:i])
-			start = i
-		}
-	}
-	if start < len(s) {
-		out = append(out, s[start:])
-	}
-	return out
 }
 
 // forModel is the conversation as the model sees it: system messages first, then the rest,

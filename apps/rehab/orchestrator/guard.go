@@ -7,6 +7,7 @@ import (
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/server/appkit"
 )
 
 // PortugueseReminder is added for the one retry of a reply that was not in pt-PT.
@@ -41,9 +42,7 @@ func (o *Orchestrator) guardedTurn(ctx context.Context, m model.Model, req *mode
 		if !inNode {
 			return
 		}
-		for _, w := range splitTokens(text) {
-			graph.EmitMessage(ctx, graph.MessageChunk{Message: message.Message{ID: id, Role: message.RoleAssistant, Content: w}, Metadata: md})
-		}
+		appkit.EmitText(ctx, id, text, md)
 	}
 	var pending strings.Builder                          // text not yet shown
 	decided, portuguese, hasCalls := false, false, false // portuguese: in the reply language

@@ -20,7 +20,7 @@ import (
 	"github.com/trellis-go/trellis/apps/rehab/reno"
 	"github.com/trellis-go/trellis/apps/rehab/taxes"
 	"github.com/trellis-go/trellis/graph"
-	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/server/appkit"
 	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -51,17 +51,7 @@ func (o *Orchestrator) begin(ctx context.Context, confidence float64) (*call, er
 	if confidence == 0 {
 		confidence = 1
 	}
-	return &call{run: r, st: st, turn: st.Turn, audit: data.Audit{ConversationID: conv, Trigger: lastUser(st.Messages), Confidence: confidence}}, nil
-}
-
-// lastUser is the text of the last user message.
-func lastUser(msgs []message.Message) string {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == message.RoleUser {
-			return msgs[i].Text()
-		}
-	}
-	return ""
+	return &call{run: r, st: st, turn: st.Turn, audit: data.Audit{ConversationID: conv, Trigger: appkit.LastUser(st.Messages), Confidence: confidence}}, nil
 }
 
 func ok(content string, upd tool.Update) (*tool.Result, error) {

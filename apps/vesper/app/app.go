@@ -19,6 +19,7 @@ import (
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
+	"github.com/trellis-go/trellis/server/appkit"
 	"github.com/trellis-go/trellis/telemetry"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -157,7 +158,7 @@ func (a *App) afterClassify(ctx context.Context, st supervisor.State, r supervis
 		}
 	}
 	f.Normalize()
-	req := strings.ToLower(lastUser(st.Messages))
+	req := strings.ToLower(appkit.LastUser(st.Messages))
 	if f.SQL == "" && writeRequest(req) {
 		// The tools only read; say so rather than answer another question.
 		r.Agents, r.Ambiguous, r.Question = nil, true, WriteRefusal
@@ -210,15 +211,6 @@ func merge(prev, cur Filters) Filters {
 		out.Markets = cur.Markets
 	}
 	return out
-}
-
-func lastUser(msgs []message.Message) string {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == message.RoleUser {
-			return msgs[i].Text()
-		}
-	}
-	return ""
 }
 
 // ToolCallRecord is one tool call an agent made, as chat_messages keeps it.

@@ -15,6 +15,7 @@ import (
 	"github.com/trellis-go/trellis/apps/vesper/synth"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/server/appkit"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -177,7 +178,7 @@ func (a *App) modelSynthesis(ctx context.Context, st supervisor.State, blocks []
 	}
 	req := &model.Request{Messages: []message.Message{
 		message.System(SynthesizerPrompt),
-		message.User("User question: " + lastUser(st.Messages) + "\n\nAgent data:\n" + strings.Join(data, "\n\n")),
+		message.User("User question: " + appkit.LastUser(st.Messages) + "\n\nAgent data:\n" + strings.Join(data, "\n\n")),
 	}}
 	resp, err := agent.StreamModel(ctx, a.cfg.Model, req)
 	if err != nil || strings.TrimSpace(resp.Message.Text()) == "" {

@@ -130,6 +130,13 @@ func App() server.App {
 		Name:        "vesper",
 		Pack:        pack.Pack,
 		Description: "Vesper Analytics: day-ahead prices, price curves, Power BI usage and renewable projects.",
+		Settings: []server.AppSetting{
+			{Key: "powerbi_tenant_id", Doc: "the Azure AD tenant of the Power BI service principal; with the client ID and secret, real report embedding, else offline"},
+			{Key: "powerbi_client_id", Doc: "the service principal's client ID"},
+			{Key: "powerbi_client_secret", Doc: "the service principal's client secret"},
+			{Key: "powerbi_authority_url", Doc: "the Azure AD authority (login.microsoftonline.com when empty)"},
+			{Key: "powerbi_base_url", Doc: "the Power BI REST API's base URL (api.powerbi.com when empty)"},
+		},
 		Build: func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
 			dir, url := d.DataDir, d.DatabaseURL
 			if dir == "" && url == "" {
