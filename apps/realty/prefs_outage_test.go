@@ -233,3 +233,43 @@ func TestModelOutage(t *testing.T) {
 		t.Errorf("stream after the outage ended with %+v", last)
 	}
 }
+
+// The model calls' timeouts and retries come from the app's settings too
+// (TRELLIS_APP_REALTY_MODEL_ATTEMPTS, ..._MODEL_RETRY_AFTER, ..._FIRST_TOKEN_TIMEOUT), and a bad
+// one stops the server at start, naming it.
+func TestModelSettings(t *testing.T) {
+	t.Parallel()
+	ms := &modelServer{stop: make(chan struct{})}
+	ms.mode.Store("500")
+	up := httptest.NewServer(ms)
+	defer func() { close(ms.stop); up.Close() }()
+	main, err := openai.New("m", &openai.Options{APIKey: "k", BaseURL: up.URL + "/v1", MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := model.NewRoles(main, "local").With(model.RoleFast, offline.New(nil), "offline")
+	settings := map[string]server.AppSettings{"realty": {"model_attempts": "2", "model_retry_after": "7s", "first_token_timeout": "2s", "model_retry_budget": "30s"}}
+	s, err := server.New(server.Config{Apps: []server.App{realty.AppWith(realty.Options{TimeZone: time.UTC})}, Models: roles, AppSettings: settings,
+		DataDir: t.TempDir(), Dev: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	defer func() { hs.Close(); s.Close() }()
+	before := ms.calls.Load()
+	resp, err := http.Post(hs.URL+"/apps/realty/chat", "application/json", strings.NewReader(`{"session_id": "set-1", "message": "find homes in Austin"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 502 || resp.Header.Get("Retry-After") != "7" || ms.calls.Load()-before != 2 {
+		t.Errorf("POST /chat %d Retry-After %q after %d model requests, want 502, 7 and 2 attempts", resp.StatusCode, resp.Header.Get("Retry-After"), ms.calls.Load()-before)
+	}
+	for key, bad := range map[string]string{"first_token_timeout": "soon", "model_attempts": "0", "model_retry_after": "-1s"} {
+		_, err := server.New(server.Config{Apps: []server.App{realty.App()}, Models: roles, AppSettings: map[string]server.AppSettings{"realty": {key: bad}},
+			DataDir: t.TempDir(), Dev: true, Logger: slog.New(slog.DiscardHandler)})
+		if err == nil || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "TRELLIS_APP_REALTY_"+strings.ToUpper(key)) {
+			t.Errorf("%s=%s: err = %v, want the setting named", key, bad, err)
+		}
+	}
+}

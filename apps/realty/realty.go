@@ -26,6 +26,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -116,6 +117,10 @@ func AppWith(o Options) server.App {
 		Settings: []server.AppSetting{
 			{Key: SettingAPIKey, Doc: "the RealtyAPI key; the offline listings when empty"},
 			{Key: SettingAPIBase, Doc: "the RealtyAPI's base URL (its own when empty)"},
+			{Key: SettingFirstToken, Doc: "how long a model call may wait for its first token, connecting included (a Go duration; 8s)"},
+			{Key: SettingModelBudget, Doc: "the time a model call's retries may take in all (a Go duration; 20s)"},
+			{Key: SettingModelAttempts, Doc: "how many times a model call is tried on a transient failure (3)"},
+			{Key: SettingModelRetryAfter, Doc: "the Retry-After a client is told when the model is unavailable (a Go duration; 10s)"},
 		},
 		Build: func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
 			a, err := Build(ctx, d, o)
@@ -137,6 +142,12 @@ const (
 	SettingAPIKey = "realty_api_key"
 	// SettingAPIBase is the RealtyAPI's base URL (the worker's default when empty).
 	SettingAPIBase = "realty_api_base"
+	// The model calls' timeouts and retries (Options.FirstToken, ModelBudget, ModelAttempts,
+	// ModelRetryAfter); the connect timeout is the providers' (TRELLIS_MODEL_CONNECT_TIMEOUT).
+	SettingFirstToken      = "first_token_timeout"
+	SettingModelBudget     = "model_retry_budget"
+	SettingModelAttempts   = "model_attempts"
+	SettingModelRetryAfter = "model_retry_after"
 )
 
 // withSettings fills the options the caller left empty from the app's settings.
@@ -146,6 +157,27 @@ func withSettings(o Options, s server.AppSettings) (Options, error) {
 	}
 	if o.RealtyAPIBase == "" {
 		o.RealtyAPIBase = strings.TrimRight(strings.TrimSpace(s.Get(SettingAPIBase)), "/")
+	}
+	for _, d := range []struct {
+		key string
+		to  *time.Duration
+	}{{SettingFirstToken, &o.FirstToken}, {SettingModelBudget, &o.ModelBudget}, {SettingModelRetryAfter, &o.ModelRetryAfter}} {
+		v := strings.TrimSpace(s.Get(d.key))
+		if v == "" || *d.to != 0 {
+			continue
+		}
+		dur, err := time.ParseDuration(v)
+		if err != nil || dur <= 0 {
+			return o, fmt.Errorf("realty: setting %s is %q, not a positive duration: write it like 5s or 1500ms (TRELLIS_APP_REALTY_%s)", d.key, v, strings.ToUpper(d.key))
+		}
+		*d.to = dur
+	}
+	if v := strings.TrimSpace(s.Get(SettingModelAttempts)); v != "" && o.ModelAttempts == 0 {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10 {
+			return o, fmt.Errorf("realty: setting %s is %q: give a number of attempts from 1 to 10 (TRELLIS_APP_REALTY_%s)", SettingModelAttempts, v, strings.ToUpper(SettingModelAttempts))
+		}
+		o.ModelAttempts = n
 	}
 	if o.RealtyAPIBase != "" {
 		if u, err := url.Parse(o.RealtyAPIBase); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
