@@ -17,8 +17,11 @@ import (
 )
 
 // PacedModel is a chat model that streams a fixed number of tokens at a steady pace, like a
-// provider writing Interval apart, and stamps each token with the wall-clock time it was
-// emitted, so a client can tell how long the server took to bring it over (see [ParseToken]).
+// provider writing Interval apart, and stamps each token with the wall-clock time it was due
+// (its schedule: the answer's start plus one Interval per token, and after the gate the gate's
+// opening plus the answer's phase), so a client can tell how late the server brought it over,
+// its own timers' lateness included (see [ParseToken]). A server too busy to wake its model on
+// time shows as late, as its users would see it.
 //
 // After PauseAfter tokens every stream waits at a gate until [PacedModel.Release]: the streams
 // are then open and idle, which is when the memory each one holds is measured. Streams resume
@@ -34,11 +37,12 @@ type PacedModel struct {
 	// tokens; zero means no pause.
 	PauseAfter int
 
-	once    sync.Once
-	gate    chan struct{}
-	release sync.Once
-	waiting atomic.Int64
-	seq     atomic.Uint64
+	once     sync.Once
+	gate     chan struct{}
+	release  sync.Once
+	openedAt atomic.Int64 // Unix nanoseconds of Release
+	waiting  atomic.Int64
+	seq      atomic.Uint64
 }
 
 var _ model.Model = (*PacedModel)(nil)
@@ -51,7 +55,10 @@ func (m *PacedModel) init() {
 // not stop. It is safe to call more than once.
 func (m *PacedModel) Release() {
 	m.init()
-	m.release.Do(func() { close(m.gate) })
+	m.release.Do(func() {
+		m.openedAt.Store(time.Now().UnixNano())
+		close(m.gate)
+	})
 }
 
 // Waiting returns how many answers are waiting at the gate.
@@ -77,7 +84,7 @@ func (m *PacedModel) Generate(ctx context.Context, req *model.Request) (*model.R
 }
 
 // Stream yields the tokens Interval apart, each formatted by [FormatToken] with its index and
-// the time it is yielded, then a last chunk with the finish reason.
+// the time it was due, then a last chunk with the finish reason.
 func (m *PacedModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
 		if err := req.Validate(); err != nil {
@@ -86,6 +93,7 @@ func (m *PacedModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[m
 		}
 		m.init()
 		n, every := m.tokens(), m.interval()
+		due := time.Now().Add(every) // when token i is due
 		timer := time.NewTimer(every)
 		defer timer.Stop()
 		var partial strings.Builder
@@ -105,9 +113,12 @@ func (m *PacedModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[m
 					return
 				}
 				// Resume at a phase of our own, not in step with every other stream.
-				timer.Reset(time.Duration(m.seq.Add(0x9e3779b97f4a7c15) % uint64(every)))
+				phase := time.Duration(m.seq.Add(0x9e3779b97f4a7c15) % uint64(every))
+				due = time.Unix(0, m.openedAt.Load()).Add(phase)
+				timer.Reset(time.Until(due))
 			} else if i > 0 {
-				timer.Reset(every)
+				due = due.Add(every)
+				timer.Reset(time.Until(due))
 			}
 			select {
 			case <-timer.C:
@@ -115,7 +126,7 @@ func (m *PacedModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[m
 				fail(ctx.Err())
 				return
 			}
-			tok := FormatToken(i, time.Now())
+			tok := FormatToken(i, due)
 			partial.WriteString(tok)
 			if !yield(model.Chunk{Text: tok}, nil) {
 				return

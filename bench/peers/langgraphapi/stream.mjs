@@ -1,7 +1,8 @@
 // The graph of the streams measurement, as bench/serverbench defines it for trellis (graphs.go,
 // paced.go): a ReAct agent without tools whose chat model streams BENCH_TOKENS tokens
 // BENCH_INTERVAL_MS apart, each written "i@unixnano " (its index and the wall-clock time it was
-// emitted, in nanoseconds), and waits idle after BENCH_PAUSE tokens at a gate that
+// due, in nanoseconds: the answer's start plus one interval per token, and after the gate the
+// gate's opening plus the answer's phase, as PacedModel stamps them), and waits idle after BENCH_PAUSE tokens at a gate that
 // POST /bench/release opens. Exported here:
 //   graph  the agent, served as "stream";
 //   app    the bench's routes beside the API (the API's custom HTTP app, `http.app`):
@@ -35,6 +36,7 @@ if (!Number.isInteger(tokens) || tokens < 1) {
 // The gate: one promise every paused answer awaits, resolved by POST /bench/release, in this
 // process as the trellis host's gate is in its own (a closed channel).
 let openGate;
+let openedAtMs = 0; // when POST /bench/release opened the gate (ms since timeOrigin)
 const gate = new Promise((resolve) => {
   openGate = resolve;
 });
@@ -69,7 +71,7 @@ function untilAbort(p, signal) {
 
 // Wall-clock nanoseconds with microsecond resolution: Date.now() has only milliseconds, and the
 // driver (Go, CLOCK_REALTIME) subtracts this from the arrival time.
-const nowNanos = () => BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000)) * 1000n;
+const dueNanos = (ms) => BigInt(Math.round((performance.timeOrigin + ms) * 1000)) * 1000n;
 
 // PacedChatModel is the JS twin of serverbench.PacedModel.
 class PacedChatModel extends BaseChatModel {
@@ -92,6 +94,9 @@ class PacedChatModel extends BaseChatModel {
   }
 
   async *_streamResponseChunks(_messages, options, runManager) {
+    // due is when token i is due (ms since timeOrigin); each wait is until then, so a late wake
+    // is not carried into the next token's schedule, and the stamp is the schedule, not the wake.
+    let due = performance.now();
     for (let i = 0; i < tokens; i++) {
       if (i > 0 && i === pauseAfter) {
         waiting++;
@@ -103,11 +108,12 @@ class PacedChatModel extends BaseChatModel {
         // Resume at a phase of our own within one interval, not in step with every other
         // stream (the golden ratio's fractions spread the phases evenly, as PacedModel's do).
         resumed++;
-        await sleep(((resumed * 0.6180339887498949) % 1) * intervalMs, options.signal);
+        due = openedAtMs + ((resumed * 0.6180339887498949) % 1) * intervalMs;
       } else {
-        await sleep(intervalMs, options.signal);
+        due += intervalMs;
       }
-      const text = `${i}@${nowNanos()} `;
+      await sleep(Math.max(0, due - performance.now()), options.signal);
+      const text = `${i}@${dueNanos(due)} `;
       const chunk = new ChatGenerationChunk({ text, message: new AIMessageChunk({ content: text }) });
       yield chunk;
       await runManager?.handleLLMNewToken(text, undefined, undefined, undefined, undefined, { chunk });
@@ -143,6 +149,7 @@ app.get("/bench/stats", (c) => {
   });
 });
 app.post("/bench/release", (c) => {
+  if (!openedAtMs) openedAtMs = performance.now();
   openGate();
   return c.body(null, 204);
 });
