@@ -57,8 +57,13 @@ func (m *DB) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
 	return st, nil
 }
 
-// queryRow runs a fixed query through its prepared statement.
+// queryRow runs a fixed query through its prepared statement on SQLite; on Postgres pgx caches
+// its statements per connection itself, and a database/sql statement would be prepared again on
+// every connection it meets.
 func (m *DB) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	if m.postgres {
+		return m.db.QueryRowContext(ctx, query, args...)
+	}
 	st, err := m.prepared(ctx, query)
 	if err != nil {
 		return m.db.QueryRowContext(ctx, m.Q(query), args...) // reports the error when scanned
@@ -92,8 +97,11 @@ func (m *DB) Q(query string) string {
 	return placeholder.ReplaceAllString(query, "?$1")
 }
 
-// Exec runs a fixed statement written with $N placeholders (see Q), prepared once.
+// Exec runs a fixed statement written with $N placeholders (see Q), prepared once on SQLite.
 func (m *DB) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if m.postgres {
+		return m.db.ExecContext(ctx, query, args...)
+	}
 	st, err := m.prepared(ctx, query)
 	if err != nil {
 		return nil, err

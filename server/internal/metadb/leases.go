@@ -73,14 +73,14 @@ func (m *DB) ClaimRun(ctx context.Context, run *Run, owner string, ttl time.Dura
 	now := time.Now()
 	var attempt int
 	claim := func(tx *sql.Tx) (bool, error) {
-		st, err := m.prepared(ctx, claimRun)
-		if err != nil {
-			return false, err
-		}
+		args := []any{owner, ms(now.Add(ttl)), run.RunID, ms(now), run.Tenant, run.ThreadID, ms(run.CreatedAt), tenantLimit}
+		var row *sql.Row
 		if tx != nil {
-			st = tx.StmtContext(ctx, st)
+			row = tx.QueryRowContext(ctx, claimRun, args...) // Postgres: pgx caches the statement
+		} else {
+			row = m.queryRow(ctx, claimRun, args...)
 		}
-		err = st.QueryRowContext(ctx, owner, ms(now.Add(ttl)), run.RunID, ms(now), run.Tenant, run.ThreadID, ms(run.CreatedAt), tenantLimit).Scan(&attempt)
+		err := row.Scan(&attempt)
 		if errors.Is(err, sql.ErrNoRows) {
 			return false, nil
 		}
