@@ -3,72 +3,40 @@ package pack_test
 // What realty asks of the offline model, with its pack (moved here from model/offline's tests).
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/trellis-go/trellis/apps/realty/pack"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
+	"github.com/trellis-go/trellis/model/offline/packtest"
 )
 
-func spec(name, desc, params string) model.ToolSpec {
-	return model.ToolSpec{Name: name, Description: desc, Parameters: json.RawMessage(params)}
-}
+var (
+	spec   = packtest.Spec
+	ask    = packtest.Ask
+	argsOf = packtest.ArgsOf
+)
 
-// setup is the offline model with the pack, on a fixed clock (a Wednesday).
-func setup(t *testing.T) *offline.Model {
-	t.Helper()
-	now := time.Date(2025, 3, 19, 10, 0, 0, 0, time.UTC)
-	return offline.New(&offline.Options{Now: func() time.Time { return now }, Packs: []*offline.Pack{pack.Pack}})
-}
-
-func ask(t *testing.T, m *offline.Model, tools []model.ToolSpec, msgs ...message.Message) *model.Response {
-	t.Helper()
-	resp, err := m.Generate(context.Background(), &model.Request{Messages: msgs, Tools: tools})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
-}
-
-func argsOf(t *testing.T, resp *model.Response) (string, map[string]any) {
-	t.Helper()
-	if len(resp.Message.ToolCalls) != 1 {
-		t.Fatalf("want one tool call, got %+v", resp.Message)
-	}
-	var a map[string]any
-	if err := json.Unmarshal(resp.Message.ToolCalls[0].Arguments, &a); err != nil {
-		t.Fatal(err)
-	}
-	return resp.Message.ToolCalls[0].Name, a
-}
+// setup is the offline model with the pack, on packtest's fixed clock (a Wednesday).
+func setup(*testing.T) *offline.Model { return packtest.Model(pack.Pack) }
 
 // seedCase is one request and the call it must make.
 type seedCase struct {
-	name  string
-	tools []model.ToolSpec
-	msgs  []message.Message
-	tool  string
-	args  string
+	name       string
+	tools      []model.ToolSpec
+	msgs       []message.Message
+	tool, args string
 }
 
 func checkCalls(t *testing.T, cases []seedCase) {
 	t.Helper()
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			resp := ask(t, setup(t), c.tools, c.msgs...)
-			if len(resp.Message.ToolCalls) != 1 {
-				t.Fatalf("want one call to %s, got %q with calls %v", c.tool, resp.Message.Content, resp.Message.ToolCalls)
-			}
-			tc := resp.Message.ToolCalls[0]
-			if tc.Name != c.tool || string(tc.Arguments) != c.args {
-				t.Errorf("got %s(%s)\nwant %s(%s)", tc.Name, tc.Arguments, c.tool, c.args)
-			}
-		})
+	cs := make([]packtest.Case, len(cases))
+	for i, c := range cases {
+		cs[i] = packtest.Case{Name: c.name, Tools: c.tools, Msgs: c.msgs, Tool: c.tool, Args: c.args}
 	}
+	packtest.CheckCalls(t, pack.Pack, cs)
 }
 
 // TestPackIsValid: the embedded pack parses and validates.
