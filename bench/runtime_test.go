@@ -125,3 +125,74 @@ func BenchmarkStaticFanout100(b *testing.B) {
 	variants(b, func(s checkpoint.Saver) (*graph.Compiled[FanoutState], error) { return StaticFanout(100, s) },
 		func() FanoutState { return FanoutState{} }, 101)
 }
+
+// BenchmarkFunctionalTasks100: an entrypoint calling a task 100 times (functional_tasks_100).
+func BenchmarkFunctionalTasks100(b *testing.B) {
+	for _, v := range []string{"nocheckpoint", "checkpoint"} {
+		b.Run(v, func(b *testing.B) {
+			var saver checkpoint.Saver
+			if v == "checkpoint" {
+				saver = checkpoint.NewMemorySaver()
+			}
+			e, err := FunctionalTasks(100, saver)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				opts := []graph.RunOption{graph.WithStreamModes(graph.ModeUpdates), graph.WithRecursionLimit(1 << 30), graph.WithDurability(graph.DurabilityExit)}
+				if saver != nil {
+					opts = append(opts, graph.WithThread(fmt.Sprint("t", threadSeq.Add(1))))
+				}
+				n, last := 0, graph.Event{}
+				for ev, err := range e.Stream(context.Background(), 0, opts...) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					n, last = n+1, ev
+				}
+				if n != 101 || last.Node != "chain" || last.Data != 100 {
+					b.Fatalf("%d events, the last %s: %v; want 101, chain: 100", n, last.Node, last.Data)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCachedSequential100: 100 cached nodes in a chain, every run after the first a cache
+// hit (cached_sequential_100).
+func BenchmarkCachedSequential100(b *testing.B) {
+	for _, v := range []string{"nocheckpoint", "checkpoint"} {
+		b.Run(v, func(b *testing.B) {
+			var saver checkpoint.Saver
+			if v == "checkpoint" {
+				saver = checkpoint.NewMemorySaver()
+			}
+			g, err := CachedSequential(100, saver)
+			if err != nil {
+				b.Fatal(err)
+			}
+			drain(b, g, saver, CachedState{}) // fills the cache
+			b.ReportAllocs()
+			for b.Loop() {
+				n := 0
+				opts := []graph.RunOption{graph.WithStreamModes(graph.ModeUpdates), graph.WithRecursionLimit(1 << 30), graph.WithDurability(graph.DurabilityExit)}
+				if saver != nil {
+					opts = append(opts, graph.WithThread(fmt.Sprint("t", threadSeq.Add(1))))
+				}
+				for ev, err := range g.Stream(context.Background(), CachedState{}, opts...) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					if !ev.Cached {
+						b.Fatalf("%s ran: every node should be a cache hit", ev.Node)
+					}
+					n++
+				}
+				if n != 100 {
+					b.Fatalf("%d events, want 100", n)
+				}
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"github.com/trellis-go/trellis/cache"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
@@ -281,4 +282,45 @@ func Conversation(turns int, saver checkpoint.Saver) (*graph.Compiled[MessagesSt
 		return "user", nil
 	}, nil)
 	return g.Compile(graph.CompileOptions{Saver: saver})
+}
+
+// FunctionalTasks builds functional_tasks_N: an entrypoint of the functional API that calls
+// the task add_one N times, one after the other, each on the last one's result. With a saver
+// every call's result is recorded as a pending write, as LangGraph records a task's.
+func FunctionalTasks(n int, saver checkpoint.Saver) (*graph.Entrypoint[int, int, int], error) {
+	addOne := graph.NewTask("add_one", func(_ context.Context, x int) (int, error) { return x + 1, nil })
+	return graph.NewEntrypoint("chain", func(ctx context.Context, x int) (int, error) {
+		for range n {
+			var err error
+			if x, err = addOne.Call(ctx, x).Get(); err != nil {
+				return 0, err
+			}
+		}
+		return x, nil
+	}, graph.CompileOptions{Saver: saver})
+}
+
+// CachedState is cached_sequential_N's state.
+type CachedState struct {
+	Count int `json:"count"`
+}
+
+// CachedSequential builds cached_sequential_N: N nodes in a chain, each adding one to a
+// counter, each with a cache policy keyed by its input (the default), over an in-memory cache.
+// After the first run every node's result comes from the cache: the workload measures a cache
+// hit, which is what a cache is for.
+func CachedSequential(n int, saver checkpoint.Saver) (*graph.Compiled[CachedState], error) {
+	g := graph.New[CachedState]()
+	inc := func(_ context.Context, s CachedState) (CachedState, error) {
+		return CachedState{Count: s.Count + 1}, nil
+	}
+	prev := graph.START
+	for i := range n {
+		name := fmt.Sprintf("node_%d", i)
+		g.AddNode(name, inc, graph.WithCache(graph.CachePolicy{}))
+		g.AddEdge(prev, name)
+		prev = name
+	}
+	g.AddEdge(prev, graph.END)
+	return g.Compile(graph.CompileOptions{Saver: saver, Cache: cache.NewMemory()})
 }

@@ -58,6 +58,10 @@ func buildWorkloads() []Workload {
 	both("wide_state_15x600", "BenchmarkWideState15x600", false)
 	both("wide_state_9x1200", "BenchmarkWideState9x1200", false)
 	both("static_fanout_100", "BenchmarkStaticFanout100", true)
+	// The functional API and node caching (issue 32), each beside its
+	// LangGraph.js twin: entrypoint and task, cachePolicy and InMemoryCache.
+	both("functional_tasks_100", "BenchmarkFunctionalTasks100", false)
+	both("cached_sequential_100", "BenchmarkCachedSequential100", false)
 	// The durable savers at durability sync (issue 3, part 8), LangGraph.js
 	// on @langchain/langgraph-checkpoint-sqlite and -postgres.
 	for _, v := range []string{"sqlite", "postgres"} {

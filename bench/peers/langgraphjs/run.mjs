@@ -57,7 +57,10 @@ import {
   START,
   Send,
   StateGraph,
+  entrypoint,
+  task,
 } from "@langchain/langgraph";
+import { InMemoryCache } from "@langchain/langgraph-checkpoint";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { z } from "zod";
 
@@ -351,6 +354,40 @@ function wideInput(outer, inner) {
 }
 
 // ---------------------------------------------------------------------------
+// functional_tasks_N: an entrypoint calls the task add_one N times, each on
+// the last one's result.
+
+function functionalTasks(n, checkpointer) {
+  const addOne = task("add_one", async (x) => x + 1);
+  return entrypoint({ name: "chain", checkpointer }, async (x) => {
+    let v = x;
+    for (let i = 0; i < n; i++) v = await addOne(v);
+    return v;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// cached_sequential_N: N nodes in a chain, each adding one to a counter, each
+// with a cache policy keyed by its input, over an in-memory cache; after the
+// first run (a warm-up) every node is a cache hit.
+
+const CounterAnnotation = Annotation.Root({ count: Annotation() });
+
+function cachedSequential(n) {
+  const builder = new StateGraph(CounterAnnotation);
+  const inc = (s) => ({ count: s.count + 1 });
+  let prev = START;
+  for (let i = 0; i < n; i++) {
+    const name = `node_${i}`;
+    builder.addNode(name, inc, { cachePolicy: {} });
+    builder.addEdge(prev, name);
+    prev = name;
+  }
+  builder.addEdge(prev, END);
+  return builder;
+}
+
+// ---------------------------------------------------------------------------
 // The table of workloads. build(checkpointer) returns a compiled graph,
 // input() the input of every run, check(finalValues, events) throws when a
 // run did not do what the workload says.
@@ -429,6 +466,25 @@ for (const [name, outer, inner, n] of [
     },
   };
 }
+
+WORKLOADS.functional_tasks_100 = {
+  build: (cp) => functionalTasks(100, cp),
+  input: () => 0,
+  check: (value, events) => {
+    // One update per task call, and the entrypoint's.
+    expectEqual("events", events, 101);
+    expectEqual("value", value, 100);
+  },
+};
+
+WORKLOADS.cached_sequential_100 = {
+  build: (cp) => cachedSequential(100).compile({ checkpointer: cp, cache: new InMemoryCache() }),
+  input: () => ({ count: 0 }),
+  check: (values, events) => {
+    expectEqual("events", events, 100);
+    expectEqual("count", values.count, 100);
+  },
+};
 
 const VARIANTS = ["nocheckpoint", "checkpoint"];
 // SAVER_VARIANTS run only on the workloads of SAVER_WORKLOADS.
