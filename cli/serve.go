@@ -266,6 +266,9 @@ func runServe(ctx context.Context, env Env) error {
 	if err != nil {
 		return err
 	}
+	if why := applyServeGC(); why != "" {
+		logger.Debug("garbage collector", "settings", why)
+	}
 
 	if *mapTiles != "" || *mapAttribution != "" {
 		m, ok := env.UI.(interface {
