@@ -102,8 +102,40 @@ await step("realty: a card opens its detail, and the map shows a marker per loca
   // out, the county lines around Austin are drawn.
   await page.waitForFunction(() => [...document.querySelectorAll('[aria-label="listings map"] path.trellis-land')].some((p) => (p.getAttribute("d") ?? "").length > 8));
   await page.locator('[aria-label="listings map"] path.trellis-county').waitFor({ state: "attached" });
+  // The demo regions' city outlines: the listing stands inside Austin's urban area, drawn under
+  // it (the point under the marker's tip is in the outline's fill), in the base pane below the
+  // marker pane.
+  await page.waitForFunction(() => [...document.querySelectorAll('[aria-label="listings map"] path.trellis-urban')].some((p) => (p.getAttribute("d") ?? "").length > 8));
+  const underMarker = await page.evaluate(() => {
+    const icon = document.querySelector('[aria-label="listings map"] .leaflet-marker-icon');
+    const r = icon.getBoundingClientRect();
+    const tip = { x: r.left + r.width / 2, y: r.bottom - 1 };
+    return [...document.querySelectorAll('[aria-label="listings map"] path.trellis-urban')].some((path) => {
+      const m = path.getScreenCTM();
+      if (!m) return false;
+      const pt = new DOMPoint(tip.x, tip.y).matrixTransform(m.inverse());
+      const svgPt = path.ownerSVGElement.createSVGPoint();
+      svgPt.x = pt.x; svgPt.y = pt.y;
+      return path.isPointInFill(svgPt);
+    });
+  });
+  expect(underMarker, "no city outline is drawn under the Austin listing's marker");
+  const fill = await page.locator('[aria-label="listings map"] path.trellis-urban').first().evaluate((p) => getComputedStyle(p).fill);
+  const land = await page.locator('[aria-label="listings map"] path.trellis-land').first().evaluate((p) => getComputedStyle(p).fill);
+  expect(fill !== land && fill !== "none", `the city outline's fill ${fill} does not stand apart from the land's ${land}`);
   for (let i = 0; i < 4; i++) await page.getByRole("region", { name: "listings map" }).getByRole("button", { name: "Zoom out" }).click();
   await page.waitForFunction(() => [...document.querySelectorAll('[aria-label="listings map"] path.trellis-county')].some((p) => (p.getAttribute("d") ?? "").split(/[ML]/).length > 4));
+  // Zoomed out to the city, its name is written inside the map's box (the towns around it
+  // show one or two zoom-outs later).
+  await page.locator('[aria-label="listings map"] .trellis-place-name', { hasText: /^Austin$/ }).waitFor();
+  const named = await page.evaluate(() => {
+    const box = document.querySelector('[aria-label="listings map"]').getBoundingClientRect();
+    return [...document.querySelectorAll('[aria-label="listings map"] .trellis-place-name')].filter((t) => {
+      const r = t.getBoundingClientRect();
+      return r.right > box.left && r.left < box.right && r.bottom > box.top && r.top < box.bottom;
+    }).map((t) => t.textContent);
+  });
+  expect(named.includes("Austin"), "the places named in the map: " + JSON.stringify(named));
   // A second listing's detail adds a second marker.
   await page.getByRole("list", { name: "listing cards" }).first().getByRole("button", { name: "details of " + second }).click();
   await answered(3);
@@ -126,6 +158,21 @@ await step("realty: a card opens its detail, and the map shows a marker per loca
   expect(color === "rgb(24, 24, 27)", "the popup's text in the dark theme is " + color);
   await shot(page, "r03-detail-map-dark");
   await page.getByRole("button", { name: "light theme" }).click();
+  // With TRELLIS_UI_DOCS=<dir>, the map as the window shows it at 1280x800 and 390x844, for
+  // docs/ui/ (not checked by the Go test): zoomed out to show the city outline and its places.
+  const docs = process.env.TRELLIS_UI_DOCS;
+  if (docs) {
+    const map = page.getByRole("region", { name: "listings map" });
+    await map.locator(".leaflet-popup-close-button").click().catch(() => {});
+    for (let i = 0; i < 5; i++) await map.getByRole("button", { name: "Zoom out" }).click();
+    for (const [tag, w, h] of [["desktop", 1280, 800], ["phone", 390, 844]]) {
+      await page.setViewportSize({ width: w, height: h });
+      await map.evaluate((e) => e.scrollIntoView({ block: "center" }));
+      await page.waitForFunction(() => [...document.querySelectorAll('[aria-label="listings map"] .trellis-place-name')].length > 0);
+      await page.screenshot({ path: docs + "/realty-map-" + tag + ".png" });
+    }
+    await page.setViewportSize({ width: 1280, height: 860 });
+  }
 });
 
 await step("realty: a hint is sent when clicked", async () => {
@@ -198,6 +245,14 @@ if (tilesBase && tileServer) {
     await p.getByRole("region", { name: "listings map" }).locator(".leaflet-marker-icon").first().waitFor();
     await p.waitForFunction(() => [...document.querySelectorAll(".leaflet-tile")].some((t) => t.complete && t.naturalWidth > 0));
     expect(tileRequests.length > 0, "no request reached the tile server");
+    // The tiles lie over the offline base layer, city outlines and place names included: their
+    // pane is stacked above both of the base map's panes, and under the markers.
+    await p.locator('[aria-label="listings map"] path.trellis-urban').first().waitFor({ state: "attached" });
+    const z = await p.evaluate(() => {
+      const q = (c) => Number(getComputedStyle(document.querySelector('[aria-label="listings map"] .' + c)).zIndex);
+      return { tiles: q("leaflet-tile-pane"), base: q("leaflet-trellis-base-pane"), names: q("leaflet-trellis-base-names-pane"), markers: q("leaflet-marker-pane") };
+    });
+    expect(z.base < z.tiles && z.names < z.tiles && z.tiles < z.markers, "the map's panes are stacked " + JSON.stringify(z));
     await shot(p, "r07-tiles");
     await p.close();
   });

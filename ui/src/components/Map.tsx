@@ -9,15 +9,20 @@
 // Natural Earth's land and country borders at 1:50m (world-atlas's TopoJSON, public domain) and
 // the United States' state and county lines at 1:10m (us-atlas, from the Census Bureau's
 // cartographic boundaries, public domain), files of /ui/assets/ read from the server's own
-// origin, so markers stand on a map, not an empty background. It lives in a pane below Leaflet's tile pane, so configured tiles cover it.
-import { useEffect, useState, type ReactNode } from "react";
+// origin, so markers stand on a map, not an empty background. Around the cities of the apps' demo
+// data (realty's Austin, Denver, Seattle and Miami, rehab's Lisboa and Porto) it also draws the
+// city outlines (Natural Earth's urban areas, 1:50m) and the names of the places there (its
+// populated places, 1:10m), clipped by scripts/demo-regions.mjs into one small file. It lives in
+// panes below Leaflet's tile pane, so configured tiles cover it, names included.
+import { useEffect, useMemo, useState, type ReactNode } from "react";
 import L from "leaflet";
-import { AttributionControl, GeoJSON, MapContainer, Marker, Pane, Popup, TileLayer, useMap } from "react-leaflet";
+import { AttributionControl, CircleMarker, GeoJSON, MapContainer, Marker, Pane, Popup, TileLayer, Tooltip, useMap, useMapEvents } from "react-leaflet";
 import { feature, mesh } from "topojson-client";
 import type { Topology, GeometryCollection } from "topojson-specification";
-import type { FeatureCollection, Feature, Geometry, MultiLineString } from "geojson";
+import type { FeatureCollection, Feature, Geometry, MultiLineString, Point, Polygon, MultiPolygon } from "geojson";
 import countriesUrl from "world-atlas/countries-50m.json?url";
 import usCountiesUrl from "us-atlas/counties-10m.json?url";
+import demoRegionsUrl from "../assets/demo-regions.json?url";
 import "leaflet/dist/leaflet.css";
 import "./map.css";
 import iconUrl from "leaflet/dist/images/marker-icon.png";
@@ -44,18 +49,31 @@ export function uiConfig(): Promise<UIConfig> {
   return config;
 }
 
-export type BaseMap = { land: FeatureCollection | Feature; borders: MultiLineString; states?: MultiLineString; counties?: MultiLineString };
+// A place of the demo regions: its name and Natural Earth's scale rank (0 for a world city, up to
+// 8 for a town).
+export type Place = { name: string; rank: number; lat: number; lng: number };
+
+export type BaseMap = {
+  land: FeatureCollection | Feature; borders: MultiLineString; states?: MultiLineString; counties?: MultiLineString;
+  urban?: FeatureCollection<Polygon | MultiPolygon>; places?: Place[];
+};
+
+type DemoRegions = FeatureCollection<Polygon | MultiPolygon | Point, { kind: string; name?: string; rank?: number }>;
 
 let base: Promise<BaseMap | null> | null = null;
 
 const topology = (url: string): Promise<Topology> => fetch(url).then((r) => (r.ok ? r.json() : Promise.reject(new Error(url + ": " + r.statusText))));
 
+const demoRegions = (): Promise<DemoRegions | null> =>
+  fetch(demoRegionsUrl).then((r) => (r.ok ? r.json() : null)).catch(() => null);
+
 // baseMap reads the bundled files once: the countries' shapes as land, the lines between two
-// countries as borders (coastlines are the land's edge), and in the United States the lines
-// between states and between counties.
+// countries as borders (coastlines are the land's edge), in the United States the lines between
+// states and between counties, and around the demo cities their outlines and place names. Only
+// the countries file is needed: without the others the map has less on it.
 export function baseMap(): Promise<BaseMap | null> {
-  base ??= Promise.all([topology(countriesUrl), topology(usCountiesUrl).catch(() => null)])
-    .then(([t, us]) => {
+  base ??= Promise.all([topology(countriesUrl), topology(usCountiesUrl).catch(() => null), demoRegions()])
+    .then(([t, us, demo]) => {
       const countries = t.objects.countries as GeometryCollection;
       const out: BaseMap = {
         land: feature(t, countries) as FeatureCollection<Geometry>,
@@ -65,10 +83,45 @@ export function baseMap(): Promise<BaseMap | null> {
         out.states = mesh(us, us.objects.states as GeometryCollection, (a, b) => a !== b);
         out.counties = mesh(us, us.objects.counties as GeometryCollection, (a, b) => a !== b && a.id!.toString().slice(0, 2) === b.id!.toString().slice(0, 2));
       }
+      if (demo?.type === "FeatureCollection") {
+        out.urban = { type: "FeatureCollection", features: demo.features.filter((f): f is Feature<Polygon | MultiPolygon, { kind: string }> => f.properties?.kind === "urban" && f.geometry?.type !== "Point") };
+        out.places = demo.features.flatMap((f) => f.properties?.kind === "place" && f.geometry?.type === "Point" && f.properties.name
+          ? [{ name: f.properties.name, rank: f.properties.rank ?? 10, lng: f.geometry.coordinates[0], lat: f.geometry.coordinates[1] }] : []);
+      }
       return out;
     })
     .catch(() => null);
   return base;
+}
+
+// maxPlaceRank is the largest scale rank of the places named at a zoom: the world cities when the
+// view spans a country, the towns of a metropolitan area when it spans a city.
+export function maxPlaceRank(zoom: number): number {
+  if (zoom < 6) return -1;
+  if (zoom < 8) return 3;
+  if (zoom < 10) return 6;
+  return 8;
+}
+
+// PlaceNames writes the demo regions' place names, quietly, as many as the zoom calls for. They
+// are tooltips (not markers, so that they never count as the page's markers) in their own pane
+// above the base layer and below the tile pane.
+function PlaceNames({ places }: { places: Place[] }) {
+  const map = useMap();
+  const [zoom, setZoom] = useState(() => map.getZoom());
+  useMapEvents({ zoomend: () => setZoom(map.getZoom()) });
+  const shown = useMemo(() => places.filter((p) => p.rank <= maxPlaceRank(zoom)), [places, zoom]);
+  return (
+    <Pane name="trellis-base-names" style={{ zIndex: 160 }}>
+      {shown.map((p) => (
+        <CircleMarker key={p.name + p.lat + p.lng} center={[p.lat, p.lng]} radius={p.rank <= 3 ? 2.5 : 1.8} interactive={false} pane="trellis-base"
+          pathOptions={{ className: "trellis-place", weight: 0, fillOpacity: 1 }}>
+          <Tooltip permanent direction="right" offset={[3, 0]} pane="trellis-base-names" interactive={false}
+            className={"trellis-place-name" + (p.rank <= 3 ? " trellis-place-major" : "")}>{p.name}</Tooltip>
+        </CircleMarker>
+      ))}
+    </Pane>
+  );
 }
 
 function BaseLayer() {
@@ -76,12 +129,16 @@ function BaseLayer() {
   useEffect(() => { void baseMap().then(setB); }, []);
   if (!b) return null;
   return (
-    <Pane name="trellis-base" style={{ zIndex: 150 }}>
-      <GeoJSON data={b.land} interactive={false} style={{ className: "trellis-land", stroke: false, fillOpacity: 1 }} />
-      {b.counties && <GeoJSON data={b.counties} interactive={false} style={{ className: "trellis-county", weight: 0.6, opacity: 1, fill: false }} />}
-      {b.states && <GeoJSON data={b.states} interactive={false} style={{ className: "trellis-state", weight: 1, opacity: 1, fill: false }} />}
-      <GeoJSON data={b.borders} interactive={false} style={{ className: "trellis-border", weight: 1.2, opacity: 1, fill: false }} />
-    </Pane>
+    <>
+      <Pane name="trellis-base" style={{ zIndex: 150 }}>
+        <GeoJSON data={b.land} interactive={false} style={{ className: "trellis-land", stroke: false, fillOpacity: 1 }} />
+        {b.urban && <GeoJSON data={b.urban} interactive={false} style={{ className: "trellis-urban", weight: 0.8, opacity: 1, fillOpacity: 1 }} />}
+        {b.counties && <GeoJSON data={b.counties} interactive={false} style={{ className: "trellis-county", weight: 0.6, opacity: 1, fill: false }} />}
+        {b.states && <GeoJSON data={b.states} interactive={false} style={{ className: "trellis-state", weight: 1, opacity: 1, fill: false }} />}
+        <GeoJSON data={b.borders} interactive={false} style={{ className: "trellis-border", weight: 1.2, opacity: 1, fill: false }} />
+      </Pane>
+      {b.places && b.places.length > 0 && <PlaceNames places={b.places} />}
+    </>
   );
 }
 
