@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,7 +70,7 @@ func TestContextReachesNodesTasksAndSubgraphs(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"node sees u1/fr", "task sees u1/fr", "subgraph sees u1/fr"}
-	if !slicesEqual(out.Lines, want) {
+	if !slices.Equal(out.Lines, want) {
 		t.Fatalf("lines %q, want %q", out.Lines, want)
 	}
 	// A pointer to the type is accepted too.
@@ -82,7 +83,7 @@ func TestContextReachesNodesTasksAndSubgraphs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"node sees no context", "task sees no context", "subgraph sees no context"}; !slicesEqual(out.Lines, want) {
+	if want := []string{"node sees no context", "task sees no context", "subgraph sees no context"}; !slices.Equal(out.Lines, want) {
 		t.Fatalf("lines %q, want %q", out.Lines, want)
 	}
 }
@@ -175,7 +176,7 @@ func TestContextIsPerRun(t *testing.T) {
 	_, err := c.Invoke(bg, greetState{}, graph.WithThread("p"), graph.WithContext(userContext{UserID: "first"}))
 	interrupted(t, err)
 	out, err := c.Invoke(bg, greetState{}, graph.WithThread("p"), graph.Resume(true), graph.WithContext(userContext{UserID: "second"}))
-	if err != nil || !slicesEqual(out.Lines, []string{"resumed by second/"}) {
+	if err != nil || !slices.Equal(out.Lines, []string{"resumed by second/"}) {
 		t.Fatalf("resumed: %q, %v", out.Lines, err)
 	}
 	for tuple, err := range saver.List(bg, checkpoint.ListOptions{ThreadID: "p", AllNS: true}) {
@@ -194,8 +195,4 @@ func TestContextOutsideARun(t *testing.T) {
 	if _, ok := graph.Context[userContext](bg); ok {
 		t.Fatal("a context outside any run")
 	}
-}
-
-func slicesEqual(a, b []string) bool {
-	return strings.Join(a, "\x00") == strings.Join(b, "\x00") && len(a) == len(b)
 }
