@@ -62,11 +62,12 @@ type CompileOptions struct {
 	// limit with GraphRecursionError; so does trellis by default, and [Compiled.Warnings] names
 	// the nodes. Set it to catch the mistake at compile time instead.
 	RequireEnd bool
-	// ConfigType and ContextType describe what a run's configurable values
-	// ([RunInfo].Config) and its context may hold: a struct type whose JSON Schema a server
-	// publishes as the graph's config_schema and context_schema (LangGraph's config_schema
-	// and context_schema), so a UI can offer the fields. Nil declares none. The runtime does
-	// not check a run's values against them.
+	// ConfigType and ContextType describe what a run's configurable values ([Info].Config)
+	// and its context ([WithContext], read with [Context]) may hold: a struct type whose JSON
+	// Schema a server publishes as the graph's config_schema and context_schema (LangGraph's
+	// config_schema and context_schema), so a UI can offer the fields. Nil declares none. The
+	// runtime does not check configurable values against ConfigType; a run's context must be
+	// a ContextType (or its JSON form, which is decoded into one).
 	ConfigType  reflect.Type
 	ContextType reflect.Type
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/trellis-go/trellis/internal/runctx"
 	"github.com/trellis-go/trellis/store"
 )
 
@@ -231,6 +232,9 @@ type Info struct {
 	NS       string
 	// Config holds the run's configurable values (see [WithConfig]).
 	Config map[string]any
+	// Context is the run's context (see [WithContext]), nil when it has none; [Context] reads
+	// it typed.
+	Context any
 }
 
 // InfoFrom returns what the context says about the running node; ok is false outside a node.
@@ -240,7 +244,8 @@ func InfoFrom(ctx context.Context) (Info, bool) {
 		return Info{}, false
 	}
 	r := tc.run
-	return Info{Node: tc.task.node.name, TaskID: tc.task.id, Step: r.step, ThreadID: r.threadID, NS: r.ns, Config: r.config}, true
+	rc, _ := runctx.Value(ctx)
+	return Info{Node: tc.task.node.name, TaskID: tc.task.id, Step: r.step, ThreadID: r.threadID, NS: r.ns, Config: r.config, Context: rc}, true
 }
 
 // StoreFrom returns the store given in CompileOptions.Store (or the parent graph's), or nil.

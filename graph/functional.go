@@ -543,6 +543,10 @@ func (r entryRunnable[In, Out, Save]) InputKeys() []string      { return nil }
 func (r entryRunnable[In, Out, Save]) OutputType() reflect.Type { return reflect.TypeFor[Out]() }
 func (r entryRunnable[In, Out, Save]) OutputKeys() []string     { return nil }
 
+// ContextType is the entrypoint's [CompileOptions.ContextType], which a server publishes as
+// its context_schema and checks a run's context against.
+func (r entryRunnable[In, Out, Save]) ContextType() reflect.Type { return r.e.c.ContextType() }
+
 func (r entryRunnable[In, Out, Save]) Stream(ctx context.Context, input json.RawMessage, opts ...RunOption) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		var in In

@@ -24,6 +24,8 @@ type runOptions struct {
 	durability      Durability
 	metadata        map[string]any
 	config          map[string]any
+	context         any
+	hasContext      bool
 	maxConcurrency  int
 	tracer          trace.Tracer
 }
@@ -83,6 +85,18 @@ func WithMetadata(md map[string]any) RunOption {
 // WithConfig passes configurable values (a user ID, a tenant, a model choice) that nodes read
 // with [InfoFrom].
 func WithConfig(cfg map[string]any) RunOption { return func(o *runOptions) { o.config = cfg } }
+
+// WithContext passes the run's context (LangGraph's context, read through Runtime.context):
+// a value of the graph's context type ([CompileOptions.ContextType]) that nodes, the functional
+// tasks they call, the tools those call and subgraphs read typed with [Context] (tools with
+// tool.Context). When the graph declares a context type, v must be of that type (or a pointer
+// to it), or its JSON form (a map or a json.RawMessage, as a server receives it), which is
+// decoded into it; a field the type does not have, or a value of the wrong type, fails the
+// run before it starts with an error naming the field. Without a declared type v is passed as
+// is. Unlike [WithConfig], the context is never checkpointed: each run passes its own.
+func WithContext(v any) RunOption {
+	return func(o *runOptions) { o.context, o.hasContext = v, true }
+}
 
 // WithMaxConcurrency bounds how many nodes of a superstep run at once in this run.
 func WithMaxConcurrency(n int) RunOption { return func(o *runOptions) { o.maxConcurrency = n } }

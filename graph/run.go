@@ -17,6 +17,7 @@ import (
 
 	"github.com/trellis-go/trellis/cache"
 	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/internal/runctx"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/store"
 )
@@ -265,6 +266,13 @@ func (c *Compiled[S]) execute(ctx context.Context, input S, opts []RunOption, yi
 		opt(&o)
 	}
 	var zero S
+	if o.hasContext {
+		v, err := c.runContext(o.context)
+		if err != nil {
+			return zero, err
+		}
+		ctx = runctx.With(ctx, v)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r := &run{ctx: ctx, cancel: cancel, sc: c.g.schema, saver: c.opts.Saver, store: c.opts.Store, cache: c.opts.Cache,

@@ -105,6 +105,12 @@ func (e erased[S]) State(ctx context.Context, ref checkpoint.Ref) (*StateSnapsho
 	return eraseSnapshot(s), err
 }
 
+// StateWithSubgraphs is [Compiled.StateWithSubgraphs] with Values holding the state struct.
+func (e erased[S]) StateWithSubgraphs(ctx context.Context, ref checkpoint.Ref) (*StateSnapshot[any], error) {
+	s, err := e.Compiled.StateWithSubgraphs(ctx, ref)
+	return eraseSnapshot(s), err
+}
+
 func (e erased[S]) History(ctx context.Context, threadID string, opts HistoryOptions) iter.Seq2[*StateSnapshot[any], error] {
 	return func(yield func(*StateSnapshot[any], error) bool) {
 		for s, err := range e.Compiled.History(ctx, threadID, opts) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/trellis-go/trellis/checkpoint"
 )
 
 // subgraphRunner runs a compiled child graph as a node of a parent.
@@ -12,6 +14,9 @@ type subgraphRunner interface {
 	runSub(ctx context.Context, parent *run, t *task) (result, error)
 	// child returns the compiled child graph, for drawing and listing.
 	child() Runnable
+	// subState reads the child's newest snapshot in ref's namespace, with its subgraphs'
+	// (saver is the parent's, used when the child has none of its own).
+	subState(ctx context.Context, saver checkpoint.Saver, ref checkpoint.Ref) (*StateSnapshot[any], error)
 }
 
 type subgraph[P, C any] struct {
@@ -48,6 +53,14 @@ func AddSubgraph[P, C any](g *Graph[P], name string, child *Compiled[C], in func
 }
 
 func (s *subgraph[P, C]) child() Runnable { return s.g.Runnable() }
+
+func (s *subgraph[P, C]) subState(ctx context.Context, saver checkpoint.Saver, ref checkpoint.Ref) (*StateSnapshot[any], error) {
+	snap, err := s.g.subgraphState(ctx, saver, ref)
+	if err != nil {
+		return nil, err
+	}
+	return eraseSnapshot(snap), nil
+}
 
 // SubgraphNode is a compiled graph used as a node of another (see [AddSubgraph]).
 type SubgraphNode struct {

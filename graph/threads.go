@@ -33,6 +33,16 @@ type TaskState struct {
 	Interrupts []Interruption `json:"interrupts,omitempty"`
 	Error      string         `json:"error,omitempty"`
 	Done       bool           `json:"done,omitempty"`
+	// Checkpoint is set when the task's node is a subgraph ([AddSubgraph]): the thread and
+	// namespace the subgraph checkpoints in (no checkpoint ID: its newest), which
+	// [Compiled.State] accepts as a ref. LangGraph's get_state gives the same as the task's
+	// state config.
+	Checkpoint *checkpoint.Ref `json:"checkpoint,omitempty"`
+	// State is the subgraph's own snapshot at Checkpoint, with its own subgraphs' states, when
+	// the snapshot was read with [Compiled.StateWithSubgraphs] (LangGraph's
+	// get_state(subgraphs=True)); nil otherwise. A subgraph task that has not checkpointed yet
+	// has an empty snapshot: no values, nothing next.
+	State *StateSnapshot[any] `json:"state,omitempty"`
 }
 
 // Interrupts returns every interrupt waiting in the snapshot.
@@ -46,13 +56,19 @@ func (s *StateSnapshot[S]) Interrupts() []Interruption {
 
 // blankLoop returns a loop that only holds state, for reading and updating threads.
 func (c *Compiled[S]) blankLoop(ctx context.Context, threadID, ns string) (*loop[S], error) {
-	if c.opts.Saver == nil {
+	return c.blankLoopOn(ctx, c.opts.Saver, threadID, ns)
+}
+
+// blankLoopOn is blankLoop on saver: a subgraph without a saver of its own reads its
+// parent's.
+func (c *Compiled[S]) blankLoopOn(ctx context.Context, saver checkpoint.Saver, threadID, ns string) (*loop[S], error) {
+	if saver == nil {
 		return nil, fmt.Errorf("%s: threads need a checkpoint saver (set CompileOptions.Saver)", c.label)
 	}
 	if threadID == "" {
 		return nil, fmt.Errorf("%s: no thread ID given", c.label)
 	}
-	r := &run{ctx: ctx, cancel: func() {}, sc: c.g.schema, saver: c.opts.Saver, threadID: threadID, ns: ns, yield: func(Event) bool { return true }}
+	r := &run{ctx: ctx, cancel: func() {}, sc: c.g.schema, saver: saver, threadID: threadID, ns: ns, yield: func(Event) bool { return true }}
 	return &loop[S]{
 		run: r, c: c, durability: DurabilitySync,
 		state:    reflect.New(c.g.schema.typ).Elem(),
@@ -134,9 +150,43 @@ func (l *loop[S]) snapshotOf(tuple *checkpoint.Tuple, applyPending bool) (*State
 			// checkpoint (history) shows every interrupt its superstep paused at.
 			ins = nil
 		}
-		snap.Tasks = append(snap.Tasks, TaskState{ID: t.id, Name: t.node.name, Interrupts: ins, Error: errs[t.id], Done: t.finished})
+		ts := TaskState{ID: t.id, Name: t.node.name, Interrupts: ins, Error: errs[t.id], Done: t.finished}
+		if t.node.sub != nil {
+			ts.Checkpoint = &checkpoint.Ref{ThreadID: l.threadID, NS: childNS(l.ns, t)}
+		}
+		snap.Tasks = append(snap.Tasks, ts)
 	}
 	return snap, nil
+}
+
+// childNS is the checkpoint namespace of the subgraph task t runs, under the namespace ns of
+// its graph: the node's name and the task's ID, below ns (as the running subgraph names it).
+func childNS(ns string, t *task) string {
+	seg := t.node.name + ":" + t.id
+	if ns == "" {
+		return seg
+	}
+	return ns + "|" + seg
+}
+
+// withSubgraphs fills the State of snap's subgraph tasks from saver, recursively.
+func (c *Compiled[S]) withSubgraphs(ctx context.Context, saver checkpoint.Saver, snap *StateSnapshot[S]) error {
+	for i := range snap.Tasks {
+		ts := &snap.Tasks[i]
+		if ts.Checkpoint == nil {
+			continue
+		}
+		n := c.g.nodes[ts.Name]
+		if n == nil || n.sub == nil {
+			continue
+		}
+		sub, err := n.sub.subState(ctx, saver, *ts.Checkpoint)
+		if err != nil {
+			return fmt.Errorf("%s: state of subgraph %q (namespace %q): %w", c.label, ts.Name, ts.Checkpoint.NS, err)
+		}
+		ts.State = sub
+	}
+	return nil
 }
 
 // State returns the thread's state at ref's checkpoint (the newest when ref.CheckpointID is
@@ -147,16 +197,56 @@ func (c *Compiled[S]) State(ctx context.Context, ref checkpoint.Ref) (*StateSnap
 	return c.state(ctx, ref, ref.CheckpointID == "")
 }
 
-func (c *Compiled[S]) state(ctx context.Context, ref checkpoint.Ref, applyPending bool) (*StateSnapshot[S], error) {
-	l, err := c.blankLoop(ctx, ref.ThreadID, ref.NS)
+// StateWithSubgraphs is [Compiled.State] with the states of its subgraphs, as LangGraph's
+// get_state(subgraphs=True) gives them: every task of the snapshot whose node is a subgraph
+// carries in State the subgraph's own snapshot (its newest, in the task's namespace: the
+// values, next nodes and interrupts of a subgraph that paused or is still running), with the
+// subgraph's subgraphs in turn.
+func (c *Compiled[S]) StateWithSubgraphs(ctx context.Context, ref checkpoint.Ref) (*StateSnapshot[S], error) {
+	snap, err := c.state(ctx, ref, ref.CheckpointID == "")
 	if err != nil {
 		return nil, err
 	}
-	tuple, err := c.opts.Saver.Get(ctx, ref)
+	if err := c.withSubgraphs(ctx, c.opts.Saver, snap); err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+func (c *Compiled[S]) state(ctx context.Context, ref checkpoint.Ref, applyPending bool) (*StateSnapshot[S], error) {
+	return c.stateOn(ctx, c.opts.Saver, ref, applyPending)
+}
+
+func (c *Compiled[S]) stateOn(ctx context.Context, saver checkpoint.Saver, ref checkpoint.Ref, applyPending bool) (*StateSnapshot[S], error) {
+	l, err := c.blankLoopOn(ctx, saver, ref.ThreadID, ref.NS)
+	if err != nil {
+		return nil, err
+	}
+	tuple, err := saver.Get(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("%s: state of thread %q: %w", c.label, ref.ThreadID, err)
 	}
 	return l.snapshotOf(tuple, applyPending)
+}
+
+// subgraphState reads the newest snapshot of the subgraph c in ref's namespace, with its own
+// subgraphs', from c's saver or else saver (its parent's). A namespace with no checkpoint yet
+// (a task that has not started) gives an empty snapshot, as LangGraph's does.
+func (c *Compiled[S]) subgraphState(ctx context.Context, saver checkpoint.Saver, ref checkpoint.Ref) (*StateSnapshot[S], error) {
+	if c.opts.Saver != nil {
+		saver = c.opts.Saver
+	}
+	snap, err := c.stateOn(ctx, saver, ref, true)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return &StateSnapshot[S]{Ref: ref, Next: []string{}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := c.withSubgraphs(ctx, saver, snap); err != nil {
+		return nil, err
+	}
+	return snap, nil
 }
 
 // HistoryOptions selects part of a thread's history.

@@ -874,7 +874,9 @@ func (s *Server) emptyState() *ThreadState {
 	return &ThreadState{Values: map[string]any{}, Next: []string{}, Tasks: []map[string]any{}, Metadata: map[string]any{}, Interrupts: []map[string]any{}}
 }
 
-func (s *Server) stateAt(w http.ResponseWriter, r *http.Request, cpID string) {
+// stateAt answers with the thread's state at checkpoint cpID (the newest when empty), with the
+// states of its subgraphs when subgraphs is set (LangGraph's subgraphs=true).
+func (s *Server) stateAt(w http.ResponseWriter, r *http.Request, cpID string, subgraphs bool) {
 	t, err := s.thread(r)
 	if err != nil {
 		writeError(w, err)
@@ -885,7 +887,13 @@ func (s *Server) stateAt(w http.ResponseWriter, r *http.Request, cpID string) {
 		writeJSON(w, 200, s.emptyState())
 		return
 	}
-	snap, err := g.State(r.Context(), checkpoint.Ref{ThreadID: t.ThreadID, CheckpointID: cpID})
+	ref := checkpoint.Ref{ThreadID: t.ThreadID, CheckpointID: cpID}
+	var snap *graph.StateSnapshot[any]
+	if sg, ok := g.(subgraphStater); ok && subgraphs {
+		snap, err = sg.StateWithSubgraphs(r.Context(), ref)
+	} else {
+		snap, err = g.State(r.Context(), ref)
+	}
 	if errors.Is(err, checkpoint.ErrNotFound) {
 		if cpID != "" {
 			writeError(w, notFound("checkpoint", cpID))
@@ -902,7 +910,15 @@ func (s *Server) stateAt(w http.ResponseWriter, r *http.Request, cpID string) {
 }
 
 func (s *Server) handleStateGet(w http.ResponseWriter, r *http.Request) {
-	s.stateAt(w, r, r.PathValue("cid"))
+	subgraphs := false
+	if v := r.URL.Query().Get("subgraphs"); v != "" {
+		var err error
+		if subgraphs, err = strconv.ParseBool(v); err != nil {
+			writeError(w, badRequest("send subgraphs=true or subgraphs=false", "subgraphs: %q is not a boolean", v))
+			return
+		}
+	}
+	s.stateAt(w, r, r.PathValue("cid"), subgraphs)
 }
 
 func (s *Server) handleStateAt(w http.ResponseWriter, r *http.Request) {
@@ -910,12 +926,13 @@ func (s *Server) handleStateAt(w http.ResponseWriter, r *http.Request) {
 		Checkpoint struct {
 			CheckpointID string `json:"checkpoint_id"`
 		} `json:"checkpoint"`
+		Subgraphs bool `json:"subgraphs"`
 	}
 	if err := decode(r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
-	s.stateAt(w, r, req.Checkpoint.CheckpointID)
+	s.stateAt(w, r, req.Checkpoint.CheckpointID, req.Subgraphs)
 }
 
 // threadGraph returns the request's thread and the graph that runs on it; a thread no graph has

@@ -156,6 +156,12 @@ func (s *Server) checkAssistantFields(f *assistantFields) error {
 	if _, err := s.budgetOf(f.Config); err != nil {
 		return err
 	}
+	if f.GraphID != nil && f.Context != nil {
+		// An assistant's context may leave required fields to its runs.
+		if err := checkContext(s.registered(*f.GraphID).graph, "context", f.Context, true); err != nil { // runcontext.go
+			return err
+		}
+	}
 	return nil
 }
 
@@ -269,6 +275,11 @@ func (s *Server) handleAssistantPatch(w http.ResponseWriter, r *http.Request) {
 		}
 		if req.Context != nil {
 			a.Context = req.Context
+			if reg := s.registered(a.GraphID); reg != nil {
+				if err := checkContext(reg.graph, "context", a.Context, true); err != nil {
+					return err
+				}
+			}
 		}
 		if req.Name != nil && *req.Name != "" {
 			a.Name = *req.Name

@@ -132,6 +132,10 @@ func (s *Server) handleCronCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if err := s.checkCronContext(a, payload); err != nil {
+		writeError(w, err)
+		return
+	}
 	now := s.cronNow()
 	c := &Cron{CronID: uuid.NewString(), AssistantID: a.AssistantID, Payload: payload, Enabled: true,
 		CreatedAt: now, UpdatedAt: now, tenant: p.Tenant, principal: p}
@@ -193,6 +197,17 @@ func (s *Server) handleCronPatch(w http.ResponseWriter, r *http.Request) {
 	if _, ok := own["on_run_completed"]; ok && c.ThreadID != nil {
 		writeError(w, badRequest("leave it out: a thread's cron keeps its thread", "field \"on_run_completed\" applies only to stateless crons"))
 		return
+	}
+	if _, ok := payload["context"]; ok {
+		a, err := s.assistantFor(r.Context(), p.Tenant, c.AssistantID)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		if err := s.checkCronContext(a, payload); err != nil {
+			writeError(w, err)
+			return
+		}
 	}
 	wasEnabled, oldSchedule := c.Enabled, c.Schedule
 	if err := applyCronFields(c, own); err != nil {

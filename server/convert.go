@@ -65,7 +65,11 @@ type ThreadState struct {
 }
 
 func threadStateOf(snap *graph.StateSnapshot[any]) *ThreadState {
-	ts := &ThreadState{Values: snap.Values, Next: snap.Next, Metadata: snap.Metadata, Tasks: []map[string]any{}, Interrupts: []map[string]any{}}
+	values := snap.Values
+	if values == nil {
+		values = map[string]any{} // a subgraph that has not checkpointed yet
+	}
+	ts := &ThreadState{Values: values, Next: snap.Next, Metadata: snap.Metadata, Tasks: []map[string]any{}, Interrupts: []map[string]any{}}
 	if ts.Next == nil {
 		ts.Next = []string{}
 	}
@@ -84,7 +88,16 @@ func threadStateOf(snap *graph.StateSnapshot[any]) *ThreadState {
 		if t.Error != "" {
 			errv = t.Error
 		}
-		ts.Tasks = append(ts.Tasks, map[string]any{"id": t.ID, "name": t.Name, "error": errv, "interrupts": lcwire.Interrupts(t.Interrupts), "checkpoint": nil, "state": nil})
+		// As the LangGraph API: a subgraph task names its checkpoint namespace in checkpoint,
+		// or, read with subgraphs=true, carries the subgraph's own state in state instead.
+		var cp, state any
+		switch {
+		case t.State != nil:
+			state = threadStateOf(t.State)
+		case t.Checkpoint != nil:
+			cp = map[string]any{"thread_id": t.Checkpoint.ThreadID, "checkpoint_ns": t.Checkpoint.NS}
+		}
+		ts.Tasks = append(ts.Tasks, map[string]any{"id": t.ID, "name": t.Name, "error": errv, "interrupts": lcwire.Interrupts(t.Interrupts), "checkpoint": cp, "state": state})
 		ts.Interrupts = append(ts.Interrupts, lcwire.Interrupts(t.Interrupts)...)
 	}
 	return ts

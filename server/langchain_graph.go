@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"slices"
 
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/graph"
@@ -50,6 +51,36 @@ func (g *apiGraph) snapshot(s *graph.StateSnapshot[any]) *graph.StateSnapshot[an
 func (g *apiGraph) State(ctx context.Context, ref checkpoint.Ref) (*graph.StateSnapshot[any], error) {
 	s, err := g.Runnable.State(ctx, ref)
 	return g.snapshot(s), err
+}
+
+// subgraphStater is a graph that reads a thread's state with its subgraphs' states (a
+// graph.Compiled's Runnable view).
+type subgraphStater interface {
+	StateWithSubgraphs(ctx context.Context, ref checkpoint.Ref) (*graph.StateSnapshot[any], error)
+}
+
+// StateWithSubgraphs is State with the states of the snapshot's subgraph tasks, each in
+// LangChain's shape too. A graph that cannot read them gives its plain state.
+func (g *apiGraph) StateWithSubgraphs(ctx context.Context, ref checkpoint.Ref) (*graph.StateSnapshot[any], error) {
+	sg, ok := g.Runnable.(subgraphStater)
+	if !ok {
+		return g.State(ctx, ref)
+	}
+	s, err := sg.StateWithSubgraphs(ctx, ref)
+	return g.deepSnapshot(s), err
+}
+
+// deepSnapshot is snapshot for s and the subgraph states its tasks carry.
+func (g *apiGraph) deepSnapshot(s *graph.StateSnapshot[any]) *graph.StateSnapshot[any] {
+	c := g.snapshot(s)
+	if c == nil || !slices.ContainsFunc(c.Tasks, func(t graph.TaskState) bool { return t.State != nil }) {
+		return c
+	}
+	c.Tasks = slices.Clone(c.Tasks)
+	for i := range c.Tasks {
+		c.Tasks[i].State = g.deepSnapshot(c.Tasks[i].State)
+	}
+	return c
 }
 
 // History implements graph.Runnable with messages in LangChain's shape.

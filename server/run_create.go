@@ -76,6 +76,9 @@ func (r *runner) checkRequest(ctx context.Context, p Principal, req *runCreate) 
 		return nil, err
 	}
 	req.Config, req.Context = withAssistantConfig(a, req.Config, req.Context)
+	if err := checkContext(a.graph, "context", req.Context, false); err != nil { // runcontext.go
+		return nil, err
+	}
 	spec := &runSpec{a: a}
 	if err := spec.readStreamOptions(req); err != nil {
 		return nil, err

@@ -52,6 +52,9 @@ func runOptions(run *Run, g graph.Runnable) ([]graph.RunOption, error) {
 		gmodes = append(gmodes, graph.ModeTasks)
 	}
 	opts := []graph.RunOption{graph.WithThread(run.ThreadID), graph.WithStreamModes(gmodes...), graph.WithMetadata(runMetadata(run)), graph.WithConfig(runConfigurable(run))}
+	if len(kw.Context) > 0 {
+		opts = append(opts, graph.WithContext(kw.Context)) // decoded into the graph's context type
+	}
 	if n, ok := kw.Config["recursion_limit"].(float64); ok && n > 0 {
 		opts = append(opts, graph.WithRecursionLimit(int(n)))
 	}

@@ -23,7 +23,8 @@ func TestSDKEndToEnd(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@langchain", "langgraph-sdk")); err != nil {
 		t.Skipf("the LangGraph SDK is not installed; run: npm ci --prefix %s", filepath.Join("server", "testdata", "sdk"))
 	}
-	b := setup(t, setupOpts{extra: []GraphSpec{{ID: "nested", Build: buildNested}, reviewedGraph}})
+	b := setup(t, setupOpts{extra: []GraphSpec{{ID: "nested", Build: buildNested}, reviewedGraph,
+		{ID: "asking", Build: buildAsking}, {ID: "personal", Build: buildPersonal}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "e2e.mjs"), b.http.URL)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/trellis-go/trellis/internal/runctx"
 	"github.com/trellis-go/trellis/store"
 )
 
@@ -77,3 +78,28 @@ func StoreFrom[S any](ctx context.Context) (S, bool) {
 	s, ok := info.Store.(S)
 	return s, ok
 }
+
+// Context returns the typed context of the graph run the tool is called in (what the run
+// passed with graph.WithContext, LangGraph's runtime context; what graph.Context returns to
+// the calling node) as a T, and whether there is one that is a T. A context that is not a T
+// but whose JSON form decodes into one (a map, from a graph that declares no context type) is
+// converted. Unlike [CallInfo], which the code running the tools fills, the context comes
+// from the run itself: a tool called by a node, by a graph's tool node or by a task sees it.
+//
+//	type UserContext struct {
+//		UserID string `json:"user_id"`
+//	}
+//
+//	lookup := tool.Must(tool.New("my_orders", "The caller's orders.",
+//		func(ctx context.Context, a struct{}) ([]Order, error) {
+//			uc, ok := tool.Context[UserContext](ctx)
+//			if !ok {
+//				return nil, errors.New("no user in the run's context")
+//			}
+//			return orders.Of(uc.UserID), nil
+//		}))
+func Context[T any](ctx context.Context) (T, bool) { return runctx.As[T](ctx) }
+
+// WithContext returns ctx carrying v as the run's context, for calling tools outside a graph
+// run (a test, an MCP server) as a run passing v with graph.WithContext would.
+func WithContext(ctx context.Context, v any) context.Context { return runctx.With(ctx, v) }

@@ -1,6 +1,6 @@
 // Drives a trellis server with the official LangGraph JS SDK, unchanged.
 // Usage: node e2e.mjs http://127.0.0.1:PORT
-// The Go test TestSDKEndToEnd starts the server (graphs "flow", "slow" and "example") and runs
+// The Go test TestSDKEndToEnd starts the server (graphs "flow", "slow", "example" and others) and runs
 // this script; every check throws on failure, and the script prints "sdk e2e: ok" at the end.
 import { Client } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
@@ -12,7 +12,7 @@ const step = (name) => console.log("- " + name);
 step("assistants");
 const assistants = await client.assistants.search({ limit: 10 });
 const ids = assistants.map((a) => a.graph_id).sort();
-assert.deepEqual(ids, ["example", "flow", "nested", "reviewed", "slow"]);
+assert.deepEqual(ids, ["asking", "example", "flow", "nested", "personal", "reviewed", "slow"]);
 const flow = assistants.find((a) => a.graph_id === "flow");
 assert.equal((await client.assistants.get(flow.assistant_id)).graph_id, "flow");
 const drawn = await client.assistants.getGraph(flow.assistant_id, { xray: true });
@@ -54,7 +54,7 @@ assert.equal(back.config.configurable.tone, "calm");
 assert.equal(await client.assistants.count({ graphId: "flow" }), 2);
 assert.equal(await client.assistants.count({ metadata: { team: "sdk" } }), 1);
 const page = await client.assistants.search({ limit: 2, sortBy: "graph_id", sortOrder: "asc", includePagination: true });
-assert.deepEqual(page.assistants.map((a) => a.graph_id), ["example", "flow"]);
+assert.deepEqual(page.assistants.map((a) => a.graph_id), ["asking", "example"]);
 assert.equal(page.next, "2");
 const onMine = await client.threads.create();
 const mineRun = await client.runs.create(onMine.thread_id, mine.assistant_id, {
@@ -386,6 +386,35 @@ const after = await client.threads.getState(t11.thread_id);
 assert.equal(after.tasks[0]?.interrupts.length, 1, "the review is still pending after a bad answer");
 const good = await client.runs.wait(t11.thread_id, "reviewed", { command: { resume: { decisions: [{ type: "approve" }, { type: "approve" }] } } });
 assert.equal(good.messages.at(-1).content, "sent to team@example.com: hello; sent to all@example.com: hello");
+
+step("thread state with subgraphs");
+const t12 = await client.threads.create();
+await client.runs.wait(t12.thread_id, "asking", { input: { topic: "owls" } });
+const flat = await client.threads.getState(t12.thread_id);
+assert.equal(flat.tasks[0].name, "ask");
+assert.equal(flat.tasks[0].state, null, "no subgraph state without subgraphs");
+assert.equal(flat.tasks[0].checkpoint.checkpoint_ns, "ask:" + flat.tasks[0].id);
+const deep = await client.threads.getState(t12.thread_id, undefined, { subgraphs: true });
+const sub = deep.tasks[0].state;
+assert.deepEqual(sub.values, { draft: "outline of owls" });
+assert.deepEqual(sub.next, ["write"]);
+assert.equal(sub.tasks[0].interrupts[0].value, "tone?");
+const deepAt = await client.threads.getState(t12.thread_id, flat.checkpoint, { subgraphs: true });
+assert.deepEqual(deepAt.tasks[0].state.next, ["write"], "state/checkpoint with subgraphs");
+const answered = await client.runs.wait(t12.thread_id, "asking", { command: { resume: "calm" } });
+assert.equal(answered.topic, "outline of owls in a calm tone");
+
+step("run context");
+const personal = await client.assistants.getSchemas("personal");
+assert.ok(personal.context_schema.properties.user_id, "context_schema lists user_id");
+const greeted = await client.runs.wait(null, "personal", { input: {}, context: { user_id: "ann", locale: "fr" } });
+assert.equal(greeted.greeting, "hello ann (fr)");
+const localized = await client.assistants.create({ graphId: "personal", context: { locale: "de" } });
+const merged = await client.runs.wait(null, localized.assistant_id, { input: {}, context: { user_id: "bob" } });
+assert.equal(merged.greeting, "hello bob (de)", "the assistant's context under the run's");
+await assert.rejects(
+  client.runs.wait(null, "personal", { input: {}, context: { user_id: 5 } }),
+  (err) => err.status === 422 && /context\.user_id: expected a string/.test(err.message), "a context that does not match context_schema");
 
 step("delete thread");
 await client.threads.delete(thread.thread_id);
