@@ -112,10 +112,10 @@ func buildPgShort(deps Deps) (graph.Runnable, error) {
 }
 
 // maxShortRunStatements bounds the statements of a stateless POST /runs/wait of the short graph
-// on Postgres: 15 of its own (docs/benchmarks.md lists them), the sweeper's two deletes shared
+// on Postgres: 14 of its own (docs/benchmarks.md lists them), the sweeper's two deletes shared
 // with the runs that finished in the same interval, and the background's few (River's polls,
 // lease renewals) spread over the runs.
-const maxShortRunStatements = 17
+const maxShortRunStatements = 16
 
 // TestPostgresShortRunStatements counts the SQL statements a short stateless run sends to
 // Postgres, over runs one after another (go test -v lists them, with their wall times).
@@ -158,5 +158,27 @@ func TestPostgresShortRunStatements(t *testing.T) {
 	}
 	if per > maxShortRunStatements {
 		t.Errorf("a short run made %.2f statements, more than %d", per, maxShortRunStatements)
+	}
+}
+
+// TestPostgresPoolCommits checks the pool's commit setting: off unless the URL sets it.
+func TestPostgresPoolCommits(t *testing.T) {
+	t.Parallel()
+	url := pgURL(t)
+	ctx := context.Background()
+	for _, c := range []struct{ url, want string }{{url, "off"}, {url + "&synchronous_commit=on", "on"}} {
+		pool, err := newPgPool(ctx, c.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		err = pool.QueryRow(ctx, "SHOW synchronous_commit").Scan(&got)
+		pool.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s: synchronous_commit is %s, want %s", c.url, got, c.want)
+		}
 	}
 }

@@ -66,7 +66,7 @@ func (r *Runner) insert(ctx context.Context, run *Run, fresh, wait bool) (l *str
 // truth: another replica may be running one of the thread's runs, and this one's slot may still
 // name a run another replica finished. The look and the insert are then one step across replicas
 // (metadb.DB.InsertRunOnThread). A thread this request created (fresh) has no other run to look
-// for.
+// for; one made for the run (NewThread) is inserted with it.
 func (r *Runner) insertLocked(ctx context.Context, run *Run, fresh bool) ([]string, error) {
 	reject := run.MultitaskStrategy == "reject"
 	if r.Bus != nil && !fresh {
@@ -78,6 +78,9 @@ func (r *Runner) insertLocked(ctx context.Context, run *Run, fresh bool) ([]stri
 			return nil, ErrThreadBusy
 		}
 		return active, nil
+	}
+	if run.NewThread != nil {
+		return nil, r.DB.InsertRunWithThread(ctx, run.NewThread, run.Run)
 	}
 	inflight := r.threads.Unfinished(run.ThreadID)
 	if len(inflight) > 0 && reject {
