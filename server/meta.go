@@ -76,12 +76,18 @@ func orEmptyObject(raw json.RawMessage) json.RawMessage {
 // createThread inserts t, owned by ctx's per-user principal (if any), stamped now unless its
 // CreatedAt is set. It reports false when the ID is taken.
 func (m *metaStore) createThread(ctx context.Context, t *Thread) (bool, error) {
+	return m.CreateThread(ctx, m.threadRow(ctx, t))
+}
+
+// threadRow is the row of a new thread t, owned by ctx's per-user principal (if any), stamped
+// now unless its CreatedAt is set.
+func (m *metaStore) threadRow(ctx context.Context, t *Thread) *metadb.Thread {
 	t.Metadata = stampOwner(ctx, t.Metadata)
 	if t.CreatedAt.IsZero() {
 		t.CreatedAt = m.Stamp()
 	}
-	return m.CreateThread(ctx, &metadb.Thread{Tenant: t.tenant, ThreadID: t.ThreadID, Metadata: t.Metadata, Status: t.Status,
-		Temporary: t.temporary, TTLMS: t.ttlMS, CreatedAt: t.CreatedAt})
+	return &metadb.Thread{Tenant: t.tenant, ThreadID: t.ThreadID, Metadata: t.Metadata, Status: t.Status,
+		Temporary: t.temporary, TTLMS: t.ttlMS, CreatedAt: t.CreatedAt}
 }
 
 // getThread reads a thread of the tenant that ctx's principal may see.

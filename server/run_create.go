@@ -14,6 +14,7 @@ import (
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/server/internal/engine"
+	"github.com/trellis-go/trellis/server/internal/metadb"
 	"github.com/trellis-go/trellis/server/internal/stream"
 )
 
@@ -41,10 +42,11 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	if err := r.refuseWhenClosing(); err != nil {
 		return nil, nil, err
 	}
-	threadID, temporary, fresh, err := r.prepareThread(ctx, p.Tenant, threadID, spec.a, req)
+	threadID, temporary, newThread, err := r.prepareThread(ctx, p.Tenant, threadID, spec.a, req)
 	if err != nil {
 		return nil, nil, err
 	}
+	fresh := newThread != nil
 	if !fresh {
 		if err := checkResume(ctx, spec.a.graph, threadID, req.Command); err != nil { // resume_check.go
 			return nil, nil, err
@@ -52,7 +54,9 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 	}
 	run := r.newRun(ctx, p, threadID, temporary, spec, req)
 	row := runRow(run)
-	l, err := r.Submit(ctx, engine.RunOf(row), fresh, req.wait)
+	erun := engine.RunOf(row)
+	erun.NewThread = newThread
+	l, err := r.Submit(ctx, erun, fresh, req.wait)
 	switch {
 	case errors.Is(err, engine.ErrClosing):
 		return nil, nil, errClosing()
@@ -228,36 +232,35 @@ func errClosing() error {
 // prepareThread readies the thread the run goes on: a new one when the request names none (a
 // stateless run's, temporary unless on_completion is keep), the one named (which records the
 // run's graph if it has none yet), or a new one with that ID for if_not_exists=create. It returns
-// the thread's ID, whether it is temporary, and whether this request created it without an ID
-// (then no other run can be on it).
-func (r *runner) prepareThread(ctx context.Context, tenant, threadID string, a *Assistant, req *runCreate) (id string, temporary, fresh bool, err error) {
+// the thread's ID, whether it is temporary, and, when the request names no thread, the row of
+// the new one, which the engine inserts with the run (then no other run can be on it).
+func (r *runner) prepareThread(ctx context.Context, tenant, threadID string, a *Assistant, req *runCreate) (id string, temporary bool, fresh *metadb.Thread, err error) {
 	now := r.meta.Stamp()
 	if threadID == "" {
 		threadID = uuid.NewString()
 		temporary = req.OnCompletion != "keep"
-		return threadID, temporary, true, r.createThread(ctx, tenant, threadID, a, now, temporary)
+		return threadID, temporary, r.meta.threadRow(ctx, newRunThread(tenant, threadID, a, now, temporary)), nil
 	}
 	t, err := r.meta.getThread(ctx, tenant, threadID)
 	if err == nil {
-		return threadID, false, false, r.recordGraph(ctx, tenant, threadID, t, a)
+		return threadID, false, nil, r.recordGraph(ctx, tenant, threadID, t, a)
 	}
 	if !errors.Is(err, ErrNotFound) || req.IfNotExists != "create" {
-		return "", false, false, err
+		return "", false, nil, err
 	}
 	if taken, err := r.meta.ThreadTaken(ctx, threadID); err != nil || taken {
 		if err == nil {
 			err = notFound("thread", threadID)
 		}
-		return "", false, false, err
+		return "", false, nil, err
 	}
-	return threadID, false, false, r.createThread(ctx, tenant, threadID, a, now, false)
+	_, err = r.meta.createThread(ctx, newRunThread(tenant, threadID, a, now, false))
+	return threadID, false, nil, err
 }
 
-// createThread creates an idle thread for a run, recording the run's graph on it.
-func (r *runner) createThread(ctx context.Context, tenant, threadID string, a *Assistant, now time.Time, temporary bool) error {
-	t := &Thread{ThreadID: threadID, Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}, Status: ThreadIdle, CreatedAt: now, tenant: tenant, temporary: temporary}
-	_, err := r.meta.createThread(ctx, t)
-	return err
+// newRunThread is an idle thread for a run, recording the run's graph on it.
+func newRunThread(tenant, threadID string, a *Assistant, now time.Time, temporary bool) *Thread {
+	return &Thread{ThreadID: threadID, Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}, Status: ThreadIdle, CreatedAt: now, tenant: tenant, temporary: temporary}
 }
 
 // recordGraph records the run's graph on a thread that names none: a thread holds the state of

@@ -238,17 +238,23 @@ func (r *runner) Visible(ctx context.Context, run *engine.Run) bool {
 // (runGraph) and sends the webhook of a run that ended.
 func (r *runner) Attempt(er *engine.Run, attempt int) engine.Attempt {
 	run := runFromRow(er.Run)
-	return &runAttempt{r: r, run: run, pt: r.track(run, attempt)}
+	return &runAttempt{r: r, run: run, pt: r.track(run, attempt), attempt: attempt}
 }
 
 // runAttempt is one attempt at a run, on the server's side.
 type runAttempt struct {
-	r   *runner
-	run *Run
-	pt  *progressTracker
+	r       *runner
+	run     *Run
+	pt      *progressTracker
+	attempt int
 }
 
 func (a *runAttempt) Execute(ctx context.Context, g graph.Runnable, headBefore string, emit func(string, any)) error {
+	if a.run.Kwargs.Temporary && a.attempt == 1 && headBefore == "" {
+		// A stateless run's thread, made for it: on the first attempt it has no checkpoint,
+		// and the graph need not look for one (newThreadSaver).
+		ctx = withNewThread(ctx, a.run.ThreadID)
+	}
 	return a.r.runGraph(ctx, a.run, g, headBefore, a.pt, emit)
 }
 

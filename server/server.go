@@ -152,6 +152,7 @@ func New(cfg Config) (*Server, error) {
 		s.Close()
 		return nil, &ConfigError{Field: "EncryptStore", Problem: "is set without Encryption keys", Hint: "set TRELLIS_ENCRYPTION_KEYS (comma-separated id:base64 keys, the newest first)"}
 	}
+	deps.Saver = newThreadSaver{deps.Saver}
 	s.saver, s.store = deps.Saver, deps.Store
 	// Graphs, tools and apps get the tenant's view (tenantstore.go); the /store routes add the
 	// tenant themselves.
@@ -259,8 +260,24 @@ func newPgPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	if !strings.Contains(url, "pool_max_conns") {
 		pc.MaxConns = int32(max(16, 4*runtime.NumCPU()))
 	}
+	// The server's records, checkpoints and queue commit without waiting for the disk, unless the
+	// URL says otherwise (synchronous_commit=on): what a commit wrote is visible at once and
+	// survives the trellis process dying (kill -9), as the server's SQLite database does with
+	// synchronous=NORMAL; only a crash of Postgres itself or of its machine may lose the last
+	// fraction of a second. A commit that waited for the disk cost a run about one flush per
+	// statement (nine a short run).
+	if _, set := pc.ConnConfig.RuntimeParams["synchronous_commit"]; !set {
+		pc.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	}
+	if pgPoolHook != nil {
+		pgPoolHook(pc)
+	}
 	return pgxpool.NewWithConfig(ctx, pc)
 }
+
+// pgPoolHook, when set (by tests only), sees the Postgres pool's configuration before the pool
+// opens: the statement-count test puts a query tracer there.
+var pgPoolHook func(*pgxpool.Config)
 
 // riverLogger passes River's warnings and errors to the server's log.
 func riverLogger(l *slog.Logger) *slog.Logger {

@@ -23,6 +23,7 @@ import (
 // a transient error), nil otherwise.
 func (r *Runner) exec(qctx context.Context, runID string) error {
 	ctx := context.WithoutCancel(qctx)
+	_, mine := r.recent.Load(runID) // inserted by this process (see due)
 	run, err := r.due(ctx, runID)
 	if run == nil {
 		return err
@@ -36,6 +37,7 @@ func (r *Runner) exec(qctx context.Context, runID string) error {
 	if x == nil {
 		return err
 	}
+	x.mine = mine
 	x.start(qctx)
 	defer x.end()
 	x.openLog()
@@ -59,6 +61,8 @@ type execution struct {
 	// claims of the run, this one included.
 	owner   string
 	attempt int
+	// mine says this process inserted the run (and so holds it in its thread's slot).
+	mine bool
 
 	// Set by start.
 	at          Attempt         // the host's side
@@ -98,15 +102,22 @@ type execution struct {
 	lazyOutput bool
 }
 
-// due loads a queued run and returns it when it is to execute now. Otherwise it returns nil
+// due loads a queued run (from memory on its first delivery in the process that inserted it) and
+// returns it when it is to execute now. Otherwise it returns nil
 // and what exec returns: nil for a run that vanished or already ended (its thread goes on to
 // its next run), a *Retry for a run created with after_seconds that is not due yet (it
 // waits pending and unclaimed).
 func (r *Runner) due(ctx context.Context, runID string) (*Run, error) {
-	row, err := r.DB.RunByID(ctx, runID)
-	if err != nil {
-		r.Log.Warn("queued run vanished", "run_id", runID, "err", err)
-		return nil, nil
+	var row *metadb.Run
+	if v, ok := r.recent.LoadAndDelete(runID); ok {
+		// This process inserted it: its row is as it was written (see remember).
+		row = v.(createdRun).row
+	} else {
+		var err error
+		if row, err = r.DB.RunByID(ctx, runID); err != nil {
+			r.Log.Warn("queued run vanished", "run_id", runID, "err", err)
+			return nil, nil
+		}
 	}
 	run := RunOf(row)
 	if run.Status != Pending && run.Status != Running {
@@ -232,7 +243,13 @@ func (x *execution) end() {
 	if !x.leaseGone {
 		_ = r.DB.ReleaseLease(x.ctx, runID, x.owner)
 	}
-	if !x.keepSlot {
+	switch {
+	case x.keepSlot:
+	case x.mine && x.run.Temporary:
+		// A stateless run's thread has this one run, which no other process scheduled: no
+		// replica holds it in a slot, and none needs telling that it ended.
+		r.Release(x.run.ThreadID, runID)
+	default:
 		r.released(x.run.ThreadID, runID)
 	}
 	// The log closes last, so that whoever waits on it (wait, join, a stream's end) finds the
@@ -265,8 +282,9 @@ func (x *execution) openLog() {
 		if evs, err := (Events{r.DB}).Events(x.ctx, runID, 0); err == nil {
 			l.Restore(evs, true)
 		}
-	} else if l.Resumable() && l.Last() == 0 {
-		// A restarted run continues the event numbering of the stream it had persisted.
+	} else if l.Resumable() && l.Last() == 0 && x.attempt > 1 {
+		// A restarted run continues the event numbering of the stream it had persisted. Only an
+		// attempt writes a run's events: a first one has none to read.
 		if evs, err := (Events{r.DB}).Events(x.ctx, runID, 0); err == nil && len(evs) > 0 {
 			l.Restore(evs, false)
 		}

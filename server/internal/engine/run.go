@@ -21,6 +21,9 @@ import (
 type Run struct {
 	*metadb.Run
 	Options
+	// NewThread, when set, is the row of the run's thread, made for it: Submit inserts it with
+	// the run.
+	NewThread *metadb.Thread
 }
 
 // Options are the fields of a run's kwargs (the server's RunKwargs, stored as JSON on its row)

@@ -43,6 +43,9 @@ type Runner struct {
 	waiters map[string]int
 	// sweep deletes finished stateless runs' threads in batches (see dropTemporary).
 	sweep *Batcher[sweepItem]
+	// recent holds the rows of runs this process inserted, until their first delivery
+	// (remember, due): run ID to createdRun.
+	recent sync.Map
 }
 
 type activeRun struct {
@@ -71,6 +74,7 @@ func (r *Runner) Start() { r.q.Start(r.exec) }
 func (r *Runner) Reap() {
 	r.stopReap = periodic.Every(r.Heartbeat, func(ctx context.Context) {
 		r.Hub.Sweep()
+		r.forgetCreated()
 		r.reapExpired(ctx)
 		r.adoptStranded(ctx)
 	})

@@ -2,9 +2,12 @@ package engine
 
 import (
 	"context"
+	"maps"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/trellis-go/trellis/server/internal/metadb"
 	"github.com/trellis-go/trellis/server/internal/stream"
 )
 
@@ -50,6 +53,7 @@ func (r *Runner) insert(ctx context.Context, run *Run, fresh, wait bool) (l *str
 	if inflight, err = r.insertLocked(ctx, run, fresh); err != nil {
 		return nil, nil, false, err
 	}
+	r.remember(run)
 	l = r.openCreated(run)
 	if wait {
 		r.waiters[run.RunID]++
@@ -62,7 +66,7 @@ func (r *Runner) insert(ctx context.Context, run *Run, fresh, wait bool) (l *str
 // truth: another replica may be running one of the thread's runs, and this one's slot may still
 // name a run another replica finished. The look and the insert are then one step across replicas
 // (metadb.DB.InsertRunOnThread). A thread this request created (fresh) has no other run to look
-// for.
+// for; one made for the run (NewThread) is inserted with it.
 func (r *Runner) insertLocked(ctx context.Context, run *Run, fresh bool) ([]string, error) {
 	reject := run.MultitaskStrategy == "reject"
 	if r.Bus != nil && !fresh {
@@ -74,6 +78,9 @@ func (r *Runner) insertLocked(ctx context.Context, run *Run, fresh bool) ([]stri
 			return nil, ErrThreadBusy
 		}
 		return active, nil
+	}
+	if run.NewThread != nil {
+		return nil, r.DB.InsertRunWithThread(ctx, run.NewThread, run.Run)
 	}
 	inflight := r.threads.Unfinished(run.ThreadID)
 	if len(inflight) > 0 && reject {
@@ -130,4 +137,35 @@ func (r *Runner) created(ctx context.Context, run *Run) {
 	}
 	r.Created.Inc()
 	r.Log.Info("run created", "run_id", run.RunID, "thread_id", run.ThreadID, "assistant_id", run.AssistantID, "tenant", run.Tenant, "multitask_strategy", run.MultitaskStrategy)
+}
+
+// created is a run this process inserted, kept until its first delivery (see due).
+type createdRun struct {
+	row *metadb.Run
+	at  time.Time
+}
+
+// forgetCreatedAfter is how long a run this process inserted is remembered for its first
+// delivery; one delivered elsewhere (another replica, a River job fetched late) is forgotten
+// then.
+const forgetCreatedAfter = time.Minute
+
+// remember keeps a copy of the row of a run just inserted, for its first delivery in this
+// process: due takes it instead of reading the row it was just written as (a status changed
+// meanwhile, by a cancel, is the claim's to see: it claims only a pending or running run).
+func (r *Runner) remember(run *Run) {
+	row := *run.Run
+	row.Metadata = maps.Clone(run.Metadata)
+	r.recent.Store(run.RunID, createdRun{row: &row, at: time.Now()})
+}
+
+// forgetCreated drops the runs remembered longer than forgetCreatedAfter.
+func (r *Runner) forgetCreated() {
+	old := time.Now().Add(-forgetCreatedAfter)
+	r.recent.Range(func(k, v any) bool {
+		if v.(createdRun).at.Before(old) {
+			r.recent.Delete(k)
+		}
+		return true
+	})
 }

@@ -41,6 +41,8 @@
 //     statement (AppendEventsNotify); SQLite writes them in INSERTs of up to 500 rows;
 //   - thread searches compare metadata and values keys with jsonb on Postgres, json_extract on
 //     SQLite (scalars only: the caller checks the rest);
+//   - a new thread and its first run are inserted in one statement on Postgres (a data-modifying
+//     WITH), in two on SQLite (InsertRunWithThread);
 //   - lists of IDs travel as arrays on Postgres and as a JSON array (json_each) on SQLite;
 //   - concurrent migrations serialise on an advisory lock on Postgres.
 package metadb

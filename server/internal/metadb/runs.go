@@ -73,6 +73,25 @@ func (m *DB) InsertRun(ctx context.Context, r *Run) error {
 	return err
 }
 
+// InsertRunWithThread inserts a new thread t and its first run r: in one statement on Postgres,
+// one after the other on SQLite. A thread whose ID is taken is left as it is.
+func (m *DB) InsertRunWithThread(ctx context.Context, t *Thread, r *Run) error {
+	if !m.postgres {
+		if _, err := m.CreateThread(ctx, t); err != nil {
+			return err
+		}
+		return m.InsertRun(ctx, r)
+	}
+	if t.CreatedAt.IsZero() {
+		t.CreatedAt = m.Stamp()
+	}
+	args := append(r.insertArgs(), t.Tenant, t.ThreadID, mustJSON(t.Metadata), t.Status, boolInt(t.Temporary), ms(t.CreatedAt), t.TTLMS)
+	_, err := m.Exec(ctx, `WITH t AS (INSERT INTO trellis_threads (tenant, thread_id, metadata, status, temporary, created_at, updated_at, state_updated_at, ttl_ms)
+VALUES ($10, $11, $12, $13, $14, $15, $15, $15, $16) ON CONFLICT (thread_id) DO NOTHING)
+`+runInsert, args...)
+	return err
+}
+
 // GetRun reads a tenant's run (of the thread, when threadID is set); ErrNotFound when it has
 // none of that ID.
 func (m *DB) GetRun(ctx context.Context, tenant, threadID, runID string) (*Run, error) {

@@ -252,8 +252,8 @@ func (m *DB) DeleteThread(ctx context.Context, tenant, id string) error {
 // ThreadKey names a tenant's thread.
 type ThreadKey struct{ Tenant, ID string }
 
-// DeleteThreads deletes the records of threads with their runs and their runs' events, in one
-// transaction of a few statements whatever their number. Their checkpoints are the saver's:
+// DeleteThreads deletes the records of threads with their runs and their runs' events, whatever
+// their number: in one statement on Postgres, in one transaction of three on SQLite. Their checkpoints are the saver's:
 // the server deletes them first, through its checkpoint.Saver.
 func (m *DB) DeleteThreads(ctx context.Context, keys []ThreadKey) error {
 	if len(keys) == 0 {
@@ -264,24 +264,21 @@ func (m *DB) DeleteThreads(ctx context.Context, keys []ThreadKey) error {
 	for i, k := range keys {
 		tenants[i], ids[i], pairs[i] = k.Tenant, k.ID, [2]string{k.Tenant, k.ID}
 	}
+	if m.postgres {
+		// One statement, like DeleteThread: nothing is lost if a crash undoes it (the runs are
+		// finished).
+		_, err := m.db.ExecContext(ctx, `WITH c AS (SELECT set_config('synchronous_commit', 'off', true)),
+			k AS (SELECT * FROM unnest($1::text[], $2::text[]) AS k (tenant, thread_id)),
+			r AS (DELETE FROM trellis_runs WHERE (tenant, thread_id) IN (SELECT tenant, thread_id FROM k) AND EXISTS (SELECT 1 FROM c) RETURNING run_id),
+			e AS (DELETE FROM trellis_run_events WHERE run_id IN (SELECT run_id FROM r))
+			DELETE FROM trellis_threads WHERE (tenant, thread_id) IN (SELECT tenant, thread_id FROM k) AND EXISTS (SELECT 1 FROM c)`, tenants, ids)
+		return err
+	}
 	tx, err := m.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if m.postgres {
-		// Like DeleteThread: nothing is lost if a crash undoes it (the runs are finished).
-		if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `WITH k AS (SELECT * FROM unnest($1::text[], $2::text[]) AS k (tenant, thread_id)),
-			r AS (DELETE FROM trellis_runs WHERE (tenant, thread_id) IN (SELECT tenant, thread_id FROM k) RETURNING run_id),
-			e AS (DELETE FROM trellis_run_events WHERE run_id IN (SELECT run_id FROM r))
-			DELETE FROM trellis_threads WHERE (tenant, thread_id) IN (SELECT tenant, thread_id FROM k)`, tenants, ids); err != nil {
-			return err
-		}
-		return tx.Commit()
-	}
 	const k = `(SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?1))`
 	for _, q := range []string{
 		`DELETE FROM trellis_run_events WHERE run_id IN (SELECT run_id FROM trellis_runs WHERE (tenant, thread_id) IN ` + k + `)`,
