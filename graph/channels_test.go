@@ -448,3 +448,45 @@ func TestJoinIsANamedBarrier(t *testing.T) {
 		t.Fatalf("notes %q, want %q", out.Notes, want)
 	}
 }
+
+// TestUntrackedInputIsNotStored: the input checkpoint keeps the run's input as the __start__
+// task's payload, without its untracked keys; the run itself reads them.
+func TestUntrackedInputIsNotStored(t *testing.T) {
+	t.Parallel()
+	const secret = "in-7d2e90"
+	g := graph.New[CS]()
+	g.AddNode("a", seen("a"))
+	g.AddEdge(graph.START, "a")
+	c, saver := withSaver(t, g)
+	out, err := c.Invoke(bg, CS{Token: secret, Seen: []string{"in"}}, graph.WithThread("ui"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"in", "a::T"}; !slices.Equal(out.Seen, want) {
+		t.Fatalf("seen %q, want %q", out.Seen, want)
+	}
+	if bytes.Contains(storedBytes(t, saver, "ui"), []byte(secret)) {
+		t.Fatal("a checkpoint holds the untracked input")
+	}
+}
+
+// TestJoinIntoADeferredNodeWaitsForTheRest: as LangGraph's NamedBarrierValueAfterFinish, a join
+// into a deferred node runs it only once the barrier is complete and nothing else is left.
+func TestJoinIntoADeferredNodeWaitsForTheRest(t *testing.T) {
+	t.Parallel()
+	g := graph.New[S]()
+	for _, n := range []string{"a", "b", "long1", "long2", "long3"} {
+		g.AddNode(n, note(n))
+	}
+	g.AddNode("final", note("final"), graph.Deferred())
+	g.AddEdge(graph.START, "a").AddEdge(graph.START, "b").AddEdge(graph.START, "long1")
+	g.AddSequence("long1", "long2", "long3")
+	g.AddJoin([]string{"a", "b"}, "final")
+	out, err := compile(t, g).Invoke(bg, S{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a", "b", "long1", "long2", "long3", "final"}; !slices.Equal(out.Notes, want) {
+		t.Fatalf("notes %q, want %q", out.Notes, want)
+	}
+}
