@@ -154,6 +154,9 @@ func addWrite(ctx context.Context, key string, value any, overwrite bool) error 
 	if !ok {
 		return fmt.Errorf("graph: node %q writes unknown state key %q", tc.task.node.name, key)
 	}
+	if ch.kind == kindManaged {
+		return fmt.Errorf("graph: node %q writes state key %q, a managed value (%s) the runtime fills; read it, do not write it", tc.task.node.name, key, ch.typ)
+	}
 	v := reflect.ValueOf(value)
 	if !v.IsValid() {
 		v = reflect.Zero(ch.typ)

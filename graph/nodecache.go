@@ -65,7 +65,7 @@ func (l *loop[S]) fromCache(ctx context.Context, t *task, k *cache.Key) ([]write
 
 // toCache records a node's writes and gotos under k.
 func (l *loop[S]) toCache(ctx context.Context, t *task, k *cache.Key, writes []write, gotos []Target) error {
-	data, err := encodeOutcome(&task{node: t.node, writes: writes, targets: gotos})
+	data, err := encodeOutcome(l.sc, &task{node: t.node, writes: writes, targets: gotos})
 	if err != nil {
 		return err
 	}

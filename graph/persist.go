@@ -212,7 +212,7 @@ func (l *loop[S]) encodeNext() ([]checkpoint.Task, error) {
 		}
 		if t.send {
 			if t.arg == nil {
-				data, err := encodeJSON(fmt.Sprintf("the payload sent to %q", t.node.name), t.input.Interface())
+				data, err := encodeJSON(fmt.Sprintf("the payload sent to %q", t.node.name), l.sc.withoutUntracked(t.input).Interface())
 				if err != nil {
 					return nil, err
 				}
@@ -235,7 +235,7 @@ func (l *loop[S]) putWrites(t *task) error {
 	}
 	var ws []checkpoint.PendingWrite
 	if t.finished {
-		data, err := encodeOutcome(t)
+		data, err := encodeOutcome(l.sc, t)
 		if err != nil {
 			return err
 		}
@@ -281,9 +281,12 @@ func (l *loop[S]) putWrites(t *task) error {
 }
 
 // encodeOutcome encodes what a finished task wrote and where it routed.
-func encodeOutcome(t *task) ([]byte, error) {
+func encodeOutcome(sc *schema, t *task) ([]byte, error) {
 	var o wireOutcome
 	for _, w := range t.writes {
+		if !w.ch.stored() {
+			continue // an untracked value is never stored, not even as a pending write
+		}
 		data, err := encodeJSON(fmt.Sprintf("node %q's write to %q", t.node.name, w.ch.name), w.val.Interface())
 		if err != nil {
 			return nil, err
@@ -293,7 +296,7 @@ func encodeOutcome(t *task) ([]byte, error) {
 	for _, tg := range t.targets {
 		wt := wireTarget{Node: tg.Node, Send: tg.send}
 		if tg.send {
-			data, err := encodeJSON(fmt.Sprintf("the payload %q sends to %q", t.node.name, tg.Node), tg.Arg)
+			data, err := encodeJSON(fmt.Sprintf("the payload %q sends to %q", t.node.name, tg.Node), sc.withoutUntracked(reflect.ValueOf(tg.Arg)).Interface())
 			if err != nil {
 				return nil, err
 			}

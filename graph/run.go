@@ -497,7 +497,7 @@ func (l *loop[S]) applyInput(input S) error {
 	}
 	start := &task{id: newTaskID(), node: startNode, writes: ws, finished: true}
 	if l.saver != nil {
-		arg, err := encodeOutcome(start)
+		arg, err := encodeOutcome(l.sc, start)
 		if err != nil {
 			return err
 		}
@@ -983,7 +983,27 @@ func (l *loop[S]) call(ctx context.Context, t *task) (res result, err error) {
 	if t.node.sub != nil {
 		return t.node.sub.runSub(ctx, l.run, t)
 	}
-	return t.node.run(ctx, t.input)
+	return t.node.run(ctx, l.withManaged(t.input))
+}
+
+// withManaged returns the node's input with its managed values filled (RemainingSteps,
+// IsLastStep), as LangGraph computes them from the superstep and the run's last allowed one.
+func (l *loop[S]) withManaged(in reflect.Value) reflect.Value {
+	if len(l.sc.managed) == 0 || in.Type() != l.sc.typ {
+		return in
+	}
+	out := reflect.New(l.sc.typ).Elem()
+	out.Set(in)
+	for _, ch := range l.sc.managed {
+		f := out.Field(ch.index)
+		switch ch.typ {
+		case remainingStepsType:
+			f.SetInt(int64(l.stop - l.step))
+		case isLastStepType:
+			f.SetBool(l.step == l.stop-1)
+		}
+	}
+	return out
 }
 
 // handle calls the node's error handler (OnError) on err, which the retries did not cure.
@@ -1144,7 +1164,11 @@ func (l *loop[S]) apply(tasks []*task) error {
 					if prev.task == t.id {
 						by = fmt.Sprintf("%q twice", t.node.name)
 					}
-					return fmt.Errorf("%s: %w: state key %q was %s by %s in superstep %d; a key without a reducer takes one write per superstep (give it a `reduce` tag, or let one node write it once)", l.c.label, ErrInvalidUpdate, w.ch.name, what, by, l.step)
+					hint := "a key without a reducer takes one write per superstep (give it a `reduce` tag, or let one node write it once)"
+					if w.ch.kind != kindState {
+						hint = fmt.Sprintf("a %s channel takes one write per superstep (let one node write it once)", [...]string{kindEphemeral: ChannelEphemeral, kindUntracked: ChannelUntracked}[w.ch.kind])
+					}
+					return fmt.Errorf("%s: %w: state key %q was %s by %s in superstep %d; %s", l.c.label, ErrInvalidUpdate, w.ch.name, what, by, l.step, hint)
 				}
 				last[w.ch] = writer{t.node.name, t.id}
 			}
@@ -1181,13 +1205,37 @@ func (l *loop[S]) apply(tasks []*task) error {
 			if !l.wroteOutput && (l.c.outputs == nil || slices.Contains(l.c.outputs, w.ch)) {
 				l.wroteOutput = true
 			}
-			if l.saver != nil {
+			if l.saver != nil && w.ch.stored() {
 				tr.dirty = true
 				l.versions[w.ch.name] = checkpoint.NextVersion(l.versions[w.ch.name])
 			}
 		}
 	}
+	l.clearEphemeral(tasks)
 	return nil
+}
+
+// clearEphemeral clears the ephemeral channels the superstep's tasks did not write, as
+// LangGraph's EphemeralValue is cleared by a superstep that does not update it: a value is seen
+// by the superstep after its write, and gone after that one.
+func (l *loop[S]) clearEphemeral(tasks []*task) {
+	for _, ch := range l.sc.ephemeral {
+		f := l.state.Field(ch.index)
+		if f.IsZero() || slices.ContainsFunc(tasks, func(t *task) bool {
+			return slices.ContainsFunc(t.writes, func(w write) bool { return w.ch == ch })
+		}) {
+			continue
+		}
+		f.Set(reflect.Zero(ch.typ))
+		if !l.wroteOutput && (l.c.outputs == nil || slices.Contains(l.c.outputs, ch)) {
+			l.wroteOutput = true
+		}
+		if l.saver != nil {
+			tr := &l.tracks[ch.pos]
+			tr.dirty, tr.full, tr.updates = true, true, nil
+			l.versions[ch.name] = checkpoint.NextVersion(l.versions[ch.name])
+		}
+	}
 }
 
 // writeOrder returns tasks in the order their writes apply (see apply).

@@ -35,6 +35,53 @@ const (
 
 var messageSliceType = reflect.TypeFor[[]message.Message]()
 
+// Kinds of channel a state field may be, set with its `channel` tag (LangGraph's channel
+// classes):
+//
+//	type State struct {
+//		Query   string `json:"query" channel:"ephemeral"` // cleared after the superstep that follows its write
+//		Client  *Conn  `json:"client" channel:"untracked"` // kept during the run, never checkpointed
+//	}
+//
+// A field without the tag is an ordinary channel (its reducer decides how writes combine).
+const (
+	// ChannelEphemeral is LangGraph's EphemeralValue: a value written in one superstep is seen by
+	// the nodes of the next, and cleared after that superstep unless it is written again. It is
+	// checkpointed while it holds a value. It takes one write per superstep (no reducer).
+	ChannelEphemeral = "ephemeral"
+	// ChannelUntracked is LangGraph's UntrackedValue: written and read during a run like a
+	// last-value key, but never stored: not in checkpoints, not in pending writes, not in the
+	// payloads of sends saved for later. A run that resumes a thread starts with its zero value.
+	// It takes one write per superstep (no reducer).
+	ChannelUntracked = "untracked"
+)
+
+// RemainingSteps is a managed value (LangGraph's RemainingSteps): a state field of this type is
+// filled by the runtime, in the state each node receives, with the supersteps left before the
+// recursion limit stops the run. It is not a channel: writes to it are ignored, it is never
+// checkpointed, and the run's output and streamed values leave it zero. A node that must finish
+// (say, answer rather than call another tool) checks it.
+type RemainingSteps int
+
+// IsLastStep is a managed value (LangGraph's IsLastStep): a state field of this type is true in
+// the state a node receives when [RemainingSteps] is 1 there, as LangGraph computes it (one
+// superstep with RemainingSteps 0 may still run after it). Like RemainingSteps it is never
+// written nor checkpointed.
+type IsLastStep bool
+
+var (
+	remainingStepsType = reflect.TypeFor[RemainingSteps]()
+	isLastStepType     = reflect.TypeFor[IsLastStep]()
+)
+
+// channel kinds
+const (
+	kindState     = iota
+	kindEphemeral // ChannelEphemeral
+	kindUntracked // ChannelUntracked
+	kindManaged   // RemainingSteps or IsLastStep
+)
+
 // channel is one state key: a field of the state struct with its reducer.
 type channel struct {
 	name    string // the JSON name, used in checkpoints, errors and the wire
@@ -44,13 +91,19 @@ type channel struct {
 	reducer string
 	custom  reflect.Value // func(T, T) T for reduceCustom
 	clip    bool          // a slice: snapshots clip its capacity so readers' appends copy
+	kind    int           // kindState, kindEphemeral, kindUntracked or kindManaged
 }
+
+// stored reports whether the channel's value goes into checkpoints and pending writes.
+func (c *channel) stored() bool { return c.kind == kindState || c.kind == kindEphemeral }
 
 // schema is the reflected shape of a state struct.
 type schema struct {
 	typ      reflect.Type
 	channels []*channel
 	byName   map[string]*channel
+	// Channels of the kinds that need work of the loop, in field order.
+	ephemeral, untracked, managed []*channel
 }
 
 // StateKey is one key of a state type: its name (the field's JSON name) and the field holding it.
@@ -112,6 +165,17 @@ func newSchema(t reflect.Type) (*schema, error) {
 		if err := c.check(t); err != nil {
 			return nil, err
 		}
+		if err := c.setKind(t, f); err != nil {
+			return nil, err
+		}
+		switch c.kind {
+		case kindEphemeral:
+			s.ephemeral = append(s.ephemeral, c)
+		case kindUntracked:
+			s.untracked = append(s.untracked, c)
+		case kindManaged:
+			s.managed = append(s.managed, c)
+		}
 		if _, dup := s.byName[name]; dup {
 			return nil, fmt.Errorf("graph: state %s: two fields are named %q in JSON", t, name)
 		}
@@ -119,6 +183,33 @@ func newSchema(t reflect.Type) (*schema, error) {
 		s.channels = append(s.channels, c)
 	}
 	return s, nil
+}
+
+// setKind reads the field's `channel` tag and its type (the managed values).
+func (c *channel) setKind(owner reflect.Type, f reflect.StructField) error {
+	tag, tagged := f.Tag.Lookup("channel")
+	if c.typ == remainingStepsType || c.typ == isLastStepType {
+		if tagged || c.reducer != ReduceLast {
+			return fmt.Errorf("graph: state %s field %q: %s is a managed value the runtime fills; it takes no `channel` or `reduce` tag", owner, c.name, c.typ)
+		}
+		c.kind = kindManaged
+		return nil
+	}
+	if !tagged {
+		return nil
+	}
+	switch tag {
+	case ChannelEphemeral:
+		c.kind = kindEphemeral
+	case ChannelUntracked:
+		c.kind = kindUntracked
+	default:
+		return fmt.Errorf("graph: state %s field %q: unknown channel %q (use %q or %q, or leave the tag out)", owner, c.name, tag, ChannelEphemeral, ChannelUntracked)
+	}
+	if c.reducer != ReduceLast {
+		return fmt.Errorf("graph: state %s field %q: a %s channel takes one value per superstep and no reducer, but it has reduce:%q (drop one of the tags)", owner, c.name, tag, c.reducer)
+	}
+	return nil
 }
 
 func (c *channel) check(owner reflect.Type) error {
@@ -205,11 +296,12 @@ type write struct {
 	overwrite bool // bypasses the reducer
 }
 
-// writesOf returns the writes a partial state stands for: every non-zero field.
+// writesOf returns the writes a partial state stands for: every non-zero field (managed values
+// are the runtime's to fill, and writes to them are dropped, as LangGraph drops them).
 func (s *schema) writesOf(partial reflect.Value, out []write) []write {
 	for _, c := range s.channels {
 		f := partial.Field(c.index)
-		if !f.IsZero() {
+		if c.kind != kindManaged && !f.IsZero() {
 			out = append(out, write{ch: c, val: f})
 		}
 	}
@@ -228,6 +320,27 @@ func (s *schema) snapshot(state reflect.Value) reflect.Value {
 				f.Set(f.Slice3(0, f.Len(), f.Len()))
 			}
 		}
+	}
+	return out
+}
+
+// withoutUntracked returns v (a state value) with its untracked fields zeroed, for storing: a
+// copy when it has some, v itself otherwise.
+func (s *schema) withoutUntracked(v reflect.Value) reflect.Value {
+	if len(s.untracked) == 0 || !v.IsValid() {
+		return v
+	}
+	if v.Kind() == reflect.Pointer && v.Type().Elem() == s.typ && !v.IsNil() {
+		v = v.Elem()
+	}
+	if v.Type() != s.typ {
+		return v
+	}
+	out := reflect.New(s.typ).Elem()
+	out.Set(v)
+	for _, c := range s.untracked {
+		f := out.Field(c.index)
+		f.Set(reflect.Zero(c.typ))
 	}
 	return out
 }

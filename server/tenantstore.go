@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/trellis-go/trellis/store"
@@ -97,6 +98,36 @@ func (v tenantView) ListNamespaces(ctx context.Context, req store.ListNamespaces
 	return nss, err
 }
 
+// Batch runs a batch in the view: every op's namespace gets the view's labels (as the single
+// calls do) and the labels come off what the reads return; the writes go to the backend's
+// batch, one transaction on a SQL store.
+func (v tenantView) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
+	return store.RunBatch(ctx, ops, func(ctx context.Context, op store.Op) (store.Result, error) { return store.ReadOp(ctx, v, op) },
+		func(ctx context.Context, writes []store.Op) error {
+			scoped := make([]store.Op, len(writes))
+			for i, w := range writes {
+				switch o := w.(type) {
+				case store.PutRequest:
+					if len(o.Namespace) == 0 {
+						return store.ErrInvalidNamespace
+					}
+					o.Namespace = v.ns(o.Namespace)
+					scoped[i] = o
+				case store.DeleteRequest:
+					if len(o.Namespace) == 0 {
+						return store.ErrInvalidNamespace
+					}
+					o.Namespace = v.ns(o.Namespace)
+					scoped[i] = o
+				default:
+					return fmt.Errorf("server: store batch: %T is not a write", w)
+				}
+			}
+			_, err := store.Batch(ctx, v.st, scoped)
+			return err
+		})
+}
+
 // runPrincipalKey holds, in a run's context, the principal the run acts for.
 type runPrincipalKey struct{}
 
@@ -159,6 +190,14 @@ func (s scopedStore) Search(ctx context.Context, req store.SearchRequest) ([]sto
 		return nil, err
 	}
 	return v.Search(ctx, req)
+}
+
+func (s scopedStore) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
+	v, err := s.view(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return store.Batch(ctx, v, ops)
 }
 
 func (s scopedStore) ListNamespaces(ctx context.Context, req store.ListNamespacesRequest) ([][]string, error) {

@@ -198,3 +198,70 @@ func TestTenantStorePerUser(t *testing.T) {
 		t.Fatalf("bea's run sees ann's items: %+v", out)
 	}
 }
+
+// A batch through a tenant's view: its writes land under the tenant's label in one backend
+// batch, its reads see only the tenant's items with the label taken off, and another tenant's
+// view finds none of them. The scoped store refuses a batch outside a tenant.
+func TestTenantStoreBatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	backing, err := memstore.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acme, other := TenantStore(backing, "acme"), TenantStore(backing, "other")
+	if err := other.Put(ctx, store.PutRequest{Namespace: []string{"notes"}, Key: "theirs", Value: map[string]any{"t": "other"}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := store.Batch(ctx, acme, []store.Op{
+		store.PutRequest{Namespace: []string{"notes"}, Key: "mine", Value: map[string]any{"t": "acme"}},
+		store.GetRequest{Namespace: []string{"notes"}, Key: "theirs"},
+		store.SearchRequest{NamespacePrefix: []string{"notes"}},
+		store.ListNamespacesRequest{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[1].Item != nil || len(res[2].Items) != 0 || len(res[3].Namespaces) != 0 {
+		t.Fatalf("acme's batch read another tenant's items: %+v", res)
+	}
+	if _, err := store.Batch(ctx, acme, []store.Op{store.PutRequest{Namespace: nil, Key: "k", Value: map[string]any{}}}); !errors.Is(err, store.ErrInvalidNamespace) {
+		t.Fatalf("a put without a namespace: %v, want ErrInvalidNamespace", err)
+	}
+	res, err = store.Batch(ctx, acme, []store.Op{
+		store.GetRequest{Namespace: []string{"notes"}, Key: "mine"},
+		store.ListNamespacesRequest{},
+		store.DeleteRequest{Namespace: []string{"notes"}, Key: "theirs"}, // acme's "theirs": none
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it := res[0].Item; it == nil || it.Value["t"] != "acme" || len(it.Namespace) != 1 || it.Namespace[0] != "notes" {
+		t.Fatalf("acme's get: %+v", it)
+	}
+	if len(res[1].Namespaces) != 1 || len(res[1].Namespaces[0]) != 1 || res[1].Namespaces[0][0] != "notes" {
+		t.Fatalf("acme's namespaces: %v, want [[notes]]", res[1].Namespaces)
+	}
+	if _, err := other.Get(ctx, store.GetRequest{Namespace: []string{"notes"}, Key: "theirs"}); err != nil {
+		t.Fatalf("acme's batch deleted the other tenant's item: %v", err)
+	}
+	if _, err := other.Get(ctx, store.GetRequest{Namespace: []string{"notes"}, Key: "mine"}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the other tenant sees acme's put: %v", err)
+	}
+	// The backend holds acme's item under the hidden label.
+	all, err := backing.Search(ctx, store.SearchRequest{Limit: 10})
+	if err != nil || len(all) != 2 {
+		t.Fatalf("the backing store holds %d items (%v), want 2", len(all), err)
+	}
+	for _, it := range all {
+		if len(it.Namespace) != 2 || it.Namespace[1] != "notes" {
+			t.Fatalf("backing namespace %v has no tenant label", it.Namespace)
+		}
+	}
+	if _, err := store.Batch(ctx, scopedStore{st: backing}, []store.Op{store.GetRequest{Namespace: []string{"notes"}, Key: "mine"}}); !errors.Is(err, ErrNoTenant) {
+		t.Fatalf("a scoped store's batch outside a tenant: %v, want ErrNoTenant", err)
+	}
+	if res, err := store.Batch(withRunPrincipal(ctx, Principal{Tenant: "acme"}), scopedStore{st: backing}, []store.Op{store.GetRequest{Namespace: []string{"notes"}, Key: "mine"}}); err != nil || res[0].Item == nil {
+		t.Fatalf("a scoped store's batch in acme's run: %+v (%v)", res, err)
+	}
+}

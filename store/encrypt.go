@@ -72,18 +72,49 @@ func (e *encrypted) open(it *Item) error {
 }
 
 func (e *encrypted) Put(ctx context.Context, req PutRequest) error {
+	req, err := e.sealPut(req)
+	if err != nil {
+		return err
+	}
+	return e.inner.Put(ctx, req)
+}
+
+// sealPut is the put the inner store gets: its value sealed, nothing indexed.
+func (e *encrypted) sealPut(req PutRequest) (PutRequest, error) {
 	if req.Index != nil && !req.NoIndex {
-		return inputErr("put", "index", "names fields to index, but the store is encrypted", "an index would hold the values' text in plaintext; put without Index (items are found by namespace and filter)", ErrInvalidValue)
+		return req, inputErr("put", "index", "names fields to index, but the store is encrypted", "an index would hold the values' text in plaintext; put without Index (items are found by namespace and filter)", ErrInvalidValue)
 	}
 	if req.Value != nil {
 		v, err := e.seal(req.Value)
 		if err != nil {
-			return err
+			return req, err
 		}
 		req.Value = v
 	}
 	req.Index, req.NoIndex = nil, true
-	return e.inner.Put(ctx, req)
+	return req, nil
+}
+
+// Batch runs the batch's reads through the encrypted store (values opened, filters applied
+// here) and hands its writes, sealed, to the inner store's batch: one transaction on a SQL
+// store.
+func (e *encrypted) Batch(ctx context.Context, ops []Op) ([]Result, error) {
+	return RunBatch(ctx, ops, func(ctx context.Context, op Op) (Result, error) { return ReadOp(ctx, e, op) },
+		func(ctx context.Context, writes []Op) error {
+			sealed := make([]Op, len(writes))
+			for i, w := range writes {
+				if p, ok := w.(PutRequest); ok {
+					sp, err := e.sealPut(p)
+					if err != nil {
+						return fmt.Errorf("store: batch write %d of %d, none applied: %w", i+1, len(writes), err)
+					}
+					w = sp
+				}
+				sealed[i] = w
+			}
+			_, err := Batch(ctx, e.inner, sealed)
+			return err
+		})
 }
 
 func (e *encrypted) Get(ctx context.Context, req GetRequest) (*Item, error) {

@@ -49,6 +49,7 @@ type entry struct {
 var (
 	_ store.Store   = (*Store)(nil)
 	_ store.Sweeper = (*Store)(nil)
+	_ store.Batcher = (*Store)(nil)
 )
 
 // New returns an empty store. opts may be nil.
@@ -105,23 +106,46 @@ func id(ns []string, key string) string { return store.JoinNamespace(ns) + "\x00
 
 // Put implements store.Store.
 func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
-	if _, err := s.cfg.CheckPut(req); err != nil {
-		return err
-	}
-	value, err := store.NormalizeValue(req.Value)
+	p, err := s.preparePut(ctx, req)
 	if err != nil {
 		return err
 	}
-	texts, vec, err := backend.Index(ctx, s.cfg, req, value)
-	if err != nil {
-		return err
-	}
-	now := s.cfg.Now()
-	ttl := s.cfg.TTLFor(req)
 	if err := s.lock(); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
+	s.applyPut(p)
+	return nil
+}
+
+// put is a checked put: its value normalized, its text and vector worked out.
+type put struct {
+	req   store.PutRequest
+	value map[string]any
+	texts []string
+	vec   []float32
+	now   time.Time
+	ttl   time.Duration
+}
+
+func (s *Store) preparePut(ctx context.Context, req store.PutRequest) (*put, error) {
+	if _, err := s.cfg.CheckPut(req); err != nil {
+		return nil, err
+	}
+	value, err := store.NormalizeValue(req.Value)
+	if err != nil {
+		return nil, err
+	}
+	texts, vec, err := backend.Index(ctx, s.cfg, req, value)
+	if err != nil {
+		return nil, err
+	}
+	return &put{req: req, value: value, texts: texts, vec: vec, now: s.cfg.Now(), ttl: s.cfg.TTLFor(req)}, nil
+}
+
+// applyPut stores a checked put; the caller holds the write lock.
+func (s *Store) applyPut(p *put) {
+	req, value, texts, vec, now, ttl := p.req, p.value, p.texts, p.vec, p.now, p.ttl
 	k := id(req.Namespace, req.Key)
 	created := now
 	if old, ok := s.items[k]; ok {
@@ -156,7 +180,47 @@ func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
 		}
 	}
 	s.items[k] = e
-	return nil
+}
+
+// Batch implements store.Batcher: the reads run first, then every write applies under one
+// hold of the lock, so no reader sees part of the batch.
+func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
+	return store.RunBatch(ctx, ops, func(ctx context.Context, op store.Op) (store.Result, error) { return store.ReadOp(ctx, s, op) },
+		func(ctx context.Context, writes []store.Op) error {
+			puts := make([]*put, len(writes))
+			for i, w := range writes {
+				var err error
+				switch o := w.(type) {
+				case store.PutRequest:
+					puts[i], err = s.preparePut(ctx, o)
+				case store.DeleteRequest:
+					err = backend.CheckGet("delete", o.Namespace, o.Key)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			if err := s.lock(); err != nil {
+				return err
+			}
+			defer s.mu.Unlock()
+			for i, w := range writes {
+				if puts[i] != nil {
+					s.applyPut(puts[i])
+					continue
+				}
+				d := w.(store.DeleteRequest)
+				s.deleteLocked(id(d.Namespace, d.Key))
+			}
+			return nil
+		})
+}
+
+func (s *Store) deleteLocked(k string) {
+	if e, ok := s.items[k]; ok {
+		s.unindex(k, e)
+		delete(s.items, k)
+	}
 }
 
 // unindex removes an entry from the text and vector indexes; the caller holds the write lock.
@@ -210,11 +274,7 @@ func (s *Store) Delete(ctx context.Context, req store.DeleteRequest) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	k := id(req.Namespace, req.Key)
-	if e, ok := s.items[k]; ok {
-		s.unindex(k, e)
-		delete(s.items, k)
-	}
+	s.deleteLocked(id(req.Namespace, req.Key))
 	return nil
 }
 

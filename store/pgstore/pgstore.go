@@ -72,6 +72,7 @@ type Store struct {
 var (
 	_ store.Store   = (*Store)(nil)
 	_ store.Sweeper = (*Store)(nil)
+	_ store.Batcher = (*Store)(nil)
 )
 
 // Open connects to Postgres (a URL or key=value connection string), migrates and returns the
@@ -281,21 +282,51 @@ func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
 	if err != nil {
 		return err
 	}
-	err = pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
-		q, args := dialect.Upsert(p, s.cfg.Now())
-		_, err := tx.Exec(ctx, q, args...)
-		if err != nil || !s.pgvector {
-			return err
-		}
-		if p.Vec == nil {
-			_, err = tx.Exec(ctx, "DELETE FROM store_vectors WHERE prefix = $1 AND key = $2", p.Prefix, p.Key)
-			return err
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO store_vectors (prefix, key, embedding) VALUES ($1, $2, $3::text::`+s.vecType+`)
-			ON CONFLICT (prefix, key) DO UPDATE SET embedding = excluded.embedding`, p.Prefix, p.Key, vectorText(p.Vec))
-		return err
-	})
+	err = pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error { return s.putTx(ctx, tx, p, s.cfg.Now()) })
 	return wrap("put", err)
+}
+
+func (s *Store) putTx(ctx context.Context, tx pgx.Tx, p *sqlcore.Put, now time.Time) error {
+	q, args := dialect.Upsert(p, now)
+	_, err := tx.Exec(ctx, q, args...)
+	if err != nil || !s.pgvector {
+		return err
+	}
+	if p.Vec == nil {
+		_, err = tx.Exec(ctx, "DELETE FROM store_vectors WHERE prefix = $1 AND key = $2", p.Prefix, p.Key)
+		return err
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO store_vectors (prefix, key, embedding) VALUES ($1, $2, $3::text::`+s.vecType+`)
+		ON CONFLICT (prefix, key) DO UPDATE SET embedding = excluded.embedding`, p.Prefix, p.Key, vectorText(p.Vec))
+	return err
+}
+
+// Batch implements store.Batcher: the reads run first, then every put and delete of the batch
+// is written in one transaction, so a write that fails leaves none of them applied.
+func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
+	return store.RunBatch(ctx, ops, func(ctx context.Context, op store.Op) (store.Result, error) { return store.ReadOp(ctx, s, op) },
+		func(ctx context.Context, writes []store.Op) error {
+			puts, err := s.core.PrepareWrites(ctx, writes)
+			if err != nil {
+				return err
+			}
+			now := s.cfg.Now()
+			return pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+				for i, w := range writes {
+					var err error
+					if puts[i] != nil {
+						err = s.putTx(ctx, tx, puts[i], now)
+					} else {
+						d := w.(store.DeleteRequest)
+						_, err = tx.Exec(ctx, "DELETE FROM store_items WHERE prefix = $1 AND key = $2", store.JoinNamespace(d.Namespace), d.Key)
+					}
+					if err != nil {
+						return fmt.Errorf("store: batch write %d of %d (%s %v/%s), none applied: %w", i+1, len(writes), sqlcore.OpName(w), sqlcore.OpNamespace(w), sqlcore.OpKey(w), wrap("batch", err))
+					}
+				}
+				return nil
+			})
+		})
 }
 
 const itemCols = "i.prefix, i.key, i.value, i.created_at, i.updated_at, i.expires_at, i.ttl_ns, i.fts_text"

@@ -447,3 +447,49 @@ func TestEncrypted(t *testing.T) {
 		t.Fatal("no table was checked")
 	}
 }
+
+// A batch whose write fails in the database leaves none of its writes applied: the batch is
+// one transaction. A trigger refuses one key, after the batch's checks have passed.
+func TestBatchRollsBack(t *testing.T) {
+	ctx := context.Background()
+	pool := schemaPool(t)
+	s, err := pgstore.New(ctx, pool, &pgstore.Options{Config: store.Config{Logger: slog.New(slog.DiscardHandler)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ns := []string{"tx"}
+	if err := s.Put(ctx, store.PutRequest{Namespace: ns, Key: "kept", Value: map[string]any{"text": "kept"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `CREATE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF NEW.key = 'boom' THEN RAISE EXCEPTION 'boom refused'; END IF; RETURN NEW; END $$`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `CREATE TRIGGER refuse_boom BEFORE INSERT ON store_items FOR EACH ROW EXECUTE FUNCTION refuse_boom()`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = store.Batch(ctx, s, []store.Op{
+		store.PutRequest{Namespace: ns, Key: "a", Value: map[string]any{"text": "a"}},
+		store.DeleteRequest{Namespace: ns, Key: "kept"},
+		store.PutRequest{Namespace: ns, Key: "boom", Value: map[string]any{"text": "x"}},
+	})
+	if err == nil || !strings.Contains(err.Error(), "boom refused") || !strings.Contains(err.Error(), "none applied") {
+		t.Fatalf("batch: %v, want the trigger's error saying none applied", err)
+	}
+	if _, err := s.Get(ctx, store.GetRequest{Namespace: ns, Key: "a"}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the failed batch's first put is there: %v", err)
+	}
+	if _, err := s.Get(ctx, store.GetRequest{Namespace: ns, Key: "kept"}); err != nil {
+		t.Fatalf("the failed batch's delete applied: %v", err)
+	}
+	if _, err := store.Batch(ctx, s, []store.Op{
+		store.PutRequest{Namespace: ns, Key: "a", Value: map[string]any{"text": "a"}},
+		store.DeleteRequest{Namespace: ns, Key: "kept"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, store.GetRequest{Namespace: ns, Key: "a"}); err != nil {
+		t.Fatalf("after the batch: %v", err)
+	}
+}

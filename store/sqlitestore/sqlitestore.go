@@ -50,6 +50,13 @@ type Store struct {
 var (
 	_ store.Store   = (*Store)(nil)
 	_ store.Sweeper = (*Store)(nil)
+	_ store.Batcher = (*Store)(nil)
+)
+
+var (
+	opName = sqlcore.OpName
+	nsOf   = sqlcore.OpNamespace
+	keyOf  = sqlcore.OpKey
 )
 
 // DSN returns the connection string Open uses for a file: WAL journal, a 5 s busy timeout,
@@ -162,17 +169,66 @@ func (s *Store) Put(ctx context.Context, req store.PutRequest) error {
 		return wrap("put", err)
 	}
 	defer tx.Rollback()
-	q, args := dialect.Upsert(p, now)
-	_, err = tx.ExecContext(ctx, q, args...)
-	if err != nil {
+	if err := s.putTx(ctx, tx, p, now); err != nil {
 		return wrap("put", err)
+	}
+	return wrap("put", tx.Commit())
+}
+
+func (s *Store) putTx(ctx context.Context, tx *sql.Tx, p *sqlcore.Put, now time.Time) error {
+	q, args := dialect.Upsert(p, now)
+	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		return err
 	}
 	if s.cfg.Index != nil {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO store_vector_changes (prefix, key, at) VALUES (?, ?, ?)", p.Prefix, p.Key, now.UnixNano()); err != nil {
-			return wrap("put", err)
+			return err
 		}
 	}
-	return wrap("put", tx.Commit())
+	return nil
+}
+
+func (s *Store) deleteTx(ctx context.Context, tx *sql.Tx, prefix, key string) error {
+	res, err := tx.ExecContext(ctx, "DELETE FROM store_items WHERE prefix = ? AND key = ?", prefix, key)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n > 0 && s.cfg.Index != nil {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO store_vector_changes (prefix, key, at) VALUES (?, ?, ?)", prefix, key, s.cfg.Now().UnixNano()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Batch implements store.Batcher: the reads run first, then every put and delete of the batch
+// is written in one transaction, so a write that fails leaves none of them applied.
+func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
+	return store.RunBatch(ctx, ops, func(ctx context.Context, op store.Op) (store.Result, error) { return store.ReadOp(ctx, s, op) },
+		func(ctx context.Context, writes []store.Op) error {
+			puts, err := s.core.PrepareWrites(ctx, writes)
+			if err != nil {
+				return err
+			}
+			now := s.cfg.Now()
+			tx, err := s.db.BeginTx(ctx, nil)
+			if err != nil {
+				return wrap("batch", err)
+			}
+			defer tx.Rollback()
+			for i, w := range writes {
+				if puts[i] != nil {
+					err = s.putTx(ctx, tx, puts[i], now)
+				} else {
+					d := w.(store.DeleteRequest)
+					err = s.deleteTx(ctx, tx, store.JoinNamespace(d.Namespace), d.Key)
+				}
+				if err != nil {
+					return fmt.Errorf("store: batch write %d of %d (%s %v/%s), none applied: %w", i+1, len(writes), opName(w), nsOf(w), keyOf(w), wrap("batch", err))
+				}
+			}
+			return wrap("batch", tx.Commit())
+		})
 }
 
 const itemCols = "prefix, key, value, created_at, updated_at, expires_at, ttl_ns, fts_text"
@@ -249,20 +305,13 @@ func (s *Store) Delete(ctx context.Context, req store.DeleteRequest) error {
 	if err := s.core.Check("delete", req.Namespace, req.Key); err != nil {
 		return err
 	}
-	prefix := store.JoinNamespace(req.Namespace)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return wrap("delete", err)
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, "DELETE FROM store_items WHERE prefix = ? AND key = ?", prefix, req.Key)
-	if err != nil {
+	if err := s.deleteTx(ctx, tx, store.JoinNamespace(req.Namespace), req.Key); err != nil {
 		return wrap("delete", err)
-	}
-	if n, _ := res.RowsAffected(); n > 0 && s.cfg.Index != nil {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO store_vector_changes (prefix, key, at) VALUES (?, ?, ?)", prefix, req.Key, s.cfg.Now().UnixNano()); err != nil {
-			return wrap("delete", err)
-		}
 	}
 	return wrap("delete", tx.Commit())
 }

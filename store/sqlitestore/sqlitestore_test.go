@@ -315,3 +315,52 @@ func TestEncrypted(t *testing.T) {
 		t.Fatal("no table was checked")
 	}
 }
+
+// A batch whose write fails in the database leaves none of its writes applied: the batch is
+// one transaction. A trigger refuses one key, after the batch's checks have passed.
+func TestBatchRollsBack(t *testing.T) {
+	ctx := context.Background()
+	s := setup(t, filepath.Join(t.TempDir(), "s.db"), indexed())
+	ns := []string{"tx"}
+	if err := s.Put(ctx, store.PutRequest{Namespace: ns, Key: "kept", Value: map[string]any{"text": "kept apples"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().Exec(`CREATE TRIGGER refuse_boom BEFORE INSERT ON store_items WHEN NEW.key = 'boom' BEGIN SELECT RAISE(ABORT, 'boom refused'); END`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := store.Batch(ctx, s, []store.Op{
+		store.PutRequest{Namespace: ns, Key: "a", Value: map[string]any{"text": "orchard fruit"}},
+		store.DeleteRequest{Namespace: ns, Key: "kept"},
+		store.PutRequest{Namespace: ns, Key: "boom", Value: map[string]any{"text": "x"}},
+	})
+	if err == nil || !strings.Contains(err.Error(), "boom refused") || !strings.Contains(err.Error(), "none applied") {
+		t.Fatalf("batch: %v, want the trigger's error saying none applied", err)
+	}
+	if _, err := s.Get(ctx, store.GetRequest{Namespace: ns, Key: "a"}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the failed batch's first put is there: %v", err)
+	}
+	if _, err := s.Get(ctx, store.GetRequest{Namespace: ns, Key: "kept"}); err != nil {
+		t.Fatalf("the failed batch's delete applied: %v", err)
+	}
+	// Nor did the vector index take the rolled-back put.
+	res, err := s.Search(ctx, store.SearchRequest{Query: "fruit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Key == "a" {
+			t.Fatal("a search finds the rolled-back put")
+		}
+	}
+	// Without the refused key the same batch applies whole.
+	if _, err := store.Batch(ctx, s, []store.Op{
+		store.PutRequest{Namespace: ns, Key: "a", Value: map[string]any{"text": "orchard fruit"}},
+		store.DeleteRequest{Namespace: ns, Key: "kept"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = s.Search(ctx, store.SearchRequest{Query: "fruit"})
+	if err != nil || len(res) != 1 || res[0].Key != "a" {
+		t.Fatalf("after the batch a search finds %d items (%v), want [a]", len(res), err)
+	}
+}

@@ -67,4 +67,30 @@ func Encrypted(t *testing.T, s store.Store) {
 	if _, err := s.Get(ctx, store.GetRequest{Namespace: ns, Key: "k000"}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("get after delete: %v", err)
 	}
+	// A batch seals its puts and opens what its reads return.
+	out, err := store.Batch(ctx, s, []store.Op{
+		store.PutRequest{Namespace: ns, Key: "batched", Value: map[string]any{"text": Secret + " batched", "kind": "batch"}},
+		store.GetRequest{Namespace: ns, Key: "k007"},
+		store.SearchRequest{NamespacePrefix: ns, Filter: map[string]any{"n": map[string]any{"$gte": 228}}},
+	})
+	if err != nil {
+		t.Fatalf("batch: %v", err)
+	}
+	if out[1].Item == nil || out[1].Item.Value["text"] != Secret+" note 7" || len(out[2].Items) != 2 || out[2].Items[0].Value["kind"] == nil {
+		t.Fatalf("the batch's reads: %+v, %d items", out[1].Item, len(out[2].Items))
+	}
+	it, err = s.Get(ctx, store.GetRequest{Namespace: ns, Key: "batched"})
+	if err != nil || it.Value["text"] != Secret+" batched" {
+		t.Fatalf("get of a batched put: %+v (%v)", it, err)
+	}
+	_, err = store.Batch(ctx, s, []store.Op{
+		store.PutRequest{Namespace: ns, Key: "first", Value: map[string]any{"a": 1}},
+		store.PutRequest{Namespace: ns, Key: "x", Value: map[string]any{"a": 1}, Index: []string{"a"}},
+	})
+	if !errors.Is(err, store.ErrInvalidValue) {
+		t.Errorf("a batch with a put naming fields to index: %v, want ErrInvalidValue", err)
+	}
+	if _, err := s.Get(ctx, store.GetRequest{Namespace: ns, Key: "first"}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the refused batch wrote its first put: %v", err)
+	}
 }

@@ -148,6 +148,14 @@ func Run(t *testing.T, newStore NewStore) {
 		c.Index = &store.IndexConfig{Embedder: &TopicEmbedder{}, Dims: TopicDims}
 	}
 
+	t.Run("Batch", func(t *testing.T) {
+		b := setup(t, nil)
+		if _, ok := b.store.(store.Batcher); !ok {
+			t.Fatalf("%T does not implement store.Batcher", b.store)
+		}
+		Batch(t, b.store)
+	})
+
 	t.Run("PutGetRoundTrip", func(t *testing.T) {
 		b := setup(t, nil)
 		ns := []string{"users", "u1", "memories"}

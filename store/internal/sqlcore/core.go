@@ -195,3 +195,54 @@ func (c *Core) Find(ctx context.Context, q string, args []any, scan func(Rows) (
 	out, err := Matching(rows, func() (*Row, error) { return scan(rows) }, filter, max)
 	return out, c.Wrap("search", err)
 }
+
+// PrepareWrites checks the writes of a batch (puts and deletes) before any is written, and
+// prepares the puts: the put of writes[i] is at index i, nil for a delete.
+func (c *Core) PrepareWrites(ctx context.Context, writes []store.Op) ([]*Put, error) {
+	puts := make([]*Put, len(writes))
+	for i, w := range writes {
+		var err error
+		switch o := w.(type) {
+		case store.PutRequest:
+			puts[i], err = c.PreparePut(ctx, o)
+		case store.DeleteRequest:
+			err = c.Check("delete", o.Namespace, o.Key)
+		default:
+			err = fmt.Errorf("store: batch: %T is not a write", w)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("store: batch write %d of %d, none applied: %w", i+1, len(writes), err)
+		}
+	}
+	return puts, nil
+}
+
+// OpName names a batch's write in errors: "put" or "delete".
+func OpName(w store.Op) string {
+	if _, ok := w.(store.PutRequest); ok {
+		return "put"
+	}
+	return "delete"
+}
+
+// OpNamespace is the namespace of a batch's write.
+func OpNamespace(w store.Op) []string {
+	switch o := w.(type) {
+	case store.PutRequest:
+		return o.Namespace
+	case store.DeleteRequest:
+		return o.Namespace
+	}
+	return nil
+}
+
+// OpKey is the key of a batch's write.
+func OpKey(w store.Op) string {
+	switch o := w.(type) {
+	case store.PutRequest:
+		return o.Key
+	case store.DeleteRequest:
+		return o.Key
+	}
+	return ""
+}
