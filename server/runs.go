@@ -115,6 +115,8 @@ type runnerDeps struct {
 	cfg   runnerConfig
 	// assistants finds a run's assistant and a thread's graph.
 	assistants assistantSource
+	// feed hears of the runs created, for the thread streams open here (threadstream.go).
+	feed *threadFeed
 	// observer gives runs their trace context, span, budgets and stream metadata.
 	observer runObserver
 }
