@@ -54,13 +54,21 @@ check(got.id === first.id && got.status.state === "completed" && resultText(got)
 // stream
 const kinds = [];
 let streamedText = "";
+const tokens = [];
 for await (const ev of client.sendMessageStream(say("streamed"))) {
+  if (ev.kind === "artifact-update" && !ev.lastChunk) {
+    kinds.push("token");
+    tokens.push(ev.artifact.parts[0].text);
+    check((ev.append === true) === (tokens.length > 1), "a token appends to the ones before it " + JSON.stringify(ev));
+    continue;
+  }
   kinds.push(ev.kind === "task" || ev.kind === "status-update" ? ev.kind + ":" + ev.status.state : ev.kind);
   const part = ev.kind === "status-update" ? ev.status.message?.parts?.[0] : undefined;
   if (part?.kind === "text") streamedText = part.text;
 }
-check(kinds.join(" ") === "task:submitted status-update:working status-update:working artifact-update status-update:completed",
+check(kinds.join(" ") === "task:submitted status-update:working token token token status-update:working artifact-update status-update:completed",
   "stream events " + kinds.join(" "));
+check(tokens.join("|") === "echo|: |streamed", "the tokens " + tokens.join("|"));
 check(streamedText === "echo: streamed", "streamed text " + streamedText);
 
 // interrupt -> input-required -> resume
