@@ -109,7 +109,7 @@ func (s *Server) agentCard(a *Assistant, base string) *a2a.AgentCard {
 		PreferredTransport: a2a.TransportProtocolJSONRPC,
 		ProtocolVersion:    a2aProtocol,
 		Version:            fmt.Sprint(max(a.Version, 1)),
-		Capabilities:       a2a.AgentCapabilities{Streaming: true},
+		Capabilities:       a2a.AgentCapabilities{Streaming: true, PushNotifications: true},
 		DefaultInputModes:  modes,
 		DefaultOutputModes: modes,
 		Skills: []a2a.AgentSkill{{ID: a.GraphID, Name: a.Name, Description: desc, Tags: []string{"assistant", a.GraphID},
@@ -258,9 +258,10 @@ func (s *Server) handleA2A(w http.ResponseWriter, r *http.Request) {
 		}
 		s.a2aResubscribe(w, r, req.ID, a, params.ID)
 	case "tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get", "tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete":
-		writeRPC(w, req.ID, nil, rpcError(a2aPushNotSupported, "push notifications are not supported: stream with message/stream, or poll with tasks/get"))
+		res, err := s.a2aPushMethod(ctx, a, req.Method, req.Params)
+		writeRPC(w, req.ID, res, err)
 	default:
-		writeRPC(w, req.ID, nil, rpcError(a2aMethodNotFound, "no method %q; this endpoint serves message/send, message/stream, tasks/get, tasks/cancel and tasks/resubscribe", req.Method))
+		writeRPC(w, req.ID, nil, rpcError(a2aMethodNotFound, "no method %q; this endpoint serves message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe and tasks/pushNotificationConfig/set|get|list|delete", req.Method))
 	}
 }
 
@@ -463,12 +464,27 @@ func (s *Server) a2aStart(ctx context.Context, a *Assistant, params *a2a.Message
 	if err := s.checkRunInputFor(ctx, p.Tenant, rc); err != nil {
 		return nil, nil, "", err
 	}
+	if params.Config != nil && params.Config.PushConfig != nil {
+		if err := s.checkPushURL(params.Config.PushConfig.URL); err != nil {
+			return nil, nil, "", err
+		}
+	}
 	run, l, err := s.runs.create(ctx, p, threadID, rc)
 	if err != nil {
 		return nil, nil, "", err
 	}
 	if taskID == "" {
 		taskID = run.RunID
+	}
+	if params.Config != nil && params.Config.PushConfig != nil {
+		pc, err := s.a2aSetPush(ctx, p.Tenant, taskID, *params.Config.PushConfig)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		// A run that ended before the config was kept was not told to it: tell it now.
+		if fresh, err := s.meta.getRun(ctx, p.Tenant, run.ThreadID, run.RunID); err == nil && fresh.Status != RunPending && fresh.Status != RunRunning {
+			s.a2aPush(fresh, taskID, pc.Config.ID)
+		}
 	}
 	return run, l, taskID, nil
 }
