@@ -23,7 +23,8 @@ import (
 //
 //	GET  /.well-known/agent-card.json?assistant_id=ID   the assistant's agent card
 //	POST /a2a/{assistant_id}                            JSON-RPC: message/send, message/stream,
-//	                                                    tasks/get, tasks/cancel, tasks/resubscribe
+//	                                                    tasks/get, tasks/cancel, tasks/resubscribe,
+//	                                                    tasks/pushNotificationConfig/* (a2a_push.go)
 //
 // The wire types are the official A2A Go SDK's (github.com/a2aproject/a2a-go/a2a); the SDK's
 // server (a2asrv) is not used, because it keeps tasks in its own store and runs agents in its
@@ -38,8 +39,8 @@ import (
 //     run that resumes it carries the task's ID in its metadata ("a2a_task_id"), so the task
 //     stays one across its runs;
 //   - a message's text parts become a user message when the graph's input has "messages" (as
-//     LangGraph requires of its A2A assistants); its data parts are input keys (or, resuming,
-//     the resume value). The result is an artifact: the last AI message's text, or the state's
+//     LangGraph requires of its A2A assistants), with its images as content blocks and its text
+//     files as text; its data parts are input keys (or, resuming, the resume value). The result is an artifact: the last AI message's text, or the state's
 //     values as a data part for a graph without messages.
 //
 // Authentication, tenant and per-user scoping are the API's; Config.Authorize sees the card as
@@ -152,14 +153,13 @@ type a2aResponse struct {
 
 // JSON-RPC and A2A error codes.
 const (
-	a2aParseError       = -32700
-	a2aInvalidRequest   = -32600
-	a2aMethodNotFound   = -32601
-	a2aInvalidParams    = -32602
-	a2aInternal         = -32603
-	a2aTaskNotFound     = -32001
-	a2aNotCancelable    = -32002
-	a2aPushNotSupported = -32003
+	a2aParseError     = -32700
+	a2aInvalidRequest = -32600
+	a2aMethodNotFound = -32601
+	a2aInvalidParams  = -32602
+	a2aInternal       = -32603
+	a2aTaskNotFound   = -32001
+	a2aNotCancelable  = -32002
 )
 
 func rpcError(code int, format string, args ...any) *a2aError {

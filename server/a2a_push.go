@@ -30,7 +30,7 @@ func a2aPushNamespace(tenant, taskID string) []string {
 	return []string{a2aPushNS, tenant, taskID}
 }
 
-// a2aPushConfigs dispatches the push notification config methods.
+// a2aPushMethod answers the push notification config methods.
 func (s *Server) a2aPushMethod(ctx context.Context, a *Assistant, method string, raw json.RawMessage) (any, error) {
 	p, _ := PrincipalFrom(ctx)
 	switch method {
@@ -175,8 +175,8 @@ func (s *Server) a2aNotify(run *Run, o engine.Outcome) {
 	s.a2aPush(&ended, a2aTaskOf(run), "")
 }
 
-// a2aPush POSTs the task of a run that has ended to the task's push configs (only to config
-// only, when set).
+// a2aPush POSTs the task of a run that has ended to the task's push configs (to the config
+// named only, when set).
 func (s *Server) a2aPush(run *Run, taskID, only string) {
 	ctx := context.Background()
 	items, err := s.a2aPushItems(ctx, run.tenant, taskID)
