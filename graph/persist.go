@@ -105,14 +105,15 @@ func (l *loop[S]) save(source checkpoint.Source) error {
 	}
 	l.cpParent, l.cpMeta = l.cpID, md
 	l.head, l.cpID, l.unsaved = cp.ID, cp.ID, false
-	l.emitCheckpoint()
+	l.emitCheckpoint(false)
 	return nil
 }
 
 // emitCheckpoint sends the checkpoint the loop stands on to the checkpoints and debug streams,
 // with the tasks it leaves to run and the interrupts they wait at. It is sent when it is
-// written, and again, as LangGraph does, when a superstep from it stops at interrupts.
-func (l *loop[S]) emitCheckpoint() {
+// written, and again, as LangGraph does, when a superstep from it stops at interrupts (stopped):
+// then the tasks that finished in it carry their writes as result.
+func (l *loop[S]) emitCheckpoint(stopped bool) {
 	if !l.modes.has(ModeCheckpoints) && !l.modes.has(ModeDebug) {
 		return
 	}
@@ -132,6 +133,14 @@ func (l *loop[S]) emitCheckpoint() {
 		ev.Tasks[i] = CheckpointTask{ID: t.id, Name: t.node.name, Interrupts: ins}
 		if t.err != nil {
 			ev.Tasks[i].Error = t.err.Error()
+		} else if stopped && t.finished && len(t.interrupts) == 0 {
+			for _, w := range t.writes {
+				ev.Tasks[i].Result = append(ev.Tasks[i].Result, [2]any{w.ch.name, w.val.Interface()})
+			}
+		}
+		if t.node.sub != nil {
+			ns := strings.Join(append(slices.Clip(l.nsPath), t.node.name+":"+t.id), "|")
+			ev.Tasks[i].State = map[string]any{"configurable": map[string]any{"thread_id": l.threadID, "checkpoint_ns": ns}}
 		}
 	}
 	if l.cpParent != "" {

@@ -633,7 +633,7 @@ func (l *loop[S]) loop(limit, maxConc int, skipBefore bool) error {
 				return failed.err
 			}
 			if l.saver != nil {
-				l.emitCheckpoint() // again, with the interrupts its tasks wait at
+				l.emitCheckpoint(true) // again, with the interrupts its tasks wait at
 			}
 			// The __interrupt__ updates and the updates of the tasks that finished went out as
 			// each task ended. As LangGraph's root graph does, the values stream then shows the

@@ -128,6 +128,13 @@ type CheckpointTask struct {
 	Interrupts []Interruption `json:"interrupts"`
 	// Error is the error the task failed with in the superstep that stopped there, if it did.
 	Error string `json:"error,omitempty"`
+	// Result, for a task that finished in a superstep that stopped at another task's interrupt,
+	// is what it wrote (kept as pending writes, not run again on resume): [channel, value] pairs,
+	// in the state's key order.
+	Result [][2]any `json:"result,omitempty"`
+	// State, for a subgraph node's task, names the subgraph's checkpoints as LangGraph does: a
+	// config {"configurable": {"thread_id", "checkpoint_ns"}}.
+	State map[string]any `json:"state,omitempty"`
 }
 
 // DebugEvent wraps a task or checkpoint event for the debug mode.

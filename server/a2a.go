@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/google/uuid"
@@ -21,7 +23,8 @@ import (
 //
 //	GET  /.well-known/agent-card.json?assistant_id=ID   the assistant's agent card
 //	POST /a2a/{assistant_id}                            JSON-RPC: message/send, message/stream,
-//	                                                    tasks/get, tasks/cancel, tasks/resubscribe
+//	                                                    tasks/get, tasks/cancel, tasks/resubscribe,
+//	                                                    tasks/pushNotificationConfig/* (a2a_push.go)
 //
 // The wire types are the official A2A Go SDK's (github.com/a2aproject/a2a-go/a2a); the SDK's
 // server (a2asrv) is not used, because it keeps tasks in its own store and runs agents in its
@@ -36,8 +39,8 @@ import (
 //     run that resumes it carries the task's ID in its metadata ("a2a_task_id"), so the task
 //     stays one across its runs;
 //   - a message's text parts become a user message when the graph's input has "messages" (as
-//     LangGraph requires of its A2A assistants); its data parts are input keys (or, resuming,
-//     the resume value). The result is an artifact: the last AI message's text, or the state's
+//     LangGraph requires of its A2A assistants), with its images as content blocks and its text
+//     files as text; its data parts are input keys (or, resuming, the resume value). The result is an artifact: the last AI message's text, or the state's
 //     values as a data part for a graph without messages.
 //
 // Authentication, tenant and per-user scoping are the API's; Config.Authorize sees the card as
@@ -107,7 +110,7 @@ func (s *Server) agentCard(a *Assistant, base string) *a2a.AgentCard {
 		PreferredTransport: a2a.TransportProtocolJSONRPC,
 		ProtocolVersion:    a2aProtocol,
 		Version:            fmt.Sprint(max(a.Version, 1)),
-		Capabilities:       a2a.AgentCapabilities{Streaming: true},
+		Capabilities:       a2a.AgentCapabilities{Streaming: true, PushNotifications: true},
 		DefaultInputModes:  modes,
 		DefaultOutputModes: modes,
 		Skills: []a2a.AgentSkill{{ID: a.GraphID, Name: a.Name, Description: desc, Tags: []string{"assistant", a.GraphID},
@@ -150,14 +153,13 @@ type a2aResponse struct {
 
 // JSON-RPC and A2A error codes.
 const (
-	a2aParseError       = -32700
-	a2aInvalidRequest   = -32600
-	a2aMethodNotFound   = -32601
-	a2aInvalidParams    = -32602
-	a2aInternal         = -32603
-	a2aTaskNotFound     = -32001
-	a2aNotCancelable    = -32002
-	a2aPushNotSupported = -32003
+	a2aParseError     = -32700
+	a2aInvalidRequest = -32600
+	a2aMethodNotFound = -32601
+	a2aInvalidParams  = -32602
+	a2aInternal       = -32603
+	a2aTaskNotFound   = -32001
+	a2aNotCancelable  = -32002
 )
 
 func rpcError(code int, format string, args ...any) *a2aError {
@@ -256,9 +258,10 @@ func (s *Server) handleA2A(w http.ResponseWriter, r *http.Request) {
 		}
 		s.a2aResubscribe(w, r, req.ID, a, params.ID)
 	case "tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get", "tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete":
-		writeRPC(w, req.ID, nil, rpcError(a2aPushNotSupported, "push notifications are not supported: stream with message/stream, or poll with tasks/get"))
+		res, err := s.a2aPushMethod(ctx, a, req.Method, req.Params)
+		writeRPC(w, req.ID, res, err)
 	default:
-		writeRPC(w, req.ID, nil, rpcError(a2aMethodNotFound, "no method %q; this endpoint serves message/send, message/stream, tasks/get, tasks/cancel and tasks/resubscribe", req.Method))
+		writeRPC(w, req.ID, nil, rpcError(a2aMethodNotFound, "no method %q; this endpoint serves message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe and tasks/pushNotificationConfig/set|get|list|delete", req.Method))
 	}
 }
 
@@ -314,9 +317,10 @@ func (s *Server) a2aTaskRun(ctx context.Context, a *Assistant, taskID string) (*
 // value that resumes them.
 func a2aInput(a *Assistant, msg *a2a.Message, resuming bool) (json.RawMessage, *RunCommand, error) {
 	var texts []string
+	var blocks []any // the file parts' content blocks
 	data := map[string]any{}
 	ndata := 0
-	for _, part := range msg.Parts {
+	for i, part := range msg.Parts {
 		switch p := part.(type) {
 		case a2a.TextPart:
 			texts = append(texts, p.Text)
@@ -325,11 +329,24 @@ func a2aInput(a *Assistant, msg *a2a.Message, resuming bool) (json.RawMessage, *
 			for k, v := range p.Data {
 				data[k] = v
 			}
+		case a2a.FilePart:
+			block, text, err := a2aFileBlock(i, p)
+			if err != nil {
+				return nil, nil, err
+			}
+			if block != nil {
+				blocks = append(blocks, block)
+			} else {
+				texts = append(texts, text)
+			}
 		default:
-			return nil, nil, &a2aError{Code: -32005, Message: fmt.Sprintf("a %T is not supported: send text and data parts", part)}
+			return nil, nil, &a2aError{Code: a2aContentType, Message: fmt.Sprintf("a %T is not supported: send text, data and file parts", part)}
 		}
 	}
 	text := strings.Join(texts, "\n")
+	if resuming && len(blocks) > 0 {
+		return nil, nil, rpcError(a2aInvalidParams, "the task waits for an answer: send it as text or data, without images")
+	}
 	if resuming {
 		var v any = text
 		if ndata > 0 && len(texts) == 0 {
@@ -341,18 +358,62 @@ func a2aInput(a *Assistant, msg *a2a.Message, resuming bool) (json.RawMessage, *
 		}
 		return nil, &RunCommand{Resume: raw}, nil
 	}
-	if len(texts) > 0 {
+	if len(texts) > 0 || len(blocks) > 0 {
 		if !slices.Contains(a.graph.InputKeys(), "messages") {
-			return nil, nil, rpcError(a2aInvalidParams, "assistant %q takes no messages (its input keys: %s): send a data part with its input instead of text",
+			return nil, nil, rpcError(a2aInvalidParams, "assistant %q takes no messages (its input keys: %s): send a data part with its input instead of text or files",
 				a.AssistantID, strings.Join(a.graph.InputKeys(), ", "))
 		}
-		data["messages"] = []any{map[string]any{"role": "user", "content": text}}
+		var content any = text
+		if len(blocks) > 0 {
+			var list []any
+			if text != "" {
+				list = append(list, map[string]any{"type": "text", "text": text})
+			}
+			content = append(list, blocks...)
+		}
+		data["messages"] = []any{map[string]any{"type": "human", "content": content}}
 	}
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return nil, nil, rpcError(a2aInvalidParams, "the data parts do not encode: %v", err)
 	}
 	return raw, nil, nil
+}
+
+// a2aContentType is A2A's ContentTypeNotSupportedError.
+const a2aContentType = -32005
+
+// a2aFileBlock reads the file part at index i of a message: an image (image/*, as bytes or a
+// URI) becomes a content block of the user message ({"type": "image", "data", "mime_type"} or
+// {"type": "image", "url"}); a text file given as bytes (text/*, application/json, or no type
+// whose bytes are UTF-8) becomes text, headed by its name. Any other file is refused: the
+// server's messages hold text and images, and it fetches no URIs but images' (the model does).
+func a2aFileBlock(i int, p a2a.FilePart) (block map[string]any, text string, err error) {
+	switch f := p.File.(type) {
+	case a2a.FileBytes:
+		raw, derr := base64.StdEncoding.DecodeString(f.Bytes)
+		if derr != nil {
+			return nil, "", rpcError(a2aInvalidParams, "parts[%d]: file.bytes is not base64: %v", i, derr)
+		}
+		mime := strings.ToLower(strings.TrimSpace(f.MimeType))
+		switch {
+		case strings.HasPrefix(mime, "image/"):
+			return map[string]any{"type": "image", "data": f.Bytes, "mime_type": mime}, "", nil
+		case strings.HasPrefix(mime, "text/"), mime == "application/json", mime == "" && utf8.Valid(raw):
+			name := f.Name
+			if name == "" {
+				name = fmt.Sprintf("file %d", i)
+			}
+			return nil, name + ":\n" + string(raw), nil
+		}
+		return nil, "", &a2aError{Code: a2aContentType, Message: fmt.Sprintf("parts[%d]: files of type %q are not supported: send images (image/*) or text files", i, f.MimeType)}
+	case a2a.FileURI:
+		if strings.HasPrefix(strings.ToLower(f.MimeType), "image/") {
+			return map[string]any{"type": "image", "url": f.URI}, "", nil
+		}
+		return nil, "", &a2aError{Code: a2aContentType, Message: fmt.Sprintf("parts[%d]: a file by URI must be an image (mimeType image/*); send other files' bytes", i)}
+	}
+	return nil, "", rpcError(a2aInvalidParams, "parts[%d]: the file part has neither bytes nor uri", i)
 }
 
 // a2aStart starts the run a message asks for: on the context's thread (new or named), resuming
@@ -399,9 +460,14 @@ func (s *Server) a2aStart(ctx context.Context, a *Assistant, params *a2a.Message
 		md[a2aTaskKey] = taskID
 	}
 	rc := &runCreate{AssistantID: a.AssistantID, Input: input, Command: cmd, IfNotExists: "create", Metadata: md, wait: wait,
-		StreamMode: json.RawMessage(`["updates"]`), MultitaskStrategy: "enqueue"}
+		StreamMode: json.RawMessage(`["updates","messages-tuple"]`), MultitaskStrategy: "enqueue"}
 	if err := s.checkRunInputFor(ctx, p.Tenant, rc); err != nil {
 		return nil, nil, "", err
+	}
+	if params.Config != nil && params.Config.PushConfig != nil {
+		if err := s.checkPushURL(params.Config.PushConfig.URL); err != nil {
+			return nil, nil, "", err
+		}
 	}
 	run, l, err := s.runs.create(ctx, p, threadID, rc)
 	if err != nil {
@@ -409,6 +475,16 @@ func (s *Server) a2aStart(ctx context.Context, a *Assistant, params *a2a.Message
 	}
 	if taskID == "" {
 		taskID = run.RunID
+	}
+	if params.Config != nil && params.Config.PushConfig != nil {
+		pc, err := s.a2aSetPush(ctx, p.Tenant, taskID, *params.Config.PushConfig)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		// A run that ended before the config was kept was not told to it: tell it now.
+		if fresh, err := s.meta.getRun(ctx, p.Tenant, run.ThreadID, run.RunID); err == nil && fresh.Status != RunPending && fresh.Status != RunRunning {
+			s.a2aPush(fresh, taskID, pc.Config.ID)
+		}
 	}
 	return run, l, taskID, nil
 }
@@ -572,12 +648,59 @@ func lastAIText(v any) (string, bool) {
 	return "", false
 }
 
-func (s *Server) a2aGet(ctx context.Context, a *Assistant, id a2a.TaskID, _ *int) (*a2a.Task, error) {
+func (s *Server) a2aGet(ctx context.Context, a *Assistant, id a2a.TaskID, historyLength *int) (*a2a.Task, error) {
+	if historyLength != nil && *historyLength < 0 {
+		return nil, rpcError(a2aInvalidParams, "historyLength is %d: send a number of messages, 0 or more", *historyLength)
+	}
 	run, err := s.a2aTaskRun(ctx, a, string(id))
 	if err != nil {
 		return nil, err
 	}
-	return s.a2aTask(ctx, run, string(id), s.hub.Get(run.RunID))
+	task, err := s.a2aTask(ctx, run, string(id), s.hub.Get(run.RunID))
+	if err != nil {
+		return nil, err
+	}
+	p, _ := PrincipalFrom(ctx)
+	if t, err := s.meta.getThread(ctx, p.Tenant, run.ThreadID); err == nil {
+		task.History = a2aHistory(t.Values, run.ThreadID, string(id))
+	}
+	if historyLength != nil && len(task.History) > *historyLength {
+		task.History = task.History[len(task.History)-*historyLength:]
+	}
+	return task, nil
+}
+
+// a2aHistory is a task's history: the conversation its context's thread holds (the state's
+// messages: the user's as role user, the AI's text as role agent; tool calls and results,
+// system prompts left out). A graph without messages has none.
+func a2aHistory(values json.RawMessage, contextID, taskID string) []*a2a.Message {
+	var v struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	if json.Unmarshal(values, &v) != nil {
+		return nil
+	}
+	out := []*a2a.Message{}
+	for i, m := range v.Messages {
+		role := a2a.MessageRoleUser
+		switch fmt.Sprint(m["type"], "/", m["role"]) {
+		case "human/<nil>", "<nil>/user", "human/user":
+		case "ai/<nil>", "<nil>/assistant", "ai/assistant", "<nil>/ai":
+			role = a2a.MessageRoleAgent
+		default:
+			continue
+		}
+		text, _ := lastAIText([]any{map[string]any{"type": "ai", "content": m["content"]}})
+		if text == "" {
+			continue // a tool call with no text
+		}
+		id, _ := m["id"].(string)
+		if id == "" {
+			id = fmt.Sprintf("%s-%d", contextID, i)
+		}
+		out = append(out, &a2a.Message{ID: id, Role: role, Parts: a2a.ContentParts{a2a.TextPart{Text: text}}, ContextID: contextID, TaskID: a2a.TaskID(taskID)})
+	}
+	return out
 }
 
 // a2aCancel cancels a task's pending or running run and waits for it to stop.
@@ -678,8 +801,10 @@ func (s *Server) a2aResubscribe(w http.ResponseWriter, r *http.Request, id json.
 	s.a2aFollow(ctx, out, run, string(taskID), l)
 }
 
-// a2aFollow streams a run as task events: working, a status update per finished node (its
-// update as data, any AI message as text), then the result artifact and the final status.
+// a2aFollow streams a run as task events: working, the model's tokens as chunks of the result
+// artifact (appended one to the other), a status update per finished node (its update as data,
+// any AI message as text), then the whole result artifact (replacing the chunks) and the final
+// status.
 func (s *Server) a2aFollow(ctx context.Context, out *a2aSSE, run *Run, taskID string, l *stream.Log) {
 	status := func(state a2a.TaskState, msg *a2a.Message, final bool) *a2a.TaskStatusUpdateEvent {
 		now := time.Now().UTC()
@@ -690,10 +815,20 @@ func (s *Server) a2aFollow(ctx context.Context, out *a2aSSE, run *Run, taskID st
 		return
 	}
 	var after int64
+	streamed := false // a token went out as a chunk of the result artifact
 	for {
 		evs, closed, wake := l.Since(after)
 		for _, ev := range evs {
 			after = ev.Seq
+			if tok := (RunEvent{Event: ev.Event, Data: ev.WholeData()}).ChunkText(); tok != "" {
+				// A model's token: a chunk of the result artifact, appended to the ones before.
+				art := &a2a.Artifact{ID: a2a.ArtifactID(run.RunID), Name: "result", Parts: a2a.ContentParts{a2a.TextPart{Text: tok}}}
+				if !out.send(&a2a.TaskArtifactUpdateEvent{TaskID: a2a.TaskID(taskID), ContextID: run.ThreadID, Artifact: art, Append: streamed}, nil) {
+					return
+				}
+				streamed = true
+				continue
+			}
 			if ev.Event != "updates" {
 				continue
 			}
@@ -736,6 +871,7 @@ func (s *Server) a2aFollow(ctx context.Context, out *a2aSSE, run *Run, taskID st
 		return
 	}
 	for _, art := range task.Artifacts {
+		// The whole result, in place of the chunks streamed (append false: it replaces them).
 		if !out.send(&a2a.TaskArtifactUpdateEvent{TaskID: task.ID, ContextID: task.ContextID, Artifact: art, LastChunk: true}, nil) {
 			return
 		}

@@ -59,7 +59,17 @@ func buildChat(gate *chatGate) func(Deps) (graph.Runnable, error) {
 					return chatState{}, ctx.Err()
 				}
 			}
-			return chatState{Messages: []message.Message{message.Assistant("echo: " + text)}}, nil
+			answer := message.Assistant("echo: " + text)
+			if text == "streamed" {
+				// As a streaming model does: the answer's tokens first, then the message.
+				answer.ID = "streamed-answer"
+				for _, tok := range []string{"echo", ": ", "streamed"} {
+					chunk := message.Assistant(tok)
+					chunk.ID = answer.ID
+					graph.EmitMessage(ctx, graph.MessageChunk{Message: chunk})
+				}
+			}
+			return chatState{Messages: []message.Message{answer}}, nil
 		})
 		g.AddEdge(graph.START, "reply").AddEdge("reply", graph.END)
 		return graph.Erase(g.Compile(graph.CompileOptions{Name: "chat", Saver: deps.Saver}))
@@ -192,10 +202,12 @@ func TestA2AAgent(t *testing.T) {
 		t.Errorf("a message to a completed task: %v", err)
 	}
 
-	// message/stream: the task, working, the node's update, the artifact, the final status.
+	// message/stream: the task, working, the model's tokens as artifact chunks, the node's
+	// update, the whole artifact, the final status.
 	var kinds []string
 	var final *a2a.TaskStatusUpdateEvent
-	var streamed string
+	var streamed, whole string
+	var tokens []string
 	for ev, err := range c.SendStreamingMessage(ctx, textMessage("streamed")) {
 		if err != nil {
 			t.Fatalf("message/stream: %v", err)
@@ -214,12 +226,25 @@ func TestA2AAgent(t *testing.T) {
 				}
 			}
 		case *a2a.TaskArtifactUpdateEvent:
-			kinds = append(kinds, "artifact")
+			text := e.Artifact.Parts[0].(a2a.TextPart).Text
+			switch {
+			case e.LastChunk && !e.Append:
+				kinds = append(kinds, "artifact")
+				whole = text
+			case !e.LastChunk && e.Append == (len(tokens) > 0):
+				kinds = append(kinds, "token")
+				tokens = append(tokens, text)
+			default:
+				t.Errorf("artifact update %+v", e)
+			}
 		}
 	}
-	want := "task:submitted status:working status:working artifact status:completed"
+	want := "task:submitted status:working token token token status:working artifact status:completed"
 	if strings.Join(kinds, " ") != want || final == nil || streamed != "echo: streamed" {
 		t.Errorf("stream events %q (final %+v, text %q), want %q", strings.Join(kinds, " "), final, streamed, want)
+	}
+	if strings.Join(tokens, "|") != "echo|: |streamed" || whole != "echo: streamed" {
+		t.Errorf("the result streamed as tokens %q, then whole %q", tokens, whole)
 	}
 
 	// tasks/cancel of a working task.

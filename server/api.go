@@ -990,8 +990,11 @@ func (s *Server) handleStateUpdate(w http.ResponseWriter, r *http.Request) {
 	}
 	values, interrupts := threadValues(r.Context(), t.ThreadID, g)
 	status := ThreadIdle
-	if snap, err := g.State(r.Context(), ref); err == nil && len(snap.Interrupts()) > 0 {
-		status = ThreadInterrupted
+	if snap, err := g.State(r.Context(), ref); err == nil {
+		if len(snap.Interrupts()) > 0 {
+			status = ThreadInterrupted
+		}
+		s.stateUpdated(t, threadStateOf(snap))
 	}
 	_ = s.meta.SetThreadStatus(r.Context(), t.tenant, t.ThreadID, status, values, interrupts)
 	writeJSON(w, 200, map[string]any{"checkpoint": lcwire.Checkpoint(&ref), "configurable": map[string]any{"thread_id": ref.ThreadID, "checkpoint_ns": ref.NS, "checkpoint_id": ref.CheckpointID}})

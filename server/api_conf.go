@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/trellis-go/trellis/checkpoint"
@@ -174,55 +173,6 @@ func (s *Server) handleStatePatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// handleThreadStream answers GET /threads/{id}/stream (the SDK's threads.joinStream): the stream
-// of the thread's oldest active run (running, or pending first in line), as GET
-// /threads/{id}/runs/{run}/stream gives it. A thread with no active run answers an empty stream.
-func (s *Server) handleThreadStream(w http.ResponseWriter, r *http.Request) {
-	t, err := s.thread(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	var modes []string
-	for _, m := range parseModesParam(r.URL.Query()["stream_mode"]) {
-		switch {
-		case m == "run_modes":
-			// Every mode the run streams: LangGraph's default for a thread's stream.
-		case slices.Contains(knownStreamModes, m):
-			modes = append(modes, m)
-		default:
-			writeError(w, badRequest("use run_modes (the default) or the run stream modes: "+strings.Join(knownStreamModes, ", "), "unknown stream_mode %q (trellis has no thread-level lifecycle or state_update streams)", m))
-			return
-		}
-	}
-	var after int64
-	if v := r.Header.Get("Last-Event-ID"); v != "" && v != "-1" {
-		if after, err = strconv.ParseInt(v, 10, 64); err != nil || after < 0 {
-			writeError(w, badRequest("send the id of the last event received", "header Last-Event-ID is %q", v))
-			return
-		}
-	}
-	active, err := s.meta.activeRuns(r.Context(), t.tenant, t.ThreadID)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if len(active) == 0 {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache")
-		w.WriteHeader(http.StatusOK)
-		return
-	}
-	done, err := s.limits.openStream(principal(r).Tenant)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	defer done()
-	run := active[0]
-	s.streamSSE(w, r, run, s.followLog(r.Context(), run), after, modes, false)
 }
 
 // handleThreadPrune answers POST /threads/prune (the SDK's threads.prune): with strategy

@@ -258,7 +258,7 @@ func TestRunsBatchAndCancelMany(t *testing.T) {
 	}
 }
 
-// GET /threads/{id}/stream joins the thread's active run; join with cancel_on_disconnect
+// GET /threads/{id}/stream joins the thread's active run (threadstream_test.go has the rest); join with cancel_on_disconnect
 // cancels the run when the client goes.
 func TestThreadJoinStreamAndJoinCancel(t *testing.T) {
 	t.Parallel()
@@ -271,12 +271,12 @@ func TestThreadJoinStreamAndJoinCancel(t *testing.T) {
 	joined := make(chan struct{})
 	go func() {
 		first := true
-		_, evs := b.stream("GET", "/threads/"+tid+"/stream?stream_mode=updates", nil, nil, func(sseEvent) bool {
+		_, evs := b.stream("GET", "/threads/"+tid+"/stream", nil, nil, func(ev sseEvent) bool {
 			if first {
 				first = false
 				close(joined) // the run's metadata event: the stream is joined
 			}
-			return false
+			return strings.Contains(string(ev.Data), "run_done") // the stream stays open across runs
 		})
 		done <- evs
 	}()
@@ -284,16 +284,8 @@ func TestThreadJoinStreamAndJoinCancel(t *testing.T) {
 	b.gates.release <- struct{}{}
 	evs := <-done
 	got := names(evs)
-	if !slices.Contains(got, "updates") || slices.Contains(got, "values") || got[len(got)-1] != "end" {
-		t.Fatalf("the thread's stream (updates only): %v", got)
-	}
-	if code := b.do("GET", "/threads/"+tid+"/stream?stream_mode=lifecycle", nil, nil); code != 400 {
-		t.Fatalf("an unsupported thread stream mode: %d, want 400", code)
-	}
-	// No active run: an empty stream.
-	_, evs = b.stream("GET", "/threads/"+tid+"/stream", nil, nil, nil)
-	if len(evs) != 0 {
-		t.Fatalf("the stream of an idle thread: %v", names(evs))
+	if !slices.Contains(got, "updates") || !slices.Contains(got, "values") || got[len(got)-1] != "metadata" || !strings.Contains(string(evs[len(evs)-1].Data), "run_done") {
+		t.Fatalf("the thread's stream (run_modes): %v", got)
 	}
 
 	// join?cancel_on_disconnect=true

@@ -66,6 +66,7 @@ func (r *runner) create(ctx context.Context, p Principal, threadID string, req *
 		return nil, nil, err
 	}
 	run.RunID, run.CreatedAt, run.UpdatedAt = row.RunID, row.CreatedAt, row.UpdatedAt
+	r.feed.notify(p.Tenant, threadID, nil)
 	return run, l, nil
 }
 

@@ -115,6 +115,10 @@ type runnerDeps struct {
 	cfg   runnerConfig
 	// assistants finds a run's assistant and a thread's graph.
 	assistants assistantSource
+	// feed hears of the runs created, for the thread streams open here (threadstream.go).
+	feed *threadFeed
+	// ended, when set, hears of every attempt that ends (A2A push notifications).
+	ended func(*Run, engine.Outcome)
 	// observer gives runs their trace context, span, budgets and stream metadata.
 	observer runObserver
 }
@@ -263,6 +267,9 @@ func (a *runAttempt) Finish() json.RawMessage { return rawJSON(a.pt.finish()) }
 func (a *runAttempt) Report(o engine.Outcome) {
 	if a.run.Kwargs.Webhook != "" && o.Status != RunPending {
 		a.r.hooks.send(a.run, o)
+	}
+	if a.r.ended != nil {
+		a.r.ended(a.run, o)
 	}
 }
 

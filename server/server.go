@@ -74,6 +74,7 @@ type Server struct {
 	started    time.Time
 	crons      cronState  // crons.go
 	mcpSchemas mcpSchemas // mcp.go
+	feed       threadFeed // threadstream.go: what open thread streams hear of
 }
 
 // New opens the database (SQLite in Config.DataDir, or Postgres at Config.DatabaseURL), runs
@@ -225,7 +226,7 @@ func New(cfg Config) (*Server, error) {
 		q = rq
 	}
 	s.runs = newRunner(runnerDeps{meta: s.meta, saver: s.saver, hub: s.hub, bus: s.bus, log: s.log, metrics: s.metrics, store: s.store,
-		cfg: runnerConfigOf(cfg), assistants: s, observer: runTelemetry{obs: s.obs, limits: runnerConfigOf(cfg).Budget, assistants: s}}, q)
+		cfg: runnerConfigOf(cfg), assistants: s, feed: &s.feed, ended: s.a2aNotify, observer: runTelemetry{obs: s.obs, limits: runnerConfigOf(cfg).Budget, assistants: s}}, q)
 	if s.bus != nil {
 		s.bus.Handle(stream.Handlers{Cancel: s.runs.RemoteCancel, Done: s.runs.Release})
 	}

@@ -62,24 +62,33 @@ func (h *webhooks) send(run *Run, o engine.Outcome) {
 	if err != nil {
 		return
 	}
+	h.post(run.Kwargs.Webhook, body, nil, "run_id", run.RunID, "thread_id", run.ThreadID)
+}
+
+// post POSTs body (JSON) to url in the background, once, with the headers header sets; logArgs
+// name what is sent in the log of a failure.
+func (h *webhooks) post(url string, body []byte, header func(http.Header), logArgs ...any) {
 	h.bg.Add(1)
 	go func() {
 		defer h.bg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), h.timeout)
 		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, run.Kwargs.Webhook, bytes.NewReader(body))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 		if err != nil {
 			return
 		}
 		req.Header.Set("Content-Type", "application/json")
+		if header != nil {
+			header(req.Header)
+		}
 		resp, err := h.http.Do(req)
 		if err != nil {
-			h.log.Warn("webhook failed", "run_id", run.RunID, "thread_id", run.ThreadID, "err", err)
+			h.log.Warn("webhook failed", append(logArgs, "err", err)...)
 			return
 		}
 		resp.Body.Close()
 		if resp.StatusCode >= 300 {
-			h.log.Warn("webhook answered with an error", "run_id", run.RunID, "thread_id", run.ThreadID, "status", resp.StatusCode)
+			h.log.Warn("webhook answered with an error", append(logArgs, "status", resp.StatusCode)...)
 		}
 	}()
 }

@@ -50,17 +50,40 @@ check(second.contextId === ctx && resultText(second) === "echo: again", "second 
 // get
 const got = await client.getTask({ id: first.id });
 check(got.id === first.id && got.status.state === "completed" && resultText(got) === "echo: hello", "tasks/get " + JSON.stringify(got));
+check(got.history.map((m) => m.role + ":" + m.parts[0].text).join(" ") === "user:hello agent:echo: hello user:again agent:echo: again",
+  "tasks/get's history " + JSON.stringify(got.history));
+check((await client.getTask({ id: first.id, historyLength: 1 })).history.length === 1, "historyLength 1");
+
+// push notification configs (on a finished task: nothing is sent)
+check(card.capabilities.pushNotifications === true, "the card offers push notifications");
+const pushURL = "https://hooks.example.invalid/a2a";
+const set = await client.setTaskPushNotificationConfig({ taskId: first.id, pushNotificationConfig: { url: pushURL, token: "t1" } });
+check(set.taskId === first.id && set.pushNotificationConfig.id === first.id && set.pushNotificationConfig.url === pushURL, "set " + JSON.stringify(set));
+const listed = await client.listTaskPushNotificationConfig({ id: first.id });
+check(listed.length === 1 && listed[0].pushNotificationConfig.token === "t1", "list " + JSON.stringify(listed));
+const one = await client.getTaskPushNotificationConfig({ id: first.id, pushNotificationConfigId: first.id });
+check(one.pushNotificationConfig.url === pushURL, "get " + JSON.stringify(one));
+await client.deleteTaskPushNotificationConfig({ id: first.id, pushNotificationConfigId: first.id });
+check((await client.listTaskPushNotificationConfig({ id: first.id })).length === 0, "the config deleted");
 
 // stream
 const kinds = [];
 let streamedText = "";
+const tokens = [];
 for await (const ev of client.sendMessageStream(say("streamed"))) {
+  if (ev.kind === "artifact-update" && !ev.lastChunk) {
+    kinds.push("token");
+    tokens.push(ev.artifact.parts[0].text);
+    check((ev.append === true) === (tokens.length > 1), "a token appends to the ones before it " + JSON.stringify(ev));
+    continue;
+  }
   kinds.push(ev.kind === "task" || ev.kind === "status-update" ? ev.kind + ":" + ev.status.state : ev.kind);
   const part = ev.kind === "status-update" ? ev.status.message?.parts?.[0] : undefined;
   if (part?.kind === "text") streamedText = part.text;
 }
-check(kinds.join(" ") === "task:submitted status-update:working status-update:working artifact-update status-update:completed",
+check(kinds.join(" ") === "task:submitted status-update:working token token token status-update:working artifact-update status-update:completed",
   "stream events " + kinds.join(" "));
+check(tokens.join("|") === "echo|: |streamed", "the tokens " + tokens.join("|"));
 check(streamedText === "echo: streamed", "streamed text " + streamedText);
 
 // interrupt -> input-required -> resume

@@ -287,18 +287,45 @@ assert.equal(batch.length, 2);
 const t5 = await client.threads.create();
 const held = await client.runs.create(t5.thread_id, "slow", { input: { topic: "held" }, streamMode: ["updates"] });
 const joinedThread = [];
-for await (const chunk of client.threads.joinStream(t5.thread_id, { streamMode: "run_modes" })) {
-  joinedThread.push(chunk.event);
+// The thread's stream stays open across runs: a client leaves it by aborting it.
+const leaveT5 = new AbortController();
+for await (const chunk of client.threads.joinStream(t5.thread_id, { streamMode: "run_modes", signal: leaveT5.signal })) {
+  joinedThread.push(chunk);
   if (joinedThread.length === 1) {
     // Joined (the run's metadata event came): cancel the thread's runs. SDK 2.0.0 has no
     // runs.cancelMany or threads.prune: they are sent as the Python SDK's cancel_many and prune
     // send them.
     await client.runs.fetch("/runs/cancel", { method: "POST", json: { thread_id: t5.thread_id }, params: { action: "interrupt" } });
   }
+  if (chunk.data?.status === "run_done") break;
 }
-assert.equal(joinedThread[0], "metadata");
-assert.equal(joinedThread.at(-1), "end");
+leaveT5.abort();
+assert.equal(joinedThread[0].event, "metadata");
+assert.equal(joinedThread[0].data.run_id, held.run_id);
+assert.deepEqual(joinedThread.at(-1).data, { status: "run_done", run_id: held.run_id });
 assert.equal((await client.runs.get(t5.thread_id, held.run_id)).status, "interrupted");
+// The thread's stream follows the thread's runs: lifecycle gives their starts and ends,
+// state_update the state updates made through the API. Last-Event-ID "-" replays the runs kept.
+{
+  const t6 = await client.threads.create({ graphId: "flow" });
+  await client.runs.wait(t6.thread_id, "flow", { input: { topic: "joined" } });
+  const r2 = await client.runs.wait(t6.thread_id, "flow", { command: { resume: "ok" } });
+  assert.deepEqual(r2.steps, ["plan", "approve", "act"]);
+  const seen = [];
+  const leave = new AbortController();
+  for await (const chunk of client.threads.joinStream(t6.thread_id, { streamMode: ["lifecycle", "state_update"], lastEventId: "-", signal: leave.signal })) {
+    seen.push(chunk);
+    if (seen.length === 4) await client.threads.updateState(t6.thread_id, { values: { topic: "edited" } });
+    if (chunk.event === "state_update") break;
+  }
+  leave.abort();
+  const kinds = seen.map((c) => (c.event === "metadata" ? (c.data.status === "run_done" ? "done" : "start") : c.event));
+  assert.deepEqual(kinds, ["start", "done", "start", "done", "state_update"]);
+  assert.equal(seen[0].data.run_id, seen[1].data.run_id);
+  assert.ok(seen[1].id.startsWith(seen[1].data.run_id + ":"), "event IDs name their run");
+  assert.equal(seen[4].data.thread_id, t6.thread_id);
+  assert.equal(seen[4].data.state.values.topic, "edited");
+}
 const pruned = await client.threads.fetch("/threads/prune", { method: "POST", json: { thread_ids: [t5.thread_id] } });
 assert.equal(pruned.pruned_count, 1);
 await assert.rejects(client.threads.get(t5.thread_id), /404/);
