@@ -30,12 +30,12 @@ func greeter(t *testing.T, opts graph.CompileOptions) *graph.Compiled[greetState
 	sub := graph.New[greetState]()
 	sub.AddNode("inner", func(ctx context.Context, s greetState) (greetState, error) {
 		uc, ok := graph.Context[userContext](ctx)
-		return greetState{Lines: []string{"subgraph sees " + seen(uc, ok)}}, nil
+		return greetState{Lines: []string{"subgraph sees " + describeContext(uc, ok)}}, nil
 	})
 	sub.AddEdge(graph.START, "inner").AddEdge("inner", graph.END)
 	task := graph.NewTask("lookup", func(ctx context.Context, name string) (string, error) {
 		uc, ok := graph.Context[userContext](ctx)
-		return "task sees " + seen(uc, ok), nil
+		return "task sees " + describeContext(uc, ok), nil
 	})
 	g := graph.New[greetState]()
 	g.AddNode("greet", func(ctx context.Context, s greetState) (greetState, error) {
@@ -48,14 +48,14 @@ func greeter(t *testing.T, opts graph.CompileOptions) *graph.Compiled[greetState
 		if err != nil {
 			return greetState{}, err
 		}
-		return greetState{Lines: []string{"node sees " + seen(uc, ok), line}}, nil
+		return greetState{Lines: []string{"node sees " + describeContext(uc, ok), line}}, nil
 	})
 	graph.AddSubgraph(g, "sub", compile(t, sub), func(p greetState) greetState { return greetState{Name: p.Name} }, nil)
 	g.AddSequence(graph.START, "greet", "sub", graph.END)
 	return compile(t, g, opts)
 }
 
-func seen(uc userContext, ok bool) string {
+func describeContext(uc userContext, ok bool) string {
 	if !ok {
 		return "no context"
 	}
@@ -168,7 +168,7 @@ func TestContextIsPerRun(t *testing.T) {
 		if _, err := graph.Interrupt(ctx, "go on?"); err != nil {
 			return greetState{}, err
 		}
-		return greetState{Lines: []string{"resumed by " + seen(before, ok)}}, nil
+		return greetState{Lines: []string{"resumed by " + describeContext(before, ok)}}, nil
 	})
 	g.AddEdge(graph.START, "ask").AddEdge("ask", graph.END)
 	saver := checkpoint.NewMemorySaver()
