@@ -521,14 +521,15 @@ func describeMissing(t model.ToolSpec, missing []string, and string) string {
 }
 
 // bestTool scores every tool against the text and returns the best; ties go to the earlier tool.
-// A pack's intents add to the score of the tools they name.
+// A pack's intents (their examples and cues) add to the score of the tools they name.
 func (m *Model) bestTool(tools []model.ToolSpec, text string) (model.ToolSpec, float64) {
 	user := m.v.terms(text)
+	msg := cueWords(text)
 	hasURL := reURL.MatchString(text)
 	var best model.ToolSpec
 	bestScore := -1.0
 	for _, t := range tools {
-		score := toolScore(t, user, hasURL) + m.v.intentBoost(t.Name, user)
+		score := toolScore(t, user, hasURL) + m.v.intentBoost(t.Name, user) + m.v.cueScore(t.Name, msg)
 		if score > bestScore {
 			best, bestScore = t, score
 		}

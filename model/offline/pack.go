@@ -59,13 +59,23 @@ type Pack struct {
 	Answers map[string]map[string]string `json:"answers,omitempty"`
 }
 
-// Intent maps example phrasings to a tool. A message whose content words cover at least half of
-// an example's (synonyms, plurals and shared stems count) adds up to four points to the tool's
-// score, in proportion; Args are then the defaults of the call's arguments.
+// Intent maps example phrasings, or cue phrases, to a tool. A message whose content words cover
+// at least half of an example's (synonyms, plurals and shared stems count) adds up to four points
+// to the tool's score, in proportion; each of its Cues found in the message adds Weight (words in
+// order, case and accents ignored; "explic*" for any ending, "#" for a number, "<url>" for a
+// link, a leading "^" for the message's start; typos forgiven from five letters, never for a word
+// another cue spells; the pack's one-word synonyms count). Args are then the defaults of the
+// call's arguments; a cue's intent's win over an example's.
 type Intent struct {
 	Tool     string         `json:"tool"`
-	Examples []string       `json:"examples"`
+	Examples []string       `json:"examples,omitempty"`
 	Args     map[string]any `json:"args,omitempty"`
+	// Cues are phrases that point to the tool wherever they appear, stopwords included ("how
+	// many", "why", "is # ok"); an intent needs examples, cues or both.
+	Cues []string `json:"cues,omitempty"`
+	// Weight is the points each cue found adds to the tool's score; 0 means 3. A negative weight
+	// counts against the tool (a cue that points elsewhere).
+	Weight float64 `json:"weight,omitempty"`
 }
 
 // Entity fills an argument from a pattern: an argument whose name is Arg, or whose name's last
@@ -148,8 +158,8 @@ func (p *Pack) Validate() error {
 		if in.Tool == "" {
 			return bad("intent %d has no tool: name the tool it asks for", i)
 		}
-		if len(in.Examples) == 0 {
-			return bad("intent %d (%s) has no examples: give at least one phrasing", i, in.Tool)
+		if len(in.Examples) == 0 && len(in.Cues) == 0 {
+			return bad("intent %d (%s) has no examples or cues: give at least one phrasing", i, in.Tool)
 		}
 	}
 	for i, e := range p.Entities {
@@ -217,12 +227,14 @@ type vocab struct {
 	superlatives map[string]Superlative
 	this         []string
 	answers      map[string][len(langWords)]string
+	cueSpelled   map[string]bool // words some cue spells exactly (not taken for typos)
 }
 
 type intent struct {
 	tool     string
 	examples [][]string // content words of each example
 	args     map[string]any
+	cues     []cue
 }
 
 type entity struct {
@@ -237,7 +249,7 @@ var base = buildVocab(nil)
 func buildVocab(packs []*Pack) *vocab {
 	v := &vocab{synonyms: map[string][]string{}, idWords: setOf(generalIDWords), idFields: setOf("id uuid"),
 		ordinals: map[string]int{}, superlatives: map[string]Superlative{}, this: slices.Clone(generalThis),
-		answers: map[string][len(langWords)]string{}}
+		answers: map[string][len(langWords)]string{}, cueSpelled: map[string]bool{}}
 	for w, syn := range synonyms {
 		v.synonyms[w] = syn
 	}
@@ -282,6 +294,20 @@ func buildVocab(packs []*Pack) *vocab {
 			for _, ex := range in.Examples {
 				if ws := contentWords(ex); len(ws) > 0 {
 					it.examples = append(it.examples, ws)
+				}
+			}
+			w := in.Weight
+			if w == 0 {
+				w = 3
+			}
+			for _, phrase := range in.Cues {
+				if c, ok := newCue(phrase, w); ok {
+					it.cues = append(it.cues, c)
+					for _, cw := range c.words {
+						if !strings.HasSuffix(cw, "*") {
+							v.cueSpelled[cw] = true
+						}
+					}
 				}
 			}
 			v.intents = append(v.intents, it)
@@ -364,6 +390,17 @@ func (v *vocab) intentArgs(tool, text string) map[string]any {
 	user := v.terms(text)
 	var out map[string]any
 	best := 0.0
+	msg := cueWords(text)
+	for _, in := range v.intents {
+		if in.tool == tool && len(in.args) > 0 {
+			if c := v.intentCueScore(in, msg); c > best {
+				best, out = c, in.args
+			}
+		}
+	}
+	if out != nil {
+		return out
+	}
 	for _, in := range v.intents {
 		if in.tool != tool || len(in.args) == 0 {
 			continue
