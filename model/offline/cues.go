@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 )
@@ -60,15 +61,29 @@ func newCue(phrase string, weight float64) (cue, bool) {
 	return cue{words: ws, weight: weight, anchored: anchored}, len(ws) > 0
 }
 
-// cueScore is what the cues of tool's intents found in text add to its score.
+// cueScore is what the cues of tool's intents found in text add to its score: the intents
+// without Args add up, and so do those with the same Args, which stand for one kind of request
+// ("add" or "remove" of a tool's action); of those kinds, the best counts.
 func (v *vocab) cueScore(tool string, msg []string) float64 {
-	total := 0.0
+	plain := 0.0
+	kinds := map[string]float64{}
 	for _, in := range v.intents {
-		if in.tool == tool {
-			total += v.intentCueScore(in, msg)
+		if in.tool != tool || len(in.cues) == 0 {
+			continue
+		}
+		if len(in.args) == 0 {
+			plain += v.intentCueScore(in, msg)
+			continue
+		}
+		kinds[fmt.Sprint(in.args)] += v.intentCueScore(in, msg)
+	}
+	best, any := 0.0, false
+	for _, s := range kinds {
+		if !any || s > best {
+			best, any = s, true
 		}
 	}
-	return total
+	return plain + best
 }
 
 // intentCueScore is the weight of in's cues found in the message's words msg.
@@ -156,13 +171,18 @@ func matchCueWord(w, c string, exact bool) bool {
 // (optimal string alignment).
 func swapDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
+	if len(ra) > 31 || len(rb) > 31 {
+		if a == b {
+			return 0
+		}
+		return 3
+	}
+	var d [32][32]int
+	for i := 0; i <= len(ra); i++ {
 		d[i][0] = i
 	}
-	for j := range rb {
-		d[0][j+1] = j + 1
+	for j := 0; j <= len(rb); j++ {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(ra); i++ {
 		for j := 1; j <= len(rb); j++ {
@@ -177,4 +197,33 @@ func swapDistance(a, b string) int {
 		}
 	}
 	return d[len(ra)][len(rb)]
+}
+
+// cueArgs returns the Args of tool's intents whose cues the text matches best (intents with the
+// same Args add up), nil when no cue of an intent with Args is found. They override the
+// arguments the words gave: a cue names what the user asks for.
+func (v *vocab) cueArgs(tool, text string) map[string]any {
+	msg := cueWords(text)
+	sums := map[string]float64{}
+	byKey := map[string]map[string]any{}
+	var keys []string
+	for _, in := range v.intents {
+		if in.tool != tool || len(in.args) == 0 || len(in.cues) == 0 {
+			continue
+		}
+		k := fmt.Sprint(in.args)
+		if _, ok := byKey[k]; !ok {
+			byKey[k] = in.args
+			keys = append(keys, k)
+		}
+		sums[k] += v.intentCueScore(in, msg)
+	}
+	var out map[string]any
+	best := 0.0
+	for _, k := range keys {
+		if sums[k] > best {
+			best, out = sums[k], byKey[k]
+		}
+	}
+	return out
 }

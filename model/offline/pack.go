@@ -44,6 +44,9 @@ type Pack struct {
 	// Intents are example phrasings of requests, each mapped to the tool it asks for: a message
 	// close to an example raises that tool's score (see [Intent]).
 	Intents []Intent `json:"intents,omitempty"`
+	// Exact are words that cues never read as a typo of another word (names, places, words close
+	// to a cue's but meaning something else: "compramos" is not "compara").
+	Exact []string `json:"exact,omitempty"`
 	// IDWords are the words after which users write an identifier ("order 8812", "isbn 978…"):
 	// an ID argument takes the token that follows one.
 	IDWords []string `json:"id_words,omitempty"`
@@ -65,7 +68,8 @@ type Pack struct {
 // order, case and accents ignored; "explic*" for any ending, "#" for a number, "<url>" for a
 // link, a leading "^" for the message's start; typos forgiven from five letters, never for a word
 // another cue spells; the pack's one-word synonyms count). Args are then the defaults of the
-// call's arguments; a cue's intent's win over an example's.
+// call's arguments, but the Args of the intent whose cues match best (intents with the same Args
+// adding up) override what the words gave.
 type Intent struct {
 	Tool     string         `json:"tool"`
 	Examples []string       `json:"examples,omitempty"`
@@ -312,6 +316,11 @@ func buildVocab(packs []*Pack) *vocab {
 			}
 			v.intents = append(v.intents, it)
 		}
+		for _, w := range p.Exact {
+			for _, x := range words(w) {
+				v.cueSpelled[x] = true
+			}
+		}
 		for _, w := range p.IDWords {
 			for _, x := range words(w) {
 				v.idWords[x] = true
@@ -390,17 +399,6 @@ func (v *vocab) intentArgs(tool, text string) map[string]any {
 	user := v.terms(text)
 	var out map[string]any
 	best := 0.0
-	msg := cueWords(text)
-	for _, in := range v.intents {
-		if in.tool == tool && len(in.args) > 0 {
-			if c := v.intentCueScore(in, msg); c > best {
-				best, out = c, in.args
-			}
-		}
-	}
-	if out != nil {
-		return out
-	}
 	for _, in := range v.intents {
 		if in.tool != tool || len(in.args) == 0 {
 			continue
