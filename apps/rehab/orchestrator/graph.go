@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -56,12 +57,22 @@ func New(def *Env, compile graph.CompileOptions) (*Orchestrator, error) {
 	g.AddEdge("tools", "reflect")
 	g.AddEdge("reflect", "agent")
 	g.AddEdge("post_process", graph.END)
+	compile.ConfigType = reflect.TypeFor[RunConfig]()
 	c, err := g.Compile(compile)
 	if err != nil {
 		return nil, err
 	}
 	o.Graph = c
 	return o, nil
+}
+
+// RunConfig is what a run's configuration may hold, published as the graph's config_schema
+// (graph.CompileOptions.ConfigType). The server sets user_id and tenant from the caller.
+type RunConfig struct {
+	// ConversationID is the conversation the run continues; a new one when empty.
+	ConversationID string `json:"conversation_id,omitempty"`
+	// RehabEnv names an Env registered with Register (tests); the default Env when empty.
+	RehabEnv string `json:"rehab_env,omitempty"`
 }
 
 // Route is the agent's routing: to tools when its last message calls any, else to
