@@ -1,6 +1,7 @@
 // Package apps is the registry of the applications trellis serves: cmd/trellis hands [All] to
 // the trellis command, so that `trellis serve`, `trellis run` and `trellis graph` offer them.
-// A new application is a package under apps/ with an App() server.App, and one line here.
+// A new application is a package under apps/ laid out as docs/apps.md ("Layout") says, with its
+// App() server.App (and New(Options) for other options), and one line here.
 package apps
 
 import (

@@ -20,10 +20,10 @@ func TestBrowserListforge(t *testing.T) {
 	// takes a few seconds and its steps can be seen going by one after another.
 	market := catalog.NewServer(catalog.Generate(time.Now()))
 	market.Delay = 300 * time.Millisecond
-	base := serveConfig(t, server.Config{Dev: true, Apps: []server.App{listforge.AppWith(listforge.Options{Offline: market})}})
+	base := serveConfig(t, server.Config{Dev: true, Apps: []server.App{listforge.New(listforge.Options{Offline: market})}})
 	// A server that wants an API key, whose organisation starts with no items.
 	const key = "lf-e2e-key-0123456789abcdef"
-	authBase := serveConfig(t, server.Config{Apps: []server.App{listforge.AppWith(listforge.Options{NoDemo: true})},
+	authBase := serveConfig(t, server.Config{Apps: []server.App{listforge.New(listforge.Options{NoDemo: true})},
 		Auth: server.AuthConfig{APIKeys: map[string]server.Principal{key: {User: "ana", Tenant: "e2e", Permissions: []string{"*"}}}}})
 	drive(t, flow{script: "listforge.mjs", base: base, extra: []string{authBase}, env: []string{"TRELLIS_E2E_API_KEY=" + key}, timeout: 6 * time.Minute,
 		screenshots: []string{"lf-01-items", "lf-02-details", "lf-03-research-live", "lf-04-research-done", "lf-05-chat-answer",

@@ -39,7 +39,7 @@ type env struct {
 
 func serve(t testing.TB, dir, dbURL string, o listforge.Options) *env {
 	t.Helper()
-	s := servertest.Start(t, server.Config{Apps: []server.App{listforge.AppWith(o)}, DataDir: dir, DatabaseURL: dbURL,
+	s := servertest.Start(t, server.Config{Apps: []server.App{listforge.New(o)}, DataDir: dir, DatabaseURL: dbURL,
 		Auth: server.AuthConfig{APIKeys: keys}})
 	return &env{t: t, url: s.URL, s: s.Server}
 }

@@ -2,8 +2,6 @@ package listforge_test
 
 import (
 	"testing"
-
-	"github.com/trellis-go/trellis/apps/listforge"
 )
 
 // Thirty phrasings for each kind of message: the intent (question, action, research) and, for
@@ -63,11 +61,12 @@ func TestChatPhrasings(t *testing.T) {
 			t.Errorf("%s: %d phrasings", topic, len(qs))
 		}
 		for _, q := range qs {
-			if got := listforge.RouteIntent(q); got != "question" {
-				t.Errorf("%q: intent %s, want question", q, got)
+			r := route(t, q)
+			if r.Intent != "question" {
+				t.Errorf("%q: intent %s, want question", q, r.Intent)
 			}
-			if got := listforge.Topic(q); got != topic {
-				t.Errorf("%q: topic %s, want %s", q, got, topic)
+			if r.Topic != topic {
+				t.Errorf("%q: topic %s, want %s", q, r.Topic, topic)
 			}
 		}
 	}
@@ -76,7 +75,7 @@ func TestChatPhrasings(t *testing.T) {
 			t.Errorf("%s: %d phrasings", intent, len(qs))
 		}
 		for _, q := range qs {
-			if got := listforge.RouteIntent(q); got != intent {
+			if got := route(t, q).Intent; got != intent {
 				t.Errorf("%q: intent %s, want %s", q, got, intent)
 			}
 		}

@@ -30,7 +30,7 @@ func TestRouteIntent(t *testing.T) {
 		"what did similar ones sell for":        "question",
 		"mark the condition as like new please": "action",
 	} {
-		if got := listforge.RouteIntent(text); got != want {
+		if got := route(t, text).Intent; got != want {
 			t.Errorf("%q: %s, want %s", text, got, want)
 		}
 	}
@@ -44,13 +44,13 @@ func TestParseUpdate(t *testing.T) {
 		"change the title to Sony WH-1000XM4 Black": {Field: "title", Value: "Sony WH-1000XM4 Black"},
 		"set condition to \"like new\"":             {Field: "condition", Value: "like new"},
 	} {
-		got, ok := listforge.ParseUpdate(text)
-		if !ok || got != want {
-			t.Errorf("%q: %+v %v, want %+v", text, got, ok, want)
+		r := route(t, text)
+		if r.Intent != "action" || r.Update != want {
+			t.Errorf("%q: %+v, want %+v", text, r, want)
 		}
 	}
-	if _, ok := listforge.ParseUpdate("make it better"); ok {
-		t.Error("no field should be no update")
+	if r := route(t, "make it better"); r.Update.Field != "" {
+		t.Errorf("no field should be no update: %+v", r)
 	}
 }
 
@@ -134,7 +134,7 @@ func TestChatWithAModel(t *testing.T) {
 func TestOfflineAnswers(t *testing.T) {
 	t.Parallel()
 	it := &store.Item{Title: "Red stand mixer"}
-	if a := listforge.Answer("price?", it, nil, nil); !strings.Contains(a, "no research") {
+	if a := listforge.AnswerTopic("price", 0, it, nil, nil); !strings.Contains(a, "no research") {
 		t.Fatalf("no research: %q", a)
 	}
 	p := 300.0
@@ -158,19 +158,20 @@ func TestOfflineAnswers(t *testing.T) {
 		"is $350 too high?":                  "above the ceiling",
 		"is $250 too low?":                   "below the floor",
 	} {
-		if a := listforge.Answer(q, it, res, ev); !strings.Contains(a, want) {
+		r := route(t, q)
+		if a := listforge.AnswerTopic(r.Topic, r.Price, it, res, ev); !strings.Contains(a, want) {
 			t.Errorf("%q: %q, want %q in it", q, a, want)
 		}
 	}
-	if a := listforge.Answer("what did similar ones sell for?", it, res, ev); strings.Contains(a, "6 Quart") {
+	if a := listforge.AnswerTopic(route(t, "what did similar ones sell for?").Topic, 0, it, res, ev); strings.Contains(a, "6 Quart") {
 		t.Errorf("another variant listed among the closest: %q", a)
 	}
 	// A price question implies a suggest_price action at the target; a count does not.
-	act, ok := listforge.SuggestPrice(listforge.Topic("What should I ask for it?"), it, res)
+	act, ok := listforge.SuggestPrice(route(t, "What should I ask for it?").Topic, it, res)
 	if !ok || act.Type != "suggest_price" || act.Payload["amount"] != 300.0 || act.Payload["reason"] == "" {
 		t.Fatalf("suggest_price %+v %v", act, ok)
 	}
-	if _, ok := listforge.SuggestPrice(listforge.Topic("how many comps?"), it, res); ok {
+	if _, ok := listforge.SuggestPrice(route(t, "how many comps?").Topic, it, res); ok {
 		t.Fatal("a count question suggested a price")
 	}
 }

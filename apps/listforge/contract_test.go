@@ -123,7 +123,7 @@ func TestAPIContract(t *testing.T) {
 func TestSearchLimitsAreSettings(t *testing.T) {
 	t.Parallel()
 	market := catalog.NewServer(catalog.Generate(time.Now()))
-	s := servertest.Start(t, server.Config{Apps: []server.App{listforge.AppWith(listforge.Options{Offline: market})}, DataDir: t.TempDir(),
+	s := servertest.Start(t, server.Config{Apps: []server.App{listforge.New(listforge.Options{Offline: market})}, DataDir: t.TempDir(),
 		Auth:        server.AuthConfig{APIKeys: keys},
 		AppSettings: map[string]server.AppSettings{"listforge": {"search_sold_limit": "7", "search_active_limit": "3"}}})
 	e := &env{t: t, url: s.URL, s: s.Server}

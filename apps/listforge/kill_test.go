@@ -30,7 +30,7 @@ func TestKillHelperProcess(t *testing.T) {
 	delay, _ := time.ParseDuration(os.Getenv("LISTFORGE_KILL_DELAY"))
 	market := catalog.NewServer(catalog.Generate(time.Now()))
 	market.Delay = delay
-	s, err := server.New(server.Config{Apps: []server.App{listforge.AppWith(listforge.Options{Offline: market})}, DataDir: dir,
+	s, err := server.New(server.Config{Apps: []server.App{listforge.New(listforge.Options{Offline: market})}, DataDir: dir,
 		Auth: server.AuthConfig{APIKeys: keys}, Logger: slog.New(slog.DiscardHandler),
 		Heartbeat: 200 * time.Millisecond}) // a killed worker's lease lapses after three
 	if err != nil {

@@ -18,7 +18,7 @@ func TestHighPriorityJobStartsFirst(t *testing.T) {
 	t.Parallel()
 	market := catalog.NewServer(catalog.Generate(time.Now()))
 	market.Delay = 60 * time.Millisecond // each marketplace answer: the running job holds the worker a while
-	s, err := server.New(server.Config{Apps: []server.App{listforge.AppWith(listforge.Options{Offline: market})}, DataDir: t.TempDir(),
+	s, err := server.New(server.Config{Apps: []server.App{listforge.New(listforge.Options{Offline: market})}, DataDir: t.TempDir(),
 		MaxConcurrentRuns: 1, Auth: server.AuthConfig{APIKeys: keys}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -101,7 +101,7 @@ func TestChatReachesAnotherReplica(t *testing.T) {
 // serveWith starts a replica with cfg (its database, its Redis) and the test's API keys.
 func serveWith(t *testing.T, cfg server.Config) *env {
 	t.Helper()
-	cfg.Apps = []server.App{listforge.AppWith(listforge.Options{})}
+	cfg.Apps = []server.App{listforge.New(listforge.Options{})}
 	cfg.DataDir = t.TempDir()
 	cfg.Auth = server.AuthConfig{APIKeys: keys}
 	s := servertest.Start(t, cfg)

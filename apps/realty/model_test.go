@@ -70,7 +70,7 @@ func TestScriptedModelPath(t *testing.T) {
 		}),
 	)
 	roles := model.NewRoles(m, "scripted").With(model.RoleFast, offline.New(nil), "offline")
-	app := realty.AppWith(realty.Options{Secrets: []string{"TX, 787"}, TimeZone: time.UTC})
+	app := realty.New(realty.Options{Secrets: []string{"TX, 787"}, TimeZone: time.UTC})
 	s, err := server.New(server.Config{Apps: []server.App{app}, Models: roles, DataDir: t.TempDir(), Dev: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +198,7 @@ func TestHintsFromAModelReadNaturally(t *testing.T) {
 	t.Parallel()
 	fast := &hintsModel{Model: offline.New(nil)}
 	roles := model.NewRoles(offline.New(nil), "offline").With(model.RoleFast, fast, "hints")
-	s, err := server.New(server.Config{Apps: []server.App{realty.AppWith(realty.Options{TimeZone: time.UTC})}, Models: roles,
+	s, err := server.New(server.Config{Apps: []server.App{realty.New(realty.Options{TimeZone: time.UTC})}, Models: roles,
 		DataDir: t.TempDir(), Dev: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -74,7 +74,7 @@ func testPreferencesFromTheUsersWords(t *testing.T, dbURL string) {
 		}),
 	)
 	roles := model.NewRoles(m, "scripted").With(model.RoleFast, offline.New(nil), "offline")
-	s, err := server.New(server.Config{Apps: []server.App{realty.AppWith(realty.Options{TimeZone: time.UTC})}, Models: roles, DataDir: t.TempDir(), DatabaseURL: dbURL, Dev: true, Logger: slog.New(slog.DiscardHandler)})
+	s, err := server.New(server.Config{Apps: []server.App{realty.New(realty.Options{TimeZone: time.UTC})}, Models: roles, DataDir: t.TempDir(), DatabaseURL: dbURL, Dev: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestModelOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	roles := model.NewRoles(main, "local").With(model.RoleFast, offline.New(nil), "offline")
-	app := realty.AppWith(realty.Options{TimeZone: time.UTC, FirstToken: 700 * time.Millisecond, ModelAttempts: 3, ModelBackoff: 20 * time.Millisecond, ModelRetryAfter: 4 * time.Second})
+	app := realty.New(realty.Options{TimeZone: time.UTC, FirstToken: 700 * time.Millisecond, ModelAttempts: 3, ModelBackoff: 20 * time.Millisecond, ModelRetryAfter: 4 * time.Second})
 	s, err := server.New(server.Config{Apps: []server.App{app}, Models: roles, DataDir: t.TempDir(), Dev: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -249,7 +249,7 @@ func TestModelSettings(t *testing.T) {
 	}
 	roles := model.NewRoles(main, "local").With(model.RoleFast, offline.New(nil), "offline")
 	settings := map[string]server.AppSettings{"realty": {"model_attempts": "2", "model_retry_after": "7s", "first_token_timeout": "2s", "model_retry_budget": "30s"}}
-	s, err := server.New(server.Config{Apps: []server.App{realty.AppWith(realty.Options{TimeZone: time.UTC})}, Models: roles, AppSettings: settings,
+	s, err := server.New(server.Config{Apps: []server.App{realty.New(realty.Options{TimeZone: time.UTC})}, Models: roles, AppSettings: settings,
 		DataDir: t.TempDir(), Dev: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

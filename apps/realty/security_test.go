@@ -145,7 +145,7 @@ func newSecretRig(t *testing.T, dbURL string) *secretRig {
 	api := plantedAPI(t)
 	rig := &secretRig{main: &recorder{inner: offline.New(nil)}, fast: &recorder{inner: offline.New(nil)}, logs: &syncBuffer{}, dataDir: t.TempDir()}
 	roles := model.NewRoles(rig.main, "offline").With(model.RoleFast, rig.fast, "offline")
-	app := realty.AppWith(realty.Options{RealtyAPIKey: plantedKey, RealtyAPIBase: api.URL, TimeZone: time.UTC})
+	app := realty.New(realty.Options{RealtyAPIKey: plantedKey, RealtyAPIBase: api.URL, TimeZone: time.UTC})
 	s, err := server.New(server.Config{Apps: []server.App{app}, Models: roles, DataDir: rig.dataDir, DatabaseURL: dbURL, Dev: true,
 		Logger: slog.New(slog.NewJSONHandler(rig.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {

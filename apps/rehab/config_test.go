@@ -71,7 +71,7 @@ func TestStartRefusesABadSetting(t *testing.T) {
 func TestSweeperEndsIdleSessions(t *testing.T) {
 	t.Parallel()
 	ended := make(chan int, 100)
-	app := rehab.NewApp(rehab.Options{Swept: func(n int, err error) {
+	app := rehab.New(rehab.Options{Swept: func(n int, err error) {
 		if err == nil && n > 0 {
 			ended <- n
 		}

@@ -22,7 +22,8 @@
 //     of its description, with synonyms ("change" counts as "update", "mostra" as "show"; an app's [Pack] adds its own),
 //     plurals, shared five-letter stems, and four points when the message holds a URL and the
 //     tool takes one. The best tool scoring 2.5 or more is called, with arguments filled from its
-//     schema. A message of clauses joined by "and" ("e", "y", "et", "und") whose clauses point to
+//     schema. A message of clauses joined by "and" ("e", "y", "et", "und") whose clauses (each
+//     scoring at least half the best clause's) point to
 //     different tools calls them all, in parallel, in one turn; a request in steps calls its first
 //     step's tools only. When a required argument cannot be filled it asks for it instead,
 //     naming the argument and its description. A ToolChoice naming a tool, or "required", calls

@@ -357,11 +357,7 @@ func (m *Model) chooseTools(f *filler, req *model.Request, n int) ([]message.Too
 	// Several clauses joined by "and" may each ask for a different tool: call them in parallel.
 	var picks []model.ToolSpec
 	if !forced {
-		for _, clause := range clauses(f.primary) {
-			if t, score := m.bestTool(tools, clause); score >= m.threshold && !containsTool(picks, t.Name) {
-				picks = append(picks, t)
-			}
-		}
+		picks = m.clausePicks(tools, f.primary)
 	}
 	if len(picks) < 2 {
 		t, score := m.bestTool(tools, f.primary)
@@ -393,6 +389,11 @@ func (m *Model) callsFor(f *filler, picks []model.ToolSpec, n int, forced bool, 
 				missing = slices.DeleteFunc(missing, func(x string) bool { return x == k })
 			}
 		}
+		// the arguments of the pack intent whose cues the words match
+		for k, v := range f.v.cueArgs(t.Name, f.primary) {
+			args[k] = v
+			missing = slices.DeleteFunc(missing, func(x string) bool { return x == k })
+		}
 		if len(missing) > 0 && !forced {
 			ask = append(ask, fmt.Sprintf(f.lang.p().need, t.Name, describeMissing(t, missing, f.lang.p().and)))
 			continue
@@ -408,13 +409,30 @@ func (m *Model) callsFor(f *filler, picks []model.ToolSpec, n int, forced bool, 
 
 // pick returns the tools the clauses of one step point to, each once.
 func (m *Model) pick(tools []model.ToolSpec, step string) []model.ToolSpec {
+	return m.clausePicks(tools, step)
+}
+
+// clausePicks returns the tools the clauses of text point to, each once. A clause whose tool
+// scores less than half the best clause's is a word joined on ("qual e melhor", an "é" written
+// without its accent), not a request of its own.
+func (m *Model) clausePicks(tools []model.ToolSpec, text string) []model.ToolSpec {
 	var picks []model.ToolSpec
-	for _, clause := range clauses(step) {
+	var scores []float64
+	best := 0.0
+	for _, clause := range clauses(text) {
 		if t, score := m.bestTool(tools, clause); score >= m.threshold && !containsTool(picks, t.Name) {
 			picks = append(picks, t)
+			scores = append(scores, score)
+			best = max(best, score)
 		}
 	}
-	return picks
+	out := picks[:0]
+	for i, t := range picks {
+		if scores[i] >= best/2 {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // nextStep returns the calls of the first step of a request in steps whose tools have not been
@@ -521,14 +539,15 @@ func describeMissing(t model.ToolSpec, missing []string, and string) string {
 }
 
 // bestTool scores every tool against the text and returns the best; ties go to the earlier tool.
-// A pack's intents add to the score of the tools they name.
+// A pack's intents (their examples and cues) add to the score of the tools they name.
 func (m *Model) bestTool(tools []model.ToolSpec, text string) (model.ToolSpec, float64) {
 	user := m.v.terms(text)
+	msg := cueWords(text)
 	hasURL := reURL.MatchString(text)
 	var best model.ToolSpec
 	bestScore := -1.0
 	for _, t := range tools {
-		score := toolScore(t, user, hasURL) + m.v.intentBoost(t.Name, user)
+		score := toolScore(t, user, hasURL) + m.v.intentBoost(t.Name, user) + m.v.cueScore(t.Name, msg)
 		if score > bestScore {
 			best, bestScore = t, score
 		}

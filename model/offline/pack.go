@@ -44,6 +44,9 @@ type Pack struct {
 	// Intents are example phrasings of requests, each mapped to the tool it asks for: a message
 	// close to an example raises that tool's score (see [Intent]).
 	Intents []Intent `json:"intents,omitempty"`
+	// Exact are words that cues never read as a typo of another word (names, places, words close
+	// to a cue's but meaning something else: "compramos" is not "compara").
+	Exact []string `json:"exact,omitempty"`
 	// IDWords are the words after which users write an identifier ("order 8812", "isbn 978…"):
 	// an ID argument takes the token that follows one.
 	IDWords []string `json:"id_words,omitempty"`
@@ -59,13 +62,24 @@ type Pack struct {
 	Answers map[string]map[string]string `json:"answers,omitempty"`
 }
 
-// Intent maps example phrasings to a tool. A message whose content words cover at least half of
-// an example's (synonyms, plurals and shared stems count) adds up to four points to the tool's
-// score, in proportion; Args are then the defaults of the call's arguments.
+// Intent maps example phrasings, or cue phrases, to a tool. A message whose content words cover
+// at least half of an example's (synonyms, plurals and shared stems count) adds up to four points
+// to the tool's score, in proportion; each of its Cues found in the message adds Weight (words in
+// order, case and accents ignored; "explic*" for any ending, "#" for a number, "<url>" for a
+// link, a leading "^" for the message's start; typos forgiven from five letters, never for a word
+// another cue spells; the pack's one-word synonyms count). Args are then the defaults of the
+// call's arguments, but the Args of the intent whose cues match best (intents with the same Args
+// adding up) override what the words gave.
 type Intent struct {
 	Tool     string         `json:"tool"`
-	Examples []string       `json:"examples"`
+	Examples []string       `json:"examples,omitempty"`
 	Args     map[string]any `json:"args,omitempty"`
+	// Cues are phrases that point to the tool wherever they appear, stopwords included ("how
+	// many", "why", "is # ok"); an intent needs examples, cues or both.
+	Cues []string `json:"cues,omitempty"`
+	// Weight is the points each cue found adds to the tool's score; 0 means 3. A negative weight
+	// counts against the tool (a cue that points elsewhere).
+	Weight float64 `json:"weight,omitempty"`
 }
 
 // Entity fills an argument from a pattern: an argument whose name is Arg, or whose name's last
@@ -148,8 +162,8 @@ func (p *Pack) Validate() error {
 		if in.Tool == "" {
 			return bad("intent %d has no tool: name the tool it asks for", i)
 		}
-		if len(in.Examples) == 0 {
-			return bad("intent %d (%s) has no examples: give at least one phrasing", i, in.Tool)
+		if len(in.Examples) == 0 && len(in.Cues) == 0 {
+			return bad("intent %d (%s) has no examples or cues: give at least one phrasing", i, in.Tool)
 		}
 	}
 	for i, e := range p.Entities {
@@ -217,12 +231,14 @@ type vocab struct {
 	superlatives map[string]Superlative
 	this         []string
 	answers      map[string][len(langWords)]string
+	cueSpelled   map[string]bool // words some cue spells exactly (not taken for typos)
 }
 
 type intent struct {
 	tool     string
 	examples [][]string // content words of each example
 	args     map[string]any
+	cues     []cue
 }
 
 type entity struct {
@@ -237,7 +253,7 @@ var base = buildVocab(nil)
 func buildVocab(packs []*Pack) *vocab {
 	v := &vocab{synonyms: map[string][]string{}, idWords: setOf(generalIDWords), idFields: setOf("id uuid"),
 		ordinals: map[string]int{}, superlatives: map[string]Superlative{}, this: slices.Clone(generalThis),
-		answers: map[string][len(langWords)]string{}}
+		answers: map[string][len(langWords)]string{}, cueSpelled: map[string]bool{}}
 	for w, syn := range synonyms {
 		v.synonyms[w] = syn
 	}
@@ -284,7 +300,26 @@ func buildVocab(packs []*Pack) *vocab {
 					it.examples = append(it.examples, ws)
 				}
 			}
+			w := in.Weight
+			if w == 0 {
+				w = 3
+			}
+			for _, phrase := range in.Cues {
+				if c, ok := newCue(phrase, w); ok {
+					it.cues = append(it.cues, c)
+					for _, cw := range c.words {
+						if !strings.HasSuffix(cw, "*") {
+							v.cueSpelled[cw] = true
+						}
+					}
+				}
+			}
 			v.intents = append(v.intents, it)
+		}
+		for _, w := range p.Exact {
+			for _, x := range words(w) {
+				v.cueSpelled[x] = true
+			}
 		}
 		for _, w := range p.IDWords {
 			for _, x := range words(w) {

@@ -1,6 +1,8 @@
-// Package pack is listforge's domain pack for the offline model: the words its users write to
-// ask for fresh research on an item ("refresh", "rerun"). The server gives it to the offline
-// model of every role listforge uses (server.App.Pack).
+// Package pack is listforge's domain pack for the offline model: what its chat's requests look
+// like (listforge.RouteTools: a question per topic, a field update, fresh research), as cue
+// phrases with their weights, the patterns of a field's new value, and its users' words. The
+// server gives it to the offline model of every role listforge uses (server.App.Pack), and the
+// chat asks that model which request a message is (listforge.Understand).
 package pack
 
 import (

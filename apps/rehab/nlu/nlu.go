@@ -1,8 +1,10 @@
-// Package nlu is Rehabify's own understanding of what a Portuguese buyer writes, for the runs on
-// the offline model: which tool a message asks for (its intent) and which facts of the user's
-// profile it mentions in passing. The words are data, embedded from this directory:
-// intents.txt (the cues of each intent, weighted), facts.txt (the cues of each profile fact)
-// and words.txt (pt-BR spellings and abbreviations, words never read as typos, filler words).
+// Package nlu is what Rehabify reads of a Portuguese buyer's message besides the tool it asks
+// for, for the runs on the offline model: the facts of the user's profile it mentions in passing,
+// the amounts and places it names, and its words without the cues of its intent (what a task or a
+// note is about). Which tool a message asks for is the offline model's answer, from the cues of
+// rehab's pack (apps/rehab/pack). The words are data, embedded from this directory: facts.txt
+// (the cues of each profile fact), words.txt (pt-BR spellings and abbreviations, words never read
+// as typos, filler words) and places.txt.
 //
 // Text is compared in lower case without accents, word by word; a word of five letters or more
 // that is not itself a known word matches a cue word within one edit (two from nine letters),
@@ -15,20 +17,17 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
+	"github.com/trellis-go/trellis/apps/rehab/pack"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
 )
 
-//go:embed intents.txt facts.txt words.txt places.txt
+//go:embed facts.txt words.txt places.txt
 var files embed.FS
-
-// Threshold is the score an intent needs to be chosen.
-const Threshold = 3
 
 // cue is a sequence of words; a word ending in '*' matches any ending.
 type cue struct {
@@ -51,7 +50,6 @@ type fact struct {
 
 type lexicon struct {
 	rules   []rule
-	order   map[string]int
 	facts   []fact
 	rewrite map[string]string
 	known   map[string]bool
@@ -94,7 +92,7 @@ func lines(name string, each func(n int, fields []string) error) error {
 }
 
 func load() (*lexicon, error) {
-	l := &lexicon{vocabID: map[string]int{}, order: map[string]int{}, rewrite: map[string]string{}, known: map[string]bool{}, filler: map[string]bool{}}
+	l := &lexicon{vocabID: map[string]int{}, rewrite: map[string]string{}, known: map[string]bool{}, filler: map[string]bool{}}
 	err := lines("words.txt", func(_ int, f []string) error {
 		if len(f) < 2 || (f[0] == "=" || f[0] == "-") && len(f) != 2 {
 			return fmt.Errorf("want <written> <as>, = <word> or - <word>, got %q", strings.Join(f, " "))
@@ -144,22 +142,15 @@ func load() (*lexicon, error) {
 		}
 		return c
 	}
-	err = lines("intents.txt", func(_ int, f []string) error {
-		if len(f) < 3 {
-			return fmt.Errorf("want <intent> <weight> <cue>, got %q", strings.Join(f, " "))
+	// The intents' cues are the pack's (apps/rehab/pack): Content drops them from a message.
+	for _, in := range pack.Pack.Intents {
+		name := in.Tool
+		if a, ok := in.Args["action"].(string); ok && in.Tool == "manage_todos" {
+			name = "todo_" + a
 		}
-		w, err := strconv.ParseFloat(f[1], 64)
-		if err != nil {
-			return fmt.Errorf("weight %q: %v", f[1], err)
+		for _, c := range in.Cues {
+			l.rules = append(l.rules, rule{intent: name, cue: parseCue(strings.Fields(strings.ReplaceAll(c, "<url>", "urlidealista")), in.Weight)})
 		}
-		if _, ok := l.order[f[0]]; !ok {
-			l.order[f[0]] = len(l.order)
-		}
-		l.rules = append(l.rules, rule{intent: f[0], cue: parseCue(f[2:], w)})
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	err = lines("facts.txt", func(_ int, f []string) error {
 		if len(f) < 5 {
@@ -316,67 +307,6 @@ func (c cue) find(m *matcher) int {
 		}
 	}
 	return -1
-}
-
-// Scored is an intent and its score.
-type Scored struct {
-	Intent string
-	Score  float64
-	// Cues are the cues that matched, for explanations and tests.
-	Cues []string
-}
-
-// Scores returns every intent with a positive score, best first (ties in the files' order).
-func Scores(text string) []Scored {
-	words := Words(text)
-	m := newMatcher(words)
-	by := map[string]*Scored{}
-	if facts := facts(text, words, time.Now(), m); len(facts) > 0 {
-		by["update_user_profile"] = &Scored{Intent: "update_user_profile", Score: 3, Cues: []string{"(" + facts[0].Cue + ")"}}
-	}
-	for _, r := range lex.rules {
-		if r.find(m) < 0 {
-			continue
-		}
-		s := by[r.intent]
-		if s == nil {
-			s = &Scored{Intent: r.intent}
-			by[r.intent] = s
-		}
-		s.Score += r.weight
-		s.Cues = append(s.Cues, r.text)
-	}
-	out := make([]Scored, 0, len(by))
-	for _, s := range by {
-		if s.Score > 0 {
-			out = append(out, *s)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
-		}
-		return lex.order[out[i].Intent] < lex.order[out[j].Intent]
-	})
-	return out
-}
-
-// Intent is the intent a message asks for, or "" when none scores Threshold.
-func Intent(text string) string {
-	s := Scores(text)
-	if len(s) == 0 || s[0].Score < Threshold {
-		return ""
-	}
-	return s[0].Intent
-}
-
-// Intents lists the intents the data knows, in the files' order.
-func Intents() []string {
-	out := make([]string, len(lex.order))
-	for name, i := range lex.order {
-		out[i] = name
-	}
-	return out
 }
 
 // Content is the message's words that are about something: without the words of the cues of

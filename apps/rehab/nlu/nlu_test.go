@@ -42,55 +42,14 @@ func phrasings(t *testing.T) []phrasing {
 	return out
 }
 
-// tool is the tool an intent calls (the todo intents are manage_todos' actions).
-func tool(intent string) string {
-	if strings.HasPrefix(intent, "todo_") {
-		return "manage_todos"
-	}
-	return intent
-}
-
-// Every tool's intent is understood from at least thirty phrasings of its own, with pt-BR
-// spellings, typos and missing accents among them.
-func TestPhrasings(t *testing.T) {
-	t.Parallel()
-	perTool := map[string]int{}
-	wrong := 0
-	for _, p := range phrasings(t) {
-		perTool[tool(p.intent)]++
-		if got := nlu.Intent(p.text); got != p.intent {
-			wrong++
-			t.Errorf("phrasings.txt:%d %q: got %q, want %q (scores %v)", p.line, p.text, got, p.intent, nlu.Scores(p.text))
-		}
-	}
-	for _, name := range []string{"read_context", "write_context", "remove_context", "manage_todos", "update_user_profile",
-		"save_to_portfolio", "remove_from_portfolio", "switch_active_property", "search_portfolio",
-		"trigger_property_analysis", "recalculate_costs", "calculate_taxes", "compare_properties"} {
-		if perTool[name] < 30 {
-			t.Errorf("%s has %d phrasings, want at least 30", name, perTool[name])
-		}
-	}
-	t.Logf("%d tools, %d wrong", len(perTool), wrong)
-}
-
-// Messages that ask for none of the tools choose none.
-func TestNoIntent(t *testing.T) {
-	t.Parallel()
-	for _, s := range []string{"olá", "bom dia!", "obrigado", "ok", "hmm"} {
-		if got := nlu.Intent(s); got != "" {
-			t.Errorf("%q: %q (%v)", s, got, nlu.Scores(s))
-		}
-	}
-}
-
 func TestContent(t *testing.T) {
 	t.Parallel()
-	for text, want := range map[string]string{
-		"Marca a do canalizador como concluída": "canalizador",
-		"Já fiz a do banco":                     "banco",
-		"Reabre a tarefa do notário":            "notario",
+	for text, c := range map[string]struct{ intent, want string }{
+		"Marca a do canalizador como concluída": {"todo_complete", "canalizador"},
+		"Já fiz a do banco":                     {"todo_complete", "banco"},
+		"Reabre a tarefa do notário":            {"todo_reopen", "notario"},
 	} {
-		intent := nlu.Intent(text)
+		intent, want := c.intent, c.want
 		if got := strings.Join(nlu.Content(text, intent), " "); got != want {
 			t.Errorf("%q (%s): %q, want %q", text, intent, got, want)
 		}
@@ -175,9 +134,3 @@ func fmtAny(v any) string {
 }
 
 func strconvF(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
-
-func BenchmarkIntent(b *testing.B) {
-	for i := 0; i < b.N; i++ {
-		nlu.Intent("Tenho 31 anos, marca como concluída a do canalizador e compara o de Alfama com o da Graça")
-	}
-}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -56,12 +57,22 @@ func New(def *Env, compile graph.CompileOptions) (*Orchestrator, error) {
 	g.AddEdge("tools", "reflect")
 	g.AddEdge("reflect", "agent")
 	g.AddEdge("post_process", graph.END)
+	compile.ConfigType = reflect.TypeFor[RunConfig]()
 	c, err := g.Compile(compile)
 	if err != nil {
 		return nil, err
 	}
 	o.Graph = c
 	return o, nil
+}
+
+// RunConfig is what a run's configuration may hold, published as the graph's config_schema
+// (graph.CompileOptions.ConfigType). The server sets user_id and tenant from the caller.
+type RunConfig struct {
+	// ConversationID is the conversation the run continues; a new one when empty.
+	ConversationID string `json:"conversation_id,omitempty"`
+	// RehabEnv names an Env registered with Register (tests); the default Env when empty.
+	RehabEnv string `json:"rehab_env,omitempty"`
 }
 
 // Route is the agent's routing: to tools when its last message calls any, else to
@@ -190,7 +201,7 @@ func (o *Orchestrator) agent(ctx context.Context, s State, specs []model.ToolSpe
 	req := &model.Request{Messages: forModel(s.Messages), Tools: specs}
 	var m message.Message
 	if model.IsOffline(r.env.Model) {
-		m, err = o.offlineTurn(ctx, r.env, s)
+		m, err = o.offlineTurn(ctx, r.env, s, specs)
 	} else {
 		m, err = o.guardedTurn(ctx, r.env.Model, req, s)
 	}
@@ -207,11 +218,12 @@ func (o *Orchestrator) agent(ctx context.Context, s State, specs []model.ToolSpe
 // understanding writes on the offline path.
 const RuleRehab = "rehab"
 
-// offlineTurn runs a turn on rehab's own understanding (package nlu) instead of the offline
-// model's generic rules: the plan of the user's message (facts first, then the intent's call)
+// offlineTurn runs a turn on the offline model's understanding with rehab's pack (IntentOf: which
+// tool the message asks for) and rehab's domain logic (the facts it states, the property, note
+// or task it points to in the state): the plan of the user's message (facts first, then the call)
 // gives this step's tool calls; once they have run, the reply is written from their results in
 // pt-PT. The text is streamed word by word as a model would.
-func (o *Orchestrator) offlineTurn(ctx context.Context, env *Env, s State) (message.Message, error) {
+func (o *Orchestrator) offlineTurn(ctx context.Context, env *Env, s State, specs []model.ToolSpec) (message.Message, error) {
 	out := message.Message{ID: message.NewID(), Role: message.RoleAssistant,
 		Metadata: offline.Metadata(RuleRehab)}
 	user := -1
@@ -236,7 +248,12 @@ func (o *Orchestrator) offlineTurn(ctx context.Context, env *Env, s State) (mess
 	}
 	var p plan
 	if user >= 0 {
-		p = understand(s, s.Messages[user].Text(), now, "call_"+out.ID)
+		text := s.Messages[user].Text()
+		intent, err := IntentOf(ctx, env.Model, specs, text)
+		if err != nil {
+			return message.Message{}, err
+		}
+		p = understand(s, text, intent, now, "call_"+out.ID)
 	}
 	switch {
 	case made < len(p.steps):

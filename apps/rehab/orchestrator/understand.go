@@ -1,15 +1,20 @@
 package orchestrator
 
 import (
+	"context"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/trellis-go/trellis/apps/rehab/kb"
 	"github.com/trellis-go/trellis/apps/rehab/nlu"
+	"github.com/trellis-go/trellis/apps/rehab/pack"
 	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/offline"
 )
 
 // A plan is what a run on the offline model does for one user message, in steps (one assistant
@@ -24,20 +29,73 @@ type plan struct {
 // Neighbourhoods are the places the app knows by name (apps/rehab/nlu/places.txt).
 var Neighbourhoods = nlu.Places()
 
+// IntentOf asks m, the offline model with rehab's pack (added when m lacks it), which of the
+// tools specs the user's text asks for, as a real model would be asked: the tool's name, or
+// "todo_<action>" for manage_todos; "" when it asks for none.
+func IntentOf(ctx context.Context, m model.Model, specs []model.ToolSpec, text string) (string, error) {
+	// The tools are given without their required arguments: the model is asked which tool,
+	// and rehab finds the arguments in its state (understand).
+	free := make([]model.ToolSpec, len(specs))
+	for i, s := range specs {
+		free[i] = s
+		var p map[string]any
+		if json.Unmarshal(s.Parameters, &p) == nil && p["required"] != nil {
+			delete(p, "required")
+			free[i].Parameters, _ = json.Marshal(p)
+		}
+	}
+	resp, err := withPack(m).Generate(ctx, &model.Request{Messages: []message.Message{message.User(text)}, Tools: free})
+	if err != nil {
+		return "", err
+	}
+	if len(resp.Message.ToolCalls) == 0 {
+		return "", nil
+	}
+	c := resp.Message.ToolCalls[0]
+	if c.Name == "manage_todos" {
+		var a struct {
+			Action string `json:"action"`
+		}
+		_ = json.Unmarshal(c.Arguments, &a)
+		if a.Action == "" {
+			a.Action = "list"
+		}
+		return "todo_" + a.Action, nil
+	}
+	return c.Name, nil
+}
+
+// withPack is m with rehab's pack: m itself when it has it (the server gives it to the app's
+// offline roles), else m extended with it, else a new offline model with it.
+func withPack(m model.Model) model.Model {
+	if m != nil && slices.Contains(offline.PacksOf(m), pack.Pack) {
+		return m
+	}
+	if m != nil {
+		if x, ok, err := offline.Extend(m, pack.Pack); ok && err == nil {
+			return x
+		}
+	}
+	return offline.New(&offline.Options{Packs: []*offline.Pack{pack.Pack}})
+}
+
 func toolCall(id, name string, args map[string]any) message.ToolCall {
 	raw, _ := json.Marshal(args)
 	return message.ToolCall{ID: id, Name: name, Arguments: raw}
 }
 
-// understand builds the plan of a user's message from rehab's own understanding (package nlu)
-// and the state: the properties the knowledge base lists, the property in focus, the tasks.
-func understand(s State, text string, now time.Time, idPrefix string) plan {
+// understand builds the plan of a user's message asking for intent (IntentOf) from the facts it
+// states (package nlu) and the state: the properties the knowledge base lists, the property in
+// focus, the tasks.
+func understand(s State, text, intent string, now time.Time, idPrefix string) plan {
 	var p plan
-	intent := nlu.Intent(text)
 	n := 0
 	next := func() string { n++; return idPrefix + "_" + string(rune('a'+n-1)) }
 
 	facts := nlu.Facts(text, now)
+	if intent == "" && len(facts) > 0 {
+		intent = "update_user_profile" // facts said as they are: the profile is what they update
+	}
 	bySection := map[string]map[string]any{}
 	conf := map[string]float64{}
 	var sections []string

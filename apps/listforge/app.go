@@ -36,7 +36,8 @@ const (
 	ChatGraphID     = "listforge-chat"
 )
 
-// Options configure AppWith. The zero value is the offline demo.
+// Options configure New: every setting ListForge has. The zero value is the offline demo; the
+// app's settings (server.AppDeps.Settings, TRELLIS_APP_LISTFORGE_*) fill what is left zero.
 type Options struct {
 	// Ebay, when set, is the real eBay API (keys and base URLs); nil serves the generated
 	// catalogue through the same client.
@@ -58,11 +59,12 @@ type Options struct {
 	Offline *catalog.Server
 }
 
-// App is ListForge, offline.
-func App() server.App { return AppWith(Options{}) }
+// App is ListForge with the default options: the offline demo unless its settings name eBay's
+// keys.
+func App() server.App { return New(Options{}) }
 
-// AppWith is ListForge with options.
-func AppWith(o Options) server.App {
+// New is ListForge with options.
+func New(o Options) server.App {
 	return server.App{
 		Name:        AppName,
 		Pack:        pack.Pack,

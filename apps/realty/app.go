@@ -106,10 +106,10 @@ type Realty struct {
 }
 
 // App returns the app: the offline demo data unless the property skill's env file has a key.
-func App() server.App { return AppWith(Options{}) }
+func App() server.App { return New(Options{}) }
 
-// AppWith returns the app with options.
-func AppWith(o Options) server.App {
+// New returns the app with options.
+func New(o Options) server.App {
 	return server.App{
 		Name:        Name,
 		Pack:        pack.Pack,
@@ -325,7 +325,7 @@ func Build(ctx context.Context, d server.AppDeps, o Options) (a *Realty, err err
 		// Reactive compaction: a call refused for its length is retried once on a summary of
 		// the older turns, never splitting a tool call from its result.
 		Compaction: &conversation.CompactOptions{Model: a.fast, MaxTokens: 24000, KeepTurns: VerbatimTurns},
-		Compile:    d.Compile,
+		Compile:    compileOptions(d.Compile),
 	})
 	if err != nil {
 		return nil, err

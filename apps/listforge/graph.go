@@ -14,14 +14,14 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/apps/listforge/pack"
 	"github.com/trellis-go/trellis/apps/listforge/research"
 	"github.com/trellis-go/trellis/apps/listforge/store"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
-	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/server/appkit"
-	"github.com/trellis-go/trellis/tool"
 )
 
 // ChatState is the ChatGraph's state (the specification's §5.4). Each turn starts from
@@ -39,8 +39,12 @@ type ChatState struct {
 	Research       *store.Research  `json:"research"`
 	RecentEvidence []store.Evidence `json:"recentEvidence"`
 
-	Intent    string           `json:"intent"` // question, action, research, unknown
-	Topic     string           `json:"topic"`  // what a question is about (see Topic)
+	Intent string `json:"intent"` // question, action, research, unknown
+	Topic  string `json:"topic"`  // what a question is about (one of Topics)
+	// Ask is the price a compare question gives (0 when none).
+	Ask float64 `json:"ask,omitempty"`
+	// Update is the field update an action asks for, as understood (nil when none was named).
+	Update    *ProposedUpdate  `json:"update,omitempty"`
 	Response  string           `json:"response"`
 	Actions   []store.Action   `json:"actions"`
 	ToolCalls []store.ToolCall `json:"toolCalls"`
@@ -64,15 +68,22 @@ const StaleAfter = 7 * 24 * time.Hour
 type chatGraph struct {
 	*graph.Compiled[ChatState]
 	a     *app
-	model model.Model // nil: the rules
+	model model.Model // a configured model; nil on the offline path
+	// offline is the offline model with listforge's pack: it understands every message (and
+	// stands in when the configured model fails).
+	offline model.Model
 	// Timeout bounds a model call before the fallback answer.
 	timeout time.Duration
 }
 
 func newChatGraph(a *app, m model.Model) (*chatGraph, error) {
 	c := &chatGraph{a: a, timeout: 20 * time.Second}
-	if m != nil && !model.IsOffline(m) {
+	switch {
+	case m != nil && model.IsOffline(m):
+		c.offline = m // the server gave it the app's pack
+	default:
 		c.model = m
+		c.offline = offline.New(&offline.Options{Now: a.o.Now, Packs: []*offline.Pack{pack.Pack}})
 	}
 	g := graph.New[ChatState]()
 	g.AddNode("load_context", c.loadContext)
@@ -112,45 +123,6 @@ func newChatGraph(a *app, m model.Model) (*chatGraph, error) {
 	return c, nil
 }
 
-func callerOf(ctx context.Context) (store.Who, server.Principal) {
-	info, _ := tool.CallInfoFrom(ctx)
-	return store.Who{Org: info.Tenant, User: info.User}, server.Principal{Tenant: info.Tenant, User: info.User, Permissions: info.Permissions}
-}
-
-// ChatTools are the chat's tools (the specification's §5.5), over the caller's organisation.
-type ChatTools struct{ a *app }
-
-// GetItemSnapshot reads an item.
-func (t ChatTools) GetItemSnapshot(ctx context.Context, w store.Who, itemID string) (*store.Item, error) {
-	return t.a.st.GetItem(ctx, w, itemID)
-}
-
-// GetResearch reads the item's current research (nil when none).
-func (t ChatTools) GetResearch(ctx context.Context, w store.Who, itemID string) (*store.Research, error) {
-	return t.a.st.LatestResearch(ctx, w, itemID)
-}
-
-// GetEvidence reads the item's newest evidence records.
-func (t ChatTools) GetEvidence(ctx context.Context, w store.Who, itemID string, limit int) ([]store.Evidence, error) {
-	b, err := t.a.st.LatestEvidence(ctx, w, itemID, limit)
-	if err != nil || b == nil {
-		return nil, err
-	}
-	return b.Records, nil
-}
-
-// UpdateItemField changes one field with an audit reason (used when the user applies an action).
-func (t ChatTools) UpdateItemField(ctx context.Context, w store.Who, itemID, field string, value any, reason string) (*store.Item, error) {
-	return t.a.st.UpdateField(ctx, w, itemID, field, value, reason)
-}
-
-// StartResearchJob queues research for the item.
-func (t ChatTools) StartResearchJob(ctx context.Context, p server.Principal, itemID, typ, priority string) (*store.ResearchRun, error) {
-	return t.a.jobs.Start(ctx, p, itemID, typ, priority)
-}
-
-func (c *chatGraph) tools() ChatTools { return ChatTools{c.a} }
-
 func (c *chatGraph) loadContext(ctx context.Context, s ChatState) (ChatState, error) {
 	text := strings.TrimSpace(s.UserMessage)
 	if text == "" {
@@ -162,7 +134,7 @@ func (c *chatGraph) loadContext(ctx context.Context, s ChatState) (ChatState, er
 	}
 	// Each turn starts clean: what the previous turn wrote is replaced, except the keys this
 	// node sets anew (a key without a reducer takes one write per step).
-	resets := map[string]any{"userMessage": text, "intent": "unknown", "topic": "", "response": "", "actions": []store.Action{},
+	resets := map[string]any{"userMessage": text, "intent": "unknown", "topic": "", "ask": 0.0, "update": (*ProposedUpdate)(nil), "response": "", "actions": []store.Action{},
 		"toolCalls": []store.ToolCall{}, "streamed": false, "streamId": "", "item": (*store.Item)(nil), "research": (*store.Research)(nil),
 		"recentEvidence": []store.Evidence{}}
 	for k, set := range map[string]bool{"intent": out.Intent != "", "response": out.Response != "", "toolCalls": out.ToolCalls != nil,
@@ -218,78 +190,94 @@ func (c *chatGraph) loadValues(ctx context.Context, s ChatState) (ChatState, err
 	return out, nil
 }
 
-var (
-	researchRE = regexp.MustCompile(`\b(research|re-?run|refresh|redo|look (it )?up again|find (new |fresh )?comps|new comps|update (the )?(comps|pricing data|prices from))`)
-	actionRE   = regexp.MustCompile(`\b(set|change|update|rename|make|mark|use)\b.*\b(title|description|condition|price|status|currency)\b|\b(list|price) it (at|for) \$?\d`)
-)
-
-//go:embed chat_topics.json
-var topicsJSON []byte
-
-type topic struct {
-	Name    string   `json:"name"`
-	Phrases []string `json:"phrases"`
-	res     []*regexp.Regexp
-}
-
-// topics are what a question is about, from chat_topics.json (data, tried in order).
-var topics = func() []topic {
-	var doc struct {
-		Topics []topic `json:"topics"`
-	}
-	if err := json.Unmarshal(topicsJSON, &doc); err != nil {
-		panic("listforge: chat_topics.json: " + err.Error())
-	}
-	for i := range doc.Topics {
-		for _, p := range doc.Topics[i].Phrases {
-			doc.Topics[i].res = append(doc.Topics[i].res, regexp.MustCompile(p))
-		}
-	}
-	return doc.Topics
-}()
-
 // Topics a question may be about.
 var Topics = []string{"count", "why", "compare", "comps", "demand", "missing", "identify", "price"}
 
-// Topic says what a question is about (count, why, compare, comps, demand, missing, identify
-// or price); a question with none of the topics' words is about the price.
-func Topic(text string) string {
-	t := strings.ToLower(text)
-	for _, tp := range topics {
-		for _, re := range tp.res {
-			if re.MatchString(t) {
-				return tp.Name
+// Route is what the chat understood of a message: its intent (question, action, research), the
+// topic of a question, and the field update an action asks for (Field empty when none was named).
+type Route struct {
+	Intent string         `json:"intent"`
+	Topic  string         `json:"topic,omitempty"`
+	Update ProposedUpdate `json:"update,omitzero"`
+	// Price is the price a compare question gives ("is $350 too much?"), 0 when none.
+	Price float64 `json:"price,omitempty"`
+}
+
+// Understand asks m which of the chat's requests text is, as RouteTools (with RoutePrompt): on
+// the offline path m is the offline model with listforge's pack, which knows the phrasings of
+// each request. A call to no tool is a price question.
+func Understand(ctx context.Context, m model.Model, text string) (Route, error) {
+	resp, err := m.Generate(ctx, &model.Request{Messages: []message.Message{message.System(RoutePrompt), message.User(text)},
+		Tools: RouteTools, ToolChoice: "required"})
+	if err != nil {
+		return Route{Intent: "question", Topic: "price"}, err
+	}
+	if len(resp.Message.ToolCalls) == 0 {
+		return Route{Intent: "question", Topic: "price"}, nil
+	}
+	c := resp.Message.ToolCalls[0]
+	switch c.Name {
+	case "start_research":
+		return Route{Intent: "research"}, nil
+	case "update_item_field":
+		var a struct {
+			Field   string `json:"field"`
+			Becomes any    `json:"becomes"`
+		}
+		_ = json.Unmarshal(c.Arguments, &a)
+		up := ProposedUpdate{Field: storeFields[a.Field], Value: a.Becomes}
+		if s, ok := up.Value.(string); ok {
+			up.Value = strings.TrimRight(strings.TrimSpace(s), ".")
+		}
+		if up.Field == "defaultPrice" {
+			v, ok := amount(up.Value)
+			if !ok {
+				up = ProposedUpdate{}
+			} else {
+				up.Value = v
 			}
 		}
+		if up.Value == nil || up.Value == "" {
+			up = ProposedUpdate{}
+		}
+		return Route{Intent: "action", Update: up}, nil
 	}
-	return "price"
+	if t, ok := topicTools[c.Name]; ok {
+		var a struct {
+			Price any `json:"price"`
+		}
+		_ = json.Unmarshal(c.Arguments, &a)
+		p, _ := amount(a.Price)
+		return Route{Intent: "question", Topic: t, Price: p}, nil
+	}
+	return Route{Intent: "question", Topic: "price"}, nil
 }
 
-// RouteIntent classifies a message by rules: research, action, or question.
-func RouteIntent(text string) string {
-	t := strings.ToLower(text)
-	switch {
-	case researchRE.MatchString(t) && !slices.Contains([]string{"compare", "count", "why"}, Topic(t)):
-		return "research"
-	case actionRE.MatchString(t):
-		return "action"
+// amount is a price value as a number: a number, or the first amount written in a string
+// ("$120", "99.50 please").
+func amount(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case string:
+		m := priceRE.FindStringSubmatch(x)
+		if m == nil {
+			return 0, false
+		}
+		f, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", "."), 64)
+		return f, err == nil
 	}
-	return "question"
+	return 0, false
 }
-
-// IntentPrompt asks a model to classify a message.
-const IntentPrompt = `Classify the user's message about their item for sale as one of:
-"question" (asks about the item, its price or research), "action" (asks to change a field of the item),
-"research" (asks for new or refreshed research); for a question, its topic: "price" (what to ask), "count" (how many
-comparables), "why" (how the price was reached), "compare" (the asking price against the research), "comps" (the comparable
-sales), "demand", "missing" (what would improve the research), "identify" (what the item is).
-Respond in JSON: {"intent": "question"|"action"|"research", "topic": string}`
 
 var intentSchema = json.RawMessage(`{"type":"object","properties":{"intent":{"type":"string","enum":["question","action","research"]},
 "topic":{"type":"string","enum":["price","count","why","compare","comps","demand","missing","identify"]}},"required":["intent"]}`)
 
 func (c *chatGraph) routeIntent(ctx context.Context, s ChatState) (ChatState, error) {
-	intent, topic := RouteIntent(s.UserMessage), Topic(s.UserMessage)
+	r, err := Understand(ctx, c.offline, s.UserMessage)
+	if err != nil {
+		return ChatState{}, fmt.Errorf("listforge: understanding the message on the offline model: %w", err)
+	}
 	if c.model != nil {
 		mctx, cancel := context.WithTimeout(ctx, c.timeout)
 		defer cancel()
@@ -298,19 +286,19 @@ func (c *chatGraph) routeIntent(ctx context.Context, s ChatState) (ChatState, er
 		if err == nil {
 			var out struct{ Intent, Topic string }
 			if json.Unmarshal(resp.Structured, &out) == nil && out.Intent != "" {
-				intent = out.Intent
+				r.Intent = out.Intent
 				if slices.Contains(Topics, out.Topic) {
-					topic = out.Topic
+					r.Topic = out.Topic
 				}
 			}
 		}
 	}
-	return ChatState{Intent: intent, Topic: topic}, nil
+	out := ChatState{Intent: r.Intent, Topic: r.Topic, Ask: r.Price}
+	if r.Update.Field != "" {
+		out.Update = &r.Update
+	}
+	return out, nil
 }
-
-// ChatPrompt is the answer's system prompt for a configured model.
-const ChatPrompt = `You help a reseller price and list a second-hand item. Answer from the item and its research below,
-briefly, with prices in dollars like $120. Say when research is missing or old.`
 
 func (c *chatGraph) answerQuery(ctx context.Context, s ChatState) (ChatState, error) {
 	var actions []store.Action
@@ -330,7 +318,7 @@ func (c *chatGraph) answerQuery(ctx context.Context, s ChatState) (ChatState, er
 	}
 	topic := s.Topic
 	if topic == "" {
-		topic = Topic(s.UserMessage)
+		topic = "price"
 	}
 	if a, ok := SuggestPrice(topic, s.Item, s.Research); ok {
 		actions = append([]store.Action{a}, actions...)
@@ -350,7 +338,7 @@ func (c *chatGraph) answerQuery(ctx context.Context, s ChatState) (ChatState, er
 		}
 		return ChatState{Response: text, Streamed: true, StreamID: resp.Message.ID, Actions: actions}, nil
 	}
-	text := AnswerTopic(topic, s.UserMessage, s.Item, s.Research, s.RecentEvidence) + stale
+	text := AnswerTopic(topic, s.Ask, s.Item, s.Research, s.RecentEvidence) + stale
 	return ChatState{Response: text, Streamed: true, StreamID: emitText(ctx, "", text), Actions: actions}, nil
 }
 
@@ -391,23 +379,9 @@ func SuggestPrice(topic string, it *store.Item, res *store.Research) (store.Acti
 		"band": "target", "researchId": res.ID, "reason": fmt.Sprintf("research target price %s (confidence %.0f%%)", money(tg.Amount), res.Data.OverallConfidence*100)}}, true
 }
 
-// Answer is the offline answer to a question, from the item and its research.
-func Answer(q string, it *store.Item, res *store.Research, ev []store.Evidence) string {
-	return AnswerTopic(Topic(q), q, it, res, ev)
-}
-
-// priceOf reads the first amount written in a message ("is $350 too much?"), or 0.
-func priceOf(q string) float64 {
-	m := regexp.MustCompile(`\$\s*(\d+(?:\.\d{1,2})?)|\b(\d{2,6}(?:\.\d{1,2})?)\b`).FindStringSubmatch(q)
-	if m == nil {
-		return 0
-	}
-	v, _ := strconv.ParseFloat(firstNonEmpty(m[1], m[2]), 64)
-	return v
-}
-
-// AnswerTopic is the offline answer to a question about topic (see Topic).
-func AnswerTopic(topic, q string, it *store.Item, res *store.Research, ev []store.Evidence) string {
+// AnswerTopic is the offline answer to a question about topic (one of Topics); ask is the price
+// a compare question gives (0 when none: the item's own).
+func AnswerTopic(topic string, ask float64, it *store.Item, res *store.Research, ev []store.Evidence) string {
 	if it == nil {
 		return "Hello! I help price and list second-hand items. Open an item's chat to ask what to list it for, what comparable items sold for, or to change its details."
 	}
@@ -466,7 +440,6 @@ func AnswerTopic(topic, q string, it *store.Item, res *store.Research, ev []stor
 			b.WriteString("There is no research price to compare with yet.")
 			break
 		}
-		ask := priceOf(q)
 		what := "A price of"
 		if ask == 0 && it.DefaultPrice != nil {
 			ask, what = *it.DefaultPrice, "Your asking price of"
@@ -588,49 +561,7 @@ type ProposedUpdate struct {
 	Value any    `json:"value"`
 }
 
-var (
-	priceRE = regexp.MustCompile(`\$?\s*(\d+(?:[.,]\d{1,2})?)`)
-	toRE    = regexp.MustCompile(`(?i)\b(?:to|as|:)\s+["“']?(.+?)["”']?\s*$`)
-)
-
-// ParseUpdate reads "set the price to $120", "change the title to ...", "condition: like new".
-func ParseUpdate(text string) (ProposedUpdate, bool) {
-	t := strings.ToLower(text)
-	field := ""
-	for _, f := range []struct{ word, field string }{{"price", "defaultPrice"}, {"title", "title"}, {"description", "description"},
-		{"condition", "condition"}, {"status", "lifecycleStatus"}, {"currency", "currency"}} {
-		if strings.Contains(t, f.word) {
-			field = f.field
-			break
-		}
-	}
-	if field == "" && (strings.Contains(t, "list it at") || strings.Contains(t, "list it for") || strings.Contains(t, "price it")) {
-		field = "defaultPrice"
-	}
-	if field == "" {
-		return ProposedUpdate{}, false
-	}
-	if field == "defaultPrice" {
-		m := priceRE.FindStringSubmatch(t)
-		if m == nil {
-			return ProposedUpdate{}, false
-		}
-		v, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", "."), 64)
-		if err != nil {
-			return ProposedUpdate{}, false
-		}
-		return ProposedUpdate{Field: field, Value: v}, true
-	}
-	m := toRE.FindStringSubmatch(strings.TrimSpace(text))
-	if m == nil || strings.TrimSpace(m[1]) == "" {
-		return ProposedUpdate{}, false
-	}
-	return ProposedUpdate{Field: field, Value: strings.TrimRight(strings.TrimSpace(m[1]), ".")}, true
-}
-
-// ActionPrompt asks a model which field to change.
-const ActionPrompt = `The user wants to change a field of their item. Fields: title, description, condition, defaultPrice (a number), lifecycleStatus.
-Respond in JSON: {"field": string, "value": string or number}`
+var priceRE = regexp.MustCompile(`\$?\s*(\d+(?:[.,]\d{1,2})?)`)
 
 func fieldLabel(f string) string {
 	switch f {
@@ -646,7 +577,11 @@ func (c *chatGraph) handleAction(ctx context.Context, s ChatState) (ChatState, e
 	if s.Item == nil {
 		return ChatState{Response: "Open an item's chat first, then tell me what to change."}, nil
 	}
-	up, ok := ParseUpdate(s.UserMessage)
+	var up ProposedUpdate
+	ok := s.Update != nil
+	if ok {
+		up = *s.Update
+	}
 	if c.model != nil {
 		mctx, cancel := context.WithTimeout(ctx, c.timeout)
 		defer cancel()

@@ -45,10 +45,10 @@ type Options struct {
 }
 
 // App returns the application with the default options.
-func App() server.App { return NewApp(Options{}) }
+func App() server.App { return New(Options{}) }
 
-// NewApp returns the application with options.
-func NewApp(opts Options) server.App {
+// New returns the application with options.
+func New(opts Options) server.App {
 	return server.App{
 		Name:        Name,
 		Pack:        pack.Pack,
