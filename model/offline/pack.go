@@ -57,6 +57,9 @@ type Pack struct {
 	// that tool's results, in place of "Here is what I found for %q." It may hold one %q (the
 	// user's request).
 	Answers map[string]map[string]string `json:"answers,omitempty"`
+	// Choices are example phrasings of the values of an enum in a structured-output schema, for
+	// apps that ask the model to classify a message (see [Choice]).
+	Choices []Choice `json:"choices,omitempty"`
 }
 
 // Intent maps example phrasings to a tool. A message whose content words cover at least half of
@@ -165,6 +168,14 @@ func (p *Pack) Validate() error {
 			return bad("superlative %q has no field: name the field whose value picks the item", w)
 		}
 	}
+	for i, c := range p.Choices {
+		if c.Value == "" {
+			return bad("choice %d has no value: name the enum value it picks", i)
+		}
+		if len(c.Examples) == 0 {
+			return bad("choice %d (%s) has no examples: give at least one phrasing", i, c.Value)
+		}
+	}
 	return nil
 }
 
@@ -217,6 +228,7 @@ type vocab struct {
 	superlatives map[string]Superlative
 	this         []string
 	answers      map[string][len(langWords)]string
+	choices      []choice
 }
 
 type intent struct {
@@ -316,6 +328,7 @@ func buildVocab(packs []*Pack) *vocab {
 				v.this = append(v.this, k)
 			}
 		}
+		v.addChoices(p.Choices)
 		for tool, byLang := range p.Answers {
 			a := v.answers[tool]
 			for code, text := range byLang {
