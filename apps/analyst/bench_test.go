@@ -48,7 +48,7 @@ func pct(d []time.Duration, p float64) time.Duration {
 // and reports p50 and p99 of the approved plan to the gate (the target is p99 under 300 ms):
 // go test -run '^$' -bench PlanToDiscovery ./apps/analyst/
 func BenchmarkPlanToDiscovery(b *testing.B) {
-	hs := served(b, analyst.Config{})
+	hs := served(b, analyst.Options{})
 	b.ResetTimer()
 	d := planToDiscovery(b, hs, b.N)
 	b.ReportMetric(float64(pct(d, 0.5).Microseconds())/1000, "p50-ms")
@@ -59,5 +59,5 @@ func BenchmarkPlanToDiscovery(b *testing.B) {
 // session on one server (the benchmark measures the time).
 func TestPlanToDiscovery(t *testing.T) {
 	t.Parallel()
-	planToDiscovery(t, served(t, analyst.Config{}), 3)
+	planToDiscovery(t, served(t, analyst.Options{}), 3)
 }

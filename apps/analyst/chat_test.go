@@ -17,7 +17,7 @@ import (
 // `trellis chat` answers the three gates' inbox requests, from the request to the saved report.
 func TestTrellisChatAnswersTheGates(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Config{})
+	hs := served(t, analyst.Options{})
 	var out, errb bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

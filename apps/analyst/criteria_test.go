@@ -26,7 +26,7 @@ var danaAuth = serveOpts{keys: map[string]server.Principal{danaKey: {User: "dana
 // episodic memory). 2. It loads all four namespaces before it responds.
 func TestGreetsByNameAndRecallsEpisodesInANewSession(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Config{})
+	hs := served(t, analyst.Options{})
 	s := newSession(t, hs, "")
 	s.ask("hello", dana)
 	if act, _ := s.gate(); act != "" {
@@ -74,7 +74,7 @@ func TestGreetsByNameAndRecallsEpisodesInANewSession(t *testing.T) {
 // 3. RAG returns relevant company chunks within 3 seconds.
 func TestRAGIsRelevantAndFast(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Config{})
+	hs := served(t, analyst.Options{})
 	for _, c := range []struct{ q, filter, want string }{
 		{"Voltra B2B leasing", "", "Competitor profile Voltra"},
 		{"battery pack cost decline", "", "Battery cost outlook"},
@@ -105,7 +105,7 @@ func TestRAGIsRelevantAndFast(t *testing.T) {
 // 4. The plan gate loops back on feedback: respond and edit re-plan; ignore stops; accept goes on.
 func TestPlanGateRoutes(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Config{})
+	hs := served(t, analyst.Options{})
 	s := newSession(t, hs, "")
 	s.ask(voltraQuestion, dana)
 	req := s.wantGate("Review research plan")
@@ -172,7 +172,7 @@ func TestPlanGateRoutes(t *testing.T) {
 // 6. The research supervisor rejects and re-dispatches insufficient findings.
 func TestSupervisorRedispatchesWithCritique(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Config{})
+	hs := served(t, analyst.Options{})
 	s := newSession(t, hs, "")
 	s.ask(voltraQuestion, dana)
 	s.resume("accept", nil)
@@ -200,7 +200,7 @@ func TestSupervisorRedispatchesWithCritique(t *testing.T) {
 // memory; accept goes to the report.
 func TestDiscoveryGateRoutes(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Config{})
+	hs := served(t, analyst.Options{})
 	s := newSession(t, hs, "")
 	s.ask(voltraQuestion, dana)
 	s.resume("accept", nil)
@@ -274,7 +274,7 @@ func TestDiscoveryGateRoutes(t *testing.T) {
 // format, ignore.
 func TestFinalGateRoutes(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Config{}, danaAuth)
+	hs := served(t, analyst.Options{}, danaAuth)
 	toFinal := func() *session {
 		s := newSession(t, hs, danaKey)
 		s.ask(voltraQuestion, dana)
@@ -329,7 +329,7 @@ func TestFinalGateRoutes(t *testing.T) {
 // 8. The report matches the user's documented style preferences.
 func TestReportFollowsStylePreferences(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Config{})
+	hs := served(t, analyst.Options{})
 	for _, c := range []struct {
 		profile           map[string]any
 		section, citation string
@@ -373,7 +373,7 @@ func orStr(v any, d string) string {
 // session's research finds them.
 func TestReportStoredAndFoundLater(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Config{}, danaAuth)
+	hs := served(t, analyst.Options{}, danaAuth)
 	s := newSession(t, hs, danaKey)
 	s.ask(voltraQuestion, dana)
 	s.resume("accept", nil)
@@ -414,7 +414,7 @@ func TestReportStoredAndFoundLater(t *testing.T) {
 // 11. Memory is updated after every HITL interaction.
 func TestMemoryUpdatedAfterEveryGateAnswer(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Config{})
+	hs := served(t, analyst.Options{})
 	s := newSession(t, hs, "")
 	s.ask(voltraQuestion, dana)
 	count := func() int {

@@ -217,7 +217,7 @@ func TestReportDOCX(t *testing.T) {
 // headings, lists and citations.
 func TestApproveAsDOCX(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Config{})
+	hs := served(t, analyst.Options{})
 	s := newSession(t, hs, "")
 	s.ask(voltraQuestion, map[string]any{"profile": dana["profile"]}) // the dev user, whose reports the route serves
 	s.resume("accept", nil)

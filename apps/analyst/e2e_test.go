@@ -20,9 +20,9 @@ type serveOpts struct {
 }
 
 // served starts a server with only the analyst: dev mode on SQLite unless opts say otherwise.
-func served(t testing.TB, cfg analyst.Config, opts ...serveOpts) *httptest.Server {
+func served(t testing.TB, cfg analyst.Options, opts ...serveOpts) *httptest.Server {
 	t.Helper()
-	c := server.Config{Apps: []server.App{analyst.AppWith(cfg)}, DataDir: t.TempDir(), Dev: true, Logger: slog.New(slog.DiscardHandler)}
+	c := server.Config{Apps: []server.App{analyst.New(cfg)}, DataDir: t.TempDir(), Dev: true, Logger: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		c.DatabaseURL = o.databaseURL
 		if o.keys != nil {
@@ -172,7 +172,7 @@ func factsIn(v map[string]any, ns string) int {
 
 func TestEndToEndOffline(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Config{})
+	hs := served(t, analyst.Options{})
 	s := newSession(t, hs, "")
 	s.ask(voltraQuestion, dana)
 	s.wantGate("Review research plan")

@@ -393,44 +393,21 @@ func followUpTask(q string) string {
 
 var routeSchema = schema("final_route", "Where the user's reply to the final report goes.", `{
   "type": "object",
-  "properties": {"route": {"type": "string", "enum": ["approve", "question", "research", "replan"]},
+  "properties": {"route": {"type": "string", "enum": ["approve", "question", "research", "replan"], "default": "question"},
     "format": {"type": "string", "enum": ["markdown", "json", "pdf", "docx", ""]}},
   "required": ["route"]
 }`)
 
 var (
-	replanRe   = regexp.MustCompile(`(?i)\b(re-?plan|new plan|start over|change the plan|back to (?:the )?plan)`)
 	researchRe = regexp.MustCompile(`(?i)\b(re-?research|research (?:more|further|again)|dig (?:into|deeper)|investigate|look (?:into|at)|find out|more research on|also research)\b`)
-	approveRe  = regexp.MustCompile(`(?i)^\s*(approve|approved|looks good|lgtm|save|ship it|perfect)\b`)
 )
 
 // reportFormats are the formats a report is saved in.
 var reportFormats = []string{"markdown", "json", "pdf", "docx"}
 
-// routeFinal classifies a reply to the final report: the fast model, or the rules.
+// routeFinal classifies a reply to the final report with the fast role: a real model, or the
+// offline model with the analyst's pack (its choices teach it what each route sounds like).
 func (a *Analyst) routeFinal(ctx context.Context, text string) (route, format string, err error) {
-	if a.fastRule {
-		lt := strings.ToLower(text)
-		switch {
-		case strings.Contains(lt, "json"):
-			format = "json"
-		case strings.Contains(lt, "pdf"):
-			format = "pdf"
-		case strings.Contains(lt, "docx"), strings.Contains(lt, "word document"):
-			format = "docx"
-		case strings.Contains(lt, "markdown"):
-			format = "markdown"
-		}
-		switch {
-		case replanRe.MatchString(text):
-			return "replan", format, nil
-		case approveRe.MatchString(text):
-			return "approve", format, nil
-		case researchRe.MatchString(text):
-			return "research", format, nil
-		}
-		return "question", format, nil
-	}
 	var out struct {
 		Route  string `json:"route"`
 		Format string `json:"format"`

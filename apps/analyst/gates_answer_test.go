@@ -31,7 +31,7 @@ var badAnswers = []struct {
 // applied.
 func TestGatesRefuseAnswersTheyDoNotTake(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Config{})
+	hs := served(t, analyst.Options{})
 	gates := []struct {
 		action string
 		reach  func(s *session)
@@ -111,7 +111,7 @@ func TestGatesRefuseAnswersTheyDoNotTake(t *testing.T) {
 // is applied.
 func TestGateAsksAgainAfterAnAnswerItDoesNotTake(t *testing.T) {
 	t.Parallel()
-	_, g := harness(t, analyst.Config{}, nil)
+	_, g := harness(t, analyst.Options{}, nil)
 	r := &run{t: t, g: g, thread: "gate-bad", user: "dana"}
 	r.ask(voltraQuestion, nil)
 	if r.action != "Review research plan" {
@@ -140,7 +140,7 @@ func TestGateAsksAgainAfterAnAnswerItDoesNotTake(t *testing.T) {
 // rounds; the saved report's ID is a UUID.
 func TestDiscoveryAndReportIDs(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Config{})
+	hs := served(t, analyst.Options{})
 	s := newSession(t, hs, "")
 	s.ask(voltraQuestion, dana)
 	s.resume("accept", nil)
@@ -203,7 +203,7 @@ func TestDiscoveryAndReportIDs(t *testing.T) {
 // discovery gate becomes a question without its instruction words.
 func TestQuestionsReadAsSentences(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Config{})
+	hs := served(t, analyst.Options{})
 	s := newSession(t, hs, "")
 	s.ask(voltraQuestion, dana)
 	plan := s.values["research_plan"].(map[string]any)
@@ -234,7 +234,7 @@ func TestQuestionsReadAsSentences(t *testing.T) {
 // report is saved, a new session's findings cite it at most once each.
 func TestReportCitesDistinctSources(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Config{})
+	hs := served(t, analyst.Options{})
 	for round := 0; round < 2; round++ {
 		s := newSession(t, hs, "")
 		s.ask(voltraQuestion, dana)

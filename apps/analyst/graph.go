@@ -14,6 +14,7 @@ import (
 	"github.com/trellis-go/trellis/memory"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/appkit"
 )
 
 // Node names of the main graph.
@@ -147,15 +148,6 @@ func sessionOf(ctx context.Context, s State) string {
 	return "local"
 }
 
-func lastUser(msgs []message.Message) string {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == message.RoleUser {
-			return strings.TrimSpace(msgs[i].Text())
-		}
-	}
-	return ""
-}
-
 var greetingWords = map[string]bool{"hello": true, "hi": true, "hey": true, "good": true, "morning": true, "afternoon": true,
 	"evening": true, "there": true, "thanks": true, "thank": true, "you": true, "ok": true, "okay": true, "analyst": true}
 
@@ -193,13 +185,13 @@ func (a *Analyst) contextLoader(ctx context.Context, s State) (State, error) {
 		return State{}, err
 	}
 	query := s.Query
-	if q := lastUser(s.Messages); q != "" {
+	if q := strings.TrimSpace(appkit.LastUser(s.Messages)); q != "" {
 		query = requestIn(q)
 	}
 	if err := a.rememberProfile(ctx, user, s.Profile); err != nil {
 		return State{}, err
 	}
-	if q := lastUser(s.Messages); q != "" {
+	if q := strings.TrimSpace(appkit.LastUser(s.Messages)); q != "" {
 		if _, err := a.mem.Update(ctx, user, NSUserProfile, "the user's message", []message.Message{message.User(q)}); err != nil {
 			return State{}, err
 		}

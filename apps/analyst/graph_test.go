@@ -30,7 +30,7 @@ import (
 
 // harness builds the analyst outside the server: an in-memory store with the local embedder,
 // tables in memory, and the given models (offline when nil).
-func harness(t testing.TB, cfg analyst.Config, roles *model.Roles) (*analyst.Analyst, *graph.Compiled[analyst.State]) {
+func harness(t testing.TB, cfg analyst.Options, roles *model.Roles) (*analyst.Analyst, *graph.Compiled[analyst.State]) {
 	t.Helper()
 	st, err := memstore.New(&memstore.Options{Config: store.Config{Index: &store.IndexConfig{Embedder: embed.NewLocal(nil), Dims: 256}}})
 	if err != nil {
@@ -42,7 +42,7 @@ func harness(t testing.TB, cfg analyst.Config, roles *model.Roles) (*analyst.Ana
 	ctx := context.Background()
 	d := server.AppDeps{Deps: server.Deps{Store: st, SharedStore: st}, Models: roles,
 		Compile: graph.CompileOptions{Saver: checkpoint.NewMemorySaver(), Store: st}}
-	a, err := analyst.New(ctx, d, cfg)
+	a, err := analyst.Open(ctx, d, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestTaskAgentsRunInParallel(t *testing.T) {
 	web.Delay = delay
 	srv := httptest.NewServer(web)
 	defer srv.Close()
-	_, g := harness(t, analyst.Config{TavilyURL: srv.URL}, nil)
+	_, g := harness(t, analyst.Options{TavilyURL: srv.URL}, nil)
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	defer tp.Shutdown(context.Background())
@@ -209,7 +209,7 @@ func TestMemoryNeverLosesAFact(t *testing.T) {
 	}))
 	m.Repeat = true
 	for _, roles := range []*model.Roles{nil, model.NewRoles(m, "scripted")} {
-		a, _ := harness(t, analyst.Config{}, roles)
+		a, _ := harness(t, analyst.Options{}, roles)
 		mem := a.Memory()
 		ctx := context.Background()
 		said := []string{"My name is Dana Whitfield", "I am a senior manager", "I prefer SWOT and concise reports",

@@ -24,7 +24,7 @@ func TestUsersAreIsolated(t *testing.T) {
 			if db == "postgres" {
 				o.databaseURL = appdbtest.PostgresURL(t)
 			}
-			hs := served(t, analyst.Config{}, o)
+			hs := served(t, analyst.Options{}, o)
 			a := newSession(t, hs, "key-alice-0123456789")
 			a.ask(voltraQuestion, map[string]any{"user_id": "bob", // ignored: the key says alice
 				"profile": map[string]any{"name": "Alice Marsh", "project": "Northstar", "citation": "footnotes"}})

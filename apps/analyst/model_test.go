@@ -79,7 +79,7 @@ func TestRealModelPath(t *testing.T) {
 		return &model.Response{Message: message.Assistant(out)}
 	}))
 	m.Repeat = true
-	_, g := harness(t, analyst.Config{}, model.NewRoles(m, "scripted"))
+	_, g := harness(t, analyst.Options{}, model.NewRoles(m, "scripted"))
 	r := &run{t: t, g: g, thread: "model", user: "dana"}
 	r.ask(voltraQuestion, map[string]string{"name": "Dana Whitfield", "project": "Tidewater"})
 	if g := r.state.Messages[1].Text(); g != "Hello Dana, the model greets you." {

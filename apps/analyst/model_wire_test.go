@@ -172,7 +172,7 @@ func TestRealModelOverTheWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, g := harness(t, analyst.Config{}, model.NewRoles(m, "openai"))
+	_, g := harness(t, analyst.Options{}, model.NewRoles(m, "openai"))
 	r := &run{t: t, g: g, thread: "wire", user: "wes"}
 	r.ask(voltraQuestion, map[string]string{"name": "Wes Park"})
 	if r.action != "Review research plan" || r.state.ResearchPlan.Topic != "Corporate e-bike leasing" || len(r.state.ResearchPlan.SubQuestions) != 1 {

@@ -49,7 +49,7 @@ var retrievalPairs = []struct{ q, doc string }{
 // retrieved, for at least 90% of the questions (recall at 5), offline.
 func TestRetrievalRecallAt5(t *testing.T) {
 	t.Parallel()
-	a, _ := harness(t, analyst.Config{}, nil)
+	a, _ := harness(t, analyst.Options{}, nil)
 	ctx := context.Background()
 	hits := 0
 	for _, p := range retrievalPairs {
@@ -82,7 +82,7 @@ func TestRetrievalRecallAt5(t *testing.T) {
 func TestRetrievalWithSynonymsAndTimeFrames(t *testing.T) {
 	t.Parallel()
 	now := func() time.Time { return time.Date(2026, 4, 2, 9, 0, 0, 0, time.UTC) }
-	a, _ := harness(t, analyst.Config{Now: now}, nil)
+	a, _ := harness(t, analyst.Options{Now: now}, nil)
 	ctx := context.Background()
 	pairs := []struct{ q, doc string }{
 		{"Which rival holds licences in Porto?", "Competitor profile UrbanHop"},

@@ -13,7 +13,7 @@ import (
 // finding each source cited once.
 func TestReportSectionsPlannedFromFindings(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Config{})
+	hs := served(t, analyst.Options{})
 	s := newSession(t, hs, "")
 	s.ask(voltraQuestion, dana)
 	s.resume("accept", nil)

@@ -26,8 +26,8 @@ func testAnalyst(t *testing.T) *Analyst {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(context.Background(), server.AppDeps{Deps: server.Deps{Store: st, SharedStore: st}, Models: model.NewRoles(offline.New(nil), ""),
-		Compile: graph.CompileOptions{Saver: checkpoint.NewMemorySaver(), Store: st}}, Config{})
+	a, err := open(context.Background(), server.AppDeps{Deps: server.Deps{Store: st, SharedStore: st}, Models: model.NewRoles(offline.New(nil), ""),
+		Compile: graph.CompileOptions{Saver: checkpoint.NewMemorySaver(), Store: st}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

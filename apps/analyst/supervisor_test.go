@@ -13,7 +13,7 @@ import (
 // and the round's key findings reach episodic memory through its write_memory_tool.
 func TestOfflineSupervisorAsksAboutAVagueQuestion(t *testing.T) {
 	t.Parallel()
-	a, g := harness(t, analyst.Config{}, nil)
+	a, g := harness(t, analyst.Options{}, nil)
 	r := &run{t: t, g: g, thread: "vague", user: "vic"}
 	r.ask("Research Voltra's move into B2B fleet leasing", map[string]string{"name": "Vic"})
 	if r.action != "Review research plan" {
@@ -54,7 +54,7 @@ func TestOfflineSupervisorAsksAboutAVagueQuestion(t *testing.T) {
 // is told where to download it, and the choice is remembered.
 func TestApproveAsPDF(t *testing.T) {
 	t.Parallel()
-	a, g := harness(t, analyst.Config{}, nil)
+	a, g := harness(t, analyst.Options{}, nil)
 	r := &run{t: t, g: g, thread: "pdf", user: "pia"}
 	r.ask("Research Voltra's move into B2B fleet leasing", map[string]string{"name": "Pia"})
 	r.resume("accept", nil)

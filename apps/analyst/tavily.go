@@ -12,6 +12,7 @@ import (
 
 	"github.com/trellis-go/trellis/apps/analyst/corpus"
 	"github.com/trellis-go/trellis/httpclient"
+	"github.com/trellis-go/trellis/server/appkit"
 )
 
 // TavilyURL is the Tavily Search API's base URL.
@@ -104,12 +105,12 @@ func NewOfflineWeb() (*OfflineWeb, error) {
 func (o *OfflineWeb) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	if r.Method != http.MethodPost || r.URL.Path != "/search" {
-		writeJSON(w, http.StatusNotFound, map[string]any{"detail": map[string]string{"error": "not found: use POST /search"}})
+		appkit.JSON(w, http.StatusNotFound, map[string]any{"detail": map[string]string{"error": "not found: use POST /search"}})
 		return
 	}
 	var req TavilyRequest
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil || strings.TrimSpace(req.Query) == "" {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"detail": map[string]string{"error": "query is required"}})
+		appkit.JSON(w, http.StatusBadRequest, map[string]any{"detail": map[string]string{"error": "query is required"}})
 		return
 	}
 	if o.Delay > 0 {
@@ -135,7 +136,7 @@ func (o *OfflineWeb) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(res) > max {
 		res = res[:max]
 	}
-	writeJSON(w, http.StatusOK, TavilyResponse{Query: req.Query, Results: res, Images: []any{}, ResponseTime: time.Since(start).Seconds()})
+	appkit.JSON(w, http.StatusOK, TavilyResponse{Query: req.Query, Results: res, Images: []any{}, ResponseTime: time.Since(start).Seconds()})
 }
 
 // Transport routes a client's requests to the handler in process, so the offline web goes
@@ -153,12 +154,6 @@ func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp := rec.Result()
 	resp.Request = r
 	return resp, nil
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 // stopwords are the words a search drops: English function words, the words of the questions

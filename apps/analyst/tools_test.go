@@ -14,7 +14,7 @@ import (
 // The memory tools, Question and Done.
 func TestMemoryAndSignalTools(t *testing.T) {
 	t.Parallel()
-	a, _ := harness(t, analyst.Config{}, nil)
+	a, _ := harness(t, analyst.Options{}, nil)
 	tools, err := a.Tools()
 	if err != nil {
 		t.Fatal(err)

@@ -69,6 +69,9 @@ func (f *filler) object(s map[string]any) (map[string]any, []string) {
 			v, ok = f.fromData(name, ps)
 		}
 		if !ok {
+			v, ok = f.choice(name, ps)
+		}
+		if !ok {
 			v, ok = f.sharedEnum(name, ps, taken)
 		}
 		if !ok && !f.dataFirst {

@@ -60,6 +60,9 @@ type Pack struct {
 	// that tool's results, in place of "Here is what I found for %q." It may hold one %q (the
 	// user's request).
 	Answers map[string]map[string]string `json:"answers,omitempty"`
+	// Choices are example phrasings of the values of an enum in a structured-output schema, for
+	// apps that ask the model to classify a message (see [Choice]).
+	Choices []Choice `json:"choices,omitempty"`
 }
 
 // Intent maps example phrasings, or cue phrases, to a tool. A message whose content words cover
@@ -179,6 +182,14 @@ func (p *Pack) Validate() error {
 			return bad("superlative %q has no field: name the field whose value picks the item", w)
 		}
 	}
+	for i, c := range p.Choices {
+		if c.Value == "" {
+			return bad("choice %d has no value: name the enum value it picks", i)
+		}
+		if len(c.Examples) == 0 {
+			return bad("choice %d (%s) has no examples: give at least one phrasing", i, c.Value)
+		}
+	}
 	return nil
 }
 
@@ -232,6 +243,7 @@ type vocab struct {
 	this         []string
 	answers      map[string][len(langWords)]string
 	cueSpelled   map[string]bool // words some cue spells exactly (not taken for typos)
+	choices      []choice
 }
 
 type intent struct {
@@ -351,6 +363,7 @@ func buildVocab(packs []*Pack) *vocab {
 				v.this = append(v.this, k)
 			}
 		}
+		v.addChoices(p.Choices)
 		for tool, byLang := range p.Answers {
 			a := v.answers[tool]
 			for code, text := range byLang {

@@ -20,7 +20,6 @@ import (
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/server/appkit"
-	"github.com/trellis-go/trellis/telemetry"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -71,6 +70,7 @@ type App struct {
 	byName  map[string]*Domain
 	funcs   map[string]ToolFunc
 	format  *synth.Formatter
+	offline model.Model // the offline model with vesper's pack, when the rules route
 	Graph   *graph.Compiled[supervisor.State]
 }
 
@@ -99,15 +99,14 @@ func New(cfg Config) (*App, error) {
 		format: synth.New(&synth.Options{Now: cfg.Now})}
 	a.rules = cfg.Model == nil || model.IsOffline(cfg.Model)
 	m := cfg.Model
+	if a.rules && m == nil {
+		// Outside the server (tests, tools): the offline model on the app's clock (the data's
+		// own date) with vesper's pack. Through the server, cfg.Model is the server's role: the
+		// offline model with vesper's pack, which the server wraps for spans and token budgets.
+		m = offline.New(&offline.Options{Now: cfg.Now, Packs: []*offline.Pack{pack.Pack}})
+	}
 	if a.rules {
-		// The offline model reads dates against the app's clock (the data's own date), with
-		// vesper's pack (or the packs the server gave the model); spans and a run's token budget
-		// apply to it as to the server's models.
-		packs := offline.PacksOf(cfg.Model)
-		if len(packs) == 0 {
-			packs = []*offline.Pack{pack.Pack}
-		}
-		m = telemetry.Model(offline.New(&offline.Options{Now: cfg.Now, Packs: packs}), telemetry.ModelInfo{})
+		a.offline = m
 	}
 	a.domains = append(BuiltinDomains(), cfg.Domains...)
 	for i := range a.domains {

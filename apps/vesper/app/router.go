@@ -32,10 +32,17 @@ func (rr *RuleRouter) Route(ctx context.Context, tenant, text string) supervisor
 	if tenant != "" {
 		rr.names(ctx, tenant, text, &f, &scoring)
 	}
+	// The model reads the scoring text too: a report's name ("Project Health Report") is not
+	// a project question.
+	picked := rr.modelPicks(ctx, scoring)
 	best := map[string]int{}
 	scores := map[string]int{}
 	for _, d := range a.domains {
 		s := 0
+		// The offline model's pick, from vesper's pack (its intents' example phrasings).
+		if picked[d.Name] {
+			s += 2
+		}
 		for _, k := range d.Keywords {
 			if strings.Contains(scoring, k) {
 				s++
@@ -48,9 +55,9 @@ func (rr *RuleRouter) Route(ctx context.Context, tenant, text string) supervisor
 			s += 2
 		}
 		// Two markets or hub-zones side by side is the price-curve agent's
-		// comparison.
+		// comparison; it outweighs the offline model's pick of a price domain.
 		if d.Name == "price_curve_agent" && (len(f.Markets) >= 2 || len(f.HubZones) >= 2) {
-			s += 2
+			s += 3
 		}
 		// A project's own prices (its PPA) are the project agent's: a price
 		// domain needs a market, hub-zone or vendor when a project is named.
@@ -66,7 +73,7 @@ func (rr *RuleRouter) Route(ctx context.Context, tenant, text string) supervisor
 		}
 	}
 	var r supervisor.Route
-	picked := map[string]bool{}
+	picked = map[string]bool{}
 	for _, d := range a.domains {
 		s := scores[d.Name]
 		if s == 0 || (d.Group != "" && (s < best[d.Group] || picked["group:"+d.Group])) {
@@ -96,6 +103,30 @@ func (rr *RuleRouter) Route(ctx context.Context, tenant, text string) supervisor
 	}
 	r.Filters, _ = json.Marshal(f)
 	return r
+}
+
+// modelPicks asks the offline model (with vesper's pack) which domains a request is for, as a
+// real model is asked to call tools: one tool per domain, named and described as the domain is.
+// A request whose clauses are for different domains gets several.
+func (rr *RuleRouter) modelPicks(ctx context.Context, text string) map[string]bool {
+	a := rr.app
+	if a.offline == nil || strings.TrimSpace(text) == "" {
+		return nil
+	}
+	specs := make([]model.ToolSpec, 0, len(a.domains))
+	for _, d := range a.domains {
+		specs = append(specs, model.ToolSpec{Name: d.Name, Description: d.Description,
+			Parameters: json.RawMessage(`{"type":"object","properties":{"request":{"type":"string"}},"required":["request"]}`)})
+	}
+	resp, err := a.offline.Generate(ctx, &model.Request{Messages: []message.Message{message.User(text)}, Tools: specs})
+	if err != nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, c := range resp.Message.ToolCalls {
+		out[c.Name] = true
+	}
+	return out
 }
 
 // Generate answers a classification request (one with a Schema).

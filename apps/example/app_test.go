@@ -80,3 +80,31 @@ func TestApprovalThroughTheAPI(t *testing.T) {
 		t.Fatalf("paused without approve_tools: %v", out)
 	}
 }
+
+// The assistant "example" declares the configurable value it reads: its schemas name
+// approve_tools, and the interview, which reads none, declares no config.
+func TestExampleDeclaresItsConfig(t *testing.T) {
+	s, err := server.New(server.Config{Apps: []server.App{example.New(example.Options{})}, DataDir: t.TempDir(), Dev: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hs := httptest.NewServer(s.Handler())
+	defer hs.Close()
+	for id, want := range map[string]bool{"example": true, "interview": false} {
+		resp, err := http.Get(hs.URL + "/assistants/" + id + "/schemas")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out map[string]any
+		err = json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(out["config_schema"])
+		if got := strings.Contains(string(raw), `"approve_tools"`); got != want {
+			t.Errorf("%s: config_schema %s, want approve_tools declared: %v", id, raw, want)
+		}
+	}
+}

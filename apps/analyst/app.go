@@ -29,13 +29,15 @@ import (
 	"github.com/trellis-go/trellis/apps/analyst/pack"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/telemetry"
 	"github.com/trellis-go/trellis/tool"
 )
 
-// Config configures the analyst. The zero value is the offline demo.
-type Config struct {
+// Options configure the analyst ([New]). The zero value is the offline demo ([App]); the server's
+// settings (tavily_api_key, tavily_base_url) fill TavilyURL and TavilyKey when both are empty.
+type Options struct {
 	// TavilyURL is the Tavily Search API's base URL; empty means the shipped web corpus, served
 	// in process through the same client.
 	TavilyURL string
@@ -50,10 +52,10 @@ type Config struct {
 }
 
 // App is the analyst on the offline web corpus.
-func App() server.App { return AppWith(Config{}) }
+func App() server.App { return New(Options{}) }
 
-// AppWith is the analyst with cfg.
-func AppWith(cfg Config) server.App {
+// New is the analyst with opts.
+func New(opts Options) server.App {
 	return server.App{
 		Name:        "analyst",
 		Pack:        pack.Pack,
@@ -63,7 +65,7 @@ func AppWith(cfg Config) server.App {
 			{Key: "tavily_base_url", Doc: "the Tavily API's base URL (Tavily's own when empty)"},
 		},
 		Build: func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
-			cfg := cfg
+			cfg := opts
 			if cfg.TavilyURL == "" && cfg.TavilyKey == "" {
 				// The app's settings (TRELLIS_APP_ANALYST_TAVILY_API_KEY, _TAVILY_BASE_URL): a key
 				// alone means Tavily's own endpoint.
@@ -71,7 +73,7 @@ func AppWith(cfg Config) server.App {
 					cfg.TavilyURL, cfg.TavilyKey = d.Settings.Or("tavily_base_url", TavilyURL), key
 				}
 			}
-			a, err := New(ctx, d, cfg)
+			a, err := open(ctx, d, cfg)
 			if err != nil {
 				return nil, err
 			}
@@ -112,9 +114,9 @@ type Analyst struct {
 	assumptions []corpus.Assumption // the firm's planning assumptions, from the corpus
 }
 
-// New opens the analyst's tables in d's database, ingests the corpus for the default tenant and
+// open opens the analyst's tables in d's database, ingests the corpus for the default tenant and
 // connects the web client.
-func New(ctx context.Context, d server.AppDeps, cfg Config) (*Analyst, error) {
+func open(ctx context.Context, d server.AppDeps, cfg Options) (*Analyst, error) {
 	st := d.Store
 	if st == nil {
 		return nil, fmt.Errorf("analyst: the server has no store")
@@ -140,7 +142,7 @@ func New(ctx context.Context, d server.AppDeps, cfg Config) (*Analyst, error) {
 		db.Close()
 		return nil, fmt.Errorf("analyst: no models")
 	}
-	fast, strong := roles.For(model.RoleFast), roles.For(model.RoleStrong)
+	fast, strong := withPack(roles.For(model.RoleFast)), withPack(roles.For(model.RoleStrong))
 	a := &Analyst{db: db, log: log, now: now, maxAttempts: cfg.MaxAttempts,
 		fastRule: isOffline(fast), strongRule: isOffline(strong),
 		fast: fast, strong: strong} // the server wraps them with telemetry
@@ -217,3 +219,17 @@ func (a *Analyst) Memory() *Memory { return a.mem }
 
 // OfflineWeb is the in-process search engine, nil when a Tavily URL is configured.
 func (a *Analyst) OfflineWeb() *OfflineWeb { return a.offlineWeb }
+
+// withPack gives the offline model the analyst's pack when it lacks it (the analyst built
+// outside the server; the server gives each app's offline roles its pack and wraps them).
+func withPack(m model.Model) model.Model {
+	for _, p := range offline.PacksOf(m) {
+		if p == pack.Pack {
+			return m
+		}
+	}
+	if x, ok, err := offline.Extend(m, pack.Pack); ok && err == nil {
+		return x
+	}
+	return m
+}

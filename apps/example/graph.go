@@ -3,6 +3,7 @@ package example
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/trellis-go/trellis/graph"
@@ -50,3 +51,13 @@ func Interview(opts graph.CompileOptions) (*graph.Compiled[InterviewState], erro
 	}
 	return g.Compile(opts)
 }
+
+// ExampleConfig is what a run of the assistant "example" reads from its configurable values,
+// declared as the graph's config type (its config_schema).
+type ExampleConfig struct {
+	// ApproveTools asks before tool calls: true before every call, a tool's name (or a list of
+	// names) before those tools' calls (react.ApproveKey).
+	ApproveTools any `json:"approve_tools,omitempty"`
+}
+
+var exampleConfigType = reflect.TypeFor[ExampleConfig]()

@@ -1,0 +1,4 @@
+package analyst
+
+// Open builds the analyst outside the server, for the tests' harness.
+var Open = open
