@@ -266,7 +266,7 @@ func runServe(ctx context.Context, env Env) error {
 	if err != nil {
 		return err
 	}
-	if why := applyServeGC(); why != "" {
+	if why := server.TuneGC(); why != "" {
 		logger.Debug("garbage collector", "settings", why)
 	}
 

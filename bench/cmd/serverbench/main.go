@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/trellis-go/trellis/bench/serverbench"
+	"github.com/trellis-go/trellis/server"
 )
 
 func main() {
@@ -107,6 +108,9 @@ func serve(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if _, err := serverbench.RaiseFileLimit(uint64(o.maxRuns)*2 + 4096); err != nil {
 		fmt.Fprintln(stderr, "serverbench: cannot raise the open-file limit:", err)
 	}
+	// The host runs the collector as trellis serve does (server.TuneGC): GOGC=400 under a memory
+	// limit unless GOGC or GOMEMLIMIT is set, so GOGC=100 in the environment measures Go's default.
+	server.TuneGC()
 	h, err := serverbench.StartHost(serverbench.HostConfig{
 		DataDir: o.dataDir, DatabaseURL: o.db, LocalQueue: o.localQueue, MaxConcurrentRuns: o.maxRuns,
 		Model:  &serverbench.PacedModel{Tokens: o.tokens, PauseAfter: o.pause, Interval: o.interval},

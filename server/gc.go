@@ -1,4 +1,4 @@
-package cli
+package server
 
 import (
 	"bufio"
@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// serveGCPercent is the GOGC trellis serve runs with when the operator set neither GOGC nor
+// serveGCPercent is the GOGC TuneGC sets when the operator set neither GOGC nor
 // GOMEMLIMIT. A server's live heap is small (a few megabytes when idle) and each request leaves
 // garbage of the same order, so Go's default of 100, which collects whenever the heap doubles,
 // collects every few hundred runs; at 400 the collector runs a quarter as often, for a peak heap
@@ -22,7 +22,7 @@ const serveGCPercent = 400
 // never take the heap to an out-of-memory kill.
 const serveMemoryShare = 0.75
 
-// gcPolicy is what trellis serve asks of the garbage collector.
+// gcPolicy is what TuneGC asks of the garbage collector.
 type gcPolicy struct {
 	Percent int   // GOGC
 	Limit   int64 // GOMEMLIMIT in bytes; 0 sets none
@@ -50,9 +50,14 @@ func chooseGC(getenv func(string) string, available int64) (p gcPolicy, ok bool)
 
 func mib(n int64) string { return strconv.FormatInt(n>>20, 10) + " MiB" }
 
-// applyServeGC sets the collector for trellis serve and returns what it did ("" when the
-// operator's settings stand).
-func applyServeGC() string {
+// TuneGC sets the garbage collector as trellis serve runs it and returns what it set, for a log
+// line ("" when it changed nothing): unless GOGC or GOMEMLIMIT is set, GOGC=400 under a soft
+// memory limit of three quarters of what the process may use (its cgroup's memory.max, else the
+// machine's memory). A server's live heap is a few megabytes and each run leaves garbage of
+// that order, so Go's default (GOGC=100) collects every few hundred runs; at 400 it collects a
+// quarter as often, and the limit makes it collect harder long before memory runs out. A
+// program embedding the server calls it once at start, as trellis serve does.
+func TuneGC() string {
 	p, ok := chooseGC(os.Getenv, availableMemory())
 	if !ok {
 		return ""
