@@ -77,7 +77,7 @@ func TestSweeperEndsIdleSessions(t *testing.T) {
 		}
 	}})
 	hs := serve(t, server.Config{Dev: true, Apps: []server.App{app},
-		AppSettings: map[string]server.AppSettings{"rehab": {"orchestrator__session_timeout_minutes": "0.005"}}}) // 300ms
+		AppSettings: map[string]server.AppSettings{"rehab": {"orchestrator__session_timeout_minutes": "0.03"}}}) // 1.8 s: longer than a turn takes on a loaded machine
 	_, _, evs := chat(t, hs.URL, "", `{"message":"Procuro um T2 em Alfama"}`)
 	first := convOf(evs)
 	select {
