@@ -1,8 +1,6 @@
 package nlu_test
 
 import (
-	"bufio"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,37 +8,6 @@ import (
 
 	"github.com/trellis-go/trellis/apps/rehab/nlu"
 )
-
-type phrasing struct {
-	intent, text string
-	line         int
-}
-
-func phrasings(t *testing.T) []phrasing {
-	t.Helper()
-	f, err := os.Open("testdata/phrasings.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []phrasing
-	sc := bufio.NewScanner(f)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		intent, text, ok := strings.Cut(line, " | ")
-		if !ok {
-			t.Fatalf("testdata/phrasings.txt:%d: want <intent> | <message>", n)
-		}
-		text = strings.TrimSpace(strings.TrimSuffix(text, "(pt-BR)"))
-		out = append(out, phrasing{intent, text, n})
-	}
-	return out
-}
 
 func TestContent(t *testing.T) {
 	t.Parallel()
