@@ -123,7 +123,7 @@ func New(o Options) server.App {
 			{Key: SettingModelRetryAfter, Doc: "the Retry-After a client is told when the model is unavailable (a Go duration; 10s)"},
 		},
 		Build: func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
-			a, err := Build(ctx, d, o)
+			a, err := build(ctx, d, o)
 			if err != nil {
 				return nil, err
 			}
@@ -187,8 +187,8 @@ func withSettings(o Options, s server.AppSettings) (Options, error) {
 	return o, nil
 }
 
-// Build starts the app: the skills' workers, the offline API when no key is set, and the graph.
-func Build(ctx context.Context, d server.AppDeps, o Options) (a *Realty, err error) {
+// build starts the app: the skills' workers, the offline API when no key is set, and the graph.
+func build(ctx context.Context, d server.AppDeps, o Options) (a *Realty, err error) {
 	log := d.Logger
 	if log == nil {
 		log = slog.Default()
