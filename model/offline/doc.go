@@ -51,7 +51,7 @@
 //     or year, "last N days", or a month name; "start"/"end" properties take the two ends.
 //   - URLs, e-mails, UUIDs and IDs (an "id" written after its name, like "order 2077"; packs add
 //     their ID words and patterns), and an item a tool listed earlier, pointed at ("the second one",
-//     "that one", a pack's "the cheapest").
+//     "that one", a pack's "the oldest").
 //   - numbers: years (four digits, "next year"), months, hours ("3pm"), "top 5" or "first 10" for
 //     counts, a number written next to the property's words ("3 stops", "limit 20"), "under 500k" for
 //     maxima and "at least 2" for minima, the text's only number for an amount, value or quantity;
@@ -82,7 +82,7 @@
 // The model knows only what is language-general. An application teaches it its domain with a
 // [Pack]: synonyms per language, words that mark a language, intents (example phrasings mapped to
 // a tool, with default arguments), ID words and fields, entity patterns that fill arguments,
-// reference words (superlatives such as "the cheapest" over the items a tool listed; ordinals and
+// reference words (superlatives such as "the oldest" over the items a tool listed; ordinals and
 // "that one" are built in) and the line that opens the answer from a tool's results. A pack is data:
 // a Go value or an embedded JSON file read with [ParsePack].
 //

@@ -552,7 +552,7 @@ func (f *filler) str(name, desc string, s map[string]any) (any, bool) {
 				return strings.Trim(fields[i+1], ".,;:!?#()"), true
 			}
 		}
-		// an item a tool listed earlier, pointed at: "the second one", "the cheapest"
+		// an item a tool listed earlier, pointed at: "the second one", "the oldest"
 		if id, ok := f.reference(name); ok {
 			return id, true
 		}

@@ -45,7 +45,7 @@ type Pack struct {
 	// close to an example raises that tool's score (see [Intent]).
 	Intents []Intent `json:"intents,omitempty"`
 	// Exact are words that cues never read as a typo of another word (names, places, words close
-	// to a cue's but meaning something else: "compramos" is not "compara").
+	// to a cue's but meaning something else: "renew" is not "review").
 	Exact []string `json:"exact,omitempty"`
 	// IDWords are the words after which users write an identifier ("order 8812", "isbn 978…"):
 	// an ID argument takes the token that follows one.
@@ -99,7 +99,7 @@ type Entity struct {
 type References struct {
 	// Ordinals add ordinal words: "penthouse": 1 is not one, "fifth": 5 is. -1 means the last.
 	Ordinals map[string]int `json:"ordinals,omitempty"`
-	// Superlatives map a word ("cheapest", "the cheaper one", "mais barato") to the field whose
+	// Superlatives map a word ("oldest", "the older one", "mais antigo") to the field whose
 	// lowest (or highest) value picks the item.
 	Superlatives map[string]Superlative `json:"superlatives,omitempty"`
 	// This are the words that point at the one item shown ("that one", "esse"): the last item the
@@ -476,7 +476,7 @@ func (v *vocab) answerFor(tools []string, l lang) string {
 	return ""
 }
 
-// sortedKeys lists a map's keys longest first, so "the cheaper one" is tried before "cheaper".
+// sortedKeys lists a map's keys longest first, so "the older one" is tried before "older".
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

@@ -170,7 +170,8 @@ func TestExtendAndPacksOf(t *testing.T) {
 }
 
 // appWords are words of the applications' domains. The offline model keeps only what is
-// language-general: these arrive in the apps' packs, never in its source.
+// language-general: these arrive in the apps' packs, never in its source. Beside them,
+// TestNoAppWordsInTheModel bans every word the apps' own packs teach (packWords).
 var appWords = []string{
 	"imovel", "imoveis", "zpid", "zillow", "idealista", "listing", "listings", "todo", "todos", "imt",
 	"comparable", "comparables", "comps", "portfolio", "portefolio", "carteira", "renovation", "renovate",
@@ -178,37 +179,120 @@ var appWords = []string{
 	"vivienda", "immobilie", "taxes", "impostos", "imposto", "impuestos", "steuern", "fiscal", "milestone",
 	"milestones", "hourly", "anuncio", "anuncios", "rehab", "realty", "vesper", "listforge", "nazareth",
 	"caiso", "ercot", "hitachi", "ascend", "pbi", "rag", "np15", "sp15",
+	// the to-do words of rehab's pack, and the words its tools are named with
+	"tarefa", "tarefas", "tareas", "taches", "aufgaben", "contexto", "mudar",
+}
+
+// packGeneral are words an app's pack teaches that are also the model's own, language-general
+// words: "property" is JSON Schema's word for an object's field.
+var packGeneral = map[string]bool{"property": true}
+
+// packWords are the words and phrases the applications' packs (apps/*/pack/pack.json) teach the
+// offline model: their ID words and fields, language words, superlatives, words for the item in
+// view and tool names, folded, each with the app that teaches it.
+func packWords(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "..", "apps", "*", "pack", "pack.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no apps/*/pack/pack.json found from model/offline: the test cannot see the apps' packs")
+	}
+	out := map[string]string{}
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := offline.ParsePack(data)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		app := filepath.Base(filepath.Dir(filepath.Dir(name)))
+		add := func(ws ...string) {
+			for _, w := range ws {
+				if w = strings.Join(strings.Fields(fold(w)), " "); w != "" && !packGeneral[w] {
+					out[w] = app
+				}
+			}
+		}
+		add(p.IDWords...)
+		add(p.IDFields...)
+		for _, ws := range p.Languages {
+			add(ws...)
+		}
+		for w := range p.References.Superlatives {
+			add(w)
+		}
+		for w := range p.References.Ordinals {
+			add(w)
+		}
+		add(p.References.This...)
+		for _, in := range p.Intents {
+			add(in.Tool)
+		}
+	}
+	return out
 }
 
 // TestNoAppWordsInTheModel fails when an application's word reappears in the package's non-test
-// source (code, tables, comments).
+// source and data (code, tables, comments): the fixed list above, and every word and phrase the
+// apps' packs teach.
 func TestNoAppWordsInTheModel(t *testing.T) {
-	files, err := filepath.Glob("*.go")
+	files, err := filepath.Glob("*")
 	if err != nil {
 		t.Fatal(err)
 	}
 	word := regexp.MustCompile(`[\p{L}\d]+`)
-	banned := map[string]bool{}
+	ident := regexp.MustCompile(`[\p{L}\d_]+`)
+	banned := map[string]string{}
 	for _, w := range appWords {
-		banned[w] = true
+		banned[w] = "the applications"
 	}
+	var phrases []string
+	for w, app := range packWords(t) {
+		if strings.Contains(w, " ") {
+			phrases = append(phrases, w)
+		}
+		banned[w] = app + "'s pack"
+	}
+	checked := 0
 	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
+		if st, err := os.Stat(name); err != nil || st.IsDir() || strings.HasSuffix(name, "_test.go") {
 			continue
 		}
 		data, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
 		}
+		checked++
 		for i, line := range strings.Split(string(data), "\n") {
+			report := func(w, whose string) {
+				t.Errorf("%s:%d: %q belongs in an app's pack (%s): %s", name, i+1, w, whose, strings.TrimSpace(line))
+			}
+			for _, w := range ident.FindAllString(line, -1) {
+				if whose, ok := banned[fold(w)]; ok && strings.Contains(w, "_") {
+					report(w, whose)
+				}
+			}
 			for _, w := range word.FindAllString(line, -1) {
 				for _, part := range splitCase(w) {
-					if banned[fold(part)] {
-						t.Errorf("%s:%d: the application word %q belongs in an app's pack: %s", name, i+1, part, strings.TrimSpace(line))
+					if whose, ok := banned[fold(part)]; ok {
+						report(part, whose)
 					}
 				}
 			}
+			folded := " " + strings.Join(word.FindAllString(fold(line), -1), " ") + " "
+			for _, p := range phrases {
+				if strings.Contains(folded, " "+p+" ") {
+					report(p, banned[p])
+				}
+			}
 		}
+	}
+	if checked == 0 {
+		t.Fatal("no source files checked")
 	}
 }
 

@@ -29,7 +29,7 @@ var generalThis = []string{"that one", "this one", "the same one", "esse", "essa
 
 // reference fills the ID argument name from the items a tool listed earlier in the conversation,
 // when the user's words point at one: an ordinal ("the second one"), a pack's superlative ("the
-// cheapest") or a word for the item in view ("that one").
+// oldest") or a word for the item in view ("that one").
 func (f *filler) reference(name string) (string, bool) {
 	items := f.listedItems()
 	if len(items) == 0 {

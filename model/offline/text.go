@@ -91,8 +91,7 @@ var synonyms = map[string][]string{
 	"analisa": {"analysis"}, "analise": {"analysis"}, "analisar": {"analysis"},
 	"guardar": {"save"}, "guarda": {"save"}, "adicionar": {"add", "save"}, "adiciona": {"add", "save"},
 	"remover": {"remove"}, "remove": {"remove"}, "apagar": {"remove"}, "procurar": {"search"}, "procura": {"search"}, "pesquisar": {"search"},
-	"custos": {"costs"}, "custo": {"costs"}, "perfil": {"profile"}, "orcamento": {"budget"}, "tarefas": {"tasks"}, "tarefa": {"task"},
-	"mudar": {"switch"}, "muda": {"switch"}, "ler": {"read"}, "contexto": {"context"}, "nota": {"write"},
+	"custos": {"costs"}, "custo": {"costs"}, "perfil": {"profile"}, "orcamento": {"budget"},
 	"comparar": {"compare"}, "compara": {"compare"},
 	"converter": {"convert"}, "converte": {"convert"}, "preco": {"price"}, "tempo": {"weather", "time"}, "hora": {"time"},
 	"mostra": {"show", "list", "get"}, "ver": {"show", "get"}, "comprar": {"buy", "purchase"}, "compra": {"buy", "purchase"}, "vender": {"sell", "sale"},
@@ -106,7 +105,7 @@ var synonyms = map[string][]string{
 	"elimina": {"remove", "delete"}, "anadir": {"add", "save"}, "anade": {"add", "save"}, "agregar": {"add", "save"},
 	"agrega": {"add", "save"}, "crear": {"create", "add"}, "crea": {"create", "add"}, "actualizar": {"update"},
 	"actualiza": {"update"}, "listar": {"list"}, "lista": {"list"}, "coste": {"costs"}, "costo": {"costs"},
-	"costos": {"costs"}, "presupuesto": {"budget"}, "tareas": {"tasks"}, "tiempo": {"weather", "time"},
+	"costos": {"costs"}, "presupuesto": {"budget"}, "tiempo": {"weather", "time"},
 	// French
 	"chercher": {"search", "find"}, "cherche": {"search", "find"}, "rechercher": {"search"}, "recherche": {"search"},
 	"montrer": {"show", "get"}, "montre": {"show", "get"}, "afficher": {"show", "list"}, "affiche": {"show", "list"},
@@ -115,7 +114,6 @@ var synonyms = map[string][]string{
 	"supprimer": {"remove", "delete"}, "supprime": {"remove", "delete"}, "enregistrer": {"save"}, "sauvegarder": {"save"},
 	"ajouter": {"add", "save"}, "ajoute": {"add", "save"}, "comparer": {"compare"}, "creer": {"create", "add"},
 	"modifier": {"update"}, "changer": {"update"}, "liste": {"list"}, "couts": {"costs"}, "cout": {"costs"},
-	"taches": {"tasks"},
 	// German
 	"suchen": {"search", "find"}, "suche": {"search", "find"}, "finde": {"find", "search"}, "finden": {"find", "search"},
 	"zeige": {"show", "get", "list"}, "zeig": {"show", "get"}, "zeigen": {"show", "get"}, "anzeigen": {"show", "list"},
@@ -124,7 +122,7 @@ var synonyms = map[string][]string{
 	"wetter": {"weather"}, "uhrzeit": {"time"}, "zeit": {"time"}, "loschen": {"remove", "delete"}, "losche": {"remove", "delete"},
 	"speichern": {"save"}, "speichere": {"save"}, "hinzufugen": {"add", "save"}, "vergleichen": {"compare"},
 	"vergleiche": {"compare"}, "erstellen": {"create", "add"}, "erstelle": {"create", "add"}, "andern": {"update"},
-	"aktualisieren": {"update"}, "kosten": {"costs"}, "aufgaben": {"tasks"},
+	"aktualisieren": {"update"}, "kosten": {"costs"},
 }
 
 // terms returns the content words of s with their synonyms (the model's and its packs'), each
