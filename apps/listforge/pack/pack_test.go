@@ -13,23 +13,6 @@ import (
 
 var spec = packtest.Spec
 
-// seedCase is one request and the call it must make.
-type seedCase struct {
-	name       string
-	tools      []model.ToolSpec
-	msgs       []message.Message
-	tool, args string
-}
-
-func checkCalls(t *testing.T, cases []seedCase) {
-	t.Helper()
-	cs := make([]packtest.Case, len(cases))
-	for i, c := range cases {
-		cs[i] = packtest.Case{Name: c.name, Tools: c.tools, Msgs: c.msgs, Tool: c.tool, Args: c.args}
-	}
-	packtest.CheckCalls(t, pack.Pack, cs)
-}
-
 // TestPackIsValid: the embedded pack parses and validates.
 func TestPackIsValid(t *testing.T) {
 	if err := pack.Pack.Validate(); err != nil {
@@ -51,10 +34,12 @@ var listforgeTools = []model.ToolSpec{
 // TestSeedTools: requests from the specification reach the right tool with their arguments.
 func TestSeedTools(t *testing.T) {
 	const item = "3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b"
-	checkCalls(t, []seedCase{
-		{"listforge update title", listforgeTools, []message.Message{message.System("You help with item " + item + "."), message.User(`Change the title to "Vintage Nikon F3 Camera"`)},
-			"updateItemField", `{"field":"title","itemId":"` + item + `","reason":"Requested by the user: Change the title to \"Vintage Nikon F3 Camera\"","value":"Vintage Nikon F3 Camera"}`},
-		{"listforge fresh research", listforgeTools, []message.Message{message.System("Item " + item), message.User("Please start a fresh pricing research job with high priority")},
-			"startResearchJob", `{"itemId":"` + item + `","priority":"high","type":"pricing_refresh"}`},
+	packtest.CheckCalls(t, pack.Pack, []packtest.Case{
+		{Name: "listforge update title", Tools: listforgeTools,
+			Msgs: []message.Message{message.System("You help with item " + item + "."), message.User(`Change the title to "Vintage Nikon F3 Camera"`)},
+			Tool: "updateItemField", Args: `{"field":"title","itemId":"` + item + `","reason":"Requested by the user: Change the title to \"Vintage Nikon F3 Camera\"","value":"Vintage Nikon F3 Camera"}`},
+		{Name: "listforge fresh research", Tools: listforgeTools,
+			Msgs: []message.Message{message.System("Item " + item), message.User("Please start a fresh pricing research job with high priority")},
+			Tool: "startResearchJob", Args: `{"itemId":"` + item + `","priority":"high","type":"pricing_refresh"}`},
 	})
 }

@@ -22,23 +22,6 @@ var (
 // setup is the offline model with the pack, on packtest's fixed clock (a Wednesday).
 func setup(*testing.T) *offline.Model { return packtest.Model(pack.Pack) }
 
-// seedCase is one request and the call it must make.
-type seedCase struct {
-	name       string
-	tools      []model.ToolSpec
-	msgs       []message.Message
-	tool, args string
-}
-
-func checkCalls(t *testing.T, cases []seedCase) {
-	t.Helper()
-	cs := make([]packtest.Case, len(cases))
-	for i, c := range cases {
-		cs[i] = packtest.Case{Name: c.name, Tools: c.tools, Msgs: c.msgs, Tool: c.tool, Args: c.args}
-	}
-	packtest.CheckCalls(t, pack.Pack, cs)
-}
-
 // TestPackIsValid: the embedded pack parses and validates.
 func TestPackIsValid(t *testing.T) {
 	if err := pack.Pack.Validate(); err != nil {
@@ -57,11 +40,11 @@ var realtyTools = []model.ToolSpec{
 
 // TestSeedTools: requests from the specification reach the right tool with their arguments.
 func TestSeedTools(t *testing.T) {
-	checkCalls(t, []seedCase{
-		{"realty search", realtyTools, []message.Message{message.User("Find 3 bedroom houses in Austin under 500k")},
-			"search_properties", `{"bedrooms":3,"location":"Austin","max_price":500000}`},
-		{"realty details by zpid", realtyTools, []message.Message{message.User("Show details for zpid 2077123")},
-			"get_property_details", `{"zpid":"2077123"}`},
+	packtest.CheckCalls(t, pack.Pack, []packtest.Case{
+		{Name: "realty search", Tools: realtyTools, Msgs: []message.Message{message.User("Find 3 bedroom houses in Austin under 500k")},
+			Tool: "search_properties", Args: `{"bedrooms":3,"location":"Austin","max_price":500000}`},
+		{Name: "realty details by zpid", Tools: realtyTools, Msgs: []message.Message{message.User("Show details for zpid 2077123")},
+			Tool: "get_property_details", Args: `{"zpid":"2077123"}`},
 	})
 }
 
