@@ -15,6 +15,7 @@ import (
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/server/appkit"
 	"github.com/trellis-go/trellis/tool"
@@ -327,7 +328,7 @@ func (a *Realty) userWords(ctx context.Context) string {
 				break
 			}
 			if msgs[i].Role == message.RoleAssistant && strings.TrimSpace(msgs[i].Content) != "" {
-				text += "\n" + offlineText(msgs[i].Content)
+				text += "\n" + offline.Unlabelled(msgs[i])
 				break
 			}
 		}
@@ -378,7 +379,7 @@ func exchangeText(msgs []message.Message, n int) string {
 		case message.RoleUser:
 			user = m.Text()
 		case message.RoleAssistant:
-			if t := strings.TrimSpace(m.Text()); t != "" {
+			if t := strings.TrimSpace(offline.Unlabelled(m)); t != "" {
 				answer = t
 			}
 		case message.RoleTool:
@@ -396,7 +397,7 @@ func exchangeText(msgs []message.Message, n int) string {
 	if user == "" {
 		return ""
 	}
-	text := "User: " + user + "\nAssistant: " + offlineText(answer)
+	text := "User: " + user + "\nAssistant: " + answer
 	if len(tools) > 0 {
 		text += "\nTools: " + strings.Join(tools, ", ")
 	}

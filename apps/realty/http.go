@@ -228,9 +228,13 @@ func (a *Realty) finish(ctx context.Context, p server.Principal, c ChatRequest, 
 	return o, nil
 }
 
-// offlineText is s without the offline model's visible label (offline.Marker).
-func offlineText(s string) string {
-	return strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), offline.Marker))
+// fastText is text the fast model wrote, without the offline model's visible label when the
+// fast model is the offline one.
+func (a *Realty) fastText(s string) string {
+	if isOffline(a.fast) {
+		s = offline.StripMarker(s)
+	}
+	return strings.TrimSpace(s)
 }
 
 func dataOf(m message.Message) *Data {
@@ -282,14 +286,14 @@ func (a *Realty) hints(ctx context.Context, msgs []message.Message) []string {
 			if m.Role == message.RoleTool || m.Role == message.RoleSystem || (m.Role == message.RoleAssistant && strings.TrimSpace(m.Content) == "") {
 				continue
 			}
-			plain = append(plain, message.Message{Role: m.Role, Content: offlineText(m.Text())})
+			plain = append(plain, message.Message{Role: m.Role, Content: offline.Unlabelled(m)})
 		}
 		if len(plain) > 4 {
 			plain = plain[len(plain)-4:]
 		}
 		if got, err := conversation.Hints(ctx, a.fast, plain); err == nil {
 			for _, x := range got {
-				x = strings.TrimSpace(offlineText(x))
+				x = a.fastText(x)
 				if x != "" && !vagueHint.MatchString(x) {
 					h = append(h, x)
 				}
@@ -585,7 +589,7 @@ func (a *Realty) title(w http.ResponseWriter, r *http.Request) {
 			if m.Role == message.RoleUser {
 				t, err := conversation.Title(r.Context(), a.fast, []message.Message{m})
 				if err == nil {
-					s.Title = a.san.Sanitize(offlineText(t))
+					s.Title = a.san.Sanitize(a.fastText(t))
 				}
 				break
 			}
