@@ -2,9 +2,6 @@ package listforge_test
 
 import (
 	"context"
-	"fmt"
-	"sort"
-	"strings"
 	"testing"
 
 	"github.com/trellis-go/trellis/apps/listforge"
@@ -123,26 +120,5 @@ func understood(t *testing.T, text string) string {
 // logged (go test -run TestChatParaphrases -v).
 func TestChatParaphrases(t *testing.T) {
 	t.Parallel()
-	keys := make([]string, 0, len(paraphrases))
-	for k := range paraphrases {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var lines []string
-	for _, want := range keys {
-		ps := paraphrases[want]
-		if len(ps) < 30 {
-			t.Errorf("%s: %d paraphrases, want 30", want, len(ps))
-		}
-		ok := 0
-		for _, p := range ps {
-			if got := understood(t, p); got == want {
-				ok++
-			} else if _, known := knownMisses[p]; !known {
-				t.Errorf("%q: understood %s, want %s", p, got, want)
-			}
-		}
-		lines = append(lines, fmt.Sprintf("%s: %d/%d", want, ok, len(ps)))
-	}
-	t.Log("understood per intent:\n" + strings.Join(lines, "\n"))
+	packtest.Paraphrases(t, paraphrases, knownMisses, func(text string) string { return understood(t, text) })
 }

@@ -17,14 +17,12 @@ import (
 	"github.com/trellis-go/trellis/server/servertest"
 )
 
-// The RealtyAPI's key and base URL are the app's settings, as `trellis serve` reads them from
-// TRELLIS_APP_REALTY_<KEY>: a server configured so sends the search to that API with that key.
-func TestRealtyAPISettingsTakeEffect(t *testing.T) {
-	t.Parallel()
-	const key = "settings-key-0123456789"
-	var withKey, without atomic.Int32
+// keyedAPI is a local RealtyAPI serving the offline listings, counting the requests that carry
+// key and those that do not.
+func keyedAPI(t *testing.T, key string) (hs *httptest.Server, withKey, without *atomic.Int32) {
+	withKey, without = new(atomic.Int32), new(atomic.Int32)
 	api := realtyapi.Handler(realtyapi.Offline(realty.PhotoBase), key)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hs = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(realtyapi.KeyHeader) == key {
 			withKey.Add(1)
 		} else {
@@ -33,6 +31,15 @@ func TestRealtyAPISettingsTakeEffect(t *testing.T) {
 		api.ServeHTTP(w, r)
 	}))
 	t.Cleanup(hs.Close)
+	return hs, withKey, without
+}
+
+// The RealtyAPI's key and base URL are the app's settings, as `trellis serve` reads them from
+// TRELLIS_APP_REALTY_<KEY>: a server configured so sends the search to that API with that key.
+func TestRealtyAPISettingsTakeEffect(t *testing.T) {
+	t.Parallel()
+	const key = "settings-key-0123456789"
+	hs, withKey, without := keyedAPI(t, key)
 	settings, err := server.AppSettingsFromEnv([]string{"realty"}, []string{
 		"TRELLIS_APP_REALTY_REALTY_API_KEY=" + key,
 		"TRELLIS_APP_REALTY_REALTY_API_BASE=" + hs.URL,
@@ -68,17 +75,7 @@ func TestRealtyAPIBaseSettingChecked(t *testing.T) {
 // search goes to the configured API with the configured key.
 func TestServeCommandPassesRealtySettings(t *testing.T) {
 	const key = "serve-key-0123456789"
-	var withKey, without atomic.Int32
-	api := realtyapi.Handler(realtyapi.Offline(realty.PhotoBase), key)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get(realtyapi.KeyHeader) == key {
-			withKey.Add(1)
-		} else {
-			without.Add(1)
-		}
-		api.ServeHTTP(w, r)
-	}))
-	t.Cleanup(hs.Close)
+	hs, withKey, without := keyedAPI(t, key)
 	t.Setenv("TRELLIS_APP_REALTY_REALTY_API_KEY", key)
 	t.Setenv("TRELLIS_APP_REALTY_REALTY_API_BASE", hs.URL)
 	t.Setenv("TRELLIS_MODEL", "")

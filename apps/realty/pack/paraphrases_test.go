@@ -2,9 +2,6 @@ package pack_test
 
 import (
 	"context"
-	"fmt"
-	"sort"
-	"strings"
 	"testing"
 
 	"github.com/trellis-go/trellis/apps/realty"
@@ -94,31 +91,11 @@ var knownMisses = map[string]string{}
 func TestParaphrases(t *testing.T) {
 	tools := appTools(t)
 	m := packtest.Model(pack.Pack)
-	keys := make([]string, 0, len(paraphrases))
-	for k := range paraphrases {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var lines []string
-	for _, want := range keys {
-		ps := paraphrases[want]
-		if len(ps) < 30 {
-			t.Errorf("%s: %d paraphrases, want 30", want, len(ps))
+	packtest.Paraphrases(t, paraphrases, knownMisses, func(text string) string {
+		resp := packtest.Ask(t, m, tools, message.User(text))
+		if len(resp.Message.ToolCalls) == 0 {
+			return "(no call)"
 		}
-		ok := 0
-		for _, p := range ps {
-			resp := packtest.Ask(t, m, tools, message.User(p))
-			got := "(no call)"
-			if len(resp.Message.ToolCalls) > 0 {
-				got = resp.Message.ToolCalls[0].Name
-			}
-			if got == want {
-				ok++
-			} else if _, known := knownMisses[p]; !known {
-				t.Errorf("%q: %s, want %s", p, got, want)
-			}
-		}
-		lines = append(lines, fmt.Sprintf("%s: %d/%d", want, ok, len(ps)))
-	}
-	t.Log("understood per intent:\n" + strings.Join(lines, "\n"))
+		return resp.Message.ToolCalls[0].Name
+	})
 }

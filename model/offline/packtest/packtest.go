@@ -3,14 +3,20 @@
 // tool call each must make.
 //
 //	packtest.CheckCalls(t, pack.Pack, []packtest.Case{
-//		{"by title", tools, []message.Message{message.User("find the book Dune")},
-//			"find_book", `{"title":"Dune"}`},
+//		{Name: "by title", Tools: tools, Msgs: []message.Message{message.User("find the book Dune")},
+//			Tool: "find_book", Args: `{"title":"Dune"}`},
 //	})
+//
+// [Paraphrases] checks an app's paraphrase table: at least [MinParaphrases] ways of writing each
+// intent, each understood as it, with the figures per intent logged.
 package packtest
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,4 +86,40 @@ func CheckCalls(t *testing.T, p *offline.Pack, cases []Case) {
 			}
 		})
 	}
+}
+
+// MinParaphrases is how many ways of writing each intent an app's paraphrase table holds at
+// least.
+const MinParaphrases = 30
+
+// Paraphrases checks that every text of want[intent] is understood as intent, understood saying
+// what the app makes of a text (the tool the offline model calls, or the app's own reading). A
+// text in misses (the value says why) may be understood otherwise; any other miss is an error,
+// and so is an intent with fewer than MinParaphrases texts. It logs the figures per intent
+// ("intent: understood/total", go test -v shows them) and returns them, intents in order.
+func Paraphrases(t *testing.T, want map[string][]string, misses map[string]string, understood func(text string) string) []string {
+	t.Helper()
+	intents := make([]string, 0, len(want))
+	for k := range want {
+		intents = append(intents, k)
+	}
+	sort.Strings(intents)
+	var lines []string
+	for _, intent := range intents {
+		texts := want[intent]
+		if len(texts) < MinParaphrases {
+			t.Errorf("%s: %d paraphrases, want at least %d", intent, len(texts), MinParaphrases)
+		}
+		ok := 0
+		for _, text := range texts {
+			if got := understood(text); got == intent {
+				ok++
+			} else if _, known := misses[text]; !known {
+				t.Errorf("%q: understood %s, want %s", text, got, intent)
+			}
+		}
+		lines = append(lines, fmt.Sprintf("%s: %d/%d", intent, ok, len(texts)))
+	}
+	t.Log("understood per intent:\n" + strings.Join(lines, "\n"))
+	return lines
 }
