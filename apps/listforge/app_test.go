@@ -141,6 +141,36 @@ func read(t testing.TB, c *websocket.Conn) listforge.Frame {
 	return f
 }
 
+// readTurn reads one chat turn's frames on c: the user's message (echoed once, first), the
+// answer's tokens and the assistant's message. Any other frame fails the test.
+func readTurn(t testing.TB, c *websocket.Conn) (user, answer store.Message, streamed string) {
+	t.Helper()
+	for {
+		f := read(t, c)
+		switch f.Event {
+		case "token":
+			var tok struct{ Token string }
+			_ = json.Unmarshal(f.Data, &tok)
+			streamed += tok.Token
+		case "message":
+			var m store.Message
+			_ = json.Unmarshal(f.Data, &m)
+			switch {
+			case m.Role == "user" && user.ID == "":
+				user = m
+			case m.Role == "user":
+				t.Fatalf("a second user message in one turn: %s", f.Data)
+			case user.ID == "":
+				t.Fatalf("the answer came before the user's message was echoed: %s", f.Data)
+			default:
+				return user, m, streamed
+			}
+		default:
+			t.Fatalf("%s: %s", f.Event, f.Data)
+		}
+	}
+}
+
 // progress subscribes to a job and reads its events to job_complete.
 func progress(t *testing.T, e *env, key, jobID string) (nodes []string, last listforge.JobComplete, frames []string) {
 	t.Helper()
@@ -331,30 +361,8 @@ func TestChatOverWebSocket(t *testing.T) {
 	}
 	turn := func(text string) (string, store.Message) {
 		send(t, c, "send_message", map[string]string{"sessionId": sess.SessionID, "content": text})
-		var streamed string
-		users := 0
-		for {
-			f := read(t, c)
-			switch f.Event {
-			case "token":
-				var tok struct{ Token string }
-				_ = json.Unmarshal(f.Data, &tok)
-				streamed += tok.Token
-			case "message":
-				var m store.Message
-				_ = json.Unmarshal(f.Data, &m)
-				if m.Role == "user" {
-					users++
-					continue
-				}
-				if users != 1 {
-					t.Fatalf("the user's message was not echoed first")
-				}
-				return streamed, m
-			default:
-				t.Fatalf("%s: %s", f.Event, f.Data)
-			}
-		}
+		_, answer, streamed := readTurn(t, c)
+		return streamed, answer
 	}
 	streamed, m := turn("What price should I list this for?")
 	if !strings.Contains(m.Content, "$") || streamed != m.Content {

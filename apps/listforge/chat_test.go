@@ -1,7 +1,6 @@
 package listforge_test
 
 import (
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http/httptest"
@@ -89,24 +88,8 @@ func TestChatWithAModel(t *testing.T) {
 	read(t, c)
 	turn := func(text string) (string, store.Message) {
 		send(t, c, "send_message", map[string]string{"sessionId": sess.SessionID, "content": text})
-		var streamed string
-		for {
-			f := read(t, c)
-			switch f.Event {
-			case "token":
-				var tok struct{ Token string }
-				_ = json.Unmarshal(f.Data, &tok)
-				streamed += tok.Token
-			case "message":
-				var msg store.Message
-				_ = json.Unmarshal(f.Data, &msg)
-				if msg.Role == "assistant" {
-					return streamed, msg
-				}
-			case "error":
-				t.Fatalf("%s", f.Data)
-			}
-		}
+		_, answer, streamed := readTurn(t, c)
+		return streamed, answer
 	}
 	streamed, msg := turn("What should I ask for it?")
 	if msg.Content != "List it at $300: recent sales cluster there." || streamed != msg.Content {

@@ -12,7 +12,6 @@ import (
 	"github.com/trellis-go/trellis/appdb/appdbtest"
 	"github.com/trellis-go/trellis/apps/listforge"
 	"github.com/trellis-go/trellis/apps/listforge/catalog"
-	"github.com/trellis-go/trellis/apps/listforge/store"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/server/servertest"
 )
@@ -44,31 +43,9 @@ func TestChatReachesAnotherReplica(t *testing.T) {
 					t.Fatalf("join: %s %s", f.Event, f.Data)
 				}
 			}
-			// Reads one turn's events on a connection: the user's message, tokens, the answer.
-			turn := func(c *websocket.Conn) (user, answer store.Message, streamed string) {
-				for {
-					f := read(t, c)
-					switch f.Event {
-					case "token":
-						var tok struct{ Token string }
-						_ = json.Unmarshal(f.Data, &tok)
-						streamed += tok.Token
-					case "message":
-						var m store.Message
-						_ = json.Unmarshal(f.Data, &m)
-						if m.Role == "user" {
-							user = m
-							continue
-						}
-						return user, m, streamed
-					default:
-						t.Fatalf("%s: %s", f.Event, f.Data)
-					}
-				}
-			}
 			send(t, onA, "send_message", map[string]string{"sessionId": sess.SessionID, "content": "Set the price to $289"})
-			userA, answerA, streamedA := turn(onA)
-			userB, answerB, streamedB := turn(onB)
+			userA, answerA, streamedA := readTurn(t, onA)
+			userB, answerB, streamedB := readTurn(t, onB)
 			if userB.Content != "Set the price to $289" || userB.ID != userA.ID {
 				t.Fatalf("the user's message on replica b: %+v (a: %+v)", userB, userA)
 			}
