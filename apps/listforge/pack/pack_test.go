@@ -11,8 +11,6 @@ import (
 	"github.com/trellis-go/trellis/model/offline/packtest"
 )
 
-var spec = packtest.Spec
-
 // TestPackIsValid: the embedded pack parses and validates.
 func TestPackIsValid(t *testing.T) {
 	if err := pack.Pack.Validate(); err != nil {
@@ -21,13 +19,13 @@ func TestPackIsValid(t *testing.T) {
 }
 
 var listforgeTools = []model.ToolSpec{
-	spec("getItemSnapshot", "Get current state of an item including title, description, attributes, media, and status",
+	packtest.Spec("getItemSnapshot", "Get current state of an item including title, description, attributes, media, and status",
 		`{"type":"object","properties":{"itemId":{"type":"string","format":"uuid"}},"required":["itemId"]}`),
-	spec("updateItemField", "Update a single field on an item with an audit reason",
+	packtest.Spec("updateItemField", "Update a single field on an item with an audit reason",
 		`{"type":"object","properties":{"itemId":{"type":"string","format":"uuid"},"field":{"type":"string","enum":["title","description","condition","defaultPrice","attributes"]},"value":{},"reason":{"type":"string"}},"required":["itemId","field","value","reason"]}`),
-	spec("startResearchJob", "Queue a new research job for an item. Use when data is stale or user requests fresh research.",
+	packtest.Spec("startResearchJob", "Queue a new research job for an item. Use when data is stale or user requests fresh research.",
 		`{"type":"object","properties":{"itemId":{"type":"string","format":"uuid"},"type":{"type":"string","enum":["pricing_refresh","manual_request"]},"priority":{"type":"string","enum":["low","normal","high"],"default":"normal"}},"required":["itemId","type"]}`),
-	spec("getResearch", "Get the most recent research conclusions for an item",
+	packtest.Spec("getResearch", "Get the most recent research conclusions for an item",
 		`{"type":"object","properties":{"itemId":{"type":"string","format":"uuid"}},"required":["itemId"]}`),
 }
 

@@ -9,18 +9,8 @@ import (
 	"github.com/trellis-go/trellis/apps/realty/pack"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
-	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/model/offline/packtest"
 )
-
-var (
-	spec   = packtest.Spec
-	ask    = packtest.Ask
-	argsOf = packtest.ArgsOf
-)
-
-// setup is the offline model with the pack, on packtest's fixed clock (a Wednesday).
-func setup(*testing.T) *offline.Model { return packtest.Model(pack.Pack) }
 
 // TestPackIsValid: the embedded pack parses and validates.
 func TestPackIsValid(t *testing.T) {
@@ -30,11 +20,11 @@ func TestPackIsValid(t *testing.T) {
 }
 
 var realtyTools = []model.ToolSpec{
-	spec("search_properties", "Search homes for sale by location, price and bedrooms.",
+	packtest.Spec("search_properties", "Search homes for sale by location, price and bedrooms.",
 		`{"type":"object","properties":{"location":{"type":"string"},"min_price":{"type":"number"},"max_price":{"type":"number"},"bedrooms":{"type":"integer"}},"required":["location"]}`),
-	spec("get_property_details", "Get details of one property by its Zillow zpid.",
+	packtest.Spec("get_property_details", "Get details of one property by its Zillow zpid.",
 		`{"type":"object","properties":{"zpid":{"type":"string"}},"required":["zpid"]}`),
-	spec("save_search_criteria", "Save the user's search preferences for later.",
+	packtest.Spec("save_search_criteria", "Save the user's search preferences for later.",
 		`{"type":"object","properties":{"location":{"type":"string"},"max_price":{"type":"number"}}}`),
 }
 
@@ -63,7 +53,7 @@ func TestPointingAtListedHomes(t *testing.T) {
 		"details of the last one":            "1003",
 		"show details of the first one":      "1001",
 	} {
-		_, args := argsOf(t, ask(t, setup(t), realtyTools[1:2], append(history, message.User(text))...))
+		_, args := packtest.ArgsOf(t, packtest.Ask(t, packtest.Model(pack.Pack), realtyTools[1:2], append(history, message.User(text))...))
 		if args["zpid"] != want {
 			t.Errorf("%q: zpid = %v, want %s", text, args["zpid"], want)
 		}
