@@ -14,7 +14,6 @@ import (
 	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/apps/rehab/kb"
 	"github.com/trellis-go/trellis/apps/rehab/listing"
-	"github.com/trellis-go/trellis/apps/rehab/orchestrator"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/server/appkit"
@@ -142,7 +141,7 @@ func (a *API) compare(w http.ResponseWriter, r *http.Request) {
 		}
 		items = append(items, *it)
 	}
-	appkit.JSON(w, http.StatusOK, map[string]any{"items": items, "table": orchestrator.CompareTable(items)})
+	appkit.JSON(w, http.StatusOK, map[string]any{"items": items, "table": CompareTable(items)})
 }
 
 func limitParam(w http.ResponseWriter, r *http.Request, def int) (int, bool) {
@@ -159,43 +158,33 @@ func limitParam(w http.ResponseWriter, r *http.Request, def int) (int, bool) {
 }
 
 func (a *API) actions(w http.ResponseWriter, r *http.Request) {
-	_, u, ok := a.caller(w, r)
-	if !ok {
-		return
-	}
-	n, ok := limitParam(w, r, 50)
-	if !ok {
-		return
-	}
-	acts, err := a.Data.Actions(r.Context(), u, n)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	if acts == nil {
-		acts = []data.Action{}
-	}
-	appkit.JSON(w, http.StatusOK, acts)
+	listed(a, w, r, 50, a.Data.Actions)
 }
 
 func (a *API) conversations(w http.ResponseWriter, r *http.Request) {
+	listed(a, w, r, 20, a.Data.Conversations)
+}
+
+// listed answers a list of the caller's rows (at most ?limit=, def when absent) as a JSON array,
+// never null.
+func listed[T any](a *API, w http.ResponseWriter, r *http.Request, def int, list func(context.Context, data.Who, int) ([]T, error)) {
 	_, u, ok := a.caller(w, r)
 	if !ok {
 		return
 	}
-	n, ok := limitParam(w, r, 20)
+	n, ok := limitParam(w, r, def)
 	if !ok {
 		return
 	}
-	cs, err := a.Data.Conversations(r.Context(), u, n)
+	rows, err := list(r.Context(), u, n)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	if cs == nil {
-		cs = []data.Conversation{}
+	if rows == nil {
+		rows = []T{}
 	}
-	appkit.JSON(w, http.StatusOK, cs)
+	appkit.JSON(w, http.StatusOK, rows)
 }
 
 func (a *API) messages(w http.ResponseWriter, r *http.Request) {
@@ -312,7 +301,7 @@ type Event struct {
 	ConversationID string         `json:"conversation_id,omitempty"`
 	// Consent is set on the message that asks for consent (the run waits for the answer, which
 	// the next chat message gives).
-	Consent *orchestrator.ConsentRequest `json:"consent,omitempty"`
+	Consent *ConsentRequest `json:"consent,omitempty"`
 }
 
 // MaxMessageBytes bounds a chat message.
@@ -381,7 +370,7 @@ func (a *API) prepareChat(w http.ResponseWriter, r *http.Request, p server.Princ
 			if a.Logger != nil {
 				a.Logger.Error("rehab: a chat turn failed", "conversation", conv, "err", err)
 			}
-			_ = send(Event{Type: "error", Message: orchestrator.InternalErrorReply})
+			_ = send(Event{Type: "error", Message: InternalErrorReply})
 		}
 		return nil
 	}
@@ -466,7 +455,7 @@ func (a *API) turn(ctx context.Context, send func(Event) error, p server.Princip
 					}
 				case "__interrupt__":
 					var ins []struct {
-						Value orchestrator.ConsentRequest `json:"value"`
+						Value ConsentRequest `json:"value"`
 					}
 					if json.Unmarshal(raw, &ins) == nil && len(ins) > 0 {
 						paused = true

@@ -1,4 +1,4 @@
-package orchestrator
+package rehab
 
 import (
 	"context"
@@ -25,11 +25,11 @@ const (
 	contextID = "rehab_context_refresh"
 )
 
-// New compiles the orchestrator graph with def as the default Env.
+// NewOrchestrator compiles the orchestrator graph with def as the default Env.
 //
 //	START → hydrate_context → agent ─┬→ tools → reflect → agent
 //	                                 └→ post_process → END
-func New(def *Env, compile graph.CompileOptions) (*Orchestrator, error) {
+func NewOrchestrator(def *Env, compile graph.CompileOptions) (*Orchestrator, error) {
 	o := &Orchestrator{def: def}
 	tools, err := o.Tools()
 	if err != nil {

@@ -1,4 +1,4 @@
-package orchestrator_test
+package rehab_test
 
 import (
 	"bufio"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trellis-go/trellis/apps/rehab/orchestrator"
+	"github.com/trellis-go/trellis/apps/rehab"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
 )
@@ -17,7 +17,7 @@ import (
 // specs are the agent's tools, as the model is given them.
 func specs(t *testing.T) []model.ToolSpec {
 	t.Helper()
-	ts, err := (&orchestrator.Orchestrator{}).Tools()
+	ts, err := (&rehab.Orchestrator{}).Tools()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestParaphrases(t *testing.T) {
 
 func understood(t *testing.T, text string) string {
 	t.Helper()
-	got, err := orchestrator.IntentOf(context.Background(), offline.New(nil), specs(t), text)
+	got, err := rehab.IntentOf(context.Background(), offline.New(nil), specs(t), text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func understood(t *testing.T, text string) string {
 // spellings, typos and missing accents among them (nlu/testdata/phrasings.txt).
 func TestPhrasings(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open("../nlu/testdata/phrasings.txt")
+	f, err := os.Open("nlu/testdata/phrasings.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
