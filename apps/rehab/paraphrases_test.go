@@ -89,23 +89,26 @@ var knownMisses = map[string]string{
 	"qual e melohr, o de alfama ou o da graca?":             "understood search_portfolio, want compare_properties",
 }
 
-// TestParaphrases: every paraphrase is understood as its intent; at least thirty per tool; the
+// TestParaphrases: every paraphrase is understood as its intent; at least thirty per intent (each
+// action of manage_todos its own); the
 // figures per intent are logged (go test -run TestParaphrases -v).
 func TestParaphrases(t *testing.T) {
 	t.Parallel()
-	ok, all, perTool := map[string]int{}, map[string]int{}, map[string]int{}
+	ok, all := map[string]int{}, map[string]int{}
 	for _, p := range readParaphrases(t) {
 		all[p.intent]++
-		perTool[toolOf(p.intent)]++
 		if got := understood(t, p.text); got == p.intent {
 			ok[p.intent]++
+			if _, known := knownMisses[p.text]; known {
+				t.Errorf("paraphrases.txt:%d %q is understood now: take it out of knownMisses", p.line, p.text)
+			}
 		} else if _, known := knownMisses[p.text]; !known {
 			t.Errorf("paraphrases.txt:%d %q: understood %q, want %q", p.line, p.text, got, p.intent)
 		}
 	}
-	for tool, n := range perTool {
+	for intent, n := range all {
 		if n < 30 {
-			t.Errorf("%s: %d paraphrases, want 30", tool, n)
+			t.Errorf("%s: %d paraphrases, want 30", intent, n)
 		}
 	}
 	var lines []string
