@@ -112,14 +112,7 @@ func (a *API) portfolio(w http.ResponseWriter, r *http.Request) {
 		archived = b
 	}
 	items, err := a.Data.Portfolio(r.Context(), u, archived)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	if items == nil {
-		items = []data.PortfolioItem{}
-	}
-	appkit.JSON(w, http.StatusOK, items)
+	writeRows(w, items, err)
 }
 
 func (a *API) compare(w http.ResponseWriter, r *http.Request) {
@@ -177,6 +170,11 @@ func listed[T any](a *API, w http.ResponseWriter, r *http.Request, def int, list
 		return
 	}
 	rows, err := list(r.Context(), u, n)
+	writeRows(w, rows, err)
+}
+
+// writeRows answers rows as a JSON array (never null), or err in the API's error shape.
+func writeRows[T any](w http.ResponseWriter, rows []T, err error) {
 	if err != nil {
 		fail(w, err)
 		return
@@ -198,14 +196,7 @@ func (a *API) messages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ms, err := a.Data.Messages(r.Context(), u, id)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	if ms == nil {
-		ms = []data.Message{}
-	}
-	appkit.JSON(w, http.StatusOK, ms)
+	writeRows(w, ms, err)
 }
 
 // StateView is GET /api/v1/conversations/{id}/state: what the UI's todo list and focus show.

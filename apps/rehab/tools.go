@@ -38,6 +38,25 @@ type call struct {
 	audit data.Audit
 }
 
+// begun is a tool's body run with its call begun: the run, the state the tool node saw, and the
+// audit of the user's message (with the arguments' confidence when they give one).
+func begun[A any](o *Orchestrator, body func(context.Context, *call, A) (*tool.Result, error)) func(context.Context, A) (*tool.Result, error) {
+	return func(ctx context.Context, a A) (*tool.Result, error) {
+		conf := 0.0
+		if x, ok := any(a).(confident); ok {
+			conf = x.confidence()
+		}
+		c, err := o.begin(ctx, conf)
+		if err != nil {
+			return nil, err
+		}
+		return body(ctx, c, a)
+	}
+}
+
+// confident arguments say how sure the model is that the user meant them (0 when not said).
+type confident interface{ confidence() float64 }
+
 func (o *Orchestrator) begin(ctx context.Context, confidence float64) (*call, error) {
 	r, err := o.run(ctx)
 	if err != nil {
@@ -88,19 +107,19 @@ func (o *Orchestrator) Tools() ([]tool.Tool, error) {
 		}
 		out = append(out, t)
 	}
-	add(tool.New("read_context", "Load content from the knowledge base (working memory). Supports partial reads via start_line/num_lines.", o.readContext))
-	add(tool.New("write_context", "Store derived information, notes, or sub-agent results in the knowledge base. Paths memoria/decisoes, memoria/rejeitados and memoria/questoes are kept across sessions.", o.writeContext))
-	add(tool.New("remove_context", "Remove irrelevant entries from the knowledge base.", o.removeContext))
-	add(tool.New("manage_todos", "Add, complete, or list tasks for multi-step requests.", o.manageTodos))
-	add(tool.New("update_user_profile", "Update a profile section (fiscal, budget, renovation, preferences, goals) from what the user said; persists and regenerates the summaries.", o.updateProfile))
-	add(tool.New("save_to_portfolio", "Add a property to the user's portfolio (carteira) by its Idealista URL or ID.", o.saveToPortfolio))
-	add(tool.New("remove_from_portfolio", "Archive a portfolio item (soft delete). Requires the user's explicit confirmation, which the tool asks for.", o.removeFromPortfolio))
-	add(tool.New("switch_active_property", "Change the focused property and load its analysis.", o.switchActive))
-	add(tool.New("search_portfolio", "Resolve natural language references to portfolio property IDs (\"o de Alfama\", \"o mais barato\") by meaning.", o.searchPortfolio))
-	add(tool.New("trigger_property_analysis", "Run the full renovation pipeline (scrape, classify, estimate) for an Idealista URL.", o.triggerAnalysis))
-	add(tool.New("recalculate_costs", "Recalculate renovation costs using cached room features and updated preferences (no new scraping).", o.recalculateCosts))
-	add(tool.New("calculate_taxes", "Calculate the purchase taxes (impostos: IMT and Imposto do Selo) for a property and the user's fiscal profile.", o.calculateTaxes))
-	add(tool.New("compare_properties", "Compare (compara) 2-3 portfolio properties side by side in a table.", o.compareProperties))
+	add(tool.New("read_context", "Load content from the knowledge base (working memory). Supports partial reads via start_line/num_lines.", begun(o, o.readContext)))
+	add(tool.New("write_context", "Store derived information, notes, or sub-agent results in the knowledge base. Paths memoria/decisoes, memoria/rejeitados and memoria/questoes are kept across sessions.", begun(o, o.writeContext)))
+	add(tool.New("remove_context", "Remove irrelevant entries from the knowledge base.", begun(o, o.removeContext)))
+	add(tool.New("manage_todos", "Add, complete, or list tasks for multi-step requests.", begun(o, o.manageTodos)))
+	add(tool.New("update_user_profile", "Update a profile section (fiscal, budget, renovation, preferences, goals) from what the user said; persists and regenerates the summaries.", begun(o, o.updateProfile)))
+	add(tool.New("save_to_portfolio", "Add a property to the user's portfolio (carteira) by its Idealista URL or ID.", begun(o, o.saveToPortfolio)))
+	add(tool.New("remove_from_portfolio", "Archive a portfolio item (soft delete). Requires the user's explicit confirmation, which the tool asks for.", begun(o, o.removeFromPortfolio)))
+	add(tool.New("switch_active_property", "Change the focused property and load its analysis.", begun(o, o.switchActive)))
+	add(tool.New("search_portfolio", "Resolve natural language references to portfolio property IDs (\"o de Alfama\", \"o mais barato\") by meaning.", begun(o, o.searchPortfolio)))
+	add(tool.New("trigger_property_analysis", "Run the full renovation pipeline (scrape, classify, estimate) for an Idealista URL.", begun(o, o.triggerAnalysis)))
+	add(tool.New("recalculate_costs", "Recalculate renovation costs using cached room features and updated preferences (no new scraping).", begun(o, o.recalculateCosts)))
+	add(tool.New("calculate_taxes", "Calculate the purchase taxes (impostos: IMT and Imposto do Selo) for a property and the user's fiscal profile.", begun(o, o.calculateTaxes)))
+	add(tool.New("compare_properties", "Compare (compara) 2-3 portfolio properties side by side in a table.", begun(o, o.compareProperties)))
 	return out, defErr
 }
 
@@ -110,11 +129,7 @@ type readArgs struct {
 	NumLines  int    `json:"num_lines,omitempty" jsonschema:"how many lines to load"`
 }
 
-func (o *Orchestrator) readContext(ctx context.Context, a readArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) readContext(ctx context.Context, c *call, a readArgs) (*tool.Result, error) {
 	k := c.st.Knowledge.Clone()
 	text, err := kb.Read(k, a.Path, a.StartLine, a.NumLines, c.env.KB(), c.turn)
 	if err != nil {
@@ -134,11 +149,7 @@ type writeArgs struct {
 	Summary string `json:"summary,omitempty" jsonschema:"one line shown in the index; the first line of content when empty"`
 }
 
-func (o *Orchestrator) writeContext(ctx context.Context, a writeArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) writeContext(ctx context.Context, c *call, a writeArgs) (*tool.Result, error) {
 	path := strings.Trim(strings.TrimSpace(a.Path), "/")
 	if path == "" || strings.Contains(path, "..") {
 		return refuse("Não percebi onde guardar a nota. Diz-me o que queres que anote.")
@@ -221,11 +232,7 @@ type removeCtxArgs struct {
 	Path string `json:"path" jsonschema:"the entry's path"`
 }
 
-func (o *Orchestrator) removeContext(ctx context.Context, a removeCtxArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) removeContext(ctx context.Context, c *call, a removeCtxArgs) (*tool.Result, error) {
 	if a.Path == "user/profile" || a.Path == "portfolio/index" {
 		return refuse("Isso não se pode esquecer: o teu perfil e a lista do portfólio acompanham sempre a conversa.")
 	}
@@ -242,11 +249,7 @@ type todoArgs struct {
 	ID     string `json:"todo_id,omitempty" jsonschema:"the id of the task to complete, reopen or remove"`
 }
 
-func (o *Orchestrator) manageTodos(ctx context.Context, a todoArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) manageTodos(ctx context.Context, c *call, a todoArgs) (*tool.Result, error) {
 	switch a.Action {
 	case "add":
 		task := strings.TrimSpace(a.Task)
@@ -446,13 +449,11 @@ type profileArgs struct {
 	Confidence float64        `json:"confidence,omitempty" minimum:"0" maximum:"1" jsonschema:"how sure you are that the user meant it (1 explicit, lower for an implicit mention)"`
 }
 
-func (o *Orchestrator) updateProfile(ctx context.Context, a profileArgs) (*tool.Result, error) {
+func (a profileArgs) confidence() float64 { return a.Confidence }
+
+func (o *Orchestrator) updateProfile(ctx context.Context, c *call, a profileArgs) (*tool.Result, error) {
 	conf := a.Confidence
 	d := a.Data
-	c, err := o.begin(ctx, conf)
-	if err != nil {
-		return nil, err
-	}
 	if len(d) == 0 {
 		d = ExtractSection(a.Section, c.audit.Trigger)
 		if conf == 0 {
@@ -607,11 +608,7 @@ type saveArgs struct {
 	Nickname string `json:"nickname,omitempty" jsonschema:"a short name the user gives it"`
 }
 
-func (o *Orchestrator) saveToPortfolio(ctx context.Context, a saveArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) saveToPortfolio(ctx context.Context, c *call, a saveArgs) (*tool.Result, error) {
 	ref := a.Property
 	if _, err := listing.ID(ref); err != nil {
 		if it, _, _ := c.resolve(ctx, ref); it != nil {
@@ -704,11 +701,7 @@ func Consented(v any) bool {
 	return false
 }
 
-func (o *Orchestrator) removeFromPortfolio(ctx context.Context, a propArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) removeFromPortfolio(ctx context.Context, c *call, a propArgs) (*tool.Result, error) {
 	it, items, err := c.resolve(ctx, a.Property)
 	if err != nil {
 		return nil, err
@@ -748,11 +741,7 @@ func (o *Orchestrator) removeFromPortfolio(ctx context.Context, a propArgs) (*to
 	return ok("Removido do portfólio (arquivado, pode ser recuperado): "+it.IndexSummary+".", u)
 }
 
-func (o *Orchestrator) switchActive(ctx context.Context, a propArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) switchActive(ctx context.Context, c *call, a propArgs) (*tool.Result, error) {
 	it, items, err := c.resolve(ctx, a.Property)
 	if err != nil {
 		return nil, err
@@ -808,11 +797,7 @@ func (o *Orchestrator) index(ctx context.Context, c *call, it *data.PortfolioIte
 		Value: map[string]any{"text": text, "property_id": it.PropertyID, "index_summary": it.IndexSummary, "description": description}, Index: []string{"text"}})
 }
 
-func (o *Orchestrator) searchPortfolio(ctx context.Context, a searchArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) searchPortfolio(ctx context.Context, c *call, a searchArgs) (*tool.Result, error) {
 	items, err := c.env.Data.Portfolio(ctx, c.who, false)
 	if err != nil {
 		return nil, err
@@ -871,11 +856,7 @@ func preferences(p *data.Profile) reno.Preferences {
 	return out
 }
 
-func (o *Orchestrator) triggerAnalysis(ctx context.Context, a analysisArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) triggerAnalysis(ctx context.Context, c *call, a analysisArgs) (*tool.Result, error) {
 	if c.env.Pipeline == nil {
 		return refuse(listingUnavailable)
 	}
@@ -969,11 +950,7 @@ func (o *Orchestrator) finishAnalysis(ctx context.Context, c *call, it *data.Por
 		"stream_events":    []map[string]any{actionEvent(kind, line)}})
 }
 
-func (o *Orchestrator) recalculateCosts(ctx context.Context, a propArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) recalculateCosts(ctx context.Context, c *call, a propArgs) (*tool.Result, error) {
 	it, items, err := c.resolve(ctx, a.Property)
 	if err != nil {
 		return nil, err
@@ -1014,11 +991,7 @@ type taxArgs struct {
 	Price    float64 `json:"price,omitempty" jsonschema:"a price in euros, instead of a property's"`
 }
 
-func (o *Orchestrator) calculateTaxes(ctx context.Context, a taxArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) calculateTaxes(ctx context.Context, c *call, a taxArgs) (*tool.Result, error) {
 	price := a.Price
 	var it *data.PortfolioItem
 	if price <= 0 {
@@ -1028,6 +1001,7 @@ func (o *Orchestrator) calculateTaxes(ctx context.Context, a taxArgs) (*tool.Res
 	}
 	if price <= 0 {
 		var items []data.PortfolioItem
+		var err error
 		if it, items, err = c.resolve(ctx, a.Property); err != nil {
 			return nil, err
 		}
@@ -1117,11 +1091,7 @@ type compareArgs struct {
 	Properties []string `json:"property_ids,omitempty" jsonschema:"2 or 3 properties (ids or words); the first three of the portfolio when empty"`
 }
 
-func (o *Orchestrator) compareProperties(ctx context.Context, a compareArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) compareProperties(ctx context.Context, c *call, a compareArgs) (*tool.Result, error) {
 	items, err := c.env.Data.Portfolio(ctx, c.who, false)
 	if err != nil {
 		return nil, err
