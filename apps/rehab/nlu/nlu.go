@@ -2,13 +2,14 @@
 // for, for the runs on the offline model: the facts of the user's profile it mentions in passing,
 // the amounts and places it names, and its words without the cues of its intent (what a task or a
 // note is about). Which tool a message asks for is the offline model's answer, from the cues of
-// rehab's pack (apps/rehab/pack). The words are data, embedded from this directory: facts.txt
-// (the cues of each profile fact), words.txt (pt-BR spellings and abbreviations, words never read
-// as typos, filler words) and places.txt.
+// rehab's pack (apps/rehab/pack), which also holds the phrases of the profile facts
+// (pack.Facts, facts.txt there). The other words are data embedded from this directory: words.txt
+// (pt-BR spellings and abbreviations, words never read as typos, filler words) and places.txt.
 //
-// Text is compared in lower case without accents, word by word; a word of five letters or more
-// that is not itself a known word matches a cue word within one edit (two from nine letters),
-// so "detalhs", "comprar" and "recalcla" are read as a person meant them.
+// Text is compared in lower case without accents, word by word, with the offline model's typo
+// matcher (offline.WordsMatch): a word of five letters or more that is not itself a known word
+// matches a cue word within one edit (two from nine letters), so "detalhs", "comprar" and
+// "recalcla" are read as a person meant them.
 package nlu
 
 import (
@@ -27,7 +28,7 @@ import (
 	"github.com/trellis-go/trellis/model/offline"
 )
 
-//go:embed facts.txt words.txt places.txt
+//go:embed words.txt places.txt
 var files embed.FS
 
 // cue is a sequence of words; a word ending in '*' matches any ending.
@@ -153,18 +154,11 @@ func load() (*lexicon, error) {
 			l.rules = append(l.rules, rule{intent: name, cue: parseCue(strings.Fields(strings.ReplaceAll(c, "<url>", "urlidealista")), in.Weight)})
 		}
 	}
-	err = lines("facts.txt", func(_ int, f []string) error {
-		if len(f) < 5 {
-			return fmt.Errorf("want <section> <field> <value> <confidence> <cue>, got %q", strings.Join(f, " "))
-		}
-		c, err := strconv.ParseFloat(f[3], 64)
-		if err != nil || c <= 0 || c > 1 {
-			return fmt.Errorf("confidence %q: want a number in (0, 1]", f[3])
-		}
-		l.facts = append(l.facts, fact{section: f[0], field: f[1], value: f[2], confidence: c, cue: parseCue(f[4:], 1)})
-		return nil
-	})
-	return l, err
+	// The profile facts are the pack's too (apps/rehab/pack/facts.txt).
+	for _, f := range pack.Facts {
+		l.facts = append(l.facts, fact{section: f.Section, field: f.Field, value: f.Value, confidence: f.Confidence, cue: parseCue(strings.Fields(f.Cue), 1)})
+	}
+	return l, nil
 }
 
 var foldReplacer = strings.NewReplacer("á", "a", "à", "a", "â", "a", "ã", "a", "ä", "a", "é", "e", "è", "e", "ê", "e", "ë", "e",

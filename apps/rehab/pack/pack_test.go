@@ -165,3 +165,30 @@ func TestRehabToolsInPortuguese(t *testing.T) {
 		}
 	}
 }
+
+// TestFacts: facts.txt parses, its phrases are the pack's cues of update_user_profile (weight 3)
+// once each,
+// and a bad line is refused with its line number.
+func TestFacts(t *testing.T) {
+	if len(pack.Facts) < 100 {
+		t.Fatalf("%d facts, want the whole of facts.txt", len(pack.Facts))
+	}
+	cues := map[string]int{}
+	for _, in := range pack.Pack.Intents {
+		if in.Tool == "update_user_profile" && in.Weight == 3 {
+			for _, c := range in.Cues {
+				cues[c]++
+			}
+		}
+	}
+	for _, f := range pack.Facts {
+		if cues[f.Cue] != 1 {
+			t.Errorf("fact %s.%s %q: %d cues of update_user_profile, want 1", f.Section, f.Field, f.Cue, cues[f.Cue])
+		}
+	}
+	for _, bad := range []string{"fiscal idade @age anos", "fiscal idade @age 1.5 anos", "fiscal idade @age x anos"} {
+		if _, err := pack.ParseFacts([]byte("# ok\n\n" + bad)); err == nil || !strings.Contains(err.Error(), "line 3") {
+			t.Errorf("%q: err = %v, want one naming line 3", bad, err)
+		}
+	}
+}
