@@ -17,10 +17,10 @@ import (
 	"fmt"
 
 	"github.com/trellis-go/trellis/appdb"
-	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/apps/rehab/listing"
 	"github.com/trellis-go/trellis/apps/rehab/pack"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
+	"github.com/trellis-go/trellis/apps/rehab/store"
 	"github.com/trellis-go/trellis/httpclient"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/server"
@@ -43,7 +43,7 @@ type Options struct {
 	// NoDemoSeed leaves the demo user unseeded.
 	NoDemoSeed bool
 	// DemoUser is who the demo profile is seeded for; zero means the dev principal.
-	DemoUser data.Who
+	DemoUser store.Who
 	// Config is the orchestrator configuration (zero fields mean the specification's defaults);
 	// the ORCHESTRATOR__* settings override it.
 	Config Config
@@ -77,7 +77,7 @@ func New(opts Options) server.App {
 // Parts is what Build assembled, for tests in this package's tree.
 type Parts struct {
 	DB           *appdb.DB
-	Data         *data.Store
+	Data         *store.Store
 	Orchestrator *Orchestrator
 	Env          *Env
 }
@@ -100,7 +100,7 @@ func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppPart
 		db.Close()
 		return nil, err
 	}
-	st, err := data.New(ctx, db)
+	st, err := store.New(ctx, db)
 	if err != nil {
 		return fail(err)
 	}
@@ -141,7 +141,7 @@ func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppPart
 	if !opts.NoDemoSeed {
 		who := opts.DemoUser
 		if who.Tenant == "" {
-			who = data.Who{Tenant: server.DevPrincipal.Tenant, User: server.DevPrincipal.User}
+			who = store.Who{Tenant: server.DevPrincipal.Tenant, User: server.DevPrincipal.User}
 		}
 		if err := SeedDemo(ctx, st, lc, who); err != nil {
 			return fail(err)

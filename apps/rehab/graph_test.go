@@ -12,10 +12,10 @@ import (
 
 	"github.com/trellis-go/trellis/appdb/appdbtest"
 	"github.com/trellis-go/trellis/apps/rehab"
-	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/apps/rehab/kb"
 	"github.com/trellis-go/trellis/apps/rehab/listing"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
+	"github.com/trellis-go/trellis/apps/rehab/store"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/embed"
 	"github.com/trellis-go/trellis/graph"
@@ -24,7 +24,7 @@ import (
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/model/scripted"
-	"github.com/trellis-go/trellis/store"
+	kv "github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/store/memstore"
 )
 
@@ -44,7 +44,7 @@ type fixture struct {
 	env     *rehab.Env
 	fetches *atomic.Int64
 	vision  *countingVision
-	who     data.Who
+	who     store.Who
 }
 
 // setup builds the graph over a fresh SQLite database, the demo listings behind a counting
@@ -52,7 +52,7 @@ type fixture struct {
 func setup(t *testing.T, m model.Model, cfg rehab.Config) *fixture {
 	t.Helper()
 	db := appdbtest.SQLite(t, "rehab")
-	st, err := data.New(context.Background(), db)
+	st, err := store.New(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func setup(t *testing.T, m model.Model, cfg rehab.Config) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem, err := memstore.New(&memstore.Options{Config: store.Config{Index: &store.IndexConfig{Embedder: embed.NewLocal(nil), Dims: 256}}})
+	mem, err := memstore.New(&memstore.Options{Config: kv.Config{Index: &kv.IndexConfig{Embedder: embed.NewLocal(nil), Dims: 256}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func setup(t *testing.T, m model.Model, cfg rehab.Config) *fixture {
 		t.Fatal(err)
 	}
 	o.Register("test", env)
-	return &fixture{o: o, env: env, fetches: fetches, vision: vision, who: data.Who{Tenant: "t1", User: "ana"}}
+	return &fixture{o: o, env: env, fetches: fetches, vision: vision, who: store.Who{Tenant: "t1", User: "ana"}}
 }
 
 func (f *fixture) turn(t *testing.T, thread, text string, opts ...graph.RunOption) rehab.State {
@@ -180,7 +180,7 @@ func TestScriptedTurn(t *testing.T) {
 	ctx := context.Background()
 	acts, _ := f.env.Data.Actions(ctx, f.who, 10)
 	// Two mutations: the budget, and the open task carried to the next session (memory).
-	var budget, todo []data.Action
+	var budget, todo []store.Action
 	for _, x := range acts {
 		switch x.Field {
 		case "budget.max":
@@ -303,14 +303,14 @@ func TestConsentBeforeRemoval(t *testing.T) {
 	f.turn(t, "th1", "Remove o da Ribeira")
 	st := f.turn(t, "th1", "", graph.Resume("sim, remove"))
 	items, _ := f.env.Data.Portfolio(ctx, f.who, true)
-	if len(items) != 1 || items[0].Status != data.StatusArchived {
+	if len(items) != 1 || items[0].Status != store.StatusArchived {
 		t.Fatalf("after yes: %+v", items)
 	}
 	if strings.Contains(kb.Block(st.Knowledge, nil, nil), items[0].PropertyID) {
 		t.Error("the archived property is still in the knowledge base")
 	}
 	acts, _ := f.env.Data.Actions(ctx, f.who, 1)
-	if acts[0].ActionType != "remove_from_portfolio" || acts[0].Old != data.StatusInterested || acts[0].New != data.StatusArchived {
+	if acts[0].ActionType != "remove_from_portfolio" || acts[0].Old != store.StatusInterested || acts[0].New != store.StatusArchived {
 		t.Errorf("log %+v", acts[0])
 	}
 	for _, v := range []any{true, "Sim", "yes", map[string]any{"confirm": true}, []any{map[string]any{"type": "accept"}}} {
@@ -407,7 +407,7 @@ func TestToolsAreScopedToTheUser(t *testing.T) {
 		scripted.ToolCalls(call("remove_from_portfolio", `{"property_id":"Paranhos"}`)), scripted.Text("não há"))
 	f := setup(t, m, rehab.Config{})
 	f.turn(t, "th-ana", "guarda")
-	f.who = data.Who{Tenant: "t1", User: "rui"}
+	f.who = store.Who{Tenant: "t1", User: "rui"}
 	st := f.turn(t, "th-rui", "remove o de Paranhos")
 	last := ""
 	for _, x := range st.Messages {
@@ -418,7 +418,7 @@ func TestToolsAreScopedToTheUser(t *testing.T) {
 	if !strings.Contains(last, "portfólio está vazio") {
 		t.Errorf("rui's removal: %s", last)
 	}
-	items, _ := f.env.Data.Portfolio(context.Background(), data.Who{Tenant: "t1", User: "ana"}, false)
+	items, _ := f.env.Data.Portfolio(context.Background(), store.Who{Tenant: "t1", User: "ana"}, false)
 	if len(items) != 1 {
 		t.Error("ana's item changed")
 	}
@@ -438,7 +438,7 @@ func TestMemoryAcrossSessions(t *testing.T) {
 	f := setup(t, m, rehab.Config{})
 	f.turn(t, "th1", "Esquece o da Ribeira, tem humidade a mais")
 	p, _ := f.env.Data.Profile(context.Background(), f.who)
-	if len(p.Memory.Rejected) != 1 || p.Memory.Rejected[0] != (data.Rejected{Property: "T1 Ribeira", Reason: "demasiada humidade"}) ||
+	if len(p.Memory.Rejected) != 1 || p.Memory.Rejected[0] != (store.Rejected{Property: "T1 Ribeira", Reason: "demasiada humidade"}) ||
 		len(p.Memory.Decisions) != 1 || len(p.Memory.OpenQuestions) != 1 {
 		t.Fatalf("memory %+v", p.Memory)
 	}

@@ -13,15 +13,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/apps/rehab/kb"
 	"github.com/trellis-go/trellis/apps/rehab/listing"
 	"github.com/trellis-go/trellis/apps/rehab/nlu"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
+	"github.com/trellis-go/trellis/apps/rehab/store"
 	"github.com/trellis-go/trellis/apps/rehab/taxes"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/server/appkit"
-	"github.com/trellis-go/trellis/store"
+	kv "github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -35,7 +35,7 @@ type call struct {
 	*run
 	st    State
 	turn  int
-	audit data.Audit
+	audit store.Audit
 }
 
 // begun is a tool's body run with its call begun: the run, the state the tool node saw, and the
@@ -70,7 +70,7 @@ func (o *Orchestrator) begin(ctx context.Context, confidence float64) (*call, er
 	if confidence == 0 {
 		confidence = 1
 	}
-	return &call{run: r, st: st, turn: st.Turn, audit: data.Audit{ConversationID: conv, Trigger: appkit.LastUser(st.Messages), Confidence: confidence}}, nil
+	return &call{run: r, st: st, turn: st.Turn, audit: store.Audit{ConversationID: conv, Trigger: appkit.LastUser(st.Messages), Confidence: confidence}}, nil
 }
 
 func ok(content string, upd tool.Update) (*tool.Result, error) {
@@ -164,26 +164,26 @@ func (o *Orchestrator) writeContext(ctx context.Context, c *call, a writeArgs) (
 	upd := kb.KB{}
 	if strings.HasPrefix(path, "memoria/") {
 		lines := splitLines(a.Content)
-		var edit func(m *data.Memory)
+		var edit func(m *store.Memory)
 		switch path {
 		case "memoria/decisoes":
-			edit = func(m *data.Memory) { m.Decisions = appendNew(m.Decisions, lines...) }
+			edit = func(m *store.Memory) { m.Decisions = appendNew(m.Decisions, lines...) }
 		case "memoria/rejeitados":
-			edit = func(m *data.Memory) {
+			edit = func(m *store.Memory) {
 				for _, l := range lines {
 					prop, reason, _ := strings.Cut(l, ":")
 					if reason == "" {
 						prop, reason, _ = strings.Cut(l, " - ")
 					}
-					m.Rejected = append(m.Rejected, data.Rejected{Property: strings.TrimSpace(prop), Reason: strings.TrimSpace(reason)})
+					m.Rejected = append(m.Rejected, store.Rejected{Property: strings.TrimSpace(prop), Reason: strings.TrimSpace(reason)})
 				}
 			}
 		case "memoria/questoes":
-			edit = func(m *data.Memory) { m.OpenQuestions = appendNew(m.OpenQuestions, lines...) }
+			edit = func(m *store.Memory) { m.OpenQuestions = appendNew(m.OpenQuestions, lines...) }
 		default:
 			return refuse("Posso guardar decisões, imóveis rejeitados (com o motivo) ou questões em aberto. Qual destas é?")
 		}
-		prof, err := c.env.Data.UpdateProfile(ctx, c.who, data.ProfileUpdate{EditMemory: edit}, c.audit)
+		prof, err := c.env.Data.UpdateProfile(ctx, c.who, store.ProfileUpdate{EditMemory: edit}, c.audit)
 		if err != nil {
 			return nil, err
 		}
@@ -413,15 +413,15 @@ func TodoListText(ts []kb.Todo) string {
 // carryTodo records a task's change in the user's memory of open tasks, so that the next
 // conversation starts with the tasks still pending (and the change is in the action log).
 func (c *call) carryTodo(ctx context.Context, t kb.Todo) error {
-	_, err := c.env.Data.UpdateProfile(ctx, c.who, data.ProfileUpdate{EditMemory: func(m *data.Memory) {
-		var keep []data.OpenTodo
+	_, err := c.env.Data.UpdateProfile(ctx, c.who, store.ProfileUpdate{EditMemory: func(m *store.Memory) {
+		var keep []store.OpenTodo
 		for _, o := range m.OpenTodos {
 			if o.ID != t.ID {
 				keep = append(keep, o)
 			}
 		}
 		if t.Status == "pending" {
-			keep = append(keep, data.OpenTodo{ID: t.ID, Task: t.Task, ConversationID: c.audit.ConversationID})
+			keep = append(keep, store.OpenTodo{ID: t.ID, Task: t.Task, ConversationID: c.audit.ConversationID})
 		}
 		m.OpenTodos = keep
 	}}, c.audit)
@@ -463,7 +463,7 @@ func (o *Orchestrator) updateProfile(ctx context.Context, c *call, a profileArgs
 	if len(d) == 0 {
 		return refuse("Não percebi o que mudar no teu perfil. Diz-me, por exemplo, \"o meu orçamento é 250 mil\" ou \"tenho 30 anos e é a minha primeira casa\".")
 	}
-	prof, err := c.env.Data.UpdateProfile(ctx, c.who, data.ProfileUpdate{Section: a.Section, Data: d, Summarize: kb.Summarize(a.Section)}, c.audit)
+	prof, err := c.env.Data.UpdateProfile(ctx, c.who, store.ProfileUpdate{Section: a.Section, Data: d, Summarize: kb.Summarize(a.Section)}, c.audit)
 	if err != nil {
 		return refuse("Não consegui guardar isso no teu perfil: o perfil tem as partes fiscal, orçamento, obras, preferências e objetivos. Diz-me a que parte diz respeito.")
 	}
@@ -482,7 +482,7 @@ func (o *Orchestrator) updateProfile(ctx context.Context, c *call, a profileArgs
 }
 
 // budgetNote says how the active property sits against a new budget.
-func budgetNote(st State, prof *data.Profile) string {
+func budgetNote(st State, prof *store.Profile) string {
 	if st.CurrentFocus == nil || st.CurrentFocus.PropertyID == "" {
 		return ""
 	}
@@ -504,8 +504,8 @@ func budgetNote(st State, prof *data.Profile) string {
 	return fmt.Sprintf(" O imóvel em foco (%s) passa este orçamento em %s.", kb.Euro(price), kb.Euro(price-max))
 }
 
-func profileEntry(p *data.Profile) kb.Entry {
-	k, _ := kb.Build(&data.Hydrated{Profile: p})
+func profileEntry(p *store.Profile) kb.Entry {
+	k, _ := kb.Build(&store.Hydrated{Profile: p})
 	e := k["user/profile"]
 	e.Source = kb.SourceTool
 	return e
@@ -518,7 +518,7 @@ type propArgs struct {
 // resolve finds the portfolio item a reference names: an ID, an Idealista ID or URL, words
 // of its place, title or nickname, or (with no reference) the words of the user's message and
 // then the property in focus.
-func (c *call) resolve(ctx context.Context, ref string) (*data.PortfolioItem, []data.PortfolioItem, error) {
+func (c *call) resolve(ctx context.Context, ref string) (*store.PortfolioItem, []store.PortfolioItem, error) {
 	items, err := c.env.Data.Portfolio(ctx, c.who, false)
 	if err != nil {
 		return nil, nil, err
@@ -561,13 +561,13 @@ func (c *call) resolve(ctx context.Context, ref string) (*data.PortfolioItem, []
 	return nil, items, nil
 }
 
-func itemWords(it *data.PortfolioItem) string {
+func itemWords(it *store.PortfolioItem) string {
 	return strings.ToLower(strings.Join([]string{it.Nickname, it.Property.Title, it.Property.Location, it.Property.Typology, it.IndexSummary}, " "))
 }
 
-func matchWords(items []data.PortfolioItem, text string) []*data.PortfolioItem {
+func matchWords(items []store.PortfolioItem, text string) []*store.PortfolioItem {
 	low := strings.ToLower(text)
-	var out []*data.PortfolioItem
+	var out []*store.PortfolioItem
 	for _, n := range Neighbourhoods {
 		ln := strings.ToLower(n)
 		if n == "Lisboa" || n == "Porto" || !strings.Contains(low, ln) {
@@ -590,7 +590,7 @@ func matchWords(items []data.PortfolioItem, text string) []*data.PortfolioItem {
 	return out
 }
 
-func notFound(items []data.PortfolioItem, ref string) (*tool.Result, error) {
+func notFound(items []store.PortfolioItem, ref string) (*tool.Result, error) {
 	if len(items) == 0 {
 		return refuse("O teu portfólio está vazio. Envia-me o link de um anúncio do Idealista para começarmos.")
 	}
@@ -643,13 +643,13 @@ func (o *Orchestrator) saveToPortfolio(ctx context.Context, c *call, a saveArgs)
 		"stream_events":    []map[string]any{actionEvent("save_to_portfolio", sum)}})
 }
 
-func propertyOf(l *listing.Listing) data.Property {
+func propertyOf(l *listing.Listing) store.Property {
 	raw := map[string]any{"features": l.Features, "description": l.Description, "photos": l.Photos}
 	var imgs []string
 	for _, p := range l.Photos {
 		imgs = append(imgs, p.URL)
 	}
-	return data.Property{IdealistaID: l.ID, URL: l.URL, Title: l.Title, Typology: l.Typology, Price: l.Price, AreaM2: l.AreaM2,
+	return store.Property{IdealistaID: l.ID, URL: l.URL, Title: l.Title, Typology: l.Typology, Price: l.Price, AreaM2: l.AreaM2,
 		Location: l.Location, ImageURLs: imgs, Raw: raw}
 }
 
@@ -721,7 +721,7 @@ func (o *Orchestrator) removeFromPortfolio(ctx context.Context, c *call, a propA
 		return nil, err
 	}
 	if c.env.Store != nil {
-		_ = c.env.Store.Delete(ctx, store.DeleteRequest{Namespace: portfolioNS(c.who.User), Key: it.PropertyID})
+		_ = c.env.Store.Delete(ctx, kv.DeleteRequest{Namespace: portfolioNS(c.who.User), Key: it.PropertyID})
 	}
 	upd, err := c.portfolioUpdate(ctx)
 	if err != nil {
@@ -781,19 +781,19 @@ type searchArgs struct {
 func portfolioNS(user string) []string { return []string{"rehab", "users", user, "portfolio"} }
 
 // index puts a portfolio item's description in the store, for search by meaning.
-func (o *Orchestrator) index(ctx context.Context, c *call, it *data.PortfolioItem, description string) {
+func (o *Orchestrator) index(ctx context.Context, c *call, it *store.PortfolioItem, description string) {
 	if c.env.Store == nil {
 		return
 	}
 	ns := portfolioNS(c.who.User)
 	if description == "" {
 		// Keep the description an earlier put indexed (a recalculation does not fetch it).
-		if old, err := c.env.Store.Get(ctx, store.GetRequest{Namespace: ns, Key: it.PropertyID}); err == nil {
+		if old, err := c.env.Store.Get(ctx, kv.GetRequest{Namespace: ns, Key: it.PropertyID}); err == nil {
 			description, _ = old.Value["description"].(string)
 		}
 	}
 	text := strings.Join([]string{it.Nickname, it.Property.Title, it.Property.Location, it.Property.Typology, it.IndexSummary, it.ChatSummary, description}, ". ")
-	_ = c.env.Store.Put(ctx, store.PutRequest{Namespace: ns, Key: it.PropertyID,
+	_ = c.env.Store.Put(ctx, kv.PutRequest{Namespace: ns, Key: it.PropertyID,
 		Value: map[string]any{"text": text, "property_id": it.PropertyID, "index_summary": it.IndexSummary, "description": description}, Index: []string{"text"}})
 }
 
@@ -807,21 +807,21 @@ func (o *Orchestrator) searchPortfolio(ctx context.Context, c *call, a searchArg
 	}
 	q := strings.ToLower(a.Query + " " + c.audit.Trigger)
 	// Superlatives are answered from the numbers, not from words.
-	pick := func(less func(x, y data.PortfolioItem) bool, why string) (*tool.Result, error) {
-		sorted := append([]data.PortfolioItem(nil), items...)
+	pick := func(less func(x, y store.PortfolioItem) bool, why string) (*tool.Result, error) {
+		sorted := append([]store.PortfolioItem(nil), items...)
 		sort.SliceStable(sorted, func(i, j int) bool { return less(sorted[i], sorted[j]) })
 		it := sorted[0]
 		return ok(fmt.Sprintf("%s: %s.", why, it.IndexSummary), nil)
 	}
 	switch {
 	case strings.Contains(q, "mais barato") || strings.Contains(q, "cheapest"):
-		return pick(func(x, y data.PortfolioItem) bool { return x.Property.Price < y.Property.Price }, "O mais barato")
+		return pick(func(x, y store.PortfolioItem) bool { return x.Property.Price < y.Property.Price }, "O mais barato")
 	case strings.Contains(q, "mais caro"):
-		return pick(func(x, y data.PortfolioItem) bool { return x.Property.Price > y.Property.Price }, "O mais caro")
+		return pick(func(x, y store.PortfolioItem) bool { return x.Property.Price > y.Property.Price }, "O mais caro")
 	case strings.Contains(q, "maior"):
-		return pick(func(x, y data.PortfolioItem) bool { return x.Property.AreaM2 > y.Property.AreaM2 }, "O maior")
+		return pick(func(x, y store.PortfolioItem) bool { return x.Property.AreaM2 > y.Property.AreaM2 }, "O maior")
 	case strings.Contains(q, "mais pequeno") || strings.Contains(q, "menor"):
-		return pick(func(x, y data.PortfolioItem) bool { return x.Property.AreaM2 < y.Property.AreaM2 }, "O mais pequeno")
+		return pick(func(x, y store.PortfolioItem) bool { return x.Property.AreaM2 < y.Property.AreaM2 }, "O mais pequeno")
 	}
 	if m := matchWords(items, a.Query); len(m) > 0 {
 		var b strings.Builder
@@ -831,7 +831,7 @@ func (o *Orchestrator) searchPortfolio(ctx context.Context, c *call, a searchArg
 		return ok("No teu portfólio:\n"+strings.TrimRight(b.String(), "\n"), nil)
 	}
 	if c.env.Store != nil {
-		found, err := c.env.Store.Search(ctx, store.SearchRequest{NamespacePrefix: portfolioNS(c.who.User), Query: a.Query, Limit: 3})
+		found, err := c.env.Store.Search(ctx, kv.SearchRequest{NamespacePrefix: portfolioNS(c.who.User), Query: a.Query, Limit: 3})
 		if err == nil && len(found) > 0 {
 			var b strings.Builder
 			for _, f := range found {
@@ -849,7 +849,7 @@ type analysisArgs struct {
 }
 
 // preferences reads the estimate's preferences from a profile.
-func preferences(p *data.Profile) reno.Preferences {
+func preferences(p *store.Profile) reno.Preferences {
 	r := p.Sections["renovation"]
 	out := reno.Preferences{Skills: kb.Strings(r["diy_skills"]), Skip: kb.Strings(r["excluir"])}
 	out.Quality, _ = r["qualidade"].(string)
@@ -889,9 +889,9 @@ func (o *Orchestrator) triggerAnalysis(ctx context.Context, c *call, a analysisA
 	if err != nil {
 		return nil, err
 	}
-	rooms := make([]data.RoomFeature, len(scraped.Rooms))
+	rooms := make([]store.RoomFeature, len(scraped.Rooms))
 	for i, r := range scraped.Rooms {
-		rooms[i] = data.RoomFeature{RoomType: r.Type, RoomIndex: r.Index, AreaM2: r.AreaM2, Condition: r.Condition, Features: r.Features, Photo: r.Photo}
+		rooms[i] = store.RoomFeature{RoomType: r.Type, RoomIndex: r.Index, AreaM2: r.AreaM2, Condition: r.Condition, Features: r.Features, Photo: r.Photo}
 	}
 	if err := c.env.Data.SaveRoomFeatures(ctx, c.who, it.PropertyID, rooms); err != nil {
 		return nil, err
@@ -901,10 +901,10 @@ func (o *Orchestrator) triggerAnalysis(ctx context.Context, c *call, a analysisA
 }
 
 // finishAnalysis stores an analysis and returns the tool's answer and state update.
-func (o *Orchestrator) finishAnalysis(ctx context.Context, c *call, it *data.PortfolioItem, res *reno.Result, prof *data.Profile, kind, description string) (*tool.Result, error) {
+func (o *Orchestrator) finishAnalysis(ctx context.Context, c *call, it *store.PortfolioItem, res *reno.Result, prof *store.Profile, kind, description string) (*tool.Result, error) {
 	chat, detail := kb.ChatSummary(res), kb.DetailSummary(res)
 	raw, _ := json.Marshal(res)
-	if _, err := c.env.Data.SaveAnalysis(ctx, c.who, data.Analysis{PropertyID: it.PropertyID, Type: "renovation", Result: raw, ChatSummary: chat, DetailSummary: detail}, c.audit); err != nil {
+	if _, err := c.env.Data.SaveAnalysis(ctx, c.who, store.Analysis{PropertyID: it.PropertyID, Type: "renovation", Result: raw, ChatSummary: chat, DetailSummary: detail}, c.audit); err != nil {
 		return nil, err
 	}
 	line := kb.IndexLine(it.Property, res.TotalMin, res.TotalMax)
@@ -971,8 +971,8 @@ func (o *Orchestrator) recalculateCosts(ctx context.Context, c *call, a propArgs
 	}
 	// The user's words may carry the change that prompted the recalculation.
 	if d := ExtractSection("renovation", c.audit.Trigger); len(d) > 0 {
-		if prof, err = c.env.Data.UpdateProfile(ctx, c.who, data.ProfileUpdate{Section: "renovation", Data: d, Summarize: kb.Summarize("renovation")},
-			data.Audit{ConversationID: c.audit.ConversationID, Trigger: c.audit.Trigger, Confidence: 0.8}); err != nil {
+		if prof, err = c.env.Data.UpdateProfile(ctx, c.who, store.ProfileUpdate{Section: "renovation", Data: d, Summarize: kb.Summarize("renovation")},
+			store.Audit{ConversationID: c.audit.ConversationID, Trigger: c.audit.Trigger, Confidence: 0.8}); err != nil {
 			return nil, err
 		}
 	}
@@ -993,14 +993,14 @@ type taxArgs struct {
 
 func (o *Orchestrator) calculateTaxes(ctx context.Context, c *call, a taxArgs) (*tool.Result, error) {
 	price := a.Price
-	var it *data.PortfolioItem
+	var it *store.PortfolioItem
 	if price <= 0 {
 		if am := Amounts(c.audit.Trigger); len(am) == 1 && a.Property == "" {
 			price = am[0]
 		}
 	}
 	if price <= 0 {
-		var items []data.PortfolioItem
+		var items []store.PortfolioItem
 		var err error
 		if it, items, err = c.resolve(ctx, a.Property); err != nil {
 			return nil, err
@@ -1051,7 +1051,7 @@ func (o *Orchestrator) calculateTaxes(ctx context.Context, c *call, a taxArgs) (
 	upd := tool.Update{}
 	if it != nil {
 		raw, _ := json.Marshal(r)
-		if _, err := c.env.Data.SaveAnalysis(ctx, c.who, data.Analysis{PropertyID: it.PropertyID, Type: "fiscal", Result: raw,
+		if _, err := c.env.Data.SaveAnalysis(ctx, c.who, store.Analysis{PropertyID: it.PropertyID, Type: "fiscal", Result: raw,
 			ChatSummary: fmt.Sprintf("IMT %s + Selo %s = %s", kb.Euro(r.IMT), kb.Euro(r.Stamp), kb.Euro(r.Total))}, c.audit); err != nil {
 			return nil, err
 		}
@@ -1096,7 +1096,7 @@ func (o *Orchestrator) compareProperties(ctx context.Context, c *call, a compare
 	if err != nil {
 		return nil, err
 	}
-	var chosen []data.PortfolioItem
+	var chosen []store.PortfolioItem
 	seen := map[string]bool{}
 	for _, ref := range a.Properties {
 		it, _, err := c.resolve(ctx, ref)
@@ -1134,9 +1134,9 @@ func (o *Orchestrator) compareProperties(ctx context.Context, c *call, a compare
 	return ok(CompareTable(chosen), nil)
 }
 
-func matchAll(items []data.PortfolioItem, text string) []data.PortfolioItem {
+func matchAll(items []store.PortfolioItem, text string) []store.PortfolioItem {
 	low := strings.ToLower(text)
-	var out []data.PortfolioItem
+	var out []store.PortfolioItem
 	for _, it := range items {
 		for _, n := range Neighbourhoods {
 			ln := strings.ToLower(n)
@@ -1150,7 +1150,7 @@ func matchAll(items []data.PortfolioItem, text string) []data.PortfolioItem {
 }
 
 // CompareTable renders portfolio items side by side.
-func CompareTable(items []data.PortfolioItem) string {
+func CompareTable(items []store.PortfolioItem) string {
 	var b strings.Builder
 	b.WriteString("| |")
 	for _, it := range items {
@@ -1161,21 +1161,21 @@ func CompareTable(items []data.PortfolioItem) string {
 	for range items {
 		b.WriteString("---|")
 	}
-	row := func(label string, f func(it data.PortfolioItem) string) {
+	row := func(label string, f func(it store.PortfolioItem) string) {
 		fmt.Fprintf(&b, "\n| %s |", label)
 		for _, it := range items {
 			fmt.Fprintf(&b, " %s |", f(it))
 		}
 	}
-	row("Preço", func(it data.PortfolioItem) string { return kb.Euro(it.Property.Price) })
-	row("Área", func(it data.PortfolioItem) string { return kb.Area(it.Property.AreaM2) })
-	row("€/m²", func(it data.PortfolioItem) string {
+	row("Preço", func(it store.PortfolioItem) string { return kb.Euro(it.Property.Price) })
+	row("Área", func(it store.PortfolioItem) string { return kb.Area(it.Property.AreaM2) })
+	row("€/m²", func(it store.PortfolioItem) string {
 		if it.Property.AreaM2 == 0 {
 			return "—"
 		}
 		return kb.Euro(it.Property.Price / it.Property.AreaM2)
 	})
-	reno := func(it data.PortfolioItem) (float64, float64, bool) {
+	reno := func(it store.PortfolioItem) (float64, float64, bool) {
 		for _, l := range strings.Split(it.ChatSummary, "\n") {
 			if strings.HasPrefix(l, "Obras: ") {
 				field, _, _ := strings.Cut(strings.TrimPrefix(l, "Obras: "), " |")
@@ -1191,19 +1191,19 @@ func CompareTable(items []data.PortfolioItem) string {
 		}
 		return 0, 0, false
 	}
-	row("Obras", func(it data.PortfolioItem) string {
+	row("Obras", func(it store.PortfolioItem) string {
 		if lo, hi, ok := reno(it); ok {
 			return kb.EuroRange(lo, hi)
 		}
 		return "por analisar"
 	})
-	row("Total", func(it data.PortfolioItem) string {
+	row("Total", func(it store.PortfolioItem) string {
 		if lo, hi, ok := reno(it); ok {
 			return kb.EuroRange(it.Property.Price+lo, it.Property.Price+hi)
 		}
 		return kb.Euro(it.Property.Price) + " + obras"
 	})
-	row("Estado", func(it data.PortfolioItem) string { return it.Status })
+	row("Estado", func(it store.PortfolioItem) string { return it.Status })
 	cheapest := items[0]
 	for _, it := range items[1:] {
 		if it.Property.Price < cheapest.Property.Price {

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/apps/rehab"
-	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/apps/rehab/listing"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
+	"github.com/trellis-go/trellis/apps/rehab/store"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/httpclient"
 	"github.com/trellis-go/trellis/message"
@@ -257,7 +257,7 @@ func TestImplicitFactsAndTheYoungBuyersExemption(t *testing.T) {
 		t.Errorf("fiscal section: %+v", fis)
 	}
 	acts, _ := f.env.Data.Actions(context.Background(), f.who, 50)
-	logged := map[string]data.Action{}
+	logged := map[string]store.Action{}
 	for _, a := range acts {
 		logged[a.Field] = a
 	}
