@@ -2,6 +2,14 @@
 // renovates property. It serves the orchestrator graph as the assistant "rehab", the SSE chat
 // endpoint POST /apps/rehab/api/v1/chat, and the JSON a front end needs (profile, portfolio,
 // action log, conversations, todos, the analysis report as PDF). See docs/apps/rehab.md.
+//
+// The chat agent (graph.go) is a graph of five nodes (hydrate_context, agent, tools, reflect,
+// post_process) over State, with its tools (tools.go: the specification's eleven and the ones of
+// its "future" list), the pt-PT system prompt (prompts/system.md) and the session summaries
+// (summary.go). Dependencies (the data layer, the renovation pipeline, the models, the store)
+// reach the nodes and tools through the run's configuration: the configurable value "rehab_env"
+// names an Env registered on the Orchestrator (the default one when absent), so tests run the
+// same graph against other dependencies without any global.
 package rehab
 
 import (
@@ -9,11 +17,10 @@ import (
 	"fmt"
 
 	"github.com/trellis-go/trellis/appdb"
-	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/apps/rehab/listing"
-	"github.com/trellis-go/trellis/apps/rehab/orchestrator"
 	"github.com/trellis-go/trellis/apps/rehab/pack"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
+	"github.com/trellis-go/trellis/apps/rehab/store"
 	"github.com/trellis-go/trellis/httpclient"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/server"
@@ -36,10 +43,10 @@ type Options struct {
 	// NoDemoSeed leaves the demo user unseeded.
 	NoDemoSeed bool
 	// DemoUser is who the demo profile is seeded for; zero means the dev principal.
-	DemoUser data.Who
+	DemoUser store.Who
 	// Config is the orchestrator configuration (zero fields mean the specification's defaults);
 	// the ORCHESTRATOR__* settings override it.
-	Config orchestrator.Config
+	Config Config
 	// Swept, when set, is called after every sweep of idle sessions (for tests and metrics).
 	Swept func(ended int, err error)
 }
@@ -70,9 +77,9 @@ func New(opts Options) server.App {
 // Parts is what Build assembled, for tests in this package's tree.
 type Parts struct {
 	DB           *appdb.DB
-	Data         *data.Store
-	Orchestrator *orchestrator.Orchestrator
-	Env          *orchestrator.Env
+	Data         *store.Store
+	Orchestrator *Orchestrator
+	Env          *Env
 }
 
 func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppParts, error) {
@@ -93,7 +100,7 @@ func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppPart
 		db.Close()
 		return nil, err
 	}
-	st, err := data.New(ctx, db)
+	st, err := store.New(ctx, db)
 	if err != nil {
 		return fail(err)
 	}
@@ -107,7 +114,7 @@ func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppPart
 		return fail(fmt.Errorf("rehab: the listing client: %w", err))
 	}
 	models := d.Models
-	env := &orchestrator.Env{
+	env := &Env{
 		Data:     st,
 		Pipeline: &reno.Pipeline{Listings: lc, Vision: models.For(model.RoleVision)},
 		Model:    models.For(model.RoleDefault),
@@ -127,14 +134,14 @@ func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppPart
 	} else {
 		env.Config.SummaryModel = models.Spec(model.RoleFast)
 	}
-	orch, err := orchestrator.New(env, d.Compile)
+	orch, err := NewOrchestrator(env, d.Compile)
 	if err != nil {
 		return fail(err)
 	}
 	if !opts.NoDemoSeed {
 		who := opts.DemoUser
 		if who.Tenant == "" {
-			who = data.Who{Tenant: server.DevPrincipal.Tenant, User: server.DevPrincipal.User}
+			who = store.Who{Tenant: server.DevPrincipal.Tenant, User: server.DevPrincipal.User}
 		}
 		if err := SeedDemo(ctx, st, lc, who); err != nil {
 			return fail(err)
@@ -145,7 +152,7 @@ func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppPart
 	// Sessions idle past the timeout are ended and summarised in the background as well.
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
 	swept := make(chan struct{})
-	sw := &orchestrator.Sweeper{O: orch, Env: env, Swept: func(n int, err error) {
+	sw := &Sweeper{O: orch, Env: env, Swept: func(n int, err error) {
 		if err != nil && d.Logger != nil {
 			d.Logger.Warn("rehab: ending idle sessions", "err", err)
 		}

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/trellis-go/trellis/apps/rehab/orchestrator"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/provider"
 	"github.com/trellis-go/trellis/server"
@@ -52,7 +51,7 @@ func (e *SettingError) Error() string {
 // Resolved is what the settings give: the orchestrator's configuration, the models they name
 // (nil where they name none) and the listing site.
 type Resolved struct {
-	Config         orchestrator.Config
+	Config         Config
 	Model, Summary model.Model
 	ListingBaseURL string
 }
@@ -62,7 +61,7 @@ type Resolved struct {
 // key does not go unnoticed. getenv supplies the models' API keys; nil means the app's own
 // settings (OPENAI_API_KEY is the setting openai_api_key, TRELLIS_APP_REHAB_OPENAI_API_KEY):
 // the app reads nothing from the process's environment.
-func ReadSettings(s server.AppSettings, base orchestrator.Config, getenv func(string) string) (*Resolved, error) {
+func ReadSettings(s server.AppSettings, base Config, getenv func(string) string) (*Resolved, error) {
 	if getenv == nil {
 		getenv = func(name string) string { return s.Get(server.SettingKey(name)) }
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/apps/rehab"
-	"github.com/trellis-go/trellis/apps/rehab/orchestrator"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/server"
 )
@@ -22,7 +21,7 @@ func TestSettings(t *testing.T) {
 		"orchestrator__min_lines_for_partial_read":    "10",
 		"orchestrator__summary_trigger_message_count": "12",
 		"listing_base_url":                            "http://127.0.0.1:9/",
-	}, orchestrator.Config{}, getenv)
+	}, rehab.Config{}, getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +34,7 @@ func TestSettings(t *testing.T) {
 		t.Errorf("model %s", p)
 	}
 	// The specification's defaults when nothing is set.
-	r, err = rehab.ReadSettings(server.AppSettings{}, orchestrator.Config{}, getenv)
+	r, err = rehab.ReadSettings(server.AppSettings{}, rehab.Config{}, getenv)
 	if err != nil || r.Config.SessionTimeout() != 30*time.Minute || r.Config.SummaryTrigger() != 20 || r.Model != nil {
 		t.Fatalf("defaults: %v %+v", err, r)
 	}
@@ -49,7 +48,7 @@ func TestSettings(t *testing.T) {
 		"orchestrator__sesion_timeout_minutes":        "30",                 // misspelt
 		"listing_base_url":                            "www.idealista.pt",
 	} {
-		_, err := rehab.ReadSettings(server.AppSettings{key: bad}, orchestrator.Config{}, getenv)
+		_, err := rehab.ReadSettings(server.AppSettings{key: bad}, rehab.Config{}, getenv)
 		if err == nil || !strings.Contains(err.Error(), strings.ToUpper(key)) || !strings.Contains(err.Error(), "TRELLIS_APP_REHAB_"+strings.ToUpper(key)) {
 			t.Errorf("%s=%s: %v", key, bad, err)
 		}

@@ -11,10 +11,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/apps/rehab/kb"
 	"github.com/trellis-go/trellis/apps/rehab/listing"
-	"github.com/trellis-go/trellis/apps/rehab/orchestrator"
+	"github.com/trellis-go/trellis/apps/rehab/store"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/server/appkit"
@@ -51,10 +50,10 @@ func (a *API) Routes(d server.AppDeps) http.Handler {
 	return root
 }
 
-// fail answers an error in the API's shape: data.ErrNotFound 404, anything else as
+// fail answers an error in the API's shape: store.ErrNotFound 404, anything else as
 // appkit.Error does.
 func fail(w http.ResponseWriter, err error) {
-	if errors.Is(err, data.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		appkit.Fail(w, http.StatusNotFound, err.Error(), "")
 		return
 	}
@@ -68,9 +67,9 @@ func badField(w http.ResponseWriter, field, problem string) {
 
 // caller is the request's principal (the server's guard put it there) and its user, or a 401
 // answered.
-func (a *API) caller(w http.ResponseWriter, r *http.Request) (server.Principal, data.Who, bool) {
+func (a *API) caller(w http.ResponseWriter, r *http.Request) (server.Principal, store.Who, bool) {
 	p, ok := appkit.Caller(w, r)
-	return p, data.Who{Tenant: p.Tenant, User: p.User}, ok
+	return p, store.Who{Tenant: p.Tenant, User: p.User}, ok
 }
 
 // ProfileView is GET /api/v1/profile.
@@ -80,7 +79,7 @@ type ProfileView struct {
 	Summary   string                    `json:"summary"`
 	Sections  map[string]map[string]any `json:"sections"`
 	Summaries map[string]string         `json:"section_summaries"`
-	Memory    data.Memory               `json:"memory"`
+	Memory    store.Memory              `json:"memory"`
 	Exists    bool                      `json:"exists"`
 }
 
@@ -113,14 +112,7 @@ func (a *API) portfolio(w http.ResponseWriter, r *http.Request) {
 		archived = b
 	}
 	items, err := a.Data.Portfolio(r.Context(), u, archived)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	if items == nil {
-		items = []data.PortfolioItem{}
-	}
-	appkit.JSON(w, http.StatusOK, items)
+	writeRows(w, items, err)
 }
 
 func (a *API) compare(w http.ResponseWriter, r *http.Request) {
@@ -133,7 +125,7 @@ func (a *API) compare(w http.ResponseWriter, r *http.Request) {
 		badField(w, "ids", "send 2 or 3 property ids separated by commas")
 		return
 	}
-	var items []data.PortfolioItem
+	var items []store.PortfolioItem
 	for _, id := range ids {
 		it, err := a.Data.Item(r.Context(), u, strings.TrimSpace(id))
 		if err != nil {
@@ -142,7 +134,7 @@ func (a *API) compare(w http.ResponseWriter, r *http.Request) {
 		}
 		items = append(items, *it)
 	}
-	appkit.JSON(w, http.StatusOK, map[string]any{"items": items, "table": orchestrator.CompareTable(items)})
+	appkit.JSON(w, http.StatusOK, map[string]any{"items": items, "table": CompareTable(items)})
 }
 
 func limitParam(w http.ResponseWriter, r *http.Request, def int) (int, bool) {
@@ -159,43 +151,38 @@ func limitParam(w http.ResponseWriter, r *http.Request, def int) (int, bool) {
 }
 
 func (a *API) actions(w http.ResponseWriter, r *http.Request) {
-	_, u, ok := a.caller(w, r)
-	if !ok {
-		return
-	}
-	n, ok := limitParam(w, r, 50)
-	if !ok {
-		return
-	}
-	acts, err := a.Data.Actions(r.Context(), u, n)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	if acts == nil {
-		acts = []data.Action{}
-	}
-	appkit.JSON(w, http.StatusOK, acts)
+	listed(a, w, r, 50, a.Data.Actions)
 }
 
 func (a *API) conversations(w http.ResponseWriter, r *http.Request) {
+	listed(a, w, r, 20, a.Data.Conversations)
+}
+
+// listed answers a list of the caller's rows (at most ?limit=, def when absent) as a JSON array,
+// never null.
+func listed[T any](a *API, w http.ResponseWriter, r *http.Request, def int, list func(context.Context, store.Who, int) ([]T, error)) {
 	_, u, ok := a.caller(w, r)
 	if !ok {
 		return
 	}
-	n, ok := limitParam(w, r, 20)
+	n, ok := limitParam(w, r, def)
 	if !ok {
 		return
 	}
-	cs, err := a.Data.Conversations(r.Context(), u, n)
+	rows, err := list(r.Context(), u, n)
+	writeRows(w, rows, err)
+}
+
+// writeRows answers rows as a JSON array (never null), or err in the API's error shape.
+func writeRows[T any](w http.ResponseWriter, rows []T, err error) {
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	if cs == nil {
-		cs = []data.Conversation{}
+	if rows == nil {
+		rows = []T{}
 	}
-	appkit.JSON(w, http.StatusOK, cs)
+	appkit.JSON(w, http.StatusOK, rows)
 }
 
 func (a *API) messages(w http.ResponseWriter, r *http.Request) {
@@ -209,14 +196,7 @@ func (a *API) messages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ms, err := a.Data.Messages(r.Context(), u, id)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	if ms == nil {
-		ms = []data.Message{}
-	}
-	appkit.JSON(w, http.StatusOK, ms)
+	writeRows(w, ms, err)
 }
 
 // StateView is GET /api/v1/conversations/{id}/state: what the UI's todo list and focus show.
@@ -235,7 +215,7 @@ type Interrupt struct {
 }
 
 // threadID is the thread of a user's conversation.
-func threadID(u data.Who, conv string) string {
+func threadID(u store.Who, conv string) string {
 	return server.ThreadIDFor(Name, u.User+"\x00"+conv)
 }
 
@@ -312,7 +292,7 @@ type Event struct {
 	ConversationID string         `json:"conversation_id,omitempty"`
 	// Consent is set on the message that asks for consent (the run waits for the answer, which
 	// the next chat message gives).
-	Consent *orchestrator.ConsentRequest `json:"consent,omitempty"`
+	Consent *ConsentRequest `json:"consent,omitempty"`
 }
 
 // MaxMessageBytes bounds a chat message.
@@ -337,7 +317,7 @@ func (a *API) openChat(w http.ResponseWriter, r *http.Request, p server.Principa
 // prepareChat reads and checks the chat request and opens its conversation, answering a bad
 // one itself (nil); it returns the turn, which streams its events with send.
 func (a *API) prepareChat(w http.ResponseWriter, r *http.Request, p server.Principal) func(send func(Event) error) error {
-	u := data.Who{Tenant: p.Tenant, User: p.User}
+	u := store.Who{Tenant: p.Tenant, User: p.User}
 	var req ChatRequest
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
 	dec.DisallowUnknownFields()
@@ -366,7 +346,7 @@ func (a *API) prepareChat(w http.ResponseWriter, r *http.Request, p server.Princ
 	ctx := r.Context()
 	sess, err := a.Orchestrator.OpenSession(ctx, a.Env, u, req.ConversationID)
 	if err != nil {
-		if errors.Is(err, data.ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			appkit.Fail(w, http.StatusNotFound, "rehab: field \"conversation_id\": "+err.Error(), "leave conversation_id out to start a conversation")
 			return nil
 		}
@@ -381,14 +361,14 @@ func (a *API) prepareChat(w http.ResponseWriter, r *http.Request, p server.Princ
 			if a.Logger != nil {
 				a.Logger.Error("rehab: a chat turn failed", "conversation", conv, "err", err)
 			}
-			_ = send(Event{Type: "error", Message: orchestrator.InternalErrorReply})
+			_ = send(Event{Type: "error", Message: InternalErrorReply})
 		}
 		return nil
 	}
 }
 
 // turn runs one message through the graph and streams its events.
-func (a *API) turn(ctx context.Context, send func(Event) error, p server.Principal, u data.Who, conv, text string) error {
+func (a *API) turn(ctx context.Context, send func(Event) error, p server.Principal, u store.Who, conv, text string) error {
 	thread := threadID(u, conv)
 	rr := server.RunRequest{AssistantID: GraphID, ThreadID: thread, StreamMode: []string{"messages-tuple", "updates"},
 		MultitaskStrategy: "enqueue", Config: map[string]any{"configurable": map[string]any{"conversation_id": conv}},
@@ -466,7 +446,7 @@ func (a *API) turn(ctx context.Context, send func(Event) error, p server.Princip
 					}
 				case "__interrupt__":
 					var ins []struct {
-						Value orchestrator.ConsentRequest `json:"value"`
+						Value ConsentRequest `json:"value"`
 					}
 					if json.Unmarshal(raw, &ins) == nil && len(ins) > 0 {
 						paused = true

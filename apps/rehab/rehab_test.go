@@ -12,7 +12,7 @@ import (
 	"github.com/trellis-go/trellis/appdb/appdbtest"
 	"github.com/trellis-go/trellis/apps/example"
 	"github.com/trellis-go/trellis/apps/rehab"
-	"github.com/trellis-go/trellis/apps/rehab/data"
+	"github.com/trellis-go/trellis/apps/rehab/store"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/modeltest"
 	"github.com/trellis-go/trellis/model/openai"
@@ -173,7 +173,7 @@ func TestAnalysisOverSSE(t *testing.T) {
 		}
 	}
 	conv := convOf(evs)
-	var items []data.PortfolioItem
+	var items []store.PortfolioItem
 	getJSON(t, hs.URL+"/apps/rehab/api/v1/portfolio", "", &items)
 	found := false
 	for _, it := range items {
@@ -184,12 +184,12 @@ func TestAnalysisOverSSE(t *testing.T) {
 	if !found {
 		t.Errorf("portfolio %+v", items)
 	}
-	var acts []data.Action
+	var acts []store.Action
 	getJSON(t, hs.URL+"/apps/rehab/api/v1/actions?limit=5", "", &acts)
 	if len(acts) == 0 || acts[0].Trigger != "Analisa este imóvel: https://www.idealista.pt/imovel/50112233/" {
 		t.Errorf("actions %+v", acts)
 	}
-	var msgs []data.Message
+	var msgs []store.Message
 	getJSON(t, hs.URL+"/apps/rehab/api/v1/conversations/"+conv+"/messages", "", &msgs)
 	if len(msgs) < 3 || msgs[0].Role != "user" || msgs[len(msgs)-1].Role != "assistant" {
 		t.Errorf("messages %+v", msgs)
@@ -239,7 +239,7 @@ func TestConsentOverSSE(t *testing.T) {
 	if last.Consent == nil || last.Consent.PropertyID != rehab.DemoAlfama || !strings.Contains(*last.Content, "Confirmas") {
 		t.Fatalf("no consent asked: %+v", last)
 	}
-	var items []data.PortfolioItem
+	var items []store.PortfolioItem
 	getJSON(t, hs.URL+"/apps/rehab/api/v1/portfolio", "", &items)
 	if len(items) != 2 {
 		t.Fatal("removed before consent")
@@ -322,9 +322,9 @@ func TestAuthAndIsolation(t *testing.T) {
 			}
 			conv := convOf(evs)
 			for _, other := range []string{"k-rui-0123456789abcdef", "k-eva-0123456789abcdef"} {
-				var items []data.PortfolioItem
+				var items []store.PortfolioItem
 				getJSON(t, hs.URL+"/apps/rehab/api/v1/portfolio?archived=true", other, &items)
-				var acts []data.Action
+				var acts []store.Action
 				getJSON(t, hs.URL+"/apps/rehab/api/v1/actions", other, &acts)
 				if len(items) != 0 || len(acts) != 0 {
 					t.Errorf("%s sees %d items and %d actions", other, len(items), len(acts))
@@ -339,7 +339,7 @@ func TestAuthAndIsolation(t *testing.T) {
 					t.Errorf("%s reads ana's analysis: %d", other, code)
 				}
 			}
-			var items []data.PortfolioItem
+			var items []store.PortfolioItem
 			getJSON(t, hs.URL+"/apps/rehab/api/v1/portfolio", "k-ana-0123456789abcdef", &items)
 			if len(items) != 1 {
 				t.Errorf("ana's portfolio: %+v", items)

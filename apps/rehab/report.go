@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/apps/rehab/kb"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
+	"github.com/trellis-go/trellis/apps/rehab/store"
 	"github.com/trellis-go/trellis/apps/rehab/taxes"
 	"github.com/trellis-go/trellis/document/pdf"
 )
@@ -56,7 +56,7 @@ func (a *API) report(w http.ResponseWriter, r *http.Request) {
 }
 
 // ReportLines is the report's text.
-func ReportLines(it *data.PortfolioItem, res *reno.Result, at time.Time, prof *data.Profile, tax *taxes.Result) []pdf.Line {
+func ReportLines(it *store.PortfolioItem, res *reno.Result, at time.Time, prof *store.Profile, tax *taxes.Result) []pdf.Line {
 	L := func(text string) pdf.Line { return pdf.Line{Text: text} }
 	H := func(text string) pdf.Line { return pdf.Line{Text: text, Size: 13, Bold: true, Gap: 10} }
 	lines := []pdf.Line{

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/apps/rehab/kb"
 	"github.com/trellis-go/trellis/apps/rehab/listing"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
+	"github.com/trellis-go/trellis/apps/rehab/store"
 	"github.com/trellis-go/trellis/model/offline"
 )
 
@@ -26,12 +26,12 @@ const DemoSummary = "Discutimos o T2 de Alfama. Detalhámos cozinha (mau estado)
 // five profile sections, the T2 of Alfama analysed and active, the T2 of Graça saved, and a
 // finished session with its summary. The analysis runs the real pipeline on the demo listing
 // (with the offline model reading the photos' labels).
-func SeedDemo(ctx context.Context, st *data.Store, lc *listing.Client, who data.Who) error {
+func SeedDemo(ctx context.Context, st *store.Store, lc *listing.Client, who store.Who) error {
 	p, err := st.Profile(ctx, who)
 	if err != nil || p.Exists {
 		return err
 	}
-	au := data.Audit{Trigger: "seed", Confidence: 1}
+	au := store.Audit{Trigger: "seed", Confidence: 1}
 	name, loc := "João Silva", "Lisboa"
 	for _, sec := range []struct {
 		name string
@@ -41,7 +41,7 @@ func SeedDemo(ctx context.Context, st *data.Store, lc *listing.Client, who data.
 		{"budget", map[string]any{"min": 150000.0, "max": 250000.0}},
 		{"preferences", map[string]any{"zonas": []any{"Alfama", "Graça"}, "tipologia": "T2"}},
 	} {
-		u := data.ProfileUpdate{Section: sec.name, Data: sec.d, Summarize: kb.Summarize(sec.name)}
+		u := store.ProfileUpdate{Section: sec.name, Data: sec.d, Summarize: kb.Summarize(sec.name)}
 		if sec.name == "fiscal" {
 			u.Name, u.Location = &name, &loc
 		}
@@ -55,7 +55,7 @@ func SeedDemo(ctx context.Context, st *data.Store, lc *listing.Client, who data.
 		if err != nil {
 			return fmt.Errorf("rehab: seeding the demo: %w", err)
 		}
-		prop := data.Property{ID: x.id, IdealistaID: l.ID, URL: l.URL, Title: l.Title, Typology: l.Typology, Price: l.Price, AreaM2: l.AreaM2, Location: l.Location}
+		prop := store.Property{ID: x.id, IdealistaID: l.ID, URL: l.URL, Title: l.Title, Typology: l.Typology, Price: l.Price, AreaM2: l.AreaM2, Location: l.Location}
 		for _, ph := range l.Photos {
 			prop.ImageURLs = append(prop.ImageURLs, ph.URL)
 		}
@@ -69,16 +69,16 @@ func SeedDemo(ctx context.Context, st *data.Store, lc *listing.Client, who data.
 			if err != nil {
 				return err
 			}
-			rooms := make([]data.RoomFeature, len(s.Rooms))
+			rooms := make([]store.RoomFeature, len(s.Rooms))
 			for i, r := range s.Rooms {
-				rooms[i] = data.RoomFeature{RoomType: r.Type, RoomIndex: r.Index, AreaM2: r.AreaM2, Condition: r.Condition, Features: r.Features, Photo: r.Photo}
+				rooms[i] = store.RoomFeature{RoomType: r.Type, RoomIndex: r.Index, AreaM2: r.AreaM2, Condition: r.Condition, Features: r.Features, Photo: r.Photo}
 			}
 			if err := st.SaveRoomFeatures(ctx, who, it.PropertyID, rooms); err != nil {
 				return err
 			}
 			res := reno.Analyze(l, it.PropertyID, s.Rooms, reno.Preferences{})
 			raw, _ := json.Marshal(res)
-			if _, err := st.SaveAnalysis(ctx, who, data.Analysis{PropertyID: it.PropertyID, Type: "renovation", Result: raw,
+			if _, err := st.SaveAnalysis(ctx, who, store.Analysis{PropertyID: it.PropertyID, Type: "renovation", Result: raw,
 				ChatSummary: kb.ChatSummary(res), DetailSummary: kb.DetailSummary(res)}, au); err != nil {
 				return err
 			}
@@ -99,7 +99,7 @@ func SeedDemo(ctx context.Context, st *data.Store, lc *listing.Client, who data.
 	if err != nil {
 		return err
 	}
-	for _, m := range []data.Message{
+	for _, m := range []store.Message{
 		{Role: "user", Content: "Como está a cozinha do T2 de Alfama?"},
 		{Role: "assistant", Content: "A cozinha está em mau estado: azulejos antigos, humidade e bancada partida. Conta com 8.000€–12.000€."},
 		{Role: "user", Content: "Estou indeciso entre Alfama e Graça."},

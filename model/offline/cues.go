@@ -126,25 +126,30 @@ func (v *vocab) cueWordMatch(w, c string) bool {
 	if w == urlWord {
 		return false
 	}
-	if matchCueWord(w, c, v.cueSpelled[w]) {
+	if WordsMatch(w, c, v.cueSpelled[w]) {
 		return true
 	}
 	for _, s := range v.synonyms[w] {
-		if !strings.Contains(s, " ") && matchCueWord(s, c, true) {
+		if !strings.Contains(s, " ") && WordsMatch(s, c, true) {
 			return true
 		}
 	}
 	return false
 }
 
-// matchCueWord reports whether the message word w matches the cue word c; exact says w is
-// spelled by some cue, and is then not taken for a typo of another.
-func matchCueWord(w, c string, exact bool) bool {
+// WordsMatch reports whether w, a word as a user wrote it, matches c, a word of a cue or of an
+// app's vocabulary, both in lower case without accents. They match when equal; a c ending in '*'
+// matches any word that starts with the rest of c. Otherwise a typo is forgiven when c has five
+// letters or more: w within one edit or swap of adjacent letters (two from nine letters), or, for
+// a c ending in '*', a start of w within one edit of c's stem. Words holding a digit ("t2",
+// "2023", "1a") match only exactly, and so does w when exact is true (w is itself a known word,
+// never read as a typo of another: "compramos" is not "compara").
+func WordsMatch(w, c string, exact bool) bool {
 	if p, ok := strings.CutSuffix(c, "*"); ok {
 		if strings.HasPrefix(w, p) {
 			return true
 		}
-		if len(p) < 5 || len(w) < len(p)-1 || exact {
+		if len(p) < 5 || len(w) < len(p)-1 || exact || hasDigit(p) || hasDigit(w) {
 			return false
 		}
 		for k := len(p) - 1; k <= len(p)+1 && k <= len(w); k++ {

@@ -66,3 +66,39 @@ func TestPackCues(t *testing.T) {
 		t.Error("an intent without examples or cues passed")
 	}
 }
+
+// WordsMatch forgives a typo from five letters (two from nine), after a stem's '*' too, never
+// for a known word nor for a word holding a digit.
+func TestWordsMatch(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		w, c  string
+		exact bool
+		want  bool
+	}{
+		{"casa", "casa", false, true},
+		{"detalhes", "detalh*", false, true},
+		{"detlhes", "detalh*", false, true},    // a typo in the stem
+		{"dtalhes", "deta*", false, false},     // a stem under five letters is read exactly
+		{"recalcla", "recalcula", false, true}, // one edit
+		{"recalclaa", "recalcula", false, true},
+		{"comparar", "compara", false, true},
+		{"compramos", "compara", true, false}, // a known word is no typo
+		{"mesa", "meas", false, false},        // under five letters: exact only
+		{"tarefa", "tarefas", false, true},
+		{"tarfea", "tarefa", false, true}, // a swap of adjacent letters
+		{"tarefinhas", "tarefa", false, false},
+		{"12345", "12346", false, false}, // numbers are never typos
+		{"t2abcd", "t3abcd", false, false},
+		{"2023ano", "2023an*", false, true},
+		{"2024xx", "2023x*", false, false},
+		{"portefolio", "portfolio", false, true},
+		{"portifolio", "portfolio", false, true},
+		{"apartamento", "apartamentos", false, true},
+		{"anuncio", "anuncios", true, false},
+	} {
+		if got := offline.WordsMatch(c.w, c.c, c.exact); got != c.want {
+			t.Errorf("WordsMatch(%q, %q, %v) = %v, want %v", c.w, c.c, c.exact, got, c.want)
+		}
+	}
+}

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/trellis-go/trellis/apps/rehab/data"
+	"github.com/trellis-go/trellis/apps/rehab/store"
 )
 
 // Sources of an entry.
@@ -205,12 +205,12 @@ func pathLess(a, b string) bool {
 }
 
 func sectionRank(p string) int {
-	for i, s := range data.ProfileSections {
+	for i, s := range store.ProfileSections {
 		if p == "user/"+s {
 			return i
 		}
 	}
-	return len(data.ProfileSections)
+	return len(store.ProfileSections)
 }
 
 func rank(p string) int {
@@ -245,7 +245,7 @@ type Focus struct {
 
 // Build turns hydrated data into the knowledge base: the always-present tier loaded, the
 // available tier as summaries only. Empty states get sensible defaults.
-func Build(h *data.Hydrated) (KB, string) {
+func Build(h *store.Hydrated) (KB, string) {
 	k := KB{}
 	p := h.Profile
 	master := "Perfil não configurado"
@@ -258,7 +258,7 @@ func Build(h *data.Hydrated) (KB, string) {
 	var prof strings.Builder
 	if p != nil && p.Exists {
 		fmt.Fprintf(&prof, "Nome: %s\nLocalização: %s\n", orDash(p.Name), orDash(p.Location))
-		for _, s := range data.ProfileSections {
+		for _, s := range store.ProfileSections {
 			sum := p.Summaries[s]
 			if sum == "" {
 				sum = SectionSummary(s, p.Sections[s])
@@ -277,7 +277,7 @@ func Build(h *data.Hydrated) (KB, string) {
 	}
 	k["user/profile"] = NewEntry(master, prof.String(), SourceDB, true)
 	if p != nil && p.Exists {
-		for _, s := range data.ProfileSections {
+		for _, s := range store.ProfileSections {
 			d, ok := p.Sections[s]
 			if !ok {
 				continue
@@ -322,7 +322,7 @@ func Build(h *data.Hydrated) (KB, string) {
 }
 
 // PortfolioIndex rebuilds the portfolio/index entry from items.
-func PortfolioIndex(items []data.PortfolioItem) Entry {
+func PortfolioIndex(items []store.PortfolioItem) Entry {
 	var idx strings.Builder
 	for _, it := range items {
 		mark := ""
@@ -363,7 +363,7 @@ func SectionText(section string, d map[string]any) string {
 }
 
 // MemoryText renders the structured memory.
-func MemoryText(m data.Memory) string {
+func MemoryText(m store.Memory) string {
 	var b strings.Builder
 	for _, d := range m.Decisions {
 		b.WriteString("Decisão: " + d + "\n")

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/apps/rehab/kb"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
+	"github.com/trellis-go/trellis/apps/rehab/store"
 )
 
 func TestFormats(t *testing.T) {
@@ -31,7 +31,7 @@ func TestFormats(t *testing.T) {
 
 func TestSummaries(t *testing.T) {
 	t.Parallel()
-	p := &data.Profile{Exists: true, Name: "João Silva", Location: "Lisboa", Sections: map[string]map[string]any{
+	p := &store.Profile{Exists: true, Name: "João Silva", Location: "Lisboa", Sections: map[string]map[string]any{
 		"fiscal":      {"regime": "IRS", "primeira_habitacao": true},
 		"budget":      {"min": 150000.0, "max": 250000.0},
 		"preferences": {"zonas": []any{"Alfama", "Graça"}, "tipologia": "T2"},
@@ -39,7 +39,7 @@ func TestSummaries(t *testing.T) {
 	if got := kb.MasterSummary(p); got != "João Silva | Lisboa | 3/5 secções completas" {
 		t.Errorf("master %q", got)
 	}
-	if got := kb.MasterSummary(&data.Profile{}); got != "Perfil não configurado" {
+	if got := kb.MasterSummary(&store.Profile{}); got != "Perfil não configurado" {
 		t.Errorf("empty master %q", got)
 	}
 	if got := kb.SectionSummary("fiscal", p.Sections["fiscal"]); got != "IRS | 1ª habitação" {
@@ -51,7 +51,7 @@ func TestSummaries(t *testing.T) {
 	if got := kb.SectionSummary("budget", map[string]any{"max": 180000.0}); got != "Orçamento: até 180.000€" {
 		t.Errorf("budget max %q", got)
 	}
-	prop := data.Property{Typology: "T2", Location: "Alfama, Lisboa", Price: 180000, AreaM2: 65}
+	prop := store.Property{Typology: "T2", Location: "Alfama, Lisboa", Price: 180000, AreaM2: 65}
 	if got := kb.IndexLine(prop, 15000, 25000); got != "T2 Alfama, 180k€, reno 15-25k€" {
 		t.Errorf("index %q", got)
 	}
@@ -72,12 +72,12 @@ func TestSummaries(t *testing.T) {
 	}
 }
 
-func demo() *data.Hydrated {
-	return &data.Hydrated{
-		Profile: &data.Profile{Exists: true, Name: "João Silva", Location: "Lisboa", Summary: "João Silva | Lisboa | 3/5 secções completas",
+func demo() *store.Hydrated {
+	return &store.Hydrated{
+		Profile: &store.Profile{Exists: true, Name: "João Silva", Location: "Lisboa", Summary: "João Silva | Lisboa | 3/5 secções completas",
 			Sections:  map[string]map[string]any{"fiscal": {"regime": "IRS", "primeira_habitacao": true}, "budget": {"min": 150000.0, "max": 250000.0}},
 			Summaries: map[string]string{"fiscal": "IRS | 1ª habitação", "budget": "Orçamento: 150.000€–250.000€"}},
-		Portfolio: []data.PortfolioItem{
+		Portfolio: []store.PortfolioItem{
 			{PropertyID: "abc-123", IndexSummary: "T2 Alfama, 180k€, reno 15-25k€", Status: "interessado", IsActive: true, ChatSummary: "Preço: 180.000€", DetailSummary: strings.Repeat("linha\n", 30)},
 			{PropertyID: "def-456", IndexSummary: "T3 Graça, 230k€", Status: "interessado", ChatSummary: "Preço: 230.000€"},
 		},
@@ -110,7 +110,7 @@ func TestBuildAndBlock(t *testing.T) {
 	if strings.Index(block, "user/profile") > strings.Index(block, "user/fiscal") || strings.Index(block, "user/budget") > strings.Index(block, "portfolio/index") {
 		t.Errorf("order:\n%s", block)
 	}
-	empty, _ := kb.Build(&data.Hydrated{Profile: &data.Profile{}})
+	empty, _ := kb.Build(&store.Hydrated{Profile: &store.Profile{}})
 	b := kb.Block(empty, nil, nil)
 	if !strings.Contains(b, "user/profile [carregado] — Perfil não configurado") || !strings.Contains(b, "portfolio/index [carregado] — Portfólio vazio") {
 		t.Errorf("empty block:\n%s", b)

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
+	"github.com/trellis-go/trellis/apps/rehab/store"
 )
 
 // Template summaries: deterministic, no model call.
@@ -91,7 +91,7 @@ func SectionSummary(section string, d map[string]any) string {
 }
 
 // MasterSummary is the profile's compact identity: João Silva | Lisboa | 3/5 secções completas.
-func MasterSummary(p *data.Profile) string {
+func MasterSummary(p *store.Profile) string {
 	if p == nil || !p.Exists {
 		return "Perfil não configurado"
 	}
@@ -103,18 +103,18 @@ func MasterSummary(p *data.Profile) string {
 		parts = append(parts, p.Location)
 	}
 	n := 0
-	for _, s := range data.ProfileSections {
+	for _, s := range store.ProfileSections {
 		if len(p.Sections[s]) > 0 {
 			n++
 		}
 	}
-	parts = append(parts, fmt.Sprintf("%d/%d secções completas", n, len(data.ProfileSections)))
+	parts = append(parts, fmt.Sprintf("%d/%d secções completas", n, len(store.ProfileSections)))
 	return strings.Join(parts, " | ")
 }
 
-// Summarize gives data.ProfileUpdate.Summarize for a section.
-func Summarize(section string) func(p *data.Profile) (string, string) {
-	return func(p *data.Profile) (string, string) {
+// Summarize gives store.ProfileUpdate.Summarize for a section.
+func Summarize(section string) func(p *store.Profile) (string, string) {
+	return func(p *store.Profile) (string, string) {
 		return SectionSummary(section, p.Sections[section]), MasterSummary(p)
 	}
 }
@@ -128,7 +128,7 @@ func Neighbourhood(loc string) string {
 }
 
 // IndexLine is a portfolio item's one-liner: T2 Alfama, 180k€, reno 15-25k€.
-func IndexLine(p data.Property, renoMin, renoMax float64) string {
+func IndexLine(p store.Property, renoMin, renoMax float64) string {
 	var parts []string
 	head := strings.TrimSpace(p.Typology + " " + Neighbourhood(p.Location))
 	if head != "" {

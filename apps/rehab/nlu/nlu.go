@@ -2,13 +2,14 @@
 // for, for the runs on the offline model: the facts of the user's profile it mentions in passing,
 // the amounts and places it names, and its words without the cues of its intent (what a task or a
 // note is about). Which tool a message asks for is the offline model's answer, from the cues of
-// rehab's pack (apps/rehab/pack). The words are data, embedded from this directory: facts.txt
-// (the cues of each profile fact), words.txt (pt-BR spellings and abbreviations, words never read
-// as typos, filler words) and places.txt.
+// rehab's pack (apps/rehab/pack), which also holds the phrases of the profile facts
+// (pack.Facts, facts.txt there). The other words are data embedded from this directory: words.txt
+// (pt-BR spellings and abbreviations, words never read as typos, filler words) and places.txt.
 //
-// Text is compared in lower case without accents, word by word; a word of five letters or more
-// that is not itself a known word matches a cue word within one edit (two from nine letters),
-// so "detalhs", "comprar" and "recalcla" are read as a person meant them.
+// Text is compared in lower case without accents, word by word, with the offline model's typo
+// matcher (offline.WordsMatch): a word of five letters or more that is not itself a known word
+// matches a cue word within one edit (two from nine letters), so "detalhs", "comprar" and
+// "recalcla" are read as a person meant them.
 package nlu
 
 import (
@@ -24,9 +25,10 @@ import (
 
 	"github.com/trellis-go/trellis/apps/rehab/pack"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
+	"github.com/trellis-go/trellis/model/offline"
 )
 
-//go:embed facts.txt words.txt places.txt
+//go:embed words.txt places.txt
 var files embed.FS
 
 // cue is a sequence of words; a word ending in '*' matches any ending.
@@ -152,18 +154,11 @@ func load() (*lexicon, error) {
 			l.rules = append(l.rules, rule{intent: name, cue: parseCue(strings.Fields(strings.ReplaceAll(c, "<url>", "urlidealista")), in.Weight)})
 		}
 	}
-	err = lines("facts.txt", func(_ int, f []string) error {
-		if len(f) < 5 {
-			return fmt.Errorf("want <section> <field> <value> <confidence> <cue>, got %q", strings.Join(f, " "))
-		}
-		c, err := strconv.ParseFloat(f[3], 64)
-		if err != nil || c <= 0 || c > 1 {
-			return fmt.Errorf("confidence %q: want a number in (0, 1]", f[3])
-		}
-		l.facts = append(l.facts, fact{section: f[0], field: f[1], value: f[2], confidence: c, cue: parseCue(f[4:], 1)})
-		return nil
-	})
-	return l, err
+	// The profile facts are the pack's too (apps/rehab/pack/facts.txt).
+	for _, f := range pack.Facts {
+		l.facts = append(l.facts, fact{section: f.Section, field: f.Field, value: f.Value, confidence: f.Confidence, cue: parseCue(strings.Fields(f.Cue), 1)})
+	}
+	return l, nil
 }
 
 var foldReplacer = strings.NewReplacer("á", "a", "à", "a", "â", "a", "ã", "a", "ä", "a", "é", "e", "è", "e", "ê", "e", "ë", "e",
@@ -194,37 +189,7 @@ func Words(text string) []string {
 	return out
 }
 
-// wordMatch reports whether a word of the text matches a cue word; known says the word is
-// one of the lexicon's own (matched exactly only).
-func wordMatch(w string, known bool, c string) bool {
-	if p, ok := strings.CutSuffix(c, "*"); ok {
-		if strings.HasPrefix(w, p) {
-			return true
-		}
-		if len(p) < 5 || len(w) < len(p)-1 || known {
-			return false
-		}
-		for k := len(p) - 1; k <= len(p)+1 && k <= len(w); k++ {
-			if distance(w[:k], p) <= 1 {
-				return true
-			}
-		}
-		return false
-	}
-	if w == c {
-		return true
-	}
-	if len(c) < 5 || known || abs(len(w)-len(c)) > 1 {
-		return false
-	}
-	max := 1
-	if len(c) >= 9 {
-		max = 2
-	}
-	return distance(w, c) <= max
-}
-
-// matcher memoises wordMatch for the words of one text.
+// matcher memoises offline.WordsMatch for the words of one text.
 type matcher struct {
 	words []string
 	known []bool
@@ -243,53 +208,11 @@ func (m *matcher) match(i, id int) bool {
 	k := i*len(lex.vocab) + id
 	if m.memo[k] == 0 {
 		m.memo[k] = 1
-		if wordMatch(m.words[i], m.known[i], lex.vocab[id]) {
+		if offline.WordsMatch(m.words[i], lex.vocab[id], m.known[i]) {
 			m.memo[k] = 2
 		}
 	}
 	return m.memo[k] == 2
-}
-
-func abs(n int) int {
-	if n < 0 {
-		return -n
-	}
-	return n
-}
-
-// distance is the optimal string alignment distance (edits and adjacent swaps) of two words.
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	if abs(len(ra)-len(rb)) > 2 {
-		return 3
-	}
-	if len(ra) > 31 || len(rb) > 31 {
-		if a == b {
-			return 0
-		}
-		return 3
-	}
-	var buf [32][32]int
-	d := buf[:len(ra)+1]
-	for i := range d {
-		d[i][0] = i
-	}
-	for j := range rb {
-		d[0][j+1] = j + 1
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
 }
 
 // find returns the index of the first place the cue matches in words, or -1.

@@ -23,23 +23,6 @@ var (
 // setup is the offline model with the pack, on packtest's fixed clock (a Wednesday).
 func setup(*testing.T) *offline.Model { return packtest.Model(pack.Pack) }
 
-// seedCase is one request and the call it must make.
-type seedCase struct {
-	name       string
-	tools      []model.ToolSpec
-	msgs       []message.Message
-	tool, args string
-}
-
-func checkCalls(t *testing.T, cases []seedCase) {
-	t.Helper()
-	cs := make([]packtest.Case, len(cases))
-	for i, c := range cases {
-		cs[i] = packtest.Case{Name: c.name, Tools: c.tools, Msgs: c.msgs, Tool: c.tool, Args: c.args}
-	}
-	packtest.CheckCalls(t, pack.Pack, cs)
-}
-
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
@@ -99,13 +82,24 @@ var rehab11 = []model.ToolSpec{
 
 // TestSeedTools: requests from the specification reach the right tool with their arguments.
 func TestSeedTools(t *testing.T) {
-	checkCalls(t, []seedCase{
-		{"rehab portuguese url", rehabTools, []message.Message{message.User("Analisa este imóvel: https://www.idealista.pt/imovel/33445566/")},
-			"trigger_property_analysis", `{"url":"https://www.idealista.pt/imovel/33445566/"}`},
-		{"rehab todos", rehabTools, []message.Message{message.User("list my todos")},
-			"manage_todos", `{"action":"list"}`},
+	packtest.CheckCalls(t, pack.Pack, []packtest.Case{
+		{Name: "rehab portuguese url", Tools: rehabTools,
+			Msgs: []message.Message{message.User("Analisa este imóvel: https://www.idealista.pt/imovel/33445566/")},
+			Tool: "trigger_property_analysis", Args: `{"url":"https://www.idealista.pt/imovel/33445566/"}`},
+		{Name: "rehab todos", Tools: rehabTools, Msgs: []message.Message{message.User("list my todos")},
+			Tool: "manage_todos", Args: `{"action":"list"}`},
+		// The digits of a listing's address are its ID, not an amount.
+		{Name: "address beside a price", Tools: taxTools,
+			Msgs: []message.Message{message.User("impostos de https://www.idealista.pt/imovel/50112233/ por 180.000€")},
+			Tool: "calculate_taxes", Args: `{"price":180000}`},
+		{Name: "address without a price", Tools: taxTools,
+			Msgs: []message.Message{message.User("impostos do imóvel www.idealista.pt/imovel/50112233")},
+			Tool: "calculate_taxes", Args: `{}`},
 	})
 }
+
+var taxTools = []model.ToolSpec{spec("calculate_taxes", "Calculate purchase taxes (IMT and stamp duty) for a property price.",
+	`{"type":"object","properties":{"price":{"type":"number"}}}`)}
 
 // TestPortugueseIntents: requests in European Portuguese reach the right tool with their
 // arguments, and the offline model answers in Portuguese.
@@ -172,25 +166,29 @@ func TestRehabToolsInPortuguese(t *testing.T) {
 	}
 }
 
-// TestNoAmountsInAddresses: the digits of a web or email address (a listing's ID in its URL) are
-// not read as an amount.
-func TestNoAmountsInAddresses(t *testing.T) {
-	tools := []model.ToolSpec{spec("calculate_taxes", "Calculate purchase taxes (IMT and stamp duty) for a property price.",
-		`{"type":"object","properties":{"price":{"type":"number"}}}`)}
-	for _, text := range []string{
-		"Lembra-me de ver os impostos do de Alfama e analisa https://www.idealista.pt/imovel/50112233/",
-		"impostos do imóvel www.idealista.pt/imovel/50112233",
-		"taxes for the flat, write to seller50112233@example.com",
-	} {
-		resp := ask(t, setup(t), tools, message.User(text))
-		for _, c := range resp.Message.ToolCalls {
-			if strings.Contains(string(c.Arguments), "50112233") {
-				t.Errorf("%q: %s(%s) took the address's digits as an amount", text, c.Name, c.Arguments)
+// TestFacts: facts.txt parses, its phrases are the pack's cues of update_user_profile (weight 3)
+// once each,
+// and a bad line is refused with its line number.
+func TestFacts(t *testing.T) {
+	if len(pack.Facts) < 100 {
+		t.Fatalf("%d facts, want the whole of facts.txt", len(pack.Facts))
+	}
+	cues := map[string]int{}
+	for _, in := range pack.Pack.Intents {
+		if in.Tool == "update_user_profile" && in.Weight == 3 {
+			for _, c := range in.Cues {
+				cues[c]++
 			}
 		}
 	}
-	_, args := argsOf(t, ask(t, setup(t), tools, message.User("impostos de https://www.idealista.pt/imovel/50112233/ por 180.000€")))
-	if args["price"] != 180000.0 {
-		t.Errorf("price = %v beside an address, want 180000", args["price"])
+	for _, f := range pack.Facts {
+		if cues[f.Cue] != 1 {
+			t.Errorf("fact %s.%s %q: %d cues of update_user_profile, want 1", f.Section, f.Field, f.Cue, cues[f.Cue])
+		}
+	}
+	for _, bad := range []string{"fiscal idade @age anos", "fiscal idade @age 1.5 anos", "fiscal idade @age x anos"} {
+		if _, err := pack.ParseFacts([]byte("# ok\n\n" + bad)); err == nil || !strings.Contains(err.Error(), "line 3") {
+			t.Errorf("%q: err = %v, want one naming line 3", bad, err)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package orchestrator
+package rehab
 
 import (
 	"context"
@@ -7,12 +7,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/apps/rehab/kb"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
+	"github.com/trellis-go/trellis/apps/rehab/store"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
-	"github.com/trellis-go/trellis/store"
+	kv "github.com/trellis-go/trellis/store"
 )
 
 // Config is the specification's OrchestratorConfig.
@@ -55,13 +55,13 @@ func (c Config) KB() kb.Settings {
 // Env is what a run's nodes and tools use.
 type Env struct {
 	// Data is the app's tables. Required.
-	Data *data.Store
+	Data *store.Store
 	// Pipeline runs the renovation analysis. Required for trigger_property_analysis.
 	Pipeline *reno.Pipeline
 	// Model is the agent's model; Summary writes session summaries. Required.
 	Model, Summary model.Model
 	// Store keeps the portfolio's search documents (embeddings); nil falls back to keywords.
-	Store store.Store
+	Store kv.Store
 	Config
 }
 
@@ -84,7 +84,7 @@ func (o *Orchestrator) Default() *Env { return o.def }
 // run is what a node or tool knows of its run.
 type run struct {
 	env  *Env
-	who  data.Who
+	who  store.Who
 	conv string
 	info graph.Info
 }
@@ -111,5 +111,5 @@ func (o *Orchestrator) run(ctx context.Context) (*run, error) {
 		return nil, ErrNoUser
 	}
 	conv, _ := info.Config["conversation_id"].(string)
-	return &run{env: env, who: data.Who{Tenant: tenant, User: user}, conv: conv, info: info}, nil
+	return &run{env: env, who: store.Who{Tenant: tenant, User: user}, conv: conv, info: info}, nil
 }

@@ -1,4 +1,4 @@
-package orchestrator
+package rehab
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/agent/conversation"
-	"github.com/trellis-go/trellis/apps/rehab/data"
+	"github.com/trellis-go/trellis/apps/rehab/store"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 )
@@ -30,7 +30,7 @@ func (o *Orchestrator) summarize(ctx context.Context, r *run, convID string) err
 	if err != nil {
 		return err
 	}
-	var mine []data.Action
+	var mine []store.Action
 	for _, a := range acts {
 		if a.ConversationID == convID {
 			mine = append(mine, a)
@@ -50,7 +50,7 @@ const SummaryPrompt = "Resume esta conversa em 2 a 3 frases curtas em português
 
 // Summary writes a session summary: by the model, or by template when the model is the offline
 // one (which would only quote the turns).
-func Summary(ctx context.Context, m model.Model, previous string, msgs []data.Message, actions []data.Action) (string, error) {
+func Summary(ctx context.Context, m model.Model, previous string, msgs []store.Message, actions []store.Action) (string, error) {
 	if m != nil && !model.IsOffline(m) {
 		var conv []message.Message
 		for _, x := range msgs {
@@ -74,7 +74,7 @@ func Summary(ctx context.Context, m model.Model, previous string, msgs []data.Me
 }
 
 // TemplateSummary is the deterministic session summary: what was done, then what is next.
-func TemplateSummary(msgs []data.Message, actions []data.Action) string {
+func TemplateSummary(msgs []store.Message, actions []store.Action) string {
 	var done []string
 	seen := map[string]bool{}
 	// actions come newest first
@@ -133,8 +133,8 @@ func TemplateSummary(msgs []data.Message, actions []data.Action) string {
 }
 
 // OpenSession returns the conversation a new message of who belongs to (see
-// data.Store.OpenConversation), after writing the summaries of the sessions it ended.
-func (o *Orchestrator) OpenSession(ctx context.Context, env *Env, who data.Who, id string) (*data.Session, error) {
+// store.Store.OpenConversation), after writing the summaries of the sessions it ended.
+func (o *Orchestrator) OpenSession(ctx context.Context, env *Env, who store.Who, id string) (*store.Session, error) {
 	if env == nil {
 		env = o.def
 	}

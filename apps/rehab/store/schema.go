@@ -1,9 +1,9 @@
-// Package data keeps Rehabify's eight tables (user profiles, properties, portfolio items, room
+// Package store keeps Rehabify's eight tables (user profiles, properties, portfolio items, room
 // features, analyses, conversations, messages and the action log) on SQLite or Postgres through
 // appdb, every row scoped to its tenant and user. Properties are visible only through the user's
 // portfolio: on Postgres by a restrictive row-level policy, on SQLite (and on Postgres too, as
 // the first wall) by the joins this package writes.
-package data
+package store
 
 import "github.com/trellis-go/trellis/appdb"
 

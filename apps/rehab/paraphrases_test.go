@@ -1,4 +1,4 @@
-package orchestrator_test
+package rehab_test
 
 import (
 	"bufio"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trellis-go/trellis/apps/rehab/orchestrator"
+	"github.com/trellis-go/trellis/apps/rehab"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
 )
@@ -17,7 +17,7 @@ import (
 // specs are the agent's tools, as the model is given them.
 func specs(t *testing.T) []model.ToolSpec {
 	t.Helper()
-	ts, err := (&orchestrator.Orchestrator{}).Tools()
+	ts, err := (&rehab.Orchestrator{}).Tools()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,23 +89,26 @@ var knownMisses = map[string]string{
 	"qual e melohr, o de alfama ou o da graca?":             "understood search_portfolio, want compare_properties",
 }
 
-// TestParaphrases: every paraphrase is understood as its intent; at least thirty per tool; the
+// TestParaphrases: every paraphrase is understood as its intent; at least thirty per intent (each
+// action of manage_todos its own); the
 // figures per intent are logged (go test -run TestParaphrases -v).
 func TestParaphrases(t *testing.T) {
 	t.Parallel()
-	ok, all, perTool := map[string]int{}, map[string]int{}, map[string]int{}
+	ok, all := map[string]int{}, map[string]int{}
 	for _, p := range readParaphrases(t) {
 		all[p.intent]++
-		perTool[toolOf(p.intent)]++
 		if got := understood(t, p.text); got == p.intent {
 			ok[p.intent]++
+			if _, known := knownMisses[p.text]; known {
+				t.Errorf("paraphrases.txt:%d %q is understood now: take it out of knownMisses", p.line, p.text)
+			}
 		} else if _, known := knownMisses[p.text]; !known {
 			t.Errorf("paraphrases.txt:%d %q: understood %q, want %q", p.line, p.text, got, p.intent)
 		}
 	}
-	for tool, n := range perTool {
+	for intent, n := range all {
 		if n < 30 {
-			t.Errorf("%s: %d paraphrases, want 30", tool, n)
+			t.Errorf("%s: %d paraphrases, want 30", intent, n)
 		}
 	}
 	var lines []string
@@ -118,7 +121,7 @@ func TestParaphrases(t *testing.T) {
 
 func understood(t *testing.T, text string) string {
 	t.Helper()
-	got, err := orchestrator.IntentOf(context.Background(), offline.New(nil), specs(t), text)
+	got, err := rehab.IntentOf(context.Background(), offline.New(nil), specs(t), text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +132,7 @@ func understood(t *testing.T, text string) string {
 // spellings, typos and missing accents among them (nlu/testdata/phrasings.txt).
 func TestPhrasings(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open("../nlu/testdata/phrasings.txt")
+	f, err := os.Open("nlu/testdata/phrasings.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

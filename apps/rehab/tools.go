@@ -1,4 +1,4 @@
-package orchestrator
+package rehab
 
 import (
 	"context"
@@ -13,15 +13,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/apps/rehab/kb"
 	"github.com/trellis-go/trellis/apps/rehab/listing"
 	"github.com/trellis-go/trellis/apps/rehab/nlu"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
+	"github.com/trellis-go/trellis/apps/rehab/store"
 	"github.com/trellis-go/trellis/apps/rehab/taxes"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/server/appkit"
-	"github.com/trellis-go/trellis/store"
+	kv "github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -35,8 +35,27 @@ type call struct {
 	*run
 	st    State
 	turn  int
-	audit data.Audit
+	audit store.Audit
 }
+
+// begun is a tool's body run with its call begun: the run, the state the tool node saw, and the
+// audit of the user's message (with the arguments' confidence when they give one).
+func begun[A any](o *Orchestrator, body func(context.Context, *call, A) (*tool.Result, error)) func(context.Context, A) (*tool.Result, error) {
+	return func(ctx context.Context, a A) (*tool.Result, error) {
+		conf := 0.0
+		if x, ok := any(a).(confident); ok {
+			conf = x.confidence()
+		}
+		c, err := o.begin(ctx, conf)
+		if err != nil {
+			return nil, err
+		}
+		return body(ctx, c, a)
+	}
+}
+
+// confident arguments say how sure the model is that the user meant them (0 when not said).
+type confident interface{ confidence() float64 }
 
 func (o *Orchestrator) begin(ctx context.Context, confidence float64) (*call, error) {
 	r, err := o.run(ctx)
@@ -51,7 +70,7 @@ func (o *Orchestrator) begin(ctx context.Context, confidence float64) (*call, er
 	if confidence == 0 {
 		confidence = 1
 	}
-	return &call{run: r, st: st, turn: st.Turn, audit: data.Audit{ConversationID: conv, Trigger: appkit.LastUser(st.Messages), Confidence: confidence}}, nil
+	return &call{run: r, st: st, turn: st.Turn, audit: store.Audit{ConversationID: conv, Trigger: appkit.LastUser(st.Messages), Confidence: confidence}}, nil
 }
 
 func ok(content string, upd tool.Update) (*tool.Result, error) {
@@ -88,19 +107,19 @@ func (o *Orchestrator) Tools() ([]tool.Tool, error) {
 		}
 		out = append(out, t)
 	}
-	add(tool.New("read_context", "Load content from the knowledge base (working memory). Supports partial reads via start_line/num_lines.", o.readContext))
-	add(tool.New("write_context", "Store derived information, notes, or sub-agent results in the knowledge base. Paths memoria/decisoes, memoria/rejeitados and memoria/questoes are kept across sessions.", o.writeContext))
-	add(tool.New("remove_context", "Remove irrelevant entries from the knowledge base.", o.removeContext))
-	add(tool.New("manage_todos", "Add, complete, or list tasks for multi-step requests.", o.manageTodos))
-	add(tool.New("update_user_profile", "Update a profile section (fiscal, budget, renovation, preferences, goals) from what the user said; persists and regenerates the summaries.", o.updateProfile))
-	add(tool.New("save_to_portfolio", "Add a property to the user's portfolio (carteira) by its Idealista URL or ID.", o.saveToPortfolio))
-	add(tool.New("remove_from_portfolio", "Archive a portfolio item (soft delete). Requires the user's explicit confirmation, which the tool asks for.", o.removeFromPortfolio))
-	add(tool.New("switch_active_property", "Change the focused property and load its analysis.", o.switchActive))
-	add(tool.New("search_portfolio", "Resolve natural language references to portfolio property IDs (\"o de Alfama\", \"o mais barato\") by meaning.", o.searchPortfolio))
-	add(tool.New("trigger_property_analysis", "Run the full renovation pipeline (scrape, classify, estimate) for an Idealista URL.", o.triggerAnalysis))
-	add(tool.New("recalculate_costs", "Recalculate renovation costs using cached room features and updated preferences (no new scraping).", o.recalculateCosts))
-	add(tool.New("calculate_taxes", "Calculate the purchase taxes (impostos: IMT and Imposto do Selo) for a property and the user's fiscal profile.", o.calculateTaxes))
-	add(tool.New("compare_properties", "Compare (compara) 2-3 portfolio properties side by side in a table.", o.compareProperties))
+	add(tool.New("read_context", "Load content from the knowledge base (working memory). Supports partial reads via start_line/num_lines.", begun(o, o.readContext)))
+	add(tool.New("write_context", "Store derived information, notes, or sub-agent results in the knowledge base. Paths memoria/decisoes, memoria/rejeitados and memoria/questoes are kept across sessions.", begun(o, o.writeContext)))
+	add(tool.New("remove_context", "Remove irrelevant entries from the knowledge base.", begun(o, o.removeContext)))
+	add(tool.New("manage_todos", "Add, complete, or list tasks for multi-step requests.", begun(o, o.manageTodos)))
+	add(tool.New("update_user_profile", "Update a profile section (fiscal, budget, renovation, preferences, goals) from what the user said; persists and regenerates the summaries.", begun(o, o.updateProfile)))
+	add(tool.New("save_to_portfolio", "Add a property to the user's portfolio (carteira) by its Idealista URL or ID.", begun(o, o.saveToPortfolio)))
+	add(tool.New("remove_from_portfolio", "Archive a portfolio item (soft delete). Requires the user's explicit confirmation, which the tool asks for.", begun(o, o.removeFromPortfolio)))
+	add(tool.New("switch_active_property", "Change the focused property and load its analysis.", begun(o, o.switchActive)))
+	add(tool.New("search_portfolio", "Resolve natural language references to portfolio property IDs (\"o de Alfama\", \"o mais barato\") by meaning.", begun(o, o.searchPortfolio)))
+	add(tool.New("trigger_property_analysis", "Run the full renovation pipeline (scrape, classify, estimate) for an Idealista URL.", begun(o, o.triggerAnalysis)))
+	add(tool.New("recalculate_costs", "Recalculate renovation costs using cached room features and updated preferences (no new scraping).", begun(o, o.recalculateCosts)))
+	add(tool.New("calculate_taxes", "Calculate the purchase taxes (impostos: IMT and Imposto do Selo) for a property and the user's fiscal profile.", begun(o, o.calculateTaxes)))
+	add(tool.New("compare_properties", "Compare (compara) 2-3 portfolio properties side by side in a table.", begun(o, o.compareProperties)))
 	return out, defErr
 }
 
@@ -110,11 +129,7 @@ type readArgs struct {
 	NumLines  int    `json:"num_lines,omitempty" jsonschema:"how many lines to load"`
 }
 
-func (o *Orchestrator) readContext(ctx context.Context, a readArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) readContext(ctx context.Context, c *call, a readArgs) (*tool.Result, error) {
 	k := c.st.Knowledge.Clone()
 	text, err := kb.Read(k, a.Path, a.StartLine, a.NumLines, c.env.KB(), c.turn)
 	if err != nil {
@@ -134,11 +149,7 @@ type writeArgs struct {
 	Summary string `json:"summary,omitempty" jsonschema:"one line shown in the index; the first line of content when empty"`
 }
 
-func (o *Orchestrator) writeContext(ctx context.Context, a writeArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) writeContext(ctx context.Context, c *call, a writeArgs) (*tool.Result, error) {
 	path := strings.Trim(strings.TrimSpace(a.Path), "/")
 	if path == "" || strings.Contains(path, "..") {
 		return refuse("Não percebi onde guardar a nota. Diz-me o que queres que anote.")
@@ -153,26 +164,26 @@ func (o *Orchestrator) writeContext(ctx context.Context, a writeArgs) (*tool.Res
 	upd := kb.KB{}
 	if strings.HasPrefix(path, "memoria/") {
 		lines := splitLines(a.Content)
-		var edit func(m *data.Memory)
+		var edit func(m *store.Memory)
 		switch path {
 		case "memoria/decisoes":
-			edit = func(m *data.Memory) { m.Decisions = appendNew(m.Decisions, lines...) }
+			edit = func(m *store.Memory) { m.Decisions = appendNew(m.Decisions, lines...) }
 		case "memoria/rejeitados":
-			edit = func(m *data.Memory) {
+			edit = func(m *store.Memory) {
 				for _, l := range lines {
 					prop, reason, _ := strings.Cut(l, ":")
 					if reason == "" {
 						prop, reason, _ = strings.Cut(l, " - ")
 					}
-					m.Rejected = append(m.Rejected, data.Rejected{Property: strings.TrimSpace(prop), Reason: strings.TrimSpace(reason)})
+					m.Rejected = append(m.Rejected, store.Rejected{Property: strings.TrimSpace(prop), Reason: strings.TrimSpace(reason)})
 				}
 			}
 		case "memoria/questoes":
-			edit = func(m *data.Memory) { m.OpenQuestions = appendNew(m.OpenQuestions, lines...) }
+			edit = func(m *store.Memory) { m.OpenQuestions = appendNew(m.OpenQuestions, lines...) }
 		default:
 			return refuse("Posso guardar decisões, imóveis rejeitados (com o motivo) ou questões em aberto. Qual destas é?")
 		}
-		prof, err := c.env.Data.UpdateProfile(ctx, c.who, data.ProfileUpdate{EditMemory: edit}, c.audit)
+		prof, err := c.env.Data.UpdateProfile(ctx, c.who, store.ProfileUpdate{EditMemory: edit}, c.audit)
 		if err != nil {
 			return nil, err
 		}
@@ -221,11 +232,7 @@ type removeCtxArgs struct {
 	Path string `json:"path" jsonschema:"the entry's path"`
 }
 
-func (o *Orchestrator) removeContext(ctx context.Context, a removeCtxArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) removeContext(ctx context.Context, c *call, a removeCtxArgs) (*tool.Result, error) {
 	if a.Path == "user/profile" || a.Path == "portfolio/index" {
 		return refuse("Isso não se pode esquecer: o teu perfil e a lista do portfólio acompanham sempre a conversa.")
 	}
@@ -242,11 +249,7 @@ type todoArgs struct {
 	ID     string `json:"todo_id,omitempty" jsonschema:"the id of the task to complete, reopen or remove"`
 }
 
-func (o *Orchestrator) manageTodos(ctx context.Context, a todoArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) manageTodos(ctx context.Context, c *call, a todoArgs) (*tool.Result, error) {
 	switch a.Action {
 	case "add":
 		task := strings.TrimSpace(a.Task)
@@ -410,15 +413,15 @@ func TodoListText(ts []kb.Todo) string {
 // carryTodo records a task's change in the user's memory of open tasks, so that the next
 // conversation starts with the tasks still pending (and the change is in the action log).
 func (c *call) carryTodo(ctx context.Context, t kb.Todo) error {
-	_, err := c.env.Data.UpdateProfile(ctx, c.who, data.ProfileUpdate{EditMemory: func(m *data.Memory) {
-		var keep []data.OpenTodo
+	_, err := c.env.Data.UpdateProfile(ctx, c.who, store.ProfileUpdate{EditMemory: func(m *store.Memory) {
+		var keep []store.OpenTodo
 		for _, o := range m.OpenTodos {
 			if o.ID != t.ID {
 				keep = append(keep, o)
 			}
 		}
 		if t.Status == "pending" {
-			keep = append(keep, data.OpenTodo{ID: t.ID, Task: t.Task, ConversationID: c.audit.ConversationID})
+			keep = append(keep, store.OpenTodo{ID: t.ID, Task: t.Task, ConversationID: c.audit.ConversationID})
 		}
 		m.OpenTodos = keep
 	}}, c.audit)
@@ -446,13 +449,11 @@ type profileArgs struct {
 	Confidence float64        `json:"confidence,omitempty" minimum:"0" maximum:"1" jsonschema:"how sure you are that the user meant it (1 explicit, lower for an implicit mention)"`
 }
 
-func (o *Orchestrator) updateProfile(ctx context.Context, a profileArgs) (*tool.Result, error) {
+func (a profileArgs) confidence() float64 { return a.Confidence }
+
+func (o *Orchestrator) updateProfile(ctx context.Context, c *call, a profileArgs) (*tool.Result, error) {
 	conf := a.Confidence
 	d := a.Data
-	c, err := o.begin(ctx, conf)
-	if err != nil {
-		return nil, err
-	}
 	if len(d) == 0 {
 		d = ExtractSection(a.Section, c.audit.Trigger)
 		if conf == 0 {
@@ -462,7 +463,7 @@ func (o *Orchestrator) updateProfile(ctx context.Context, a profileArgs) (*tool.
 	if len(d) == 0 {
 		return refuse("Não percebi o que mudar no teu perfil. Diz-me, por exemplo, \"o meu orçamento é 250 mil\" ou \"tenho 30 anos e é a minha primeira casa\".")
 	}
-	prof, err := c.env.Data.UpdateProfile(ctx, c.who, data.ProfileUpdate{Section: a.Section, Data: d, Summarize: kb.Summarize(a.Section)}, c.audit)
+	prof, err := c.env.Data.UpdateProfile(ctx, c.who, store.ProfileUpdate{Section: a.Section, Data: d, Summarize: kb.Summarize(a.Section)}, c.audit)
 	if err != nil {
 		return refuse("Não consegui guardar isso no teu perfil: o perfil tem as partes fiscal, orçamento, obras, preferências e objetivos. Diz-me a que parte diz respeito.")
 	}
@@ -481,7 +482,7 @@ func (o *Orchestrator) updateProfile(ctx context.Context, a profileArgs) (*tool.
 }
 
 // budgetNote says how the active property sits against a new budget.
-func budgetNote(st State, prof *data.Profile) string {
+func budgetNote(st State, prof *store.Profile) string {
 	if st.CurrentFocus == nil || st.CurrentFocus.PropertyID == "" {
 		return ""
 	}
@@ -503,8 +504,8 @@ func budgetNote(st State, prof *data.Profile) string {
 	return fmt.Sprintf(" O imóvel em foco (%s) passa este orçamento em %s.", kb.Euro(price), kb.Euro(price-max))
 }
 
-func profileEntry(p *data.Profile) kb.Entry {
-	k, _ := kb.Build(&data.Hydrated{Profile: p})
+func profileEntry(p *store.Profile) kb.Entry {
+	k, _ := kb.Build(&store.Hydrated{Profile: p})
 	e := k["user/profile"]
 	e.Source = kb.SourceTool
 	return e
@@ -517,7 +518,7 @@ type propArgs struct {
 // resolve finds the portfolio item a reference names: an ID, an Idealista ID or URL, words
 // of its place, title or nickname, or (with no reference) the words of the user's message and
 // then the property in focus.
-func (c *call) resolve(ctx context.Context, ref string) (*data.PortfolioItem, []data.PortfolioItem, error) {
+func (c *call) resolve(ctx context.Context, ref string) (*store.PortfolioItem, []store.PortfolioItem, error) {
 	items, err := c.env.Data.Portfolio(ctx, c.who, false)
 	if err != nil {
 		return nil, nil, err
@@ -560,13 +561,13 @@ func (c *call) resolve(ctx context.Context, ref string) (*data.PortfolioItem, []
 	return nil, items, nil
 }
 
-func itemWords(it *data.PortfolioItem) string {
+func itemWords(it *store.PortfolioItem) string {
 	return strings.ToLower(strings.Join([]string{it.Nickname, it.Property.Title, it.Property.Location, it.Property.Typology, it.IndexSummary}, " "))
 }
 
-func matchWords(items []data.PortfolioItem, text string) []*data.PortfolioItem {
+func matchWords(items []store.PortfolioItem, text string) []*store.PortfolioItem {
 	low := strings.ToLower(text)
-	var out []*data.PortfolioItem
+	var out []*store.PortfolioItem
 	for _, n := range Neighbourhoods {
 		ln := strings.ToLower(n)
 		if n == "Lisboa" || n == "Porto" || !strings.Contains(low, ln) {
@@ -589,7 +590,7 @@ func matchWords(items []data.PortfolioItem, text string) []*data.PortfolioItem {
 	return out
 }
 
-func notFound(items []data.PortfolioItem, ref string) (*tool.Result, error) {
+func notFound(items []store.PortfolioItem, ref string) (*tool.Result, error) {
 	if len(items) == 0 {
 		return refuse("O teu portfólio está vazio. Envia-me o link de um anúncio do Idealista para começarmos.")
 	}
@@ -607,11 +608,7 @@ type saveArgs struct {
 	Nickname string `json:"nickname,omitempty" jsonschema:"a short name the user gives it"`
 }
 
-func (o *Orchestrator) saveToPortfolio(ctx context.Context, a saveArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) saveToPortfolio(ctx context.Context, c *call, a saveArgs) (*tool.Result, error) {
 	ref := a.Property
 	if _, err := listing.ID(ref); err != nil {
 		if it, _, _ := c.resolve(ctx, ref); it != nil {
@@ -646,13 +643,13 @@ func (o *Orchestrator) saveToPortfolio(ctx context.Context, a saveArgs) (*tool.R
 		"stream_events":    []map[string]any{actionEvent("save_to_portfolio", sum)}})
 }
 
-func propertyOf(l *listing.Listing) data.Property {
+func propertyOf(l *listing.Listing) store.Property {
 	raw := map[string]any{"features": l.Features, "description": l.Description, "photos": l.Photos}
 	var imgs []string
 	for _, p := range l.Photos {
 		imgs = append(imgs, p.URL)
 	}
-	return data.Property{IdealistaID: l.ID, URL: l.URL, Title: l.Title, Typology: l.Typology, Price: l.Price, AreaM2: l.AreaM2,
+	return store.Property{IdealistaID: l.ID, URL: l.URL, Title: l.Title, Typology: l.Typology, Price: l.Price, AreaM2: l.AreaM2,
 		Location: l.Location, ImageURLs: imgs, Raw: raw}
 }
 
@@ -704,11 +701,7 @@ func Consented(v any) bool {
 	return false
 }
 
-func (o *Orchestrator) removeFromPortfolio(ctx context.Context, a propArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) removeFromPortfolio(ctx context.Context, c *call, a propArgs) (*tool.Result, error) {
 	it, items, err := c.resolve(ctx, a.Property)
 	if err != nil {
 		return nil, err
@@ -728,7 +721,7 @@ func (o *Orchestrator) removeFromPortfolio(ctx context.Context, a propArgs) (*to
 		return nil, err
 	}
 	if c.env.Store != nil {
-		_ = c.env.Store.Delete(ctx, store.DeleteRequest{Namespace: portfolioNS(c.who.User), Key: it.PropertyID})
+		_ = c.env.Store.Delete(ctx, kv.DeleteRequest{Namespace: portfolioNS(c.who.User), Key: it.PropertyID})
 	}
 	upd, err := c.portfolioUpdate(ctx)
 	if err != nil {
@@ -748,11 +741,7 @@ func (o *Orchestrator) removeFromPortfolio(ctx context.Context, a propArgs) (*to
 	return ok("Removido do portfólio (arquivado, pode ser recuperado): "+it.IndexSummary+".", u)
 }
 
-func (o *Orchestrator) switchActive(ctx context.Context, a propArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) switchActive(ctx context.Context, c *call, a propArgs) (*tool.Result, error) {
 	it, items, err := c.resolve(ctx, a.Property)
 	if err != nil {
 		return nil, err
@@ -792,27 +781,23 @@ type searchArgs struct {
 func portfolioNS(user string) []string { return []string{"rehab", "users", user, "portfolio"} }
 
 // index puts a portfolio item's description in the store, for search by meaning.
-func (o *Orchestrator) index(ctx context.Context, c *call, it *data.PortfolioItem, description string) {
+func (o *Orchestrator) index(ctx context.Context, c *call, it *store.PortfolioItem, description string) {
 	if c.env.Store == nil {
 		return
 	}
 	ns := portfolioNS(c.who.User)
 	if description == "" {
 		// Keep the description an earlier put indexed (a recalculation does not fetch it).
-		if old, err := c.env.Store.Get(ctx, store.GetRequest{Namespace: ns, Key: it.PropertyID}); err == nil {
+		if old, err := c.env.Store.Get(ctx, kv.GetRequest{Namespace: ns, Key: it.PropertyID}); err == nil {
 			description, _ = old.Value["description"].(string)
 		}
 	}
 	text := strings.Join([]string{it.Nickname, it.Property.Title, it.Property.Location, it.Property.Typology, it.IndexSummary, it.ChatSummary, description}, ". ")
-	_ = c.env.Store.Put(ctx, store.PutRequest{Namespace: ns, Key: it.PropertyID,
+	_ = c.env.Store.Put(ctx, kv.PutRequest{Namespace: ns, Key: it.PropertyID,
 		Value: map[string]any{"text": text, "property_id": it.PropertyID, "index_summary": it.IndexSummary, "description": description}, Index: []string{"text"}})
 }
 
-func (o *Orchestrator) searchPortfolio(ctx context.Context, a searchArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) searchPortfolio(ctx context.Context, c *call, a searchArgs) (*tool.Result, error) {
 	items, err := c.env.Data.Portfolio(ctx, c.who, false)
 	if err != nil {
 		return nil, err
@@ -822,21 +807,21 @@ func (o *Orchestrator) searchPortfolio(ctx context.Context, a searchArgs) (*tool
 	}
 	q := strings.ToLower(a.Query + " " + c.audit.Trigger)
 	// Superlatives are answered from the numbers, not from words.
-	pick := func(less func(x, y data.PortfolioItem) bool, why string) (*tool.Result, error) {
-		sorted := append([]data.PortfolioItem(nil), items...)
+	pick := func(less func(x, y store.PortfolioItem) bool, why string) (*tool.Result, error) {
+		sorted := append([]store.PortfolioItem(nil), items...)
 		sort.SliceStable(sorted, func(i, j int) bool { return less(sorted[i], sorted[j]) })
 		it := sorted[0]
 		return ok(fmt.Sprintf("%s: %s.", why, it.IndexSummary), nil)
 	}
 	switch {
 	case strings.Contains(q, "mais barato") || strings.Contains(q, "cheapest"):
-		return pick(func(x, y data.PortfolioItem) bool { return x.Property.Price < y.Property.Price }, "O mais barato")
+		return pick(func(x, y store.PortfolioItem) bool { return x.Property.Price < y.Property.Price }, "O mais barato")
 	case strings.Contains(q, "mais caro"):
-		return pick(func(x, y data.PortfolioItem) bool { return x.Property.Price > y.Property.Price }, "O mais caro")
+		return pick(func(x, y store.PortfolioItem) bool { return x.Property.Price > y.Property.Price }, "O mais caro")
 	case strings.Contains(q, "maior"):
-		return pick(func(x, y data.PortfolioItem) bool { return x.Property.AreaM2 > y.Property.AreaM2 }, "O maior")
+		return pick(func(x, y store.PortfolioItem) bool { return x.Property.AreaM2 > y.Property.AreaM2 }, "O maior")
 	case strings.Contains(q, "mais pequeno") || strings.Contains(q, "menor"):
-		return pick(func(x, y data.PortfolioItem) bool { return x.Property.AreaM2 < y.Property.AreaM2 }, "O mais pequeno")
+		return pick(func(x, y store.PortfolioItem) bool { return x.Property.AreaM2 < y.Property.AreaM2 }, "O mais pequeno")
 	}
 	if m := matchWords(items, a.Query); len(m) > 0 {
 		var b strings.Builder
@@ -846,7 +831,7 @@ func (o *Orchestrator) searchPortfolio(ctx context.Context, a searchArgs) (*tool
 		return ok("No teu portfólio:\n"+strings.TrimRight(b.String(), "\n"), nil)
 	}
 	if c.env.Store != nil {
-		found, err := c.env.Store.Search(ctx, store.SearchRequest{NamespacePrefix: portfolioNS(c.who.User), Query: a.Query, Limit: 3})
+		found, err := c.env.Store.Search(ctx, kv.SearchRequest{NamespacePrefix: portfolioNS(c.who.User), Query: a.Query, Limit: 3})
 		if err == nil && len(found) > 0 {
 			var b strings.Builder
 			for _, f := range found {
@@ -864,18 +849,14 @@ type analysisArgs struct {
 }
 
 // preferences reads the estimate's preferences from a profile.
-func preferences(p *data.Profile) reno.Preferences {
+func preferences(p *store.Profile) reno.Preferences {
 	r := p.Sections["renovation"]
 	out := reno.Preferences{Skills: kb.Strings(r["diy_skills"]), Skip: kb.Strings(r["excluir"])}
 	out.Quality, _ = r["qualidade"].(string)
 	return out
 }
 
-func (o *Orchestrator) triggerAnalysis(ctx context.Context, a analysisArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) triggerAnalysis(ctx context.Context, c *call, a analysisArgs) (*tool.Result, error) {
 	if c.env.Pipeline == nil {
 		return refuse(listingUnavailable)
 	}
@@ -908,9 +889,9 @@ func (o *Orchestrator) triggerAnalysis(ctx context.Context, a analysisArgs) (*to
 	if err != nil {
 		return nil, err
 	}
-	rooms := make([]data.RoomFeature, len(scraped.Rooms))
+	rooms := make([]store.RoomFeature, len(scraped.Rooms))
 	for i, r := range scraped.Rooms {
-		rooms[i] = data.RoomFeature{RoomType: r.Type, RoomIndex: r.Index, AreaM2: r.AreaM2, Condition: r.Condition, Features: r.Features, Photo: r.Photo}
+		rooms[i] = store.RoomFeature{RoomType: r.Type, RoomIndex: r.Index, AreaM2: r.AreaM2, Condition: r.Condition, Features: r.Features, Photo: r.Photo}
 	}
 	if err := c.env.Data.SaveRoomFeatures(ctx, c.who, it.PropertyID, rooms); err != nil {
 		return nil, err
@@ -920,10 +901,10 @@ func (o *Orchestrator) triggerAnalysis(ctx context.Context, a analysisArgs) (*to
 }
 
 // finishAnalysis stores an analysis and returns the tool's answer and state update.
-func (o *Orchestrator) finishAnalysis(ctx context.Context, c *call, it *data.PortfolioItem, res *reno.Result, prof *data.Profile, kind, description string) (*tool.Result, error) {
+func (o *Orchestrator) finishAnalysis(ctx context.Context, c *call, it *store.PortfolioItem, res *reno.Result, prof *store.Profile, kind, description string) (*tool.Result, error) {
 	chat, detail := kb.ChatSummary(res), kb.DetailSummary(res)
 	raw, _ := json.Marshal(res)
-	if _, err := c.env.Data.SaveAnalysis(ctx, c.who, data.Analysis{PropertyID: it.PropertyID, Type: "renovation", Result: raw, ChatSummary: chat, DetailSummary: detail}, c.audit); err != nil {
+	if _, err := c.env.Data.SaveAnalysis(ctx, c.who, store.Analysis{PropertyID: it.PropertyID, Type: "renovation", Result: raw, ChatSummary: chat, DetailSummary: detail}, c.audit); err != nil {
 		return nil, err
 	}
 	line := kb.IndexLine(it.Property, res.TotalMin, res.TotalMax)
@@ -969,11 +950,7 @@ func (o *Orchestrator) finishAnalysis(ctx context.Context, c *call, it *data.Por
 		"stream_events":    []map[string]any{actionEvent(kind, line)}})
 }
 
-func (o *Orchestrator) recalculateCosts(ctx context.Context, a propArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) recalculateCosts(ctx context.Context, c *call, a propArgs) (*tool.Result, error) {
 	it, items, err := c.resolve(ctx, a.Property)
 	if err != nil {
 		return nil, err
@@ -994,8 +971,8 @@ func (o *Orchestrator) recalculateCosts(ctx context.Context, a propArgs) (*tool.
 	}
 	// The user's words may carry the change that prompted the recalculation.
 	if d := ExtractSection("renovation", c.audit.Trigger); len(d) > 0 {
-		if prof, err = c.env.Data.UpdateProfile(ctx, c.who, data.ProfileUpdate{Section: "renovation", Data: d, Summarize: kb.Summarize("renovation")},
-			data.Audit{ConversationID: c.audit.ConversationID, Trigger: c.audit.Trigger, Confidence: 0.8}); err != nil {
+		if prof, err = c.env.Data.UpdateProfile(ctx, c.who, store.ProfileUpdate{Section: "renovation", Data: d, Summarize: kb.Summarize("renovation")},
+			store.Audit{ConversationID: c.audit.ConversationID, Trigger: c.audit.Trigger, Confidence: 0.8}); err != nil {
 			return nil, err
 		}
 	}
@@ -1014,20 +991,17 @@ type taxArgs struct {
 	Price    float64 `json:"price,omitempty" jsonschema:"a price in euros, instead of a property's"`
 }
 
-func (o *Orchestrator) calculateTaxes(ctx context.Context, a taxArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) calculateTaxes(ctx context.Context, c *call, a taxArgs) (*tool.Result, error) {
 	price := a.Price
-	var it *data.PortfolioItem
+	var it *store.PortfolioItem
 	if price <= 0 {
 		if am := Amounts(c.audit.Trigger); len(am) == 1 && a.Property == "" {
 			price = am[0]
 		}
 	}
 	if price <= 0 {
-		var items []data.PortfolioItem
+		var items []store.PortfolioItem
+		var err error
 		if it, items, err = c.resolve(ctx, a.Property); err != nil {
 			return nil, err
 		}
@@ -1077,7 +1051,7 @@ func (o *Orchestrator) calculateTaxes(ctx context.Context, a taxArgs) (*tool.Res
 	upd := tool.Update{}
 	if it != nil {
 		raw, _ := json.Marshal(r)
-		if _, err := c.env.Data.SaveAnalysis(ctx, c.who, data.Analysis{PropertyID: it.PropertyID, Type: "fiscal", Result: raw,
+		if _, err := c.env.Data.SaveAnalysis(ctx, c.who, store.Analysis{PropertyID: it.PropertyID, Type: "fiscal", Result: raw,
 			ChatSummary: fmt.Sprintf("IMT %s + Selo %s = %s", kb.Euro(r.IMT), kb.Euro(r.Stamp), kb.Euro(r.Total))}, c.audit); err != nil {
 			return nil, err
 		}
@@ -1117,16 +1091,12 @@ type compareArgs struct {
 	Properties []string `json:"property_ids,omitempty" jsonschema:"2 or 3 properties (ids or words); the first three of the portfolio when empty"`
 }
 
-func (o *Orchestrator) compareProperties(ctx context.Context, a compareArgs) (*tool.Result, error) {
-	c, err := o.begin(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
+func (o *Orchestrator) compareProperties(ctx context.Context, c *call, a compareArgs) (*tool.Result, error) {
 	items, err := c.env.Data.Portfolio(ctx, c.who, false)
 	if err != nil {
 		return nil, err
 	}
-	var chosen []data.PortfolioItem
+	var chosen []store.PortfolioItem
 	seen := map[string]bool{}
 	for _, ref := range a.Properties {
 		it, _, err := c.resolve(ctx, ref)
@@ -1164,9 +1134,9 @@ func (o *Orchestrator) compareProperties(ctx context.Context, a compareArgs) (*t
 	return ok(CompareTable(chosen), nil)
 }
 
-func matchAll(items []data.PortfolioItem, text string) []data.PortfolioItem {
+func matchAll(items []store.PortfolioItem, text string) []store.PortfolioItem {
 	low := strings.ToLower(text)
-	var out []data.PortfolioItem
+	var out []store.PortfolioItem
 	for _, it := range items {
 		for _, n := range Neighbourhoods {
 			ln := strings.ToLower(n)
@@ -1180,7 +1150,7 @@ func matchAll(items []data.PortfolioItem, text string) []data.PortfolioItem {
 }
 
 // CompareTable renders portfolio items side by side.
-func CompareTable(items []data.PortfolioItem) string {
+func CompareTable(items []store.PortfolioItem) string {
 	var b strings.Builder
 	b.WriteString("| |")
 	for _, it := range items {
@@ -1191,21 +1161,21 @@ func CompareTable(items []data.PortfolioItem) string {
 	for range items {
 		b.WriteString("---|")
 	}
-	row := func(label string, f func(it data.PortfolioItem) string) {
+	row := func(label string, f func(it store.PortfolioItem) string) {
 		fmt.Fprintf(&b, "\n| %s |", label)
 		for _, it := range items {
 			fmt.Fprintf(&b, " %s |", f(it))
 		}
 	}
-	row("Preço", func(it data.PortfolioItem) string { return kb.Euro(it.Property.Price) })
-	row("Área", func(it data.PortfolioItem) string { return kb.Area(it.Property.AreaM2) })
-	row("€/m²", func(it data.PortfolioItem) string {
+	row("Preço", func(it store.PortfolioItem) string { return kb.Euro(it.Property.Price) })
+	row("Área", func(it store.PortfolioItem) string { return kb.Area(it.Property.AreaM2) })
+	row("€/m²", func(it store.PortfolioItem) string {
 		if it.Property.AreaM2 == 0 {
 			return "—"
 		}
 		return kb.Euro(it.Property.Price / it.Property.AreaM2)
 	})
-	reno := func(it data.PortfolioItem) (float64, float64, bool) {
+	reno := func(it store.PortfolioItem) (float64, float64, bool) {
 		for _, l := range strings.Split(it.ChatSummary, "\n") {
 			if strings.HasPrefix(l, "Obras: ") {
 				field, _, _ := strings.Cut(strings.TrimPrefix(l, "Obras: "), " |")
@@ -1221,19 +1191,19 @@ func CompareTable(items []data.PortfolioItem) string {
 		}
 		return 0, 0, false
 	}
-	row("Obras", func(it data.PortfolioItem) string {
+	row("Obras", func(it store.PortfolioItem) string {
 		if lo, hi, ok := reno(it); ok {
 			return kb.EuroRange(lo, hi)
 		}
 		return "por analisar"
 	})
-	row("Total", func(it data.PortfolioItem) string {
+	row("Total", func(it store.PortfolioItem) string {
 		if lo, hi, ok := reno(it); ok {
 			return kb.EuroRange(it.Property.Price+lo, it.Property.Price+hi)
 		}
 		return kb.Euro(it.Property.Price) + " + obras"
 	})
-	row("Estado", func(it data.PortfolioItem) string { return it.Status })
+	row("Estado", func(it store.PortfolioItem) string { return it.Status })
 	cheapest := items[0]
 	for _, it := range items[1:] {
 		if it.Property.Price < cheapest.Property.Price {

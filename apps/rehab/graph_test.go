@@ -1,4 +1,4 @@
-package orchestrator_test
+package rehab_test
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/appdb/appdbtest"
-	"github.com/trellis-go/trellis/apps/rehab/data"
+	"github.com/trellis-go/trellis/apps/rehab"
 	"github.com/trellis-go/trellis/apps/rehab/kb"
 	"github.com/trellis-go/trellis/apps/rehab/listing"
-	"github.com/trellis-go/trellis/apps/rehab/orchestrator"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
+	"github.com/trellis-go/trellis/apps/rehab/store"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/embed"
 	"github.com/trellis-go/trellis/graph"
@@ -24,7 +24,7 @@ import (
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
 	"github.com/trellis-go/trellis/model/scripted"
-	"github.com/trellis-go/trellis/store"
+	kv "github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/store/memstore"
 )
 
@@ -40,19 +40,19 @@ func (c *countingVision) Generate(ctx context.Context, r *model.Request) (*model
 }
 
 type fixture struct {
-	o       *orchestrator.Orchestrator
-	env     *orchestrator.Env
+	o       *rehab.Orchestrator
+	env     *rehab.Env
 	fetches *atomic.Int64
 	vision  *countingVision
-	who     data.Who
+	who     store.Who
 }
 
 // setup builds the graph over a fresh SQLite database, the demo listings behind a counting
 // transport, a counting offline vision model and the given agent model.
-func setup(t *testing.T, m model.Model, cfg orchestrator.Config) *fixture {
+func setup(t *testing.T, m model.Model, cfg rehab.Config) *fixture {
 	t.Helper()
 	db := appdbtest.SQLite(t, "rehab")
-	st, err := data.New(context.Background(), db)
+	st, err := store.New(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,26 +65,26 @@ func setup(t *testing.T, m model.Model, cfg orchestrator.Config) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem, err := memstore.New(&memstore.Options{Config: store.Config{Index: &store.IndexConfig{Embedder: embed.NewLocal(nil), Dims: 256}}})
+	mem, err := memstore.New(&memstore.Options{Config: kv.Config{Index: &kv.IndexConfig{Embedder: embed.NewLocal(nil), Dims: 256}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	vision := &countingVision{Model: offline.New(nil)}
-	env := &orchestrator.Env{Data: st, Pipeline: &reno.Pipeline{Listings: lc, Vision: vision}, Model: m, Summary: offline.New(nil), Store: mem, Config: cfg}
+	env := &rehab.Env{Data: st, Pipeline: &reno.Pipeline{Listings: lc, Vision: vision}, Model: m, Summary: offline.New(nil), Store: mem, Config: cfg}
 	// The default env is a decoy: the runs name theirs through the configuration.
-	o, err := orchestrator.New(&orchestrator.Env{}, graph.CompileOptions{Saver: checkpoint.NewMemorySaver()})
+	o, err := rehab.NewOrchestrator(&rehab.Env{}, graph.CompileOptions{Saver: checkpoint.NewMemorySaver()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	o.Register("test", env)
-	return &fixture{o: o, env: env, fetches: fetches, vision: vision, who: data.Who{Tenant: "t1", User: "ana"}}
+	return &fixture{o: o, env: env, fetches: fetches, vision: vision, who: store.Who{Tenant: "t1", User: "ana"}}
 }
 
-func (f *fixture) turn(t *testing.T, thread, text string, opts ...graph.RunOption) orchestrator.State {
+func (f *fixture) turn(t *testing.T, thread, text string, opts ...graph.RunOption) rehab.State {
 	t.Helper()
 	opts = append([]graph.RunOption{graph.WithThread(thread), graph.WithConfig(map[string]any{
-		orchestrator.EnvKey: "test", "user_id": f.who.User, "tenant": f.who.Tenant})}, opts...)
-	var in orchestrator.State
+		rehab.EnvKey: "test", "user_id": f.who.User, "tenant": f.who.Tenant})}, opts...)
+	var in rehab.State
 	if text != "" {
 		in.Messages = []message.Message{message.User(text)}
 	}
@@ -123,7 +123,7 @@ func TestRoute(t *testing.T) {
 		{[]message.Message{message.User("x"), message.Assistant("olá")}, "post_process"},
 		{nil, "post_process"},
 	} {
-		got, _ := orchestrator.Route(ctx, orchestrator.State{Messages: c.msgs})
+		got, _ := rehab.Route(ctx, rehab.State{Messages: c.msgs})
 		if got != c.want {
 			t.Errorf("%v: %s, want %s", c.msgs, got, c.want)
 		}
@@ -133,10 +133,10 @@ func TestRoute(t *testing.T) {
 func TestReflectReplacesTheContextBlock(t *testing.T) {
 	t.Parallel()
 	k := kb.KB{"user/profile": kb.NewEntry("Ana | Porto | 1/5 secções completas", "Nome: Ana", kb.SourceDB, true)}
-	s := orchestrator.State{Messages: []message.Message{message.User("olá")}, Knowledge: k}
-	s.Messages = orchestrator.Reflect(s, kb.Settings{})
+	s := rehab.State{Messages: []message.Message{message.User("olá")}, Knowledge: k}
+	s.Messages = rehab.Reflect(s, kb.Settings{})
 	s.Todos = []kb.Todo{{ID: "a1b2c3d4", Task: "Analisar imóvel de Graça", Status: "pending"}}
-	s.Messages = orchestrator.Reflect(s, kb.Settings{})
+	s.Messages = rehab.Reflect(s, kb.Settings{})
 	blocks := contextBlocks(s.Messages)
 	if len(blocks) != 1 || !strings.Contains(blocks[0].Content, "☐ [a1b2c3d4] Analisar imóvel de Graça") || blocks[0].Role != message.RoleSystem {
 		t.Fatalf("blocks %+v", blocks)
@@ -155,7 +155,7 @@ func TestScriptedTurn(t *testing.T) {
 		scripted.ToolCalls(call("update_user_profile", `{"section":"budget","data":{"max":180000},"confidence":0.7}`)),
 		scripted.Text("Anotei o orçamento de 180.000€ e a tarefa."),
 	)
-	f := setup(t, m, orchestrator.Config{})
+	f := setup(t, m, rehab.Config{})
 	st := f.turn(t, "th1", "Quero ver o imóvel da Graça; tenho uns 180k€")
 	if len(st.Todos) != 1 || st.Todos[0].Task != "Analisar imóvel de Graça" || st.Todos[0].Status != "pending" {
 		t.Errorf("todos %+v", st.Todos)
@@ -163,7 +163,7 @@ func TestScriptedTurn(t *testing.T) {
 	if e := st.Knowledge["user/budget"]; e.Summary != "Orçamento: até 180.000€" {
 		t.Errorf("budget entry %+v", e)
 	}
-	if len(contextBlocks(st.Messages)) != 1 || st.Messages[0].Role != message.RoleSystem || st.Messages[0].Content != orchestrator.SystemPrompt {
+	if len(contextBlocks(st.Messages)) != 1 || st.Messages[0].Role != message.RoleSystem || st.Messages[0].Content != rehab.SystemPrompt {
 		t.Errorf("system messages %+v", st.Messages[:2])
 	}
 	reqs := m.Requests()
@@ -174,13 +174,13 @@ func TestScriptedTurn(t *testing.T) {
 	if !strings.Contains(reqs[1].Messages[1].Content, "Analisar imóvel de Graça") || strings.Contains(reqs[0].Messages[1].Content, "Analisar imóvel") {
 		t.Errorf("context not rebuilt between calls:\n%s", reqs[1].Messages[1].Content)
 	}
-	if len(reqs[0].Tools) != len(orchestrator.ToolNames) {
+	if len(reqs[0].Tools) != len(rehab.ToolNames) {
 		t.Errorf("%d tools offered", len(reqs[0].Tools))
 	}
 	ctx := context.Background()
 	acts, _ := f.env.Data.Actions(ctx, f.who, 10)
 	// Two mutations: the budget, and the open task carried to the next session (memory).
-	var budget, todo []data.Action
+	var budget, todo []store.Action
 	for _, x := range acts {
 		switch x.Field {
 		case "budget.max":
@@ -217,7 +217,7 @@ func TestRecalculateUsesTheCache(t *testing.T) {
 		scripted.ToolCalls(call("recalculate_costs", `{}`)),
 		scripted.Text("Recalculado."),
 	)
-	f := setup(t, m, orchestrator.Config{})
+	f := setup(t, m, rehab.Config{})
 	st := f.turn(t, "th1", "Analisa https://www.idealista.pt/imovel/40112233/")
 	fetches, calls := f.fetches.Load(), f.vision.n.Load()
 	if fetches != 5 || calls != 4 { // the page and four photos; one vision call per photo
@@ -250,7 +250,7 @@ func TestCheckpointedTurnsAndDemotion(t *testing.T) {
 		scripted.Text("Guardei."),
 		scripted.Text("Olá de novo."),
 	)
-	f := setup(t, m, orchestrator.Config{})
+	f := setup(t, m, rehab.Config{})
 	st := f.turn(t, "th1", "Nota: visita sábado às 10h")
 	if !st.Knowledge["notas/visita"].Loaded() || st.Turn != 1 {
 		t.Fatalf("turn 1: %+v", st.Knowledge["notas/visita"])
@@ -281,7 +281,7 @@ func TestConsentBeforeRemoval(t *testing.T) {
 		scripted.ToolCalls(call("remove_from_portfolio", `{"property_id":"Ribeira"}`)),
 		scripted.Text("Removido."),
 	)
-	f := setup(t, m, orchestrator.Config{})
+	f := setup(t, m, rehab.Config{})
 	ctx := context.Background()
 	f.turn(t, "th1", "Guarda este")
 	f.turn(t, "th1", "Tira o da Ribeira")
@@ -303,23 +303,23 @@ func TestConsentBeforeRemoval(t *testing.T) {
 	f.turn(t, "th1", "Remove o da Ribeira")
 	st := f.turn(t, "th1", "", graph.Resume("sim, remove"))
 	items, _ := f.env.Data.Portfolio(ctx, f.who, true)
-	if len(items) != 1 || items[0].Status != data.StatusArchived {
+	if len(items) != 1 || items[0].Status != store.StatusArchived {
 		t.Fatalf("after yes: %+v", items)
 	}
 	if strings.Contains(kb.Block(st.Knowledge, nil, nil), items[0].PropertyID) {
 		t.Error("the archived property is still in the knowledge base")
 	}
 	acts, _ := f.env.Data.Actions(ctx, f.who, 1)
-	if acts[0].ActionType != "remove_from_portfolio" || acts[0].Old != data.StatusInterested || acts[0].New != data.StatusArchived {
+	if acts[0].ActionType != "remove_from_portfolio" || acts[0].Old != store.StatusInterested || acts[0].New != store.StatusArchived {
 		t.Errorf("log %+v", acts[0])
 	}
 	for _, v := range []any{true, "Sim", "yes", map[string]any{"confirm": true}, []any{map[string]any{"type": "accept"}}} {
-		if !orchestrator.Consented(v) {
+		if !rehab.Consented(v) {
 			t.Errorf("%v not taken as consent", v)
 		}
 	}
 	for _, v := range []any{false, "não", "nao, obrigado", "cancela", map[string]any{"type": "ignore"}, 3} {
-		if orchestrator.Consented(v) {
+		if rehab.Consented(v) {
 			t.Errorf("%v taken as consent", v)
 		}
 	}
@@ -331,7 +331,7 @@ func TestSessionsAndSummaries(t *testing.T) {
 	t.Parallel()
 	m := scripted.New(scripted.Text("Olá!"))
 	m.Repeat = true
-	f := setup(t, m, orchestrator.Config{SummaryTriggerMessageCount: 4, SessionTimeoutMinutes: 30})
+	f := setup(t, m, rehab.Config{SummaryTriggerMessageCount: 4, SessionTimeoutMinutes: 30})
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	f.env.Data.Now = func() time.Time { return now }
 	ctx := context.Background()
@@ -351,7 +351,7 @@ func TestSessionsAndSummaries(t *testing.T) {
 	if err != nil || !sess.Created || len(sess.Ended) != 1 {
 		t.Fatalf("after 45 idle minutes: %v %+v", err, sess)
 	}
-	st = f.turn(t, "th2", "olá", graph.WithConfig(map[string]any{orchestrator.EnvKey: "test", "user_id": "ana", "tenant": "t1", "conversation_id": sess.Conversation.ID}))
+	st = f.turn(t, "th2", "olá", graph.WithConfig(map[string]any{rehab.EnvKey: "test", "user_id": "ana", "tenant": "t1", "conversation_id": sess.Conversation.ID}))
 	prev := st.Knowledge["session/resumo_anterior"]
 	if !prev.Loaded() || !strings.Contains(prev.Text, "Procuro um T2 em Alfama") {
 		t.Errorf("the next session does not show the summary: %+v", prev)
@@ -369,7 +369,7 @@ func TestCompareAndTaxesAndSearch(t *testing.T) {
 		scripted.ToolCalls(call("search_portfolio", `{"query":"o que tem garagem"}`)),
 		scripted.Text("Pronto."),
 	)
-	f := setup(t, m, orchestrator.Config{})
+	f := setup(t, m, rehab.Config{})
 	st := f.turn(t, "th1", "Guarda os dois e compara")
 	var tools []string
 	for _, x := range st.Messages {
@@ -405,9 +405,9 @@ func TestToolsAreScopedToTheUser(t *testing.T) {
 	t.Parallel()
 	m := scripted.New(scripted.ToolCalls(call("save_to_portfolio", `{"property_id":"50334455"}`)), scripted.Text("ok"),
 		scripted.ToolCalls(call("remove_from_portfolio", `{"property_id":"Paranhos"}`)), scripted.Text("não há"))
-	f := setup(t, m, orchestrator.Config{})
+	f := setup(t, m, rehab.Config{})
 	f.turn(t, "th-ana", "guarda")
-	f.who = data.Who{Tenant: "t1", User: "rui"}
+	f.who = store.Who{Tenant: "t1", User: "rui"}
 	st := f.turn(t, "th-rui", "remove o de Paranhos")
 	last := ""
 	for _, x := range st.Messages {
@@ -418,7 +418,7 @@ func TestToolsAreScopedToTheUser(t *testing.T) {
 	if !strings.Contains(last, "portfólio está vazio") {
 		t.Errorf("rui's removal: %s", last)
 	}
-	items, _ := f.env.Data.Portfolio(context.Background(), data.Who{Tenant: "t1", User: "ana"}, false)
+	items, _ := f.env.Data.Portfolio(context.Background(), store.Who{Tenant: "t1", User: "ana"}, false)
 	if len(items) != 1 {
 		t.Error("ana's item changed")
 	}
@@ -435,10 +435,10 @@ func TestMemoryAcrossSessions(t *testing.T) {
 		scripted.Text("Anotado."),
 		scripted.Text("Olá."),
 	)
-	f := setup(t, m, orchestrator.Config{})
+	f := setup(t, m, rehab.Config{})
 	f.turn(t, "th1", "Esquece o da Ribeira, tem humidade a mais")
 	p, _ := f.env.Data.Profile(context.Background(), f.who)
-	if len(p.Memory.Rejected) != 1 || p.Memory.Rejected[0] != (data.Rejected{Property: "T1 Ribeira", Reason: "demasiada humidade"}) ||
+	if len(p.Memory.Rejected) != 1 || p.Memory.Rejected[0] != (store.Rejected{Property: "T1 Ribeira", Reason: "demasiada humidade"}) ||
 		len(p.Memory.Decisions) != 1 || len(p.Memory.OpenQuestions) != 1 {
 		t.Fatalf("memory %+v", p.Memory)
 	}
@@ -456,8 +456,8 @@ func TestSummaryCompactsTheThread(t *testing.T) {
 	t.Parallel()
 	m := scripted.New(scripted.Text("Certo."))
 	m.Repeat = true
-	f := setup(t, m, orchestrator.Config{SummaryTriggerMessageCount: 8})
-	var st orchestrator.State
+	f := setup(t, m, rehab.Config{SummaryTriggerMessageCount: 8})
+	var st rehab.State
 	for _, q := range []string{"Procuro T2 em Alfama", "E na Graça?", "Tenho 200k€", "Quero obras leves", "E impostos?"} {
 		st = f.turn(t, "th1", q)
 	}
@@ -468,10 +468,10 @@ func TestSummaryCompactsTheThread(t *testing.T) {
 		}
 	}
 	cur := st.Knowledge["session/resumo_atual"]
-	if users != orchestrator.KeepTurns+1 || !cur.Loaded() || !strings.Contains(cur.Text, "Procuro T2 em Alfama") {
+	if users != rehab.KeepTurns+1 || !cur.Loaded() || !strings.Contains(cur.Text, "Procuro T2 em Alfama") {
 		t.Errorf("%d user turns kept; summary %+v", users, cur)
 	}
-	if st.Messages[0].Content != orchestrator.SystemPrompt || len(contextBlocks(st.Messages)) != 1 {
+	if st.Messages[0].Content != rehab.SystemPrompt || len(contextBlocks(st.Messages)) != 1 {
 		t.Error("system messages lost")
 	}
 	msgs, _ := f.env.Data.Messages(context.Background(), f.who, st.ConversationID)
@@ -485,7 +485,7 @@ func TestEndIdle(t *testing.T) {
 	t.Parallel()
 	m := scripted.New(scripted.Text("Certo."))
 	m.Repeat = true
-	f := setup(t, m, orchestrator.Config{SessionTimeoutMinutes: 30})
+	f := setup(t, m, rehab.Config{SessionTimeoutMinutes: 30})
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	f.env.Data.Now = func() time.Time { return now }
 	st := f.turn(t, "th1", "Procuro um T1 na Mouraria")
@@ -515,7 +515,7 @@ func TestTodosCarriedIntoTheNextSession(t *testing.T) {
 		scripted.Text("Feito."),
 		scripted.Text("Olá outra vez."),
 	)
-	f := setup(t, m, orchestrator.Config{SessionTimeoutMinutes: 30})
+	f := setup(t, m, rehab.Config{SessionTimeoutMinutes: 30})
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	f.env.Data.Now = func() time.Time { return now }
 	ctx := context.Background()
@@ -523,13 +523,13 @@ func TestTodosCarriedIntoTheNextSession(t *testing.T) {
 	if len(st.Todos) != 2 {
 		t.Fatalf("first session's todos: %+v", st.Todos)
 	}
-	next := func(thread, text string) orchestrator.State {
+	next := func(thread, text string) rehab.State {
 		now = now.Add(45 * time.Minute)
 		sess, err := f.o.OpenSession(ctx, f.env, f.who, "")
 		if err != nil || !sess.Created {
 			t.Fatalf("a new session: %v %+v", err, sess)
 		}
-		return f.turn(t, thread, text, graph.WithConfig(map[string]any{orchestrator.EnvKey: "test", "user_id": f.who.User, "tenant": f.who.Tenant, "conversation_id": sess.Conversation.ID}))
+		return f.turn(t, thread, text, graph.WithConfig(map[string]any{rehab.EnvKey: "test", "user_id": f.who.User, "tenant": f.who.Tenant, "conversation_id": sess.Conversation.ID}))
 	}
 	st = next("th2", "Já pedi a caderneta")
 	if st.ConversationID == "" || len(st.Todos) != 2 {
@@ -575,7 +575,7 @@ func TestProfileChoosesTheReplyLanguage(t *testing.T) {
 		scripted.Text("O teu portfólio está vazio, e não tens tarefas em aberto neste momento."),
 		scripted.Text("Your portfolio is still empty, and you have no open tasks."),
 	)
-	f := setup(t, m, orchestrator.Config{})
+	f := setup(t, m, rehab.Config{})
 	f.turn(t, "lang", "Responde-me em inglês a partir de agora, por favor")
 	st := f.turn(t, "lang", "What is in my portfolio?")
 	if st.ReplyLanguage != "en" {
@@ -595,11 +595,11 @@ func TestProfileChoosesTheReplyLanguage(t *testing.T) {
 	told := func(r *model.Request, text string) bool {
 		return slices.ContainsFunc(r.Messages, func(x message.Message) bool { return x.Role == message.RoleSystem && x.Content == text })
 	}
-	en := orchestrator.ReplyLanguages["en"]
+	en := rehab.ReplyLanguages["en"]
 	if told(reqs[0], en.Instruction) || !told(reqs[2], en.Instruction) {
 		t.Errorf("the English instruction: first turn %v, second %v", told(reqs[0], en.Instruction), told(reqs[2], en.Instruction))
 	}
-	if !told(reqs[4], en.Reminder) || told(reqs[4], orchestrator.PortugueseReminder) {
+	if !told(reqs[4], en.Reminder) || told(reqs[4], rehab.PortugueseReminder) {
 		t.Errorf("the retry was not reminded of English")
 	}
 }

@@ -1,4 +1,4 @@
-package orchestrator_test
+package rehab_test
 
 import "errors"
 

@@ -1,4 +1,4 @@
-package data_test
+package store_test
 
 import (
 	"context"
@@ -8,12 +8,12 @@ import (
 
 	"github.com/trellis-go/trellis/appdb"
 	"github.com/trellis-go/trellis/appdb/appdbtest"
-	"github.com/trellis-go/trellis/apps/rehab/data"
+	"github.com/trellis-go/trellis/apps/rehab/store"
 )
 
-func open(t *testing.T, db *appdb.DB) *data.Store {
+func open(t *testing.T, db *appdb.DB) *store.Store {
 	t.Helper()
-	s, err := data.New(context.Background(), db)
+	s, err := store.New(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,10 +22,10 @@ func open(t *testing.T, db *appdb.DB) *data.Store {
 }
 
 var (
-	ana  = data.Who{Tenant: "t1", User: "ana"}
-	rui  = data.Who{Tenant: "t1", User: "rui"}
-	eva  = data.Who{Tenant: "t2", User: "ana"}
-	trig = data.Audit{ConversationID: "c1", Trigger: "O meu orçamento é 200.000€", Confidence: 0.9}
+	ana  = store.Who{Tenant: "t1", User: "ana"}
+	rui  = store.Who{Tenant: "t1", User: "rui"}
+	eva  = store.Who{Tenant: "t2", User: "ana"}
+	trig = store.Audit{ConversationID: "c1", Trigger: "O meu orçamento é 200.000€", Confidence: 0.9}
 )
 
 func TestStore(t *testing.T) {
@@ -35,18 +35,18 @@ func TestStore(t *testing.T) {
 		s := open(t, db)
 
 		// Profile: created on first update, merged by key, each change logged.
-		p, err := s.UpdateProfile(ctx, ana, data.ProfileUpdate{Section: "budget", Data: map[string]any{"max": 200000.0},
-			Summarize: func(p *data.Profile) (string, string) { return "Orçamento: até 200.000€", "ana | 1/5" }}, trig)
+		p, err := s.UpdateProfile(ctx, ana, store.ProfileUpdate{Section: "budget", Data: map[string]any{"max": 200000.0},
+			Summarize: func(p *store.Profile) (string, string) { return "Orçamento: até 200.000€", "ana | 1/5" }}, trig)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !p.Exists || p.Summaries["budget"] != "Orçamento: até 200.000€" || p.Summary != "ana | 1/5" {
 			t.Fatalf("profile %+v", p)
 		}
-		if _, err := s.UpdateProfile(ctx, ana, data.ProfileUpdate{Section: "budget", Data: map[string]any{"max": 250000.0, "min": 150000.0}}, trig); err != nil {
+		if _, err := s.UpdateProfile(ctx, ana, store.ProfileUpdate{Section: "budget", Data: map[string]any{"max": 250000.0, "min": 150000.0}}, trig); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.UpdateProfile(ctx, ana, data.ProfileUpdate{Section: "wishes"}, trig); err == nil {
+		if _, err := s.UpdateProfile(ctx, ana, store.ProfileUpdate{Section: "wishes"}, trig); err == nil {
 			t.Error("an unknown section was accepted")
 		}
 		p, _ = s.Profile(ctx, ana)
@@ -71,13 +71,13 @@ func TestStore(t *testing.T) {
 		}
 
 		// Portfolio: a property saved, found by its IDs, archived softly, restored on save.
-		prop := data.Property{IdealistaID: "33445566", URL: "https://www.idealista.pt/imovel/33445566/", Title: "T2 em Alfama",
+		prop := store.Property{IdealistaID: "33445566", URL: "https://www.idealista.pt/imovel/33445566/", Title: "T2 em Alfama",
 			Typology: "T2", Price: 180000, AreaM2: 65, Location: "Alfama, Lisboa", ImageURLs: []string{"a.png"}}
 		it, err := s.SaveProperty(ctx, ana, prop, "Alfama", trig)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if it.Status != data.StatusInterested || it.Property.Price != 180000 || it.Property.ImageURLs[0] != "a.png" {
+		if it.Status != store.StatusInterested || it.Property.Price != 180000 || it.Property.ImageURLs[0] != "a.png" {
 			t.Fatalf("item %+v", it)
 		}
 		again, err := s.SaveProperty(ctx, ana, prop, "", trig)
@@ -92,25 +92,25 @@ func TestStore(t *testing.T) {
 		}
 		items, _ := s.Portfolio(ctx, ana, false)
 		all, _ := s.Portfolio(ctx, ana, true)
-		if len(items) != 0 || len(all) != 1 || all[0].Status != data.StatusArchived || all[0].IsActive {
+		if len(items) != 0 || len(all) != 1 || all[0].Status != store.StatusArchived || all[0].IsActive {
 			t.Fatalf("after archive: %+v / %+v", items, all)
 		}
-		if _, err := s.SetActive(ctx, ana, it.ID, trig); !errors.Is(err, data.ErrNotFound) {
+		if _, err := s.SetActive(ctx, ana, it.ID, trig); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("activating an archived item: %v", err)
 		}
-		if it2, err := s.SaveProperty(ctx, ana, prop, "", trig); err != nil || it2.Status != data.StatusInterested {
+		if it2, err := s.SaveProperty(ctx, ana, prop, "", trig); err != nil || it2.Status != store.StatusInterested {
 			t.Fatalf("restore: %v %+v", err, it2)
 		}
 
 		// Isolation: another user of the tenant, and the same user name in another tenant, see nothing.
-		for _, who := range []data.Who{rui, eva} {
+		for _, who := range []store.Who{rui, eva} {
 			if items, err := s.Portfolio(ctx, who, true); err != nil || len(items) != 0 {
 				t.Errorf("%v sees %d items (%v)", who, len(items), err)
 			}
-			if _, err := s.Item(ctx, who, it.PropertyID); !errors.Is(err, data.ErrNotFound) {
+			if _, err := s.Item(ctx, who, it.PropertyID); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("%v reads another's item: %v", who, err)
 			}
-			if _, err := s.ArchiveItem(ctx, who, it.PropertyID, trig); !errors.Is(err, data.ErrNotFound) {
+			if _, err := s.ArchiveItem(ctx, who, it.PropertyID, trig); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("%v archives another's item: %v", who, err)
 			}
 			if acts, _ := s.Actions(ctx, who, 10); len(acts) != 0 {
@@ -129,7 +129,7 @@ func TestStore(t *testing.T) {
 		}
 
 		// Room features and analyses.
-		rooms := []data.RoomFeature{{RoomType: "kitchen", RoomIndex: 0, AreaM2: 9, Condition: "poor", Features: []string{"azulejos antigos"}}}
+		rooms := []store.RoomFeature{{RoomType: "kitchen", RoomIndex: 0, AreaM2: 9, Condition: "poor", Features: []string{"azulejos antigos"}}}
 		if err := s.SaveRoomFeatures(ctx, ana, it.PropertyID, rooms); err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func TestStore(t *testing.T) {
 		if got, _ := s.RoomFeatures(ctx, rui, it.PropertyID); len(got) != 0 {
 			t.Errorf("rui reads ana's rooms")
 		}
-		if _, err := s.SaveAnalysis(ctx, ana, data.Analysis{PropertyID: it.PropertyID, Type: "renovation", Result: []byte(`{"total_min":1}`),
+		if _, err := s.SaveAnalysis(ctx, ana, store.Analysis{PropertyID: it.PropertyID, Type: "renovation", Result: []byte(`{"total_min":1}`),
 			ChatSummary: "Preço: 180.000€", DetailSummary: "det"}, trig); err != nil {
 			t.Fatal(err)
 		}
@@ -156,10 +156,10 @@ func TestStore(t *testing.T) {
 		if err != nil || !sess.Created {
 			t.Fatal(err, sess)
 		}
-		if n, err := s.AddMessage(ctx, ana, data.Message{ConversationID: sess.Conversation.ID, Role: "user", Content: "olá"}); err != nil || n != 1 {
+		if n, err := s.AddMessage(ctx, ana, store.Message{ConversationID: sess.Conversation.ID, Role: "user", Content: "olá"}); err != nil || n != 1 {
 			t.Fatal(err, n)
 		}
-		if _, err := s.AddMessage(ctx, rui, data.Message{ConversationID: sess.Conversation.ID, Role: "user", Content: "x"}); !errors.Is(err, data.ErrNotFound) {
+		if _, err := s.AddMessage(ctx, rui, store.Message{ConversationID: sess.Conversation.ID, Role: "user", Content: "x"}); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("rui writes into ana's conversation: %v", err)
 		}
 		now = now.Add(10 * time.Minute)
@@ -199,10 +199,10 @@ func TestPostgresPoliciesWithoutFilters(t *testing.T) {
 	db := appdbtest.Postgres(t, "rehab")
 	ctx := context.Background()
 	s := open(t, db)
-	if _, err := s.SaveProperty(ctx, ana, data.Property{IdealistaID: "1", URL: "u"}, "", trig); err != nil {
+	if _, err := s.SaveProperty(ctx, ana, store.Property{IdealistaID: "1", URL: "u"}, "", trig); err != nil {
 		t.Fatal(err)
 	}
-	count := func(who data.Who, table string) int {
+	count := func(who store.Who, table string) int {
 		var n int
 		if err := db.Tx(ctx, who, func(tx *appdb.Tx) error {
 			return tx.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n)

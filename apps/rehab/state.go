@@ -1,12 +1,4 @@
-// Package orchestrator is Rehabify's chat agent: a graph of five nodes (hydrate_context,
-// agent, tools, reflect, post_process) over OrchestratorState, its tools (the specification's
-// eleven and the ones of its "future" list), the pt-PT system prompt and the session summaries.
-//
-// Dependencies (the data layer, the renovation pipeline, the models, the store) reach the nodes
-// and tools through the run's configuration: the configurable value "rehab_env" names an Env
-// registered on the Orchestrator (the default one when absent), so tests run the same graph
-// against other dependencies without any global.
-package orchestrator
+package rehab
 
 import (
 	"github.com/trellis-go/trellis/apps/rehab/kb"

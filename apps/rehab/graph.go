@@ -1,4 +1,4 @@
-package orchestrator
+package rehab
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 
 	"github.com/trellis-go/trellis/agent/conversation"
 	"github.com/trellis-go/trellis/agent/react"
-	"github.com/trellis-go/trellis/apps/rehab/data"
 	"github.com/trellis-go/trellis/apps/rehab/kb"
+	"github.com/trellis-go/trellis/apps/rehab/store"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
@@ -25,11 +25,11 @@ const (
 	contextID = "rehab_context_refresh"
 )
 
-// New compiles the orchestrator graph with def as the default Env.
+// NewOrchestrator compiles the orchestrator graph with def as the default Env.
 //
 //	START → hydrate_context → agent ─┬→ tools → reflect → agent
 //	                                 └→ post_process → END
-func New(def *Env, compile graph.CompileOptions) (*Orchestrator, error) {
+func NewOrchestrator(def *Env, compile graph.CompileOptions) (*Orchestrator, error) {
 	o := &Orchestrator{def: def}
 	tools, err := o.Tools()
 	if err != nil {
@@ -169,7 +169,7 @@ func (o *Orchestrator) hydrate(ctx context.Context, s State) (State, error) {
 		ReplyLanguage: ReplyLanguage(h.Profile.Sections["preferences"])}, nil
 }
 
-func hasItem(h *data.Hydrated, propertyID string) bool {
+func hasItem(h *store.Hydrated, propertyID string) bool {
 	for _, it := range h.Portfolio {
 		if it.PropertyID == propertyID {
 			return true
@@ -410,7 +410,7 @@ func (o *Orchestrator) postProcess(ctx context.Context, s State) (State, error) 
 		if m.Role == message.RoleAssistant {
 			content = offline.Unlabelled(m)
 		}
-		n, err := r.env.Data.AddMessage(ctx, who, data.Message{ConversationID: s.ConversationID, Role: string(m.Role), Content: content, ToolCalls: calls})
+		n, err := r.env.Data.AddMessage(ctx, who, store.Message{ConversationID: s.ConversationID, Role: string(m.Role), Content: content, ToolCalls: calls})
 		if err != nil {
 			return State{}, err
 		}

@@ -1,4 +1,4 @@
-package orchestrator_test
+package rehab_test
 
 import (
 	"bufio"
@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trellis-go/trellis/apps/rehab/data"
+	"github.com/trellis-go/trellis/apps/rehab"
 	"github.com/trellis-go/trellis/apps/rehab/listing"
-	"github.com/trellis-go/trellis/apps/rehab/orchestrator"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
+	"github.com/trellis-go/trellis/apps/rehab/store"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/httpclient"
 	"github.com/trellis-go/trellis/message"
@@ -24,7 +24,7 @@ import (
 // readPhrasings are the phrasings of the nlu tests for the intents that only read.
 func readPhrasings(t *testing.T) map[string][]string {
 	t.Helper()
-	f, err := os.Open("../nlu/testdata/phrasings.txt")
+	f, err := os.Open("nlu/testdata/phrasings.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func actionCount(t *testing.T, f *fixture) int {
 }
 
 // turnCalls are the tools the turn's messages call and the turn's reply.
-func turnCalls(st orchestrator.State, user string) ([]string, string) {
+func turnCalls(st rehab.State, user string) ([]string, string) {
 	var calls []string
 	reply := ""
 	i := len(st.Messages) - 1
@@ -85,7 +85,7 @@ func checkReply(t *testing.T, msg, reply string) {
 			t.Errorf("%q: the reply shows %q:\n%s", msg, l, reply)
 		}
 	}
-	if !orchestrator.Portuguese(reply) {
+	if !rehab.Portuguese(reply) {
 		t.Errorf("%q: the reply is not Portuguese:\n%s", msg, reply)
 	}
 }
@@ -94,7 +94,7 @@ func checkReply(t *testing.T, msg, reply string) {
 // analysis is run, whatever the phrasing; a request to change writes once.
 func TestReadsNeverWrite(t *testing.T) {
 	t.Parallel()
-	f := setup(t, offline.New(nil), orchestrator.Config{})
+	f := setup(t, offline.New(nil), rehab.Config{})
 	f.turn(t, "th", "Analisa este imóvel: https://www.idealista.pt/imovel/12345/")
 	f.turn(t, "th", "Analisa este imóvel: https://www.idealista.pt/imovel/33445566/")
 	f.turn(t, "th", "Adiciona uma tarefa: ligar ao canalizador")
@@ -142,7 +142,7 @@ func TestReadsNeverWrite(t *testing.T) {
 // again.
 func TestSeeingAnAnalysisDoesNotReanalyse(t *testing.T) {
 	t.Parallel()
-	f := setup(t, offline.New(nil), orchestrator.Config{})
+	f := setup(t, offline.New(nil), rehab.Config{})
 	f.turn(t, "th", "Analisa este imóvel: https://www.idealista.pt/imovel/12345/")
 	fetches, before := f.fetches.Load(), actionCount(t, f)
 	for _, msg := range []string{"Analisa o de Alfama", "Mostra-me a análise", "Detalha a cozinha", "Quanto custa remodelar?"} {
@@ -164,7 +164,7 @@ func TestSeeingAnAnalysisDoesNotReanalyse(t *testing.T) {
 // Tasks: the stored text is the task; complete, reopen and remove by words, number or ID.
 func TestTodosByTheirWords(t *testing.T) {
 	t.Parallel()
-	f := setup(t, offline.New(nil), orchestrator.Config{})
+	f := setup(t, offline.New(nil), rehab.Config{})
 	st := f.turn(t, "th", "Adiciona uma tarefa: ligar ao canalizador")
 	st = f.turn(t, "th", "Tenho de pedir a caderneta predial")
 	st = f.turn(t, "th", "Lembra-me de marcar a visita ao T2")
@@ -177,7 +177,7 @@ func TestTodosByTheirWords(t *testing.T) {
 			t.Fatalf("task %q not stored as itself: %+v", want, st.Todos)
 		}
 	}
-	status := func(st orchestrator.State, task string) string {
+	status := func(st rehab.State, task string) string {
 		for _, td := range st.Todos {
 			if td.Task == task {
 				return td.Status
@@ -230,7 +230,7 @@ func TestTodosByTheirWords(t *testing.T) {
 // young buyer's exemption applies when the profile qualifies, and the answer says which rule.
 func TestImplicitFactsAndTheYoungBuyersExemption(t *testing.T) {
 	t.Parallel()
-	f := setup(t, offline.New(nil), orchestrator.Config{})
+	f := setup(t, offline.New(nil), rehab.Config{})
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	f.env.Data.Now = func() time.Time { return now }
 	f.turn(t, "th", "Analisa este imóvel: https://www.idealista.pt/imovel/33445566/")
@@ -257,7 +257,7 @@ func TestImplicitFactsAndTheYoungBuyersExemption(t *testing.T) {
 		t.Errorf("fiscal section: %+v", fis)
 	}
 	acts, _ := f.env.Data.Actions(context.Background(), f.who, 50)
-	logged := map[string]data.Action{}
+	logged := map[string]store.Action{}
 	for _, a := range acts {
 		logged[a.Field] = a
 	}
@@ -279,14 +279,14 @@ func TestListingSite(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		b, err := os.ReadFile("../listing/testdata/pages/" + name)
+		b, err := os.ReadFile("listing/testdata/pages/" + name)
 		if err != nil {
 			t.Error(err)
 		}
 		_, _ = w.Write(b)
 	}))
 	defer srv.Close()
-	f := setup(t, offline.New(nil), orchestrator.Config{})
+	f := setup(t, offline.New(nil), rehab.Config{})
 	lc, err := listing.New(srv.URL, &httpclient.Options{Retries: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -295,8 +295,8 @@ func TestListingSite(t *testing.T) {
 	env.Pipeline = &reno.Pipeline{Listings: lc, Vision: f.vision}
 	f.o.Register("site", &env)
 	turn := func(text string) string {
-		st, err := f.o.Graph.Invoke(context.Background(), orchestrator.State{Messages: []message.Message{message.User(text)}},
-			graph.WithThread("site"), graph.WithConfig(map[string]any{orchestrator.EnvKey: "site", "user_id": f.who.User, "tenant": f.who.Tenant}))
+		st, err := f.o.Graph.Invoke(context.Background(), rehab.State{Messages: []message.Message{message.User(text)}},
+			graph.WithThread("site"), graph.WithConfig(map[string]any{rehab.EnvKey: "site", "user_id": f.who.User, "tenant": f.who.Tenant}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -331,7 +331,7 @@ func TestListingSite(t *testing.T) {
 // A user writing in English (or French) is answered in pt-PT on the offline model.
 func TestOtherLanguagesGetPortuguese(t *testing.T) {
 	t.Parallel()
-	f := setup(t, offline.New(nil), orchestrator.Config{})
+	f := setup(t, offline.New(nil), rehab.Config{})
 	for _, msg := range []string{"Hello, what can you do for me?", "Bonjour, pouvez-vous m'aider avec un appartement ?", "Compare my two flats please"} {
 		st := f.turn(t, "th", msg)
 		_, reply := turnCalls(st, msg)
