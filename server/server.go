@@ -153,7 +153,7 @@ func New(cfg Config) (*Server, error) {
 		s.Close()
 		return nil, &ConfigError{Field: "EncryptStore", Problem: "is set without Encryption keys", Hint: "set TRELLIS_ENCRYPTION_KEYS (comma-separated id:base64 keys, the newest first)"}
 	}
-	deps.Saver = newThreadSaver{deps.Saver}
+	deps.Saver = wrapSaver(deps.Saver)
 	s.saver, s.store = deps.Saver, deps.Store
 	// Graphs, tools and apps get the tenant's view (tenantstore.go); the /store routes add the
 	// tenant themselves.

@@ -196,6 +196,24 @@ func (m *DB) SetRunEnd(ctx context.Context, runID string, e RunEnd) error {
 	return err
 }
 
+// SetRunEndEvents does what SetRunEnd and AppendEventsNotify do, in one statement, on Postgres
+// only: a run's end event (and whatever it had not written yet) goes with its status, and the
+// notifications go out when both commit. The commit follows the pool's synchronous_commit (the
+// stricter of the two statements it replaces).
+func (m *DB) SetRunEndEvents(ctx context.Context, runID string, e RunEnd, batches []EventBatch, channel string, payloads []string) error {
+	var lastErr any
+	if e.LastError != "" {
+		lastErr = e.LastError
+	}
+	ids, seqs, names, data := eventColumns(batches)
+	_, err := m.db.ExecContext(ctx, `WITH w AS (INSERT INTO trellis_run_events (run_id, seq, event, data)
+			SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) ON CONFLICT (run_id, seq) DO NOTHING),
+		u AS (UPDATE trellis_runs SET status = $5, updated_at = $6, progress = COALESCE($7, progress), last_error = COALESCE($8, last_error), next_attempt_at = $9 WHERE run_id = $10)
+		SELECT pg_notify($11, p) FROM unnest($12::text[]) AS p`,
+		ids, seqs, names, data, e.Status, ms(m.Stamp()), nullRaw(e.Progress), lastErr, msOrZero(e.NextAttempt), runID, channel, payloads)
+	return err
+}
+
 // SetRunLastError records why a run is attempted again when nothing else did (its worker died).
 func (m *DB) SetRunLastError(ctx context.Context, runID, msg string) error {
 	_, err := m.Exec(ctx, `UPDATE trellis_runs SET last_error = $1 WHERE run_id = $2`, msg, runID)

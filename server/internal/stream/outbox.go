@@ -114,6 +114,35 @@ func (o *Outbox) WriteNow(ctx context.Context, l *Log, event string, data json.R
 	return ev
 }
 
+// WriteNowWith is WriteNow for an outbox that notifies through its database, with write doing
+// the database's part: it must write the batches and notify the payloads on the channel as
+// EventWriter.WriteEventsNotify does, and may do more in the same statement (a run's end writes
+// its status with its end event). It reports false, doing nothing, for any other outbox: the
+// caller then writes its part on its own. An error is write's; the events are then appended for
+// readers and left for the next batch, as WriteNow leaves them.
+func (o *Outbox) WriteNowWith(ctx context.Context, l *Log, event string, data json.RawMessage,
+	write func(ctx context.Context, batches []Batch, channel string, payloads []string) error) (bool, error) {
+	if !o.notify {
+		return false, nil
+	}
+	l.LockWrites()
+	defer l.UnlockWrites()
+	old := l.Unwritten()
+	evs := make([]Event, 0, len(old)+1)
+	evs = append(evs, old...)
+	evs = append(evs, Event{Seq: l.Last() + 1, Event: event, Data: data})
+	batches := []Batch{{RunID: l.RunID(), Events: evs}}
+	err := write(ctx, batches, Channel, o.bus.EventPayloads(batches))
+	ev := l.Append(event, data)
+	if err != nil {
+		o.log.Warn("cannot persist stream events; retrying with the next batch", "run_id", l.RunID(), "err", err)
+		o.Add(l)
+		return true, err
+	}
+	l.SetDurable(ev.Seq)
+	return true, nil
+}
+
 // Sync writes and publishes the log's unwritten events now.
 func (o *Outbox) Sync(ctx context.Context, l *Log) {
 	l.LockWrites()
