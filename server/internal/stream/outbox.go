@@ -11,19 +11,22 @@ import (
 // Outbox writes the events of resumable runs (every run's, when replicas share a bus) to the
 // database and publishes them on the bus. Its rule:
 //
-//   - a token of the messages stream (messages, messages/partial, ... in any subgraph) is shown
-//     to readers at once, and written, with every other run's pending tokens, in one batch at
-//     most FlushInterval later;
-//   - any other event (metadata, values, updates, custom, tasks, checkpoints, debug, error, end)
-//     is written, after whatever its run had not written yet, before any reader sees it.
+//   - a token of the messages stream (messages, messages/partial, ... in any subgraph), and the
+//     metadata event that opens an attempt's stream (Event.Batched), is shown to readers of
+//     this process at once, and written, with every other run's pending ones, in one batch at
+//     most FlushInterval later, or sooner with its run's next other event;
+//   - any other event (values, updates, custom, tasks, checkpoints, debug, error, end) is
+//     written, after whatever its run had not written yet, before any reader sees it.
 //
 // So when a client sees an event that follows a checkpoint (a node's update, the values after a
 // superstep), everything before it is durable. What a crash can lose is the tail of tokens the
-// node that was running streamed in its last interval; that node had not checkpointed, so it
-// runs again when the run resumes and streams its tokens again, numbered on from the last event
-// the database kept: the numbering stays gapless and without duplicates. A client that saw some
-// of the lost tokens and rejoins with Last-Event-ID receives the resumed run's events after that
-// number (docs/server.md says what this means for it).
+// node that was running streamed in its last interval (or an attempt's metadata event, when
+// nothing followed it yet); that node had not checkpointed, so it runs again when the run
+// resumes and streams its tokens again, numbered on from the last event the database kept: the
+// numbering stays gapless and without duplicates. A client that saw some of the lost tokens and
+// rejoins with Last-Event-ID receives the resumed run's events after that number (docs/server.md
+// says what this means for it). Batching the metadata event saves a statement of every run: its
+// first values event, written right after the run's first checkpoint, takes it along.
 type Outbox struct {
 	db     EventWriter
 	bus    *Bus // nil: no replicas to publish to
