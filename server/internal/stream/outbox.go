@@ -100,20 +100,7 @@ func (o *Outbox) Add(l *Log) {
 // WriteNow writes the log's unwritten events and a new event, then appends the new event for
 // readers and publishes what was written; it returns the event.
 func (o *Outbox) WriteNow(ctx context.Context, l *Log, event string, data json.RawMessage) Event {
-	l.LockWrites()
-	defer l.UnlockWrites()
-	old := l.Unwritten()
-	evs := make([]Event, 0, len(old)+1)
-	evs = append(evs, old...)
-	evs = append(evs, Event{Seq: l.Last() + 1, Event: event, Data: data})
-	err := o.write(ctx, []Batch{{RunID: l.RunID(), Events: evs}})
-	ev := l.Append(event, data)
-	if err != nil {
-		o.log.Warn("cannot persist stream events; retrying with the next batch", "run_id", l.RunID(), "err", err)
-		o.Add(l)
-		return ev
-	}
-	l.SetDurable(ev.Seq)
+	ev, _ := o.writeNow(ctx, l, event, data, o.write)
 	return ev
 }
 
@@ -128,22 +115,28 @@ func (o *Outbox) WriteNowWith(ctx context.Context, l *Log, event string, data js
 	if !o.notify {
 		return false, nil
 	}
+	_, err := o.writeNow(ctx, l, event, data, func(ctx context.Context, batches []Batch) error {
+		return write(ctx, batches, Channel, o.bus.EventPayloads(batches))
+	})
+	return true, err
+}
+
+func (o *Outbox) writeNow(ctx context.Context, l *Log, event string, data json.RawMessage, write func(context.Context, []Batch) error) (Event, error) {
 	l.LockWrites()
 	defer l.UnlockWrites()
 	old := l.Unwritten()
 	evs := make([]Event, 0, len(old)+1)
 	evs = append(evs, old...)
 	evs = append(evs, Event{Seq: l.Last() + 1, Event: event, Data: data})
-	batches := []Batch{{RunID: l.RunID(), Events: evs}}
-	err := write(ctx, batches, Channel, o.bus.EventPayloads(batches))
+	err := write(ctx, []Batch{{RunID: l.RunID(), Events: evs}})
 	ev := l.Append(event, data)
 	if err != nil {
 		o.log.Warn("cannot persist stream events; retrying with the next batch", "run_id", l.RunID(), "err", err)
 		o.Add(l)
-		return true, err
+		return ev, err
 	}
 	l.SetDurable(ev.Seq)
-	return true, nil
+	return ev, nil
 }
 
 // Sync writes and publishes the log's unwritten events now.
