@@ -112,20 +112,48 @@ func buildPgShort(deps Deps) (graph.Runnable, error) {
 }
 
 // maxShortRunStatements bounds the statements of a stateless POST /runs/wait of the short graph
-// on Postgres: 14 of its own (docs/benchmarks.md lists them), the sweeper's two deletes shared
+// on Postgres: 10 of its own (docs/benchmarks.md lists them), the sweeper's two deletes shared
 // with the runs that finished in the same interval, and the background's few (River's polls,
 // lease renewals) spread over the runs.
-const maxShortRunStatements = 16
+const maxShortRunStatements = 12
+
+// maxShortRunStatementsSQLite bounds the same on SQLite, counted as calls into SQLite: a run's
+// own are 22 (each of the four checkpoint puts is a transaction of four or five calls; the run
+// and its thread are two inserts; the claim), and the sweeper's eight a sweep (see
+// docs/benchmarks.md).
+const maxShortRunStatementsSQLite = 24
 
 // TestPostgresShortRunStatements counts the SQL statements a short stateless run sends to
 // Postgres, over runs one after another (go test -v lists them, with their wall times).
 func TestPostgresShortRunStatements(t *testing.T) {
 	url := pgURL(t)
-	c := &sqlCounter{byText: map[string]int{}, wall: map[string]time.Duration{}}
+	c := newSQLCounter()
 	// Not parallel: no other test opens a pool while the hook is set.
 	pgPoolHook = func(pc *pgxpool.Config) { pc.ConnConfig.Tracer = c }
 	b := setup(t, setupOpts{cfg: Config{DatabaseURL: url}, extra: []GraphSpec{{ID: "short", Build: buildPgShort}}})
 	pgPoolHook = nil
+	countShortRuns(t, b, c, maxShortRunStatements)
+}
+
+// TestSQLiteShortRunStatements counts the statements a short stateless run executes on SQLite.
+func TestSQLiteShortRunStatements(t *testing.T) {
+	c := newSQLCounter()
+	// Not parallel: no other test opens a database while the driver is swapped.
+	sqliteDriver = useCountingSQLite(c)
+	b := setup(t, setupOpts{extra: []GraphSpec{{ID: "short", Build: buildPgShort}}})
+	sqliteDriver = "sqlite"
+	t.Cleanup(func() { useCountingSQLite(nil) })
+	countShortRuns(t, b, c, maxShortRunStatementsSQLite)
+}
+
+func newSQLCounter() *sqlCounter {
+	return &sqlCounter{byText: map[string]int{}, wall: map[string]time.Duration{}}
+}
+
+// countShortRuns sends stateless runs of the short graph one after another, counting with c
+// the statements of 50 of them, lists the statements and fails above max a run.
+func countShortRuns(t *testing.T, b *bundle, c *sqlCounter, max int) {
+	t.Helper()
 	run := func(i int) {
 		var out pgShortState
 		topic := fmt.Sprint("t", i)
@@ -156,8 +184,8 @@ func TestPostgresShortRunStatements(t *testing.T) {
 		v := c.byText[k]
 		t.Logf("%5.2f  %8v  %s", float64(v)/n, (c.wall[k] / time.Duration(v)).Round(time.Microsecond), k)
 	}
-	if per > maxShortRunStatements {
-		t.Errorf("a short run made %.2f statements, more than %d", per, maxShortRunStatements)
+	if per > float64(max) {
+		t.Errorf("a short run made %.2f statements, more than %d", per, max)
 	}
 }
 

@@ -251,15 +251,30 @@ type runAttempt struct {
 	run     *Run
 	pt      *progressTracker
 	attempt int
+	// runCtx is Execute's context with the mark of the thread made for the run, if it was
+	// (newThreadSaver), and unwatch ends the watch.
+	runCtx  context.Context
+	unwatch func()
 }
 
 func (a *runAttempt) Execute(ctx context.Context, g graph.Runnable, headBefore string, emit func(string, any)) error {
-	if a.run.Kwargs.Temporary && a.attempt == 1 && headBefore == "" {
+	if ns, ok := a.r.saver.(newThreadSaver); ok && a.run.Kwargs.Temporary && a.attempt == 1 && headBefore == "" {
 		// A stateless run's thread, made for it: on the first attempt it has no checkpoint,
-		// and the graph need not look for one (newThreadSaver).
-		ctx = withNewThread(ctx, a.run.ThreadID)
+		// the graph need not look for one, and its final state is read from memory
+		// (newThreadSaver).
+		ctx, a.unwatch = ns.watch(ctx, a.run.ThreadID)
+		a.runCtx = ctx
 	}
 	return a.r.runGraph(ctx, a.run, g, headBefore, a.pt, emit)
+}
+
+// StateContext implements engine.Attempt: reads through the returned context of the thread
+// made for the run are answered from what the run wrote (newThreadSaver).
+func (a *runAttempt) StateContext(ctx context.Context) context.Context {
+	if a.runCtx == nil {
+		return ctx
+	}
+	return withThreadOf(ctx, a.runCtx)
 }
 
 func (a *runAttempt) Finish() json.RawMessage { return rawJSON(a.pt.finish()) }
@@ -273,7 +288,12 @@ func (a *runAttempt) Report(o engine.Outcome) {
 	}
 }
 
-func (a *runAttempt) Close() { a.r.untrack(a.run.RunID) }
+func (a *runAttempt) Close() {
+	if a.unwatch != nil {
+		a.unwatch()
+	}
+	a.r.untrack(a.run.RunID)
+}
 
 // engineQueue is a Queue as the engine drives it: with priorities when the queue has them, and
 // a run to deliver again as a *RetryError.

@@ -121,7 +121,7 @@ func New(cfg Config) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		db, err := sql.Open("sqlite", sqlitestore.DSN(path))
+		db, err := sql.Open(sqliteDriver, sqlitestore.DSN(path))
 		if err != nil {
 			return nil, fmt.Errorf("server: open %s: %w", path, err)
 		}
@@ -153,7 +153,7 @@ func New(cfg Config) (*Server, error) {
 		s.Close()
 		return nil, &ConfigError{Field: "EncryptStore", Problem: "is set without Encryption keys", Hint: "set TRELLIS_ENCRYPTION_KEYS (comma-separated id:base64 keys, the newest first)"}
 	}
-	deps.Saver = newThreadSaver{deps.Saver}
+	deps.Saver = wrapSaver(deps.Saver)
 	s.saver, s.store = deps.Saver, deps.Store
 	// Graphs, tools and apps get the tenant's view (tenantstore.go); the /store routes add the
 	// tenant themselves.
@@ -275,6 +275,10 @@ func newPgPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	}
 	return pgxpool.NewWithConfig(ctx, pc)
 }
+
+// sqliteDriver is the database/sql driver the server opens SQLite with: tests put one of their
+// own around it, to count statements.
+var sqliteDriver = "sqlite"
 
 // pgPoolHook, when set (by tests only), sees the Postgres pool's configuration before the pool
 // opens: the statement-count test puts a query tracer there.

@@ -391,17 +391,19 @@ func (x *execution) undoIfRolledBack() {
 	}
 }
 
-// prepareOutput gives the log the run's output (what wait and join answer), ends the stream of a
-// run that ended, and has end close the log. A finished temporary thread goes with its runs
+// prepareOutput gives the log the run's output (what wait and join answer) and has end close
+// the log (writeStatus ends the stream of a run that ended). The thread is read through the attempt's
+// StateContext: a stateless run's final state comes from what it wrote, not from the database. A finished temporary thread goes with its runs
 // (drop); its final state is read only for a waiter of its output (counted in this process: with
 // a bus they may be anywhere) or a webhook: a streamed stateless run's is never read. Otherwise a
 // waiter that comes late reads it from the thread before the thread goes.
 func (x *execution) prepareOutput() {
 	r, l, g, run := x.r, x.l, x.g, x.run
 	x.drop = run.Temporary && x.status != Pending
+	sctx := x.at.StateContext(x.ctx)
 	if x.drop && x.status != Failed && run.Webhook == "" && r.Bus == nil && !r.Waited(run.RunID) {
 		x.lazyOutput = true
-		ctx := context.WithoutCancel(x.ctx)
+		ctx := context.WithoutCancel(sctx)
 		l.SetOutputFunc(func() any {
 			snap, err := g.State(ctx, checkpoint.Ref{ThreadID: run.ThreadID})
 			if err != nil {
@@ -409,7 +411,7 @@ func (x *execution) prepareOutput() {
 			}
 			return lcwire.Output(snap)
 		})
-	} else if snap, err := g.State(x.ctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil {
+	} else if snap, err := g.State(sctx, checkpoint.Ref{ThreadID: run.ThreadID}); err == nil {
 		x.final = snap
 		if x.status != Failed {
 			l.SetOutputFunc(func() any { return lcwire.Output(snap) })
@@ -417,9 +419,6 @@ func (x *execution) prepareOutput() {
 	}
 	if x.status == Failed {
 		l.SetOutput(map[string]any{"__error__": x.r.Host.ErrorEvent(x.runErr)})
-	}
-	if x.status != Pending {
-		x.emit("end", nil)
 	}
 	x.closeLog = l.Close
 }
@@ -451,7 +450,28 @@ func (x *execution) runEnd() metadb.RunEnd {
 	return end
 }
 
-// writeStatus writes the statuses of the run and its thread. A finished temporary thread goes
+// endWithStatus ends the run's stream and writes the run's status: in one statement when the
+// outbox writes through Postgres (stream.Outbox.WriteNowWith), else the end event first.
+func (x *execution) endWithStatus(end metadb.RunEnd) {
+	r, l, runID := x.r, x.l, x.run.RunID
+	if l.Resumable() {
+		done, err := r.out.WriteNowWith(x.ctx, l, "end", json.RawMessage("null"), func(ctx context.Context, batches []stream.Batch, channel string, payloads []string) error {
+			return r.DB.SetRunEndEvents(ctx, runID, end, rows(batches), channel, payloads)
+		})
+		if done {
+			r.Events.Inc()
+			if err != nil { // the outbox writes the events again with its next batch
+				_ = r.DB.SetRunEnd(x.ctx, runID, end)
+			}
+			return
+		}
+	}
+	x.emit("end", nil)
+	_ = r.DB.SetRunEnd(x.ctx, runID, end)
+}
+
+// writeStatus ends the stream of a run that ended and writes the statuses of the run and its
+// thread. A finished temporary thread goes
 // with its runs: their statuses need no writing first, unless other replicas may read them
 // meanwhile; it is hidden from the API from here, before anyone is told the run ended, and
 // handed to the sweeper when exec ends.
@@ -467,10 +487,12 @@ func (x *execution) writeStatus() {
 	case x.drop && r.Bus == nil:
 		// Hidden in this process below, the only one serving the API. With replicas, the
 		// others read the record until the sweeper deletes it: it must not say running.
+		x.emit("end", nil)
 	case errors.Is(x.cause, ErrRollback):
+		x.emit("end", nil)
 		_ = r.DB.DeleteRun(ctx, run.Tenant, run.RunID)
 	default:
-		_ = r.DB.SetRunEnd(ctx, run.RunID, end)
+		x.endWithStatus(end)
 	}
 	if x.drop {
 		x.leaseGone = true

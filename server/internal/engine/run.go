@@ -147,6 +147,9 @@ type Attempt interface {
 	Report(Outcome)
 	// Close is called last, when the attempt's run is left alone.
 	Close()
+	// StateContext returns ctx for reading the run's thread after Execute: the host may answer
+	// such reads from what the run wrote.
+	StateContext(ctx context.Context) context.Context
 }
 
 // Outcome is how an attempt at a run ended.

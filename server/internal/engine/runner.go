@@ -329,16 +329,18 @@ func (r *Runner) settleThread(ctx context.Context, tenant, threadID string) {
 }
 
 // persistAndAppend numbers an event and shows it to readers; for a resumable run (every run,
-// with a bus) the outbox writes it to the database and publishes it to the replicas: a token at
-// once for readers and within stream.FlushInterval for the database, any other event after it is
-// written (see stream.Outbox for why that keeps Last-Event-ID resumption gapless).
+// with a bus) the outbox writes it to the database and publishes it to the replicas: a token or
+// the metadata event at once for readers and within stream.FlushInterval for the database (with
+// the next other event, when one comes sooner: a run's first values follow its metadata at
+// once), any other event after it is written (see stream.Outbox for why that keeps Last-Event-ID
+// resumption gapless).
 func (r *Runner) persistAndAppend(ctx context.Context, l *stream.Log, event string, raw json.RawMessage) {
 	r.Events.Inc()
 	if !l.Resumable() {
 		l.Append(event, raw)
 		return
 	}
-	if ev := (stream.Event{Event: event}); ev.Token() {
+	if ev := (stream.Event{Event: event}); ev.Batched() {
 		l.Append(event, raw)
 		r.out.Add(l)
 		return

@@ -38,7 +38,8 @@
 //     has one writer, and one statement decides;
 //   - several runs' events are written in one statement of arrays (unnest) on Postgres, without
 //     waiting for the disk (synchronous_commit off), and can go out with a NOTIFY in the same
-//     statement (AppendEventsNotify); SQLite writes them in INSERTs of up to 500 rows;
+//     statement (AppendEventsNotify), or with a run's final status (SetRunEndEvents, Postgres
+//     only); SQLite writes them in INSERTs of up to 500 rows;
 //   - thread searches compare metadata and values keys with jsonb on Postgres, json_extract on
 //     SQLite (scalars only: the caller checks the rest);
 //   - a new thread and its first run are inserted in one statement on Postgres (a data-modifying

@@ -8,6 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/trellis-go/trellis/checkpoint/pgsaver"
 	"github.com/trellis-go/trellis/server/internal/dbtest"
 )
 
@@ -200,4 +205,58 @@ func TestClaimCron(t *testing.T) {
 			t.Fatalf("alice's crons: %d %v", n, err)
 		}
 	})
+}
+
+// A run's end on Postgres writes its events and its status and notifies, in one statement;
+// the notifications go out with the commit.
+func TestSetRunEndEvents(t *testing.T) {
+	ctx := context.Background()
+	url := dbtest.PostgresURL(t, "metadb_end")
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := pgsaver.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	db := stdlib.OpenDBFromPool(pool)
+	t.Cleanup(func() { db.Close() })
+	m := migrated(t, New(db, true, nil))
+	if _, err := m.CreateThread(ctx, &Thread{Tenant: "acme", ThreadID: "th", Status: "idle"}); err != nil {
+		t.Fatal(err)
+	}
+	r := &Run{Tenant: "acme", RunID: "r1", ThreadID: "th", AssistantID: "a", Status: "pending", Kwargs: json.RawMessage(`{}`), CreatedAt: m.Stamp()}
+	if _, err := m.InsertRunOnThread(ctx, r, false); err != nil {
+		t.Fatal(err)
+	}
+	listener, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Close(ctx)
+	if _, err := listener.Exec(ctx, "LISTEN trellis_end_test"); err != nil {
+		t.Fatal(err)
+	}
+	evs := []EventBatch{{RunID: "r1", Events: []Event{{Seq: 1, Event: "values", Data: json.RawMessage(`{"a":1}`)}, {Seq: 2, Event: "end", Data: json.RawMessage(`null`)}}}}
+	end := RunEnd{Status: "success", Progress: json.RawMessage(`{"step":2}`)}
+	if err := m.SetRunEndEvents(ctx, "r1", end, evs, "trellis_end_test", []string{"p1", "p2"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.LoadEvents(ctx, "r1", 0)
+	if err != nil || len(got) != 2 || got[1].Event != "end" || string(got[0].Data) != `{"a":1}` {
+		t.Fatalf("events: %+v, %v", got, err)
+	}
+	run, err := m.RunByID(ctx, "r1")
+	if err != nil || run.Status != "success" || string(run.Progress) != `{"step":2}` {
+		t.Fatalf("run: %+v, %v", run, err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for _, want := range []string{"p1", "p2"} {
+		n, err := listener.WaitForNotification(wctx)
+		if err != nil || n.Payload != want {
+			t.Fatalf("notification: %+v, %v; want %s", n, err, want)
+		}
+	}
 }

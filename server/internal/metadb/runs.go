@@ -187,12 +187,32 @@ type RunEnd struct {
 // SetRunEnd writes a run's status with its final progress, last error and next attempt's time,
 // in one statement.
 func (m *DB) SetRunEnd(ctx context.Context, runID string, e RunEnd) error {
+	_, err := m.Exec(ctx, `UPDATE trellis_runs SET status = $1, updated_at = $2, progress = COALESCE($3, progress), last_error = COALESCE($4, last_error), next_attempt_at = $5 WHERE run_id = $6`,
+		m.runEndArgs(runID, e)...)
+	return err
+}
+
+// runEndArgs are SetRunEnd's arguments, in order.
+func (m *DB) runEndArgs(runID string, e RunEnd) []any {
 	var lastErr any
 	if e.LastError != "" {
 		lastErr = e.LastError
 	}
-	_, err := m.Exec(ctx, `UPDATE trellis_runs SET status = $1, updated_at = $2, progress = COALESCE($3, progress), last_error = COALESCE($4, last_error), next_attempt_at = $5 WHERE run_id = $6`,
-		e.Status, ms(m.Stamp()), nullRaw(e.Progress), lastErr, msOrZero(e.NextAttempt), runID)
+	return []any{e.Status, ms(m.Stamp()), nullRaw(e.Progress), lastErr, msOrZero(e.NextAttempt), runID}
+}
+
+// SetRunEndEvents does what SetRunEnd and AppendEventsNotify do, in one statement, on Postgres
+// only: a run's end event (and whatever it had not written yet) goes with its status, and the
+// notifications go out when both commit. The commit follows the pool's synchronous_commit (the
+// stricter of the two statements it replaces).
+func (m *DB) SetRunEndEvents(ctx context.Context, runID string, e RunEnd, batches []EventBatch, channel string, payloads []string) error {
+	ids, seqs, names, data := eventColumns(batches)
+	args := append([]any{ids, seqs, names, data}, m.runEndArgs(runID, e)...)
+	_, err := m.db.ExecContext(ctx, `WITH w AS (INSERT INTO trellis_run_events (run_id, seq, event, data)
+			SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) ON CONFLICT (run_id, seq) DO NOTHING),
+		u AS (UPDATE trellis_runs SET status = $5, updated_at = $6, progress = COALESCE($7, progress), last_error = COALESCE($8, last_error), next_attempt_at = $9 WHERE run_id = $10)
+		SELECT pg_notify($11, p) FROM unnest($12::text[]) AS p`,
+		append(args, channel, payloads)...)
 	return err
 }
 

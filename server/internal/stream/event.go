@@ -47,3 +47,8 @@ func (e Event) Mode() string {
 // Token reports whether an event is a token of the messages stream, which the server writes in
 // batches rather than before it is shown.
 func (e Event) Token() bool { return e.Mode() == "messages" }
+
+// Batched reports whether an event is written in batches (see Outbox): a token, or the metadata
+// event that opens each attempt's stream (it names the run and the attempt; no checkpoint comes
+// before it).
+func (e Event) Batched() bool { return e.Token() || e.Event == "metadata" }

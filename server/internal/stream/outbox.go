@@ -11,19 +11,22 @@ import (
 // Outbox writes the events of resumable runs (every run's, when replicas share a bus) to the
 // database and publishes them on the bus. Its rule:
 //
-//   - a token of the messages stream (messages, messages/partial, ... in any subgraph) is shown
-//     to readers at once, and written, with every other run's pending tokens, in one batch at
-//     most FlushInterval later;
-//   - any other event (metadata, values, updates, custom, tasks, checkpoints, debug, error, end)
-//     is written, after whatever its run had not written yet, before any reader sees it.
+//   - a token of the messages stream (messages, messages/partial, ... in any subgraph), and the
+//     metadata event that opens an attempt's stream (Event.Batched), is shown to readers of
+//     this process at once, and written, with every other run's pending ones, in one batch at
+//     most FlushInterval later, or sooner with its run's next other event;
+//   - any other event (values, updates, custom, tasks, checkpoints, debug, error, end) is
+//     written, after whatever its run had not written yet, before any reader sees it.
 //
 // So when a client sees an event that follows a checkpoint (a node's update, the values after a
 // superstep), everything before it is durable. What a crash can lose is the tail of tokens the
-// node that was running streamed in its last interval; that node had not checkpointed, so it
-// runs again when the run resumes and streams its tokens again, numbered on from the last event
-// the database kept: the numbering stays gapless and without duplicates. A client that saw some
-// of the lost tokens and rejoins with Last-Event-ID receives the resumed run's events after that
-// number (docs/server.md says what this means for it).
+// node that was running streamed in its last interval (or an attempt's metadata event, when
+// nothing followed it yet); that node had not checkpointed, so it runs again when the run
+// resumes and streams its tokens again, numbered on from the last event the database kept: the
+// numbering stays gapless and without duplicates. A client that saw some of the lost tokens and
+// rejoins with Last-Event-ID receives the resumed run's events after that number (docs/server.md
+// says what this means for it). Batching the metadata event saves a statement of every run: its
+// first values event, written right after the run's first checkpoint, takes it along.
 type Outbox struct {
 	db     EventWriter
 	bus    *Bus // nil: no replicas to publish to
@@ -97,21 +100,43 @@ func (o *Outbox) Add(l *Log) {
 // WriteNow writes the log's unwritten events and a new event, then appends the new event for
 // readers and publishes what was written; it returns the event.
 func (o *Outbox) WriteNow(ctx context.Context, l *Log, event string, data json.RawMessage) Event {
+	ev, _ := o.writeNow(ctx, l, event, data, o.write)
+	return ev
+}
+
+// WriteNowWith is WriteNow for an outbox that notifies through its database, with write doing
+// the database's part: it must write the batches and notify the payloads on the channel as
+// EventWriter.WriteEventsNotify does, and may do more in the same statement (a run's end writes
+// its status with its end event). It reports false, doing nothing, for any other outbox: the
+// caller then writes its part on its own. An error is write's; the events are then appended for
+// readers and left for the next batch, as WriteNow leaves them.
+func (o *Outbox) WriteNowWith(ctx context.Context, l *Log, event string, data json.RawMessage,
+	write func(ctx context.Context, batches []Batch, channel string, payloads []string) error) (bool, error) {
+	if !o.notify {
+		return false, nil
+	}
+	_, err := o.writeNow(ctx, l, event, data, func(ctx context.Context, batches []Batch) error {
+		return write(ctx, batches, Channel, o.bus.EventPayloads(batches))
+	})
+	return true, err
+}
+
+func (o *Outbox) writeNow(ctx context.Context, l *Log, event string, data json.RawMessage, write func(context.Context, []Batch) error) (Event, error) {
 	l.LockWrites()
 	defer l.UnlockWrites()
 	old := l.Unwritten()
 	evs := make([]Event, 0, len(old)+1)
 	evs = append(evs, old...)
 	evs = append(evs, Event{Seq: l.Last() + 1, Event: event, Data: data})
-	err := o.write(ctx, []Batch{{RunID: l.RunID(), Events: evs}})
+	err := write(ctx, []Batch{{RunID: l.RunID(), Events: evs}})
 	ev := l.Append(event, data)
 	if err != nil {
 		o.log.Warn("cannot persist stream events; retrying with the next batch", "run_id", l.RunID(), "err", err)
 		o.Add(l)
-		return ev
+		return ev, err
 	}
 	l.SetDurable(ev.Seq)
-	return ev
+	return ev, nil
 }
 
 // Sync writes and publishes the log's unwritten events now.
