@@ -167,9 +167,9 @@ func norm(v any) map[string]any {
 	return m
 }
 
-// runLangGraphJS runs script (in testdata/langgraphjs, with node) and decodes what it prints:
-// each twin's run by name. It skips the test, saying why, without node or LangGraph.js.
-func runLangGraphJS(t *testing.T, script string) map[string]twinRun {
+// langGraphJSOutput runs script (in testdata/langgraphjs, with node) and returns what it
+// prints. It skips the test, saying why, without node or LangGraph.js.
+func langGraphJSOutput(t *testing.T, script string) []byte {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -189,8 +189,15 @@ func runLangGraphJS(t *testing.T, script string) map[string]twinRun {
 		}
 		t.Fatalf("node %s: %v\n%s", script, err, stderr)
 	}
+	return raw
+}
+
+// runLangGraphJS runs script as langGraphJSOutput does and decodes what it prints: each twin's
+// run by name.
+func runLangGraphJS(t *testing.T, script string) map[string]twinRun {
+	t.Helper()
 	var js map[string]twinRun
-	if err := json.Unmarshal(raw, &js); err != nil {
+	if err := json.Unmarshal(langGraphJSOutput(t, script), &js); err != nil {
 		t.Fatalf("%s's output: %v", script, err)
 	}
 	return js

@@ -152,11 +152,16 @@ func (l *loop[S]) emitCheckpoint(stopped bool) {
 	if l.cpParent != "" {
 		ev.Parent = &checkpoint.Ref{ThreadID: l.threadID, NS: l.ns, CheckpointID: l.cpParent}
 	}
+	var data any = ev
+	if l.c.view != nil {
+		// An entrypoint's checkpoint shows its return value (null before it has one).
+		data = CheckpointEvent[any]{Ref: ev.Ref, Parent: ev.Parent, Values: l.c.view.state(reflect.ValueOf(ev.Values)), Next: ev.Next, Metadata: ev.Metadata, Tasks: ev.Tasks}
+	}
 	if l.modes.has(ModeCheckpoints) {
-		l.deliver(Event{Mode: ModeCheckpoints, NS: l.nsPath, Step: l.step, Data: ev})
+		l.deliver(Event{Mode: ModeCheckpoints, NS: l.nsPath, Step: l.step, Data: data})
 	}
 	if l.modes.has(ModeDebug) {
-		l.deliver(Event{Mode: ModeDebug, NS: l.nsPath, Step: l.step, Data: DebugEvent{Type: "checkpoint", Step: l.step, Payload: ev}})
+		l.deliver(Event{Mode: ModeDebug, NS: l.nsPath, Step: l.step, Data: DebugEvent{Type: "checkpoint", Step: l.step, Payload: data}})
 	}
 }
 
