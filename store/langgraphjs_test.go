@@ -154,10 +154,11 @@ func TestLangGraphJSStoreBatch(t *testing.T) {
 				}
 				got = items
 			case "list":
-				got = res[i].Namespaces
-				if got == nil {
-					got = [][]string{}
+				nss := res[i].Namespaces
+				if nss == nil {
+					nss = [][]string{}
 				}
+				got = nss
 			}
 			raw, _ := json.Marshal(got)
 			var g any
