@@ -88,6 +88,16 @@ type Compiled[S any] struct {
 	// entrypoints (functional.go), whose events carry their return value.
 	valuesOnOutput bool
 	present        func(reflect.Value) any
+	// view shows an entrypoint's internal state as LangGraph shows an entrypoint's, in
+	// snapshots read through a parent, checkpoint events and task events; nil for a graph.
+	view *entryView
+}
+
+// entryView is how an entrypoint's state (functional.go) is shown: state gives its return value
+// (nil before it has one, as LangGraph's null), input the input the entrypoint was called with.
+type entryView struct {
+	state func(reflect.Value) any
+	input func(reflect.Value) any
 }
 
 // retryOf, cacheOf, timeoutOf and idleOf are a node's policies: its own, or the graph's

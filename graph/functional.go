@@ -466,6 +466,20 @@ func NewEntrypointFinal[In, Out, Save any](name string, fn func(ctx context.Cont
 		var zero Out
 		return zero
 	}
+	c.view = &entryView{
+		state: func(v reflect.Value) any {
+			if s, ok := v.Interface().(st); ok && s.Output != nil {
+				return *s.Output
+			}
+			return nil
+		},
+		input: func(v reflect.Value) any {
+			if s, ok := v.Interface().(st); ok && s.Input != nil {
+				return *s.Input
+			}
+			return nil
+		},
+	}
 	return &Entrypoint[In, Out, Save]{c: c}, nil
 }
 

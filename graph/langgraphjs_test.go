@@ -167,86 +167,133 @@ func norm(v any) map[string]any {
 	return m
 }
 
-// TestLangGraphJSSideBySide runs the same small graphs in LangGraph.js 1.7.3 (node) and in
-// trellis, and compares their values streams and their threads' histories. The differences
-// docs/runtime.md lists are excluded here by name (see the comments).
-func TestLangGraphJSSideBySide(t *testing.T) {
+// langGraphJSOutput runs script (in testdata/langgraphjs, with node) and returns what it
+// prints. It skips the test, saying why, without node or LangGraph.js.
+func langGraphJSOutput(t *testing.T, script string) []byte {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed: the LangGraph.js side-by-side test needs it")
+		t.Skip("node is not installed: the LangGraph.js side-by-side tests need it")
 	}
 	dir := filepath.Join("testdata", "langgraphjs")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@langchain", "langgraph")); err != nil {
 		t.Skip("LangGraph.js is not installed: run npm ci in graph/testdata/langgraphjs (.ci/run does)")
 	}
-	cmd := exec.Command(node, "run.mjs")
+	cmd := exec.Command(node, script)
 	cmd.Dir = dir
 	raw, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("node run.mjs: %v", err)
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("node %s: %v\n%s", script, err, stderr)
 	}
+	return raw
+}
+
+// runLangGraphJS runs script as langGraphJSOutput does and decodes what it prints: each twin's
+// run by name.
+func runLangGraphJS(t *testing.T, script string) map[string]twinRun {
+	t.Helper()
 	var js map[string]twinRun
-	if err := json.Unmarshal(raw, &js); err != nil {
-		t.Fatalf("run.mjs's output: %v", err)
+	if err := json.Unmarshal(langGraphJSOutput(t, script), &js); err != nil {
+		t.Fatalf("%s's output: %v", script, err)
 	}
-	inputs := map[string]twinState{"routing": {N: 1}}
-	toMap := func(v any) map[string]any {
-		raw, err := json.Marshal(v)
+	return js
+}
+
+// toMap is v's JSON as a map.
+func toMap(t *testing.T, v any) map[string]any {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	return m
+}
+
+// runTwin does on trellis's side what twin.mjs does on LangGraph.js's: streams c with input in
+// on thread (values, updates, tasks and checkpoints), resumes it with resume when that is not
+// nil, and reads the thread's history, oldest first. A cached update carries LangGraph's
+// "__metadata__": {"cached": true}.
+func runTwin[S any](t *testing.T, c *graph.Compiled[S], thread string, in S, resume any) twinRun {
+	t.Helper()
+	ctx := context.Background()
+	var got twinRun
+	stream := func(in S, opts ...graph.RunOption) {
+		opts = append(opts, graph.WithThread(thread), graph.WithStreamModes(graph.ModeValues, graph.ModeUpdates, graph.ModeTasks, graph.ModeCheckpoints))
+		for ev, err := range c.Stream(ctx, in, opts...) {
+			if err != nil {
+				var ie *graph.InterruptedError
+				if !asInterrupted(err, &ie) {
+					t.Fatal(err)
+				}
+				continue
+			}
+			switch ev.Mode {
+			case graph.ModeValues:
+				got.Values = append(got.Values, toMap(t, ev.Data))
+			case graph.ModeUpdates:
+				u := map[string]any{ev.Node: toMap(t, ev.Data)}
+				if ev.Cached {
+					u["__metadata__"] = map[string]any{"cached": true}
+				}
+				got.Updates = append(got.Updates, u)
+			case graph.ModeTasks:
+				m := toMap(t, ev.Data)
+				if m["finished"] == true {
+					delete(m, "triggers")
+				}
+				got.Tasks = append(got.Tasks, m)
+			case graph.ModeCheckpoints:
+				got.Checkpoints = append(got.Checkpoints, toMap(t, ev.Data))
+			}
+		}
+	}
+	var zero S
+	stream(in)
+	if resume != nil {
+		stream(zero, graph.Resume(resume))
+	}
+	for s, err := range c.History(ctx, thread, graph.HistoryOptions{}) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var m map[string]any
-		_ = json.Unmarshal(raw, &m)
-		return m
+		src, _ := s.Metadata["source"].(string)
+		next := s.Next
+		if next == nil {
+			next = []string{}
+		}
+		got.History = append([]twinHistory{{Step: s.Step, Source: src, Next: next, Values: toMap(t, s.Values)}}, got.History...)
 	}
-	ctx := context.Background()
+	return got
+}
+
+// TestLangGraphJSSideBySide runs the same small graphs in LangGraph.js 1.7.3 (node) and in
+// trellis, and compares their values streams and their threads' histories. The differences
+// docs/runtime.md lists are excluded here by name (see the comments).
+func TestLangGraphJSSideBySide(t *testing.T) {
+	js := runLangGraphJS(t, "run.mjs")
+	inputs := map[string]twinState{"routing": {N: 1}}
 	for name, c := range twinGraphs(t) {
 		t.Run(name, func(t *testing.T) {
 			want, ok := js[name]
 			if !ok {
 				t.Fatalf("run.mjs has no graph %q", name)
 			}
-			var got twinRun
-			stream := func(in twinState, opts ...graph.RunOption) {
-				opts = append(opts, graph.WithThread(name), graph.WithStreamModes(graph.ModeValues, graph.ModeUpdates, graph.ModeTasks, graph.ModeCheckpoints))
-				for ev, err := range c.Stream(ctx, in, opts...) {
-					if err != nil {
-						var ie *graph.InterruptedError
-						if !asInterrupted(err, &ie) {
-							t.Fatal(err)
-						}
-						continue
-					}
-					switch ev.Mode {
-					case graph.ModeValues:
-						got.Values = append(got.Values, norm(ev.Data))
-					case graph.ModeUpdates:
-						got.Updates = append(got.Updates, map[string]any{ev.Node: toMap(ev.Data)})
-					case graph.ModeTasks:
-						m := toMap(ev.Data)
-						if m["finished"] == true {
-							delete(m, "triggers")
-						}
-						got.Tasks = append(got.Tasks, m)
-					case graph.ModeCheckpoints:
-						got.Checkpoints = append(got.Checkpoints, toMap(ev.Data))
-					}
-				}
-			}
-			stream(inputs[name])
+			var resume any
 			if name == "interrupt" {
-				stream(twinState{}, graph.Resume("yes"))
+				resume = "yes"
 			}
-			for s, err := range c.History(ctx, name, graph.HistoryOptions{}) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				src, _ := s.Metadata["source"].(string)
-				next := s.Next
-				if next == nil {
-					next = []string{}
-				}
-				got.History = append([]twinHistory{{Step: s.Step, Source: src, Next: next, Values: norm(s.Values)}}, got.History...)
+			got := runTwin(t, c, name, inputs[name], resume)
+			for i := range got.Values {
+				got.Values[i] = norm(got.Values[i])
+			}
+			for i := range got.History {
+				got.History[i].Values = norm(got.History[i].Values)
 			}
 			// Excluded (docs/runtime.md, "Differences from LangGraph"): LangGraph's step -1 input
 			// checkpoint, holding the state before the input (issue 18 item 2); trellis writes

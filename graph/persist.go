@@ -112,15 +112,21 @@ func (l *loop[S]) save(source checkpoint.Source) error {
 // emitCheckpoint sends the checkpoint the loop stands on to the checkpoints and debug streams,
 // with the tasks it leaves to run and the interrupts they wait at. It is sent when it is
 // written, and again, as LangGraph does, when a superstep from it stops at interrupts (stopped):
-// then the tasks that finished in it carry their writes as result.
+// then the tasks that finished in it carry their writes as result, and the values are the
+// checkpoint's as saved, without the untracked keys (LangGraph sends it again from the restored
+// checkpoint, as the resumed run starts).
 func (l *loop[S]) emitCheckpoint(stopped bool) {
 	if !l.modes.has(ModeCheckpoints) && !l.modes.has(ModeDebug) {
 		return
 	}
 	due := l.due()
+	values := l.output()
+	if stopped {
+		values = l.sc.withoutUntracked(reflect.ValueOf(values)).Interface().(S)
+	}
 	ev := CheckpointEvent[S]{
 		Ref:      checkpoint.Ref{ThreadID: l.threadID, NS: l.ns, CheckpointID: l.cpID},
-		Values:   l.output(),
+		Values:   values,
 		Next:     l.nextNames(),
 		Metadata: l.cpMeta,
 		Tasks:    make([]CheckpointTask, len(due)),
@@ -146,11 +152,16 @@ func (l *loop[S]) emitCheckpoint(stopped bool) {
 	if l.cpParent != "" {
 		ev.Parent = &checkpoint.Ref{ThreadID: l.threadID, NS: l.ns, CheckpointID: l.cpParent}
 	}
+	var data any = ev
+	if l.c.view != nil {
+		// An entrypoint's checkpoint shows its return value (null before it has one).
+		data = CheckpointEvent[any]{Ref: ev.Ref, Parent: ev.Parent, Values: l.c.view.state(reflect.ValueOf(ev.Values)), Next: ev.Next, Metadata: ev.Metadata, Tasks: ev.Tasks}
+	}
 	if l.modes.has(ModeCheckpoints) {
-		l.deliver(Event{Mode: ModeCheckpoints, NS: l.nsPath, Step: l.step, Data: ev})
+		l.deliver(Event{Mode: ModeCheckpoints, NS: l.nsPath, Step: l.step, Data: data})
 	}
 	if l.modes.has(ModeDebug) {
-		l.deliver(Event{Mode: ModeDebug, NS: l.nsPath, Step: l.step, Data: DebugEvent{Type: "checkpoint", Step: l.step, Payload: ev}})
+		l.deliver(Event{Mode: ModeDebug, NS: l.nsPath, Step: l.step, Data: DebugEvent{Type: "checkpoint", Step: l.step, Payload: data}})
 	}
 }
 

@@ -788,7 +788,7 @@ func (l *loop[S]) execute(t *task) {
 	tc := &taskCtx{run: l.run, task: t, resume: t.resume}
 	ctx := context.WithValue(l.ctx, taskKey{}, tc)
 	if l.modes.has(ModeTasks) || l.modes.has(ModeDebug) {
-		l.taskEvent(t, TaskEvent{ID: t.id, Name: t.node.name, Input: t.input.Interface(), Triggers: []string{triggerOf(t)}})
+		l.taskEvent(t, TaskEvent{ID: t.id, Name: t.node.name, Input: l.taskInput(t), Triggers: []string{triggerOf(t)}})
 	}
 	policy := l.c.retryOf(t.node)
 	// A node with a cache policy takes a cached result for its input instead of running.
@@ -902,7 +902,7 @@ func (l *loop[S]) execute(t *task) {
 		if t.err != nil {
 			ev.Error = t.err.Error()
 		} else if t.finished {
-			ev.Result = l.updateOf(t).Interface()
+			ev.Result = l.taskResult(t)
 		}
 		l.taskEvent(t, ev)
 	}
@@ -924,6 +924,25 @@ func uniqueInterrupts(ins []Interruption) []Interruption {
 		}
 	}
 	return out
+}
+
+// taskInput is a task's input as its task events carry it: an entrypoint's node shows the
+// input the entrypoint was called with.
+func (l *loop[S]) taskInput(t *task) any {
+	if l.c.view != nil {
+		return l.c.view.input(t.input)
+	}
+	return t.input.Interface()
+}
+
+// taskResult is a finished task's writes as its task event carries them: an entrypoint's node
+// shows its return value as the one write LangGraph reports, to "__end__".
+func (l *loop[S]) taskResult(t *task) any {
+	up := l.updateOf(t)
+	if l.c.view != nil {
+		return map[string]any{END: l.c.view.state(up)}
+	}
+	return up.Interface()
 }
 
 func (l *loop[S]) taskEvent(t *task, ev TaskEvent) {
@@ -1474,7 +1493,7 @@ func (l *loop[S]) emitRestored(tasks []*task) {
 		t.inline = true // it does not run: its events go out from the loop's goroutine
 		l.emitUpdate(t)
 		if pending && (l.modes.has(ModeTasks) || l.modes.has(ModeDebug)) {
-			l.taskEvent(t, TaskEvent{ID: t.id, Name: t.node.name, Input: t.input.Interface(), Triggers: []string{triggerOf(t)}})
+			l.taskEvent(t, TaskEvent{ID: t.id, Name: t.node.name, Input: l.taskInput(t), Triggers: []string{triggerOf(t)}})
 		}
 	}
 }

@@ -59,7 +59,12 @@ func (s *subgraph[P, C]) subState(ctx context.Context, saver checkpoint.Saver, r
 	if err != nil {
 		return nil, err
 	}
-	return eraseSnapshot(snap), nil
+	out := eraseSnapshot(snap)
+	if s.g.view != nil {
+		// An entrypoint's state is its return value (nil before it has one), as LangGraph's.
+		out.Values = s.g.view.state(reflect.ValueOf(snap.Values))
+	}
+	return out, nil
 }
 
 // SubgraphNode is a compiled graph used as a node of another (see [AddSubgraph]).

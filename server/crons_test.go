@@ -311,3 +311,52 @@ func TestCronPerUser(t *testing.T) {
 		t.Fatalf("ann counts %d crons", n)
 	}
 }
+
+// TestCronContext: a cron created with a context runs its graph with that context when it
+// fires (merged over its assistant's, the cron's keys winning), as a run created with it does.
+func TestCronContext(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{extra: []GraphSpec{{ID: "personal", Build: buildPersonal}}})
+	clock := newCronClock(cronEpoch).use(b.srv)
+
+	var a Assistant
+	b.mustDo("POST", "/assistants", map[string]any{"graph_id": "personal", "context": map[string]any{"locale": "de", "user_id": "default"}}, &a, 200)
+	cases := []struct {
+		assistant string
+		context   map[string]any
+		want      string
+	}{
+		{"personal", map[string]any{"user_id": "cara", "locale": "nl"}, "hello cara (nl)"},
+		{a.AssistantID, map[string]any{"user_id": "dan"}, "hello dan (de)"},
+		{"personal", nil, "hello, stranger"},
+	}
+	threads := make([]string, len(cases))
+	for i, tc := range cases {
+		threads[i] = b.newThread(nil)
+		body := map[string]any{"assistant_id": tc.assistant, "schedule": "* * * * *", "input": map[string]any{}}
+		if tc.context != nil {
+			body["context"] = tc.context
+		}
+		var c Cron
+		b.mustDo("POST", "/threads/"+threads[i]+"/runs/crons", body, &c, 200)
+	}
+	clock.set(cronEpoch.Add(time.Minute))
+	if n := b.srv.tickCrons(context.Background()); n != len(cases) {
+		t.Fatalf("the tick started %d runs, want %d", n, len(cases))
+	}
+	for i, tc := range cases {
+		var runs []Run
+		b.mustDo("GET", "/threads/"+threads[i]+"/runs", nil, &runs, 200)
+		if len(runs) != 1 {
+			t.Fatalf("cron %d: the thread has %d runs, want 1", i, len(runs))
+		}
+		b.waitStatus(threads[i], runs[0].RunID, RunSuccess)
+		var st struct {
+			Values map[string]any `json:"values"`
+		}
+		b.mustDo("GET", "/threads/"+threads[i]+"/state", nil, &st, 200)
+		if got := st.Values["greeting"]; got != tc.want {
+			t.Errorf("cron %d (context %v): greeting %v, want %q", i, tc.context, got, tc.want)
+		}
+	}
+}

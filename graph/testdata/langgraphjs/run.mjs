@@ -1,17 +1,17 @@
 // LangGraph.js twins of the graphs in graph/langgraphjs_test.go. Prints, as one JSON object,
 // each graph's stream (values, updates, tasks and checkpoints modes, each mode's payloads in
 // order) and its thread's history (oldest first: step, source, next, values), for the Go test
-// to compare with trellis's.
+// to compare with trellis's (twin.mjs runs them).
 import {
   Annotation,
   Command,
   END,
-  MemorySaver,
   START,
   Send,
   StateGraph,
   interrupt,
 } from "@langchain/langgraph";
+import { runTwins } from "./twin.mjs";
 
 const State = Annotation.Root({
   items: Annotation({ reducer: (a, b) => a.concat(b), default: () => [] }),
@@ -78,24 +78,4 @@ const graphs = {
       .addEdge("c", END),
 };
 
-const inputs = { routing: { n: 1 }, send: {}, command: {}, subgraph: {}, interrupt: {}, deferred: {} };
-const modes = ["values", "updates", "tasks", "checkpoints"];
-
-const out = {};
-for (const [name, build] of Object.entries(graphs)) {
-  const g = build().compile({ checkpointer: new MemorySaver() });
-  const config = { configurable: { thread_id: name } };
-  const stream = Object.fromEntries(modes.map((m) => [m, []]));
-  const run = async (input) => {
-    for await (const [mode, chunk] of await g.stream(input, { ...config, streamMode: modes })) stream[mode].push(chunk);
-  };
-  await run(inputs[name]);
-  if (name === "interrupt") await run(new Command({ resume: "yes" }));
-  const history = [];
-  for await (const s of g.getStateHistory(config)) {
-    history.push({ step: s.metadata.step, source: s.metadata.source, next: s.next, values: s.values });
-  }
-  history.reverse();
-  out[name] = { ...stream, history };
-}
-process.stdout.write(JSON.stringify(out));
+await runTwins(graphs, { routing: { n: 1 } }, { interrupt: "yes" });
