@@ -78,6 +78,41 @@ func (a *Analyst) Graph(opts graph.CompileOptions) (*graph.Compiled[State], erro
 
 // traced wraps a node so that its span records the state keys it read and the keys (and sizes)
 // it wrote.
+// namedNode is a node of a subgraph and its name.
+type namedNode[S any] struct {
+	name string
+	fn   func(context.Context, S) (S, error)
+}
+
+// fanOut compiles the shape both subgraphs share: a supervisor that sends one state per item
+// (work) to a worker, a reviewer after each worker that sends items back the same way, and a
+// last node once there is nothing left to send. The subgraph is checkpointed by its parent.
+func fanOut[S any](opts graph.CompileOptions, n [4]namedNode[S], work func(S) []S) (*graph.Compiled[S], error) {
+	sup, worker, review, done := n[0].name, n[1].name, n[2].name, n[3].name
+	g := graph.New[S]()
+	for _, x := range n {
+		g.AddNode(x.name, traced(x.name, x.fn))
+	}
+	g.AddEdge(graph.START, sup)
+	dispatch := func(_ context.Context, s S) ([]graph.Target, error) {
+		items := work(s)
+		if len(items) == 0 {
+			return []graph.Target{graph.To(done)}, nil
+		}
+		out := make([]graph.Target, 0, len(items))
+		for _, it := range items {
+			out = append(out, graph.Send(worker, it))
+		}
+		return out, nil
+	}
+	g.AddRouter(sup, dispatch, worker, done)
+	g.AddEdge(worker, review)
+	g.AddRouter(review, dispatch, worker, done)
+	g.AddEdge(done, graph.END)
+	opts.Saver = nil
+	return g.Compile(opts)
+}
+
 func traced[S any](name string, fn func(context.Context, S) (S, error)) func(context.Context, S) (S, error) {
 	return func(ctx context.Context, s S) (S, error) {
 		sp := trace.SpanFromContext(ctx)

@@ -75,29 +75,17 @@ type ReportState struct {
 // and the user's preferences, writers in parallel (Send), a section reviewer that sends a section
 // back once, and the assembler (Markdown and structured JSON).
 func (a *Analyst) ReportGraph(opts graph.CompileOptions) (*graph.Compiled[ReportState], error) {
-	g := graph.New[ReportState]()
-	g.AddNode(NodeReportSupervisor, traced(NodeReportSupervisor, a.reportSupervisor))
-	g.AddNode(NodeWriter, traced(NodeWriter, a.writer))
-	g.AddNode(NodeSectionReviewer, traced(NodeSectionReviewer, a.sectionReviewer))
-	g.AddNode(NodeAssembler, traced(NodeAssembler, a.assemble))
-	g.AddEdge(graph.START, NodeReportSupervisor)
-	dispatch := func(_ context.Context, s ReportState) ([]graph.Target, error) {
-		if len(s.Sections) == 0 {
-			return []graph.Target{graph.To(NodeAssembler)}, nil
-		}
-		var out []graph.Target
+	return fanOut(opts, [4]namedNode[ReportState]{
+		{NodeReportSupervisor, a.reportSupervisor}, {NodeWriter, a.writer},
+		{NodeSectionReviewer, a.sectionReviewer}, {NodeAssembler, a.assemble},
+	}, func(s ReportState) []ReportState {
+		var out []ReportState
 		for _, sec := range s.Sections {
-			out = append(out, graph.Send(NodeWriter, ReportState{UserID: s.UserID, Topic: s.Topic, Findings: s.Findings, Sources: s.Sources,
-				Contradictions: s.Contradictions, Summary: s.Summary, Prefs: s.Prefs, Section: sec, Today: s.Today}))
+			out = append(out, ReportState{UserID: s.UserID, Topic: s.Topic, Findings: s.Findings, Sources: s.Sources,
+				Contradictions: s.Contradictions, Summary: s.Summary, Prefs: s.Prefs, Section: sec, Today: s.Today})
 		}
-		return out, nil
-	}
-	g.AddRouter(NodeReportSupervisor, dispatch, NodeWriter, NodeAssembler)
-	g.AddEdge(NodeWriter, NodeSectionReviewer)
-	g.AddRouter(NodeSectionReviewer, dispatch, NodeWriter, NodeAssembler)
-	g.AddEdge(NodeAssembler, graph.END)
-	opts.Saver = nil
-	return g.Compile(opts)
+		return out
+	})
 }
 
 func (a *Analyst) reportIn(s State) ReportState {

@@ -48,28 +48,16 @@ type ResearchState struct {
 // task with Send, a review that approves each finding or sends it back with a critique, and the
 // discovery synthesiser.
 func (a *Analyst) ResearchGraph(opts graph.CompileOptions) (*graph.Compiled[ResearchState], error) {
-	g := graph.New[ResearchState]()
-	g.AddNode(NodeResearchSupervisor, traced(NodeResearchSupervisor, a.researchSupervisor))
-	g.AddNode(NodeTaskAgent, traced(NodeTaskAgent, a.taskAgent))
-	g.AddNode(NodeSupervisorReview, traced(NodeSupervisorReview, a.supervisorReview))
-	g.AddNode(NodeSynthesiser, traced(NodeSynthesiser, a.synthesise))
-	g.AddEdge(graph.START, NodeResearchSupervisor)
-	dispatch := func(_ context.Context, s ResearchState) ([]graph.Target, error) {
-		if len(s.Tasks) == 0 {
-			return []graph.Target{graph.To(NodeSynthesiser)}, nil
-		}
-		var out []graph.Target
+	return fanOut(opts, [4]namedNode[ResearchState]{
+		{NodeResearchSupervisor, a.researchSupervisor}, {NodeTaskAgent, a.taskAgent},
+		{NodeSupervisorReview, a.supervisorReview}, {NodeSynthesiser, a.synthesise},
+	}, func(s ResearchState) []ResearchState {
+		var out []ResearchState
 		for _, t := range s.Tasks {
-			out = append(out, graph.Send(NodeTaskAgent, ResearchState{UserID: s.UserID, Tenant: s.Tenant, Query: s.Query, Task: t}))
+			out = append(out, ResearchState{UserID: s.UserID, Tenant: s.Tenant, Query: s.Query, Task: t})
 		}
-		return out, nil
-	}
-	g.AddRouter(NodeResearchSupervisor, dispatch, NodeTaskAgent, NodeSynthesiser)
-	g.AddEdge(NodeTaskAgent, NodeSupervisorReview)
-	g.AddRouter(NodeSupervisorReview, dispatch, NodeTaskAgent, NodeSynthesiser)
-	g.AddEdge(NodeSynthesiser, graph.END)
-	opts.Saver = nil // checkpointed by the parent
-	return g.Compile(opts)
+		return out
+	})
 }
 
 func (a *Analyst) researchIn(s State) ResearchState {
