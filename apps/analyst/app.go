@@ -27,6 +27,7 @@ import (
 	"github.com/trellis-go/trellis/appdb"
 	"github.com/trellis-go/trellis/apps/analyst/corpus"
 	"github.com/trellis-go/trellis/apps/analyst/pack"
+	"github.com/trellis-go/trellis/apps/analyst/store"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
@@ -133,7 +134,7 @@ func open(ctx context.Context, d server.AppDeps, cfg Options) (*Analyst, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := db.Migrate(ctx, migrations); err != nil {
+	if err := db.Migrate(ctx, store.Migrations); err != nil {
 		db.Close()
 		return nil, err
 	}
