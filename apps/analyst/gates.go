@@ -388,9 +388,7 @@ var replyParts = regexp.MustCompile(`[;\n]+|\.\s+`)
 // answer are taken off to leave its subject (the IDs, or what to research).
 func (a *Analyst) readDiscoveryReply(ctx context.Context, text string) (discoveryReply, error) {
 	var r discoveryReply
-	sys := xmlPrompt("You read a consultant's reply to the discoveries of a research round.", nil,
-		"Classify the reply: affirm (yes to the analyst's follow-up question), ignore (set aside the discoveries it names by ID, like D2 or q1), direction (a new question or direction to research).",
-		"Answer with the kind only.")
+	sys := prompt("discovery_reply", nil, nil)
 	for _, part := range replyParts.Split(text, -1) {
 		if part = strings.TrimSpace(part); part == "" {
 			continue
@@ -486,9 +484,7 @@ func (a *Analyst) routeFinal(ctx context.Context, text string) (route, format st
 		Route  string `json:"route"`
 		Format string `json:"format"`
 	}
-	sys := xmlPrompt("You route a consultant's reply to a draft report.", nil,
-		"Classify the reply: approve (save the report, with a format if named), question (answer from the research), research (new research direction), replan (go back to planning).",
-		"Answer with the route only.")
+	sys := prompt("final_route", nil, nil)
 	if err := structured(ctx, a.fast, routeSchema, sys, text, &out); err != nil {
 		return "", "", fmt.Errorf("analyst: routing the reply: %w", err)
 	}
@@ -625,9 +621,7 @@ func (a *Analyst) answer(ctx context.Context, s State, q string) (string, error)
 		if err != nil {
 			return "", err
 		}
-		sys := xmlPrompt("You are the research supervisor; you hold the full research context of this report.", mem,
-			"Answer the consultant's question about the report directly from the findings, citing sources by title.",
-			"Say so when the research does not answer it.")
+		sys := prompt("report_question", mem, nil)
 		resp, err := a.strong.Generate(ctx, chatRequest(sys, "Findings:\n"+toJSON(fs)+"\nSummary: "+s.SupervisorSummary+"\n\nQuestion: "+q))
 		if err != nil {
 			return "", fmt.Errorf("analyst: answering: %w", err)

@@ -37,20 +37,14 @@ func (a *Analyst) planner(ctx context.Context, s State) (State, error) {
 			return State{}, err
 		}
 	} else {
-		var prev, edit string
+		data := map[string]any{"Previous": "", "Edited": "", "Feedback": s.PlanFeedback}
 		if s.ResearchPlan != nil {
-			prev = "\n<PreviousPlan>\n" + toJSON(s.ResearchPlan) + "\n</PreviousPlan>"
+			data["Previous"] = toJSON(s.ResearchPlan)
 		}
 		if s.PlanEdited != nil {
-			edit = "\n<EditedPlan>\n" + toJSON(s.PlanEdited) + "\n</EditedPlan>\nThe user edited the plan: keep their edits and make it consistent."
+			data["Edited"] = toJSON(s.PlanEdited)
 		}
-		fb := ""
-		if s.PlanFeedback != "" {
-			fb = "\n<Feedback>\n" + s.PlanFeedback + "\n</Feedback>\nRevise the plan to address this feedback."
-		}
-		sys := xmlPrompt("You are a senior strategy analyst planning research for a consultant.", mem,
-			"Break the request into 3 to 6 sub-questions that task agents can research in parallel. For each, say whether to use the company knowledge base (company_db), the web, or both. Choose the output format and frameworks from the user's preferences and explain your rationale."+prev+edit+fb,
-			"Questions must be answerable from documents or web sources. Prefer the user's preferred frameworks. Do not invent facts.")
+		sys := prompt("planner", mem, data)
 		if err := structured(ctx, a.strong, planSchema, sys, "Request: "+s.Query+"\n\nRetrieved context:\n"+chunkList(s.RetrievedContext, 8), &p); err != nil {
 			return State{}, fmt.Errorf("analyst: planning: %w", err)
 		}
@@ -192,9 +186,7 @@ var changeSchema = schema("plan_change", "How one sentence of feedback changes a
 // other feedback becomes a sub-question of its own.
 func (a *Analyst) revise(ctx context.Context, p Plan, feedback string) (Plan, error) {
 	applied := false
-	sys := xmlPrompt("You read a consultant's feedback on a research plan.", nil,
-		"Classify the sentence: add (a sub-question on a subject), drop (remove the sub-questions on a subject), focus (put a subject first), other.",
-		"Answer with the change only.")
+	sys := prompt("plan_change", nil, nil)
 	for _, part := range feedbackParts.Split(feedback, -1) {
 		part = strings.TrimSpace(part)
 		if part == "" {
