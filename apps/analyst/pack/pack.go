@@ -48,7 +48,7 @@ func choiceWords(field, value string) (all, first map[string]bool) {
 // for the plan change "add", "Add a question on the Madrid tender" is about "Madrid tender", and
 // "Re-plan: focus on battery costs" is about "battery costs" for "focus". The words taken out are
 // the first run of the value's example words (pack.json) that starts with a word an example
-// starts with (a word of five letters or more may have a typo: one edit, two from eight letters);
+// starts with (a word may have a typo the offline model forgives, offline.Near);
 // after is what follows the run and before what precedes it ("the rival: drop it"), each with
 // text's own spelling. Text without such a run is its own after.
 func Subject(field, value, text string) (before, after string) {
@@ -80,47 +80,12 @@ func Subject(field, value, text string) (before, after string) {
 	return "", trim(toks)
 }
 
-// nearAny reports whether w, of five letters or more, is one edit from a word of set (two from
-// eight letters), a transposition counting as one.
+// nearAny reports whether w is a word of set but for a typo the offline model forgives.
 func nearAny(w string, set map[string]bool) bool {
-	n := len([]rune(w))
-	if n < 5 {
-		return false
-	}
-	limit := 1
-	if n >= 8 {
-		limit = 2
-	}
 	for x := range set {
-		if d := len([]rune(x)) - n; d <= limit && d >= -limit && distance(w, x) <= limit {
+		if offline.Near(w, x) {
 			return true
 		}
 	}
 	return false
-}
-
-// distance is the edit distance of a and b with adjacent transpositions (optimal string alignment).
-func distance(a, b string) int {
-	x, y := []rune(a), []rune(b)
-	d := make([][]int, len(x)+1)
-	for i := range d {
-		d[i] = make([]int, len(y)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(x); i++ {
-		for j := 1; j <= len(y); j++ {
-			cost := 1
-			if x[i-1] == y[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(x)][len(y)]
 }
