@@ -27,6 +27,7 @@ import (
 	"github.com/trellis-go/trellis/appdb"
 	"github.com/trellis-go/trellis/apps/analyst/corpus"
 	"github.com/trellis-go/trellis/apps/analyst/pack"
+	"github.com/trellis-go/trellis/apps/analyst/store"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
@@ -133,7 +134,7 @@ func open(ctx context.Context, d server.AppDeps, cfg Options) (*Analyst, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := db.Migrate(ctx, migrations); err != nil {
+	if err := db.Migrate(ctx, store.Migrations); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -192,10 +193,8 @@ func open(ctx context.Context, d server.AppDeps, cfg Options) (*Analyst, error) 
 	}
 	if !a.strongRule {
 		a.taskReact, err = react.New(a.strong, &react.Options{Name: "task_agent", MaxTurns: 8, ResponseSchema: findingSchema,
-			Tools: []tool.Tool{a.tools["rag_tool"], a.tools["web_search_tool"]},
-			Prompt: xmlPrompt("You are a research task agent on a strategy team.", nil,
-				"Answer the sub-question: search the company knowledge base with rag_tool and the web with web_search_tool as needed, then answer from what you found, with your confidence from 0 to 1 and up to three key quotes.",
-				"Use only what the tools return; cite documents by title. Say so when nothing answers the question.")})
+			Tools:  []tool.Tool{a.tools["rag_tool"], a.tools["web_search_tool"]},
+			Prompt: prompt("task_agent", nil, nil)})
 		if err != nil {
 			db.Close()
 			return nil, err

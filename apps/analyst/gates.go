@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/apps/analyst/pack"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
@@ -237,9 +238,6 @@ func setOf(xs []string) map[string]bool {
 	return m
 }
 
-var ignoreRe = regexp.MustCompile(`(?i)\b(?:ignore|drop|disregard|skip)\s+(?:finding\s+|discovery\s+)?([a-z]?\d+(?:-\d+)?)\b`)
-var affirmRe = regexp.MustCompile(`(?i)^\s*(yes|yeah|yep|sure|please|ok|okay|go ahead|do it|investigate|dig deeper|deeper)[\s,.!]*(please|investigate|do it|go ahead)?[\s.!]*$`)
-
 // discoveryGate is HITL gate 2: follow-up directions dispatch targeted task agents, accept goes
 // to the report, ignore drops a discovery (noted in episodic memory); it loops until accepted.
 func (a *Analyst) discoveryGate(ctx context.Context, s State) (State, error) {
@@ -297,21 +295,16 @@ func (a *Analyst) discoveryGate(ctx context.Context, s State) (State, error) {
 		if text == "" {
 			return retry(fmt.Errorf("analyst: a response to the discoveries needs text: follow-up directions, or \"ignore <id>\""))
 		}
-		for _, m := range ignoreRe.FindAllStringSubmatch(text, -1) {
-			ignore = append(ignore, strings.ToUpper(m[1][:1])+m[1][1:])
+		r, err := a.readDiscoveryReply(ctx, text)
+		if err != nil {
+			return State{}, err
 		}
-		rest := strings.TrimSpace(ignoreRe.ReplaceAllString(text, ""))
-		rest = strings.Trim(rest, " ,.;")
-		switch {
-		case rest == "":
-		case affirmRe.MatchString(rest) && len(s.FollowUpQuestions) > 0:
+		ignore = r.ignore
+		if r.affirm && len(s.FollowUpQuestions) > 0 {
 			follow = append(follow, followUpTask(s.FollowUpQuestions[0]))
-		default:
-			for _, part := range regexp.MustCompile(`[;\n]+|\.\s+`).Split(rest, -1) {
-				if part = strings.TrimSpace(part); len(strings.Fields(part)) >= 2 {
-					follow = append(follow, questionOf(part))
-				}
-			}
+		}
+		for _, d := range r.directions {
+			follow = append(follow, questionOf(d))
 		}
 		if _, err := a.mem.Update(ctx, user, NSPreferences, "feedback on the discoveries", []message.Message{message.User(text)}); err != nil {
 			return State{}, err
@@ -372,6 +365,89 @@ func (a *Analyst) discoveryGate(ctx context.Context, s State) (State, error) {
 	return out, nil
 }
 
+var replySchema = schema("discovery_reply", "What one part of a reply to the discoveries asks for.", `{
+  "type": "object",
+  "properties": {"reply": {"type": "string", "enum": ["affirm", "ignore", "direction"], "default": "direction"}},
+  "required": ["reply"]
+}`)
+
+// discoveryReply is what a reply to the discoveries asks: discoveries to set aside (their IDs as
+// written), a yes to the analyst's first follow-up question, and directions of the user's own.
+type discoveryReply struct {
+	ignore     []string
+	affirm     bool
+	directions []string
+}
+
+// replyParts splits a reply into its sentences and lines.
+var replyParts = regexp.MustCompile(`[;\n]+|\.\s+`)
+
+// readDiscoveryReply reads a reply to the discoveries, one sentence at a time: the fast role (a
+// real model, or the offline model with the pack's "reply" choices) says whether it agrees to
+// the follow-up question, sets discoveries aside or gives a direction; the pack's words for that
+// answer are taken off to leave its subject (the IDs, or what to research).
+func (a *Analyst) readDiscoveryReply(ctx context.Context, text string) (discoveryReply, error) {
+	var r discoveryReply
+	sys := prompt("discovery_reply", nil, nil)
+	for _, part := range replyParts.Split(text, -1) {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		var out struct {
+			Reply string `json:"reply"`
+		}
+		if err := structured(ctx, a.fast, replySchema, sys, part, &out); err != nil {
+			return r, fmt.Errorf("analyst: reading the reply to the discoveries: %w", err)
+		}
+		subject := part
+		switch out.Reply {
+		case "ignore":
+			// The IDs are the words with a digit; the rest of the subject may be a direction.
+			ids := 0
+			for _, tok := range strings.Fields(part) {
+				if id := strings.Trim(tok, ",;:.!()"); strings.ContainsAny(id, "0123456789") {
+					r.ignore = append(r.ignore, strings.ToUpper(id[:1])+id[1:])
+					ids++
+				}
+			}
+			if ids > 0 {
+				var rest []string
+				for _, tok := range strings.Fields(choiceSubject("reply", "ignore", part)) {
+					if !strings.ContainsAny(tok, "0123456789") {
+						rest = append(rest, tok)
+					}
+				}
+				subject = strings.Join(rest, " ")
+			} // else nothing is named to set aside: a direction
+		case "affirm":
+			if subject = choiceSubject("reply", "affirm", part); len(contentWords(subject)) == 0 {
+				r.affirm = true
+				continue
+			}
+			r.directions = append(r.directions, subject) // "yes, and look at X"
+			continue
+		}
+		if before, after := pack.Subject("reply", "affirm", part); out.Reply == "direction" && before == "" && after == "" {
+			r.affirm = true // only the pack's words for a yes ("do it", "go for it")
+			continue
+		}
+		if len(contentWords(subject)) >= 2 || (subject == part && len(strings.Fields(part)) >= 2) {
+			r.directions = append(r.directions, subject)
+		}
+	}
+	return r, nil
+}
+
+// choiceSubject is what text is about once the pack's words for value of field are taken out: what
+// follows them, or what precedes them when nothing does ("the rival: drop it").
+func choiceSubject(field, value, text string) string {
+	before, after := pack.Subject(field, value, text)
+	if len(contentWords(after)) == 0 && len(contentWords(before)) > 0 {
+		return before
+	}
+	return after
+}
+
 func discoveryIDs(ds []Discovery) []string {
 	var out []string
 	for _, d := range ds {
@@ -398,10 +474,6 @@ var routeSchema = schema("final_route", "Where the user's reply to the final rep
   "required": ["route"]
 }`)
 
-var (
-	researchRe = regexp.MustCompile(`(?i)\b(re-?research|research (?:more|further|again)|dig (?:into|deeper)|investigate|look (?:into|at)|find out|more research on|also research)\b`)
-)
-
 // reportFormats are the formats a report is saved in.
 var reportFormats = []string{"markdown", "json", "pdf", "docx"}
 
@@ -412,9 +484,7 @@ func (a *Analyst) routeFinal(ctx context.Context, text string) (route, format st
 		Route  string `json:"route"`
 		Format string `json:"format"`
 	}
-	sys := xmlPrompt("You route a consultant's reply to a draft report.", nil,
-		"Classify the reply: approve (save the report, with a format if named), question (answer from the research), research (new research direction), replan (go back to planning).",
-		"Answer with the route only.")
+	sys := prompt("final_route", nil, nil)
 	if err := structured(ctx, a.fast, routeSchema, sys, text, &out); err != nil {
 		return "", "", fmt.Errorf("analyst: routing the reply: %w", err)
 	}
@@ -513,7 +583,7 @@ func (a *Analyst) finalGate(ctx context.Context, s State) (State, error) {
 		if err := a.mem.Note(ctx, user, "re-research", fmt.Sprintf("asked for more research on %q: %s", clip(s.Query, 60), clip(text, 120))); err != nil {
 			return State{}, err
 		}
-		t := Task{ID: fmt.Sprintf("r%d-1", s.ResearchRounds+1), Question: questionOf(researchRe.ReplaceAllString(text, "")), Sources: []string{"company_db", "web"}, FromUser: true}
+		t := Task{ID: fmt.Sprintf("r%d-1", s.ResearchRounds+1), Question: questionOf(choiceSubject("route", "research", text)), Sources: []string{"company_db", "web"}, FromUser: true}
 		return State{ResearchTasks: []Task{t}, Next: NodeResearch, HITLResponseType: "response", CurrentPhase: "research",
 			Messages: []message.Message{message.User(text), message.Assistant("Sending the research team back with your direction.")}}, nil
 	}
@@ -551,9 +621,7 @@ func (a *Analyst) answer(ctx context.Context, s State, q string) (string, error)
 		if err != nil {
 			return "", err
 		}
-		sys := xmlPrompt("You are the research supervisor; you hold the full research context of this report.", mem,
-			"Answer the consultant's question about the report directly from the findings, citing sources by title.",
-			"Say so when the research does not answer it.")
+		sys := prompt("report_question", mem, nil)
 		resp, err := a.strong.Generate(ctx, chatRequest(sys, "Findings:\n"+toJSON(fs)+"\nSummary: "+s.SupervisorSummary+"\n\nQuestion: "+q))
 		if err != nil {
 			return "", fmt.Errorf("analyst: answering: %w", err)

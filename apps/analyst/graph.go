@@ -78,6 +78,74 @@ func (a *Analyst) Graph(opts graph.CompileOptions) (*graph.Compiled[State], erro
 
 // traced wraps a node so that its span records the state keys it read and the keys (and sizes)
 // it wrote.
+// ResearchGraph compiles the research subgraph: a supervisor that dispatches one task agent per
+// task with Send, a review that approves each finding or sends it back with a critique, and the
+// discovery synthesiser.
+func (a *Analyst) ResearchGraph(opts graph.CompileOptions) (*graph.Compiled[ResearchState], error) {
+	return fanOut(opts, [4]namedNode[ResearchState]{
+		{NodeResearchSupervisor, a.researchSupervisor}, {NodeTaskAgent, a.taskAgent},
+		{NodeSupervisorReview, a.supervisorReview}, {NodeSynthesiser, a.synthesise},
+	}, func(s ResearchState) []ResearchState {
+		var out []ResearchState
+		for _, t := range s.Tasks {
+			out = append(out, ResearchState{UserID: s.UserID, Tenant: s.Tenant, Query: s.Query, Task: t})
+		}
+		return out
+	})
+}
+
+// ReportGraph compiles the report subgraph: a supervisor that plans sections from the findings
+// and the user's preferences, writers in parallel (Send), a section reviewer that sends a section
+// back once, and the assembler (Markdown and structured JSON).
+func (a *Analyst) ReportGraph(opts graph.CompileOptions) (*graph.Compiled[ReportState], error) {
+	return fanOut(opts, [4]namedNode[ReportState]{
+		{NodeReportSupervisor, a.reportSupervisor}, {NodeWriter, a.writer},
+		{NodeSectionReviewer, a.sectionReviewer}, {NodeAssembler, a.assemble},
+	}, func(s ReportState) []ReportState {
+		var out []ReportState
+		for _, sec := range s.Sections {
+			out = append(out, ReportState{UserID: s.UserID, Topic: s.Topic, Findings: s.Findings, Sources: s.Sources,
+				Contradictions: s.Contradictions, Summary: s.Summary, Prefs: s.Prefs, Section: sec, Today: s.Today})
+		}
+		return out
+	})
+}
+
+// namedNode is a node of a subgraph and its name.
+type namedNode[S any] struct {
+	name string
+	fn   func(context.Context, S) (S, error)
+}
+
+// fanOut compiles the shape both subgraphs share: a supervisor that sends one state per item
+// (work) to a worker, a reviewer after each worker that sends items back the same way, and a
+// last node once there is nothing left to send. The subgraph is checkpointed by its parent.
+func fanOut[S any](opts graph.CompileOptions, n [4]namedNode[S], work func(S) []S) (*graph.Compiled[S], error) {
+	sup, worker, review, done := n[0].name, n[1].name, n[2].name, n[3].name
+	g := graph.New[S]()
+	for _, x := range n {
+		g.AddNode(x.name, traced(x.name, x.fn))
+	}
+	g.AddEdge(graph.START, sup)
+	dispatch := func(_ context.Context, s S) ([]graph.Target, error) {
+		items := work(s)
+		if len(items) == 0 {
+			return []graph.Target{graph.To(done)}, nil
+		}
+		out := make([]graph.Target, 0, len(items))
+		for _, it := range items {
+			out = append(out, graph.Send(worker, it))
+		}
+		return out, nil
+	}
+	g.AddRouter(sup, dispatch, worker, done)
+	g.AddEdge(worker, review)
+	g.AddRouter(review, dispatch, worker, done)
+	g.AddEdge(done, graph.END)
+	opts.Saver = nil
+	return g.Compile(opts)
+}
+
 func traced[S any](name string, fn func(context.Context, S) (S, error)) func(context.Context, S) (S, error) {
 	return func(ctx context.Context, s S) (S, error) {
 		sp := trace.SpanFromContext(ctx)
@@ -363,13 +431,7 @@ func (a *Analyst) greeting(ctx context.Context, s State) (State, error) {
 	}
 	text := b.String()
 	if !a.fastRule {
-		task := "The user has not said what to research yet: ask an opening question about today's goal."
-		if s.Query != "" {
-			task = "The user asked: " + s.Query + "\nSay you will draft a research plan for it."
-		}
-		sys := xmlPrompt("You are a trusted senior strategy analyst greeting a consultant at the start of a session.", mem,
-			"Greet the user by first name, mention their active project if known, and recall the most recent episodic note if there is one. "+task,
-			"Two or three sentences. Use only what the memory says.")
+		sys := prompt("greeting", mem, map[string]any{"Query": s.Query})
 		resp, err := a.fast.Generate(ctx, chatRequest(sys, "Write the greeting."))
 		if err != nil {
 			return State{}, fmt.Errorf("analyst: greeting: %w", err)

@@ -16,28 +16,6 @@ import (
 	"github.com/trellis-go/trellis/store"
 )
 
-// migrations create the knowledge base's tables. The vectors live in the store's index (the
-// server's embedder; pgvector on Postgres where installed), under the namespace kbNamespace.
-var migrations = []appdb.Migration{
-	{Name: "analyst_documents", SQL: `CREATE TABLE documents (
-		id TEXT NOT NULL, tenant_id TEXT NOT NULL, title TEXT NOT NULL, content TEXT NOT NULL,
-		metadata JSON NOT NULL, created_at TIMESTAMP NOT NULL,
-		PRIMARY KEY (tenant_id, id))`,
-		Scoped: []appdb.Scope{{Table: "documents"}}},
-	{Name: "analyst_reports", SQL: `CREATE TABLE reports (
-		id TEXT NOT NULL, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, session_id TEXT NOT NULL,
-		title TEXT NOT NULL, content TEXT NOT NULL, format TEXT NOT NULL, topic_tags JSON NOT NULL,
-		project_name TEXT NOT NULL, structured JSON NOT NULL, created_at TIMESTAMP NOT NULL,
-		PRIMARY KEY (tenant_id, id));
-	CREATE INDEX reports_user ON reports (tenant_id, user_id, created_at);
-	CREATE TABLE report_chunks (
-		id TEXT NOT NULL, tenant_id TEXT NOT NULL, report_id TEXT NOT NULL, author_id TEXT NOT NULL,
-		content TEXT NOT NULL, metadata JSON NOT NULL, created_at TIMESTAMP NOT NULL,
-		PRIMARY KEY (tenant_id, id));
-	CREATE INDEX report_chunks_report ON report_chunks (tenant_id, report_id)`,
-		Scoped: []appdb.Scope{{Table: "reports", ByUser: true}, {Table: "report_chunks"}}},
-}
-
 // Chunk is a passage found by rag_tool.
 type Chunk struct {
 	Content  string         `json:"content"`

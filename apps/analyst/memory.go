@@ -218,9 +218,7 @@ func proposeMemoryOps(ctx context.Context, m model.Model, ns, reason string, doc
 			fmt.Fprintf(&conv, "%s: %s\n", msg.Role, msg.Text())
 		}
 	}
-	sys := xmlPrompt("You maintain the "+ns+" memory of a strategy consultant's research assistant.", nil,
-		"Propose targeted operations on the memory below: \"add\" for something new worth keeping, \"correct\" (with the fact's id) when the user changed or corrected a known fact. Reason for this update: "+reason+".\n<Memory>\n"+string(known)+"\n</Memory>",
-		"Never drop a fact: there is no delete. Keep each fact short. Propose nothing when there is nothing new.")
+	sys := prompt("memory_update", nil, map[string]any{"NS": ns, "Reason": reason, "Memory": string(known)})
 	var out struct {
 		Ops []memory.Op `json:"operations"`
 	}

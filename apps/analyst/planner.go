@@ -33,22 +33,18 @@ func (a *Analyst) planner(ctx context.Context, s State) (State, error) {
 	}
 	var p Plan
 	if a.strongRule {
-		p = planByRule(s.Query, mem, s.RetrievedContext, s.ResearchPlan, s.PlanFeedback, s.PlanEdited)
+		if p, err = a.planByRule(ctx, s.Query, mem, s.RetrievedContext, s.ResearchPlan, s.PlanFeedback, s.PlanEdited); err != nil {
+			return State{}, err
+		}
 	} else {
-		var prev, edit string
+		data := map[string]any{"Previous": "", "Edited": "", "Feedback": s.PlanFeedback}
 		if s.ResearchPlan != nil {
-			prev = "\n<PreviousPlan>\n" + toJSON(s.ResearchPlan) + "\n</PreviousPlan>"
+			data["Previous"] = toJSON(s.ResearchPlan)
 		}
 		if s.PlanEdited != nil {
-			edit = "\n<EditedPlan>\n" + toJSON(s.PlanEdited) + "\n</EditedPlan>\nThe user edited the plan: keep their edits and make it consistent."
+			data["Edited"] = toJSON(s.PlanEdited)
 		}
-		fb := ""
-		if s.PlanFeedback != "" {
-			fb = "\n<Feedback>\n" + s.PlanFeedback + "\n</Feedback>\nRevise the plan to address this feedback."
-		}
-		sys := xmlPrompt("You are a senior strategy analyst planning research for a consultant.", mem,
-			"Break the request into 3 to 6 sub-questions that task agents can research in parallel. For each, say whether to use the company knowledge base (company_db), the web, or both. Choose the output format and frameworks from the user's preferences and explain your rationale."+prev+edit+fb,
-			"Questions must be answerable from documents or web sources. Prefer the user's preferred frameworks. Do not invent facts.")
+		sys := prompt("planner", mem, data)
 		if err := structured(ctx, a.strong, planSchema, sys, "Request: "+s.Query+"\n\nRetrieved context:\n"+chunkList(s.RetrievedContext, 8), &p); err != nil {
 			return State{}, fmt.Errorf("analyst: planning: %w", err)
 		}
@@ -96,15 +92,9 @@ func orDefault(s, d string) string {
 	return s
 }
 
-var (
-	addRe   = regexp.MustCompile(`(?i)\b(?:add|also|include|cover)\b(?:\s+(?:a|an|the))?(?:\s+(?:sub-?question|question))?(?:\s+(?:on|about))?\s+(.+)`)
-	dropRe  = regexp.MustCompile(`(?i)\b(?:drop|remove|skip|without|no need for)\b(?:\s+(?:the|a))?(?:\s+(?:sub-?question|question))?(?:\s+(?:on|about))?\s+([\p{L}\-']+)`)
-	focusRe = regexp.MustCompile(`(?i)\bfocus(?:\s+more)?\s+on\s+(.+)`)
-)
-
 // planByRule is the deterministic planner of the offline model: sub-questions from the
 // competitors, projects and themes named in the request, revised by the user's feedback.
-func planByRule(query string, mem Mem, ctxChunks []Chunk, prev *Plan, feedback string, edited *Plan) Plan {
+func (a *Analyst) planByRule(ctx context.Context, query string, mem Mem, ctxChunks []Chunk, prev *Plan, feedback string, edited *Plan) (Plan, error) {
 	if edited != nil {
 		p := *edited
 		p.SubQuestions = append([]SubQuestion(nil), edited.SubQuestions...)
@@ -112,7 +102,7 @@ func planByRule(query string, mem Mem, ctxChunks []Chunk, prev *Plan, feedback s
 		if !strings.Contains(p.Rationale, "Edited by you") {
 			p.Rationale = strings.TrimSpace(p.Rationale + " Edited by you; kept as given.")
 		}
-		return p
+		return p, nil
 	}
 	var p Plan
 	if prev != nil && feedback != "" {
@@ -122,10 +112,13 @@ func planByRule(query string, mem Mem, ctxChunks []Chunk, prev *Plan, feedback s
 		p = basePlan(query, mem, ctxChunks)
 	}
 	if feedback != "" {
-		p = revise(p, feedback)
+		var err error
+		if p, err = a.revise(ctx, p, feedback); err != nil {
+			return Plan{}, err
+		}
 	}
 	normalizePlan(&p, mem)
-	return p
+	return p, nil
 }
 
 func basePlan(query string, mem Mem, ctxChunks []Chunk) Plan {
@@ -181,43 +174,49 @@ func basePlan(query string, mem Mem, ctxChunks []Chunk) Plan {
 		Frameworks:   []string{orDefault(mem.Typed(NSPreferences, "framework", "preferred"), "SWOT")}}
 }
 
-// revise applies feedback: "add ..." adds a sub-question, "drop ..." removes those naming a word,
-// "focus on ..." puts a sub-question first; any other feedback becomes a sub-question of its own.
-func revise(p Plan, feedback string) Plan {
+var changeSchema = schema("plan_change", "How one sentence of feedback changes a research plan.", `{
+  "type": "object",
+  "properties": {"change": {"type": "string", "enum": ["add", "drop", "focus", "other"], "default": "other"}},
+  "required": ["change"]
+}`)
+
+// revise applies feedback, one sentence at a time: the strong role (the offline model, with the
+// pack's "change" choices) says whether it adds a sub-question, drops the sub-questions it names
+// or puts one first; the pack's words for that change are taken off to leave its subject. Any
+// other feedback becomes a sub-question of its own.
+func (a *Analyst) revise(ctx context.Context, p Plan, feedback string) (Plan, error) {
 	applied := false
-	for _, part := range regexp.MustCompile(`[.;\n]+|\band then\b`).Split(feedback, -1) {
+	sys := prompt("plan_change", nil, nil)
+	for _, part := range feedbackParts.Split(feedback, -1) {
 		part = strings.TrimSpace(part)
 		if part == "" {
 			continue
 		}
-		if m := dropRe.FindStringSubmatch(part); m != nil {
-			w := strings.ToLower(m[1])
-			var kept []SubQuestion
-			for _, q := range p.SubQuestions {
-				if !strings.Contains(strings.ToLower(q.Question), w) {
-					kept = append(kept, q)
-				}
-			}
-			if len(kept) > 0 {
-				p.SubQuestions = kept
-			}
-			applied = true
+		var out struct {
+			Change string `json:"change"`
+		}
+		if err := structured(ctx, a.strong, changeSchema, sys, part, &out); err != nil {
+			return Plan{}, fmt.Errorf("analyst: reading the feedback on the plan: %w", err)
+		}
+		subject := choiceSubject("change", out.Change, part)
+		if out.Change == "other" || len(contentWords(subject)) == 0 {
 			continue
 		}
-		if m := focusRe.FindStringSubmatch(part); m != nil {
-			q := SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(m[1]), Sources: []string{"company_db", "web"}, FromUser: true}
+		applied = true
+		switch out.Change {
+		case "drop":
+			p.SubQuestions = dropNamed(p.SubQuestions, contentWords(subject))
+		case "focus":
+			q := SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(subject), Sources: []string{"company_db", "web"}, FromUser: true}
 			p.SubQuestions = append([]SubQuestion{q}, p.SubQuestions...)
-			applied = true
-			continue
-		}
-		if m := addRe.FindStringSubmatch(part); m != nil {
-			p.SubQuestions = append(p.SubQuestions, SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(m[1]), Sources: []string{"company_db", "web"}, FromUser: true})
-			applied = true
-			continue
+		case "add":
+			p.SubQuestions = append(p.SubQuestions, SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(subject), Sources: []string{"company_db", "web"}, FromUser: true})
 		}
 	}
 	if !applied && len(preferencesIn(feedback)) == 0 {
-		p.SubQuestions = append(p.SubQuestions, SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(feedback), Sources: []string{"company_db", "web"}, FromUser: true})
+		// Feedback the model does not read as a change is a sub-question of its own, without the
+		// words of an addition the model missed ("we also need ...").
+		p.SubQuestions = append(p.SubQuestions, SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(choiceSubject("change", "add", feedback)), Sources: []string{"company_db", "web"}, FromUser: true})
 	}
 	if pr := preferencesIn(feedback); len(pr) > 0 {
 		for _, x := range pr {
@@ -230,7 +229,42 @@ func revise(p Plan, feedback string) Plan {
 		}
 	}
 	p.Rationale = strings.TrimSpace(p.Rationale + " Revised after your feedback: \"" + clip(feedback, 200) + "\".")
-	return p
+	return p, nil
+}
+
+// feedbackParts splits feedback into its sentences, lines and steps.
+var feedbackParts = regexp.MustCompile(`[.;\n]+|\band then\b`)
+
+// dropNamed removes the sub-questions that share the most of words (at least one); it keeps them
+// all when none does, or when every one would go.
+func dropNamed(qs []SubQuestion, words []string) []SubQuestion {
+	shared := func(q SubQuestion) int {
+		n := 0
+		have := setOf(contentWords(q.Question))
+		for _, w := range words {
+			if have[w] {
+				n++
+			}
+		}
+		return n
+	}
+	most := 0
+	for _, q := range qs {
+		most = max(most, shared(q))
+	}
+	if most == 0 {
+		return qs
+	}
+	var kept []SubQuestion
+	for _, q := range qs {
+		if shared(q) < most {
+			kept = append(kept, q)
+		}
+	}
+	if len(kept) == 0 {
+		return qs
+	}
+	return kept
 }
 
 // leadRe is the instruction a direction starts with ("please look into", "research", "can you

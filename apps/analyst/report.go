@@ -71,35 +71,6 @@ type ReportState struct {
 	Today string `json:"today,omitempty"`
 }
 
-// ReportGraph compiles the report subgraph: a supervisor that plans sections from the findings
-// and the user's preferences, writers in parallel (Send), a section reviewer that sends a section
-// back once, and the assembler (Markdown and structured JSON).
-func (a *Analyst) ReportGraph(opts graph.CompileOptions) (*graph.Compiled[ReportState], error) {
-	g := graph.New[ReportState]()
-	g.AddNode(NodeReportSupervisor, traced(NodeReportSupervisor, a.reportSupervisor))
-	g.AddNode(NodeWriter, traced(NodeWriter, a.writer))
-	g.AddNode(NodeSectionReviewer, traced(NodeSectionReviewer, a.sectionReviewer))
-	g.AddNode(NodeAssembler, traced(NodeAssembler, a.assemble))
-	g.AddEdge(graph.START, NodeReportSupervisor)
-	dispatch := func(_ context.Context, s ReportState) ([]graph.Target, error) {
-		if len(s.Sections) == 0 {
-			return []graph.Target{graph.To(NodeAssembler)}, nil
-		}
-		var out []graph.Target
-		for _, sec := range s.Sections {
-			out = append(out, graph.Send(NodeWriter, ReportState{UserID: s.UserID, Topic: s.Topic, Findings: s.Findings, Sources: s.Sources,
-				Contradictions: s.Contradictions, Summary: s.Summary, Prefs: s.Prefs, Section: sec, Today: s.Today}))
-		}
-		return out, nil
-	}
-	g.AddRouter(NodeReportSupervisor, dispatch, NodeWriter, NodeAssembler)
-	g.AddEdge(NodeWriter, NodeSectionReviewer)
-	g.AddRouter(NodeSectionReviewer, dispatch, NodeWriter, NodeAssembler)
-	g.AddEdge(NodeAssembler, graph.END)
-	opts.Saver = nil
-	return g.Compile(opts)
-}
-
 func (a *Analyst) reportIn(s State) ReportState {
 	ignored := ignoredKeys(s.Discoveries, s.IgnoredFindings)
 	var fs []Finding
@@ -154,8 +125,7 @@ func (a *Analyst) reportSupervisor(ctx context.Context, s ReportState) (ReportSt
 	}
 	given := fmt.Sprintf("The report on %q is to be planned from %d approved findings (%d contradicted assumptions). Its sections follow the user's preferences: format, verbosity, citation style, frameworks.",
 		s.Topic, len(s.Findings), len(s.Contradictions))
-	res, err := a.supervise(ctx, s.UserID, supervisorSystem("You are the report supervisor of a strategy team.", mem, given,
-		"memory_search_tool and write_memory_tool for the user's memory, Question to ask the user about the report's form."),
+	res, err := a.supervise(ctx, s.UserID, prompt("supervisor_report", mem, map[string]any{"Given": given}),
 		"Search the user_preferences memory for report format, framework and citation style, then done.", reportSupervisorTools)
 	if err != nil {
 		return ReportState{}, err
@@ -255,9 +225,7 @@ func (a *Analyst) findingSections(ctx context.Context, s ReportState, mem Mem) (
 		for _, f := range fs {
 			fmt.Fprintf(&list, "- %s: %s (%s)\n", f.TaskID, f.Question, clip(f.Answer, 200))
 		}
-		sys := xmlPrompt("You are the report supervisor of a strategy team.", mem,
-			fmt.Sprintf("Plan the body of the report on %q: group the approved findings by what they are about, one section per group, and name each section for its subject as a careful analyst would (a short noun phrase, not a question). Every finding goes in one section.", s.Topic),
-			"Use the findings' IDs as given. At most six sections.")
+		sys := prompt("report_outline", mem, map[string]any{"Topic": s.Topic})
 		var outline struct {
 			Sections []struct {
 				Name     string   `json:"name"`
@@ -364,14 +332,8 @@ func (a *Analyst) writer(ctx context.Context, s ReportState) (ReportState, error
 		for i, x := range s.Sources {
 			fmt.Fprintf(&src, "[%d] %s (%s, %s): %s\n", i+1, x.Title, x.Kind, x.Date, x.Quote)
 		}
-		note := ""
-		if sec.Note != "" {
-			note = "\nThe reviewer sent your previous draft back: " + sec.Note
-		}
-		sys := xmlPrompt("You are a writer on a strategy team, writing one section of a report.", mem,
-			fmt.Sprintf("Write the section %q of the report on %q. %s Write in the user's documented style, with %s citations of the numbered sources, and use the preferred framework (%s) where it fits.%s",
-				sec.Name, s.Topic, sec.Brief, s.Prefs.Citation, s.Prefs.Framework, note),
-			"Markdown body only, no heading. Only claims the findings support.")
+		sys := prompt("writer", mem, map[string]any{"Section": sec.Name, "Topic": s.Topic, "Brief": sec.Brief,
+			"Citation": s.Prefs.Citation, "Framework": s.Prefs.Framework, "Note": sec.Note})
 		findings := s.Findings
 		if len(sec.Findings) > 0 {
 			findings = nil

@@ -44,34 +44,6 @@ type ResearchState struct {
 	FollowUps      []string        `json:"follow_ups,omitempty"`
 }
 
-// ResearchGraph compiles the research subgraph: a supervisor that dispatches one task agent per
-// task with Send, a review that approves each finding or sends it back with a critique, and the
-// discovery synthesiser.
-func (a *Analyst) ResearchGraph(opts graph.CompileOptions) (*graph.Compiled[ResearchState], error) {
-	g := graph.New[ResearchState]()
-	g.AddNode(NodeResearchSupervisor, traced(NodeResearchSupervisor, a.researchSupervisor))
-	g.AddNode(NodeTaskAgent, traced(NodeTaskAgent, a.taskAgent))
-	g.AddNode(NodeSupervisorReview, traced(NodeSupervisorReview, a.supervisorReview))
-	g.AddNode(NodeSynthesiser, traced(NodeSynthesiser, a.synthesise))
-	g.AddEdge(graph.START, NodeResearchSupervisor)
-	dispatch := func(_ context.Context, s ResearchState) ([]graph.Target, error) {
-		if len(s.Tasks) == 0 {
-			return []graph.Target{graph.To(NodeSynthesiser)}, nil
-		}
-		var out []graph.Target
-		for _, t := range s.Tasks {
-			out = append(out, graph.Send(NodeTaskAgent, ResearchState{UserID: s.UserID, Tenant: s.Tenant, Query: s.Query, Task: t}))
-		}
-		return out, nil
-	}
-	g.AddRouter(NodeResearchSupervisor, dispatch, NodeTaskAgent, NodeSynthesiser)
-	g.AddEdge(NodeTaskAgent, NodeSupervisorReview)
-	g.AddRouter(NodeSupervisorReview, dispatch, NodeTaskAgent, NodeSynthesiser)
-	g.AddEdge(NodeSynthesiser, graph.END)
-	opts.Saver = nil // checkpointed by the parent
-	return g.Compile(opts)
-}
-
 func (a *Analyst) researchIn(s State) ResearchState {
 	tasks := s.ResearchTasks
 	if len(tasks) == 0 && s.ResearchPlan != nil {
@@ -134,8 +106,7 @@ func (a *Analyst) researchSupervisor(ctx context.Context, s ResearchState) (Rese
 		fmt.Fprintf(&given, "- %s: %s (sources: %s)\n", t.ID, t.Question, strings.Join(t.Sources, ", "))
 	}
 	brief, asked := researchBrief(topic, tasks)
-	res, err := a.supervise(ctx, s.UserID, supervisorSystem("You are the research supervisor of a strategy team.", mem, given.String(),
-		"rag_tool and web_search_tool to check a premise, memory_search_tool and write_memory_tool for the user's memory, Question to ask the user what a vague task should answer."),
+	res, err := a.supervise(ctx, s.UserID, prompt("supervisor_research", mem, map[string]any{"Given": given.String()}),
 		brief, researchSupervisorTools)
 	if err != nil {
 		return ResearchState{}, err
@@ -210,9 +181,7 @@ func (a *Analyst) taskByRule(ctx context.Context, t Task) (Finding, error) {
 	}
 	brief := strings.Join(steps, " and ")
 	brief = strings.ToUpper(brief[:1]) + brief[1:]
-	res, err := a.toolLoop(ctx, a.strong, xmlPrompt("You are a research task agent on a strategy team.", nil,
-		"Answer the sub-question: search the company knowledge base with rag_tool and the web with web_search_tool as the brief says.",
-		"Use only what the tools return."), brief, []string{"rag_tool", "web_search_tool"})
+	res, err := a.toolLoop(ctx, a.strong, prompt("task_brief", nil, nil), brief, []string{"rag_tool", "web_search_tool"})
 	if err != nil {
 		return Finding{}, err
 	}
@@ -513,9 +482,7 @@ func (a *Analyst) review(ctx context.Context, f Finding, t Task) (bool, string, 
 		}
 		return true, "", nil
 	}
-	sys := xmlPrompt("You are the research supervisor of a strategy team.", nil,
-		"Review the task agent's finding: is the evidence sufficient, are the sources credible, does it answer the sub-question directly? Approve it, or send it back with a specific critique.",
-		"Be strict but fair; a critique must say what to look for.")
+	sys := prompt("review", nil, nil)
 	var v struct {
 		Approved bool   `json:"approved"`
 		Critique string `json:"critique"`
@@ -684,9 +651,7 @@ func (a *Analyst) synthesise(ctx context.Context, s ResearchState) (ResearchStat
 		if err != nil {
 			return ResearchState{}, err
 		}
-		sys := xmlPrompt("You are the research supervisor of a strategy team.", mem,
-			"Synthesise the approved findings into a short summary of the top discoveries, name every source among the findings that contradicts one of the firm's planning assumptions (the assumption's ID, the source's ref or title, the evidence), and ask up to four intelligent follow-up questions: a deeper breakdown where the data is strong, contradictions with the firm's assumptions, and where data is limited.",
-			"Only state what the findings support. Name contradicted assumptions explicitly.")
+		sys := prompt("synthesis", mem, nil)
 		var out struct {
 			Summary        string               `json:"summary"`
 			FollowUps      []string             `json:"follow_up_questions"`
@@ -780,9 +745,7 @@ func (a *Analyst) writeEpisodic(ctx context.Context, user, summary string, notes
 		return err
 	}
 	brief := "Write to episodic_memory memory " + strings.Join(quoted, " ") + ", then done."
-	if _, err := a.supervise(ctx, user, supervisorSystem("You are the research supervisor of a strategy team.", mem,
-		"The research round is synthesised: "+summary+"\nRecord its key findings in the user's episodic memory, one note each, as the brief gives them.",
-		"write_memory_tool for the user's memory."), brief, researchSupervisorTools); err != nil {
+	if _, err := a.supervise(ctx, user, prompt("supervisor_episodic", mem, map[string]any{"Summary": summary}), brief, researchSupervisorTools); err != nil {
 		return err
 	}
 	after, err := a.mem.Load(ctx, user, NSEpisodic)

@@ -203,10 +203,3 @@ func researchBrief(topic string, tasks []Task) (brief string, asked int) {
 	steps = append(steps, "search the user_preferences memory for "+clip(topic, 80), "done.")
 	return strings.Join(steps, ", then "), asked
 }
-
-// supervisorSystem is a supervisor's system prompt: its role, the memory, what it is given, and
-// how to use its tools.
-func supervisorSystem(role string, mem Mem, given, tools string) string {
-	return xmlPrompt(role, mem, given+"\n\nUse your tools: "+tools+" Call Done when you have finished.",
-		"Follow the brief's steps. Never remove anything from memory. Ask with Question only when the work cannot go on as it stands, and only about a question the user wrote, never about one you or the planner wrote.")
-}

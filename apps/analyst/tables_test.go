@@ -7,6 +7,7 @@ import (
 
 	"github.com/trellis-go/trellis/appdb"
 	"github.com/trellis-go/trellis/appdb/appdbtest"
+	tables "github.com/trellis-go/trellis/apps/analyst/store"
 	"github.com/trellis-go/trellis/embed"
 	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/store/memstore"
@@ -17,7 +18,7 @@ import (
 func TestTablesAndReportIsolation(t *testing.T) {
 	appdbtest.Each(t, "analyst", func(t *testing.T, db *appdb.DB) {
 		ctx := context.Background()
-		if err := db.Migrate(ctx, migrations); err != nil {
+		if err := db.Migrate(ctx, tables.Migrations); err != nil {
 			t.Fatal(err)
 		}
 		appdbtest.Conformance(t, db)

@@ -13,23 +13,6 @@ import (
 
 var spec = packtest.Spec
 
-// seedCase is one request and the call it must make.
-type seedCase struct {
-	name       string
-	tools      []model.ToolSpec
-	msgs       []message.Message
-	tool, args string
-}
-
-func checkCalls(t *testing.T, cases []seedCase) {
-	t.Helper()
-	cs := make([]packtest.Case, len(cases))
-	for i, c := range cases {
-		cs[i] = packtest.Case{Name: c.name, Tools: c.tools, Msgs: c.msgs, Tool: c.tool, Args: c.args}
-	}
-	packtest.CheckCalls(t, pack.Pack, cs)
-}
-
 // TestPackIsValid: the embedded pack parses and validates.
 func TestPackIsValid(t *testing.T) {
 	if err := pack.Pack.Validate(); err != nil {
@@ -48,8 +31,8 @@ var analystTools = []model.ToolSpec{
 
 // TestSeedTools: requests from the specification reach the right tool with their arguments.
 func TestSeedTools(t *testing.T) {
-	checkCalls(t, []seedCase{
-		{"analyst web", analystTools, []message.Message{message.User("Search the web for EV charging market share in Europe")},
-			"web_search_tool", `{"query":"EV charging market share in Europe"}`},
+	packtest.CheckCalls(t, pack.Pack, []packtest.Case{
+		{Name: "analyst web", Tools: analystTools, Msgs: []message.Message{message.User("Search the web for EV charging market share in Europe")},
+			Tool: "web_search_tool", Args: `{"query":"EV charging market share in Europe"}`},
 	})
 }
