@@ -47,6 +47,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/trellis-go/trellis/appdb"
 	"github.com/trellis-go/trellis/apps/vesper/entity"
 	"github.com/trellis-go/trellis/apps/vesper/pack"
 	"github.com/trellis-go/trellis/apps/vesper/reports"
@@ -144,18 +145,20 @@ func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppPart
 	}, nil
 }
 
-// opened is a loaded Vesper: the warehouse, the graph and the chat records.
+// opened is a loaded Vesper: the warehouse, the app's tables, the graph and the chat records.
 type opened struct {
 	Warehouse *warehouse.Warehouse
-	App       *assistant
-	Linker    *reports.Linker
-	Records   *store.Records
+	// DB holds the app's own tables (appdb): chat records, the report menu, the tool switches.
+	DB      *appdb.DB
+	App     *assistant
+	Linker  *reports.Linker
+	Records *store.Records
 	// Model is the configured model; nil means the offline rules.
 	Model model.Model
 }
 
-// Close closes the warehouse.
-func (o *opened) Close() error { return o.Warehouse.Close() }
+// Close closes the warehouse and the app's tables.
+func (o *opened) Close() error { return errors.Join(o.Warehouse.Close(), o.DB.Close()) }
 
 // openConfig says where [open] finds the warehouse. DataDir or DatabaseURL is required.
 type openConfig struct {
@@ -188,12 +191,19 @@ func open(ctx context.Context, o openConfig) (*opened, error) {
 	if err != nil {
 		return nil, err
 	}
-	fail := func(err error) (*opened, error) { w.Close(); return nil, err }
-	settings, err := tools.NewSettings(ctx, w)
+	// The app's own tables (chat records, the report menu, the tool switches) are kept apart
+	// from the warehouse, by appdb migrations.
+	db, err := appdb.Open(ctx, "vesper", &appdb.Options{DataDir: dataDir, DatabaseURL: databaseURL})
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	fail := func(err error) (*opened, error) { w.Close(); db.Close(); return nil, err }
+	settings, err := tools.NewSettings(ctx, db)
 	if err != nil {
 		return fail(err)
 	}
-	menu, err := reports.NewMenu(ctx, w)
+	menu, err := reports.NewMenu(ctx, db)
 	if err != nil {
 		return fail(err)
 	}
@@ -208,7 +218,7 @@ func open(ctx context.Context, o openConfig) (*opened, error) {
 			}
 		}
 	}
-	rec, err := store.NewRecords(ctx, w)
+	rec, err := store.NewRecords(ctx, db)
 	if err != nil {
 		return fail(err)
 	}
@@ -226,7 +236,7 @@ func open(ctx context.Context, o openConfig) (*opened, error) {
 	if err != nil {
 		return fail(err)
 	}
-	return &opened{Warehouse: w, App: a, Linker: linker, Records: rec, Model: o.Model}, nil
+	return &opened{Warehouse: w, DB: db, App: a, Linker: linker, Records: rec, Model: o.Model}, nil
 }
 
 // powerBIFrom makes the Power BI client the app's settings describe: powerbi_tenant_id,

@@ -12,6 +12,7 @@ package vesper
 
 import (
 	"context"
+	"github.com/trellis-go/trellis/appdb/appdbtest"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -39,7 +40,8 @@ var benchQuestions = []struct{ name, text string }{
 func benchBuild(b *testing.B, w *warehouse.Warehouse) *assistant {
 	b.Helper()
 	ctx := context.Background()
-	menu, err := reports.NewMenu(ctx, w)
+	db := appdbtest.SQLite(b, "vesper")
+	menu, err := reports.NewMenu(ctx, db)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -48,7 +50,7 @@ func benchBuild(b *testing.B, w *warehouse.Warehouse) *assistant {
 			b.Fatal(err)
 		}
 	}
-	settings, err := tools.NewSettings(ctx, w)
+	settings, err := tools.NewSettings(ctx, db)
 	if err != nil {
 		b.Fatal(err)
 	}

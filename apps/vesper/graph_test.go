@@ -3,6 +3,7 @@ package vesper
 import (
 	"context"
 	"encoding/json"
+	"github.com/trellis-go/trellis/appdb/appdbtest"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ func setup(t *testing.T, cfg assistantConfig) *assistant {
 	cfg.Toolkit = tools.New(w, &tools.Options{Now: now})
 	cfg.Now = now
 	if cfg.Linker == nil {
-		menu, err := reports.NewMenu(context.Background(), w)
+		menu, err := reports.NewMenu(context.Background(), appdbtest.SQLite(t, "vesper"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/trellis-go/trellis/appdb/appdbtest"
 	"github.com/trellis-go/trellis/apps/vesper/store"
 	"log/slog"
 	"net/http"
@@ -41,8 +42,9 @@ func serve(t *testing.T, w *warehouse.Warehouse, principals map[string]server.Pr
 	t.Helper()
 	now := func() time.Time { return warehouse.Today.Add(10 * time.Hour) }
 	var rec *store.Records
+	db := appdbtest.SQLite(t, "vesper")
 	vesper := server.App{Name: "vesper", Build: func(ctx context.Context, d server.AppDeps) (*server.AppParts, error) {
-		menu, err := reports.NewMenu(ctx, w)
+		menu, err := reports.NewMenu(ctx, db)
 		if err != nil {
 			return nil, err
 		}
@@ -62,7 +64,7 @@ func serve(t *testing.T, w *warehouse.Warehouse, principals map[string]server.Pr
 		if err != nil {
 			return nil, err
 		}
-		if rec, err = store.NewRecords(ctx, w); err != nil {
+		if rec, err = store.NewRecords(ctx, db); err != nil {
 			return nil, err
 		}
 		h := &chatHandler{App: a, Runs: d.Runs, Records: rec, Linker: linker, CompressAt: compressAt, Kit: appstream.New(d, nil)}

@@ -2,6 +2,7 @@ package vesper
 
 import (
 	"context"
+	"github.com/trellis-go/trellis/appdb/appdbtest"
 	"strings"
 	"testing"
 
@@ -30,7 +31,7 @@ func onBoth(t *testing.T, f func(t *testing.T, a *assistant)) {
 func setupOn(t *testing.T, w *warehouse.Warehouse, cfg assistantConfig) *assistant {
 	t.Helper()
 	ctx := context.Background()
-	menu, err := reports.NewMenu(ctx, w)
+	menu, err := reports.NewMenu(ctx, appdbtest.SQLite(t, "vesper"))
 	if err != nil {
 		t.Fatal(err)
 	}

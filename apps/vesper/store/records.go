@@ -1,3 +1,8 @@
+// Package store keeps Vesper's chat records in the app's own database (package appdb: the
+// SQLite file apps/vesper.db in the server's data directory, or the app_vesper schema of its
+// Postgres database), created by appdb migrations: chat_sessions (title from the first
+// message), chat_messages (intent, agents used, tool calls, deep links, token count, latency)
+// and chat_session_summaries (the conversation folded into a summary once it grows long).
 package store
 
 import (
@@ -11,18 +16,35 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trellis-go/trellis/apps/vesper/warehouse"
+	"github.com/trellis-go/trellis/appdb"
 )
 
 // ErrNoSession is returned for a session_id that does not exist for the caller.
 var ErrNoSession = errors.New("chat: no such session for this user; leave session_id out to start a new one")
 
-// Records keeps chat_sessions, chat_messages and chat_session_summaries
-// in the warehouse's database (beside chat_agent_tools and menu_items).
+// Migrations create the chat tables. The rows carry their tenant and are read by the session
+// they belong to, which the WebSocket checks against its caller before anything else.
+var Migrations = []appdb.Migration{{
+	Name: "vesper_chat_1",
+	SQLite: `CREATE TABLE chat_sessions (session_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL,
+			title TEXT, is_active INTEGER NOT NULL DEFAULT 1, created_at TIMESTAMP NOT NULL, updated_at TIMESTAMP NOT NULL);
+		CREATE TABLE chat_messages (message_id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL REFERENCES chat_sessions(session_id),
+			tenant_id TEXT NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL, intent TEXT, agents_used TEXT, tool_calls TEXT,
+			pbi_deep_links TEXT, token_count INTEGER, latency_ms INTEGER, created_at TIMESTAMP NOT NULL);
+		CREATE TABLE chat_session_summaries (summary_id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL REFERENCES chat_sessions(session_id),
+			summary_text TEXT NOT NULL, covers_through BIGINT NOT NULL, created_at TIMESTAMP NOT NULL)`,
+	Postgres: `CREATE TABLE chat_sessions (session_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL,
+			title TEXT, is_active INTEGER NOT NULL DEFAULT 1, created_at TIMESTAMP NOT NULL, updated_at TIMESTAMP NOT NULL);
+		CREATE TABLE chat_messages (message_id BIGSERIAL PRIMARY KEY, session_id TEXT NOT NULL REFERENCES chat_sessions(session_id),
+			tenant_id TEXT NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL, intent TEXT, agents_used TEXT, tool_calls TEXT,
+			pbi_deep_links TEXT, token_count INTEGER, latency_ms INTEGER, created_at TIMESTAMP NOT NULL);
+		CREATE TABLE chat_session_summaries (summary_id BIGSERIAL PRIMARY KEY, session_id TEXT NOT NULL REFERENCES chat_sessions(session_id),
+			summary_text TEXT NOT NULL, covers_through BIGINT NOT NULL, created_at TIMESTAMP NOT NULL)`,
+}}
+
+// Records keeps chat_sessions, chat_messages and chat_session_summaries.
 type Records struct {
-	db                          *sql.DB
-	sessions, messages, summary string
-	pg                          bool
+	db *appdb.DB
 }
 
 // Message is one row of chat_messages.
@@ -40,38 +62,27 @@ type Message struct {
 	LatencyMS  int
 }
 
-// NewRecords creates the three tables if they are missing.
-func NewRecords(ctx context.Context, w *warehouse.Warehouse) (*Records, error) {
-	r := &Records{db: w.DB(), sessions: w.Table("chat_sessions"), messages: w.Table("chat_messages"),
-		summary: w.Table("chat_session_summaries"), pg: w.Dialect() == warehouse.Postgres}
-	id, ts := "INTEGER PRIMARY KEY AUTOINCREMENT", "TEXT"
-	if r.pg {
-		id, ts = "BIGSERIAL PRIMARY KEY", "TIMESTAMPTZ"
+// NewRecords applies [Migrations] to db (those not applied yet) and keeps the records there.
+func NewRecords(ctx context.Context, db *appdb.DB) (*Records, error) {
+	if db == nil {
+		return nil, errors.New("store: NewRecords needs the app's database; open it with appdb.Open")
 	}
-	stmts := []string{
-		`CREATE TABLE IF NOT EXISTS ` + r.sessions + ` (session_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL,
-			title TEXT, is_active INTEGER NOT NULL DEFAULT 1, created_at ` + ts + ` NOT NULL, updated_at ` + ts + ` NOT NULL)`,
-		`CREATE TABLE IF NOT EXISTS ` + r.messages + ` (message_id ` + id + `, session_id TEXT NOT NULL REFERENCES ` + r.sessions + `(session_id),
-			tenant_id TEXT NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL, intent TEXT, agents_used TEXT, tool_calls TEXT,
-			pbi_deep_links TEXT, token_count INTEGER, latency_ms INTEGER, created_at ` + ts + ` NOT NULL)`,
-		`CREATE TABLE IF NOT EXISTS ` + r.summary + ` (summary_id ` + id + `, session_id TEXT NOT NULL REFERENCES ` + r.sessions + `(session_id),
-			summary_text TEXT NOT NULL, covers_through BIGINT NOT NULL, created_at ` + ts + ` NOT NULL)`,
+	if err := db.Migrate(ctx, Migrations); err != nil {
+		return nil, fmt.Errorf("chat: creating the chat tables: %w", err)
 	}
-	for _, s := range stmts {
-		if _, err := r.db.ExecContext(ctx, s); err != nil {
-			return nil, fmt.Errorf("chat: creating the chat tables: %w", err)
-		}
-	}
-	return r, nil
+	return &Records{db: db}, nil
 }
 
-func now() any { return time.Now().UTC().Format(time.RFC3339Nano) }
+func now() time.Time { return time.Now().UTC() }
 
-func (r *Records) ts() any {
-	if r.pg {
-		return time.Now().UTC()
-	}
-	return now()
+// exec runs one statement.
+func (r *Records) exec(ctx context.Context, q string, args ...any) error {
+	return r.db.System(ctx, func(tx *appdb.Tx) error { _, err := tx.Exec(ctx, q, args...); return err })
+}
+
+// row scans the one row of a query.
+func (r *Records) row(ctx context.Context, q string, args []any, dst ...any) error {
+	return r.db.System(ctx, func(tx *appdb.Tx) error { return tx.QueryRow(ctx, q, args...).Scan(dst...) })
 }
 
 // Session loads a session of the tenant and user, or creates one when id
@@ -79,7 +90,7 @@ func (r *Records) ts() any {
 func (r *Records) Session(ctx context.Context, id, tenant, user string) (string, error) {
 	if id != "" {
 		var n int
-		err := r.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+r.sessions+` WHERE session_id = $1 AND tenant_id = $2 AND user_id = $3`, id, tenant, user).Scan(&n)
+		err := r.row(ctx, `SELECT COUNT(*) FROM chat_sessions WHERE session_id = ? AND tenant_id = ? AND user_id = ?`, []any{id, tenant, user}, &n)
 		if err != nil {
 			return "", fmt.Errorf("chat: loading session: %w", err)
 		}
@@ -91,7 +102,8 @@ func (r *Records) Session(ctx context.Context, id, tenant, user string) (string,
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	id = hex.EncodeToString(b)
-	_, err := r.db.ExecContext(ctx, `INSERT INTO `+r.sessions+` (session_id, tenant_id, user_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)`, id, tenant, user, r.ts())
+	t := now()
+	err := r.exec(ctx, `INSERT INTO chat_sessions (session_id, tenant_id, user_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`, id, tenant, user, t, t)
 	if err != nil {
 		return "", fmt.Errorf("chat: creating session: %w", err)
 	}
@@ -100,14 +112,13 @@ func (r *Records) Session(ctx context.Context, id, tenant, user string) (string,
 
 // SetTitleOnce sets the session's title unless it has one.
 func (r *Records) SetTitleOnce(ctx context.Context, id, title string) error {
-	_, err := r.db.ExecContext(ctx, `UPDATE `+r.sessions+` SET title = $1, updated_at = $2 WHERE session_id = $3 AND title IS NULL`, title, r.ts(), id)
-	return err
+	return r.exec(ctx, `UPDATE chat_sessions SET title = ?, updated_at = ? WHERE session_id = ? AND title IS NULL`, title, now(), id)
 }
 
 // Title returns the session's title.
 func (r *Records) Title(ctx context.Context, id string) (string, error) {
 	var t sql.NullString
-	err := r.db.QueryRowContext(ctx, `SELECT title FROM `+r.sessions+` WHERE session_id = $1`, id).Scan(&t)
+	err := r.row(ctx, `SELECT title FROM chat_sessions WHERE session_id = ?`, []any{id}, &t)
 	return t.String, err
 }
 
@@ -120,10 +131,10 @@ func (r *Records) Add(ctx context.Context, m Message) (int64, error) {
 		return string(b)
 	}
 	var id int64
-	err := r.db.QueryRowContext(ctx, `INSERT INTO `+r.messages+` (session_id, tenant_id, role, content, intent, agents_used, tool_calls,
-		pbi_deep_links, token_count, latency_ms, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING message_id`,
-		m.SessionID, m.Tenant, m.Role, m.Content, m.Intent, strings.Join(m.AgentsUsed, ","), nz(m.ToolCalls), nz(m.DeepLinks),
-		m.TokenCount, m.LatencyMS, r.ts()).Scan(&id)
+	err := r.row(ctx, `INSERT INTO chat_messages (session_id, tenant_id, role, content, intent, agents_used, tool_calls,
+		pbi_deep_links, token_count, latency_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING message_id`,
+		[]any{m.SessionID, m.Tenant, m.Role, m.Content, m.Intent, strings.Join(m.AgentsUsed, ","), nz(m.ToolCalls), nz(m.DeepLinks),
+			m.TokenCount, m.LatencyMS, now()}, &id)
 	if err != nil {
 		return 0, fmt.Errorf("chat: saving message: %w", err)
 	}
@@ -132,39 +143,42 @@ func (r *Records) Add(ctx context.Context, m Message) (int64, error) {
 
 // Messages returns a session's messages after message id `after`, oldest first.
 func (r *Records) Messages(ctx context.Context, session string, after int64) ([]Message, error) {
-	rows, err := r.db.QueryContext(ctx, `SELECT message_id, session_id, tenant_id, role, content, COALESCE(intent, ''), COALESCE(agents_used, ''),
-		COALESCE(tool_calls, ''), COALESCE(pbi_deep_links, ''), COALESCE(token_count, 0), COALESCE(latency_ms, 0)
-		FROM `+r.messages+` WHERE session_id = $1 AND message_id > $2 ORDER BY message_id`, session, after)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var out []Message
-	for rows.Next() {
-		var m Message
-		var agents, calls, links string
-		if err := rows.Scan(&m.ID, &m.SessionID, &m.Tenant, &m.Role, &m.Content, &m.Intent, &agents, &calls, &links, &m.TokenCount, &m.LatencyMS); err != nil {
-			return nil, err
+	err := r.db.System(ctx, func(tx *appdb.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT message_id, session_id, tenant_id, role, content, COALESCE(intent, ''), COALESCE(agents_used, ''),
+			COALESCE(tool_calls, ''), COALESCE(pbi_deep_links, ''), COALESCE(token_count, 0), COALESCE(latency_ms, 0)
+			FROM chat_messages WHERE session_id = ? AND message_id > ? ORDER BY message_id`, session, after)
+		if err != nil {
+			return err
 		}
-		if agents != "" {
-			m.AgentsUsed = strings.Split(agents, ",")
+		defer rows.Close()
+		for rows.Next() {
+			var m Message
+			var agents, calls, links string
+			if err := rows.Scan(&m.ID, &m.SessionID, &m.Tenant, &m.Role, &m.Content, &m.Intent, &agents, &calls, &links, &m.TokenCount, &m.LatencyMS); err != nil {
+				return err
+			}
+			if agents != "" {
+				m.AgentsUsed = strings.Split(agents, ",")
+			}
+			if calls != "" {
+				m.ToolCalls = json.RawMessage(calls)
+			}
+			if links != "" {
+				m.DeepLinks = json.RawMessage(links)
+			}
+			out = append(out, m)
 		}
-		if calls != "" {
-			m.ToolCalls = json.RawMessage(calls)
-		}
-		if links != "" {
-			m.DeepLinks = json.RawMessage(links)
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
+		return rows.Err()
+	})
+	return out, err
 }
 
 // Summary returns the latest summary of a session and the last message it covers.
 func (r *Records) Summary(ctx context.Context, session string) (string, int64, error) {
 	var text string
 	var through int64
-	err := r.db.QueryRowContext(ctx, `SELECT summary_text, covers_through FROM `+r.summary+` WHERE session_id = $1 ORDER BY summary_id DESC LIMIT 1`, session).Scan(&text, &through)
+	err := r.row(ctx, `SELECT summary_text, covers_through FROM chat_session_summaries WHERE session_id = ? ORDER BY summary_id DESC LIMIT 1`, []any{session}, &text, &through)
 	if err == sql.ErrNoRows {
 		return "", 0, nil
 	}
@@ -173,6 +187,5 @@ func (r *Records) Summary(ctx context.Context, session string) (string, int64, e
 
 // AddSummary records a summary covering messages up to `through`.
 func (r *Records) AddSummary(ctx context.Context, session, text string, through int64) error {
-	_, err := r.db.ExecContext(ctx, `INSERT INTO `+r.summary+` (session_id, summary_text, covers_through, created_at) VALUES ($1, $2, $3, $4)`, session, text, through, r.ts())
-	return err
+	return r.exec(ctx, `INSERT INTO chat_session_summaries (session_id, summary_text, covers_through, created_at) VALUES (?, ?, ?, ?)`, session, text, through, now())
 }
