@@ -22,8 +22,9 @@ type Domain struct {
 	Examples    []string
 	// Prompt is the agent's system prompt (the document's, for the built-in domains).
 	Prompt string
-	// Keywords are the words (lower case, matched as prefixes of the request's
-	// words or as phrases) by which the offline router recognises the domain.
+	// Keywords are the words (lower case, matched as phrases) by which the offline router
+	// recognises the domain. Nil means the cues of the domain's intent in vesper's pack
+	// (pack/pack.json), where the built-in domains keep theirs.
 	Keywords []string
 	// Group names domains that answer overlapping questions (the two price
 	// domains); the offline router keeps only the best-scoring of a group.
@@ -105,8 +106,7 @@ func BuiltinDomains() []Domain {
 			Description: "Day-Ahead energy price forecasts, average prices by year, vendor curve comparisons (Ascend, Hitachi, ICF), hub-zone prices (NP15, SP15) and As-Of file comparisons.",
 			Examples: []string{"What is the average day-ahead price for NP15 in CAISO for 2025 from Ascend?",
 				"Compare Ascend vs Hitachi for SP15 in ERCOT for 2026", "List available curve files for Q1 2025"},
-			Keywords: []string{"day-ahead", "dayahead", "day ahead", "average price", "avg price", "price", "$/mwh", "curve", "vendor", "ascend", "hitachi", "icf", "as-of", "asof", "forecast"},
-			Clarify:  priceClarify,
+			Clarify: priceClarify,
 			Plan: func(req string, f Filters) []Call {
 				switch {
 				case len(f.Vendors) >= 2 || has(req, "compare", " vs", "versus"):
@@ -128,8 +128,7 @@ func BuiltinDomains() []Domain {
 			Description: "Hourly price analysis, peak vs off-peak comparison, cross-market and hub-zone spreads, price shape by hour-of-day, seasonal patterns.",
 			Examples: []string{"Show me the hourly average price for CAISO NP15 in January 2025",
 				"What is the peak vs off-peak spread for ERCOT HB_NORTH?", "Compare hourly prices between NP15 and SP15 for 2025"},
-			Keywords: []string{"hourly", "by hour", "hour of", "peak", "off-peak", "spread", "shape", "seasonal", "hub-zones", "hub zones"},
-			Clarify:  priceClarify,
+			Clarify: priceClarify,
 			Plan: func(req string, f Filters) []Call {
 				year := yearOr(f.Year)
 				if len(f.Markets) >= 2 && len(f.HubZones) < 2 {
@@ -146,7 +145,6 @@ func BuiltinDomains() []Domain {
 			Description: "Power BI usage statistics: report views, unique viewers, top users, most-viewed reports, usage trends.",
 			Examples: []string{"Which Power BI reports had the most views last month?", "Who are the top 10 Power BI users this quarter?",
 				"Show me the usage trend for the PER dashboard"},
-			Keywords: []string{"power bi", "pbi", "report", "views", "viewed", "viewers", "usage", "users", "dashboard"},
 			Plan: func(req string, f Filters) []Call {
 				dr := tools.DateRangeArgs{Start: f.DateRangeStart, End: f.DateRangeEnd}
 				switch {
@@ -174,8 +172,6 @@ func BuiltinDomains() []Domain {
 			Description: "Renewable energy project tracking: project health (green/yellow/red), milestone dates, budget vs actuals, task status, risks, portfolio overview, commercialization status.",
 			Examples: []string{"What is the health status of Nazareth Solar?", "Show me all projects at risk",
 				"What is the budget vs actuals for Nazareth Solar?", "List all Stage 3 projects and their COD dates", "What milestones changed this week?"},
-			Keywords: []string{"project", "health", "milestone", "budget", "actuals", "portfolio", "stage", "cod", "risk", "task", "off track", "on track", "on hold", "changed", "changes",
-				"sponsor", "offtake", "offtaker", "ppa", "buyer", "tenor"},
 			Plan: func(req string, f Filters) []Call {
 				p := f.ProjectName
 				switch {

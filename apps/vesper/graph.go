@@ -100,8 +100,12 @@ func newAssistant(cfg assistantConfig) (*assistant, error) {
 		a.offline = m
 	}
 	a.domains = append(BuiltinDomains(), cfg.Domains...)
+	cues := packCues(pack.Pack)
 	for i := range a.domains {
 		d := &a.domains[i]
+		if d.Keywords == nil {
+			d.Keywords = cues[d.Name]
+		}
 		if d.Plan == nil {
 			return nil, fmt.Errorf("vesper: domain %q has no Plan; the offline router needs one", d.Name)
 		}
@@ -128,6 +132,18 @@ func newAssistant(cfg assistantConfig) (*assistant, error) {
 	}
 	a.Graph = g
 	return a, nil
+}
+
+// packCues are the cue phrases of each intent of a pack, by tool (a domain's agent), lower case:
+// the words the offline router scores a domain by.
+func packCues(p *offline.Pack) map[string][]string {
+	out := map[string][]string{}
+	for _, in := range p.Intents {
+		for _, c := range in.Cues {
+			out[in.Tool] = append(out[in.Tool], strings.ToLower(c))
+		}
+	}
+	return out
 }
 
 // Toolkit returns the toolkit the agents run.
