@@ -1,6 +1,7 @@
 package vesper
 
 import (
+	"github.com/trellis-go/trellis/apps/vesper/pack"
 	"strings"
 
 	"github.com/trellis-go/trellis/apps/vesper/entity"
@@ -72,7 +73,7 @@ func compareMarkets(f Filters) Call {
 }
 
 // hourWords ask for prices by hour of day, or for peak and off-peak.
-var hourWords = []string{"hour", "peak", "time of day", "during the day", "cheapest", "most expensive", "on-peak", "onpeak", "offpeak"}
+var hourWords = pack.Vocabulary.Hour
 
 // hourlyCall asks for the hourly shape (and the peak and off-peak means)
 // of a hub-zone, or of a market's main hub, in a year or months of it.

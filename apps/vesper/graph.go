@@ -452,9 +452,7 @@ const WriteRefusal = "I can only read Vesper's data, so I can't delete, change o
 	"for example \"Show me all projects that are off track\"."
 
 // writeVerbs begin a request to change data.
-var writeVerbs = map[string]bool{"delete": true, "remove": true, "update": true, "change": true, "set": true, "insert": true,
-	"add": true, "create": true, "drop": true, "rename": true, "modify": true, "edit": true, "archive": true, "truncate": true,
-	"alter": true, "reschedule": true, "assign": true, "mark": true, "erase": true, "wipe": true, "overwrite": true, "cancel": true}
+var writeVerbs = set(pack.Vocabulary.WriteVerbs)
 
 // writeRequest reports whether a request asks to change data: it begins
 // (after a polite opening) with a verb of change, or holds a statement

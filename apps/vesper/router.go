@@ -3,6 +3,7 @@ package vesper
 import (
 	"context"
 	"encoding/json"
+	"github.com/trellis-go/trellis/apps/vesper/pack"
 	"iter"
 	"strings"
 
@@ -160,10 +161,10 @@ func (rr *RuleRouter) Stream(ctx context.Context, req *model.Request) iter.Seq2[
 
 // usageWords say that a question is about report usage, so a report's name
 // in it is a filter (and not, say, the words "project health").
-var usageWords = []string{"view", "viewer", "usage", "used", "user", "opened", "visit", "access", "popular", "traffic", "read by", "looked at", "who uses", "trend"}
+var usageWords = pack.Vocabulary.Usage
 
 // offtakeWords say that a question is about a PPA's offtaker.
-var offtakeWords = []string{"buyer", "offtake", "off-take", "ppa", "power purchase", "sell", "selling", "sold to", "sells", "contract", "customer"}
+var offtakeWords = pack.Vocabulary.Offtake
 
 // names fills the filters that name the tenant's own data (projects,
 // reports, sponsors, buyers), as people type them, and takes a report's
@@ -227,7 +228,7 @@ func (rr *RuleRouter) names(ctx context.Context, tenant, text string, f *Filters
 }
 
 // projectWords end a project's name.
-var projectWords = map[string]bool{"solar": true, "wind": true, "bess": true, "storage": true, "hybrid": true, "project": true, "farm": true, "park": true}
+var projectWords = set(pack.Vocabulary.ProjectEnds)
 
 // looksLikeProject reports whether a capitalised run reads as a project's
 // name: two or more words, the last a technology ("Foobar Wind").

@@ -1,6 +1,7 @@
 package vesper
 
 import (
+	"github.com/trellis-go/trellis/apps/vesper/pack"
 	"strings"
 	"unicode"
 
@@ -109,28 +110,7 @@ func closeWord(typed, want string) bool {
 
 // reportAliases are names people use for reports whose words are not a run
 // of the report's name.
-var reportAliases = map[string]string{
-	"per dashboard":        "PER Project Overview",
-	"per report":           "PER Project Overview",
-	"per overview":         "PER Project Overview",
-	"exec summary":         "Executive Summary",
-	"pbi dashboard":        "PBI Usage Dashboard",
-	"power bi usage":       "PBI Usage Dashboard",
-	"milestones report":    "Portfolio Milestones",
-	"milestone report":     "Portfolio Milestones",
-	"spread report":        "Hub-Zone Spread Monitor",
-	"hourly shape report":  "Price Curves - Hourly Shape",
-	"ic queue":             "Interconnection Queue",
-	"health dashboard":     "Project Health Report",
-	"budget dashboard":     "Budget Tracker",
-	"day ahead dashboard":  "Day-Ahead Curves Dashboard",
-	"dayahead dashboard":   "Day-Ahead Curves Dashboard",
-	"curves dashboard":     "Day-Ahead Curves Dashboard",
-	"price curves report":  "Price Curves - Hourly Shape",
-	"price curve report":   "Price Curves - Hourly Shape",
-	"usage dashboard":      "PBI Usage Dashboard",
-	"interconnection list": "Interconnection Queue",
-}
+var reportAliases = pack.Vocabulary.ReportAliases
 
 // withoutWords returns text without the words from start to end (a name
 // found in it), so that the name's own words ("Day-Ahead Curves

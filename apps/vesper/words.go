@@ -1,22 +1,20 @@
 package vesper
 
 import (
+	"github.com/trellis-go/trellis/apps/vesper/pack"
 	"strings"
 
 	"github.com/trellis-go/trellis/apps/vesper/warehouse"
 )
 
-// This file holds the words of the project and usage domains the offline
-// router reads: stages by name, milestone dates, and the words that ask
-// for people rather than views. They are data: a deployment with other
-// stage names or milestones changes these tables, not the rules.
+// This file holds the rules that read the words of the project and usage domains: stages by
+// name, milestone dates, and the words that ask for people rather than views. The words are data,
+// in pack/words.json (pack.Vocabulary): a deployment with other stage names or milestones changes
+// that file, not the rules.
 
 // stageNumbers are the number words and Roman numerals people write after
 // "stage".
-var stageNumbers = map[string]string{
-	"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
-	"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6", "vii": "7", "viii": "8",
-}
+var stageNumbers = pack.Vocabulary.StageNumbers
 
 // stageNumber returns the digit of a stage written as a digit, a word or a
 // Roman numeral.
@@ -29,16 +27,7 @@ func stageNumber(s string) string {
 
 // stagePhrases name a stage without its number ("projects under
 // construction", "late-stage development"), lower case.
-var stagePhrases = map[string]int{
-	"early dev": 1, "early development": 1, "early-stage development": 1, "early stage development": 1,
-	"mid dev": 2, "mid development": 2, "mid-stage development": 2, "mid stage development": 2,
-	"late dev": 3, "late development": 3, "late-stage development": 3, "late stage development": 3,
-	"pre-con": 4, "precon": 4, "pre-construction": 4, "preconstruction": 4, "pre construction": 4,
-	"under construction": 5, "in construction": 5, "construction stage": 5, "construction phase": 5, "being built": 5,
-	"in operation": 6, "operational projects": 6, "operating projects": 6, "operation stage": 6,
-	"sale stage": 7, "being sold": 7, "up for sale": 7,
-	"in closing": 8, "closing stage": 8,
-}
+var stagePhrases = pack.Vocabulary.StagePhrases
 
 // stageByName returns the stage a text names by words, 0 for none; the
 // longest phrase wins ("pre-construction" over "construction").
@@ -74,38 +63,25 @@ func isWordByte(b byte) bool {
 
 // milestonePhrases map what people call a milestone to the portfolio
 // snapshot's column (warehouse.MilestoneColumns).
-var milestonePhrases = []struct {
-	phrases   []string
-	milestone string
-}{
-	{[]string{"cod", "cods", "commercial operation", "operation date", "online date", "go-live", "in-service date"}, "Commercial Operation"},
-	{[]string{"ntp", "notice to proceed", "epc fntp", "fntp"}, "EPC FNTP"},
-	{[]string{"financial close", "project finance", "finance date", "financing date"}, "Project Finance"},
-	{[]string{"interconnection agreement", "ia execution", "ia date"}, "Execute Interconnection Agreement"},
-	{[]string{"ppa execution", "ppa signing", "ppa date", "power purchase agreement"}, "Execute Power Purchase Agreement"},
-	{[]string{"mechanical completion"}, "Mechanical Completion"},
-	{[]string{"substantial completion"}, "Substantial Completion"},
-	{[]string{"site control"}, "Minimum Site Control"},
-	{[]string{"decisioning", "decision date"}, "Decisioning Date"},
-}
+var milestonePhrases = pack.Vocabulary.Milestones
 
 // milestoneDatesWords ask for a project's dates without naming one
 // milestone; they bring keyMilestones.
-var milestoneDatesWords = []string{"milestone", "key dates", "timeline", "schedule", "their dates", "with dates", "and dates", "target dates"}
+var milestoneDatesWords = pack.Vocabulary.MilestoneDates
 
 // keyMilestones are the dates listed when a question asks for milestones
 // in general: the stage-gating agreements, financing, construction start
 // and COD.
-var keyMilestones = []string{"Execute Interconnection Agreement", "Execute Power Purchase Agreement", "Project Finance", "EPC FNTP", "Commercial Operation"}
+var keyMilestones = pack.Vocabulary.KeyMilestones
 
 // milestonesAsked returns the milestone dates a question asks to see, in
 // the snapshot's column order; none when it asks for no date.
 func milestonesAsked(lower string) []string {
 	want := map[string]bool{}
 	for _, m := range milestonePhrases {
-		for _, p := range m.phrases {
+		for _, p := range m.Phrases {
 			if containsPhrase(lower, p) {
-				want[m.milestone] = true
+				want[m.Milestone] = true
 			}
 		}
 	}
@@ -127,8 +103,16 @@ func milestonesAsked(lower string) []string {
 }
 
 // viewerWords ask how many people, or who, rather than how many views.
-var viewerWords = []string{"user", "who ", "who's", "whom", "people", "person", "viewers", "viewed by", "unique", "distinct",
-	"individual", "colleague", "employee", "staff", "audience", "readers", "visitors", "headcount", "how many of us"}
+var viewerWords = pack.Vocabulary.Viewer
 
 // byViewersWords ask for reports ranked by their viewers.
-var byViewersWords = []string{"most viewers", "most unique", "most users", "most people", "most distinct", "widest audience", "biggest audience", "largest audience", "most readers"}
+var byViewersWords = pack.Vocabulary.ByViewers
+
+// set makes a lookup of a word list.
+func set(words []string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}

@@ -3,6 +3,7 @@ package pack_test
 // What vesper asks of the offline model, with its pack (moved here from model/offline's tests).
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/trellis-go/trellis/apps/vesper/pack"
@@ -51,4 +52,23 @@ func TestSeedTools(t *testing.T) {
 		{Name: "vesper risks by enum-like description", Tools: vesperTools, Msgs: []message.Message{message.User("Show me all high risks")},
 			Tool: "get_task_risks", Args: `{"risk_level":"High"}`},
 	})
+}
+
+// TestWords: the vocabulary file parses, every list is there, and a bad file says what is wrong.
+func TestWords(t *testing.T) {
+	w := pack.Vocabulary
+	if len(w.StagePhrases) == 0 || len(w.Milestones) == 0 || w.StageNumbers["iv"] != "4" || w.StagePhrases["under construction"] != 5 {
+		t.Fatalf("vocabulary read as %+v", w)
+	}
+	for _, m := range w.Milestones {
+		if m.Milestone == "" || len(m.Phrases) == 0 {
+			t.Errorf("milestone %+v has no column or no phrase", m)
+		}
+	}
+	if _, err := pack.ParseWords([]byte(`{"usage": ["view"], "colour": ["red"]}`)); err == nil || !strings.Contains(err.Error(), "colour") {
+		t.Errorf("an unknown field: %v", err)
+	}
+	if _, err := pack.ParseWords([]byte(`{"usage": ["view"]}`)); err == nil || !strings.Contains(err.Error(), "missing or empty") {
+		t.Errorf("missing lists: %v", err)
+	}
 }
