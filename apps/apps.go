@@ -10,7 +10,7 @@ import (
 	"github.com/trellis-go/trellis/apps/listforge"
 	"github.com/trellis-go/trellis/apps/realty"
 	"github.com/trellis-go/trellis/apps/rehab"
-	"github.com/trellis-go/trellis/apps/vesper/vesperserve"
+	"github.com/trellis-go/trellis/apps/vesper"
 	"github.com/trellis-go/trellis/server"
 )
 
@@ -18,7 +18,7 @@ import (
 func All() []server.App {
 	return []server.App{
 		example.App(),
-		vesperserve.App(),
+		vesper.App(),
 		rehab.App(),
 		realty.App(),
 		listforge.App(),

@@ -1,10 +1,18 @@
 // Package pack is vesper's domain pack for the offline model: the words its users write for
 // report usage (views, the most popular reports), hourly price shapes and project milestones and
-// risks. The server gives it to the offline model of every role vesper uses (server.App.Pack).
+// risks, and each domain's example phrasings and cue words. The server gives it to the offline
+// model of every role vesper uses (server.App.Pack).
+//
+// words.json holds the rest of vesper's vocabulary, which its own rules read rather than the
+// offline model: the words that say a question is about usage, offtake or hourly prices, stage
+// and milestone names, report aliases, the verbs of a request to change data ([Words]).
 package pack
 
 import (
+	"bytes"
 	_ "embed"
+	"encoding/json"
+	"fmt"
 
 	"github.com/trellis-go/trellis/model/offline"
 )
@@ -14,3 +22,73 @@ var data []byte
 
 // Pack is vesper's pack, read from pack.json.
 var Pack = offline.MustParsePack(data)
+
+//go:embed words.json
+var wordsData []byte
+
+// Words is the vocabulary vesper's rules read (words.json), lower case. A deployment with other
+// stage names, milestones or report names changes the file, not the rules.
+type Words struct {
+	// Usage say that a question is about report usage, so a report's name in it is a filter.
+	Usage []string `json:"usage"`
+	// Offtake say that a question is about a PPA's offtaker.
+	Offtake []string `json:"offtake"`
+	// ProjectEnds end a project's name ("Foobar Wind").
+	ProjectEnds []string `json:"project_ends"`
+	// Hour ask for prices by hour of day, or for peak and off-peak.
+	Hour []string `json:"hour"`
+	// WriteVerbs begin a request to change data, which the read-only tools refuse.
+	WriteVerbs []string `json:"write_verbs"`
+	// Viewer ask how many people, or who, rather than how many views.
+	Viewer []string `json:"viewer"`
+	// ByViewers ask for reports ranked by their viewers.
+	ByViewers []string `json:"by_viewers"`
+	// MilestoneDates ask for a project's dates without naming one milestone.
+	MilestoneDates []string `json:"milestone_dates"`
+	// StageNumbers are the number words and Roman numerals people write after "stage".
+	StageNumbers map[string]string `json:"stage_numbers"`
+	// StagePhrases name a stage without its number ("under construction": 5).
+	StagePhrases map[string]int `json:"stage_phrases"`
+	// Milestones map what people call a milestone to the portfolio snapshot's column.
+	Milestones []Milestone `json:"milestones"`
+	// KeyMilestones are the dates listed when a question asks for milestones in general.
+	KeyMilestones []string `json:"key_milestones"`
+	// ReportAliases map short names people use for reports to the reports' names.
+	ReportAliases map[string]string `json:"report_aliases"`
+}
+
+// Milestone is one milestone column and the phrases that name it.
+type Milestone struct {
+	Milestone string   `json:"milestone"`
+	Phrases   []string `json:"phrases"`
+}
+
+// Vocabulary is vesper's vocabulary, read from words.json.
+var Vocabulary = mustWords(wordsData)
+
+// ParseWords reads a vocabulary file; every list must be given, and no unknown field.
+func ParseWords(b []byte) (*Words, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var w Words
+	if err := dec.Decode(&w); err != nil {
+		return nil, fmt.Errorf("vesper pack: words.json: %w", err)
+	}
+	for name, n := range map[string]int{"usage": len(w.Usage), "offtake": len(w.Offtake), "project_ends": len(w.ProjectEnds),
+		"hour": len(w.Hour), "write_verbs": len(w.WriteVerbs), "viewer": len(w.Viewer), "by_viewers": len(w.ByViewers),
+		"milestone_dates": len(w.MilestoneDates), "stage_numbers": len(w.StageNumbers), "stage_phrases": len(w.StagePhrases),
+		"milestones": len(w.Milestones), "key_milestones": len(w.KeyMilestones), "report_aliases": len(w.ReportAliases)} {
+		if n == 0 {
+			return nil, fmt.Errorf("vesper pack: words.json: %q is missing or empty; every list of the vocabulary is needed", name)
+		}
+	}
+	return &w, nil
+}
+
+func mustWords(b []byte) *Words {
+	w, err := ParseWords(b)
+	if err != nil {
+		panic(err)
+	}
+	return w
+}

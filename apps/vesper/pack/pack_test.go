@@ -3,6 +3,7 @@ package pack_test
 // What vesper asks of the offline model, with its pack (moved here from model/offline's tests).
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/trellis-go/trellis/apps/vesper/pack"
@@ -12,23 +13,6 @@ import (
 )
 
 var spec = packtest.Spec
-
-// seedCase is one request and the call it must make.
-type seedCase struct {
-	name       string
-	tools      []model.ToolSpec
-	msgs       []message.Message
-	tool, args string
-}
-
-func checkCalls(t *testing.T, cases []seedCase) {
-	t.Helper()
-	cs := make([]packtest.Case, len(cases))
-	for i, c := range cases {
-		cs[i] = packtest.Case{Name: c.name, Tools: c.tools, Msgs: c.msgs, Tool: c.tool, Args: c.args}
-	}
-	packtest.CheckCalls(t, pack.Pack, cs)
-}
 
 // TestPackIsValid: the embedded pack parses and validates.
 func TestPackIsValid(t *testing.T) {
@@ -56,16 +40,35 @@ var vesperTools = []model.ToolSpec{
 
 // TestSeedTools: requests from the specification reach the right tool with their arguments.
 func TestSeedTools(t *testing.T) {
-	checkCalls(t, []seedCase{
-		{"vesper average price", vesperTools, []message.Message{message.User("What is the average day-ahead price for hitachi in CAISO NP15 for 2026?")},
-			"get_average_annual_price", `{"hub_zone":"NP15","market":"CAISO","vendor":"Hitachi","year":2026}`},
-		{"vesper project health", vesperTools, []message.Message{message.User("What is the health status of Nazareth Solar?")},
-			"get_project_health", `{"project_name":"Nazareth Solar"}`},
-		{"vesper hub comparison", vesperTools, []message.Message{message.User("Compare hub zones NP15 and SP15 in 2025")},
-			"compare_hub_zones", `{"hub_zones":["NP15","SP15"],"year":2025}`},
-		{"vesper top reports last month", vesperTools, []message.Message{message.User("Which were the top 5 most viewed reports last month?")},
-			"get_top_reports_by_views", `{"date_range_end":"2025-02-28","date_range_start":"2025-02-01","top_n":5}`},
-		{"vesper risks by enum-like description", vesperTools, []message.Message{message.User("Show me all high risks")},
-			"get_task_risks", `{"risk_level":"High"}`},
+	packtest.CheckCalls(t, pack.Pack, []packtest.Case{
+		{Name: "vesper average price", Tools: vesperTools, Msgs: []message.Message{message.User("What is the average day-ahead price for hitachi in CAISO NP15 for 2026?")},
+			Tool: "get_average_annual_price", Args: `{"hub_zone":"NP15","market":"CAISO","vendor":"Hitachi","year":2026}`},
+		{Name: "vesper project health", Tools: vesperTools, Msgs: []message.Message{message.User("What is the health status of Nazareth Solar?")},
+			Tool: "get_project_health", Args: `{"project_name":"Nazareth Solar"}`},
+		{Name: "vesper hub comparison", Tools: vesperTools, Msgs: []message.Message{message.User("Compare hub zones NP15 and SP15 in 2025")},
+			Tool: "compare_hub_zones", Args: `{"hub_zones":["NP15","SP15"],"year":2025}`},
+		{Name: "vesper top reports last month", Tools: vesperTools, Msgs: []message.Message{message.User("Which were the top 5 most viewed reports last month?")},
+			Tool: "get_top_reports_by_views", Args: `{"date_range_end":"2025-02-28","date_range_start":"2025-02-01","top_n":5}`},
+		{Name: "vesper risks by enum-like description", Tools: vesperTools, Msgs: []message.Message{message.User("Show me all high risks")},
+			Tool: "get_task_risks", Args: `{"risk_level":"High"}`},
 	})
+}
+
+// TestWords: the vocabulary file parses, every list is there, and a bad file says what is wrong.
+func TestWords(t *testing.T) {
+	w := pack.Vocabulary
+	if len(w.StagePhrases) == 0 || len(w.Milestones) == 0 || w.StageNumbers["iv"] != "4" || w.StagePhrases["under construction"] != 5 {
+		t.Fatalf("vocabulary read as %+v", w)
+	}
+	for _, m := range w.Milestones {
+		if m.Milestone == "" || len(m.Phrases) == 0 {
+			t.Errorf("milestone %+v has no column or no phrase", m)
+		}
+	}
+	if _, err := pack.ParseWords([]byte(`{"usage": ["view"], "colour": ["red"]}`)); err == nil || !strings.Contains(err.Error(), "colour") {
+		t.Errorf("an unknown field: %v", err)
+	}
+	if _, err := pack.ParseWords([]byte(`{"usage": ["view"]}`)); err == nil || !strings.Contains(err.Error(), "missing or empty") {
+		t.Errorf("missing lists: %v", err)
+	}
 }

@@ -1,17 +1,17 @@
 package reports
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/trellis-go/trellis/httpclient"
 )
 
 // PowerBIConfig configures the Power BI REST client. Zero fields are the
@@ -33,8 +33,16 @@ type PowerBIConfig struct {
 	// within the hour Power BI gives it). A token is never reused past its
 	// own expiration less a minute.
 	EmbedTTL time.Duration
-	// HTTPClient sends the requests (default a client with a 15s timeout).
-	HTTPClient *http.Client
+	// Transport sends the requests (tests pass their local server's); nil means the default
+	// transport, with httpclient's guard against private addresses other than a loopback base.
+	Transport http.RoundTripper
+	// Timeout bounds one request; zero means 15 s.
+	Timeout time.Duration
+	// Retries is how many times a read (the report's metadata) is tried again after a 429, a
+	// 5xx or a connection error; zero means 2, negative none. Token requests are not retried.
+	Retries int
+	// Backoff is the wait before the first retry (doubling); zero means 250 ms.
+	Backoff time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -78,10 +86,12 @@ type Embed struct {
 // uses: a service-principal token, report metadata, and GenerateToken for
 // embed tokens. It is safe for concurrent use.
 type PowerBI struct {
-	cfg PowerBIConfig
+	cfg       PowerBIConfig
+	opts      httpclient.Options
+	authority *httpclient.Client // the identity platform's token endpoint
 
 	mu     sync.Mutex
-	access string
+	rest   *httpclient.Client // the REST API with the current access token
 	accExp time.Time
 	embeds map[string]cachedEmbed
 }
@@ -115,110 +125,103 @@ func NewPowerBI(cfg PowerBIConfig) (*PowerBI, error) {
 	if cfg.EmbedTTL == 0 {
 		cfg.EmbedTTL = 55 * time.Minute
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 15 * time.Second}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 15 * time.Second
+	}
+	if cfg.Retries == 0 {
+		cfg.Retries = 2
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &PowerBI{cfg: cfg, embeds: map[string]cachedEmbed{}}, nil
+	opts := httpclient.Options{Timeout: cfg.Timeout, Retries: cfg.Retries, Backoff: cfg.Backoff, MaxResponseBytes: 1 << 20,
+		Transport: cfg.Transport, Name: "power bi"}
+	if _, err := httpclient.New(cfg.BaseURL, &opts); err != nil {
+		return nil, fmt.Errorf("%w: BaseURL: %w", ErrPowerBIConfig, err)
+	}
+	tokenOpts := opts
+	tokenOpts.Retries = -1 // a token request carries the secret: once
+	authority, err := httpclient.New(cfg.AuthorityURL, &tokenOpts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: AuthorityURL: %w", ErrPowerBIConfig, err)
+	}
+	return &PowerBI{cfg: cfg, opts: opts, authority: authority, embeds: map[string]cachedEmbed{}}, nil
 }
 
-func (c *PowerBI) do(req *http.Request, op string, out any) error {
-	resp, err := c.cfg.HTTPClient.Do(req)
-	if err != nil {
+// failed makes the error of a failed call: an *APIError with the code and message the API
+// answered (the identity platform's {"error": "...", "error_description": "..."} or the REST
+// API's {"error": {"code": ..., "message": ...}}), or the transport's error.
+func failed(op string, err error) error {
+	var se *httpclient.StatusError
+	if !errors.As(err, &se) {
 		return fmt.Errorf("reports: power bi %s: %w", op, err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return fmt.Errorf("reports: power bi %s: read answer: %w", op, err)
+	e := &APIError{Op: op, Status: se.Status}
+	var aad struct {
+		Error       json.RawMessage `json:"error"`
+		Description string          `json:"error_description"`
 	}
-	if resp.StatusCode/100 != 2 {
-		e := &APIError{Op: op, Status: resp.StatusCode}
-		var aad struct {
-			Error       json.RawMessage `json:"error"`
-			Description string          `json:"error_description"`
+	if json.Unmarshal([]byte(se.Body), &aad) == nil && len(aad.Error) > 0 {
+		var code string
+		if json.Unmarshal(aad.Error, &code) == nil { // identity platform
+			e.Code, e.Message = code, aad.Description
+		} else { // REST API
+			var inner struct{ Code, Message string }
+			_ = json.Unmarshal(aad.Error, &inner)
+			e.Code, e.Message = inner.Code, inner.Message
 		}
-		if json.Unmarshal(body, &aad) == nil && len(aad.Error) > 0 {
-			var code string
-			if json.Unmarshal(aad.Error, &code) == nil { // identity platform: {"error": "invalid_client", ...}
-				e.Code, e.Message = code, aad.Description
-			} else { // REST API: {"error": {"code": ..., "message": ...}}
-				var inner struct{ Code, Message string }
-				_ = json.Unmarshal(aad.Error, &inner)
-				e.Code, e.Message = inner.Code, inner.Message
-			}
-		}
-		if e.Message == "" {
-			e.Message = strings.TrimSpace(string(body[:min(len(body), 200)]))
-		}
-		return e
 	}
-	if err := json.Unmarshal(body, out); err != nil {
-		return fmt.Errorf("reports: power bi %s: bad JSON answer: %w", op, err)
+	if e.Message == "" {
+		e.Message = strings.TrimSpace(se.Body[:min(len(se.Body), 200)])
 	}
-	return nil
+	return e
 }
 
-// token returns the service principal's access token, reusing it until
-// five minutes before it expires.
-func (c *PowerBI) token(ctx context.Context) (string, error) {
+// client returns the REST API's client with the service principal's access token, fetching
+// a token when there is none or it is within five minutes of its expiry.
+func (c *PowerBI) client(ctx context.Context) (*httpclient.Client, error) {
 	c.mu.Lock()
-	if c.access != "" && c.cfg.Now().Before(c.accExp) {
-		t := c.access
+	if c.rest != nil && c.cfg.Now().Before(c.accExp) {
+		rest := c.rest
 		c.mu.Unlock()
-		return t, nil
+		return rest, nil
 	}
 	c.mu.Unlock()
 	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {c.cfg.ClientID},
 		"client_secret": {c.cfg.ClientSecret}, "scope": {c.cfg.Scope}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost,
-		c.cfg.AuthorityURL+"/"+url.PathEscape(c.cfg.TenantID)+"/oauth2/v2.0/token", strings.NewReader(form.Encode()))
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	var out struct {
 		AccessToken string `json:"access_token"`
 		TokenType   string `json:"token_type"`
 		ExpiresIn   int    `json:"expires_in"`
 	}
-	if err := c.do(req, "token", &out); err != nil {
-		return "", err
+	if err := c.authority.Form(ctx, "/"+url.PathEscape(c.cfg.TenantID)+"/oauth2/v2.0/token", form, &out); err != nil {
+		return nil, failed("token", err)
 	}
 	if out.AccessToken == "" {
-		return "", &APIError{Op: "token", Status: http.StatusOK, Code: "no_token", Message: "the answer holds no access_token"}
+		return nil, &APIError{Op: "token", Status: http.StatusOK, Code: "no_token", Message: "the answer holds no access_token"}
+	}
+	opts := c.opts
+	opts.Auth = httpclient.Bearer(out.AccessToken)
+	rest, err := httpclient.New(c.cfg.BaseURL, &opts)
+	if err != nil {
+		return nil, err
 	}
 	c.mu.Lock()
-	c.access = out.AccessToken
+	c.rest = rest
 	c.accExp = c.cfg.Now().Add(time.Duration(out.ExpiresIn)*time.Second - 5*time.Minute)
 	c.mu.Unlock()
-	return out.AccessToken, nil
+	return rest, nil
 }
 
 func (c *PowerBI) api(ctx context.Context, method, path, op string, in, out any) error {
-	tok, err := c.token(ctx)
+	rest, err := c.client(ctx)
 	if err != nil {
 		return err
 	}
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
+	if err := rest.JSON(ctx, method, path, nil, in, out); err != nil {
+		return failed(op, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.cfg.BaseURL+path, body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+tok)
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	return c.do(req, op, out)
+	return nil
 }
 
 // EmbedReport returns the embed URL and an embed token (access level View)

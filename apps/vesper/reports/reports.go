@@ -3,11 +3,12 @@ package reports
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
 
-	"github.com/trellis-go/trellis/apps/vesper/warehouse"
+	"github.com/trellis-go/trellis/appdb"
 )
 
 // ReportMenu maps the report keys the tools return to menu keys, as the
@@ -45,27 +46,33 @@ func (m MenuItem) WebURL() string {
 	return u
 }
 
-// Menu is the menu_items table in the warehouse database.
-type Menu struct {
-	db    *sql.DB
-	table string
-}
-
-// NewMenu creates the menu_items table if it is missing.
-func NewMenu(ctx context.Context, w *warehouse.Warehouse) (*Menu, error) {
-	m := &Menu{db: w.DB(), table: w.Table("menu_items")}
-	id := "INTEGER PRIMARY KEY AUTOINCREMENT"
-	if w.Dialect() == warehouse.Postgres {
-		id = "BIGSERIAL PRIMARY KEY"
-	}
-	_, err := m.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+m.table+` (id `+id+`,
+// Migrations create the menu_items table in the app's database (package appdb).
+var Migrations = []appdb.Migration{{
+	Name: "vesper_menu_items_1",
+	SQLite: `CREATE TABLE menu_items (id INTEGER PRIMARY KEY AUTOINCREMENT,
 		tenant_id TEXT NOT NULL, menu_key TEXT NOT NULL, label TEXT NOT NULL, description TEXT NOT NULL DEFAULT '',
 		workspace_id TEXT NOT NULL DEFAULT '', report_id TEXT NOT NULL DEFAULT '', page_name TEXT NOT NULL DEFAULT '',
-		UNIQUE (tenant_id, menu_key))`)
-	if err != nil {
+		UNIQUE (tenant_id, menu_key))`,
+	Postgres: `CREATE TABLE menu_items (id BIGSERIAL PRIMARY KEY,
+		tenant_id TEXT NOT NULL, menu_key TEXT NOT NULL, label TEXT NOT NULL, description TEXT NOT NULL DEFAULT '',
+		workspace_id TEXT NOT NULL DEFAULT '', report_id TEXT NOT NULL DEFAULT '', page_name TEXT NOT NULL DEFAULT '',
+		UNIQUE (tenant_id, menu_key))`,
+}}
+
+// Menu is the menu_items table in the app's database.
+type Menu struct {
+	db *appdb.DB
+}
+
+// NewMenu applies [Migrations] to db (those not applied yet) and keeps the menu there.
+func NewMenu(ctx context.Context, db *appdb.DB) (*Menu, error) {
+	if db == nil {
+		return nil, errors.New("reports: NewMenu needs the app's database; open it with appdb.Open")
+	}
+	if err := db.Migrate(ctx, Migrations); err != nil {
 		return nil, fmt.Errorf("reports: create menu_items: %w", err)
 	}
-	return m, nil
+	return &Menu{db: db}, nil
 }
 
 // Put adds or replaces the item with the same tenant and key.
@@ -73,20 +80,24 @@ func (m *Menu) Put(ctx context.Context, it MenuItem) error {
 	if it.Tenant == "" || it.Key == "" || it.Label == "" {
 		return fmt.Errorf("reports: a menu item needs a tenant, a key and a label; got %+v", it)
 	}
-	_, err := m.db.ExecContext(ctx, `INSERT INTO `+m.table+` (tenant_id, menu_key, label, description, workspace_id, report_id, page_name)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
+	return m.db.System(ctx, func(tx *appdb.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO menu_items (tenant_id, menu_key, label, description, workspace_id, report_id, page_name)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (tenant_id, menu_key) DO UPDATE SET label = excluded.label, description = excluded.description,
 			workspace_id = excluded.workspace_id, report_id = excluded.report_id, page_name = excluded.page_name`,
-		it.Tenant, it.Key, it.Label, it.Description, it.WorkspaceID, it.ReportID, it.PageName)
-	return err
+			it.Tenant, it.Key, it.Label, it.Description, it.WorkspaceID, it.ReportID, it.PageName)
+		return err
+	})
 }
 
 // ByKey returns a tenant's menu item, or ok false.
 func (m *Menu) ByKey(ctx context.Context, tenant, key string) (MenuItem, bool, error) {
 	var it MenuItem
-	err := m.db.QueryRowContext(ctx, `SELECT id, tenant_id, menu_key, label, description, workspace_id, report_id, page_name
-		FROM `+m.table+` WHERE tenant_id = $1 AND menu_key = $2`, tenant, key).
-		Scan(&it.ID, &it.Tenant, &it.Key, &it.Label, &it.Description, &it.WorkspaceID, &it.ReportID, &it.PageName)
+	err := m.db.System(ctx, func(tx *appdb.Tx) error {
+		return tx.QueryRow(ctx, `SELECT id, tenant_id, menu_key, label, description, workspace_id, report_id, page_name
+		FROM menu_items WHERE tenant_id = ? AND menu_key = ?`, tenant, key).
+			Scan(&it.ID, &it.Tenant, &it.Key, &it.Label, &it.Description, &it.WorkspaceID, &it.ReportID, &it.PageName)
+	})
 	if err == sql.ErrNoRows {
 		return MenuItem{}, false, nil
 	}

@@ -4,18 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/trellis-go/trellis/appdb/appdbtest"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/trellis-go/trellis/apps/vesper/reports"
-	"github.com/trellis-go/trellis/apps/vesper/warehouse"
 )
 
 // fakePowerBI speaks the identity platform's token endpoint and the Power
@@ -25,6 +24,8 @@ type fakePowerBI struct {
 	tokens      int
 	generates   int
 	failWith    int // HTTP status for REST calls; 0: succeed
+	unavailable int // how many report reads answer 503 before one succeeds
+	reads       int // report reads answered
 	badSecret   bool
 	tokenExpiry time.Time
 	srv         *httptest.Server
@@ -66,6 +67,18 @@ func newFake(t *testing.T) *fakePowerBI {
 		if !rest(w, r) {
 			return
 		}
+		f.mu.Lock()
+		f.reads++
+		busy := f.unavailable > 0
+		if busy {
+			f.unavailable--
+		}
+		f.mu.Unlock()
+		if busy {
+			w.WriteHeader(503)
+			io.WriteString(w, `{"error":{"code":"ServiceUnavailable","message":"try again"}}`)
+			return
+		}
 		id := r.PathValue("id")
 		json.NewEncoder(w).Encode(map[string]any{"id": id, "name": "Report " + id, "datasetId": "ds",
 			"embedUrl": "https://app.powerbi.com/reportEmbed?reportId=" + id + "&groupId=" + r.PathValue("ws"),
@@ -98,7 +111,7 @@ func setup(t *testing.T) (*reports.PowerBI, *fakePowerBI, *time.Time) {
 	f := newFake(t)
 	now := time.Date(2026, 2, 27, 9, 0, 0, 0, time.UTC)
 	c, err := reports.NewPowerBI(reports.PowerBIConfig{AuthorityURL: f.srv.URL, TenantID: "aad-tenant", ClientID: "app", ClientSecret: "s3cret",
-		BaseURL: f.srv.URL + "/v1.0/myorg", HTTPClient: f.srv.Client(), Now: func() time.Time { return now }})
+		BaseURL: f.srv.URL + "/v1.0/myorg", Transport: f.srv.Client().Transport, Backoff: time.Millisecond, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +162,7 @@ func TestPowerBIErrors(t *testing.T) {
 		t.Errorf("404: %v", err)
 	}
 	c2, _ := reports.NewPowerBI(reports.PowerBIConfig{AuthorityURL: f.srv.URL, TenantID: "aad-tenant", ClientID: "app", ClientSecret: "wrong",
-		BaseURL: f.srv.URL + "/v1.0/myorg", HTTPClient: f.srv.Client()})
+		BaseURL: f.srv.URL + "/v1.0/myorg", Transport: f.srv.Client().Transport})
 	if _, err = c2.EmbedReport(ctx, "ws1", "r1"); !errors.As(err, &ae) || ae.Code != "invalid_client" || !strings.Contains(err.Error(), "client ID and secret") {
 		t.Errorf("bad secret: %v", err)
 	}
@@ -163,14 +176,27 @@ func TestPowerBIErrors(t *testing.T) {
 	}
 }
 
+// The REST API is called through httpclient: a read that answers 503 is tried again (twice by
+// default), and one that keeps failing gives the API's code and message.
+func TestPowerBIRetriesReads(t *testing.T) {
+	c, f, _ := setup(t)
+	ctx := context.Background()
+	f.unavailable = 2
+	e, err := c.EmbedReport(ctx, "ws1", "r1")
+	if err != nil || e.Name != "Report r1" || f.reads != 3 {
+		t.Fatalf("after two 503s: %+v, %v (%d reads, want 3)", e, err, f.reads)
+	}
+	f.unavailable, f.reads = 10, 0
+	_, err = c.EmbedReport(ctx, "ws1", "r2")
+	var ae *reports.APIError
+	if !errors.As(err, &ae) || ae.Status != 503 || ae.Code != "ServiceUnavailable" || f.reads != 3 {
+		t.Fatalf("a 503 that stays: %v (%d reads, want 3)", err, f.reads)
+	}
+}
+
 func menu(t *testing.T) *reports.Menu {
 	t.Helper()
-	w, err := warehouse.Open(context.Background(), warehouse.Config{DSN: filepath.Join(t.TempDir(), "w.db"), NoLoad: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	m, err := reports.NewMenu(context.Background(), w)
+	m, err := reports.NewMenu(context.Background(), appdbtest.SQLite(t, "vesper"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/trellis-go/trellis/apps/vesper/entity"
+	"github.com/trellis-go/trellis/apps/vesper/rbac"
 )
 
 // The join of the hourly prices, rolled up by file, hub-zone, year, month
@@ -81,21 +82,31 @@ func checkYear(toolName string, year int) error {
 	return nil
 }
 
+// priceCall checks what the price tools ask first: a caller who may run the tool, a hub-zone, a
+// curve year, and the month and months (merged; none means the whole year).
+func priceCall(ctx context.Context, name, hubZone string, year, month int, months []int) (rbac.Principal, []int, error) {
+	p, err := caller(ctx, name)
+	if err != nil {
+		return p, nil, err
+	}
+	if err := required(name, map[string]string{"hub_zone": hubZone}); err != nil {
+		return p, nil, err
+	}
+	if err := checkYear(name, year); err != nil {
+		return p, nil, err
+	}
+	if month < 0 || month > 12 {
+		return p, nil, &ArgError{Tool: name, Arg: "month", Problem: fmt.Sprintf("%d is not a month", month), Hint: "give 1-12, or leave it out for the whole year"}
+	}
+	ms, err := monthsOf(name, month, months)
+	return p, ms, err
+}
+
 // GetAverageAnnualPrice returns the average day-ahead price ($/MWh) of a
 // vendor's curve for a market, hub-zone and year, one row per As-Of file.
 func (k *Toolkit) GetAverageAnnualPrice(ctx context.Context, a AveragePriceArgs) (*AveragePriceResult, error) {
 	const name = "get_average_annual_price"
-	p, err := caller(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	if err := required(name, map[string]string{"hub_zone": a.HubZone}); err != nil {
-		return nil, err
-	}
-	if err := checkYear(name, a.Year); err != nil {
-		return nil, err
-	}
-	months, err := monthsOf(name, 0, a.Months)
+	p, months, err := priceCall(ctx, name, a.HubZone, a.Year, 0, a.Months)
 	if err != nil {
 		return nil, err
 	}
@@ -196,20 +207,7 @@ type HourlyPriceResult struct {
 // price by hour of day for a market, hub-zone and year (or month).
 func (k *Toolkit) GetHourlyPriceDistribution(ctx context.Context, a HourlyPriceArgs) (*HourlyPriceResult, error) {
 	const name = "get_hourly_price_distribution"
-	p, err := caller(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	if err := required(name, map[string]string{"hub_zone": a.HubZone}); err != nil {
-		return nil, err
-	}
-	if err := checkYear(name, a.Year); err != nil {
-		return nil, err
-	}
-	if a.Month < 0 || a.Month > 12 {
-		return nil, &ArgError{Tool: name, Arg: "month", Problem: fmt.Sprintf("%d is not a month", a.Month), Hint: "give 1-12, or leave it out for the whole year"}
-	}
-	months, err := monthsOf(name, a.Month, a.Months)
+	p, months, err := priceCall(ctx, name, a.HubZone, a.Year, a.Month, a.Months)
 	if err != nil {
 		return nil, err
 	}
@@ -389,17 +387,7 @@ type CompareVendorsResult struct {
 // hub-zone and year, and states the difference between the first two.
 func (k *Toolkit) CompareVendors(ctx context.Context, a CompareVendorsArgs) (*CompareVendorsResult, error) {
 	const name = "compare_vendors"
-	p, err := caller(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	if err := required(name, map[string]string{"hub_zone": a.HubZone}); err != nil {
-		return nil, err
-	}
-	if err := checkYear(name, a.Year); err != nil {
-		return nil, err
-	}
-	months, err := monthsOf(name, 0, a.Months)
+	p, months, err := priceCall(ctx, name, a.HubZone, a.Year, 0, a.Months)
 	if err != nil {
 		return nil, err
 	}

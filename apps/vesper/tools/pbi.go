@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"github.com/trellis-go/trellis/apps/vesper/rbac"
 	"strings"
 	"time"
 )
@@ -44,6 +45,29 @@ func topN(toolName string, n int) (int, error) {
 	return n, nil
 }
 
+// viewsIn starts a query on the tenant's report views between two days (row-level scoping
+// applies too; the tenant filter states the intent).
+func viewsIn(tenant string, from, to time.Time) query {
+	var q query
+	q.where("tenant_id = ?", tenant)
+	q.where("activity_type = 'ViewReport'")
+	q.where("activity_date BETWEEN ? AND ?", from.Format("2006-01-02"), to.Format("2006-01-02"))
+	return q
+}
+
+// rankingCall checks what the ranking tools ask first: a caller who may run the tool, the date
+// range and how many to list.
+func (k *Toolkit) rankingCall(ctx context.Context, name string, r DateRangeArgs, top int) (p rbac.Principal, start, end time.Time, n int, err error) {
+	if p, err = caller(ctx, name); err != nil {
+		return p, start, end, 0, err
+	}
+	if start, end, err = k.dateRange(name, r); err != nil {
+		return p, start, end, 0, err
+	}
+	n, err = topN(name, top)
+	return p, start, end, n, err
+}
+
 // UsageTotals are the views of a range (of one report, or of all) and the
 // distinct people who made them.
 type UsageTotals struct {
@@ -54,10 +78,7 @@ type UsageTotals struct {
 
 // totals counts a range's views, distinct viewers and distinct reports.
 func (k *Toolkit) totals(ctx context.Context, tenant string, start, end time.Time, report string) (UsageTotals, error) {
-	var q query
-	q.where("tenant_id = ?", tenant)
-	q.where("activity_type = 'ViewReport'")
-	q.where("activity_date BETWEEN ? AND ?", start.Format("2006-01-02"), end.Format("2006-01-02"))
+	q := viewsIn(tenant, start, end)
 	if report != "" {
 		q.where("LOWER(report_name) = LOWER(?)", report)
 	}
@@ -105,15 +126,7 @@ type TopReportsResult struct {
 // caller's tenant in a date range.
 func (k *Toolkit) GetTopReportsByViews(ctx context.Context, a TopReportsArgs) (*TopReportsResult, error) {
 	const name = "get_top_reports_by_views"
-	p, err := caller(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	start, end, err := k.dateRange(name, a.DateRangeArgs)
-	if err != nil {
-		return nil, err
-	}
-	n, err := topN(name, a.TopN)
+	p, start, end, n, err := k.rankingCall(ctx, name, a.DateRangeArgs, a.TopN)
 	if err != nil {
 		return nil, err
 	}
@@ -127,10 +140,7 @@ func (k *Toolkit) GetTopReportsByViews(ctx context.Context, a TopReportsArgs) (*
 	default:
 		return nil, &ArgError{Tool: name, Arg: "sort_by", Problem: fmt.Sprintf("%q is not an order", a.SortBy), Hint: "use views or viewers"}
 	}
-	var q query
-	q.where("tenant_id = ?", p.Tenant) // row-level scoping applies too; this states the intent
-	q.where("activity_type = 'ViewReport'")
-	q.where("activity_date BETWEEN ? AND ?", start.Format("2006-01-02"), end.Format("2006-01-02"))
+	q := viewsIn(p.Tenant, start, end)
 	limit := q.arg(n)
 	res, err := k.w.Query(ctx, p.Tenant, `SELECT report_name, workspace_name, COUNT(*) AS total_views, COUNT(DISTINCT user_email) AS unique_viewers
 		FROM pbi_activity_events `+q.clause()+`
@@ -182,22 +192,11 @@ type TopUsersResult struct {
 // GetTopUsers returns the most active Power BI users of the caller's tenant.
 func (k *Toolkit) GetTopUsers(ctx context.Context, a TopUsersArgs) (*TopUsersResult, error) {
 	const name = "get_top_users"
-	p, err := caller(ctx, name)
+	p, start, end, n, err := k.rankingCall(ctx, name, a.DateRangeArgs, a.TopN)
 	if err != nil {
 		return nil, err
 	}
-	start, end, err := k.dateRange(name, a.DateRangeArgs)
-	if err != nil {
-		return nil, err
-	}
-	n, err := topN(name, a.TopN)
-	if err != nil {
-		return nil, err
-	}
-	var q query
-	q.where("tenant_id = ?", p.Tenant)
-	q.where("activity_type = 'ViewReport'")
-	q.where("activity_date BETWEEN ? AND ?", start.Format("2006-01-02"), end.Format("2006-01-02"))
+	q := viewsIn(p.Tenant, start, end)
 	searched := "report viewers from " + humanRange(start, end)
 	report := strings.TrimSpace(a.ReportName)
 	if report != "" {
@@ -284,10 +283,7 @@ func (k *Toolkit) GetReportUsageTrend(ctx context.Context, a UsageTrendArgs) (*U
 	}
 	report := strings.TrimSpace(a.ReportName)
 	build := func(from, to time.Time) query {
-		var q query
-		q.where("tenant_id = ?", p.Tenant)
-		q.where("activity_type = 'ViewReport'")
-		q.where("activity_date BETWEEN ? AND ?", from.Format("2006-01-02"), to.Format("2006-01-02"))
+		q := viewsIn(p.Tenant, from, to)
 		if report != "" {
 			q.where("LOWER(report_name) = LOWER(?)", report)
 		}

@@ -2,13 +2,13 @@ package tools
 
 import (
 	"context"
-	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/trellis-go/trellis/appdb"
 	"github.com/trellis-go/trellis/apps/vesper/rbac"
-	"github.com/trellis-go/trellis/apps/vesper/warehouse"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -86,28 +86,31 @@ func (k *Toolkit) Tools() map[string]tool.Tool {
 	return m
 }
 
-// Settings is the per-tenant enable/disable table chat_agent_tools, kept in
-// the warehouse database (not a view: tools cannot read it).
+// SettingsMigrations create the chat_agent_tools table in the app's database (package appdb).
+var SettingsMigrations = []appdb.Migration{{
+	Name: "vesper_chat_agent_tools_1",
+	SQL: `CREATE TABLE chat_agent_tools (
+		tenant_id TEXT NOT NULL, agent_name TEXT NOT NULL, tool_name TEXT NOT NULL,
+		is_enabled INTEGER NOT NULL DEFAULT 1, updated_by TEXT, updated_at TIMESTAMP,
+		UNIQUE (tenant_id, agent_name, tool_name))`,
+}}
+
+// Settings is the per-tenant enable/disable table chat_agent_tools, kept in the app's database
+// (not in the warehouse: tools cannot read it).
 type Settings struct {
-	db    *sql.DB
-	table string
+	db *appdb.DB
 }
 
-// NewSettings creates the chat_agent_tools table if it is missing.
-func NewSettings(ctx context.Context, w *warehouse.Warehouse) (*Settings, error) {
-	s := &Settings{db: w.DB(), table: w.Table("chat_agent_tools")}
-	ts := "TEXT"
-	if w.Dialect() == warehouse.Postgres {
-		ts = "TIMESTAMPTZ"
+// NewSettings applies [SettingsMigrations] to db (those not applied yet) and keeps the switches
+// there.
+func NewSettings(ctx context.Context, db *appdb.DB) (*Settings, error) {
+	if db == nil {
+		return nil, errors.New("tools: NewSettings needs the app's database; open it with appdb.Open")
 	}
-	_, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+s.table+` (
-		tenant_id TEXT NOT NULL, agent_name TEXT NOT NULL, tool_name TEXT NOT NULL,
-		is_enabled INTEGER NOT NULL DEFAULT 1, updated_by TEXT, updated_at `+ts+`,
-		UNIQUE (tenant_id, agent_name, tool_name))`)
-	if err != nil {
+	if err := db.Migrate(ctx, SettingsMigrations); err != nil {
 		return nil, fmt.Errorf("tools: create chat_agent_tools: %w", err)
 	}
-	return s, nil
+	return &Settings{db: db}, nil
 }
 
 // ErrUnknownAgent is wrapped by errors about an agent the registry lacks.
@@ -139,29 +142,37 @@ func (s *Settings) SetEnabled(ctx context.Context, tenant, agent, toolName strin
 	if enabled {
 		v = 1
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO `+s.table+` (tenant_id, agent_name, tool_name, is_enabled, updated_by, updated_at)
-		VALUES ($1, $2, $3, $4, $5, CURRENT_TIMESTAMP)
+	return s.db.System(ctx, func(tx *appdb.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO chat_agent_tools (tenant_id, agent_name, tool_name, is_enabled, updated_by, updated_at)
+		VALUES (?, ?, ?, ?, ?, CURRENT_TIMESTAMP)
 		ON CONFLICT (tenant_id, agent_name, tool_name) DO UPDATE SET is_enabled = excluded.is_enabled,
 			updated_by = excluded.updated_by, updated_at = excluded.updated_at`, tenant, agent, toolName, v, by)
-	return err
+		return err
+	})
 }
 
 // Disabled returns the tools a tenant has turned off for an agent.
 func (s *Settings) Disabled(ctx context.Context, tenant, agent string) (map[string]bool, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT tool_name FROM `+s.table+` WHERE tenant_id = $1 AND agent_name = $2 AND is_enabled = 0`, tenant, agent)
+	out := map[string]bool{}
+	err := s.db.System(ctx, func(tx *appdb.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT tool_name FROM chat_agent_tools WHERE tenant_id = ? AND agent_name = ? AND is_enabled = 0`, tenant, agent)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var n string
+			if err := rows.Scan(&n); err != nil {
+				return err
+			}
+			out[n] = true
+		}
+		return rows.Err()
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := map[string]bool{}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		out[n] = true
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ForAgent returns the tools an agent may offer the model for a tenant: the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/trellis-go/trellis/appdb/appdbtest"
 	"math"
 	"slices"
 	"sort"
@@ -557,7 +558,7 @@ func TestRegistry(t *testing.T) {
 			}
 		}
 	}
-	s, err := tools.NewSettings(ctx, w)
+	s, err := tools.NewSettings(ctx, appdbtest.SQLite(t, "vesper"))
 	if err != nil {
 		t.Fatal(err)
 	}

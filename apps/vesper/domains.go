@@ -1,0 +1,208 @@
+package vesper
+
+import (
+	"github.com/trellis-go/trellis/apps/vesper/pack"
+	"strings"
+
+	"github.com/trellis-go/trellis/apps/vesper/entity"
+	"github.com/trellis-go/trellis/apps/vesper/tools"
+	"github.com/trellis-go/trellis/model"
+)
+
+// Domain is one business domain: an agent node of the graph, its prompt,
+// its tools and the rules the offline router and planner follow for it.
+// The four domains of the specification are [BuiltinDomains]; a new one is
+// registered with [Options.Domains] and needs no change to the supervisor.
+type Domain struct {
+	// Name is the agent's name and graph node (e.g. "per_agent").
+	Name string
+	// Intent is the intent it serves (e.g. "project_execution").
+	Intent string
+	// Description and Examples are what the classifier routes by.
+	Description string
+	Examples    []string
+	// Prompt is the agent's system prompt (the document's, for the built-in domains).
+	Prompt string
+	// Keywords are the words (lower case, matched as phrases) by which the offline router
+	// recognises the domain. Nil means the cues of the domain's intent in vesper's pack
+	// (pack/pack.json), where the built-in domains keep theirs.
+	Keywords []string
+	// Group names domains that answer overlapping questions (the two price
+	// domains); the offline router keeps only the best-scoring of a group.
+	Group string
+	// Tools are the domain's tools by name. Empty means the toolkit's tools
+	// of the registry entry tools.AgentTools[Name].
+	Tools map[string]ToolFunc
+	// ToolSpecs describe Tools to a real model (name, description, JSON
+	// Schema of the arguments); a tool without one is offered with its name
+	// and an open object schema. The toolkit's tools have theirs.
+	ToolSpecs map[string]model.ToolSpec
+	// Permissions names, for tools outside the rbac matrix, the permission
+	// each needs; a caller without it is told so.
+	Permissions map[string]string
+	// Plan is the offline planner: the tool calls that answer a request
+	// with the extracted filters. Required.
+	Plan func(request string, f Filters) []Call
+	// Clarify, when set, returns a question to ask instead of running when
+	// the request lacks what the domain needs; "" means go ahead.
+	Clarify func(request string, f Filters) string
+}
+
+func has(text string, words ...string) bool {
+	for _, w := range words {
+		if strings.Contains(text, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// yearOr is the year asked for, or 2025, the first full year of every
+// curve file.
+func yearOr(y int) int {
+	if y == 0 {
+		return 2025
+	}
+	return y
+}
+
+// compareMarkets compares two markets by their main hubs (entity.MainHub).
+func compareMarkets(f Filters) Call {
+	return call("compare_hub_zones", tools.CompareHubZonesArgs{
+		HubZones: []string{entity.MainHub[f.Markets[0]], entity.MainHub[f.Markets[1]]}, Year: yearOr(f.Year), Vendor: f.Vendor, Months: f.Months})
+}
+
+// hourWords ask for prices by hour of day, or for peak and off-peak.
+var hourWords = pack.Vocabulary.Hour
+
+// hourlyCall asks for the hourly shape (and the peak and off-peak means)
+// of a hub-zone, or of a market's main hub, in a year or months of it.
+func hourlyCall(f Filters, year int) Call {
+	hub := f.HubZone
+	if hub == "" && f.Market != "" {
+		hub = entity.MainHub[f.Market]
+	}
+	a := tools.HourlyPriceArgs{Market: f.Market, HubZone: hub, Year: year, Vendor: f.Vendor, AsOf: f.AsOf, Month: f.Month}
+	switch {
+	case len(f.Months) == 1:
+		a.Month = f.Months[0] // the specification's argument for one month
+	case len(f.Months) > 1:
+		a.Month, a.Months = 0, f.Months
+	}
+	return call("get_hourly_price_distribution", a)
+}
+
+func priceClarify(req string, f Filters) string {
+	if f.Market == "" && f.HubZone == "" && len(f.HubZones) == 0 && len(f.Markets) == 0 && !has(req, "list", "available", "which curve", "what curve", "files") {
+		return "Which market and hub-zone do you mean (for example CAISO NP15, CAISO SP15 or ERCOT HB_NORTH), and for which year?"
+	}
+	return ""
+}
+
+// BuiltinDomains are the specification's four domains.
+func BuiltinDomains() []Domain {
+	return []Domain{
+		{
+			Name: tools.DayAheadAgent, Intent: "dayahead_curve", Group: "prices", Prompt: dayAheadPrompt,
+			Description: "Day-Ahead energy price forecasts, average prices by year, vendor curve comparisons (Ascend, Hitachi, ICF), hub-zone prices (NP15, SP15) and As-Of file comparisons.",
+			Examples: []string{"What is the average day-ahead price for NP15 in CAISO for 2025 from Ascend?",
+				"Compare Ascend vs Hitachi for SP15 in ERCOT for 2026", "List available curve files for Q1 2025"},
+			Clarify: priceClarify,
+			Plan: func(req string, f Filters) []Call {
+				switch {
+				case len(f.Vendors) >= 2 || has(req, "compare", " vs", "versus"):
+					return []Call{call("compare_vendors", tools.CompareVendorsArgs{Market: f.Market, HubZone: f.HubZone, Year: f.Year, Vendors: f.Vendors, Months: f.Months})}
+				case has(req, "list", "available", "which curve", "what curve") || has(req, "files") && f.AsOf == "":
+					return []Call{call("list_available_curves", tools.ListCurvesArgs{Vendor: f.Vendor, Market: f.Market, HubZone: f.HubZone})}
+				case has(req, hourWords...):
+					return []Call{hourlyCall(f, f.Year)}
+				case f.HubZone == "" || f.Year == 0:
+					// The document's instruction 2: a missing filter shows the options.
+					return []Call{call("list_available_curves", tools.ListCurvesArgs{Vendor: f.Vendor, Market: f.Market, HubZone: f.HubZone})}
+				}
+				// No vendor named: every vendor's files, each with its own figure.
+				return []Call{call("get_average_annual_price", tools.AveragePriceArgs{Vendor: f.Vendor, Market: f.Market, HubZone: f.HubZone, Year: f.Year, AsOf: f.AsOf, Months: f.Months})}
+			},
+		},
+		{
+			Name: tools.PriceCurveAgent, Intent: "price_curve_intelligence", Group: "prices", Prompt: priceCurvePrompt,
+			Description: "Hourly price analysis, peak vs off-peak comparison, cross-market and hub-zone spreads, price shape by hour-of-day, seasonal patterns.",
+			Examples: []string{"Show me the hourly average price for CAISO NP15 in January 2025",
+				"What is the peak vs off-peak spread for ERCOT HB_NORTH?", "Compare hourly prices between NP15 and SP15 for 2025"},
+			Clarify: priceClarify,
+			Plan: func(req string, f Filters) []Call {
+				year := yearOr(f.Year)
+				if len(f.Markets) >= 2 && len(f.HubZones) < 2 {
+					return []Call{compareMarkets(f)}
+				}
+				if len(f.HubZones) >= 2 {
+					return []Call{call("compare_hub_zones", tools.CompareHubZonesArgs{HubZones: f.HubZones[:2], Year: year, Vendor: f.Vendor, Months: f.Months})}
+				}
+				return []Call{hourlyCall(f, year)}
+			},
+		},
+		{
+			Name: tools.PBIMetricsAgent, Intent: "pbi_metrics", Prompt: pbiPrompt,
+			Description: "Power BI usage statistics: report views, unique viewers, top users, most-viewed reports, usage trends.",
+			Examples: []string{"Which Power BI reports had the most views last month?", "Who are the top 10 Power BI users this quarter?",
+				"Show me the usage trend for the PER dashboard"},
+			Plan: func(req string, f Filters) []Call {
+				dr := tools.DateRangeArgs{Start: f.DateRangeStart, End: f.DateRangeEnd}
+				switch {
+				case has(req, "trend", "over time", "per month", "by month", "by week"):
+					period := ""
+					if has(req, "week") && !has(req, "last week") {
+						period = "week"
+					}
+					return []Call{call("get_report_usage_trend", tools.UsageTrendArgs{ReportName: f.ReportName, Start: f.DateRangeStart, End: f.DateRangeEnd, Period: period})}
+				case f.ReportName == "" && has(req, byViewersWords...):
+					// "Which reports had the most unique viewers?"
+					return []Call{call("get_top_reports_by_views", tools.TopReportsArgs{DateRangeArgs: dr, TopN: f.TopN, SortBy: "viewers"})}
+				case has(req, viewerWords...):
+					// "who" and "how many people": the distinct viewers, beside the views
+					return []Call{call("get_top_users", tools.TopUsersArgs{DateRangeArgs: dr, TopN: f.TopN, ReportName: f.ReportName})}
+				case f.ReportName != "":
+					// "How many views did the Budget Tracker get in January?"
+					return []Call{call("get_report_usage_trend", tools.UsageTrendArgs{ReportName: f.ReportName, Start: f.DateRangeStart, End: f.DateRangeEnd})}
+				}
+				return []Call{call("get_top_reports_by_views", tools.TopReportsArgs{DateRangeArgs: dr, TopN: f.TopN})}
+			},
+		},
+		{
+			Name: tools.PERAgent, Intent: "project_execution", Prompt: perPrompt,
+			Description: "Renewable energy project tracking: project health (green/yellow/red), milestone dates, budget vs actuals, task status, risks, portfolio overview, commercialization status.",
+			Examples: []string{"What is the health status of Nazareth Solar?", "Show me all projects at risk",
+				"What is the budget vs actuals for Nazareth Solar?", "List all Stage 3 projects and their COD dates", "What milestones changed this week?"},
+			Plan: func(req string, f Filters) []Call {
+				p := f.ProjectName
+				switch {
+				case has(req, "chang", "moved", "slipped", "pushed"):
+					ca := tools.RecentChangesArgs{ProjectName: p, FieldChanged: f.FieldChanged, SinceDate: f.DateRangeStart}
+					if f.DateRangeStart != "" {
+						ca.UntilDate = f.DateRangeEnd // a month or range named: not the changes after it
+					}
+					return []Call{call("get_recent_changes", ca)}
+				case p == "":
+					if f.RiskLevel != "" || has(req, "risk") && !has(req, "at risk", "at-risk") {
+						return []Call{call("get_task_risks", tools.TaskRisksArgs{RiskLevel: f.RiskLevel})}
+					}
+					return []Call{call("get_portfolio_summary", tools.PortfolioArgs{Technology: f.Technology, Stage: f.ProjectStage, StatusColor: f.StatusColor,
+						Sponsor: f.Sponsor, Buyer: f.Buyer, Milestones: f.Milestones})}
+				case f.RiskLevel != "":
+					return []Call{call("get_task_risks", tools.TaskRisksArgs{ProjectName: p, RiskLevel: f.RiskLevel})}
+				case has(req, offtakeWords...) || has(req, "offtaker", "tenor"):
+					return []Call{call("get_project_overview", tools.ProjectArgs{ProjectName: p})}
+				case has(req, "health", "status", "on track", "off track"):
+					return []Call{call("get_project_health", tools.ProjectArgs{ProjectName: p})}
+				case has(req, "milestone", "cod", "dates", "timeline", "when "):
+					return []Call{call("get_milestone_dates", tools.ProjectArgs{ProjectName: p})}
+				case has(req, "budget", "actuals", "spend", "cost", "forecast"):
+					return []Call{call("get_budget_overview", tools.ProjectArgs{ProjectName: p})}
+				case has(req, "risk", "task"):
+					return []Call{call("get_task_risks", tools.TaskRisksArgs{ProjectName: p})}
+				}
+				return []Call{call("get_project_overview", tools.ProjectArgs{ProjectName: p})}
+			},
+		},
+	}
+}
