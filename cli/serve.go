@@ -111,8 +111,13 @@ func models() (*model.Roles, error) {
 	return roles, nil
 }
 
-// env reads TRELLIS_<name>, or def.
-func envOr(name, def string) string {
+// envOr reads TRELLIS_<name>, or def.
+func envOr(name, def string) string { return EnvOr(name, def) }
+
+// EnvOr reads the environment variable TRELLIS_<name>, or def when it is not set: the default of
+// a flag the environment may give ("-url", TRELLIS_URL). trellis's commands and the apps' own
+// programs (apps/*/cmd) use it, so that an app's code never reads the environment itself.
+func EnvOr(name, def string) string {
 	if v, ok := os.LookupEnv("TRELLIS_" + name); ok {
 		return v
 	}

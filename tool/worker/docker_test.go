@@ -92,7 +92,7 @@ func newEngine(t *testing.T) (*engine, *httptest.Server) {
 			reply(w, 304, nil)
 			return
 		}
-		tools, _ := testTools()
+		tools, _ := testTools(nil)
 		h, _ := worker.Handler(tools)
 		c.srv, c.running = httptest.NewServer(h), true
 		reply(w, 204, nil)
@@ -178,7 +178,7 @@ func TestDockerRuntime(t *testing.T) {
 	if err := p.Start(context.Background(), spec); err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := p.Schema("prop"); len(s.Tools) != 4 {
+	if s, _ := p.Schema("prop"); len(s.Tools) != 5 {
 		t.Fatalf("schema %+v", s)
 	}
 	for range 3 {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -118,11 +119,34 @@ func Handler(tools []tool.Tool) (http.Handler, error) {
 	return mux, nil
 }
 
+// Settings are what a worker is configured with: the skill's environment the pool started it
+// with (Spec.Env: the skill's env file and what the app adds, such as an API's base URL and key),
+// without the pool's own TRELLIS_WORKER* variables. The tools read their settings here, so a
+// worker's code never reads the environment itself.
+type Settings map[string]string
+
+// Get returns the setting key, or "" when it is not set.
+func (s Settings) Get(key string) string { return s[key] }
+
+// settingsOf reads Settings from environment lines KEY=value, leaving out the pool's variables.
+func settingsOf(environ []string) Settings {
+	s := Settings{}
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == EnvName || k == EnvAddr || k == EnvFD {
+			continue
+		}
+		s[k] = v
+	}
+	return s
+}
+
 // ServeIfChild makes this process a worker when the pool started it as the worker named name
-// (the TRELLIS_WORKER environment variable): it builds the tools, serves them on TRELLIS_WORKER_ADDR,
-// writes its ready line, and exits when told to stop. Otherwise it returns at once. Call it early:
-// from main, from TestMain, or from an init function of the package that owns the tools.
-func ServeIfChild(name string, tools func() ([]tool.Tool, error)) {
+// (the TRELLIS_WORKER environment variable): it builds the tools from the worker's Settings,
+// serves them on TRELLIS_WORKER_ADDR (or the inherited socket), writes its ready line, and exits
+// when told to stop. Otherwise it returns at once. Call it early: from main, from TestMain, or
+// from an init function of the package that owns the tools.
+func ServeIfChild(name string, tools func(Settings) ([]tool.Tool, error)) {
 	if os.Getenv(EnvName) != name || name == "" {
 		return
 	}
@@ -133,8 +157,19 @@ func ServeIfChild(name string, tools func() ([]tool.Tool, error)) {
 	os.Exit(0)
 }
 
-func serveChild(tools func() ([]tool.Tool, error)) error {
-	ts, err := tools()
+// Serve serves tools as the worker named name whatever started the process: the main of a worker
+// that is a program of its own (a container image), listening on TRELLIS_WORKER_ADDR (":8080"
+// when unset). It returns when the worker stops, or with an error when TRELLIS_WORKER names
+// another worker or the tools cannot be built.
+func Serve(name string, tools func(Settings) ([]tool.Tool, error)) error {
+	if other := os.Getenv(EnvName); other != "" && other != name {
+		return fmt.Errorf("worker: %s=%q names another worker than %q: unset it, or start the program that serves %q", EnvName, other, name, other)
+	}
+	return serveChild(tools)
+}
+
+func serveChild(tools func(Settings) ([]tool.Tool, error)) error {
+	ts, err := tools(settingsOf(os.Environ()))
 	if err != nil {
 		return err
 	}

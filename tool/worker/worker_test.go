@@ -31,7 +31,7 @@ type echoArgs struct {
 	Text string `json:"text"`
 }
 
-func testTools() ([]tool.Tool, error) {
+func testTools(settings worker.Settings) ([]tool.Tool, error) {
 	echo, err := tool.New("echo", "Echoes the text.", func(ctx context.Context, a echoArgs) (string, error) { return a.Text, nil })
 	if err != nil {
 		return nil, err
@@ -40,11 +40,12 @@ func testTools() ([]tool.Tool, error) {
 		return map[string]any{"pid": os.Getpid(), "calls": calls.Add(1)}, nil
 	})
 	env, _ := tool.New("env", "Lists the worker's environment.", func(ctx context.Context, _ struct{}) ([]string, error) { return os.Environ(), nil })
+	set, _ := tool.New("settings", "Lists the worker's settings.", func(ctx context.Context, _ struct{}) (worker.Settings, error) { return settings, nil })
 	sleep, _ := tool.New("sleep", "Sleeps.", func(ctx context.Context, a sleepArgs) (string, error) {
 		time.Sleep(time.Duration(a.MS) * time.Millisecond)
 		return "slept", nil
 	})
-	return []tool.Tool{echo, state, env, sleep}, nil
+	return []tool.Tool{echo, state, env, set, sleep}, nil
 }
 
 const parentSecret = "sk-ant-parent-secret-0123456789"
@@ -114,7 +115,7 @@ func TestEveryCallGetsAFreshWorker(t *testing.T) {
 	t.Parallel()
 	p, rec := startPool(t, 2, 0)
 	s, err := p.Schema("testskill")
-	if err != nil || len(s.Tools) != 4 || s.Tools[0].Name != "echo" {
+	if err != nil || len(s.Tools) != 5 || s.Tools[0].Name != "echo" {
 		t.Fatalf("schema %+v, %v", s, err)
 	}
 	pids := map[float64]bool{}
@@ -231,6 +232,27 @@ func TestAWorkerGetsOnlyTheSkillEnvironment(t *testing.T) {
 	}
 }
 
+func TestAWorkerGetsItsSettings(t *testing.T) {
+	t.Parallel()
+	p, _ := startPool(t, 1, 0)
+	res, err := p.Execute(context.Background(), "testskill", "settings", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got worker.Settings
+	if err := json.Unmarshal(res.Structured, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Get("SKILL_SETTING") != "from-the-env-file" {
+		t.Errorf("SKILL_SETTING = %q, want the env file's value (settings %v)", got.Get("SKILL_SETTING"), got)
+	}
+	for k := range got {
+		if strings.HasPrefix(k, "TRELLIS_WORKER") || k == "ANTHROPIC_API_KEY" {
+			t.Errorf("the settings hold %s, which is not the skill's", k)
+		}
+	}
+}
+
 func TestWorkerErrors(t *testing.T) {
 	t.Parallel()
 	p, _ := startPool(t, 1, 0)
@@ -263,7 +285,7 @@ func (f *fakeInstance) Stop(ctx context.Context) error { f.srv.Close(); return n
 type slowRuntime struct{ unready int32 }
 
 func (s *slowRuntime) Start(ctx context.Context, spec worker.Spec, name string) (worker.Instance, error) {
-	tools, _ := testTools()
+	tools, _ := testTools(nil)
 	h, _ := worker.Handler(tools)
 	var refused atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -283,7 +305,7 @@ func TestSchemaIsPolledUntilTheWorkerAnswers(t *testing.T) {
 	if err := p.Start(context.Background(), worker.Spec{Name: "slow"}); err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := p.Schema("slow"); len(s.Tools) != 4 {
+	if s, _ := p.Schema("slow"); len(s.Tools) != 5 {
 		t.Errorf("schema %+v", s)
 	}
 
@@ -345,7 +367,7 @@ type readyInstance struct{ *fakeInstance }
 func (readyInstance) Ready() bool { return true }
 
 func (rt *readyRuntime) Start(ctx context.Context, spec worker.Spec, name string) (worker.Instance, error) {
-	tools, _ := testTools()
+	tools, _ := testTools(nil)
 	h, _ := worker.Handler(tools)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/schema" {

@@ -2,9 +2,9 @@
 // search_properties, get_property_details and get_property_details_by_address on the RealtyAPI
 // client, served as a tool/worker (GET /schema, POST /execute).
 //
-// The worker reads only its environment, which the pool fills from the skill's env file:
-// REALTY_API_BASE (the API's base URL; the app's offline server when no key is configured) and
-// REALTY_API_KEY. Importing the package makes the executable able to serve as the worker: the
+// The worker reads only its settings (worker.Settings), which the pool fills from the skill's env
+// file and the app's settings: REALTY_API_BASE (the API's base URL; the app's offline server when
+// no key is configured) and REALTY_API_KEY. Importing the package makes the executable able to serve as the worker: the
 // pool starts it with TRELLIS_WORKER=property (see worker.ServeIfChild), so the trellis binary
 // and test binaries are their own workers. cmd/propertyworker is the same worker as a program of
 // its own, for a container image.
@@ -26,22 +26,22 @@ import (
 const Name = "property"
 
 func init() {
-	worker.ServeIfChild(Name, func() ([]tool.Tool, error) { return ToolsFromEnv(os.Getenv) })
+	worker.ServeIfChild(Name, ToolsFromSettings)
 }
 
-// Main serves the worker whatever the environment says (cmd/propertyworker).
+// Main serves the worker whatever started the process (cmd/propertyworker), and exits when it
+// stops.
 func Main() {
-	if os.Getenv(worker.EnvName) == "" {
-		os.Setenv(worker.EnvName, Name)
+	if err := worker.Serve(Name, ToolsFromSettings); err != nil {
+		fmt.Fprintln(os.Stderr, "propertyworker:", err)
+		os.Exit(1)
 	}
-	worker.ServeIfChild(Name, func() ([]tool.Tool, error) { return ToolsFromEnv(os.Getenv) })
-	fmt.Fprintln(os.Stderr, "propertyworker: TRELLIS_WORKER names another worker")
-	os.Exit(2)
 }
 
-// ToolsFromEnv builds the tools on a client configured by REALTY_API_BASE and REALTY_API_KEY.
-func ToolsFromEnv(getenv func(string) string) ([]tool.Tool, error) {
-	c, err := realtyapi.New(getenv("REALTY_API_BASE"), &realtyapi.Options{Key: getenv("REALTY_API_KEY")})
+// ToolsFromSettings builds the tools on a client configured by the worker's settings
+// REALTY_API_BASE and REALTY_API_KEY.
+func ToolsFromSettings(s worker.Settings) ([]tool.Tool, error) {
+	c, err := realtyapi.New(s.Get("REALTY_API_BASE"), &realtyapi.Options{Key: s.Get("REALTY_API_KEY")})
 	if err != nil {
 		return nil, err
 	}
