@@ -6,7 +6,9 @@
 // description, JSON Schema of the arguments) and POST /execute runs one ({"tool": name,
 // "params": {...}} in, {"result": {...}} or {"error": "..."} out). [Handler] serves a set of
 // tool.Tool that way, and [ServeIfChild] turns the current executable into a worker when the
-// pool started it as one, so a Go program (or a test binary) can be its own worker.
+// pool started it as one, so a Go program (or a test binary) can be its own worker; [Serve] is
+// the same for a worker that is a program of its own. Either builds the tools from the worker's
+// [Settings] (the skill's environment), so a worker's code never reads the environment.
 //
 // A [Pool] starts Spec.PoolSize workers of each skill through a [Runtime]: [Subprocess] (the
 // default: a child process per worker, started with only the skill's environment, never the
