@@ -216,8 +216,8 @@ func sessionOf(ctx context.Context, s State) string {
 	return "local"
 }
 
-var greetingWords = map[string]bool{"hello": true, "hi": true, "hey": true, "good": true, "morning": true, "afternoon": true,
-	"evening": true, "there": true, "thanks": true, "thank": true, "you": true, "ok": true, "okay": true, "analyst": true}
+// greetingWords are the words of a bare greeting (the pack's greetings).
+var greetingWords = setOf(words.Greetings)
 
 // requestIn returns the research request in a user's message, or "" for a bare greeting.
 func requestIn(text string) string {

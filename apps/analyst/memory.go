@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -228,49 +229,18 @@ func proposeMemoryOps(ctx context.Context, m model.Model, ns, reason string, doc
 	return out.Ops, nil
 }
 
-// preferencesIn finds stylistic preferences in text by rule: [type, name, value] triples.
+// preferencesIn finds stylistic preferences in text by rule: [type, name, value] triples, one per
+// preference of the pack's words.json whose value's cues the text holds (the first such value).
 func preferencesIn(text string) [][3]string {
 	t := strings.ToLower(text)
 	var out [][3]string
-	has := func(ws ...string) bool {
-		for _, w := range ws {
-			if strings.Contains(t, w) {
-				return true
+	for _, p := range words.Preferences {
+		for _, v := range p.Values {
+			if slices.ContainsFunc(v.Cues, func(c string) bool { return strings.Contains(t, c) }) {
+				out = append(out, [3]string{p.Type, p.Name, v.Value})
+				break
 			}
 		}
-		return false
-	}
-	switch {
-	case has("swot"):
-		out = append(out, [3]string{"framework", "preferred", "SWOT"})
-	case has("porter", "five forces", "5 forces"):
-		out = append(out, [3]string{"framework", "preferred", "Porter's five forces"})
-	case has("gap analysis"):
-		out = append(out, [3]string{"framework", "preferred", "gap analysis"})
-	}
-	switch {
-	case has("concise", "shorter", "brief", "less detail", "short report"):
-		out = append(out, [3]string{"style", "verbosity", "concise"})
-	case has("more detail", "detailed", "deeper", "in depth", "in-depth", "longer"):
-		out = append(out, [3]string{"style", "verbosity", "detailed"})
-	}
-	switch {
-	case has("footnote"):
-		out = append(out, [3]string{"citation", "style", "footnotes"})
-	case has("author-date", "author date", "(source, date)", "harvard"):
-		out = append(out, [3]string{"citation", "style", "author-date"})
-	case has("numbered citation", "numeric citation", "[1]"):
-		out = append(out, [3]string{"citation", "style", "numeric"})
-	}
-	switch {
-	case has("as json", "in json", "json format"):
-		out = append(out, [3]string{"format", "report", "json"})
-	case has("as pdf", "in pdf", "pdf format", "as a pdf"):
-		out = append(out, [3]string{"format", "report", "pdf"})
-	case has("as docx", "in docx", "docx format", "as a word document", "in word"):
-		out = append(out, [3]string{"format", "report", "docx"})
-	case has("as markdown", "in markdown", "markdown format"):
-		out = append(out, [3]string{"format", "report", "markdown"})
 	}
 	return out
 }

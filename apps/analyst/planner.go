@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/trellis-go/trellis/message"
+
+	"github.com/trellis-go/trellis/apps/analyst/pack"
 )
 
 var planSchema = schema("research_plan", "A structured research plan.", `{
@@ -232,8 +234,9 @@ func (a *Analyst) revise(ctx context.Context, p Plan, feedback string) (Plan, er
 	return p, nil
 }
 
-// feedbackParts splits feedback into its sentences, lines and steps.
-var feedbackParts = regexp.MustCompile(`[.;\n]+|\band then\b`)
+// feedbackParts splits feedback into its sentences, lines and steps (the pack's step joiners,
+// "and then").
+var feedbackParts = regexp.MustCompile(`(?i)[.;\n]+|\b` + pack.Alternation(words.StepJoiners) + `\b`)
 
 // dropNamed removes the sub-questions that share the most of words (at least one); it keeps them
 // all when none does, or when every one would go.
@@ -267,17 +270,21 @@ func dropNamed(qs []SubQuestion, words []string) []SubQuestion {
 	return kept
 }
 
+// words is the vocabulary of the analyst's rules (the pack's words.json).
+var words = pack.Vocabulary
+
 // leadRe is the instruction a direction starts with ("please look into", "research", "can you
-// check", "I think we should find out"), dropped when the direction becomes a question.
-var leadRe = regexp.MustCompile(`(?i)^(?:(?:please|also|and|then|now|ok|okay|so|maybe|perhaps|i think|i guess|can you|could you|would you|i want you to|i'd like you to|i would like you to|let's|let us|we should|we need to|you should|we must)[\s,]+)*(?:look (?:at|into)|research|investigate|check(?: out)?|find out(?: about)?|dig (?:into|deeper into)|explore|analy[sz]e|tell me(?: about)?|what about|more on|see)\s+`)
+// check", "I think we should find out": the pack's lead openers and instructions), dropped when
+// the direction becomes a question.
+var leadRe = regexp.MustCompile(`(?i)^(?:` + pack.Alternation(words.LeadOpeners) + `[\s,]+)*` + pack.Alternation(words.LeadInstructions) + `\s+`)
 
 // whetherRe reads an indirect yes/no question ("whether the rival is hiring sales staff"): the
 // subject, the auxiliary verb and the rest.
-var whetherRe = regexp.MustCompile(`(?i)^(?:whether|if)\s+(.+?)\s+(is|are|was|were|has|have|had|will|would|can|could|does|do|did|should)\s+(.+)$`)
+var whetherRe = regexp.MustCompile(`(?i)^` + pack.Alternation(words.Whether) + `\s+(.+?)\s+(` + pack.Alternation(words.Auxiliaries) + `)\s+(.+)$`)
 
 // clauseRe is a direction that is still a clause after its instruction words ("we are losing
 // share", "that prices rise"): no noun phrase to ask about.
-var clauseRe = regexp.MustCompile(`(?i)^(?:i|we|you|they|he|she|it|that|whether|if|how|why|what|which|who|when|where)\b`)
+var clauseRe = regexp.MustCompile(`(?i)^` + pack.Alternation(words.ClauseStarts) + `\b`)
 
 // questionOf writes a user's direction as a research question: a question stays as it is; an
 // instruction becomes a question about its subject ("look into X" → "What do we know about

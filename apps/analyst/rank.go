@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/trellis-go/trellis/apps/analyst/pack"
 )
 
 // searchQuery is a question rewritten for search: its content words (the question's wording and
@@ -16,8 +18,9 @@ type searchQuery struct {
 	From, To time.Time  // the time frame [From, To); zero when the question names none
 }
 
-// yearRe finds a year the question names as its period ("in 2025", "during 2024").
-var yearRe = regexp.MustCompile(`(?i)\b(?:in|during|for|throughout)\s+((?:19|20)\d\d)\b`)
+// yearRe finds a year the question names as its period ("in 2025", "during 2024": the pack's
+// year prepositions).
+var yearRe = regexp.MustCompile(`(?i)\b` + pack.Alternation(words.YearPrepositions) + `\s+((?:19|20)\d\d)\b`)
 
 // rewrite turns a question into a search query, reading its time frame relative to now.
 func rewrite(question string, now time.Time) searchQuery {

@@ -3,6 +3,7 @@ package analyst
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/trellis-go/trellis/agent"
@@ -199,12 +200,19 @@ func (a *Analyst) Tools() (map[string]tool.Tool, error) {
 // noAnswer is Question's result when the user ignores the question.
 const noAnswer = "The user did not answer."
 
+// askUser are the pack's words that start a brief to ask the user a question, longest first.
+var askUser = func() []string {
+	ps := slices.Clone(words.AskUser)
+	slices.SortStableFunc(ps, func(a, b string) int { return len(b) - len(a) })
+	return ps
+}()
+
 // questionText is the question itself, without a leading instruction to ask it ("Ask the user
 // the question "..."", as the offline model copies a supervisor's brief).
 func questionText(s string) string {
 	s = strings.TrimSpace(s)
 	low := strings.ToLower(s)
-	for _, p := range []string{"ask the user the question", "ask the user a question", "ask the user"} {
+	for _, p := range askUser {
 		if strings.HasPrefix(low, p) {
 			s = strings.TrimSpace(strings.TrimLeft(s[len(p):], ": "))
 			break

@@ -3,10 +3,19 @@
 // answer to its gates sounds like (the choices of its classification schemas: the final gate's
 // route, the discovery gate's reply, the plan gate's change). The server gives it to the offline
 // model of every role the analyst uses (server.App.Pack).
+//
+// words.json holds the rest of the analyst's language, which its own rules read rather than the
+// offline model: the instruction words a direction starts with, the words of a greeting, of an
+// indirect question and of a stylistic preference ([Words]). The Go code keeps the mechanics.
 package pack
 
 import (
+	"bytes"
 	_ "embed"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -18,6 +27,109 @@ var data []byte
 
 // Pack is the analyst's pack, read from pack.json.
 var Pack = offline.MustParsePack(data)
+
+//go:embed words.json
+var wordsData []byte
+
+// Words is the vocabulary the analyst's rules read (words.json), lower case. Phrases of several
+// words match with any spacing between them.
+type Words struct {
+	// LeadOpeners may precede a direction's instruction ("please", "can you", "we should").
+	LeadOpeners []string `json:"lead_openers"`
+	// LeadInstructions start a direction ("look into", "research"); they are dropped when the
+	// direction becomes a research question about what follows them.
+	LeadInstructions []string `json:"lead_instructions"`
+	// Whether start an indirect yes/no question ("whether the rival is hiring").
+	Whether []string `json:"whether"`
+	// Auxiliaries are the verbs an indirect question turns around ("is", "has", "will").
+	Auxiliaries []string `json:"auxiliaries"`
+	// ClauseStarts start a clause rather than a noun phrase ("we are losing share").
+	ClauseStarts []string `json:"clause_starts"`
+	// Greetings are the words of a bare greeting, which is not a research request.
+	Greetings []string `json:"greetings"`
+	// YearPrepositions precede a year a question names as its period ("in 2025").
+	YearPrepositions []string `json:"year_prepositions"`
+	// AskUser start a brief to ask the user a question, taken off to leave the question.
+	AskUser []string `json:"ask_user"`
+	// StepJoiners join the steps of feedback on the plan ("add X and then drop Y").
+	StepJoiners []string `json:"step_joiners"`
+	// Preferences are the stylistic preferences a user's words state, each a typed fact.
+	Preferences []Preference `json:"preferences"`
+}
+
+// Preference is a typed preference ("[STYLE] verbosity: concise") and the values it may take,
+// in order: the first value one of whose cues the text holds is the preference.
+type Preference struct {
+	Type   string            `json:"type"`
+	Name   string            `json:"name"`
+	Values []PreferenceValue `json:"values"`
+}
+
+// PreferenceValue is one value of a preference and the cues (substrings, lower case) that state it.
+type PreferenceValue struct {
+	Value string   `json:"value"`
+	Cues  []string `json:"cues"`
+}
+
+// Vocabulary is the analyst's vocabulary, read from words.json.
+var Vocabulary = mustWords(wordsData)
+
+// ParseWords reads a vocabulary file: every list must be given, and no unknown field.
+func ParseWords(b []byte) (*Words, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var w Words
+	if err := dec.Decode(&w); err != nil {
+		return nil, fmt.Errorf("analyst pack: words.json: %w", err)
+	}
+	for _, l := range []struct {
+		name string
+		n    int
+	}{{"lead_openers", len(w.LeadOpeners)}, {"lead_instructions", len(w.LeadInstructions)}, {"whether", len(w.Whether)},
+		{"auxiliaries", len(w.Auxiliaries)}, {"clause_starts", len(w.ClauseStarts)}, {"greetings", len(w.Greetings)},
+		{"year_prepositions", len(w.YearPrepositions)}, {"ask_user", len(w.AskUser)}, {"step_joiners", len(w.StepJoiners)},
+		{"preferences", len(w.Preferences)}} {
+		if l.n == 0 {
+			return nil, fmt.Errorf("analyst pack: words.json: %q is missing or empty: give at least one word", l.name)
+		}
+	}
+	for i, p := range w.Preferences {
+		if p.Type == "" || p.Name == "" || len(p.Values) == 0 {
+			return nil, fmt.Errorf("analyst pack: words.json: preference %d needs a type, a name and values", i+1)
+		}
+		for _, v := range p.Values {
+			if v.Value == "" || len(v.Cues) == 0 {
+				return nil, fmt.Errorf("analyst pack: words.json: preference %s.%s: every value needs a value and cues", p.Type, p.Name)
+			}
+		}
+	}
+	return &w, nil
+}
+
+func mustWords(b []byte) *Words {
+	w, err := ParseWords(b)
+	if err != nil {
+		panic(err)
+	}
+	return w
+}
+
+// Alternation is phrases as a regular expression alternation, longest first (so "check out" is
+// tried before "check"), each phrase's words joined by any spacing: for building the rules'
+// patterns from the vocabulary.
+func Alternation(phrases []string) string {
+	ps := slices.Clone(phrases)
+	slices.SortStableFunc(ps, func(a, b string) int { return len(b) - len(a) })
+	quoted := make([]string, len(ps))
+	for i, p := range ps {
+		ws := strings.Fields(p)
+		for j, w := range ws {
+			ws[j] = regexp.QuoteMeta(w)
+		}
+		quoted[i] = strings.Join(ws, `\s+`)
+	}
+	return "(?:" + strings.Join(quoted, "|") + ")"
+}
 
 // words splits s into lower-case words of letters and digits ("re-plan" is "re", "plan").
 func words(s string) []string {

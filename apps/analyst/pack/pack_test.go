@@ -3,6 +3,8 @@ package pack_test
 // What analyst asks of the offline model, with its pack (moved here from model/offline's tests).
 
 import (
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/trellis-go/trellis/apps/analyst/pack"
@@ -35,4 +37,34 @@ func TestSeedTools(t *testing.T) {
 		{Name: "analyst web", Tools: analystTools, Msgs: []message.Message{message.User("Search the web for EV charging market share in Europe")},
 			Tool: "web_search_tool", Args: `{"query":"EV charging market share in Europe"}`},
 	})
+}
+
+// TestWords: the embedded vocabulary parses, and a file missing a list or with an unknown field
+// is refused with the list's name.
+func TestWords(t *testing.T) {
+	if len(pack.Vocabulary.LeadInstructions) == 0 || len(pack.Vocabulary.Preferences) == 0 {
+		t.Fatalf("words.json read as %+v", pack.Vocabulary)
+	}
+	for _, c := range []struct{ in, want string }{
+		{`{"lead_openers": ["please"]}`, `"lead_instructions" is missing`},
+		{`{"leadopeners": []}`, `unknown field`},
+		{`{"lead_openers":["a"],"lead_instructions":["a"],"whether":["a"],"auxiliaries":["a"],"clause_starts":["a"],"greetings":["a"],"year_prepositions":["a"],"ask_user":["a"],"step_joiners":["a"],"preferences":[{"type":"style","name":"verbosity","values":[{"value":"concise"}]}]}`, `every value needs a value and cues`},
+	} {
+		if _, err := pack.ParseWords([]byte(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseWords(%s) = %v, want an error saying %q", c.in, err, c.want)
+		}
+	}
+}
+
+// TestAlternation: phrases become one alternation, longest first, words joined by any spacing.
+func TestAlternation(t *testing.T) {
+	re := regexp.MustCompile(`^` + pack.Alternation([]string{"check", "check out", "what's up?"}) + `$`)
+	for _, s := range []string{"check", "check out", "check   out", "what's up?"} {
+		if !re.MatchString(s) {
+			t.Errorf("%q does not match %s", s, re)
+		}
+	}
+	if re.MatchString("what's upp") {
+		t.Errorf("the phrases are not quoted: %s", re)
+	}
 }
