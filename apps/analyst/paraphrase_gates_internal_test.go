@@ -63,10 +63,11 @@ var discoveryReplyPhrases = map[string][]keyed{
 	},
 }
 
-// discoveryReplyMisses are the paraphrases the offline model does not understand yet: "ignroe" is
-// two edits (a transposition) from "ignore", beyond the one a six-letter word is allowed, and
-// "need" is a stopword to the offline model, so "no need for" teaches it nothing.
-var discoveryReplyMisses = map[string]bool{"ignroe D2": true, "no need for D2": true}
+// discoveryReplyMisses are the paraphrases the offline model does not understand yet: "need" is a
+// stopword to the offline model, so the example "no need for" teaches it nothing (every word of
+// it is a stopword, which a pack cannot yet turn into a cue). Misspellings beyond its typo
+// allowance ("ignroe", a transposition) are the pack's synonyms.
+var discoveryReplyMisses = map[string]bool{"no need for D2": true}
 
 // replyUnderstood says whether r is what a paraphrase of intent means.
 func replyUnderstood(intent, key string, r discoveryReply) bool {
@@ -172,10 +173,10 @@ var planChangePhrases = map[string][]keyed{
 }
 
 // planChangeMisses are the paraphrases the offline model does not understand yet: "need" is a
-// stopword to it ("no need for"), and transposed letters in a short word
-// ("remvoe", "focsu") or a typo of a four-letter word ("omitt") are beyond its typo allowance.
-var planChangeMisses = map[string]bool{"no need for the Voltra question": true,
-	"remvoe Voltra": true, "omitt the Ember question": true, "no need for Ember": true, "focsu on battery costs": true}
+// stopword to it, so "no need for" is no cue (see discoveryReplyMisses). Transposed letters in a
+// short word ("remvoe", "focsu") and a typo of a four-letter word ("omitt"), beyond its typo
+// allowance, are the pack's synonyms.
+var planChangeMisses = map[string]bool{"no need for the Voltra question": true, "no need for Ember": true}
 
 // changeUnderstood says whether revising revisedPlan with a paraphrase of intent did what it means.
 func changeUnderstood(intent, key string, p Plan) bool {

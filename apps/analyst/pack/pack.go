@@ -160,7 +160,8 @@ func choiceWords(field, value string) (all, first map[string]bool) {
 // for the plan change "add", "Add a question on the Madrid tender" is about "Madrid tender", and
 // "Re-plan: focus on battery costs" is about "battery costs" for "focus". The words taken out are
 // the first run of the value's example words (pack.json) that starts with a word an example
-// starts with (a word may have a typo the offline model forgives, offline.Near);
+// starts with (a word may be a synonym the pack gives for one, or have a typo the offline model
+// forgives, offline.Near);
 // after is what follows the run and before what precedes it ("the rival: drop it"), each with
 // text's own spelling. Text without such a run is its own after.
 func Subject(field, value, text string) (before, after string) {
@@ -169,7 +170,7 @@ func Subject(field, value, text string) (before, after string) {
 	in := func(tok string, set map[string]bool) bool {
 		ws := words(tok)
 		for _, w := range ws {
-			if !set[w] && !nearAny(w, set) {
+			if !known(w, set) {
 				return false
 			}
 		}
@@ -180,7 +181,7 @@ func Subject(field, value, text string) (before, after string) {
 		if !in(tok, all) {
 			continue
 		}
-		if ws := words(tok); !first[ws[0]] && !nearAny(ws[0], first) {
+		if ws := words(tok); !known(ws[0], first) {
 			continue
 		}
 		j := i + 1
@@ -190,6 +191,20 @@ func Subject(field, value, text string) (before, after string) {
 		return trim(toks[:i]), trim(toks[j:])
 	}
 	return "", trim(toks)
+}
+
+// known reports whether w is a word of set, a synonym the pack gives for one (a misspelling it
+// knows, "remvoe" for "remove"), or one but for a typo the offline model forgives.
+func known(w string, set map[string]bool) bool {
+	if set[w] {
+		return true
+	}
+	for _, syn := range Pack.Synonyms[w] {
+		if set[syn] {
+			return true
+		}
+	}
+	return nearAny(w, set)
 }
 
 // nearAny reports whether w is a word of set but for a typo the offline model forgives.
