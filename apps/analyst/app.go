@@ -96,7 +96,7 @@ func New(opts Options) server.App {
 // Analyst holds what the graphs share: the knowledge base, the memory, the web client and the
 // models.
 type Analyst struct {
-	db          *appdb.DB
+	tables      *store.Tables
 	kb          *KB
 	mem         *Memory
 	web         *Tavily
@@ -144,7 +144,7 @@ func open(ctx context.Context, d server.AppDeps, cfg Options) (*Analyst, error) 
 		return nil, fmt.Errorf("analyst: no models")
 	}
 	fast, strong := withPack(roles.For(model.RoleFast)), withPack(roles.For(model.RoleStrong))
-	a := &Analyst{db: db, log: log, now: now, maxAttempts: cfg.MaxAttempts,
+	a := &Analyst{tables: store.New(db), log: log, now: now, maxAttempts: cfg.MaxAttempts,
 		fastRule: isOffline(fast), strongRule: isOffline(strong),
 		fast: fast, strong: strong} // the server wraps them with telemetry
 	if a.maxAttempts <= 0 {
@@ -154,7 +154,7 @@ func open(ctx context.Context, d server.AppDeps, cfg Options) (*Analyst, error) 
 	if shared == nil {
 		shared = st
 	}
-	a.kb = &KB{db: db, shared: shared, log: log, now: now, loaded: map[string]bool{}}
+	a.kb = &KB{tables: a.tables, shared: shared, log: log, now: now, loaded: map[string]bool{}}
 	dom, err := loadDomain()
 	if err != nil {
 		db.Close()
@@ -208,7 +208,7 @@ func open(ctx context.Context, d server.AppDeps, cfg Options) (*Analyst, error) 
 }
 
 // Close closes the tables.
-func (a *Analyst) Close() error { return a.db.Close() }
+func (a *Analyst) Close() error { return a.tables.Close() }
 
 // KB is the knowledge base.
 func (a *Analyst) KB() *KB { return a.kb }

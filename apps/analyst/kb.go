@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trellis-go/trellis/appdb"
 	"github.com/trellis-go/trellis/apps/analyst/corpus"
+	tables "github.com/trellis-go/trellis/apps/analyst/store"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/store"
 )
@@ -34,7 +34,7 @@ func (c Chunk) Title() string {
 
 // KB is the company knowledge base of one server: the tables and the store's index.
 type KB struct {
-	db     *appdb.DB
+	tables *tables.Tables
 	shared store.Store // the server's store without a tenant; each tenant sees its own view
 	log    *slog.Logger
 	now    func() time.Time // the app's clock; time.Now when nil
@@ -59,10 +59,8 @@ func (kb *KB) EnsureCorpus(ctx context.Context, tenant string) error {
 	if err != nil {
 		return err
 	}
-	var have int
-	if err := kb.db.System(ctx, func(tx *appdb.Tx) error {
-		return tx.QueryRow(ctx, `SELECT COUNT(*) FROM documents WHERE tenant_id = ? AND id LIKE 'corpus:%'`, tenant).Scan(&have)
-	}); err != nil {
+	have, err := kb.tables.CountDocuments(ctx, tenant, "corpus:")
+	if err != nil {
 		return fmt.Errorf("analyst: counting the corpus: %w", err)
 	}
 	if have >= len(docs) {
@@ -75,16 +73,12 @@ func (kb *KB) EnsureCorpus(ctx context.Context, tenant string) error {
 		metas[i] = map[string]any{"source": "corpus/" + d.ID + ".md", "document_type": d.Type, "project": d.Project,
 			"date": d.Date, "tags": d.Tags, "title": d.Title, "document_id": "corpus:" + d.ID}
 	}
-	if err := kb.db.System(ctx, func(tx *appdb.Tx) error {
-		for i, d := range docs {
-			if _, err := tx.Exec(ctx, `INSERT INTO documents (id, tenant_id, title, content, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?)
-				ON CONFLICT (tenant_id, id) DO NOTHING`, "corpus:"+d.ID, tenant, d.Title, d.Body, appdb.JSONValue(metas[i]), kb.clock().UTC()); err != nil {
-				return fmt.Errorf("analyst: ingesting %s: %w", d.ID, err)
-			}
-		}
-		return nil
-	}); err != nil {
-		return err
+	rows := make([]tables.Document, len(docs))
+	for i, d := range docs {
+		rows[i] = tables.Document{ID: "corpus:" + d.ID, Title: d.Title, Content: d.Body, Metadata: metas[i]}
+	}
+	if err := kb.tables.AddDocuments(ctx, tenant, rows, kb.clock().UTC()); err != nil {
+		return fmt.Errorf("analyst: ingesting the corpus: %w", err)
 	}
 	for i, d := range docs {
 		for j, text := range chunkText(d.Body, 90) {

@@ -2,32 +2,19 @@ package analyst
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/trellis-go/trellis/appdb"
+	tables "github.com/trellis-go/trellis/apps/analyst/store"
 	"github.com/trellis-go/trellis/message"
 )
 
-// Report is a saved report.
-type Report struct {
-	ID          string         `json:"id"`
-	UserID      string         `json:"user_id"`
-	SessionID   string         `json:"session_id"`
-	Title       string         `json:"title"`
-	Content     string         `json:"content"`
-	Format      string         `json:"format"`
-	TopicTags   []string       `json:"topic_tags"`
-	ProjectName string         `json:"project_name"`
-	Structured  map[string]any `json:"structured,omitempty"`
-	CreatedAt   time.Time      `json:"created_at"`
-	Chunks      int            `json:"chunks,omitempty"`
-}
+// Report is a saved report (the store's).
+type Report = tables.Report
 
 // saveReport stores the approved report with its metadata, chunks it, indexes the chunks for
 // retrieval, writes the session to episodic memory and tells the user the report's ID.
@@ -99,34 +86,19 @@ func (a *Analyst) StoreReport(ctx context.Context, tenant string, r Report, mark
 	if markdown == "" {
 		markdown = r.Content
 	}
-	if r.Structured == nil {
-		r.Structured = map[string]any{}
-	}
 	chunks := chunkText(stripMarkdown(markdown), 80)
-	date := r.CreatedAt.Format("2006-01-02")
-	err := a.db.Tx(ctx, appdb.Who{Tenant: tenant, User: r.UserID}, func(tx *appdb.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO reports (id, tenant_id, user_id, session_id, title, content, format, topic_tags, project_name, structured, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, tenant, r.UserID, r.SessionID, r.Title, r.Content, r.Format,
-			appdb.JSONValue(r.TopicTags), r.ProjectName, appdb.JSONValue(r.Structured), r.CreatedAt); err != nil {
-			return err
-		}
-		for i, c := range chunks {
-			meta := map[string]any{"source": "report/" + r.ID, "document_type": "report", "report_id": r.ID, "title": r.Title,
-				"date": date, "project": r.ProjectName, "tags": r.TopicTags, "author": r.UserID, "chunk": i}
-			if _, err := tx.Exec(ctx, `INSERT INTO report_chunks (id, tenant_id, report_id, author_id, content, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-				uuid.NewSHA1(uuid.NameSpaceURL, fmt.Appendf(nil, "analyst:report/%s/%d", r.ID, i)).String(), tenant, r.ID, r.UserID, c, appdb.JSONValue(meta), r.CreatedAt); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("analyst: saving report %s: %w", r.ID, err)
+	meta := map[string]any{"source": "report/" + r.ID, "document_type": "report", "report_id": r.ID, "title": r.Title,
+		"date": r.CreatedAt.Format("2006-01-02"), "project": r.ProjectName, "tags": r.TopicTags, "author": r.UserID}
+	rows := make([]tables.Chunk, len(chunks))
+	for i, c := range chunks {
+		rows[i] = tables.Chunk{Content: c, Metadata: maps.Clone(meta)}
+		rows[i].Metadata["chunk"] = i
+	}
+	if err := a.tables.SaveReport(ctx, tenant, r, rows); err != nil {
+		return 0, fmt.Errorf("analyst: %w", err)
 	}
 	for i, c := range chunks {
-		meta := map[string]any{"source": "report/" + r.ID, "document_type": "report", "report_id": r.ID, "title": r.Title,
-			"date": date, "project": r.ProjectName, "tags": r.TopicTags, "author": r.UserID}
-		if err := a.kb.index(ctx, tenant, fmt.Sprintf("report:%s:%d", r.ID, i), c, meta); err != nil {
+		if err := a.kb.index(ctx, tenant, fmt.Sprintf("report:%s:%d", r.ID, i), c, maps.Clone(meta)); err != nil {
 			return 0, err
 		}
 	}
@@ -144,43 +116,10 @@ func stripMarkdown(s string) string {
 
 // Reports lists the user's reports, newest first (without their content).
 func (a *Analyst) Reports(ctx context.Context, tenant, user string) ([]Report, error) {
-	out := []Report{}
-	err := a.db.Tx(ctx, appdb.Who{Tenant: tenant, User: user}, func(tx *appdb.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT id, user_id, session_id, title, format, topic_tags, project_name, created_at FROM reports
-			WHERE tenant_id = ? AND user_id = ? ORDER BY created_at DESC`, tenant, user)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var r Report
-			var t appdb.Time
-			if err := rows.Scan(&r.ID, &r.UserID, &r.SessionID, &r.Title, &r.Format, appdb.JSON(&r.TopicTags), &r.ProjectName, &t); err != nil {
-				return err
-			}
-			r.CreatedAt = t.Time
-			out = append(out, r)
-		}
-		return rows.Err()
-	})
-	return out, err
+	return a.tables.Reports(ctx, tenant, user)
 }
 
 // GetReport returns one of the user's reports; found is false when the user has none by that ID.
 func (a *Analyst) GetReport(ctx context.Context, tenant, user, id string) (r Report, found bool, err error) {
-	err = a.db.Tx(ctx, appdb.Who{Tenant: tenant, User: user}, func(tx *appdb.Tx) error {
-		var t appdb.Time
-		err := tx.QueryRow(ctx, `SELECT id, user_id, session_id, title, content, format, topic_tags, project_name, structured, created_at FROM reports
-			WHERE tenant_id = ? AND user_id = ? AND id = ?`, tenant, user, id).Scan(&r.ID, &r.UserID, &r.SessionID, &r.Title, &r.Content, &r.Format,
-			appdb.JSON(&r.TopicTags), &r.ProjectName, appdb.JSON(&r.Structured), &t)
-		if err == sql.ErrNoRows {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		r.CreatedAt, found = t.Time, true
-		return tx.QueryRow(ctx, `SELECT COUNT(*) FROM report_chunks WHERE tenant_id = ? AND report_id = ?`, tenant, id).Scan(&r.Chunks)
-	})
-	return r, found, err
+	return a.tables.Report(ctx, tenant, user, id)
 }

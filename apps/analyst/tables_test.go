@@ -26,8 +26,8 @@ func TestTablesAndReportIsolation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := &Analyst{db: db, now: time.Now}
-		a.kb = &KB{db: db, shared: st, loaded: map[string]bool{}}
+		a := &Analyst{tables: tables.New(db), now: time.Now}
+		a.kb = &KB{tables: a.tables, shared: st, loaded: map[string]bool{}}
 		r := Report{ID: "r1", UserID: "alice", SessionID: "t1", Title: "Alice's report", Content: "# Alice's report\n\nVoltra entered leasing.",
 			Format: "markdown", TopicTags: []string{"voltra"}, ProjectName: "Tidewater", CreatedAt: time.Now().UTC()}
 		if n, err := a.StoreReport(ctx, "acme", r, ""); err != nil || n == 0 {

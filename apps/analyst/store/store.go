@@ -1,5 +1,7 @@
 // Package store holds the analyst's tables, as appdb migrations written once for SQLite and
-// Postgres. The app runs them when it opens its database (analyst.New).
+// Postgres, and every query the app makes on them ([Tables]): the knowledge base's documents and
+// the saved reports with their chunks. The app runs the migrations when it opens its database
+// (analyst.New); no SQL lives outside this package.
 package store
 
 import "github.com/trellis-go/trellis/appdb"
