@@ -17,6 +17,32 @@ import (
 	"github.com/trellis-go/trellis/server/appkit"
 )
 
+// The graphs and where their nodes are. Each node is a method of Analyst in the file named for
+// its concern; graph.go holds the graphs' wiring and the entry nodes.
+//
+//	main graph                    file           method
+//	context_loader                graph.go       contextLoader
+//	greeting_node                 graph.go       greeting
+//	planner_agent                 planner.go     planner (and revise, the plan gate's feedback)
+//	hitl_plan_gate                gates.go       planGate
+//	research_subgraph             research.go    researchIn, researchOut (ResearchGraph below)
+//	hitl_discovery_gate           gates.go       discoveryGate
+//	report_subgraph               report.go      reportIn, reportOut (ReportGraph below)
+//	hitl_final_gate               gates.go       finalGate
+//	save_report_node              save.go        saveReport (its tables: store.Tables)
+//
+//	research subgraph
+//	research_supervisor           research.go    researchSupervisor (supervisor.go: its tool loop)
+//	task_agent                    research.go    taskAgent
+//	supervisor_review             research.go    supervisorReview
+//	discovery_synthesiser         research.go    synthesise
+//
+//	report subgraph
+//	report_supervisor             report.go      reportSupervisor (supervisor.go: its tool loop)
+//	writer_agent                  report.go      writer
+//	section_reviewer              report.go      sectionReviewer
+//	report_assembler              report.go      assemble
+
 // Node names of the main graph.
 const (
 	NodeContextLoader = "context_loader"
@@ -28,6 +54,22 @@ const (
 	NodeReport        = "report_subgraph"
 	NodeFinalGate     = "hitl_final_gate"
 	NodeSaveReport    = "save_report_node"
+)
+
+// Node names of the research subgraph.
+const (
+	NodeResearchSupervisor = "research_supervisor"
+	NodeTaskAgent          = "task_agent"
+	NodeSupervisorReview   = "supervisor_review"
+	NodeSynthesiser        = "discovery_synthesiser"
+)
+
+// Node names of the report subgraph.
+const (
+	NodeReportSupervisor = "report_supervisor"
+	NodeWriter           = "writer_agent"
+	NodeSectionReviewer  = "section_reviewer"
+	NodeAssembler        = "report_assembler"
 )
 
 // Graph compiles the main graph with its research and report subgraphs.

@@ -12,14 +12,6 @@ import (
 	"github.com/trellis-go/trellis/message"
 )
 
-// Node names of the report subgraph.
-const (
-	NodeReportSupervisor = "report_supervisor"
-	NodeWriter           = "writer_agent"
-	NodeSectionReviewer  = "section_reviewer"
-	NodeAssembler        = "report_assembler"
-)
-
 // Prefs are the report preferences read from memory.
 type Prefs struct {
 	Name       string `json:"name"`

@@ -13,14 +13,6 @@ import (
 	"github.com/trellis-go/trellis/message"
 )
 
-// Node names of the research subgraph.
-const (
-	NodeResearchSupervisor = "research_supervisor"
-	NodeTaskAgent          = "task_agent"
-	NodeSupervisorReview   = "supervisor_review"
-	NodeSynthesiser        = "discovery_synthesiser"
-)
-
 // ResearchState is the research subgraph's state.
 type ResearchState struct {
 	UserID   string             `json:"user_id"`
