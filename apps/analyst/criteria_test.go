@@ -172,9 +172,7 @@ func TestPlanGateRoutes(t *testing.T) {
 // 6. The research supervisor rejects and re-dispatches insufficient findings.
 func TestSupervisorRedispatchesWithCritique(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Options{})
-	s := newSession(t, hs, "")
-	s.ask(voltraQuestion, dana)
+	s := askedVoltra(t)
 	s.resume("accept", nil)
 	s.wantGate("Review discoveries")
 	redone := 0

@@ -85,6 +85,15 @@ type session struct {
 	values map[string]any
 }
 
+// askedVoltra starts a session on a fresh offline analyst and asks voltraQuestion as dana: the
+// run waits at the plan gate.
+func askedVoltra(t testing.TB) *session {
+	t.Helper()
+	s := newSession(t, served(t, analyst.Options{}), "")
+	s.ask(voltraQuestion, dana)
+	return s
+}
+
 func newSession(t testing.TB, hs *httptest.Server, key string) *session {
 	th := call(t, key, "POST", hs.URL+"/threads", map[string]any{})
 	return &session{t: t, base: hs.URL, key: key, thread: th["thread_id"].(string)}
@@ -172,9 +181,7 @@ func factsIn(v map[string]any, ns string) int {
 
 func TestEndToEndOffline(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Options{})
-	s := newSession(t, hs, "")
-	s.ask(voltraQuestion, dana)
+	s := askedVoltra(t)
 	s.wantGate("Review research plan")
 	s.resume("accept", nil)
 	s.wantGate("Review discoveries")

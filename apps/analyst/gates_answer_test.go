@@ -140,9 +140,7 @@ func TestGateAsksAgainAfterAnAnswerItDoesNotTake(t *testing.T) {
 // rounds; the saved report's ID is a UUID.
 func TestDiscoveryAndReportIDs(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Options{})
-	s := newSession(t, hs, "")
-	s.ask(voltraQuestion, dana)
+	s := askedVoltra(t)
 	s.resume("accept", nil)
 	s.wantGate("Review discoveries")
 	ids := func() map[string]string { // ID → what it is about
@@ -203,9 +201,7 @@ func TestDiscoveryAndReportIDs(t *testing.T) {
 // discovery gate becomes a question without its instruction words.
 func TestQuestionsReadAsSentences(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Options{})
-	s := newSession(t, hs, "")
-	s.ask(voltraQuestion, dana)
+	s := askedVoltra(t)
 	plan := s.values["research_plan"].(map[string]any)
 	for _, q := range plan["sub_questions"].([]any) {
 		text := q.(map[string]any)["question"].(string)

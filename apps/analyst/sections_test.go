@@ -4,8 +4,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/trellis-go/trellis/apps/analyst"
 )
 
 // The report's body is planned from the findings: one section per subject the findings are
@@ -13,9 +11,7 @@ import (
 // finding each source cited once.
 func TestReportSectionsPlannedFromFindings(t *testing.T) {
 	t.Parallel()
-	hs := served(t, analyst.Options{})
-	s := newSession(t, hs, "")
-	s.ask(voltraQuestion, dana)
+	s := askedVoltra(t)
 	s.resume("accept", nil)
 	s.wantGate("Review discoveries")
 	s.resume("accept", nil)

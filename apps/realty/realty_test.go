@@ -29,15 +29,28 @@ func serveB(t testing.TB) (*httptest.Server, string) {
 	return hs, hs.URL + "/apps/realty"
 }
 
-func post(t *testing.T, url, body string, out any) int {
+// request sends method to url with body (JSON, when not empty) and key as a bearer token (when
+// not empty), and decodes the answer into out when out is set and the answer is a 200 (or any
+// answer, with anyStatus). It returns the status.
+func request(t testing.TB, key, method, url, body string, out any, anyStatus bool) int {
 	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if method != http.MethodGet {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if out != nil {
+	if out != nil && (anyStatus || resp.StatusCode == http.StatusOK) {
 		if err := json.Unmarshal(b, out); err != nil {
 			t.Fatalf("%s: %s", err, b)
 		}
@@ -45,20 +58,14 @@ func post(t *testing.T, url, body string, out any) int {
 	return resp.StatusCode
 }
 
+func post(t *testing.T, url, body string, out any) int {
+	t.Helper()
+	return request(t, "", http.MethodPost, url, body, out, true)
+}
+
 func get(t *testing.T, url string, out any) int {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if out != nil && resp.StatusCode == 200 {
-		if err := json.Unmarshal(b, out); err != nil {
-			t.Fatalf("%s: %s", err, b)
-		}
-	}
-	return resp.StatusCode
+	return request(t, "", http.MethodGet, url, "", out, false)
 }
 
 // events reads an SSE stream's events.

@@ -1,12 +1,8 @@
 package realty_test
 
 import (
-	"encoding/json"
-	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/trellis-go/trellis/apps/realty"
@@ -31,23 +27,7 @@ func TestTenantsAreIsolated(t *testing.T) {
 	base := hs.URL + "/apps/realty"
 	call := func(key, method, path, body string, out any) int {
 		t.Helper()
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		if key != "" {
-			req.Header.Set("Authorization", "Bearer "+key)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if out != nil && resp.StatusCode == 200 {
-			if err := json.Unmarshal(b, out); err != nil {
-				t.Fatalf("%v: %s", err, b)
-			}
-		}
-		return resp.StatusCode
+		return request(t, key, method, base+path, body, out, false)
 	}
 	if code := call("", "GET", "/sessions", "", nil); code != 401 {
 		t.Errorf("no credentials: %d", code)
