@@ -156,17 +156,12 @@ func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// stopwords are the words a search drops: English function words, the words of the questions
-// the planner writes, and the firm's name (from the corpus).
+// stopwords are the words a search drops: the pack's stopwords (function words, the words of
+// the questions the planner writes) and the firm's name (from the corpus).
 var stopwords = map[string]bool{}
 
 func init() {
-	for _, w := range strings.Fields(`a an and are as at be by can could did do does for from has have how in into is it its
-		of on or our over per should so than that the their them then there these they this to was we were what when where
-		which while who why will with would about any also more most much not no yes you your i me my out up do does done
-		find found research analyse analyze analysis tell give show report look whether against vs versus
-		company firm firms s
-		planning assumption assumptions challenged recent external evidence internal documents say doing large fast growing`) {
+	for _, w := range words.Stopwords {
 		stopwords[w] = true
 	}
 	// The firm's own name is in most of its documents: it tells none of them apart.

@@ -6,7 +6,7 @@
 //
 // words.json holds the rest of the analyst's language, which its own rules read rather than the
 // offline model: the instruction words a direction starts with, the words of a greeting, of an
-// indirect question and of a stylistic preference ([Words]). The Go code keeps the mechanics.
+// indirect question and of a stylistic preference, the stopwords of its searches ([Words]). The Go code keeps the mechanics.
 package pack
 
 import (
@@ -53,6 +53,9 @@ type Words struct {
 	AskUser []string `json:"ask_user"`
 	// StepJoiners join the steps of feedback on the plan ("add X and then drop Y").
 	StepJoiners []string `json:"step_joiners"`
+	// Stopwords carry no meaning for a search or a match: function words, and the words of the
+	// questions the planner writes ("assumptions", "evidence").
+	Stopwords []string `json:"stopwords"`
 	// Preferences are the stylistic preferences a user's words state, each a typed fact.
 	Preferences []Preference `json:"preferences"`
 }
@@ -87,7 +90,7 @@ func ParseWords(b []byte) (*Words, error) {
 		n    int
 	}{{"lead_openers", len(w.LeadOpeners)}, {"lead_instructions", len(w.LeadInstructions)}, {"whether", len(w.Whether)},
 		{"auxiliaries", len(w.Auxiliaries)}, {"clause_starts", len(w.ClauseStarts)}, {"greetings", len(w.Greetings)},
-		{"year_prepositions", len(w.YearPrepositions)}, {"ask_user", len(w.AskUser)}, {"step_joiners", len(w.StepJoiners)},
+		{"year_prepositions", len(w.YearPrepositions)}, {"ask_user", len(w.AskUser)}, {"step_joiners", len(w.StepJoiners)}, {"stopwords", len(w.Stopwords)},
 		{"preferences", len(w.Preferences)}} {
 		if l.n == 0 {
 			return nil, fmt.Errorf("analyst pack: words.json: %q is missing or empty: give at least one word", l.name)
