@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/trellis-go/trellis/message"
@@ -299,7 +300,7 @@ func questionOf(s string) string {
 		return strings.ToUpper(s[:1]) + s[1:]
 	}
 	s = strings.TrimSpace(leadRe.ReplaceAllString(s, ""))
-	if len(contentWords(s)) == 0 || strings.EqualFold(s, "please") {
+	if len(contentWords(s)) == 0 || slices.ContainsFunc(words.LeadOpeners, func(o string) bool { return strings.EqualFold(s, o) }) {
 		return "What else should we know?"
 	}
 	if m := whetherRe.FindStringSubmatch(s); m != nil {
