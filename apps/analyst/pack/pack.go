@@ -160,7 +160,7 @@ func choiceWords(field, value string) (all, first map[string]bool) {
 }
 
 // Subject is what text is about once the words that made it the value of field are taken out:
-// for the plan change "add", "Add a question on the Madrid tender" is about "Madrid tender", and
+// for the plan change "add", "Add a question on the city tender" is about "city tender", and
 // "Re-plan: focus on battery costs" is about "battery costs" for "focus". The words taken out are
 // the first run of the value's example words (pack.json) that starts with a word an example
 // starts with (a word may be a synonym the pack gives for one, or have a typo the offline model
