@@ -232,6 +232,17 @@ func packWords(t *testing.T) map[string]string {
 		for _, in := range p.Intents {
 			add(in.Tool)
 		}
+		// the words that name arguments' values, and the values themselves when they are words
+		for _, byValue := range p.Values {
+			for val, phrases := range byValue {
+				if !strings.ContainsAny(val, "/.") {
+					add(val)
+				}
+				for _, ph := range phrases {
+					add(strings.Trim(strings.ReplaceAll(ph, "*", ""), "!^ "))
+				}
+			}
+		}
 	}
 	return out
 }
