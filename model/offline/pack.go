@@ -498,8 +498,8 @@ func (v *vocab) argValue(tool, arg, text string) (string, bool) {
 	return best, bestAt >= 0
 }
 
-// ValueReader reads arguments' values from a user's words by packs' [Pack].Values, as the
-// offline model does when it fills a call's arguments: for an app that reads its users' words
+// ValueReader reads arguments' values from a user's words by packs' [Pack].Values (and their
+// entity patterns), as the offline model does when it fills a call's arguments: for an app that reads its users' words
 // beside the model. It is safe for concurrent use.
 type ValueReader struct{ v *vocab }
 
@@ -521,6 +521,15 @@ func (r *ValueReader) Value(tool, arg, text string) (string, bool) {
 		return "", false
 	}
 	return r.v.argValue(tool, arg, text)
+}
+
+// Entity returns what the packs' entity patterns for arg (see [Entity]) take from text, as the
+// model fills that argument, and false when no pattern matches.
+func (r *ValueReader) Entity(arg, text string) (string, bool) {
+	if r == nil || r.v == nil {
+		return "", false
+	}
+	return r.v.entityFor(arg, text)
 }
 
 // contentWords are the words of s that count for matching: no stopwords, no one- or two-letter

@@ -19,6 +19,7 @@ var shopTools = []model.ToolSpec{
 
 const shopPack = `{
   "name": "shop",
+  "entities": [{"arg": "shelf", "pattern": "(?i)\\bshelf\\s+([A-Z]\\d{1,2})\\b"}],
   "synonyms": {"livros": ["books"]},
   "intents": [{"tool": "find_books", "cues": ["find", "procura*"]}, {"tool": "hold_books", "cues": ["hold", "guarda*"]}],
   "values": {
@@ -86,6 +87,12 @@ func TestValueReader(t *testing.T) {
 		if got != c.want || ok != (c.want != "") {
 			t.Errorf("Value(%q, %q, %q) = %q, %v; want %q", c.tool, c.arg, c.text, got, ok, c.want)
 		}
+	}
+	if v, ok := r.Entity("shelf", "it is on shelf B12"); !ok || v != "B12" {
+		t.Errorf("Entity(shelf) = %q, %v; want B12", v, ok)
+	}
+	if v, ok := r.Entity("shelf", "no shelf named"); ok {
+		t.Errorf("Entity(shelf) of a text without one = %q", v)
 	}
 	var nilReader *offline.ValueReader
 	if v, ok := nilReader.Value("find_books", "genre", "poems"); ok || v != "" {
