@@ -184,8 +184,10 @@ var appWords = []string{
 }
 
 // packGeneral are words an app's pack teaches that are also the model's own, language-general
-// words: "property" is JSON Schema's word for an object's field.
-var packGeneral = map[string]bool{"property": true}
+// words: "property" is JSON Schema's word for an object's field; "perfil" and "orcamento" are
+// Portuguese words of the model's synonyms (for "profile", "budget"), "zona" one of its words for a place, "meta"
+// the model's metadata.
+var packGeneral = map[string]bool{"property": true, "perfil": true, "orcamento": true, "zona": true, "meta": true}
 
 // packWords are the words and phrases the applications' packs (apps/*/pack/pack.json) teach the
 // offline model: their ID words and fields, language words, superlatives, words for the item in
@@ -232,12 +234,9 @@ func packWords(t *testing.T) map[string]string {
 		for _, in := range p.Intents {
 			add(in.Tool)
 		}
-		// the words that name arguments' values, and the values themselves when they are words
+		// the words that name arguments' values (the values are the tools' own words)
 		for _, byValue := range p.Values {
-			for val, phrases := range byValue {
-				if !strings.ContainsAny(val, "/.") {
-					add(val)
-				}
+			for _, phrases := range byValue {
 				for _, ph := range phrases {
 					add(strings.Trim(strings.ReplaceAll(ph, "*", ""), "!^ "))
 				}

@@ -44,6 +44,20 @@ var Facts = mustFacts(factsTxt)
 // Pack is rehab's pack: pack.json, with the cues of Facts pointing to update_user_profile.
 var Pack = withFacts(offline.MustParsePack(data), Facts)
 
+// Reader reads the values the pack's words give arguments, and its entities, beside the model:
+// the profile section a message names, the knowledge entry or memory note it points to, the
+// number of a task. In "read_context.path", a value without a slash ("impostos") is an entry of
+// the property the message is about (portfolio/<id>/impostos).
+var Reader = mustReader(Pack)
+
+func mustReader(p *offline.Pack) *offline.ValueReader {
+	r, err := offline.NewValueReader(p)
+	if err != nil {
+		panic(err) // Pack was validated above: this cannot happen
+	}
+	return r
+}
+
 // ParseFacts reads facts in facts.txt's format: one "<section> <field> <value> <confidence>
 // <cue>" a line; blank lines and lines starting with '#' are skipped.
 func ParseFacts(b []byte) ([]Fact, error) {
