@@ -26,8 +26,8 @@ type plan struct {
 	reply string
 }
 
-// Neighbourhoods are the places the app knows by name (apps/rehab/nlu/places.txt).
-var Neighbourhoods = nlu.Places()
+// Neighbourhoods are the places that tell properties apart (pack.Places without the cities).
+var Neighbourhoods = pack.Neighbourhoods()
 
 // IntentOf asks m, the offline model with rehab's pack (added when m lacks it), which of the
 // tools specs the user's text asks for, as a real model would be asked: the tool's name, or
@@ -254,7 +254,7 @@ func namedProperties(props []property, text string) []string {
 	for _, place := range Neighbourhoods {
 		fp := " " + strings.Join(nlu.Words(place), " ") + " "
 		i := strings.Index(low, fp)
-		if i < 0 || place == "Lisboa" || place == "Porto" {
+		if i < 0 {
 			continue
 		}
 		for _, p := range props {
