@@ -185,8 +185,8 @@ var appWords = []string{
 
 // packGeneral are words an app's pack teaches that are also the model's own, language-general
 // words: "property" is JSON Schema's word for an object's field; "perfil" and "orcamento" are
-// Portuguese words of the model's synonyms (for "profile", "budget"), "zona" one of its words for a place, "meta"
-// the model's metadata.
+// Portuguese words of the model's synonyms (for "profile", "budget"), "zona" one of its words
+// for a place, "meta" the model's metadata.
 var packGeneral = map[string]bool{"property": true, "perfil": true, "orcamento": true, "zona": true, "meta": true}
 
 // packWords are the words and phrases the applications' packs (apps/*/pack/pack.json) teach the
