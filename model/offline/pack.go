@@ -65,7 +65,7 @@ type Pack struct {
 	Choices []Choice `json:"choices,omitempty"`
 	// Values are the words that name an argument's values: keyed by the argument's name (any
 	// tool's argument of that name) or by "tool.argument" (that tool's only, tried first), each
-	// value the argument takes and the phrases of the user's that mean it:
+	// value the argument takes and the phrases users write for it, in any language:
 	//
 	//	"values": {"renew_loan.weeks": {"2": ["fortnight", "quinzena"]}, "genre": {"crime": ["detective*", "!true crime"]}}
 	//

@@ -260,9 +260,6 @@ func Content(text string, intents ...string) []string {
 	return out
 }
 
-// Fold is a text in lower case without accents, as the cues are written.
-func Fold(text string) string { return fold(text) }
-
 // Fact is a fact of the user's profile read from a message.
 type Fact struct {
 	Section    string
