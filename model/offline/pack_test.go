@@ -191,7 +191,7 @@ var packGeneral = map[string]bool{"property": true, "perfil": true, "orcamento":
 
 // packWords are the words and phrases the applications' packs (apps/*/pack/pack.json) teach the
 // offline model: their ID words and fields, language words, superlatives, words for the item in
-// view and tool names, folded, each with the app that teaches it.
+// view, tool names and the phrases of their values, folded, each with the app that teaches it.
 func packWords(t *testing.T) map[string]string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join("..", "..", "apps", "*", "pack", "pack.json"))
