@@ -150,8 +150,6 @@ func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppPart
 	api := &API{Parts: Parts{DB: db, Data: st, Orchestrator: orch, Env: env}, Runs: d.Runs, Logger: d.Logger}
 	h := api.Routes(d)
 	// Sessions idle past the timeout are ended and summarised in the background as well.
-	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
-	swept := make(chan struct{})
 	sw := &Sweeper{O: orch, Env: env, Swept: func(n int, err error) {
 		if err != nil && d.Logger != nil {
 			d.Logger.Warn("rehab: ending idle sessions", "err", err)
@@ -160,16 +158,15 @@ func build(ctx context.Context, d server.AppDeps, opts Options) (*server.AppPart
 			opts.Swept(n, err)
 		}
 	}}
-	go func() {
-		defer close(swept)
-		sw.Run(sweepCtx)
-	}()
+	stopSweep, err := sw.Start()
+	if err != nil {
+		return fail(err)
+	}
 	return &server.AppParts{
 		Graphs:  []server.AppGraph{{ID: GraphID, Description: "Rehabify: o orquestrador de conversa (pt-PT).", Graph: orch.Graph.Runnable()}},
 		Handler: h,
 		Close: func() error {
 			stopSweep()
-			<-swept
 			return db.Close()
 		},
 	}, nil

@@ -186,17 +186,27 @@ func writeRows[T any](w http.ResponseWriter, rows []T, err error) {
 }
 
 func (a *API) messages(w http.ResponseWriter, r *http.Request) {
-	_, u, ok := a.caller(w, r)
+	u, id, ok := a.conversation(w, r)
 	if !ok {
-		return
-	}
-	id := r.PathValue("id")
-	if _, err := a.Data.Conversation(r.Context(), u, id); err != nil {
-		fail(w, err)
 		return
 	}
 	ms, err := a.Data.Messages(r.Context(), u, id)
 	writeRows(w, ms, err)
+}
+
+// conversation is the caller and the conversation {id} of the request, false (the error
+// written) when the caller is not known or the conversation is not theirs.
+func (a *API) conversation(w http.ResponseWriter, r *http.Request) (store.Who, string, bool) {
+	_, u, ok := a.caller(w, r)
+	if !ok {
+		return store.Who{}, "", false
+	}
+	id := r.PathValue("id")
+	if _, err := a.Data.Conversation(r.Context(), u, id); err != nil {
+		fail(w, err)
+		return store.Who{}, "", false
+	}
+	return u, id, true
 }
 
 // StateView is GET /api/v1/conversations/{id}/state: what the UI's todo list and focus show.
@@ -220,13 +230,8 @@ func threadID(u store.Who, conv string) string {
 }
 
 func (a *API) state(w http.ResponseWriter, r *http.Request) {
-	_, u, ok := a.caller(w, r)
+	u, id, ok := a.conversation(w, r)
 	if !ok {
-		return
-	}
-	id := r.PathValue("id")
-	if _, err := a.Data.Conversation(r.Context(), u, id); err != nil {
-		fail(w, err)
 		return
 	}
 	view := StateView{ConversationID: id, Todos: []kb.Todo{}}

@@ -95,7 +95,7 @@ func ExtractSection(section, text string) map[string]any {
 	case "preferences":
 		var zones []any
 		for _, n := range Neighbourhoods {
-			if strings.Contains(low, strings.ToLower(n)) && n != "Lisboa" && n != "Porto" {
+			if strings.Contains(low, strings.ToLower(n)) {
 				zones = append(zones, n)
 			}
 		}

@@ -34,10 +34,16 @@ type sseEvent struct {
 	rehab.Event
 }
 
-func chat(t testing.TB, base, key, body string) (int, string, []sseEvent) {
+// send makes a request with the API key (none when empty) and a JSON body (none when empty).
+func send(t testing.TB, method, url, key, body string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequest("POST", base+"/apps/rehab/api/v1/chat", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
@@ -45,6 +51,12 @@ func chat(t testing.TB, base, key, body string) (int, string, []sseEvent) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return resp
+}
+
+func chat(t testing.TB, base, key, body string) (int, string, []sseEvent) {
+	t.Helper()
+	resp := send(t, "POST", base+"/apps/rehab/api/v1/chat", key, body)
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
 		b, _ := io.ReadAll(resp.Body)
@@ -98,14 +110,7 @@ func convOf(evs []sseEvent) string {
 
 func getJSON(t testing.TB, url, key string, out any) int {
 	t.Helper()
-	req, _ := http.NewRequest("GET", url, nil)
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := send(t, "GET", url, key, "")
 	defer resp.Body.Close()
 	if out != nil && resp.StatusCode == 200 {
 		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {

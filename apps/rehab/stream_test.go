@@ -37,11 +37,7 @@ func TestChatStreamOnTheKit(t *testing.T) {
 			t.Fatalf("error event: %+v", e)
 		}
 	}
-	req, _ = http.NewRequest("POST", hs.URL+"/apps/rehab/api/v1/chat", strings.NewReader(`{"message":"Olá"}`))
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp = send(t, "POST", hs.URL+"/apps/rehab/api/v1/chat", "", `{"message":"Olá"}`)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("past the burst: %d, want 429 with Retry-After", resp.StatusCode)

@@ -10,6 +10,7 @@ import (
 	"github.com/trellis-go/trellis/apps/rehab/store"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/server/appkit"
 )
 
 // summarize writes a conversation's 2-3 sentence summary with the summary model (a template on
@@ -188,8 +189,9 @@ type Sweeper struct {
 	Swept func(ended int, err error)
 }
 
-// Run sweeps until ctx is done.
-func (s *Sweeper) Run(ctx context.Context) {
+// Start sweeps in the background, on appkit.Every, until stop is called: stop cancels a sweep
+// under way and waits for it.
+func (s *Sweeper) Start() (stop func(), err error) {
 	env := s.Env
 	if env == nil {
 		env = s.O.def
@@ -198,21 +200,10 @@ func (s *Sweeper) Run(ctx context.Context) {
 	if every <= 0 {
 		every = min(env.SessionTimeout()/4, time.Minute)
 	}
-	every = max(every, 10*time.Millisecond)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			n, err := s.O.EndIdle(ctx, env)
-			if ctx.Err() != nil {
-				return
-			}
-			if s.Swept != nil {
-				s.Swept(n, err)
-			}
+	return appkit.Every(max(every, 10*time.Millisecond), func(ctx context.Context) {
+		n, err := s.O.EndIdle(ctx, env)
+		if ctx.Err() == nil && s.Swept != nil {
+			s.Swept(n, err)
 		}
-	}
+	})
 }

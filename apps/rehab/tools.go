@@ -570,7 +570,7 @@ func matchWords(items []store.PortfolioItem, text string) []*store.PortfolioItem
 	var out []*store.PortfolioItem
 	for _, n := range Neighbourhoods {
 		ln := strings.ToLower(n)
-		if n == "Lisboa" || n == "Porto" || !strings.Contains(low, ln) {
+		if !strings.Contains(low, ln) {
 			continue
 		}
 		for i := range items {
@@ -1140,7 +1140,7 @@ func matchAll(items []store.PortfolioItem, text string) []store.PortfolioItem {
 	for _, it := range items {
 		for _, n := range Neighbourhoods {
 			ln := strings.ToLower(n)
-			if n != "Lisboa" && n != "Porto" && strings.Contains(low, ln) && strings.Contains(itemWords(&it), ln) {
+			if strings.Contains(low, ln) && strings.Contains(itemWords(&it), ln) {
 				out = append(out, it)
 				break
 			}

@@ -26,8 +26,8 @@ type plan struct {
 	reply string
 }
 
-// Neighbourhoods are the places the app knows by name (apps/rehab/nlu/places.txt).
-var Neighbourhoods = nlu.Places()
+// Neighbourhoods are the places that tell properties apart (pack.Places without the cities).
+var Neighbourhoods = pack.Neighbourhoods()
 
 // IntentOf asks m, the offline model with rehab's pack (added when m lacks it), which of the
 // tools specs the user's text asks for, as a real model would be asked: the tool's name, or
@@ -161,8 +161,8 @@ func understand(s State, text, intent string, now time.Time, idPrefix string) pl
 			args["task"] = strings.Join(nlu.Content(text, intent), " ")
 			if id := todoID(s.Todos, text); id != "" {
 				args["todo_id"] = id
-			} else if m := todoNumberRE.FindStringSubmatch(nlu.Fold(text)); m != nil {
-				args["todo_id"] = m[1]
+			} else if n, ok := pack.Reader.Entity("todo_id", text); ok {
+				args["todo_id"] = n // its number in the list
 			}
 		}
 		call("manage_todos", args)
@@ -254,7 +254,7 @@ func namedProperties(props []property, text string) []string {
 	for _, place := range Neighbourhoods {
 		fp := " " + strings.Join(nlu.Words(place), " ") + " "
 		i := strings.Index(low, fp)
-		if i < 0 || place == "Lisboa" || place == "Porto" {
+		if i < 0 {
 			continue
 		}
 		for _, p := range props {
@@ -281,33 +281,13 @@ func namedProperties(props []property, text string) []string {
 	return out
 }
 
-// readPath is the knowledge entry a request to see points to: a profile section, the memory,
-// or a property's taxes, analysis or summary.
+// readPath is the knowledge entry a request to see points to: a profile section or the memory
+// (the pack's values of read_context's path), else an entry of the property named or in focus:
+// its taxes when the message names them, its analysis or summary.
 func readPath(s State, text, named, focus string) string {
-	w := " " + strings.Join(nlu.Words(text), " ") + " "
-	has := func(words ...string) bool {
-		for _, x := range words {
-			if strings.Contains(w, " "+x) {
-				return true
-			}
-		}
-		return false
-	}
-	if named == "" {
-		switch {
-		case has("perfil", "sobre mim", "de mim"):
-			return "user/profile"
-		case has("orcamento") && !has("obras"):
-			return firstPresent(s, "user/budget", "user/profile")
-		case has("fiscal", "irs"):
-			return firstPresent(s, "user/fiscal", "user/profile")
-		case has("preferenc"):
-			return firstPresent(s, "user/preferences", "user/profile")
-		case has("objetivo"):
-			return firstPresent(s, "user/goals", "user/profile")
-		case has("decis", "decid"):
-			return firstPresent(s, "memoria/decisoes", "user/profile")
-		}
+	v, _ := pack.Reader.Value("read_context", "path", text)
+	if named == "" && strings.Contains(v, "/") {
+		return firstPresent(s, v, "user/profile")
 	}
 	id := named
 	if id == "" {
@@ -316,8 +296,8 @@ func readPath(s State, text, named, focus string) string {
 	if id == "" {
 		return "portfolio/index"
 	}
-	if has("imposto", "imt", "selo") && hasEntry(s, "portfolio/"+id+"/impostos") {
-		return "portfolio/" + id + "/impostos"
+	if v != "" && !strings.Contains(v, "/") && hasEntry(s, "portfolio/"+id+"/"+v) {
+		return "portfolio/" + id + "/" + v
 	}
 	return firstPresent(s, "portfolio/"+id+"/analise", "portfolio/"+id+"/resumo", "portfolio/index")
 }
@@ -332,17 +312,12 @@ func firstPresent(s State, paths ...string) string {
 }
 
 // notePath is where a note goes (decisions, rejected properties and open questions are kept in
-// the memory across sessions) and its content, without the request around it.
+// the memory across sessions: the pack's values of write_context's path) and its content,
+// without the request around it.
 func notePath(text string) (string, string) {
 	content := afterLeadIn(text, "write_context")
-	w := " " + strings.Join(nlu.Words(text), " ") + " "
-	switch {
-	case strings.Contains(w, " decid") || strings.Contains(w, " fica decidido"):
-		return "memoria/decisoes", content
-	case strings.Contains(w, " rejeit") || strings.Contains(w, " descart"):
-		return "memoria/rejeitados", content
-	case strings.Contains(w, " questao") || strings.Contains(w, " em aberto") || strings.Contains(w, " duvida"):
-		return "memoria/questoes", content
+	if path, ok := pack.Reader.Value("write_context", "path", text); ok {
+		return path, content
 	}
 	slug := "nota"
 	if c := nlu.Content(content); len(c) > 0 {
@@ -413,13 +388,10 @@ func TaskText(text string) string {
 	return capitalise(t)
 }
 
-var (
-	hexID        = regexp.MustCompile(`\b[0-9a-f]{8}\b`)
-	todoNumberRE = regexp.MustCompile(`(?:#|tarefa\s+|numero\s+|n\.?o\s*)(\d{1,2})\b`)
-)
+var hexID = regexp.MustCompile(`\b[0-9a-f]{8}\b`)
 
-// todoID is the ID of a task the text names by its ID or by its number in the list ("a 2",
-// "tarefa 2", "#2").
+// todoID is the ID of a task the text names by its ID (its number in the list, "tarefa 2" or
+// "#2", is the pack's todo_id entity).
 func todoID(todos []kb.Todo, text string) string {
 	for _, m := range hexID.FindAllString(strings.ToLower(text), -1) {
 		for _, t := range todos {
@@ -460,17 +432,11 @@ func notePathToForget(s State, text string) string {
 	return latest
 }
 
-// sectionOf is the profile section a request to update the profile names.
+// sectionOf is the profile section a request to update the profile names (the pack's values of
+// update_user_profile's section), the preferences when it names none.
 func sectionOf(text string) string {
-	w := " " + strings.Join(nlu.Words(text), " ") + " "
-	for _, c := range []struct{ word, section string }{
-		{" fiscal", "fiscal"}, {" irs", "fiscal"}, {" orcamento", "budget"}, {" gastar", "budget"},
-		{" obra", "renovation"}, {" acabamento", "renovation"}, {" qualidade", "renovation"}, {" sei fazer", "renovation"},
-		{" objetivo", "goals"}, {" prefer", "preferences"}, {" procuro", "preferences"}, {" zona", "preferences"},
-	} {
-		if strings.Contains(w, c.word) {
-			return c.section
-		}
+	if sec, ok := pack.Reader.Value("update_user_profile", "section", text); ok {
+		return sec
 	}
 	return "preferences"
 }

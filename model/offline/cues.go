@@ -97,10 +97,13 @@ func (v *vocab) intentCueScore(in intent, msg []string) float64 {
 	return total
 }
 
-func (v *vocab) findCue(c cue, msg []string) bool {
+func (v *vocab) findCue(c cue, msg []string) bool { return v.cueAt(c, msg) >= 0 }
+
+// cueAt is where the cue starts in the message's words msg, -1 when it is not there.
+func (v *vocab) cueAt(c cue, msg []string) int {
 	for i := 0; i+len(c.words) <= len(msg); i++ {
 		if c.anchored && i > 0 {
-			return false
+			return -1
 		}
 		ok := true
 		for j, cw := range c.words {
@@ -110,10 +113,10 @@ func (v *vocab) findCue(c cue, msg []string) bool {
 			}
 		}
 		if ok {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 func (v *vocab) cueWordMatch(w, c string) bool {

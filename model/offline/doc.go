@@ -81,8 +81,8 @@
 //
 // The model knows only what is language-general. An application teaches it its domain with a
 // [Pack]: synonyms per language, words that mark a language, intents (example phrasings mapped to
-// a tool, with default arguments), ID words and fields, entity patterns that fill arguments,
-// reference words (superlatives such as "the oldest" over the items a tool listed; ordinals and
+// a tool, with default arguments), ID words and fields, entity patterns that fill arguments, the
+// words that name arguments' values (read beside the model with [NewValueReader]), reference words (superlatives such as "the oldest" over the items a tool listed; ordinals and
 // "that one" are built in) and the line that opens the answer from a tool's results. A pack is data:
 // a Go value or an embedded JSON file read with [ParsePack].
 //

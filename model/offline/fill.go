@@ -17,6 +17,7 @@ import (
 // filler fills JSON Schemas from what the user wrote.
 type filler struct {
 	v       *vocab // what the model knows, with its packs
+	tool    string // the tool whose arguments are filled ("" for structured output)
 	root    map[string]any
 	msgs    []message.Message // the whole conversation
 	primary string            // the latest user message
@@ -72,6 +73,9 @@ func (f *filler) object(s map[string]any) (map[string]any, []string) {
 			v, ok = f.choice(name, ps)
 		}
 		if !ok {
+			v, ok = f.packValue(name, ps)
+		}
+		if !ok {
 			v, ok = f.sharedEnum(name, ps, taken)
 		}
 		if !ok && !f.dataFirst {
@@ -98,6 +102,40 @@ func (f *filler) object(s map[string]any) (map[string]any, []string) {
 		}
 	}
 	return out, missing
+}
+
+// packValue fills a property from the words the packs' Values give its values, converted to the
+// property's type; a value outside its enum, or that does not convert, is not taken.
+func (f *filler) packValue(name string, s map[string]any) (any, bool) {
+	val, ok := f.v.argValue(f.tool, name, f.primary)
+	if !ok {
+		return nil, false
+	}
+	if enum := asSlice(s["enum"]); len(enum) > 0 {
+		for _, e := range enum {
+			if fmt.Sprint(e) == val {
+				return e, true
+			}
+		}
+		return nil, false
+	}
+	typ, _ := schemaType(s)
+	switch typ {
+	case "string", "":
+		return val, true
+	case "integer":
+		n, err := strconv.ParseInt(val, 10, 64)
+		return n, err == nil
+	case "number":
+		n, err := strconv.ParseFloat(val, 64)
+		return n, err == nil
+	case "boolean":
+		b, err := strconv.ParseBool(val)
+		return b, err == nil
+	case "array":
+		return []any{val}, true
+	}
+	return nil, false
 }
 
 // sharedEnum fills an enum property with a value the user named that no earlier property with

@@ -515,9 +515,9 @@ func (f *filler) args(t model.ToolSpec) (map[string]any, []string) {
 	if s == nil {
 		return map[string]any{}, nil
 	}
-	saved := f.root
-	f.root = s
-	defer func() { f.root = saved }()
+	saved, savedTool := f.root, f.tool
+	f.root, f.tool = s, t.Name
+	defer func() { f.root, f.tool = saved, savedTool }()
 	return f.object(s)
 }
 

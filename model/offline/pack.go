@@ -63,6 +63,19 @@ type Pack struct {
 	// Choices are example phrasings of the values of an enum in a structured-output schema, for
 	// apps that ask the model to classify a message (see [Choice]).
 	Choices []Choice `json:"choices,omitempty"`
+	// Values are the words that name an argument's values: keyed by the argument's name (any
+	// tool's argument of that name) or by "tool.argument" (that tool's only, tried first), each
+	// value the argument takes and the phrases users write for it, in any language:
+	//
+	//	"values": {"renew_loan.weeks": {"2": ["fortnight", "quinzena"]}, "genre": {"crime": ["detective*", "!true crime"]}}
+	//
+	// Phrases are matched as cues are (words in order, case and accents ignored, "*" for any
+	// ending, typos forgiven from five letters, the pack's one-word synonyms counting); a phrase
+	// starting with "!" rules its value out when the message holds it. The value whose phrase
+	// starts earliest in the message fills the argument (the longer phrase where two start at
+	// the same word), converted to the argument's type; a value outside the argument's enum is
+	// not taken. Read them beside the model with [NewValueReader].
+	Values map[string]map[string][]string `json:"values,omitempty"`
 }
 
 // Intent maps example phrasings, or cue phrases, to a tool. A message whose content words cover
@@ -141,7 +154,8 @@ var langCodes = map[string]lang{"en": langEN, "pt": langPT, "es": langES, "fr": 
 
 // Validate reports what is wrong with a pack: a language code other than en, pt, es, fr and de,
 // an intent without a tool or examples, an entity without an argument or with a pattern that
-// does not compile, a superlative without a field.
+// does not compile, a superlative without a field, a value without a name or without a phrase
+// that means it.
 func (p *Pack) Validate() error {
 	if p == nil {
 		return errors.New("offline: a nil pack: give a *offline.Pack or leave it out")
@@ -188,6 +202,44 @@ func (p *Pack) Validate() error {
 		}
 		if len(c.Examples) == 0 {
 			return bad("choice %d (%s) has no examples: give at least one phrasing", i, c.Value)
+		}
+	}
+	for _, key := range sortedKeys(p.Values) {
+		if err := validValues(key, p.Values[key]); err != nil {
+			return bad("%v", err)
+		}
+	}
+	return nil
+}
+
+// validValues checks the values of one key of [Pack].Values.
+func validValues(key string, byValue map[string][]string) error {
+	tool, arg, scoped := strings.Cut(key, ".")
+	if !scoped {
+		tool, arg = "", key
+	}
+	if strings.TrimSpace(arg) == "" || scoped && strings.TrimSpace(tool) == "" || strings.Contains(arg, ".") {
+		return fmt.Errorf("values: key %q: want an argument's name or \"tool.argument\"", key)
+	}
+	if len(byValue) == 0 {
+		return fmt.Errorf("values of %q: none given: map each value to the phrases that mean it", key)
+	}
+	for _, val := range sortedKeys(byValue) {
+		if strings.TrimSpace(val) == "" {
+			return fmt.Errorf("values of %q: an empty value: name the value the phrases mean", key)
+		}
+		means := 0
+		for _, phrase := range byValue[val] {
+			not := strings.HasPrefix(strings.TrimSpace(phrase), "!")
+			if _, ok := newCue(strings.TrimPrefix(strings.TrimSpace(phrase), "!"), 1); !ok {
+				return fmt.Errorf("values of %q: value %q: phrase %q has no words", key, val, phrase)
+			}
+			if !not {
+				means++
+			}
+		}
+		if means == 0 {
+			return fmt.Errorf("values of %q: value %q has no phrase that means it (phrases starting with \"!\" only rule it out)", key, val)
 		}
 	}
 	return nil
@@ -244,6 +296,14 @@ type vocab struct {
 	answers      map[string][len(langWords)]string
 	cueSpelled   map[string]bool // words some cue spells exactly (not taken for typos)
 	choices      []choice
+	values       map[string][]argValue // by "tool.argument" or argument, sorted by value
+}
+
+// argValue is a value of an argument and the phrases that mean it, or rule it out.
+type argValue struct {
+	value string
+	cues  []cue
+	not   []cue
 }
 
 type intent struct {
@@ -364,6 +424,7 @@ func buildVocab(packs []*Pack) *vocab {
 			}
 		}
 		v.addChoices(p.Choices)
+		v.addValues(p.Values)
 		for tool, byLang := range p.Answers {
 			a := v.answers[tool]
 			for code, text := range byLang {
@@ -375,6 +436,100 @@ func buildVocab(packs []*Pack) *vocab {
 		}
 	}
 	return v
+}
+
+// addValues merges a pack's Values: a value several packs name keeps every pack's phrases.
+func (v *vocab) addValues(values map[string]map[string][]string) {
+	for key, byValue := range values {
+		if validValues(key, byValue) != nil {
+			continue
+		}
+		key = strings.TrimSpace(key)
+		if v.values == nil {
+			v.values = map[string][]argValue{}
+		}
+		vals := slices.Clone(v.values[key])
+		for val, phrases := range byValue {
+			i := slices.IndexFunc(vals, func(a argValue) bool { return a.value == val })
+			if i < 0 {
+				vals = append(vals, argValue{value: val})
+				i = len(vals) - 1
+			}
+			for _, phrase := range phrases {
+				phrase = strings.TrimSpace(phrase)
+				if rest, not := strings.CutPrefix(phrase, "!"); not {
+					if c, ok := newCue(rest, 1); ok {
+						vals[i].not = append(vals[i].not, c)
+					}
+				} else if c, ok := newCue(phrase, 1); ok {
+					vals[i].cues = append(vals[i].cues, c)
+				}
+			}
+		}
+		sort.Slice(vals, func(a, b int) bool { return vals[a].value < vals[b].value })
+		v.values[key] = vals
+	}
+}
+
+// argValue is the value the pack's Values give argument arg of tool in text: the value whose
+// phrase starts earliest (the longer phrase at the same word), none of whose "!" phrases the
+// text holds.
+func (v *vocab) argValue(tool, arg, text string) (string, bool) {
+	vals := v.values[arg]
+	if scoped := v.values[tool+"."+arg]; tool != "" && len(scoped) > 0 {
+		vals = scoped
+	}
+	if len(vals) == 0 {
+		return "", false
+	}
+	msg := cueWords(text)
+	best, bestAt, bestLen := "", -1, 0
+	for _, av := range vals {
+		if slices.ContainsFunc(av.not, func(c cue) bool { return v.cueAt(c, msg) >= 0 }) {
+			continue
+		}
+		for _, c := range av.cues {
+			at := v.cueAt(c, msg)
+			if at >= 0 && (bestAt < 0 || at < bestAt || at == bestAt && len(c.words) > bestLen) {
+				best, bestAt, bestLen = av.value, at, len(c.words)
+			}
+		}
+	}
+	return best, bestAt >= 0
+}
+
+// ValueReader reads arguments' values from a user's words by packs' [Pack].Values (and their
+// entity patterns), as the offline model does when it fills a call's arguments: for an app that reads its users' words
+// beside the model. It is safe for concurrent use.
+type ValueReader struct{ v *vocab }
+
+// NewValueReader returns a reader of the packs' Values (matched with the packs' synonyms and
+// exact words); invalid packs are refused.
+func NewValueReader(packs ...*Pack) (*ValueReader, error) {
+	for _, p := range packs {
+		if err := p.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	return &ValueReader{v: buildVocab(packs)}, nil
+}
+
+// Value returns the value text gives argument arg of tool (tool may be empty: then only the
+// Values keyed by the argument's name count), and false when it names none.
+func (r *ValueReader) Value(tool, arg, text string) (string, bool) {
+	if r == nil || r.v == nil {
+		return "", false
+	}
+	return r.v.argValue(tool, arg, text)
+}
+
+// Entity returns what the packs' entity patterns for arg (see [Entity]) take from text, as the
+// model fills that argument, and false when no pattern matches.
+func (r *ValueReader) Entity(arg, text string) (string, bool) {
+	if r == nil || r.v == nil {
+		return "", false
+	}
+	return r.v.entityFor(arg, text)
 }
 
 // contentWords are the words of s that count for matching: no stopwords, no one- or two-letter

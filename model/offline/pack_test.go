@@ -184,12 +184,14 @@ var appWords = []string{
 }
 
 // packGeneral are words an app's pack teaches that are also the model's own, language-general
-// words: "property" is JSON Schema's word for an object's field.
-var packGeneral = map[string]bool{"property": true}
+// words: "property" is JSON Schema's word for an object's field; "perfil" and "orcamento" are
+// Portuguese words of the model's synonyms (for "profile", "budget"), "zona" one of its words
+// for a place, "meta" the model's metadata.
+var packGeneral = map[string]bool{"property": true, "perfil": true, "orcamento": true, "zona": true, "meta": true}
 
 // packWords are the words and phrases the applications' packs (apps/*/pack/pack.json) teach the
 // offline model: their ID words and fields, language words, superlatives, words for the item in
-// view and tool names, folded, each with the app that teaches it.
+// view, tool names and the phrases of their values, folded, each with the app that teaches it.
 func packWords(t *testing.T) map[string]string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join("..", "..", "apps", "*", "pack", "pack.json"))
@@ -231,6 +233,14 @@ func packWords(t *testing.T) map[string]string {
 		add(p.References.This...)
 		for _, in := range p.Intents {
 			add(in.Tool)
+		}
+		// the words that name arguments' values (the values are the tools' own words)
+		for _, byValue := range p.Values {
+			for _, phrases := range byValue {
+				for _, ph := range phrases {
+					add(strings.Trim(strings.ReplaceAll(ph, "*", ""), "!^ "))
+				}
+			}
 		}
 	}
 	return out

@@ -9,7 +9,9 @@
 //     here falls back to it;
 //   - [EmitText] streams text a node wrote itself (a rule-written answer, a template) on the
 //     run's messages stream as a model streams its tokens, in word-sized [Chunks];
-//   - [LastUser] and [UserTurns] read a conversation.
+//   - [LastUser] and [UserTurns] read a conversation;
+//   - [Every] runs an app's background chore (a sweep of idle sessions) on a ticker, as the
+//     server runs its own, from Build until AppParts.Close stops it.
 //
 // A route:
 //
@@ -32,11 +34,13 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/server/internal/periodic"
 )
 
 // JSON answers v as JSON with status.
@@ -169,4 +173,18 @@ func UserTurns(msgs []message.Message) int {
 		}
 	}
 	return n
+}
+
+// Every calls fn every d on a goroutine of its own, the way the server runs its own chores (TTL
+// sweeps, cron ticks), until stop is called: stop cancels fn's context and waits for a call under
+// way to return. An app starts its chores in Build and calls stop in AppParts.Close. A d of zero
+// or less is refused.
+func Every(d time.Duration, fn func(ctx context.Context)) (stop func(), err error) {
+	if d <= 0 {
+		return nil, fmt.Errorf("appkit: Every needs a positive interval, got %v", d)
+	}
+	if fn == nil {
+		return nil, fmt.Errorf("appkit: Every needs a function to call")
+	}
+	return periodic.Every(d, fn), nil
 }

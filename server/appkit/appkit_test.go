@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/message"
@@ -248,5 +249,28 @@ func TestGuardWithoutTheServer(t *testing.T) {
 	}
 	if d, h := errorBody(t, rec.Result()); !strings.Contains(d, "Guard") || h == "" {
 		t.Fatalf("detail %q hint %q", d, h)
+	}
+}
+
+// Every calls the chore until stopped, and refuses a bad interval or a nil function.
+func TestEvery(t *testing.T) {
+	calls := make(chan struct{}, 10)
+	stop, err := appkit.Every(time.Millisecond, func(ctx context.Context) {
+		select {
+		case calls <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-calls
+	<-calls
+	stop()
+	if _, err := appkit.Every(0, func(context.Context) {}); err == nil || !strings.Contains(err.Error(), "positive interval") {
+		t.Errorf("a zero interval: %v", err)
+	}
+	if _, err := appkit.Every(time.Second, nil); err == nil {
+		t.Error("a nil function was taken")
 	}
 }

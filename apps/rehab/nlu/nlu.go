@@ -3,8 +3,9 @@
 // the amounts and places it names, and its words without the cues of its intent (what a task or a
 // note is about). Which tool a message asks for is the offline model's answer, from the cues of
 // rehab's pack (apps/rehab/pack), which also holds the phrases of the profile facts
-// (pack.Facts, facts.txt there). The other words are data embedded from this directory: words.txt
-// (pt-BR spellings and abbreviations, words never read as typos, filler words) and places.txt.
+// (pack.Facts, facts.txt there), its spellings (pack.Spellings: pt-BR spellings and abbreviations),
+// its words never read as typos (the pack's exact words) and its places (pack.Places). Only the
+// filler words are this package's own: words.txt.
 //
 // Text is compared in lower case without accents, word by word, with the offline model's typo
 // matcher (offline.WordsMatch): a word of five letters or more that is not itself a known word
@@ -28,7 +29,7 @@ import (
 	"github.com/trellis-go/trellis/model/offline"
 )
 
-//go:embed words.txt places.txt
+//go:embed words.txt
 var files embed.FS
 
 // cue is a sequence of words; a word ending in '*' matches any ending.
@@ -96,36 +97,29 @@ func lines(name string, each func(n int, fields []string) error) error {
 func load() (*lexicon, error) {
 	l := &lexicon{vocabID: map[string]int{}, rewrite: map[string]string{}, known: map[string]bool{}, filler: map[string]bool{}}
 	err := lines("words.txt", func(_ int, f []string) error {
-		if len(f) < 2 || (f[0] == "=" || f[0] == "-") && len(f) != 2 {
-			return fmt.Errorf("want <written> <as>, = <word> or - <word>, got %q", strings.Join(f, " "))
+		if len(f) != 2 || f[0] != "-" {
+			return fmt.Errorf("want - <word>, got %q", strings.Join(f, " "))
 		}
-		switch f[0] {
-		case "=":
-			l.known[fold(f[1])] = true
-		case "-":
-			l.filler[fold(f[1])] = true
-		default:
-			as := fold(strings.Join(f[1:], " "))
-			l.rewrite[fold(f[0])] = as
-			for _, w := range f[1:] {
-				l.known[fold(w)] = true
-			}
-		}
+		l.filler[fold(f[1])] = true
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	err = lines("places.txt", func(_ int, f []string) error {
-		p := strings.Join(f, " ")
-		l.places = append(l.places, p)
-		for _, w := range f {
-			l.known[fold(w)] = true
+	// The spellings, the exact words and the places are the pack's.
+	for w, as := range pack.Spellings {
+		l.rewrite[w] = as
+		for _, x := range strings.Fields(as) {
+			l.known[x] = true
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	}
+	for _, w := range pack.Pack.Exact {
+		for _, x := range strings.Fields(fold(w)) {
+			l.known[x] = true
+		}
+	}
+	for _, p := range pack.Places {
+		l.places = append(l.places, p.Name)
 	}
 	parseCue := func(words []string, weight float64) cue {
 		c := cue{weight: weight, text: strings.Join(words, " ")}
@@ -266,9 +260,6 @@ func Content(text string, intents ...string) []string {
 	return out
 }
 
-// Fold is a text in lower case without accents, as the cues are written.
-func Fold(text string) string { return fold(text) }
-
 // Fact is a fact of the user's profile read from a message.
 type Fact struct {
 	Section    string
@@ -318,9 +309,6 @@ func Amounts(text string) []float64 {
 }
 
 var groupedRE = regexp.MustCompile(`[.\s\x{00A0}]\d{3}$`)
-
-// Places are the neighbourhoods and cities the app knows by name (places.txt).
-func Places() []string { return append([]string(nil), lex.places...) }
 
 // Facts reads the profile facts a message mentions, one per field (the most confident cue
 // wins; on a tie the later one); now turns a birth year into an age.

@@ -192,3 +192,23 @@ func TestFacts(t *testing.T) {
 		}
 	}
 }
+
+// The offline model fills update_user_profile's section from the pack's values, typos and
+// pt-BR words included, as rehab's own plan reads them (pack.Reader).
+func TestPackValuesFillTheSection(t *testing.T) {
+	for text, want := range map[string]string{
+		"atualiza a minha meta de investimento": "goals",
+		"muda o meu orcamneto":                  "budget",
+		"atualiza meus dados do irs":            "fiscal",
+		"muda a qualidade da reforma":           "renovation",
+		"atualiza os bairros onde procuro":      "preferences",
+	} {
+		name, args := argsOf(t, ask(t, setup(t), rehabTools[3:4], message.User(text)))
+		if name != "update_user_profile" || args["section"] != want {
+			t.Errorf("%q: %s %v, want section %s", text, name, args, want)
+		}
+		if got, _ := pack.Reader.Value("update_user_profile", "section", text); got != want {
+			t.Errorf("%q: pack.Reader gives %q, want %s", text, got, want)
+		}
+	}
+}

@@ -566,33 +566,17 @@ func boolInt(b bool) int {
 
 // ArchiveItem soft-deletes a portfolio item (status archived).
 func (s *Store) ArchiveItem(ctx context.Context, who Who, id string, au Audit) (*PortfolioItem, error) {
-	var out *PortfolioItem
-	err := s.tx(ctx, who, func(tx *appdb.Tx) error {
-		it, err := item(ctx, tx, id)
-		if err != nil {
-			return err
-		}
+	return s.editItem(ctx, who, id, func(tx *appdb.Tx, it *PortfolioItem) error {
 		if it.Status == StatusArchived {
-			out = it
 			return nil
 		}
-		if err := setStatus(ctx, tx, s.now(), it, StatusArchived, au); err != nil {
-			return err
-		}
-		out, err = item(ctx, tx, it.ID)
-		return err
+		return setStatus(ctx, tx, s.now(), it, StatusArchived, au)
 	})
-	return out, err
 }
 
 // SetActive makes one portfolio item the active one (and no other).
 func (s *Store) SetActive(ctx context.Context, who Who, id string, au Audit) (*PortfolioItem, error) {
-	var out *PortfolioItem
-	err := s.tx(ctx, who, func(tx *appdb.Tx) error {
-		it, err := item(ctx, tx, id)
-		if err != nil {
-			return err
-		}
+	return s.editItem(ctx, who, id, func(tx *appdb.Tx, it *PortfolioItem) error {
 		if it.Status == StatusArchived {
 			return fmt.Errorf("%w: the property %q was removed from the portfolio", ErrNotFound, id)
 		}
@@ -601,11 +585,25 @@ func (s *Store) SetActive(ctx context.Context, who Who, id string, au Audit) (*P
 			WHERE tenant_id = ? AND user_id = ?`, it.ID, now, tx.Tenant(), tx.User()); err != nil {
 			return err
 		}
-		if !it.IsActive {
-			if err := logAction(ctx, tx, now, Action{ActionType: "switch_active_property", EntityType: "portfolio_item", EntityID: it.ID,
-				Field: "is_active", Old: "false", New: "true"}, au); err != nil {
-				return err
-			}
+		if it.IsActive {
+			return nil
+		}
+		return logAction(ctx, tx, now, Action{ActionType: "switch_active_property", EntityType: "portfolio_item", EntityID: it.ID,
+			Field: "is_active", Old: "false", New: "true"}, au)
+	})
+}
+
+// editItem runs edit on the portfolio item id in one transaction and returns the item as edit
+// left it.
+func (s *Store) editItem(ctx context.Context, who Who, id string, edit func(tx *appdb.Tx, it *PortfolioItem) error) (*PortfolioItem, error) {
+	var out *PortfolioItem
+	err := s.tx(ctx, who, func(tx *appdb.Tx) error {
+		it, err := item(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if err := edit(tx, it); err != nil {
+			return err
 		}
 		out, err = item(ctx, tx, it.ID)
 		return err

@@ -8,6 +8,28 @@ import (
 	"github.com/trellis-go/trellis/apps/rehab/taxes"
 )
 
+// taxCase is a price, a buyer's profile and the IMT and stamp duty worked by hand.
+type taxCase struct {
+	name       string
+	price      float64
+	p          taxes.Profile
+	imt, stamp float64
+}
+
+// checkCompute checks tables' taxes against cases, their total and the year they report.
+func checkCompute(t *testing.T, tables *taxes.Tables, cases []taxCase) {
+	t.Helper()
+	for _, c := range cases {
+		r, err := tables.Compute(c.price, c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(r.IMT-c.imt) > 0.005 || math.Abs(r.Stamp-c.stamp) > 0.005 || math.Abs(r.Total-(c.imt+c.stamp)) > 0.01 || r.TablesOfYear != tables.Year {
+			t.Errorf("%s (%v€): IMT %v selo %v (tables of %d), want %v and %v", c.name, c.price, r.IMT, r.Stamp, r.TablesOfYear, c.imt, c.stamp)
+		}
+	}
+}
+
 // Figures worked by hand from the 2025 tables (CIMT art. 17.º as updated by the OE 2025):
 // tax = value × rate − parcela a abater.
 func TestCompute(t *testing.T) {
@@ -15,12 +37,7 @@ func TestCompute(t *testing.T) {
 	hpp := taxes.Profile{OwnPermanentHome: true}
 	other := taxes.Profile{}
 	young := taxes.Profile{OwnPermanentHome: true, FirstHome: true, Age: 30}
-	cases := []struct {
-		name       string
-		price      float64
-		p          taxes.Profile
-		imt, stamp float64
-	}{
+	checkCompute(t, taxes.Tables2025, []taxCase{
 		{"own home exempt bracket", 100000, hpp, 0, 800},
 		{"own home 2%", 120000, hpp, 314.78, 960},             // 2.400 − 2.085,22
 		{"own home 5%", 180000, hpp, 2636.24, 1440},           // 9.000 − 6.363,76
@@ -37,16 +54,7 @@ func TestCompute(t *testing.T) {
 		{"young over the limit", 700000, young, 42000, 5600},  // no exemption
 		{"young but not first home", 300000, taxes.Profile{OwnPermanentHome: true, Age: 30}, 10747.08, 2400},
 		{"first home at 36", 300000, taxes.Profile{OwnPermanentHome: true, FirstHome: true, Age: 36}, 10747.08, 2400},
-	}
-	for _, c := range cases {
-		r, err := taxes.Tables2025.Compute(c.price, c.p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if math.Abs(r.IMT-c.imt) > 0.005 || math.Abs(r.Stamp-c.stamp) > 0.005 || math.Abs(r.Total-(c.imt+c.stamp)) > 0.01 {
-			t.Errorf("%s (%v€): IMT %v selo %v, want %v and %v", c.name, c.price, r.IMT, r.Stamp, c.imt, c.stamp)
-		}
-	}
+	})
 	if _, err := taxes.Compute(0, hpp); err == nil {
 		t.Error("zero price accepted")
 	}
@@ -59,12 +67,7 @@ func TestCompute2026(t *testing.T) {
 	hpp := taxes.Profile{OwnPermanentHome: true}
 	other := taxes.Profile{}
 	young := taxes.Profile{OwnPermanentHome: true, FirstHome: true, Age: 30}
-	for _, c := range []struct {
-		name       string
-		price      float64
-		p          taxes.Profile
-		imt, stamp float64
-	}{
+	checkCompute(t, taxes.Tables2026, []taxCase{
 		{"own home exempt bracket", 106000, hpp, 0, 848},
 		{"own home 2%", 120000, hpp, 273.08, 960},            // 2.400 − 2.126,92
 		{"own home 5%", 180000, hpp, 2508.98, 1440},          // 9.000 − 6.491,02
@@ -80,15 +83,7 @@ func TestCompute2026(t *testing.T) {
 		{"young partial", 400000, young, 5556.88, 555.69},    // 8% and 0,8% of 69.461
 		{"young over the limit", 700000, young, 42000, 5600}, // above 660.982: no exemption
 		{"first home at 36", 300000, taxes.Profile{OwnPermanentHome: true, FirstHome: true, Age: 36}, 10542.04, 2400},
-	} {
-		r, err := taxes.Tables2026.Compute(c.price, c.p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if math.Abs(r.IMT-c.imt) > 0.005 || math.Abs(r.Stamp-c.stamp) > 0.005 || r.TablesOfYear != 2026 {
-			t.Errorf("%s (%v€): IMT %v selo %v (tables of %d), want %v and %v", c.name, c.price, r.IMT, r.Stamp, r.TablesOfYear, c.imt, c.stamp)
-		}
-	}
+	})
 	// The average rates the 2026 own-home table publishes at its limits (taxa média).
 	for limit, avg := range map[float64]float64{145470: 0.5379, 198347: 1.7274, 330539: 3.8361} {
 		tax, _, _, _ := taxes.IMTByTable(limit, taxes.Tables2026.OwnHome)
