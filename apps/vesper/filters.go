@@ -10,6 +10,7 @@ import (
 
 	"github.com/trellis-go/trellis/apps/vesper/entity"
 	"github.com/trellis-go/trellis/apps/vesper/warehouse"
+	"github.com/trellis-go/trellis/period"
 )
 
 // Filters are the values the supervisor extracts from a request: the
@@ -195,23 +196,24 @@ func Extract(text string, now time.Time) Filters {
 	}
 	f.Milestones = milestonesAsked(lower)
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
-	if p, ok := readPeriod(text, day); ok {
-		f.DateRangeStart = p.start.Format(time.DateOnly)
-		if !p.end.IsZero() {
-			f.DateRangeEnd = p.end.Format(time.DateOnly)
+	// "last week" in a question about changes is the seven days to the data's date.
+	if p, ok := (period.Options{RollingWeeks: true}).Read(text, day); ok {
+		f.DateRangeStart = p.Start.Format(time.DateOnly)
+		if !p.End.IsZero() {
+			f.DateRangeEnd = p.End.Format(time.DateOnly)
 		}
-		if p.month != 0 {
-			f.Month = p.month
+		if p.Month != 0 {
+			f.Month = int(p.Month)
 		}
 		// A month, quarter or season of one year: the price tools read
 		// those months of that year, never the whole year.
-		if year, months := p.monthsOfYear(); year != 0 {
+		if year, months := p.MonthsOfYear(); year != 0 {
 			f.Months = months
 			if f.Year == 0 {
 				f.Year = year
 			}
-		} else if f.Year == 0 && p.start.Month() == time.January && p.start.Day() == 1 {
-			f.Year = p.start.Year() // this year, year to date: that year's prices
+		} else if f.Year == 0 && p.Start.Month() == time.January && p.Start.Day() == 1 {
+			f.Year = p.Start.Year() // this year, year to date: that year's prices
 		}
 	} else if f.Year != 0 && !strings.Contains(lower, "cod") {
 		// "in 2025" for usage questions is the whole year.
@@ -223,9 +225,9 @@ func Extract(text string, now time.Time) Filters {
 	}
 	if f.Month == 0 {
 		// A month named for prices ("hourly prices in March 2025").
-		for _, pt := range datePoints(text, day) {
-			if pt.monthly {
-				f.Month = int(pt.monthNum)
+		for _, pt := range period.Dates(text, day) {
+			if pt.Monthly {
+				f.Month = int(pt.At.Month())
 				break
 			}
 		}
