@@ -25,6 +25,11 @@
 // begun. Two dates make a range, in the order written; a range whose second month has no year
 // and falls before the first runs into the next year ("from November to February").
 //
+// One date after "since", "after" or "from" ("desde", "a partir de") opens a period to today
+// (End zero); after "until", "before", "through" or "to" ("até") it closes the thirty days up to
+// it. Weeks are calendar weeks from Monday unless [Options].RollingWeeks makes "last week" the
+// seven days up to today. "The last 30 days", "past 2 weeks", "últimos 3 meses" end today.
+//
 // Text that names no period gives ok false; Read never fails otherwise, whatever the input
 // (empty text, invalid dates such as 2025-02-30, numbers out of range are not dates).
 package period
