@@ -288,19 +288,9 @@ func lastActivity(report, from, to string) func(*testing.T, *sql.DB) []string {
 func monthPrice(p priceSel, pooled bool) func(*testing.T, *sql.DB) []string {
 	return func(t *testing.T, db *sql.DB) []string {
 		from, args := p.where()
-		rows, err := db.Query(`SELECT vf.asof, AVG(da.dayahead_price) `+from+` GROUP BY vf.asof`, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
 		var alts []string
-		for rows.Next() {
-			var asof string
-			var v float64
-			if err := rows.Scan(&asof, &v); err != nil {
-				t.Fatal(err)
-			}
-			alts = append(alts, money(v))
+		for _, r := range keyedMeans(t, db, `SELECT vf.asof, AVG(da.dayahead_price) `+from+` GROUP BY vf.asof`, args...) {
+			alts = append(alts, money(r.mean))
 		}
 		if len(alts) == 0 {
 			t.Fatalf("no prices for %+v: the question tests nothing", p)
@@ -321,29 +311,8 @@ func monthPrice(p priceSel, pooled bool) func(*testing.T, *sql.DB) []string {
 func hourExtremes(p priceSel) func(*testing.T, *sql.DB) []string {
 	return func(t *testing.T, db *sql.DB) []string {
 		from, args := p.where()
-		rows, err := db.Query(`SELECT da.hour, AVG(da.dayahead_price) `+from+` GROUP BY da.hour`, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		m := map[int]float64{}
-		for rows.Next() {
-			var h int
-			var v float64
-			if err := rows.Scan(&h, &v); err != nil {
-				t.Fatal(err)
-			}
-			m[h] = v
-		}
-		hi, lo := -1, -1
-		for h, v := range m {
-			if hi < 0 || v > m[hi] {
-				hi = h
-			}
-			if lo < 0 || v < m[lo] {
-				lo = h
-			}
-		}
+		m := hourMeans(t, db, `SELECT da.hour, AVG(da.dayahead_price) `+from+` GROUP BY da.hour`, args...)
+		hi, lo := highLow(m)
 		return []string{fmt.Sprintf("**%s in HE %d**", money(m[hi]), hi+1), fmt.Sprintf("%s in HE %d", money(m[lo]), lo+1)}
 	}
 }
@@ -353,21 +322,7 @@ func hubSpread(a, b priceSel) func(*testing.T, *sql.DB) []string {
 	return func(t *testing.T, db *sql.DB) []string {
 		means := func(p priceSel) map[int]float64 {
 			from, args := p.where()
-			rows, err := db.Query(`SELECT da.hour, AVG(da.dayahead_price) `+from+` GROUP BY da.hour`, args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			m := map[int]float64{}
-			for rows.Next() {
-				var h int
-				var v float64
-				if err := rows.Scan(&h, &v); err != nil {
-					t.Fatal(err)
-				}
-				m[h] = v
-			}
-			return m
+			return hourMeans(t, db, `SELECT da.hour, AVG(da.dayahead_price) `+from+` GROUP BY da.hour`, args...)
 		}
 		ma, mb := means(a), means(b)
 		var s, n float64

@@ -93,7 +93,7 @@ func hourlyCall(f Filters, year int) Call {
 }
 
 func priceClarify(req string, f Filters) string {
-	if f.Market == "" && f.HubZone == "" && len(f.HubZones) == 0 && len(f.Markets) == 0 && !has(req, "list", "available", "which curve", "what curve", "files") {
+	if f.Market == "" && f.HubZone == "" && len(f.HubZones) == 0 && len(f.Markets) == 0 && !hasCue(req, "list_curves") && !hasCue(req, "curve_files") {
 		return "Which market and hub-zone do you mean (for example CAISO NP15, CAISO SP15 or ERCOT HB_NORTH), and for which year?"
 	}
 	return ""
@@ -110,9 +110,9 @@ func BuiltinDomains() []Domain {
 			Clarify: priceClarify,
 			Plan: func(req string, f Filters) []Call {
 				switch {
-				case len(f.Vendors) >= 2 || has(req, "compare", " vs", "versus"):
+				case len(f.Vendors) >= 2 || hasCue(req, "compare"):
 					return []Call{call("compare_vendors", tools.CompareVendorsArgs{Market: f.Market, HubZone: f.HubZone, Year: f.Year, Vendors: f.Vendors, Months: f.Months})}
-				case has(req, "list", "available", "which curve", "what curve") || has(req, "files") && f.AsOf == "":
+				case hasCue(req, "list_curves") || hasCue(req, "curve_files") && f.AsOf == "":
 					return []Call{call("list_available_curves", tools.ListCurvesArgs{Vendor: f.Vendor, Market: f.Market, HubZone: f.HubZone})}
 				case has(req, hourWords...):
 					return []Call{hourlyCall(f, f.Year)}
@@ -149,9 +149,9 @@ func BuiltinDomains() []Domain {
 			Plan: func(req string, f Filters) []Call {
 				dr := tools.DateRangeArgs{Start: f.DateRangeStart, End: f.DateRangeEnd}
 				switch {
-				case has(req, "trend", "over time", "per month", "by month", "by week"):
+				case hasCue(req, "trend"):
 					period := ""
-					if has(req, "week") && !has(req, "last week") {
+					if hasCue(req, "weekly") && !hasCue(req, "last_week") {
 						period = "week"
 					}
 					return []Call{call("get_report_usage_trend", tools.UsageTrendArgs{ReportName: f.ReportName, Start: f.DateRangeStart, End: f.DateRangeEnd, Period: period})}
@@ -176,29 +176,29 @@ func BuiltinDomains() []Domain {
 			Plan: func(req string, f Filters) []Call {
 				p := f.ProjectName
 				switch {
-				case has(req, "chang", "moved", "slipped", "pushed"):
+				case hasCue(req, "changed"):
 					ca := tools.RecentChangesArgs{ProjectName: p, FieldChanged: f.FieldChanged, SinceDate: f.DateRangeStart}
 					if f.DateRangeStart != "" {
 						ca.UntilDate = f.DateRangeEnd // a month or range named: not the changes after it
 					}
 					return []Call{call("get_recent_changes", ca)}
 				case p == "":
-					if f.RiskLevel != "" || has(req, "risk") && !has(req, "at risk", "at-risk") {
+					if f.RiskLevel != "" || hasCue(req, "risk") && !hasCue(req, "at_risk") {
 						return []Call{call("get_task_risks", tools.TaskRisksArgs{RiskLevel: f.RiskLevel})}
 					}
 					return []Call{call("get_portfolio_summary", tools.PortfolioArgs{Technology: f.Technology, Stage: f.ProjectStage, StatusColor: f.StatusColor,
 						Sponsor: f.Sponsor, Buyer: f.Buyer, Milestones: f.Milestones})}
 				case f.RiskLevel != "":
 					return []Call{call("get_task_risks", tools.TaskRisksArgs{ProjectName: p, RiskLevel: f.RiskLevel})}
-				case has(req, offtakeWords...) || has(req, "offtaker", "tenor"):
+				case has(req, offtakeWords...) || hasCue(req, "offtake_terms"):
 					return []Call{call("get_project_overview", tools.ProjectArgs{ProjectName: p})}
-				case has(req, "health", "status", "on track", "off track"):
+				case hasCue(req, "health"):
 					return []Call{call("get_project_health", tools.ProjectArgs{ProjectName: p})}
-				case has(req, "milestone", "cod", "dates", "timeline", "when "):
+				case hasCue(req, "milestone_asked"):
 					return []Call{call("get_milestone_dates", tools.ProjectArgs{ProjectName: p})}
-				case has(req, "budget", "actuals", "spend", "cost", "forecast"):
+				case hasCue(req, "budget"):
 					return []Call{call("get_budget_overview", tools.ProjectArgs{ProjectName: p})}
-				case has(req, "risk", "task"):
+				case hasCue(req, "task"):
 					return []Call{call("get_task_risks", tools.TaskRisksArgs{ProjectName: p})}
 				}
 				return []Call{call("get_project_overview", tools.ProjectArgs{ProjectName: p})}

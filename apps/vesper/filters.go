@@ -2,14 +2,18 @@ package vesper
 
 import (
 	"encoding/json"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/trellis-go/trellis/apps/vesper/entity"
+	"github.com/trellis-go/trellis/apps/vesper/pack"
 	"github.com/trellis-go/trellis/apps/vesper/warehouse"
+	"github.com/trellis-go/trellis/period"
 )
 
 // Filters are the values the supervisor extracts from a request: the
@@ -120,13 +124,14 @@ func (f *Filters) Normalize() {
 var (
 	yearRE   = regexp.MustCompile(`\b(20[2-3][0-9])\b`)
 	asofRE   = regexp.MustCompile(`(?i)\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)_20[2-3][0-9]|q[1-4]_20[2-3][0-9])\b`)
-	topRE    = regexp.MustCompile(`(?i)\btop\s+(\d{1,3})\b`)
-	stageRE  = regexp.MustCompile(`(?i)\bstage[\s-]*([1-8]|one|two|three|four|five|six|seven|eight|i{1,3}|iv|vi{0,3})\b`)
+	topRE    = regexp.MustCompile(`(?i)\b(?:` + alternatives(pack.Vocabulary.Cues["top_n"]) + `)\s+(\d{1,3})\b`)
+	stageRE  = regexp.MustCompile(`(?i)\b(?:` + alternatives(pack.Vocabulary.Cues["stage"]) + `)[\s-]*([1-8]|` + alternatives(keys(pack.Vocabulary.StageNumbers)) + `)\b`)
 	wordRE   = regexp.MustCompile(`[A-Za-z0-9_+\-]+`)
 	capRunRE = regexp.MustCompile(`\b[A-Z][A-Za-z0-9]*(?:\s+[A-Z][A-Za-z0-9]*)*\b`)
 	// riskLevelRE finds a task risk level: "high risk", "high-risk tasks",
 	// "risk level medium", "risk of low" (not "at risk", a health colour).
-	riskLevelRE = regexp.MustCompile(`\b(high|medium|low)[- ]?(?:risk|priority risk)|\brisk(?: level)?(?: is| of|:)?\s+(high|medium|low)\b`)
+	riskLevelRE = regexp.MustCompile(`\b(` + alternatives(keys(pack.Vocabulary.RiskLevels)) + `)[- ]?(?:` + alternatives(pack.Vocabulary.RiskLevelBefore) +
+		`)|\b(?:` + alternatives(pack.Vocabulary.RiskLevelAfter) + `)\s+(` + alternatives(keys(pack.Vocabulary.RiskLevels)) + `)\b`)
 )
 
 // Extract reads the filters a request names, with the rules of the
@@ -195,25 +200,26 @@ func Extract(text string, now time.Time) Filters {
 	}
 	f.Milestones = milestonesAsked(lower)
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
-	if p, ok := readPeriod(text, day); ok {
-		f.DateRangeStart = p.start.Format(time.DateOnly)
-		if !p.end.IsZero() {
-			f.DateRangeEnd = p.end.Format(time.DateOnly)
+	// "last week" in a question about changes is the seven days to the data's date.
+	if p, ok := (period.Options{RollingWeeks: true}).Read(text, day); ok {
+		f.DateRangeStart = p.Start.Format(time.DateOnly)
+		if !p.End.IsZero() {
+			f.DateRangeEnd = p.End.Format(time.DateOnly)
 		}
-		if p.month != 0 {
-			f.Month = p.month
+		if p.Month != 0 {
+			f.Month = int(p.Month)
 		}
 		// A month, quarter or season of one year: the price tools read
 		// those months of that year, never the whole year.
-		if year, months := p.monthsOfYear(); year != 0 {
+		if year, months := p.MonthsOfYear(); year != 0 {
 			f.Months = months
 			if f.Year == 0 {
 				f.Year = year
 			}
-		} else if f.Year == 0 && p.start.Month() == time.January && p.start.Day() == 1 {
-			f.Year = p.start.Year() // this year, year to date: that year's prices
+		} else if f.Year == 0 && p.Start.Month() == time.January && p.Start.Day() == 1 {
+			f.Year = p.Start.Year() // this year, year to date: that year's prices
 		}
-	} else if f.Year != 0 && !strings.Contains(lower, "cod") {
+	} else if f.Year != 0 && !hasCue(lower, "cod") {
 		// "in 2025" for usage questions is the whole year.
 		f.DateRangeStart = time.Date(f.Year, 1, 1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
 		f.DateRangeEnd = time.Date(f.Year, 12, 31, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
@@ -223,9 +229,9 @@ func Extract(text string, now time.Time) Filters {
 	}
 	if f.Month == 0 {
 		// A month named for prices ("hourly prices in March 2025").
-		for _, pt := range datePoints(text, day) {
-			if pt.monthly {
-				f.Month = int(pt.monthNum)
+		for _, pt := range period.Dates(text, day) {
+			if pt.Monthly {
+				f.Month = int(pt.At.Month())
 				break
 			}
 		}
@@ -235,20 +241,16 @@ func Extract(text string, now time.Time) Filters {
 		if lvl == "" {
 			lvl = m[2]
 		}
-		f.RiskLevel = strings.ToUpper(lvl[:1]) + lvl[1:]
+		f.RiskLevel = pack.Vocabulary.RiskLevels[lvl]
 	}
-	switch {
-	case strings.Contains(lower, "off track") || strings.Contains(lower, "off-track") || strings.Contains(lower, "(red)") || strings.Contains(lower, " red "):
-		f.StatusColor = "off_track"
-	case strings.Contains(lower, "at risk") || strings.Contains(lower, "at-risk") || strings.Contains(lower, "yellow"):
-		f.StatusColor = "at_risk"
-	case strings.Contains(lower, "on hold") || strings.Contains(lower, "on-hold") || strings.Contains(lower, "blue"):
-		f.StatusColor = "on_hold"
-	case strings.Contains(lower, "on track") || strings.Contains(lower, "on-track") || strings.Contains(lower, "green"):
-		f.StatusColor = "on_track"
+	for _, c := range pack.Vocabulary.StatusColors {
+		if has(lower, c.Phrases...) {
+			f.StatusColor = c.Status
+			break
+		}
 	}
 	f.SQL = userSQL(text)
-	if strings.Contains(lower, "milestone") && (strings.Contains(lower, "chang") || strings.Contains(lower, "moved") || strings.Contains(lower, "slipped")) {
+	if hasCue(lower, "milestone") && hasCue(lower, "milestone_moved") {
 		f.FieldChanged = "FinishDate"
 	}
 	return f
@@ -273,7 +275,7 @@ func userSQL(text string) string {
 	}
 	stmt := strings.TrimSpace(strings.Trim(strings.TrimSpace(t[loc[0]:]), "`"))
 	before := strings.ToLower(t[:loc[0]])
-	named := strings.Contains(before, "sql") || strings.Contains(before, "query")
+	named := hasCue(before, "sql_named")
 	if !named && loc[0] == 0 {
 		// A message that is only a statement must name a view: "Select all
 		// projects from Stage 3" is English.
@@ -345,7 +347,7 @@ func capitalisedRuns(text string) []string {
 		}
 		ws := strings.Fields(run)
 		for len(ws) > 0 {
-			if k, _ := exactEntity(ws[0]); k != "" || stopWords[strings.ToLower(ws[0])] {
+			if k, _ := exactEntity(ws[0]); k != "" || nameStopWords[strings.ToLower(ws[0])] {
 				ws = ws[1:]
 				continue
 			}
@@ -358,7 +360,19 @@ func capitalisedRuns(text string) []string {
 	return out
 }
 
-var stopWords = map[string]bool{"what": true, "show": true, "how": true, "which": true, "who": true, "list": true, "is": true,
-	"are": true, "the": true, "give": true, "tell": true, "compare": true, "and": true, "me": true, "i": true, "power": true,
-	"bi": true, "pbi": true, "per": true, "cod": true, "stage": true, "when": true, "where": true, "can": true, "does": true,
-	"do": true, "hi": true, "hello": true, "thanks": true, "please": true, "day-ahead": true}
+// nameStopWords begin a capitalised run without being part of a name.
+var nameStopWords = set(pack.Vocabulary.NameStopWords)
+
+// alternatives writes phrases as a regular expression's alternatives, longest first so that
+// "risk level is" is tried before "risk".
+func alternatives(phrases []string) string {
+	ps := slices.Clone(phrases)
+	slices.SortStableFunc(ps, func(a, b string) int { return len(b) - len(a) })
+	for i, p := range ps {
+		ps[i] = regexp.QuoteMeta(p)
+	}
+	return strings.Join(ps, "|")
+}
+
+// keys returns a map's keys, sorted.
+func keys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

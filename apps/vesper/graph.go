@@ -172,7 +172,7 @@ func (a *assistant) afterClassify(ctx context.Context, st supervisor.State, r su
 		r.Filters = raw
 		return r, nil
 	}
-	followUp := has(req, "what about", "and for", "same for", "how about")
+	followUp := hasCue(req, "follow_up")
 	if !r.Ambiguous && len(st.Agents) > 0 && (followUp || (len(r.Agents) == 0 && !f.empty())) {
 		var prev Filters
 		_ = json.Unmarshal(st.Filters, &prev)
@@ -451,6 +451,9 @@ const WriteRefusal = "I can only read Vesper's data, so I can't delete, change o
 	"Changes are made in Asana, Power BI or the curve files themselves. I can show you the current data instead, " +
 	"for example \"Show me all projects that are off track\"."
 
+// politeOpening are the words a request may begin with before its verb ("could you please").
+var politeOpening = set(pack.Vocabulary.Cues["polite_opening"])
+
 // writeVerbs begin a request to change data.
 var writeVerbs = set(pack.Vocabulary.WriteVerbs)
 
@@ -459,13 +462,8 @@ var writeVerbs = set(pack.Vocabulary.WriteVerbs)
 // that writes.
 func writeRequest(req string) bool {
 	ws := strings.Fields(strings.NewReplacer(",", " ", "?", " ", "!", " ", ".", " ").Replace(req))
-	for len(ws) > 0 {
-		switch ws[0] {
-		case "please", "can", "could", "would", "will", "you", "i", "we", "want", "to", "need", "go", "ahead", "and", "kindly", "let's", "lets", "hey", "hi":
-			ws = ws[1:]
-			continue
-		}
-		break
+	for len(ws) > 0 && politeOpening[ws[0]] {
+		ws = ws[1:]
 	}
 	if len(ws) > 0 && writeVerbs[ws[0]] {
 		return true

@@ -108,7 +108,7 @@ func dial(t *testing.T, srv *httptest.Server, token string) *websocket.Conn {
 // exchange sends one frame and reads frames up to chat.complete or error.
 func exchange(t *testing.T, c *websocket.Conn, frame string) (types []string, streamed string, last chatOut) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := c.Write(ctx, websocket.MessageText, []byte(frame)); err != nil {
 		t.Fatal(err)

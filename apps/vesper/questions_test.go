@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -155,41 +156,80 @@ func projectsWhere(cond string, args ...any) func(*testing.T, *sql.DB) []string 
 
 // hourly are the hourly means of a hub-zone's prices in a year (and month).
 func hourly(t *testing.T, db *sql.DB, market, hub string, year, month int) map[int]float64 {
-	rows, err := db.Query(`SELECT da.hour, AVG(da.dayahead_price) FROM base_mc_dayahead da
+	out := hourMeans(t, db, `SELECT da.hour, AVG(da.dayahead_price) FROM base_mc_dayahead da
 		JOIN base_mc_vendor_files vf ON da.file_info_key = vf.file_info_key AND da.hubzone_key = vf.hubzone_key
 		WHERE vf.market = ? AND vf.hubzone = ? AND da.year = ? AND (? = 0 OR da.month = ?) GROUP BY da.hour`, market, hub, year, month, month)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	out := map[int]float64{}
-	for rows.Next() {
-		var h int
-		var p float64
-		if err := rows.Scan(&h, &p); err != nil {
-			t.Fatal(err)
-		}
-		out[h] = p
-	}
 	if len(out) == 0 {
 		t.Fatalf("no prices for %s %s %d", market, hub, year)
 	}
 	return out
 }
 
+// hourMeans runs a query whose rows are an hour and a mean price, and returns the means by hour.
+func hourMeans(t *testing.T, db *sql.DB, q string, args ...any) map[int]float64 {
+	t.Helper()
+	out := map[int]float64{}
+	for _, r := range keyedMeans(t, db, q, args...) {
+		h, err := strconv.Atoi(r.key)
+		if err != nil {
+			t.Fatalf("%s: hour %q", q, r.key)
+		}
+		out[h] = r.mean
+	}
+	return out
+}
+
+// keyedMean is one row of a query of a key (an hour, an As-Of file) and a mean price.
+type keyedMean struct {
+	key  string
+	mean float64
+}
+
+// keyedMeans runs a query whose rows are a key and a mean price, in the query's order.
+func keyedMeans(t *testing.T, db *sql.DB, q string, args ...any) []keyedMean {
+	t.Helper()
+	rows, err := db.Query(q, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	var out []keyedMean
+	for rows.Next() {
+		var k any
+		var m float64
+		if err := rows.Scan(&k, &m); err != nil {
+			t.Fatal(err)
+		}
+		if b, ok := k.([]byte); ok {
+			k = string(b)
+		}
+		out = append(out, keyedMean{fmt.Sprint(k), m})
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// highLow returns the hours of the highest and the lowest of hourly means.
+func highLow(m map[int]float64) (hi, lo int) {
+	hi, lo = -1, -1
+	for h, p := range m {
+		if hi < 0 || p > m[hi] {
+			hi = h
+		}
+		if lo < 0 || p < m[lo] {
+			lo = h
+		}
+	}
+	return hi, lo
+}
+
 // extremeHours are the highest and lowest hours of a hub-zone's year (or month).
 func extremeHours(market, hub string, year, month int) func(*testing.T, *sql.DB) []string {
 	return func(t *testing.T, db *sql.DB) []string {
-		hi, lo := -1, -1
 		m := hourly(t, db, market, hub, year, month)
-		for h, p := range m {
-			if hi < 0 || p > m[hi] {
-				hi = h
-			}
-			if lo < 0 || p < m[lo] {
-				lo = h
-			}
-		}
+		hi, lo := highLow(m)
 		return []string{fmt.Sprintf("**%s in HE %d**", synth.PerMWh(m[hi]), hi+1), fmt.Sprintf("%s in HE %d", synth.PerMWh(m[lo]), lo+1)}
 	}
 }
@@ -231,21 +271,11 @@ func offtake(project string) func(*testing.T, *sql.DB) []string {
 // hub-zone and year: the answer names one file and must give its figure.
 func annualAnyOf(vendor, market, hub string, year int) func(*testing.T, *sql.DB) []string {
 	return func(t *testing.T, db *sql.DB) []string {
-		rows, err := db.Query(`SELECT vf.asof, AVG(da.dayahead_price) FROM base_mc_dayahead da
-			JOIN base_mc_vendor_files vf ON da.file_info_key = vf.file_info_key AND da.hubzone_key = vf.hubzone_key
-			WHERE vf.vendor = ? AND vf.market = ? AND vf.hubzone = ? AND da.year = ? GROUP BY vf.asof`, vendor, market, hub, year)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
 		var alts []string
-		for rows.Next() {
-			var asof string
-			var p float64
-			if err := rows.Scan(&asof, &p); err != nil {
-				t.Fatal(err)
-			}
-			alts = append(alts, "**"+synth.PerMWh(p)+"**")
+		for _, r := range keyedMeans(t, db, `SELECT vf.asof, AVG(da.dayahead_price) FROM base_mc_dayahead da
+			JOIN base_mc_vendor_files vf ON da.file_info_key = vf.file_info_key AND da.hubzone_key = vf.hubzone_key
+			WHERE vf.vendor = ? AND vf.market = ? AND vf.hubzone = ? AND da.year = ? GROUP BY vf.asof`, vendor, market, hub, year) {
+			alts = append(alts, "**"+synth.PerMWh(r.mean)+"**")
 		}
 		return []string{anyOf + strings.Join(alts, "\x00")}
 	}

@@ -177,7 +177,7 @@ func (rr *RuleRouter) names(ctx context.Context, tenant, text string, f *Filters
 		vocab = tools.Vocabulary{}
 	}
 	tw := words(text)
-	if has(lower, usageWords...) || has(lower, "report") && has(lower, "view") {
+	if has(lower, usageWords...) || hasCue(lower, "report") && hasCue(lower, "view") {
 		if name, start, end, ok := findPhrase(tw, vocab.Reports, reportAliases); ok {
 			f.ReportName = name
 			*scoring = withoutWords(tw, start, end)
@@ -215,12 +215,12 @@ func (rr *RuleRouter) names(ctx context.Context, tenant, text string, f *Filters
 	if f.ProjectName != "" && f.Technology != "" && strings.Contains(strings.ToLower(f.ProjectName), strings.ToLower(f.Technology)) {
 		f.Technology = ""
 	}
-	if has(lower, "sponsor", "'s projects", "projects of", "projects led", "led by", "owned by", "run by", "managed by") {
+	if hasCue(lower, "sponsor") {
 		if name, ok := findPerson(tw, vocab.Sponsors); ok {
 			f.Sponsor = name
 		}
 	}
-	if has(lower, offtakeWords...) || has(lower, "with ", "for ") && f.ProjectName == "" {
+	if has(lower, offtakeWords...) || hasCue(lower, "buyer_link") && f.ProjectName == "" {
 		if m, ok := findName(tw, vocab.Buyers, 0.85); ok {
 			f.Buyer = m.Name
 		}

@@ -1,16 +1,12 @@
 package vesper
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/coder/websocket"
 
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model/modeltest"
@@ -31,42 +27,12 @@ func TestServedWithAConfiguredModel(t *testing.T) {
 		modeltest.Reply{Text: "Interconnection is red."},
 		modeltest.Reply{Text: answer},
 	)
-	hs := serveOnModel(t, srv.URL)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http")+"/apps/vesper"+chatPath+"?token=dev", nil)
-	if err != nil {
-		t.Fatal(err)
+	o, streamed := askServed(t, serveOnModel(t, srv.URL), "What is the health status of Nazareth Solar?")
+	if !strings.HasPrefix(o.Content, answer) || !strings.Contains(o.Content, "**Related Reports**") || o.Content != streamed {
+		t.Fatalf("answer %q\nstreamed %q", o.Content, streamed)
 	}
-	defer c.CloseNow()
-	in, _ := json.Marshal(chatIn{Type: "chat.message", Content: "What is the health status of Nazareth Solar?"})
-	if err := c.Write(ctx, websocket.MessageText, in); err != nil {
-		t.Fatal(err)
-	}
-	var streamed string
-	for {
-		_, data, err := c.Read(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var o chatOut
-		if err := json.Unmarshal(data, &o); err != nil {
-			t.Fatal(err)
-		}
-		if o.Type == "error" {
-			t.Fatalf("error frame: %s", data)
-		}
-		streamed += o.Token
-		if o.Type != "chat.complete" {
-			continue
-		}
-		if !strings.HasPrefix(o.Content, answer) || !strings.Contains(o.Content, "**Related Reports**") || o.Content != streamed {
-			t.Fatalf("answer %q\nstreamed %q", o.Content, streamed)
-		}
-		if o.Intent != "project_execution" || len(o.Links) == 0 {
-			t.Fatalf("intent %q links %+v", o.Intent, o.Links)
-		}
-		break
+	if o.Intent != "project_execution" || len(o.Links) == 0 {
+		t.Fatalf("intent %q links %+v", o.Intent, o.Links)
 	}
 	reqs := srv.Requests()
 	if len(reqs) != 5 {
@@ -120,14 +86,5 @@ func serveOnModel(t *testing.T, modelURL string) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.New(server.Config{Apps: []server.App{App()}, Models: roles, DataDir: seeded(t), Dev: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s.Handler())
-	t.Cleanup(func() {
-		hs.Close()
-		s.Close()
-	})
-	return hs
+	return serveDev(t, server.Config{Models: roles})
 }

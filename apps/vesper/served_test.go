@@ -17,43 +17,47 @@ import (
 // TestServedWebSocket runs the server the way `trellis serve --dev` does, with the vesper
 // app, and asks a question over the app's WebSocket route under /apps/vesper/.
 func TestServedWebSocket(t *testing.T) {
-	s, err := server.New(server.Config{Apps: []server.App{App()}, DataDir: seeded(t), Dev: true})
+	o, _ := askServed(t, serveDev(t, server.Config{}), "Show me the health status of Nazareth Solar")
+	if !strings.Contains(o.Content, "Nazareth Solar") || !strings.Contains(o.Content, "off track") {
+		t.Fatalf("answer: %s", o.Content)
+	}
+}
+
+// serveDev serves the vesper app the way `trellis serve --dev` does, on a data directory
+// holding the loaded warehouse, with cfg's other fields, until the test ends.
+func serveDev(t *testing.T, cfg server.Config) *httptest.Server {
+	t.Helper()
+	cfg.Apps, cfg.DataDir, cfg.Dev = []server.App{App()}, seeded(t), true
+	s, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		hs.Close()
+		s.Close()
+	})
+	return hs
+}
+
+// askServed asks one question over the served app's chat WebSocket with the dev token and
+// returns the chat.complete frame and the tokens streamed before it; an error frame fails the
+// test.
+func askServed(t *testing.T, hs *httptest.Server, question string) (chatOut, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/apps/vesper"+chatPath+"?token=dev", nil)
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http")+"/apps/vesper"+chatPath+"?token=dev", nil)
 	if err != nil {
 		t.Fatalf("the server does not serve /apps/vesper%s: %v", chatPath, err)
 	}
 	defer c.CloseNow()
-	in, _ := json.Marshal(chatIn{Type: "chat.message", Content: "Show me the health status of Nazareth Solar"})
-	if err := c.Write(ctx, websocket.MessageText, in); err != nil {
-		t.Fatal(err)
+	in, _ := json.Marshal(chatIn{Type: "chat.message", Content: question})
+	_, streamed, last := exchange(t, c, string(in))
+	if last.Type == "error" {
+		t.Fatalf("error frame: %+v", last)
 	}
-	for {
-		_, data, err := c.Read(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var o chatOut
-		if err := json.Unmarshal(data, &o); err != nil {
-			t.Fatal(err)
-		}
-		if o.Type == "error" {
-			t.Fatalf("error frame: %s", data)
-		}
-		if o.Type == "chat.complete" {
-			if !strings.Contains(o.Content, "Nazareth Solar") || !strings.Contains(o.Content, "off track") {
-				t.Fatalf("answer: %s", o.Content)
-			}
-			return
-		}
-	}
+	return last, streamed
 }
 
 // seeded is a data directory holding the loaded warehouse, so the app does not load it again.

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/trellis-go/trellis/agent/supervisor"
@@ -54,52 +53,18 @@ func powerBI(t *testing.T) (*httptest.Server, *atomic.Int32) {
 // TRELLIS_APP_VESPER_POWERBI_*), the served app's deep links carry an embed URL and token.
 func TestServedWithPowerBISettings(t *testing.T) {
 	pbi, generated := powerBI(t)
-	s, err := server.New(server.Config{Apps: []server.App{App()}, DataDir: seeded(t), Dev: true,
-		AppSettings: map[string]server.AppSettings{"vesper": {
-			"powerbi_tenant_id": "aad", "powerbi_client_id": "vesper-sp", "powerbi_client_secret": "s3cret",
-			"powerbi_authority_url": pbi.URL, "powerbi_base_url": pbi.URL,
-		}}})
-	if err != nil {
-		t.Fatal(err)
+	hs := serveDev(t, server.Config{AppSettings: map[string]server.AppSettings{"vesper": {
+		"powerbi_tenant_id": "aad", "powerbi_client_id": "vesper-sp", "powerbi_client_secret": "s3cret",
+		"powerbi_authority_url": pbi.URL, "powerbi_base_url": pbi.URL,
+	}}})
+	o, _ := askServed(t, hs, "What is the health status of Nazareth Solar?")
+	if len(o.Links) == 0 {
+		t.Fatalf("no deep links: %+v", o)
 	}
-	hs := httptest.NewServer(s.Handler())
-	defer func() { hs.Close(); s.Close() }()
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http")+"/apps/vesper"+chatPath+"?token=dev", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseNow()
-	in, _ := json.Marshal(chatIn{Type: "chat.message", Content: "What is the health status of Nazareth Solar?"})
-	if err := c.Write(ctx, websocket.MessageText, in); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		_, data, err := c.Read(ctx)
-		if err != nil {
-			t.Fatal(err)
+	for _, l := range o.Links {
+		if l.EmbedToken != "embed-token" || !strings.HasPrefix(l.EmbedURL, "https://app.powerbi.com/reportEmbed") {
+			t.Fatalf("link without Power BI embedding: %+v", l)
 		}
-		var o chatOut
-		if err := json.Unmarshal(data, &o); err != nil {
-			t.Fatal(err)
-		}
-		if o.Type == "error" {
-			t.Fatalf("error frame: %s", data)
-		}
-		if o.Type != "chat.complete" {
-			continue
-		}
-		if len(o.Links) == 0 {
-			t.Fatalf("no deep links: %s", data)
-		}
-		for _, l := range o.Links {
-			if l.EmbedToken != "embed-token" || !strings.HasPrefix(l.EmbedURL, "https://app.powerbi.com/reportEmbed") {
-				t.Fatalf("link without Power BI embedding: %+v", l)
-			}
-		}
-		break
 	}
 	if generated.Load() == 0 {
 		t.Fatal("Power BI was never asked for an embed token")

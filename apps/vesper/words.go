@@ -90,7 +90,7 @@ func milestonesAsked(lower string) []string {
 			want[m] = true
 		}
 	}
-	if len(want) == 0 && (has(lower, "date", "when ") && has(lower, "project")) {
+	if len(want) == 0 && (hasCue(lower, "asks_date") && hasCue(lower, "project")) {
 		want["Commercial Operation"] = true
 	}
 	var out []string
@@ -107,6 +107,10 @@ var viewerWords = pack.Vocabulary.Viewer
 
 // byViewersWords ask for reports ranked by their viewers.
 var byViewersWords = pack.Vocabulary.ByViewers
+
+// hasCue reports whether text (lower case) holds a phrase of the pack's cue list name
+// (pack.CueNames; TestCueNamesKnown checks the names the rules use).
+func hasCue(text, name string) bool { return has(text, pack.Vocabulary.Cues[name]...) }
 
 // set makes a lookup of a word list.
 func set(words []string) map[string]bool {

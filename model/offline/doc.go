@@ -47,8 +47,9 @@
 //   - values quoted in a description ("Carrier: 'Aerolux' or 'Skyway'") act as an enum, with the
 //     description's spelling.
 //   - dates (format date or date-time, names with "date", "since", "until", descriptions saying
-//     "ISO date"): ISO dates in the message, else today, yesterday, this/last week, month, quarter
-//     or year, "last N days", or a month name; "start"/"end" properties take the two ends.
+//     "ISO date"): the period the message names, as package period reads it (ISO and written
+//     dates, months, quarters, seasons, today, yesterday, this/last week, month, quarter or year,
+//     "last N days"); "start"/"end" properties take the two ends, an open end is today.
 //   - URLs, e-mails, UUIDs and IDs (an "id" written after its name, like "order 2077"; packs add
 //     their ID words and patterns), and an item a tool listed earlier, pointed at ("the second one",
 //     "that one", a pack's "the oldest").

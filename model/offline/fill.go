@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/message"
+	"github.com/trellis-go/trellis/period"
 )
 
 // filler fills JSON Schemas from what the user wrote.
@@ -546,9 +547,13 @@ func (f *filler) str(name, desc string, s map[string]any) (any, bool) {
 	}
 	switch {
 	case isDateField(name, s):
-		start, end, ok := dateRange(f.primary, f.now)
+		p, ok := period.Read(f.primary, f.now)
 		if !ok {
 			return nil, false
+		}
+		start, end := p.Start, p.End
+		if end.IsZero() { // "since March 1": to today
+			end = time.Date(f.now.Year(), f.now.Month(), f.now.Day(), 0, 0, 0, 0, time.UTC)
 		}
 		d := start
 		for _, w := range words(name) {
@@ -769,7 +774,7 @@ func (f *filler) number(name, desc string, s map[string]any) (float64, bool) {
 		return 0, false
 	case has("month", "mes"):
 		for _, w := range words(f.primary) {
-			if m, ok := monthNames[w]; ok && len(w) > 3 {
+			if m, ok := period.MonthOf(w); ok && len(w) > 3 {
 				return float64(m), true
 			}
 		}

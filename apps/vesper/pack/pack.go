@@ -55,7 +55,34 @@ type Words struct {
 	KeyMilestones []string `json:"key_milestones"`
 	// ReportAliases map short names people use for reports to the reports' names.
 	ReportAliases map[string]string `json:"report_aliases"`
+	// Cues are the named phrase lists vesper's rules look for in a lower-cased question
+	// (as substrings: "chang" finds "changed" and "changes"). The rules use the names of
+	// [CueNames]; each must be given.
+	Cues map[string][]string `json:"cues"`
+	// StatusColors map the words of a project's health to its status colour, the first
+	// that matches winning.
+	StatusColors []StatusColor `json:"status_colors"`
+	// RiskLevels map a risk level as written to the warehouse's ("high": "High").
+	RiskLevels map[string]string `json:"risk_levels"`
+	// RiskLevelBefore follow a level ("high risk", "high priority risk"), RiskLevelAfter
+	// precede it ("risk level is high").
+	RiskLevelBefore []string `json:"risk_level_before"`
+	RiskLevelAfter  []string `json:"risk_level_after"`
+	// NameStopWords begin a capitalised run of words without being part of a project's name
+	// ("Show", "What", "Power BI").
+	NameStopWords []string `json:"name_stop_words"`
 }
+
+// StatusColor is one status colour and the phrases that name it.
+type StatusColor struct {
+	Status  string   `json:"status"`
+	Phrases []string `json:"phrases"`
+}
+
+// CueNames are the cue lists vesper's rules read (Words.Cues).
+var CueNames = []string{"compare", "list_curves", "curve_files", "trend", "weekly", "last_week", "changed", "risk",
+	"at_risk", "offtake_terms", "health", "milestone_asked", "budget", "task", "sponsor", "buyer_link", "report", "view",
+	"asks_date", "project", "sql_named", "cod", "milestone", "milestone_moved", "top_n", "stage", "follow_up", "polite_opening"}
 
 // Milestone is one milestone column and the phrases that name it.
 type Milestone struct {
@@ -77,9 +104,16 @@ func ParseWords(b []byte) (*Words, error) {
 	for name, n := range map[string]int{"usage": len(w.Usage), "offtake": len(w.Offtake), "project_ends": len(w.ProjectEnds),
 		"hour": len(w.Hour), "write_verbs": len(w.WriteVerbs), "viewer": len(w.Viewer), "by_viewers": len(w.ByViewers),
 		"milestone_dates": len(w.MilestoneDates), "stage_numbers": len(w.StageNumbers), "stage_phrases": len(w.StagePhrases),
-		"milestones": len(w.Milestones), "key_milestones": len(w.KeyMilestones), "report_aliases": len(w.ReportAliases)} {
+		"milestones": len(w.Milestones), "key_milestones": len(w.KeyMilestones), "report_aliases": len(w.ReportAliases),
+		"status_colors": len(w.StatusColors), "risk_levels": len(w.RiskLevels), "risk_level_before": len(w.RiskLevelBefore),
+		"risk_level_after": len(w.RiskLevelAfter), "name_stop_words": len(w.NameStopWords)} {
 		if n == 0 {
 			return nil, fmt.Errorf("vesper pack: words.json: %q is missing or empty; every list of the vocabulary is needed", name)
+		}
+	}
+	for _, name := range CueNames {
+		if len(w.Cues[name]) == 0 {
+			return nil, fmt.Errorf("vesper pack: words.json: cue list %q is missing or empty; the rules read every name of pack.CueNames", name)
 		}
 	}
 	return &w, nil

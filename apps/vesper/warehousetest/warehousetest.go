@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trellis-go/trellis/appdb/appdbtest"
 	"github.com/trellis-go/trellis/apps/vesper/warehouse"
 )
 
@@ -84,13 +85,9 @@ func SQLite(t testing.TB) *warehouse.Warehouse {
 	return sqliteWH
 }
 
-// PostgresDSN is the test database: $VESPER_TEST_POSTGRES or the local one.
-func PostgresDSN() string {
-	if dsn := os.Getenv("VESPER_TEST_POSTGRES"); dsn != "" {
-		return dsn
-	}
-	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-}
+// PostgresDSN is the repository's test database, the one every package's Postgres tests use
+// (TRELLIS_TEST_DATABASE_URL, or the local one: appdbtest.PostgresBase).
+func PostgresDSN() string { return appdbtest.PostgresBase() }
 
 // PostgresDB connects to the test database, or skips the test, saying so,
 // when it is unreachable.
