@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/trellis-go/trellis/fold"
 )
 
 // Period is a range of calendar days.
@@ -126,7 +128,7 @@ func Dates(text string, today time.Time) []Date {
 // MonthOf returns the month a word names in any language the package reads ("March", "mar",
 // "março"), case and accents ignored.
 func MonthOf(word string) (time.Month, bool) {
-	m, ok := lex.months[fold(strings.TrimSuffix(strings.TrimSpace(word), "."))]
+	m, ok := lex.months[fold.String(strings.TrimSuffix(strings.TrimSpace(word), "."))]
 	return m, ok
 }
 
@@ -186,7 +188,7 @@ type set map[string]bool
 
 func (s set) add(ws []string) {
 	for _, w := range ws {
-		s[fold(w)] = true
+		s[fold.String(w)] = true
 	}
 }
 
@@ -213,7 +215,7 @@ func newLexicon(data []byte) (*lexicon, error) {
 	}
 	phrases := func(ps []string) (out [][]string) {
 		for _, p := range ps {
-			out = append(out, strings.Fields(fold(p)))
+			out = append(out, strings.Fields(fold.String(p)))
 		}
 		return out
 	}
@@ -230,22 +232,22 @@ func newLexicon(data []byte) (*lexicon, error) {
 			if m < 1 || m > 12 {
 				return nil, fmt.Errorf("period: words.json: %s month %q is %d, want 1 to 12", name, w, m)
 			}
-			l.months[fold(w)] = time.Month(m)
+			l.months[fold.String(w)] = time.Month(m)
 		}
 		for w, ms := range g.Seasons {
 			if len(ms) != 3 || ms[1] != ms[0]%12+1 || ms[2] != ms[1]%12+1 {
 				return nil, fmt.Errorf("period: words.json: %s season %q has months %v, want three consecutive months", name, w, ms)
 			}
-			l.seasons[fold(w)] = ms
+			l.seasons[fold.String(w)] = ms
 		}
 		for w, q := range g.Ordinals {
-			l.ordinals[fold(w)] = q
+			l.ordinals[fold.String(w)] = q
 		}
 		for w, u := range g.Units {
-			l.units[fold(w)] = u
+			l.units[fold.String(w)] = u
 		}
 		for p, u := range g.ToDate {
-			l.toDate[strings.Join(strings.Fields(fold(p)), " ")] = u
+			l.toDate[strings.Join(strings.Fields(fold.String(p)), " ")] = u
 		}
 		l.toDatePhrases = append(l.toDatePhrases, phrases(slices.Sorted(func(yield func(string) bool) {
 			for k := range g.ToDate {
@@ -308,7 +310,7 @@ var (
 )
 
 func scan(text string) *scanned {
-	s := &scanned{text: fold(text)}
+	s := &scanned{text: fold.String(text)}
 	t := s.text
 	var spans [][2]int
 	inSpan := func(i int) bool {
@@ -679,22 +681,3 @@ func (s *scanned) relative(today time.Time, rollingWeeks bool) (Period, bool) {
 	}
 	return Period{}, false
 }
-
-// fold lower-cases text and strips the accents of Latin letters ("Março" is "marco"), keeping
-// byte offsets meaningful only within the folded text.
-func fold(s string) string {
-	s = strings.ToLower(s)
-	if !strings.ContainsFunc(s, func(r rune) bool { return r > unicode.MaxASCII }) {
-		return s
-	}
-	return accents.Replace(s)
-}
-
-var accents = strings.NewReplacer(
-	"á", "a", "à", "a", "â", "a", "ã", "a", "ä", "a",
-	"é", "e", "è", "e", "ê", "e", "ë", "e",
-	"í", "i", "ì", "i", "î", "i", "ï", "i",
-	"ó", "o", "ò", "o", "ô", "o", "õ", "o", "ö", "o",
-	"ú", "u", "ù", "u", "û", "u", "ü", "u",
-	"ç", "c", "ñ", "n", "º", "o", "ª", "a",
-)

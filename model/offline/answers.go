@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/trellis-go/trellis/fold"
 	"github.com/trellis-go/trellis/message"
 )
 
@@ -280,7 +281,7 @@ func (f *filler) conversation() []message.Message {
 }
 
 func isInstruction(s string) bool {
-	t := fold(s)
+	t := fold.String(s)
 	for _, k := range []string{"summar", "resum", "title", "titulo", "follow-up", "follow up", "hints", "condense"} {
 		if strings.Contains(t, k) {
 			return true
@@ -341,7 +342,7 @@ func (f *filler) makeTitle() string {
 		}
 	}
 	fields := strings.Fields(reURL.ReplaceAllString(firstSentence(src), ""))
-	for len(fields) > 1 && leading[fold(strings.Trim(fields[0], ",.?!:"))] {
+	for len(fields) > 1 && leading[fold.String(strings.Trim(fields[0], ",.?!:"))] {
 		fields = fields[1:]
 	}
 	if len(fields) > 7 {

@@ -1,6 +1,10 @@
 package offline
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/trellis-go/trellis/fold"
+)
 
 // Choice gives example phrasings of one value of an enum in a structured-output schema: an app
 // that asks the model to classify a message ("approve", "question", "replan") teaches it what
@@ -73,7 +77,7 @@ func (v *vocab) choose(name string, enum []any, user []string) (pick any, ok, ta
 		}
 		var val any
 		for _, e := range enum {
-			if s, ok := e.(string); ok && fold(s) == fold(c.value) {
+			if s, ok := e.(string); ok && fold.String(s) == fold.String(c.value) {
 				val = e
 				break
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trellis-go/trellis/fold"
 	"github.com/trellis-go/trellis/message"
 )
 
@@ -177,7 +178,7 @@ func (f *filler) coerce(v any, s map[string]any) (any, bool) {
 		case bool:
 			return t, true
 		case string:
-			switch fold(t) {
+			switch fold.String(t) {
 			case "true", "yes", "sim", "si", "oui", "ja", "1":
 				return true, true
 			case "false", "no", "nao", "non", "nein", "0":
@@ -259,7 +260,7 @@ func (f *filler) plausible(name string, s map[string]any) any {
 	}
 	if enum := asSlice(s["enum"]); len(enum) > 0 {
 		for _, e := range enum {
-			if str, ok := e.(string); ok && neutral[fold(str)] {
+			if str, ok := e.(string); ok && neutral[fold.String(str)] {
 				return e
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trellis-go/trellis/fold"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/period"
 )
@@ -156,7 +157,7 @@ func (f *filler) sharedEnum(name string, s map[string]any, taken map[string][]an
 		taken[key] = append(taken[key], v)
 		return v, true
 	}
-	if target[fold(name)] {
+	if target[fold.String(name)] {
 		pw := words(f.primary)
 		for i := 1; i < len(pw); i++ {
 			if pw[i-1] != "to" && pw[i-1] != "into" && pw[i-1] != "in" {
@@ -170,7 +171,7 @@ func (f *filler) sharedEnum(name string, s map[string]any, taken map[string][]an
 		}
 	}
 	for _, m := range mentions {
-		if !slices.Contains(taken[key], m) && !(f.targetTakes(m, enum, s) && !target[fold(name)]) {
+		if !slices.Contains(taken[key], m) && !(f.targetTakes(m, enum, s) && !target[fold.String(name)]) {
 			return pick(m)
 		}
 	}
@@ -218,7 +219,7 @@ func (f *filler) fallback(name string, s map[string]any) (any, bool) {
 	typ, _ := schemaType(s)
 	if enum := asSlice(s["enum"]); len(enum) > 0 {
 		for _, e := range enum {
-			if str, ok := e.(string); ok && neutral[fold(str)] {
+			if str, ok := e.(string); ok && neutral[fold.String(str)] {
 				return e, true
 			}
 		}
@@ -328,7 +329,7 @@ func (f *filler) enumMentions(enum []any) []any {
 			continue
 		}
 		// a unit written out in full where the enum has its symbol ("miles" for "mi")
-		if at := slices.IndexFunc(pw, func(w string) bool { return unitSymbols[w] == fold(str) }); at >= 0 {
+		if at := slices.IndexFunc(pw, func(w string) bool { return unitSymbols[w] == fold.String(str) }); at >= 0 {
 			hits = append(hits, hit{at, e})
 			continue
 		}
@@ -351,7 +352,7 @@ func (f *filler) enumMentions(enum []any) []any {
 				continue
 			}
 			for i, w := range pw {
-				if slices.Contains(f.v.synonyms[w], fold(str)) {
+				if slices.Contains(f.v.synonyms[w], fold.String(str)) {
 					hits = append(hits, hit{i, e})
 					break
 				}
@@ -657,7 +658,7 @@ func (f *filler) str(name, desc string, s map[string]any) (any, bool) {
 func subject(text string) string {
 	fields := strings.Fields(text)
 	for i := 0; i < len(fields) && i < 7; i++ {
-		switch fold(fields[i]) {
+		switch fold.String(fields[i]) {
 		case "for", "about", "on", "regarding", "sobre":
 			if rest := strings.Join(fields[i+1:], " "); len(rest) >= 3 {
 				return strings.TrimRight(rest, "?.!")
@@ -671,7 +672,7 @@ func subject(text string) string {
 func after(text string, preps ...string) string {
 	fields := strings.Fields(text)
 	for i, w := range fields {
-		if slices.Contains(preps, fold(w)) && i+1 < len(fields) {
+		if slices.Contains(preps, fold.String(w)) && i+1 < len(fields) {
 			var out []string
 			for _, x := range fields[i+1:] {
 				t := strings.TrimRight(x, ".,;:!?")
@@ -714,7 +715,7 @@ func numbersIn(text string) ([]string, []num) {
 		}
 		next := ""
 		if i+1 < len(fields) {
-			next = fold(fields[i+1])
+			next = fold.String(fields[i+1])
 		}
 		v, _, ok := parseAmount(f, next)
 		if !ok {

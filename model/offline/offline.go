@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trellis-go/trellis/fold"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/tokens"
@@ -629,7 +630,7 @@ func task(req *model.Request) string {
 			instr = append(instr, msg.Text())
 		}
 	}
-	text := fold(strings.Join(instr, " "))
+	text := fold.String(strings.Join(instr, " "))
 	switch {
 	case strings.Contains(text, "follow-up") || strings.Contains(text, "follow up") || strings.Contains(text, "hints") || strings.Contains(text, "suggested questions"):
 		return "hints"

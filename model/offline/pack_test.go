@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trellis-go/trellis/fold"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
@@ -214,7 +215,7 @@ func packWords(t *testing.T) map[string]string {
 		app := filepath.Base(filepath.Dir(filepath.Dir(name)))
 		add := func(ws ...string) {
 			for _, w := range ws {
-				if w = strings.Join(strings.Fields(fold(w)), " "); w != "" && !packGeneral[w] {
+				if w = strings.Join(strings.Fields(fold.String(w)), " "); w != "" && !packGeneral[w] {
 					out[w] = app
 				}
 			}
@@ -282,18 +283,18 @@ func TestNoAppWordsInTheModel(t *testing.T) {
 				t.Errorf("%s:%d: %q belongs in an app's pack (%s): %s", name, i+1, w, whose, strings.TrimSpace(line))
 			}
 			for _, w := range ident.FindAllString(line, -1) {
-				if whose, ok := banned[fold(w)]; ok && strings.Contains(w, "_") {
+				if whose, ok := banned[fold.String(w)]; ok && strings.Contains(w, "_") {
 					report(w, whose)
 				}
 			}
 			for _, w := range word.FindAllString(line, -1) {
 				for _, part := range splitCase(w) {
-					if whose, ok := banned[fold(part)]; ok {
+					if whose, ok := banned[fold.String(part)]; ok {
 						report(part, whose)
 					}
 				}
 			}
-			folded := " " + strings.Join(word.FindAllString(fold(line), -1), " ") + " "
+			folded := " " + strings.Join(word.FindAllString(fold.String(line), -1), " ") + " "
 			for _, p := range phrases {
 				if strings.Contains(folded, " "+p+" ") {
 					report(p, banned[p])
@@ -319,7 +320,3 @@ func splitCase(w string) []string {
 	}
 	return append(out, string(r[start:]))
 }
-
-var folder = strings.NewReplacer("á", "a", "à", "a", "â", "a", "ã", "a", "é", "e", "ê", "e", "í", "i", "ó", "o", "ô", "o", "õ", "o", "ú", "u", "ç", "c", "ñ", "n", "ü", "u", "ö", "o", "ä", "a")
-
-func fold(s string) string { return folder.Replace(strings.ToLower(s)) }

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/trellis-go/trellis/fold"
 )
 
 // words splits text into lower-case, accent-free words, breaking snake_case, kebab-case and
@@ -13,7 +15,7 @@ func words(s string) []string {
 	var cur []rune
 	flush := func() {
 		if len(cur) > 0 {
-			out = append(out, fold(string(cur)))
+			out = append(out, fold.String(string(cur)))
 			cur = cur[:0]
 		}
 	}
@@ -32,24 +34,6 @@ func words(s string) []string {
 	flush()
 	return out
 }
-
-// fold lower-cases and strips accents: "Ação" becomes "acao".
-func fold(s string) string {
-	s = strings.ToLower(s)
-	if !strings.ContainsFunc(s, func(r rune) bool { return r > unicode.MaxASCII }) {
-		return s
-	}
-	return accents.Replace(s)
-}
-
-var accents = strings.NewReplacer(
-	"á", "a", "à", "a", "â", "a", "ã", "a", "ä", "a", "å", "a",
-	"é", "e", "è", "e", "ê", "e", "ë", "e",
-	"í", "i", "ì", "i", "î", "i", "ï", "i",
-	"ó", "o", "ò", "o", "ô", "o", "õ", "o", "ö", "o",
-	"ú", "u", "ù", "u", "û", "u", "ü", "u",
-	"ç", "c", "ñ", "n", "ý", "y", "ÿ", "y",
-)
 
 var stop = setOf(`a an and are as at be by can could do does did for from get has have how i in into is it its
 me my of on or our please show tell that the their them then there these this those to us was we what when where
@@ -204,7 +188,7 @@ func capitalPhrases(s string) []string {
 		w := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 		first := i == 0 || strings.ContainsAny(fields[i-1][len(fields[i-1])-1:], ".?!:")
 		r := []rune(w)
-		isCap := len(r) > 0 && unicode.IsUpper(r[0]) && !first && !stop[fold(w)]
+		isCap := len(r) > 0 && unicode.IsUpper(r[0]) && !first && !stop[fold.String(w)]
 		isAllCaps := len(r) > 1 && strings.ToUpper(w) == w && !hasDigit(w)
 		if isCap && !(isAllCaps && len(cur) == 0) {
 			cur = append(cur, w)

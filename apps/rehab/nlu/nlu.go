@@ -26,6 +26,7 @@ import (
 
 	"github.com/trellis-go/trellis/apps/rehab/pack"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
+	"github.com/trellis-go/trellis/fold"
 	"github.com/trellis-go/trellis/model/offline"
 )
 
@@ -100,7 +101,7 @@ func load() (*lexicon, error) {
 		if len(f) != 2 || f[0] != "-" {
 			return fmt.Errorf("want - <word>, got %q", strings.Join(f, " "))
 		}
-		l.filler[fold(f[1])] = true
+		l.filler[fold.String(f[1])] = true
 		return nil
 	})
 	if err != nil {
@@ -114,7 +115,7 @@ func load() (*lexicon, error) {
 		}
 	}
 	for _, w := range pack.Pack.Exact {
-		for _, x := range strings.Fields(fold(w)) {
+		for _, x := range strings.Fields(fold.String(w)) {
 			l.known[x] = true
 		}
 	}
@@ -124,16 +125,16 @@ func load() (*lexicon, error) {
 	parseCue := func(words []string, weight float64) cue {
 		c := cue{weight: weight, text: strings.Join(words, " ")}
 		for _, w := range words {
-			c.words = append(c.words, fold(w))
-			id, ok := l.vocabID[fold(w)]
+			c.words = append(c.words, fold.String(w))
+			id, ok := l.vocabID[fold.String(w)]
 			if !ok {
 				id = len(l.vocab)
-				l.vocabID[fold(w)] = id
-				l.vocab = append(l.vocab, fold(w))
+				l.vocabID[fold.String(w)] = id
+				l.vocab = append(l.vocab, fold.String(w))
 			}
 			c.ids = append(c.ids, id)
 			if !strings.HasSuffix(w, "*") {
-				l.known[fold(w)] = true
+				l.known[fold.String(w)] = true
 			}
 		}
 		return c
@@ -155,13 +156,6 @@ func load() (*lexicon, error) {
 	return l, nil
 }
 
-var foldReplacer = strings.NewReplacer("á", "a", "à", "a", "â", "a", "ã", "a", "ä", "a", "é", "e", "è", "e", "ê", "e", "ë", "e",
-	"í", "i", "ì", "i", "î", "i", "ï", "i", "ó", "o", "ò", "o", "ô", "o", "õ", "o", "ö", "o", "ú", "u", "ù", "u", "û", "u", "ü", "u",
-	"ç", "c", "ª", "a", "º", "o", "ñ", "n")
-
-// fold is a word in lower case without accents.
-func fold(s string) string { return foldReplacer.Replace(strings.ToLower(s)) }
-
 var (
 	idealistaURL = regexp.MustCompile(`(?i)https?://[^\s]*idealista\.[a-z]+/[^\s]*`)
 	anyURL       = regexp.MustCompile(`(?i)https?://[^\s]+`)
@@ -172,7 +166,7 @@ var (
 func Words(text string) []string {
 	text = idealistaURL.ReplaceAllString(text, " urlidealista ")
 	text = anyURL.ReplaceAllString(text, " url ")
-	raw := strings.FieldsFunc(fold(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	raw := strings.FieldsFunc(fold.String(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	out := make([]string, 0, len(raw))
 	for _, w := range raw {
 		if r, ok := lex.rewrite[w]; ok {
@@ -411,7 +405,7 @@ func readValue(v, text, joined string, words []string, now time.Time, places []s
 	case "@zones":
 		var zones []any
 		for _, p := range places {
-			if strings.Contains(joined, " "+fold(p)+" ") {
+			if strings.Contains(joined, " "+fold.String(p)+" ") {
 				zones = append(zones, p)
 			}
 		}

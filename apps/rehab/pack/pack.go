@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/trellis-go/trellis/fold"
 	"github.com/trellis-go/trellis/model/offline"
 )
 
@@ -117,7 +118,7 @@ func parseSpellings(b []byte) (map[string]string, error) {
 		if len(f) < 2 {
 			return fmt.Errorf("spellings.txt line %d: want <written> <as>, got %q", n, strings.Join(f, " "))
 		}
-		out[fold(f[0])] = fold(strings.Join(f[1:], " "))
+		out[fold.String(f[0])] = fold.String(strings.Join(f[1:], " "))
 		return nil
 	})
 	return out, err
@@ -149,11 +150,6 @@ func eachLine(b []byte, each func(n int, fields []string) error) error {
 	}
 	return sc.Err()
 }
-
-var folder = strings.NewReplacer("á", "a", "à", "a", "â", "a", "ã", "a", "é", "e", "ê", "e", "í", "i", "ó", "o", "ô", "o", "õ", "o", "ú", "u", "ç", "c", "ñ", "n")
-
-// fold is s in lower case without accents, as cues are written.
-func fold(s string) string { return folder.Replace(strings.ToLower(s)) }
 
 // must is v, or a panic: the files are part of the binary, and the package's tests catch a
 // mistake in them.

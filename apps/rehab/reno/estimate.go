@@ -9,6 +9,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/trellis-go/trellis/fold"
 )
 
 // Conditions a room can be in, best first.
@@ -143,8 +145,7 @@ var quality = map[string]float64{"basico": 0.8, "medio": 1, "premium": 1.45}
 
 // NormalizeSkill maps a skill as written (Pintura, demolição, canalização) to its category, or "".
 func NormalizeSkill(s string) string {
-	r := strings.NewReplacer("ç", "c", "ã", "a", "á", "a", "à", "a", "â", "a", "é", "e", "ê", "e", "í", "i", "ó", "o", "ô", "o", "õ", "o", "ú", "u")
-	s = r.Replace(strings.ToLower(strings.TrimSpace(s)))
+	s = fold.String(strings.TrimSpace(s))
 	for k := range DIYSkills {
 		if strings.HasPrefix(s, k[:5]) {
 			return k
