@@ -10,9 +10,7 @@
 package pack
 
 import (
-	"bytes"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -79,22 +77,9 @@ var Vocabulary = mustWords(wordsData)
 
 // ParseWords reads a vocabulary file: every list must be given, and no unknown field.
 func ParseWords(b []byte) (*Words, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var w Words
-	if err := dec.Decode(&w); err != nil {
+	if err := offline.ParseWords(b, &w); err != nil {
 		return nil, fmt.Errorf("analyst pack: words.json: %w", err)
-	}
-	for _, l := range []struct {
-		name string
-		n    int
-	}{{"lead_openers", len(w.LeadOpeners)}, {"lead_instructions", len(w.LeadInstructions)}, {"whether", len(w.Whether)},
-		{"auxiliaries", len(w.Auxiliaries)}, {"clause_starts", len(w.ClauseStarts)}, {"greetings", len(w.Greetings)},
-		{"year_prepositions", len(w.YearPrepositions)}, {"ask_user", len(w.AskUser)}, {"step_joiners", len(w.StepJoiners)}, {"stopwords", len(w.Stopwords)},
-		{"preferences", len(w.Preferences)}} {
-		if l.n == 0 {
-			return nil, fmt.Errorf("analyst pack: words.json: %q is missing or empty: give at least one word", l.name)
-		}
 	}
 	for i, p := range w.Preferences {
 		if p.Type == "" || p.Name == "" || len(p.Values) == 0 {

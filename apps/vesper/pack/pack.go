@@ -9,9 +9,7 @@
 package pack
 
 import (
-	"bytes"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 
 	"github.com/trellis-go/trellis/model/offline"
@@ -95,21 +93,9 @@ var Vocabulary = mustWords(wordsData)
 
 // ParseWords reads a vocabulary file; every list must be given, and no unknown field.
 func ParseWords(b []byte) (*Words, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var w Words
-	if err := dec.Decode(&w); err != nil {
+	if err := offline.ParseWords(b, &w); err != nil {
 		return nil, fmt.Errorf("vesper pack: words.json: %w", err)
-	}
-	for name, n := range map[string]int{"usage": len(w.Usage), "offtake": len(w.Offtake), "project_ends": len(w.ProjectEnds),
-		"hour": len(w.Hour), "write_verbs": len(w.WriteVerbs), "viewer": len(w.Viewer), "by_viewers": len(w.ByViewers),
-		"milestone_dates": len(w.MilestoneDates), "stage_numbers": len(w.StageNumbers), "stage_phrases": len(w.StagePhrases),
-		"milestones": len(w.Milestones), "key_milestones": len(w.KeyMilestones), "report_aliases": len(w.ReportAliases),
-		"status_colors": len(w.StatusColors), "risk_levels": len(w.RiskLevels), "risk_level_before": len(w.RiskLevelBefore),
-		"risk_level_after": len(w.RiskLevelAfter), "name_stop_words": len(w.NameStopWords)} {
-		if n == 0 {
-			return nil, fmt.Errorf("vesper pack: words.json: %q is missing or empty; every list of the vocabulary is needed", name)
-		}
 	}
 	for _, name := range CueNames {
 		if len(w.Cues[name]) == 0 {

@@ -1,0 +1,41 @@
+package offline
+
+import (
+	"strings"
+	"testing"
+)
+
+type testWords struct {
+	Greetings []string          `json:"greetings"`
+	Stages    map[string]int    `json:"stages"`
+	Opening   string            `json:"opening"`
+	Aliases   map[string]string `json:"aliases,omitempty"`
+	internal  []string
+}
+
+func TestParseWords(t *testing.T) {
+	var w testWords
+	if err := ParseWords([]byte(`{"greetings": ["hi", "hello"], "stages": {"two": 2}, "opening": "so"}`), &w); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Greetings) != 2 || w.Stages["two"] != 2 || w.Opening != "so" || w.Aliases != nil || w.internal != nil {
+		t.Fatalf("words = %+v", w)
+	}
+	for _, c := range []struct{ in, want string }{
+		{`{"greetings": ["hi"], "stages": {"two": 2}}`, `"opening" is missing or empty`},
+		{`{"greetings": [], "stages": {"two": 2}, "opening": "so"}`, `"greetings" is missing or empty`},
+		{`{"greetings": ["hi"], "stages": {"two": 2}, "opening": "so", "greeting": ["yo"]}`, `unknown field "greeting"; the fields are "greetings", "stages", "opening", "aliases"`},
+		{`{"greetings": "hi"}`, `cannot unmarshal string`},
+		{`{"greetings": ["hi"], "stages": {"two": 2}, "opening": "so"} {}`, `more than one JSON value`},
+		{``, `EOF`},
+	} {
+		var w testWords
+		if err := ParseWords([]byte(c.in), &w); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseWords(%s) = %v, want an error saying %q", c.in, err, c.want)
+		}
+	}
+	var notStruct []string
+	if err := ParseWords([]byte(`["a"]`), &notStruct); err == nil || !strings.Contains(err.Error(), "pointer to a struct") {
+		t.Errorf("ParseWords into a slice = %v, want an error", err)
+	}
+}
