@@ -9,7 +9,7 @@ import (
 )
 
 // ParseWords reads an app's own vocabulary file, the words its rules read beside its pack
-// (vesper's and the analyst's words.json), into words, a pointer to the app's struct. The file
+// (an app's pack/words.json), into words, a pointer to the app's struct. The file
 // is strict: a field the struct does not have is an error (a misspelt list would otherwise be
 // silently empty), and so is every list, map or string field left out or empty, unless its json
 // tag says omitempty. Errors name the file's field.
