@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/server/internal/metadb"
 )
 
 // newThreadSaver is the server's checkpoint saver as its graphs see it: the saver itself, except
@@ -49,6 +50,7 @@ type newThreadSaver struct {
 type putBatcher interface {
 	Pool() *pgxpool.Pool
 	QueuePut(ctx context.Context, b *pgx.Batch, req checkpoint.PutRequest) (func(ctx context.Context, batchErr error) error, error)
+	QueueDeleteThreads(ctx context.Context, b *pgx.Batch, threadIDs []string) error
 }
 
 // wrapSaver returns s as the server's graphs see it.
@@ -312,4 +314,24 @@ func (s newThreadSaver) DeleteThreads(ctx context.Context, threadIDs []string) e
 		}
 	}
 	return s.Saver.DeleteThreads(ctx, threadIDs)
+}
+
+// deleteWithRecords deletes finished stateless runs' threads, their checkpoints first and then
+// their records, as removeThreads does, in one round trip and one transaction (Postgres): the
+// sweeper's two statements were two round trips.
+func (s newThreadSaver) deleteWithRecords(ctx context.Context, keys []metadb.ThreadKey) error {
+	ids := make([]string, len(keys))
+	for i, k := range keys {
+		ids[i] = k.ID
+		if n := s.of(k.ID); n != nil {
+			n.giveUp()
+			_ = n.sent(ctx)
+		}
+	}
+	b := &pgx.Batch{}
+	if err := s.batcher.QueueDeleteThreads(ctx, b, ids); err != nil {
+		return err
+	}
+	metadb.QueueDeleteThreads(b, keys)
+	return s.batcher.Pool().SendBatch(ctx, b).Close()
 }

@@ -219,6 +219,9 @@ func (r *runner) ThreadGraph(md map[string]any) graph.Runnable {
 // DeleteThreads implements engine.Host: a finished stateless run's thread goes with its
 // checkpoints.
 func (r *runner) DeleteThreads(ctx context.Context, keys []metadb.ThreadKey) error {
+	if ns, ok := r.saver.(newThreadSaver); ok && ns.batcher != nil && r.meta.Postgres() {
+		return ns.deleteWithRecords(ctx, keys)
+	}
 	tk := make([]threadKey, len(keys))
 	for i, k := range keys {
 		tk[i] = threadKey{k.Tenant, k.ID}

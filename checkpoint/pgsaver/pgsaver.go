@@ -383,6 +383,19 @@ func (s *Saver) DeleteThreads(ctx context.Context, threadIDs []string) error {
 	return wrap(ctx, "delete threads", sqlcore.OneThread(threadIDs), err)
 }
 
+// QueueDeleteThreads queues on b what [Saver.DeleteThreads] does, to go to the database in one
+// round trip (and one transaction) with b's other statements: the server deletes finished
+// stateless runs' checkpoints with their threads' records. The batch's error is the call's.
+func (s *Saver) QueueDeleteThreads(ctx context.Context, b *pgx.Batch, threadIDs []string) error {
+	if err := s.begin(ctx); err != nil {
+		return wrap(ctx, "delete threads", sqlcore.OneThread(threadIDs), err)
+	}
+	if len(threadIDs) > 0 {
+		b.Queue(deleteThreads, threadIDs)
+	}
+	return nil
+}
+
 // deleteThreads deletes the checkpoints of the threads in $1 (a text array).
 const deleteThreads = `
 WITH spaces AS (DELETE FROM trellis_checkpoint_spaces WHERE thread_id = ANY($1::text[]) RETURNING id),
