@@ -158,9 +158,9 @@ func (n *newThread) holding() bool {
 	return len(n.held) > 0
 }
 
-// flush sends the held puts, and before them nothing, after them what more queues on the
-// batch (nil: nothing), in one round trip. It returns the error of a held put, now or earlier
-// (the batch's error when more fails: then nothing of the batch was written).
+// flush sends the held puts and then what more queues on the batch (nil: nothing), in one
+// round trip. It returns the error of a held put, now or earlier, or the batch's (when a
+// statement of more fails, nothing of the batch was written).
 func (n *newThread) flush(ctx context.Context, more func(*pgx.Batch)) error {
 	n.send.Lock()
 	defer n.send.Unlock()

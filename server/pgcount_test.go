@@ -119,8 +119,8 @@ const maxShortRunStatements = 13
 
 // maxShortRunTrips bounds the round trips of the same: 6 of the run's own (the run and its
 // thread, the claim, three batches of checkpoints with the values event that follows them, the
-// end with the status), the sweeper's two, the background's few.
-const maxShortRunTrips = 9
+// end with the status), the sweeper's one batch (up to one a run), the background's few.
+const maxShortRunTrips = 8
 
 // maxShortRunStatementsSQLite bounds the same on SQLite, counted as calls into SQLite: a run's
 // own are 22 (each of the four checkpoint puts is a transaction of four or five calls; the run
