@@ -5,7 +5,11 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/trellis-go/trellis/checkpoint"
+	"github.com/trellis-go/trellis/server/internal/metadb"
 )
 
 // newThreadSaver is the server's checkpoint saver as its graphs see it: the saver itself, except
@@ -24,14 +28,35 @@ import (
 // The mirror gives up, for good, on anything it cannot follow: a write that failed, a change of
 // metadata, a prune or a delete, or more than mirrorMaxBytes of blobs and writes; reads then go
 // to the database.
+//
+// On Postgres (a saver that batches its puts, pgsaver) a root checkpoint the run's graph puts
+// through the run's context is also held back, when at most one task follows it, to go to the
+// database with the run's next event (the values after a superstep) in one round trip and one
+// transaction (runAttempt.WriteEventsWith): every stateless short run saved a round trip per
+// checkpoint. What is held is sent before the graph goes on: with the event that follows it, or
+// else after the graph's next event of any kind (streamGraph; a run's single next task is run
+// on the graph's goroutine and announces itself with a tasks event before it starts), before
+// any other write or database read of the thread, and when the graph returns (Execute). So no
+// node starts before the checkpoint it follows is written, as without holding. A held put that
+// fails fails the run: the graph's next write returns its error, and so does the run.
 type newThreadSaver struct {
 	checkpoint.Saver
-	watched *sync.Map // thread ID -> *newThread
+	watched *sync.Map  // thread ID -> *newThread
+	batcher putBatcher // nil: puts are not held
+}
+
+// putBatcher is a saver that queues puts on a batch of statements sent in one round trip
+// (pgsaver.Saver).
+type putBatcher interface {
+	Pool() *pgxpool.Pool
+	QueuePut(ctx context.Context, b *pgx.Batch, req checkpoint.PutRequest) (func(ctx context.Context, batchErr error) error, error)
+	QueueDeleteThreads(ctx context.Context, b *pgx.Batch, threadIDs []string) error
 }
 
 // wrapSaver returns s as the server's graphs see it.
 func wrapSaver(s checkpoint.Saver) newThreadSaver {
-	return newThreadSaver{Saver: s, watched: &sync.Map{}}
+	b, _ := s.(putBatcher)
+	return newThreadSaver{Saver: s, watched: &sync.Map{}, batcher: b}
 }
 
 // newThreadKey is the context key of a *newThread.
@@ -50,13 +75,19 @@ type newThread struct {
 	mu     sync.Mutex
 	mirror *checkpoint.MemorySaver // nil once given up
 	bytes  int
+
+	batcher putBatcher // nil: puts are not held
+	// send serializes sending what is held, so that puts reach the database in order.
+	send    sync.Mutex
+	held    []checkpoint.PutRequest // puts not sent yet (under mu)
+	heldErr error                   // a held put that failed: the run fails with it (under mu)
 }
 
 // watch marks threadID, which has no checkpoint yet, as made for the run whose context is ctx,
 // and returns the run's context; stop ends the watch (reads through the context then keep the
 // mirror as it was).
 func (s newThreadSaver) watch(ctx context.Context, threadID string) (_ context.Context, stop func()) {
-	n := &newThread{threadID: threadID, mirror: checkpoint.NewMemorySaver()}
+	n := &newThread{threadID: threadID, mirror: checkpoint.NewMemorySaver(), batcher: s.batcher}
 	n.fresh.Store(true)
 	s.watched.Store(threadID, n)
 	return context.WithValue(ctx, newThreadKey{}, n), func() { s.watched.CompareAndDelete(threadID, n) }
@@ -109,6 +140,78 @@ func (n *newThread) giveUp() {
 	n.mu.Unlock()
 }
 
+// hold keeps req to send later, unless a held put failed.
+func (n *newThread) hold(req checkpoint.PutRequest) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.heldErr != nil {
+		return n.heldErr
+	}
+	n.held = append(n.held, req)
+	return nil
+}
+
+// holding reports whether puts wait to be sent.
+func (n *newThread) holding() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.held) > 0
+}
+
+// flush sends the held puts and then what more queues on the batch (nil: nothing), in one
+// round trip. It returns the error of a held put, now or earlier, or the batch's (when a
+// statement of more fails, nothing of the batch was written).
+func (n *newThread) flush(ctx context.Context, more func(*pgx.Batch)) error {
+	n.send.Lock()
+	defer n.send.Unlock()
+	n.mu.Lock()
+	held, err := n.held, n.heldErr
+	n.held = nil
+	n.mu.Unlock()
+	if err != nil || (len(held) == 0 && more == nil) {
+		return err
+	}
+	ctx = context.WithoutCancel(ctx)
+	b := &pgx.Batch{}
+	checks := make([]func(context.Context, error) error, 0, len(held))
+	for _, req := range held {
+		check, err := n.batcher.QueuePut(ctx, b, req)
+		if err != nil {
+			return n.failed(err)
+		}
+		checks = append(checks, check)
+	}
+	if more != nil {
+		more(b)
+	}
+	batchErr := n.batcher.Pool().SendBatch(ctx, b).Close()
+	for _, check := range checks {
+		if err := check(ctx, batchErr); err != nil {
+			return n.failed(err)
+		}
+	}
+	return batchErr
+}
+
+// failed records a held put's error: the mirror gives up, and the run fails with err.
+func (n *newThread) failed(err error) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.mirror, n.held = nil, nil
+	if n.heldErr == nil {
+		n.heldErr = err
+	}
+	return n.heldErr
+}
+
+// sendHeld sends what ctx's watched thread holds, if anything.
+func sendHeld(ctx context.Context) error {
+	if n, ok := ctx.Value(newThreadKey{}).(*newThread); ok && n.batcher != nil {
+		return n.flush(ctx, nil)
+	}
+	return nil
+}
+
 func (s newThreadSaver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple, error) {
 	n, ok := ctx.Value(newThreadKey{}).(*newThread)
 	if !ok || n.threadID != ref.ThreadID {
@@ -120,7 +223,18 @@ func (s newThreadSaver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoin
 	if m := n.mirrored(); m != nil {
 		return m.Get(context.WithoutCancel(ctx), ref)
 	}
+	if err := n.sent(ctx); err != nil {
+		return nil, err
+	}
 	return s.Saver.Get(ctx, ref)
+}
+
+// sent sends what n holds before another write or a read of the database.
+func (n *newThread) sent(ctx context.Context) error {
+	if n.batcher == nil {
+		return nil
+	}
+	return n.flush(ctx, nil)
 }
 
 func (s newThreadSaver) Put(ctx context.Context, req checkpoint.PutRequest) error {
@@ -129,13 +243,23 @@ func (s newThreadSaver) Put(ctx context.Context, req checkpoint.PutRequest) erro
 		return s.Saver.Put(ctx, req)
 	}
 	n.fresh.Store(false)
-	if err := s.Saver.Put(ctx, req); err != nil {
-		n.giveUp()
-		return err
-	}
 	size := 0
 	for _, b := range req.Blobs {
 		size += len(b.Data)
+	}
+	if mark, _ := ctx.Value(newThreadKey{}).(*newThread); mark == n && n.batcher != nil && req.NS == "" && len(req.Checkpoint.Next) <= 1 {
+		if err := n.hold(req); err != nil {
+			return err
+		}
+		n.keep(size, func(m *checkpoint.MemorySaver) error { return m.Put(context.Background(), req) })
+		return nil
+	}
+	if err := n.sent(ctx); err != nil {
+		return err
+	}
+	if err := s.Saver.Put(ctx, req); err != nil {
+		n.giveUp()
+		return err
 	}
 	n.keep(size, func(m *checkpoint.MemorySaver) error { return m.Put(context.Background(), req) })
 	return nil
@@ -147,6 +271,9 @@ func (s newThreadSaver) PutWrites(ctx context.Context, req checkpoint.WritesRequ
 		return s.Saver.PutWrites(ctx, req)
 	}
 	n.fresh.Store(false)
+	if err := n.sent(ctx); err != nil {
+		return err
+	}
 	if err := s.Saver.PutWrites(ctx, req); err != nil {
 		n.giveUp()
 		return err
@@ -162,6 +289,9 @@ func (s newThreadSaver) PutWrites(ctx context.Context, req checkpoint.WritesRequ
 func (s newThreadSaver) SetMetadata(ctx context.Context, ref checkpoint.Ref, metadata map[string]any) error {
 	if n := s.of(ref.ThreadID); n != nil {
 		n.giveUp()
+		if err := n.sent(ctx); err != nil {
+			return err
+		}
 	}
 	return s.Saver.SetMetadata(ctx, ref, metadata)
 }
@@ -169,6 +299,9 @@ func (s newThreadSaver) SetMetadata(ctx context.Context, ref checkpoint.Ref, met
 func (s newThreadSaver) Prune(ctx context.Context, req checkpoint.PruneRequest) error {
 	if n := s.of(req.ThreadID); n != nil {
 		n.giveUp()
+		if err := n.sent(ctx); err != nil {
+			return err
+		}
 	}
 	return s.Saver.Prune(ctx, req)
 }
@@ -177,7 +310,28 @@ func (s newThreadSaver) DeleteThreads(ctx context.Context, threadIDs []string) e
 	for _, id := range threadIDs {
 		if n := s.of(id); n != nil {
 			n.giveUp()
+			_ = n.sent(ctx) // the thread goes: what was held only has to precede the delete
 		}
 	}
 	return s.Saver.DeleteThreads(ctx, threadIDs)
+}
+
+// deleteWithRecords deletes finished stateless runs' threads, their checkpoints first and then
+// their records, as removeThreads does, in one round trip and one transaction (Postgres): the
+// sweeper's two statements were two round trips.
+func (s newThreadSaver) deleteWithRecords(ctx context.Context, keys []metadb.ThreadKey) error {
+	ids := make([]string, len(keys))
+	for i, k := range keys {
+		ids[i] = k.ID
+		if n := s.of(k.ID); n != nil {
+			n.giveUp()
+			_ = n.sent(ctx)
+		}
+	}
+	b := &pgx.Batch{}
+	if err := s.batcher.QueueDeleteThreads(ctx, b, ids); err != nil {
+		return err
+	}
+	metadb.QueueDeleteThreads(b, keys)
+	return s.batcher.Pool().SendBatch(ctx, b).Close()
 }

@@ -117,6 +117,11 @@ func buildPgShort(deps Deps) (graph.Runnable, error) {
 // comes after every run) and the background's few (River's polls, lease renewals).
 const maxShortRunStatements = 13
 
+// maxShortRunTrips bounds the round trips of the same: 6 of the run's own (the run and its
+// thread, the claim, three batches of checkpoints with the values event that follows them, the
+// end with the status), the sweeper's one batch (up to one a run), the background's few.
+const maxShortRunTrips = 8
+
 // maxShortRunStatementsSQLite bounds the same on SQLite, counted as calls into SQLite: a run's
 // own are 22 (each of the four checkpoint puts is a transaction of four or five calls; the run
 // and its thread are two inserts; the claim), and the sweeper's eight a sweep, up to one sweep
@@ -132,7 +137,7 @@ func TestPostgresShortRunStatements(t *testing.T) {
 	pgPoolHook = func(pc *pgxpool.Config) { pc.ConnConfig.Tracer = c }
 	b := setup(t, setupOpts{cfg: Config{DatabaseURL: url}, extra: []GraphSpec{{ID: "short", Build: buildPgShort}}})
 	pgPoolHook = nil
-	countShortRuns(t, b, c, maxShortRunStatements)
+	countShortRuns(t, b, c, maxShortRunStatements, maxShortRunTrips)
 }
 
 // TestSQLiteShortRunStatements counts the statements a short stateless run executes on SQLite.
@@ -143,7 +148,7 @@ func TestSQLiteShortRunStatements(t *testing.T) {
 	b := setup(t, setupOpts{extra: []GraphSpec{{ID: "short", Build: buildPgShort}}})
 	sqliteDriver = "sqlite"
 	t.Cleanup(func() { useCountingSQLite(nil) })
-	countShortRuns(t, b, c, maxShortRunStatementsSQLite)
+	countShortRuns(t, b, c, maxShortRunStatementsSQLite, maxShortRunStatementsSQLite)
 }
 
 func newSQLCounter() *sqlCounter {
@@ -151,8 +156,9 @@ func newSQLCounter() *sqlCounter {
 }
 
 // countShortRuns sends stateless runs of the short graph one after another, counting with c
-// the statements of 50 of them, lists the statements and fails above max a run.
-func countShortRuns(t *testing.T, b *bundle, c *sqlCounter, max int) {
+// the statements of 50 of them, lists the statements and fails above max statements or
+// maxTrips round trips a run.
+func countShortRuns(t *testing.T, b *bundle, c *sqlCounter, max, maxTrips int) {
 	t.Helper()
 	run := func(i int) {
 		var out pgShortState
@@ -186,6 +192,9 @@ func countShortRuns(t *testing.T, b *bundle, c *sqlCounter, max int) {
 	}
 	if per > float64(max) {
 		t.Errorf("a short run made %.2f statements, more than %d", per, max)
+	}
+	if trips := float64(c.trips) / n; trips > float64(maxTrips) {
+		t.Errorf("a short run took %.2f round trips, more than %d", trips, maxTrips)
 	}
 }
 

@@ -206,6 +206,12 @@ func streamGraph(ctx context.Context, g graph.Runnable, input json.RawMessage, o
 		for _, f := range conv.Convert(ev) {
 			emit(f.Event, f.Data)
 		}
+		// A checkpoint held back (newThreadSaver) went with the event that followed it, or
+		// goes now, before the graph goes on.
+		if err := sendHeld(ctx); err != nil {
+			runErr = err
+			break
+		}
 	}
 	var ie *graph.InterruptedError
 	if errors.As(runErr, &ie) && conv.Wants("values") {

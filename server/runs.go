@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
@@ -217,6 +219,9 @@ func (r *runner) ThreadGraph(md map[string]any) graph.Runnable {
 // DeleteThreads implements engine.Host: a finished stateless run's thread goes with its
 // checkpoints.
 func (r *runner) DeleteThreads(ctx context.Context, keys []metadb.ThreadKey) error {
+	if ns, ok := r.saver.(newThreadSaver); ok && ns.batcher != nil && r.meta.Postgres() {
+		return ns.deleteWithRecords(ctx, keys)
+	}
 	tk := make([]threadKey, len(keys))
 	for i, k := range keys {
 		tk[i] = threadKey{k.Tenant, k.ID}
@@ -265,7 +270,46 @@ func (a *runAttempt) Execute(ctx context.Context, g graph.Runnable, headBefore s
 		ctx, a.unwatch = ns.watch(ctx, a.run.ThreadID)
 		a.runCtx = ctx
 	}
-	return a.r.runGraph(ctx, a.run, g, headBefore, a.pt, emit)
+	err := a.r.runGraph(ctx, a.run, g, headBefore, a.pt, emit)
+	if herr := sendHeld(ctx); err == nil {
+		err = herr
+	}
+	return err
+}
+
+// held returns the thread made for the run, when it holds puts back (newThreadSaver).
+func (a *runAttempt) held() *newThread {
+	if a.runCtx == nil {
+		return nil
+	}
+	n, _ := a.runCtx.Value(newThreadKey{}).(*newThread)
+	if n == nil || n.batcher == nil {
+		return nil
+	}
+	return n
+}
+
+// Holding implements engine.HeldWrites.
+func (a *runAttempt) Holding() bool {
+	n := a.held()
+	return n != nil && n.holding()
+}
+
+// WriteEventsWith implements engine.HeldWrites: the held checkpoints and the events go in one
+// batch, whose commit follows the pool's synchronous_commit.
+func (a *runAttempt) WriteEventsWith(ctx context.Context, batches []metadb.EventBatch, channel string, payloads []string) error {
+	n := a.held()
+	if n == nil {
+		return errors.New("server: no held writes to send with the run's events")
+	}
+	return n.flush(ctx, func(b *pgx.Batch) { metadb.QueueEventsNotify(b, batches, channel, payloads) })
+}
+
+// FlushHeld implements engine.HeldWrites; an error is the run's (its next write returns it).
+func (a *runAttempt) FlushHeld(ctx context.Context) {
+	if n := a.held(); n != nil {
+		_ = n.flush(ctx, nil)
+	}
 }
 
 // StateContext implements engine.Attempt: reads through the returned context of the thread

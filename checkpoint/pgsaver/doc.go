@@ -27,6 +27,11 @@
 // retry the same request. If it had committed, the retry finds its checkpoint at the head and
 // succeeds without a duplicate.
 //
+// [Saver.QueuePut] and [Saver.QueueDeleteThreads] queue the same statements on a pgx.Batch, so
+// that a caller sends them with statements of its own in one round trip; sent without an
+// explicit transaction, Postgres runs the batch as one (the trellis server sends a stateless
+// run's checkpoint with the stream event that follows it).
+//
 // Get is one statement too (the checkpoint, its blob chains by a recursive CTE, and its pending
 // writes, aggregated into arrays), so it reads one snapshot and costs one round trip.
 //

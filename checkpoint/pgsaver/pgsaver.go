@@ -121,12 +121,26 @@ func (s *Saver) Put(ctx context.Context, req checkpoint.PutRequest) error {
 }
 
 func (s *Saver) put(ctx context.Context, req checkpoint.PutRequest) error {
-	r, err := sqlcore.EncodePut(req)
+	q, args, id, err := s.putArgs(ctx, req)
 	if err != nil {
 		return err
 	}
+	var space int64
+	err = s.pool.QueryRow(ctx, q, args...).Scan(&space)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.missed(ctx, req, id)
+	}
+	return err
+}
+
+// putArgs checks and encodes req: the put's statement, its arguments and the checkpoint's ID.
+func (s *Saver) putArgs(ctx context.Context, req checkpoint.PutRequest) (string, []any, string, error) {
+	r, err := sqlcore.EncodePut(req)
+	if err != nil {
+		return "", nil, "", err
+	}
 	if err := s.begin(ctx); err != nil {
-		return err
+		return "", nil, "", err
 	}
 	// One row per key: ON CONFLICT DO UPDATE may not touch a row twice in one statement.
 	n := len(req.Blobs)
@@ -152,26 +166,56 @@ func (s *Saver) put(ctx context.Context, req checkpoint.PutRequest) error {
 	if r.Metadata != nil {
 		metadata = r.Metadata
 	}
-	var space int64
-	err = s.pool.QueryRow(ctx, q, req.ThreadID, req.NS, r.ID, req.Head, r.ParentID, r.Step, r.Source, r.CreatedAt, r.State, metadata,
-		channels, versions, bases, datas).Scan(&space)
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return err
-	}
-	// The head did not match. Either the same put already committed (its reply was lost and
-	// this is the retry), or another writer moved the head.
+	return q, []any{req.ThreadID, req.NS, r.ID, req.Head, r.ParentID, r.Step, r.Source, r.CreatedAt, r.State, metadata,
+		channels, versions, bases, datas}, r.ID, nil
+}
+
+// missed is what a put whose head did not match returns. Either the same put already committed
+// (its reply was lost and this is the retry), or another writer moved the head.
+func (s *Saver) missed(ctx context.Context, req checkpoint.PutRequest, id string) error {
 	var head string
-	err = s.pool.QueryRow(ctx, "SELECT head FROM trellis_checkpoint_spaces WHERE thread_id = $1 AND ns = $2", req.ThreadID, req.NS).Scan(&head)
+	err := s.pool.QueryRow(ctx, "SELECT head FROM trellis_checkpoint_spaces WHERE thread_id = $1 AND ns = $2", req.ThreadID, req.NS).Scan(&head)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return err
 	}
-	if head == r.ID {
+	if head == id {
 		return nil
 	}
 	return sqlcore.Conflict(req.ThreadID, req.NS, req.Head, head)
+}
+
+// QueuePut queues req's put on b, to go to the database in one round trip with b's other
+// statements: a caller sends a checkpoint together with what follows it (the server, a run's
+// checkpoint and the stream event after it). Sent without an explicit transaction, Postgres
+// runs a batch's statements in one, committed at its end, so a statement that fails undoes
+// them all; a put whose head does not match changes nothing and does not stop the others.
+// Once b's results are closed, check(ctx) returns what [Saver.Put] would have: nil, a
+// conflict, or the error of the batch (the error the batch's Close returned, if any, is
+// passed to it).
+func (s *Saver) QueuePut(ctx context.Context, b *pgx.Batch, req checkpoint.PutRequest) (check func(ctx context.Context, batchErr error) error, err error) {
+	q, args, id, err := s.putArgs(ctx, req)
+	if err != nil {
+		return nil, wrap(ctx, "put", req.ThreadID, err)
+	}
+	missed := false
+	b.Queue(q, args...).QueryRow(func(row pgx.Row) error {
+		var space int64
+		err := row.Scan(&space)
+		if errors.Is(err, pgx.ErrNoRows) {
+			missed = true
+			return nil
+		}
+		return err
+	})
+	return func(ctx context.Context, batchErr error) error {
+		switch {
+		case batchErr != nil:
+			return wrap(ctx, "put", req.ThreadID, batchErr)
+		case missed:
+			return wrap(ctx, "put", req.ThreadID, s.missed(ctx, req, id))
+		}
+		return nil
+	}, nil
 }
 
 // PutWrites implements [checkpoint.Saver]. Deleting the task's earlier writes and inserting the
@@ -337,6 +381,19 @@ func (s *Saver) DeleteThreads(ctx context.Context, threadIDs []string) error {
 		_, err = s.pool.Exec(ctx, deleteThreads, threadIDs)
 	}
 	return wrap(ctx, "delete threads", sqlcore.OneThread(threadIDs), err)
+}
+
+// QueueDeleteThreads queues on b what [Saver.DeleteThreads] does, to go to the database in one
+// round trip (and one transaction) with b's other statements: the server deletes finished
+// stateless runs' checkpoints with their threads' records. The batch's error is the call's.
+func (s *Saver) QueueDeleteThreads(ctx context.Context, b *pgx.Batch, threadIDs []string) error {
+	if err := s.begin(ctx); err != nil {
+		return wrap(ctx, "delete threads", sqlcore.OneThread(threadIDs), err)
+	}
+	if len(threadIDs) > 0 {
+		b.Queue(deleteThreads, threadIDs)
+	}
+	return nil
 }
 
 // deleteThreads deletes the checkpoints of the threads in $1 (a text array).

@@ -310,6 +310,20 @@ func (x *execution) emit(event string, data any) {
 		raw, _ = json.Marshal(map[string]any{"error": "EncodeError", "message": err.Error()})
 		event = "error"
 	}
+	if h, ok := x.at.(HeldWrites); ok && h.Holding() {
+		// The run's checkpoints held back go before the event, in its statement's round trip
+		// when the outbox writes through Postgres.
+		if l.Resumable() && !(stream.Event{Event: event}).Batched() {
+			done, _ := r.out.WriteNowWith(x.ctx, l, event, raw, func(ctx context.Context, batches []stream.Batch, channel string, payloads []string) error {
+				return h.WriteEventsWith(ctx, rows(batches), channel, payloads)
+			})
+			if done {
+				r.Events.Inc()
+				return
+			}
+		}
+		h.FlushHeld(x.ctx)
+	}
 	r.persistAndAppend(x.ctx, l, event, raw)
 }
 

@@ -152,6 +152,21 @@ type Attempt interface {
 	StateContext(ctx context.Context) context.Context
 }
 
+// HeldWrites is an Attempt that may hold its run's database writes back (a run's checkpoints,
+// on Postgres) to send them with the run's next event, in one round trip: the engine then writes
+// that event through it. The host sends what it holds before the graph goes on to work that
+// follows it (the server: before it hands control back to the graph after any of its events,
+// and when the graph returns), so an event that follows a checkpoint is never written without it.
+type HeldWrites interface {
+	// Holding reports whether writes are held.
+	Holding() bool
+	// WriteEventsWith sends the held writes and then does what metadb.DB.AppendEventsNotify
+	// does with batches, channel and payloads, in one round trip and one transaction.
+	WriteEventsWith(ctx context.Context, batches []metadb.EventBatch, channel string, payloads []string) error
+	// FlushHeld sends the held writes on their own.
+	FlushHeld(ctx context.Context)
+}
+
 // Outcome is how an attempt at a run ended.
 type Outcome struct {
 	// Status is the run's status: pending when it is to be tried again.

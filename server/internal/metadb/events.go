@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Event is a row of trellis_run_events: one event of a run's resumable stream.
@@ -70,6 +72,16 @@ func (m *DB) AppendEventsNotify(ctx context.Context, batches []EventBatch, chann
 			SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) ON CONFLICT (run_id, seq) DO NOTHING)
 		SELECT pg_notify($5, p) FROM c, unnest($6::text[]) AS p`, ids, seqs, names, data, channel, payloads)
 	return err
+}
+
+// QueueEventsNotify queues on b (Postgres) what AppendEventsNotify does, but without turning
+// synchronous_commit off: b carries other writes (a run's checkpoints, sent with the event that
+// follows them), and its commit follows the pool's setting, as theirs would alone.
+func QueueEventsNotify(b *pgx.Batch, batches []EventBatch, channel string, payloads []string) {
+	ids, seqs, names, data := eventColumns(batches)
+	b.Queue(`WITH w AS (INSERT INTO trellis_run_events (run_id, seq, event, data)
+			SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) ON CONFLICT (run_id, seq) DO NOTHING)
+		SELECT pg_notify($5, p) FROM unnest($6::text[]) AS p`, ids, seqs, names, data, channel, payloads)
 }
 
 func (m *DB) appendEventsSQLite(ctx context.Context, batches []EventBatch, n int) error {

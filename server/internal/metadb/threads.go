@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Thread is a row of trellis_threads.
@@ -252,6 +254,27 @@ func (m *DB) DeleteThread(ctx context.Context, tenant, id string) error {
 // ThreadKey names a tenant's thread.
 type ThreadKey struct{ Tenant, ID string }
 
+// deleteThreadsPg deletes the threads ($1 tenants, $2 IDs) with their runs and events, without
+// waiting for the disk.
+const deleteThreadsPg = `WITH c AS (SELECT set_config('synchronous_commit', 'off', true)),
+	k AS (SELECT * FROM unnest($1::text[], $2::text[]) AS k (tenant, thread_id)),
+	r AS (DELETE FROM trellis_runs WHERE (tenant, thread_id) IN (SELECT tenant, thread_id FROM k) AND EXISTS (SELECT 1 FROM c) RETURNING run_id),
+	e AS (DELETE FROM trellis_run_events WHERE run_id IN (SELECT run_id FROM r))
+	DELETE FROM trellis_threads WHERE (tenant, thread_id) IN (SELECT tenant, thread_id FROM k) AND EXISTS (SELECT 1 FROM c)`
+
+// QueueDeleteThreads queues on b (Postgres) what DeleteThreads does, to go in one round trip
+// with b's other statements (the threads' checkpoints, deleted first).
+func QueueDeleteThreads(b *pgx.Batch, keys []ThreadKey) {
+	if len(keys) == 0 {
+		return
+	}
+	tenants, ids := make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		tenants[i], ids[i] = k.Tenant, k.ID
+	}
+	b.Queue(deleteThreadsPg, tenants, ids)
+}
+
 // DeleteThreads deletes the records of threads with their runs and their runs' events, whatever
 // their number: in one statement on Postgres, in one transaction of three on SQLite. Their checkpoints are the saver's:
 // the server deletes them first, through its checkpoint.Saver.
@@ -267,11 +290,7 @@ func (m *DB) DeleteThreads(ctx context.Context, keys []ThreadKey) error {
 	if m.postgres {
 		// One statement, like DeleteThread: nothing is lost if a crash undoes it (the runs are
 		// finished).
-		_, err := m.db.ExecContext(ctx, `WITH c AS (SELECT set_config('synchronous_commit', 'off', true)),
-			k AS (SELECT * FROM unnest($1::text[], $2::text[]) AS k (tenant, thread_id)),
-			r AS (DELETE FROM trellis_runs WHERE (tenant, thread_id) IN (SELECT tenant, thread_id FROM k) AND EXISTS (SELECT 1 FROM c) RETURNING run_id),
-			e AS (DELETE FROM trellis_run_events WHERE run_id IN (SELECT run_id FROM r))
-			DELETE FROM trellis_threads WHERE (tenant, thread_id) IN (SELECT tenant, thread_id FROM k) AND EXISTS (SELECT 1 FROM c)`, tenants, ids)
+		_, err := m.db.ExecContext(ctx, deleteThreadsPg, tenants, ids)
 		return err
 	}
 	tx, err := m.db.BeginTx(ctx, nil)

@@ -68,7 +68,7 @@ type Bus struct {
 	handlers atomic.Pointer[Handlers]
 
 	mu   sync.Mutex
-	subs map[string]map[chan Message]struct{}
+	subs map[string]map[chan *Message]struct{}
 
 	stop context.CancelFunc
 	done sync.WaitGroup
@@ -97,7 +97,7 @@ type Handlers struct {
 func (b *Bus) Handle(h Handlers) { b.handlers.Store(&h) }
 
 func newBus(kind string, log *slog.Logger) *Bus {
-	return &Bus{kind: kind, log: log, subs: map[string]map[chan Message]struct{}{}}
+	return &Bus{kind: kind, log: log, subs: map[string]map[chan *Message]struct{}{}}
 }
 
 // NewRedisBus subscribes to the bus's channel on Redis and starts listening. The bus owns the
@@ -220,9 +220,14 @@ func (b *Bus) dispatch(payload string) {
 func (b *Bus) deliver(m Message) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for ch := range b.subs[m.RunID] {
+	subs := b.subs[m.RunID]
+	if len(subs) == 0 {
+		return
+	}
+	p := &m // shared by the subscribers, which only read it
+	for ch := range subs {
 		select {
-		case ch <- m:
+		case ch <- p:
 		default: // the follower is behind; it will see the gap and read the database
 		}
 	}
@@ -305,12 +310,15 @@ func (b *Bus) Publish(ctx context.Context, m Message) error {
 	return b.publishF(ctx, string(raw))
 }
 
-// Subscribe returns the events published for a run until unsubscribe is called.
-func (b *Bus) Subscribe(runID string) (<-chan Message, func()) {
-	ch := make(chan Message, 256)
+// Subscribe returns the events published for a run until unsubscribe is called; a subscriber
+// only reads the messages (all of a run's subscribers share each one). The channel holds
+// pointers: every run created in a process with a bus is followed from its creation (Mirror),
+// and a buffer of messages was 35 KB a run.
+func (b *Bus) Subscribe(runID string) (<-chan *Message, func()) {
+	ch := make(chan *Message, subscriberBuffer)
 	b.mu.Lock()
 	if b.subs[runID] == nil {
-		b.subs[runID] = map[chan Message]struct{}{}
+		b.subs[runID] = map[chan *Message]struct{}{}
 	}
 	b.subs[runID][ch] = struct{}{}
 	b.mu.Unlock()
@@ -323,6 +331,9 @@ func (b *Bus) Subscribe(runID string) (<-chan Message, func()) {
 		b.mu.Unlock()
 	}
 }
+
+// subscriberBuffer is how many messages a subscriber may be behind before it loses some.
+const subscriberBuffer = 256
 
 // Close stops listening.
 func (b *Bus) Close() {
