@@ -45,8 +45,11 @@ type memBlob struct {
 // over a gigabyte a second, so this costs less than the memory it saves.
 const compressAbove = 16 << 10
 
+// packBlob returns the blob as the saver keeps it, in memory of its own: Put must not keep the
+// caller's bytes (see [Saver]).
 func packBlob(b Blob) memBlob {
 	if len(b.Data) < compressAbove {
+		b.Data = bytes.Clone(b.Data)
 		return memBlob{Blob: b}
 	}
 	scratch := packScratch.Get().(*[]byte)
@@ -56,7 +59,8 @@ func packBlob(b Blob) memBlob {
 	}
 	packed := s2.Encode(*scratch, b.Data)
 	if len(packed) >= len(b.Data)*7/8 {
-		return memBlob{Blob: b} // does not compress: keep it as it is
+		b.Data = bytes.Clone(b.Data) // does not compress: keep it as it is
+		return memBlob{Blob: b}
 	}
 	b.Data = bytes.Clone(packed)
 	return memBlob{Blob: b, compressed: true}
