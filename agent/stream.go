@@ -14,16 +14,22 @@ import (
 func StreamModel(ctx context.Context, m model.Model, req *model.Request) (*model.Response, error) {
 	info, inNode := graph.InfoFrom(ctx)
 	msgID := message.NewID()
+	obs := model.CallObserverFrom(ctx)
+	// Chunks are built only for a run that streams messages; otherwise each is reported by ID
+	// alone (graph.EmitMessage still restarts idle timers and records the streamed message).
+	streaming := inNode && graph.Streams(ctx, graph.ModeMessages)
 	// One metadata map for all of the message's chunks: readers of the messages stream take
 	// it as read-only, and a server encodes it once for the message.
-	md := map[string]any{"node": info.Node}
-	if provider, name := model.IdentityOf(m); provider != "" {
-		md["provider"] = provider
-		if name != "" {
-			md["model"] = name
+	var md map[string]any
+	if streaming || obs != nil {
+		md = map[string]any{"node": info.Node}
+		if provider, name := model.IdentityOf(m); provider != "" {
+			md["provider"] = provider
+			if name != "" {
+				md["model"] = name
+			}
 		}
 	}
-	obs := model.CallObserverFrom(ctx)
 	var call model.Call
 	if obs != nil {
 		call = model.Call{ID: msgID, Request: req}
@@ -34,11 +40,15 @@ func StreamModel(ctx context.Context, m model.Model, req *model.Request) (*model
 	stream := func(yield func(model.Chunk, error) bool) {
 		for ch, err := range m.Stream(ctx, req) {
 			if err == nil && inNode && (ch.Text != "" || ch.ToolCall != nil) {
-				part := message.Message{ID: msgID, Role: message.RoleAssistant, Content: ch.Text}
-				if ch.ToolCall != nil {
-					part.ToolCalls = []message.ToolCall{*ch.ToolCall}
+				if streaming {
+					part := message.Message{ID: msgID, Role: message.RoleAssistant, Content: ch.Text}
+					if ch.ToolCall != nil {
+						part.ToolCalls = []message.ToolCall{*ch.ToolCall}
+					}
+					graph.EmitMessage(ctx, graph.MessageChunk{Message: part, Metadata: md})
+				} else {
+					graph.EmitMessage(ctx, graph.MessageChunk{Message: message.Message{ID: msgID}})
 				}
-				graph.EmitMessage(ctx, graph.MessageChunk{Message: part, Metadata: md})
 			}
 			if !yield(ch, err) {
 				return

@@ -196,7 +196,10 @@ type Saver interface {
 	Get(ctx context.Context, ref Ref) (*Tuple, error)
 	// List returns checkpoints without blobs or pending writes, newest first.
 	List(ctx context.Context, opts ListOptions) iter.Seq2[*Tuple, error]
-	// Put stores a checkpoint and its new blobs atomically (see PutRequest.Head).
+	// Put stores a checkpoint and its new blobs atomically (see PutRequest.Head). Put must not
+	// keep the bytes of req.Blobs after it returns (as io.Writer must not keep p): the runtime
+	// encodes blobs into buffers it reuses for the next checkpoint, so a saver that holds blobs
+	// in memory stores a copy (or a compressed form) of them.
 	Put(ctx context.Context, req PutRequest) error
 	// PutWrites records a task's pending writes against a stored checkpoint.
 	PutWrites(ctx context.Context, req WritesRequest) error

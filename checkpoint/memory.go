@@ -29,8 +29,70 @@ type memThread struct {
 
 type memSpace struct {
 	checkpoints []Checkpoint // sorted by ID, oldest first
-	blobs       map[blobKey]memBlob
-	writes      map[string][]PendingWrite // checkpoint ID -> writes in put order
+	// blobs are the space's blobs, one per channel and version; index finds them once there
+	// are more than a few. A thread of a few checkpoints (most of them, in a process that runs
+	// many short threads) then keeps its blobs in one small slice rather than in a map, whose
+	// smallest table holds eight blobs: less memory per thread, and less for the collector to
+	// scan.
+	blobs  []memBlob
+	index  map[blobKey]int
+	writes map[string][]PendingWrite // checkpoint ID -> writes in put order; nil until a put
+}
+
+// indexAbove is the number of blobs from which a space indexes them.
+const indexAbove = 8
+
+// blob returns the blob of a channel's version.
+func (s *memSpace) blob(k blobKey) (memBlob, bool) {
+	if s.index != nil {
+		i, ok := s.index[k]
+		if !ok {
+			return memBlob{}, false
+		}
+		return s.blobs[i], true
+	}
+	for _, b := range s.blobs {
+		if b.Channel == k.channel && b.Version == k.version {
+			return b, true
+		}
+	}
+	return memBlob{}, false
+}
+
+// setBlob stores b, replacing the blob of the same channel and version.
+func (s *memSpace) setBlob(b memBlob) {
+	k := blobKey{b.Channel, b.Version}
+	if s.index != nil {
+		if i, ok := s.index[k]; ok {
+			s.blobs[i] = b
+			return
+		}
+		s.index[k] = len(s.blobs)
+		s.blobs = append(s.blobs, b)
+		return
+	}
+	for i := range s.blobs {
+		if s.blobs[i].Channel == k.channel && s.blobs[i].Version == k.version {
+			s.blobs[i] = b
+			return
+		}
+	}
+	s.blobs = append(s.blobs, b)
+	if len(s.blobs) > indexAbove {
+		s.reindex()
+	}
+}
+
+// reindex rebuilds the index after blobs were added past indexAbove or removed.
+func (s *memSpace) reindex() {
+	if len(s.blobs) <= indexAbove {
+		s.index = nil
+		return
+	}
+	s.index = make(map[blobKey]int, len(s.blobs))
+	for i, b := range s.blobs {
+		s.index[blobKey{b.Channel, b.Version}] = i
+	}
 }
 
 // memBlob is a blob as the saver keeps it: a large one compressed with S2 (conversations and
@@ -45,8 +107,11 @@ type memBlob struct {
 // over a gigabyte a second, so this costs less than the memory it saves.
 const compressAbove = 16 << 10
 
+// packBlob returns the blob as the saver keeps it, in memory of its own: Put must not keep the
+// caller's bytes (see [Saver]).
 func packBlob(b Blob) memBlob {
 	if len(b.Data) < compressAbove {
+		b.Data = bytes.Clone(b.Data)
 		return memBlob{Blob: b}
 	}
 	scratch := packScratch.Get().(*[]byte)
@@ -56,7 +121,8 @@ func packBlob(b Blob) memBlob {
 	}
 	packed := s2.Encode(*scratch, b.Data)
 	if len(packed) >= len(b.Data)*7/8 {
-		return memBlob{Blob: b} // does not compress: keep it as it is
+		b.Data = bytes.Clone(b.Data) // does not compress: keep it as it is
+		return memBlob{Blob: b}
 	}
 	b.Data = bytes.Clone(packed)
 	return memBlob{Blob: b, compressed: true}
@@ -98,7 +164,7 @@ func (m *MemorySaver) space(thread, ns string, create bool) *memSpace {
 	}
 	s := t.spaces[ns]
 	if s == nil && create {
-		s = &memSpace{blobs: map[blobKey]memBlob{}, writes: map[string][]PendingWrite{}}
+		s = &memSpace{}
 		t.spaces[ns] = s
 	}
 	return s
@@ -133,7 +199,7 @@ func (m *MemorySaver) Get(ctx context.Context, ref Ref) (*Tuple, error) {
 	t := &Tuple{Ref: Ref{ThreadID: ref.ThreadID, NS: ref.NS, CheckpointID: cp.ID}, Checkpoint: cp}
 	for ch, v := range cp.Versions {
 		for n := 0; v != ""; n++ {
-			b, ok := s.blobs[blobKey{ch, v}]
+			b, ok := s.blob(blobKey{ch, v})
 			if !ok {
 				return nil, fmt.Errorf("checkpoint: thread %q checkpoint %q: blob %s@%s is missing", ref.ThreadID, cp.ID, ch, v)
 			}
@@ -236,7 +302,7 @@ func (m *MemorySaver) Put(ctx context.Context, req PutRequest) error {
 		return fmt.Errorf("%w (thread %q: expected head %q, found %q)", ErrConflict, req.ThreadID, req.Head, head)
 	}
 	for _, b := range req.Blobs {
-		s.blobs[blobKey{b.Channel, b.Version}] = packBlob(b)
+		s.setBlob(packBlob(b))
 	}
 	cp := req.Checkpoint
 	cp.Versions = maps.Clone(cp.Versions)
@@ -267,6 +333,9 @@ func (m *MemorySaver) PutWrites(ctx context.Context, req WritesRequest) error {
 	for _, w := range req.Writes {
 		w.TaskID = req.TaskID
 		kept = append(kept, w)
+	}
+	if s.writes == nil {
+		s.writes = map[string][]PendingWrite{}
 	}
 	s.writes[req.Ref.CheckpointID] = kept
 	return nil
@@ -343,15 +412,13 @@ func (m *MemorySaver) Prune(ctx context.Context, req PruneRequest) error {
 			for ch, v := range cp.Versions {
 				for v != "" && !needed[blobKey{ch, v}] {
 					needed[blobKey{ch, v}] = true
-					v = s.blobs[blobKey{ch, v}].Base
+					b, _ := s.blob(blobKey{ch, v})
+					v = b.Base
 				}
 			}
 		}
-		for k := range s.blobs {
-			if !needed[k] {
-				delete(s.blobs, k)
-			}
-		}
+		s.blobs = slices.DeleteFunc(s.blobs, func(b memBlob) bool { return !needed[blobKey{b.Channel, b.Version}] })
+		s.reindex()
 	}
 	return nil
 }

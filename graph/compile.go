@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/trellis-go/trellis/cache"
@@ -91,6 +92,9 @@ type Compiled[S any] struct {
 	// view shows an entrypoint's internal state as LangGraph shows an entrypoint's, in
 	// snapshots read through a parent, checkpoint events and task events; nil for a graph.
 	view *entryView
+	// hits holds each cached node's last cache hit, decoded (see fromCache): *nodeSpec ->
+	// *decodedHit.
+	hits sync.Map
 }
 
 // entryView is how an entrypoint's state (functional.go) is shown: state gives its return value

@@ -38,6 +38,54 @@ type blobEncoder struct {
 	// used are the parts the blob being built refers to; gen tells blobs apart.
 	used []*sharedPart
 	gen  int
+	// reuse makes the encoder write into buffers taken from blobBuffers (and encodeBuffers),
+	// listed in held and handed back by release once the blobs are no longer needed: a saver
+	// does not keep Put's bytes (checkpoint.Saver), so a checkpoint's encoding need not be
+	// allocated afresh for every checkpoint of a long conversation.
+	reuse   bool
+	held    []*[]byte
+	heldEnc []*bytes.Buffer
+}
+
+// blobBuffers holds the buffers checkpoints are encoded into, between two checkpoints.
+var blobBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// scratch returns an empty buffer of capacity n or more: a reused one when e.reuse is set.
+// When an encoding outgrows it, keep records the grown array instead.
+func (e *blobEncoder) scratch(n int) []byte {
+	if !e.reuse {
+		return make([]byte, 0, n)
+	}
+	p := blobBuffers.Get().(*[]byte)
+	if cap(*p) < n {
+		*p = make([]byte, 0, n)
+	}
+	e.held = append(e.held, p)
+	return (*p)[:0]
+}
+
+// keep records the array b was written into as the last scratch buffer's.
+func (e *blobEncoder) keep(b []byte) {
+	if e.reuse && len(e.held) > 0 {
+		*e.held[len(e.held)-1] = b[:0]
+	}
+}
+
+// release hands the encoder's buffers back for the next checkpoint. Every blob the encoder
+// returned is invalid afterwards.
+func (e *blobEncoder) release() {
+	for _, p := range e.held {
+		if cap(*p) <= maxPooledBuffer {
+			blobBuffers.Put(p)
+		}
+	}
+	for _, b := range e.heldEnc {
+		if b.Cap() <= maxPooledBuffer {
+			b.Reset()
+			encodeBuffers.Put(b)
+		}
+	}
+	e.held, e.heldEnc, e.buf, e.memo, e.parts = nil, nil, nil, nil, nil
 }
 
 type memoKey struct {
@@ -62,15 +110,20 @@ func (e *blobEncoder) marshal(v any) ([]byte, error) {
 	case []any, map[string]any:
 	case []message.Message:
 		e.begin()
-		out, err := e.appendMessages(make([]byte, 0, messagesSize(x)), x)
+		out, err := e.appendMessages(e.scratch(messagesSize(x)), x)
+		e.keep(out)
 		if err != nil {
 			return nil, err
 		}
 		return e.finish(out[:len(out):len(out)])
 	default:
+		if e.reuse {
+			return e.marshalHeld(v)
+		}
 		return marshalPooled(v)
 	}
 	e.begin()
+	e.startBuf()
 	start := len(e.buf)
 	out, err := e.appendValue(e.buf, v)
 	if err != nil {
@@ -84,6 +137,7 @@ func (e *blobEncoder) marshal(v any) ([]byte, error) {
 // marshalList returns the blob of a JSON array of vs.
 func (e *blobEncoder) marshalList(vs []reflect.Value) ([]byte, error) {
 	e.begin()
+	e.startBuf()
 	b := e.buf
 	start := len(b)
 	b = append(b, '[')
@@ -100,6 +154,14 @@ func (e *blobEncoder) marshalList(vs []reflect.Value) ([]byte, error) {
 	b = append(b, ']')
 	e.buf = b
 	return e.finish(b[start:len(b):len(b)])
+}
+
+// startBuf gives e.buf a reused array to start from. Parts may point into e.buf, so the array
+// is only released with the encoder; one that append outgrows is left to the collector.
+func (e *blobEncoder) startBuf() {
+	if e.reuse && e.buf == nil {
+		e.buf = e.scratch(4096)
+	}
 }
 
 func (e *blobEncoder) begin() {
@@ -152,6 +214,18 @@ var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // maxPooledBuffer bounds the scratch buffers kept for reuse.
 const maxPooledBuffer = 64 << 20
+
+// marshalHeld encodes v with encoding/json into a reused buffer, kept until release.
+func (e *blobEncoder) marshalHeld(v any) ([]byte, error) {
+	buf := encodeBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	e.heldEnc = append(e.heldEnc, buf)
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
+		return nil, err
+	}
+	data := buf.Bytes()
+	return data[: len(data)-1 : len(data)-1], nil // Encode ends with a newline
+}
 
 func marshalPooled(v any) ([]byte, error) {
 	buf := encodeBuffers.Get().(*bytes.Buffer)

@@ -111,7 +111,7 @@ func OnError[S any](fn func(ctx context.Context, state S, err error) (*Command[S
 	return func(n *nodeSpec) {
 		n.onErrorType = reflect.TypeFor[S]()
 		n.onError = func(ctx context.Context, in reflect.Value, err error) (result, error) {
-			cmd, herr := fn(ctx, in.Interface().(S), err)
+			cmd, herr := fn(ctx, mustAssert[S](in), err)
 			if herr != nil || cmd == nil {
 				return result{}, herr
 			}
@@ -267,7 +267,7 @@ func (g *Graph[S]) addNode(name string, n *nodeSpec, opts []NodeOption) *Graph[S
 // AddNode adds a node that returns a partial state update.
 func (g *Graph[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *Graph[S] {
 	return g.addNode(name, &nodeSpec{run: func(ctx context.Context, st reflect.Value) (result, error) {
-		out, err := fn(ctx, st.Interface().(S))
+		out, err := fn(ctx, mustAssert[S](st))
 		if err != nil {
 			return result{}, err
 		}
@@ -280,7 +280,7 @@ func (g *Graph[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *Gra
 // them.
 func (g *Graph[S]) AddCommandNode(name string, fn CommandFunc[S], opts ...NodeOption) *Graph[S] {
 	return g.addNode(name, &nodeSpec{run: func(ctx context.Context, st reflect.Value) (result, error) {
-		cmd, err := fn(ctx, st.Interface().(S))
+		cmd, err := fn(ctx, mustAssert[S](st))
 		if err != nil || cmd == nil {
 			return result{}, err
 		}

@@ -1,11 +1,14 @@
 package graph
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"slices"
 
 	"github.com/trellis-go/trellis/cache"
 )
@@ -28,11 +31,19 @@ func (l *loop[S]) cacheKey(t *task) (*cache.Key, error) {
 		}
 		key = k
 	} else {
-		data, err := json.Marshal(t.input.Interface())
+		// Encoded into a reused buffer: only the hash is kept. The hash is of what json.Marshal
+		// gives (without the encoder's newline), so keys stay those of earlier versions.
+		buf := encodeBuffers.Get().(*bytes.Buffer)
+		buf.Reset()
+		err := json.NewEncoder(buf).Encode(t.input.Interface())
 		if err != nil {
+			encodeBuffers.Put(buf)
 			return nil, fmt.Errorf("graph: the input of node %q cannot be hashed as its cache key (it does not encode as JSON: %v); give its CachePolicy a Key function", t.node.name, err)
 		}
-		sum := sha256.Sum256(data)
+		sum := sha256.Sum256(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		if buf.Cap() <= maxPooledBuffer {
+			encodeBuffers.Put(buf)
+		}
 		key = hex.EncodeToString(sum[:])
 	}
 	if key == "" {
@@ -52,6 +63,11 @@ func (l *loop[S]) fromCache(ctx context.Context, t *task, k *cache.Key) ([]write
 	if !ok {
 		return nil, nil, false, nil
 	}
+	if h, ok := l.c.hits.Load(t.node); ok {
+		if h := h.(*decodedHit); h.data == string(data) {
+			return slices.Clone(h.writes), slices.Clone(h.targets), true, nil
+		}
+	}
 	var o wireOutcome
 	if err := json.Unmarshal(data, &o); err != nil {
 		return nil, nil, false, fmt.Errorf("graph: the cached result of node %q does not decode (clear it with ClearCache): %w", t.node.name, err)
@@ -60,7 +76,55 @@ func (l *loop[S]) fromCache(ctx context.Context, t *task, k *cache.Key) ([]write
 	if err := l.decodeOutcome(tmp, o); err != nil {
 		return nil, nil, false, fmt.Errorf("graph: the cached result of node %q no longer fits the state (clear it with ClearCache): %w", t.node.name, err)
 	}
+	if sharable(tmp.writes, tmp.targets) {
+		l.c.hits.Store(t.node, &decodedHit{data: string(data), writes: tmp.writes, targets: tmp.targets})
+	}
 	return tmp.writes, tmp.targets, true, nil
+}
+
+// decodedHit is a node's last cache hit as fromCache decoded it. A node whose input has not
+// changed hits the same entry again and again (a cache is for that), and decoding it is most of
+// a hit's cost: the next hit on the same bytes takes these writes instead. Only values that
+// hold no references are kept, so no run can change what another run is given.
+type decodedHit struct {
+	data    string
+	writes  []write
+	targets []Target
+}
+
+// sharable reports whether a decoded hit can be given to several runs: its values hold no
+// pointers (numbers, strings, booleans, and arrays and structs of them) and it sends nothing.
+func sharable(writes []write, targets []Target) bool {
+	for _, tg := range targets {
+		if tg.send {
+			return false
+		}
+	}
+	for _, w := range writes {
+		if !plainValueType(w.val.Type()) {
+			return false
+		}
+	}
+	return true
+}
+
+func plainValueType(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
+		return true
+	case reflect.Array:
+		return plainValueType(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if !plainValueType(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // toCache records a node's writes and gotos under k.

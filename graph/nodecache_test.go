@@ -195,3 +195,38 @@ func TestNodeCacheErrors(t *testing.T) {
 	noCache := compile(t, graph.New[S]().AddNode("n", note("n")).AddEdge(graph.START, "n"))
 	wantErr(t, noCache.ClearCache(bg), "no cache")
 }
+
+// TestNodeCacheHitsDoNotShareValues: hits on the same cached entry give each run values of its
+// own, even when a run changes what it was given (a map in the state), and plain values come
+// back right hit after hit.
+func TestNodeCacheHitsDoNotShareValues(t *testing.T) {
+	type S struct {
+		N    int            `json:"n"`
+		Tags map[string]int `json:"tags"`
+	}
+	runs := 0
+	g := graph.New[S]()
+	g.AddNode("a", func(_ context.Context, s S) (S, error) {
+		runs++
+		return S{N: s.N + 1, Tags: map[string]int{"x": 1}}, nil
+	}, graph.WithCache(graph.CachePolicy{}))
+	g.AddEdge(graph.START, "a")
+	g.AddEdge("a", graph.END)
+	c, err := g.Compile(graph.CompileOptions{Cache: cache.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		out, err := c.Invoke(bg, S{N: 41})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.N != 42 || out.Tags["x"] != 1 || len(out.Tags) != 1 {
+			t.Fatalf("run %d: %+v", i, out)
+		}
+		out.Tags["x"], out.Tags["y"] = 99, 99 // must not reach the next hit
+	}
+	if runs != 1 {
+		t.Errorf("the node ran %d times, want once", runs)
+	}
+}

@@ -66,12 +66,15 @@ func (l *loop[S]) finalCheckpoint() error {
 }
 
 func (l *loop[S]) save(source checkpoint.Source) error {
-	blobs, err := l.blobs()
+	enc := &blobEncoder{reuse: true}
+	blobs, err := l.blobs(enc)
 	if err != nil {
+		enc.release()
 		return err
 	}
 	next, err := l.encodeNext()
 	if err != nil {
+		enc.release()
 		return err
 	}
 	md := make(map[string]any, len(l.metadata)+3)
@@ -98,10 +101,19 @@ func (l *loop[S]) save(source checkpoint.Source) error {
 		}
 	}
 	req := checkpoint.PutRequest{ThreadID: l.threadID, NS: l.ns, Checkpoint: cp, Blobs: blobs, Head: l.head}
+	// The saver does not keep the blobs' bytes once Put returns (checkpoint.Saver): the buffers
+	// they were encoded into go back for the next checkpoint.
 	if l.writer != nil {
-		l.writer.do(func(ctx context.Context, s checkpoint.Saver) error { return s.Put(ctx, req) })
-	} else if err := l.saver.Put(context.WithoutCancel(l.ctx), req); err != nil {
-		return fmt.Errorf("%s: saving checkpoint of thread %q: %w", l.c.label, l.threadID, err)
+		l.writer.do(func(ctx context.Context, s checkpoint.Saver) error {
+			defer enc.release()
+			return s.Put(ctx, req)
+		})
+	} else {
+		err := l.saver.Put(context.WithoutCancel(l.ctx), req)
+		enc.release()
+		if err != nil {
+			return fmt.Errorf("%s: saving checkpoint of thread %q: %w", l.c.label, l.threadID, err)
+		}
 	}
 	l.cpParent, l.cpMeta = l.cpID, md
 	l.head, l.cpID, l.unsaved = cp.ID, cp.ID, false
@@ -184,9 +196,8 @@ func (l *loop[S]) due() []*task {
 
 // blobs encodes the channels written since the last saved checkpoint: a delta of the updates
 // where the reducer allows it and the budget is not spent, the full value otherwise.
-func (l *loop[S]) blobs() ([]checkpoint.Blob, error) {
+func (l *loop[S]) blobs(enc *blobEncoder) ([]checkpoint.Blob, error) {
 	var out []checkpoint.Blob
-	var enc blobEncoder
 	for _, ch := range l.sc.channels {
 		tr := &l.tracks[ch.pos]
 		if !tr.dirty {

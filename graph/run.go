@@ -1123,7 +1123,7 @@ func (l *loop[S]) route(ctx context.Context, node string, state reflect.Value) (
 		}
 	}()
 	for _, b := range l.c.g.branches[node] {
-		s := state.Interface().(S)
+		s := mustAssert[S](state)
 		if b.router != nil {
 			ts, err := b.router(ctx, s)
 			if err != nil {
@@ -1304,7 +1304,7 @@ func identifyMessages(t *task) {
 // withMessageIDs gives every message of an update an ID, so that replaying the update from a
 // checkpoint yields the same list.
 func withMessageIDs(v reflect.Value) reflect.Value {
-	msgs := v.Interface().([]message.Message)
+	msgs := mustAssert[[]message.Message](v)
 	for i := range msgs {
 		if msgs[i].ID == "" {
 			out := slices.Clone(msgs)

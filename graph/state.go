@@ -256,7 +256,7 @@ func (c *channel) reduce(cur, upd reflect.Value) (reflect.Value, error) {
 		}
 		return reflect.AppendSlice(cur, upd), nil
 	case ReduceMessages:
-		out, err := message.Add(cur.Interface().([]message.Message), upd.Interface().([]message.Message))
+		out, err := message.Add(mustAssert[[]message.Message](cur), mustAssert[[]message.Message](upd))
 		if err != nil {
 			return cur, fmt.Errorf("graph: state key %q: %w", c.name, err)
 		}
@@ -405,4 +405,14 @@ func SetReducer[S, T any](g *Graph[S], key string, fn func(current, update T) T)
 	}
 	c.reducer = reduceCustom
 	c.custom = reflect.ValueOf(fn)
+}
+
+// mustAssert returns v's value as a T, as v.Interface().(T) would, without boxing it in an
+// interface first (a copy of the state or of a slice header, on every node call and every
+// reduce).
+func mustAssert[T any](v reflect.Value) T {
+	if t, ok := reflect.TypeAssert[T](v); ok {
+		return t
+	}
+	return v.Interface().(T) // panics as the plain assertion does, naming both types
 }

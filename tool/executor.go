@@ -23,7 +23,8 @@ const DefaultTimeout = 60 * time.Second
 // its zero value means.
 type ExecutorOptions struct {
 	// Timeout bounds each call whose Policy sets no timeout. Zero means [DefaultTimeout]; a
-	// negative value means no limit.
+	// negative value means no limit. A call with no limit runs on the caller's goroutine, as
+	// there is nothing to abandon it for: cancellation reaches it through its context only.
 	Timeout time.Duration
 	// MaxConcurrency caps how many calls of one batch run tool code at once. A slot is freed when
 	// the tool returns, not when a timed-out call is abandoned; a call waits for a slot at most its
@@ -228,7 +229,9 @@ func Commands(outcomes []Outcome) []any {
 //
 // Each call sees ctx's [CallInfo] with CallID and Tool filled in. A call that outlives its timeout
 // is abandoned: Run reports it and returns, while the tool's goroutine ends whenever the tool
-// returns, so tools should honour their context.
+// returns, so tools should honour their context. A call with no timeout (a negative
+// ExecutorOptions.Timeout or Policy.Timeout) runs on the caller's goroutine when it is the only
+// one, and Run waits for it even when ctx ends.
 func (e *Executor) Run(ctx context.Context, calls []message.ToolCall) ([]Outcome, error) {
 	outcomes := make([]Outcome, len(calls))
 	base, _ := CallInfoFrom(ctx)
@@ -238,20 +241,21 @@ func (e *Executor) Run(ctx context.Context, calls []message.ToolCall) ([]Outcome
 		mu        sync.Mutex
 		propagate error
 	)
-	if e.opts.MaxConcurrency > 0 && e.opts.MaxConcurrency < len(calls) {
-		sem = make(chan struct{}, e.opts.MaxConcurrency)
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	if len(calls) == 1 {
-		// runOne never blocks past the call's timeout, so a lone call needs no goroutine here.
-		o, perr := e.runOne(runCtx, base, calls[0], sem)
+		// runOne never blocks past the call's timeout, so a lone call needs no goroutine here,
+		// nor a context of its own (there are no other calls to stop).
+		o, perr := e.runOne(ctx, base, calls[0], nil)
 		outcomes[0] = o
 		if perr != nil {
 			return outcomes, perr
 		}
 		return outcomes, ctx.Err()
 	}
+	if e.opts.MaxConcurrency > 0 && e.opts.MaxConcurrency < len(calls) {
+		sem = make(chan struct{}, e.opts.MaxConcurrency)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	for i, call := range calls {
 		wg.Add(1)
 		go func() {
@@ -387,59 +391,79 @@ func (e *Executor) invoke(ctx context.Context, info CallInfo, t Tool, p Policy, 
 		}
 	}
 	callCtx := WithCallInfo(ctx, info)
-	var cancel context.CancelFunc
-	if timeout > 0 {
-		callCtx, cancel = context.WithTimeoutCause(callCtx, timeout, ErrTimeout)
-	} else {
-		callCtx, cancel = context.WithCancel(callCtx)
+	if timeout < 0 {
+		// No timeout to enforce, so nothing to abandon: the call runs on the caller's goroutine,
+		// sparing a goroutine and the two hand-offs between threads that waiting for it costs.
+		// Cancellation reaches the tool through its context, and Run returns once it does.
+		r := e.callSafely(callCtx, call, call1, sem)
+		if r.err != nil && ctx.Err() != nil && !e.keepsOwnError(r.err) {
+			return nil, &CallError{Tool: call.Name, CallID: call.ID, Err: ctx.Err(), Hint: "The run was cancelled while the tool was running"}
+		}
+		return e.returned(r, callCtx, call, timeout)
 	}
+	var cancel context.CancelFunc
+	callCtx, cancel = context.WithTimeoutCause(callCtx, timeout, ErrTimeout)
 	defer cancel()
 
 	done := make(chan callReturn, 1) // buffered: an abandoned call must still be able to finish
-	go func() {
-		if sem != nil {
-			defer func() { <-sem }()
-		}
-		defer func() {
-			if r := recover(); r != nil {
-				if err, ok := r.(error); ok && e.opts.Propagate != nil && e.opts.Propagate(err) {
-					done <- callReturn{err: err}
-					return
-				}
-				// The panic value goes to the model through the filters; the log gets the stack.
-				e.log.LogAttrs(ctx, slog.LevelError, "tool panicked",
-					slog.String("tool", call.Name), slog.String("call_id", call.ID),
-					slog.String("stack", string(debug.Stack())))
-				done <- callReturn{err: &CallError{Tool: call.Name, CallID: call.ID, Kind: ErrPanic, Err: fmt.Errorf("%v", r),
-					Hint: "This is a bug in the tool; try another approach or tell the user it failed"}}
-			}
-		}()
-		res, err := call1(callCtx)
-		done <- callReturn{res, err}
-	}()
+	go func() { done <- e.callSafely(callCtx, call, call1, sem) }()
 
 	select {
 	case r := <-done:
-		if r.err == nil {
-			return r.res, nil
-		}
-		var ae *ArgumentError
-		var ce *CallError
-		switch {
-		case errors.As(r.err, &ae), errors.As(r.err, &ce):
-			return nil, r.err
-		case e.opts.Propagate != nil && e.opts.Propagate(r.err):
-			return nil, r.err
-		case errors.Is(context.Cause(callCtx), ErrTimeout):
-			return nil, timeoutError(call, timeout)
-		}
-		return nil, &CallError{Tool: call.Name, CallID: call.ID, Err: r.err}
+		return e.returned(r, callCtx, call, timeout)
 	case <-callCtx.Done():
 		if errors.Is(context.Cause(callCtx), ErrTimeout) {
 			return nil, timeoutError(call, timeout)
 		}
 		return nil, &CallError{Tool: call.Name, CallID: call.ID, Err: ctx.Err(), Hint: "The run was cancelled while the tool was running"}
 	}
+}
+
+// callSafely runs a prepared call, freeing its concurrency slot (if it holds one) when the
+// tool returns and turning a panic into an error.
+func (e *Executor) callSafely(ctx context.Context, call message.ToolCall, run func(context.Context) (*Result, error), sem chan struct{}) (r callReturn) {
+	if sem != nil {
+		defer func() { <-sem }()
+	}
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		if err, ok := p.(error); ok && e.opts.Propagate != nil && e.opts.Propagate(err) {
+			r = callReturn{err: err}
+			return
+		}
+		// The panic value goes to the model through the filters; the log gets the stack.
+		e.log.LogAttrs(ctx, slog.LevelError, "tool panicked",
+			slog.String("tool", call.Name), slog.String("call_id", call.ID),
+			slog.String("stack", string(debug.Stack())))
+		r = callReturn{err: &CallError{Tool: call.Name, CallID: call.ID, Kind: ErrPanic, Err: fmt.Errorf("%v", p),
+			Hint: "This is a bug in the tool; try another approach or tell the user it failed"}}
+	}()
+	res, err := run(ctx)
+	return callReturn{res, err}
+}
+
+// keepsOwnError reports whether a call's error is returned as it is rather than wrapped: the
+// executor's own errors and those Propagate selects.
+func (e *Executor) keepsOwnError(err error) bool {
+	var ae *ArgumentError
+	var ce *CallError
+	return errors.As(err, &ae) || errors.As(err, &ce) || (e.opts.Propagate != nil && e.opts.Propagate(err))
+}
+
+// returned turns what a call returned into invoke's results.
+func (e *Executor) returned(r callReturn, callCtx context.Context, call message.ToolCall, timeout time.Duration) (*Result, error) {
+	switch {
+	case r.err == nil:
+		return r.res, nil
+	case e.keepsOwnError(r.err):
+		return nil, r.err
+	case timeout > 0 && errors.Is(context.Cause(callCtx), ErrTimeout):
+		return nil, timeoutError(call, timeout)
+	}
+	return nil, &CallError{Tool: call.Name, CallID: call.ID, Err: r.err}
 }
 
 // preparer is a tool that can check and decode its arguments before it is called (*Func).

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -407,5 +408,68 @@ func TestRunNilResultAndStructured(t *testing.T) {
 	m := outs[1].Message
 	if m.Content != `{"n":1}` || len(m.Parts) != 1 || string(m.Metadata["structured"].(json.RawMessage)) != `{"n":1}` {
 		t.Errorf("structured message = %+v", m)
+	}
+}
+
+// onCallersStack reports whether the executor's Run is on the calling goroutine's stack.
+func onCallersStack() bool {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(1, pcs)])
+	for {
+		f, more := frames.Next()
+		if strings.HasSuffix(f.Function, "tool.(*Executor).Run") {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// TestNoTimeoutRunsOnCallersGoroutine: a call with no timeout has nothing to be abandoned for,
+// so it runs on Run's goroutine; a call with one runs on a goroutine of its own. Panics,
+// errors and cancellation are reported as they are for a call on its own goroutine.
+func TestNoTimeoutRunsOnCallersGoroutine(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var inline atomic.Bool
+	where := tool.Must(tool.New("where", "", func(ctx context.Context, _ none) (string, error) {
+		inline.Store(onCallersStack())
+		return "here", nil
+	}))
+	boom := tool.Must(tool.New("boom", "", func(ctx context.Context, _ none) (string, error) {
+		panic("kaboom")
+	}))
+	wait := tool.Must(tool.New("wait", "", func(ctx context.Context, _ none) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}))
+	for _, tc := range []struct {
+		name       string
+		timeout    time.Duration
+		wantInline bool
+	}{{"no limit", -1, true}, {"default limit", 0, false}, {"limit", time.Minute, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			exec, err := tool.NewExecutor([]tool.Tool{where, boom, wait}, &tool.ExecutorOptions{Timeout: tc.timeout, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs, err := exec.Run(context.Background(), []message.ToolCall{call("a", "where", `{}`)})
+			if err != nil || outs[0].Message.Content != "here" {
+				t.Fatalf("Run = %+v, %v", outs, err)
+			}
+			if inline.Load() != tc.wantInline {
+				t.Errorf("ran on the caller's goroutine: %v, want %v", inline.Load(), tc.wantInline)
+			}
+			outs, _ = exec.Run(context.Background(), []message.ToolCall{call("b", "boom", `{}`)})
+			if !errors.Is(outs[0].Err, tool.ErrPanic) || !strings.Contains(outs[0].Message.Content, "kaboom") {
+				t.Errorf("panicking call: %+v", outs[0])
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(10*time.Millisecond, cancel)
+			outs, err = exec.Run(ctx, []message.ToolCall{call("c", "wait", `{}`)})
+			if !errors.Is(err, context.Canceled) || !strings.Contains(outs[0].Message.Content, "cancelled while the tool was running") {
+				t.Errorf("cancelled call: %+v, %v", outs[0].Message, err)
+			}
+		})
 	}
 }

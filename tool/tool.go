@@ -77,7 +77,8 @@ type Policy struct {
 	// Permissions lists what a caller must hold, all of them, to run the tool; they are compared
 	// with [CallInfo].Permissions. Empty means no permission is needed.
 	Permissions []string
-	// Timeout bounds one call; zero means the executor's default.
+	// Timeout bounds one call; zero means the executor's default, and a negative value no limit
+	// (the call then runs on the caller's goroutine, see [Executor.Run]).
 	Timeout time.Duration
 	// External marks output that comes from outside the system (web pages, e-mails, documents,
 	// third-party APIs). [LabelExternal] wraps such output as data before the model sees it.

@@ -13,11 +13,16 @@ import (
 // the calls to run (edited where the person edited them), the tool messages of calls that will
 // not run, and whether the person chose to stop the run.
 func reviewCalls(ctx context.Context, calls []message.ToolCall, needsApproval func(message.ToolCall) bool) (run []message.ToolCall, skipped map[string]message.Message, abort bool, err error) {
-	skipped = map[string]message.Message{}
+	skip := func(id string, m message.Message) {
+		if skipped == nil {
+			skipped = map[string]message.Message{} // made only when a call is skipped
+		}
+		skipped[id] = m
+	}
 	for _, c := range calls {
 		if abort || !needsApproval(c) {
 			if abort {
-				skipped[c.ID] = message.ToolError(c.ID, c.Name, "Not run: the person reviewing this turn stopped the run.")
+				skip(c.ID, message.ToolError(c.ID, c.Name, "Not run: the person reviewing this turn stopped the run."))
 				continue
 			}
 			run = append(run, c)
@@ -54,9 +59,9 @@ func reviewCalls(ctx context.Context, calls []message.ToolCall, needsApproval fu
 			if err := json.Unmarshal(resp.Args, &text); err != nil {
 				text = string(resp.Args)
 			}
-			skipped[c.ID] = message.ToolResult(c.ID, c.Name, "The person reviewing this call did not run it and answered instead: "+text)
+			skip(c.ID, message.ToolResult(c.ID, c.Name, "The person reviewing this call did not run it and answered instead: "+text))
 		case agent.ResponseIgnore:
-			skipped[c.ID] = message.ToolError(c.ID, c.Name, "Not run: the person reviewing this call ignored it and stopped the run.")
+			skip(c.ID, message.ToolError(c.ID, c.Name, "Not run: the person reviewing this call ignored it and stopped the run."))
 			abort = true
 		}
 	}

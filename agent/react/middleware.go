@@ -291,12 +291,18 @@ func (h hookNode) apply(ctx context.Context, s State, next func(State) string, j
 // pendingCalls lists the tool calls of the last assistant turn that have no result yet, in order.
 func pendingCalls(msgs []message.Message) []message.ToolCall {
 	i := len(msgs) - 1
-	answered := map[string]bool{}
+	var answered map[string]bool // made only when tool messages follow the calls
 	for ; i >= 0 && msgs[i].Role == message.RoleTool; i-- {
+		if answered == nil {
+			answered = map[string]bool{}
+		}
 		answered[msgs[i].ToolCallID] = true
 	}
 	if i < 0 || msgs[i].Role != message.RoleAssistant {
 		return nil
+	}
+	if answered == nil {
+		return slices.Clip(msgs[i].ToolCalls) // none answered yet: all of them, read-only
 	}
 	var out []message.ToolCall
 	for _, c := range msgs[i].ToolCalls {

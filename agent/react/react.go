@@ -459,6 +459,9 @@ func turnsSinceUser(msgs []message.Message) int {
 // mergeResults orders tool messages by their calls, taking a skipped call's message (a human's
 // response, or an ignore) from skipped.
 func mergeResults(calls []message.ToolCall, ran []message.Message, skipped map[string]message.Message) []message.Message {
+	if len(skipped) == 0 && len(ran) == len(calls) && slices.EqualFunc(calls, ran, func(c message.ToolCall, m message.Message) bool { return c.ID == m.ToolCallID }) {
+		return ran // every call ran, in order: the usual turn
+	}
 	byID := map[string]message.Message{}
 	for _, m := range ran {
 		byID[m.ToolCallID] = m

@@ -52,6 +52,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 		{"PutWithoutID", testPutWithoutID},
 		{"PutRejectsBadInput", testPutBadInput},
 		{"PutDuplicateBlobLastWins", testPutDuplicateBlob},
+		{"PutDoesNotKeepTheCallersBytes", testPutDoesNotKeepBytes},
 		{"HeadsArePerNamespace", testHeadsPerNamespace},
 		{"Fork", testFork},
 		{"DeleteThreads", testDeleteThreads},
@@ -431,6 +432,58 @@ func testBlobIsolation(t *testing.T, s checkpoint.Saver) {
 			delta("messages", "000000000002.x", "000000000001.x", `["`+tc.tag+`-2"]`),
 			full("count", "000000000001.y", `"`+tc.tag+`"`),
 		)
+	}
+}
+
+// testPutDoesNotKeepBytes: the runtime reuses the buffers it encodes blobs into, so what a saver
+// returns must not change when the caller writes over the bytes it passed to Put.
+func testPutDoesNotKeepBytes(t *testing.T, s checkpoint.Saver) {
+	w := newWriter(t, s, newThread(t), "")
+	small := []byte(`"small"`)
+	large := []byte(`"` + strings.Repeat("a conversation that compresses well; ", 1200) + `"`)
+	random := make([]byte, 20<<10) // does not compress
+	x := uint64(88172645463325252)
+	for i := range random {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		random[i] = 'a' + byte(x%26)
+	}
+	random[0], random[len(random)-1] = '"', '"'
+	blobs := []checkpoint.Blob{
+		full("small", "000000000001.a", string(small)),
+		full("large", "000000000001.b", string(large)),
+		full("random", "000000000001.c", string(random)),
+	}
+	want := make([]checkpoint.Blob, len(blobs))
+	for i, b := range blobs {
+		want[i] = b
+		want[i].Data = bytes.Clone(b.Data)
+	}
+	w.put(map[string]string{"small": "000000000001.a", "large": "000000000001.b", "random": "000000000001.c"}, blobs...)
+	for _, b := range blobs {
+		for i := range b.Data {
+			b.Data[i] = 'X'
+		}
+	}
+	got := mustGet(t, s, w.ref("")).Blobs
+	if len(got) != len(want) {
+		t.Fatalf("got %d blobs, want %d", len(got), len(want))
+	}
+	for _, w := range want {
+		i := slices.IndexFunc(got, func(b checkpoint.Blob) bool { return b.Channel == w.Channel })
+		if i < 0 {
+			t.Errorf("blob %s@%s is missing", w.Channel, w.Version)
+			continue
+		}
+		if g := got[i].Data; !bytes.Equal(g, w.Data) {
+			n := 0
+			for n < min(len(g), len(w.Data)) && g[n] == w.Data[n] {
+				n++
+			}
+			t.Errorf("blob %s (%d bytes) changed when the caller wrote over the bytes it passed to Put: it differs from byte %d (got %d bytes); Put must copy what it keeps",
+				w.Channel, len(w.Data), n, len(g))
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Parse decodes data as json.Unmarshal into an interface{} would (map[string]any, []any,
@@ -326,17 +327,43 @@ func Plain8[T ~string | ~[]byte](b T) bool { return notPlain(load8(b)) == 0 }
 
 // PlainRun returns the length of the longest prefix of b made of whole eight-byte blocks that
 // are plain (see [Plain8]). It tests 32 bytes at a time while it can: long runs of plain text are
-// the rule in what models and tools write.
+// the rule in what models and tools write, and a checkpoint of a conversation scans all of it.
 func PlainRun[T ~string | ~[]byte](b T) int {
+	// A string and a slice both start with their data pointer and length: read b as a string
+	// header, whichever it is, and load words without bounds checks.
+	s := *(*string)(unsafe.Pointer(&b))
+	n := len(s)
+	if n < 8 {
+		return 0
+	}
+	p := unsafe.Pointer(unsafe.StringData(s))
 	i := 0
-	for ; i+32 <= len(b); i += 32 {
-		if notPlain(load8(b[i:]))|notPlain(load8(b[i+8:]))|notPlain(load8(b[i+16:]))|notPlain(load8(b[i+24:])) != 0 {
+	for ; i+32 <= n; i += 32 {
+		w0 := *(*uint64)(unsafe.Add(p, i))
+		w1 := *(*uint64)(unsafe.Add(p, i+8))
+		w2 := *(*uint64)(unsafe.Add(p, i+16))
+		w3 := *(*uint64)(unsafe.Add(p, i+24))
+		if (w0|w1|w2|w3)&hiBits != 0 || plainASCII(w0)&plainASCII(w1)&plainASCII(w2)&plainASCII(w3)&hiBits != hiBits {
 			break
 		}
 	}
-	for ; i+8 <= len(b) && notPlain(load8(b[i:])) == 0; i += 8 {
+	for ; i+8 <= n; i += 8 {
+		w := *(*uint64)(unsafe.Add(p, i))
+		if w&hiBits != 0 || plainASCII(w)&hiBits != hiBits {
+			break
+		}
 	}
 	return i
+}
+
+const loBits, hiBits = 0x0101010101010101, 0x8080808080808080
+
+// plainASCII has the high bit set in each byte of x that is plain, provided every byte of x is
+// ASCII (the caller checks x&hiBits == 0): with bytes below 0x80, adding 0x60 sets the high bit
+// of those at or above 0x20, and adding 0x7F sets it in those not zero (of x^'"' and x^'\\'),
+// without a carry into the next byte. The byte order does not matter.
+func plainASCII(x uint64) uint64 {
+	return (x + 0x60*loBits) & ((x ^ 0x22*loBits) + 0x7F*loBits) & ((x ^ 0x5C*loBits) + 0x7F*loBits)
 }
 
 // load8 reads the first eight bytes of b as a little-endian word (one load on amd64 and arm64).

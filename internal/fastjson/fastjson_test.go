@@ -190,3 +190,23 @@ func BenchmarkPlainRun(b *testing.B) {
 		}
 	}
 }
+
+// TestPlainRunEveryByte puts each byte value at each position of plain text: PlainRun stops at
+// the block holding it exactly when the byte is not plain.
+func TestPlainRunEveryByte(t *testing.T) {
+	plain := func(c byte) bool { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' }
+	base := strings.Repeat("plain ~ text!", 4)[:48]
+	for c := range 256 {
+		for pos := range len(base) {
+			b := []byte(base)
+			b[pos] = byte(c)
+			want := len(b)
+			if !plain(byte(c)) {
+				want = pos / 8 * 8
+			}
+			if got := PlainRun(b); got != want || PlainRun(string(b)) != want {
+				t.Fatalf("byte %#x at %d: PlainRun %d (string %d), want %d", c, pos, got, PlainRun(string(b)), want)
+			}
+		}
+	}
+}
