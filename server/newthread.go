@@ -140,13 +140,26 @@ func (n *newThread) giveUp() {
 	n.mu.Unlock()
 }
 
-// hold keeps req to send later, unless a held put failed.
+// hold keeps req to send later, unless a held put failed. It keeps a copy of the blobs' bytes:
+// the runtime reuses them once Put returns (checkpoint.Saver's Put contract).
 func (n *newThread) hold(req checkpoint.PutRequest) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.heldErr != nil {
 		return n.heldErr
 	}
+	size := 0
+	for _, b := range req.Blobs {
+		size += len(b.Data)
+	}
+	blobs, data := make([]checkpoint.Blob, len(req.Blobs)), make([]byte, 0, size)
+	for i, b := range req.Blobs {
+		start := len(data)
+		data = append(data, b.Data...)
+		b.Data = data[start:len(data):len(data)]
+		blobs[i] = b
+	}
+	req.Blobs = blobs
 	n.held = append(n.held, req)
 	return nil
 }
