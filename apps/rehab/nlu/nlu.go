@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -264,13 +265,62 @@ type Fact struct {
 	Cue string
 }
 
+// The readers' patterns are built from the pack's words (pack.Words, words.json); Go keeps
+// only their shape (digits, spaces, the order of the parts).
 var (
-	ageRE      = regexp.MustCompile(`\b(?:tenho|com|fiz|faco|fazer|fazes|temos)\s+(\d{2})\s+anos\b|\b(\d{2})\s+anos\s+de\s+idade\b`)
-	bornRE     = regexp.MustCompile(`\bnasci\s+(?:em\s+)?(?:\d{1,2}\s+de\s+\w+\s+de\s+)?(19\d\d|20\d\d)\b`)
-	typologyRE = regexp.MustCompile(`\bt([0-9])\b`)
-	countWords = map[string]int{"um": 1, "uma": 1, "dois": 2, "duas": 2, "tres": 3, "quatro": 4, "cinco": 5}
-	amountRE   = regexp.MustCompile(`(?i)(\d{1,3}(?:[.\s\x{00A0}]\d{3})+|\d+(?:[.,]\d+)?)\s*(k\b|mil\b|milh(?:ão|ões|ao|oes)|m\b|m€)?\s*(€|eur\b|euros)?`)
+	vocabulary = pack.Words
+	ageRE      = regexp.MustCompile(`\b(?:` + alt(vocabulary.AgeLead) + `)\s+(\d{2})\s+(?:` + alt(vocabulary.AgeUnit) + `)\b|\b(\d{2})\s+(?:` + alt(vocabulary.AgeUnit) + `)\s+(?:` + alt(vocabulary.AgeTail) + `)\b`)
+	bornRE     = regexp.MustCompile(`\b(?:` + alt(vocabulary.Born) + `)\s+(?:(?:` + alt(vocabulary.BornIn) + `)\s+)?(?:\d{1,2}\s+(?:` + alt(vocabulary.DateOf) + `)\s+\w+\s+(?:` + alt(vocabulary.DateOf) + `)\s+)?(19\d\d|20\d\d)\b`)
+	typologyRE = regexp.MustCompile(`\b(?:` + prefixes(vocabulary.Typology) + `)([0-9])\b`)
+	amountRE   = regexp.MustCompile(`(?i)(\d{1,3}(?:[.\s\x{00A0}]\d{3})+|\d+(?:[.,]\d+)?)\s*(` + alt(append(slices.Clone(vocabulary.Thousand), vocabulary.Million...)) + `)?\s*(` + alt(vocabulary.Currency) + `)?`)
+	negations  = set(vocabulary.Negations)
+	thousand   = set(vocabulary.Thousand)
+	million    = set(vocabulary.Million)
 )
+
+// alt is a regular expression's alternatives for the words, longest first (so that "milhões"
+// is tried before "mil"): each quoted, its spaces any spaces, and a word ending in a letter or a
+// digit ends at a word boundary.
+func alt(ws []string) string { return alternatives(ws, true) }
+
+// prefixes is alt without the word boundaries, for words written joined to what follows ("t2").
+func prefixes(ws []string) string { return alternatives(ws, false) }
+
+func alternatives(ws []string, bounded bool) string {
+	ws = slices.Clone(ws)
+	slices.SortStableFunc(ws, func(a, b string) int { return len(b) - len(a) })
+	out := make([]string, 0, len(ws))
+	for _, w := range ws {
+		if w == "" {
+			continue
+		}
+		q := strings.ReplaceAll(regexp.QuoteMeta(w), " ", `\s+`)
+		if c := w[len(w)-1]; bounded && c < 0x80 && (unicode.IsLetter(rune(c)) || unicode.IsDigit(rune(c))) {
+			q += `\b`
+		}
+		out = append(out, q)
+	}
+	return strings.Join(out, "|")
+}
+
+// set is the words, lower case.
+func set(ws []string) map[string]bool {
+	m := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		m[strings.ToLower(w)] = true
+	}
+	return m
+}
+
+// isWord reports whether w is one of the words; a word ending in '*' matches any ending.
+func isWord(w string, ws []string) bool {
+	for _, x := range ws {
+		if x == w || strings.HasSuffix(x, "*") && strings.HasPrefix(w, strings.TrimSuffix(x, "*")) {
+			return true
+		}
+	}
+	return false
+}
 
 // Amounts reads the money amounts of a pt-PT text: 180.000€, 180 000 €, 180k€, 180 mil euros,
 // 1,2 milhões. Numbers that are not money (a year, a T2, an age) are left out: an amount is
@@ -290,9 +340,9 @@ func Amounts(text string) []float64 {
 			v, _ = strconv.ParseFloat(strings.Replace(num, ",", ".", 1), 64)
 		}
 		switch {
-		case suf == "k" || suf == "mil":
+		case thousand[suf]:
 			v *= 1000
-		case strings.HasPrefix(suf, "milh") || suf == "m" || suf == "m€":
+		case million[suf]:
 			v *= 1_000_000
 		}
 		if v >= 100 {
@@ -342,8 +392,8 @@ func facts(text string, words []string, now time.Time, m *matcher) []Fact {
 	return out
 }
 
-// negated reports whether the cue is preceded by a negation ("não", or English's "not" and
-// "don't" for the cues said in English) within two words.
+// negated reports whether the cue is preceded by a negation (pack.Words.Negations: "não", or
+// English's "not" and "don't" for the cues said in English) within two words.
 func negated(words []string, c cue, m *matcher) bool {
 	i := c.find(m)
 	for j := i - 1; j >= 0 && j >= i-2; j-- {
@@ -353,9 +403,6 @@ func negated(words []string, c cue, m *matcher) bool {
 	}
 	return false
 }
-
-// negations are the folded words that turn a cue around; "t" is what is left of "don't".
-var negations = map[string]bool{"nao": true, "not": true, "t": true, "never": true, "nunca": true}
 
 func readValue(v, text, joined string, words []string, now time.Time, places []string) (any, bool) {
 	switch v {
@@ -385,7 +432,7 @@ func readValue(v, text, joined string, words []string, now time.Time, places []s
 		return nil, false
 	case "@count":
 		for i, w := range words {
-			if !strings.HasPrefix(w, "filh") && w != "dependentes" {
+			if !isWord(w, vocabulary.Counted) {
 				continue
 			}
 			if i == 0 {
@@ -394,10 +441,10 @@ func readValue(v, text, joined string, words []string, now time.Time, places []s
 			if n, err := strconv.Atoi(words[i-1]); err == nil && n >= 0 && n < 20 {
 				return float64(n), true
 			}
-			if n, ok := countWords[words[i-1]]; ok {
+			if n, ok := vocabulary.Numbers[words[i-1]]; ok {
 				return float64(n), true
 			}
-			if words[i-1] == "sem" {
+			if isWord(words[i-1], vocabulary.None) {
 				return float64(0), true
 			}
 		}

@@ -1,6 +1,7 @@
 package nlu_test
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,6 +40,9 @@ func TestFacts(t *testing.T) {
 		"Pago a pronto, tenho 60 mil de entrada":                  {"budget.financiamento": "pronto", "budget.entrada": 60000.0},
 		"Quanto pago de IMT?":                                     {},
 		"Há 10 anos comprei um carro":                             {},
+		// The readers' words are the pack's (words.json): a written date, zero and a negation.
+		"Nasci em 12 de maio de 1990":                     {"fiscal.idade": 36.0},
+		"Somos um casal sem filhos, com 40 anos de idade": {"fiscal.dependentes": 0.0, "fiscal.idade": 40.0},
 		// The reply language, only when asked for replies in it.
 		"Responde-me em inglês a partir de agora":      {"preferences.idioma_respostas": "en"},
 		"Podes responder em ingles por favor?":         {"preferences.idioma_respostas": "en"},
@@ -58,6 +62,27 @@ func TestFacts(t *testing.T) {
 		}
 		if !equal(got, want) {
 			t.Errorf("%q:\n got %v\nwant %v", text, got, want)
+		}
+	}
+}
+
+// Amounts reads the suffixes and currencies of words.json, and leaves out the numbers that are
+// not money.
+func TestAmounts(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]string{
+		"180.000€":             "[180000]",
+		"180 000 €":            "[180000]",
+		"até 180k€":            "[180000]",
+		"180 mil euros":        "[180000]",
+		"1,2 milhões":          "[1.2e+06]",
+		"1,5 MILHOES de EUR":   "[1.5e+06]",
+		"2M€ no máximo":        "[2e+06]",
+		"um T2 de 1990, 3 wc":  "[]",
+		"tenho 30 anos e 4000": "[]",
+	} {
+		if got := fmt.Sprint(nlu.Amounts(text)); got != want {
+			t.Errorf("Amounts(%q) = %s, want %s", text, got, want)
 		}
 	}
 }

@@ -39,3 +39,16 @@ func TestFilesReachThePack(t *testing.T) {
 		}
 	}
 }
+
+// words.json is read strictly: a list left out or misspelt is an error naming it.
+func TestWordsFile(t *testing.T) {
+	if len(Words.Negations) == 0 || len(Words.Numbers) == 0 {
+		t.Fatal("words.json read no negations or numbers")
+	}
+	if _, err := parseVocabulary([]byte(`{"age_lead": ["tenho"]}`)); err == nil || !strings.Contains(err.Error(), "words.json") || !strings.Contains(err.Error(), `"age_unit" is missing`) {
+		t.Errorf("a words file without age_unit: %v", err)
+	}
+	if _, err := parseVocabulary([]byte(`{"negation": ["nao"]}`)); err == nil || !strings.Contains(err.Error(), `"negations"`) {
+		t.Errorf("a misspelt field: %v", err)
+	}
+}

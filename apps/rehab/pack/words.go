@@ -1,0 +1,54 @@
+package pack
+
+import (
+	_ "embed"
+	"fmt"
+
+	"github.com/trellis-go/trellis/model/offline"
+)
+
+//go:embed words.json
+var wordsJSON []byte
+
+// Vocabulary is the words rehab's readers of a message (package nlu) need beside the cues:
+// words.json, read with offline.ParseWords. Words are lower case; the ones compared with a
+// message's words (all but the amounts') are written without accents, as the message is read.
+type Vocabulary struct {
+	// AgeLead are the words before "<n> <unit>" that make it an age ("tenho 30 anos").
+	AgeLead []string `json:"age_lead"`
+	// AgeUnit are the words for years after an age ("anos").
+	AgeUnit []string `json:"age_unit"`
+	// AgeTail are the phrases after "<n> <unit>" that make it an age without a lead ("de idade").
+	AgeTail []string `json:"age_tail"`
+	// Born are the words before a birth year ("nasci"), BornIn the optional word between
+	// ("em"), DateOf the word of a written date's parts ("12 de maio de 1994").
+	Born   []string `json:"born"`
+	BornIn []string `json:"born_in"`
+	DateOf []string `json:"date_of"`
+	// Counted are the words counted by @count ("filh*": "*" matches any ending), None the word
+	// before them for zero ("sem filhos"), Numbers the counts written as words.
+	Counted []string       `json:"counted"`
+	None    []string       `json:"none"`
+	Numbers map[string]int `json:"numbers"`
+	// Negations turn a fact's cue around when one is within two words before it ("não é para
+	// arrendar"); "t" is what is left of "don't".
+	Negations []string `json:"negations"`
+	// Typology are the letters before a typology's digit ("t2").
+	Typology []string `json:"typology"`
+	// Thousand and Million are the suffixes of an amount ("180 mil", "1,2 milhões", "200k"),
+	// Currency the words and signs of the currency ("€", "euros"); matched without case.
+	Thousand []string `json:"thousand"`
+	Million  []string `json:"million"`
+	Currency []string `json:"currency"`
+}
+
+// Words is words.json.
+var Words = must(parseVocabulary(wordsJSON))
+
+func parseVocabulary(b []byte) (Vocabulary, error) {
+	var v Vocabulary
+	if err := offline.ParseWords(b, &v); err != nil {
+		return v, fmt.Errorf("rehab pack: words.json: %w", err)
+	}
+	return v, nil
+}
