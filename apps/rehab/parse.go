@@ -3,20 +3,39 @@ package rehab
 import (
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/trellis-go/trellis/apps/rehab/nlu"
+	"github.com/trellis-go/trellis/apps/rehab/pack"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
 )
 
 // Amounts reads the money amounts of a pt-PT text (see nlu.Amounts).
 func Amounts(text string) []float64 { return nlu.Amounts(text) }
 
+// The words ExtractSection looks for are the pack's (pack.Words, words.json).
 var (
-	ageRE      = regexp.MustCompile(`(?i)\b(\d{2})\s*anos\b`)
-	typologyRE = regexp.MustCompile(`\bT(\d)\b`)
+	said       = pack.Words
+	ageRE      = regexp.MustCompile(`(?i)\b(\d{2})\s*(?:` + nlu.Alt(said.AgeUnit) + `)`)
+	typologyRE = regexp.MustCompile(`\b(?:` + strings.ToUpper(nlu.Prefixes(said.Typology)) + `)(\d)\b`)
 )
+
+// mentions reports whether low holds one of the words.
+func mentions(low string, words []string) bool {
+	return slices.ContainsFunc(words, func(w string) bool { return strings.Contains(low, w) })
+}
+
+// chosen is the value of the first choice low mentions, or "".
+func chosen(low string, cs []pack.Choice) string {
+	for _, c := range cs {
+		if mentions(low, c.Words) {
+			return c.Value
+		}
+	}
+	return ""
+}
 
 // ExtractSection reads a profile section's data from the user's words, for the implicit
 // updates the offline model (or a terse model) leaves without data.
@@ -31,29 +50,29 @@ func ExtractSection(section, text string) map[string]any {
 			lo, hi := math.Min(a[0], a[1]), math.Max(a[0], a[1])
 			d["min"], d["max"] = lo, hi
 		case len(a) == 1:
-			if strings.Contains(low, "obra") || strings.Contains(low, "remodela") {
+			if mentions(low, said.RenovationBudget) {
 				d["renovacao_max"] = a[0]
 			} else {
 				d["max"] = a[0]
 			}
 		}
 	case "fiscal":
-		if strings.Contains(low, "primeira habita") || strings.Contains(low, "1ª habita") || strings.Contains(low, "primeira casa") {
+		if mentions(low, said.FirstHome) {
 			d["primeira_habitacao"] = true
 			d["habitacao_propria_permanente"] = true
 		}
-		if strings.Contains(low, "permanente") || strings.Contains(low, "para viver") || strings.Contains(low, "morar") {
+		if mentions(low, said.OwnHome) {
 			d["habitacao_propria_permanente"] = true
 		}
-		if strings.Contains(low, "investimento") || strings.Contains(low, "secundária") || strings.Contains(low, "arrendar") {
+		if mentions(low, said.NotOwnHome) {
 			d["habitacao_propria_permanente"] = false
 		}
 		if m := ageRE.FindStringSubmatch(text); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			d["idade"] = float64(n)
 		}
-		if strings.Contains(low, "irs") {
-			d["regime"] = "IRS"
+		if r := chosen(low, said.Regimes); r != "" {
+			d["regime"] = r
 		}
 	case "renovation":
 		var skills []any
@@ -71,22 +90,17 @@ func ExtractSection(section, text string) map[string]any {
 		if len(skills) > 0 {
 			d["diy_skills"] = skills
 		}
-		switch {
-		case strings.Contains(low, "premium") || strings.Contains(low, "luxo") || strings.Contains(low, "alta qualidade"):
-			d["qualidade"] = "premium"
-		case strings.Contains(low, "básic") || strings.Contains(low, "basic") || strings.Contains(low, "económic") || strings.Contains(low, "barat"):
-			d["qualidade"] = "basico"
-		case strings.Contains(low, "médi"):
-			d["qualidade"] = "medio"
+		if q := chosen(low, said.Qualities); q != "" {
+			d["qualidade"] = q
 		}
 		var rooms []any
-		for _, r := range []struct{ word, room string }{{"cozinha", "kitchen"}, {"casa de banho", "bathroom"}, {"wc", "bathroom"}, {"sala", "living_room"}, {"quarto", "bedroom"}} {
-			if strings.Contains(low, r.word) {
-				rooms = append(rooms, r.room)
+		for _, r := range said.Rooms {
+			if mentions(low, r.Words) {
+				rooms = append(rooms, r.Value)
 			}
 		}
 		if len(rooms) > 0 {
-			if strings.Contains(low, "não vou") || strings.Contains(low, "sem mexer") || strings.Contains(low, "deixar") {
+			if mentions(low, said.RoomsLeft) {
 				d["excluir"] = rooms
 			} else {
 				d["prioridades"] = rooms

@@ -269,22 +269,23 @@ type Fact struct {
 // only their shape (digits, spaces, the order of the parts).
 var (
 	vocabulary = pack.Words
-	ageRE      = regexp.MustCompile(`\b(?:` + alt(vocabulary.AgeLead) + `)\s+(\d{2})\s+(?:` + alt(vocabulary.AgeUnit) + `)\b|\b(\d{2})\s+(?:` + alt(vocabulary.AgeUnit) + `)\s+(?:` + alt(vocabulary.AgeTail) + `)\b`)
-	bornRE     = regexp.MustCompile(`\b(?:` + alt(vocabulary.Born) + `)\s+(?:(?:` + alt(vocabulary.BornIn) + `)\s+)?(?:\d{1,2}\s+(?:` + alt(vocabulary.DateOf) + `)\s+\w+\s+(?:` + alt(vocabulary.DateOf) + `)\s+)?(19\d\d|20\d\d)\b`)
-	typologyRE = regexp.MustCompile(`\b(?:` + prefixes(vocabulary.Typology) + `)([0-9])\b`)
-	amountRE   = regexp.MustCompile(`(?i)(\d{1,3}(?:[.\s\x{00A0}]\d{3})+|\d+(?:[.,]\d+)?)\s*(` + alt(append(slices.Clone(vocabulary.Thousand), vocabulary.Million...)) + `)?\s*(` + alt(vocabulary.Currency) + `)?`)
+	ageRE      = regexp.MustCompile(`\b(?:` + Alt(vocabulary.AgeLead) + `)\s+(\d{2})\s+(?:` + Alt(vocabulary.AgeUnit) + `)\b|\b(\d{2})\s+(?:` + Alt(vocabulary.AgeUnit) + `)\s+(?:` + Alt(vocabulary.AgeTail) + `)\b`)
+	bornRE     = regexp.MustCompile(`\b(?:` + Alt(vocabulary.Born) + `)\s+(?:(?:` + Alt(vocabulary.BornIn) + `)\s+)?(?:\d{1,2}\s+(?:` + Alt(vocabulary.DateOf) + `)\s+\w+\s+(?:` + Alt(vocabulary.DateOf) + `)\s+)?(19\d\d|20\d\d)\b`)
+	typologyRE = regexp.MustCompile(`\b(?:` + Prefixes(vocabulary.Typology) + `)([0-9])\b`)
+	amountRE   = regexp.MustCompile(`(?i)(\d{1,3}(?:[.\s\x{00A0}]\d{3})+|\d+(?:[.,]\d+)?)\s*(` + Alt(append(slices.Clone(vocabulary.Thousand), vocabulary.Million...)) + `)?\s*(` + Alt(vocabulary.Currency) + `)?`)
 	negations  = set(vocabulary.Negations)
 	thousand   = set(vocabulary.Thousand)
 	million    = set(vocabulary.Million)
 )
 
-// alt is a regular expression's alternatives for the words, longest first (so that "milhões"
-// is tried before "mil"): each quoted, its spaces any spaces, and a word ending in a letter or a
-// digit ends at a word boundary.
-func alt(ws []string) string { return alternatives(ws, true) }
+// Alt is a regular expression's alternatives for the words, as the readers here build their
+// patterns from the pack's words: longest first (so that "milhões" is tried before "mil"), each
+// quoted, its spaces any spaces, and a word ending in a letter or a digit ending at a word
+// boundary. Put it in a group: "(?:" + Alt(ws) + ")".
+func Alt(ws []string) string { return alternatives(ws, true) }
 
-// prefixes is alt without the word boundaries, for words written joined to what follows ("t2").
-func prefixes(ws []string) string { return alternatives(ws, false) }
+// Prefixes is Alt without the word boundaries, for words written joined to what follows ("t2").
+func Prefixes(ws []string) string { return alternatives(ws, false) }
 
 func alternatives(ws []string, bounded bool) string {
 	ws = slices.Clone(ws)

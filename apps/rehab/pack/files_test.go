@@ -51,4 +51,8 @@ func TestWordsFile(t *testing.T) {
 	if _, err := parseVocabulary([]byte(`{"negation": ["nao"]}`)); err == nil || !strings.Contains(err.Error(), `"negations"`) {
 		t.Errorf("a misspelt field: %v", err)
 	}
+	bad := strings.Replace(string(wordsJSON), `{"value": "kitchen", "words": ["cozinha"]}`, `{"value": "kitchen"}`, 1)
+	if _, err := parseVocabulary([]byte(bad)); err == nil || !strings.Contains(err.Error(), "rooms[0] needs a value and its words") {
+		t.Errorf("a room without its words: %v", err)
+	}
 }

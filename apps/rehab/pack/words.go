@@ -40,6 +40,32 @@ type Vocabulary struct {
 	Thousand []string `json:"thousand"`
 	Million  []string `json:"million"`
 	Currency []string `json:"currency"`
+
+	// The rest are read by rehab.ExtractSection, which fills a profile section from the words of
+	// a message the model gave no data for: each is a piece of the message in lower case, accents
+	// as written ("primeira habita" is in "primeira habitação").
+	//
+	// RenovationBudget make a budget's single amount the renovation's ("para a obra").
+	RenovationBudget []string `json:"renovation_budget"`
+	// FirstHome say a first home (and so an own and permanent one), OwnHome an own and
+	// permanent home, NotOwnHome a home that is not (an investment, a home to let).
+	FirstHome  []string `json:"first_home"`
+	OwnHome    []string `json:"own_home"`
+	NotOwnHome []string `json:"not_own_home"`
+	// Regimes are the fiscal regimes and their words; Qualities the renovation's finishing
+	// qualities, the first one named wins; Rooms the rooms and their words.
+	Regimes   []Choice `json:"regimes"`
+	Qualities []Choice `json:"qualities"`
+	Rooms     []Choice `json:"rooms"`
+	// RoomsLeft make the rooms named ones to leave as they are ("não vou mexer na sala")
+	// instead of the priorities.
+	RoomsLeft []string `json:"rooms_left"`
+}
+
+// Choice is a value of a profile field and the words that choose it.
+type Choice struct {
+	Value string   `json:"value"`
+	Words []string `json:"words"`
 }
 
 // Words is words.json.
@@ -49,6 +75,13 @@ func parseVocabulary(b []byte) (Vocabulary, error) {
 	var v Vocabulary
 	if err := offline.ParseWords(b, &v); err != nil {
 		return v, fmt.Errorf("rehab pack: words.json: %w", err)
+	}
+	for name, cs := range map[string][]Choice{"regimes": v.Regimes, "qualities": v.Qualities, "rooms": v.Rooms} {
+		for i, c := range cs {
+			if c.Value == "" || len(c.Words) == 0 {
+				return v, fmt.Errorf("rehab pack: words.json: %s[%d] needs a value and its words, as {\"value\": \"premium\", \"words\": [\"luxo\"]}", name, i)
+			}
+		}
 	}
 	return v, nil
 }
