@@ -72,13 +72,14 @@ var (
 	argNameRE  = regexp.MustCompile(`\b(?:property_ids?|todo_id|start_line|num_lines|user_id|conversation_id|tool_call_id|idealista_id)\b\s*[:=]?`)
 	uuidRE     = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b:?`)
 	todoIDRE   = regexp.MustCompile(`\s?\[[0-9a-f]{8}\]`)
-	scoreRE    = regexp.MustCompile(`(?i)\s*\(?\b(?:relev[aâ]ncia|score|pontua[cç][aã]o|similaridade)\s*:?\s*[0-9]+(?:[.,][0-9]+)?\)?`)
+	scoreRE    = regexp.MustCompile(`(?i)\s*\(?\b(?:` + nlu.Prefixes(said.ScoreWords) + `)\s*:?\s*[0-9]+(?:[.,][0-9]+)?\)?`)
 	pathRE     = regexp.MustCompile(`\b(?:portfolio/[^\s/]+/(analise|resumo|impostos)|portfolio/index|user/(?:profile|fiscal|budget|renovation|preferences|goals)|memoria/(?:decisoes|rejeitados|questoes)|notas/[\w-]+|session/resumo_(?:anterior|atual))\b(?:\s*\(\d+/\d+ linhas\))?:?`)
 	internalRE = regexp.MustCompile(`(?i)\b(?:rehab|listing|httpclient|sql|pq|sqlite|postgres|json|context deadline|connection refused|panic|nil pointer|goroutine|EOF|tool call)\b[^\n]*`)
 	spacesRE   = regexp.MustCompile(`[ \t]{2,}`)
 )
 
-var pathWords = map[string]string{"analise": "a análise", "resumo": "o resumo", "impostos": "os impostos"}
+// pathWords are how a reply names a property's part of the knowledge base (pack.Words.KBParts).
+var pathWords = said.KBParts
 
 // Sanitize removes from a reply what the user must never read: tool and argument names,
 // internal IDs, relevance scores, knowledge-base paths and internal error text (a line with an
@@ -173,11 +174,11 @@ func set(words ...string) map[string]bool {
 	return m
 }
 
-// functionWords are common short words of each language (folded, without accents); a word two
-// languages share counts for both.
-var functionWords = map[string]map[string]bool{
-	"pt": set("o", "os", "as", "um", "uma", "de", "do", "da", "dos", "das", "que", "nao", "com", "para", "por", "em", "no", "na", "e", "mas", "tu", "teu", "tua", "eu", "este", "esta", "isso", "sao", "tem", "tens", "voce", "imovel", "obras", "casa", "muito", "mais", "tambem", "ja", "ainda", "aqui", "quanto", "qual", "custo", "preco"),
-	"en": set("the", "a", "an", "of", "to", "and", "is", "are", "you", "your", "this", "that", "with", "for", "it", "in", "on", "not", "be", "have", "has", "will", "would", "can", "property", "price", "here", "what", "which", "i"),
-	"es": set("el", "los", "las", "un", "una", "del", "que", "no", "con", "para", "por", "en", "es", "y", "pero", "usted", "tu", "este", "esta", "eso", "son", "tiene", "muy", "mas", "tambien", "ya", "aqui", "cuanto", "precio", "vivienda"),
-	"fr": set("le", "la", "les", "un", "une", "des", "du", "que", "ne", "pas", "avec", "pour", "par", "en", "dans", "et", "mais", "vous", "votre", "ce", "cette", "est", "sont", "avez", "tres", "plus", "aussi", "deja", "ici", "combien", "prix", "bien", "je"),
-}
+// functionWords are the pack's function words of each language (pack.Words.FunctionWords).
+var functionWords = func() map[string]map[string]bool {
+	m := map[string]map[string]bool{}
+	for lang, words := range said.FunctionWords {
+		m[lang] = set(words...)
+	}
+	return m
+}()

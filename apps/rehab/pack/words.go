@@ -60,6 +60,17 @@ type Vocabulary struct {
 	// RoomsLeft make the rooms named ones to leave as they are ("não vou mexer na sala")
 	// instead of the priorities.
 	RoomsLeft []string `json:"rooms_left"`
+
+	// FunctionWords are common short words of each language a reply may be in (folded, without
+	// accents), by language; a word two languages share counts for both. rehab.InLanguage counts
+	// them.
+	FunctionWords map[string][]string `json:"function_words"`
+	// ScoreWords name a relevance score, which rehab.Sanitize removes from a reply with its
+	// number ("(relevância: 0.82)"); matched without case.
+	ScoreWords []string `json:"score_words"`
+	// KBParts are how a reply names a property's part of the knowledge base instead of its path
+	// ("portfolio/<id>/analise" is "a análise").
+	KBParts map[string]string `json:"kb_parts"`
 }
 
 // Choice is a value of a profile field and the words that choose it.
