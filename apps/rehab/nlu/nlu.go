@@ -4,8 +4,10 @@
 // note is about). Which tool a message asks for is the offline model's answer, from the cues of
 // rehab's pack (apps/rehab/pack), which also holds the phrases of the profile facts
 // (pack.Facts, facts.txt there), its spellings (pack.Spellings: pt-BR spellings and abbreviations),
-// its words never read as typos (the pack's exact words) and its places (pack.Places). Only the
-// filler words are this package's own: words.txt.
+// its words never read as typos (the pack's exact words), its places (pack.Places) and the words
+// of the readers here (pack.Words, words.json there: what makes a number an age, a birth year, a
+// count or an amount, the negations), from which this package builds its regular expressions.
+// Only the filler words are this package's own: words.txt.
 //
 // Text is compared in lower case without accents, word by word, with the offline model's typo
 // matcher (offline.WordsMatch): a word of five letters or more that is not itself a known word

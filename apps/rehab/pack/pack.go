@@ -5,7 +5,8 @@
 // task's number (Reader), and from its text files: the facts of a buyer's profile said in passing
 // (facts.txt), whose phrases are also the pack's cues of update_user_profile; the pt-BR spellings
 // and abbreviations (spellings.txt), which are also its synonyms; the places known by name
-// (places.txt), which are also its exact words. Package nlu reads those files' words from here,
+// (places.txt), which are also its exact words; the words of rehab's own readers (words.json,
+// read as Words with offline.ParseWords). Package nlu reads those files' words from here,
 // so that each word is written once. The server gives the pack to the offline model of every role
 // rehab uses (server.App.Pack).
 package pack
