@@ -436,6 +436,7 @@ func TestOfflinePortugueseFlow(t *testing.T) {
 		{"Adiciona a tarefa visitar o imóvel da Graça", "manage_todos", "Tarefa acrescentada: Visitar o imóvel da Graça."},
 		{"Muda para o da Graça", "switch_active_property", "Em foco: T2 Graça"},
 		{"Qual é o mais barato?", "search_portfolio", "O mais barato: T2 Alfama"},
+		{"Qual é o mais caro?", "search_portfolio", "O mais caro: T2 Graça"},
 	} {
 		body := `{"message":"` + c.msg + `"`
 		if conv != "" {

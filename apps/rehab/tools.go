@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -431,7 +432,7 @@ func (c *call) carryTodo(ctx context.Context, t kb.Todo) error {
 // trimCommand drops the request around a task ("Adiciona a tarefa visitar…" gives "Visitar…").
 func trimCommand(task string) string {
 	l := strings.ToLower(task)
-	for _, p := range []string{"adiciona a tarefa ", "acrescenta a tarefa ", "adiciona à lista ", "adiciona tarefa ", "nova tarefa: ", "nova tarefa ", "add task ", "add a task "} {
+	for _, p := range said.TaskLeadIns {
 		if strings.HasPrefix(l, p) {
 			r := []rune(strings.TrimSpace(task[len(p):]))
 			if len(r) == 0 {
@@ -678,10 +679,11 @@ func Consented(v any) bool {
 		return x
 	case string:
 		l := strings.ToLower(strings.TrimSpace(x))
-		if strings.HasPrefix(l, "não") || strings.HasPrefix(l, "nao") || strings.HasPrefix(l, "no") || strings.Contains(l, "cancel") {
+		starts := func(w string) bool { return strings.HasPrefix(l, w) }
+		if slices.ContainsFunc(said.Refusals, starts) || mentions(l, said.RefusalWords) {
 			return false
 		}
-		for _, w := range []string{"sim", "yes", "confirm", "pode", "podes", "força", "ok", "remove", "apaga", "claro", "accept"} {
+		for _, w := range said.Consents {
 			if strings.HasPrefix(l, w) || strings.Contains(l, " "+w) {
 				return true
 			}
@@ -813,15 +815,19 @@ func (o *Orchestrator) searchPortfolio(ctx context.Context, c *call, a searchArg
 		it := sorted[0]
 		return ok(fmt.Sprintf("%s: %s.", why, it.IndexSummary), nil)
 	}
-	switch {
-	case strings.Contains(q, "mais barato") || strings.Contains(q, "cheapest"):
-		return pick(func(x, y store.PortfolioItem) bool { return x.Property.Price < y.Property.Price }, "O mais barato")
-	case strings.Contains(q, "mais caro"):
-		return pick(func(x, y store.PortfolioItem) bool { return x.Property.Price > y.Property.Price }, "O mais caro")
-	case strings.Contains(q, "maior"):
-		return pick(func(x, y store.PortfolioItem) bool { return x.Property.AreaM2 > y.Property.AreaM2 }, "O maior")
-	case strings.Contains(q, "mais pequeno") || strings.Contains(q, "menor"):
-		return pick(func(x, y store.PortfolioItem) bool { return x.Property.AreaM2 < y.Property.AreaM2 }, "O mais pequeno")
+	// The questions and their answers' words are the pack's (words.json's superlatives).
+	for _, sp := range said.Superlatives {
+		if !mentions(q, sp.Words) {
+			continue
+		}
+		num := func(it store.PortfolioItem) float64 { return it.Property.Price }
+		if sp.By == "area" {
+			num = func(it store.PortfolioItem) float64 { return it.Property.AreaM2 }
+		}
+		if sp.Order == "most" {
+			return pick(func(x, y store.PortfolioItem) bool { return num(x) > num(y) }, sp.Says)
+		}
+		return pick(func(x, y store.PortfolioItem) bool { return num(x) < num(y) }, sp.Says)
 	}
 	if m := matchWords(items, a.Query); len(m) > 0 {
 		var b strings.Builder

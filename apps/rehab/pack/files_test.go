@@ -55,4 +55,8 @@ func TestWordsFile(t *testing.T) {
 	if _, err := parseVocabulary([]byte(bad)); err == nil || !strings.Contains(err.Error(), "rooms[0] needs a value and its words") {
 		t.Errorf("a room without its words: %v", err)
 	}
+	bad = strings.Replace(string(wordsJSON), `"by": "area", "order": "most"`, `"by": "size", "order": "most"`, 1)
+	if _, err := parseVocabulary([]byte(bad)); err == nil || !strings.Contains(err.Error(), `superlatives[2] needs words, says, by "price" or "area"`) {
+		t.Errorf("a superlative by an unknown number: %v", err)
+	}
 }

@@ -71,6 +71,29 @@ type Vocabulary struct {
 	// KBParts are how a reply names a property's part of the knowledge base instead of its path
 	// ("portfolio/<id>/analise" is "a análise").
 	KBParts map[string]string `json:"kb_parts"`
+
+	// A resumed interrupt's text (rehab.Consented) is a no when it starts with one of Refusals
+	// or holds one of RefusalWords, else a yes when it starts with or holds one of Consents;
+	// lower case.
+	Refusals     []string `json:"refusals"`
+	RefusalWords []string `json:"refusal_words"`
+	Consents     []string `json:"consents"`
+	// Superlatives are the portfolio questions search_portfolio answers from the numbers ("o
+	// mais barato"), the first one the question holds (lower case) wins.
+	Superlatives []Superlative `json:"superlatives"`
+	// TaskLeadIns are the requests a task's text may start with ("adiciona a tarefa "), dropped
+	// from it; lower case, with their trailing space.
+	TaskLeadIns []string `json:"task_lead_ins"`
+}
+
+// Superlative is a question for the portfolio's extreme by a number: the property with the
+// least or the most (Order "least" or "most") price or area (By "price" or "area"), answered
+// "<Says>: <the property>.".
+type Superlative struct {
+	Words []string `json:"words"`
+	By    string   `json:"by"`
+	Order string   `json:"order"`
+	Says  string   `json:"says"`
 }
 
 // Choice is a value of a profile field and the words that choose it.
@@ -92,6 +115,11 @@ func parseVocabulary(b []byte) (Vocabulary, error) {
 			if c.Value == "" || len(c.Words) == 0 {
 				return v, fmt.Errorf("rehab pack: words.json: %s[%d] needs a value and its words, as {\"value\": \"premium\", \"words\": [\"luxo\"]}", name, i)
 			}
+		}
+	}
+	for i, sp := range v.Superlatives {
+		if len(sp.Words) == 0 || sp.Says == "" || (sp.By != "price" && sp.By != "area") || (sp.Order != "least" && sp.Order != "most") {
+			return v, fmt.Errorf("rehab pack: words.json: superlatives[%d] needs words, says, by \"price\" or \"area\" and order \"least\" or \"most\"", i)
 		}
 	}
 	return v, nil
