@@ -373,7 +373,9 @@ func FindTodo(todos []kb.Todo, id, words, action string) (*kb.Todo, string) {
 	return nil, "Não percebi que tarefa queres " + what + ". " + TodoListText(cands) + "\nDiz-me o número ou uma palavra da tarefa."
 }
 
-var numberRE = regexp.MustCompile(`(?:^|\s)(?:#|n\.?º\s*|numero\s+|número\s+|tarefa\s+|a\s+)?(\d{1,2})(?:\s|$|[.,!?])`)
+// numberRE is a task's number as a word of its own ("2", "#2", "nº 2"); the words before it
+// ("tarefa 2") need not be known, since the number is found after any space.
+var numberRE = regexp.MustCompile(`(?:^|\s)(?:#|n\.?º\s*)?(\d{1,2})(?:\s|$|[.,!?])`)
 
 func numberIn(s string) int {
 	if m := numberRE.FindStringSubmatch(strings.ToLower(s)); m != nil {
