@@ -371,7 +371,8 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 				continue
 			}
 			cited[c.Source.Ref] = true
-			fmt.Fprintf(&b, "- **So what:** assumption %s (%s) is contradicted: %s%s.\n", c.Assumption, c.Statement, strings.TrimSuffix(c.Evidence, "."), cite(p, s.Sources, c.Source))
+			fmt.Fprintf(&b, "- %s\n", sentence("report_so_what", map[string]any{"Assumption": c.Assumption, "Statement": c.Statement,
+				"Evidence": strings.TrimSuffix(c.Evidence, "."), "Cite": cite(p, s.Sources, c.Source)}))
 			n++
 		}
 		for _, f := range s.Findings {
@@ -385,7 +386,7 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 			}
 		}
 		if n == 0 {
-			b.WriteString("- The research found no usable evidence.\n")
+			fmt.Fprintf(&b, "- %s\n", sentence("report_no_evidence", nil))
 		}
 	case "SWOT Analysis":
 		buckets := map[string][]string{}
@@ -405,7 +406,7 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 		for _, k := range []string{"Strengths", "Weaknesses", "Opportunities", "Threats"} {
 			fmt.Fprintf(&b, "**%s**\n", k)
 			if len(buckets[k]) == 0 {
-				b.WriteString("- No evidence in this research.\n")
+				fmt.Fprintf(&b, "- %s\n", sentence("report_swot_none", nil))
 			}
 			for _, x := range buckets[k] {
 				fmt.Fprintf(&b, "- %s.\n", x)
@@ -440,25 +441,26 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 				}
 			}
 			if len(ev) == 0 {
-				b.WriteString("no evidence in this research.\n\n")
+				b.WriteString(sentence("report_force_none", nil) + "\n\n")
 			} else {
 				b.WriteString(strings.Join(ev, "; ") + ".\n\n")
 			}
 		}
 	case "Gap Analysis":
-		b.WriteString("| Planning assumption | What the evidence shows | Gap |\n|---|---|---|\n")
+		b.WriteString(sentence("report_gap_header", nil) + "\n")
 		for _, c := range s.Contradictions {
-			fmt.Fprintf(&b, "| %s: %s | %s%s | Revisit |\n", c.Assumption, c.Statement, strings.TrimSuffix(c.Evidence, "."), cite(p, s.Sources, c.Source))
+			b.WriteString(sentence("report_gap_row", map[string]any{"Assumption": c.Assumption, "Statement": c.Statement,
+				"Evidence": strings.TrimSuffix(c.Evidence, "."), "Cite": cite(p, s.Sources, c.Source)}) + "\n")
 		}
 		if len(s.Contradictions) == 0 {
-			b.WriteString("| All checked assumptions | No contradicting evidence found | None |\n")
+			b.WriteString(sentence("report_gap_none", nil) + "\n")
 		}
 	case "Key Findings":
 		for _, f := range s.Findings {
 			if len(sec.Findings) > 0 && !slices.Contains(sec.Findings, f.TaskID) {
 				continue
 			}
-			fmt.Fprintf(&b, "**%s** (confidence %.0f%%)\n", f.Question, f.Confidence*100)
+			b.WriteString(sentence("report_finding", map[string]any{"Question": f.Question, "Percent": fmt.Sprintf("%.0f", f.Confidence*100)}) + "\n")
 			if len(f.Sources) == 0 {
 				b.WriteString(f.Answer + "\n\n")
 				continue
@@ -480,14 +482,17 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 	case "Evidence Gaps":
 		for _, f := range s.Findings {
 			if f.Gap {
-				fmt.Fprintf(&b, "- %s No source in the company knowledge base or on the web answers it.\n", f.Question)
+				fmt.Fprintf(&b, "- %s\n", sentence("report_gap_item", map[string]any{"Question": f.Question}))
 			}
 		}
 	case "Recommendations":
 		due := dueDate(s.Today)
-		owner := "Strategy team"
+		team := sentence("report_owner", nil)
+		owner := team
 		if p.Project != "" {
-			owner = "Project " + strings.TrimPrefix(p.Project, "Project ") + " lead"
+			// The project's name, without the word the sentences write before it ("Project").
+			prefix := strings.TrimSuffix(sentence("subject_project", map[string]any{"Name": "\x00"}), "\x00")
+			owner = sentence("report_owner_project", map[string]any{"Project": strings.TrimPrefix(p.Project, prefix)})
 		}
 		n := 0
 		done := map[string]bool{}
@@ -496,17 +501,17 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 				continue
 			}
 			done[c.Assumption] = true
-			fmt.Fprintf(&b, "%d. Revisit assumption %s (%s) in the plans that rely on it. Owner: %s. By: %s.\n", n+1, c.Assumption, c.Statement, owner, due)
+			fmt.Fprintf(&b, "%d. %s\n", n+1, sentence("report_revisit", map[string]any{"Assumption": c.Assumption, "Statement": c.Statement, "Owner": owner, "Due": due}))
 			n++
 		}
 		for _, f := range s.Findings {
 			if f.Gap {
-				fmt.Fprintf(&b, "%d. Commission primary research on: %s Owner: Strategy team. By: %s.\n", n+1, f.Question, due)
+				fmt.Fprintf(&b, "%d. %s\n", n+1, sentence("report_commission", map[string]any{"Question": f.Question, "Owner": team, "Due": due}))
 				n++
 			}
 		}
 		if n == 0 {
-			fmt.Fprintf(&b, "1. Proceed on the current plan and re-check the evidence next quarter. Owner: %s. By: %s.\n", owner, due)
+			fmt.Fprintf(&b, "1. %s\n", sentence("report_proceed", map[string]any{"Owner": owner, "Due": due}))
 		}
 	}
 	return strings.TrimSpace(b.String())
@@ -549,7 +554,7 @@ func lowered(ws []string) []string {
 func dueDate(today string) string {
 	t, err := time.Parse("2006-01-02", today)
 	if err != nil {
-		return "within 30 days"
+		return sentence("report_due_unknown", nil)
 	}
 	return t.AddDate(0, 0, 30).Format("2006-01-02")
 }

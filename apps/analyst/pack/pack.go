@@ -51,6 +51,9 @@ type Words struct {
 	AskUser []string `json:"ask_user"`
 	// StepJoiners join the steps of feedback on the plan ("add X and then drop Y").
 	StepJoiners []string `json:"step_joiners"`
+	// StepWords are the words that would make a question read as a step of a task brief to the
+	// offline model ("then"), each with the word written in its place ("next").
+	StepWords map[string]string `json:"step_words"`
 	// Stopwords carry no meaning for a search or a match: function words, and the words of the
 	// questions the planner writes ("assumptions", "evidence").
 	Stopwords []string `json:"stopwords"`
