@@ -115,10 +115,9 @@ func (a *Analyst) reportSupervisor(ctx context.Context, s ReportState) (ReportSt
 	if err != nil {
 		return ReportState{}, err
 	}
-	given := fmt.Sprintf("The report on %q is to be planned from %d approved findings (%d contradicted assumptions). Its sections follow the user's preferences: format, verbosity, citation style, frameworks.",
-		s.Topic, len(s.Findings), len(s.Contradictions))
+	given := sentence("report_given", map[string]any{"Topic": fmt.Sprintf("%q", s.Topic), "Findings": len(s.Findings), "Contradicted": len(s.Contradictions)})
 	res, err := a.supervise(ctx, s.UserID, prompt("supervisor_report", mem, map[string]any{"Given": given}),
-		"Search the user_preferences memory for report format, framework and citation style, then done.", reportSupervisorTools)
+		sentence("report_supervisor_brief", nil), reportSupervisorTools)
 	if err != nil {
 		return ReportState{}, err
 	}
@@ -260,7 +259,7 @@ func (a *Analyst) findingSections(ctx context.Context, s ReportState, mem Mem) (
 		out[0].Name = "Findings" // nothing else to be other than
 	}
 	for i := range out {
-		out[i].Brief = fmt.Sprintf("The findings %s, each with its evidence; cite every claim.", strings.Join(out[i].Findings, ", "))
+		out[i].Brief = sentence("brief_findings", map[string]any{"IDs": strings.Join(out[i].Findings, ", ")})
 	}
 	return out, nil
 }
@@ -278,11 +277,11 @@ func frameworkSection(fw string) string {
 func sectionBrief(name string, p Prefs) string {
 	switch name {
 	case "Executive Summary":
-		return fmt.Sprintf("At most %d bullets, so-what first.", bulletLimit(p))
+		return sentence("brief_summary", map[string]any{"Limit": bulletLimit(p)})
 	case "Recommendations":
-		return "Each recommendation with an owner and a date."
+		return sentence("brief_recommendations", nil)
 	}
-	return "Cite every claim (" + p.Citation + " citations)."
+	return sentence("brief_cite", map[string]any{"Citation": p.Citation})
 }
 
 func bulletLimit(p Prefs) int {
@@ -344,6 +343,9 @@ func (a *Analyst) writer(ctx context.Context, s ReportState) (ReportState, error
 	return ReportState{Written: []Section{{Name: sec.Name, Order: sec.Order, Content: content, Attempt: sec.Attempt, Findings: sec.Findings}}}, nil
 }
 
+// tooManyRe reads back the reviewer's note that a section has too many bullets (review_bullets).
+var tooManyRe = readBack("review_bullets", "Limit")
+
 func writeByRule(s ReportState, sec SectionPlan) string {
 	p := s.Prefs
 	name := sec.Name
@@ -352,7 +354,7 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 	}
 	var b strings.Builder
 	limit := bulletLimit(p)
-	if sec.Note != "" && strings.Contains(sec.Note, "bullets") {
+	if tooManyRe.MatchString(sec.Note) {
 		limit = 3
 	}
 	first := func(f Finding) (string, Source, bool) {
@@ -571,16 +573,16 @@ func (a *Analyst) sectionReviewer(ctx context.Context, s ReportState) (ReportSta
 		note := ""
 		switch {
 		case strings.TrimSpace(w.Content) == "":
-			note = "The section is empty: write it."
+			note = sentence("review_empty", nil)
 		case w.Name == "Executive Summary" && strings.Count(w.Content, "\n- ")+1 > bulletLimit(s.Prefs) && strings.HasPrefix(w.Content, "- "):
-			note = fmt.Sprintf("Too many bullets: at most %d.", bulletLimit(s.Prefs))
+			note = sentence("review_bullets", map[string]any{"Limit": bulletLimit(s.Prefs)})
 		case w.Name != "Recommendations" && w.Name != "Evidence Gaps" && len(s.Sources) > 0 && !hasCitation(w.Content, s.Prefs):
-			note = "Cite your sources in the user's citation style."
+			note = sentence("review_cite", nil)
 		}
 		if note != "" && w.Attempt < 2 {
 			brief := sectionBrief(w.Name, s.Prefs)
 			if len(w.Findings) > 0 {
-				brief = fmt.Sprintf("The findings %s, each with its evidence; cite every claim.", strings.Join(w.Findings, ", "))
+				brief = sentence("brief_findings", map[string]any{"IDs": strings.Join(w.Findings, ", ")})
 			}
 			again = append(again, SectionPlan{Name: w.Name, Order: w.Order, Attempt: w.Attempt + 1, Brief: brief, Note: note, Findings: w.Findings})
 			continue

@@ -109,9 +109,9 @@ func (a *Analyst) researchSupervisor(ctx context.Context, s ResearchState) (Rese
 				// A short answer narrows the question it answers: "pricing" and "Berlin" ask
 				// what we know about pricing, in Berlin.
 				if subj := subjectOf(tasks[asked].Question); subj != "" {
-					ans = strings.TrimRight(subj, "?.! ") + ", specifically " + strings.TrimRight(ans, "?.! ")
+					ans = sentence("subject_specifically", map[string]any{"Subject": strings.TrimRight(subj, "?.! "), "Detail": strings.TrimRight(ans, "?.! ")})
 				}
-				tasks[asked].Question = "What do we know about " + strings.TrimRight(ans, "?.! ") + "?"
+				tasks[asked].Question = sentence("question_about", map[string]any{"Subject": strings.TrimRight(ans, "?.! ")})
 			} else {
 				tasks[asked].Question = questionOf(ans)
 			}
@@ -459,7 +459,7 @@ func taskOf(s ResearchState, f Finding) Task {
 
 func (a *Analyst) review(ctx context.Context, f Finding, t Task) (bool, string, error) {
 	if len(f.Sources) == 0 {
-		return false, "No evidence found: broaden the search to the company knowledge base and the web, with other wording.", nil
+		return false, sentence("review_no_evidence", nil), nil
 	}
 	if a.strongRule {
 		kinds := map[string]bool{}
@@ -468,11 +468,11 @@ func (a *Analyst) review(ctx context.Context, f Finding, t Task) (bool, string, 
 		}
 		for _, want := range t.Sources {
 			if !kinds[want] && !(want == "company_db" && kinds["report"]) {
-				return false, fmt.Sprintf("The evidence comes from %s only: corroborate it with %s.", strings.Join(keys(kinds), " and "), sourceName(want)), nil
+				return false, sentence("review_one_kind", map[string]any{"Have": joinAnd(keys(kinds)), "Want": sourceName(want)}), nil
 			}
 		}
 		if len(f.Sources) < 2 {
-			return false, "One source is not enough: find a second, independent source.", nil
+			return false, sentence("review_one_source", nil), nil
 		}
 		return true, "", nil
 	}
@@ -492,9 +492,9 @@ func (a *Analyst) review(ctx context.Context, f Finding, t Task) (bool, string, 
 
 func sourceName(k string) string {
 	if k == "web" {
-		return "web sources"
+		return sentence("source_web", nil)
 	}
-	return "the company knowledge base"
+	return sentence("source_kb", nil)
 }
 
 func keys(m map[string]bool) []string {
@@ -738,7 +738,7 @@ func (a *Analyst) writeEpisodic(ctx context.Context, user, summary string, notes
 	if err != nil {
 		return err
 	}
-	brief := "Write to episodic_memory memory " + strings.Join(quoted, " ") + ", then done."
+	brief := sentence("episodic_brief", map[string]any{"Notes": strings.Join(quoted, " ")})
 	if _, err := a.supervise(ctx, user, prompt("supervisor_episodic", mem, map[string]any{"Summary": summary}), brief, researchSupervisorTools); err != nil {
 		return err
 	}
