@@ -662,7 +662,7 @@ func (a *Analyst) synthesise(ctx context.Context, s ResearchState) (ResearchStat
 	var disc []Discovery
 	for _, c := range contraAll {
 		disc = append(disc, Discovery{Kind: "contradiction", Assumption: c.Assumption, Ref: c.Source.Ref,
-			Headline: fmt.Sprintf("%s contradicts assumption %s (%s)", c.Source.Title, c.Assumption, c.Statement)})
+			Headline: sentence("discovery_contradiction", map[string]any{"Title": c.Source.Title, "Assumption": c.Assumption, "Statement": c.Statement})})
 	}
 	for _, f := range every {
 		kind := "finding"

@@ -6,7 +6,9 @@
 //
 // words.json holds the rest of the analyst's language, which its own rules read rather than the
 // offline model: the instruction words a direction starts with, the words of a greeting, of an
-// indirect question and of a stylistic preference, the stopwords of its searches ([Words]). The Go code keeps the mechanics.
+// indirect question and of a stylistic preference, the stopwords of its searches, the step words a
+// task brief rewrites ([Words]). The Go code keeps the mechanics; the sentences the analyst
+// writes are its prompts/offline/sentences.md.
 package pack
 
 import (
