@@ -1,7 +1,6 @@
 package analyst
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -36,19 +35,20 @@ func (e entities) subject() string {
 	var names []string
 	names = append(names, e.Competitors...)
 	for _, p := range e.Projects {
-		names = append(names, "Project "+p)
+		names = append(names, sentence("subject_project", map[string]any{"Name": p}))
 	}
 	switch {
 	case len(names) > 0 && e.Theme != "":
-		return joinAnd(names) + " in " + e.Theme
+		return sentence("subject_in", map[string]any{"Names": joinAnd(names), "Theme": e.Theme})
 	case len(names) > 0:
 		return joinAnd(names)
 	}
 	return e.Theme
 }
 
-// aboutRe reads the subject of a question the analyst wrote ("What do we know about X?").
-var aboutRe = regexp.MustCompile(`(?i)^what do we know about (.+?)\??$`)
+// aboutRe reads the subject of a question the analyst wrote ("What do we know about X?"): the
+// pattern is built from the sentence that writes it (question_about).
+var aboutRe = readBack("question_about", "Subject")
 
 // subjectOf is a short noun phrase for what a sub-question asks about: the subject of a question
 // written from a direction, or the entities it names; "" when neither.
@@ -67,13 +67,7 @@ func subjectOrQuote(q string) string {
 	return "\"" + strings.TrimSpace(q) + "\""
 }
 
-// joinAnd joins names as English does: "A", "A and B", "A, B and C".
+// joinAnd joins names as the sentences' list does: "A", "A and B", "A, B and C".
 func joinAnd(names []string) string {
-	switch len(names) {
-	case 0:
-		return ""
-	case 1:
-		return names[0]
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	return sentence("list", map[string]any{"Names": names})
 }

@@ -461,7 +461,7 @@ func followUpTask(q string) string {
 	if i := strings.Index(q, "\""); i >= 0 {
 		if j := strings.Index(q[i+1:], "\""); j > 0 {
 			title := q[i+1 : i+1+j]
-			return "What is the evidence behind \"" + title + "\" and what does it mean for our plans?"
+			return sentence("follow_up_task", map[string]any{"Title": title})
 		}
 	}
 	return strings.TrimSuffix(q, "?") + "?"
@@ -648,7 +648,7 @@ func (a *Analyst) answer(ctx context.Context, s State, q string) (string, error)
 	}
 	sort.SliceStable(cs, func(i, j int) bool { return cs[i].score > cs[j].score })
 	if len(cs) == 0 {
-		return "The research for this report does not answer that. Reply \"research " + clip(q, 60) + "\" to send the team after it.", nil
+		return sentence("answer_none", map[string]any{"Question": clip(q, 60)}), nil
 	}
 	var parts []string
 	for i, c := range cs {
@@ -657,7 +657,7 @@ func (a *Analyst) answer(ctx context.Context, s State, q string) (string, error)
 		}
 		parts = append(parts, c.text)
 	}
-	return "From the research: " + strings.Join(parts, ". ") + ".", nil
+	return sentence("answer_found", map[string]any{"Quotes": strings.Join(parts, ". ")}), nil
 }
 
 func gateErrorNote(s State) string {

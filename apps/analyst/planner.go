@@ -102,8 +102,8 @@ func (a *Analyst) planByRule(ctx context.Context, query string, mem Mem, ctxChun
 		p := *edited
 		p.SubQuestions = append([]SubQuestion(nil), edited.SubQuestions...)
 		normalizePlan(&p, mem)
-		if !strings.Contains(p.Rationale, "Edited by you") {
-			p.Rationale = strings.TrimSpace(p.Rationale + " Edited by you; kept as given.")
+		if note := sentence("plan_edited", nil); !strings.Contains(p.Rationale, note) {
+			p.Rationale = strings.TrimSpace(p.Rationale + " " + note)
 		}
 		return p, nil
 	}
@@ -127,7 +127,7 @@ func (a *Analyst) planByRule(ctx context.Context, query string, mem Mem, ctxChun
 func basePlan(query string, mem Mem, ctxChunks []Chunk) Plan {
 	ents := entitiesOf(query)
 	topic := strings.TrimRight(clip(query, 90), "?.!")
-	subject := "the market"
+	subject := sentence("plan_default_subject", nil)
 	if ents.Theme != "" {
 		subject = ents.Theme
 	}
@@ -139,21 +139,21 @@ func basePlan(query string, mem Mem, ctxChunks []Chunk) Plan {
 	if ents.Theme == "" && len(named) > 0 {
 		own = joinAnd(named)
 	} else if ents.Theme == "" {
-		own = "this topic"
+		own = sentence("plan_default_own", nil)
 	}
-	qs = append(qs, SubQuestion{Question: "What is our own position and plan on " + own + ", according to our internal documents?", Sources: []string{"company_db"}})
+	qs = append(qs, SubQuestion{Question: sentence("plan_own", map[string]any{"Subject": own}), Sources: []string{"company_db"}})
 	for _, c := range named {
 		if len(qs) >= 3 {
 			break
 		}
-		qs = append(qs, SubQuestion{Question: "What is " + c + " doing in " + subject + "?", Sources: []string{"web", "company_db"}})
+		qs = append(qs, SubQuestion{Question: sentence("plan_competitor", map[string]any{"Competitor": c, "Subject": subject}), Sources: []string{"web", "company_db"}})
 	}
 	for _, name := range ents.Projects {
-		qs = append(qs, SubQuestion{Question: "What does Project " + name + " assume about " + subject + ", and do recent sources support it?", Sources: []string{"company_db", "web"}})
+		qs = append(qs, SubQuestion{Question: sentence("plan_project", map[string]any{"Project": name, "Subject": subject}), Sources: []string{"company_db", "web"}})
 	}
-	qs = append(qs, SubQuestion{Question: "Which of the firm's planning assumptions on " + subject + " are challenged by recent external evidence?", Sources: []string{"web", "company_db"}})
+	qs = append(qs, SubQuestion{Question: sentence("plan_assumptions", map[string]any{"Subject": subject}), Sources: []string{"web", "company_db"}})
 	if mem.Typed(NSPreferences, "style", "verbosity") == "detailed" || len(named) == 0 {
-		qs = append(qs, SubQuestion{Question: "How large is the market for " + subject + " and how fast is it growing?", Sources: []string{"company_db", "web"}})
+		qs = append(qs, SubQuestion{Question: sentence("plan_market", map[string]any{"Subject": subject}), Sources: []string{"company_db", "web"}})
 	}
 	if len(qs) > 6 {
 		qs = qs[:6]
@@ -165,13 +165,8 @@ func basePlan(query string, mem Mem, ctxChunks []Chunk) Plan {
 		}
 		titles = append(titles, c.Title())
 	}
-	rationale := fmt.Sprintf("%d sub-questions that task agents research in parallel: the company knowledge base for the firm's own view and assumptions, the web for competitors' moves and outside evidence.", len(qs))
-	if len(titles) > 0 {
-		rationale += " Starting points in the knowledge base: " + strings.Join(titles, "; ") + "."
-	}
-	if p := mem.Typed(NSUserProfile, "project", "active"); p != "" {
-		rationale += " Framed for your active project, " + p + "."
-	}
+	rationale := sentence("plan_rationale", map[string]any{"Count": len(qs), "Titles": strings.Join(titles, "; "),
+		"Project": mem.Typed(NSUserProfile, "project", "active")})
 	return Plan{Topic: topic, SubQuestions: qs, Rationale: rationale,
 		OutputFormat: orDefault(mem.Typed(NSPreferences, "format", "report"), "markdown"),
 		Frameworks:   []string{orDefault(mem.Typed(NSPreferences, "framework", "preferred"), "SWOT")}}
@@ -231,7 +226,7 @@ func (a *Analyst) revise(ctx context.Context, p Plan, feedback string) (Plan, er
 			}
 		}
 	}
-	p.Rationale = strings.TrimSpace(p.Rationale + " Revised after your feedback: \"" + clip(feedback, 200) + "\".")
+	p.Rationale = strings.TrimSpace(p.Rationale + " " + sentence("plan_revised", map[string]any{"Feedback": clip(feedback, 200)}))
 	return p, nil
 }
 
@@ -301,7 +296,7 @@ func questionOf(s string) string {
 	}
 	s = strings.TrimSpace(leadRe.ReplaceAllString(s, ""))
 	if len(contentWords(s)) == 0 || slices.ContainsFunc(words.LeadOpeners, func(o string) bool { return strings.EqualFold(s, o) }) {
-		return "What else should we know?"
+		return sentence("question_else", nil)
 	}
 	if m := whetherRe.FindStringSubmatch(s); m != nil {
 		aux := strings.ToLower(m[2])
@@ -309,11 +304,11 @@ func questionOf(s string) string {
 	}
 	if clauseRe.MatchString(s) || len(strings.Fields(s)) > 12 {
 		if subj := entitiesOf(s).subject(); subj != "" {
-			return "What do we know about " + subj + "?"
+			return sentence("question_about", map[string]any{"Subject": subj})
 		}
-		return "What else should we know?"
+		return sentence("question_else", nil)
 	}
-	return "What do we know about " + lowerCommon(s) + "?"
+	return sentence("question_about", map[string]any{"Subject": lowerCommon(s)})
 }
 
 // lowerCommon lowers the first letter of a phrase that starts with a common word ("The ..."

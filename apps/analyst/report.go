@@ -115,10 +115,9 @@ func (a *Analyst) reportSupervisor(ctx context.Context, s ReportState) (ReportSt
 	if err != nil {
 		return ReportState{}, err
 	}
-	given := fmt.Sprintf("The report on %q is to be planned from %d approved findings (%d contradicted assumptions). Its sections follow the user's preferences: format, verbosity, citation style, frameworks.",
-		s.Topic, len(s.Findings), len(s.Contradictions))
+	given := sentence("report_given", map[string]any{"Topic": fmt.Sprintf("%q", s.Topic), "Findings": len(s.Findings), "Contradicted": len(s.Contradictions)})
 	res, err := a.supervise(ctx, s.UserID, prompt("supervisor_report", mem, map[string]any{"Given": given}),
-		"Search the user_preferences memory for report format, framework and citation style, then done.", reportSupervisorTools)
+		sentence("report_supervisor_brief", nil), reportSupervisorTools)
 	if err != nil {
 		return ReportState{}, err
 	}
@@ -260,7 +259,7 @@ func (a *Analyst) findingSections(ctx context.Context, s ReportState, mem Mem) (
 		out[0].Name = "Findings" // nothing else to be other than
 	}
 	for i := range out {
-		out[i].Brief = fmt.Sprintf("The findings %s, each with its evidence; cite every claim.", strings.Join(out[i].Findings, ", "))
+		out[i].Brief = sentence("brief_findings", map[string]any{"IDs": strings.Join(out[i].Findings, ", ")})
 	}
 	return out, nil
 }
@@ -278,11 +277,11 @@ func frameworkSection(fw string) string {
 func sectionBrief(name string, p Prefs) string {
 	switch name {
 	case "Executive Summary":
-		return fmt.Sprintf("At most %d bullets, so-what first.", bulletLimit(p))
+		return sentence("brief_summary", map[string]any{"Limit": bulletLimit(p)})
 	case "Recommendations":
-		return "Each recommendation with an owner and a date."
+		return sentence("brief_recommendations", nil)
 	}
-	return "Cite every claim (" + p.Citation + " citations)."
+	return sentence("brief_cite", map[string]any{"Citation": p.Citation})
 }
 
 func bulletLimit(p Prefs) int {
@@ -344,6 +343,9 @@ func (a *Analyst) writer(ctx context.Context, s ReportState) (ReportState, error
 	return ReportState{Written: []Section{{Name: sec.Name, Order: sec.Order, Content: content, Attempt: sec.Attempt, Findings: sec.Findings}}}, nil
 }
 
+// tooManyRe reads back the reviewer's note that a section has too many bullets (review_bullets).
+var tooManyRe = readBack("review_bullets", "Limit")
+
 func writeByRule(s ReportState, sec SectionPlan) string {
 	p := s.Prefs
 	name := sec.Name
@@ -352,7 +354,7 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 	}
 	var b strings.Builder
 	limit := bulletLimit(p)
-	if sec.Note != "" && strings.Contains(sec.Note, "bullets") {
+	if tooManyRe.MatchString(sec.Note) {
 		limit = 3
 	}
 	first := func(f Finding) (string, Source, bool) {
@@ -371,7 +373,8 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 				continue
 			}
 			cited[c.Source.Ref] = true
-			fmt.Fprintf(&b, "- **So what:** assumption %s (%s) is contradicted: %s%s.\n", c.Assumption, c.Statement, strings.TrimSuffix(c.Evidence, "."), cite(p, s.Sources, c.Source))
+			fmt.Fprintf(&b, "- %s\n", sentence("report_so_what", map[string]any{"Assumption": c.Assumption, "Statement": c.Statement,
+				"Evidence": strings.TrimSuffix(c.Evidence, "."), "Cite": cite(p, s.Sources, c.Source)}))
 			n++
 		}
 		for _, f := range s.Findings {
@@ -385,7 +388,7 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 			}
 		}
 		if n == 0 {
-			b.WriteString("- The research found no usable evidence.\n")
+			fmt.Fprintf(&b, "- %s\n", sentence("report_no_evidence", nil))
 		}
 	case "SWOT Analysis":
 		buckets := map[string][]string{}
@@ -405,7 +408,7 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 		for _, k := range []string{"Strengths", "Weaknesses", "Opportunities", "Threats"} {
 			fmt.Fprintf(&b, "**%s**\n", k)
 			if len(buckets[k]) == 0 {
-				b.WriteString("- No evidence in this research.\n")
+				fmt.Fprintf(&b, "- %s\n", sentence("report_swot_none", nil))
 			}
 			for _, x := range buckets[k] {
 				fmt.Fprintf(&b, "- %s.\n", x)
@@ -440,25 +443,26 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 				}
 			}
 			if len(ev) == 0 {
-				b.WriteString("no evidence in this research.\n\n")
+				b.WriteString(sentence("report_force_none", nil) + "\n\n")
 			} else {
 				b.WriteString(strings.Join(ev, "; ") + ".\n\n")
 			}
 		}
 	case "Gap Analysis":
-		b.WriteString("| Planning assumption | What the evidence shows | Gap |\n|---|---|---|\n")
+		b.WriteString(sentence("report_gap_header", nil) + "\n")
 		for _, c := range s.Contradictions {
-			fmt.Fprintf(&b, "| %s: %s | %s%s | Revisit |\n", c.Assumption, c.Statement, strings.TrimSuffix(c.Evidence, "."), cite(p, s.Sources, c.Source))
+			b.WriteString(sentence("report_gap_row", map[string]any{"Assumption": c.Assumption, "Statement": c.Statement,
+				"Evidence": strings.TrimSuffix(c.Evidence, "."), "Cite": cite(p, s.Sources, c.Source)}) + "\n")
 		}
 		if len(s.Contradictions) == 0 {
-			b.WriteString("| All checked assumptions | No contradicting evidence found | None |\n")
+			b.WriteString(sentence("report_gap_none", nil) + "\n")
 		}
 	case "Key Findings":
 		for _, f := range s.Findings {
 			if len(sec.Findings) > 0 && !slices.Contains(sec.Findings, f.TaskID) {
 				continue
 			}
-			fmt.Fprintf(&b, "**%s** (confidence %.0f%%)\n", f.Question, f.Confidence*100)
+			b.WriteString(sentence("report_finding", map[string]any{"Question": f.Question, "Percent": fmt.Sprintf("%.0f", f.Confidence*100)}) + "\n")
 			if len(f.Sources) == 0 {
 				b.WriteString(f.Answer + "\n\n")
 				continue
@@ -480,14 +484,17 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 	case "Evidence Gaps":
 		for _, f := range s.Findings {
 			if f.Gap {
-				fmt.Fprintf(&b, "- %s No source in the company knowledge base or on the web answers it.\n", f.Question)
+				fmt.Fprintf(&b, "- %s\n", sentence("report_gap_item", map[string]any{"Question": f.Question}))
 			}
 		}
 	case "Recommendations":
 		due := dueDate(s.Today)
-		owner := "Strategy team"
+		team := sentence("report_owner", nil)
+		owner := team
 		if p.Project != "" {
-			owner = "Project " + strings.TrimPrefix(p.Project, "Project ") + " lead"
+			// The project's name, without the word the sentences write before it ("Project").
+			prefix := strings.TrimSuffix(sentence("subject_project", map[string]any{"Name": "\x00"}), "\x00")
+			owner = sentence("report_owner_project", map[string]any{"Project": strings.TrimPrefix(p.Project, prefix)})
 		}
 		n := 0
 		done := map[string]bool{}
@@ -496,17 +503,17 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 				continue
 			}
 			done[c.Assumption] = true
-			fmt.Fprintf(&b, "%d. Revisit assumption %s (%s) in the plans that rely on it. Owner: %s. By: %s.\n", n+1, c.Assumption, c.Statement, owner, due)
+			fmt.Fprintf(&b, "%d. %s\n", n+1, sentence("report_revisit", map[string]any{"Assumption": c.Assumption, "Statement": c.Statement, "Owner": owner, "Due": due}))
 			n++
 		}
 		for _, f := range s.Findings {
 			if f.Gap {
-				fmt.Fprintf(&b, "%d. Commission primary research on: %s Owner: Strategy team. By: %s.\n", n+1, f.Question, due)
+				fmt.Fprintf(&b, "%d. %s\n", n+1, sentence("report_commission", map[string]any{"Question": f.Question, "Owner": team, "Due": due}))
 				n++
 			}
 		}
 		if n == 0 {
-			fmt.Fprintf(&b, "1. Proceed on the current plan and re-check the evidence next quarter. Owner: %s. By: %s.\n", owner, due)
+			fmt.Fprintf(&b, "1. %s\n", sentence("report_proceed", map[string]any{"Owner": owner, "Due": due}))
 		}
 	}
 	return strings.TrimSpace(b.String())
@@ -549,7 +556,7 @@ func lowered(ws []string) []string {
 func dueDate(today string) string {
 	t, err := time.Parse("2006-01-02", today)
 	if err != nil {
-		return "within 30 days"
+		return sentence("report_due_unknown", nil)
 	}
 	return t.AddDate(0, 0, 30).Format("2006-01-02")
 }
@@ -566,16 +573,16 @@ func (a *Analyst) sectionReviewer(ctx context.Context, s ReportState) (ReportSta
 		note := ""
 		switch {
 		case strings.TrimSpace(w.Content) == "":
-			note = "The section is empty: write it."
+			note = sentence("review_empty", nil)
 		case w.Name == "Executive Summary" && strings.Count(w.Content, "\n- ")+1 > bulletLimit(s.Prefs) && strings.HasPrefix(w.Content, "- "):
-			note = fmt.Sprintf("Too many bullets: at most %d.", bulletLimit(s.Prefs))
+			note = sentence("review_bullets", map[string]any{"Limit": bulletLimit(s.Prefs)})
 		case w.Name != "Recommendations" && w.Name != "Evidence Gaps" && len(s.Sources) > 0 && !hasCitation(w.Content, s.Prefs):
-			note = "Cite your sources in the user's citation style."
+			note = sentence("review_cite", nil)
 		}
 		if note != "" && w.Attempt < 2 {
 			brief := sectionBrief(w.Name, s.Prefs)
 			if len(w.Findings) > 0 {
-				brief = fmt.Sprintf("The findings %s, each with its evidence; cite every claim.", strings.Join(w.Findings, ", "))
+				brief = sentence("brief_findings", map[string]any{"IDs": strings.Join(w.Findings, ", ")})
 			}
 			again = append(again, SectionPlan{Name: w.Name, Order: w.Order, Attempt: w.Attempt + 1, Brief: brief, Note: note, Findings: w.Findings})
 			continue

@@ -109,9 +109,9 @@ func (a *Analyst) researchSupervisor(ctx context.Context, s ResearchState) (Rese
 				// A short answer narrows the question it answers: "pricing" and "Berlin" ask
 				// what we know about pricing, in Berlin.
 				if subj := subjectOf(tasks[asked].Question); subj != "" {
-					ans = strings.TrimRight(subj, "?.! ") + ", specifically " + strings.TrimRight(ans, "?.! ")
+					ans = sentence("subject_specifically", map[string]any{"Subject": strings.TrimRight(subj, "?.! "), "Detail": strings.TrimRight(ans, "?.! ")})
 				}
-				tasks[asked].Question = "What do we know about " + strings.TrimRight(ans, "?.! ") + "?"
+				tasks[asked].Question = sentence("question_about", map[string]any{"Subject": strings.TrimRight(ans, "?.! ")})
 			} else {
 				tasks[asked].Question = questionOf(ans)
 			}
@@ -165,13 +165,14 @@ func (a *Analyst) taskByRule(ctx context.Context, t Task) (Finding, error) {
 	var steps []string
 	quoted := quote(stepless(t.Question))
 	for _, kind := range kinds {
+		data := map[string]any{"K": k, "Question": quoted}
 		if kind == "web" {
-			steps = append(steps, fmt.Sprintf("search the web (max_results %d) for %s", k, quoted))
+			steps = append(steps, sentence("task_step_web", data))
 		} else {
-			steps = append(steps, fmt.Sprintf("search the company knowledge base (top_k %d) for %s", k, quoted))
+			steps = append(steps, sentence("task_step_kb", data))
 		}
 	}
-	brief := strings.Join(steps, " and ")
+	brief := sentence("task_brief", map[string]any{"Steps": steps})
 	brief = strings.ToUpper(brief[:1]) + brief[1:]
 	res, err := a.toolLoop(ctx, a.strong, prompt("task_brief", nil, nil), brief, []string{"rag_tool", "web_search_tool"})
 	if err != nil {
@@ -212,15 +213,16 @@ func distinctSources(ss []Source) []Source {
 	return out
 }
 
-// stepless keeps a question from reading as a step of the brief to the offline model ("then").
+// stepless keeps a question from reading as a step of the brief to the offline model: each of
+// the pack's step words ("then") is written as the word it gives in its place ("next").
 func stepless(q string) string {
-	words := strings.Fields(q)
-	for i, w := range words {
-		if strings.EqualFold(strings.Trim(w, ",.;:"), "then") {
-			words[i] = "next"
+	ws := strings.Fields(q)
+	for i, w := range ws {
+		if to, ok := words.StepWords[strings.ToLower(strings.Trim(w, ",.;:"))]; ok {
+			ws[i] = to
 		}
 	}
-	return strings.Join(words, " ")
+	return strings.Join(ws, " ")
 }
 
 // sourcesOf turns a rag_tool or web_search_tool result (its JSON) into sources, each with the
@@ -303,7 +305,7 @@ func bestSentence(q searchQuery, text string) string {
 
 func composeByRule(f *Finding) {
 	if len(f.Sources) == 0 {
-		f.Answer = "No source in the company knowledge base or on the web answers this question."
+		f.Answer = sentence("finding_none", nil)
 		f.Confidence = 0
 		return
 	}
@@ -457,7 +459,7 @@ func taskOf(s ResearchState, f Finding) Task {
 
 func (a *Analyst) review(ctx context.Context, f Finding, t Task) (bool, string, error) {
 	if len(f.Sources) == 0 {
-		return false, "No evidence found: broaden the search to the company knowledge base and the web, with other wording.", nil
+		return false, sentence("review_no_evidence", nil), nil
 	}
 	if a.strongRule {
 		kinds := map[string]bool{}
@@ -466,11 +468,11 @@ func (a *Analyst) review(ctx context.Context, f Finding, t Task) (bool, string, 
 		}
 		for _, want := range t.Sources {
 			if !kinds[want] && !(want == "company_db" && kinds["report"]) {
-				return false, fmt.Sprintf("The evidence comes from %s only: corroborate it with %s.", strings.Join(keys(kinds), " and "), sourceName(want)), nil
+				return false, sentence("review_one_kind", map[string]any{"Have": joinAnd(keys(kinds)), "Want": sourceName(want)}), nil
 			}
 		}
 		if len(f.Sources) < 2 {
-			return false, "One source is not enough: find a second, independent source.", nil
+			return false, sentence("review_one_source", nil), nil
 		}
 		return true, "", nil
 	}
@@ -490,9 +492,9 @@ func (a *Analyst) review(ctx context.Context, f Finding, t Task) (bool, string, 
 
 func sourceName(k string) string {
 	if k == "web" {
-		return "web sources"
+		return sentence("source_web", nil)
 	}
-	return "the company knowledge base"
+	return sentence("source_kb", nil)
 }
 
 func keys(m map[string]bool) []string {
@@ -660,7 +662,7 @@ func (a *Analyst) synthesise(ctx context.Context, s ResearchState) (ResearchStat
 	var disc []Discovery
 	for _, c := range contraAll {
 		disc = append(disc, Discovery{Kind: "contradiction", Assumption: c.Assumption, Ref: c.Source.Ref,
-			Headline: fmt.Sprintf("%s contradicts assumption %s (%s)", c.Source.Title, c.Assumption, c.Statement)})
+			Headline: sentence("discovery_contradiction", map[string]any{"Title": c.Source.Title, "Assumption": c.Assumption, "Statement": c.Statement})})
 	}
 	for _, f := range every {
 		kind := "finding"
@@ -692,15 +694,15 @@ func (a *Analyst) synthesise(ctx context.Context, s ResearchState) (ResearchStat
 			if i == 2 {
 				break
 			}
-			follow = append(follow, fmt.Sprintf("\"%s\" appears to contradict the firm's assumption %s (%s). Should we investigate?", c.Source.Title, c.Assumption, c.Statement))
+			follow = append(follow, sentence("follow_contradiction", map[string]any{"Title": c.Source.Title, "Assumption": c.Assumption, "Statement": c.Statement}))
 		}
 		if strong != nil {
-			follow = append(follow, fmt.Sprintf("The evidence on %s is strong (discovery %s): do you want a deeper competitive breakdown of it?", subjectOrQuote(strong.Question), discoveryOf(disc, strong.TaskID)))
+			follow = append(follow, sentence("follow_strong", map[string]any{"Subject": subjectOrQuote(strong.Question), "Discovery": discoveryOf(disc, strong.TaskID)}))
 		}
 		if weak != nil && strong != nil && weak.TaskID != strong.TaskID && weak.Confidence < 0.5 {
 			ws, ss := subjectOrQuote(weak.Question), subjectOrQuote(strong.Question)
 			if ws != ss {
-				follow = append(follow, fmt.Sprintf("We have strong data on %s but limited data on %s: shall we prioritise %s?", ss, ws, ws))
+				follow = append(follow, sentence("follow_prioritise", map[string]any{"Strong": ss, "Weak": ws}))
 			}
 		}
 	}
@@ -711,10 +713,10 @@ func (a *Analyst) synthesise(ctx context.Context, s ResearchState) (ResearchStat
 		if len(notes) == 2 {
 			break
 		}
-		notes = append(notes, fmt.Sprintf("found that %s contradicts assumption %s (%s)", c.Source.Title, c.Assumption, c.Statement))
+		notes = append(notes, sentence("note_contradiction", map[string]any{"Title": c.Source.Title, "Assumption": c.Assumption, "Statement": c.Statement}))
 	}
 	if strong != nil {
-		notes = append(notes, fmt.Sprintf("researching '%s', found: %s", clip(s.Query, 80), clip(headline(*strong), 200)))
+		notes = append(notes, sentence("note_found", map[string]any{"Query": clip(s.Query, 80), "Headline": clip(headline(*strong), 200)}))
 	}
 	if len(notes) > 0 {
 		if err := a.writeEpisodic(ctx, s.UserID, summary, notes); err != nil {
@@ -736,7 +738,7 @@ func (a *Analyst) writeEpisodic(ctx context.Context, user, summary string, notes
 	if err != nil {
 		return err
 	}
-	brief := "Write to episodic_memory memory " + strings.Join(quoted, " ") + ", then done."
+	brief := sentence("episodic_brief", map[string]any{"Notes": strings.Join(quoted, " ")})
 	if _, err := a.supervise(ctx, user, prompt("supervisor_episodic", mem, map[string]any{"Summary": summary}), brief, researchSupervisorTools); err != nil {
 		return err
 	}
@@ -776,20 +778,11 @@ func headline(f Finding) string {
 }
 
 func summaryByRule(list []Finding, contra []Contradiction) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d findings approved", len(list))
-	if len(contra) > 0 {
-		fmt.Fprintf(&b, ", %d of the firm's assumptions contradicted by external sources", len(contra))
-	}
 	gaps := 0
 	for _, f := range list {
 		if f.Gap {
 			gaps++
 		}
 	}
-	if gaps > 0 {
-		fmt.Fprintf(&b, ", %d questions without any source", gaps)
-	}
-	b.WriteString(".")
-	return b.String()
+	return sentence("summary", map[string]any{"Approved": len(list), "Contradicted": len(contra), "Gaps": gaps})
 }

@@ -6,7 +6,9 @@
 //
 // words.json holds the rest of the analyst's language, which its own rules read rather than the
 // offline model: the instruction words a direction starts with, the words of a greeting, of an
-// indirect question and of a stylistic preference, the stopwords of its searches ([Words]). The Go code keeps the mechanics.
+// indirect question and of a stylistic preference, the stopwords of its searches, the step words a
+// task brief rewrites ([Words]). The Go code keeps the mechanics; the sentences the analyst
+// writes are its prompts/offline/sentences.md.
 package pack
 
 import (
@@ -51,6 +53,9 @@ type Words struct {
 	AskUser []string `json:"ask_user"`
 	// StepJoiners join the steps of feedback on the plan ("add X and then drop Y").
 	StepJoiners []string `json:"step_joiners"`
+	// StepWords are the words that would make a question read as a step of a task brief to the
+	// offline model ("then"), each with the word written in its place ("next").
+	StepWords map[string]string `json:"step_words"`
 	// Stopwords carry no meaning for a search or a match: function words, and the words of the
 	// questions the planner writes ("assumptions", "evidence").
 	Stopwords []string `json:"stopwords"`

@@ -1,0 +1,69 @@
+package analyst
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestSentencesRender: every sentence the Go code names is in prompts/offline/sentences.md and
+// every sentence there is named by the code; the questions the analyst writes read back
+// through aboutRe; a malformed file is refused with what is wrong.
+func TestSentencesRender(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	called := regexp.MustCompile(`(?:sentence|readBack)\("([a-z_]+)"`)
+	used := map[string]bool{}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range called.FindAllStringSubmatch(string(b), -1) {
+			used[m[1]] = true
+		}
+	}
+	for name := range used {
+		if offlineSentences[name] == nil {
+			t.Errorf("the code names sentence %q, which sentences.md does not give", name)
+		}
+	}
+	for name := range offlineSentences {
+		if !used[name] {
+			t.Errorf("sentences.md gives %q, which no code names", name)
+		}
+	}
+	for _, c := range []struct{ subject, want string }{
+		{"battery costs", "battery costs"},
+		{"Project Falcon in leasing", "Project Falcon in leasing"},
+	} {
+		q := sentence("question_about", map[string]any{"Subject": c.subject})
+		if got := subjectOf(q); got != c.want {
+			t.Errorf("subjectOf(%q) = %q, want %q", q, got, c.want)
+		}
+		if got := subjectOf(strings.TrimSuffix(strings.ToLower(q), "?")); got != strings.ToLower(c.want) {
+			t.Errorf("subjectOf(%q) without its \"?\" = %q", q, got)
+		}
+	}
+	if got := joinAnd([]string{"A", "B", "C"}); got != "A, B and C" {
+		t.Errorf("joinAnd = %q", got)
+	}
+	for _, c := range []struct{ in, want string }{
+		{"intro\n## \nx", "needs a name and a text"},
+		{"intro\n## a\n", "needs a name and a text"},
+		{"intro\n## a\nx\n## a\ny", "given twice"},
+		{"intro\n## a\n{{.X", "sentences.md"},
+	} {
+		if _, err := parseSentences(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("parseSentences(%q) = %v, want an error saying %q", c.in, err, c.want)
+		}
+	}
+}
