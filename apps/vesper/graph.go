@@ -362,11 +362,14 @@ func (a *assistant) synthesize(ctx context.Context, st supervisor.State) (string
 	return text, nil
 }
 
+// general answers a request no domain takes: the greeting of pack/words.json and a line per
+// domain.
 func (a *assistant) general() string {
 	var b strings.Builder
-	b.WriteString("Hello! I answer questions about Vesper's data:\n")
+	texts := pack.Vocabulary.Texts
+	b.WriteString(texts.Greeting)
 	for _, d := range a.domains {
-		fmt.Fprintf(&b, "\n- %s For example: \"%s\"", d.Description, first(d.Examples))
+		b.WriteString(strings.NewReplacer("{description}", d.Description, "{example}", first(d.Examples)).Replace(texts.GreetingDomain))
 	}
 	return b.String()
 }
