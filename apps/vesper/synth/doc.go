@@ -12,6 +12,10 @@
 // shortened until the answer is under 600 words. Series (hourly prices,
 // hub-zone spreads, usage trends) also carry a Chart a UI can draw.
 //
+// The sentences written around the data (what an empty result suggests, how a failed or refused
+// call is explained, the hint per argument) are data, in texts.json ([ParseTexts]); Go fills
+// their placeholders.
+//
 //	f := synth.New(nil)
 //	block, err := f.Render(result)        // one *tools.XxxResult
 //	block := f.Error("get_budget_overview", err) // a denial or failure, explained

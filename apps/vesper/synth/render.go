@@ -11,7 +11,7 @@ import (
 
 func (f *Formatter) averagePrice(r *tools.AveragePriceResult) Block {
 	if len(r.Prices) == 0 {
-		return emptyBlock(r.Meta, "Ask which curve files exist for that market and hub-zone to see what is available.")
+		return emptyBlock(r.Meta, texts.TryInstead["average_price"])
 	}
 	period := r.Period
 	if period == "" {
@@ -79,7 +79,7 @@ func (f *Formatter) allFilesPrice(r *tools.AveragePriceResult, period string) Bl
 
 func (f *Formatter) hourly(r *tools.HourlyPriceResult) Block {
 	if len(r.Hours) == 0 {
-		return emptyBlock(r.Meta, "Check the market, hub-zone and year, or ask which curve files are available.")
+		return emptyBlock(r.Meta, texts.TryInstead["hourly"])
 	}
 	hi, lo := r.Hours[0], r.Hours[0]
 	t := &Table{Headers: []string{"Hour", "Avg ($/MWh)", "Min", "Max"}}
@@ -123,7 +123,7 @@ func peakWords(r *tools.HourlyPriceResult) string {
 
 func (f *Formatter) curves(r *tools.ListCurvesResult) Block {
 	if len(r.Curves) == 0 {
-		return emptyBlock(r.Meta, "Try without the vendor or hub-zone filter.")
+		return emptyBlock(r.Meta, texts.TryInstead["curves"])
 	}
 	t := &Table{Headers: []string{"Vendor", "Market", "Hub-Zone", "As-Of", "Latest"}}
 	for _, c := range r.Curves {
@@ -147,7 +147,7 @@ func plural(n int, one, many string) string {
 
 func (f *Formatter) vendors(r *tools.CompareVendorsResult) Block {
 	if len(r.Representative) == 0 {
-		return emptyBlock(r.Meta, "Ask which curve files exist for that market and hub-zone.")
+		return emptyBlock(r.Meta, texts.TryInstead["vendors"])
 	}
 	t := &Table{Headers: []string{"Vendor", "As-Of", "Avg Price ($/MWh)"}}
 	for _, p := range r.Representative {
@@ -189,7 +189,7 @@ func absf(x float64) float64 {
 
 func (f *Formatter) hubZones(r *tools.CompareHubZonesResult) Block {
 	if len(r.Hours) == 0 {
-		return emptyBlock(r.Meta, "Check both hub-zone names, or ask which curve files are available.")
+		return emptyBlock(r.Meta, texts.TryInstead["hub_zones"])
 	}
 	t := &Table{Headers: []string{"Hour", r.HubZoneA + " ($/MWh)", r.HubZoneB + " ($/MWh)", "Spread"}}
 	ch := &Chart{Kind: "line", Title: r.HubZoneA + " vs " + r.HubZoneB + " by hour", XLabel: "Hour ending", YLabel: "$/MWh",
@@ -225,7 +225,7 @@ func rangeWords(start, end string, now time.Time) string {
 
 func (f *Formatter) topReports(r *tools.TopReportsResult, now time.Time) Block {
 	if len(r.Reports) == 0 {
-		return emptyBlock(r.Meta, "Try a wider date range.")
+		return emptyBlock(r.Meta, texts.TryInstead["top_reports"])
 	}
 	t := &Table{Headers: []string{"#", "Report", "Workspace", "Views", "Unique Viewers"}}
 	for i, x := range r.Reports {
@@ -254,7 +254,7 @@ func totalsWords(t tools.UsageTotals, subject string) string {
 
 func (f *Formatter) topUsers(r *tools.TopUsersResult, now time.Time) Block {
 	if len(r.Users) == 0 {
-		return emptyBlock(r.Meta, "Try a wider date range or check the report name.")
+		return emptyBlock(r.Meta, texts.TryInstead["top_users"])
 	}
 	t := &Table{Headers: []string{"#", "User", "Views", "Reports Viewed", "Last Activity"}}
 	for i, u := range r.Users {
@@ -277,7 +277,7 @@ func (f *Formatter) topUsers(r *tools.TopUsersResult, now time.Time) Block {
 
 func (f *Formatter) trend(r *tools.UsageTrendResult, now time.Time) Block {
 	if len(r.Points) == 0 {
-		return emptyBlock(r.Meta, "Check the report name, or try a wider date range.")
+		return emptyBlock(r.Meta, texts.TryInstead["trend"])
 	}
 	t := &Table{Headers: []string{strings.ToUpper(r.Period[:1]) + r.Period[1:], "Views"}}
 	ch := &Chart{Kind: "bar", Title: "Report views per " + r.Period, XLabel: r.Period, YLabel: "views", Series: []Series{{Name: "Views"}}}
@@ -394,7 +394,7 @@ func (f *Formatter) health(r *tools.ProjectHealthResult) Block {
 		return candidatesBlock(r.Meta)
 	}
 	if len(r.Rows) == 0 {
-		return emptyBlock(r.Meta, "The project has no health rows yet; ask for its overview instead.")
+		return emptyBlock(r.Meta, texts.TryInstead["health"])
 	}
 	t := &Table{Headers: []string{"Domain", "Status", "% Complete", "Due Date", "Notes"}}
 	var risk string
@@ -422,7 +422,7 @@ func (f *Formatter) milestones(r *tools.MilestoneResult) Block {
 		return candidatesBlock(r.Meta)
 	}
 	if len(r.Milestones) == 0 {
-		return emptyBlock(r.Meta, "The project has no monthly snapshot yet.")
+		return emptyBlock(r.Meta, texts.TryInstead["milestones"])
 	}
 	t := &Table{Headers: []string{"Milestone", "Date"}}
 	for _, m := range r.Milestones {
@@ -472,7 +472,7 @@ func (f *Formatter) risks(r *tools.TaskRisksResult, now time.Time) Block {
 		return candidatesBlock(r.Meta)
 	}
 	if len(r.Tasks) == 0 {
-		return emptyBlock(r.Meta, "Nothing is flagged; ask for the project's health for a broader view.")
+		return emptyBlock(r.Meta, texts.TryInstead["risks"])
 	}
 	count := map[string]int{}
 	t := &Table{Headers: []string{"Project", "Task", "Due", "Status", "Risk", "Notes"}}
@@ -503,7 +503,7 @@ func (f *Formatter) risks(r *tools.TaskRisksResult, now time.Time) Block {
 
 func (f *Formatter) portfolio(r *tools.PortfolioResult) Block {
 	if len(r.Projects) == 0 {
-		return emptyBlock(r.Meta, "Try fewer filters.")
+		return emptyBlock(r.Meta, texts.TryInstead["portfolio"])
 	}
 	t := &Table{Headers: []string{"Project", "Stage", "Technology", "Market", "Budget", "Actuals", "Summary"}}
 	if len(r.Milestones) > 0 {
@@ -564,7 +564,7 @@ func (f *Formatter) changes(r *tools.RecentChangesResult, now time.Time) Block {
 		return candidatesBlock(r.Meta)
 	}
 	if len(r.Changes) == 0 {
-		return emptyBlock(r.Meta, "Try an earlier start date or another field.")
+		return emptyBlock(r.Meta, texts.TryInstead["changes"])
 	}
 	allDates := true
 	for _, c := range r.Changes {
