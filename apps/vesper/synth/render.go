@@ -3,6 +3,7 @@ package synth
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,8 +28,8 @@ func (f *Formatter) averagePrice(r *tools.AveragePriceResult) Block {
 		}
 	}
 	b := Block{ReportKey: r.ReportKey}
-	b.Lead = fmt.Sprintf("The average day-ahead price for **%s in %s for %s** (%s forecast, As-Of %s) was **%s** based on %s hourly data points.",
-		latest.HubZone, latest.Market, period, latest.Vendor, strings.ReplaceAll(latest.AsOf, "_", " "), PerMWh(latest.AvgPrice), Int(latest.DataPoints))
+	b.Lead = say("average_price", "hub_zone", latest.HubZone, "market", latest.Market, "period", period, "vendor", latest.Vendor,
+		"as_of", strings.ReplaceAll(latest.AsOf, "_", " "), "price", PerMWh(latest.AvgPrice), "points", Int(latest.DataPoints))
 	// Several As-Of files may cover the year. The answer is the file with
 	// the most data (the latest on ties), as in the specification's example
 	// B.1, which shows one figure; the older files are named in one
@@ -36,7 +37,7 @@ func (f *Formatter) averagePrice(r *tools.AveragePriceResult) Block {
 	var others []string
 	for _, p := range r.Prices {
 		if p.AsOf != latest.AsOf {
-			others = append(others, fmt.Sprintf("%s gives %s", p.AsOf, PerMWh(p.AvgPrice)))
+			others = append(others, say("as_of_gives", "as_of", p.AsOf, "price", PerMWh(p.AvgPrice)))
 		}
 	}
 	span := "year"
@@ -45,9 +46,9 @@ func (f *Formatter) averagePrice(r *tools.AveragePriceResult) Block {
 	}
 	switch {
 	case len(others) > 3:
-		b.Paras = append(b.Paras, fmt.Sprintf("%d other As-Of files cover this %s; ask for one by name to see its figure.", len(others), span))
+		b.Paras = append(b.Paras, say("other_as_of_many", "count", strconv.Itoa(len(others)), "span", span))
 	case len(others) > 0:
-		b.Paras = append(b.Paras, "Other As-Of files for this "+span+": "+strings.Join(others, "; ")+".")
+		b.Paras = append(b.Paras, say("other_as_of", "span", span, "files", strings.Join(others, "; ")))
 	}
 	return truncNote(r.Meta, b)
 }
@@ -68,11 +69,11 @@ func (f *Formatter) allFilesPrice(r *tools.AveragePriceResult, period string) Bl
 		}
 	}
 	b := Block{ReportKey: r.ReportKey, Table: t}
-	b.Lead = fmt.Sprintf("Across all %d vendor files, the average day-ahead price for **%s in %s for %s** was **%s** based on %s hourly data points.",
-		len(r.Prices), all.HubZone, all.Market, period, PerMWh(all.AvgPrice), Int(all.DataPoints))
+	b.Lead = say("average_price_all", "count", strconv.Itoa(len(r.Prices)), "hub_zone", all.HubZone, "market", all.Market, "period", period,
+		"price", PerMWh(all.AvgPrice), "points", Int(all.DataPoints))
 	if hi.AvgPrice != lo.AvgPrice {
-		b.Paras = append(b.Paras, fmt.Sprintf("The files differ: from %s (%s %s) to %s (%s %s).",
-			PerMWh(lo.AvgPrice), lo.Vendor, lo.AsOf, PerMWh(hi.AvgPrice), hi.Vendor, hi.AsOf))
+		b.Paras = append(b.Paras, say("files_differ", "low", PerMWh(lo.AvgPrice), "low_vendor", lo.Vendor, "low_as_of", lo.AsOf,
+			"high", PerMWh(hi.AvgPrice), "high_vendor", hi.Vendor, "high_as_of", hi.AsOf))
 	}
 	return truncNote(r.Meta, b)
 }
@@ -99,8 +100,8 @@ func (f *Formatter) hourly(r *tools.HourlyPriceResult) Block {
 		ch.Series[2].Values = append(ch.Series[2].Values, h.MaxPrice)
 	}
 	b := Block{ReportKey: r.ReportKey, Table: t, Chart: ch}
-	b.Lead = fmt.Sprintf("Looking at %s, prices peak at **%s in %s** and are lowest at %s in %s. %s",
-		r.Searched, PerMWh(hi.AvgPrice), HourEnding(hi.Hour), PerMWh(lo.AvgPrice), HourEnding(lo.Hour), peakWords(r))
+	b.Lead = say("hourly", "searched", r.Searched, "high", PerMWh(hi.AvgPrice), "high_hour", HourEnding(hi.Hour),
+		"low", PerMWh(lo.AvgPrice), "low_hour", HourEnding(lo.Hour), "peak", peakWords(r))
 	return truncNote(r.Meta, b)
 }
 
@@ -108,17 +109,17 @@ func (f *Formatter) hourly(r *tools.HourlyPriceResult) Block {
 // hours are peak in the market.
 func peakWords(r *tools.HourlyPriceResult) string {
 	window := fmt.Sprintf("HE %d-%d", r.PeakFirstHE, r.PeakLastHE)
-	whose := fmt.Sprintf("%s's peak hours, %s, every day", r.Market, window)
+	whose := say("market_peak_hours", "market", r.Market, "window", window)
 	if !r.PeakDefined || r.Market == "" {
-		whose = fmt.Sprintf("peak hours %s, every day", window)
+		whose = say("peak_hours", "window", window)
 	}
 	dir := "above"
 	spread := r.PeakSpread
 	if spread < 0 {
 		dir, spread = "below", -spread
 	}
-	return fmt.Sprintf("**Peak vs off-peak** (%s): peak hours average **%s** against %s off-peak, a spread of **%s** (peak %s off-peak).",
-		whose, PerMWh(r.PeakAvg), PerMWh(r.OffPeakAvg), PerMWh(spread), dir)
+	return say("peak_vs_off_peak", "whose", whose, "peak", PerMWh(r.PeakAvg), "off_peak", PerMWh(r.OffPeakAvg),
+		"spread", PerMWh(spread), "direction", dir)
 }
 
 func (f *Formatter) curves(r *tools.ListCurvesResult) Block {
@@ -169,13 +170,14 @@ func (f *Formatter) vendors(r *tools.CompareVendorsResult) Block {
 		if abs < 0 {
 			abs, pct = -abs, -pct
 		}
-		para := fmt.Sprintf("%s's forecast is **%s (%s) %s** than %s's for %s in %s.", d.OtherVendor, PerMWh(abs), Percent(pct), dir, d.BaseVendor, r.HubZone, period)
+		para := say("vendor_difference", "other", d.OtherVendor, "difference", PerMWh(abs), "percent", Percent(pct), "direction", dir,
+			"base", d.BaseVendor, "hub_zone", r.HubZone, "period", period)
 		if absf(d.PeakDifference) > absf(d.Difference) {
-			para += fmt.Sprintf(" This difference is most pronounced during peak hours (HE 16-21), at %s.", PerMWh(absf(d.PeakDifference)))
+			para += " " + say("vendor_peak_difference", "difference", PerMWh(absf(d.PeakDifference)))
 		}
 		b.Paras = append(b.Paras, para)
 	} else {
-		b.Paras = append(b.Paras, "Only one vendor has a curve for this market, hub-zone and year, so there is nothing to compare it with.")
+		b.Paras = append(b.Paras, say("one_vendor"))
 	}
 	return truncNote(r.Meta, b)
 }
@@ -215,8 +217,8 @@ func (f *Formatter) hubZones(r *tools.CompareHubZonesResult) Block {
 		return hub
 	}
 	return truncNote(r.Meta, Block{ReportKey: r.ReportKey, Table: t, Chart: ch,
-		Lead: fmt.Sprintf("On average **%s** prices run **%s %s** %s; the spread is widest in %s (%s).",
-			name(r.HubZoneA, r.MarketA), PerMWh(absf(r.AvgSpread)), dir, name(r.HubZoneB, r.MarketB), HourEnding(widest.Hour), PerMWh(widest.Spread))})
+		Lead: say("hub_spread", "a", name(r.HubZoneA, r.MarketA), "spread", PerMWh(absf(r.AvgSpread)), "direction", dir,
+			"b", name(r.HubZoneB, r.MarketB), "widest_hour", HourEnding(widest.Hour), "widest", PerMWh(widest.Spread))})
 }
 
 func rangeWords(start, end string, now time.Time) string {
@@ -272,7 +274,7 @@ func (f *Formatter) topUsers(r *tools.TopUsersResult, now time.Time) Block {
 	lead := fmt.Sprintf("**%s %s** viewed %s from %s (unique viewers), with **%s views** in all.",
 		Int(people), plural(int(people), "person", "people"), what, rangeWords(r.Start, r.End, now), Int(r.Totals.TotalViews))
 	return truncNote(r.Meta, Block{ReportKey: r.ReportKey, Table: t,
-		Lead: lead, Paras: []string{fmt.Sprintf("The most active user was **%s** with **%s views**.", top.UserEmail, Int(top.TotalViews))}})
+		Lead: lead, Paras: []string{say("most_active_user", "user", top.UserEmail, "views", Int(top.TotalViews))}})
 }
 
 func (f *Formatter) trend(r *tools.UsageTrendResult, now time.Time) Block {
@@ -351,13 +353,13 @@ func (f *Formatter) overview(r *tools.ProjectOverviewResult) Block {
 		p.Name, strings.Join(size, " + "), p.Technology, p.Market, StageWords(p.Stage), Status(p.Status), p.Summary)
 	switch {
 	case p.Buyer != "" && p.Tenor > 0 && p.PPAPrice != nil:
-		b.Lead += fmt.Sprintf(" It sells to **%s** under a %d-year PPA at **%s**.", p.Buyer, p.Tenor, PerMWh(*p.PPAPrice))
+		b.Lead += " " + say("sells_ppa_price", "buyer", p.Buyer, "tenor", strconv.FormatInt(p.Tenor, 10), "price", PerMWh(*p.PPAPrice))
 	case p.Buyer != "" && p.Tenor > 0:
-		b.Lead += fmt.Sprintf(" It sells to **%s** under a %d-year PPA.", p.Buyer, p.Tenor)
+		b.Lead += " " + say("sells_ppa", "buyer", p.Buyer, "tenor", strconv.FormatInt(p.Tenor, 10))
 	case p.Buyer != "":
-		b.Lead += fmt.Sprintf(" It sells to **%s**.", p.Buyer)
+		b.Lead += " " + say("sells", "buyer", p.Buyer)
 	default:
-		b.Lead += " It has no offtake contract yet."
+		b.Lead += " " + say("no_offtake")
 	}
 	t := &Table{Headers: []string{"Item", "Value"}}
 	add := func(k, v string) {
@@ -405,12 +407,12 @@ func (f *Formatter) health(r *tools.ProjectHealthResult) Block {
 		}
 		t.Rows = append(t.Rows, []string{h.Area, HealthBadge(h.Color), pct, ShortMonthYear(h.Due), h.Notes})
 		if risk == "" && h.Color == "red" && h.Notes != "" {
-			risk = fmt.Sprintf("**Key Risk**: %s (%s) is the critical path item.", h.Area, h.Notes)
+			risk = say("key_risk", "area", h.Area, "notes", h.Notes)
 		}
 	}
 	// The project overview report goes with the health one, as in B.2.
 	b := Block{ReportKey: r.ReportKey, Related: []string{"per_project_report"}, Table: t,
-		Lead: fmt.Sprintf("**%s** is currently in **%s** with overall project status %s.", r.Project, StageWords(r.Stage), StatusBold(r.Status))}
+		Lead: say("health", "project", r.Project, "stage", StageWords(r.Stage), "status", StatusBold(r.Status))}
 	if risk != "" {
 		b.Paras = append(b.Paras, risk)
 	}
@@ -428,12 +430,12 @@ func (f *Formatter) milestones(r *tools.MilestoneResult) Block {
 	for _, m := range r.Milestones {
 		t.Rows = append(t.Rows, []string{m.Name, MonthYear(m.Date)})
 	}
-	lead := fmt.Sprintf("**%s** (%s) is scheduled to reach commercial operation in **%s**.", r.Project, StageWords(r.Stage), MonthYear(r.COD))
+	lead := say("cod", "project", r.Project, "stage", StageWords(r.Stage), "cod", MonthYear(r.COD))
 	if r.COD == "" {
-		lead = fmt.Sprintf("**%s** (%s) has no COD date yet.", r.Project, StageWords(r.Stage))
+		lead = say("no_cod", "project", r.Project, "stage", StageWords(r.Stage))
 	}
 	return Block{ReportKey: r.ReportKey, Table: t, Lead: lead,
-		Paras: []string{fmt.Sprintf("_From the monthly portfolio snapshot of %s; commercialization: %s._", FullDay(r.AsOf), r.Commercialization)}}
+		Paras: []string{say("milestones_source", "day", FullDay(r.AsOf), "commercialization", r.Commercialization)}}
 }
 
 func (f *Formatter) budget(r *tools.BudgetResult) Block {
@@ -448,8 +450,8 @@ func (f *Formatter) budget(r *tools.BudgetResult) Block {
 		pct = " (" + Percent(100*r.Actuals/r.Budget) + ")"
 	}
 	b := Block{ReportKey: r.ReportKey,
-		Lead: fmt.Sprintf("**%s** has spent **%s** of its **%s** budget%s; the forecast at completion is %s.",
-			r.Project, Money(r.Actuals), Money(r.Budget), pct, Money(r.Forecast))}
+		Lead: say("budget", "project", r.Project, "actuals", Money(r.Actuals), "budget", Money(r.Budget), "percent", pct,
+			"forecast", Money(r.Forecast))}
 	t := &Table{Headers: []string{"Group", "Sub-group", "Metric", "Value"}}
 	for _, l := range r.Lines {
 		v := MonthYear(l.Date)
@@ -463,7 +465,7 @@ func (f *Formatter) budget(r *tools.BudgetResult) Block {
 		t.Rows = append(t.Rows, []string{l.Group, l.SubGroup, l.Metric, v})
 	}
 	b.Table = t
-	b.Paras = append(b.Paras, fmt.Sprintf("Letters of credit: %s interconnection, %s PPA.", Money(r.ICLC), Money(r.PPALC)))
+	b.Paras = append(b.Paras, say("letters_of_credit", "interconnection", Money(r.ICLC), "ppa", Money(r.PPALC)))
 	return b
 }
 
@@ -545,7 +547,7 @@ func (f *Formatter) portfolio(r *tools.PortfolioResult) Block {
 	}
 	b := Block{ReportKey: r.ReportKey, Table: t, Lead: lead}
 	if len(r.Milestones) > 0 && r.SnapshotDay != "" {
-		b.Paras = append(b.Paras, fmt.Sprintf("_Dates from the monthly portfolio snapshot of %s._", FullDay(r.SnapshotDay)))
+		b.Paras = append(b.Paras, say("portfolio_source", "day", FullDay(r.SnapshotDay)))
 	}
 	return truncNote(r.Meta, b)
 }

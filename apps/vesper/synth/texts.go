@@ -35,14 +35,24 @@ type Texts struct {
 	// TryInstead say, per renderer (the names of [TryInsteadNames]), what to ask when a
 	// result is empty.
 	TryInstead map[string]string `json:"try_instead"`
+	// Sentences are the answers' sentence templates by name (the names of [SentenceNames]),
+	// each with its {placeholders}.
+	Sentences map[string]string `json:"sentences"`
 }
 
 // TryInsteadNames are the renderers whose empty result suggests what to ask instead.
 var TryInsteadNames = []string{"average_price", "hourly", "curves", "vendors", "hub_zones", "top_reports",
 	"top_users", "trend", "health", "milestones", "risks", "portfolio", "changes"}
 
-// ParseTexts reads a texts file: every sentence and every name of [TryInsteadNames] must be
-// given, and no unknown field.
+// SentenceNames are the sentence templates the renderers write (Texts.Sentences).
+var SentenceNames = []string{"average_price", "as_of_gives", "other_as_of_many", "other_as_of", "average_price_all",
+	"files_differ", "hourly", "market_peak_hours", "peak_hours", "peak_vs_off_peak", "vendor_difference",
+	"vendor_peak_difference", "one_vendor", "hub_spread", "most_active_user", "sells_ppa_price", "sells_ppa", "sells",
+	"no_offtake", "key_risk", "health", "cod", "no_cod", "milestones_source", "budget", "letters_of_credit",
+	"portfolio_source"}
+
+// ParseTexts reads a texts file: every sentence, every name of [TryInsteadNames] and of
+// [SentenceNames] must be given, and no unknown field.
 func ParseTexts(b []byte) (*Texts, error) {
 	var t Texts
 	if err := offline.ParseWords(b, &t); err != nil {
@@ -51,6 +61,11 @@ func ParseTexts(b []byte) (*Texts, error) {
 	for _, name := range TryInsteadNames {
 		if t.TryInstead[name] == "" {
 			return nil, fmt.Errorf("vesper synth: texts.json: try_instead %q is missing or empty; the formatter reads every name of synth.TryInsteadNames", name)
+		}
+	}
+	for _, name := range SentenceNames {
+		if t.Sentences[name] == "" {
+			return nil, fmt.Errorf("vesper synth: texts.json: sentence %q is missing or empty; the formatter reads every name of synth.SentenceNames", name)
 		}
 	}
 	return &t, nil
@@ -75,4 +90,9 @@ func fill(text string, pairs ...string) string {
 		old = append(old, "{"+pairs[i]+"}", pairs[i+1])
 	}
 	return strings.NewReplacer(old...).Replace(text)
+}
+
+// say is the sentence of texts.json by that name, its placeholders filled; pairs are name, value.
+func say(name string, pairs ...string) string {
+	return fill(texts.Sentences[name], pairs...)
 }

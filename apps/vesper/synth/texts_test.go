@@ -32,6 +32,9 @@ func TestTexts(t *testing.T) {
 	if _, err := ParseTexts(edit(func(m map[string]any) { m["no_result"] = "typo" })); err == nil || !strings.Contains(err.Error(), "no_result") {
 		t.Errorf("an unknown field: %v", err)
 	}
+	if _, err := ParseTexts(edit(func(m map[string]any) { delete(m["sentences"].(map[string]any), "budget") })); err == nil || !strings.Contains(err.Error(), `"budget"`) {
+		t.Errorf("a missing sentence template: %v", err)
+	}
 	if got := fill("the {a} {b}.", "a", "{b}", "b", "x"); got != "the {b} x." {
 		t.Errorf("fill: %q", got)
 	}
