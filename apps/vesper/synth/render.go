@@ -234,15 +234,15 @@ func (f *Formatter) topReports(r *tools.TopReportsResult, now time.Time) Block {
 		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), x.ReportName, x.Workspace, Int(x.TotalViews), Int(x.UniqueViewers)})
 	}
 	top := r.Reports[0]
-	lead := fmt.Sprintf("**%s** was the most viewed report from %s, with **%s views** by %s %s.",
-		top.ReportName, rangeWords(r.Start, r.End, now), Int(top.TotalViews), Int(top.UniqueViewers), plural(int(top.UniqueViewers), "person", "people"))
+	lead := sayN(int(top.UniqueViewers), "top_report", "report", top.ReportName, "range", rangeWords(r.Start, r.End, now),
+		"views", Int(top.TotalViews), "viewers", Int(top.UniqueViewers))
 	if r.SortBy == "viewers" {
-		lead = fmt.Sprintf("**%s** had the most viewers from %s: **%s %s** (unique viewers), with %s views.",
-			top.ReportName, rangeWords(r.Start, r.End, now), Int(top.UniqueViewers), plural(int(top.UniqueViewers), "person", "people"), Int(top.TotalViews))
+		lead = sayN(int(top.UniqueViewers), "top_report_viewers", "report", top.ReportName, "range", rangeWords(r.Start, r.End, now),
+			"viewers", Int(top.UniqueViewers), "views", Int(top.TotalViews))
 	}
 	b := Block{ReportKey: r.ReportKey, Table: t, Lead: lead}
 	if r.Totals.TotalViews > 0 {
-		b.Paras = append(b.Paras, totalsWords(r.Totals, "all reports"))
+		b.Paras = append(b.Paras, totalsWords(r.Totals, say("all_reports")))
 	}
 	return truncNote(r.Meta, b)
 }
@@ -250,8 +250,7 @@ func (f *Formatter) topReports(r *tools.TopReportsResult, now time.Time) Block {
 // totalsWords says how many views a range had and how many distinct people
 // made them.
 func totalsWords(t tools.UsageTotals, subject string) string {
-	return fmt.Sprintf("In all, %s had **%s views** by **%s unique %s** (distinct users).",
-		subject, Int(t.TotalViews), Int(t.UniqueViewers), plural(int(t.UniqueViewers), "viewer", "viewers"))
+	return sayN(int(t.UniqueViewers), "totals", "subject", subject, "views", Int(t.TotalViews), "viewers", Int(t.UniqueViewers))
 }
 
 func (f *Formatter) topUsers(r *tools.TopUsersResult, now time.Time) Block {
@@ -263,7 +262,7 @@ func (f *Formatter) topUsers(r *tools.TopUsersResult, now time.Time) Block {
 		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), u.UserEmail, Int(u.TotalViews), Int(u.UniqueReports), Day(u.LastActivity, now)})
 	}
 	top := r.Users[0]
-	what := "reports"
+	what := say("reports")
 	if r.ReportName != "" {
 		what = "**" + r.ReportName + "**"
 	}
@@ -271,8 +270,8 @@ func (f *Formatter) topUsers(r *tools.TopUsersResult, now time.Time) Block {
 	if people == 0 {
 		people = int64(len(r.Users))
 	}
-	lead := fmt.Sprintf("**%s %s** viewed %s from %s (unique viewers), with **%s views** in all.",
-		Int(people), plural(int(people), "person", "people"), what, rangeWords(r.Start, r.End, now), Int(r.Totals.TotalViews))
+	lead := sayN(int(people), "top_users", "people", Int(people), "what", what, "range", rangeWords(r.Start, r.End, now),
+		"views", Int(r.Totals.TotalViews))
 	return truncNote(r.Meta, Block{ReportKey: r.ReportKey, Table: t,
 		Lead: lead, Paras: []string{say("most_active_user", "user", top.UserEmail, "views", Int(top.TotalViews))}})
 }
@@ -626,7 +625,7 @@ func (f *Formatter) generalSQL(r *tools.GeneralSQLResult) Block {
 		}
 		t.Rows = append(t.Rows, cells)
 	}
-	lead := fmt.Sprintf("The query returned **%d %s**.", len(r.Rows), plural(len(r.Rows), "row", "rows"))
+	lead := sayN(len(r.Rows), "rows", "count", strconv.Itoa(len(r.Rows)))
 	if r.Description != "" {
 		lead = r.Description + ": " + lead
 	}

@@ -49,10 +49,15 @@ var SentenceNames = []string{"average_price", "as_of_gives", "other_as_of_many",
 	"files_differ", "hourly", "market_peak_hours", "peak_hours", "peak_vs_off_peak", "vendor_difference",
 	"vendor_peak_difference", "one_vendor", "hub_spread", "most_active_user", "sells_ppa_price", "sells_ppa", "sells",
 	"no_offtake", "key_risk", "health", "cod", "no_cod", "milestones_source", "budget", "letters_of_credit",
-	"portfolio_source"}
+	"portfolio_source", "all_reports", "reports"}
+
+// CountedNames are the sentence templates written with a count: each is given twice in
+// Texts.Sentences, as "<name>_one" for a count of one and "<name>_other" for any other.
+var CountedNames = []string{"top_report", "top_report_viewers", "totals", "top_users", "rows"}
 
 // ParseTexts reads a texts file: every sentence, every name of [TryInsteadNames] and of
-// [SentenceNames] must be given, and no unknown field.
+// [SentenceNames], and both forms of every name of [CountedNames] must be given, and no
+// unknown field.
 func ParseTexts(b []byte) (*Texts, error) {
 	var t Texts
 	if err := offline.ParseWords(b, &t); err != nil {
@@ -66,6 +71,13 @@ func ParseTexts(b []byte) (*Texts, error) {
 	for _, name := range SentenceNames {
 		if t.Sentences[name] == "" {
 			return nil, fmt.Errorf("vesper synth: texts.json: sentence %q is missing or empty; the formatter reads every name of synth.SentenceNames", name)
+		}
+	}
+	for _, name := range CountedNames {
+		for _, form := range []string{name + "_one", name + "_other"} {
+			if t.Sentences[form] == "" {
+				return nil, fmt.Errorf("vesper synth: texts.json: sentence %q is missing or empty; the formatter reads both forms of every name of synth.CountedNames", form)
+			}
 		}
 	}
 	return &t, nil
@@ -95,4 +107,13 @@ func fill(text string, pairs ...string) string {
 // say is the sentence of texts.json by that name, its placeholders filled; pairs are name, value.
 func say(name string, pairs ...string) string {
 	return fill(texts.Sentences[name], pairs...)
+}
+
+// sayN is the sentence of texts.json by that name for a count of n ("<name>_one" or
+// "<name>_other"), its placeholders filled.
+func sayN(n int, name string, pairs ...string) string {
+	if n == 1 {
+		return say(name+"_one", pairs...)
+	}
+	return say(name+"_other", pairs...)
 }

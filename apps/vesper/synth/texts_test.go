@@ -35,6 +35,12 @@ func TestTexts(t *testing.T) {
 	if _, err := ParseTexts(edit(func(m map[string]any) { delete(m["sentences"].(map[string]any), "budget") })); err == nil || !strings.Contains(err.Error(), `"budget"`) {
 		t.Errorf("a missing sentence template: %v", err)
 	}
+	if _, err := ParseTexts(edit(func(m map[string]any) { delete(m["sentences"].(map[string]any), "rows_one") })); err == nil || !strings.Contains(err.Error(), `"rows_one"`) {
+		t.Errorf("a missing counted form: %v", err)
+	}
+	if one, many := sayN(1, "rows", "count", "1"), sayN(2, "rows", "count", "2"); one == many || !strings.Contains(one, "1") || !strings.Contains(many, "2") {
+		t.Errorf("sayN: %q, %q", one, many)
+	}
 	if got := fill("the {a} {b}.", "a", "{b}", "b", "x"); got != "the {b} x." {
 		t.Errorf("fill: %q", got)
 	}
