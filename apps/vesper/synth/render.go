@@ -489,7 +489,7 @@ func (f *Formatter) risks(r *tools.TaskRisksResult, now time.Time) Block {
 	}
 	of := ""
 	if one := r.Tasks[0].Project; len(r.Tasks) > 0 {
-		of = " of **" + one + "**"
+		of = say("of_project", "project", one)
 		for _, x := range r.Tasks {
 			if x.Project != one {
 				of = ""
@@ -498,8 +498,7 @@ func (f *Formatter) risks(r *tools.TaskRisksResult, now time.Time) Block {
 		}
 	}
 	return truncNote(r.Meta, Block{ReportKey: r.ReportKey, Table: t,
-		Lead: fmt.Sprintf("**%d %s**%s %s flagged with a risk (%s).", len(r.Tasks), plural(len(r.Tasks), "task", "tasks"), of,
-			plural(len(r.Tasks), "is", "are"), strings.Join(parts, ", "))})
+		Lead: sayN(len(r.Tasks), "risks", "count", strconv.Itoa(len(r.Tasks)), "of", of, "levels", strings.Join(parts, ", "))})
 }
 
 func (f *Formatter) portfolio(r *tools.PortfolioResult) Block {
@@ -530,7 +529,7 @@ func (f *Formatter) portfolio(r *tools.PortfolioResult) Block {
 	n := len(r.Projects)
 	var lead string
 	if len(statuses) == 1 {
-		lead = fmt.Sprintf("There %s **%d %s** currently flagged as %s:", plural(n, "is", "are"), n, plural(n, "project", "projects"), StatusBold(r.Projects[0].Status))
+		lead = sayN(n, "portfolio_status", "count", strconv.Itoa(n), "status", StatusBold(r.Projects[0].Status))
 	} else {
 		var parts []string
 		for _, s := range []string{"off_track", "at_risk", "on_hold", "on_track"} {
@@ -540,9 +539,9 @@ func (f *Formatter) portfolio(r *tools.PortfolioResult) Block {
 		}
 		in := ""
 		if r.Stage != "" {
-			in = " in **" + r.Stage + "**"
+			in = say("in_stage", "stage", r.Stage)
 		}
-		lead = fmt.Sprintf("There %s **%d active %s**%s: %s.", plural(n, "is", "are"), n, plural(n, "project", "projects"), in, strings.Join(parts, ", "))
+		lead = sayN(n, "portfolio", "count", strconv.Itoa(n), "stage", in, "statuses", strings.Join(parts, ", "))
 	}
 	b := Block{ReportKey: r.ReportKey, Table: t, Lead: lead}
 	if len(r.Milestones) > 0 && r.SnapshotDay != "" {

@@ -49,11 +49,12 @@ var SentenceNames = []string{"average_price", "as_of_gives", "other_as_of_many",
 	"files_differ", "hourly", "market_peak_hours", "peak_hours", "peak_vs_off_peak", "vendor_difference",
 	"vendor_peak_difference", "one_vendor", "hub_spread", "most_active_user", "sells_ppa_price", "sells_ppa", "sells",
 	"no_offtake", "key_risk", "health", "cod", "no_cod", "milestones_source", "budget", "letters_of_credit",
-	"portfolio_source", "all_reports", "reports"}
+	"portfolio_source", "all_reports", "reports", "of_project", "in_stage"}
 
 // CountedNames are the sentence templates written with a count: each is given twice in
 // Texts.Sentences, as "<name>_one" for a count of one and "<name>_other" for any other.
-var CountedNames = []string{"top_report", "top_report_viewers", "totals", "top_users", "rows"}
+var CountedNames = []string{"top_report", "top_report_viewers", "totals", "top_users", "rows", "risks", "portfolio_status",
+	"portfolio"}
 
 // ParseTexts reads a texts file: every sentence, every name of [TryInsteadNames] and of
 // [SentenceNames], and both forms of every name of [CountedNames] must be given, and no
