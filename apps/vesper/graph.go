@@ -449,10 +449,8 @@ func (a *assistant) Outcome(st supervisor.State) Outcome {
 	return o
 }
 
-// WriteRefusal answers a request to change data.
-const WriteRefusal = "I can only read Vesper's data, so I can't delete, change or add projects, tasks, reports or prices. " +
-	"Changes are made in Asana, Power BI or the curve files themselves. I can show you the current data instead, " +
-	"for example \"Show me all projects that are off track\"."
+// WriteRefusal answers a request to change data (texts.write_refusal of pack/words.json).
+var WriteRefusal = pack.Vocabulary.Texts.WriteRefusal
 
 // politeOpening are the words a request may begin with before its verb ("could you please").
 var politeOpening = set(pack.Vocabulary.Cues["polite_opening"])

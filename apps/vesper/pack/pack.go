@@ -92,6 +92,8 @@ type Texts struct {
 	// per domain, with {description} and {example} (the domain's first example).
 	Greeting       string `json:"greeting"`
 	GreetingDomain string `json:"greeting_domain"`
+	// WriteRefusal answers a request to change data, which the read-only tools refuse.
+	WriteRefusal string `json:"write_refusal"`
 }
 
 // StatusColor is one status colour and the phrases that name it.
@@ -131,7 +133,7 @@ func ParseWords(b []byte) (*Words, error) {
 		}
 	}
 	for field, text := range map[string]string{"price_clarify": w.Texts.PriceClarify, "greeting": w.Texts.Greeting,
-		"greeting_domain": w.Texts.GreetingDomain} {
+		"greeting_domain": w.Texts.GreetingDomain, "write_refusal": w.Texts.WriteRefusal} {
 		if text == "" {
 			return nil, fmt.Errorf("vesper pack: words.json: texts.%s is missing or empty; give the sentence the rules write", field)
 		}
