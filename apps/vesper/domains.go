@@ -2,6 +2,7 @@ package vesper
 
 import (
 	"github.com/trellis-go/trellis/apps/vesper/pack"
+	"slices"
 	"strings"
 
 	"github.com/trellis-go/trellis/apps/vesper/entity"
@@ -94,19 +95,27 @@ func hourlyCall(f Filters, year int) Call {
 
 func priceClarify(req string, f Filters) string {
 	if f.Market == "" && f.HubZone == "" && len(f.HubZones) == 0 && len(f.Markets) == 0 && !hasCue(req, "list_curves") && !hasCue(req, "curve_files") {
-		return "Which market and hub-zone do you mean (for example CAISO NP15, CAISO SP15 or ERCOT HB_NORTH), and for which year?"
+		return pack.Vocabulary.Texts.PriceClarify
 	}
 	return ""
 }
 
-// BuiltinDomains are the specification's four domains.
+// withDomainText gives each built-in domain its description and examples, from pack/words.json
+// (pack.Vocabulary.Domains); a domain the file leaves out has none.
+func withDomainText(ds []Domain) []Domain {
+	for i := range ds {
+		t := pack.Vocabulary.Domains[ds[i].Name]
+		ds[i].Description, ds[i].Examples = t.Description, slices.Clone(t.Examples)
+	}
+	return ds
+}
+
+// BuiltinDomains are the specification's four domains. Their descriptions, examples and
+// clarifying question are data, in pack/words.json.
 func BuiltinDomains() []Domain {
-	return []Domain{
+	return withDomainText([]Domain{
 		{
 			Name: tools.DayAheadAgent, Intent: "dayahead_curve", Group: "prices", Prompt: dayAheadPrompt,
-			Description: "Day-Ahead energy price forecasts, average prices by year, vendor curve comparisons (Ascend, Hitachi, ICF), hub-zone prices (NP15, SP15) and As-Of file comparisons.",
-			Examples: []string{"What is the average day-ahead price for NP15 in CAISO for 2025 from Ascend?",
-				"Compare Ascend vs Hitachi for SP15 in ERCOT for 2026", "List available curve files for Q1 2025"},
 			Clarify: priceClarify,
 			Plan: func(req string, f Filters) []Call {
 				switch {
@@ -126,9 +135,6 @@ func BuiltinDomains() []Domain {
 		},
 		{
 			Name: tools.PriceCurveAgent, Intent: "price_curve_intelligence", Group: "prices", Prompt: priceCurvePrompt,
-			Description: "Hourly price analysis, peak vs off-peak comparison, cross-market and hub-zone spreads, price shape by hour-of-day, seasonal patterns.",
-			Examples: []string{"Show me the hourly average price for CAISO NP15 in January 2025",
-				"What is the peak vs off-peak spread for ERCOT HB_NORTH?", "Compare hourly prices between NP15 and SP15 for 2025"},
 			Clarify: priceClarify,
 			Plan: func(req string, f Filters) []Call {
 				year := yearOr(f.Year)
@@ -143,9 +149,6 @@ func BuiltinDomains() []Domain {
 		},
 		{
 			Name: tools.PBIMetricsAgent, Intent: "pbi_metrics", Prompt: pbiPrompt,
-			Description: "Power BI usage statistics: report views, unique viewers, top users, most-viewed reports, usage trends.",
-			Examples: []string{"Which Power BI reports had the most views last month?", "Who are the top 10 Power BI users this quarter?",
-				"Show me the usage trend for the PER dashboard"},
 			Plan: func(req string, f Filters) []Call {
 				dr := tools.DateRangeArgs{Start: f.DateRangeStart, End: f.DateRangeEnd}
 				switch {
@@ -170,9 +173,6 @@ func BuiltinDomains() []Domain {
 		},
 		{
 			Name: tools.PERAgent, Intent: "project_execution", Prompt: perPrompt,
-			Description: "Renewable energy project tracking: project health (green/yellow/red), milestone dates, budget vs actuals, task status, risks, portfolio overview, commercialization status.",
-			Examples: []string{"What is the health status of Nazareth Solar?", "Show me all projects at risk",
-				"What is the budget vs actuals for Nazareth Solar?", "List all Stage 3 projects and their COD dates", "What milestones changed this week?"},
 			Plan: func(req string, f Filters) []Call {
 				p := f.ProjectName
 				switch {
@@ -204,5 +204,5 @@ func BuiltinDomains() []Domain {
 				return []Call{call("get_project_overview", tools.ProjectArgs{ProjectName: p})}
 			},
 		},
-	}
+	})
 }

@@ -362,11 +362,14 @@ func (a *assistant) synthesize(ctx context.Context, st supervisor.State) (string
 	return text, nil
 }
 
+// general answers a request no domain takes: the greeting of pack/words.json and a line per
+// domain.
 func (a *assistant) general() string {
 	var b strings.Builder
-	b.WriteString("Hello! I answer questions about Vesper's data:\n")
+	texts := pack.Vocabulary.Texts
+	b.WriteString(texts.Greeting)
 	for _, d := range a.domains {
-		fmt.Fprintf(&b, "\n- %s For example: \"%s\"", d.Description, first(d.Examples))
+		b.WriteString(strings.NewReplacer("{description}", d.Description, "{example}", first(d.Examples)).Replace(texts.GreetingDomain))
 	}
 	return b.String()
 }
@@ -446,10 +449,8 @@ func (a *assistant) Outcome(st supervisor.State) Outcome {
 	return o
 }
 
-// WriteRefusal answers a request to change data.
-const WriteRefusal = "I can only read Vesper's data, so I can't delete, change or add projects, tasks, reports or prices. " +
-	"Changes are made in Asana, Power BI or the curve files themselves. I can show you the current data instead, " +
-	"for example \"Show me all projects that are off track\"."
+// WriteRefusal answers a request to change data (texts.write_refusal of pack/words.json).
+var WriteRefusal = pack.Vocabulary.Texts.WriteRefusal
 
 // politeOpening are the words a request may begin with before its verb ("could you please").
 var politeOpening = set(pack.Vocabulary.Cues["polite_opening"])

@@ -5,7 +5,8 @@
 //
 // words.json holds the rest of vesper's vocabulary, which its own rules read rather than the
 // offline model: the words that say a question is about usage, offtake or hourly prices, stage
-// and milestone names, report aliases, the verbs of a request to change data ([Words]).
+// and milestone names, report aliases, the verbs of a request to change data, and the built-in
+// domains' descriptions, example phrasings and the sentences the rules write ([Words]).
 package pack
 
 import (
@@ -69,6 +70,30 @@ type Words struct {
 	// NameStopWords begin a capitalised run of words without being part of a project's name
 	// ("Show", "What", "Power BI").
 	NameStopWords []string `json:"name_stop_words"`
+	// Domains are the built-in domains' texts by agent name (the graph node, e.g.
+	// "dayahead_agent"): what the classifier routes by and the greeting lists.
+	Domains map[string]DomainText `json:"domains"`
+	// Texts are the sentences vesper's rules write that belong to no tool's answer.
+	Texts Texts `json:"texts"`
+}
+
+// DomainText is one domain's description and example phrasings, both required.
+type DomainText struct {
+	Description string   `json:"description"`
+	Examples    []string `json:"examples"`
+}
+
+// Texts are the sentences vesper's offline rules write, each required. A placeholder in braces
+// ("{description}") is filled by the rule that writes the text.
+type Texts struct {
+	// PriceClarify asks which market and hub-zone a price question means, when it names none.
+	PriceClarify string `json:"price_clarify"`
+	// Greeting opens the answer to a request no domain takes; GreetingDomain follows it once
+	// per domain, with {description} and {example} (the domain's first example).
+	Greeting       string `json:"greeting"`
+	GreetingDomain string `json:"greeting_domain"`
+	// WriteRefusal answers a request to change data, which the read-only tools refuse.
+	WriteRefusal string `json:"write_refusal"`
 }
 
 // StatusColor is one status colour and the phrases that name it.
@@ -100,6 +125,17 @@ func ParseWords(b []byte) (*Words, error) {
 	for _, name := range CueNames {
 		if len(w.Cues[name]) == 0 {
 			return nil, fmt.Errorf("vesper pack: words.json: cue list %q is missing or empty; the rules read every name of pack.CueNames", name)
+		}
+	}
+	for name, d := range w.Domains {
+		if d.Description == "" || len(d.Examples) == 0 {
+			return nil, fmt.Errorf("vesper pack: words.json: domain %q needs a description and at least one example", name)
+		}
+	}
+	for field, text := range map[string]string{"price_clarify": w.Texts.PriceClarify, "greeting": w.Texts.Greeting,
+		"greeting_domain": w.Texts.GreetingDomain, "write_refusal": w.Texts.WriteRefusal} {
+		if text == "" {
+			return nil, fmt.Errorf("vesper pack: words.json: texts.%s is missing or empty; give the sentence the rules write", field)
 		}
 	}
 	return &w, nil

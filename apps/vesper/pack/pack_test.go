@@ -3,6 +3,8 @@ package pack_test
 // What vesper asks of the offline model, with its pack (moved here from model/offline's tests).
 
 import (
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -70,5 +72,42 @@ func TestWords(t *testing.T) {
 	}
 	if _, err := pack.ParseWords([]byte(`{"usage": ["view"]}`)); err == nil || !strings.Contains(err.Error(), "missing or empty") {
 		t.Errorf("missing lists: %v", err)
+	}
+}
+
+// TestDomainTexts: the built-in domains' texts and the rules' sentences are in words.json, and a
+// file without one says which.
+func TestDomainTexts(t *testing.T) {
+	w := pack.Vocabulary
+	for _, name := range []string{"dayahead_agent", "price_curve_agent", "pbi_metrics_agent", "per_agent"} {
+		if d := w.Domains[name]; d.Description == "" || len(d.Examples) == 0 {
+			t.Errorf("domain %s has no text: %+v", name, d)
+		}
+	}
+	if !strings.Contains(w.Texts.GreetingDomain, "{description}") || !strings.Contains(w.Texts.GreetingDomain, "{example}") {
+		t.Errorf("greeting_domain has lost its placeholders: %q", w.Texts.GreetingDomain)
+	}
+	data, err := os.ReadFile("words.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func(change func(m map[string]any)) []byte {
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		change(m)
+		b, _ := json.Marshal(m)
+		return b
+	}
+	noGreeting := edit(func(m map[string]any) { delete(m["texts"].(map[string]any), "greeting") })
+	if _, err := pack.ParseWords(noGreeting); err == nil || !strings.Contains(err.Error(), "texts.greeting") {
+		t.Errorf("a missing text: %v", err)
+	}
+	noExamples := edit(func(m map[string]any) {
+		m["domains"].(map[string]any)["per_agent"].(map[string]any)["examples"] = []string{}
+	})
+	if _, err := pack.ParseWords(noExamples); err == nil || !strings.Contains(err.Error(), `"per_agent"`) {
+		t.Errorf("a domain without examples: %v", err)
 	}
 }

@@ -12,6 +12,11 @@
 // shortened until the answer is under 600 words. Series (hourly prices,
 // hub-zone spreads, usage trends) also carry a Chart a UI can draw.
 //
+// Most sentences are data, in texts.json ([ParseTexts]): the answers' sentence templates (with
+// a "_one" and an "_other" form where a count decides the wording), what an empty result
+// suggests, how a failed or refused call is explained, the hint per argument. Go fills their
+// placeholders; the number, money, date and table formats stay in Go.
+//
 //	f := synth.New(nil)
 //	block, err := f.Render(result)        // one *tools.XxxResult
 //	block := f.Error("get_budget_overview", err) // a denial or failure, explained

@@ -3,6 +3,7 @@ package synth
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,7 +12,7 @@ import (
 
 func (f *Formatter) averagePrice(r *tools.AveragePriceResult) Block {
 	if len(r.Prices) == 0 {
-		return emptyBlock(r.Meta, "Ask which curve files exist for that market and hub-zone to see what is available.")
+		return emptyBlock(r.Meta, texts.TryInstead["average_price"])
 	}
 	period := r.Period
 	if period == "" {
@@ -27,8 +28,8 @@ func (f *Formatter) averagePrice(r *tools.AveragePriceResult) Block {
 		}
 	}
 	b := Block{ReportKey: r.ReportKey}
-	b.Lead = fmt.Sprintf("The average day-ahead price for **%s in %s for %s** (%s forecast, As-Of %s) was **%s** based on %s hourly data points.",
-		latest.HubZone, latest.Market, period, latest.Vendor, strings.ReplaceAll(latest.AsOf, "_", " "), PerMWh(latest.AvgPrice), Int(latest.DataPoints))
+	b.Lead = say("average_price", "hub_zone", latest.HubZone, "market", latest.Market, "period", period, "vendor", latest.Vendor,
+		"as_of", strings.ReplaceAll(latest.AsOf, "_", " "), "price", PerMWh(latest.AvgPrice), "points", Int(latest.DataPoints))
 	// Several As-Of files may cover the year. The answer is the file with
 	// the most data (the latest on ties), as in the specification's example
 	// B.1, which shows one figure; the older files are named in one
@@ -36,7 +37,7 @@ func (f *Formatter) averagePrice(r *tools.AveragePriceResult) Block {
 	var others []string
 	for _, p := range r.Prices {
 		if p.AsOf != latest.AsOf {
-			others = append(others, fmt.Sprintf("%s gives %s", p.AsOf, PerMWh(p.AvgPrice)))
+			others = append(others, say("as_of_gives", "as_of", p.AsOf, "price", PerMWh(p.AvgPrice)))
 		}
 	}
 	span := "year"
@@ -45,9 +46,9 @@ func (f *Formatter) averagePrice(r *tools.AveragePriceResult) Block {
 	}
 	switch {
 	case len(others) > 3:
-		b.Paras = append(b.Paras, fmt.Sprintf("%d other As-Of files cover this %s; ask for one by name to see its figure.", len(others), span))
+		b.Paras = append(b.Paras, say("other_as_of_many", "count", strconv.Itoa(len(others)), "span", span))
 	case len(others) > 0:
-		b.Paras = append(b.Paras, "Other As-Of files for this "+span+": "+strings.Join(others, "; ")+".")
+		b.Paras = append(b.Paras, say("other_as_of", "span", span, "files", strings.Join(others, "; ")))
 	}
 	return truncNote(r.Meta, b)
 }
@@ -68,18 +69,18 @@ func (f *Formatter) allFilesPrice(r *tools.AveragePriceResult, period string) Bl
 		}
 	}
 	b := Block{ReportKey: r.ReportKey, Table: t}
-	b.Lead = fmt.Sprintf("Across all %d vendor files, the average day-ahead price for **%s in %s for %s** was **%s** based on %s hourly data points.",
-		len(r.Prices), all.HubZone, all.Market, period, PerMWh(all.AvgPrice), Int(all.DataPoints))
+	b.Lead = say("average_price_all", "count", strconv.Itoa(len(r.Prices)), "hub_zone", all.HubZone, "market", all.Market, "period", period,
+		"price", PerMWh(all.AvgPrice), "points", Int(all.DataPoints))
 	if hi.AvgPrice != lo.AvgPrice {
-		b.Paras = append(b.Paras, fmt.Sprintf("The files differ: from %s (%s %s) to %s (%s %s).",
-			PerMWh(lo.AvgPrice), lo.Vendor, lo.AsOf, PerMWh(hi.AvgPrice), hi.Vendor, hi.AsOf))
+		b.Paras = append(b.Paras, say("files_differ", "low", PerMWh(lo.AvgPrice), "low_vendor", lo.Vendor, "low_as_of", lo.AsOf,
+			"high", PerMWh(hi.AvgPrice), "high_vendor", hi.Vendor, "high_as_of", hi.AsOf))
 	}
 	return truncNote(r.Meta, b)
 }
 
 func (f *Formatter) hourly(r *tools.HourlyPriceResult) Block {
 	if len(r.Hours) == 0 {
-		return emptyBlock(r.Meta, "Check the market, hub-zone and year, or ask which curve files are available.")
+		return emptyBlock(r.Meta, texts.TryInstead["hourly"])
 	}
 	hi, lo := r.Hours[0], r.Hours[0]
 	t := &Table{Headers: []string{"Hour", "Avg ($/MWh)", "Min", "Max"}}
@@ -99,8 +100,8 @@ func (f *Formatter) hourly(r *tools.HourlyPriceResult) Block {
 		ch.Series[2].Values = append(ch.Series[2].Values, h.MaxPrice)
 	}
 	b := Block{ReportKey: r.ReportKey, Table: t, Chart: ch}
-	b.Lead = fmt.Sprintf("Looking at %s, prices peak at **%s in %s** and are lowest at %s in %s. %s",
-		r.Searched, PerMWh(hi.AvgPrice), HourEnding(hi.Hour), PerMWh(lo.AvgPrice), HourEnding(lo.Hour), peakWords(r))
+	b.Lead = say("hourly", "searched", r.Searched, "high", PerMWh(hi.AvgPrice), "high_hour", HourEnding(hi.Hour),
+		"low", PerMWh(lo.AvgPrice), "low_hour", HourEnding(lo.Hour), "peak", peakWords(r))
 	return truncNote(r.Meta, b)
 }
 
@@ -108,22 +109,22 @@ func (f *Formatter) hourly(r *tools.HourlyPriceResult) Block {
 // hours are peak in the market.
 func peakWords(r *tools.HourlyPriceResult) string {
 	window := fmt.Sprintf("HE %d-%d", r.PeakFirstHE, r.PeakLastHE)
-	whose := fmt.Sprintf("%s's peak hours, %s, every day", r.Market, window)
+	whose := say("market_peak_hours", "market", r.Market, "window", window)
 	if !r.PeakDefined || r.Market == "" {
-		whose = fmt.Sprintf("peak hours %s, every day", window)
+		whose = say("peak_hours", "window", window)
 	}
 	dir := "above"
 	spread := r.PeakSpread
 	if spread < 0 {
 		dir, spread = "below", -spread
 	}
-	return fmt.Sprintf("**Peak vs off-peak** (%s): peak hours average **%s** against %s off-peak, a spread of **%s** (peak %s off-peak).",
-		whose, PerMWh(r.PeakAvg), PerMWh(r.OffPeakAvg), PerMWh(spread), dir)
+	return say("peak_vs_off_peak", "whose", whose, "peak", PerMWh(r.PeakAvg), "off_peak", PerMWh(r.OffPeakAvg),
+		"spread", PerMWh(spread), "direction", dir)
 }
 
 func (f *Formatter) curves(r *tools.ListCurvesResult) Block {
 	if len(r.Curves) == 0 {
-		return emptyBlock(r.Meta, "Try without the vendor or hub-zone filter.")
+		return emptyBlock(r.Meta, texts.TryInstead["curves"])
 	}
 	t := &Table{Headers: []string{"Vendor", "Market", "Hub-Zone", "As-Of", "Latest"}}
 	for _, c := range r.Curves {
@@ -147,7 +148,7 @@ func plural(n int, one, many string) string {
 
 func (f *Formatter) vendors(r *tools.CompareVendorsResult) Block {
 	if len(r.Representative) == 0 {
-		return emptyBlock(r.Meta, "Ask which curve files exist for that market and hub-zone.")
+		return emptyBlock(r.Meta, texts.TryInstead["vendors"])
 	}
 	t := &Table{Headers: []string{"Vendor", "As-Of", "Avg Price ($/MWh)"}}
 	for _, p := range r.Representative {
@@ -169,13 +170,14 @@ func (f *Formatter) vendors(r *tools.CompareVendorsResult) Block {
 		if abs < 0 {
 			abs, pct = -abs, -pct
 		}
-		para := fmt.Sprintf("%s's forecast is **%s (%s) %s** than %s's for %s in %s.", d.OtherVendor, PerMWh(abs), Percent(pct), dir, d.BaseVendor, r.HubZone, period)
+		para := say("vendor_difference", "other", d.OtherVendor, "difference", PerMWh(abs), "percent", Percent(pct), "direction", dir,
+			"base", d.BaseVendor, "hub_zone", r.HubZone, "period", period)
 		if absf(d.PeakDifference) > absf(d.Difference) {
-			para += fmt.Sprintf(" This difference is most pronounced during peak hours (HE 16-21), at %s.", PerMWh(absf(d.PeakDifference)))
+			para += " " + say("vendor_peak_difference", "difference", PerMWh(absf(d.PeakDifference)))
 		}
 		b.Paras = append(b.Paras, para)
 	} else {
-		b.Paras = append(b.Paras, "Only one vendor has a curve for this market, hub-zone and year, so there is nothing to compare it with.")
+		b.Paras = append(b.Paras, say("one_vendor"))
 	}
 	return truncNote(r.Meta, b)
 }
@@ -189,7 +191,7 @@ func absf(x float64) float64 {
 
 func (f *Formatter) hubZones(r *tools.CompareHubZonesResult) Block {
 	if len(r.Hours) == 0 {
-		return emptyBlock(r.Meta, "Check both hub-zone names, or ask which curve files are available.")
+		return emptyBlock(r.Meta, texts.TryInstead["hub_zones"])
 	}
 	t := &Table{Headers: []string{"Hour", r.HubZoneA + " ($/MWh)", r.HubZoneB + " ($/MWh)", "Spread"}}
 	ch := &Chart{Kind: "line", Title: r.HubZoneA + " vs " + r.HubZoneB + " by hour", XLabel: "Hour ending", YLabel: "$/MWh",
@@ -215,8 +217,8 @@ func (f *Formatter) hubZones(r *tools.CompareHubZonesResult) Block {
 		return hub
 	}
 	return truncNote(r.Meta, Block{ReportKey: r.ReportKey, Table: t, Chart: ch,
-		Lead: fmt.Sprintf("On average **%s** prices run **%s %s** %s; the spread is widest in %s (%s).",
-			name(r.HubZoneA, r.MarketA), PerMWh(absf(r.AvgSpread)), dir, name(r.HubZoneB, r.MarketB), HourEnding(widest.Hour), PerMWh(widest.Spread))})
+		Lead: say("hub_spread", "a", name(r.HubZoneA, r.MarketA), "spread", PerMWh(absf(r.AvgSpread)), "direction", dir,
+			"b", name(r.HubZoneB, r.MarketB), "widest_hour", HourEnding(widest.Hour), "widest", PerMWh(widest.Spread))})
 }
 
 func rangeWords(start, end string, now time.Time) string {
@@ -225,22 +227,22 @@ func rangeWords(start, end string, now time.Time) string {
 
 func (f *Formatter) topReports(r *tools.TopReportsResult, now time.Time) Block {
 	if len(r.Reports) == 0 {
-		return emptyBlock(r.Meta, "Try a wider date range.")
+		return emptyBlock(r.Meta, texts.TryInstead["top_reports"])
 	}
 	t := &Table{Headers: []string{"#", "Report", "Workspace", "Views", "Unique Viewers"}}
 	for i, x := range r.Reports {
 		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), x.ReportName, x.Workspace, Int(x.TotalViews), Int(x.UniqueViewers)})
 	}
 	top := r.Reports[0]
-	lead := fmt.Sprintf("**%s** was the most viewed report from %s, with **%s views** by %s %s.",
-		top.ReportName, rangeWords(r.Start, r.End, now), Int(top.TotalViews), Int(top.UniqueViewers), plural(int(top.UniqueViewers), "person", "people"))
+	lead := sayN(int(top.UniqueViewers), "top_report", "report", top.ReportName, "range", rangeWords(r.Start, r.End, now),
+		"views", Int(top.TotalViews), "viewers", Int(top.UniqueViewers))
 	if r.SortBy == "viewers" {
-		lead = fmt.Sprintf("**%s** had the most viewers from %s: **%s %s** (unique viewers), with %s views.",
-			top.ReportName, rangeWords(r.Start, r.End, now), Int(top.UniqueViewers), plural(int(top.UniqueViewers), "person", "people"), Int(top.TotalViews))
+		lead = sayN(int(top.UniqueViewers), "top_report_viewers", "report", top.ReportName, "range", rangeWords(r.Start, r.End, now),
+			"viewers", Int(top.UniqueViewers), "views", Int(top.TotalViews))
 	}
 	b := Block{ReportKey: r.ReportKey, Table: t, Lead: lead}
 	if r.Totals.TotalViews > 0 {
-		b.Paras = append(b.Paras, totalsWords(r.Totals, "all reports"))
+		b.Paras = append(b.Paras, totalsWords(r.Totals, say("all_reports")))
 	}
 	return truncNote(r.Meta, b)
 }
@@ -248,20 +250,19 @@ func (f *Formatter) topReports(r *tools.TopReportsResult, now time.Time) Block {
 // totalsWords says how many views a range had and how many distinct people
 // made them.
 func totalsWords(t tools.UsageTotals, subject string) string {
-	return fmt.Sprintf("In all, %s had **%s views** by **%s unique %s** (distinct users).",
-		subject, Int(t.TotalViews), Int(t.UniqueViewers), plural(int(t.UniqueViewers), "viewer", "viewers"))
+	return sayN(int(t.UniqueViewers), "totals", "subject", subject, "views", Int(t.TotalViews), "viewers", Int(t.UniqueViewers))
 }
 
 func (f *Formatter) topUsers(r *tools.TopUsersResult, now time.Time) Block {
 	if len(r.Users) == 0 {
-		return emptyBlock(r.Meta, "Try a wider date range or check the report name.")
+		return emptyBlock(r.Meta, texts.TryInstead["top_users"])
 	}
 	t := &Table{Headers: []string{"#", "User", "Views", "Reports Viewed", "Last Activity"}}
 	for i, u := range r.Users {
 		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), u.UserEmail, Int(u.TotalViews), Int(u.UniqueReports), Day(u.LastActivity, now)})
 	}
 	top := r.Users[0]
-	what := "reports"
+	what := say("reports")
 	if r.ReportName != "" {
 		what = "**" + r.ReportName + "**"
 	}
@@ -269,15 +270,15 @@ func (f *Formatter) topUsers(r *tools.TopUsersResult, now time.Time) Block {
 	if people == 0 {
 		people = int64(len(r.Users))
 	}
-	lead := fmt.Sprintf("**%s %s** viewed %s from %s (unique viewers), with **%s views** in all.",
-		Int(people), plural(int(people), "person", "people"), what, rangeWords(r.Start, r.End, now), Int(r.Totals.TotalViews))
+	lead := sayN(int(people), "top_users", "people", Int(people), "what", what, "range", rangeWords(r.Start, r.End, now),
+		"views", Int(r.Totals.TotalViews))
 	return truncNote(r.Meta, Block{ReportKey: r.ReportKey, Table: t,
-		Lead: lead, Paras: []string{fmt.Sprintf("The most active user was **%s** with **%s views**.", top.UserEmail, Int(top.TotalViews))}})
+		Lead: lead, Paras: []string{say("most_active_user", "user", top.UserEmail, "views", Int(top.TotalViews))}})
 }
 
 func (f *Formatter) trend(r *tools.UsageTrendResult, now time.Time) Block {
 	if len(r.Points) == 0 {
-		return emptyBlock(r.Meta, "Check the report name, or try a wider date range.")
+		return emptyBlock(r.Meta, texts.TryInstead["trend"])
 	}
 	t := &Table{Headers: []string{strings.ToUpper(r.Period[:1]) + r.Period[1:], "Views"}}
 	ch := &Chart{Kind: "bar", Title: "Report views per " + r.Period, XLabel: r.Period, YLabel: "views", Series: []Series{{Name: "Views"}}}
@@ -351,13 +352,13 @@ func (f *Formatter) overview(r *tools.ProjectOverviewResult) Block {
 		p.Name, strings.Join(size, " + "), p.Technology, p.Market, StageWords(p.Stage), Status(p.Status), p.Summary)
 	switch {
 	case p.Buyer != "" && p.Tenor > 0 && p.PPAPrice != nil:
-		b.Lead += fmt.Sprintf(" It sells to **%s** under a %d-year PPA at **%s**.", p.Buyer, p.Tenor, PerMWh(*p.PPAPrice))
+		b.Lead += " " + say("sells_ppa_price", "buyer", p.Buyer, "tenor", strconv.FormatInt(p.Tenor, 10), "price", PerMWh(*p.PPAPrice))
 	case p.Buyer != "" && p.Tenor > 0:
-		b.Lead += fmt.Sprintf(" It sells to **%s** under a %d-year PPA.", p.Buyer, p.Tenor)
+		b.Lead += " " + say("sells_ppa", "buyer", p.Buyer, "tenor", strconv.FormatInt(p.Tenor, 10))
 	case p.Buyer != "":
-		b.Lead += fmt.Sprintf(" It sells to **%s**.", p.Buyer)
+		b.Lead += " " + say("sells", "buyer", p.Buyer)
 	default:
-		b.Lead += " It has no offtake contract yet."
+		b.Lead += " " + say("no_offtake")
 	}
 	t := &Table{Headers: []string{"Item", "Value"}}
 	add := func(k, v string) {
@@ -394,7 +395,7 @@ func (f *Formatter) health(r *tools.ProjectHealthResult) Block {
 		return candidatesBlock(r.Meta)
 	}
 	if len(r.Rows) == 0 {
-		return emptyBlock(r.Meta, "The project has no health rows yet; ask for its overview instead.")
+		return emptyBlock(r.Meta, texts.TryInstead["health"])
 	}
 	t := &Table{Headers: []string{"Domain", "Status", "% Complete", "Due Date", "Notes"}}
 	var risk string
@@ -405,12 +406,12 @@ func (f *Formatter) health(r *tools.ProjectHealthResult) Block {
 		}
 		t.Rows = append(t.Rows, []string{h.Area, HealthBadge(h.Color), pct, ShortMonthYear(h.Due), h.Notes})
 		if risk == "" && h.Color == "red" && h.Notes != "" {
-			risk = fmt.Sprintf("**Key Risk**: %s (%s) is the critical path item.", h.Area, h.Notes)
+			risk = say("key_risk", "area", h.Area, "notes", h.Notes)
 		}
 	}
 	// The project overview report goes with the health one, as in B.2.
 	b := Block{ReportKey: r.ReportKey, Related: []string{"per_project_report"}, Table: t,
-		Lead: fmt.Sprintf("**%s** is currently in **%s** with overall project status %s.", r.Project, StageWords(r.Stage), StatusBold(r.Status))}
+		Lead: say("health", "project", r.Project, "stage", StageWords(r.Stage), "status", StatusBold(r.Status))}
 	if risk != "" {
 		b.Paras = append(b.Paras, risk)
 	}
@@ -422,18 +423,18 @@ func (f *Formatter) milestones(r *tools.MilestoneResult) Block {
 		return candidatesBlock(r.Meta)
 	}
 	if len(r.Milestones) == 0 {
-		return emptyBlock(r.Meta, "The project has no monthly snapshot yet.")
+		return emptyBlock(r.Meta, texts.TryInstead["milestones"])
 	}
 	t := &Table{Headers: []string{"Milestone", "Date"}}
 	for _, m := range r.Milestones {
 		t.Rows = append(t.Rows, []string{m.Name, MonthYear(m.Date)})
 	}
-	lead := fmt.Sprintf("**%s** (%s) is scheduled to reach commercial operation in **%s**.", r.Project, StageWords(r.Stage), MonthYear(r.COD))
+	lead := say("cod", "project", r.Project, "stage", StageWords(r.Stage), "cod", MonthYear(r.COD))
 	if r.COD == "" {
-		lead = fmt.Sprintf("**%s** (%s) has no COD date yet.", r.Project, StageWords(r.Stage))
+		lead = say("no_cod", "project", r.Project, "stage", StageWords(r.Stage))
 	}
 	return Block{ReportKey: r.ReportKey, Table: t, Lead: lead,
-		Paras: []string{fmt.Sprintf("_From the monthly portfolio snapshot of %s; commercialization: %s._", FullDay(r.AsOf), r.Commercialization)}}
+		Paras: []string{say("milestones_source", "day", FullDay(r.AsOf), "commercialization", r.Commercialization)}}
 }
 
 func (f *Formatter) budget(r *tools.BudgetResult) Block {
@@ -448,8 +449,8 @@ func (f *Formatter) budget(r *tools.BudgetResult) Block {
 		pct = " (" + Percent(100*r.Actuals/r.Budget) + ")"
 	}
 	b := Block{ReportKey: r.ReportKey,
-		Lead: fmt.Sprintf("**%s** has spent **%s** of its **%s** budget%s; the forecast at completion is %s.",
-			r.Project, Money(r.Actuals), Money(r.Budget), pct, Money(r.Forecast))}
+		Lead: say("budget", "project", r.Project, "actuals", Money(r.Actuals), "budget", Money(r.Budget), "percent", pct,
+			"forecast", Money(r.Forecast))}
 	t := &Table{Headers: []string{"Group", "Sub-group", "Metric", "Value"}}
 	for _, l := range r.Lines {
 		v := MonthYear(l.Date)
@@ -463,7 +464,7 @@ func (f *Formatter) budget(r *tools.BudgetResult) Block {
 		t.Rows = append(t.Rows, []string{l.Group, l.SubGroup, l.Metric, v})
 	}
 	b.Table = t
-	b.Paras = append(b.Paras, fmt.Sprintf("Letters of credit: %s interconnection, %s PPA.", Money(r.ICLC), Money(r.PPALC)))
+	b.Paras = append(b.Paras, say("letters_of_credit", "interconnection", Money(r.ICLC), "ppa", Money(r.PPALC)))
 	return b
 }
 
@@ -472,7 +473,7 @@ func (f *Formatter) risks(r *tools.TaskRisksResult, now time.Time) Block {
 		return candidatesBlock(r.Meta)
 	}
 	if len(r.Tasks) == 0 {
-		return emptyBlock(r.Meta, "Nothing is flagged; ask for the project's health for a broader view.")
+		return emptyBlock(r.Meta, texts.TryInstead["risks"])
 	}
 	count := map[string]int{}
 	t := &Table{Headers: []string{"Project", "Task", "Due", "Status", "Risk", "Notes"}}
@@ -488,7 +489,7 @@ func (f *Formatter) risks(r *tools.TaskRisksResult, now time.Time) Block {
 	}
 	of := ""
 	if one := r.Tasks[0].Project; len(r.Tasks) > 0 {
-		of = " of **" + one + "**"
+		of = say("of_project", "project", one)
 		for _, x := range r.Tasks {
 			if x.Project != one {
 				of = ""
@@ -497,13 +498,12 @@ func (f *Formatter) risks(r *tools.TaskRisksResult, now time.Time) Block {
 		}
 	}
 	return truncNote(r.Meta, Block{ReportKey: r.ReportKey, Table: t,
-		Lead: fmt.Sprintf("**%d %s**%s %s flagged with a risk (%s).", len(r.Tasks), plural(len(r.Tasks), "task", "tasks"), of,
-			plural(len(r.Tasks), "is", "are"), strings.Join(parts, ", "))})
+		Lead: sayN(len(r.Tasks), "risks", "count", strconv.Itoa(len(r.Tasks)), "of", of, "levels", strings.Join(parts, ", "))})
 }
 
 func (f *Formatter) portfolio(r *tools.PortfolioResult) Block {
 	if len(r.Projects) == 0 {
-		return emptyBlock(r.Meta, "Try fewer filters.")
+		return emptyBlock(r.Meta, texts.TryInstead["portfolio"])
 	}
 	t := &Table{Headers: []string{"Project", "Stage", "Technology", "Market", "Budget", "Actuals", "Summary"}}
 	if len(r.Milestones) > 0 {
@@ -529,7 +529,7 @@ func (f *Formatter) portfolio(r *tools.PortfolioResult) Block {
 	n := len(r.Projects)
 	var lead string
 	if len(statuses) == 1 {
-		lead = fmt.Sprintf("There %s **%d %s** currently flagged as %s:", plural(n, "is", "are"), n, plural(n, "project", "projects"), StatusBold(r.Projects[0].Status))
+		lead = sayN(n, "portfolio_status", "count", strconv.Itoa(n), "status", StatusBold(r.Projects[0].Status))
 	} else {
 		var parts []string
 		for _, s := range []string{"off_track", "at_risk", "on_hold", "on_track"} {
@@ -539,13 +539,13 @@ func (f *Formatter) portfolio(r *tools.PortfolioResult) Block {
 		}
 		in := ""
 		if r.Stage != "" {
-			in = " in **" + r.Stage + "**"
+			in = say("in_stage", "stage", r.Stage)
 		}
-		lead = fmt.Sprintf("There %s **%d active %s**%s: %s.", plural(n, "is", "are"), n, plural(n, "project", "projects"), in, strings.Join(parts, ", "))
+		lead = sayN(n, "portfolio", "count", strconv.Itoa(n), "stage", in, "statuses", strings.Join(parts, ", "))
 	}
 	b := Block{ReportKey: r.ReportKey, Table: t, Lead: lead}
 	if len(r.Milestones) > 0 && r.SnapshotDay != "" {
-		b.Paras = append(b.Paras, fmt.Sprintf("_Dates from the monthly portfolio snapshot of %s._", FullDay(r.SnapshotDay)))
+		b.Paras = append(b.Paras, say("portfolio_source", "day", FullDay(r.SnapshotDay)))
 	}
 	return truncNote(r.Meta, b)
 }
@@ -564,7 +564,7 @@ func (f *Formatter) changes(r *tools.RecentChangesResult, now time.Time) Block {
 		return candidatesBlock(r.Meta)
 	}
 	if len(r.Changes) == 0 {
-		return emptyBlock(r.Meta, "Try an earlier start date or another field.")
+		return emptyBlock(r.Meta, texts.TryInstead["changes"])
 	}
 	allDates := true
 	for _, c := range r.Changes {
@@ -624,7 +624,7 @@ func (f *Formatter) generalSQL(r *tools.GeneralSQLResult) Block {
 		}
 		t.Rows = append(t.Rows, cells)
 	}
-	lead := fmt.Sprintf("The query returned **%d %s**.", len(r.Rows), plural(len(r.Rows), "row", "rows"))
+	lead := sayN(len(r.Rows), "rows", "count", strconv.Itoa(len(r.Rows)))
 	if r.Description != "" {
 		lead = r.Description + ": " + lead
 	}

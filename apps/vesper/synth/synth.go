@@ -69,9 +69,9 @@ func New(opts *Options) *Formatter {
 }
 
 func emptyBlock(m tools.Meta, tryInstead string) Block {
-	lead := "I found no " + m.Searched + "."
+	lead := fill(texts.NoResults, "searched", m.Searched)
 	if m.Searched == "" {
-		lead = "The query returned no rows."
+		lead = texts.NoRows
 	}
 	if tryInstead != "" {
 		lead += " " + tryInstead
@@ -109,46 +109,29 @@ func (f *Formatter) Error(toolName string, err error) Block {
 	case errors.As(err, &de):
 		return Block{Lead: de.UserMessage(), Empty: true}
 	case errors.As(err, &re):
-		lead := "I could not run that query: " + re.Reason + "."
+		lead := fill(texts.QueryRefused, "reason", re.Reason)
 		if re.Hint != "" {
-			lead += " To fix it, " + re.Hint + "."
+			lead += " " + fill(texts.QueryFix, "hint", re.Hint)
 		}
 		return Block{Lead: lead, Empty: true}
 	case errors.As(err, &ae):
 		// The tools' hints are written for a model ("call list_available_curves ..."):
 		// the user gets a sentence about the question instead.
-		lead := fmt.Sprintf("I could not look that up: the %s %s.", strings.ReplaceAll(ae.Arg, "_", " "), userProblem(ae.Problem))
-		if hint := argHints[ae.Arg]; hint != "" {
+		lead := fill(texts.ArgError, "argument", strings.ReplaceAll(ae.Arg, "_", " "), "problem", userProblem(ae.Problem))
+		if hint := texts.ArgHints[ae.Arg]; hint != "" {
 			lead += " " + hint
 		}
 		return Block{Lead: lead, Empty: true}
 	}
-	return Block{Lead: "I could not get the data for this part of the question. Please try again in a moment.", Empty: true}
-}
-
-// argHints say, per argument, what a person can add to the question.
-var argHints = map[string]string{
-	"hub_zone":         "Tell me which hub-zone you mean, for example NP15, SP15 or HB_NORTH.",
-	"hub_zones":        "Name two different hub-zones, for example NP15 and SP15.",
-	"market":           "Tell me which market you mean, for example CAISO or ERCOT.",
-	"vendor":           "Tell me which vendor's forecast you mean: Ascend or Hitachi.",
-	"year":             "Tell me which year you mean, for example 2025.",
-	"month":            "Name a month, for example March.",
-	"project_name":     "Tell me the project's name, for example Nazareth Solar.",
-	"date_range_start": "Name a period such as \"last month\" or \"January 2026\".",
-	"date_range_end":   "Name a period such as \"last month\" or \"January 2026\".",
-	"top_n":            "Ask for between 1 and 100 items.",
-	"risk_level":       "Ask for high, medium or low risks.",
-	"status_color":     "Ask for projects that are on track, at risk, off track or on hold.",
-	"period":           "Ask for a trend by month or by week.",
+	return Block{Lead: texts.ToolFailed, Empty: true}
 }
 
 // userProblem words a tool's problem for a person: "missing" reads "is missing".
 func userProblem(p string) string {
 	if p == "missing" {
-		return "is missing"
+		return texts.ArgMissing
 	}
-	return "is not right: " + p
+	return fill(texts.ArgWrong, "problem", p)
 }
 
 // Render turns one tool result (a *tools.XxxResult) into a Block. An

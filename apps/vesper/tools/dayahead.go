@@ -138,10 +138,10 @@ func (k *Toolkit) GetAverageAnnualPrice(ctx context.Context, a AveragePriceArgs)
 	period := PeriodWords(a.Year, months)
 	who := vendor
 	if who == "" {
-		who = "every vendor's"
+		who = searchWords("every_vendor")
 	}
 	out := &AveragePriceResult{Prices: []AnnualPrice{}, Period: period, Months: months, Vendor: vendor, Meta: Meta{ReportKey: "dayahead_curve_report",
-		Searched: fmt.Sprintf("%s day-ahead prices for %s in %s for %s%s", who, hub, market, period, asofWords(a.AsOf))}}
+		Searched: searchWords("average_price", "vendor", who, "hub_zone", hub, "market", market, "period", period, "as_of", asofWords(a.AsOf))}}
 	out.fromResult(res)
 	var sum, priced float64
 	var hours int64
@@ -160,7 +160,7 @@ func asofWords(asof string) string {
 	if asof == "" {
 		return ""
 	}
-	return " (As-Of " + asof + ")"
+	return searchWords("as_of", "as_of", asof)
 }
 
 // HourlyPriceArgs are the arguments of get_hourly_price_distribution.
@@ -233,7 +233,7 @@ func (k *Toolkit) GetHourlyPriceDistribution(ctx context.Context, a HourlyPriceA
 		return nil, err
 	}
 	period := PeriodWords(a.Year, months)
-	searched := fmt.Sprintf("hourly day-ahead prices for %s in %s for %s", hub, market, period)
+	searched := searchWords("hourly", "hub_zone", hub, "market", market, "period", period)
 	if a.Vendor != "" {
 		searched += " (" + resolve(entity.Vendor, a.Vendor) + ")"
 	}
@@ -427,7 +427,7 @@ func (k *Toolkit) CompareVendors(ctx context.Context, a CompareVendorsArgs) (*Co
 	}
 	period := PeriodWords(a.Year, months)
 	out := &CompareVendorsResult{Market: market, HubZone: hub, Year: a.Year, Months: months, Period: period, Prices: []VendorPrice{}, Meta: Meta{ReportKey: "dayahead_curve_report",
-		Searched: fmt.Sprintf("day-ahead prices of %s for %s in %s for %s", strings.Join(names, " and "), hub, market, period)}}
+		Searched: searchWords("vendors", "vendors", strings.Join(names, searchWords("and")), "hub_zone", hub, "market", market, "period", period)}}
 	out.fromResult(res)
 	best := map[string]VendorPrice{}
 	// Differences are taken from the unrounded means, then rounded: the
@@ -531,7 +531,7 @@ func (k *Toolkit) CompareHubZones(ctx context.Context, a CompareHubZonesArgs) (*
 		return nil, err
 	}
 	out := &CompareHubZonesResult{HubZoneA: ha, HubZoneB: hb, Hours: []HourSpread{}, Meta: Meta{ReportKey: "price_curve_comparison_report",
-		Searched: fmt.Sprintf("hourly prices of %s and %s for %s", ha, hb, PeriodWords(a.Year, months))}}
+		Searched: searchWords("hub_zones", "a", ha, "b", hb, "period", PeriodWords(a.Year, months))}}
 	out.fromResult(res)
 	for _, r := range markets.Rows {
 		switch str(r[0]) {

@@ -18,6 +18,9 @@
 // AgentTools is the per-agent registry, and Settings the per-tenant
 // enable/disable table chat_agent_tools; ForAgent combines them.
 //
+// What each tool says it searched (Meta.Searched), which an empty answer repeats, is data, in
+// texts.json ([ParseTexts]).
+//
 //	k := tools.New(w, nil)
 //	ctx = tool.WithCallInfo(ctx, tool.CallInfo{Tenant: "vesper", Permissions: rbac.PermissionsOf(rbac.Analyst)})
 //	res, err := k.GetAverageAnnualPrice(ctx, tools.AveragePriceArgs{Vendor: "Ascend", Market: "CAISO", HubZone: "NP15", Year: 2025})

@@ -153,7 +153,7 @@ func (k *Toolkit) GetTopReportsByViews(ctx context.Context, a TopReportsArgs) (*
 		return nil, err
 	}
 	out := &TopReportsResult{Start: start.Format("2006-01-02"), End: end.Format("2006-01-02"), SortBy: sortBy, Reports: []ReportViews{}, Totals: tot,
-		Meta: Meta{ReportKey: "pbi_usage_metrics_report", Searched: "report views from " + humanRange(start, end)}}
+		Meta: Meta{ReportKey: "pbi_usage_metrics_report", Searched: searchWords("top_reports", "range", humanRange(start, end))}}
 	out.fromResult(res)
 	for _, r := range res.Rows {
 		out.Reports = append(out.Reports, ReportViews{ReportName: str(r[0]), Workspace: str(r[1]), TotalViews: integer(r[2]), UniqueViewers: integer(r[3])})
@@ -197,7 +197,7 @@ func (k *Toolkit) GetTopUsers(ctx context.Context, a TopUsersArgs) (*TopUsersRes
 		return nil, err
 	}
 	q := viewsIn(p.Tenant, start, end)
-	searched := "report viewers from " + humanRange(start, end)
+	searched := searchWords("top_users", "range", humanRange(start, end))
 	report := strings.TrimSpace(a.ReportName)
 	if report != "" {
 		q.where("LOWER(report_name) = LOWER(?)", report)
@@ -293,7 +293,7 @@ func (k *Toolkit) GetReportUsageTrend(ctx context.Context, a UsageTrendArgs) (*U
 	// query so that no query comes near the row cap
 	out := &UsageTrendResult{ReportName: report, Period: period, Points: []UsagePoint{},
 		Start: start.Format("2006-01-02"), End: end.Format("2006-01-02"), Meta: Meta{ReportKey: "pbi_usage_metrics_report",
-			Searched: fmt.Sprintf("views per %s from %s", period, humanRange(start, end))}}
+			Searched: searchWords("trend", "period", period, "range", humanRange(start, end))}}
 	if report != "" {
 		out.Searched += " of " + report
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,7 +77,7 @@ func (k *Toolkit) GetProjectOverview(ctx context.Context, a ProjectArgs) (*Proje
 	if err != nil {
 		return nil, err
 	}
-	out := &ProjectOverviewResult{Meta: Meta{ReportKey: "per_project_report", Searched: fmt.Sprintf("projects named like %q", a.ProjectName)}}
+	out := &ProjectOverviewResult{Meta: Meta{ReportKey: "per_project_report", Searched: searchWords("project", "name", strconv.Quote(a.ProjectName))}}
 	m, ok, err := k.project(ctx, p.Tenant, name, a.ProjectName, &out.Meta)
 	if err != nil || !ok {
 		return out, err
@@ -131,7 +132,7 @@ func (k *Toolkit) GetProjectHealth(ctx context.Context, a ProjectArgs) (*Project
 	if err != nil {
 		return nil, err
 	}
-	out := &ProjectHealthResult{Rows: []HealthRow{}, Meta: Meta{ReportKey: "per_project_health_report", Searched: fmt.Sprintf("health of projects named like %q", a.ProjectName)}}
+	out := &ProjectHealthResult{Rows: []HealthRow{}, Meta: Meta{ReportKey: "per_project_health_report", Searched: searchWords("health", "name", strconv.Quote(a.ProjectName))}}
 	m, ok, err := k.project(ctx, p.Tenant, name, a.ProjectName, &out.Meta)
 	if err != nil || !ok {
 		return out, err
@@ -179,7 +180,7 @@ func (k *Toolkit) GetMilestoneDates(ctx context.Context, a ProjectArgs) (*Milest
 	if err != nil {
 		return nil, err
 	}
-	out := &MilestoneResult{Milestones: []Milestone{}, Meta: Meta{ReportKey: "per_portfolio_report", Searched: fmt.Sprintf("milestones of projects named like %q", a.ProjectName)}}
+	out := &MilestoneResult{Milestones: []Milestone{}, Meta: Meta{ReportKey: "per_portfolio_report", Searched: searchWords("milestones", "name", strconv.Quote(a.ProjectName))}}
 	m, ok, err := k.project(ctx, p.Tenant, name, a.ProjectName, &out.Meta)
 	if err != nil || !ok {
 		return out, err
@@ -244,7 +245,7 @@ func (k *Toolkit) GetBudgetOverview(ctx context.Context, a ProjectArgs) (*Budget
 	if err != nil {
 		return nil, err
 	}
-	out := &BudgetResult{Lines: []BudgetRow{}, Meta: Meta{ReportKey: "per_budget_report", Searched: fmt.Sprintf("budget of projects named like %q", a.ProjectName)}}
+	out := &BudgetResult{Lines: []BudgetRow{}, Meta: Meta{ReportKey: "per_budget_report", Searched: searchWords("budget", "name", strconv.Quote(a.ProjectName))}}
 	m, ok, err := k.project(ctx, p.Tenant, name, a.ProjectName, &out.Meta)
 	if err != nil || !ok {
 		return out, err
@@ -299,7 +300,7 @@ func (k *Toolkit) GetTaskRisks(ctx context.Context, a TaskRisksArgs) (*TaskRisks
 	if err != nil {
 		return nil, err
 	}
-	out := &TaskRisksResult{Tasks: []TaskRisk{}, Meta: Meta{ReportKey: "per_project_report", Searched: "tasks with a risk flag"}}
+	out := &TaskRisksResult{Tasks: []TaskRisk{}, Meta: Meta{ReportKey: "per_project_report", Searched: searchWords("risks")}}
 	var q query
 	q.where("t.risk IS NOT NULL")
 	q.where("t.risk <> ''")

@@ -1,0 +1,120 @@
+package synth
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+
+	"github.com/trellis-go/trellis/model/offline"
+)
+
+// The sentences the formatter writes around the data (an empty result, a failed call) are data,
+// in texts.json; Go fills their placeholders ("{searched}") and joins them.
+//
+//go:embed texts.json
+var textsData []byte
+
+// Texts are the formatter's sentences, read from texts.json; every one is required.
+type Texts struct {
+	// NoResults leads an empty result, with {searched} (tools.Meta.Searched); NoRows leads
+	// one that says nothing of what was searched.
+	NoResults string `json:"no_results"`
+	NoRows    string `json:"no_rows"`
+	// QueryRefused explains a refused query ({reason}); QueryFix follows it with {hint}.
+	QueryRefused string `json:"query_refused"`
+	QueryFix     string `json:"query_fix"`
+	// ArgError explains a tool's refused argument ({argument}, {problem}); the problem is
+	// ArgMissing, or ArgWrong with the tool's {problem}.
+	ArgError   string `json:"arg_error"`
+	ArgMissing string `json:"arg_missing"`
+	ArgWrong   string `json:"arg_wrong"`
+	// ToolFailed answers for a call that failed otherwise.
+	ToolFailed string `json:"tool_failed"`
+	// ArgHints say, per argument, what a person can add to the question.
+	ArgHints map[string]string `json:"arg_hints"`
+	// TryInstead say, per renderer (the names of [TryInsteadNames]), what to ask when a
+	// result is empty.
+	TryInstead map[string]string `json:"try_instead"`
+	// Sentences are the answers' sentence templates by name (the names of [SentenceNames]),
+	// each with its {placeholders}.
+	Sentences map[string]string `json:"sentences"`
+}
+
+// TryInsteadNames are the renderers whose empty result suggests what to ask instead.
+var TryInsteadNames = []string{"average_price", "hourly", "curves", "vendors", "hub_zones", "top_reports",
+	"top_users", "trend", "health", "milestones", "risks", "portfolio", "changes"}
+
+// SentenceNames are the sentence templates the renderers write (Texts.Sentences).
+var SentenceNames = []string{"average_price", "as_of_gives", "other_as_of_many", "other_as_of", "average_price_all",
+	"files_differ", "hourly", "market_peak_hours", "peak_hours", "peak_vs_off_peak", "vendor_difference",
+	"vendor_peak_difference", "one_vendor", "hub_spread", "most_active_user", "sells_ppa_price", "sells_ppa", "sells",
+	"no_offtake", "key_risk", "health", "cod", "no_cod", "milestones_source", "budget", "letters_of_credit",
+	"portfolio_source", "all_reports", "reports", "of_project", "in_stage"}
+
+// CountedNames are the sentence templates written with a count: each is given twice in
+// Texts.Sentences, as "<name>_one" for a count of one and "<name>_other" for any other.
+var CountedNames = []string{"top_report", "top_report_viewers", "totals", "top_users", "rows", "risks", "portfolio_status",
+	"portfolio"}
+
+// ParseTexts reads a texts file: every sentence, every name of [TryInsteadNames] and of
+// [SentenceNames], and both forms of every name of [CountedNames] must be given, and no
+// unknown field.
+func ParseTexts(b []byte) (*Texts, error) {
+	var t Texts
+	if err := offline.ParseWords(b, &t); err != nil {
+		return nil, fmt.Errorf("vesper synth: texts.json: %w", err)
+	}
+	for _, name := range TryInsteadNames {
+		if t.TryInstead[name] == "" {
+			return nil, fmt.Errorf("vesper synth: texts.json: try_instead %q is missing or empty; the formatter reads every name of synth.TryInsteadNames", name)
+		}
+	}
+	for _, name := range SentenceNames {
+		if t.Sentences[name] == "" {
+			return nil, fmt.Errorf("vesper synth: texts.json: sentence %q is missing or empty; the formatter reads every name of synth.SentenceNames", name)
+		}
+	}
+	for _, name := range CountedNames {
+		for _, form := range []string{name + "_one", name + "_other"} {
+			if t.Sentences[form] == "" {
+				return nil, fmt.Errorf("vesper synth: texts.json: sentence %q is missing or empty; the formatter reads both forms of every name of synth.CountedNames", form)
+			}
+		}
+	}
+	return &t, nil
+}
+
+// texts are the formatter's sentences.
+var texts = mustTexts(textsData)
+
+func mustTexts(b []byte) *Texts {
+	t, err := ParseTexts(b)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// fill replaces each {name} of a text with its value, in one pass (a value holding "{name}"
+// stays as it is); pairs are name, value.
+func fill(text string, pairs ...string) string {
+	var old []string
+	for i := 0; i+1 < len(pairs); i += 2 {
+		old = append(old, "{"+pairs[i]+"}", pairs[i+1])
+	}
+	return strings.NewReplacer(old...).Replace(text)
+}
+
+// say is the sentence of texts.json by that name, its placeholders filled; pairs are name, value.
+func say(name string, pairs ...string) string {
+	return fill(texts.Sentences[name], pairs...)
+}
+
+// sayN is the sentence of texts.json by that name for a count of n ("<name>_one" or
+// "<name>_other"), its placeholders filled.
+func sayN(n int, name string, pairs ...string) string {
+	if n == 1 {
+		return say(name+"_one", pairs...)
+	}
+	return say(name+"_other", pairs...)
+}

@@ -1,0 +1,47 @@
+package synth
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestTexts: texts.json parses with every sentence, a file without one says which, and fill
+// replaces placeholders once.
+func TestTexts(t *testing.T) {
+	for _, name := range TryInsteadNames {
+		if texts.TryInstead[name] == "" {
+			t.Errorf("try_instead %q is empty", name)
+		}
+	}
+	edit := func(change func(m map[string]any)) []byte {
+		var m map[string]any
+		if err := json.Unmarshal(textsData, &m); err != nil {
+			t.Fatal(err)
+		}
+		change(m)
+		b, _ := json.Marshal(m)
+		return b
+	}
+	if _, err := ParseTexts(edit(func(m map[string]any) { delete(m, "tool_failed") })); err == nil || !strings.Contains(err.Error(), "tool_failed") {
+		t.Errorf("a missing sentence: %v", err)
+	}
+	if _, err := ParseTexts(edit(func(m map[string]any) { delete(m["try_instead"].(map[string]any), "health") })); err == nil || !strings.Contains(err.Error(), `"health"`) {
+		t.Errorf("a missing try_instead: %v", err)
+	}
+	if _, err := ParseTexts(edit(func(m map[string]any) { m["no_result"] = "typo" })); err == nil || !strings.Contains(err.Error(), "no_result") {
+		t.Errorf("an unknown field: %v", err)
+	}
+	if _, err := ParseTexts(edit(func(m map[string]any) { delete(m["sentences"].(map[string]any), "budget") })); err == nil || !strings.Contains(err.Error(), `"budget"`) {
+		t.Errorf("a missing sentence template: %v", err)
+	}
+	if _, err := ParseTexts(edit(func(m map[string]any) { delete(m["sentences"].(map[string]any), "rows_one") })); err == nil || !strings.Contains(err.Error(), `"rows_one"`) {
+		t.Errorf("a missing counted form: %v", err)
+	}
+	if one, many := sayN(1, "rows", "count", "1"), sayN(2, "rows", "count", "2"); one == many || !strings.Contains(one, "1") || !strings.Contains(many, "2") {
+		t.Errorf("sayN: %q, %q", one, many)
+	}
+	if got := fill("the {a} {b}.", "a", "{b}", "b", "x"); got != "the {b} x." {
+		t.Errorf("fill: %q", got)
+	}
+}
