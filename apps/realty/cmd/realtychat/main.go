@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 
@@ -17,24 +18,33 @@ import (
 )
 
 func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the command with its arguments and streams: 0 when the chat ended as the user asked, 1
+// when it failed, 2 for bad arguments.
+func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer) int {
 	fs := flag.NewFlagSet("realtychat", flag.ContinueOnError)
+	fs.SetOutput(errOut)
 	url := fs.String("url", cli.EnvOr("URL", "http://127.0.0.1:2024"), "trellis server to talk to (TRELLIS_URL)")
 	apiKey := fs.String("api-key", cli.EnvOr("API_KEY", ""), "API key the server asks for, if any (TRELLIS_API_KEY)")
-	if err := fs.Parse(os.Args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return
+			return 0
 		}
-		os.Exit(2)
+		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "realtychat takes no arguments, got %q (use -url and -api-key)\n", fs.Args())
-		os.Exit(2)
+		fmt.Fprintf(errOut, "realtychat takes no arguments, got %q (use -url and -api-key)\n", fs.Args())
+		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	err := realty.Chat(ctx, realty.ChatOptions{URL: *url, APIKey: *apiKey, In: os.Stdin, Out: os.Stdout})
+	err := realty.Chat(ctx, realty.ChatOptions{URL: *url, APIKey: *apiKey, In: in, Out: out})
 	if err != nil && ctx.Err() == nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		fmt.Fprintln(errOut, err)
+		return 1
 	}
+	return 0
 }
