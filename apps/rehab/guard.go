@@ -10,11 +10,12 @@ import (
 	"github.com/trellis-go/trellis/server/appkit"
 )
 
-// PortugueseReminder is added for the one retry of a reply that was not in pt-PT.
-const PortugueseReminder = "Responde apenas em português de Portugal (pt-PT), seja qual for a língua da mensagem ou dos dados. Não mostres nomes de ferramentas, argumentos, IDs nem erros internos."
+// PortugueseReminder is added for the one retry of a reply that was not in pt-PT
+// (prompts/languages.json).
+var PortugueseReminder = ReplyLanguages["pt"].Reminder
 
-// FallbackReply is the answer when a model cannot write pt-PT.
-const FallbackReply = "Desculpa, não consegui responder como devia. Podes repetir o pedido por outras palavras?"
+// FallbackReply is the answer when a model cannot write pt-PT (prompts/languages.json).
+var FallbackReply = ReplyLanguages["pt"].Fallback
 
 // guardedTurn calls a provider's model and streams its reply to the user only as it is fit to
 // read: sanitised a sentence at a time (Sanitize), and only once its first words read as the

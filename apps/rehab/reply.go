@@ -1,7 +1,10 @@
 package rehab
 
 import (
+	"bytes"
+	_ "embed"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -139,19 +142,51 @@ func InLanguage(text, lang string) bool {
 }
 
 // ReplyLanguages are the languages a user may choose for the replies in their profile
-// (preferences.idioma_respostas), with what the model is told and the fallback it cannot miss.
-// Without a choice the replies are in pt-PT.
-var ReplyLanguages = map[string]struct{ Instruction, Reminder, Fallback string }{
-	"pt": {"", PortugueseReminder, FallbackReply},
-	"en": {"The user chose English for the replies in their profile: write every reply in English, whatever the language of the message or the data.",
-		"Reply only in English, whatever the language of the message or the data. Do not show tool names, arguments, IDs or internal errors.",
-		"Sorry, I could not answer as I should. Could you ask again in other words?"},
-	"es": {"El usuario eligió el español para las respuestas en su perfil: escribe cada respuesta en español.",
-		"Responde solo en español. No muestres nombres de herramientas, argumentos, IDs ni errores internos.",
-		"Lo siento, no he podido responder como debía. ¿Puedes repetir la petición con otras palabras?"},
-	"fr": {"L'utilisateur a choisi le français pour les réponses dans son profil : écris chaque réponse en français.",
-		"Réponds uniquement en français. Ne montre ni noms d'outils, ni arguments, ni identifiants, ni erreurs internes.",
-		"Désolé, je n'ai pas pu répondre comme il faut. Peux-tu reformuler ta demande ?"},
+// (preferences.idioma_respostas), with what the model is told and the fallback it cannot miss
+// (prompts/languages.json). Without a choice the replies are in pt-PT.
+var ReplyLanguages = mustLanguages(languagesJSON)
+
+// ReplyTongue is what a reply language tells the model: the instruction added to every turn
+// (none for pt-PT, the prompt's own), the reminder for the one retry of a reply in another
+// language, and the fallback shown when the model still cannot write it.
+type ReplyTongue struct {
+	Instruction string `json:"instruction"`
+	Reminder    string `json:"reminder"`
+	Fallback    string `json:"fallback"`
+}
+
+//go:embed prompts/languages.json
+var languagesJSON []byte
+
+// parseLanguages reads prompts/languages.json: pt-PT and any other language, each with a
+// reminder and a fallback, and an instruction for every language but pt-PT.
+func parseLanguages(data []byte) (map[string]ReplyTongue, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var langs map[string]ReplyTongue
+	if err := dec.Decode(&langs); err != nil {
+		return nil, fmt.Errorf("rehab prompts/languages.json: %w", err)
+	}
+	if _, ok := langs["pt"]; !ok {
+		return nil, fmt.Errorf(`rehab prompts/languages.json: "pt" is missing: the replies' default language needs its reminder and fallback`)
+	}
+	for code, t := range langs {
+		switch {
+		case t.Reminder == "" || t.Fallback == "":
+			return nil, fmt.Errorf("rehab prompts/languages.json: %q needs a reminder and a fallback", code)
+		case code != "pt" && t.Instruction == "":
+			return nil, fmt.Errorf("rehab prompts/languages.json: %q needs an instruction telling the model to reply in it", code)
+		}
+	}
+	return langs, nil
+}
+
+func mustLanguages(data []byte) map[string]ReplyTongue {
+	langs, err := parseLanguages(data)
+	if err != nil {
+		panic(err)
+	}
+	return langs
 }
 
 // ReplyLanguage is the reply language a profile's preferences choose ("pt" when none or an
