@@ -69,7 +69,7 @@ func New(opts *Options) *Formatter {
 }
 
 func emptyBlock(m tools.Meta, tryInstead string) Block {
-	lead := fill(texts.NoResults, "searched", m.Searched)
+	lead := tools.Fill(texts.NoResults, "searched", m.Searched)
 	if m.Searched == "" {
 		lead = texts.NoRows
 	}
@@ -109,15 +109,15 @@ func (f *Formatter) Error(toolName string, err error) Block {
 	case errors.As(err, &de):
 		return Block{Lead: de.UserMessage(), Empty: true}
 	case errors.As(err, &re):
-		lead := fill(texts.QueryRefused, "reason", re.Reason)
+		lead := tools.Fill(texts.QueryRefused, "reason", re.Reason)
 		if re.Hint != "" {
-			lead += " " + fill(texts.QueryFix, "hint", re.Hint)
+			lead += " " + tools.Fill(texts.QueryFix, "hint", re.Hint)
 		}
 		return Block{Lead: lead, Empty: true}
 	case errors.As(err, &ae):
 		// The tools' hints are written for a model ("call list_available_curves ..."):
 		// the user gets a sentence about the question instead.
-		lead := fill(texts.ArgError, "argument", strings.ReplaceAll(ae.Arg, "_", " "), "problem", userProblem(ae.Problem))
+		lead := tools.Fill(texts.ArgError, "argument", strings.ReplaceAll(ae.Arg, "_", " "), "problem", userProblem(ae.Problem))
 		if hint := texts.ArgHints[ae.Arg]; hint != "" {
 			lead += " " + hint
 		}
@@ -131,7 +131,7 @@ func userProblem(p string) string {
 	if p == "missing" {
 		return texts.ArgMissing
 	}
-	return fill(texts.ArgWrong, "problem", p)
+	return tools.Fill(texts.ArgWrong, "problem", p)
 }
 
 // Render turns one tool result (a *tools.XxxResult) into a Block. An

@@ -3,8 +3,8 @@ package synth
 import (
 	_ "embed"
 	"fmt"
-	"strings"
 
+	"github.com/trellis-go/trellis/apps/vesper/tools"
 	"github.com/trellis-go/trellis/model/offline"
 )
 
@@ -95,19 +95,9 @@ func mustTexts(b []byte) *Texts {
 	return t
 }
 
-// fill replaces each {name} of a text with its value, in one pass (a value holding "{name}"
-// stays as it is); pairs are name, value.
-func fill(text string, pairs ...string) string {
-	var old []string
-	for i := 0; i+1 < len(pairs); i += 2 {
-		old = append(old, "{"+pairs[i]+"}", pairs[i+1])
-	}
-	return strings.NewReplacer(old...).Replace(text)
-}
-
 // say is the sentence of texts.json by that name, its placeholders filled; pairs are name, value.
 func say(name string, pairs ...string) string {
-	return fill(texts.Sentences[name], pairs...)
+	return tools.Fill(texts.Sentences[name], pairs...)
 }
 
 // sayN is the sentence of texts.json by that name for a count of n ("<name>_one" or

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/trellis-go/trellis/apps/vesper/tools"
 )
 
 // TestTexts: texts.json parses with every sentence, a file without one says which, and fill
@@ -41,7 +43,7 @@ func TestTexts(t *testing.T) {
 	if one, many := sayN(1, "rows", "count", "1"), sayN(2, "rows", "count", "2"); one == many || !strings.Contains(one, "1") || !strings.Contains(many, "2") {
 		t.Errorf("sayN: %q, %q", one, many)
 	}
-	if got := fill("the {a} {b}.", "a", "{b}", "b", "x"); got != "the {b} x." {
+	if got := tools.Fill("the {a} {b}.", "a", "{b}", "b", "x"); got != "the {b} x." {
 		t.Errorf("fill: %q", got)
 	}
 }

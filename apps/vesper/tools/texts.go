@@ -50,12 +50,18 @@ func mustTexts(b []byte) *Texts {
 	return t
 }
 
-// searchWords is the phrase of texts.json by that name, each {name} replaced by its value in
-// one pass; pairs are name, value.
+// searchWords is the phrase of texts.json by that name, filled ([Fill]).
 func searchWords(name string, pairs ...string) string {
+	return Fill(texts.Searched[name], pairs...)
+}
+
+// Fill replaces each {name} of a text with its value, in one pass (a value holding "{name}"
+// stays as it is); pairs are name, value. The tools' phrases and the formatter's sentences
+// (package synth) are filled with it.
+func Fill(text string, pairs ...string) string {
 	var old []string
 	for i := 0; i+1 < len(pairs); i += 2 {
 		old = append(old, "{"+pairs[i]+"}", pairs[i+1])
 	}
-	return strings.NewReplacer(old...).Replace(texts.Searched[name])
+	return strings.NewReplacer(old...).Replace(text)
 }
