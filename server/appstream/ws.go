@@ -24,7 +24,7 @@ type Handler struct {
 	// reading, answering pings, while it runs). Returning nil acks a message that has an ID;
 	// an error answers it with an error frame (an *Error gives its code, any other "failed").
 	OnMessage func(c *Conn, m Message) error
-	// OnClose runs once the connection has ended.
+	// OnClose runs once the connection has ended and its stream slot is free.
 	OnClose func(c *Conn)
 }
 
@@ -48,6 +48,7 @@ const seenIDs = 1024
 // and open streams), upgrades it, and serves h on it.
 func (k *Kit) WebSocket(h Handler) http.Handler {
 	return k.admit(func(w http.ResponseWriter, r *http.Request, p server.Principal, done func()) {
+		done = sync.OnceFunc(done)
 		defer done()
 		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 			// The Origin was checked by admit, against the same rules as SSE.
@@ -58,11 +59,13 @@ func (k *Kit) WebSocket(h Handler) http.Handler {
 		}
 		ws.SetReadLimit(k.o.MaxMessageBytes)
 		c := &Conn{session: newSession(k, r.Context(), p), ws: ws}
-		c.serve(h)
+		c.serve(h, done)
 	})
 }
 
-func (c *Conn) serve(h Handler) {
+// serve runs the connection until it ends, then frees its stream slot with release before
+// OnClose runs, so that by OnClose the tenant may open another stream.
+func (c *Conn) serve(h Handler, release func()) {
 	k := c.k
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -95,6 +98,7 @@ func (c *Conn) serve(h Handler) {
 	default:
 		c.ws.Close(websocket.StatusNormalClosure, "")
 	}
+	release()
 	if h.OnClose != nil {
 		h.OnClose(c)
 	}
