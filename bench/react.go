@@ -53,8 +53,17 @@ func (m *cyclingModel) Stream(_ context.Context, _ *model.Request) iter.Seq2[mod
 }
 
 // ReactAgent builds react_agent_N: the prebuilt ReAct agent whose scripted model makes n tool
-// calls, one per turn, then answers.
+// calls, one per turn, then answers. Its tool runs with no timeout, as LangGraph's ToolNode runs
+// tools, so that both sides of the comparison do the same work: the executor then calls it on the
+// node's goroutine.
 func ReactAgent(n int, saver checkpoint.Saver) (*graph.Compiled[react.State], error) {
+	return ReactAgentWith(n, saver, &tool.ExecutorOptions{Timeout: -1})
+}
+
+// ReactAgentWith is [ReactAgent] with the tool executor's options: nil gives trellis's defaults,
+// where each call has a timeout (tool.DefaultTimeout) and runs on a goroutine of its own so that
+// a call past it can be abandoned.
+func ReactAgentWith(n int, saver checkpoint.Saver, exec *tool.ExecutorOptions) (*graph.Compiled[react.State], error) {
 	type args struct {
 		Query string `json:"query"`
 	}
@@ -77,6 +86,7 @@ func ReactAgent(n int, saver checkpoint.Saver) (*graph.Compiled[react.State], er
 	responses = append(responses, final)
 	return react.New(&cyclingModel{responses: responses}, &react.Options{
 		Tools:    []tool.Tool{search},
+		Executor: exec,
 		MaxTurns: 1 << 30,
 		Compile:  graph.CompileOptions{Saver: saver},
 	})

@@ -3,8 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/google/uuid"
 
 	"github.com/trellis-go/trellis/agent/react"
 	"github.com/trellis-go/trellis/checkpoint"
@@ -105,6 +108,43 @@ func reactAgent(b *testing.B, n int) {
 
 func BenchmarkReactAgent10x(b *testing.B)  { reactAgent(b, 10) }
 func BenchmarkReactAgent100x(b *testing.B) { reactAgent(b, 100) }
+
+// BenchmarkReactAgentToolTimeout10x is react_agent_10x without a saver at trellis's default tool
+// timeout, which LangGraph has no twin of: the difference from BenchmarkReactAgent10x is what
+// running each call on a goroutine of its own costs (docs/benchmarks.md).
+func BenchmarkReactAgentToolTimeout10x(b *testing.B) {
+	g, err := ReactAgentWith(10, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if n := drain(b, g, nil, react.State{Messages: []message.Message{message.User("hi?")}}); n != 21 {
+			b.Fatalf("%d events, want 21", n)
+		}
+	}
+}
+
+// BenchmarkReactToolWork10x is the part of react_agent_10x that is the workload's own and not
+// the runtime's: the tool's body, run ten times on arguments of the workload's size (a query of a
+// hundred UUIDs, an answer of ten copies of it). In Go each answer is 36 KB written out; V8's
+// String.prototype.repeat builds a rope instead, so LangGraph.js's twin does not pay for it.
+func BenchmarkReactToolWork10x(b *testing.B) {
+	queries := make([]string, 10)
+	for i := range queries {
+		queries[i] = strings.Repeat(uuid.NewString(), 100)
+	}
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		for _, q := range queries {
+			n += len(strings.Repeat("result for query: "+q, 10))
+		}
+	}
+	if n == 0 {
+		b.Fatal("no output")
+	}
+}
 
 // BenchmarkReactAgent1000x is the allocation curve's far point (docs/benchmarks.md); it has no
 // LangGraph.js twin.
