@@ -22,6 +22,7 @@ import (
 	"github.com/trellis-go/trellis/checkpoint/pgsaver"
 	"github.com/trellis-go/trellis/checkpoint/sqlitesaver"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/sqlitewal"
 	"github.com/trellis-go/trellis/server/internal/limits"
 	"github.com/trellis-go/trellis/server/internal/metadb"
 	"github.com/trellis-go/trellis/server/internal/stream"
@@ -121,7 +122,7 @@ func New(cfg Config) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		db, err := sql.Open(sqliteDriver, sqlitestore.DSN(path))
+		db, err := sql.Open(sqliteDriver, sqlitestore.DSN(path)+"&"+sqlitewal.WriterPragma)
 		if err != nil {
 			return nil, fmt.Errorf("server: open %s: %w", path, err)
 		}
@@ -129,7 +130,15 @@ func New(cfg Config) (*Server, error) {
 		// and cheap where waiting on the database's lock is neither (busy_timeout polls, and
 		// fails with "database is locked" under a thousand concurrent runs).
 		db.SetMaxOpenConns(1)
-		s.closers = append(s.closers, func() { db.Close() })
+		// The log is copied back into the database from a connection of its own, so that no
+		// run's commit stops for it (internal/sqlitewal). Closed after the database, the
+		// checkpointer's connection is the last and leaves no log behind.
+		wal, err := sqlitewal.Start("sqlite", sqlitestore.DSN(path), walCheckpointEvery, cfg.Logger)
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("server: %s: %w", path, err)
+		}
+		s.closers = append(s.closers, func() { wal.Close() }, func() { db.Close() })
 		saver, err := sqlitesaver.New(ctx, db, nil)
 		if err != nil {
 			s.Close()
@@ -279,6 +288,10 @@ func newPgPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 // sqliteDriver is the database/sql driver the server opens SQLite with: tests put one of their
 // own around it, to count statements.
 var sqliteDriver = "sqlite"
+
+// walCheckpointEvery is how often the SQLite database's log is copied back into it: at a few
+// hundred runs a second, a few hundred pages at a time.
+const walCheckpointEvery = 100 * time.Millisecond
 
 // pgPoolHook, when set (by tests only), sees the Postgres pool's configuration before the pool
 // opens: the statement-count test puts a query tracer there.
