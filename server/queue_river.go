@@ -41,6 +41,7 @@ func (w *runWorker) Timeout(*river.Job[runJob]) time.Duration { return -1 }
 func (w *runWorker) Work(ctx context.Context, job *river.Job[runJob]) error {
 	w.q.mu.Lock()
 	exec := w.q.exec
+	w.q.entered(job.ID)
 	w.q.mu.Unlock()
 	if exec == nil {
 		return river.JobSnooze(time.Second)
@@ -48,17 +49,17 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[runJob]) error {
 	// A slot of the process's limit, shared with the runs started directly (see Enqueue), given
 	// to the waiting runs by priority.
 	prio := priorityOfRiver(job.Priority)
-	waited, err := w.q.slots.Acquire(ctx, prio.rank())
-	if err != nil {
+	if _, err := w.q.slots.Acquire(ctx, prio.rank()); err != nil {
 		return river.JobSnooze(0)
 	}
-	if waited && w.q.higherAvailable(ctx, prio) {
-		// River fetched this job while every slot was taken, and a run of a higher priority was
-		// queued since: it goes first. This job is available again at once, behind it.
+	if w.q.higherAvailable(ctx, prio) {
+		// A run of a higher priority was queued while this job waited for a slot, or while
+		// River handed it to this worker: it goes first. This job is available again at once,
+		// behind it.
 		w.q.slots.Release()
 		return river.JobSnooze(0)
 	}
-	err = exec(ctx, job.Args.RunID)
+	err := exec(ctx, job.Args.RunID)
 	w.q.slots.Release()
 	var re *RetryError
 	if errors.As(err, &re) {
@@ -85,8 +86,12 @@ type RiverQueue struct {
 	mu     sync.Mutex
 	exec   func(ctx context.Context, runID string) error
 	insert func(ctx context.Context, args runJob, at time.Time, prio Priority) error
-	// higher reports whether a job of a priority higher than p is available.
+	// higher reports whether a job of a priority higher than p is available, or fetched by
+	// this process and not yet in Work.
 	higher func(ctx context.Context, p Priority) (bool, error)
+	// seen holds the jobs that reached Work, and when (q.mu): a job River fetched for this
+	// process and not among them is on its way to a slot.
+	seen map[int64]time.Time
 	// slots bounds the runs executing in this process, River's and direct ones.
 	slots   *engine.Workers
 	direct  sync.WaitGroup
@@ -212,7 +217,7 @@ func newRiverQueue(opts RiverOptions) *RiverQueue {
 		n = DefaultMaxConcurrentRuns
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &RiverQueue{slots: engine.NewWorkers(n, priorityLevels), dctx: ctx, dcancel: cancel}
+	return &RiverQueue{slots: engine.NewWorkers(n, priorityLevels), seen: map[int64]time.Time{}, dctx: ctx, dcancel: cancel}
 }
 
 // bind connects the queue to its River client.
@@ -230,12 +235,41 @@ func bindRiver[TTx any](q *RiverQueue, client *river.Client[TTx]) {
 		for n := 1; n < p.riverPriority(); n++ {
 			prios = append(prios, int16(n))
 		}
-		res, err := client.JobList(ctx, river.NewJobListParams().Queues(riverQueueName).States(rivertype.JobStateAvailable).Priorities(prios...).First(1))
+		// Between River's fetch (the job is running) and its Work waiting for a slot there is a
+		// moment when the job is neither available nor waiting: such a job of this process
+		// counts as waiting, or the run of a lower priority would take the slot meant for it.
+		res, err := client.JobList(ctx, river.NewJobListParams().Queues(riverQueueName).
+			States(rivertype.JobStateAvailable, rivertype.JobStateRunning).Priorities(prios...).First(100))
 		if err != nil {
 			return false, err
 		}
-		return len(res.Jobs) > 0, nil
+		me := client.ID()
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		for _, j := range res.Jobs {
+			if j.State == rivertype.JobStateAvailable {
+				return true, nil
+			}
+			if n := len(j.AttemptedBy); n > 0 && j.AttemptedBy[n-1] == me && q.seen[j.ID].IsZero() {
+				return true, nil
+			}
+		}
+		return false, nil
 	}
+}
+
+// entered records that the job reached Work; q.mu is held. Records older than a minute go once
+// there are many: by then their jobs have long been marked done or available again.
+func (q *RiverQueue) entered(id int64) {
+	now := time.Now()
+	if len(q.seen) >= 4096 {
+		for k, at := range q.seen {
+			if now.Sub(at) > time.Minute {
+				delete(q.seen, k)
+			}
+		}
+	}
+	q.seen[id] = now
 }
 
 // higherAvailable reports whether a job of a priority higher than p waits to be fetched; an
