@@ -109,6 +109,9 @@ func newAssistant(cfg assistantConfig) (*assistant, error) {
 		if d.Plan == nil {
 			return nil, fmt.Errorf("vesper: domain %q has no Plan; the offline router needs one", d.Name)
 		}
+		if err := checkRouting(d); err != nil {
+			return nil, err
+		}
 		if _, dup := a.byName[d.Name]; dup {
 			return nil, fmt.Errorf("vesper: domain %q is registered twice", d.Name)
 		}

@@ -77,11 +77,32 @@ type Words struct {
 	Texts Texts `json:"texts"`
 }
 
-// DomainText is one domain's description and example phrasings, both required.
+// DomainText is one domain's description and example phrasings, both required, and how the
+// offline router weighs the filters a request names for it.
 type DomainText struct {
 	Description string   `json:"description"`
 	Examples    []string `json:"examples"`
+	// Boosts change the domain's score by the filters extracted from a request.
+	Boosts []Boost `json:"boosts,omitempty"`
+	// Fallback names filters that send a question (one ending in "?") to this domain when no
+	// domain scores: a vendor or a hub-zone alone is about prices.
+	Fallback []string `json:"fallback,omitempty"`
 }
+
+// Boost is one rule of the offline router's score: when any filter of When (the JSON names of
+// vesper's Filters, e.g. "project_name") holds at least AtLeast values (1 when 0; a list holds
+// its length, any other value one) and no filter of Unless holds a value, the domain's score
+// gains Add, or, with Veto, is 0 whatever else it gained.
+type Boost struct {
+	When    []string `json:"when"`
+	AtLeast int      `json:"at_least,omitempty"`
+	Unless  []string `json:"unless,omitempty"`
+	Add     int      `json:"add,omitempty"`
+	Veto    bool     `json:"veto,omitempty"`
+}
+
+// Filters returns every filter name the boost reads.
+func (b Boost) Filters() []string { return append(append([]string{}, b.When...), b.Unless...) }
 
 // Texts are the sentences vesper's offline rules write, each required. A placeholder in braces
 // ("{description}") is filled by the rule that writes the text.
@@ -114,37 +135,32 @@ type Milestone struct {
 }
 
 // Vocabulary is vesper's vocabulary, read from words.json.
-var Vocabulary = mustWords(wordsData)
+var Vocabulary = MustRead("vesper pack: words.json", wordsData, checkWords)
 
 // ParseWords reads a vocabulary file; every list must be given, and no unknown field.
-func ParseWords(b []byte) (*Words, error) {
-	var w Words
-	if err := offline.ParseWords(b, &w); err != nil {
-		return nil, fmt.Errorf("vesper pack: words.json: %w", err)
-	}
+func ParseWords(b []byte) (*Words, error) { return Read("vesper pack: words.json", b, checkWords) }
+
+func checkWords(w *Words) error {
 	for _, name := range CueNames {
 		if len(w.Cues[name]) == 0 {
-			return nil, fmt.Errorf("vesper pack: words.json: cue list %q is missing or empty; the rules read every name of pack.CueNames", name)
+			return fmt.Errorf("cue list %q is missing or empty; the rules read every name of pack.CueNames", name)
 		}
 	}
 	for name, d := range w.Domains {
 		if d.Description == "" || len(d.Examples) == 0 {
-			return nil, fmt.Errorf("vesper pack: words.json: domain %q needs a description and at least one example", name)
+			return fmt.Errorf("domain %q needs a description and at least one example", name)
+		}
+		for i, b := range d.Boosts {
+			if len(b.When) == 0 || b.Add == 0 && !b.Veto || b.Add != 0 && b.Veto || b.AtLeast < 0 {
+				return fmt.Errorf("domain %q boost %d: give \"when\" (filter names) and either \"add\" (a score, not 0) or \"veto\": true; \"at_least\" is 1 or more when given", name, i)
+			}
 		}
 	}
 	for field, text := range map[string]string{"price_clarify": w.Texts.PriceClarify, "greeting": w.Texts.Greeting,
 		"greeting_domain": w.Texts.GreetingDomain, "write_refusal": w.Texts.WriteRefusal} {
 		if text == "" {
-			return nil, fmt.Errorf("vesper pack: words.json: texts.%s is missing or empty; give the sentence the rules write", field)
+			return fmt.Errorf("texts.%s is missing or empty; give the sentence the rules write", field)
 		}
 	}
-	return &w, nil
-}
-
-func mustWords(b []byte) *Words {
-	w, err := ParseWords(b)
-	if err != nil {
-		panic(err)
-	}
-	return w
+	return nil
 }

@@ -2,10 +2,10 @@ package synth
 
 import (
 	_ "embed"
-	"fmt"
+	"errors"
 
+	"github.com/trellis-go/trellis/apps/vesper/pack"
 	"github.com/trellis-go/trellis/apps/vesper/tools"
-	"github.com/trellis-go/trellis/model/offline"
 )
 
 // The sentences the formatter writes around the data (an empty result, a failed call) are data,
@@ -59,41 +59,22 @@ var CountedNames = []string{"top_report", "top_report_viewers", "totals", "top_u
 // ParseTexts reads a texts file: every sentence, every name of [TryInsteadNames] and of
 // [SentenceNames], and both forms of every name of [CountedNames] must be given, and no
 // unknown field.
-func ParseTexts(b []byte) (*Texts, error) {
-	var t Texts
-	if err := offline.ParseWords(b, &t); err != nil {
-		return nil, fmt.Errorf("vesper synth: texts.json: %w", err)
-	}
-	for _, name := range TryInsteadNames {
-		if t.TryInstead[name] == "" {
-			return nil, fmt.Errorf("vesper synth: texts.json: try_instead %q is missing or empty; the formatter reads every name of synth.TryInsteadNames", name)
-		}
-	}
-	for _, name := range SentenceNames {
-		if t.Sentences[name] == "" {
-			return nil, fmt.Errorf("vesper synth: texts.json: sentence %q is missing or empty; the formatter reads every name of synth.SentenceNames", name)
-		}
-	}
+func ParseTexts(b []byte) (*Texts, error) { return pack.Read(textsFile, b, checkTexts) }
+
+const textsFile = "vesper synth: texts.json"
+
+func checkTexts(t *Texts) error {
+	var counted []string
 	for _, name := range CountedNames {
-		for _, form := range []string{name + "_one", name + "_other"} {
-			if t.Sentences[form] == "" {
-				return nil, fmt.Errorf("vesper synth: texts.json: sentence %q is missing or empty; the formatter reads both forms of every name of synth.CountedNames", form)
-			}
-		}
+		counted = append(counted, name+"_one", name+"_other")
 	}
-	return &t, nil
+	return errors.Join(pack.Need("try_instead", t.TryInstead, TryInsteadNames, "synth.TryInsteadNames"),
+		pack.Need("sentence", t.Sentences, SentenceNames, "synth.SentenceNames"),
+		pack.Need("sentence", t.Sentences, counted, "both forms of synth.CountedNames"))
 }
 
 // texts are the formatter's sentences.
-var texts = mustTexts(textsData)
-
-func mustTexts(b []byte) *Texts {
-	t, err := ParseTexts(b)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
+var texts = pack.MustRead(textsFile, textsData, checkTexts)
 
 // say is the sentence of texts.json by that name, its placeholders filled; pairs are name, value.
 func say(name string, pairs ...string) string {

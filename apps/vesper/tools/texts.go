@@ -2,10 +2,9 @@ package tools
 
 import (
 	_ "embed"
-	"fmt"
 	"strings"
 
-	"github.com/trellis-go/trellis/model/offline"
+	"github.com/trellis-go/trellis/apps/vesper/pack"
 )
 
 // What each tool says it searched (Meta.Searched: "hourly day-ahead prices for NP15 in CAISO
@@ -27,28 +26,15 @@ var SearchedNames = []string{"every_vendor", "average_price", "as_of", "hourly",
 
 // ParseTexts reads a texts file: every name of [SearchedNames] must be given, and no unknown
 // field.
-func ParseTexts(b []byte) (*Texts, error) {
-	var t Texts
-	if err := offline.ParseWords(b, &t); err != nil {
-		return nil, fmt.Errorf("vesper tools: texts.json: %w", err)
-	}
-	for _, name := range SearchedNames {
-		if t.Searched[name] == "" {
-			return nil, fmt.Errorf("vesper tools: texts.json: searched %q is missing or empty; the tools read every name of tools.SearchedNames", name)
-		}
-	}
-	return &t, nil
+func ParseTexts(b []byte) (*Texts, error) { return pack.Read(textsFile, b, checkTexts) }
+
+const textsFile = "vesper tools: texts.json"
+
+func checkTexts(t *Texts) error {
+	return pack.Need("searched", t.Searched, SearchedNames, "tools.SearchedNames")
 }
 
-var texts = mustTexts(textsData)
-
-func mustTexts(b []byte) *Texts {
-	t, err := ParseTexts(b)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
+var texts = pack.MustRead(textsFile, textsData, checkTexts)
 
 // searchWords is the phrase of texts.json by that name, filled ([Fill]).
 func searchWords(name string, pairs ...string) string {
