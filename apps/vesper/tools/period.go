@@ -104,4 +104,6 @@ func (k *Toolkit) marketOf(ctx context.Context, tenant, toolName, market, hub st
 func humanDay(t time.Time) string { return t.Format("Jan 2, 2006") }
 
 // humanRange writes a date range as "Jan 1, 2026 to Jan 31, 2026".
-func humanRange(start, end time.Time) string { return humanDay(start) + " to " + humanDay(end) }
+func humanRange(start, end time.Time) string {
+	return searchWords("range", "start", humanDay(start), "end", humanDay(end))
+}

@@ -22,7 +22,9 @@ type Texts struct {
 
 // SearchedNames are the phrases the tools write (Texts.Searched).
 var SearchedNames = []string{"every_vendor", "average_price", "as_of", "hourly", "vendors", "and", "hub_zones",
-	"top_reports", "top_users", "trend", "project", "health", "milestones", "budget", "risks"}
+	"top_reports", "top_users", "trend", "project", "health", "milestones", "budget", "risks", "curves", "curves_for",
+	"by_vendor", "by_market", "by_hub_zone", "of_vendor", "of_report", "in_project", "at_level", "portfolio", "by_technology",
+	"by_stage", "by_status", "by_sponsor", "by_buyer", "changes_since", "changes_from", "changes_in", "changes_to", "range"}
 
 // ParseTexts reads a texts file: every name of [SearchedNames] must be given, and no unknown
 // field.
@@ -40,6 +42,10 @@ var texts = pack.MustRead(textsFile, textsData, checkTexts)
 func searchWords(name string, pairs ...string) string {
 	return Fill(texts.Searched[name], pairs...)
 }
+
+// Searched is the phrase of texts.json by that name (one of [SearchedNames]), filled: what the
+// formatter reads of the tools' phrases ("curves" with no filters, to say the filters apart).
+func Searched(name string, pairs ...string) string { return searchWords(name, pairs...) }
 
 // Fill replaces each {name} of a text with its value, in one pass (a value holding "{name}"
 // stays as it is); pairs are name, value. The tools' phrases and the formatter's sentences
