@@ -98,3 +98,13 @@ func TestBoosts(t *testing.T) {
 		}
 	}
 }
+
+// TestToolWords: a tool is named to a person by pack/words.json, without its verb.
+func TestToolWords(t *testing.T) {
+	for name, want := range map[string]string{"get_project_health": "Looking up project health",
+		"list_available_curves": "Looking up available curves", "general_sql_query": "Advanced SQL", "outages": "Looking up outages"} {
+		if got := toolWords(name); got != want {
+			t.Errorf("toolWords(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -73,6 +73,9 @@ type Words struct {
 	// Domains are the built-in domains' texts by agent name (the graph node, e.g.
 	// "dayahead_agent"): what the classifier routes by and the greeting lists.
 	Domains map[string]DomainText `json:"domains"`
+	// ToolVerbs begin a tool's name without saying what it looks up ("get" of
+	// "get_project_health"): a tool is named to a person without them.
+	ToolVerbs []string `json:"tool_verbs"`
 	// Texts are the sentences vesper's rules write that belong to no tool's answer.
 	Texts Texts `json:"texts"`
 }
@@ -115,6 +118,17 @@ type Texts struct {
 	GreetingDomain string `json:"greeting_domain"`
 	// WriteRefusal answers a request to change data, which the read-only tools refuse.
 	WriteRefusal string `json:"write_refusal"`
+	// NotAgentTool answers a call of a tool that is not the agent's; ToolDisabled one switched
+	// off for the tenant ({tool}: the tool as a person reads it); NoAccess one the caller may not
+	// run ({tool}, {permission}); AgentFailed an agent that failed ({agent}, {error}).
+	NotAgentTool string `json:"not_agent_tool"`
+	ToolDisabled string `json:"tool_disabled"`
+	NoAccess     string `json:"no_access"`
+	AgentFailed  string `json:"agent_failed"`
+	// LookingUp names a tool for a person ({what}: its name as words, without a tool verb);
+	// ToolNames name the tools that read otherwise ("general_sql_query": "Advanced SQL").
+	LookingUp string            `json:"looking_up"`
+	ToolNames map[string]string `json:"tool_names,omitempty"`
 }
 
 // StatusColor is one status colour and the phrases that name it.
@@ -157,7 +171,9 @@ func checkWords(w *Words) error {
 		}
 	}
 	for field, text := range map[string]string{"price_clarify": w.Texts.PriceClarify, "greeting": w.Texts.Greeting,
-		"greeting_domain": w.Texts.GreetingDomain, "write_refusal": w.Texts.WriteRefusal} {
+		"greeting_domain": w.Texts.GreetingDomain, "write_refusal": w.Texts.WriteRefusal, "not_agent_tool": w.Texts.NotAgentTool,
+		"tool_disabled": w.Texts.ToolDisabled, "no_access": w.Texts.NoAccess, "agent_failed": w.Texts.AgentFailed,
+		"looking_up": w.Texts.LookingUp} {
 		if text == "" {
 			return fmt.Errorf("texts.%s is missing or empty; give the sentence the rules write", field)
 		}
