@@ -382,8 +382,8 @@ type PortfolioResult struct {
 // means: a column's name in any case, or COD.
 func milestoneColumn(name string) (string, bool) {
 	n := strings.ToLower(strings.TrimSpace(name))
-	if n == "cod" || n == "commercial operation date" {
-		n = "commercial operation"
+	if alias, ok := texts.MilestoneAliases[n]; ok {
+		n = alias
 	}
 	for _, c := range warehouse.MilestoneColumns {
 		if strings.ToLower(c) == n {
@@ -600,7 +600,7 @@ func (k *Toolkit) GetRecentChanges(ctx context.Context, a RecentChangesArgs) (*R
 }
 
 // canonicalField maps "finish date", "finishdate" or "risk" to the change
-// log's field names; other text is kept.
+// log's field names (a field's own name, or texts.json's field_aliases); other text is kept.
 func canonicalField(s string) string {
 	norm := func(x string) string {
 		return strings.Map(func(r rune) rune {
@@ -616,13 +616,8 @@ func canonicalField(s string) string {
 			return f
 		}
 	}
-	switch n {
-	case "date", "dates", "milestone", "milestones", "milestonedate", "milestonedates", "duedate":
-		return "FinishDate"
-	case "risk":
-		return "Risk Assessment"
-	case "notes":
-		return "NotesForPER"
+	if f, ok := texts.FieldAliases[n]; ok {
+		return f
 	}
 	return strings.TrimSpace(s)
 }

@@ -72,7 +72,7 @@ func PeriodWords(year int, months []int) string {
 	for i, m := range months {
 		names[i] = name(m)
 	}
-	return fmt.Sprintf("%s and %s %d", strings.Join(names[:len(names)-1], ", "), names[len(names)-1], year)
+	return fmt.Sprintf("%s%s%s %d", strings.Join(names[:len(names)-1], ", "), searchWords("and"), names[len(names)-1], year)
 }
 
 // marketOf returns the market to query: the one given, resolved, or, when

@@ -18,6 +18,12 @@ type Texts struct {
 	// Searched are the phrases by name (the names of [SearchedNames]), each with its
 	// {placeholders}.
 	Searched map[string]string `json:"searched"`
+	// MilestoneAliases map what people call a milestone (lower case) to a milestone column's
+	// name in any case ("cod": "commercial operation").
+	MilestoneAliases map[string]string `json:"milestone_aliases"`
+	// FieldAliases map what people call a changed field (lower case, without spaces, "_" or
+	// "-") to the change log's field ("duedate": "FinishDate").
+	FieldAliases map[string]string `json:"field_aliases"`
 }
 
 // SearchedNames are the phrases the tools write (Texts.Searched).
