@@ -129,6 +129,10 @@ type Texts struct {
 	// ToolNames name the tools that read otherwise ("general_sql_query": "Advanced SQL").
 	LookingUp string            `json:"looking_up"`
 	ToolNames map[string]string `json:"tool_names,omitempty"`
+	// TurnFailed tells the chat a question could not be answered ({error}); EarlierTurnFailed
+	// the same of the question before it, when finishing that one failed.
+	TurnFailed        string `json:"turn_failed"`
+	EarlierTurnFailed string `json:"earlier_turn_failed"`
 }
 
 // StatusColor is one status colour and the phrases that name it.
@@ -173,7 +177,7 @@ func checkWords(w *Words) error {
 	for field, text := range map[string]string{"price_clarify": w.Texts.PriceClarify, "greeting": w.Texts.Greeting,
 		"greeting_domain": w.Texts.GreetingDomain, "write_refusal": w.Texts.WriteRefusal, "not_agent_tool": w.Texts.NotAgentTool,
 		"tool_disabled": w.Texts.ToolDisabled, "no_access": w.Texts.NoAccess, "agent_failed": w.Texts.AgentFailed,
-		"looking_up": w.Texts.LookingUp} {
+		"looking_up": w.Texts.LookingUp, "turn_failed": w.Texts.TurnFailed, "earlier_turn_failed": w.Texts.EarlierTurnFailed} {
 		if text == "" {
 			return fmt.Errorf("texts.%s is missing or empty; give the sentence the rules write", field)
 		}
