@@ -20,9 +20,11 @@ import (
 // RuleRouter is the supervisor's classifier when no real model is
 // configured: a model.Model that answers the route schema by the app's
 // rules. It extracts the filters ([Extract]), resolves a project name
-// against the tenant's live projects, and scores each domain by its
-// keywords; the best of each Group is kept, so a multi-domain question
-// routes to several agents, which run in parallel.
+// against the tenant's live projects, and scores each domain by the offline
+// model's pick, its keywords and its boosts (Domain.Boosts: data, in
+// pack/words.json for the built-in domains); the best of each Group is kept,
+// so a multi-domain question routes to several agents, which run in parallel.
+// No rule names a domain: a new one routes by its own data.
 type RuleRouter struct{ app *assistant }
 
 // Route classifies one request for a tenant.

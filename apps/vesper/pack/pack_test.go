@@ -141,3 +141,20 @@ func TestRead(t *testing.T) {
 		t.Errorf("an unknown field: %v", err)
 	}
 }
+
+// FuzzParseWords: a vocabulary file, however broken, is read or refused with an error, never a
+// panic.
+func FuzzParseWords(f *testing.F) {
+	data, err := os.ReadFile("words.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add([]byte(`{"domains": {"x": {"description": "d", "examples": ["e"], "boosts": [{"when": [], "add": 1}]}}}`))
+	f.Add([]byte(`{"usage": ["view"]} {}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if w, err := pack.ParseWords(b); err == nil && w == nil {
+			t.Fatal("no vocabulary and no error")
+		}
+	})
+}
