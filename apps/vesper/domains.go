@@ -31,6 +31,16 @@ type Domain struct {
 	// Group names domains that answer overlapping questions (the two price
 	// domains); the offline router keeps only the best-scoring of a group.
 	Group string
+	// Boosts change the offline router's score of the domain by the filters a request names
+	// (pack.Boost); Fallback names the filters that send a question no domain scores here.
+	// For the built-in domains both are data, in pack/words.json.
+	Boosts   []pack.Boost
+	Fallback []string
+	// SQLViews are the warehouse views a user's SQL statement reads that send it to this
+	// domain (every domain's agent has general_sql_query); SQLDefault takes a statement that
+	// reads none of any domain's.
+	SQLViews   []string
+	SQLDefault bool
 	// Tools are the domain's tools by name. Empty means the toolkit's tools
 	// of the registry entry tools.AgentTools[Name].
 	Tools map[string]ToolFunc
@@ -100,12 +110,13 @@ func priceClarify(req string, f Filters) string {
 	return ""
 }
 
-// withDomainText gives each built-in domain its description and examples, from pack/words.json
-// (pack.Vocabulary.Domains); a domain the file leaves out has none.
+// withDomainText gives each built-in domain its description, examples, boosts and fallback
+// filters, from pack/words.json (pack.Vocabulary.Domains); a domain the file leaves out has none.
 func withDomainText(ds []Domain) []Domain {
 	for i := range ds {
 		t := pack.Vocabulary.Domains[ds[i].Name]
 		ds[i].Description, ds[i].Examples = t.Description, slices.Clone(t.Examples)
+		ds[i].Boosts, ds[i].Fallback = slices.Clone(t.Boosts), slices.Clone(t.Fallback)
 	}
 	return ds
 }
@@ -116,7 +127,8 @@ func BuiltinDomains() []Domain {
 	return withDomainText([]Domain{
 		{
 			Name: tools.DayAheadAgent, Intent: "dayahead_curve", Group: "prices", Prompt: dayAheadPrompt,
-			Clarify: priceClarify,
+			SQLViews: []string{"mc_dayahead", "mc_vendor_files"},
+			Clarify:  priceClarify,
 			Plan: func(req string, f Filters) []Call {
 				switch {
 				case len(f.Vendors) >= 2 || hasCue(req, "compare"):
@@ -149,6 +161,7 @@ func BuiltinDomains() []Domain {
 		},
 		{
 			Name: tools.PBIMetricsAgent, Intent: "pbi_metrics", Prompt: pbiPrompt,
+			SQLViews: []string{"pbi_activity_events"},
 			Plan: func(req string, f Filters) []Call {
 				dr := tools.DateRangeArgs{Start: f.DateRangeStart, End: f.DateRangeEnd}
 				switch {
@@ -172,7 +185,7 @@ func BuiltinDomains() []Domain {
 			},
 		},
 		{
-			Name: tools.PERAgent, Intent: "project_execution", Prompt: perPrompt,
+			Name: tools.PERAgent, Intent: "project_execution", Prompt: perPrompt, SQLDefault: true,
 			Plan: func(req string, f Filters) []Call {
 				p := f.ProjectName
 				switch {

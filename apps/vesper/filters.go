@@ -109,16 +109,20 @@ func (f *Filters) Normalize() {
 	for i := range f.Vendors {
 		res(entity.Vendor, &f.Vendors[i])
 	}
-	switch strings.ToLower(strings.TrimSpace(f.StatusColor)) {
-	case "red", "off track", "off-track", "off_track":
-		f.StatusColor = "off_track"
-	case "yellow", "at risk", "at-risk", "at_risk":
-		f.StatusColor = "at_risk"
-	case "green", "on track", "on-track", "on_track":
-		f.StatusColor = "on_track"
-	case "blue", "on hold", "on-hold", "on_hold":
-		f.StatusColor = "on_hold"
+	f.StatusColor = statusColor(f.StatusColor)
+}
+
+// statusColor is the status a colour or health word names, by pack/words.json's status_colors
+// (a status's own name, or one of its phrases without the spaces and brackets around it:
+// "red", "off track"); any other value as it is.
+func statusColor(v string) string {
+	w := strings.ToLower(strings.TrimSpace(v))
+	for _, c := range pack.Vocabulary.StatusColors {
+		if w == c.Status || slices.ContainsFunc(c.Phrases, func(p string) bool { return w == strings.Trim(p, " ()") }) {
+			return c.Status
+		}
 	}
+	return v
 }
 
 var (

@@ -109,6 +109,9 @@ func newAssistant(cfg assistantConfig) (*assistant, error) {
 		if d.Plan == nil {
 			return nil, fmt.Errorf("vesper: domain %q has no Plan; the offline router needs one", d.Name)
 		}
+		if err := checkRouting(d); err != nil {
+			return nil, err
+		}
 		if _, dup := a.byName[d.Name]; dup {
 			return nil, fmt.Errorf("vesper: domain %q is registered twice", d.Name)
 		}
@@ -300,14 +303,14 @@ func (a *assistant) runCall(ctx context.Context, d *Domain, info tool.CallInfo, 
 	switch {
 	case !known || !slices.Contains(allowed, c.Tool):
 		rec.Error = "not a tool of this agent"
-		return synth.Block{Lead: "I can't answer that part of the question with the data I have.", Empty: true}, rec, nil
+		return synth.Block{Lead: pack.Vocabulary.Texts.NotAgentTool, Empty: true}, rec, nil
 	case disabled[c.Tool]:
 		rec.Error, rec.Denied = "disabled for the tenant", true
-		return synth.Block{Lead: fmt.Sprintf("%s is switched off for your organisation, so I cannot answer this part. An administrator can turn it on in the chat tool settings.", toolWords(c.Tool)), Empty: true}, rec, nil
+		return synth.Block{Lead: tools.Fill(pack.Vocabulary.Texts.ToolDisabled, "tool", toolWords(c.Tool)), Empty: true}, rec, nil
 	}
 	if perm := d.Permissions[c.Tool]; perm != "" && !info.Has(perm) {
 		rec.Error, rec.Denied = "permission "+perm+" missing", true
-		return synth.Block{Lead: fmt.Sprintf("You don't have access to %s (it needs the permission %s). Ask your administrator for access.", c.Tool, perm), Empty: true}, rec, nil
+		return synth.Block{Lead: tools.Fill(pack.Vocabulary.Texts.NoAccess, "tool", c.Tool, "permission", perm), Empty: true}, rec, nil
 	}
 	cctx := tool.WithCallInfo(ctx, tool.CallInfo{User: info.User, Tenant: info.Tenant, Permissions: info.Permissions, Tool: c.Tool,
 		ThreadID: info.ThreadID, RunID: info.RunID, CallID: info.CallID})
@@ -369,7 +372,7 @@ func (a *assistant) general() string {
 	texts := pack.Vocabulary.Texts
 	b.WriteString(texts.Greeting)
 	for _, d := range a.domains {
-		b.WriteString(strings.NewReplacer("{description}", d.Description, "{example}", first(d.Examples)).Replace(texts.GreetingDomain))
+		b.WriteString(tools.Fill(texts.GreetingDomain, "description", d.Description, "example", first(d.Examples)))
 	}
 	return b.String()
 }
@@ -429,7 +432,7 @@ func (a *assistant) Outcome(st supervisor.State) Outcome {
 	o := Outcome{Intent: st.Intent, Agents: st.Agents, ToolCalls: []ToolCallRecord{}}
 	for _, r := range st.Results {
 		if r.Error != "" {
-			o.Blocks = append(o.Blocks, synth.Block{Lead: fmt.Sprintf("The %s could not answer: %s", strings.ReplaceAll(r.Agent, "_", " "), r.Error), Empty: true})
+			o.Blocks = append(o.Blocks, synth.Block{Lead: tools.Fill(pack.Vocabulary.Texts.AgentFailed, "agent", strings.ReplaceAll(r.Agent, "_", " "), "error", r.Error), Empty: true})
 			continue
 		}
 		var out agentOutput
@@ -473,18 +476,17 @@ func writeRequest(req string) bool {
 		(strings.Contains(req, "update ") && strings.Contains(req, " set "))
 }
 
-// toolWords names a tool for a person: "get_project_health" reads
-// "Looking up project health".
+// toolWords names a tool for a person, by pack/words.json: "get_project_health" reads
+// "Looking up project health" (texts.looking_up, without a tool verb), a tool of
+// texts.tool_names as it says.
 func toolWords(name string) string {
-	w := strings.ReplaceAll(name, "_", " ")
-	for _, p := range []string{"get ", "list ", "compare "} {
-		if rest, ok := strings.CutPrefix(w, p); ok {
-			w = rest
-			break
-		}
+	texts := pack.Vocabulary.Texts
+	if w, ok := texts.ToolNames[name]; ok {
+		return w
 	}
-	if w == "general sql query" {
-		return "Advanced SQL"
+	ws := strings.Split(name, "_")
+	if len(ws) > 1 && slices.Contains(pack.Vocabulary.ToolVerbs, ws[0]) {
+		ws = ws[1:]
 	}
-	return "Looking up " + w
+	return tools.Fill(texts.LookingUp, "what", strings.Join(ws, " "))
 }

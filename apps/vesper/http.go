@@ -17,6 +17,7 @@ import (
 	"github.com/trellis-go/trellis/apps/vesper/pack"
 	"github.com/trellis-go/trellis/apps/vesper/reports"
 	"github.com/trellis-go/trellis/apps/vesper/store"
+	"github.com/trellis-go/trellis/apps/vesper/tools"
 	"github.com/trellis-go/trellis/apps/vesper/warehouse"
 	"github.com/trellis-go/trellis/checkpoint"
 	"github.com/trellis-go/trellis/message"
@@ -178,7 +179,7 @@ func (h *chatHandler) serve(c *appstream.Socket, p chatPrincipal, session string
 	send := func(o chatOut) error { return c.SendFrame(o) }
 	if err := h.finishPending(ctx, send, p, session); err != nil {
 		h.log().Warn("vesper chat: finishing an earlier turn failed", "session", session, "err", err)
-		if send(chatOut{Type: "error", Code: "failed", SessionID: session, Message: "Sorry, the previous question could not be answered: " + err.Error()}) != nil {
+		if send(chatOut{Type: "error", Code: "failed", SessionID: session, Message: tools.Fill(pack.Vocabulary.Texts.EarlierTurnFailed, "error", err.Error())}) != nil {
 			return
 		}
 	}
@@ -202,7 +203,7 @@ func (h *chatHandler) serve(c *appstream.Socket, p chatPrincipal, session string
 		}
 		if err := h.turn(ctx, send, p, session, in.Content); err != nil {
 			h.log().Warn("vesper chat turn failed", "session", session, "err", err)
-			if send(chatOut{Type: "error", Code: "failed", SessionID: session, Message: "Sorry, that question could not be answered: " + err.Error()}) != nil {
+			if send(chatOut{Type: "error", Code: "failed", SessionID: session, Message: tools.Fill(pack.Vocabulary.Texts.TurnFailed, "error", err.Error())}) != nil {
 				return
 			}
 		}

@@ -3,9 +3,13 @@ package vesper
 import (
 	"context"
 	"encoding/json"
-	"github.com/trellis-go/trellis/apps/vesper/pack"
+	"fmt"
 	"iter"
+	"reflect"
+	"slices"
 	"strings"
+
+	"github.com/trellis-go/trellis/apps/vesper/pack"
 
 	"github.com/trellis-go/trellis/agent/supervisor"
 	"github.com/trellis-go/trellis/apps/vesper/tools"
@@ -16,9 +20,11 @@ import (
 // RuleRouter is the supervisor's classifier when no real model is
 // configured: a model.Model that answers the route schema by the app's
 // rules. It extracts the filters ([Extract]), resolves a project name
-// against the tenant's live projects, and scores each domain by its
-// keywords; the best of each Group is kept, so a multi-domain question
-// routes to several agents, which run in parallel.
+// against the tenant's live projects, and scores each domain by the offline
+// model's pick, its keywords and its boosts (Domain.Boosts: data, in
+// pack/words.json for the built-in domains); the best of each Group is kept,
+// so a multi-domain question routes to several agents, which run in parallel.
+// No rule names a domain: a new one routes by its own data.
 type RuleRouter struct{ app *assistant }
 
 // Route classifies one request for a tenant.
@@ -36,6 +42,7 @@ func (rr *RuleRouter) Route(ctx context.Context, tenant, text string) supervisor
 	// The model reads the scoring text too: a report's name ("Project Health Report") is not
 	// a project question.
 	picked := rr.modelPicks(ctx, scoring)
+	counts := filterCounts(f)
 	best := map[string]int{}
 	scores := map[string]int{}
 	for _, d := range a.domains {
@@ -49,25 +56,7 @@ func (rr *RuleRouter) Route(ctx context.Context, tenant, text string) supervisor
 				s++
 			}
 		}
-		if d.Name == "per_agent" && (f.ProjectName != "" || f.Sponsor != "" || f.Buyer != "" || f.RiskLevel != "") {
-			s += 2
-		}
-		if d.Name == "pbi_metrics_agent" && f.ReportName != "" {
-			s += 2
-		}
-		// Two markets or hub-zones side by side is the price-curve agent's
-		// comparison; it outweighs the offline model's pick of a price domain.
-		if d.Name == "price_curve_agent" && (len(f.Markets) >= 2 || len(f.HubZones) >= 2) {
-			s += 3
-		}
-		// A project's own prices (its PPA) are the project agent's: a price
-		// domain needs a market, hub-zone or vendor when a project is named.
-		if d.Group == "prices" && f.ProjectName != "" && f.Market == "" && f.HubZone == "" && f.Vendor == "" {
-			s = 0
-		}
-		if d.Group == "prices" && (f.HubZone != "" || f.Market != "") {
-			s++
-		}
+		s = boosted(s, d.Boosts, counts)
 		scores[d.Name] = s
 		if d.Group != "" && s > best[d.Group] {
 			best[d.Group] = s
@@ -88,22 +77,99 @@ func (rr *RuleRouter) Route(ctx context.Context, tenant, text string) supervisor
 	// A SQL statement goes to the agent whose views it reads (each agent has
 	// general_sql_query), whatever words it contains.
 	if f.SQL != "" {
-		sql := strings.ToLower(f.SQL)
-		switch {
-		case strings.Contains(sql, "pbi_activity_events"):
-			r.Agents = []string{"pbi_metrics_agent"}
-		case strings.Contains(sql, "mc_dayahead") || strings.Contains(sql, "mc_vendor_files"):
-			r.Agents = []string{"dayahead_agent"}
-		default:
-			r.Agents = []string{"per_agent"}
-		}
+		r.Agents = rr.sqlAgents(strings.ToLower(f.SQL))
 	}
-	// A question naming a vendor or a market alone but nothing else is about prices.
-	if len(r.Agents) == 0 && (f.Vendor != "" || f.HubZone != "") && strings.HasSuffix(strings.TrimSpace(lower), "?") {
-		r.Agents = []string{"dayahead_agent"}
+	// A question naming, say, a vendor alone but nothing else goes to the domain that takes it
+	// as a fallback (Domain.Fallback).
+	if len(r.Agents) == 0 && strings.HasSuffix(strings.TrimSpace(lower), "?") {
+		for _, d := range a.domains {
+			if slices.ContainsFunc(d.Fallback, func(name string) bool { return counts[name] > 0 }) {
+				r.Agents = []string{d.Name}
+				break
+			}
+		}
 	}
 	r.Filters, _ = json.Marshal(f)
 	return r
+}
+
+// sqlAgents is the domain a SQL statement (lower case) goes to: the first whose views
+// (Domain.SQLViews) it reads, else the first with Domain.SQLDefault; none when no domain
+// takes it.
+func (rr *RuleRouter) sqlAgents(sql string) []string {
+	for _, d := range rr.app.domains {
+		if slices.ContainsFunc(d.SQLViews, func(v string) bool { return strings.Contains(sql, v) }) {
+			return []string{d.Name}
+		}
+	}
+	for _, d := range rr.app.domains {
+		if d.SQLDefault {
+			return []string{d.Name}
+		}
+	}
+	return nil
+}
+
+// filterCounts is how many values each filter holds, by its JSON name (a list its length, any
+// other value one); a filter not named is absent.
+func filterCounts(f Filters) map[string]int {
+	var m map[string]json.RawMessage
+	raw, _ := json.Marshal(f)
+	_ = json.Unmarshal(raw, &m)
+	out := make(map[string]int, len(m))
+	for name, v := range m {
+		var list []json.RawMessage
+		if json.Unmarshal(v, &list) == nil {
+			out[name] = len(list)
+		} else {
+			out[name] = 1
+		}
+	}
+	return out
+}
+
+// boosted is a domain's score s changed by its boosts, given the filters' counts: each boost
+// whose condition holds adds to it, and a veto that holds makes it 0.
+func boosted(s int, boosts []pack.Boost, counts map[string]int) int {
+	veto := false
+	for _, b := range boosts {
+		least := max(b.AtLeast, 1)
+		if !slices.ContainsFunc(b.When, func(name string) bool { return counts[name] >= least }) ||
+			slices.ContainsFunc(b.Unless, func(name string) bool { return counts[name] > 0 }) {
+			continue
+		}
+		s += b.Add
+		veto = veto || b.Veto
+	}
+	if veto {
+		return 0
+	}
+	return s
+}
+
+// filterNames are the JSON names of Filters, which boosts and fallbacks may read.
+var filterNames = func() map[string]bool {
+	out := map[string]bool{}
+	t := reflect.TypeFor[Filters]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		out[name] = true
+	}
+	return out
+}()
+
+// checkRouting reports a domain's boost or fallback that reads a filter Filters does not have.
+func checkRouting(d *Domain) error {
+	var names []string
+	for _, b := range d.Boosts {
+		names = append(names, b.Filters()...)
+	}
+	for _, name := range append(names, d.Fallback...) {
+		if !filterNames[name] {
+			return fmt.Errorf("vesper: domain %q: its boosts or fallback read the filter %q, which is none of the extracted filters (%s); use their JSON names", d.Name, name, strings.Join(keys(filterNames), ", "))
+		}
+	}
+	return nil
 }
 
 // modelPicks asks the offline model (with vesper's pack) which domains a request is for, as a

@@ -73,15 +73,39 @@ type Words struct {
 	// Domains are the built-in domains' texts by agent name (the graph node, e.g.
 	// "dayahead_agent"): what the classifier routes by and the greeting lists.
 	Domains map[string]DomainText `json:"domains"`
+	// ToolVerbs begin a tool's name without saying what it looks up ("get" of
+	// "get_project_health"): a tool is named to a person without them.
+	ToolVerbs []string `json:"tool_verbs"`
 	// Texts are the sentences vesper's rules write that belong to no tool's answer.
 	Texts Texts `json:"texts"`
 }
 
-// DomainText is one domain's description and example phrasings, both required.
+// DomainText is one domain's description and example phrasings, both required, and how the
+// offline router weighs the filters a request names for it.
 type DomainText struct {
 	Description string   `json:"description"`
 	Examples    []string `json:"examples"`
+	// Boosts change the domain's score by the filters extracted from a request.
+	Boosts []Boost `json:"boosts,omitempty"`
+	// Fallback names filters that send a question (one ending in "?") to this domain when no
+	// domain scores: a vendor or a hub-zone alone is about prices.
+	Fallback []string `json:"fallback,omitempty"`
 }
+
+// Boost is one rule of the offline router's score: when any filter of When (the JSON names of
+// vesper's Filters, e.g. "project_name") holds at least AtLeast values (1 when 0; a list holds
+// its length, any other value one) and no filter of Unless holds a value, the domain's score
+// gains Add, or, with Veto, is 0 whatever else it gained.
+type Boost struct {
+	When    []string `json:"when"`
+	AtLeast int      `json:"at_least,omitempty"`
+	Unless  []string `json:"unless,omitempty"`
+	Add     int      `json:"add,omitempty"`
+	Veto    bool     `json:"veto,omitempty"`
+}
+
+// Filters returns every filter name the boost reads.
+func (b Boost) Filters() []string { return append(append([]string{}, b.When...), b.Unless...) }
 
 // Texts are the sentences vesper's offline rules write, each required. A placeholder in braces
 // ("{description}") is filled by the rule that writes the text.
@@ -94,6 +118,21 @@ type Texts struct {
 	GreetingDomain string `json:"greeting_domain"`
 	// WriteRefusal answers a request to change data, which the read-only tools refuse.
 	WriteRefusal string `json:"write_refusal"`
+	// NotAgentTool answers a call of a tool that is not the agent's; ToolDisabled one switched
+	// off for the tenant ({tool}: the tool as a person reads it); NoAccess one the caller may not
+	// run ({tool}, {permission}); AgentFailed an agent that failed ({agent}, {error}).
+	NotAgentTool string `json:"not_agent_tool"`
+	ToolDisabled string `json:"tool_disabled"`
+	NoAccess     string `json:"no_access"`
+	AgentFailed  string `json:"agent_failed"`
+	// LookingUp names a tool for a person ({what}: its name as words, without a tool verb);
+	// ToolNames name the tools that read otherwise ("general_sql_query": "Advanced SQL").
+	LookingUp string            `json:"looking_up"`
+	ToolNames map[string]string `json:"tool_names,omitempty"`
+	// TurnFailed tells the chat a question could not be answered ({error}); EarlierTurnFailed
+	// the same of the question before it, when finishing that one failed.
+	TurnFailed        string `json:"turn_failed"`
+	EarlierTurnFailed string `json:"earlier_turn_failed"`
 }
 
 // StatusColor is one status colour and the phrases that name it.
@@ -114,37 +153,34 @@ type Milestone struct {
 }
 
 // Vocabulary is vesper's vocabulary, read from words.json.
-var Vocabulary = mustWords(wordsData)
+var Vocabulary = MustRead("vesper pack: words.json", wordsData, checkWords)
 
 // ParseWords reads a vocabulary file; every list must be given, and no unknown field.
-func ParseWords(b []byte) (*Words, error) {
-	var w Words
-	if err := offline.ParseWords(b, &w); err != nil {
-		return nil, fmt.Errorf("vesper pack: words.json: %w", err)
-	}
+func ParseWords(b []byte) (*Words, error) { return Read("vesper pack: words.json", b, checkWords) }
+
+func checkWords(w *Words) error {
 	for _, name := range CueNames {
 		if len(w.Cues[name]) == 0 {
-			return nil, fmt.Errorf("vesper pack: words.json: cue list %q is missing or empty; the rules read every name of pack.CueNames", name)
+			return fmt.Errorf("cue list %q is missing or empty; the rules read every name of pack.CueNames", name)
 		}
 	}
 	for name, d := range w.Domains {
 		if d.Description == "" || len(d.Examples) == 0 {
-			return nil, fmt.Errorf("vesper pack: words.json: domain %q needs a description and at least one example", name)
+			return fmt.Errorf("domain %q needs a description and at least one example", name)
+		}
+		for i, b := range d.Boosts {
+			if len(b.When) == 0 || b.Add == 0 && !b.Veto || b.Add != 0 && b.Veto || b.AtLeast < 0 {
+				return fmt.Errorf("domain %q boost %d: give \"when\" (filter names) and either \"add\" (a score, not 0) or \"veto\": true; \"at_least\" is 1 or more when given", name, i)
+			}
 		}
 	}
 	for field, text := range map[string]string{"price_clarify": w.Texts.PriceClarify, "greeting": w.Texts.Greeting,
-		"greeting_domain": w.Texts.GreetingDomain, "write_refusal": w.Texts.WriteRefusal} {
+		"greeting_domain": w.Texts.GreetingDomain, "write_refusal": w.Texts.WriteRefusal, "not_agent_tool": w.Texts.NotAgentTool,
+		"tool_disabled": w.Texts.ToolDisabled, "no_access": w.Texts.NoAccess, "agent_failed": w.Texts.AgentFailed,
+		"looking_up": w.Texts.LookingUp, "turn_failed": w.Texts.TurnFailed, "earlier_turn_failed": w.Texts.EarlierTurnFailed} {
 		if text == "" {
-			return nil, fmt.Errorf("vesper pack: words.json: texts.%s is missing or empty; give the sentence the rules write", field)
+			return fmt.Errorf("texts.%s is missing or empty; give the sentence the rules write", field)
 		}
 	}
-	return &w, nil
-}
-
-func mustWords(b []byte) *Words {
-	w, err := ParseWords(b)
-	if err != nil {
-		panic(err)
-	}
-	return w
+	return nil
 }

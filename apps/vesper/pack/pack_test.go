@@ -110,4 +110,51 @@ func TestDomainTexts(t *testing.T) {
 	if _, err := pack.ParseWords(noExamples); err == nil || !strings.Contains(err.Error(), `"per_agent"`) {
 		t.Errorf("a domain without examples: %v", err)
 	}
+	noDisabled := edit(func(m map[string]any) { delete(m["texts"].(map[string]any), "tool_disabled") })
+	if _, err := pack.ParseWords(noDisabled); err == nil || !strings.Contains(err.Error(), "texts.tool_disabled") {
+		t.Errorf("a missing refusal: %v", err)
+	}
+	if b := w.Domains["per_agent"].Boosts; len(b) == 0 || b[0].Add == 0 {
+		t.Errorf("per_agent has no boosts: %+v", b)
+	}
+	emptyBoost := edit(func(m map[string]any) {
+		m["domains"].(map[string]any)["pbi_metrics_agent"].(map[string]any)["boosts"] = []any{map[string]any{"when": []string{"report_name"}}}
+	})
+	if _, err := pack.ParseWords(emptyBoost); err == nil || !strings.Contains(err.Error(), `"pbi_metrics_agent" boost 0`) || !strings.Contains(err.Error(), "veto") {
+		t.Errorf("a boost that adds nothing: %v", err)
+	}
+}
+
+// TestRead: pack.Read says which file and which name is wrong.
+func TestRead(t *testing.T) {
+	type file struct {
+		Names map[string]string `json:"names"`
+	}
+	check := func(f *file) error { return pack.Need("name", f.Names, []string{"a", "b"}, "the test's list") }
+	if f, err := pack.Read("test.json", []byte(`{"names": {"a": "x", "b": "y"}}`), check); err != nil || f.Names["b"] != "y" {
+		t.Fatalf("a good file: %v %+v", err, f)
+	}
+	if _, err := pack.Read("test.json", []byte(`{"names": {"a": "x"}}`), check); err == nil || !strings.HasPrefix(err.Error(), "test.json: ") || !strings.Contains(err.Error(), `name "b"`) {
+		t.Errorf("a missing name: %v", err)
+	}
+	if _, err := pack.Read[file]("test.json", []byte(`{"names": {"a": "x"}, "nmaes": {}}`), nil); err == nil || !strings.Contains(err.Error(), "nmaes") {
+		t.Errorf("an unknown field: %v", err)
+	}
+}
+
+// FuzzParseWords: a vocabulary file, however broken, is read or refused with an error, never a
+// panic.
+func FuzzParseWords(f *testing.F) {
+	data, err := os.ReadFile("words.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add([]byte(`{"domains": {"x": {"description": "d", "examples": ["e"], "boosts": [{"when": [], "add": 1}]}}}`))
+	f.Add([]byte(`{"usage": ["view"]} {}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if w, err := pack.ParseWords(b); err == nil && w == nil {
+			t.Fatal("no vocabulary and no error")
+		}
+	})
 }

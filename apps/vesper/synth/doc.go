@@ -12,10 +12,11 @@
 // shortened until the answer is under 600 words. Series (hourly prices,
 // hub-zone spreads, usage trends) also carry a Chart a UI can draw.
 //
-// Most sentences are data, in texts.json ([ParseTexts]): the answers' sentence templates (with
-// a "_one" and an "_other" form where a count decides the wording), what an empty result
-// suggests, how a failed or refused call is explained, the hint per argument. Go fills their
-// placeholders; the number, money, date and table formats stay in Go.
+// The words are data, in texts.json ([ParseTexts], read strictly by pack.Read): the answers'
+// sentence templates (with a "_one" and an "_other" form where a count decides the wording),
+// the tables' column headers, the charts' titles and labels, the status and health-colour
+// words, what an empty result suggests, how a failed or refused call is explained, the hint per
+// argument. Go fills their placeholders; the number, money and date formats stay in Go.
 //
 //	f := synth.New(nil)
 //	block, err := f.Render(result)        // one *tools.XxxResult

@@ -3,9 +3,11 @@ package synth
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/trellis-go/trellis/numfmt"
 )
@@ -100,30 +102,28 @@ func FullDay(s string) string {
 
 // HealthBadge is the colour emoji and name of a health colour.
 func HealthBadge(color string) string {
-	switch strings.ToLower(strings.TrimSpace(color)) {
-	case "green":
-		return "🟢 Green"
-	case "yellow":
-		return "🟡 Yellow"
-	case "red":
-		return "🔴 Red"
-	case "blue":
-		return "🔵 Blue"
+	c := strings.ToLower(strings.TrimSpace(color))
+	if _, ok := colourStatus[c]; ok {
+		return label("badge_" + c)
 	}
-	return "⬜ N/A"
+	return label("badge_none")
 }
+
+// colourStatus maps a health colour code to its status code; statusCodes are the status codes,
+// each written by the label of that name (texts.json).
+var (
+	colourStatus = map[string]string{"green": "on_track", "yellow": "at_risk", "red": "off_track", "blue": "on_hold"}
+	statusCodes  = []string{"on_track", "at_risk", "off_track", "on_hold"}
+)
 
 // Status is a project status in words with its emoji: "off track 🔴".
 func Status(statusType string) string {
-	switch strings.ToLower(strings.TrimSpace(statusType)) {
-	case "on_track", "green":
-		return "on track 🟢"
-	case "at_risk", "yellow":
-		return "at risk 🟡"
-	case "off_track", "red":
-		return "off track 🔴"
-	case "on_hold", "blue":
-		return "on hold 🔵"
+	s := strings.ToLower(strings.TrimSpace(statusType))
+	if st, ok := colourStatus[s]; ok {
+		s = st
+	}
+	if slices.Contains(statusCodes, s) {
+		return label(s)
 	}
 	return strings.ReplaceAll(statusType, "_", " ")
 }
@@ -132,10 +132,8 @@ func Status(statusType string) string {
 // "**off track** 🔴".
 func StatusBold(statusType string) string {
 	s := Status(statusType)
-	for _, e := range []string{" 🟢", " 🟡", " 🔴", " 🔵"} {
-		if words, ok := strings.CutSuffix(s, e); ok {
-			return "**" + words + "**" + e
-		}
+	if i := strings.LastIndexByte(s, ' '); i > 0 && !strings.ContainsFunc(s[i+1:], unicode.IsLetter) {
+		return "**" + s[:i] + "**" + s[i:]
 	}
 	return "**" + s + "**"
 }
@@ -164,7 +162,7 @@ func StageShort(stage string) string {
 }
 
 // HourEnding writes hour of day 0-23 as hour-ending "HE 1".."HE 24".
-func HourEnding(h int) string { return fmt.Sprintf("HE %d", h+1) }
+func HourEnding(h int) string { return say("hour_ending", "hour", strconv.Itoa(h+1)) }
 
 // Shift describes how far a date moved: "+3 months", "-2 weeks", "No
 // change (re-confirmed)".
@@ -175,24 +173,18 @@ func Shift(from, to string) string {
 		return ""
 	}
 	if a.Equal(b) {
-		return "No change (re-confirmed)"
+		return label("no_change")
 	}
 	months := (b.Year()-a.Year())*12 + int(b.Month()) - int(a.Month())
-	plural := func(n int, u string) string {
-		s := fmt.Sprintf("%+d %s", n, u)
-		if n != 1 && n != -1 {
-			s += "s"
-		}
-		return s
-	}
+	shift := func(n int, unit string) string { return sayN(n, "shift_"+unit, "count", fmt.Sprintf("%+d", n)) }
 	if months != 0 && math.Abs(b.Sub(a).Hours()/24) >= 25 {
-		return plural(months, "month")
+		return shift(months, "month")
 	}
 	days := int(math.Round(b.Sub(a).Hours() / 24))
 	if days%7 == 0 {
-		return plural(days/7, "week")
+		return shift(days/7, "week")
 	}
-	return plural(days, "day")
+	return shift(days, "day")
 }
 
 // Table is tabular data before it is written out.
@@ -234,7 +226,7 @@ func (t *Table) Markdown(max int) string {
 		b.WriteString("\n")
 	}
 	if n < len(t.Rows) {
-		fmt.Fprintf(&b, "\n_…and %d more rows._\n", len(t.Rows)-n)
+		b.WriteString("\n" + sayN(len(t.Rows)-n, "more_rows", "count", strconv.Itoa(len(t.Rows)-n)) + "\n")
 	}
 	return b.String()
 }

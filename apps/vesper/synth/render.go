@@ -57,7 +57,7 @@ func (f *Formatter) averagePrice(r *tools.AveragePriceResult) Block {
 // hours, then each file's own figure, since vendors' forecasts differ.
 func (f *Formatter) allFilesPrice(r *tools.AveragePriceResult, period string) Block {
 	all := r.AllFiles
-	t := &Table{Headers: []string{"Vendor", "As-Of", "Avg Price ($/MWh)", "Hours"}}
+	t := &Table{Headers: headers("average_prices")}
 	lo, hi := r.Prices[0], r.Prices[0]
 	for _, p := range r.Prices {
 		t.Rows = append(t.Rows, []string{p.Vendor, p.AsOf, Price(p.AvgPrice), Int(p.DataPoints)})
@@ -83,9 +83,9 @@ func (f *Formatter) hourly(r *tools.HourlyPriceResult) Block {
 		return emptyBlock(r.Meta, texts.TryInstead["hourly"])
 	}
 	hi, lo := r.Hours[0], r.Hours[0]
-	t := &Table{Headers: []string{"Hour", "Avg ($/MWh)", "Min", "Max"}}
-	ch := &Chart{Kind: "line", Title: "Average day-ahead price by hour: " + r.Searched, XLabel: "Hour ending", YLabel: "$/MWh",
-		Series: []Series{{Name: "Average"}, {Name: "Min"}, {Name: "Max"}}}
+	t := &Table{Headers: headers("hourly")}
+	ch := &Chart{Kind: "line", Title: say("chart_hourly", "searched", r.Searched), XLabel: label("hour_ending"), YLabel: label("per_mwh"),
+		Series: []Series{{Name: label("average")}, {Name: label("min")}, {Name: label("max")}}}
 	for _, h := range r.Hours {
 		if h.AvgPrice > hi.AvgPrice {
 			hi = h
@@ -108,15 +108,15 @@ func (f *Formatter) hourly(r *tools.HourlyPriceResult) Block {
 // peakWords states the peak and off-peak means, their spread, and which
 // hours are peak in the market.
 func peakWords(r *tools.HourlyPriceResult) string {
-	window := fmt.Sprintf("HE %d-%d", r.PeakFirstHE, r.PeakLastHE)
+	window := say("hours_ending", "first", strconv.Itoa(r.PeakFirstHE), "last", strconv.Itoa(r.PeakLastHE))
 	whose := say("market_peak_hours", "market", r.Market, "window", window)
 	if !r.PeakDefined || r.Market == "" {
 		whose = say("peak_hours", "window", window)
 	}
-	dir := "above"
+	dir := label("above")
 	spread := r.PeakSpread
 	if spread < 0 {
-		dir, spread = "below", -spread
+		dir, spread = label("below"), -spread
 	}
 	return say("peak_vs_off_peak", "whose", whose, "peak", PerMWh(r.PeakAvg), "off_peak", PerMWh(r.OffPeakAvg),
 		"spread", PerMWh(spread), "direction", dir)
@@ -126,7 +126,7 @@ func (f *Formatter) curves(r *tools.ListCurvesResult) Block {
 	if len(r.Curves) == 0 {
 		return emptyBlock(r.Meta, texts.TryInstead["curves"])
 	}
-	t := &Table{Headers: []string{"Vendor", "Market", "Hub-Zone", "As-Of", "Latest"}}
+	t := &Table{Headers: headers("curves")}
 	for _, c := range r.Curves {
 		latest := ""
 		if c.Selected {
@@ -135,22 +135,14 @@ func (f *Formatter) curves(r *tools.ListCurvesResult) Block {
 		t.Rows = append(t.Rows, []string{c.Vendor, c.Market, c.HubZone, c.AsOf, latest})
 	}
 	return truncNote(r.Meta, Block{ReportKey: r.ReportKey, Table: t,
-		Lead: fmt.Sprintf("There %s **%d %s**%s.", plural(len(r.Curves), "is", "are"), len(r.Curves), plural(len(r.Curves), "curve file", "curve files"),
-			strings.TrimPrefix(r.Searched, "curve files"))})
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+		Lead: sayN(len(r.Curves), "curves", "count", strconv.Itoa(len(r.Curves)), "filters", strings.TrimPrefix(r.Searched, tools.Searched("curves", "filters", "")))})
 }
 
 func (f *Formatter) vendors(r *tools.CompareVendorsResult) Block {
 	if len(r.Representative) == 0 {
 		return emptyBlock(r.Meta, texts.TryInstead["vendors"])
 	}
-	t := &Table{Headers: []string{"Vendor", "As-Of", "Avg Price ($/MWh)"}}
+	t := &Table{Headers: headers("vendors")}
 	for _, p := range r.Representative {
 		t.Rows = append(t.Rows, []string{p.Vendor, p.AsOf, Price(p.AvgPrice)})
 	}
@@ -159,11 +151,11 @@ func (f *Formatter) vendors(r *tools.CompareVendorsResult) Block {
 	if period == "" {
 		period = fmt.Sprint(r.Year)
 	}
-	b.Lead = fmt.Sprintf("**Day-Ahead Price Comparison — %s, %s, %s**", r.HubZone, r.Market, period)
+	b.Lead = say("vendor_comparison", "hub_zone", r.HubZone, "market", r.Market, "period", period)
 	if d := r.Difference; d != nil {
-		dir := "higher"
+		dir := label("higher")
 		if d.Difference < 0 {
-			dir = "lower"
+			dir = label("lower")
 		}
 		abs := d.Difference
 		pct := d.Percent
@@ -193,8 +185,8 @@ func (f *Formatter) hubZones(r *tools.CompareHubZonesResult) Block {
 	if len(r.Hours) == 0 {
 		return emptyBlock(r.Meta, texts.TryInstead["hub_zones"])
 	}
-	t := &Table{Headers: []string{"Hour", r.HubZoneA + " ($/MWh)", r.HubZoneB + " ($/MWh)", "Spread"}}
-	ch := &Chart{Kind: "line", Title: r.HubZoneA + " vs " + r.HubZoneB + " by hour", XLabel: "Hour ending", YLabel: "$/MWh",
+	t := &Table{Headers: headers("hub_zones", "a", r.HubZoneA, "b", r.HubZoneB)}
+	ch := &Chart{Kind: "line", Title: say("chart_hub_zones", "a", r.HubZoneA, "b", r.HubZoneB), XLabel: label("hour_ending"), YLabel: label("per_mwh"),
 		Series: []Series{{Name: r.HubZoneA}, {Name: r.HubZoneB}}}
 	widest := r.Hours[0]
 	for _, h := range r.Hours {
@@ -206,9 +198,9 @@ func (f *Formatter) hubZones(r *tools.CompareHubZonesResult) Block {
 		ch.Series[0].Values = append(ch.Series[0].Values, h.PriceA)
 		ch.Series[1].Values = append(ch.Series[1].Values, h.PriceB)
 	}
-	dir := "above"
+	dir := label("above")
 	if r.AvgSpread < 0 {
-		dir = "below"
+		dir = label("below")
 	}
 	name := func(hub, market string) string {
 		if market != "" && r.MarketA != r.MarketB { // two markets: say which is which
@@ -222,14 +214,14 @@ func (f *Formatter) hubZones(r *tools.CompareHubZonesResult) Block {
 }
 
 func rangeWords(start, end string, now time.Time) string {
-	return Day(start, now) + " to " + Day(end, now)
+	return say("range", "start", Day(start, now), "end", Day(end, now))
 }
 
 func (f *Formatter) topReports(r *tools.TopReportsResult, now time.Time) Block {
 	if len(r.Reports) == 0 {
 		return emptyBlock(r.Meta, texts.TryInstead["top_reports"])
 	}
-	t := &Table{Headers: []string{"#", "Report", "Workspace", "Views", "Unique Viewers"}}
+	t := &Table{Headers: headers("top_reports")}
 	for i, x := range r.Reports {
 		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), x.ReportName, x.Workspace, Int(x.TotalViews), Int(x.UniqueViewers)})
 	}
@@ -257,7 +249,7 @@ func (f *Formatter) topUsers(r *tools.TopUsersResult, now time.Time) Block {
 	if len(r.Users) == 0 {
 		return emptyBlock(r.Meta, texts.TryInstead["top_users"])
 	}
-	t := &Table{Headers: []string{"#", "User", "Views", "Reports Viewed", "Last Activity"}}
+	t := &Table{Headers: headers("top_users")}
 	for i, u := range r.Users {
 		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), u.UserEmail, Int(u.TotalViews), Int(u.UniqueReports), Day(u.LastActivity, now)})
 	}
@@ -280,20 +272,20 @@ func (f *Formatter) trend(r *tools.UsageTrendResult, now time.Time) Block {
 	if len(r.Points) == 0 {
 		return emptyBlock(r.Meta, texts.TryInstead["trend"])
 	}
-	t := &Table{Headers: []string{strings.ToUpper(r.Period[:1]) + r.Period[1:], "Views"}}
-	ch := &Chart{Kind: "bar", Title: "Report views per " + r.Period, XLabel: r.Period, YLabel: "views", Series: []Series{{Name: "Views"}}}
+	t := &Table{Headers: headers("trend", "period", strings.ToUpper(r.Period[:1])+r.Period[1:])}
+	ch := &Chart{Kind: "bar", Title: say("chart_trend", "period", r.Period), XLabel: r.Period, YLabel: label("views_axis"), Series: []Series{{Name: label("views")}}}
 	var total int64
 	for _, p := range r.Points {
 		label := ShortMonthYear(p.Period)
 		if r.Period == "week" {
-			label = "Week of " + FullDay(p.Period)
+			label = say("week_of", "day", FullDay(p.Period))
 		}
 		t.Rows = append(t.Rows, []string{label, Int(p.Views)})
 		ch.X = append(ch.X, label)
 		ch.Series[0].Values = append(ch.Series[0].Values, float64(p.Views))
 		total += p.Views
 	}
-	subject := "All reports"
+	subject := say("trend_all_reports")
 	if r.ReportName != "" {
 		subject = "**" + r.ReportName + "**"
 	}
@@ -303,19 +295,19 @@ func (f *Formatter) trend(r *tools.UsageTrendResult, now time.Time) Block {
 	}
 	change := ""
 	if first.Views > 0 && first.Period != last.Period {
-		change = fmt.Sprintf(", %s from %s to %s", trendWord(float64(last.Views-first.Views)/float64(first.Views)*100),
-			ShortMonthYear(first.Period), ShortMonthYear(last.Period))
+		change = say("trend_change", "direction", trendWord(float64(last.Views-first.Views)/float64(first.Views)*100),
+			"first", ShortMonthYear(first.Period), "last", ShortMonthYear(last.Period))
 	}
-	when := "over the period"
+	when := say("trend_over")
 	if r.Start != "" && r.End != "" {
-		when = "from " + rangeWords(r.Start, r.End, now)
+		when = say("trend_from", "range", rangeWords(r.Start, r.End, now))
 	}
 	by := ""
 	if r.Totals.UniqueViewers > 0 {
-		by = fmt.Sprintf(" by **%s unique %s**", Int(r.Totals.UniqueViewers), plural(int(r.Totals.UniqueViewers), "viewer", "viewers"))
+		by = sayN(int(r.Totals.UniqueViewers), "trend_by", "count", Int(r.Totals.UniqueViewers))
 	}
 	b := Block{ReportKey: r.ReportKey, Table: t, Chart: ch,
-		Lead: fmt.Sprintf("%s had **%s views**%s %s%s.", subject, Int(total), by, when, change)}
+		Lead: say("trend", "subject", subject, "views", Int(total), "by", by, "when", when, "change", change)}
 	if len(r.Points) == 1 {
 		b.Table, b.Chart = nil, nil // one figure: the sentence says it
 	}
@@ -325,11 +317,11 @@ func (f *Formatter) trend(r *tools.UsageTrendResult, now time.Time) Block {
 func trendWord(pct float64) string {
 	switch {
 	case pct > 2:
-		return "up " + Percent(pct)
+		return say("trend_up", "percent", Percent(pct))
 	case pct < -2:
-		return "down " + Percent(-pct)
+		return say("trend_down", "percent", Percent(-pct))
 	}
-	return "about flat"
+	return say("trend_flat")
 }
 
 func (f *Formatter) overview(r *tools.ProjectOverviewResult) Block {
@@ -342,14 +334,14 @@ func (f *Formatter) overview(r *tools.ProjectOverviewResult) Block {
 	p := r.Project
 	size := []string{}
 	if p.GenCapMW > 0 {
-		size = append(size, fmt.Sprintf("%g MW", p.GenCapMW))
+		size = append(size, say("capacity", "mw", fmt.Sprintf("%g", p.GenCapMW)))
 	}
 	if p.StoreCapMW > 0 {
-		size = append(size, fmt.Sprintf("%g MW storage", p.StoreCapMW))
+		size = append(size, say("storage_capacity", "mw", fmt.Sprintf("%g", p.StoreCapMW)))
 	}
 	b := Block{ReportKey: r.ReportKey}
-	b.Lead = fmt.Sprintf("**%s** is a %s %s project in %s, currently in **%s** and **%s**: %s.",
-		p.Name, strings.Join(size, " + "), p.Technology, p.Market, StageWords(p.Stage), Status(p.Status), p.Summary)
+	b.Lead = say("overview", "project", p.Name, "size", strings.Join(size, say("capacity_and")), "technology", p.Technology,
+		"market", p.Market, "stage", StageWords(p.Stage), "status", Status(p.Status), "summary", p.Summary)
 	switch {
 	case p.Buyer != "" && p.Tenor > 0 && p.PPAPrice != nil:
 		b.Lead += " " + say("sells_ppa_price", "buyer", p.Buyer, "tenor", strconv.FormatInt(p.Tenor, 10), "price", PerMWh(*p.PPAPrice))
@@ -360,7 +352,7 @@ func (f *Formatter) overview(r *tools.ProjectOverviewResult) Block {
 	default:
 		b.Lead += " " + say("no_offtake")
 	}
-	t := &Table{Headers: []string{"Item", "Value"}}
+	t := &Table{Headers: headers("overview")}
 	add := func(k, v string) {
 		if v != "" {
 			t.Rows = append(t.Rows, []string{k, v})
@@ -368,23 +360,23 @@ func (f *Formatter) overview(r *tools.ProjectOverviewResult) Block {
 	}
 	spent := ""
 	if p.Budget > 0 {
-		spent = fmt.Sprintf(" (%s of budget)", Percent(100*p.ActualsLTD/p.Budget))
+		spent = say("of_budget", "percent", Percent(100*p.ActualsLTD/p.Budget))
 	}
-	add("Budget", Money(p.Budget))
-	add("Actuals to date", Money(p.ActualsLTD)+spent)
-	add("Forecast", Money(p.Forecast))
-	add("Location", p.Location)
-	add("Utility", p.Utility)
-	add("Sponsor", p.Sponsor)
+	add(label("budget"), Money(p.Budget))
+	add(label("actuals_to_date"), Money(p.ActualsLTD)+spent)
+	add(label("forecast"), Money(p.Forecast))
+	add(label("location"), p.Location)
+	add(label("utility"), p.Utility)
+	add(label("sponsor"), p.Sponsor)
 	if p.Buyer != "" {
 		terms := p.Buyer
 		if p.Tenor > 0 {
-			terms += fmt.Sprintf(", %d years", p.Tenor)
+			terms += say("tenor", "years", strconv.FormatInt(p.Tenor, 10))
 		}
 		if p.PPAPrice != nil {
 			terms += ", " + PerMWh(*p.PPAPrice)
 		}
-		add("Offtake", terms)
+		add(label("offtake"), terms)
 	}
 	b.Table = t
 	return b
@@ -397,7 +389,7 @@ func (f *Formatter) health(r *tools.ProjectHealthResult) Block {
 	if len(r.Rows) == 0 {
 		return emptyBlock(r.Meta, texts.TryInstead["health"])
 	}
-	t := &Table{Headers: []string{"Domain", "Status", "% Complete", "Due Date", "Notes"}}
+	t := &Table{Headers: headers("health")}
 	var risk string
 	for _, h := range r.Rows {
 		pct := ""
@@ -425,7 +417,7 @@ func (f *Formatter) milestones(r *tools.MilestoneResult) Block {
 	if len(r.Milestones) == 0 {
 		return emptyBlock(r.Meta, texts.TryInstead["milestones"])
 	}
-	t := &Table{Headers: []string{"Milestone", "Date"}}
+	t := &Table{Headers: headers("milestones")}
 	for _, m := range r.Milestones {
 		t.Rows = append(t.Rows, []string{m.Name, MonthYear(m.Date)})
 	}
@@ -451,7 +443,7 @@ func (f *Formatter) budget(r *tools.BudgetResult) Block {
 	b := Block{ReportKey: r.ReportKey,
 		Lead: say("budget", "project", r.Project, "actuals", Money(r.Actuals), "budget", Money(r.Budget), "percent", pct,
 			"forecast", Money(r.Forecast))}
-	t := &Table{Headers: []string{"Group", "Sub-group", "Metric", "Value"}}
+	t := &Table{Headers: headers("budget")}
 	for _, l := range r.Lines {
 		v := MonthYear(l.Date)
 		if l.Amount != nil {
@@ -476,7 +468,7 @@ func (f *Formatter) risks(r *tools.TaskRisksResult, now time.Time) Block {
 		return emptyBlock(r.Meta, texts.TryInstead["risks"])
 	}
 	count := map[string]int{}
-	t := &Table{Headers: []string{"Project", "Task", "Due", "Status", "Risk", "Notes"}}
+	t := &Table{Headers: headers("risks")}
 	for _, x := range r.Tasks {
 		count[x.Risk]++
 		t.Rows = append(t.Rows, []string{x.Project, x.Task, Day(x.Due, now), x.Status, x.Risk, x.Notes})
@@ -505,10 +497,10 @@ func (f *Formatter) portfolio(r *tools.PortfolioResult) Block {
 	if len(r.Projects) == 0 {
 		return emptyBlock(r.Meta, texts.TryInstead["portfolio"])
 	}
-	t := &Table{Headers: []string{"Project", "Stage", "Technology", "Market", "Budget", "Actuals", "Summary"}}
+	t := &Table{Headers: headers("portfolio")}
 	if len(r.Milestones) > 0 {
 		// The dates asked for take the money columns' place.
-		t.Headers = []string{"Project", "Stage", "Technology", "Market", "Status"}
+		t.Headers = headers("portfolio_dates")
 		for _, m := range r.Milestones {
 			t.Headers = append(t.Headers, milestoneHeader(m))
 		}
@@ -554,7 +546,7 @@ func (f *Formatter) portfolio(r *tools.PortfolioResult) Block {
 // operation date, the stage's number for a stage.
 func milestoneHeader(m string) string {
 	if m == "Commercial Operation" {
-		return "COD"
+		return label("cod")
 	}
 	return m
 }
@@ -575,7 +567,7 @@ func (f *Formatter) changes(r *tools.RecentChangesResult, now time.Time) Block {
 	var t *Table
 	var later int
 	if allDates {
-		t = &Table{Headers: []string{"Date", "Project", "Task", "Previous Date", "New Date", "Change"}}
+		t = &Table{Headers: headers("date_changes")}
 		for _, c := range r.Changes {
 			t.Rows = append(t.Rows, []string{Day(c.Date, now), c.Project, c.Task, ShortMonthYear(c.Previous), ShortMonthYear(c.New), Shift(c.Previous, c.New)})
 			if c.ShiftDays != nil && *c.ShiftDays > 0 {
@@ -583,30 +575,28 @@ func (f *Formatter) changes(r *tools.RecentChangesResult, now time.Time) Block {
 			}
 		}
 	} else {
-		t = &Table{Headers: []string{"Date", "Project", "Task", "Field", "Previous", "New"}}
+		t = &Table{Headers: headers("changes")}
 		for _, c := range r.Changes {
 			t.Rows = append(t.Rows, []string{Day(c.Date, now), c.Project, c.Task, c.Field, changeValue(c.Previous), changeValue(c.New)})
 		}
 	}
 	what := "changes"
 	if allDates {
-		what = plural(len(r.Changes), "milestone date change", "milestone date changes")
-	} else if len(r.Changes) == 1 {
-		what = "change"
+		what = "date_changes"
 	}
-	since := "since " + Day(r.Since, now)
+	since := say("changes_since", "day", Day(r.Since, now))
 	if s, err := time.Parse("2006-01-02", r.Since); err == nil {
 		if days := int(midnight(now).Sub(s).Hours() / 24); days >= 1 && days <= 31 {
-			since = fmt.Sprintf("in the last %d %s", days, plural(days, "day", "days"))
+			since = sayN(days, "changes_last", "count", strconv.Itoa(days))
 		}
 	}
 	if r.Until != "" && r.Until < midnight(now).Format("2006-01-02") {
-		since = "from " + rangeWords(r.Since, r.Until, now)
+		since = say("changes_from", "range", rangeWords(r.Since, r.Until, now))
 	}
 	b := Block{ReportKey: r.ReportKey, Table: t,
-		Lead: fmt.Sprintf("**%d %s** recorded %s:", len(r.Changes), what, since)}
+		Lead: sayN(len(r.Changes), what, "count", strconv.Itoa(len(r.Changes)), "since", since)}
 	if allDates && later >= 2 {
-		b.Paras = append(b.Paras, "**Pattern**: "+slipPattern(r.Changes, len(r.Changes)))
+		b.Paras = append(b.Paras, say("pattern", "pattern", slipPattern(r.Changes, len(r.Changes))))
 	}
 	return truncNote(r.Meta, b)
 }
@@ -668,15 +658,6 @@ func midnight(t time.Time) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 }
 
-// milestoneKinds names the kind of milestone a task is, for the pattern
-// line of date changes.
-var milestoneKinds = []struct{ word, kind string }{
-	{"commercial operation", "COD"}, {"cod", "COD"}, {"finance", "financing"}, {"financing", "financing"},
-	{"interconnection", "interconnection"}, {"power purchase", "offtake"}, {"ppa", "offtake"},
-	{"mechanical completion", "construction"}, {"substantial completion", "construction"}, {"epc", "construction"},
-	{"permit", "permitting"}, {"site control", "site control"},
-}
-
 // slipPattern says, from the data only, how many projects moved dates
 // later, by how much, and which kinds of milestone moved: "4 of 5
 // projects moved milestones later by 2-3 months (interconnection,
@@ -702,24 +683,24 @@ func slipPattern(changes []tools.ChangeRow, total int) string {
 			maxM = m
 		}
 		task := strings.ToLower(c.Task)
-		for _, k := range milestoneKinds {
-			if strings.Contains(task, k.word) {
-				if !contains(kinds, k.kind) {
-					kinds = append(kinds, k.kind)
+		for _, k := range texts.MilestoneKinds {
+			if strings.Contains(task, k.Word) {
+				if !contains(kinds, k.Kind) {
+					kinds = append(kinds, k.Kind)
 				}
 				break
 			}
 		}
 	}
-	by := fmt.Sprintf("%d-%d months", minM, maxM)
+	by := say("slip_months_range", "min", strconv.Itoa(minM), "max", strconv.Itoa(maxM))
 	if minM == maxM {
-		by = fmt.Sprintf("%d %s", minM, plural(minM, "month", "months"))
+		by = sayN(minM, "slip_months", "count", strconv.Itoa(minM))
 	}
-	out := fmt.Sprintf("%d of %d projects moved milestones later by %s", len(moved), len(projects), by)
+	of := ""
 	if len(kinds) > 0 {
-		out += " (" + joinAnd(kinds) + " milestones)"
+		of = say("slip_kinds", "kinds", joinAnd(kinds))
 	}
-	return out + "."
+	return say("slip", "moved", strconv.Itoa(len(moved)), "projects", strconv.Itoa(len(projects)), "by", by, "kinds", of)
 }
 
 func contains(xs []string, x string) bool {
@@ -735,5 +716,5 @@ func joinAnd(xs []string) string {
 	if len(xs) <= 1 {
 		return strings.Join(xs, "")
 	}
-	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+	return say("and", "list", strings.Join(xs[:len(xs)-1], ", "), "last", xs[len(xs)-1])
 }

@@ -234,7 +234,7 @@ func (f *Formatter) write(blocks []Block, links []reports.DeepLink, maxRows int)
 			}
 			l = append(l, line)
 		}
-		out += "\n\n---\n**Related Reports**\n" + strings.Join(l, "\n")
+		out += "\n\n---\n" + label("related_reports") + "\n" + strings.Join(l, "\n")
 	}
 	return out
 }

@@ -40,6 +40,18 @@ func TestTexts(t *testing.T) {
 	if _, err := ParseTexts(edit(func(m map[string]any) { delete(m["sentences"].(map[string]any), "rows_one") })); err == nil || !strings.Contains(err.Error(), `"rows_one"`) {
 		t.Errorf("a missing counted form: %v", err)
 	}
+	if _, err := ParseTexts(edit(func(m map[string]any) { delete(m["headers"].(map[string]any), "risks") })); err == nil || !strings.Contains(err.Error(), `headers "risks"`) {
+		t.Errorf("a missing table's headers: %v", err)
+	}
+	if _, err := ParseTexts(edit(func(m map[string]any) { delete(m["labels"].(map[string]any), "no_change") })); err == nil || !strings.Contains(err.Error(), `"no_change"`) {
+		t.Errorf("a missing label: %v", err)
+	}
+	if got := headers("hub_zones", "a", "NP15", "b", "SP15"); strings.Join(got, "|") != "Hour|NP15 ($/MWh)|SP15 ($/MWh)|Spread" {
+		t.Errorf("headers: %q", got)
+	}
+	if got := StatusBold("red"); got != "**off track** 🔴" {
+		t.Errorf("StatusBold: %q", got)
+	}
 	if one, many := sayN(1, "rows", "count", "1"), sayN(2, "rows", "count", "2"); one == many || !strings.Contains(one, "1") || !strings.Contains(many, "2") {
 		t.Errorf("sayN: %q, %q", one, many)
 	}

@@ -235,7 +235,7 @@ func (k *Toolkit) GetHourlyPriceDistribution(ctx context.Context, a HourlyPriceA
 	period := PeriodWords(a.Year, months)
 	searched := searchWords("hourly", "hub_zone", hub, "market", market, "period", period)
 	if a.Vendor != "" {
-		searched += " (" + resolve(entity.Vendor, a.Vendor) + ")"
+		searched += searchWords("of_vendor", "vendor", resolve(entity.Vendor, a.Vendor))
 	}
 	searched += asofWords(a.AsOf)
 	peak, defined := entity.PeakOf(market)
@@ -308,27 +308,28 @@ func (k *Toolkit) ListAvailableCurves(ctx context.Context, a ListCurvesArgs) (*L
 	if a.Vendor != "" {
 		v := resolve(entity.Vendor, a.Vendor)
 		q.where("vendor = ?", v)
-		words = append(words, "vendor "+v)
+		words = append(words, searchWords("by_vendor", "vendor", v))
 	}
 	if a.Market != "" {
 		v := resolve(entity.Market, a.Market)
 		q.where("market = ?", v)
-		words = append(words, "market "+v)
+		words = append(words, searchWords("by_market", "market", v))
 	}
 	if a.HubZone != "" {
 		v := resolve(entity.HubZone, a.HubZone)
 		q.where("hubzone = ?", v)
-		words = append(words, "hub-zone "+v)
+		words = append(words, searchWords("by_hub_zone", "hub_zone", v))
 	}
 	res, err := k.w.Query(ctx, p.Tenant, `SELECT DISTINCT vendor, market, hubzone, asof, yr, reference, selection
 		FROM mc_vendor_files `+q.clause()+` ORDER BY vendor, market, hubzone, yr, asof`, q.args...)
 	if err != nil {
 		return nil, err
 	}
-	searched := "curve files"
+	filters := ""
 	if len(words) > 0 {
-		searched += " for " + strings.Join(words, ", ")
+		filters = searchWords("curves_for", "filters", strings.Join(words, ", "))
 	}
+	searched := searchWords("curves", "filters", filters)
 	out := &ListCurvesResult{Curves: []CurveFile{}, Meta: Meta{ReportKey: "dayahead_curve_report", Searched: searched}}
 	out.fromResult(res)
 	for _, r := range res.Rows {

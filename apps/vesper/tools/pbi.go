@@ -201,7 +201,7 @@ func (k *Toolkit) GetTopUsers(ctx context.Context, a TopUsersArgs) (*TopUsersRes
 	report := strings.TrimSpace(a.ReportName)
 	if report != "" {
 		q.where("LOWER(report_name) = LOWER(?)", report)
-		searched += " of " + report
+		searched += searchWords("of_report", "report", report)
 	}
 	limit := q.arg(n)
 	res, err := k.w.Query(ctx, p.Tenant, `SELECT user_email, COUNT(*) AS total_views, COUNT(DISTINCT report_name), MAX(activity_date)
@@ -295,7 +295,7 @@ func (k *Toolkit) GetReportUsageTrend(ctx context.Context, a UsageTrendArgs) (*U
 		Start: start.Format("2006-01-02"), End: end.Format("2006-01-02"), Meta: Meta{ReportKey: "pbi_usage_metrics_report",
 			Searched: searchWords("trend", "period", period, "range", humanRange(start, end))}}
 	if report != "" {
-		out.Searched += " of " + report
+		out.Searched += searchWords("of_report", "report", report)
 	}
 	buckets := map[string]int64{}
 	var order []string

@@ -310,7 +310,7 @@ func (k *Toolkit) GetTaskRisks(ctx context.Context, a TaskRisksArgs) (*TaskRisks
 			return out, err
 		}
 		q.where("t.projectname = ?", m.Name)
-		out.Searched += " in " + m.Name
+		out.Searched += searchWords("in_project", "project", m.Name)
 	}
 	if a.RiskLevel != "" {
 		lvl := strings.ToUpper(a.RiskLevel[:1]) + strings.ToLower(a.RiskLevel[1:])
@@ -318,7 +318,7 @@ func (k *Toolkit) GetTaskRisks(ctx context.Context, a TaskRisksArgs) (*TaskRisks
 			return nil, &ArgError{Tool: name, Arg: "risk_level", Problem: fmt.Sprintf("%q is not a risk level", a.RiskLevel), Hint: "use High, Medium or Low"}
 		}
 		q.where("t.risk = ?", lvl)
-		out.Searched += " at level " + lvl
+		out.Searched += searchWords("at_level", "level", lvl)
 	}
 	res, err := k.w.Query(ctx, p.Tenant, `SELECT t.projectname, t.taskname, t.task_type, t.finishdate, t.status, t.risk, t.notesforper
 		FROM per_tasks t `+q.clause()+`
@@ -382,8 +382,8 @@ type PortfolioResult struct {
 // means: a column's name in any case, or COD.
 func milestoneColumn(name string) (string, bool) {
 	n := strings.ToLower(strings.TrimSpace(name))
-	if n == "cod" || n == "commercial operation date" {
-		n = "commercial operation"
+	if alias, ok := texts.MilestoneAliases[n]; ok {
+		n = alias
 	}
 	for _, c := range warehouse.MilestoneColumns {
 		if strings.ToLower(c) == n {
@@ -403,15 +403,15 @@ func (k *Toolkit) GetPortfolioSummary(ctx context.Context, a PortfolioArgs) (*Po
 	}
 	var q query
 	q.where("(pp.is_archived = 0 OR pp.is_archived IS NULL)")
-	words := []string{"active projects"}
+	words := []string{searchWords("portfolio")}
 	if a.Technology != "" {
 		t := resolve(entity.Technology, a.Technology)
 		q.where("LOWER(pp.technology) = LOWER(?)", t)
-		words = append(words, "technology "+t)
+		words = append(words, searchWords("by_technology", "technology", t))
 	}
 	if a.Stage != "" {
 		q.like("pp.currentprojectstage", strings.TrimSpace(a.Stage))
-		words = append(words, "stage "+a.Stage)
+		words = append(words, searchWords("by_stage", "stage", a.Stage))
 	}
 	if a.StatusColor != "" {
 		s, ok, _ := entity.Resolve(entity.ProjectStatus, a.StatusColor)
@@ -419,15 +419,15 @@ func (k *Toolkit) GetPortfolioSummary(ctx context.Context, a PortfolioArgs) (*Po
 			return nil, &ArgError{Tool: name, Arg: "status_color", Problem: fmt.Sprintf("%q is not a status", a.StatusColor), Hint: "use green, yellow, red or blue (on_track, at_risk, off_track, on_hold)"}
 		}
 		q.where("pp.status_type = ?", s)
-		words = append(words, "status "+s)
+		words = append(words, searchWords("by_status", "status", s))
 	}
 	if a.Sponsor != "" {
 		q.like("pp.sponsor", strings.TrimSpace(a.Sponsor))
-		words = append(words, "sponsor "+a.Sponsor)
+		words = append(words, searchWords("by_sponsor", "sponsor", a.Sponsor))
 	}
 	if a.Buyer != "" {
 		q.like("pp.buyer", strings.TrimSpace(a.Buyer))
-		words = append(words, "buyer "+a.Buyer)
+		words = append(words, searchWords("by_buyer", "buyer", a.Buyer))
 	}
 	var milestones []string
 	for _, m := range a.Milestones {
@@ -550,7 +550,7 @@ func (k *Toolkit) GetRecentChanges(ctx context.Context, a RecentChangesArgs) (*R
 	out := &RecentChangesResult{Since: since.Format("2006-01-02"), Changes: []ChangeRow{}, Meta: Meta{ReportKey: "per_portfolio_report"}}
 	var q query
 	q.where("dateofchange >= ?", since.Format("2006-01-02"))
-	words := []string{"changes since " + humanDay(since)}
+	words := []string{searchWords("changes_since", "day", humanDay(since))}
 	if a.UntilDate != "" {
 		until, err := parseDate(name, "until_date", a.UntilDate)
 		if err != nil {
@@ -562,7 +562,7 @@ func (k *Toolkit) GetRecentChanges(ctx context.Context, a RecentChangesArgs) (*R
 		out.Until = until.Format("2006-01-02")
 		// dateofchange may hold a time of day: the whole last day counts
 		q.where("dateofchange < ?", until.AddDate(0, 0, 1).Format("2006-01-02"))
-		words = []string{"changes from " + humanRange(since, until)}
+		words = []string{searchWords("changes_from", "range", humanRange(since, until))}
 	}
 	if a.ProjectName != "" {
 		m, ok, err := k.project(ctx, p.Tenant, name, a.ProjectName, &out.Meta)
@@ -570,12 +570,12 @@ func (k *Toolkit) GetRecentChanges(ctx context.Context, a RecentChangesArgs) (*R
 			return out, err
 		}
 		q.where("projectname = ?", m.Name)
-		words = append(words, "in "+m.Name)
+		words = append(words, searchWords("changes_in", "project", m.Name))
 	}
 	if a.FieldChanged != "" {
 		f := canonicalField(a.FieldChanged)
 		q.where("fieldchanged = ?", f)
-		words = append(words, "to "+f)
+		words = append(words, searchWords("changes_to", "field", f))
 	}
 	out.Searched = strings.Join(words, " ")
 	res, err := k.w.Query(ctx, p.Tenant, `SELECT dateofchange, projectname, taskname, fieldchanged, previousvalue, newvalue
@@ -600,7 +600,7 @@ func (k *Toolkit) GetRecentChanges(ctx context.Context, a RecentChangesArgs) (*R
 }
 
 // canonicalField maps "finish date", "finishdate" or "risk" to the change
-// log's field names; other text is kept.
+// log's field names (a field's own name, or texts.json's field_aliases); other text is kept.
 func canonicalField(s string) string {
 	norm := func(x string) string {
 		return strings.Map(func(r rune) rune {
@@ -616,13 +616,8 @@ func canonicalField(s string) string {
 			return f
 		}
 	}
-	switch n {
-	case "date", "dates", "milestone", "milestones", "milestonedate", "milestonedates", "duedate":
-		return "FinishDate"
-	case "risk":
-		return "Risk Assessment"
-	case "notes":
-		return "NotesForPER"
+	if f, ok := texts.FieldAliases[n]; ok {
+		return f
 	}
 	return strings.TrimSpace(s)
 }

@@ -72,7 +72,7 @@ func PeriodWords(year int, months []int) string {
 	for i, m := range months {
 		names[i] = name(m)
 	}
-	return fmt.Sprintf("%s and %s %d", strings.Join(names[:len(names)-1], ", "), names[len(names)-1], year)
+	return fmt.Sprintf("%s%s%s %d", strings.Join(names[:len(names)-1], ", "), searchWords("and"), names[len(names)-1], year)
 }
 
 // marketOf returns the market to query: the one given, resolved, or, when
@@ -104,4 +104,6 @@ func (k *Toolkit) marketOf(ctx context.Context, tenant, toolName, market, hub st
 func humanDay(t time.Time) string { return t.Format("Jan 2, 2006") }
 
 // humanRange writes a date range as "Jan 1, 2026 to Jan 31, 2026".
-func humanRange(start, end time.Time) string { return humanDay(start) + " to " + humanDay(end) }
+func humanRange(start, end time.Time) string {
+	return searchWords("range", "start", humanDay(start), "end", humanDay(end))
+}

@@ -20,4 +20,18 @@ func TestTexts(t *testing.T) {
 	if got := searchWords("hub_zones", "a", "NP15", "b", "{period}", "period", "2025"); got != "hourly prices of NP15 and {period} for 2025" {
 		t.Errorf("searchWords: %q", got)
 	}
+	for in, want := range map[string]string{"Due Date": "FinishDate", "risk": "Risk Assessment", "notes": "NotesForPER", "budget": "Budget", "colour": "colour"} {
+		if got := canonicalField(in); got != want {
+			t.Errorf("canonicalField(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if c, ok := milestoneColumn("COD"); !ok || c != "Commercial Operation" {
+		t.Errorf("milestoneColumn(COD) = %q %v", c, ok)
+	}
+	if _, ok := milestoneColumn("groundbreaking"); ok {
+		t.Error("an unknown milestone was taken")
+	}
+	if got := PeriodWords(2025, []int{1, 2, 12}); got != "January, February and December 2025" {
+		t.Errorf("PeriodWords: %q", got)
+	}
 }
