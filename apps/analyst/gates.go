@@ -399,6 +399,9 @@ func (a *Analyst) readDiscoveryReply(ctx context.Context, text string) (discover
 		if err := structured(ctx, a.fast, replySchema, sys, part, &out); err != nil {
 			return r, fmt.Errorf("analyst: reading the reply to the discoveries: %w", err)
 		}
+		if cued, ok := dropCue(part, out.Reply == "direction"); ok && strings.ContainsAny(cued, "0123456789") {
+			out.Reply = "ignore" // "no need for D2", "no need to follow up on D2"
+		}
 		subject := part
 		switch out.Reply {
 		case "ignore":

@@ -197,6 +197,9 @@ func (a *Analyst) revise(ctx context.Context, p Plan, feedback string) (Plan, er
 			return Plan{}, fmt.Errorf("analyst: reading the feedback on the plan: %w", err)
 		}
 		subject := choiceSubject("change", out.Change, part)
+		if cued, ok := dropCue(part, out.Change == "other"); ok {
+			out.Change, subject = "drop", cued // "no need for X", "no need to research X"
+		}
 		if out.Change == "other" || len(contentWords(subject)) == 0 {
 			continue
 		}
@@ -233,6 +236,26 @@ func (a *Analyst) revise(ctx context.Context, p Plan, feedback string) (Plan, er
 // feedbackParts splits feedback into its sentences, lines and steps (the pack's step joiners,
 // "and then").
 var feedbackParts = regexp.MustCompile(`(?i)[.;\n]+|\b` + pack.Alternation(words.StepJoiners) + `\b`)
+
+// dropCueRe is a phrase that marks what follows it as not wanted (the pack's drop cues, "no need
+// for"), what precedes it and what follows it.
+var dropCueRe = regexp.MustCompile(`(?i)^(.*?)(?:^|[^\pL\pN'])` + pack.Alternation(words.DropCues) + `(?:$|[^\pL\pN'])\s*(.*)$`)
+
+// openersRe is one of the pack's lead openers ("please", "i think").
+var openersRe = regexp.MustCompile(`(?i)\b` + pack.Alternation(words.LeadOpeners) + `\b`)
+
+// dropCue is what text says is not wanted: the words after the first of the pack's drop cues it
+// holds. A cue overrides what the model heard when it opens the text (nothing but stopwords and
+// the pack's lead openers before it: "no need to research X" is no addition) or when the model heard nothing else
+// (unheard); ok is false without such a cue or without words after it.
+func dropCue(text string, unheard bool) (string, bool) {
+	m := dropCueRe.FindStringSubmatch(text)
+	if m == nil || (!unheard && len(contentWords(openersRe.ReplaceAllString(m[1], " "))) > 0) {
+		return "", false
+	}
+	after := strings.Trim(m[2], " ,;:.!?")
+	return after, after != ""
+}
 
 // dropNamed removes the sub-questions that share the most of words (at least one); it keeps them
 // all when none does, or when every one would go.
