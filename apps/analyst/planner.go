@@ -54,7 +54,7 @@ func (a *Analyst) planner(ctx context.Context, s State) (State, error) {
 		normalizePlan(&p, mem)
 	}
 	return State{ResearchPlan: &p, PlanVersion: s.PlanVersion + 1, CurrentPhase: "planning",
-		Messages: []message.Message{message.Assistant(fmt.Sprintf("Research plan v%d ready for your review: %d sub-questions.", s.PlanVersion+1, len(p.SubQuestions)))}}, nil
+		Messages: []message.Message{message.Assistant(sentence("plan_ready", map[string]any{"Version": s.PlanVersion + 1, "Count": len(p.SubQuestions)}))}}, nil
 }
 
 func chunkList(cs []Chunk, n int) string {
@@ -346,11 +346,12 @@ func lowerCommon(s string) string {
 // planMarkdown renders a plan for the plan gate.
 func planMarkdown(p *Plan, version int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Research plan (v%d): %s\n\n## Sub-questions\n\n", version, p.Topic)
+	fmt.Fprintf(&b, "# %s\n\n## %s\n\n", sentence("plan_title", map[string]any{"Version": version, "Topic": p.Topic}), sentence("plan_questions_heading", nil))
 	for _, q := range p.SubQuestions {
-		fmt.Fprintf(&b, "%s. **%s** (sources: %s)\n", q.ID, q.Question, strings.Join(q.Sources, ", "))
+		fmt.Fprintf(&b, "%s\n", sentence("plan_question", map[string]any{"ID": q.ID, "Question": q.Question, "Sources": strings.Join(q.Sources, ", ")}))
 	}
-	fmt.Fprintf(&b, "\n**Output format:** %s  \n**Frameworks:** %s\n\n## Rationale\n\n%s\n\n", p.OutputFormat, strings.Join(p.Frameworks, ", "), p.Rationale)
-	b.WriteString("_Accept to start the research, edit the plan, respond with feedback to re-plan, or ignore to stop._")
+	fmt.Fprintf(&b, "\n%s  \n%s\n\n## %s\n\n%s\n\n", sentence("plan_format", map[string]any{"Format": p.OutputFormat}),
+		sentence("plan_frameworks", map[string]any{"Frameworks": strings.Join(p.Frameworks, ", ")}), sentence("plan_rationale_heading", nil), p.Rationale)
+	fmt.Fprintf(&b, "_%s_", sentence("plan_hint", nil))
 	return b.String()
 }

@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// TestSentencesRender: every sentence the Go code names is in prompts/offline/sentences.md and
-// every sentence there is named by the code; the questions the analyst writes read back
-// through aboutRe; a malformed file is refused with what is wrong.
+// TestSentencesRender: every sentence the Go code names is in prompts/offline/sentences.md or
+// prompts/messages/messages.md and every sentence there is named by the code; the questions the
+// analyst writes read back through aboutRe; a malformed file is refused with what is wrong.
 func TestSentencesRender(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("*.go")
@@ -33,12 +33,12 @@ func TestSentencesRender(t *testing.T) {
 	}
 	for name := range used {
 		if offlineSentences[name] == nil {
-			t.Errorf("the code names sentence %q, which sentences.md does not give", name)
+			t.Errorf("the code names sentence %q, which neither sentences.md nor messages.md gives", name)
 		}
 	}
 	for name := range offlineSentences {
 		if !used[name] {
-			t.Errorf("sentences.md gives %q, which no code names", name)
+			t.Errorf("sentences.md or messages.md gives %q, which no code names", name)
 		}
 	}
 	for _, c := range []struct{ subject, want string }{
@@ -62,8 +62,11 @@ func TestSentencesRender(t *testing.T) {
 		{"intro\n## a\nx\n## a\ny", "given twice"},
 		{"intro\n## a\n{{.X", "sentences.md"},
 	} {
-		if _, err := parseSentences(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := parseSentences("sentences.md", c.in); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("parseSentences(%q) = %v, want an error saying %q", c.in, err, c.want)
 		}
+	}
+	if _, err := mergeSentences("a.md", "## x\none", "b.md", "## x\ntwo"); err == nil || !strings.Contains(err.Error(), `"x" is given in both a.md and b.md`) {
+		t.Errorf("a sentence given in two files: %v", err)
 	}
 }
