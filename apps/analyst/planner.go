@@ -322,8 +322,7 @@ func questionOf(s string) string {
 		return sentence("question_else", nil)
 	}
 	if m := whetherRe.FindStringSubmatch(s); m != nil {
-		aux := strings.ToLower(m[2])
-		return strings.ToUpper(aux[:1]) + aux[1:] + " " + lowerCommon(m[1]) + " " + m[3] + "?"
+		return sentence("question_whether", map[string]any{"Aux": strings.ToLower(m[2]), "Subject": lowerCommon(m[1]), "Rest": m[3]})
 	}
 	if clauseRe.MatchString(s) || len(strings.Fields(s)) > 12 {
 		if subj := entitiesOf(s).subject(); subj != "" {

@@ -485,7 +485,7 @@ func (a *Analyst) review(ctx context.Context, f Finding, t Task) (bool, string, 
 		return false, "", fmt.Errorf("analyst: reviewing %s: %w", f.TaskID, err)
 	}
 	if !v.Approved && v.Critique == "" {
-		v.Critique = "Insufficient evidence."
+		v.Critique = sentence("review_insufficient", nil)
 	}
 	return v.Approved, v.Critique, nil
 }

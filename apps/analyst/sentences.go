@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"text/template"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The sentences the analyst writes itself are data: on the offline path (its plan's questions,
@@ -21,8 +23,18 @@ var sentencesFile string
 var messagesFile string
 
 // sentenceFuncs are the functions the sentences may call: last reports whether i is the last
-// index of a list (for "A, B and C").
-var sentenceFuncs = template.FuncMap{"last": func(i int, list []string) bool { return i == len(list)-1 }}
+// index of a list (for "A, B and C"); capital writes a word with a capital first letter (a
+// sentence's first word).
+var sentenceFuncs = template.FuncMap{
+	"last": func(i int, list []string) bool { return i == len(list)-1 },
+	"capital": func(s string) string {
+		if s == "" {
+			return s
+		}
+		r, n := utf8.DecodeRuneInString(s)
+		return string(unicode.ToUpper(r)) + s[n:]
+	},
+}
 
 // parseSentences reads a sentences file (file names it in errors): an introduction, then "## name"
 // sections, each a text/template. A section without a name or text, a name given twice or a
