@@ -61,21 +61,21 @@ func askGate(ctx context.Context, req agent.HumanInterrupt) (resp agent.HumanRes
 	allowed := gateTypes(req.Config)
 	resp, perr := agent.ParseHumanResponse(raw)
 	if perr != nil {
-		return resp, fmt.Sprintf("the answer could not be read (%v); answer with one of %s", perr, strings.Join(allowed, ", ")), nil
+		return resp, sentence("gate_unreadable", map[string]any{"Error": perr.Error(), "Types": strings.Join(allowed, ", ")}), nil
 	}
 	if !slices.Contains(allowed, resp.Type) {
-		return resp, fmt.Sprintf("this gate does not take an answer of type %q; answer with one of %s", resp.Type, strings.Join(allowed, ", ")), nil
+		return resp, sentence("gate_type", map[string]any{"Type": resp.Type, "Types": strings.Join(allowed, ", ")}), nil
 	}
 	switch resp.Type {
 	case agent.ResponseRespond:
 		var s string
 		if json.Unmarshal(resp.Args, &s) != nil {
-			return resp, "a response needs its text as args (a string)", nil
+			return resp, sentence("gate_response_args", nil), nil
 		}
 	case agent.ResponseEdit:
 		var m map[string]any
 		if json.Unmarshal(resp.Args, &m) != nil || m == nil {
-			return resp, `an edit needs args as an object {"action": ..., "args": {...}}`, nil
+			return resp, sentence("gate_edit_args", nil), nil
 		}
 	}
 	return resp, "", nil
@@ -106,7 +106,7 @@ func responseText(r agent.HumanResponse) string {
 func editArgs(r agent.HumanResponse) (map[string]any, error) {
 	var ar agent.ActionRequest
 	if err := json.Unmarshal(r.Args, &ar); err != nil {
-		return nil, fmt.Errorf("analyst: an edit's args must be {\"action\": ..., \"args\": {...}}: %w", err)
+		return nil, fmt.Errorf("analyst: %s: %w", sentence("gate_edit_args", nil), err)
 	}
 	if ar.Args == nil {
 		return map[string]any{}, nil
@@ -160,7 +160,7 @@ func (a *Analyst) planGate(ctx context.Context, s State) (State, error) {
 			src = v
 		}
 		if err := remarshal(src, &p); err != nil || len(p.SubQuestions) == 0 {
-			return retry(fmt.Errorf("analyst: an edit of the plan must send args.plan with sub_questions (a list of {question, sources}); got %s", clip(toJSON(args), 200)))
+			return retry(fmt.Errorf("analyst: %s", sentence("gate_plan_edit", map[string]any{"Got": clip(toJSON(args), 200)})))
 		}
 		if p.Topic == "" {
 			p.Topic = s.ResearchPlan.Topic
@@ -181,7 +181,7 @@ func (a *Analyst) planGate(ctx context.Context, s State) (State, error) {
 	case "response":
 		text := responseText(resp)
 		if text == "" {
-			return retry(fmt.Errorf("analyst: a response to the plan needs text: what to change"))
+			return retry(fmt.Errorf("analyst: %s", sentence("gate_plan_text", nil)))
 		}
 		if _, err := a.mem.Update(ctx, user, NSPreferences, "feedback on the plan", []message.Message{message.User(text)}); err != nil {
 			return State{}, err
@@ -274,7 +274,7 @@ func (a *Analyst) discoveryGate(ctx context.Context, s State) (State, error) {
 			Messages: []message.Message{message.Assistant(sentence("discoveries_approved", nil))}}, nil
 	case "ignore":
 		if focus == "" {
-			return retry(fmt.Errorf("analyst: there is no discovery left to ignore; accept or respond"))
+			return retry(fmt.Errorf("analyst: %s", sentence("gate_nothing_to_ignore", nil)))
 		}
 		ignore = []string{focus}
 	case "edit":
@@ -287,13 +287,13 @@ func (a *Analyst) discoveryGate(ctx context.Context, s State) (State, error) {
 			FollowUps []string `json:"follow_ups"`
 		}
 		if err := remarshal(args, &e); err != nil || len(e.Ignore)+len(e.FollowUps) == 0 {
-			return retry(fmt.Errorf("analyst: an edit of the discoveries must send args.ignore (discovery ids) or args.follow_ups (questions)"))
+			return retry(fmt.Errorf("analyst: %s", sentence("gate_discoveries_edit", nil)))
 		}
 		ignore, follow = e.Ignore, e.FollowUps
 	case "response":
 		text := responseText(resp)
 		if text == "" {
-			return retry(fmt.Errorf("analyst: a response to the discoveries needs text: follow-up directions, or \"ignore <id>\""))
+			return retry(fmt.Errorf("analyst: %s", sentence("gate_discoveries_text", nil)))
 		}
 		r, err := a.readDiscoveryReply(ctx, text)
 		if err != nil {
@@ -327,7 +327,7 @@ func (a *Analyst) discoveryGate(ctx context.Context, s State) (State, error) {
 				ign = append(ign, k)
 			}
 		} else {
-			return retry(fmt.Errorf("analyst: there is no discovery %q to ignore; the discoveries are %s", id, strings.Join(discoveryIDs(s.Discoveries), ", ")))
+			return retry(fmt.Errorf("analyst: %s", sentence("gate_unknown_discovery", map[string]any{"ID": id, "IDs": strings.Join(discoveryIDs(s.Discoveries), ", ")})))
 		}
 	}
 	for _, id := range ign {
@@ -524,7 +524,7 @@ func (a *Analyst) finalGate(ctx context.Context, s State) (State, error) {
 			format = orDefault(s.ReportFormat, "markdown")
 		}
 		if !slices.Contains(reportFormats, format) {
-			return retry(fmt.Errorf("analyst: format %q is not offered; send one of %s", format, strings.Join(reportFormats, ", ")))
+			return retry(fmt.Errorf("analyst: %s", sentence("gate_format", map[string]any{"Format": format, "Formats": strings.Join(reportFormats, ", ")})))
 		}
 		mem, err := a.mem.Load(ctx, user, NSPreferences)
 		if err != nil {
@@ -565,7 +565,7 @@ func (a *Analyst) finalGate(ctx context.Context, s State) (State, error) {
 	}
 	text := responseText(resp)
 	if text == "" {
-		return retry(fmt.Errorf("analyst: a response to the report needs text: a question, \"research ...\", \"re-plan ...\" or \"approve as json\""))
+		return retry(fmt.Errorf("analyst: %s", sentence("gate_report_text", nil)))
 	}
 	route, format, err := a.routeFinal(ctx, text)
 	if err != nil {
