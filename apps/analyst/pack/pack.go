@@ -6,9 +6,10 @@
 //
 // words.json holds the rest of the analyst's language, which its own rules read rather than the
 // offline model: the instruction words a direction starts with, the words of a greeting, of an
-// indirect question and of a stylistic preference, the stopwords of its searches, the step words a
-// task brief rewrites ([Words]). The Go code keeps the mechanics; the sentences the analyst
-// writes are its prompts/offline/sentences.md.
+// indirect question and of a stylistic preference, the cues of what a user does not want ("no
+// need for"), the stopwords of its searches, the step words a task brief rewrites ([Words]). The
+// Go code keeps the mechanics; the sentences the analyst writes are its
+// prompts/offline/sentences.md and prompts/messages/messages.md.
 package pack
 
 import (
