@@ -1,9 +1,12 @@
 package analyst
 
 import (
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -68,5 +71,50 @@ func TestSentencesRender(t *testing.T) {
 	}
 	if _, err := mergeSentences("a.md", "## x\none", "b.md", "## x\ntwo"); err == nil || !strings.Contains(err.Error(), `"x" is given in both a.md and b.md`) {
 		t.Errorf("a sentence given in two files: %v", err)
+	}
+}
+
+// TestSentenceCallsRender: every call of sentence in the code gives the values its sentence
+// names: each is rendered with the keys of the call's map (nil: none) set to a placeholder, so a
+// sentence naming a value its caller does not give fails here rather than at run time.
+func TestSentenceCallsRender(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := regexp.MustCompile(`(?s)sentence\("([a-z_]+)", (nil|map\[string\]any\{(.*?)\}\))`)
+	key := regexp.MustCompile(`"([A-Z][A-Za-z]*)":`)
+	lists := map[string]bool{"list.Names": true, "task_brief.Steps": true} // values that are lists
+	calls := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range call.FindAllStringSubmatch(string(b), -1) {
+			name, data := m[1], map[string]any{}
+			for _, k := range key.FindAllStringSubmatch(m[3], -1) {
+				data[k[1]] = "x"
+				if lists[name+"."+k[1]] {
+					data[k[1]] = []string{"x", "y"}
+				}
+			}
+			tpl := offlineSentences[name]
+			if tpl == nil {
+				t.Errorf("%s: no sentence %q", f, name)
+				continue
+			}
+			calls++
+			if err := tpl.Execute(io.Discard, data); err != nil {
+				t.Errorf("%s: sentence %q with the values %v: %v", f, name, slices.Sorted(maps.Keys(data)), err)
+			}
+		}
+	}
+	if calls < 100 {
+		t.Errorf("read %d calls of sentence; the pattern misses some", calls)
 	}
 }
