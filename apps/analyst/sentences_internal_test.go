@@ -16,21 +16,10 @@ import (
 // analyst writes read back through aboutRe; a malformed file is refused with what is wrong.
 func TestSentencesRender(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	called := regexp.MustCompile(`(?:sentence|readBack)\("([a-z_]+)"`)
 	used := map[string]bool{}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range called.FindAllStringSubmatch(string(b), -1) {
+	for _, text := range codeFiles(t) {
+		for _, m := range called.FindAllStringSubmatch(text, -1) {
 			used[m[1]] = true
 		}
 	}
@@ -79,23 +68,12 @@ func TestSentencesRender(t *testing.T) {
 // sentence naming a value its caller does not give fails here rather than at run time.
 func TestSentenceCallsRender(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	call := regexp.MustCompile(`(?s)sentence\("([a-z_]+)", (nil|map\[string\]any\{(.*?)\}\))`)
 	key := regexp.MustCompile(`"([A-Z][A-Za-z]*)":`)
 	lists := map[string]bool{"list.Names": true, "task_brief.Steps": true} // values that are lists
 	calls := 0
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range call.FindAllStringSubmatch(string(b), -1) {
+	for f, text := range codeFiles(t) {
+		for _, m := range call.FindAllStringSubmatch(text, -1) {
 			name, data := m[1], map[string]any{}
 			for _, k := range key.FindAllStringSubmatch(m[3], -1) {
 				data[k[1]] = "x"
@@ -117,4 +95,25 @@ func TestSentenceCallsRender(t *testing.T) {
 	if calls < 100 {
 		t.Errorf("read %d calls of sentence; the pattern misses some", calls)
 	}
+}
+
+// codeFiles are the package's Go files but its tests, their text by name.
+func codeFiles(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[f] = string(b)
+	}
+	return out
 }
