@@ -122,7 +122,7 @@ func reportMarkdown(rep Report) string {
 		b.WriteString(content + "\n\n")
 	}
 	if srcs, _ := rep.Structured["sources"].([]any); len(srcs) > 0 {
-		b.WriteString("## Sources\n\n")
+		fmt.Fprintf(&b, "## %s\n\n", secSources)
 		for _, s := range srcs {
 			m, _ := s.(map[string]any)
 			fmt.Fprintf(&b, "%v. %v, %v, %v\n", m["n"], m["title"], m["date"], m["ref"])

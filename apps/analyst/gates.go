@@ -61,21 +61,21 @@ func askGate(ctx context.Context, req agent.HumanInterrupt) (resp agent.HumanRes
 	allowed := gateTypes(req.Config)
 	resp, perr := agent.ParseHumanResponse(raw)
 	if perr != nil {
-		return resp, fmt.Sprintf("the answer could not be read (%v); answer with one of %s", perr, strings.Join(allowed, ", ")), nil
+		return resp, sentence("gate_unreadable", map[string]any{"Error": perr.Error(), "Types": strings.Join(allowed, ", ")}), nil
 	}
 	if !slices.Contains(allowed, resp.Type) {
-		return resp, fmt.Sprintf("this gate does not take an answer of type %q; answer with one of %s", resp.Type, strings.Join(allowed, ", ")), nil
+		return resp, sentence("gate_type", map[string]any{"Type": resp.Type, "Types": strings.Join(allowed, ", ")}), nil
 	}
 	switch resp.Type {
 	case agent.ResponseRespond:
 		var s string
 		if json.Unmarshal(resp.Args, &s) != nil {
-			return resp, "a response needs its text as args (a string)", nil
+			return resp, sentence("gate_response_args", nil), nil
 		}
 	case agent.ResponseEdit:
 		var m map[string]any
 		if json.Unmarshal(resp.Args, &m) != nil || m == nil {
-			return resp, `an edit needs args as an object {"action": ..., "args": {...}}`, nil
+			return resp, sentence("gate_edit_args", nil), nil
 		}
 	}
 	return resp, "", nil
@@ -106,7 +106,7 @@ func responseText(r agent.HumanResponse) string {
 func editArgs(r agent.HumanResponse) (map[string]any, error) {
 	var ar agent.ActionRequest
 	if err := json.Unmarshal(r.Args, &ar); err != nil {
-		return nil, fmt.Errorf("analyst: an edit's args must be {\"action\": ..., \"args\": {...}}: %w", err)
+		return nil, fmt.Errorf("analyst: %s: %w", sentence("gate_edit_args", nil), err)
 	}
 	if ar.Args == nil {
 		return map[string]any{}, nil
@@ -141,14 +141,14 @@ func (a *Analyst) planGate(ctx context.Context, s State) (State, error) {
 	topic := clip(s.ResearchPlan.Topic, 80)
 	switch resp.Type {
 	case "accept":
-		if err := a.mem.Note(ctx, user, "plan accepted", fmt.Sprintf("accepted a research plan on %q with %d sub-questions", topic, len(s.ResearchPlan.SubQuestions))); err != nil {
+		if err := a.mem.Note(ctx, user, "plan accepted", sentence("note_plan_accepted", map[string]any{"Topic": topic, "Count": len(s.ResearchPlan.SubQuestions)})); err != nil {
 			return State{}, err
 		}
 		if err := clearKeys(ctx, "research_tasks", "plan_feedback", "plan_edited"); err != nil {
 			return State{}, err
 		}
 		return State{PlanApproved: true, Next: NodeResearch, HITLResponseType: "accept", CurrentPhase: "research",
-			Messages: []message.Message{message.Assistant("Plan accepted. Dispatching the research team.")}}, nil
+			Messages: []message.Message{message.Assistant(sentence("plan_accepted", nil))}}, nil
 	case "edit":
 		args, err := editArgs(resp)
 		if err != nil {
@@ -160,7 +160,7 @@ func (a *Analyst) planGate(ctx context.Context, s State) (State, error) {
 			src = v
 		}
 		if err := remarshal(src, &p); err != nil || len(p.SubQuestions) == 0 {
-			return retry(fmt.Errorf("analyst: an edit of the plan must send args.plan with sub_questions (a list of {question, sources}); got %s", clip(toJSON(args), 200)))
+			return retry(fmt.Errorf("analyst: %s", sentence("gate_plan_edit", map[string]any{"Got": clip(toJSON(args), 200)})))
 		}
 		if p.Topic == "" {
 			p.Topic = s.ResearchPlan.Topic
@@ -171,7 +171,7 @@ func (a *Analyst) planGate(ctx context.Context, s State) (State, error) {
 		if _, err := a.mem.Update(ctx, user, NSPreferences, "the user edited the plan", []message.Message{message.User("Edited plan: " + planSummary(&p))}); err != nil {
 			return State{}, err
 		}
-		if err := a.mem.Note(ctx, user, "plan edited", fmt.Sprintf("edited the research plan on %q to %d sub-questions", topic, len(p.SubQuestions))); err != nil {
+		if err := a.mem.Note(ctx, user, "plan edited", sentence("note_plan_edited", map[string]any{"Topic": topic, "Count": len(p.SubQuestions)})); err != nil {
 			return State{}, err
 		}
 		if err := clearKeys(ctx, "plan_feedback"); err != nil {
@@ -181,12 +181,12 @@ func (a *Analyst) planGate(ctx context.Context, s State) (State, error) {
 	case "response":
 		text := responseText(resp)
 		if text == "" {
-			return retry(fmt.Errorf("analyst: a response to the plan needs text: what to change"))
+			return retry(fmt.Errorf("analyst: %s", sentence("gate_plan_text", nil)))
 		}
 		if _, err := a.mem.Update(ctx, user, NSPreferences, "feedback on the plan", []message.Message{message.User(text)}); err != nil {
 			return State{}, err
 		}
-		if err := a.mem.Note(ctx, user, "plan feedback", fmt.Sprintf("asked to revise the plan on %q: %s", topic, clip(text, 120))); err != nil {
+		if err := a.mem.Note(ctx, user, "plan feedback", sentence("note_plan_feedback", map[string]any{"Topic": topic, "Text": clip(text, 120)})); err != nil {
 			return State{}, err
 		}
 		if err := clearKeys(ctx, "plan_edited"); err != nil {
@@ -194,11 +194,11 @@ func (a *Analyst) planGate(ctx context.Context, s State) (State, error) {
 		}
 		return State{PlanFeedback: text, Next: NodePlanner, HITLResponseType: "response", Messages: []message.Message{message.User(text)}}, nil
 	default: // ignore
-		if err := a.mem.Note(ctx, user, "plan ignored", fmt.Sprintf("stopped the research on %q at the plan", topic)); err != nil {
+		if err := a.mem.Note(ctx, user, "plan ignored", sentence("note_plan_ignored", map[string]any{"Topic": topic})); err != nil {
 			return State{}, err
 		}
 		return State{Next: "end", HITLResponseType: "ignore", CurrentPhase: "end",
-			Messages: []message.Message{message.Assistant("Understood, I stopped here. Ask me anything when you're ready.")}}, nil
+			Messages: []message.Message{message.Assistant(sentence("plan_stopped", nil))}}, nil
 	}
 }
 
@@ -212,21 +212,21 @@ func planSummary(p *Plan) string {
 
 func discoveryMarkdown(s State) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Discoveries (round %d)\n\n%s\n\n", s.ResearchRounds, s.SupervisorSummary)
+	fmt.Fprintf(&b, "# %s\n\n%s\n\n", sentence("discoveries_title", map[string]any{"Round": s.ResearchRounds}), s.SupervisorSummary)
 	ignored := setOf(s.IgnoredFindings)
 	for _, d := range s.Discoveries {
 		if ignored[d.ID] {
 			continue
 		}
-		fmt.Fprintf(&b, "- **%s** [%s] %s\n", d.ID, d.Kind, d.Headline)
+		fmt.Fprintf(&b, "- %s\n", sentence("discoveries_item", map[string]any{"ID": d.ID, "Kind": d.Kind, "Headline": d.Headline}))
 	}
 	if len(s.FollowUpQuestions) > 0 {
-		b.WriteString("\n## Questions for you\n\n")
+		fmt.Fprintf(&b, "\n## %s\n\n", sentence("discoveries_questions_heading", nil))
 		for _, q := range s.FollowUpQuestions {
 			fmt.Fprintf(&b, "- %s\n", q)
 		}
 	}
-	b.WriteString("\n_Respond with follow-up directions to dispatch more research, accept to write the report, ignore to drop the first discovery (or edit with args.ignore: [ids])._")
+	fmt.Fprintf(&b, "\n_%s_", sentence("discoveries_hint", nil))
 	return b.String()
 }
 
@@ -264,17 +264,17 @@ func (a *Analyst) discoveryGate(ctx context.Context, s State) (State, error) {
 	var ignore, follow []string
 	switch resp.Type {
 	case "accept":
-		if err := a.mem.Note(ctx, user, "discoveries accepted", fmt.Sprintf("approved the discoveries on %q after %d research round(s)", clip(s.Query, 80), s.ResearchRounds)); err != nil {
+		if err := a.mem.Note(ctx, user, "discoveries accepted", sentence("note_discoveries_accepted", map[string]any{"Query": clip(s.Query, 80), "Rounds": s.ResearchRounds})); err != nil {
 			return State{}, err
 		}
 		if err := clearKeys(ctx, "research_tasks"); err != nil {
 			return State{}, err
 		}
 		return State{Next: NodeReport, HITLResponseType: "accept", CurrentPhase: "report",
-			Messages: []message.Message{message.Assistant("Discoveries approved. Writing the report.")}}, nil
+			Messages: []message.Message{message.Assistant(sentence("discoveries_approved", nil))}}, nil
 	case "ignore":
 		if focus == "" {
-			return retry(fmt.Errorf("analyst: there is no discovery left to ignore; accept or respond"))
+			return retry(fmt.Errorf("analyst: %s", sentence("gate_nothing_to_ignore", nil)))
 		}
 		ignore = []string{focus}
 	case "edit":
@@ -287,13 +287,13 @@ func (a *Analyst) discoveryGate(ctx context.Context, s State) (State, error) {
 			FollowUps []string `json:"follow_ups"`
 		}
 		if err := remarshal(args, &e); err != nil || len(e.Ignore)+len(e.FollowUps) == 0 {
-			return retry(fmt.Errorf("analyst: an edit of the discoveries must send args.ignore (discovery ids) or args.follow_ups (questions)"))
+			return retry(fmt.Errorf("analyst: %s", sentence("gate_discoveries_edit", nil)))
 		}
 		ignore, follow = e.Ignore, e.FollowUps
 	case "response":
 		text := responseText(resp)
 		if text == "" {
-			return retry(fmt.Errorf("analyst: a response to the discoveries needs text: follow-up directions, or \"ignore <id>\""))
+			return retry(fmt.Errorf("analyst: %s", sentence("gate_discoveries_text", nil)))
 		}
 		r, err := a.readDiscoveryReply(ctx, text)
 		if err != nil {
@@ -327,7 +327,7 @@ func (a *Analyst) discoveryGate(ctx context.Context, s State) (State, error) {
 				ign = append(ign, k)
 			}
 		} else {
-			return retry(fmt.Errorf("analyst: there is no discovery %q to ignore; the discoveries are %s", id, strings.Join(discoveryIDs(s.Discoveries), ", ")))
+			return retry(fmt.Errorf("analyst: %s", sentence("gate_unknown_discovery", map[string]any{"ID": id, "IDs": strings.Join(discoveryIDs(s.Discoveries), ", ")})))
 		}
 	}
 	for _, id := range ign {
@@ -337,7 +337,7 @@ func (a *Analyst) discoveryGate(ctx context.Context, s State) (State, error) {
 				head = d.Headline
 			}
 		}
-		if err := a.mem.Note(ctx, user, "discovery ignored", fmt.Sprintf("chose to ignore the discovery %s (%s) while researching %q", id, clip(head, 120), clip(s.Query, 60))); err != nil {
+		if err := a.mem.Note(ctx, user, "discovery ignored", sentence("note_discovery_ignored", map[string]any{"ID": id, "Headline": clip(head, 120), "Query": clip(s.Query, 60)})); err != nil {
 			return State{}, err
 		}
 	}
@@ -345,7 +345,7 @@ func (a *Analyst) discoveryGate(ctx context.Context, s State) (State, error) {
 	if len(follow) == 0 {
 		out.Next = NodeDiscoveryGate
 		if len(ign) > 0 {
-			out.Messages = []message.Message{message.Assistant("Noted: I set aside " + strings.Join(ign, ", ") + ".")}
+			out.Messages = []message.Message{message.Assistant(sentence("discoveries_set_aside", map[string]any{"IDs": strings.Join(ign, ", ")}))}
 		}
 		return out, nil
 	}
@@ -357,11 +357,11 @@ func (a *Analyst) discoveryGate(ctx context.Context, s State) (State, error) {
 	for i, q := range follow {
 		tasks = append(tasks, Task{ID: fmt.Sprintf("f%d-%d", s.ResearchRounds+1, i+1), Question: q, Sources: []string{"company_db", "web"}, FromUser: !own[q]})
 	}
-	if err := a.mem.Note(ctx, user, "follow-up research", fmt.Sprintf("asked for follow-up research: %s", clip(strings.Join(follow, " | "), 160))); err != nil {
+	if err := a.mem.Note(ctx, user, "follow-up research", sentence("note_follow_up", map[string]any{"Questions": clip(strings.Join(follow, " | "), 160)})); err != nil {
 		return State{}, err
 	}
 	out.ResearchTasks, out.Next, out.CurrentPhase = tasks, NodeResearch, "research"
-	out.Messages = []message.Message{message.Assistant(fmt.Sprintf("Dispatching %d follow-up task(s).", len(tasks)))}
+	out.Messages = []message.Message{message.Assistant(sentence("follow_ups_dispatched", map[string]any{"Count": len(tasks)}))}
 	return out, nil
 }
 
@@ -398,6 +398,9 @@ func (a *Analyst) readDiscoveryReply(ctx context.Context, text string) (discover
 		}
 		if err := structured(ctx, a.fast, replySchema, sys, part, &out); err != nil {
 			return r, fmt.Errorf("analyst: reading the reply to the discoveries: %w", err)
+		}
+		if cued, ok := dropCue(part, out.Reply == "direction"); ok && strings.ContainsAny(cued, "0123456789") {
+			out.Reply = "ignore" // "no need for D2", "no need to follow up on D2"
 		}
 		subject := part
 		switch out.Reply {
@@ -494,10 +497,11 @@ func (a *Analyst) routeFinal(ctx context.Context, text string) (route, format st
 func finalMarkdown(s State) string {
 	var b strings.Builder
 	if s.LastAnswer != "" {
-		fmt.Fprintf(&b, "> **Answer:** %s\n\n---\n\n", strings.ReplaceAll(s.LastAnswer, "\n", "\n> "))
+		answer := sentence("final_answer", map[string]any{"Answer": s.LastAnswer})
+		fmt.Fprintf(&b, "> %s\n\n---\n\n", strings.ReplaceAll(answer, "\n", "\n> "))
 	}
 	b.WriteString(s.ReportDraft)
-	b.WriteString("\n\n---\n_Accept to save (format: " + orDefault(s.ReportFormat, "markdown") + "; edit args.format to choose markdown, json, pdf or docx), respond with a question, a new research direction (\"research ...\") or \"re-plan ...\", or ignore to end without saving._")
+	fmt.Fprintf(&b, "\n\n---\n_%s_", sentence("final_hint", map[string]any{"Format": orDefault(s.ReportFormat, "markdown")}))
 	return b.String()
 }
 
@@ -520,7 +524,7 @@ func (a *Analyst) finalGate(ctx context.Context, s State) (State, error) {
 			format = orDefault(s.ReportFormat, "markdown")
 		}
 		if !slices.Contains(reportFormats, format) {
-			return retry(fmt.Errorf("analyst: format %q is not offered; send one of %s", format, strings.Join(reportFormats, ", ")))
+			return retry(fmt.Errorf("analyst: %s", sentence("gate_format", map[string]any{"Format": format, "Formats": strings.Join(reportFormats, ", ")})))
 		}
 		mem, err := a.mem.Load(ctx, user, NSPreferences)
 		if err != nil {
@@ -553,15 +557,15 @@ func (a *Analyst) finalGate(ctx context.Context, s State) (State, error) {
 		}
 		return approve(strings.ToLower(format), report, "edit")
 	case "ignore":
-		if err := a.mem.Note(ctx, user, "report ignored", fmt.Sprintf("ended the session on %q without saving the report", clip(s.Query, 80))); err != nil {
+		if err := a.mem.Note(ctx, user, "report ignored", sentence("note_report_ignored", map[string]any{"Query": clip(s.Query, 80)})); err != nil {
 			return State{}, err
 		}
 		return State{Next: "end", HITLResponseType: "ignore", CurrentPhase: "end",
-			Messages: []message.Message{message.Assistant("Closed without saving the report.")}}, nil
+			Messages: []message.Message{message.Assistant(sentence("report_closed", nil))}}, nil
 	}
 	text := responseText(resp)
 	if text == "" {
-		return retry(fmt.Errorf("analyst: a response to the report needs text: a question, \"research ...\", \"re-plan ...\" or \"approve as json\""))
+		return retry(fmt.Errorf("analyst: %s", sentence("gate_report_text", nil)))
 	}
 	route, format, err := a.routeFinal(ctx, text)
 	if err != nil {
@@ -574,24 +578,24 @@ func (a *Analyst) finalGate(ctx context.Context, s State) (State, error) {
 	case "approve":
 		return approve(format, "", "response")
 	case "replan":
-		if err := a.mem.Note(ctx, user, "re-plan", fmt.Sprintf("sent the research on %q back to planning: %s", clip(s.Query, 60), clip(text, 120))); err != nil {
+		if err := a.mem.Note(ctx, user, "re-plan", sentence("note_replan", map[string]any{"Query": clip(s.Query, 60), "Text": clip(text, 120)})); err != nil {
 			return State{}, err
 		}
 		return State{PlanFeedback: text, Next: NodePlanner, HITLResponseType: "response", CurrentPhase: "planning",
-			Messages: []message.Message{message.User(text), message.Assistant("Back to planning with your direction; the research so far is kept.")}}, nil
+			Messages: []message.Message{message.User(text), message.Assistant(sentence("back_to_planning", nil))}}, nil
 	case "research":
-		if err := a.mem.Note(ctx, user, "re-research", fmt.Sprintf("asked for more research on %q: %s", clip(s.Query, 60), clip(text, 120))); err != nil {
+		if err := a.mem.Note(ctx, user, "re-research", sentence("note_reresearch", map[string]any{"Query": clip(s.Query, 60), "Text": clip(text, 120)})); err != nil {
 			return State{}, err
 		}
 		t := Task{ID: fmt.Sprintf("r%d-1", s.ResearchRounds+1), Question: questionOf(choiceSubject("route", "research", text)), Sources: []string{"company_db", "web"}, FromUser: true}
 		return State{ResearchTasks: []Task{t}, Next: NodeResearch, HITLResponseType: "response", CurrentPhase: "research",
-			Messages: []message.Message{message.User(text), message.Assistant("Sending the research team back with your direction.")}}, nil
+			Messages: []message.Message{message.User(text), message.Assistant(sentence("back_to_research", nil))}}, nil
 	}
 	answer, err := a.answer(ctx, s, text)
 	if err != nil {
 		return State{}, err
 	}
-	if err := a.mem.Note(ctx, user, "question on report", fmt.Sprintf("asked about the report on %q: %s", clip(s.Query, 60), clip(text, 120))); err != nil {
+	if err := a.mem.Note(ctx, user, "question on report", sentence("note_question", map[string]any{"Query": clip(s.Query, 60), "Text": clip(text, 120)})); err != nil {
 		return State{}, err
 	}
 	return State{LastAnswer: answer, Next: NodeFinalGate, HITLResponseType: "response",
@@ -664,5 +668,5 @@ func gateErrorNote(s State) string {
 	if s.GateError == "" {
 		return ""
 	}
-	return "> **Could not apply your last answer:** " + s.GateError + "\n\n"
+	return "> " + sentence("gate_error", map[string]any{"Error": s.GateError}) + "\n\n"
 }

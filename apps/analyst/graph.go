@@ -449,29 +449,28 @@ func (a *Analyst) greeting(ctx context.Context, s State) (State, error) {
 	if s.Greeted && s.Query != "" {
 		return State{CurrentPhase: "planning"}, nil
 	}
-	var b strings.Builder
-	name := firstName(mem.Typed(NSUserProfile, "name", "full"))
-	if name != "" {
-		fmt.Fprintf(&b, "Hello %s!", name)
+	var parts []string
+	if name := firstName(mem.Typed(NSUserProfile, "name", "full")); name != "" {
+		parts = append(parts, sentence("greeting_name", map[string]any{"Name": name}))
 	} else {
-		b.WriteString("Hello! I don't know your name yet (tell me with \"my name is ...\" or send a profile).")
+		parts = append(parts, sentence("greeting_anonymous", nil))
 	}
 	if p := mem.Typed(NSUserProfile, "project", "active"); p != "" {
-		fmt.Fprintf(&b, " You're working on Project %s.", strings.TrimPrefix(p, "Project "))
+		parts = append(parts, sentence("greeting_project", map[string]any{"Project": projectNamed(p)}))
 	}
 	if eps := mem[NSEpisodic].Facts; len(eps) > 0 {
-		fmt.Fprintf(&b, " Last time: %s.", strings.TrimSuffix(eps[len(eps)-1].Text, "."))
+		parts = append(parts, sentence("greeting_last", map[string]any{"Last": strings.TrimSuffix(eps[len(eps)-1].Text, ".")}))
 	}
 	if s.Query == "" {
-		b.WriteString(" What would you like to research today?")
+		parts = append(parts, sentence("greeting_ask", nil))
 	} else {
-		fmt.Fprintf(&b, " Let me draft a research plan for: %q.", clip(s.Query, 160))
+		parts = append(parts, sentence("greeting_plan", map[string]any{"Query": clip(s.Query, 160)}))
 	}
 	phase := "planning"
 	if s.Query == "" {
 		phase = "init"
 	}
-	text := b.String()
+	text := strings.Join(parts, " ")
 	if !a.fastRule {
 		sys := prompt("greeting", mem, map[string]any{"Query": s.Query})
 		resp, err := a.fast.Generate(ctx, chatRequest(sys, "Write the greeting."))

@@ -52,7 +52,7 @@ type Mem map[string]memory.FactDoc
 func (m Mem) Text(ns string) string {
 	t := m[ns].Text()
 	if t == "" {
-		return "(nothing known yet)"
+		return sentence("memory_empty", nil)
 	}
 	return t
 }
@@ -176,7 +176,7 @@ func (mm *Memory) Apply(ctx context.Context, user, ns, reason string, ops []memo
 
 // Note adds a date-stamped note to episodic memory.
 func (mm *Memory) Note(ctx context.Context, user, reason, text string) error {
-	_, err := mm.Apply(ctx, user, NSEpisodic, reason, []memory.Op{{Op: memory.OpAdd, Text: "On " + mm.now().UTC().Format("2006-01-02") + ", " + text}})
+	_, err := mm.Apply(ctx, user, NSEpisodic, reason, []memory.Op{{Op: memory.OpAdd, Text: sentence("note_dated", map[string]any{"Date": mm.now().UTC().Format("2006-01-02"), "Text": text})}})
 	return err
 }
 

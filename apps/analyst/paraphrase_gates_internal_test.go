@@ -43,6 +43,7 @@ var discoveryReplyPhrases = map[string][]keyed{
 		{"ignore finding D2", "D2"}, {"ignroe D2", "D2"}, {"disregrad D2", "D2"}, {"drop discovery D2", "D2"},
 		{"no need for D2", "D2"}, {"ignore d2", "D2"}, {"Ignore D2 please", "D2"}, {"D2: ignore", "D2"},
 		{"skip discovery D2", "D2"}, {"leave D2 out", "D2"}, {"discard D2, it's noise", "D2"}, {"D2 is not relevant", "D2"},
+		{"we can do without D2", "D2"}, {"there's no need for D2", "D2"}, {"No need to follow up on D2", "D2"},
 	},
 	"direction": {
 		{"Look at Spinlane's courier battery subscription in Vienna", "Spinlane"}, {"What do couriers pay per month for a leased e-bike?", "couriers"},
@@ -63,11 +64,10 @@ var discoveryReplyPhrases = map[string][]keyed{
 	},
 }
 
-// discoveryReplyMisses are the paraphrases the offline model does not understand yet: "need" is a
-// stopword to the offline model, so the example "no need for" teaches it nothing (every word of
-// it is a stopword, which a pack cannot yet turn into a cue). Misspellings beyond its typo
-// allowance ("ignroe", a transposition) are the pack's synonyms.
-var discoveryReplyMisses = map[string]bool{"no need for D2": true}
+// discoveryReplyMisses are the paraphrases the offline model does not understand yet. Phrasings
+// all of whose words are stopwords to the model ("no need for D2") are read by the pack's drop
+// cues; misspellings beyond its typo allowance ("ignroe", a transposition) are the pack's synonyms.
+var discoveryReplyMisses = map[string]bool{}
 
 // replyUnderstood says whether r is what a paraphrase of intent means.
 func replyUnderstood(intent, key string, r discoveryReply) bool {
@@ -155,6 +155,8 @@ var planChangePhrases = map[string][]keyed{
 		{"please drop Voltra", "Voltra"}, {"Voltra: drop it", "Voltra"}, {"remvoe Voltra", "Voltra"},
 		{"omitt the Ember question", "Ember"}, {"cut the question on the market", "market"}, {"drop the one about Voltra", "Voltra"},
 		{"take the Ember question out", "Ember"}, {"no need for Ember", "Ember"}, {"remove the Voltra sub-question", "Voltra"},
+		{"there is no need for the market question", "market"}, {"we can do without Voltra", "Voltra"},
+		{"no need to research Ember", "Ember"}, {"I think there's no need for the Voltra question", "Voltra"},
 	},
 	"focus": {
 		{"focus on battery costs", "battery"}, {"focus more on the Madrid tender", "Madrid"}, {"concentrate on Spinlane", "Spinlane"},
@@ -172,11 +174,11 @@ var planChangePhrases = map[string][]keyed{
 	},
 }
 
-// planChangeMisses are the paraphrases the offline model does not understand yet: "need" is a
-// stopword to it, so "no need for" is no cue (see discoveryReplyMisses). Transposed letters in a
+// planChangeMisses are the paraphrases the offline model does not understand yet. "no need for"
+// and the like are the pack's drop cues (see discoveryReplyMisses). Transposed letters in a
 // short word ("remvoe", "focsu") and a typo of a four-letter word ("omitt"), beyond its typo
 // allowance, are the pack's synonyms.
-var planChangeMisses = map[string]bool{"no need for the Voltra question": true, "no need for Ember": true}
+var planChangeMisses = map[string]bool{}
 
 // changeUnderstood says whether revising revisedPlan with a paraphrase of intent did what it means.
 func changeUnderstood(intent, key string, p Plan) bool {
@@ -204,4 +206,27 @@ func TestPlanChangeParaphrases(t *testing.T) {
 		}
 		return changeUnderstood(intent, p.key, got), planSummary(&got)
 	})
+}
+
+// TestDropCue: a drop cue gives the words after it; it overrides what the model heard only when
+// it opens the text, and gives nothing without words after it.
+func TestDropCue(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		text    string
+		unheard bool
+		want    string
+		ok      bool
+	}{
+		{"no need for Ember", false, "Ember", true},
+		{"Please, no need to research Voltra.", false, "research Voltra", true},
+		{"focus on battery costs, no need for the market question", false, "", false},
+		{"focus on battery costs, no need for the market question", true, "the market question", true},
+		{"no need for", true, "", false},
+		{"knowneed for Ember", true, "", false},
+	} {
+		if got, ok := dropCue(c.text, c.unheard); got != c.want || ok != c.ok {
+			t.Errorf("dropCue(%q, %v) = %q, %v; want %q, %v", c.text, c.unheard, got, ok, c.want, c.ok)
+		}
+	}
 }

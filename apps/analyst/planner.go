@@ -54,7 +54,7 @@ func (a *Analyst) planner(ctx context.Context, s State) (State, error) {
 		normalizePlan(&p, mem)
 	}
 	return State{ResearchPlan: &p, PlanVersion: s.PlanVersion + 1, CurrentPhase: "planning",
-		Messages: []message.Message{message.Assistant(fmt.Sprintf("Research plan v%d ready for your review: %d sub-questions.", s.PlanVersion+1, len(p.SubQuestions)))}}, nil
+		Messages: []message.Message{message.Assistant(sentence("plan_ready", map[string]any{"Version": s.PlanVersion + 1, "Count": len(p.SubQuestions)}))}}, nil
 }
 
 func chunkList(cs []Chunk, n int) string {
@@ -197,6 +197,9 @@ func (a *Analyst) revise(ctx context.Context, p Plan, feedback string) (Plan, er
 			return Plan{}, fmt.Errorf("analyst: reading the feedback on the plan: %w", err)
 		}
 		subject := choiceSubject("change", out.Change, part)
+		if cued, ok := dropCue(part, out.Change == "other"); ok {
+			out.Change, subject = "drop", cued // "no need for X", "no need to research X"
+		}
 		if out.Change == "other" || len(contentWords(subject)) == 0 {
 			continue
 		}
@@ -233,6 +236,26 @@ func (a *Analyst) revise(ctx context.Context, p Plan, feedback string) (Plan, er
 // feedbackParts splits feedback into its sentences, lines and steps (the pack's step joiners,
 // "and then").
 var feedbackParts = regexp.MustCompile(`(?i)[.;\n]+|\b` + pack.Alternation(words.StepJoiners) + `\b`)
+
+// dropCueRe is a phrase that marks what follows it as not wanted (the pack's drop cues, "no need
+// for"), what precedes it and what follows it.
+var dropCueRe = regexp.MustCompile(`(?i)^(.*?)(?:^|[^\pL\pN'])` + pack.Alternation(words.DropCues) + `(?:$|[^\pL\pN'])\s*(.*)$`)
+
+// openersRe is one of the pack's lead openers ("please", "i think").
+var openersRe = regexp.MustCompile(`(?i)\b` + pack.Alternation(words.LeadOpeners) + `\b`)
+
+// dropCue is what text says is not wanted: the words after the first of the pack's drop cues it
+// holds. A cue overrides what the model heard when it opens the text (nothing but stopwords and
+// the pack's lead openers before it: "no need to research X" is no addition) or when the model heard nothing else
+// (unheard); ok is false without such a cue or without words after it.
+func dropCue(text string, unheard bool) (string, bool) {
+	m := dropCueRe.FindStringSubmatch(text)
+	if m == nil || (!unheard && len(contentWords(openersRe.ReplaceAllString(m[1], " "))) > 0) {
+		return "", false
+	}
+	after := strings.Trim(m[2], " ,;:.!?")
+	return after, after != ""
+}
 
 // dropNamed removes the sub-questions that share the most of words (at least one); it keeps them
 // all when none does, or when every one would go.
@@ -299,8 +322,7 @@ func questionOf(s string) string {
 		return sentence("question_else", nil)
 	}
 	if m := whetherRe.FindStringSubmatch(s); m != nil {
-		aux := strings.ToLower(m[2])
-		return strings.ToUpper(aux[:1]) + aux[1:] + " " + lowerCommon(m[1]) + " " + m[3] + "?"
+		return sentence("question_whether", map[string]any{"Aux": strings.ToLower(m[2]), "Subject": lowerCommon(m[1]), "Rest": m[3]})
 	}
 	if clauseRe.MatchString(s) || len(strings.Fields(s)) > 12 {
 		if subj := entitiesOf(s).subject(); subj != "" {
@@ -323,11 +345,12 @@ func lowerCommon(s string) string {
 // planMarkdown renders a plan for the plan gate.
 func planMarkdown(p *Plan, version int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Research plan (v%d): %s\n\n## Sub-questions\n\n", version, p.Topic)
+	fmt.Fprintf(&b, "# %s\n\n## %s\n\n", sentence("plan_title", map[string]any{"Version": version, "Topic": p.Topic}), sentence("plan_questions_heading", nil))
 	for _, q := range p.SubQuestions {
-		fmt.Fprintf(&b, "%s. **%s** (sources: %s)\n", q.ID, q.Question, strings.Join(q.Sources, ", "))
+		fmt.Fprintf(&b, "%s\n", sentence("plan_question", map[string]any{"ID": q.ID, "Question": q.Question, "Sources": strings.Join(q.Sources, ", ")}))
 	}
-	fmt.Fprintf(&b, "\n**Output format:** %s  \n**Frameworks:** %s\n\n## Rationale\n\n%s\n\n", p.OutputFormat, strings.Join(p.Frameworks, ", "), p.Rationale)
-	b.WriteString("_Accept to start the research, edit the plan, respond with feedback to re-plan, or ignore to stop._")
+	fmt.Fprintf(&b, "\n%s  \n%s\n\n## %s\n\n%s\n\n", sentence("plan_format", map[string]any{"Format": p.OutputFormat}),
+		sentence("plan_frameworks", map[string]any{"Frameworks": strings.Join(p.Frameworks, ", ")}), sentence("plan_rationale_heading", nil), p.Rationale)
+	fmt.Fprintf(&b, "_%s_", sentence("plan_hint", nil))
 	return b.String()
 }

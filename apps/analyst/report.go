@@ -150,18 +150,18 @@ func (a *Analyst) reportSupervisor(ctx context.Context, s ReportState) (ReportSt
 	if err != nil {
 		return ReportState{}, err
 	}
-	plans := []SectionPlan{{Name: "Executive Summary"}, {Name: frameworkSection(p.Framework)}}
+	plans := []SectionPlan{{Name: secSummary}, {Name: frameworkSection(p.Framework)}}
 	plans = append(plans, groups...)
 	if len(s.Contradictions) > 0 {
-		plans = append(plans, SectionPlan{Name: "Challenged Assumptions"})
+		plans = append(plans, SectionPlan{Name: secChallenged})
 	}
 	for _, f := range s.Findings {
 		if f.Gap {
-			plans = append(plans, SectionPlan{Name: "Evidence Gaps"})
+			plans = append(plans, SectionPlan{Name: secGaps})
 			break
 		}
 	}
-	plans = append(plans, SectionPlan{Name: "Recommendations"})
+	plans = append(plans, SectionPlan{Name: secRecommendations})
 	for i := range plans {
 		plans[i].Order, plans[i].Attempt = i, 1
 		if plans[i].Brief == "" {
@@ -182,7 +182,8 @@ var outlineSchema = schema("report_outline", "The report's finding sections.", `
 // findingSections plans the report's sections on the findings: the findings grouped by what they
 // are about, one section per group, named for it. Offline, a group is the competitors, projects
 // and theme a finding's question names (from the corpus); with a model, the model groups and
-// names them. A finding no group takes goes to "Other findings"; gaps have their own section.
+// names them. A finding no group takes goes to "Other findings" (section_other); gaps have their
+// own section.
 func (a *Analyst) findingSections(ctx context.Context, s ReportState, mem Mem) ([]SectionPlan, error) {
 	var fs []Finding
 	known := map[string]bool{}
@@ -201,7 +202,7 @@ func (a *Analyst) findingSections(ctx context.Context, s ReportState, mem Mem) (
 		for _, f := range fs {
 			name := subjectOf(f.Question)
 			if name == "" {
-				name = "Other findings"
+				name = secOther
 			}
 			name = strings.ToUpper(name[:1]) + name[1:]
 			i, ok := at[name]
@@ -252,11 +253,11 @@ func (a *Analyst) findingSections(ctx context.Context, s ReportState, mem Mem) (
 			}
 		}
 		if len(rest) > 0 {
-			out = append(out, SectionPlan{Name: "Other findings", Findings: rest})
+			out = append(out, SectionPlan{Name: secOther, Findings: rest})
 		}
 	}
-	if len(out) == 1 && out[0].Name == "Other findings" {
-		out[0].Name = "Findings" // nothing else to be other than
+	if len(out) == 1 && out[0].Name == secOther {
+		out[0].Name = secFindings // nothing else to be other than
 	}
 	for i := range out {
 		out[i].Brief = sentence("brief_findings", map[string]any{"IDs": strings.Join(out[i].Findings, ", ")})
@@ -264,21 +265,43 @@ func (a *Analyst) findingSections(ctx context.Context, s ReportState, mem Mem) (
 	return out, nil
 }
 
+// The report's section names (prompts/messages/messages.md): its headings, and how the writer
+// and the reviewer tell the sections apart.
+var (
+	secSummary         = sentence("section_summary", nil)
+	secSWOT            = sentence("section_swot", nil)
+	secPorter          = sentence("section_porter", nil)
+	secGap             = sentence("section_gap", nil)
+	secChallenged      = sentence("section_challenged", nil)
+	secGaps            = sentence("section_gaps", nil)
+	secRecommendations = sentence("section_recommendations", nil)
+	secOther           = sentence("section_other", nil)
+	secFindings        = sentence("section_findings", nil)
+	secSources         = sentence("section_sources", nil)
+)
+
+// The SWOT section's parts, in order: swotPart's keys and their headings.
+var swotParts = []struct{ key, heading string }{
+	{"Strengths", sentence("swot_strengths", nil)}, {"Weaknesses", sentence("swot_weaknesses", nil)},
+	{"Opportunities", sentence("swot_opportunities", nil)}, {"Threats", sentence("swot_threats", nil)},
+}
+
+// frameworkSection is the section a framework preference (words.json's framework values) asks for.
 func frameworkSection(fw string) string {
 	switch strings.ToLower(fw) {
 	case "porter's five forces":
-		return "Porter's Five Forces"
+		return secPorter
 	case "gap analysis":
-		return "Gap Analysis"
+		return secGap
 	}
-	return "SWOT Analysis"
+	return secSWOT
 }
 
 func sectionBrief(name string, p Prefs) string {
 	switch name {
-	case "Executive Summary":
+	case secSummary:
 		return sentence("brief_summary", map[string]any{"Limit": bulletLimit(p)})
-	case "Recommendations":
+	case secRecommendations:
 		return sentence("brief_recommendations", nil)
 	}
 	return sentence("brief_cite", map[string]any{"Citation": p.Citation})
@@ -349,8 +372,9 @@ var tooManyRe = readBack("review_bullets", "Limit")
 func writeByRule(s ReportState, sec SectionPlan) string {
 	p := s.Prefs
 	name := sec.Name
+	const keyFindings = "\x00findings" // a section planned on findings: those findings, with their evidence
 	if len(sec.Findings) > 0 {
-		name = "Key Findings" // a section planned on findings: those findings, with their evidence
+		name = keyFindings
 	}
 	var b strings.Builder
 	limit := bulletLimit(p)
@@ -364,7 +388,7 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 		return strings.TrimSuffix(headline(f), "."), f.Sources[0], true
 	}
 	switch name {
-	case "Executive Summary":
+	case secSummary:
 		// Each bullet its own evidence: a source already cited is not cited again.
 		n := 0
 		cited := map[string]bool{}
@@ -390,7 +414,7 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 		if n == 0 {
 			fmt.Fprintf(&b, "- %s\n", sentence("report_no_evidence", nil))
 		}
-	case "SWOT Analysis":
+	case secSWOT:
 		buckets := map[string][]string{}
 		for _, f := range s.Findings {
 			for _, src := range f.Sources {
@@ -405,17 +429,17 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 				}
 			}
 		}
-		for _, k := range []string{"Strengths", "Weaknesses", "Opportunities", "Threats"} {
-			fmt.Fprintf(&b, "**%s**\n", k)
-			if len(buckets[k]) == 0 {
+		for _, part := range swotParts {
+			fmt.Fprintf(&b, "**%s**\n", part.heading)
+			if len(buckets[part.key]) == 0 {
 				fmt.Fprintf(&b, "- %s\n", sentence("report_swot_none", nil))
 			}
-			for _, x := range buckets[k] {
+			for _, x := range buckets[part.key] {
 				fmt.Fprintf(&b, "- %s.\n", x)
 			}
 			b.WriteString("\n")
 		}
-	case "Porter's Five Forces":
+	case secPorter:
 		var forces []struct {
 			name  string
 			words []string
@@ -448,7 +472,7 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 				b.WriteString(strings.Join(ev, "; ") + ".\n\n")
 			}
 		}
-	case "Gap Analysis":
+	case secGap:
 		b.WriteString(sentence("report_gap_header", nil) + "\n")
 		for _, c := range s.Contradictions {
 			b.WriteString(sentence("report_gap_row", map[string]any{"Assumption": c.Assumption, "Statement": c.Statement,
@@ -457,7 +481,7 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 		if len(s.Contradictions) == 0 {
 			b.WriteString(sentence("report_gap_none", nil) + "\n")
 		}
-	case "Key Findings":
+	case keyFindings:
 		for _, f := range s.Findings {
 			if len(sec.Findings) > 0 && !slices.Contains(sec.Findings, f.TaskID) {
 				continue
@@ -477,24 +501,23 @@ func writeByRule(s ReportState, sec SectionPlan) string {
 			}
 			b.WriteString("\n")
 		}
-	case "Challenged Assumptions":
+	case secChallenged:
 		for _, c := range s.Contradictions {
-			fmt.Fprintf(&b, "- **%s: %s.** %s%s.\n", c.Assumption, c.Statement, strings.TrimSuffix(c.Evidence, "."), cite(p, s.Sources, c.Source))
+			fmt.Fprintf(&b, "- %s\n", sentence("report_challenged", map[string]any{"Assumption": c.Assumption, "Statement": c.Statement,
+				"Evidence": strings.TrimSuffix(c.Evidence, "."), "Cite": cite(p, s.Sources, c.Source)}))
 		}
-	case "Evidence Gaps":
+	case secGaps:
 		for _, f := range s.Findings {
 			if f.Gap {
 				fmt.Fprintf(&b, "- %s\n", sentence("report_gap_item", map[string]any{"Question": f.Question}))
 			}
 		}
-	case "Recommendations":
+	case secRecommendations:
 		due := dueDate(s.Today)
 		team := sentence("report_owner", nil)
 		owner := team
 		if p.Project != "" {
-			// The project's name, without the word the sentences write before it ("Project").
-			prefix := strings.TrimSuffix(sentence("subject_project", map[string]any{"Name": "\x00"}), "\x00")
-			owner = sentence("report_owner_project", map[string]any{"Project": strings.TrimPrefix(p.Project, prefix)})
+			owner = sentence("report_owner_project", map[string]any{"Project": projectBare(p.Project)})
 		}
 		n := 0
 		done := map[string]bool{}
@@ -574,9 +597,9 @@ func (a *Analyst) sectionReviewer(ctx context.Context, s ReportState) (ReportSta
 		switch {
 		case strings.TrimSpace(w.Content) == "":
 			note = sentence("review_empty", nil)
-		case w.Name == "Executive Summary" && strings.Count(w.Content, "\n- ")+1 > bulletLimit(s.Prefs) && strings.HasPrefix(w.Content, "- "):
+		case w.Name == secSummary && strings.Count(w.Content, "\n- ")+1 > bulletLimit(s.Prefs) && strings.HasPrefix(w.Content, "- "):
 			note = sentence("review_bullets", map[string]any{"Limit": bulletLimit(s.Prefs)})
-		case w.Name != "Recommendations" && w.Name != "Evidence Gaps" && len(s.Sources) > 0 && !hasCitation(w.Content, s.Prefs):
+		case w.Name != secRecommendations && w.Name != secGaps && len(s.Sources) > 0 && !hasCitation(w.Content, s.Prefs):
 			note = sentence("review_cite", nil)
 		}
 		if note != "" && w.Attempt < 2 {
@@ -616,17 +639,17 @@ func (a *Analyst) assemble(ctx context.Context, s ReportState) (ReportState, err
 	}
 	sort.Slice(secs, func(i, j int) bool { return secs[i].Order < secs[j].Order })
 	date := a.now().UTC().Format("2006-01-02")
-	title := "Strategic analysis: " + strings.TrimRight(s.Topic, "?.")
+	title := sentence("report_title", map[string]any{"Topic": strings.TrimRight(s.Topic, "?.")})
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", title)
 	meta := []string{date}
 	if s.Prefs.Name != "" {
-		meta = append([]string{"Prepared for " + s.Prefs.Name}, meta...)
+		meta = append([]string{sentence("report_prepared_for", map[string]any{"Name": s.Prefs.Name})}, meta...)
 	}
 	if s.Prefs.Project != "" {
-		meta = append(meta, "Project "+strings.TrimPrefix(s.Prefs.Project, "Project "))
+		meta = append(meta, projectNamed(s.Prefs.Project))
 	}
-	meta = append(meta, "Framework: "+s.Prefs.Framework)
+	meta = append(meta, sentence("report_framework", map[string]any{"Framework": s.Prefs.Framework}))
 	fmt.Fprintf(&b, "_%s_\n\n", strings.Join(meta, " · "))
 	var jsecs []map[string]any
 	for _, sec := range secs {
@@ -635,7 +658,7 @@ func (a *Analyst) assemble(ctx context.Context, s ReportState) (ReportState, err
 	}
 	var jsrc []map[string]any
 	if len(s.Sources) > 0 {
-		b.WriteString("## Sources\n\n")
+		fmt.Fprintf(&b, "## %s\n\n", secSources)
 		for i, src := range s.Sources {
 			switch s.Prefs.Citation {
 			case "footnotes":

@@ -93,9 +93,9 @@ func (a *Analyst) researchSupervisor(ctx context.Context, s ResearchState) (Rese
 		return ResearchState{}, err
 	}
 	var given strings.Builder
-	fmt.Fprintf(&given, "The research round %d on %q has these tasks, one task agent each:\n", s.Round, topic)
+	fmt.Fprintf(&given, "%s\n", sentence("research_given", map[string]any{"Round": s.Round, "Topic": topic}))
 	for _, t := range tasks {
-		fmt.Fprintf(&given, "- %s: %s (sources: %s)\n", t.ID, t.Question, strings.Join(t.Sources, ", "))
+		fmt.Fprintf(&given, "- %s\n", sentence("research_given_task", map[string]any{"ID": t.ID, "Question": t.Question, "Sources": strings.Join(t.Sources, ", ")}))
 	}
 	brief, asked := researchBrief(topic, tasks)
 	res, err := a.supervise(ctx, s.UserID, prompt("supervisor_research", mem, map[string]any{"Given": given.String()}),
@@ -350,18 +350,18 @@ var findingSchema = schema("finding", "A task agent's answer to its sub-question
 // tools' results.
 func (a *Analyst) taskWithModel(ctx context.Context, t Task) (Finding, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Sub-question: %s\nSuggested sources: %s\n", t.Question, strings.Join(t.Sources, ", "))
+	fmt.Fprintf(&b, "%s\n", sentence("task_input", map[string]any{"Question": t.Question, "Sources": strings.Join(t.Sources, ", ")}))
 	for i, c := range t.Context {
 		if i == 3 {
 			break
 		}
-		fmt.Fprintf(&b, "Context: [%s] %s\n", c.Title(), clip(c.Content, 300))
+		fmt.Fprintf(&b, "%s\n", sentence("task_input_context", map[string]any{"Title": c.Title(), "Content": clip(c.Content, 300)}))
 	}
 	if t.Critique != "" {
-		fmt.Fprintf(&b, "The research supervisor sent your previous answer back: %s\n", t.Critique)
+		fmt.Fprintf(&b, "%s\n", sentence("task_input_critique", map[string]any{"Critique": t.Critique}))
 	}
 	if t.Guidance != "" {
-		fmt.Fprintf(&b, "The user's preferences the supervisor found: %s\n", t.Guidance)
+		fmt.Fprintf(&b, "%s\n", sentence("task_input_guidance", map[string]any{"Guidance": t.Guidance}))
 	}
 	info, _ := graph.InfoFrom(ctx)
 	out, err := a.taskReact.Invoke(ctx, react.State{Messages: []message.Message{message.User(b.String())}}, graph.WithConfig(info.Config))
@@ -423,7 +423,7 @@ func (a *Analyst) supervisorReview(ctx context.Context, s ResearchState) (Resear
 			if len(f.Sources) == 0 {
 				f.Gap = true
 			}
-			f.Critiques = append(f.Critiques, "accepted after "+fmt.Sprint(f.Attempts)+" attempts: "+critique)
+			f.Critiques = append(f.Critiques, sentence("critique_accepted", map[string]any{"Attempts": f.Attempts, "Critique": critique}))
 		default:
 			f.Critiques = append(f.Critiques, critique)
 			again = append(again, Task{ID: f.TaskID, Question: f.Question, Sources: task.Sources, Attempt: f.Attempts + 1, Critique: critique})
@@ -485,7 +485,7 @@ func (a *Analyst) review(ctx context.Context, f Finding, t Task) (bool, string, 
 		return false, "", fmt.Errorf("analyst: reviewing %s: %w", f.TaskID, err)
 	}
 	if !v.Approved && v.Critique == "" {
-		v.Critique = "Insufficient evidence."
+		v.Critique = sentence("review_insufficient", nil)
 	}
 	return v.Approved, v.Critique, nil
 }

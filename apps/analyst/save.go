@@ -26,7 +26,7 @@ func (a *Analyst) saveReport(ctx context.Context, s State) (State, error) {
 	}
 	title, _ := s.ReportJSON["title"].(string)
 	if title == "" {
-		title = "Strategic analysis: " + clip(s.Query, 80)
+		title = sentence("report_title", map[string]any{"Topic": clip(s.Query, 80)})
 	}
 	r := Report{ID: uuid.NewString(), UserID: user, SessionID: sessionOf(ctx, s),
 		Title: title, Content: s.FinalReport, Format: orDefault(s.ReportFormat, "markdown"), TopicTags: topicTags(s),
@@ -44,15 +44,16 @@ func (a *Analyst) saveReport(ctx context.Context, s State) (State, error) {
 			keyf = append(keyf, clip(d.Headline, 120))
 		}
 	}
-	if err := a.mem.Note(ctx, user, "report approved", fmt.Sprintf("approved and saved report %s %q (%s); key findings: %s", r.ID, clip(title, 80), r.Format, strings.Join(keyf, "; "))); err != nil {
+	if err := a.mem.Note(ctx, user, "report approved", sentence("note_report_saved", map[string]any{"ID": r.ID, "Title": clip(title, 80), "Format": r.Format, "Findings": strings.Join(keyf, "; ")})); err != nil {
 		return State{}, err
 	}
-	msg := fmt.Sprintf("Saved your report **%s** (reference ID `%s`, %s, %d chunks indexed for future research).", title, r.ID, r.Format, n)
+	msg := sentence("report_saved", map[string]any{"Title": title, "ID": r.ID, "Format": r.Format, "Chunks": n})
+	path := "/apps/analyst/api/v1/reports/" + r.ID + "/" + r.Format
 	if r.Format == "pdf" {
-		msg += " Download it as a PDF: `GET /apps/analyst/api/v1/reports/" + r.ID + "/pdf`."
+		msg += " " + sentence("report_saved_pdf", map[string]any{"Path": path})
 	}
 	if r.Format == "docx" {
-		msg += " Download it as a Word document: `GET /apps/analyst/api/v1/reports/" + r.ID + "/docx`."
+		msg += " " + sentence("report_saved_docx", map[string]any{"Path": path})
 	}
 	return State{ReportID: r.ID, CurrentPhase: "end", Next: "end", Messages: []message.Message{message.Assistant(msg)}}, nil
 }

@@ -191,15 +191,14 @@ func vague(q string) bool { return len(contentWords(q)) < 2 }
 // the user wrote (never about a question the analyst wrote itself),
 // then look up the user's preferences on the topic, then Done.
 func researchBrief(topic string, tasks []Task) (brief string, asked int) {
-	var steps []string
+	ask := ""
 	asked = -1
 	for i, t := range tasks {
 		if t.FromUser && vague(t.Question) {
-			steps = append(steps, "Ask the user the question "+quote(fmt.Sprintf("The sub-question '%s' is too vague to research. What exactly should it answer?", t.Question)))
+			ask = quote(sentence("question_too_vague", map[string]any{"Question": t.Question}))
 			asked = i
 			break
 		}
 	}
-	steps = append(steps, "search the user_preferences memory for "+clip(topic, 80), "done.")
-	return strings.Join(steps, ", then "), asked
+	return sentence("research_supervisor_brief", map[string]any{"Ask": ask, "Topic": clip(topic, 80)}), asked
 }

@@ -6,9 +6,10 @@
 //
 // words.json holds the rest of the analyst's language, which its own rules read rather than the
 // offline model: the instruction words a direction starts with, the words of a greeting, of an
-// indirect question and of a stylistic preference, the stopwords of its searches, the step words a
-// task brief rewrites ([Words]). The Go code keeps the mechanics; the sentences the analyst
-// writes are its prompts/offline/sentences.md.
+// indirect question and of a stylistic preference, the cues of what a user does not want ("no
+// need for"), the stopwords of its searches, the step words a task brief rewrites ([Words]). The
+// Go code keeps the mechanics; the sentences the analyst writes are its
+// prompts/offline/sentences.md and prompts/messages/messages.md.
 package pack
 
 import (
@@ -56,6 +57,11 @@ type Words struct {
 	// StepWords are the words that would make a question read as a step of a task brief to the
 	// offline model ("then"), each with the word written in its place ("next").
 	StepWords map[string]string `json:"step_words"`
+	// DropCues are phrases that mark the words after them as what the user does not want ("no
+	// need for X", "we can do without X"): feedback on the plan drops the sub-questions on X, a
+	// reply to the discoveries sets the discoveries X names aside. They are read where the
+	// model hears no change, for phrasings all of whose words are stopwords to it.
+	DropCues []string `json:"drop_cues"`
 	// Stopwords carry no meaning for a search or a match: function words, and the words of the
 	// questions the planner writes ("assumptions", "evidence").
 	Stopwords []string `json:"stopwords"`
