@@ -90,10 +90,17 @@ func SectionSummary(section string, d map[string]any) string {
 	return ""
 }
 
+// NoProfile is the profile's summary before the user said anything about themselves, and
+// EmptyPortfolio the portfolio index's summary when it has no property.
+const (
+	NoProfile      = "Perfil não configurado"
+	EmptyPortfolio = "Portfólio vazio"
+)
+
 // MasterSummary is the profile's compact identity: João Silva | Lisboa | 3/5 secções completas.
 func MasterSummary(p *store.Profile) string {
 	if p == nil || !p.Exists {
-		return "Perfil não configurado"
+		return NoProfile
 	}
 	var parts []string
 	if p.Name != "" {
