@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/trellis-go/trellis/apps/rehab/pack"
 	"github.com/trellis-go/trellis/fold"
 )
 
@@ -143,29 +144,16 @@ var wetMin = map[string][2]float64{"kitchen": {6000, 9000}, "bathroom": {4000, 6
 
 var quality = map[string]float64{"basico": 0.8, "medio": 1, "premium": 1.45}
 
-// NormalizeSkill maps a skill as written (Pintura, demolição, canalização) to its category, or "".
+// NormalizeSkill maps a skill as written (Pintura, demolição, canalização) to its category, or
+// "": the first category of the pack's skills (pack.Words.Skills) one of whose words begins it.
 func NormalizeSkill(s string) string {
 	s = fold.String(strings.TrimSpace(s))
-	for k := range DIYSkills {
-		if strings.HasPrefix(s, k[:5]) {
-			return k
+	for _, c := range pack.Words.Skills {
+		for _, w := range c.Words {
+			if strings.HasPrefix(s, w) {
+				return c.Value
+			}
 		}
-	}
-	switch {
-	case strings.HasPrefix(s, "paint"):
-		return "pintura"
-	case strings.HasPrefix(s, "demol"):
-		return "demolicao"
-	case strings.HasPrefix(s, "floor"), strings.HasPrefix(s, "chao"):
-		return "pavimentos"
-	case strings.HasPrefix(s, "carpent"), strings.HasPrefix(s, "marcen"):
-		return "carpintaria"
-	case strings.HasPrefix(s, "til"):
-		return "azulejos"
-	case strings.HasPrefix(s, "plumb"):
-		return "canalizacao"
-	case strings.HasPrefix(s, "electr"), strings.HasPrefix(s, "eletr"):
-		return "eletricidade"
 	}
 	return ""
 }
@@ -225,11 +213,12 @@ func Estimate(rooms []Room, p Preferences) []RoomEstimate {
 
 func round100(v float64) float64 { return math.Round(v/100) * 100 }
 
+// issues are the features of a room that name a problem to fix (pack.Words.IssueWords).
 func issues(r Room) []string {
 	var out []string
 	for _, f := range r.Features {
 		l := strings.ToLower(f)
-		for _, w := range []string{"humidade", "damp", "mold", "bolor", "antig", "old", "rach", "crack", "infiltr", "leak", "degrad", "worn", "gast", "partid", "broken"} {
+		for _, w := range pack.Words.IssueWords {
 			if strings.Contains(l, w) {
 				out = append(out, f)
 				break

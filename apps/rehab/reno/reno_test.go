@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/trellis-go/trellis/apps/rehab/listing"
+	"github.com/trellis-go/trellis/apps/rehab/pack"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
@@ -75,6 +76,22 @@ func TestEstimateRules(t *testing.T) {
 	for in, want := range map[string]string{"Canalização": "canalizacao", "painting": "pintura", "Eletricidade": "eletricidade", "cantar": ""} {
 		if got := reno.NormalizeSkill(in); got != want {
 			t.Errorf("%s: %q", in, got)
+		}
+	}
+}
+
+// The pack's skills (words.json) are the estimate's categories, each with its words.
+func TestPackSkillsAreTheCategories(t *testing.T) {
+	named := map[string]bool{}
+	for _, c := range pack.Words.Skills {
+		if _, ok := reno.DIYSkills[c.Value]; !ok {
+			t.Errorf("words.json skill %q is not a category of reno.DIYSkills", c.Value)
+		}
+		named[c.Value] = true
+	}
+	for k := range reno.DIYSkills {
+		if !named[k] {
+			t.Errorf("reno.DIYSkills %q has no words in words.json's skills", k)
 		}
 	}
 }
