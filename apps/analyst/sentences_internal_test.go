@@ -1,11 +1,11 @@
 package analyst
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/trellis-go/trellis/model/offline/packtest"
 )
 
 // TestSentencesRender: every sentence the Go code names is in prompts/offline/sentences.md and
@@ -13,31 +13,14 @@ import (
 // through aboutRe; a malformed file is refused with what is wrong.
 func TestSentencesRender(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	called := regexp.MustCompile(`(?:sentence|readBack)\("([a-z_]+)"`)
-	used := map[string]bool{}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range called.FindAllStringSubmatch(string(b), -1) {
-			used[m[1]] = true
-		}
-	}
+	used := packtest.NamesInCode(t, ".", regexp.MustCompile(`(?:sentence|readBack)\("([a-z_]+)"`))
 	for name := range used {
 		if offlineSentences[name] == nil {
 			t.Errorf("the code names sentence %q, which sentences.md does not give", name)
 		}
 	}
 	for name := range offlineSentences {
-		if !used[name] {
+		if used[name] == nil {
 			t.Errorf("sentences.md gives %q, which no code names", name)
 		}
 	}
