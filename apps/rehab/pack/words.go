@@ -66,6 +66,10 @@ type Vocabulary struct {
 	// IssueWords make a room's feature, as the listing or the vision model describes it, a
 	// problem to fix ("humidade", "azulejos antigos"); pieces of the feature in lower case.
 	IssueWords []string `json:"issue_words"`
+	// RoomLabels are how the user reads a room type (reno.RoomTypes: "kitchen" is "Cozinha"),
+	// ConditionLabels a room's condition (reno.Conditions, and "unknown" for any other).
+	RoomLabels      map[string]string `json:"room_labels"`
+	ConditionLabels map[string]string `json:"condition_labels"`
 
 	// FunctionWords are common short words of each language a reply may be in (folded, without
 	// accents), by language; a word two languages share counts for both. rehab.InLanguage counts
@@ -122,6 +126,9 @@ func parseVocabulary(b []byte) (Vocabulary, error) {
 				return v, fmt.Errorf("rehab pack: words.json: %s[%d] needs a value and its words, as {\"value\": \"premium\", \"words\": [\"luxo\"]}", name, i)
 			}
 		}
+	}
+	if v.RoomLabels["other"] == "" || v.ConditionLabels["unknown"] == "" {
+		return v, fmt.Errorf(`rehab pack: words.json: room_labels needs "other" and condition_labels "unknown", the labels of a room type or condition not named`)
 	}
 	for i, sp := range v.Superlatives {
 		if len(sp.Words) == 0 || sp.Says == "" || (sp.By != "price" && sp.By != "area") || (sp.Order != "least" && sp.Order != "most") {

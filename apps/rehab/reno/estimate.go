@@ -28,40 +28,22 @@ var Conditions = []string{Good, Fair, NeedsRenovation, Poor}
 // RoomTypes the classifier may name.
 var RoomTypes = []string{"kitchen", "bathroom", "living_room", "bedroom", "hallway", "balcony", "exterior", "other"}
 
-// ConditionLabel is the pt-PT words for a condition.
+// ConditionLabel is the pt-PT words for a condition (pack.Words.ConditionLabels; its "unknown"
+// for a condition it does not name).
 func ConditionLabel(c string) string {
-	switch c {
-	case Good:
-		return "bom estado"
-	case Fair:
-		return "estado razoável"
-	case NeedsRenovation:
-		return "precisa de obras"
-	case Poor:
-		return "mau estado"
+	if l, ok := pack.Words.ConditionLabels[c]; ok {
+		return l
 	}
-	return "estado desconhecido"
+	return pack.Words.ConditionLabels["unknown"]
 }
 
-// RoomLabel is the pt-PT name of a room type.
+// RoomLabel is the pt-PT name of a room type (pack.Words.RoomLabels; its "other" for a type it
+// does not name).
 func RoomLabel(t string) string {
-	switch t {
-	case "kitchen":
-		return "Cozinha"
-	case "bathroom":
-		return "Casa de banho"
-	case "living_room":
-		return "Sala"
-	case "bedroom":
-		return "Quarto"
-	case "hallway":
-		return "Corredor"
-	case "balcony":
-		return "Varanda"
-	case "exterior":
-		return "Exterior"
+	if l, ok := pack.Words.RoomLabels[t]; ok {
+		return l
 	}
-	return "Outra divisão"
+	return pack.Words.RoomLabels["other"]
 }
 
 // Room is one classified room: what the vision model said, and its area.

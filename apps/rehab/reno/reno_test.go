@@ -2,6 +2,7 @@ package reno_test
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -93,5 +94,29 @@ func TestPackSkillsAreTheCategories(t *testing.T) {
 		if !named[k] {
 			t.Errorf("reno.DIYSkills %q has no words in words.json's skills", k)
 		}
+	}
+}
+
+// Every room type and condition has its label in words.json, and so has one the estimate does
+// not know.
+func TestLabelsOfEveryTypeAndCondition(t *testing.T) {
+	for _, r := range reno.RoomTypes {
+		if pack.Words.RoomLabels[r] == "" {
+			t.Errorf("words.json room_labels lacks %q", r)
+		}
+	}
+	for _, c := range append(slices.Clone(reno.Conditions), "unknown") {
+		if pack.Words.ConditionLabels[c] == "" {
+			t.Errorf("words.json condition_labels lacks %q", c)
+		}
+	}
+	if got := reno.RoomLabel("attic"); got != "Outra divisão" {
+		t.Errorf("an unknown room type: %q", got)
+	}
+	if got := reno.ConditionLabel("ruined"); got != "estado desconhecido" {
+		t.Errorf("an unknown condition: %q", got)
+	}
+	if got := reno.RoomLabel("bathroom") + ", " + reno.ConditionLabel(reno.Poor); got != "Casa de banho, mau estado" {
+		t.Errorf("got %q", got)
 	}
 }
