@@ -1,62 +1,21 @@
 package rehab
 
 import (
-	_ "embed"
-
+	"github.com/trellis-go/trellis/apps/rehab/prompts"
 	"github.com/trellis-go/trellis/server/appkit"
 )
 
-// What the user reads from rehab's tools, replies, session summaries and reports is data:
-// prompts/answers.json, each sentence by name and language with {placeholders}. Go keeps the
-// logic and the formatting of numbers (kb.Euro, kb.Area); [answer] fills a sentence.
-//
-//go:embed prompts/answers.json
-var answersJSON []byte
+// What the user reads from rehab is data: prompts/answers.json (package prompts), each sentence
+// by name and language with {placeholders}; [answer] fills a sentence.
 
-// AnswerNames are the sentences rehab writes: prompts/answers.json must give each of them,
-// and no other, in every language it is written in.
-var AnswerNames = []string{
-	"read_unknown", "read_part", "note_where", "note_kept_by_me", "note_memory_kinds", "noted",
-	"forget_kept", "forget_unknown", "forgotten", "forget_which", "task_what", "task_add",
-	"task_complete", "task_reopen", "task_remove", "task_actions", "task_none_complete",
-	"task_none_reopen", "task_none_remove", "task_which_complete", "task_which_reopen",
-	"task_which_remove", "tasks_none", "tasks_heading", "profile_what", "profile_sections",
-	"profile_noted", "budget_fits_focus", "budget_over_focus", "portfolio_empty_start",
-	"property_which", "saved_event", "saved", "remove_confirm", "remove_kept", "removed_event",
-	"removed", "focus_on", "not_analysed", "analysis_title", "topic_property", "topic_renovation",
-	"portfolio_empty", "superlative", "search_found", "search_near", "save_needs_link",
-	"analysis_needs_link", "within_budget", "works_over_budget", "over_budget", "offer_taxes",
-	"offer_room", "analysis_done", "costs_recalculated", "recalc_not_analysed", "tax_needs_price",
-	"tax_heading", "tax_lines", "tax_profile_unknown", "tax_age_hint", "tax_chat", "tax_entry",
-	"tax_total_cost", "compare_needs_two", "compare_price", "compare_area", "compare_per_m2",
-	"compare_works", "compare_total", "compare_status", "compare_not_analysed",
-	"compare_price_plus_works", "compare_cheapest", "listing_unavailable", "listing_bad_url",
-	"listing_removed", "listing_unreadable", "listing_unreachable", "internal_error", "hello",
-	"hello_name", "can_do", "you_have", "last_time", "summary_analysed", "summary_taxes",
-	"summary_profile", "summary_saved", "summary_removed", "summary_switched", "summary_began",
-	"summary_last", "report_title", "report_heading", "report_listing", "report_when", "report_for",
-	"report_summary", "report_works", "report_total", "report_skills", "report_rooms", "report_room",
-	"report_features", "report_issues", "report_diy", "report_taxes", "report_imt", "report_stamp",
-	"report_tax_total", "report_total_cost", "report_young", "report_disclaimer",
-}
+// AnswerNames are the sentences rehab writes (prompts.Names).
+var AnswerNames = prompts.Names
 
 // Answers are prompts/answers.json, read when the package starts.
-var Answers = mustAnswers(answersJSON)
+var Answers = prompts.Answers
 
-// ParseAnswers reads an answers file: every name of [AnswerNames] in every language of the
-// file, pt-PT ("pt") among them, with the same placeholders in each.
-func ParseAnswers(data []byte) (*appkit.Texts, error) {
-	return appkit.ParseTexts("rehab prompts/answers.json", data, "pt", AnswerNames)
-}
+// ParseAnswers reads an answers file (prompts.Parse).
+func ParseAnswers(data []byte) (*appkit.Texts, error) { return prompts.Parse(data) }
 
-func mustAnswers(data []byte) *appkit.Texts {
-	t, err := ParseAnswers(data)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
-
-// answer is the sentence name of prompts/answers.json in pt-PT, the language the tools answer
-// in, with its placeholders filled: pairs are placeholder, value.
-func answer(name string, pairs ...string) string { return Answers.Say("pt", name, pairs...) }
+// answer is the sentence name of prompts/answers.json in pt-PT with its placeholders filled.
+func answer(name string, pairs ...string) string { return prompts.Say(name, pairs...) }

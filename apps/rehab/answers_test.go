@@ -11,10 +11,14 @@ import (
 	"github.com/trellis-go/trellis/model/offline/packtest"
 )
 
-// Every sentence the Go code asks for is in prompts/answers.json, and every one there is asked
-// for: answer("name") literally, or by a prefix and a tool action ("task_" + action).
+// Every sentence the Go code (of rehab and its knowledge base) asks for is in
+// prompts/answers.json, and every one there is asked for: answer("name") or prompts.Lead("name")
+// literally, or by a prefix and a tool action ("task_" + action).
 func TestAnswersAreTheCodes(t *testing.T) {
-	used := packtest.NamesInCode(t, ".", regexp.MustCompile(`answer\("([a-z0-9_]+)"[),]`))
+	used := packtest.NamesInCode(t, ".", regexp.MustCompile(`(?:answer|Lead)\("([a-z0-9_]+)"[),]`))
+	for n, files := range packtest.NamesInCode(t, "kb", regexp.MustCompile(`(?:answer|Lead)\("([a-z0-9_]+)"[),]`)) {
+		used[n] = append(used[n], files...)
+	}
 	for n, files := range used {
 		if !slices.Contains(rehab.AnswerNames, n) {
 			t.Errorf("%v ask for answer %q, which AnswerNames (and so prompts/answers.json) lacks", files, n)

@@ -1077,20 +1077,8 @@ func totalCost(st State, propertyID string) ([2]float64, bool) {
 	if !ok {
 		return [2]float64{}, false
 	}
-	for _, l := range strings.Split(e.Text, "\n") {
-		if strings.HasPrefix(l, "Obras: ") {
-			field, _, _ := strings.Cut(strings.TrimPrefix(l, "Obras: "), " |")
-			lo, hi, found := strings.Cut(field, "–")
-			if !found {
-				hi = lo
-			}
-			a, b := Amounts(lo), Amounts(hi)
-			if len(a) == 1 && len(b) == 1 {
-				return [2]float64{a[0], b[0]}, true
-			}
-		}
-	}
-	return [2]float64{}, false
+	lo, hi, ok := kb.WorksRange(e.Text)
+	return [2]float64{lo, hi}, ok
 }
 
 type compareArgs struct {
@@ -1181,22 +1169,7 @@ func CompareTable(items []store.PortfolioItem) string {
 		}
 		return kb.Euro(it.Property.Price / it.Property.AreaM2)
 	})
-	reno := func(it store.PortfolioItem) (float64, float64, bool) {
-		for _, l := range strings.Split(it.ChatSummary, "\n") {
-			if strings.HasPrefix(l, "Obras: ") {
-				field, _, _ := strings.Cut(strings.TrimPrefix(l, "Obras: "), " |")
-				lo, hi, _ := strings.Cut(field, "–")
-				a, b := Amounts(lo), Amounts(hi)
-				if len(a) == 1 && len(b) == 1 {
-					return a[0], b[0], true
-				}
-				if len(a) == 1 {
-					return a[0], a[0], true
-				}
-			}
-		}
-		return 0, 0, false
-	}
+	reno := func(it store.PortfolioItem) (float64, float64, bool) { return kb.WorksRange(it.ChatSummary) }
 	row(answer("compare_works"), func(it store.PortfolioItem) string {
 		if lo, hi, ok := reno(it); ok {
 			return kb.EuroRange(lo, hi)
