@@ -11,22 +11,24 @@ import (
 	"github.com/trellis-go/trellis/model/offline/packtest"
 )
 
-// Every sentence the Go code (of rehab and its knowledge base) asks for is in
-// prompts/answers.json, and every one there is asked for: answer("name") or prompts.Lead("name")
-// literally, or by a prefix and a tool action ("task_" + action).
+// Every sentence the Go code (of rehab, its knowledge base and its tax tables) asks for is in
+// prompts/answers.json, and every one there is asked for: answer("name"), prompts.Say("name") or
+// prompts.Lead("name") literally, or by a prefix and a tool action or a rule ("task_" + action).
 func TestAnswersAreTheCodes(t *testing.T) {
-	used := packtest.NamesInCode(t, ".", regexp.MustCompile(`(?:answer|Lead)\("([a-z0-9_]+)"[),]`))
-	for n, files := range packtest.NamesInCode(t, "kb", regexp.MustCompile(`(?:answer|Lead)\("([a-z0-9_]+)"[),]`)) {
-		used[n] = append(used[n], files...)
+	used := map[string][]string{}
+	var prefixes []string
+	for _, dir := range []string{".", "kb", "taxes"} {
+		for n, files := range packtest.NamesInCode(t, dir, regexp.MustCompile(`(?:answer|Lead|Say)\("([a-z0-9_]+)"[),]`)) {
+			used[n] = append(used[n], files...)
+		}
+		for p := range packtest.NamesInCode(t, dir, regexp.MustCompile(`(?:answer|Say)\("([a-z0-9_]+)"\s*\+`)) {
+			prefixes = append(prefixes, p)
+		}
 	}
 	for n, files := range used {
 		if !slices.Contains(rehab.AnswerNames, n) {
 			t.Errorf("%v ask for answer %q, which AnswerNames (and so prompts/answers.json) lacks", files, n)
 		}
-	}
-	var prefixes []string
-	for p := range packtest.NamesInCode(t, ".", regexp.MustCompile(`answer\("([a-z0-9_]+)"\s*\+`)) {
-		prefixes = append(prefixes, p)
 	}
 	if len(used) < 100 || len(prefixes) == 0 {
 		t.Errorf("found %d answers and %d prefixes; the pattern no longer sees the code's calls", len(used), len(prefixes))

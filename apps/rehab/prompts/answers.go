@@ -46,6 +46,8 @@ var Names = []string{
 	"preferences_partial", "goals_goal", "goals_partial", "profile_sections_done", "index_works",
 	"chat_works", "chat_total", "chat_priorities", "chat_room", "detail_rooms", "detail_issues",
 	"detail_diy", "compact_price", "compact_area", "no_profile", "empty_portfolio",
+	"tax_rule_young_full", "tax_rule_young_partial", "tax_rule_young_over_limit", "tax_rule_own_home",
+	"tax_rule_other_home", "tax_table_other_home", "tax_table_own_home",
 }
 
 // Answers are answers.json, read when the package starts.
