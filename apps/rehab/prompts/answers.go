@@ -1,5 +1,5 @@
 // Package prompts holds what rehab tells its models (system.md, summary.md, languages.json,
-// read by package rehab) and what its users read: answers.json, every sentence of the tools'
+// read by package rehab; classify.md, read by reno) and what its users read: answers.json, every sentence of the tools'
 // answers, the replies, the knowledge base's summaries, the session summaries and the PDF
 // report, by name and language with {placeholders}. Go keeps the logic and the formatting of
 // numbers (kb.Euro, kb.Area); [Say] fills a sentence.
