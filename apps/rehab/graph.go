@@ -135,9 +135,9 @@ func (o *Orchestrator) hydrate(ctx context.Context, s State) (State, error) {
 	if focus == nil || focus.PropertyID == "" || fresh["portfolio/"+focus.PropertyID+"/resumo"].Summary == "" && !hasItem(h, focus.PropertyID) {
 		focus = &kb.Focus{PropertyID: active}
 		if active != "" {
-			focus.Topic = "imóvel"
+			focus.Topic = answer("topic_property")
 			if _, analysed := fresh["portfolio/"+active+"/analise"]; analysed {
-				focus.Topic = "renovação"
+				focus.Topic = answer("topic_renovation")
 			}
 		}
 	}
@@ -294,21 +294,21 @@ func forModel(msgs []message.Message) []message.Message {
 // offlineReply answers a message the offline model has no rule for.
 func offlineReply(s State) string {
 	name := ""
-	if e, ok := s.Knowledge["user/profile"]; ok && e.Summary != "Perfil não configurado" {
+	if e, ok := s.Knowledge["user/profile"]; ok && e.Summary != kb.NoProfile {
 		name, _, _ = strings.Cut(e.Summary, " |")
 		name = strings.Fields(name + " ")[0]
 	}
-	greet := "Olá!"
+	greet := answer("hello")
 	if name != "" {
-		greet = "Olá, " + name + "!"
+		greet = answer("hello_name", "name", name)
 	}
 	var b strings.Builder
-	b.WriteString(greet + " Posso analisar um anúncio do Idealista (envia o link), guardar imóveis no teu portfólio, comparar imóveis, calcular o IMT e o Imposto do Selo e acompanhar o teu orçamento.")
-	if e, ok := s.Knowledge["portfolio/index"]; ok && e.Summary != "Portfólio vazio" {
-		b.WriteString(" Tens " + e.Summary + ".")
+	b.WriteString(greet + " " + answer("can_do"))
+	if e, ok := s.Knowledge["portfolio/index"]; ok && e.Summary != kb.EmptyPortfolio {
+		b.WriteString(" " + answer("you_have", "portfolio", e.Summary))
 	}
 	if e, ok := s.Knowledge["session/resumo_anterior"]; ok {
-		b.WriteString(" Da última vez: " + e.Summary)
+		b.WriteString(" " + answer("last_time", "summary", e.Summary))
 	}
 	return b.String()
 }

@@ -16,8 +16,9 @@ import (
 // opposed to an internal error, which the user never reads.
 var userFacing = json.RawMessage(`{"user_facing":true}`)
 
-// InternalErrorReply is what the user reads when something failed on our side.
-const InternalErrorReply = "Não consegui concluir isto agora, por um problema do nosso lado. Tenta outra vez daqui a pouco; se voltar a falhar, diz-me e seguimos por outro caminho."
+// InternalErrorReply is what the user reads when something failed on our side
+// (prompts/answers.json's internal_error).
+var InternalErrorReply = answer("internal_error")
 
 // Reply is the answer to the user's last message written from the results of the tools called
 // since: their pt-PT texts, the profile's silent updates left out when anything else answered,

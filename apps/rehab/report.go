@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,7 +50,7 @@ func (a *API) report(w http.ResponseWriter, r *http.Request) {
 			tax = &t
 		}
 	}
-	doc := pdf.Render("Relatório Rehabify: "+it.IndexSummary, ReportLines(it, &res, an.CreatedAt, prof, tax))
+	doc := pdf.Render(answer("report_title", "property", it.IndexSummary), ReportLines(it, &res, an.CreatedAt, prof, tax))
 	w.Header().Set("Content-Type", "application/pdf")
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`inline; filename="rehabify-%s.pdf"`, it.Property.IdealistaID))
 	_, _ = w.Write(doc)
@@ -60,42 +61,43 @@ func ReportLines(it *store.PortfolioItem, res *reno.Result, at time.Time, prof *
 	L := func(text string) pdf.Line { return pdf.Line{Text: text} }
 	H := func(text string) pdf.Line { return pdf.Line{Text: text, Size: 13, Bold: true, Gap: 10} }
 	lines := []pdf.Line{
-		{Text: "Relatório de análise — " + strings.TrimSpace(res.Typology+" "+kb.Neighbourhood(res.Location)), Size: 18, Bold: true},
+		{Text: answer("report_heading", "property", strings.TrimSpace(res.Typology+" "+kb.Neighbourhood(res.Location))), Size: 18, Bold: true},
 		L(res.Title + ", " + res.Location),
-		L("Anúncio: " + it.Property.URL),
-		L("Análise de " + at.Format("02/01/2006 15:04") + " UTC"),
+		L(answer("report_listing", "url", it.Property.URL)),
+		L(answer("report_when", "when", at.Format("02/01/2006 15:04"))),
 	}
 	if prof != nil && prof.Exists && prof.Name != "" {
-		lines = append(lines, L("Preparado para: "+prof.Name))
+		lines = append(lines, L(answer("report_for", "name", prof.Name)))
 	}
-	lines = append(lines, H("Resumo"), L(kb.Compact(res.Price, res.AreaM2)),
-		L("Obras estimadas: "+kb.EuroRange(res.TotalMin, res.TotalMax)+" (acabamentos "+res.Quality+")"),
-		L("Total com obras: "+kb.EuroRange(res.Price+res.TotalMin, res.Price+res.TotalMax)))
+	lines = append(lines, H(answer("report_summary")), L(kb.Compact(res.Price, res.AreaM2)),
+		L(answer("report_works", "range", kb.EuroRange(res.TotalMin, res.TotalMax), "quality", res.Quality)),
+		L(answer("report_total", "range", kb.EuroRange(res.Price+res.TotalMin, res.Price+res.TotalMax))))
 	if len(res.Skills) > 0 {
-		lines = append(lines, L("Competências DIY consideradas: "+strings.Join(res.Skills, ", ")))
+		lines = append(lines, L(answer("report_skills", "skills", strings.Join(res.Skills, ", "))))
 	}
-	lines = append(lines, H("Divisões"))
+	lines = append(lines, H(answer("report_rooms")))
 	for _, r := range res.Rooms {
-		line := fmt.Sprintf("%s (%s): %s — %s", reno.RoomLabel(r.Type), kb.Area(r.AreaM2), reno.ConditionLabel(r.Condition), kb.EuroRange(r.Min, r.Max))
+		line := answer("report_room", "room", reno.RoomLabel(r.Type), "area", kb.Area(r.AreaM2), "condition", reno.ConditionLabel(r.Condition), "range", kb.EuroRange(r.Min, r.Max))
 		lines = append(lines, pdf.Line{Text: line, Bold: true, Gap: 4})
 		if len(r.Features) > 0 {
-			lines = append(lines, L("   Características: "+strings.Join(r.Features, ", ")))
+			lines = append(lines, L(answer("report_features", "features", strings.Join(r.Features, ", "))))
 		}
 		if len(r.Issues) > 0 {
-			lines = append(lines, L("   Problemas: "+strings.Join(r.Issues, ", ")))
+			lines = append(lines, L(answer("report_issues", "issues", strings.Join(r.Issues, ", "))))
 		}
 		if r.DIYSaving > 0 {
-			lines = append(lines, L(fmt.Sprintf("   Poupança com trabalho próprio: %d%%", int(r.DIYSaving*100))))
+			lines = append(lines, L(answer("report_diy", "percent", strconv.Itoa(int(r.DIYSaving*100)))))
 		}
 	}
 	if tax != nil {
-		lines = append(lines, H("Impostos na compra ("+tax.Table+", tabelas de "+fmt.Sprint(tax.TablesOfYear)+")"),
-			L("IMT: "+kb.EuroCents(tax.IMT)), L("Imposto do Selo: "+kb.EuroCents(tax.Stamp)), L("Total de impostos: "+kb.EuroCents(tax.Total)),
-			L("Custo total (preço + obras + impostos): "+kb.EuroRange(res.Price+res.TotalMin+tax.Total, res.Price+res.TotalMax+tax.Total)))
+		lines = append(lines, H(answer("report_taxes", "table", tax.Table, "year", strconv.Itoa(tax.TablesOfYear))),
+			L(answer("report_imt", "amount", kb.EuroCents(tax.IMT))), L(answer("report_stamp", "amount", kb.EuroCents(tax.Stamp))),
+			L(answer("report_tax_total", "amount", kb.EuroCents(tax.Total))),
+			L(answer("report_total_cost", "range", kb.EuroRange(res.Price+res.TotalMin+tax.Total, res.Price+res.TotalMax+tax.Total))))
 		if tax.YoungExempt {
-			lines = append(lines, L("Aplicada a isenção para jovens até 35 anos (art. 9.º, n.º 2, do CIMT)."))
+			lines = append(lines, L(answer("report_young")))
 		}
 	}
-	lines = append(lines, pdf.Line{Text: "Estimativas indicativas, a partir das fotografias do anúncio; confirme com um orçamento de empreiteiro.", Size: 8, Gap: 16})
+	lines = append(lines, pdf.Line{Text: answer("report_disclaimer"), Size: 8, Gap: 16})
 	return lines
 }

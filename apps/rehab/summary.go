@@ -2,6 +2,7 @@ package rehab
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"strings"
 	"time"
@@ -44,10 +45,11 @@ func (o *Orchestrator) summarize(ctx context.Context, r *run, convID string) err
 	return r.env.Data.SetSummary(ctx, r.who, convID, text, conv.MessageCount)
 }
 
-// SummaryPrompt asks for the session summary.
-const SummaryPrompt = "Resume esta conversa em 2 a 3 frases curtas em português de Portugal, para retomar na próxima sessão: " +
-	"o que se discutiu, o que se decidiu ou ficou em aberto, e o próximo passo. Exemplo: \"Discutimos o T2 de Alfama. " +
-	"Detalhámos cozinha (mau estado). Indeciso entre Alfama e Graça. Próximo: comparação formal.\""
+// SummaryPrompt asks for the session summary (prompts/summary.md).
+var SummaryPrompt = strings.TrimSpace(summaryPromptMD)
+
+//go:embed prompts/summary.md
+var summaryPromptMD string
 
 // Summary writes a session summary: by the model, or by template when the model is the offline
 // one (which would only quote the turns).
@@ -84,17 +86,17 @@ func TemplateSummary(msgs []store.Message, actions []store.Action) string {
 		var s string
 		switch a.ActionType {
 		case "analysis_renovation":
-			s = "Analisámos " + firstLine(a.New, 60)
+			s = answer("summary_analysed", "property", firstLine(a.New, 60))
 		case "analysis_fiscal":
-			s = "Calculámos os impostos (" + a.New + ")"
+			s = answer("summary_taxes", "taxes", a.New)
 		case "update_profile":
-			s = "Atualizámos o perfil (" + a.Field + ")"
+			s = answer("summary_profile", "field", a.Field)
 		case "save_to_portfolio":
-			s = "Guardámos um imóvel no portfólio"
+			s = answer("summary_saved")
 		case "remove_from_portfolio":
-			s = "Removemos um imóvel do portfólio"
+			s = answer("summary_removed")
 		case "switch_active_property":
-			s = "Mudámos o foco de imóvel"
+			s = answer("summary_switched")
 		default:
 			continue
 		}
@@ -112,7 +114,7 @@ func TemplateSummary(msgs []store.Message, actions []store.Action) string {
 	}
 	var b strings.Builder
 	if first != "" {
-		b.WriteString("Começámos com: \"" + first + "\". ")
+		b.WriteString(answer("summary_began", "message", first) + " ")
 	}
 	if len(done) > 0 {
 		if len(done) > 3 {
@@ -128,7 +130,7 @@ func TemplateSummary(msgs []store.Message, actions []store.Action) string {
 		}
 	}
 	if lastUser != "" && lastUser != first {
-		b.WriteString("Último pedido: \"" + lastUser + "\".")
+		b.WriteString(answer("summary_last", "message", lastUser))
 	}
 	return strings.TrimSpace(b.String())
 }

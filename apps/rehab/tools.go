@@ -134,12 +134,12 @@ func (o *Orchestrator) readContext(ctx context.Context, c *call, a readArgs) (*t
 	k := c.st.Knowledge.Clone()
 	text, err := kb.Read(k, a.Path, a.StartLine, a.NumLines, c.env.KB(), c.turn)
 	if err != nil {
-		return refuse("Ainda não tenho essa informação. Se é sobre um imóvel, envia-me o link do anúncio para o analisar; se é sobre ti, conta-me.")
+		return refuse(answer("read_unknown"))
 	}
 	e := k[a.Path]
 	head := ""
 	if e.LinesLoaded < e.TotalLines {
-		head = fmt.Sprintf("(parte: %d de %d linhas)\n", e.LinesLoaded, e.TotalLines)
+		head = answer("read_part", "loaded", strconv.Itoa(e.LinesLoaded), "total", strconv.Itoa(e.TotalLines)) + "\n"
 	}
 	return ok(head+text, tool.Update{"knowledge": kb.KB{a.Path: e}})
 }
@@ -153,10 +153,10 @@ type writeArgs struct {
 func (o *Orchestrator) writeContext(ctx context.Context, c *call, a writeArgs) (*tool.Result, error) {
 	path := strings.Trim(strings.TrimSpace(a.Path), "/")
 	if path == "" || strings.Contains(path, "..") {
-		return refuse("Não percebi onde guardar a nota. Diz-me o que queres que anote.")
+		return refuse(answer("note_where"))
 	}
 	if path == "user/profile" || path == "portfolio/index" {
-		return refuse("Essa parte é atualizada por mim a partir do que me dizes: conta-me o que mudou no teu perfil ou no portfólio.")
+		return refuse(answer("note_kept_by_me"))
 	}
 	sum := a.Summary
 	if sum == "" {
@@ -182,7 +182,7 @@ func (o *Orchestrator) writeContext(ctx context.Context, c *call, a writeArgs) (
 		case "memoria/questoes":
 			edit = func(m *store.Memory) { m.OpenQuestions = appendNew(m.OpenQuestions, lines...) }
 		default:
-			return refuse("Posso guardar decisões, imóveis rejeitados (com o motivo) ou questões em aberto. Qual destas é?")
+			return refuse(answer("note_memory_kinds"))
 		}
 		prof, err := c.env.Data.UpdateProfile(ctx, c.who, store.ProfileUpdate{EditMemory: edit}, c.audit)
 		if err != nil {
@@ -191,7 +191,7 @@ func (o *Orchestrator) writeContext(ctx context.Context, c *call, a writeArgs) (
 		upd["user/profile"] = profileEntry(prof)
 	}
 	kb.Write(upd, path, sum, a.Content, kb.SourceTool, c.turn)
-	return ok("Anotado: "+firstLine(a.Content, 120), tool.Update{"knowledge": upd,
+	return ok(answer("noted", "note", firstLine(a.Content, 120)), tool.Update{"knowledge": upd,
 		"executed_actions": []ExecutedAction{{Type: "write_context", Summary: sum}}})
 }
 
@@ -235,12 +235,12 @@ type removeCtxArgs struct {
 
 func (o *Orchestrator) removeContext(ctx context.Context, c *call, a removeCtxArgs) (*tool.Result, error) {
 	if a.Path == "user/profile" || a.Path == "portfolio/index" {
-		return refuse("Isso não se pode esquecer: o teu perfil e a lista do portfólio acompanham sempre a conversa.")
+		return refuse(answer("forget_kept"))
 	}
 	if _, found := c.st.Knowledge[a.Path]; !found {
-		return refuse("Não encontrei essa nota. Diz-me de que nota se trata.")
+		return refuse(answer("forget_unknown"))
 	}
-	return ok("Esquecido: "+c.st.Knowledge[a.Path].Summary+".", tool.Update{"knowledge": kb.KB{a.Path: Tombstone()},
+	return ok(answer("forgotten", "note", c.st.Knowledge[a.Path].Summary), tool.Update{"knowledge": kb.KB{a.Path: Tombstone()},
 		"executed_actions": []ExecutedAction{{Type: "remove_context", Summary: c.st.Knowledge[a.Path].Summary}}})
 }
 
@@ -259,37 +259,29 @@ func (o *Orchestrator) manageTodos(ctx context.Context, c *call, a todoArgs) (*t
 		}
 		task = trimCommand(task)
 		if task == "" {
-			return refuse("Que tarefa queres que acrescente? Diz-me o que há a fazer, por exemplo \"ligar ao canalizador\".")
+			return refuse(answer("task_what"))
 		}
 		t := kb.Todo{ID: newTodoID(), Task: task, Status: "pending"}
 		if err := c.carryTodo(ctx, t); err != nil {
 			return nil, err
 		}
-		return ok("Tarefa acrescentada: "+t.Task+".", tool.Update{"todos": []kb.Todo{t},
+		return ok(answer("task_add", "task", t.Task), tool.Update{"todos": []kb.Todo{t},
 			"executed_actions": []ExecutedAction{{Type: "todo_add", Summary: t.Task}}})
 	case "complete", "reopen", "remove":
 		t, why := FindTodo(c.st.Todos, a.ID, a.Task, a.Action)
 		if t == nil {
 			return refuse(why)
 		}
-		var verb string
-		switch a.Action {
-		case "complete":
-			t.Status, verb = "done", "Tarefa concluída: "
-		case "reopen":
-			t.Status, verb = "pending", "Tarefa reaberta: "
-		default:
-			t.Status, verb = "removed", "Tarefa removida: "
-		}
+		t.Status = map[string]string{"complete": "done", "reopen": "pending", "remove": "removed"}[a.Action]
 		if err := c.carryTodo(ctx, *t); err != nil {
 			return nil, err
 		}
-		return ok(verb+t.Task+".", tool.Update{"todos": []kb.Todo{*t},
+		return ok(answer("task_"+a.Action, "task", t.Task), tool.Update{"todos": []kb.Todo{*t},
 			"executed_actions": []ExecutedAction{{Type: "todo_" + a.Action, Summary: t.Task}}})
 	case "list", "":
 		return ok(TodoListText(c.st.Todos), nil)
 	default:
-		return refuse("Posso acrescentar, concluir, reabrir, remover ou listar tarefas.")
+		return refuse(answer("task_actions"))
 	}
 }
 
@@ -363,14 +355,10 @@ func FindTodo(todos []kb.Todo, id, words, action string) (*kb.Todo, string) {
 		t := cands[0]
 		return &t, ""
 	}
-	what := map[string]string{"complete": "concluir", "reopen": "reabrir", "remove": "remover"}[action]
 	if len(cands) == 0 {
-		if action == "reopen" {
-			return nil, "Não há tarefas concluídas para reabrir."
-		}
-		return nil, "Não há tarefas pendentes para " + what + "."
+		return nil, answer("task_none_" + action)
 	}
-	return nil, "Não percebi que tarefa queres " + what + ". " + TodoListText(cands) + "\nDiz-me o número ou uma palavra da tarefa."
+	return nil, answer("task_which_"+action, "tasks", TodoListText(cands))
 }
 
 // numberRE is a task's number as a word of its own ("2", "#2", "nº 2"); the words before it
@@ -399,10 +387,10 @@ func visibleTodos(ts []kb.Todo) []kb.Todo {
 func TodoListText(ts []kb.Todo) string {
 	ts = visibleTodos(ts)
 	if len(ts) == 0 {
-		return "Não tens tarefas."
+		return answer("tasks_none")
 	}
 	var b strings.Builder
-	b.WriteString("As tuas tarefas:")
+	b.WriteString(answer("tasks_heading"))
 	for i, t := range ts {
 		box := "☐"
 		if t.Status == "done" {
@@ -464,18 +452,18 @@ func (o *Orchestrator) updateProfile(ctx context.Context, c *call, a profileArgs
 		}
 	}
 	if len(d) == 0 {
-		return refuse("Não percebi o que mudar no teu perfil. Diz-me, por exemplo, \"o meu orçamento é 250 mil\" ou \"tenho 30 anos e é a minha primeira casa\".")
+		return refuse(answer("profile_what"))
 	}
 	prof, err := c.env.Data.UpdateProfile(ctx, c.who, store.ProfileUpdate{Section: a.Section, Data: d, Summarize: kb.Summarize(a.Section)}, c.audit)
 	if err != nil {
-		return refuse("Não consegui guardar isso no teu perfil: o perfil tem as partes fiscal, orçamento, obras, preferências e objetivos. Diz-me a que parte diz respeito.")
+		return refuse(answer("profile_sections"))
 	}
 	sum := prof.Summaries[a.Section]
 	upd := kb.KB{"user/profile": profileEntry(prof)}
 	e := kb.NewEntry(sum, kb.SectionText(a.Section, prof.Sections[a.Section]), kb.SourceTool, true)
 	e.Touched = c.turn
 	upd["user/"+a.Section] = e
-	msg := "Tomei nota. " + sum + "."
+	msg := answer("profile_noted", "summary", sum)
 	if a.Section == "budget" {
 		msg += budgetNote(c.st, prof)
 	}
@@ -502,9 +490,9 @@ func budgetNote(st State, prof *store.Profile) string {
 		return ""
 	}
 	if price <= max {
-		return fmt.Sprintf(" O imóvel em foco (%s) cabe neste orçamento.", kb.Euro(price))
+		return " " + answer("budget_fits_focus", "price", kb.Euro(price))
 	}
-	return fmt.Sprintf(" O imóvel em foco (%s) passa este orçamento em %s.", kb.Euro(price), kb.Euro(price-max))
+	return " " + answer("budget_over_focus", "price", kb.Euro(price), "over", kb.Euro(price-max))
 }
 
 func profileEntry(p *store.Profile) kb.Entry {
@@ -595,15 +583,25 @@ func matchWords(items []store.PortfolioItem, text string) []*store.PortfolioItem
 
 func notFound(items []store.PortfolioItem, ref string) (*tool.Result, error) {
 	if len(items) == 0 {
-		return refuse("O teu portfólio está vazio. Envia-me o link de um anúncio do Idealista para começarmos.")
+		return refuse(answer("portfolio_empty_start"))
 	}
-	var b strings.Builder
-	b.WriteString("Não percebi a que imóvel te referes. No teu portfólio estão:\n")
+	var sums []string
 	for _, it := range items {
-		fmt.Fprintf(&b, "- %s\n", it.IndexSummary)
+		sums = append(sums, it.IndexSummary)
 	}
-	b.WriteString("Diz-me qual (por exemplo, \"o de " + kb.Neighbourhood(items[0].Property.Location) + "\").\n")
-	return refuse(strings.TrimRight(b.String(), "\n"))
+	return refuse(answer("property_which", "list", bullets(sums), "place", kb.Neighbourhood(items[0].Property.Location)))
+}
+
+// bullets are lines as a list, one "- <line>" a line.
+func bullets(lines []string) string {
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString("- " + l)
+	}
+	return b.String()
 }
 
 type saveArgs struct {
@@ -619,7 +617,7 @@ func (o *Orchestrator) saveToPortfolio(ctx context.Context, c *call, a saveArgs)
 		}
 	}
 	if c.env.Pipeline == nil {
-		return refuse(listingUnavailable)
+		return refuse(answer("listing_unavailable"))
 	}
 	l, err := c.env.Pipeline.Listings.Get(ctx, ref)
 	if err != nil {
@@ -640,8 +638,8 @@ func (o *Orchestrator) saveToPortfolio(ctx context.Context, c *call, a saveArgs)
 	if err != nil {
 		return nil, err
 	}
-	sum := "Guardado no portfólio: " + it.IndexSummary
-	return ok(sum+" ("+kb.Compact(l.Price, l.AreaM2)+").", tool.Update{"knowledge": upd,
+	sum := answer("saved_event", "property", it.IndexSummary)
+	return ok(answer("saved", "property", it.IndexSummary, "facts", kb.Compact(l.Price, l.AreaM2)), tool.Update{"knowledge": upd,
 		"executed_actions": []ExecutedAction{{Type: "save_to_portfolio", Summary: it.IndexSummary}},
 		"stream_events":    []map[string]any{actionEvent("save_to_portfolio", sum)}})
 }
@@ -713,13 +711,13 @@ func (o *Orchestrator) removeFromPortfolio(ctx context.Context, c *call, a propA
 	if it == nil || (a.Property == "" && matchWords(items, c.audit.Trigger) == nil && len(items) > 1 && !it.IsActive) {
 		return notFound(items, a.Property)
 	}
-	q := fmt.Sprintf("Confirmas que queres remover %s do portfólio? (responde sim ou não)", it.IndexSummary)
-	answer, err := graph.Interrupt(ctx, ConsentRequest{Type: "consent", Action: "remove_from_portfolio", PropertyID: it.PropertyID, Question: q})
+	q := answer("remove_confirm", "property", it.IndexSummary)
+	consent, err := graph.Interrupt(ctx, ConsentRequest{Type: "consent", Action: "remove_from_portfolio", PropertyID: it.PropertyID, Question: q})
 	if err != nil {
 		return nil, err
 	}
-	if !Consented(answer) {
-		return ok("Sem confirmação: "+it.IndexSummary+" continua no portfólio.", nil)
+	if !Consented(consent) {
+		return ok(answer("remove_kept", "property", it.IndexSummary), nil)
 	}
 	if _, err := c.env.Data.ArchiveItem(ctx, c.who, it.PropertyID, c.audit); err != nil {
 		return nil, err
@@ -738,11 +736,11 @@ func (o *Orchestrator) removeFromPortfolio(ctx context.Context, c *call, a propA
 	}
 	u := tool.Update{"knowledge": upd,
 		"executed_actions": []ExecutedAction{{Type: "remove_from_portfolio", Summary: it.IndexSummary}},
-		"stream_events":    []map[string]any{actionEvent("remove_from_portfolio", "Removido do portfólio: "+it.IndexSummary)}}
+		"stream_events":    []map[string]any{actionEvent("remove_from_portfolio", answer("removed_event", "property", it.IndexSummary))}}
 	if c.st.CurrentFocus != nil && c.st.CurrentFocus.PropertyID == it.PropertyID {
 		u["current_focus"] = &kb.Focus{}
 	}
-	return ok("Removido do portfólio (arquivado, pode ser recuperado): "+it.IndexSummary+".", u)
+	return ok(answer("removed", "property", it.IndexSummary), u)
 }
 
 func (o *Orchestrator) switchActive(ctx context.Context, c *call, a propArgs) (*tool.Result, error) {
@@ -763,19 +761,19 @@ func (o *Orchestrator) switchActive(ctx context.Context, c *call, a propArgs) (*
 	}
 	text := it.ChatSummary
 	if text == "" {
-		text = kb.Compact(it.Property.Price, it.Property.AreaM2) + "\n(ainda sem análise de obras)"
+		text = kb.Compact(it.Property.Price, it.Property.AreaM2) + "\n" + answer("not_analysed")
 	}
 	e := kb.NewEntry(it.IndexSummary, text, kb.SourceDB, true)
 	e.Touched = c.turn
 	upd["portfolio/"+it.PropertyID+"/resumo"] = e
 	if it.DetailSummary != "" {
-		upd["portfolio/"+it.PropertyID+"/analise"] = kb.NewEntry("Análise detalhada: "+it.IndexSummary, it.DetailSummary, kb.SourceDB, false)
+		upd["portfolio/"+it.PropertyID+"/analise"] = kb.NewEntry(answer("analysis_title", "property", it.IndexSummary), it.DetailSummary, kb.SourceDB, false)
 	}
-	topic := "imóvel"
+	topic := answer("topic_property")
 	if c.st.CurrentFocus != nil && c.st.CurrentFocus.Topic != "" {
 		topic = c.st.CurrentFocus.Topic
 	}
-	return ok("Em foco: "+it.IndexSummary+"\n"+text, tool.Update{"knowledge": upd, "current_focus": &kb.Focus{PropertyID: it.PropertyID, Topic: topic}})
+	return ok(answer("focus_on", "property", it.IndexSummary, "summary", text), tool.Update{"knowledge": upd, "current_focus": &kb.Focus{PropertyID: it.PropertyID, Topic: topic}})
 }
 
 type searchArgs struct {
@@ -807,7 +805,7 @@ func (o *Orchestrator) searchPortfolio(ctx context.Context, c *call, a searchArg
 		return nil, err
 	}
 	if len(items) == 0 {
-		return ok("O portfólio está vazio.", nil)
+		return ok(answer("portfolio_empty"), nil)
 	}
 	q := strings.ToLower(a.Query + " " + c.audit.Trigger)
 	// Superlatives are answered from the numbers, not from words.
@@ -815,7 +813,7 @@ func (o *Orchestrator) searchPortfolio(ctx context.Context, c *call, a searchArg
 		sorted := append([]store.PortfolioItem(nil), items...)
 		sort.SliceStable(sorted, func(i, j int) bool { return less(sorted[i], sorted[j]) })
 		it := sorted[0]
-		return ok(fmt.Sprintf("%s: %s.", why, it.IndexSummary), nil)
+		return ok(answer("superlative", "says", why, "property", it.IndexSummary), nil)
 	}
 	// The questions and their answers' words are the pack's (words.json's superlatives).
 	for _, sp := range said.Superlatives {
@@ -832,20 +830,20 @@ func (o *Orchestrator) searchPortfolio(ctx context.Context, c *call, a searchArg
 		return pick(func(x, y store.PortfolioItem) bool { return num(x) < num(y) }, sp.Says)
 	}
 	if m := matchWords(items, a.Query); len(m) > 0 {
-		var b strings.Builder
+		var sums []string
 		for _, it := range m {
-			fmt.Fprintf(&b, "- %s\n", it.IndexSummary)
+			sums = append(sums, it.IndexSummary)
 		}
-		return ok("No teu portfólio:\n"+strings.TrimRight(b.String(), "\n"), nil)
+		return ok(answer("search_found", "list", bullets(sums)), nil)
 	}
 	if c.env.Store != nil {
 		found, err := c.env.Store.Search(ctx, kv.SearchRequest{NamespacePrefix: portfolioNS(c.who.User), Query: a.Query, Limit: 3})
 		if err == nil && len(found) > 0 {
-			var b strings.Builder
+			var sums []string
 			for _, f := range found {
-				fmt.Fprintf(&b, "- %v\n", f.Value["index_summary"])
+				sums = append(sums, fmt.Sprint(f.Value["index_summary"]))
 			}
-			return ok("O que mais se aproxima, no teu portfólio:\n"+strings.TrimRight(b.String(), "\n"), nil)
+			return ok(answer("search_near", "list", bullets(sums)), nil)
 		}
 	}
 	return notFound(items, a.Query)
@@ -866,7 +864,7 @@ func preferences(p *store.Profile) reno.Preferences {
 
 func (o *Orchestrator) triggerAnalysis(ctx context.Context, c *call, a analysisArgs) (*tool.Result, error) {
 	if c.env.Pipeline == nil {
-		return refuse(listingUnavailable)
+		return refuse(answer("listing_unavailable"))
 	}
 	url := a.URL
 	if url == "" && a.Property != "" {
@@ -931,29 +929,29 @@ func (o *Orchestrator) finishAnalysis(ctx context.Context, c *call, it *store.Po
 	e := kb.NewEntry(line, chat, kb.SourcePipeline, true)
 	e.Touched = c.turn
 	upd["portfolio/"+it.PropertyID+"/resumo"] = e
-	upd["portfolio/"+it.PropertyID+"/analise"] = kb.NewEntry("Análise detalhada: "+line, detail, kb.SourcePipeline, false)
+	upd["portfolio/"+it.PropertyID+"/analise"] = kb.NewEntry(answer("analysis_title", "property", line), detail, kb.SourcePipeline, false)
 	// Proactive suggestions: the budget, the taxes, the dearest room.
 	var tips []string
 	if max, ok := kb.Num(prof.Sections["budget"]["max"]); ok && max > 0 {
 		if res.Price+res.TotalMax <= max {
-			tips = append(tips, "Com as obras fica dentro do teu orçamento ("+kb.Euro(max)+").")
+			tips = append(tips, answer("within_budget", "budget", kb.Euro(max)))
 		} else if res.Price <= max {
-			tips = append(tips, fmt.Sprintf("O preço cabe no orçamento, mas com obras pode passar até %s.", kb.Euro(res.Price+res.TotalMax-max)))
+			tips = append(tips, answer("works_over_budget", "over", kb.Euro(res.Price+res.TotalMax-max)))
 		} else {
-			tips = append(tips, fmt.Sprintf("Está %s acima do teu orçamento.", kb.Euro(res.Price-max)))
+			tips = append(tips, answer("over_budget", "over", kb.Euro(res.Price-max)))
 		}
 	}
-	tips = append(tips, "Queres que calcule o custo total com impostos (IMT e Imposto do Selo)?")
+	tips = append(tips, answer("offer_taxes"))
 	if pr := reno.Priority(res.Rooms); len(pr) > 0 {
-		tips = append(tips, "Posso detalhar a "+strings.ToLower(reno.RoomLabel(pr[0].Type))+" se quiseres.")
+		tips = append(tips, answer("offer_room", "room", strings.ToLower(reno.RoomLabel(pr[0].Type))))
 	}
-	verb := "Análise concluída"
+	done := answer("analysis_done", "property", line)
 	if kind == "recalculate_costs" {
-		verb = "Custos recalculados"
+		done = answer("costs_recalculated", "property", line)
 	}
-	content := verb + ": " + line + "\n" + chat + "\n\n" + strings.Join(tips, " ")
+	content := done + "\n" + chat + "\n\n" + strings.Join(tips, " ")
 	return ok(content, tool.Update{"knowledge": upd,
-		"current_focus":    &kb.Focus{PropertyID: it.PropertyID, Topic: "renovação"},
+		"current_focus":    &kb.Focus{PropertyID: it.PropertyID, Topic: answer("topic_renovation")},
 		"executed_actions": []ExecutedAction{{Type: kind, Summary: line}},
 		"stream_events":    []map[string]any{actionEvent(kind, line)}})
 }
@@ -971,7 +969,7 @@ func (o *Orchestrator) recalculateCosts(ctx context.Context, c *call, a propArgs
 		return nil, err
 	}
 	if len(cached) == 0 {
-		return refuse(it.IndexSummary + " ainda não foi analisado, por isso não há custos para recalcular. Queres que o analise agora? Basta dizeres \"analisa-o\".")
+		return refuse(answer("recalc_not_analysed", "property", it.IndexSummary))
 	}
 	prof, err := c.env.Data.Profile(ctx, c.who)
 	if err != nil {
@@ -1040,34 +1038,34 @@ func (o *Orchestrator) calculateTaxes(ctx context.Context, c *call, a taxArgs) (
 	tables, _ := taxes.For(now.Year())
 	r, err := tables.Compute(price, p)
 	if err != nil {
-		return refuse("Para calcular os impostos preciso de um preço em euros (por exemplo, \"IMT para 250 mil\") ou de um imóvel do teu portfólio.")
+		return refuse(answer("tax_needs_price"))
 	}
 	var b strings.Builder
 	what := kb.Euro(price)
 	if it != nil {
 		what = it.IndexSummary
 	}
-	fmt.Fprintf(&b, "Impostos na compra (%s), tabelas de %d, %s:\n", what, r.TablesOfYear, r.Table)
-	fmt.Fprintf(&b, "- IMT: %s\n- Imposto do Selo (0,8%%): %s\n- Total: %s", kb.EuroCents(r.IMT), kb.EuroCents(r.Stamp), kb.EuroCents(r.Total))
+	b.WriteString(answer("tax_heading", "what", what, "year", strconv.Itoa(r.TablesOfYear), "table", r.Table) + "\n")
+	b.WriteString(answer("tax_lines", "imt", kb.EuroCents(r.IMT), "stamp", kb.EuroCents(r.Stamp), "total", kb.EuroCents(r.Total)))
 	b.WriteString("\n" + r.Explain())
 	switch {
 	case len(f) == 0:
-		b.WriteString("\nNão conheço ainda a tua situação fiscal: considerei habitação própria e permanente, sem isenção jovem. Se tens até 35 anos e é a tua primeira casa, diz-me e refaço as contas.")
+		b.WriteString("\n" + answer("tax_profile_unknown"))
 	case !r.YoungExempt && p.OwnPermanentHome && p.Age == 0 && p.FirstHome:
-		b.WriteString("\nSe tiveres até 35 anos, diz-me a tua idade: podes ter isenção de IMT.")
+		b.WriteString("\n" + answer("tax_age_hint"))
 	}
 	upd := tool.Update{}
 	if it != nil {
 		raw, _ := json.Marshal(r)
 		if _, err := c.env.Data.SaveAnalysis(ctx, c.who, store.Analysis{PropertyID: it.PropertyID, Type: "fiscal", Result: raw,
-			ChatSummary: fmt.Sprintf("IMT %s + Selo %s = %s", kb.Euro(r.IMT), kb.Euro(r.Stamp), kb.Euro(r.Total))}, c.audit); err != nil {
+			ChatSummary: answer("tax_chat", "imt", kb.Euro(r.IMT), "stamp", kb.Euro(r.Stamp), "total", kb.Euro(r.Total))}, c.audit); err != nil {
 			return nil, err
 		}
-		e := kb.NewEntry(fmt.Sprintf("Impostos: %s", kb.Euro(r.Total)), b.String(), kb.SourceTool, true)
+		e := kb.NewEntry(answer("tax_entry", "total", kb.Euro(r.Total)), b.String(), kb.SourceTool, true)
 		e.Touched = c.turn
 		upd["knowledge"] = kb.KB{"portfolio/" + it.PropertyID + "/impostos": e}
 		if tot, ok := totalCost(c.st, it.PropertyID); ok {
-			fmt.Fprintf(&b, "\nCusto total estimado (preço + obras + impostos): %s", kb.EuroRange(price+tot[0]+r.Total, price+tot[1]+r.Total))
+			b.WriteString("\n" + answer("tax_total_cost", "range", kb.EuroRange(price+tot[0]+r.Total, price+tot[1]+r.Total)))
 		}
 	}
 	return ok(b.String(), upd)
@@ -1079,20 +1077,8 @@ func totalCost(st State, propertyID string) ([2]float64, bool) {
 	if !ok {
 		return [2]float64{}, false
 	}
-	for _, l := range strings.Split(e.Text, "\n") {
-		if strings.HasPrefix(l, "Obras: ") {
-			field, _, _ := strings.Cut(strings.TrimPrefix(l, "Obras: "), " |")
-			lo, hi, found := strings.Cut(field, "–")
-			if !found {
-				hi = lo
-			}
-			a, b := Amounts(lo), Amounts(hi)
-			if len(a) == 1 && len(b) == 1 {
-				return [2]float64{a[0], b[0]}, true
-			}
-		}
-	}
-	return [2]float64{}, false
+	lo, hi, ok := kb.WorksRange(e.Text)
+	return [2]float64{lo, hi}, ok
 }
 
 type compareArgs struct {
@@ -1137,7 +1123,7 @@ func (o *Orchestrator) compareProperties(ctx context.Context, c *call, a compare
 		chosen = chosen[:3]
 	}
 	if len(chosen) < 2 {
-		return refuse(fmt.Sprintf("Para comparar preciso de pelo menos 2 imóveis no portfólio e tens %d. Envia-me o link de outro anúncio e comparo-os.", len(items)))
+		return refuse(answer("compare_needs_two", "count", strconv.Itoa(len(items))))
 	}
 	return ok(CompareTable(chosen), nil)
 }
@@ -1175,65 +1161,48 @@ func CompareTable(items []store.PortfolioItem) string {
 			fmt.Fprintf(&b, " %s |", f(it))
 		}
 	}
-	row("Preço", func(it store.PortfolioItem) string { return kb.Euro(it.Property.Price) })
-	row("Área", func(it store.PortfolioItem) string { return kb.Area(it.Property.AreaM2) })
-	row("€/m²", func(it store.PortfolioItem) string {
+	row(answer("compare_price"), func(it store.PortfolioItem) string { return kb.Euro(it.Property.Price) })
+	row(answer("compare_area"), func(it store.PortfolioItem) string { return kb.Area(it.Property.AreaM2) })
+	row(answer("compare_per_m2"), func(it store.PortfolioItem) string {
 		if it.Property.AreaM2 == 0 {
 			return "—"
 		}
 		return kb.Euro(it.Property.Price / it.Property.AreaM2)
 	})
-	reno := func(it store.PortfolioItem) (float64, float64, bool) {
-		for _, l := range strings.Split(it.ChatSummary, "\n") {
-			if strings.HasPrefix(l, "Obras: ") {
-				field, _, _ := strings.Cut(strings.TrimPrefix(l, "Obras: "), " |")
-				lo, hi, _ := strings.Cut(field, "–")
-				a, b := Amounts(lo), Amounts(hi)
-				if len(a) == 1 && len(b) == 1 {
-					return a[0], b[0], true
-				}
-				if len(a) == 1 {
-					return a[0], a[0], true
-				}
-			}
-		}
-		return 0, 0, false
-	}
-	row("Obras", func(it store.PortfolioItem) string {
+	reno := func(it store.PortfolioItem) (float64, float64, bool) { return kb.WorksRange(it.ChatSummary) }
+	row(answer("compare_works"), func(it store.PortfolioItem) string {
 		if lo, hi, ok := reno(it); ok {
 			return kb.EuroRange(lo, hi)
 		}
-		return "por analisar"
+		return answer("compare_not_analysed")
 	})
-	row("Total", func(it store.PortfolioItem) string {
+	row(answer("compare_total"), func(it store.PortfolioItem) string {
 		if lo, hi, ok := reno(it); ok {
 			return kb.EuroRange(it.Property.Price+lo, it.Property.Price+hi)
 		}
-		return kb.Euro(it.Property.Price) + " + obras"
+		return answer("compare_price_plus_works", "price", kb.Euro(it.Property.Price))
 	})
-	row("Estado", func(it store.PortfolioItem) string { return it.Status })
+	row(answer("compare_status"), func(it store.PortfolioItem) string { return it.Status })
 	cheapest := items[0]
 	for _, it := range items[1:] {
 		if it.Property.Price < cheapest.Property.Price {
 			cheapest = it
 		}
 	}
-	fmt.Fprintf(&b, "\n\nO mais barato à partida é %s (%s).", strings.TrimSpace(cheapest.Property.Typology+" "+kb.Neighbourhood(cheapest.Property.Location)), kb.Euro(cheapest.Property.Price))
+	b.WriteString("\n\n" + answer("compare_cheapest", "property", strings.TrimSpace(cheapest.Property.Typology+" "+kb.Neighbourhood(cheapest.Property.Location)), "price", kb.Euro(cheapest.Property.Price)))
 	return b.String()
 }
-
-const listingUnavailable = "Neste momento não consigo ler anúncios do Idealista. Não guardei nada; tenta daqui a pouco."
 
 // ListingProblem explains in pt-PT why a listing could not be read, and that nothing was saved.
 func ListingProblem(err error) string {
 	switch {
 	case errors.Is(err, listing.ErrBadURL):
-		return "Esse link não é de um anúncio do Idealista. Envia-me um link como https://www.idealista.pt/imovel/12345678/."
+		return answer("listing_bad_url")
 	case errors.Is(err, listing.ErrRemoved):
-		return "Esse anúncio já não está no Idealista (foi retirado ou vendido). Não guardei nada; se tiveres outro link, envia-mo."
+		return answer("listing_removed")
 	case errors.Is(err, listing.ErrUnreadable):
-		return "Abri o anúncio mas não consegui ler o preço e a área. Não guardei nada; confirma o link ou envia outro."
+		return answer("listing_unreadable")
 	default:
-		return "Não consegui contactar o Idealista para ler o anúncio. Não guardei nada; tenta outra vez daqui a pouco."
+		return answer("listing_unreachable")
 	}
 }

@@ -150,7 +150,7 @@ func understand(s State, text, intent string, now time.Time, idPrefix string) pl
 		if path := notePathToForget(s, text); path != "" {
 			call("remove_context", map[string]any{"path": path})
 		} else {
-			p.reply = "Não encontrei nenhuma nota com isso. Diz-me qual é a nota a esquecer (por exemplo, \"esquece a nota da visita\")."
+			p.reply = answer("forget_which")
 		}
 	case "todo_add":
 		call("manage_todos", map[string]any{"action": "add", "task": TaskText(text)})
@@ -177,7 +177,7 @@ func understand(s State, text, intent string, now time.Time, idPrefix string) pl
 			ref = focus
 		}
 		if ref == "" {
-			p.reply = "Para guardar um imóvel no portfólio preciso do link do anúncio do Idealista (por exemplo https://www.idealista.pt/imovel/12345678/)."
+			p.reply = answer("save_needs_link")
 			break
 		}
 		call("save_to_portfolio", map[string]any{"property_id": ref})
@@ -210,7 +210,7 @@ func understand(s State, text, intent string, now time.Time, idPrefix string) pl
 		}
 		switch {
 		case id == "":
-			p.reply = "Envia-me o link do anúncio do Idealista (por exemplo https://www.idealista.pt/imovel/12345678/) e eu analiso o imóvel: estado das divisões, custo das obras e total."
+			p.reply = answer("analysis_needs_link")
 		case hasEntry(s, "portfolio/"+id+"/analise"):
 			call("read_context", map[string]any{"path": "portfolio/" + id + "/analise"})
 		default:

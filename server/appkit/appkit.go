@@ -10,6 +10,8 @@
 //   - [EmitText] streams text a node wrote itself (a rule-written answer, a template) on the
 //     run's messages stream as a model streams its tokens, in word-sized [Chunks];
 //   - [LastUser] and [UserTurns] read a conversation;
+//   - [Texts] are the sentences an app shows its users, by name and language, read strictly
+//     from a data file the app embeds ([ParseTexts]), and [Fill] fills their {placeholders};
 //   - [Every] runs an app's background chore (a sweep of idle sessions) on a ticker, as the
 //     server runs its own, from Build until AppParts.Close stops it.
 //

@@ -75,9 +75,9 @@ func Area(m2 float64) string {
 
 // Compact is the one-line analysis: Preço: 180.000€ | Área: 65m² | €/m²: 2.769€.
 func Compact(price, area float64) string {
-	parts := []string{"Preço: " + Euro(price)}
+	parts := []string{answer("compact_price", "price", Euro(price))}
 	if area > 0 {
-		parts = append(parts, "Área: "+Area(area), "€/m²: "+Euro(price/area))
+		parts = append(parts, answer("compact_area", "area", Area(area), "per_m2", Euro(price/area)))
 	}
 	return strings.Join(parts, " | ")
 }

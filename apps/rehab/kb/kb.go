@@ -248,7 +248,7 @@ type Focus struct {
 func Build(h *store.Hydrated) (KB, string) {
 	k := KB{}
 	p := h.Profile
-	master := "Perfil não configurado"
+	master := NoProfile
 	if p != nil && p.Exists {
 		master = p.Summary
 		if master == "" {
@@ -308,7 +308,7 @@ func Build(h *store.Hydrated) (KB, string) {
 			k["portfolio/"+it.PropertyID+"/analise"] = NewEntry("Análise detalhada: "+line, it.DetailSummary, SourceDB, false)
 		}
 	}
-	idxSummary := "Portfólio vazio"
+	idxSummary := EmptyPortfolio
 	if n := len(h.Portfolio); n > 0 {
 		idxSummary = fmt.Sprintf("%d imóvel(is) no portfólio", n)
 	} else {
@@ -332,7 +332,7 @@ func PortfolioIndex(items []store.PortfolioItem) Entry {
 		fmt.Fprintf(&idx, "%s: %s [%s]%s\n", it.PropertyID, it.IndexSummary, it.Status, mark)
 	}
 	if len(items) == 0 {
-		return NewEntry("Portfólio vazio", "Portfólio vazio.", SourceTool, true)
+		return NewEntry(EmptyPortfolio, EmptyPortfolio+".", SourceTool, true)
 	}
 	return NewEntry(fmt.Sprintf("%d imóvel(is) no portfólio", len(items)), idx.String(), SourceTool, true)
 }

@@ -180,3 +180,19 @@ func TestBudget(t *testing.T) {
 		t.Errorf("changed within budget: %v", ch)
 	}
 }
+
+// The works' range is read back from the line ChatSummary wrote, a range or a single amount.
+func TestWorksRangeReadsChatSummary(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+	}{{15000, 25000}, {8000, 8000}} {
+		sum := kb.ChatSummary(&reno.Result{Typology: "T2", Location: "Alfama, Lisboa", Price: 180000, AreaM2: 65, TotalMin: c.lo, TotalMax: c.hi})
+		lo, hi, ok := kb.WorksRange(sum)
+		if !ok || lo != c.lo || hi != c.hi {
+			t.Errorf("%q: got %v–%v (%v), want %v–%v", sum, lo, hi, ok, c.lo, c.hi)
+		}
+	}
+	if _, _, ok := kb.WorksRange("T2 Alfama\nPreço: 180.000€"); ok {
+		t.Error("a summary without the works' line gave a range")
+	}
+}

@@ -2,18 +2,48 @@ package kb
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/trellis-go/trellis/apps/rehab/nlu"
+	"github.com/trellis-go/trellis/apps/rehab/prompts"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
 	"github.com/trellis-go/trellis/apps/rehab/store"
 )
 
-// Template summaries: deterministic, no model call.
+// Template summaries: deterministic, no model call; their words are prompts/answers.json's.
+
+// answer is the sentence name of prompts/answers.json, filled (prompts.Say).
+func answer(name string, pairs ...string) string { return prompts.Say(name, pairs...) }
+
+// WorksRange reads the works' cost range back from an analysis's chat summary (ChatSummary's
+// chat_works line); a single amount is both ends.
+func WorksRange(summary string) (lo, hi float64, ok bool) {
+	lead := prompts.Lead("chat_works")
+	for _, l := range strings.Split(summary, "\n") {
+		if !strings.HasPrefix(l, lead) {
+			continue
+		}
+		field, _, _ := strings.Cut(strings.TrimPrefix(l, lead), " |")
+		from, to, found := strings.Cut(field, "–")
+		if !found {
+			to = from
+		}
+		a, b := nlu.Amounts(from), nlu.Amounts(to)
+		switch {
+		case len(a) == 1 && len(b) == 1:
+			return a[0], b[0], true
+		case len(a) == 1:
+			return a[0], a[0], true
+		}
+	}
+	return 0, 0, false
+}
 
 // SectionSummary is a profile section's short description (IRS | 1ª habitação).
 func SectionSummary(section string, d map[string]any) string {
 	if len(d) == 0 {
-		return "por preencher"
+		return answer("summary_none")
 	}
 	switch section {
 	case "fiscal":
@@ -22,20 +52,20 @@ func SectionSummary(section string, d map[string]any) string {
 			parts = append(parts, r)
 		}
 		if b, ok := d["primeira_habitacao"].(bool); ok && b {
-			parts = append(parts, "1ª habitação")
+			parts = append(parts, answer("fiscal_first_home"))
 		}
 		if b, ok := d["habitacao_propria_permanente"].(bool); ok && !b {
-			parts = append(parts, "outra habitação")
+			parts = append(parts, answer("fiscal_other_home"))
 		}
 		if n, ok := num(d["idade"]); ok && n > 0 {
 			if n <= 35 {
-				parts = append(parts, fmt.Sprintf("jovem (%d anos)", int(n)))
+				parts = append(parts, answer("fiscal_young", "age", strconv.Itoa(int(n))))
 			} else {
-				parts = append(parts, fmt.Sprintf("%d anos", int(n)))
+				parts = append(parts, answer("fiscal_age", "age", strconv.Itoa(int(n))))
 			}
 		}
 		if len(parts) == 0 {
-			return "dados fiscais parciais"
+			return answer("fiscal_partial")
 		}
 		return strings.Join(parts, " | ")
 	case "budget":
@@ -44,56 +74,63 @@ func SectionSummary(section string, d map[string]any) string {
 		s := ""
 		switch {
 		case okLo && okHi && lo > 0:
-			s = "Orçamento: " + EuroRange(lo, hi)
+			s = answer("budget_range", "range", EuroRange(lo, hi))
 		case okHi:
-			s = "Orçamento: até " + Euro(hi)
+			s = answer("budget_up_to", "max", Euro(hi))
 		default:
-			s = "Orçamento por definir"
+			s = answer("budget_unset")
 		}
 		if r, ok := num(d["renovacao_max"]); ok && r > 0 {
-			s += " | obras até " + Euro(r)
+			s += " | " + answer("budget_works", "max", Euro(r))
 		}
 		return s
 	case "renovation":
 		var parts []string
 		if sk := strs(d["diy_skills"]); len(sk) > 0 {
-			parts = append(parts, "DIY: "+strings.Join(sk, ", "))
+			parts = append(parts, answer("renovation_diy", "skills", strings.Join(sk, ", ")))
 		}
 		if q := str(d, "qualidade"); q != "" {
-			parts = append(parts, "acabamentos "+q)
+			parts = append(parts, answer("renovation_finish", "quality", q))
 		}
 		if sk := strs(d["prioridades"]); len(sk) > 0 {
-			parts = append(parts, "prioridade: "+strings.Join(sk, ", "))
+			parts = append(parts, answer("renovation_priority", "rooms", strings.Join(sk, ", ")))
 		}
 		if len(parts) == 0 {
-			return "preferências de obra parciais"
+			return answer("renovation_partial")
 		}
 		return strings.Join(parts, " | ")
 	case "preferences":
 		var parts []string
 		if z := strs(d["zonas"]); len(z) > 0 {
-			parts = append(parts, "Zonas: "+strings.Join(z, ", "))
+			parts = append(parts, answer("preferences_zones", "zones", strings.Join(z, ", ")))
 		}
 		if t := str(d, "tipologia"); t != "" {
 			parts = append(parts, t)
 		}
 		if len(parts) == 0 {
-			return "preferências parciais"
+			return answer("preferences_partial")
 		}
 		return strings.Join(parts, " | ")
 	case "goals":
 		if g := str(d, "objetivo"); g != "" {
-			return "Objetivo: " + g
+			return answer("goals_goal", "goal", g)
 		}
-		return "objetivos parciais"
+		return answer("goals_partial")
 	}
 	return ""
 }
 
+// NoProfile is the profile's summary before the user said anything about themselves, and
+// EmptyPortfolio the portfolio index's summary when it has no property.
+var (
+	NoProfile      = answer("no_profile")
+	EmptyPortfolio = answer("empty_portfolio")
+)
+
 // MasterSummary is the profile's compact identity: João Silva | Lisboa | 3/5 secções completas.
 func MasterSummary(p *store.Profile) string {
 	if p == nil || !p.Exists {
-		return "Perfil não configurado"
+		return NoProfile
 	}
 	var parts []string
 	if p.Name != "" {
@@ -108,7 +145,7 @@ func MasterSummary(p *store.Profile) string {
 			n++
 		}
 	}
-	parts = append(parts, fmt.Sprintf("%d/%d secções completas", n, len(store.ProfileSections)))
+	parts = append(parts, answer("profile_sections_done", "done", strconv.Itoa(n), "all", strconv.Itoa(len(store.ProfileSections))))
 	return strings.Join(parts, " | ")
 }
 
@@ -138,7 +175,7 @@ func IndexLine(p store.Property, renoMin, renoMax float64) string {
 		parts = append(parts, EuroShort(p.Price))
 	}
 	if renoMax > 0 {
-		parts = append(parts, "reno "+RangeShort(renoMin, renoMax))
+		parts = append(parts, answer("index_works", "range", RangeShort(renoMin, renoMax)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -151,9 +188,9 @@ func ChatSummary(r *reno.Result) string {
 		b.WriteString(title + "\n")
 	}
 	b.WriteString(Compact(r.Price, r.AreaM2) + "\n")
-	b.WriteString("Obras: " + EuroRange(r.TotalMin, r.TotalMax))
+	b.WriteString(answer("chat_works", "range", EuroRange(r.TotalMin, r.TotalMax)))
 	if r.Price > 0 {
-		b.WriteString(" | Total: " + EuroRange(r.Price+r.TotalMin, r.Price+r.TotalMax))
+		b.WriteString(" | " + answer("chat_total", "range", EuroRange(r.Price+r.TotalMin, r.Price+r.TotalMax)))
 	}
 	if pr := reno.Priority(r.Rooms); len(pr) > 0 {
 		var names []string
@@ -161,9 +198,9 @@ func ChatSummary(r *reno.Result) string {
 			if len(names) == 3 {
 				break
 			}
-			names = append(names, fmt.Sprintf("%s (%s)", reno.RoomLabel(x.Type), reno.ConditionLabel(x.Condition)))
+			names = append(names, answer("chat_room", "room", reno.RoomLabel(x.Type), "condition", reno.ConditionLabel(x.Condition)))
 		}
-		b.WriteString("\nPrioridades: " + strings.Join(names, ", "))
+		b.WriteString("\n" + answer("chat_priorities", "rooms", strings.Join(names, ", ")))
 	}
 	return b.String()
 }
@@ -172,7 +209,7 @@ func ChatSummary(r *reno.Result) string {
 func DetailSummary(r *reno.Result) string {
 	var b strings.Builder
 	b.WriteString(ChatSummary(r))
-	b.WriteString("\nDivisões:")
+	b.WriteString("\n" + answer("detail_rooms"))
 	for _, x := range r.Rooms {
 		fmt.Fprintf(&b, "\n- %s", reno.RoomLabel(x.Type))
 		if x.AreaM2 > 0 {
@@ -180,10 +217,10 @@ func DetailSummary(r *reno.Result) string {
 		}
 		fmt.Fprintf(&b, ": %s, %s", reno.ConditionLabel(x.Condition), EuroRange(x.Min, x.Max))
 		if len(x.Issues) > 0 {
-			fmt.Fprintf(&b, "; problemas: %s", strings.Join(x.Issues, ", "))
+			b.WriteString("; " + answer("detail_issues", "issues", strings.Join(x.Issues, ", ")))
 		}
 		if x.DIYSaving > 0 {
-			fmt.Fprintf(&b, "; DIY poupa %d%%", int(x.DIYSaving*100))
+			b.WriteString("; " + answer("detail_diy", "percent", strconv.Itoa(int(x.DIYSaving*100))))
 		}
 	}
 	return b.String()

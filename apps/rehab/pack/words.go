@@ -60,6 +60,16 @@ type Vocabulary struct {
 	// RoomsLeft make the rooms named ones to leave as they are ("não vou mexer na sala")
 	// instead of the priorities.
 	RoomsLeft []string `json:"rooms_left"`
+	// Skills are the DIY skill categories (reno.DIYSkills) and the beginnings of the words that
+	// name them ("pintu" for pintura, "paint" for painting), folded (no accents, lower case).
+	Skills []Choice `json:"skills"`
+	// IssueWords make a room's feature, as the listing or the vision model describes it, a
+	// problem to fix ("humidade", "azulejos antigos"); pieces of the feature in lower case.
+	IssueWords []string `json:"issue_words"`
+	// RoomLabels are how the user reads a room type (reno.RoomTypes: "kitchen" is "Cozinha"),
+	// ConditionLabels a room's condition (reno.Conditions, and "unknown" for any other).
+	RoomLabels      map[string]string `json:"room_labels"`
+	ConditionLabels map[string]string `json:"condition_labels"`
 
 	// FunctionWords are common short words of each language a reply may be in (folded, without
 	// accents), by language; a word two languages share counts for both. rehab.InLanguage counts
@@ -110,12 +120,15 @@ func parseVocabulary(b []byte) (Vocabulary, error) {
 	if err := offline.ParseWords(b, &v); err != nil {
 		return v, fmt.Errorf("rehab pack: words.json: %w", err)
 	}
-	for name, cs := range map[string][]Choice{"regimes": v.Regimes, "qualities": v.Qualities, "rooms": v.Rooms} {
+	for name, cs := range map[string][]Choice{"regimes": v.Regimes, "qualities": v.Qualities, "rooms": v.Rooms, "skills": v.Skills} {
 		for i, c := range cs {
 			if c.Value == "" || len(c.Words) == 0 {
 				return v, fmt.Errorf("rehab pack: words.json: %s[%d] needs a value and its words, as {\"value\": \"premium\", \"words\": [\"luxo\"]}", name, i)
 			}
 		}
+	}
+	if v.RoomLabels["other"] == "" || v.ConditionLabels["unknown"] == "" {
+		return v, fmt.Errorf(`rehab pack: words.json: room_labels needs "other" and condition_labels "unknown", the labels of a room type or condition not named`)
 	}
 	for i, sp := range v.Superlatives {
 		if len(sp.Words) == 0 || sp.Says == "" || (sp.By != "price" && sp.By != "area") || (sp.Order != "least" && sp.Order != "most") {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/trellis-go/trellis/apps/rehab/pack"
 	"github.com/trellis-go/trellis/fold"
 )
 
@@ -27,40 +28,22 @@ var Conditions = []string{Good, Fair, NeedsRenovation, Poor}
 // RoomTypes the classifier may name.
 var RoomTypes = []string{"kitchen", "bathroom", "living_room", "bedroom", "hallway", "balcony", "exterior", "other"}
 
-// ConditionLabel is the pt-PT words for a condition.
+// ConditionLabel is the pt-PT words for a condition (pack.Words.ConditionLabels; its "unknown"
+// for a condition it does not name).
 func ConditionLabel(c string) string {
-	switch c {
-	case Good:
-		return "bom estado"
-	case Fair:
-		return "estado razoável"
-	case NeedsRenovation:
-		return "precisa de obras"
-	case Poor:
-		return "mau estado"
+	if l, ok := pack.Words.ConditionLabels[c]; ok {
+		return l
 	}
-	return "estado desconhecido"
+	return pack.Words.ConditionLabels["unknown"]
 }
 
-// RoomLabel is the pt-PT name of a room type.
+// RoomLabel is the pt-PT name of a room type (pack.Words.RoomLabels; its "other" for a type it
+// does not name).
 func RoomLabel(t string) string {
-	switch t {
-	case "kitchen":
-		return "Cozinha"
-	case "bathroom":
-		return "Casa de banho"
-	case "living_room":
-		return "Sala"
-	case "bedroom":
-		return "Quarto"
-	case "hallway":
-		return "Corredor"
-	case "balcony":
-		return "Varanda"
-	case "exterior":
-		return "Exterior"
+	if l, ok := pack.Words.RoomLabels[t]; ok {
+		return l
 	}
-	return "Outra divisão"
+	return pack.Words.RoomLabels["other"]
 }
 
 // Room is one classified room: what the vision model said, and its area.
@@ -143,29 +126,16 @@ var wetMin = map[string][2]float64{"kitchen": {6000, 9000}, "bathroom": {4000, 6
 
 var quality = map[string]float64{"basico": 0.8, "medio": 1, "premium": 1.45}
 
-// NormalizeSkill maps a skill as written (Pintura, demolição, canalização) to its category, or "".
+// NormalizeSkill maps a skill as written (Pintura, demolição, canalização) to its category, or
+// "": the first category of the pack's skills (pack.Words.Skills) one of whose words begins it.
 func NormalizeSkill(s string) string {
 	s = fold.String(strings.TrimSpace(s))
-	for k := range DIYSkills {
-		if strings.HasPrefix(s, k[:5]) {
-			return k
+	for _, c := range pack.Words.Skills {
+		for _, w := range c.Words {
+			if strings.HasPrefix(s, w) {
+				return c.Value
+			}
 		}
-	}
-	switch {
-	case strings.HasPrefix(s, "paint"):
-		return "pintura"
-	case strings.HasPrefix(s, "demol"):
-		return "demolicao"
-	case strings.HasPrefix(s, "floor"), strings.HasPrefix(s, "chao"):
-		return "pavimentos"
-	case strings.HasPrefix(s, "carpent"), strings.HasPrefix(s, "marcen"):
-		return "carpintaria"
-	case strings.HasPrefix(s, "til"):
-		return "azulejos"
-	case strings.HasPrefix(s, "plumb"):
-		return "canalizacao"
-	case strings.HasPrefix(s, "electr"), strings.HasPrefix(s, "eletr"):
-		return "eletricidade"
 	}
 	return ""
 }
@@ -225,11 +195,12 @@ func Estimate(rooms []Room, p Preferences) []RoomEstimate {
 
 func round100(v float64) float64 { return math.Round(v/100) * 100 }
 
+// issues are the features of a room that name a problem to fix (pack.Words.IssueWords).
 func issues(r Room) []string {
 	var out []string
 	for _, f := range r.Features {
 		l := strings.ToLower(f)
-		for _, w := range []string{"humidade", "damp", "mold", "bolor", "antig", "old", "rach", "crack", "infiltr", "leak", "degrad", "worn", "gast", "partid", "broken"} {
+		for _, w := range pack.Words.IssueWords {
 			if strings.Contains(l, w) {
 				out = append(out, f)
 				break

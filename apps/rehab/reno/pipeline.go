@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/trellis-go/trellis/apps/rehab/listing"
+	"github.com/trellis-go/trellis/apps/rehab/prompts"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 )
@@ -41,8 +42,8 @@ var classifySchema = &model.Schema{Name: "room_classification", Description: "Wh
  "additionalProperties": false
 }`)}
 
-const classifyPrompt = "Classifica esta fotografia de um anúncio imobiliário: o tipo de divisão, o estado de conservação " +
-	"(good, fair, needs_renovation, poor) e as características e problemas visíveis, em português."
+// classifyPrompt is the vision model's instruction (prompts/classify.md).
+var classifyPrompt = prompts.Classify
 
 // Scraped is a fetched listing with its rooms classified.
 type Scraped struct {

@@ -2,10 +2,12 @@ package reno_test
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"testing"
 
 	"github.com/trellis-go/trellis/apps/rehab/listing"
+	"github.com/trellis-go/trellis/apps/rehab/pack"
 	"github.com/trellis-go/trellis/apps/rehab/reno"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
@@ -76,5 +78,45 @@ func TestEstimateRules(t *testing.T) {
 		if got := reno.NormalizeSkill(in); got != want {
 			t.Errorf("%s: %q", in, got)
 		}
+	}
+}
+
+// The pack's skills (words.json) are the estimate's categories, each with its words.
+func TestPackSkillsAreTheCategories(t *testing.T) {
+	named := map[string]bool{}
+	for _, c := range pack.Words.Skills {
+		if _, ok := reno.DIYSkills[c.Value]; !ok {
+			t.Errorf("words.json skill %q is not a category of reno.DIYSkills", c.Value)
+		}
+		named[c.Value] = true
+	}
+	for k := range reno.DIYSkills {
+		if !named[k] {
+			t.Errorf("reno.DIYSkills %q has no words in words.json's skills", k)
+		}
+	}
+}
+
+// Every room type and condition has its label in words.json, and so has one the estimate does
+// not know.
+func TestLabelsOfEveryTypeAndCondition(t *testing.T) {
+	for _, r := range reno.RoomTypes {
+		if pack.Words.RoomLabels[r] == "" {
+			t.Errorf("words.json room_labels lacks %q", r)
+		}
+	}
+	for _, c := range append(slices.Clone(reno.Conditions), "unknown") {
+		if pack.Words.ConditionLabels[c] == "" {
+			t.Errorf("words.json condition_labels lacks %q", c)
+		}
+	}
+	if got := reno.RoomLabel("attic"); got != "Outra divisão" {
+		t.Errorf("an unknown room type: %q", got)
+	}
+	if got := reno.ConditionLabel("ruined"); got != "estado desconhecido" {
+		t.Errorf("an unknown condition: %q", got)
+	}
+	if got := reno.RoomLabel("bathroom") + ", " + reno.ConditionLabel(reno.Poor); got != "Casa de banho, mau estado" {
+		t.Errorf("got %q", got)
 	}
 }

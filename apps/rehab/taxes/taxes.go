@@ -26,10 +26,11 @@ package taxes
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
-	"strings"
+
+	"github.com/trellis-go/trellis/apps/rehab/prompts"
+	"github.com/trellis-go/trellis/numfmt"
 )
 
 // Bracket is a row of an IMT table: up to Limit (inclusive), Rate with Deduction (parcela a
@@ -163,34 +164,21 @@ const (
 	RuleOtherHome      = "other_home"       // the other housing table
 )
 
-// Explain says in pt-PT which rule was applied and why.
+// Explain says in pt-PT which rule was applied and why: prompts/answers.json's sentence
+// "tax_rule_<rule>".
 func (r *Result) Explain() string {
-	switch r.Rule {
-	case RuleYoungFull:
-		return fmt.Sprintf("Regra aplicada: isenção total de IMT e de Imposto do Selo para jovens até %d anos na compra da primeira habitação própria e permanente (art. 9.º, n.º 2, do CIMT), porque o preço não passa de %s (limite de %d).", YoungMaxAge, euro(r.YoungExemptUpTo), r.TablesOfYear)
-	case RuleYoungPartial:
-		return fmt.Sprintf("Regra aplicada: isenção parcial para jovens até %d anos na primeira habitação própria e permanente (art. 9.º, n.º 2, do CIMT): pagas 8%% de IMT e 0,8%% de Imposto do Selo só sobre a parte acima de %s, porque o preço fica entre %s e %s (limites de %d).", YoungMaxAge, euro(r.YoungExemptUpTo), euro(r.YoungExemptUpTo), euro(r.YoungPartialUpTo), r.TablesOfYear)
-	case RuleYoungOverLimit:
-		return fmt.Sprintf("Regra aplicada: tabela de habitação própria e permanente, sem isenção jovem, porque o preço passa de %s, o limite da isenção parcial em %d.", euro(r.YoungPartialUpTo), r.TablesOfYear)
-	case RuleOwnHome:
-		return fmt.Sprintf("Regra aplicada: tabela de IMT de habitação própria e permanente de %d.", r.TablesOfYear)
+	rule := r.Rule
+	switch rule {
+	case RuleYoungFull, RuleYoungPartial, RuleYoungOverLimit, RuleOwnHome:
 	default:
-		return fmt.Sprintf("Regra aplicada: tabela de IMT de outra habitação (secundária ou para arrendar) de %d.", r.TablesOfYear)
+		rule = RuleOtherHome
 	}
+	return prompts.Say("tax_rule_"+rule, "age", strconv.Itoa(YoungMaxAge), "exempt_up_to", euro(r.YoungExemptUpTo),
+		"partial_up_to", euro(r.YoungPartialUpTo), "year", strconv.Itoa(r.TablesOfYear))
 }
 
 // euro writes whole euros as 324.058€.
-func euro(v float64) string {
-	s := strconv.FormatInt(int64(math.Round(v)), 10)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte('.')
-		}
-		b.WriteRune(c)
-	}
-	return b.String() + "€"
-}
+func euro(v float64) string { return numfmt.Group(int64(math.Round(v)), ".") + "€" }
 
 // ErrPrice is returned for a price that is not positive.
 var ErrPrice = errors.New("taxes: the price must be a positive amount in euros")
@@ -223,9 +211,9 @@ func (t *Tables) Compute(price float64, p Profile) (*Result, error) {
 	}
 	r := &Result{Price: price, TablesOfYear: t.Year, YoungExemptUpTo: t.YoungExemptUpTo, YoungPartialUpTo: t.YoungPartialUpTo}
 	table := t.OtherHome
-	r.Table, r.Rule = "outra habitação", RuleOtherHome
+	r.Table, r.Rule = prompts.Say("tax_table_other_home"), RuleOtherHome
 	if p.OwnPermanentHome {
-		table, r.Table, r.Rule = t.OwnHome, "habitação própria e permanente", RuleOwnHome
+		table, r.Table, r.Rule = t.OwnHome, prompts.Say("tax_table_own_home"), RuleOwnHome
 	}
 	r.IMT, r.Rate, r.Deduction, r.SingleRate = IMTByTable(price, table)
 	r.Stamp = round2(price * StampRate)

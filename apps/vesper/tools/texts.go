@@ -2,9 +2,8 @@ package tools
 
 import (
 	_ "embed"
-	"strings"
-
 	"github.com/trellis-go/trellis/apps/vesper/pack"
+	"github.com/trellis-go/trellis/server/appkit"
 )
 
 // What each tool says it searched (Meta.Searched: "hourly day-ahead prices for NP15 in CAISO
@@ -53,13 +52,6 @@ func searchWords(name string, pairs ...string) string {
 // formatter reads of the tools' phrases ("curves" with no filters, to say the filters apart).
 func Searched(name string, pairs ...string) string { return searchWords(name, pairs...) }
 
-// Fill replaces each {name} of a text with its value, in one pass (a value holding "{name}"
-// stays as it is); pairs are name, value. The tools' phrases and the formatter's sentences
-// (package synth) are filled with it.
-func Fill(text string, pairs ...string) string {
-	var old []string
-	for i := 0; i+1 < len(pairs); i += 2 {
-		old = append(old, "{"+pairs[i]+"}", pairs[i+1])
-	}
-	return strings.NewReplacer(old...).Replace(text)
-}
+// Fill replaces each {name} of a text with its value, in one pass (appkit.Fill); pairs are
+// name, value. The tools' phrases and the formatter's sentences (package synth) are filled with it.
+func Fill(text string, pairs ...string) string { return appkit.Fill(text, pairs...) }

@@ -8,7 +8,8 @@
 //	})
 //
 // [Paraphrases] checks an app's paraphrase table: at least [MinParaphrases] ways of writing each
-// intent, each understood as it, with the figures per intent logged.
+// intent, each understood as it, with the figures per intent logged. [NamesInCode] finds the
+// names an app's code asks its data files for (cue lists, sentences), to check them both ways.
 package packtest
 
 import (
