@@ -9,9 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/trellis-go/trellis/apps/vesper/pack"
-
 	"github.com/trellis-go/trellis/agent/supervisor"
+	"github.com/trellis-go/trellis/apps/vesper/pack"
 	"github.com/trellis-go/trellis/apps/vesper/tools"
 	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
