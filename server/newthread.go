@@ -342,7 +342,10 @@ func (s newThreadSaver) Put(ctx context.Context, req checkpoint.PutRequest) erro
 	for _, b := range req.Blobs {
 		size += len(b.Data)
 	}
-	if mark, _ := ctx.Value(newThreadKey{}).(*newThread); mark == n && n.holds() && req.NS == "" && len(req.Checkpoint.Next) <= 1 {
+	// The run's own puts are held; with async durability on SQLite, the graph's background
+	// writer's too (it has a context of its own, and the graph waits for it before it returns).
+	mark, _ := ctx.Value(newThreadKey{}).(*newThread)
+	if (mark == n || (n.putAll != nil && n.rule == holdUntilEnd)) && n.holds() && req.NS == "" && len(req.Checkpoint.Next) <= 1 {
 		if err := n.hold(req); err != nil {
 			return err
 		}
