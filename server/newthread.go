@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -39,11 +40,45 @@ import (
 // any other write or database read of the thread, and when the graph returns (Execute). So no
 // node starts before the checkpoint it follows is written, as without holding. A held put that
 // fails fails the run: the graph's next write returns its error, and so does the run.
+//
+// On SQLite (a saver that writes several puts in one transaction, sqlitesaver) such checkpoints
+// are held too, and written together in one transaction (putAller): SQLite writes no event of
+// a run that is not resumable, so there is no event to send them with, and each put was a
+// transaction of its own, most of a short run's calls into SQLite. When they are written
+// depends on what a crash may lose (holdRule): with sync durability (the default) a checkpoint
+// that follows a finished node goes before the graph's next event, as on Postgres, so that no
+// node starts before it is written; the input's checkpoint and __start__'s, which follow no
+// node, wait for the first node's. With async durability everything held waits for the graph's
+// end. Whatever is held is written before any other write or database read of the thread, and
+// when the graph returns; a held put that fails fails the run, as on Postgres.
 type newThreadSaver struct {
 	checkpoint.Saver
 	watched *sync.Map  // thread ID -> *newThread
-	batcher putBatcher // nil: puts are not held
+	batcher putBatcher // nil: puts are not held in batches
+	putAll  putAller   // nil: puts are not held for one transaction
 }
+
+// putAller is a saver that writes several puts in one transaction (sqlitesaver.Saver).
+type putAller interface {
+	PutAll(ctx context.Context, reqs []checkpoint.PutRequest) error
+}
+
+// holdRule says when held puts of a run on a saver without events to send them with (putAller)
+// must be written.
+type holdRule int
+
+const (
+	// holdUntilNode: a put that follows a finished node is written before the graph's next
+	// event (sync durability: no finished node runs again after a crash); the input's and
+	// __start__'s wait for the next such put.
+	holdUntilNode holdRule = iota
+	// holdUntilEvent: every put is written before the graph's next event (a resumable stream:
+	// an event shown after a checkpoint is never in the database before it).
+	holdUntilEvent
+	// holdUntilEnd: puts wait for the graph's end (async durability: a crash may lose the
+	// checkpoints not written yet).
+	holdUntilEnd
+)
 
 // putBatcher is a saver that queues puts on a batch of statements sent in one round trip
 // (pgsaver.Saver).
@@ -56,7 +91,11 @@ type putBatcher interface {
 // wrapSaver returns s as the server's graphs see it.
 func wrapSaver(s checkpoint.Saver) newThreadSaver {
 	b, _ := s.(putBatcher)
-	return newThreadSaver{Saver: s, watched: &sync.Map{}, batcher: b}
+	a, _ := s.(putAller)
+	if b != nil {
+		a = nil
+	}
+	return newThreadSaver{Saver: s, watched: &sync.Map{}, batcher: b, putAll: a}
 }
 
 // newThreadKey is the context key of a *newThread.
@@ -76,18 +115,24 @@ type newThread struct {
 	mirror *checkpoint.MemorySaver // nil once given up
 	bytes  int
 
-	batcher putBatcher // nil: puts are not held
+	batcher putBatcher // nil: puts are not held in batches
+	putAll  putAller   // nil: puts are not held for one transaction
+	rule    holdRule   // with putAll: when held puts are due
 	// send serializes sending what is held, so that puts reach the database in order.
 	send    sync.Mutex
 	held    []checkpoint.PutRequest // puts not sent yet (under mu)
+	due     bool                    // a held put must go before the graph's next event (under mu)
 	heldErr error                   // a held put that failed: the run fails with it (under mu)
 }
 
+// holds reports whether n holds puts back.
+func (n *newThread) holds() bool { return n.batcher != nil || n.putAll != nil }
+
 // watch marks threadID, which has no checkpoint yet, as made for the run whose context is ctx,
 // and returns the run's context; stop ends the watch (reads through the context then keep the
-// mirror as it was).
-func (s newThreadSaver) watch(ctx context.Context, threadID string) (_ context.Context, stop func()) {
-	n := &newThread{threadID: threadID, mirror: checkpoint.NewMemorySaver(), batcher: s.batcher}
+// mirror as it was). rule says when held puts are due on a putAller.
+func (s newThreadSaver) watch(ctx context.Context, threadID string, rule holdRule) (_ context.Context, stop func()) {
+	n := &newThread{threadID: threadID, mirror: checkpoint.NewMemorySaver(), batcher: s.batcher, putAll: s.putAll, rule: rule}
 	n.fresh.Store(true)
 	s.watched.Store(threadID, n)
 	return context.WithValue(ctx, newThreadKey{}, n), func() { s.watched.CompareAndDelete(threadID, n) }
@@ -160,31 +205,59 @@ func (n *newThread) hold(req checkpoint.PutRequest) error {
 		blobs[i] = b
 	}
 	req.Blobs = blobs
+	if n.putAll == nil || n.rule == holdUntilEvent || (n.rule == holdUntilNode && !n.followsNoNode(req)) {
+		n.due = true
+	}
 	n.held = append(n.held, req)
 	return nil
 }
 
-// holding reports whether puts wait to be sent.
+// followsNoNode reports whether req, on the thread made for the run, follows no node: it is the
+// input's checkpoint, or the one after it, which only the __start__ task (the input's writes)
+// makes (graph: runStart). Under n.mu.
+func (n *newThread) followsNoNode(req checkpoint.PutRequest) bool {
+	if req.Checkpoint.Source == checkpoint.SourceInput {
+		return true
+	}
+	for _, h := range n.held {
+		if h.Checkpoint.ID == req.Checkpoint.ParentID {
+			return h.Checkpoint.Source == checkpoint.SourceInput
+		}
+	}
+	return false
+}
+
+// holding reports whether held puts are due before the graph's next event.
 func (n *newThread) holding() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return len(n.held) > 0
+	return len(n.held) > 0 && n.due
 }
 
 // flush sends the held puts and then what more queues on the batch (nil: nothing), in one
-// round trip. It returns the error of a held put, now or earlier, or the batch's (when a
-// statement of more fails, nothing of the batch was written).
+// round trip, or, on a putAller, writes the held puts in one transaction (more must be nil). It
+// returns the error of a held put, now or earlier, or the batch's (when a statement of more
+// fails, nothing of the batch was written).
 func (n *newThread) flush(ctx context.Context, more func(*pgx.Batch)) error {
 	n.send.Lock()
 	defer n.send.Unlock()
 	n.mu.Lock()
 	held, err := n.held, n.heldErr
-	n.held = nil
+	n.held, n.due = nil, false
 	n.mu.Unlock()
 	if err != nil || (len(held) == 0 && more == nil) {
 		return err
 	}
 	ctx = context.WithoutCancel(ctx)
+	if n.batcher == nil {
+		if more != nil {
+			return errors.New("server: a saver without batches cannot send statements with its held checkpoints")
+		}
+		if err := n.putAll.PutAll(ctx, held); err != nil {
+			return n.failed(err)
+		}
+		return nil
+	}
 	b := &pgx.Batch{}
 	checks := make([]func(context.Context, error) error, 0, len(held))
 	for _, req := range held {
@@ -219,7 +292,16 @@ func (n *newThread) failed(err error) error {
 
 // sendHeld sends what ctx's watched thread holds, if anything.
 func sendHeld(ctx context.Context) error {
-	if n, ok := ctx.Value(newThreadKey{}).(*newThread); ok && n.batcher != nil {
+	if n, ok := ctx.Value(newThreadKey{}).(*newThread); ok && n.holds() {
+		return n.flush(ctx, nil)
+	}
+	return nil
+}
+
+// sendDue sends what ctx's watched thread holds when it is due before the graph goes on
+// (holdRule; on Postgres whatever is held).
+func sendDue(ctx context.Context) error {
+	if n, ok := ctx.Value(newThreadKey{}).(*newThread); ok && n.holding() {
 		return n.flush(ctx, nil)
 	}
 	return nil
@@ -244,7 +326,7 @@ func (s newThreadSaver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoin
 
 // sent sends what n holds before another write or a read of the database.
 func (n *newThread) sent(ctx context.Context) error {
-	if n.batcher == nil {
+	if !n.holds() {
 		return nil
 	}
 	return n.flush(ctx, nil)
@@ -260,7 +342,10 @@ func (s newThreadSaver) Put(ctx context.Context, req checkpoint.PutRequest) erro
 	for _, b := range req.Blobs {
 		size += len(b.Data)
 	}
-	if mark, _ := ctx.Value(newThreadKey{}).(*newThread); mark == n && n.batcher != nil && req.NS == "" && len(req.Checkpoint.Next) <= 1 {
+	// The run's own puts are held; with async durability on SQLite, the graph's background
+	// writer's too (it has a context of its own, and the graph waits for it before it returns).
+	mark, _ := ctx.Value(newThreadKey{}).(*newThread)
+	if (mark == n || (n.putAll != nil && n.rule == holdUntilEnd)) && n.holds() && req.NS == "" && len(req.Checkpoint.Next) <= 1 {
 		if err := n.hold(req); err != nil {
 			return err
 		}

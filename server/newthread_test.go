@@ -39,7 +39,7 @@ func TestNewThreadSaverMirror(t *testing.T) {
 	t.Parallel()
 	inner := &getCounter{Saver: checkpoint.NewMemorySaver()}
 	s := wrapSaver(inner)
-	ctx, stop := s.watch(context.Background(), "t1")
+	ctx, stop := s.watch(context.Background(), "t1", holdUntilNode)
 	if _, err := s.Get(ctx, checkpoint.Ref{ThreadID: "t1"}); !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Fatalf("first look: %v, want ErrNotFound", err)
 	}
@@ -69,7 +69,7 @@ func TestNewThreadSaverMirror(t *testing.T) {
 	check(ctx, 1) // the mirror stays as it was for the run's late reads
 
 	// A write that fails, or more than the mirror keeps, sends reads back to the saver.
-	ctx2, stop2 := s.watch(context.Background(), "t2")
+	ctx2, stop2 := s.watch(context.Background(), "t2", holdUntilNode)
 	defer stop2()
 	head := putCP(t, s, bg, "t2", "", `"a"`)
 	if err := s.Put(bg, checkpoint.PutRequest{ThreadID: "t2", Head: "stale", Checkpoint: checkpoint.Checkpoint{ID: checkpoint.NewID()}}); err == nil {
@@ -82,7 +82,7 @@ func TestNewThreadSaverMirror(t *testing.T) {
 	if inner.gets.Load() != before+1 {
 		t.Fatal("t2's mirror answered after a failed put")
 	}
-	ctx3, stop3 := s.watch(context.Background(), "t3")
+	ctx3, stop3 := s.watch(context.Background(), "t3", holdUntilNode)
 	defer stop3()
 	putCP(t, s, bg, "t3", "", `"`+strings.Repeat("x", mirrorMaxBytes)+`"`)
 	before = inner.gets.Load()

@@ -207,8 +207,8 @@ func streamGraph(ctx context.Context, g graph.Runnable, input json.RawMessage, o
 			emit(f.Event, f.Data)
 		}
 		// A checkpoint held back (newThreadSaver) went with the event that followed it, or
-		// goes now, before the graph goes on.
-		if err := sendHeld(ctx); err != nil {
+		// goes now, before the graph goes on, when it is due.
+		if err := sendDue(ctx); err != nil {
 			runErr = err
 			break
 		}

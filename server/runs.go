@@ -267,7 +267,7 @@ func (a *runAttempt) Execute(ctx context.Context, g graph.Runnable, headBefore s
 		// A stateless run's thread, made for it: on the first attempt it has no checkpoint,
 		// the graph need not look for one, and its final state is read from memory
 		// (newThreadSaver).
-		ctx, a.unwatch = ns.watch(ctx, a.run.ThreadID)
+		ctx, a.unwatch = ns.watch(ctx, a.run.ThreadID, a.holdRule())
 		a.runCtx = ctx
 	}
 	err := a.r.runGraph(ctx, a.run, g, headBefore, a.pt, emit)
@@ -277,13 +277,26 @@ func (a *runAttempt) Execute(ctx context.Context, g graph.Runnable, headBefore s
 	return err
 }
 
+// holdRule says when the checkpoints a saver without batches holds back are due: before the
+// next event once a node finished (sync durability, the default, or the graph's own), before
+// every event (a resumable stream), or at the graph's end (async durability).
+func (a *runAttempt) holdRule() holdRule {
+	switch {
+	case a.run.Kwargs.Resumable || a.r.bus != nil:
+		return holdUntilEvent
+	case a.run.Kwargs.Durability == string(graph.DurabilityAsync):
+		return holdUntilEnd
+	}
+	return holdUntilNode
+}
+
 // held returns the thread made for the run, when it holds puts back (newThreadSaver).
 func (a *runAttempt) held() *newThread {
 	if a.runCtx == nil {
 		return nil
 	}
 	n, _ := a.runCtx.Value(newThreadKey{}).(*newThread)
-	if n == nil || n.batcher == nil {
+	if n == nil || !n.holds() {
 		return nil
 	}
 	return n
@@ -299,7 +312,7 @@ func (a *runAttempt) Holding() bool {
 // batch, whose commit follows the pool's synchronous_commit.
 func (a *runAttempt) WriteEventsWith(ctx context.Context, batches []metadb.EventBatch, channel string, payloads []string) error {
 	n := a.held()
-	if n == nil {
+	if n == nil || n.batcher == nil {
 		return errors.New("server: no held writes to send with the run's events")
 	}
 	return n.flush(ctx, func(b *pgx.Batch) { metadb.QueueEventsNotify(b, batches, channel, payloads) })

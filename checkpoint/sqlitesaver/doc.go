@@ -23,6 +23,11 @@
 // [checkpoint.ErrConflict]. A put retried after a lost reply finds its own checkpoint at the head
 // and succeeds without storing it twice.
 //
+// [Saver.PutAll] writes several puts in one transaction, all or none: SQLite writes a
+// transaction's pages to its write-ahead log once, so a run's successive checkpoints written
+// together cost about one put, and a chain of them (each put's Head the checkpoint before it)
+// moves the head once. The server writes a stateless run's checkpoints that way.
+//
 // With the default synchronous=FULL a put that returned survives a power cut; NORMAL trades
 // that for speed (it still survives a crash of the process).
 //

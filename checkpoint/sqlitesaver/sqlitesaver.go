@@ -202,54 +202,97 @@ func (s *Saver) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 
 // Put implements [checkpoint.Saver].
 func (s *Saver) Put(ctx context.Context, req checkpoint.PutRequest) error {
-	r, err := sqlcore.EncodePut(req)
-	if err != nil {
-		return fail("put", req.ThreadID, err, "")
+	return s.PutAll(ctx, []checkpoint.PutRequest{req})
+}
+
+// PutAll writes the puts reqs in order in one transaction: all of them, or none when one fails
+// (its error says which thread's put failed, as Put's does). Each is checked and stored as Put
+// stores it, with one commit for all: SQLite writes a transaction's pages to its write-ahead log
+// once, so a run's successive checkpoints written together cost about one put. A put whose Head
+// is the checkpoint the put before it writes, in the same thread namespace, moves that
+// namespace's head along with it: the head is compared and swapped once for such a chain, from
+// the first put's Head to the last put's checkpoint.
+func (s *Saver) PutAll(ctx context.Context, reqs []checkpoint.PutRequest) error {
+	if len(reqs) == 0 {
+		return nil
 	}
-	errRetry := errors.New("retry")
-	err = s.write(ctx, func(tx *sql.Tx) error {
-		// The compare-and-swap comes first: it is the write that takes the lock.
-		var id int64
-		cas := "casMove"
-		if req.Head == "" {
-			cas = "casCreate"
+	rows := make([]sqlcore.Row, len(reqs))
+	for i, req := range reqs {
+		r, err := sqlcore.EncodePut(req)
+		if err != nil {
+			return fail("put", req.ThreadID, err, "")
 		}
-		err := s.stmt(ctx, tx, cas).QueryRowContext(ctx, r.ID, req.ThreadID, req.NS, req.Head).Scan(&id)
-		if errors.Is(err, sql.ErrNoRows) {
-			var head string
-			err := s.stmt(ctx, tx, "head").QueryRowContext(ctx, req.ThreadID, req.NS).Scan(&head)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		rows[i] = r
+	}
+	failed := ""
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		for i := 0; i < len(reqs); {
+			j := i + 1
+			for j < len(reqs) && reqs[j].ThreadID == reqs[i].ThreadID && reqs[j].NS == reqs[i].NS && reqs[j].Head == rows[j-1].ID {
+				j++
+			}
+			if err := s.putChain(ctx, tx, reqs[i:j], rows[i:j]); err != nil {
+				failed = reqs[i].ThreadID
 				return err
 			}
-			if head == r.ID {
-				return errRetry // a retry of a put that committed but whose reply was lost
-			}
-			return sqlcore.Conflict(req.ThreadID, req.NS, req.Head, head)
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := s.stmt(ctx, tx, "insertCheckpoint").ExecContext(ctx, id, r.ID, r.ParentID, r.Step, r.Source, r.CreatedAt, string(r.State), nullText(r.Metadata)); err != nil {
-			return err
-		}
-		if len(req.Blobs) > 0 {
-			upsert := s.stmt(ctx, tx, "upsertBlob")
-			for _, b := range req.Blobs {
-				data := b.Data
-				if data == nil {
-					data = []byte{}
-				}
-				if _, err := upsert.ExecContext(ctx, id, b.Channel, b.Version, b.Base, data); err != nil {
-					return err
-				}
-			}
+			i = j
 		}
 		return nil
 	})
-	if err == errRetry {
-		return nil
+	if err != nil && failed == "" {
+		failed = reqs[0].ThreadID
 	}
-	return wrap(ctx, "put", req.ThreadID, err)
+	return wrap(ctx, "put", failed, err)
+}
+
+// putChain stores a chain of puts of one thread namespace, each put's Head the checkpoint of
+// the put before it, in tx: the head moves once, from the first put's Head to the last put's
+// checkpoint. A chain whose last checkpoint is already the head is a retry of a write that
+// committed but whose reply was lost: it stores nothing.
+func (s *Saver) putChain(ctx context.Context, tx *sql.Tx, reqs []checkpoint.PutRequest, rows []sqlcore.Row) error {
+	first, last := reqs[0], rows[len(rows)-1]
+	// The compare-and-swap comes first: it is the write that takes the lock.
+	var id int64
+	cas := "casMove"
+	if first.Head == "" {
+		cas = "casCreate"
+	}
+	err := s.stmt(ctx, tx, cas).QueryRowContext(ctx, last.ID, first.ThreadID, first.NS, first.Head).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		var head string
+		err := s.stmt(ctx, tx, "head").QueryRowContext(ctx, first.ThreadID, first.NS).Scan(&head)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if head == last.ID {
+			return nil // a retry of a put that committed but whose reply was lost
+		}
+		return sqlcore.Conflict(first.ThreadID, first.NS, first.Head, head)
+	}
+	if err != nil {
+		return err
+	}
+	insert := s.stmt(ctx, tx, "insertCheckpoint")
+	var upsert *sql.Stmt
+	for i, req := range reqs {
+		r := rows[i]
+		if _, err := insert.ExecContext(ctx, id, r.ID, r.ParentID, r.Step, r.Source, r.CreatedAt, string(r.State), nullText(r.Metadata)); err != nil {
+			return err
+		}
+		if len(req.Blobs) > 0 && upsert == nil {
+			upsert = s.stmt(ctx, tx, "upsertBlob")
+		}
+		for _, b := range req.Blobs {
+			data := b.Data
+			if data == nil {
+				data = []byte{}
+			}
+			if _, err := upsert.ExecContext(ctx, id, b.Channel, b.Version, b.Base, data); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func nullText(b []byte) any {
