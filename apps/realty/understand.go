@@ -145,10 +145,8 @@ func (l *Lexicon) address(text string) string {
 		if i := strings.Index(tail, ". "); i >= 0 {
 			tail = tail[:i]
 		}
-		for _, sep := range []string{" and ", " with ", " vs", " versus ", " or ", " against "} {
-			if i := strings.Index(strings.ToLower(tail), sep); i >= 0 {
-				tail = tail[:i]
-			}
+		if i := wordIndex(tail, l.AddressEnds); i >= 0 {
+			tail = tail[:i]
 		}
 		rest += tail
 	}
@@ -536,7 +534,7 @@ func placeAfterSwitch(text string) string {
 		var keep []string
 		for _, w := range words {
 			lw := strings.ToLower(strings.Trim(w, ",.?!"))
-			if hasWord(lw, lexicon.StopWords) || len(lexicon.Types(lw)) > 0 || hasWord(lw, []string{"the", "a", "an", "one", "ones", "homes", "listings", "there", "that", "it", "them", "this", "those"}) {
+			if hasWord(lw, lexicon.StopWords) || len(lexicon.Types(lw)) > 0 || hasWord(lw, lexicon.NotPlaceWords) {
 				break
 			}
 			keep = append(keep, w)

@@ -42,6 +42,11 @@ type Lexicon struct {
 	PairWords      map[string]int `json:"pair_words"`
 	StreetSuffixes []string       `json:"street_suffixes"`
 	StopWords      []string       `json:"stop_words"`
+	// AddressEnds end an address written inside a sentence ("742 Oak Street, Austin and the
+	// one on Elm").
+	AddressEnds []string `json:"address_ends"`
+	// NotPlaceWords end a place's name after "in" or "about" ("what about the ones there").
+	NotPlaceWords []string `json:"not_place_words"`
 
 	bedRE, bathRE, amountRE *regexp.Regexp
 	typeRE                  map[string]*regexp.Regexp
@@ -64,8 +69,9 @@ func ParseLexicon(b []byte) (*Lexicon, error) {
 	if err := json.Unmarshal(b, &l); err != nil {
 		return nil, fmt.Errorf("realty: the lexicon is not valid JSON: %w", err)
 	}
-	if len(l.BedroomWords) == 0 || len(l.BathroomWords) == 0 || len(l.PropertyTypes) == 0 {
-		return nil, fmt.Errorf("realty: the lexicon needs bedroom_words, bathroom_words and property_types")
+	if len(l.BedroomWords) == 0 || len(l.BathroomWords) == 0 || len(l.PropertyTypes) == 0 ||
+		len(l.FloorWords) == 0 || len(l.AddressEnds) == 0 || len(l.NotPlaceWords) == 0 {
+		return nil, fmt.Errorf("realty: the lexicon needs bedroom_words, bathroom_words, property_types, floor_words, address_ends and not_place_words")
 	}
 	nums := []string{`\d+(?:\.\d+)?`}
 	for w := range l.NumberWords {
@@ -208,6 +214,34 @@ func (l *Lexicon) IsConfirmation(text string) bool {
 		}
 	}
 	return false
+}
+
+// wordIndex is where the first of the words (whole words, case aside) starts in text, or -1.
+func wordIndex(text string, words []string) int {
+	lower := strings.ToLower(text)
+	first := -1
+	for _, w := range words {
+		for from := 0; ; {
+			i := strings.Index(lower[from:], strings.ToLower(w))
+			if i < 0 {
+				break
+			}
+			i += from
+			end := i + len(w)
+			if (i == 0 || !isWordByte(lower[i-1])) && (end == len(lower) || !isWordByte(lower[end])) {
+				if first < 0 || i < first {
+					first = i
+				}
+				break
+			}
+			from = i + 1
+		}
+	}
+	return first
+}
+
+func isWordByte(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b >= 0x80
 }
 
 // hasWord reports whether text holds one of the phrases as whole words.
