@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -484,7 +485,7 @@ func (r *Graph) refineSearch(ctx context.Context, s State) (State, error) {
 }
 
 // Marketplaces recommends where to list: eBay always; Facebook Marketplace for bulky or cheap
-// items that sell locally; Amazon for new items with a UPC.
+// items that sell locally (the knowledge's localPickup); Amazon for new items with a UPC.
 func Marketplaces(s State) []string {
 	out := []string{"ebay"}
 	target := 0.0
@@ -497,7 +498,9 @@ func Marketplaces(s State) []string {
 	if s.ProductIdentification != nil {
 		cat = strings.ToLower(strings.Join(s.ProductIdentification.Category, " "))
 	}
-	if (target > 0 && target < 60) || strings.Contains(cat, "mixer") || strings.Contains(cat, "vacuum") || strings.Contains(cat, "blender") {
+	local := know.LocalPickup
+	bulky := slices.ContainsFunc(local.Categories, func(w string) bool { return strings.Contains(cat, w) })
+	if (target > 0 && target < local.Below) || bulky {
 		out = append(out, "facebook_marketplace")
 	}
 	if s.ProductIdentification != nil && s.ProductIdentification.UPC != "" && s.Item != nil && catalog.ConditionFactor(s.Item.Condition) >= 0.9 {

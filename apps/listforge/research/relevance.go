@@ -50,9 +50,16 @@ type Knowledge struct {
 	Filler      []string          `json:"filler"`
 	Brands      []string          `json:"brands"`
 	MPNPatterns []string          `json:"mpnPatterns"`
-	filler      map[string]bool
-	colors      map[string]bool
-	mpnRes      []*regexp.Regexp
+	// LocalPickup says which items sell locally, on Facebook Marketplace: those whose target
+	// price is below Below, and those of the categories whose names hold one of Categories
+	// (bulky ones: "mixer", "vacuum").
+	LocalPickup struct {
+		Below      float64  `json:"below"`
+		Categories []string `json:"categories"`
+	} `json:"localPickup"`
+	filler map[string]bool
+	colors map[string]bool
+	mpnRes []*regexp.Regexp
 }
 
 // LoadKnowledge parses and compiles a knowledge document, naming a bad pattern.
