@@ -63,28 +63,6 @@ var Conditions = []struct {
 	{"For parts or not working", "7000", 0.28, 0.10},
 }
 
-// ConditionFactor is the price of an item in condition c relative to new (1 for unknown).
-func ConditionFactor(c string) float64 {
-	c = strings.ToLower(strings.TrimSpace(c))
-	switch {
-	case c == "":
-		return 0.68
-	case strings.Contains(c, "part"), strings.Contains(c, "not working"), strings.Contains(c, "broken"):
-		return 0.28
-	case strings.Contains(c, "refurb"):
-		return 0.82
-	case strings.Contains(c, "open"):
-		return 0.90
-	case strings.Contains(c, "like new"), strings.Contains(c, "excellent"):
-		return 0.78
-	case c == "new", strings.Contains(c, "sealed"), strings.Contains(c, "brand new"), strings.Contains(c, "new with"):
-		return 1.00
-	case strings.Contains(c, "fair"), strings.Contains(c, "worn"), strings.Contains(c, "poor"):
-		return 0.55
-	}
-	return 0.68 // used, good, very good
-}
-
 type family struct {
 	brand, model, category, noun, mpn string
 	price                             float64

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trellis-go/trellis/apps/listforge/catalog"
 	"github.com/trellis-go/trellis/apps/listforge/ebay"
 	"github.com/trellis-go/trellis/apps/listforge/store"
 	"github.com/trellis-go/trellis/graph"
@@ -420,7 +419,7 @@ func readLabels(parts []message.Part, dirs []string) *MediaAnalysis {
 }
 
 func conditionScore(c string) float64 {
-	f := catalog.ConditionFactor(c)
+	f := ConditionFactor(c)
 	return math.Round(1+4*(f-0.28)/(1-0.28)*10) / 10
 }
 

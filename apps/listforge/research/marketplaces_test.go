@@ -34,3 +34,20 @@ func TestMarketplacesLocalPickup(t *testing.T) {
 		}
 	}
 }
+
+// ConditionFactor reads eBay's condition names and what sellers write by the knowledge's cues.
+func TestConditionFactor(t *testing.T) {
+	t.Parallel()
+	for c, want := range map[string]float64{
+		"For parts or not working": 0.28, "Certified - Refurbished": 0.82, "Open box": 0.90,
+		"Like New": 0.78, "New": 1, "New with tags": 1, "Used": 0.68, "": 0.68, "fair": 0.55,
+		"newish": 0.68,
+	} {
+		if got := research.ConditionFactor(c); got != want {
+			t.Errorf("ConditionFactor(%q) = %v, want %v", c, got, want)
+		}
+	}
+	if _, err := research.LoadKnowledge([]byte(`{"conditions": {"unknown": 0.7, "factors": [{"factor": 0.5}]}}`)); err == nil {
+		t.Error("a condition factor without cues was accepted")
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trellis-go/trellis/apps/listforge/catalog"
 	"github.com/trellis-go/trellis/apps/listforge/pricing"
 	"github.com/trellis-go/trellis/apps/listforge/store"
 	"github.com/trellis-go/trellis/graph"
@@ -209,7 +208,7 @@ func PricingComps(comps []store.Evidence, item *store.Item) []pricing.Comp {
 	var out []pricing.Comp
 	target := 0.0
 	if item != nil && item.Condition != "" {
-		target = catalog.ConditionFactor(item.Condition)
+		target = ConditionFactor(item.Condition)
 	}
 	for _, c := range comps {
 		if c.RelevanceScore < Priced || c.Price == nil {
@@ -217,7 +216,7 @@ func PricingComps(comps []store.Evidence, item *store.Item) []pricing.Comp {
 		}
 		p := *c.Price
 		if target > 0 && c.Condition != "" {
-			p = p * target / catalog.ConditionFactor(c.Condition)
+			p = p * target / ConditionFactor(c.Condition)
 		}
 		pc := pricing.Comp{Price: p, Relevance: c.RelevanceScore, Sold: c.Type == "sold_listing"}
 		pc.SoldAt, _ = time.Parse(time.RFC3339, c.SoldDate)
@@ -503,7 +502,7 @@ func Marketplaces(s State) []string {
 	if (target > 0 && target < local.Below) || bulky {
 		out = append(out, "facebook_marketplace")
 	}
-	if s.ProductIdentification != nil && s.ProductIdentification.UPC != "" && s.Item != nil && catalog.ConditionFactor(s.Item.Condition) >= 0.9 {
+	if s.ProductIdentification != nil && s.ProductIdentification.UPC != "" && s.Item != nil && ConditionFactor(s.Item.Condition) >= 0.9 {
 		out = append(out, "amazon")
 	}
 	return out

@@ -57,6 +57,16 @@ type Knowledge struct {
 		Below      float64  `json:"below"`
 		Categories []string `json:"categories"`
 	} `json:"localPickup"`
+	// Conditions is the price of an item in a condition relative to new: the factor of the
+	// first entry one of whose cues the condition, lower case, holds ("=new" is the whole
+	// condition "new"), Unknown when none does or the condition is empty.
+	Conditions struct {
+		Unknown float64 `json:"unknown"`
+		Factors []struct {
+			Factor float64  `json:"factor"`
+			Cues   []string `json:"cues"`
+		} `json:"factors"`
+	} `json:"conditions"`
 	filler map[string]bool
 	colors map[string]bool
 	mpnRes []*regexp.Regexp
@@ -67,6 +77,14 @@ func LoadKnowledge(data []byte) (*Knowledge, error) {
 	var k Knowledge
 	if err := json.Unmarshal(data, &k); err != nil {
 		return nil, fmt.Errorf("research: the attribute knowledge is not valid JSON: %w", err)
+	}
+	if k.Conditions.Unknown <= 0 || len(k.Conditions.Factors) == 0 {
+		return nil, fmt.Errorf("research: the attribute knowledge needs conditions with a positive unknown factor and factors")
+	}
+	for i, f := range k.Conditions.Factors {
+		if f.Factor <= 0 || len(f.Cues) == 0 {
+			return nil, fmt.Errorf("research: conditions.factors[%d] needs a positive factor and cues", i)
+		}
 	}
 	compile := func(defs []AttrDef, where string) error {
 		for i := range defs {
@@ -113,6 +131,26 @@ func LoadKnowledge(data []byte) (*Knowledge, error) {
 }
 
 var effects = map[string]float64{"exclude": 0.2, "reduce": 0.6, "minor": 0.95}
+
+// ConditionFactor is the price of an item in condition c relative to new, by the knowledge's
+// conditions ("For parts or not working" 0.28, "New" 1; an unknown condition as "Used").
+func ConditionFactor(c string) float64 { return know.ConditionFactor(c) }
+
+// ConditionFactor is [ConditionFactor] by k's conditions.
+func (k *Knowledge) ConditionFactor(c string) float64 {
+	c = strings.ToLower(strings.TrimSpace(c))
+	if c == "" {
+		return k.Conditions.Unknown
+	}
+	for _, f := range k.Conditions.Factors {
+		for _, cue := range f.Cues {
+			if whole, ok := strings.CutPrefix(cue, "="); ok && c == whole || !ok && strings.Contains(c, cue) {
+				return f.Factor
+			}
+		}
+	}
+	return k.Conditions.Unknown
+}
 
 // know is the app's knowledge, embedded.
 var know = func() *Knowledge {
@@ -244,7 +282,7 @@ func Profile(id *store.ProductIdentification, item *store.Item) ItemProfile {
 			p.Attrs[k] = v
 		}
 	}
-	if item != nil && catalog.ConditionFactor(item.Condition) < 0.3 {
+	if item != nil && ConditionFactor(item.Condition) < 0.3 {
 		p.Attrs["parts"] = "yes"
 	}
 	if p.Brand == "" {
@@ -436,7 +474,7 @@ func Judge(c store.Evidence, p ItemProfile, itemCondition string) Judgement {
 			j.Reasons = append(j.Reasons, strings.ReplaceAll(d.Name, "_", " ")+" not stated")
 		}
 	}
-	if itemCondition != "" && c.Condition != "" && catalog.ConditionFactor(itemCondition) != catalog.ConditionFactor(c.Condition) {
+	if itemCondition != "" && c.Condition != "" && ConditionFactor(itemCondition) != ConditionFactor(c.Condition) {
 		score *= 0.9
 		j.Reasons = append(j.Reasons, "another condition (price adjusted)")
 	}
