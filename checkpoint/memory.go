@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/s2"
+
+	"github.com/trellis-go/trellis/internal/bufkeep"
 )
 
 // MemorySaver keeps checkpoints in memory. It is the saver for tests, examples and short-lived
@@ -114,12 +116,10 @@ func packBlob(b Blob) memBlob {
 		b.Data = bytes.Clone(b.Data)
 		return memBlob{Blob: b}
 	}
-	scratch := packScratch.Get().(*[]byte)
+	n := s2.MaxEncodedLen(len(b.Data))
+	scratch := packScratch.Get(n)
 	defer packScratch.Put(scratch)
-	if n := s2.MaxEncodedLen(len(b.Data)); len(*scratch) < n {
-		*scratch = make([]byte, n)
-	}
-	packed := s2.Encode(*scratch, b.Data)
+	packed := s2.Encode((*scratch)[:n], b.Data)
 	if len(packed) >= len(b.Data)*7/8 {
 		b.Data = bytes.Clone(b.Data) // does not compress: keep it as it is
 		return memBlob{Blob: b}
@@ -128,8 +128,9 @@ func packBlob(b Blob) memBlob {
 	return memBlob{Blob: b, compressed: true}
 }
 
-// packScratch holds buffers to compress into, so that only the compressed size is allocated.
-var packScratch = sync.Pool{New: func() any { return new([]byte) }}
+// packScratch keeps buffers to compress into, so that only the compressed size is allocated:
+// a bufkeep.Keeper rather than a sync.Pool, which would drop them at the next collections.
+var packScratch = bufkeep.New(4, 32<<20)
 
 func (b memBlob) unpack() (Blob, error) {
 	if !b.compressed {

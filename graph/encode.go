@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/trellis-go/trellis/internal/bufkeep"
 	"github.com/trellis-go/trellis/internal/fastjson"
 	"github.com/trellis-go/trellis/internal/sharedjson"
 	"github.com/trellis-go/trellis/message"
@@ -47,8 +48,16 @@ type blobEncoder struct {
 	heldEnc []*bytes.Buffer
 }
 
-// blobBuffers holds the buffers checkpoints are encoded into, between two checkpoints.
-var blobBuffers = sync.Pool{New: func() any { return new([]byte) }}
+// blobBuffers holds the small buffers checkpoints are encoded into, between two checkpoints;
+// largeBlobs the large ones (a conversation's messages), which a run uses once at durability
+// "exit" and a sync.Pool would drop at the next collections (internal/bufkeep).
+var (
+	blobBuffers = sync.Pool{New: func() any { return new([]byte) }}
+	largeBlobs  = bufkeep.New(4, 32<<20)
+)
+
+// largeBlob is the capacity from which a buffer is kept by largeBlobs.
+const largeBlob = 64 << 10
 
 // scratch returns an empty buffer of capacity n or more: a reused one when e.reuse is set.
 // When an encoding outgrows it, keep records the grown array instead.
@@ -56,8 +65,10 @@ func (e *blobEncoder) scratch(n int) []byte {
 	if !e.reuse {
 		return make([]byte, 0, n)
 	}
-	p := blobBuffers.Get().(*[]byte)
-	if cap(*p) < n {
+	var p *[]byte
+	if n >= largeBlob {
+		p = largeBlobs.Get(n)
+	} else if p = blobBuffers.Get().(*[]byte); cap(*p) < n {
 		*p = make([]byte, 0, n)
 	}
 	e.held = append(e.held, p)
@@ -75,7 +86,10 @@ func (e *blobEncoder) keep(b []byte) {
 // returned is invalid afterwards.
 func (e *blobEncoder) release() {
 	for _, p := range e.held {
-		if cap(*p) <= maxPooledBuffer {
+		switch {
+		case cap(*p) >= largeBlob:
+			largeBlobs.Put(p)
+		case cap(*p) > 0:
 			blobBuffers.Put(p)
 		}
 	}
