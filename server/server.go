@@ -25,6 +25,7 @@ import (
 	"github.com/trellis-go/trellis/internal/sqlitewal"
 	"github.com/trellis-go/trellis/server/internal/limits"
 	"github.com/trellis-go/trellis/server/internal/metadb"
+	"github.com/trellis-go/trellis/server/internal/periodic"
 	"github.com/trellis-go/trellis/server/internal/stream"
 	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/store/pgstore"
@@ -133,12 +134,17 @@ func New(cfg Config) (*Server, error) {
 		// The log is copied back into the database from a connection of its own, so that no
 		// run's commit stops for it (internal/sqlitewal). Closed after the database, the
 		// checkpointer's connection is the last and leaves no log behind.
-		wal, err := sqlitewal.Start("sqlite", sqlitestore.DSN(path), walCheckpointEvery, cfg.Logger)
+		wal, err := sqlitewal.Open("sqlite", sqlitestore.DSN(path))
 		if err != nil {
 			db.Close()
 			return nil, fmt.Errorf("server: %s: %w", path, err)
 		}
-		s.closers = append(s.closers, func() { wal.Close() }, func() { db.Close() })
+		stopWAL := periodic.Every(walCheckpointEvery, func(ctx context.Context) {
+			if _, err := wal.Checkpoint(ctx); err != nil && ctx.Err() == nil {
+				cfg.Logger.Warn("server: checkpointing the SQLite log failed; trying again at the next interval", "err", err)
+			}
+		})
+		s.closers = append(s.closers, func() { wal.Close() }, func() { db.Close() }, stopWAL)
 		saver, err := sqlitesaver.New(ctx, db, nil)
 		if err != nil {
 			s.Close()

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	_ "modernc.org/sqlite"
 
@@ -53,13 +52,12 @@ func TestWriterPragmaRaisesTheAutomaticCheckpoint(t *testing.T) {
 	}
 }
 
-// Checkpoint copies every frame of the log into the database, and the background loop does the
-// same on its own.
+// Checkpoint copies every frame of the log into the database.
 func TestCheckpointCopiesTheLog(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "c.db")
 	db := writer(t, path)
-	c, err := Start("sqlite", sqlitestore.DSN(path), time.Hour, nil)
+	c, err := Open("sqlite", sqlitestore.DSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,57 +70,19 @@ func TestCheckpointCopiesTheLog(t *testing.T) {
 	if r.Busy || r.Frames < 1000 || r.Checkpointed != r.Frames {
 		t.Fatalf("checkpoint: %+v; want every frame of a log over 1,000 frames copied", r)
 	}
-
-	bg, err := Start("sqlite", sqlitestore.DSN(path), time.Millisecond, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bg.Close()
-	ran := make(chan Result, 1)
-	bg.mu.Lock()
-	bg.ran = ran
-	bg.mu.Unlock()
 	fill(t, db, 200)
-	deadline := time.After(10 * time.Second)
-	for {
-		select {
-		case r := <-ran:
-			if r.Checkpointed > 0 && r.Checkpointed == r.Frames {
-				return
-			}
-		case <-deadline:
-			t.Fatal("the background checkpointer copied nothing in 10 s")
-		}
+	if r, err = c.Checkpoint(context.Background()); err != nil || r.Checkpointed != r.Frames || r.Frames == 0 {
+		t.Fatalf("second checkpoint: %+v, %v", r, err)
 	}
 }
 
-func TestStartRefusesWhatCannotWork(t *testing.T) {
+func TestOpenRefusesWhatCannotWork(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	if _, err := Start("sqlite", sqlitestore.DSN(filepath.Join(dir, "a.db")), 0, nil); err == nil || !strings.Contains(err.Error(), "positive") {
-		t.Fatalf("a zero interval: %v", err)
-	}
-	rollback := "file:" + filepath.Join(dir, "b.db") + "?_pragma=journal_mode(DELETE)"
-	if _, err := Start("sqlite", rollback, time.Second, nil); err == nil || !strings.Contains(err.Error(), "needs WAL") {
+	rollback := "file:" + filepath.Join(t.TempDir(), "b.db") + "?_pragma=journal_mode(DELETE)"
+	if _, err := Open("sqlite", rollback); err == nil || !strings.Contains(err.Error(), "needs WAL") {
 		t.Fatalf("a rollback-journal database: %v", err)
 	}
-	if _, err := Start("no-such-driver", "x", time.Second, nil); err == nil {
+	if _, err := Open("no-such-driver", "x"); err == nil {
 		t.Fatal("an unknown driver was accepted")
-	}
-}
-
-func TestCloseTwice(t *testing.T) {
-	t.Parallel()
-	path := filepath.Join(t.TempDir(), "d.db")
-	writer(t, path)
-	c, err := Start("sqlite", sqlitestore.DSN(path), time.Millisecond, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Close(); err != nil {
-		t.Fatalf("second Close: %v", err)
 	}
 }
