@@ -330,8 +330,28 @@ func isWord(w string, ws []string) bool {
 // written with a currency, a thousands group, or a k/mil/milhões suffix.
 func Amounts(text string) []float64 {
 	var out []float64
-	for _, m := range amountRE.FindAllStringSubmatch(text, -1) {
-		num, suf, cur := m[1], strings.ToLower(m[2]), m[3]
+	for _, a := range amountsIn(text) {
+		out = append(out, a.value)
+	}
+	return out
+}
+
+// amount is a money amount of a text and the index of its first word in Words(text).
+type amount struct {
+	value float64
+	word  int
+}
+
+func amountsIn(text string) []amount {
+	var out []amount
+	for _, m := range amountRE.FindAllStringSubmatchIndex(text, -1) {
+		num, suf, cur := text[m[2]:m[3]], "", ""
+		if m[4] >= 0 {
+			suf = strings.ToLower(text[m[4]:m[5]])
+		}
+		if m[6] >= 0 {
+			cur = text[m[6]:m[7]]
+		}
 		grouped := strings.ContainsAny(num, ". \u00a0") && groupedRE.MatchString(num)
 		if suf == "" && cur == "" && !grouped {
 			continue
@@ -349,10 +369,29 @@ func Amounts(text string) []float64 {
 			v *= 1_000_000
 		}
 		if v >= 100 {
-			out = append(out, math.Round(v))
+			out = append(out, amount{math.Round(v), len(Words(text[:m[0]]))})
 		}
 	}
 	return out
+}
+
+// nearest is the amount written closest to the words from..to (a cue): "300 mil no máximo e
+// 40 mil de entrada" gives 300 000 for "no máximo" and 40 000 for "de entrada". On a tie the
+// amount after the cue wins.
+func nearest(amounts []amount, from, to int) (float64, bool) {
+	best, bestDist := 0.0, -1
+	for _, a := range amounts {
+		d := from - a.word
+		if a.word > to {
+			d = a.word - to
+		} else if a.word >= from {
+			d = 0
+		}
+		if bestDist < 0 || d < bestDist || d == bestDist && a.word > to {
+			best, bestDist = a.value, d
+		}
+	}
+	return best, bestDist >= 0
 }
 
 var groupedRE = regexp.MustCompile(`[.\s\x{00A0}]\d{3}$`)
@@ -375,7 +414,7 @@ func facts(text string, words []string, now time.Time, m *matcher) []Fact {
 		if f.find(m) < 0 || negated(words, f.cue, m) {
 			continue
 		}
-		v, ok := readValue(f.value, text, joined, words, now, places)
+		v, ok := readValue(f.value, text, joined, words, now, places, f.cue, m)
 		if !ok {
 			continue
 		}
@@ -407,7 +446,7 @@ func negated(words []string, c cue, m *matcher) bool {
 	return false
 }
 
-func readValue(v, text, joined string, words []string, now time.Time, places []string) (any, bool) {
+func readValue(v, text, joined string, words []string, now time.Time, places []string, c cue, m *matcher) (any, bool) {
 	switch v {
 	case "true":
 		return true, true
@@ -429,8 +468,9 @@ func readValue(v, text, joined string, words []string, now time.Time, places []s
 		}
 		return nil, false
 	case "@amount":
-		if a := Amounts(text); len(a) > 0 {
-			return a[len(a)-1], true
+		at := c.find(m)
+		if a, ok := nearest(amountsIn(text), at, at+len(c.words)-1); ok {
+			return a, true
 		}
 		return nil, false
 	case "@count":
