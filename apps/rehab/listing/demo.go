@@ -131,7 +131,7 @@ func (d demoListing) listing() *Listing {
 	return l
 }
 
-// DemoPhoto is a small PNG whose tEXt chunks carry its label (room, condition, features), which
+// DemoPhoto is a small PNG whose iTXt chunk carries its label (room, condition, features), which
 // a vision model told to read labels (and the offline model) reports.
 func DemoPhoto(room, condition string, features []string, shade uint8) []byte {
 	img := image.NewRGBA(image.Rect(0, 0, 16, 12))
@@ -143,16 +143,18 @@ func DemoPhoto(room, condition string, features []string, shade uint8) []byte {
 	var buf bytes.Buffer
 	_ = png.Encode(&buf, img)
 	label, _ := json.Marshal(map[string]any{"room": room, "condition": condition, "features": features})
-	return withText(buf.Bytes(), "Description", string(label))
+	return withText(buf.Bytes(), "Description", label)
 }
 
-// withText inserts a tEXt chunk after a PNG's IHDR.
-func withText(pngData []byte, key, value string) []byte {
+// withText inserts an iTXt chunk (UTF-8 text, uncompressed, no language) after a PNG's IHDR. A
+// tEXt chunk is Latin-1 by the PNG specification, so a reader shows "fogão" written there in
+// UTF-8 as "fogÃ£o".
+func withText(pngData []byte, key string, value []byte) []byte {
 	const ihdrEnd = 8 + 4 + 4 + 13 + 4
-	payload := append([]byte(key+"\x00"), value...)
+	payload := append([]byte(key+"\x00\x00\x00\x00\x00"), value...)
 	var chunk bytes.Buffer
 	_ = binary.Write(&chunk, binary.BigEndian, uint32(len(payload)))
-	body := append([]byte("tEXt"), payload...)
+	body := append([]byte("iTXt"), payload...)
 	chunk.Write(body)
 	_ = binary.Write(&chunk, binary.BigEndian, crc32.ChecksumIEEE(body))
 	out := append([]byte{}, pngData[:ihdrEnd]...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -111,3 +112,17 @@ func TestParseRejectsOtherPages(t *testing.T) {
 }
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// A photo's label keeps its accents: "fogão antigo" is read as written, not as "fogÃ£o antigo"
+// (a tEXt chunk is Latin-1; the label is UTF-8).
+func TestDemoPhotoLabelKeepsAccents(t *testing.T) {
+	t.Parallel()
+	img := listing.DemoPhoto("kitchen", "needs_renovation", []string{"fogão antigo", "azulejos rachados"}, 10)
+	got, err := offline.DescribeImage(message.Part{Type: message.PartImage, MIMEType: "image/png", ImageURL: "data:image/png;base64," + b64(img)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := fmt.Sprint(got["features"]); !strings.Contains(f, "fogão antigo") {
+		t.Fatalf("features %q, want fogão antigo (label %v)", f, got)
+	}
+}
