@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trellis-go/trellis/message"
 	"github.com/trellis-go/trellis/model"
 )
 
@@ -40,11 +41,21 @@ func TestBuyerSession(t *testing.T) {
 		if !ok {
 			t.Fatalf("testdata/buyer.txt:%d: want <checks> | <message>", n)
 		}
-		intent, err := IntentOf(context.Background(), nil, specs, text)
+		// The turn before, when written: a message that asked for a call.
+		var msgs []message.Message
+		text, after, hasPrev := strings.Cut(text, " | after ")
+		if hasPrev {
+			name, args, _ := strings.Cut(after, " ")
+			msgs = append(msgs, message.User("…"), message.Assistant("", message.ToolCall{ID: "c0", Name: name, Arguments: json.RawMessage(args)}),
+				message.Message{Role: message.RoleTool, ToolCallID: "c0", Content: "…"}, message.Assistant("…"))
+		}
+		msgs = append(msgs, message.User(text))
+		intent, prev, err := turnIntent(context.Background(), nil, specs, msgs, len(msgs)-1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p := understand(argState(), text, intent, now, "t")
+		p.again(prev)
 		for _, c := range strings.Fields(checks) {
 			if msg := checkPlan(p, c); msg != "" {
 				t.Errorf("buyer.txt:%d %q: %s (intent %q, plan %s)", n, text, msg, intent, planString(p))
@@ -65,6 +76,7 @@ func checkPlan(p plan, check string) string {
 	check = strings.TrimPrefix(check, "!")
 	name, arg, _ := strings.Cut(check, ".")
 	arg, want, hasValue := strings.Cut(arg, "=")
+	want = strings.ReplaceAll(want, "_", " ")
 	found := false
 	for _, step := range p.steps {
 		for _, c := range step {

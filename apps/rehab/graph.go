@@ -248,12 +248,12 @@ func (o *Orchestrator) offlineTurn(ctx context.Context, env *Env, s State, specs
 	}
 	var p plan
 	if user >= 0 {
-		text := s.Messages[user].Text()
-		intent, err := IntentOf(ctx, env.Model, specs, text)
+		intent, prev, err := turnIntent(ctx, env.Model, specs, s.Messages, user)
 		if err != nil {
 			return message.Message{}, err
 		}
-		p = understand(s, text, intent, now, "call_"+out.ID)
+		p = understand(s, s.Messages[user].Text(), intent, now, "call_"+out.ID)
+		p.again(prev)
 	}
 	switch {
 	case made < len(p.steps):

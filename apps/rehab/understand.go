@@ -440,3 +440,110 @@ func sectionOf(text string) string {
 	}
 	return "preferences"
 }
+
+// turnIntent is the intent of the user's message msgs[user] (IntentOf), and the previous turn's
+// request when the message goes on from it: a message that starts with one of the pack's follow-up
+// words ("e se fosse 1,2 milhões?", "e também pedir a caderneta predial") and asks for nothing in
+// its other words asks for what the previous turn did. prev is then that turn's call (again
+// asks it of the same thing when the message names nothing).
+func turnIntent(ctx context.Context, m model.Model, specs []model.ToolSpec, msgs []message.Message, user int) (intent string, prev *message.ToolCall, err error) {
+	text := msgs[user].Text()
+	if intent, err = IntentOf(ctx, m, specs, text); err != nil {
+		return "", nil, err
+	}
+	rest, ok := afterFollowUp(text)
+	if !ok {
+		return intent, nil, nil
+	}
+	call := previousCall(msgs[:user])
+	if call == nil {
+		return intent, nil, nil
+	}
+	// The other words are read by the pack's cues alone: the tools' descriptions would find a
+	// weak intent in any words ("custasse" is near "costs").
+	if nlu.Asks(rest) {
+		own, err := IntentOf(ctx, m, specs, rest)
+		if err != nil || own != "" {
+			return own, call, err
+		}
+	}
+	return intentOfCall(*call), call, nil
+}
+
+// afterFollowUp is the message without the follow-up words it starts with (pack.Words.FollowUps,
+// the longest that fits), and whether it starts with one and has words after it.
+func afterFollowUp(text string) (string, bool) {
+	words := nlu.Words(text)
+	best := 0
+	for _, f := range pack.Words.FollowUps {
+		lead := strings.Fields(f)
+		if len(lead) > best && len(lead) < len(words) && slices.Equal(words[:len(lead)], lead) {
+			best = len(lead)
+		}
+	}
+	return strings.Join(words[best:], " "), best > 0
+}
+
+// previousCall is the request of the turn before the last message of msgs: the last call of that
+// turn that is not a profile update said in passing (the update when it is the only one).
+func previousCall(msgs []message.Message) *message.ToolCall {
+	var found *message.ToolCall
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.Role == message.RoleUser {
+			break
+		}
+		if m.Role != message.RoleAssistant {
+			continue
+		}
+		for j := len(m.ToolCalls) - 1; j >= 0; j-- {
+			c := m.ToolCalls[j]
+			if c.Name != "update_user_profile" {
+				return &c
+			}
+			if found == nil {
+				found = &c
+			}
+		}
+	}
+	return found
+}
+
+// intentOfCall is the intent a call answers, as IntentOf names it.
+func intentOfCall(c message.ToolCall) string {
+	if c.Name != "manage_todos" {
+		return c.Name
+	}
+	var a struct {
+		Action string `json:"action"`
+	}
+	_ = json.Unmarshal(c.Arguments, &a)
+	if a.Action == "" {
+		a.Action = "list"
+	}
+	return "todo_" + a.Action
+}
+
+// again makes the plan's call of prev's tool ask it of what prev asked, when the message states
+// none of its arguments ("e o selo, quanto é ao certo?" after the taxes of 250 mil: the same
+// price).
+func (p *plan) again(prev *message.ToolCall) {
+	if prev == nil || len(p.steps) == 0 {
+		return
+	}
+	step := p.steps[len(p.steps)-1]
+	c := &step[len(step)-1]
+	if c.Name != prev.Name {
+		return
+	}
+	var args map[string]any
+	if json.Unmarshal(c.Arguments, &args) != nil {
+		return
+	}
+	for _, v := range args {
+		if v != nil && v != "" && v != 0.0 {
+			return
+		}
+	}
+	c.Arguments = prev.Arguments
+}

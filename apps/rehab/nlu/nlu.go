@@ -223,6 +223,18 @@ func (c cue) find(m *matcher) int {
 	return -1
 }
 
+// Asks is whether the text holds a cue of an intent (a positive one of the pack's): "o selo,
+// quanto é" does, "se fosse 1,2 milhões" does not.
+func Asks(text string) bool {
+	m := newMatcher(Words(text))
+	for _, r := range lex.rules {
+		if r.weight > 0 && r.find(m) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Content is the message's words that are about something: without the words of the cues of
 // the given intents that matched, without filler words and numbers. "Marca a do canalizador
 // como feita" gives [canalizador] for todo_complete.

@@ -61,7 +61,7 @@ type Vocabulary struct {
 	// instead of the priorities.
 	RoomsLeft []string `json:"rooms_left"`
 	// Skills are the DIY skill categories (reno.DIYSkills) and the beginnings of the words that
-	// name them ("pintu" for pintura, "paint" for painting), folded (no accents, lower case).
+	// name them ("pint" for pintura, "paint" for painting), folded (no accents, lower case).
 	Skills []Choice `json:"skills"`
 	// IssueWords make a room's feature, as the listing or the vision model describes it, a
 	// problem to fix ("humidade", "azulejos antigos"); pieces of the feature in lower case.
@@ -94,6 +94,10 @@ type Vocabulary struct {
 	// TaskLeadIns are the requests a task's text may start with ("adiciona a tarefa "), dropped
 	// from it; lower case, with their trailing space.
 	TaskLeadIns []string `json:"task_lead_ins"`
+	// FollowUps are the words a message starts with when it goes on from the previous request
+	// ("e se fosse 1,2 milhões?", "e também pedir a caderneta", "what about…"); folded, whole
+	// words. Such a message that asks for nothing else in its other words asks the same again.
+	FollowUps []string `json:"follow_ups"`
 }
 
 // Superlative is a question for the portfolio's extreme by a number: the property with the
