@@ -291,8 +291,18 @@ func forModel(msgs []message.Message) []message.Message {
 	return conversation.RepairHistory(out)
 }
 
-// offlineReply answers a message the offline model has no rule for.
+// offlineReply answers a message the offline model has no rule for: the greeting on the
+// conversation's first message, else that it was not understood, with what the agent can do.
 func offlineReply(s State) string {
+	users := 0
+	for _, m := range s.Messages {
+		if m.Role == message.RoleUser {
+			users++
+		}
+	}
+	if users > 1 {
+		return answer("not_understood") + " " + answer("can_do")
+	}
 	name := ""
 	if e, ok := s.Knowledge["user/profile"]; ok && e.Summary != kb.NoProfile {
 		name, _, _ = strings.Cut(e.Summary, " |")

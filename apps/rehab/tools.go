@@ -1000,7 +1000,10 @@ type taxArgs struct {
 func (o *Orchestrator) calculateTaxes(ctx context.Context, c *call, a taxArgs) (*tool.Result, error) {
 	price := a.Price
 	var it *store.PortfolioItem
-	if price <= 0 {
+	if price < 0 {
+		return refuse(answer("tax_needs_price"))
+	}
+	if price == 0 {
 		if am := Amounts(c.audit.Trigger); len(am) == 1 && a.Property == "" {
 			price = am[0]
 		}

@@ -185,7 +185,7 @@ func understand(s State, text, intent string, now time.Time, idPrefix string) pl
 		call(intent, map[string]any{"property_id": first()})
 	case "calculate_taxes":
 		args := map[string]any{"property_id": first()}
-		if a := nlu.Amounts(text); len(a) == 1 && first() == "" {
+		if a := nlu.SignedAmounts(text); len(a) == 1 && first() == "" {
 			args = map[string]any{"price": a[0]}
 		}
 		call("calculate_taxes", args)

@@ -338,3 +338,34 @@ func TestOtherLanguagesGetPortuguese(t *testing.T) {
 		checkReply(t, msg, reply)
 	}
 }
+
+// A buyer's conversation through the graph: a follow-up goes on from the turn before, a price
+// below zero is refused, and a message not understood mid-conversation is said to be so
+// instead of greeting again.
+func TestBuyerConversation(t *testing.T) {
+	t.Parallel()
+	f := setup(t, offline.New(nil), rehab.Config{})
+	say := func(msg, tool string, in ...string) string {
+		t.Helper()
+		st := f.turn(t, "th", msg)
+		calls, reply := turnCalls(st, msg)
+		if tool != "" && (len(calls) != 1 || calls[0] != tool) || tool == "" && len(calls) != 0 {
+			t.Errorf("%q: called %v, want %q", msg, calls, tool)
+		}
+		for _, s := range in {
+			if !strings.Contains(reply, s) {
+				t.Errorf("%q: reply %q, want %q in it", msg, reply, s)
+			}
+		}
+		return reply
+	}
+	say("quanto e que pago de imt numa casa de 250 mil?", "calculate_taxes", "250.000€")
+	say("e se fosse 1,2 milhões?", "calculate_taxes", "1.200.000€", "90.000,00€", "9.600,00€")
+	say("e o selo, quanto é ao certo?", "calculate_taxes", "1.200.000€", "9.600,00€")
+	if r := say("quanto pago de imt por uma casa de -50 mil?", "calculate_taxes", "preciso de um preço"); strings.Contains(r, "50.000") {
+		t.Errorf("a price below zero was computed: %q", r)
+	}
+	if r := say("hmm ok, deixa-me pensar nisso", ""); strings.Contains(r, "Olá") || !strings.Contains(r, "Não percebi") {
+		t.Errorf("not understood mid-conversation: %q", r)
+	}
+}

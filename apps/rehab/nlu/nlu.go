@@ -286,10 +286,11 @@ var (
 	ageRE      = regexp.MustCompile(`\b(?:` + Alt(vocabulary.AgeLead) + `)\s+(\d{2})\s+(?:` + Alt(vocabulary.AgeUnit) + `)\b|\b(\d{2})\s+(?:` + Alt(vocabulary.AgeUnit) + `)\s+(?:` + Alt(vocabulary.AgeTail) + `)\b`)
 	bornRE     = regexp.MustCompile(`\b(?:` + Alt(vocabulary.Born) + `)\s+(?:(?:` + Alt(vocabulary.BornIn) + `)\s+)?(?:\d{1,2}\s+(?:` + Alt(vocabulary.DateOf) + `)\s+\w+\s+(?:` + Alt(vocabulary.DateOf) + `)\s+)?(19\d\d|20\d\d)\b`)
 	typologyRE = regexp.MustCompile(`\b(?:` + Prefixes(vocabulary.Typology) + `)([0-9])\b`)
-	amountRE   = regexp.MustCompile(`(?i)(\d{1,3}(?:[.\s\x{00A0}]\d{3})+|\d+(?:[.,]\d+)?)\s*(` + Alt(append(slices.Clone(vocabulary.Thousand), vocabulary.Million...)) + `)?\s*(` + Alt(vocabulary.Currency) + `)?`)
+	amountRE   = regexp.MustCompile(`(?i)(\d{1,3}(?:[.\s\x{00A0}]\d{3})+|\d+(?:[.,]\d+)?|\b(?:` + Alt(vocabulary.Half) + `))\s*(` + Alt(append(slices.Clone(vocabulary.Thousand), vocabulary.Million...)) + `)?\s*(` + Alt(vocabulary.Currency) + `)?`)
 	negations  = set(vocabulary.Negations)
 	thousand   = set(vocabulary.Thousand)
 	million    = set(vocabulary.Million)
+	half       = set(vocabulary.Half)
 )
 
 // Alt is a regular expression's alternatives for the words, as the readers here build their
@@ -338,9 +339,22 @@ func isWord(w string, ws []string) bool {
 }
 
 // Amounts reads the money amounts of a pt-PT text: 180.000€, 180 000 €, 180k€, 180 mil euros,
-// 1,2 milhões. Numbers that are not money (a year, a T2, an age) are left out: an amount is
-// written with a currency, a thousands group, or a k/mil/milhões suffix.
+// 1,2 milhões, meio milhão. Numbers that are not money (a year, a T2, an age) are left out: an
+// amount is written with a currency, a thousands group, or a k/mil/milhões suffix. An amount
+// written below zero ("-50 mil") is left out too (SignedAmounts has it).
 func Amounts(text string) []float64 {
+	var out []float64
+	for _, a := range amountsIn(text) {
+		if a.value > 0 {
+			out = append(out, a.value)
+		}
+	}
+	return out
+}
+
+// SignedAmounts are the money amounts of a text as Amounts reads them, with those written below
+// zero ("-50 mil": a minus sign before the number, after a space or at the start).
+func SignedAmounts(text string) []float64 {
 	var out []float64
 	for _, a := range amountsIn(text) {
 		out = append(out, a.value)
@@ -369,9 +383,12 @@ func amountsIn(text string) []amount {
 			continue
 		}
 		var v float64
-		if grouped {
+		switch {
+		case half[strings.ToLower(num)]:
+			v = 0.5
+		case grouped:
 			v, _ = strconv.ParseFloat(strings.NewReplacer(".", "", " ", "", "\u00a0", "").Replace(num), 64)
-		} else {
+		default:
 			v, _ = strconv.ParseFloat(strings.Replace(num, ",", ".", 1), 64)
 		}
 		switch {
@@ -380,9 +397,13 @@ func amountsIn(text string) []amount {
 		case million[suf]:
 			v *= 1_000_000
 		}
-		if v >= 100 {
-			out = append(out, amount{math.Round(v), len(Words(text[:m[0]]))})
+		if v < 100 {
+			continue
 		}
+		if start := m[2]; start > 0 && text[start-1] == '-' && (start == 1 || strings.ContainsRune(" \t\n(", rune(text[start-2]))) {
+			v = -v
+		}
+		out = append(out, amount{math.Round(v), len(Words(text[:m[0]]))})
 	}
 	return out
 }
@@ -393,6 +414,9 @@ func amountsIn(text string) []amount {
 func nearest(amounts []amount, from, to int) (float64, bool) {
 	best, bestDist := 0.0, -1
 	for _, a := range amounts {
+		if a.value <= 0 {
+			continue
+		}
 		d := from - a.word
 		if a.word > to {
 			d = a.word - to

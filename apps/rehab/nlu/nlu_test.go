@@ -80,9 +80,20 @@ func TestAmounts(t *testing.T) {
 		"2M€ no máximo":        "[2e+06]",
 		"um T2 de 1990, 3 wc":  "[]",
 		"tenho 30 anos e 4000": "[]",
+		"meio milhão de euros": "[500000]",
+		"half a million":       "[500000]",
+		"no meio, 200 mil":     "[200000]",
+		"-50 mil":              "[]",
+		"entre 200-250 mil":    "[250000]",
+		"150.000€-250.000€":    "[150000 250000]",
 	} {
 		if got := fmt.Sprint(nlu.Amounts(text)); got != want {
 			t.Errorf("Amounts(%q) = %s, want %s", text, got, want)
+		}
+	}
+	for text, want := range map[string]string{"casa de -50 mil": "[-50000]", "casa de -50 mil, ou 80 mil": "[-50000 80000]", "200-250 mil": "[250000]"} {
+		if got := fmt.Sprint(nlu.SignedAmounts(text)); got != want {
+			t.Errorf("SignedAmounts(%q) = %s, want %s", text, got, want)
 		}
 	}
 }

@@ -38,6 +38,8 @@ type Vocabulary struct {
 	// Thousand and Million are the suffixes of an amount ("180 mil", "1,2 milhões", "200k"),
 	// Currency the words and signs of the currency ("€", "euros"); matched without case.
 	Thousand []string `json:"thousand"`
+	// Half are the words for a half before a suffix ("meio milhão").
+	Half     []string `json:"half"`
 	Million  []string `json:"million"`
 	Currency []string `json:"currency"`
 

@@ -34,7 +34,7 @@ var Names = []string{
 	"compare_works", "compare_total", "compare_status", "compare_not_analysed",
 	"compare_price_plus_works", "compare_cheapest", "listing_unavailable", "listing_bad_url",
 	"listing_removed", "listing_unreadable", "listing_unreachable", "internal_error", "hello",
-	"hello_name", "can_do", "you_have", "last_time", "summary_analysed", "summary_taxes",
+	"hello_name", "not_understood", "can_do", "you_have", "last_time", "summary_analysed", "summary_taxes",
 	"summary_profile", "summary_saved", "summary_removed", "summary_switched", "summary_began",
 	"summary_last", "report_title", "report_heading", "report_listing", "report_when", "report_for",
 	"report_summary", "report_works", "report_total", "report_skills", "report_rooms", "report_room",
