@@ -1444,8 +1444,23 @@ func newTaskID() string {
 
 func (l *loop[S]) updateOf(t *task) reflect.Value {
 	up := reflect.New(l.sc.typ).Elem()
+	written := map[int]bool{}
 	for _, w := range t.writes {
-		up.Field(w.ch.index).Set(w.val)
+		f := up.Field(w.ch.index)
+		// A key the task wrote more than once (a tool node applying several tools' commands)
+		// shows every write, combined by its reducer, not only the last.
+		if written[w.ch.index] && !w.overwrite && w.ch.reducer != ReduceLast {
+			if v, err := w.ch.reduce(f, w.val); err == nil {
+				f.Set(v)
+				continue
+			}
+		}
+		written[w.ch.index] = true
+		v := w.val
+		if v.Kind() == reflect.Slice {
+			v = v.Slice3(0, v.Len(), v.Len()) // a later write appends to a copy, never the writer's array
+		}
+		f.Set(v)
 	}
 	return up
 }

@@ -43,3 +43,20 @@ func TestChatStreamOnTheKit(t *testing.T) {
 		t.Fatalf("past the burst: %d, want 429 with Retry-After", resp.StatusCode)
 	}
 }
+
+// Two profile sections updated in one step (the facts of one message) are two action events on
+// the stream, not only the last.
+func TestChatStreamsEveryAction(t *testing.T) {
+	t.Parallel()
+	hs := serve(t, server.Config{Dev: true})
+	_, _, evs := chat(t, hs.URL, "", `{"message":"afinal é para investimento, nao vou morar la"}`)
+	var actions []string
+	for _, e := range evs {
+		if e.Type == "action" {
+			actions = append(actions, e.Summary)
+		}
+	}
+	if len(actions) != 2 {
+		t.Fatalf("actions %q, want the fiscal and the goals updates", actions)
+	}
+}
