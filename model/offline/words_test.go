@@ -39,3 +39,20 @@ func TestParseWords(t *testing.T) {
 		t.Errorf("ParseWords into a slice = %v, want an error", err)
 	}
 }
+
+// A contraction of a stopword ("I'm", "I’ve") is not a name, wherever it stands; a name with
+// an apostrophe ("O'Brien", "Martha's Vineyard") still is.
+func TestCapitalPhrasesSkipContractedStopwords(t *testing.T) {
+	for text, want := range map[string]string{
+		"hello, I'm after a flat in Lisbon":       "Lisbon",
+		"so I’ve been looking near Porto lately":  "Porto",
+		"hi there, I'd like a loft by Lake Union": "Lake Union",
+		"we met with O'Brien yesterday":           "O'Brien",
+		"a weekend on Martha's Vineyard":          "Martha's Vineyard",
+	} {
+		got := capitalPhrases(text)
+		if len(got) != 1 || got[0] != want {
+			t.Errorf("capitalPhrases(%q) = %q, want [%q]", text, got, want)
+		}
+	}
+}
