@@ -511,7 +511,7 @@ func refine(text string, s shown) (map[string]any, bool) {
 		changed = true
 	}
 	switchy := hasWord(text, lexicon.SwitchWords)
-	if ts := lexicon.Types(text); len(ts) == 1 && (switchy || changed || strings.HasPrefix(strings.ToLower(strings.TrimSpace(text)), "only")) {
+	if ts := lexicon.Types(text); len(ts) == 1 && (switchy || changed || hasWord(text, lexicon.OnlyWords)) {
 		args["property_type"] = ts[0]
 		changed = true
 	}
@@ -524,10 +524,10 @@ func refine(text string, s shown) (map[string]any, bool) {
 	return args, changed
 }
 
-var placeRE = regexp.MustCompile(`(?i)\b(?:in|about|to|try|at|for)\s+([a-z][a-z.'-]*(?:\s+[a-z][a-z.'-]*){0,2}(?:,\s*[a-z]{2})?)`)
+var placeRE = regexp.MustCompile(`(?i)\b(?:in|about|to|try|at|for)\s+(?:zip(?:\s*code)?\s+)?(\d{5}\b|[a-z][a-z.'-]*(?:\s+[a-z][a-z.'-]*){0,2}(?:,\s*[a-z]{2})?)`)
 
 // placeAfterSwitch is the place named after "in", "about", "to" in a message that switches the
-// search ("what about Denver?", "same but in Miami, FL"), in title case.
+// search ("what about Denver?", "same but in Miami, FL", a ZIP code), in title case.
 func placeAfterSwitch(text string) string {
 	for _, m := range placeRE.FindAllStringSubmatch(text, -1) {
 		words := strings.Fields(m[1])

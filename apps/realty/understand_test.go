@@ -162,6 +162,12 @@ func TestOfflineRefinements(t *testing.T) {
 	cases["townhouses instead"] = kind("TOWNHOUSE")
 	cases["what about houses instead?"] = kind("SINGLE_FAMILY")
 	cases["cheaper condos"] = func(a map[string]any) bool { return a["property_type"] == "CONDO" && cheaper(a) }
+	// Held out from a user's session: the kind of home named after the list, a ZIP code.
+	cases["show me townhouses only"] = kind("TOWNHOUSE")
+	cases["just the condos, please"] = kind("CONDO")
+	cases["I'd want detached homes exclusively"] = kind("SINGLE_FAMILY")
+	cases["what about 98103?"] = place("98103")
+	cases["how about zip code 33125 instead"] = place("33125")
 	if len(cases) < 30 {
 		t.Fatalf("%d phrasings", len(cases))
 	}
