@@ -118,9 +118,12 @@ func (a *Realty) withSavedCriteria(ctx context.Context, tenant string, args json
 	if v == nil {
 		v = map[string]any{}
 	}
-	// A minimum price under $1,000 is a count the words gave ("at least 2"), not a price.
-	if f, ok := v["min_price"].(float64); ok && f < 1000 {
-		delete(v, "min_price")
+	// A price under $1,000 is a count the words gave ("at least 2", "1.5 baths min"), not a
+	// price.
+	for _, k := range []string{"min_price", "max_price"} {
+		if f, ok := v[k].(float64); ok && f < 1000 {
+			delete(v, k)
+		}
 	}
 	// The words say which end of the range an amount is ("no more than $650k" is a maximum).
 	lo, _ := v["min_price"].(float64)
@@ -202,6 +205,9 @@ func (a *Realty) criteriaTool() (tool.Tool, error) {
 			// words say which end of the range an amount is ("no more than $650k": a maximum).
 			if c.MinPrice < 1000 {
 				c.MinPrice = 0
+			}
+			if c.MaxPrice < 1000 {
+				c.MaxPrice = 0
 			}
 			// Only what the user said is kept: each value must be in the user's message (or in
 			// the suggestion a short confirmation accepts), never taken from earlier results.

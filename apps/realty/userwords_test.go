@@ -43,6 +43,10 @@ func TestBuyersOwnWordsThroughTheServer(t *testing.T) {
 	check("b-1", "hi, I'm hunting for a place in Denver, 3 bedrooms, under 750k", want{city: "Denver", beds: 3, budget: 750000})
 	check("b-1", "show me townhouses only", want{city: "Denver", kind: "TOWNHOUSE", beds: 3, budget: 750000})
 	check("b-2", "Seattle, $1.2M max, at least 2 baths", want{city: "Seattle", baths: 2, budget: 1200000})
+	// "1.5 baths min" is a count, never a price; the answer states the filters searched.
+	if got := check("b-2", "back to Seattle, condos with 1.5 baths min", want{city: "Seattle", kind: "CONDO", baths: 1.5}); len(got) == 0 {
+		t.Errorf("no condos with 1.5 baths in Seattle")
+	}
 	check("b-3", "2 bed apartments near Miami, FL for $480k or less", want{city: "Miami", kind: "CONDO", beds: 2, budget: 480000})
 	if got := check("b-4", "any homes in Boston below 900k?", want{city: "Boston", none: true}); len(got) != 0 {
 		t.Errorf("Boston: %d listings from other cities", len(got))
@@ -58,6 +62,11 @@ func TestBuyersOwnWordsThroughTheServer(t *testing.T) {
 	}
 	var saved realty.ChatResponse
 	post(t, base+"/chat", `{"session_id": "b-6", "message": "note that I can spend no more than $650k, 3 bedrooms, in Austin"}`, &saved)
+	var stated realty.ChatResponse
+	post(t, base+"/chat", `{"session_id": "b-2", "message": "Seattle, 4 bedrooms, under $900k"}`, &stated)
+	if !strings.Contains(stated.Message, "(at least 4 bd, under $900,000)") {
+		t.Errorf("the answer does not state the filters: %s", stated.Message)
+	}
 	if !strings.Contains(saved.Message, "max_price: 650000") || strings.Contains(saved.Message, "min_price") {
 		t.Errorf("saved criteria: %s", saved.Message)
 	}
