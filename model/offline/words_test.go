@@ -56,3 +56,18 @@ func TestCapitalPhrasesSkipContractedStopwords(t *testing.T) {
 		}
 	}
 }
+
+// A place after a preposition is never the quantity of "at least" or "at most".
+func TestAfterSkipsQuantities(t *testing.T) {
+	for text, want := range map[string]string{
+		"a loft, 2 baths at least, somewhere around lisbon": "lisbon",
+		"at most 400k, ideally near braga":                  "braga",
+		"flats at least 60 m2 in porto":                     "porto",
+		"something at the coast":                            "the coast",
+		"homes near boulder":                                "boulder",
+	} {
+		if got := after(text, "in", "near", "around", "at"); got != want {
+			t.Errorf("after(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
