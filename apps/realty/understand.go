@@ -511,6 +511,27 @@ func refine(text string, s shown) (map[string]any, bool) {
 		changed = true
 	}
 	switchy := hasWord(text, lexicon.SwitchWords)
+	if switchy {
+		// "make it 3 bedrooms instead", "now 2 baths and under $500k": the counts and the
+		// range the words state replace the last search's.
+		if n, ok := lexicon.Bedrooms(text); ok {
+			args["bedrooms"], changed = n, true
+		}
+		if n, ok := lexicon.Bathrooms(text); ok {
+			args["bathrooms"], changed = n, true
+		}
+		if lo, hi := lexicon.SaidRange(text); lo > 0 || hi > 0 {
+			delete(args, "min_price")
+			delete(args, "max_price")
+			if lo > 0 {
+				args["min_price"] = lo
+			}
+			if hi > 0 {
+				args["max_price"] = hi
+			}
+			changed = true
+		}
+	}
 	if ts := lexicon.Types(text); len(ts) == 1 && (switchy || changed || hasWord(text, lexicon.OnlyWords)) {
 		args["property_type"] = ts[0]
 		changed = true

@@ -168,6 +168,10 @@ func TestOfflineRefinements(t *testing.T) {
 	cases["I'd want detached homes exclusively"] = kind("SINGLE_FAMILY")
 	cases["what about 98103?"] = place("98103")
 	cases["how about zip code 33125 instead"] = place("33125")
+	cases["make it 3 bedrooms instead"] = func(a map[string]any) bool { return a["bedrooms"] == 3.0 && a["location"] == "Austin, TX" }
+	cases["change it to 2 baths, $500k max"] = func(a map[string]any) bool {
+		return a["bathrooms"] == 2.0 && a["max_price"] == 500000.0 && a["location"] == "Austin, TX"
+	}
 	if len(cases) < 30 {
 		t.Fatalf("%d phrasings", len(cases))
 	}

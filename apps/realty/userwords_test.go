@@ -70,5 +70,9 @@ func TestBuyersOwnWordsThroughTheServer(t *testing.T) {
 	if !strings.Contains(saved.Message, "max_price: 650000") || strings.Contains(saved.Message, "min_price") {
 		t.Errorf("saved criteria: %s", saved.Message)
 	}
-	check("b-7", "what's for sale for me?", want{city: "Austin", beds: 3, budget: 650000})
+	post(t, base+"/chat", `{"session_id": "b-6", "message": "for later: 2 baths or more, $680k at most"}`, &saved)
+	if !strings.Contains(saved.Message, "max_price: 680000") || strings.Contains(saved.Message, "location") {
+		t.Errorf("saved criteria: %s", saved.Message)
+	}
+	check("b-7", "what's for sale for me?", want{city: "Austin", beds: 3, baths: 2, budget: 680000})
 }

@@ -222,6 +222,31 @@ func (l *Lexicon) PriceRange(text string, lo, hi float64) (float64, float64) {
 	} else if hi > 0 && end(hi) == "min" && lo == 0 {
 		lo, hi = hi, 0
 	}
+	// An end the words state and the model left out ("$700k at most").
+	saidLo, saidHi := l.SaidRange(text)
+	if lo == 0 && saidLo > 0 && saidLo != hi {
+		lo = saidLo
+	}
+	if hi == 0 && saidHi > 0 && saidHi != lo {
+		hi = saidHi
+	}
+	return lo, hi
+}
+
+// SaidRange is the price range text states: each amount (a dollar figure, or a number of 1,000
+// or more) next to a ceiling or a floor word, at that end; 0 for an end it does not state.
+func (l *Lexicon) SaidRange(text string) (lo, hi float64) {
+	for _, a := range l.Amounts(text) {
+		if !a.Dollar && a.Value < 1000 {
+			continue
+		}
+		switch l.Bound(text, a) {
+		case "min":
+			lo = a.Value
+		case "max":
+			hi = a.Value
+		}
+	}
 	return lo, hi
 }
 

@@ -22,6 +22,9 @@ func TestPriceRangeFromTheWords(t *testing.T) {
 		{"somewhere upwards of 700k", 700000, 700000, 700000, 0},
 		{"between 400k and 600k", 400000, 600000, 400000, 600000},
 		{"my budget is about 550k", 550000, 0, 0, 550000},
+		// an end the words state and the model left out
+		{"for later: a townhouse, 2 baths or more, $700k at most", 0, 0, 0, 700000},
+		{"keep an eye out for places from $300k up to 450k", 0, 450000, 300000, 450000},
 	} {
 		lo, hi := lexicon.PriceRange(c.text, c.lo, c.hi)
 		if lo != c.wantLo || hi != c.wantHi {
