@@ -102,6 +102,14 @@ func understand(msgs []message.Message) *model.Response {
 	if args, ok := refine(text, s); ok {
 		return calling(RuleRefine, toolCall("search_properties", args))
 	}
+	// A feature the listings do not record, asked of the homes shown ("only ones with a
+	// garage"): say so, and what can be searched, rather than list the tools. A new search that
+	// also names one ("a 3 bed house with a pool") is left to the model.
+	if f := lexicon.Unsearchable(text); f != "" && lexicon.UnsearchableAnswer != "" && s.searchArgs != nil && !lexicon.namesCriteria(text) {
+		msg := message.Assistant(fmt.Sprintf(lexicon.UnsearchableAnswer, f) + "\n\n" + offline.Marker)
+		msg.Metadata = offline.Metadata(RuleUnsearchable)
+		return &model.Response{Message: msg, FinishReason: model.FinishStop}
+	}
 	return nil
 }
 
@@ -119,6 +127,8 @@ const (
 	RuleAddress   = "realty_address"   // details of a home named by its address
 	RuleReference = "realty_reference" // details of a home pointed at ("the second one")
 	RuleRefine    = "realty_refine"    // the last search, changed ("cheaper")
+	// RuleUnsearchable answers that the listings do not record a feature asked for ("a garage").
+	RuleUnsearchable = "realty_unsearchable"
 )
 
 func calling(rule string, calls ...message.ToolCall) *model.Response {

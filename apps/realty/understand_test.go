@@ -263,3 +263,28 @@ func TestHintsReadNaturally(t *testing.T) {
 		}
 	}
 }
+
+// A feature the listings do not record is answered as such, naming it, with no search.
+func TestOfflineUnsearchableFeature(t *testing.T) {
+	t.Parallel()
+	for text, feature := range map[string]string{
+		"only ones with a garage":           "garage",
+		"do any of these have a pool?":      "pool",
+		"I need somewhere pet-friendly":     "pet friendly",
+		"which ones come with parking":      "parking",
+		"must have a big backyard for kids": "backyard",
+	} {
+		resp := understand(conversationWithSearch(text))
+		if resp == nil || len(resp.Message.ToolCalls) > 0 || !strings.Contains(resp.Message.Content, "\u201c"+feature+"\u201d") {
+			t.Errorf("%q: %+v", text, resp)
+		}
+	}
+	for _, text := range []string{"a 3 bed house with a pool in Miami", "condos with parking under 400k"} {
+		if resp := understand(conversationWithSearch(text)); resp != nil && resp.Message.Metadata["offline_rule"] == RuleUnsearchable {
+			t.Errorf("%q, a new search, was answered %q", text, resp.Message.Content)
+		}
+	}
+	if resp := understand([]message.Message{message.User("only ones with a garage")}); resp != nil {
+		t.Errorf("with no search shown: %+v", resp)
+	}
+}

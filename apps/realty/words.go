@@ -52,6 +52,10 @@ type Lexicon struct {
 	AddressEnds []string `json:"address_ends"`
 	// NotPlaceWords end a place's name after "in" or "about" ("what about the ones there").
 	NotPlaceWords []string `json:"not_place_words"`
+	// UnsearchableFeatures are features users ask for that the listings do not record (a
+	// garage, a pool); UnsearchableAnswer says so, its %s the feature named.
+	UnsearchableFeatures []string `json:"unsearchable_features"`
+	UnsearchableAnswer   string   `json:"unsearchable_answer"`
 
 	bedRE, bathRE, amountRE *regexp.Regexp
 	typeRE                  map[string]*regexp.Regexp
@@ -103,6 +107,24 @@ func ParseLexicon(b []byte) (*Lexicon, error) {
 		l.typeRE[t] = regexp.MustCompile(`(?i)\b` + alternation(ws) + `\b`)
 	}
 	return &l, nil
+}
+
+// Unsearchable is a feature text asks for that the listings do not record, "" when none.
+func (l *Lexicon) Unsearchable(text string) string {
+	for _, f := range l.UnsearchableFeatures {
+		if hasWord(text, []string{f}) {
+			return f
+		}
+	}
+	return ""
+}
+
+// namesCriteria reports whether text names a search criterion: a kind of home, rooms or an
+// amount.
+func (l *Lexicon) namesCriteria(text string) bool {
+	_, beds := l.Bedrooms(text)
+	_, baths := l.Bathrooms(text)
+	return beds || baths || len(l.Types(text)) > 0 || len(l.Amounts(text)) > 0
 }
 
 // alternation is a group matching any of the words, longest first.
