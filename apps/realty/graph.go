@@ -352,10 +352,6 @@ func lastUserText(ctx context.Context) string {
 	return strings.ToLower(appkit.LastUser(st.Messages))
 }
 
-// floorWords reports words that make an amount a minimum ("over $300k", "at least"): the
-// lexicon's floor_words.
-func floorWords(s string) bool { return hasWord(s, lexicon.FloorWords) }
-
 // exchangeText is turn n of a conversation (from 0) as an episode: the question, the answer, the
 // tools used and the listings seen.
 func exchangeText(msgs []message.Message, n int) string {

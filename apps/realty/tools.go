@@ -118,18 +118,25 @@ func (a *Realty) withSavedCriteria(ctx context.Context, tenant string, args json
 	if v == nil {
 		v = map[string]any{}
 	}
-	// A minimum price under $1,000 is a count the words gave ("at least 2"), not a price.
-	if f, ok := v["min_price"].(float64); ok && f < 1000 {
-		delete(v, "min_price")
+	// A price under $1,000 is a count the words gave ("at least 2", "1.5 baths min"), not a
+	// price.
+	for _, k := range []string{"min_price", "max_price"} {
+		if f, ok := v[k].(float64); ok && f < 1000 {
+			delete(v, k)
+		}
 	}
-	// One amount read into both ends of the range: the words say which end it is.
-	if lo, ok := v["min_price"].(float64); ok {
-		if hi, ok := v["max_price"].(float64); ok && lo == hi {
-			if floorWords(lastUserText(ctx)) {
-				delete(v, "max_price")
-			} else {
-				delete(v, "min_price")
-			}
+	// The words say which end of the range an amount is ("no more than $650k" is a maximum).
+	lo, _ := v["min_price"].(float64)
+	hi, _ := v["max_price"].(float64)
+	if lo > 0 || hi > 0 {
+		lo, hi = lexicon.PriceRange(lastUserText(ctx), lo, hi)
+		delete(v, "min_price")
+		delete(v, "max_price")
+		if lo > 0 {
+			v["min_price"] = lo
+		}
+		if hi > 0 {
+			v["max_price"] = hi
 		}
 	}
 	prefs, err := a.mem.Preferences(ctx, tenant, SkillProperty)
@@ -194,21 +201,18 @@ func (a *Realty) criteriaTool() (tool.Tool, error) {
 			type entry struct{ typ, key, value string }
 			var es []entry
 			num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-			// A price under $1,000 is a count the words gave ("at least 2"), not a price; one
-			// amount read into both ends is the end the words say.
+			// A price under $1,000 is a count the words gave ("at least 2"), not a price; the
+			// words say which end of the range an amount is ("no more than $650k": a maximum).
 			if c.MinPrice < 1000 {
 				c.MinPrice = 0
 			}
-			if c.MinPrice > 0 && c.MinPrice == c.MaxPrice {
-				if floorWords(lastUserText(ctx)) {
-					c.MaxPrice = 0
-				} else {
-					c.MinPrice = 0
-				}
+			if c.MaxPrice < 1000 {
+				c.MaxPrice = 0
 			}
 			// Only what the user said is kept: each value must be in the user's message (or in
 			// the suggestion a short confirmation accepts), never taken from earlier results.
 			said, dropped := a.userWords(ctx), []string{}
+			c.MinPrice, c.MaxPrice = lexicon.PriceRange(said, c.MinPrice, c.MaxPrice)
 			if s := strings.TrimSpace(c.Location); s != "" {
 				if SaysPlace(said, s) {
 					es = append(es, entry{"LOCATION", "location", s})

@@ -102,6 +102,14 @@ func understand(msgs []message.Message) *model.Response {
 	if args, ok := refine(text, s); ok {
 		return calling(RuleRefine, toolCall("search_properties", args))
 	}
+	// A feature the listings do not record, asked of the homes shown ("only ones with a
+	// garage"): say so, and what can be searched, rather than list the tools. A new search that
+	// also names one ("a 3 bed house with a pool") is left to the model.
+	if f := lexicon.Unsearchable(text); f != "" && lexicon.UnsearchableAnswer != "" && s.searchArgs != nil && !lexicon.namesCriteria(text) {
+		msg := message.Assistant(fmt.Sprintf(lexicon.UnsearchableAnswer, f) + "\n\n" + offline.Marker)
+		msg.Metadata = offline.Metadata(RuleUnsearchable)
+		return &model.Response{Message: msg, FinishReason: model.FinishStop}
+	}
 	return nil
 }
 
@@ -119,6 +127,8 @@ const (
 	RuleAddress   = "realty_address"   // details of a home named by its address
 	RuleReference = "realty_reference" // details of a home pointed at ("the second one")
 	RuleRefine    = "realty_refine"    // the last search, changed ("cheaper")
+	// RuleUnsearchable answers that the listings do not record a feature asked for ("a garage").
+	RuleUnsearchable = "realty_unsearchable"
 )
 
 func calling(rule string, calls ...message.ToolCall) *model.Response {
@@ -511,7 +521,28 @@ func refine(text string, s shown) (map[string]any, bool) {
 		changed = true
 	}
 	switchy := hasWord(text, lexicon.SwitchWords)
-	if ts := lexicon.Types(text); len(ts) == 1 && (switchy || changed || strings.HasPrefix(strings.ToLower(strings.TrimSpace(text)), "only")) {
+	if switchy {
+		// "make it 3 bedrooms instead", "now 2 baths and under $500k": the counts and the
+		// range the words state replace the last search's.
+		if n, ok := lexicon.Bedrooms(text); ok {
+			args["bedrooms"], changed = n, true
+		}
+		if n, ok := lexicon.Bathrooms(text); ok {
+			args["bathrooms"], changed = n, true
+		}
+		if lo, hi := lexicon.SaidRange(text); lo > 0 || hi > 0 {
+			delete(args, "min_price")
+			delete(args, "max_price")
+			if lo > 0 {
+				args["min_price"] = lo
+			}
+			if hi > 0 {
+				args["max_price"] = hi
+			}
+			changed = true
+		}
+	}
+	if ts := lexicon.Types(text); len(ts) == 1 && (switchy || changed || hasWord(text, lexicon.OnlyWords)) {
 		args["property_type"] = ts[0]
 		changed = true
 	}
@@ -524,10 +555,10 @@ func refine(text string, s shown) (map[string]any, bool) {
 	return args, changed
 }
 
-var placeRE = regexp.MustCompile(`(?i)\b(?:in|about|to|try|at|for)\s+([a-z][a-z.'-]*(?:\s+[a-z][a-z.'-]*){0,2}(?:,\s*[a-z]{2})?)`)
+var placeRE = regexp.MustCompile(`(?i)\b(?:in|about|to|try|at|for)\s+(?:zip(?:\s*code)?\s+)?(\d{5}\b|[a-z][a-z.'-]*(?:\s+[a-z][a-z.'-]*){0,2}(?:,\s*[a-z]{2})?)`)
 
 // placeAfterSwitch is the place named after "in", "about", "to" in a message that switches the
-// search ("what about Denver?", "same but in Miami, FL"), in title case.
+// search ("what about Denver?", "same but in Miami, FL", a ZIP code), in title case.
 func placeAfterSwitch(text string) string {
 	for _, m := range placeRE.FindAllStringSubmatch(text, -1) {
 		words := strings.Fields(m[1])

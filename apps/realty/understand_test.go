@@ -162,6 +162,16 @@ func TestOfflineRefinements(t *testing.T) {
 	cases["townhouses instead"] = kind("TOWNHOUSE")
 	cases["what about houses instead?"] = kind("SINGLE_FAMILY")
 	cases["cheaper condos"] = func(a map[string]any) bool { return a["property_type"] == "CONDO" && cheaper(a) }
+	// Held out from a user's session: the kind of home named after the list, a ZIP code.
+	cases["show me townhouses only"] = kind("TOWNHOUSE")
+	cases["just the condos, please"] = kind("CONDO")
+	cases["I'd want detached homes exclusively"] = kind("SINGLE_FAMILY")
+	cases["what about 98103?"] = place("98103")
+	cases["how about zip code 33125 instead"] = place("33125")
+	cases["make it 3 bedrooms instead"] = func(a map[string]any) bool { return a["bedrooms"] == 3.0 && a["location"] == "Austin, TX" }
+	cases["change it to 2 baths, $500k max"] = func(a map[string]any) bool {
+		return a["bathrooms"] == 2.0 && a["max_price"] == 500000.0 && a["location"] == "Austin, TX"
+	}
 	if len(cases) < 30 {
 		t.Fatalf("%d phrasings", len(cases))
 	}
@@ -251,5 +261,30 @@ func TestHintsReadNaturally(t *testing.T) {
 		if vagueHint.MatchString(h) != vague {
 			t.Errorf("vagueHint(%q) = %v", h, !vague)
 		}
+	}
+}
+
+// A feature the listings do not record is answered as such, naming it, with no search.
+func TestOfflineUnsearchableFeature(t *testing.T) {
+	t.Parallel()
+	for text, feature := range map[string]string{
+		"only ones with a garage":           "garage",
+		"do any of these have a pool?":      "pool",
+		"I need somewhere pet-friendly":     "pet friendly",
+		"which ones come with parking":      "parking",
+		"must have a big backyard for kids": "backyard",
+	} {
+		resp := understand(conversationWithSearch(text))
+		if resp == nil || len(resp.Message.ToolCalls) > 0 || !strings.Contains(resp.Message.Content, "\u201c"+feature+"\u201d") {
+			t.Errorf("%q: %+v", text, resp)
+		}
+	}
+	for _, text := range []string{"a 3 bed house with a pool in Miami", "condos with parking under 400k"} {
+		if resp := understand(conversationWithSearch(text)); resp != nil && resp.Message.Metadata["offline_rule"] == RuleUnsearchable {
+			t.Errorf("%q, a new search, was answered %q", text, resp.Message.Content)
+		}
+	}
+	if resp := understand([]message.Message{message.User("only ones with a garage")}); resp != nil {
+		t.Errorf("with no search shown: %+v", resp)
 	}
 }

@@ -27,17 +27,22 @@ type Lexicon struct {
 	Confirmations  []string            `json:"confirmations"`
 	CeilingWords   []string            `json:"ceiling_words"`
 	FloorWords     []string            `json:"floor_words"`
-	Ordinals       map[string]int      `json:"ordinals"`
-	ListNouns      []string            `json:"list_nouns"`
-	Superlatives   map[string]struct {
+	// BoundFillers may stand between a ceiling or floor word and its amount ("my budget is
+	// $650k", "a minimum of 400k").
+	BoundFillers []string       `json:"bound_fillers"`
+	Ordinals     map[string]int `json:"ordinals"`
+	ListNouns    []string       `json:"list_nouns"`
+	Superlatives map[string]struct {
 		Field string `json:"field"`
 		Order string `json:"order"`
 	} `json:"superlatives"`
-	CheaperWords   []string       `json:"cheaper_words"`
-	PricierWords   []string       `json:"pricier_words"`
-	BiggerWords    []string       `json:"bigger_words"`
-	MoreBathsWords []string       `json:"more_baths_words"`
-	SwitchWords    []string       `json:"switch_words"`
+	CheaperWords   []string `json:"cheaper_words"`
+	PricierWords   []string `json:"pricier_words"`
+	BiggerWords    []string `json:"bigger_words"`
+	MoreBathsWords []string `json:"more_baths_words"`
+	SwitchWords    []string `json:"switch_words"`
+	// OnlyWords narrow the last search to a kind of home ("townhouses only", "just condos").
+	OnlyWords      []string       `json:"only_words"`
 	CompareWords   []string       `json:"compare_words"`
 	PairWords      map[string]int `json:"pair_words"`
 	StreetSuffixes []string       `json:"street_suffixes"`
@@ -47,6 +52,10 @@ type Lexicon struct {
 	AddressEnds []string `json:"address_ends"`
 	// NotPlaceWords end a place's name after "in" or "about" ("what about the ones there").
 	NotPlaceWords []string `json:"not_place_words"`
+	// UnsearchableFeatures are features users ask for that the listings do not record (a
+	// garage, a pool); UnsearchableAnswer says so, its %s the feature named.
+	UnsearchableFeatures []string `json:"unsearchable_features"`
+	UnsearchableAnswer   string   `json:"unsearchable_answer"`
 
 	bedRE, bathRE, amountRE *regexp.Regexp
 	typeRE                  map[string]*regexp.Regexp
@@ -98,6 +107,24 @@ func ParseLexicon(b []byte) (*Lexicon, error) {
 		l.typeRE[t] = regexp.MustCompile(`(?i)\b` + alternation(ws) + `\b`)
 	}
 	return &l, nil
+}
+
+// Unsearchable is a feature text asks for that the listings do not record, "" when none.
+func (l *Lexicon) Unsearchable(text string) string {
+	for _, f := range l.UnsearchableFeatures {
+		if hasWord(text, []string{f}) {
+			return f
+		}
+	}
+	return ""
+}
+
+// namesCriteria reports whether text names a search criterion: a kind of home, rooms or an
+// amount.
+func (l *Lexicon) namesCriteria(text string) bool {
+	_, beds := l.Bedrooms(text)
+	_, baths := l.Bathrooms(text)
+	return beds || baths || len(l.Types(text)) > 0 || len(l.Amounts(text)) > 0
 }
 
 // alternation is a group matching any of the words, longest first.
@@ -158,6 +185,115 @@ func (l *Lexicon) Amounts(text string) []Amount {
 		out = append(out, a)
 	}
 	return out
+}
+
+// Bound is the end of a price range the words next to amount a give: "max" after a ceiling word
+// or before one ("no more than $650k", "$1.2M max", "700k or less"), "min" after or before a floor
+// word ("at least 400k", "500k or more"), "" when neither is there. Of a ceiling and a floor
+// phrase both ending before the amount, the longer wins ("no more than" over "more than").
+func (l *Lexicon) Bound(text string, a Amount) string {
+	// The words right before the amount, with the fillers between them and it dropped one by
+	// one ("budget is about"), then the words right after it.
+	before := strings.ToLower(text[:a.Start])
+	for {
+		before = strings.TrimRight(before, " \t$")
+		if b := bound(endPhrase(before, l.CeilingWords), endPhrase(before, l.FloorWords)); b != "" {
+			return b
+		}
+		n := len(before) - endPhrase(before, l.BoundFillers)
+		if n == len(before) {
+			break
+		}
+		before = before[:n]
+	}
+	after := strings.TrimLeft(strings.ToLower(text[a.End:]), " \t")
+	return bound(startPhrase(after, l.CeilingWords), startPhrase(after, l.FloorWords))
+}
+
+// bound is "max" or "min" for the longer of a ceiling and a floor phrase found, "" for neither.
+func bound(ceil, floor int) string {
+	switch {
+	case ceil > floor:
+		return "max"
+	case floor > ceil:
+		return "min"
+	}
+	return ""
+}
+
+// PriceRange puts the amounts a model read from text at the ends its words say: an amount
+// written as a ceiling is the maximum even when it came as min_price, and a floor the minimum.
+// One amount read into both ends is the maximum unless the words make it a floor.
+func (l *Lexicon) PriceRange(text string, lo, hi float64) (float64, float64) {
+	end := func(v float64) string {
+		for _, a := range l.Amounts(text) {
+			if math.Abs(a.Value-v) <= math.Max(1, v*0.005) {
+				return l.Bound(text, a)
+			}
+		}
+		return ""
+	}
+	if lo > 0 && lo == hi {
+		if end(lo) == "min" {
+			return lo, 0
+		}
+		return 0, hi
+	}
+	if lo > 0 && end(lo) == "max" && (hi == 0 || end(hi) == "min") {
+		lo, hi = hi, lo
+	} else if hi > 0 && end(hi) == "min" && lo == 0 {
+		lo, hi = hi, 0
+	}
+	// An end the words state and the model left out ("$700k at most").
+	saidLo, saidHi := l.SaidRange(text)
+	if lo == 0 && saidLo > 0 && saidLo != hi {
+		lo = saidLo
+	}
+	if hi == 0 && saidHi > 0 && saidHi != lo {
+		hi = saidHi
+	}
+	return lo, hi
+}
+
+// SaidRange is the price range text states: each amount (a dollar figure, or a number of 1,000
+// or more) next to a ceiling or a floor word, at that end; 0 for an end it does not state.
+func (l *Lexicon) SaidRange(text string) (lo, hi float64) {
+	for _, a := range l.Amounts(text) {
+		if !a.Dollar && a.Value < 1000 {
+			continue
+		}
+		switch l.Bound(text, a) {
+		case "min":
+			lo = a.Value
+		case "max":
+			hi = a.Value
+		}
+	}
+	return lo, hi
+}
+
+// endPhrase is the length of the longest phrase that text ends with (as whole words), or 0.
+func endPhrase(text string, phrases []string) int {
+	best := 0
+	for _, p := range phrases {
+		p = strings.ToLower(p)
+		if n := len(text) - len(p); len(p) > best && n >= 0 && text[n:] == p && (n == 0 || !isWordByte(text[n-1])) {
+			best = len(p)
+		}
+	}
+	return best
+}
+
+// startPhrase is the length of the longest phrase that text starts with (as whole words), or 0.
+func startPhrase(text string, phrases []string) int {
+	best := 0
+	for _, p := range phrases {
+		p = strings.ToLower(p)
+		if len(p) > best && strings.HasPrefix(text, p) && (len(text) == len(p) || !isWordByte(text[len(p)])) {
+			best = len(p)
+		}
+	}
+	return best
 }
 
 // SaysAmount reports whether text names the amount v (within a dollar, or 0.5% for a rounded

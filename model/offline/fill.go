@@ -668,11 +668,19 @@ func subject(text string) string {
 	return text
 }
 
+// notAfterPrep are words that make a preposition part of a quantity ("at least", "at most"),
+// never the start of a place.
+var notAfterPrep = setOf("least most")
+
 // after returns the words that follow the first of the given prepositions, up to punctuation.
 func after(text string, preps ...string) string {
 	fields := strings.Fields(text)
 	for i, w := range fields {
 		if slices.Contains(preps, fold.String(w)) && i+1 < len(fields) {
+			// "at least 2 baths", "at most 400k": a quantity, not a place
+			if next := fold.String(strings.TrimRight(fields[i+1], ".,;:!?")); notAfterPrep[next] {
+				continue
+			}
 			var out []string
 			for _, x := range fields[i+1:] {
 				t := strings.TrimRight(x, ".,;:!?")

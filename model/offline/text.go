@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/trellis-go/trellis/fold"
 )
@@ -188,7 +189,7 @@ func capitalPhrases(s string) []string {
 		w := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 		first := i == 0 || strings.ContainsAny(fields[i-1][len(fields[i-1])-1:], ".?!:")
 		r := []rune(w)
-		isCap := len(r) > 0 && unicode.IsUpper(r[0]) && !first && !stop[fold.String(w)]
+		isCap := len(r) > 0 && unicode.IsUpper(r[0]) && !first && !stop[fold.String(w)] && !stop[fold.String(contracted(w))]
 		isAllCaps := len(r) > 1 && strings.ToUpper(w) == w && !hasDigit(w)
 		if isCap && !(isAllCaps && len(cur) == 0) {
 			cur = append(cur, w)
@@ -201,6 +202,21 @@ func capitalPhrases(s string) []string {
 	}
 	flush()
 	return out
+}
+
+// contracted is the word a contraction starts with: "I" of "I'm" and "I’ve", the whole word
+// when it is no contraction ("O'Brien"). A stopword contracted is a stopword, never a name.
+func contracted(w string) string {
+	i := strings.IndexAny(w, "'’")
+	if i <= 0 {
+		return w
+	}
+	_, size := utf8.DecodeRuneInString(w[i:])
+	switch strings.ToLower(w[i+size:]) {
+	case "m", "ve", "d", "ll", "re", "s":
+		return w[:i]
+	}
+	return w
 }
 
 // containsPhrase reports whether the folded words of phrase appear consecutively in text words.

@@ -39,3 +39,35 @@ func TestParseWords(t *testing.T) {
 		t.Errorf("ParseWords into a slice = %v, want an error", err)
 	}
 }
+
+// A contraction of a stopword ("I'm", "I’ve") is not a name, wherever it stands; a name with
+// an apostrophe ("O'Brien", "Martha's Vineyard") still is.
+func TestCapitalPhrasesSkipContractedStopwords(t *testing.T) {
+	for text, want := range map[string]string{
+		"hello, I'm after a flat in Lisbon":       "Lisbon",
+		"so I’ve been looking near Porto lately":  "Porto",
+		"hi there, I'd like a loft by Lake Union": "Lake Union",
+		"we met with O'Brien yesterday":           "O'Brien",
+		"a weekend on Martha's Vineyard":          "Martha's Vineyard",
+	} {
+		got := capitalPhrases(text)
+		if len(got) != 1 || got[0] != want {
+			t.Errorf("capitalPhrases(%q) = %q, want [%q]", text, got, want)
+		}
+	}
+}
+
+// A place after a preposition is never the quantity of "at least" or "at most".
+func TestAfterSkipsQuantities(t *testing.T) {
+	for text, want := range map[string]string{
+		"a loft, 2 baths at least, somewhere around lisbon": "lisbon",
+		"at most 400k, ideally near braga":                  "braga",
+		"flats at least 60 m2 in porto":                     "porto",
+		"something at the coast":                            "the coast",
+		"homes near boulder":                                "boulder",
+	} {
+		if got := after(text, "in", "near", "around", "at"); got != want {
+			t.Errorf("after(%q) = %q, want %q", text, got, want)
+		}
+	}
+}

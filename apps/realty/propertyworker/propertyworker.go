@@ -59,6 +59,39 @@ type SearchArgs struct {
 	Limit        int     `json:"limit,omitempty" minimum:"1" maximum:"20" jsonschema:"how many listings to return; 10 when not given"`
 }
 
+// criteria are the filters of a search besides its place, as the answer states them
+// (" (condo, at least 2 bd, under $650,000)"), so that a user sees what was searched, saved
+// criteria included; "" when there are none.
+func (a SearchArgs) criteria() string {
+	var out []string
+	if t := a.PropertyType; t != "" && t != "any" {
+		out = append(out, strings.ToLower(strings.ReplaceAll(t, "_", " ")))
+	}
+	if a.Bedrooms > 0 {
+		out = append(out, fmt.Sprintf("at least %g bd", a.Bedrooms))
+	}
+	if a.Bathrooms > 0 {
+		out = append(out, fmt.Sprintf("at least %g ba", a.Bathrooms))
+	}
+	if a.MinPrice > 0 {
+		out = append(out, "over "+money(&a.MinPrice))
+	}
+	if a.MaxPrice > 0 {
+		out = append(out, "under "+money(&a.MaxPrice))
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(out, ", ") + ")"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // DetailArgs are get_property_details' arguments.
 type DetailArgs struct {
 	ZPID string `json:"zpid,omitempty" jsonschema:"the Zillow property ID (zpid) of a listing; leave it out for the listing the user points at in the last search (the first one, the cheapest)"`
@@ -145,9 +178,9 @@ func Tools(c *realtyapi.Client) ([]tool.Tool, error) {
 			}
 			var b strings.Builder
 			if total == 0 {
-				fmt.Fprintf(&b, "No listings matched in %s. Suggest widening the price range or lowering the bedrooms.", a.Location)
+				fmt.Fprintf(&b, "No listings matched in %s%s. Suggest widening the price range or lowering the bedrooms.", a.Location, a.criteria())
 			} else {
-				fmt.Fprintf(&b, "Found %d listings in %s (showing %d):", total, a.Location, len(ls))
+				fmt.Fprintf(&b, "Found %d %s in %s%s (showing %d):", total, plural(total, "listing", "listings"), a.Location, a.criteria(), len(ls))
 				for _, l := range ls {
 					b.WriteString("\n- " + Line(l))
 				}

@@ -120,6 +120,8 @@ var (
 	bedsRE  = regexp.MustCompile(`(\d+)\+?\s*(?:-|\s)?(?:bed|bedroom|br\b|bd\b)`)
 	bathsRE = regexp.MustCompile(`(\d+(?:\.\d)?)\+?\s*(?:bath|bathroom|ba\b)`)
 	underRE = regexp.MustCompile(`(?:under|below|less than|max(?:imum)?|up to|<)\s*\$?\s*([\d.,]+)\s*(k|m|thousand|million)?`)
+	placeRE = regexp.MustCompile(`\bin\s+(.+?)(?:\s+(?:with|over|under|and|between|below|above|for|at|priced)\b|[.;?!]|$)`)
+	zipInRE = regexp.MustCompile(`\b\d{5}\b`)
 	overRE  = regexp.MustCompile(`(?:over|above|more than|min(?:imum)?|at least|>)\s*\$\s*([\d.,]+)\s*(k|m|thousand|million)?`)
 )
 
@@ -150,6 +152,19 @@ func matches(prompt string, p map[string]any) bool {
 	}
 	if cityNamed && !strings.Contains(q, strings.ToLower(addr["city"].(string))) {
 		return false
+	}
+	// A place the data set has no city for matches by ZIP code or state, else nothing: the API
+	// answers for the place asked, never for another.
+	if m := placeRE.FindStringSubmatch(prompt); m != nil && !cityNamed {
+		place := strings.TrimSpace(m[1])
+		switch zip := zipInRE.FindString(place); {
+		case zip != "":
+			if addr["zipcode"] != zip {
+				return false
+			}
+		case !strings.EqualFold(place, addr["state"].(string)):
+			return false
+		}
 	}
 	price := 0.0
 	switch v := p["price"].(type) {
