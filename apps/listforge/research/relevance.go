@@ -49,6 +49,16 @@ type Knowledge struct {
 	Colors      []string          `json:"colors"`
 	Filler      []string          `json:"filler"`
 	Brands      []string          `json:"brands"`
+	// ProductLines name the brand of a product line sellers write without it ("iphone":
+	// "Apple"), lower-case word to brand.
+	ProductLines map[string]string `json:"productLines"`
+	// Spellings rewrite the ways sellers write a word into the way listings write it
+	// ("128 gig" → "128GB"): a Go regular expression over lower-case text and its replacement.
+	Spellings []struct {
+		Pattern string `json:"pattern"`
+		Replace string `json:"replace"`
+		re      *regexp.Regexp
+	} `json:"spellings"`
 	MPNPatterns []string          `json:"mpnPatterns"`
 	// LocalPickup says which items sell locally, on Facebook Marketplace: those whose target
 	// price is below Below, and those of the categories whose names hold one of Categories
@@ -112,6 +122,13 @@ func LoadKnowledge(data []byte) (*Knowledge, error) {
 		if err := compile(k.Categories[i].Attributes, k.Categories[i].Name); err != nil {
 			return nil, err
 		}
+	}
+	for i := range k.Spellings {
+		re, err := regexp.Compile(k.Spellings[i].Pattern)
+		if err != nil {
+			return nil, fmt.Errorf("research: spellings[%d]: pattern %q: %w", i, k.Spellings[i].Pattern, err)
+		}
+		k.Spellings[i].re = re
 	}
 	k.filler, k.colors = map[string]bool{}, map[string]bool{}
 	for _, w := range k.Filler {
@@ -260,7 +277,7 @@ func Profile(id *store.ProductIdentification, item *store.Item) ItemProfile {
 		}
 	}
 	if item != nil {
-		text = item.Title + " . " + item.Description
+		text = know.Canonical(item.Title + " . " + item.Description)
 		for k, v := range item.Attributes {
 			if s, ok := v.(string); ok && k != "demo" {
 				text += " . " + k + " " + s
@@ -504,7 +521,34 @@ func FindBrand(text string) string {
 			best, at = b, i
 		}
 	}
+	if best != "" {
+		return best
+	}
+	// No brand written: the brand of the first product line named.
+	for w := range catalog.Tokens(low) {
+		if b, ok := know.ProductLines[w]; ok {
+			if i := strings.Index(low, " "+w); i >= 0 && i < at {
+				best, at = b, i
+			}
+		}
+	}
 	return best
+}
+
+// Canonical rewrites a seller's spellings (the knowledge's spellings) into the listings' ones.
+func (k *Knowledge) Canonical(text string) string {
+	if len(k.Spellings) == 0 {
+		return text
+	}
+	low := strings.ToLower(text)
+	out := low
+	for _, sp := range k.Spellings {
+		out = sp.re.ReplaceAllString(out, sp.Replace)
+	}
+	if out == low {
+		return text // keep the seller's capitals when nothing was rewritten
+	}
+	return out
 }
 
 // IdentifyText identifies a product from what a seller wrote: the brand (a known brand in the
@@ -512,6 +556,8 @@ func FindBrand(text string) string {
 // brand, colours, filler and the price-changing attributes, which become the variant) and an
 // MPN written in the text. Nil when no brand and no model words are found.
 func IdentifyText(title, description string, attrs map[string]any) *store.ProductIdentification {
+	written := title
+	title, description = know.Canonical(title), know.Canonical(description)
 	extra := ""
 	for k, v := range attrs {
 		if s, ok := v.(string); ok && k != "demo" {
@@ -556,7 +602,7 @@ func IdentifyText(title, description string, attrs map[string]any) *store.Produc
 		if t == "" || brandWords[t] || know.filler[t] {
 			continue
 		}
-		words = append(words, originalCase(title, t))
+		words = append(words, originalCase(written, t))
 	}
 	mpn := ""
 	text := title + " . " + description + " . " + extra
