@@ -43,12 +43,12 @@ type Category struct {
 
 // Knowledge is the app's data about what changes a price.
 type Knowledge struct {
-	Generic     []AttrDef         `json:"generic"`
-	Categories  []Category        `json:"categories"`
-	Synonyms    map[string]string `json:"synonyms"`
-	Colors      []string          `json:"colors"`
-	Filler      []string          `json:"filler"`
-	Brands      []string          `json:"brands"`
+	Generic    []AttrDef         `json:"generic"`
+	Categories []Category        `json:"categories"`
+	Synonyms   map[string]string `json:"synonyms"`
+	Colors     []string          `json:"colors"`
+	Filler     []string          `json:"filler"`
+	Brands     []string          `json:"brands"`
 	// ProductLines name the brand of a product line sellers write without it ("iphone":
 	// "Apple"), lower-case word to brand.
 	ProductLines map[string]string `json:"productLines"`
@@ -59,7 +59,7 @@ type Knowledge struct {
 		Replace string `json:"replace"`
 		re      *regexp.Regexp
 	} `json:"spellings"`
-	MPNPatterns []string          `json:"mpnPatterns"`
+	MPNPatterns []string `json:"mpnPatterns"`
 	// LocalPickup says which items sell locally, on Facebook Marketplace: those whose target
 	// price is below Below, and those of the categories whose names hold one of Categories
 	// (bulky ones: "mixer", "vacuum").
