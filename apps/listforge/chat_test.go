@@ -42,6 +42,8 @@ func TestParseUpdate(t *testing.T) {
 		"list it for 99.50":                         {Field: "defaultPrice", Value: 99.5},
 		"change the title to Sony WH-1000XM4 Black": {Field: "title", Value: "Sony WH-1000XM4 Black"},
 		"set condition to \"like new\"":             {Field: "condition", Value: "like new"},
+		"mark it as fair condition":                 {Field: "condition", Value: "fair"},
+		"flag it as good condition please.":         {Field: "condition", Value: "good"},
 	} {
 		r := route(t, text)
 		if r.Intent != "action" || r.Update != want {
@@ -156,5 +158,30 @@ func TestOfflineAnswers(t *testing.T) {
 	}
 	if _, ok := listforge.SuggestPrice(route(t, "how many comps?").Topic, it, res); ok {
 		t.Fatal("a count question suggested a price")
+	}
+}
+
+// Found by using the app as a seller: a question naming the listings compared goes to the
+// comparables, not to comparing a price; "why" about an estimate made without comparables says
+// so (no quartiles, no "0 listings"); "fair condition" sets the condition "fair".
+func TestSellerChatTurns(t *testing.T) {
+	t.Parallel()
+	for _, q := range []string{"which listings did you compare it to?", "what sales did you compare mine with?", "which items did you compare it against?"} {
+		if r := route(t, q); r.Topic != "comps" {
+			t.Errorf("%q: topic %q (intent %q), want comps", q, r.Topic, r.Intent)
+		}
+	}
+	it := &store.Item{Title: "Phone"}
+	res := &store.Research{Data: store.ResearchData{OverallConfidence: 0.1,
+		PriceBands: []store.PriceBand{{Label: "floor", Amount: 520, Reasoning: "No comparable sales were found; an estimate around your asking price."},
+			{Label: "target", Amount: 650, Reasoning: "No comparable sales were found; an estimate around your asking price."},
+			{Label: "ceiling", Amount: 780, Reasoning: "No comparable sales were found; an estimate around your asking price."}},
+		MissingInfo: []store.MissingInfoHint{{Field: "brand", Importance: "required", SuggestedPrompt: "What brand is it?"}},
+		Comparables: &store.CompSummary{Reasons: map[string]int{}}}}
+	for _, q := range []string{"why is the confidence so low?", "how did you come up with 650?"} {
+		a := listforge.AnswerTopic(route(t, q).Topic, 0, it, res, nil)
+		if !strings.Contains(a, "not based on sales") || strings.Contains(a, "quartile") || strings.Contains(a, "Of 0") || !strings.Contains(a, "What brand is it?") {
+			t.Errorf("%q: %q", q, a)
+		}
 	}
 }

@@ -227,7 +227,12 @@ func Understand(ctx context.Context, m model.Model, text string) (Route, error) 
 		_ = json.Unmarshal(c.Arguments, &a)
 		up := ProposedUpdate{Field: storeFields[a.Field], Value: a.Becomes}
 		if s, ok := up.Value.(string); ok {
-			up.Value = strings.TrimRight(strings.TrimSpace(s), ".")
+			s = strings.TrimRight(strings.TrimSpace(s), ".")
+			// "mark it as fair condition": the condition is "fair".
+			if low := strings.ToLower(s); up.Field == "condition" && strings.HasSuffix(low, " condition") {
+				s = strings.TrimSpace(s[:len(s)-len(" condition")])
+			}
+			up.Value = s
 		}
 		if up.Field == "defaultPrice" {
 			v, ok := amount(up.Value)
@@ -422,7 +427,19 @@ func AnswerTopic(topic string, ask float64, it *store.Item, res *store.Research,
 			b.WriteString("There was nothing to base a price on: no comparable sales were found.")
 			break
 		}
-		fmt.Fprintf(&b, "The target of %s is %s ", money(tg.Amount), strings.ToLower(strings.TrimSuffix(tg.Reasoning, ".")))
+		if cs := d.Comparables; cs != nil && cs.Priced == 0 || cs == nil && priced == 0 {
+			// Bands without comparables are an estimate: say so, and what would help.
+			fmt.Fprintf(&b, "The target of %s is not based on sales: %s. Confidence: %.0f%%.", money(tg.Amount),
+				strings.TrimSuffix(tg.Reasoning, "."), d.OverallConfidence*100)
+			for _, m := range d.MissingInfo {
+				if m.Importance != "optional" && m.SuggestedPrompt != "" {
+					fmt.Fprintf(&b, " To find comparables: %s", m.SuggestedPrompt)
+					break
+				}
+			}
+			break
+		}
+		fmt.Fprintf(&b, "The target of %s is %s. ", money(tg.Amount), strings.ToLower(strings.TrimSuffix(tg.Reasoning, ".")))
 		if cs := d.Comparables; cs != nil {
 			fmt.Fprintf(&b, "Of %d listings found, %d were the same variant", cs.Considered, cs.Priced)
 			if cs.Dropped > 0 {
