@@ -68,3 +68,36 @@ func TestSellerWordsFindComparables(t *testing.T) {
 		}
 	}
 }
+
+// A camera sold with its kit lens is priced from kits, and a body from bodies.
+func TestCameraKitVersusBody(t *testing.T) {
+	t.Parallel()
+	f := setup(t, nil)
+	for i, c := range []struct{ title, desc, want, not string }{
+		{"Sony a6400 with 16-50 kit lens", "Shutter count around 4k, comes with two batteries.", "kit", "body only"},
+		{"Sony Alpha a6400 mirrorless, body only", "Low shutter count, no lens included.", "body only", "kit"},
+	} {
+		it, err := f.st.CreateItem(context.Background(), org, store.Item{Title: c.title, Description: c.desc, Condition: "Used", LifecycleStatus: "ready"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := f.g.Invoke(context.Background(), research.State{ItemID: it.ID, ResearchRunID: "run-camera", OrganizationID: org.Org},
+			graph.WithThread("t-camera-"+string(rune('a'+i))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		priced := 0
+		for _, e := range out.Comps {
+			if e.RelevanceScore < 0.7 {
+				continue
+			}
+			priced++
+			if title := strings.ToLower(e.Title); !strings.Contains(title, c.want) || strings.Contains(title, c.not) {
+				t.Errorf("%q: priced by %q", c.title, e.Title)
+			}
+		}
+		if priced < 3 {
+			t.Errorf("%q: %d comparables priced it", c.title, priced)
+		}
+	}
+}
