@@ -9,6 +9,7 @@ import (
 
 	"github.com/trellis-go/trellis/apps/listforge"
 	"github.com/trellis-go/trellis/apps/listforge/catalog"
+	"github.com/trellis-go/trellis/apps/listforge/research"
 	"github.com/trellis-go/trellis/apps/listforge/store"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
@@ -183,5 +184,29 @@ func TestSellerChatTurns(t *testing.T) {
 		if !strings.Contains(a, "not based on sales") || strings.Contains(a, "quartile") || strings.Contains(a, "Of 0") || !strings.Contains(a, "What brand is it?") {
 			t.Errorf("%q: %q", q, a)
 		}
+	}
+}
+
+// A seller correcting what the item is ("it's actually the 256GB one") is offered the title
+// with the corrected attribute, not a price.
+func TestCorrectionProposesTitle(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ title, msg, want string }{
+		{"iPhone 13 Pro Max 128 gig graphite", "it's actually the 256GB one", "iPhone 13 Pro Max 256GB graphite"},
+		{"Galaxy S21 128GB", "oh wait, actually it's 256 gigs", "Galaxy S21 256gb"},
+		{"Apple Watch Series 7 41mm GPS", "my mistake, it's the 45mm one", "Apple Watch Series 7 45mm GPS"},
+		{"Nike Dunk Low", "correction: size 10.5", "Nike Dunk Low size 10.5"},
+	} {
+		if r := route(t, c.msg); r.Intent != "action" {
+			t.Errorf("%q: %+v, want an action", c.msg, r)
+			continue
+		}
+		got, ok := research.CorrectTitle(c.title, c.msg)
+		if !ok || got != c.want {
+			t.Errorf("%q on %q: %q %v, want %q", c.msg, c.title, got, ok, c.want)
+		}
+	}
+	if _, ok := research.CorrectTitle("iPhone 13 Pro Max 256GB", "it's actually the 256GB one"); ok {
+		t.Error("a title that already says it was changed")
 	}
 }

@@ -612,6 +612,14 @@ func (c *chatGraph) handleAction(ctx context.Context, s ChatState) (ChatState, e
 		}
 	}
 	if !ok {
+		// A correction of what the item is ("it's actually the 256GB one"): its title.
+		if title, changed := research.CorrectTitle(s.Item.Title, s.UserMessage); changed {
+			return ChatState{
+				Response: fmt.Sprintf("I can update the title to \"%s\". Should I make this change? The price depends on it: refresh the research afterwards (say \"refresh the research\").", title),
+				Actions: []store.Action{{Type: "update_field", Applied: false,
+					Payload: map[string]any{"itemId": s.Item.ID, "field": "title", "value": title, "reason": "corrected in chat: " + s.UserMessage}}},
+			}, nil
+		}
 		return ChatState{Response: "Which field should I change, and to what? For example: \"set the price to $120\" or \"change the condition to like new\"."}, nil
 	}
 	if up.Field == "defaultPrice" {

@@ -53,7 +53,7 @@ type Knowledge struct {
 	// "Apple"), lower-case word to brand.
 	ProductLines map[string]string `json:"productLines"`
 	// Spellings rewrite the ways sellers write a word into the way listings write it
-	// ("128 gig" → "128GB"): a Go regular expression over lower-case text and its replacement.
+	// ("128 gig" → "128gb"): a Go regular expression (matched in any case) and its replacement.
 	Spellings []struct {
 		Pattern string `json:"pattern"`
 		Replace string `json:"replace"`
@@ -124,7 +124,7 @@ func LoadKnowledge(data []byte) (*Knowledge, error) {
 		}
 	}
 	for i := range k.Spellings {
-		re, err := regexp.Compile(k.Spellings[i].Pattern)
+		re, err := regexp.Compile("(?i)" + k.Spellings[i].Pattern) // over the text as written
 		if err != nil {
 			return nil, fmt.Errorf("research: spellings[%d]: pattern %q: %w", i, k.Spellings[i].Pattern, err)
 		}
@@ -535,20 +535,16 @@ func FindBrand(text string) string {
 	return best
 }
 
-// Canonical rewrites a seller's spellings (the knowledge's spellings) into the listings' ones.
+// Canonical rewrites a seller's spellings (the knowledge's spellings, matched in any case) into
+// the listings' ones, keeping the rest of the text as written.
 func (k *Knowledge) Canonical(text string) string {
 	if len(k.Spellings) == 0 {
 		return text
 	}
-	low := strings.ToLower(text)
-	out := low
 	for _, sp := range k.Spellings {
-		out = sp.re.ReplaceAllString(out, sp.Replace)
+		text = sp.re.ReplaceAllString(text, sp.Replace)
 	}
-	if out == low {
-		return text // keep the seller's capitals when nothing was rewritten
-	}
-	return out
+	return text
 }
 
 // IdentifyText identifies a product from what a seller wrote: the brand (a known brand in the
@@ -643,3 +639,72 @@ func originalCase(text, w string) string {
 }
 
 func compact(s string) string { return strings.NewReplacer("-", "", ".", "", "/", "").Replace(s) }
+
+// CorrectTitle applies a seller's correction of a price-changing attribute ("it's actually the
+// 256GB one") to the item's title: each value attribute the text names (storage, size, focal
+// length…) replaces the title's value of it, or is added when the title has none. False when
+// the text names no attribute or the title already says it.
+func CorrectTitle(title, text string) (string, bool) {
+	cat := know.CategoryOf(title + " " + text)
+	said := strings.ToLower(know.Canonical(text))
+	out := title
+	changed := false
+	for _, d := range know.defs(cat) {
+		if d.Kind != "value" {
+			continue
+		}
+		for _, re := range d.res {
+			m := re.FindStringSubmatch(said)
+			if m == nil {
+				continue
+			}
+			want := know.norm(strings.Join(m[1:], ""))
+			phrase := strings.TrimSpace(m[0])
+			if i := strings.Index(strings.ToLower(text), phrase); i >= 0 {
+				phrase = text[i : i+len(phrase)] // as the seller wrote it
+			}
+			base := out
+			loc := findValue(d, strings.ToLower(base))
+			if loc == nil {
+				base = know.Canonical(out)
+				loc = findValue(d, strings.ToLower(base))
+			}
+			switch {
+			case loc == nil:
+				out, changed = strings.TrimSpace(out)+" "+phrase, true
+			case loc.value != want && len(base) == len(strings.ToLower(base)):
+				out, changed = base[:loc.start]+phrase+base[loc.end:], true
+			}
+			break
+		}
+	}
+	return out, changed
+}
+
+type valueAt struct {
+	value      string
+	start, end int
+}
+
+// findValue finds attribute d's value in lower-case text, with where its match is.
+func findValue(d AttrDef, low string) *valueAt {
+	for _, re := range d.res {
+		if ix := re.FindStringSubmatchIndex(low); ix != nil {
+			var parts []string
+			for g := 2; g+1 < len(ix); g += 2 {
+				if ix[g] >= 0 {
+					parts = append(parts, low[ix[g]:ix[g+1]])
+				}
+			}
+			start, end := ix[0], ix[1]
+			for start < end && low[start] == ' ' {
+				start++
+			}
+			for end > start && low[end-1] == ' ' {
+				end--
+			}
+			return &valueAt{value: know.norm(strings.Join(parts, "")), start: start, end: end}
+		}
+	}
+	return nil
+}
