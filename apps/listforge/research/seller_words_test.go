@@ -101,3 +101,32 @@ func TestCameraKitVersusBody(t *testing.T) {
 		}
 	}
 }
+
+// Sellers' ways of saying new and unopened are new; "like new" stays below new.
+func TestSellerConditionWords(t *testing.T) {
+	t.Parallel()
+	for c, want := range map[string]float64{"new in box": 1, "NIB": 1, "Unopened": 1, "never opened, still sealed": 1, "New in package": 1,
+		"like new": 0.78, "Like new in box": 0.78, "Open box": 0.9, "used": 0.68, "for parts": 0.28} {
+		if got := research.ConditionFactor(c); got != want {
+			t.Errorf("%q: %.2f, want %.2f", c, got, want)
+		}
+	}
+	// A sealed e-reader is priced from new sales, above a used one.
+	f := setup(t, nil)
+	target := map[string]float64{}
+	for i, cond := range []string{"new in box", "used"} {
+		it, err := f.st.CreateItem(context.Background(), org, store.Item{Title: "Kindle Paperwhite 11th Gen 16GB", Description: "Unwanted gift.", Condition: cond, LifecycleStatus: "ready"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := f.g.Invoke(context.Background(), research.State{ItemID: it.ID, ResearchRunID: "run-cond", OrganizationID: org.Org},
+			graph.WithThread("t-cond-"+string(rune('a'+i))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		target[cond] = band(out, "target")
+	}
+	if target["new in box"] < target["used"]*1.3 {
+		t.Errorf("targets %v: new in box should be priced as new, well above used", target)
+	}
+}
