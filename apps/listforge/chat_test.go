@@ -210,3 +210,24 @@ func TestCorrectionProposesTitle(t *testing.T) {
 		t.Error("a title that already says it was changed")
 	}
 }
+
+// Questions a seller asked, with the topic that answers them: "used" no longer draws a price
+// question to the count (its tool's description said "used for the price"), and "so few"
+// asks for the count with its reasons.
+func TestSellerQuestionTopics(t *testing.T) {
+	t.Parallel()
+	for q, want := range map[string]string{
+		"ballpark, what are these going for used?": "price",
+		"used price?":                     "price",
+		"what did the used ones sell for": "comps",
+		"only two comps? why so few":      "count",
+		"why so few comparables?":         "count",
+		"hmm, not many sales to go on?":   "count",
+		"only 3 listings, really?":        "count",
+		"how many did you use":            "count",
+	} {
+		if r := route(t, q); r.Intent != "question" || r.Topic != want {
+			t.Errorf("%q: %s %s, want %s", q, r.Intent, r.Topic, want)
+		}
+	}
+}
