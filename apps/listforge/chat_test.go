@@ -45,6 +45,7 @@ func TestParseUpdate(t *testing.T) {
 		"set condition to \"like new\"":             {Field: "condition", Value: "like new"},
 		"mark it as fair condition":                 {Field: "condition", Value: "fair"},
 		"flag it as good condition please.":         {Field: "condition", Value: "good"},
+		"mark the condition used":                   {Field: "condition", Value: "used"},
 	} {
 		r := route(t, text)
 		if r.Intent != "action" || r.Update != want {
@@ -197,8 +198,8 @@ func TestCorrectionProposesTitle(t *testing.T) {
 		{"Apple Watch Series 7 41mm GPS", "my mistake, it's the 45mm one", "Apple Watch Series 7 45mm GPS"},
 		{"Nike Dunk Low", "correction: size 10.5", "Nike Dunk Low size 10.5"},
 	} {
-		if r := route(t, c.msg); r.Intent != "action" {
-			t.Errorf("%q: %+v, want an action", c.msg, r)
+		if r := route(t, c.msg); r.Intent != "action" || r.Update.Field != "" {
+			t.Errorf("%q: %+v, want an action naming no field (the correction reads it)", c.msg, r)
 			continue
 		}
 		got, ok := research.CorrectTitle(c.title, c.msg)

@@ -233,6 +233,11 @@ func Understand(ctx context.Context, m model.Model, text string) (Route, error) 
 				s = strings.TrimSpace(s[:len(s)-len(" condition")])
 			}
 			up.Value = s
+			// A value that is the whole message was read from nothing in it ("it's actually the
+			// 256GB one" names no field and no new value): no update.
+			if strings.EqualFold(s, strings.TrimRight(strings.TrimSpace(text), ".!?")) {
+				up = ProposedUpdate{}
+			}
 		}
 		if up.Field == "defaultPrice" {
 			v, ok := amount(up.Value)
