@@ -10,6 +10,22 @@ import (
 	"github.com/trellis-go/trellis/graph"
 )
 
+// research creates the item and runs the graph on it.
+func (f *fixture) research(t *testing.T, it store.Item, thread string) research.State {
+	t.Helper()
+	it.LifecycleStatus = "ready"
+	created, err := f.st.CreateItem(context.Background(), org, it)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := f.g.Invoke(context.Background(), research.State{ItemID: created.ID, ResearchRunID: "run-" + thread, OrganizationID: org.Org},
+		graph.WithThread(thread))
+	if err != nil {
+		t.Fatalf("%s: %v", it.Title, err)
+	}
+	return out
+}
+
 // Items described the way sellers write them: a product line without its brand ("iPhone",
 // "Xbox", "Kindle"), their own spellings ("128 gig", "QC45", "8 qt", "11th generation"), generic
 // nouns the listings do not use ("stick vac", "prime", "pressure cooker") and colours the
@@ -36,15 +52,7 @@ func TestSellerWordsFindComparables(t *testing.T) {
 		{"PS5 digital edition white", "Lightly used, one controller.", "Used", "Sony", []string{"digital"}},
 	}
 	for i, c := range cases {
-		it, err := f.st.CreateItem(context.Background(), org, store.Item{Title: c.title, Description: c.desc, Condition: c.condition, LifecycleStatus: "ready"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := f.g.Invoke(context.Background(), research.State{ItemID: it.ID, ResearchRunID: "run-seller-" + c.title, OrganizationID: org.Org},
-			graph.WithThread("t-seller-"+string(rune('a'+i))))
-		if err != nil {
-			t.Fatalf("%s: %v", c.title, err)
-		}
+		out := f.research(t, store.Item{Title: c.title, Description: c.desc, Condition: c.condition}, "t-seller-"+string(rune('a'+i)))
 		id := out.ProductIdentification
 		if id == nil || id.Brand != c.brand {
 			t.Errorf("%q: identified as %+v, want brand %s", c.title, id, c.brand)
@@ -77,15 +85,7 @@ func TestCameraKitVersusBody(t *testing.T) {
 		{"Sony a6400 with 16-50 kit lens", "Shutter count around 4k, comes with two batteries.", "kit", "body only"},
 		{"Sony Alpha a6400 mirrorless, body only", "Low shutter count, no lens included.", "body only", "kit"},
 	} {
-		it, err := f.st.CreateItem(context.Background(), org, store.Item{Title: c.title, Description: c.desc, Condition: "Used", LifecycleStatus: "ready"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := f.g.Invoke(context.Background(), research.State{ItemID: it.ID, ResearchRunID: "run-camera", OrganizationID: org.Org},
-			graph.WithThread("t-camera-"+string(rune('a'+i))))
-		if err != nil {
-			t.Fatal(err)
-		}
+		out := f.research(t, store.Item{Title: c.title, Description: c.desc, Condition: "Used"}, "t-camera-"+string(rune('a'+i)))
 		priced := 0
 		for _, e := range out.Comps {
 			if e.RelevanceScore < 0.7 {
@@ -115,15 +115,7 @@ func TestSellerConditionWords(t *testing.T) {
 	f := setup(t, nil)
 	target := map[string]float64{}
 	for i, cond := range []string{"new in box", "used"} {
-		it, err := f.st.CreateItem(context.Background(), org, store.Item{Title: "Kindle Paperwhite 11th Gen 16GB", Description: "Unwanted gift.", Condition: cond, LifecycleStatus: "ready"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := f.g.Invoke(context.Background(), research.State{ItemID: it.ID, ResearchRunID: "run-cond", OrganizationID: org.Org},
-			graph.WithThread("t-cond-"+string(rune('a'+i))))
-		if err != nil {
-			t.Fatal(err)
-		}
+		out := f.research(t, store.Item{Title: "Kindle Paperwhite 11th Gen 16GB", Description: "Unwanted gift.", Condition: cond}, "t-cond-"+string(rune('a'+i)))
 		target[cond] = band(out, "target")
 	}
 	if target["new in box"] < target["used"]*1.3 {
