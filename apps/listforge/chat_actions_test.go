@@ -76,3 +76,40 @@ func TestChatSuggestsAPrice(t *testing.T) {
 		t.Fatalf("why: %q", m.Content)
 	}
 }
+
+// A seller's correction over the WebSocket: the proposal is the title with the corrected
+// storage (not the message as the title), applied only when the seller applies it.
+func TestChatCorrectionProposesTitle(t *testing.T) {
+	t.Parallel()
+	e := serve(t, t.TempDir(), "", listforge.Options{})
+	key := "key-acme-ana-0000000"
+	var it store.Item
+	e.do(key, "POST", "/api/v1/items", map[string]any{"title": "Galaxy S21 128 gig phantom gray", "condition": "Used"}, &it)
+	var sess struct{ SessionID string }
+	e.do(key, "POST", "/api/v1/items/"+it.ID+"/chat/sessions", nil, &sess)
+	c := e.dial(key, listforge.ChatWSPath)
+	send(t, c, "join_session", map[string]string{"sessionId": sess.SessionID})
+	read(t, c)
+	send(t, c, "send_message", map[string]string{"sessionId": sess.SessionID, "content": "oh wait, it's actually the 256GB one"})
+	var m store.Message
+	for m.Role != "assistant" {
+		if f := read(t, c); f.Event == "message" {
+			_ = json.Unmarshal(f.Data, &m)
+		}
+	}
+	want := "Galaxy S21 256GB phantom gray"
+	if len(m.Actions) != 1 || m.Actions[0].Payload["field"] != "title" || m.Actions[0].Payload["value"] != want {
+		t.Fatalf("answer %q actions %+v, want the title %q", m.Content, m.Actions, want)
+	}
+	var before store.Item
+	e.do(key, "GET", "/api/v1/items/"+it.ID, nil, &before)
+	if before.Title != it.Title {
+		t.Fatalf("changed before it was applied: %q", before.Title)
+	}
+	send(t, c, "apply_action", map[string]any{"messageId": m.ID, "actionIndex": 0})
+	var res listforge.ActionResult
+	_ = json.Unmarshal(read(t, c).Data, &res)
+	if !res.Success || res.Item == nil || res.Item.Title != want {
+		t.Fatalf("apply: %+v", res)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/trellis-go/trellis/apps/listforge"
 	"github.com/trellis-go/trellis/apps/listforge/catalog"
+	"github.com/trellis-go/trellis/apps/listforge/research"
 	"github.com/trellis-go/trellis/apps/listforge/store"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/offline"
@@ -42,6 +43,9 @@ func TestParseUpdate(t *testing.T) {
 		"list it for 99.50":                         {Field: "defaultPrice", Value: 99.5},
 		"change the title to Sony WH-1000XM4 Black": {Field: "title", Value: "Sony WH-1000XM4 Black"},
 		"set condition to \"like new\"":             {Field: "condition", Value: "like new"},
+		"mark it as fair condition":                 {Field: "condition", Value: "fair"},
+		"flag it as good condition please.":         {Field: "condition", Value: "good"},
+		"mark the condition used":                   {Field: "condition", Value: "used"},
 	} {
 		r := route(t, text)
 		if r.Intent != "action" || r.Update != want {
@@ -156,5 +160,75 @@ func TestOfflineAnswers(t *testing.T) {
 	}
 	if _, ok := listforge.SuggestPrice(route(t, "how many comps?").Topic, it, res); ok {
 		t.Fatal("a count question suggested a price")
+	}
+}
+
+// Found by using the app as a seller: a question naming the listings compared goes to the
+// comparables, not to comparing a price; "why" about an estimate made without comparables says
+// so (no quartiles, no "0 listings"); "fair condition" sets the condition "fair".
+func TestSellerChatTurns(t *testing.T) {
+	t.Parallel()
+	for _, q := range []string{"which listings did you compare it to?", "what sales did you compare mine with?", "which items did you compare it against?"} {
+		if r := route(t, q); r.Topic != "comps" {
+			t.Errorf("%q: topic %q (intent %q), want comps", q, r.Topic, r.Intent)
+		}
+	}
+	it := &store.Item{Title: "Phone"}
+	res := &store.Research{Data: store.ResearchData{OverallConfidence: 0.1,
+		PriceBands: []store.PriceBand{{Label: "floor", Amount: 520, Reasoning: "No comparable sales were found; an estimate around your asking price."},
+			{Label: "target", Amount: 650, Reasoning: "No comparable sales were found; an estimate around your asking price."},
+			{Label: "ceiling", Amount: 780, Reasoning: "No comparable sales were found; an estimate around your asking price."}},
+		MissingInfo: []store.MissingInfoHint{{Field: "brand", Importance: "required", SuggestedPrompt: "What brand is it?"}},
+		Comparables: &store.CompSummary{Reasons: map[string]int{}}}}
+	for _, q := range []string{"why is the confidence so low?", "how did you come up with 650?"} {
+		a := listforge.AnswerTopic(route(t, q).Topic, 0, it, res, nil)
+		if !strings.Contains(a, "not based on sales") || strings.Contains(a, "quartile") || strings.Contains(a, "Of 0") || !strings.Contains(a, "What brand is it?") {
+			t.Errorf("%q: %q", q, a)
+		}
+	}
+}
+
+// A seller correcting what the item is ("it's actually the 256GB one") is offered the title
+// with the corrected attribute, not a price.
+func TestCorrectionProposesTitle(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ title, msg, want string }{
+		{"iPhone 13 Pro Max 128 gig graphite", "it's actually the 256GB one", "iPhone 13 Pro Max 256GB graphite"},
+		{"Galaxy S21 128GB", "oh wait, actually it's 256 gigs", "Galaxy S21 256gb"},
+		{"Apple Watch Series 7 41mm GPS", "my mistake, it's the 45mm one", "Apple Watch Series 7 45mm GPS"},
+		{"Nike Dunk Low", "correction: size 10.5", "Nike Dunk Low size 10.5"},
+	} {
+		if r := route(t, c.msg); r.Intent != "action" || r.Update.Field != "" {
+			t.Errorf("%q: %+v, want an action naming no field (the correction reads it)", c.msg, r)
+			continue
+		}
+		got, ok := research.CorrectTitle(c.title, c.msg)
+		if !ok || got != c.want {
+			t.Errorf("%q on %q: %q %v, want %q", c.msg, c.title, got, ok, c.want)
+		}
+	}
+	if _, ok := research.CorrectTitle("iPhone 13 Pro Max 256GB", "it's actually the 256GB one"); ok {
+		t.Error("a title that already says it was changed")
+	}
+}
+
+// Questions a seller asked, with the topic that answers them: "used" no longer draws a price
+// question to the count (its tool's description said "used for the price"), and "so few"
+// asks for the count with its reasons.
+func TestSellerQuestionTopics(t *testing.T) {
+	t.Parallel()
+	for q, want := range map[string]string{
+		"ballpark, what are these going for used?": "price",
+		"used price?":                     "price",
+		"what did the used ones sell for": "comps",
+		"only two comps? why so few":      "count",
+		"why so few comparables?":         "count",
+		"hmm, not many sales to go on?":   "count",
+		"only 3 listings, really?":        "count",
+		"how many did you use":            "count",
+	} {
+		if r := route(t, q); r.Intent != "question" || r.Topic != want {
+			t.Errorf("%q: %s %s, want %s", q, r.Intent, r.Topic, want)
+		}
 	}
 }

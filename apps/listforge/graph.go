@@ -227,7 +227,17 @@ func Understand(ctx context.Context, m model.Model, text string) (Route, error) 
 		_ = json.Unmarshal(c.Arguments, &a)
 		up := ProposedUpdate{Field: storeFields[a.Field], Value: a.Becomes}
 		if s, ok := up.Value.(string); ok {
-			up.Value = strings.TrimRight(strings.TrimSpace(s), ".")
+			s = strings.TrimRight(strings.TrimSpace(s), ".")
+			// "mark it as fair condition": the condition is "fair".
+			if low := strings.ToLower(s); up.Field == "condition" && strings.HasSuffix(low, " condition") {
+				s = strings.TrimSpace(s[:len(s)-len(" condition")])
+			}
+			up.Value = s
+			// A value that is the whole message was read from nothing in it ("it's actually the
+			// 256GB one" names no field and no new value): no update.
+			if strings.EqualFold(s, strings.TrimRight(strings.TrimSpace(text), ".!?")) {
+				up = ProposedUpdate{}
+			}
 		}
 		if up.Field == "defaultPrice" {
 			v, ok := amount(up.Value)
@@ -422,7 +432,19 @@ func AnswerTopic(topic string, ask float64, it *store.Item, res *store.Research,
 			b.WriteString("There was nothing to base a price on: no comparable sales were found.")
 			break
 		}
-		fmt.Fprintf(&b, "The target of %s is %s ", money(tg.Amount), strings.ToLower(strings.TrimSuffix(tg.Reasoning, ".")))
+		if cs := d.Comparables; cs != nil && cs.Priced == 0 || cs == nil && priced == 0 {
+			// Bands without comparables are an estimate: say so, and what would help.
+			fmt.Fprintf(&b, "The target of %s is not based on sales: %s. Confidence: %.0f%%.", money(tg.Amount),
+				strings.TrimSuffix(tg.Reasoning, "."), d.OverallConfidence*100)
+			for _, m := range d.MissingInfo {
+				if m.Importance != "optional" && m.SuggestedPrompt != "" {
+					fmt.Fprintf(&b, " To find comparables: %s", m.SuggestedPrompt)
+					break
+				}
+			}
+			break
+		}
+		fmt.Fprintf(&b, "The target of %s is %s. ", money(tg.Amount), strings.ToLower(strings.TrimSuffix(tg.Reasoning, ".")))
 		if cs := d.Comparables; cs != nil {
 			fmt.Fprintf(&b, "Of %d listings found, %d were the same variant", cs.Considered, cs.Priced)
 			if cs.Dropped > 0 {
@@ -595,6 +617,14 @@ func (c *chatGraph) handleAction(ctx context.Context, s ChatState) (ChatState, e
 		}
 	}
 	if !ok {
+		// A correction of what the item is ("it's actually the 256GB one"): its title.
+		if title, changed := research.CorrectTitle(s.Item.Title, s.UserMessage); changed {
+			return ChatState{
+				Response: fmt.Sprintf("I can update the title to \"%s\". Should I make this change? The price depends on it: refresh the research afterwards (say \"refresh the research\").", title),
+				Actions: []store.Action{{Type: "update_field", Applied: false,
+					Payload: map[string]any{"itemId": s.Item.ID, "field": "title", "value": title, "reason": "corrected in chat: " + s.UserMessage}}},
+			}, nil
+		}
 		return ChatState{Response: "Which field should I change, and to what? For example: \"set the price to $120\" or \"change the condition to like new\"."}, nil
 	}
 	if up.Field == "defaultPrice" {

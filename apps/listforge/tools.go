@@ -68,7 +68,7 @@ const noParams = `{"type":"object","properties":{}}`
 // comes first: a message that points to none is about the price.
 var RouteTools = []model.ToolSpec{
 	routeTool("suggest_price", "The price to list the item at: the recommended target, floor and ceiling.", noParams),
-	routeTool("count_comparables", "How many comparable listings were found, kept, used for the price and dropped.", noParams),
+	routeTool("count_comparables", "How many comparable listings were found, kept, priced from and dropped, and why so few.", noParams),
 	routeTool("explain_price", "Explain why the price is what it is: how the target was reached.", noParams),
 	routeTool("compare_price", "Compare an asking price with the research's range: too high, too low or fair.",
 		`{"type":"object","properties":{"price":{"type":"number","description":"the asking price to compare, when the message gives one"}}}`),

@@ -571,11 +571,72 @@ func SearchQueries(s State) []string {
 	return []string{q}
 }
 
+// maxBroader is how many broader queries a first pass that found nothing tries.
+const maxBroader = 4
+
+// BroaderQueries are the queries a first pass tries, in turn, when the product's name found
+// no listing (a marketplace's search wants every word, and a seller's words are not the
+// listings'): without colours, without the variant, then without the model's trailing words
+// that hold no digit (its first word stays).
+func BroaderQueries(s State) []string {
+	first := SearchQueries(s)
+	id := s.ProductIdentification
+	if len(first) == 0 || id == nil || id.Source == "title" || id.Model == "" {
+		return nil
+	}
+	done := map[string]bool{strings.ToLower(first[0]): true}
+	var out []string
+	add := func(words []string) {
+		q := strings.Join(strings.Fields(strings.Join(words, " ")), " ")
+		if q != "" && !done[strings.ToLower(q)] {
+			done[strings.ToLower(q)] = true
+			out = append(out, q)
+		}
+	}
+	var plain []string
+	for _, w := range strings.Fields(first[0]) {
+		if !know.colors[strings.ToLower(w)] {
+			plain = append(plain, w)
+		}
+	}
+	add(plain)
+	brand := []string{}
+	if id.Brand != "" && !strings.HasPrefix(strings.ToLower(id.Model), strings.ToLower(id.Brand)) {
+		brand = strings.Fields(id.Brand)
+	}
+	model := strings.Fields(id.Model)
+	add(append(append([]string{}, brand...), model...))
+	for len(model) > 1 {
+		i := len(model) - 1
+		for i >= 1 && strings.ContainsAny(model[i], "0123456789") {
+			i--
+		}
+		if i < 1 {
+			break // the model's first word stays
+		}
+		model = append(append([]string{}, model[:i]...), model[i+1:]...)
+		add(append(append([]string{}, brand...), model...))
+	}
+	if len(out) > maxBroader {
+		out = out[:maxBroader]
+	}
+	return out
+}
+
 func (r *Graph) searchComps(ctx context.Context, s State) (State, error) {
 	queries := SearchQueries(s)
 	comps, err := r.search(ctx, queries, r.cfg.Limits.Sold, r.cfg.Limits.Active)
 	if err != nil {
 		return State{}, err
+	}
+	for _, q := range BroaderQueries(s) {
+		if len(comps) > 0 {
+			break
+		}
+		queries = append(queries, q)
+		if comps, err = r.search(ctx, []string{q}, r.cfg.Limits.Sold, r.cfg.Limits.Active); err != nil {
+			return State{}, err
+		}
 	}
 	return State{Comps: comps, SearchQueries: queries}, nil
 }

@@ -43,13 +43,23 @@ type Category struct {
 
 // Knowledge is the app's data about what changes a price.
 type Knowledge struct {
-	Generic     []AttrDef         `json:"generic"`
-	Categories  []Category        `json:"categories"`
-	Synonyms    map[string]string `json:"synonyms"`
-	Colors      []string          `json:"colors"`
-	Filler      []string          `json:"filler"`
-	Brands      []string          `json:"brands"`
-	MPNPatterns []string          `json:"mpnPatterns"`
+	Generic    []AttrDef         `json:"generic"`
+	Categories []Category        `json:"categories"`
+	Synonyms   map[string]string `json:"synonyms"`
+	Colors     []string          `json:"colors"`
+	Filler     []string          `json:"filler"`
+	Brands     []string          `json:"brands"`
+	// ProductLines name the brand of a product line sellers write without it ("iphone":
+	// "Apple"), lower-case word to brand.
+	ProductLines map[string]string `json:"productLines"`
+	// Spellings rewrite the ways sellers write a word into the way listings write it
+	// ("128 gig" → "128gb"): a Go regular expression (matched in any case) and its replacement.
+	Spellings []struct {
+		Pattern string `json:"pattern"`
+		Replace string `json:"replace"`
+		re      *regexp.Regexp
+	} `json:"spellings"`
+	MPNPatterns []string `json:"mpnPatterns"`
 	// LocalPickup says which items sell locally, on Facebook Marketplace: those whose target
 	// price is below Below, and those of the categories whose names hold one of Categories
 	// (bulky ones: "mixer", "vacuum").
@@ -112,6 +122,13 @@ func LoadKnowledge(data []byte) (*Knowledge, error) {
 		if err := compile(k.Categories[i].Attributes, k.Categories[i].Name); err != nil {
 			return nil, err
 		}
+	}
+	for i := range k.Spellings {
+		re, err := regexp.Compile("(?i)" + k.Spellings[i].Pattern) // over the text as written
+		if err != nil {
+			return nil, fmt.Errorf("research: spellings[%d]: pattern %q: %w", i, k.Spellings[i].Pattern, err)
+		}
+		k.Spellings[i].re = re
 	}
 	k.filler, k.colors = map[string]bool{}, map[string]bool{}
 	for _, w := range k.Filler {
@@ -260,7 +277,7 @@ func Profile(id *store.ProductIdentification, item *store.Item) ItemProfile {
 		}
 	}
 	if item != nil {
-		text = item.Title + " . " + item.Description
+		text = know.Canonical(item.Title + " . " + item.Description)
 		for k, v := range item.Attributes {
 			if s, ok := v.(string); ok && k != "demo" {
 				text += " . " + k + " " + s
@@ -504,7 +521,30 @@ func FindBrand(text string) string {
 			best, at = b, i
 		}
 	}
+	if best != "" {
+		return best
+	}
+	// No brand written: the brand of the first product line named.
+	for w := range catalog.Tokens(low) {
+		if b, ok := know.ProductLines[w]; ok {
+			if i := strings.Index(low, " "+w); i >= 0 && i < at {
+				best, at = b, i
+			}
+		}
+	}
 	return best
+}
+
+// Canonical rewrites a seller's spellings (the knowledge's spellings, matched in any case) into
+// the listings' ones, keeping the rest of the text as written.
+func (k *Knowledge) Canonical(text string) string {
+	if len(k.Spellings) == 0 {
+		return text
+	}
+	for _, sp := range k.Spellings {
+		text = sp.re.ReplaceAllString(text, sp.Replace)
+	}
+	return text
 }
 
 // IdentifyText identifies a product from what a seller wrote: the brand (a known brand in the
@@ -512,6 +552,8 @@ func FindBrand(text string) string {
 // brand, colours, filler and the price-changing attributes, which become the variant) and an
 // MPN written in the text. Nil when no brand and no model words are found.
 func IdentifyText(title, description string, attrs map[string]any) *store.ProductIdentification {
+	written := title
+	title, description = know.Canonical(title), know.Canonical(description)
 	extra := ""
 	for k, v := range attrs {
 		if s, ok := v.(string); ok && k != "demo" {
@@ -556,7 +598,7 @@ func IdentifyText(title, description string, attrs map[string]any) *store.Produc
 		if t == "" || brandWords[t] || know.filler[t] {
 			continue
 		}
-		words = append(words, originalCase(title, t))
+		words = append(words, originalCase(written, t))
 	}
 	mpn := ""
 	text := title + " . " + description + " . " + extra
@@ -597,3 +639,72 @@ func originalCase(text, w string) string {
 }
 
 func compact(s string) string { return strings.NewReplacer("-", "", ".", "", "/", "").Replace(s) }
+
+// CorrectTitle applies a seller's correction of a price-changing attribute ("it's actually the
+// 256GB one") to the item's title: each value attribute the text names (storage, size, focal
+// length…) replaces the title's value of it, or is added when the title has none. False when
+// the text names no attribute or the title already says it.
+func CorrectTitle(title, text string) (string, bool) {
+	cat := know.CategoryOf(title + " " + text)
+	said := strings.ToLower(know.Canonical(text))
+	out := title
+	changed := false
+	for _, d := range know.defs(cat) {
+		if d.Kind != "value" {
+			continue
+		}
+		for _, re := range d.res {
+			m := re.FindStringSubmatch(said)
+			if m == nil {
+				continue
+			}
+			want := know.norm(strings.Join(m[1:], ""))
+			phrase := strings.TrimSpace(m[0])
+			if i := strings.Index(strings.ToLower(text), phrase); i >= 0 {
+				phrase = text[i : i+len(phrase)] // as the seller wrote it
+			}
+			base := out
+			loc := findValue(d, strings.ToLower(base))
+			if loc == nil {
+				base = know.Canonical(out)
+				loc = findValue(d, strings.ToLower(base))
+			}
+			switch {
+			case loc == nil:
+				out, changed = strings.TrimSpace(out)+" "+phrase, true
+			case loc.value != want && len(base) == len(strings.ToLower(base)):
+				out, changed = base[:loc.start]+phrase+base[loc.end:], true
+			}
+			break
+		}
+	}
+	return out, changed
+}
+
+type valueAt struct {
+	value      string
+	start, end int
+}
+
+// findValue finds attribute d's value in lower-case text, with where its match is.
+func findValue(d AttrDef, low string) *valueAt {
+	for _, re := range d.res {
+		if ix := re.FindStringSubmatchIndex(low); ix != nil {
+			var parts []string
+			for g := 2; g+1 < len(ix); g += 2 {
+				if ix[g] >= 0 {
+					parts = append(parts, low[ix[g]:ix[g+1]])
+				}
+			}
+			start, end := ix[0], ix[1]
+			for start < end && low[start] == ' ' {
+				start++
+			}
+			for end > start && low[end-1] == ' ' {
+				end--
+			}
+			return &valueAt{value: know.norm(strings.Join(parts, "")), start: start, end: end}
+		}
+	}
+	return nil
+}
