@@ -52,8 +52,15 @@ type Words struct {
 	YearPrepositions []string `json:"year_prepositions"`
 	// AskUser start a brief to ask the user a question, taken off to leave the question.
 	AskUser []string `json:"ask_user"`
-	// StepJoiners join the steps of feedback on the plan ("add X and then drop Y").
+	// StepJoiners join the steps of feedback on the plan ("add X and then drop Y") and the
+	// clauses of one sentence that each make a change ("skip X, and bring Y in", "fine but drop X").
 	StepJoiners []string `json:"step_joiners"`
+	// References are the words that point back at something the sentence named before ("add
+	// them too"): a change whose subject is only such words is about what the sentence names.
+	References []string `json:"references"`
+	// TailFillers are words an addition may end with that say nothing of its subject ("Cityglide
+	// in too", "UrbanHop into the comparison as well"); they are taken off its end.
+	TailFillers []string `json:"tail_fillers"`
 	// StepWords are the words that would make a question read as a step of a task brief to the
 	// offline model ("then"), each with the word written in its place ("next").
 	StepWords map[string]string `json:"step_words"`
