@@ -126,6 +126,17 @@ func (a *Analyst) planByRule(ctx context.Context, query string, mem Mem, ctxChun
 
 func basePlan(query string, mem Mem, ctxChunks []Chunk) Plan {
 	ents := entitiesOf(query)
+	scope := ""
+	if ents.Theme == "" {
+		// A request that names no theme is planned within the theme of a standing note
+		// ("keep in mind that I only care about B2B").
+		for _, n := range mem.standingNotes() {
+			if t := entitiesOf(n).Theme; t != "" {
+				ents.Theme, scope = t, n
+				break
+			}
+		}
+	}
 	topic := strings.TrimRight(clip(query, 90), "?.!")
 	subject := sentence("plan_default_subject", nil)
 	if ents.Theme != "" {
@@ -166,7 +177,7 @@ func basePlan(query string, mem Mem, ctxChunks []Chunk) Plan {
 		titles = append(titles, c.Title())
 	}
 	rationale := sentence("plan_rationale", map[string]any{"Count": len(qs), "Titles": strings.Join(titles, "; "),
-		"Project": mem.Typed(NSUserProfile, "project", "active")})
+		"Project": mem.Typed(NSUserProfile, "project", "active"), "Scope": scope})
 	return Plan{Topic: topic, SubQuestions: qs, Rationale: rationale,
 		OutputFormat: orDefault(mem.Typed(NSPreferences, "format", "report"), "markdown"),
 		Frameworks:   []string{orDefault(mem.Typed(NSPreferences, "framework", "preferred"), "SWOT")}}
