@@ -16,6 +16,7 @@ type searchQuery struct {
 	Terms    []string
 	Groups   [][]string // each term with its synonyms
 	From, To time.Time  // the time frame [From, To); zero when the question names none
+	Named    []string   // the corpus's competitors and projects the question names
 }
 
 // yearRe finds a year the question names as its period ("in 2025", "during 2024": the pack's
@@ -47,6 +48,7 @@ func rewrite(question string, now time.Time) searchQuery {
 		}
 	}
 	q.Terms = contentWords(text)
+	q.Named = entitiesOf(question).names()
 	for _, t := range q.Terms {
 		g := []string{t}
 		if d != nil {
@@ -157,6 +159,11 @@ func (q searchQuery) relevance(title, text, date string) float64 {
 	sc := 0.35*q.shareOf(title) + 0.5*q.shareOf(text)
 	if q.inFrame(date, text) {
 		sc += 0.15
+	}
+	if len(q.Named) > 0 {
+		// A question about a competitor or project is about it first: a passage gains the share
+		// of those it names, so one on the theme alone does not answer for them.
+		sc += 0.5 * float64(len(namedIn(title+" "+text, q.Named))) / float64(len(q.Named))
 	}
 	return sc
 }
