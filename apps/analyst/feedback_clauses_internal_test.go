@@ -2,7 +2,9 @@ package analyst
 
 import (
 	"context"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -50,6 +52,26 @@ func TestPlanFeedbackOfSeveralClauses(t *testing.T) {
 			if q.FromUser && !strings.Contains(q.Question, c.added) {
 				t.Errorf("%q: a question about something else added: %q", c.feedback, q.Question)
 			}
+		}
+	}
+}
+
+// TestRevisedRationaleCountsNoStaleQuestions: after feedback removes a sub-question, the plan's
+// rationale states no count of sub-questions other than the plan's.
+func TestRevisedRationaleCountsNoStaleQuestions(t *testing.T) {
+	t.Parallel()
+	a := offlineAnalyst()
+	p := basePlan("How do Voltra and Spinlane price their passes?", Mem{}, nil)
+	got, err := a.revise(context.Background(), p, "Drop the Spinlane question please.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.SubQuestions) != len(p.SubQuestions)-1 {
+		t.Fatalf("not dropped: %s", planSummary(&got))
+	}
+	for _, m := range regexp.MustCompile(`(\d+) sub-questions`).FindAllStringSubmatch(got.Rationale, -1) {
+		if m[1] != strconv.Itoa(len(got.SubQuestions)) {
+			t.Errorf("the rationale says %s sub-questions, the plan has %d: %q", m[1], len(got.SubQuestions), got.Rationale)
 		}
 	}
 }

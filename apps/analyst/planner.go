@@ -176,7 +176,7 @@ func basePlan(query string, mem Mem, ctxChunks []Chunk) Plan {
 		}
 		titles = append(titles, c.Title())
 	}
-	rationale := sentence("plan_rationale", map[string]any{"Count": len(qs), "Titles": strings.Join(titles, "; "),
+	rationale := sentence("plan_rationale", map[string]any{"Titles": strings.Join(titles, "; "),
 		"Project": mem.Typed(NSUserProfile, "project", "active"), "Scope": scope})
 	return Plan{Topic: topic, SubQuestions: qs, Rationale: rationale,
 		OutputFormat: orDefault(mem.Typed(NSPreferences, "format", "report"), "markdown"),
