@@ -160,10 +160,16 @@ func (q searchQuery) relevance(title, text, date string) float64 {
 	if q.inFrame(date, text) {
 		sc += 0.15
 	}
-	if len(q.Named) > 0 {
-		// A question about a competitor or project is about it first: a passage gains the share
-		// of those it names, so one on the theme alone does not answer for them.
-		sc += 0.5 * float64(len(namedIn(title+" "+text, q.Named))) / float64(len(q.Named))
+	// A question about a competitor or project is about it first: a passage gains the share of
+	// those it names, so one on the theme alone does not answer for them.
+	return sc + 0.5*q.namedShare(title+" "+text)
+}
+
+// namedShare is the share of the competitors and projects the question names that text names
+// (0 when the question names none).
+func (q searchQuery) namedShare(text string) float64 {
+	if len(q.Named) == 0 {
+		return 0
 	}
-	return sc
+	return float64(len(namedIn(text, q.Named))) / float64(len(q.Named))
 }
