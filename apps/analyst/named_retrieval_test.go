@@ -2,6 +2,7 @@ package analyst_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,8 +11,8 @@ import (
 )
 
 // A question about one competitor in a theme is answered from what is known about that
-// competitor: the passage ranked first names it, even when other documents cover the theme
-// more fully (the planner asks such questions for every competitor a request names).
+// competitor: a passage about it is among the first two, even when other documents cover the
+// theme more fully (the planner asks such questions for every competitor a request names).
 func TestRetrievalKeepsTheNamedCompetitor(t *testing.T) {
 	t.Parallel()
 	a, _ := harness(t, analyst.Options{}, nil)
@@ -26,12 +27,24 @@ func TestRetrievalKeepsTheNamedCompetitor(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res) == 0 || !strings.Contains(strings.ToLower(res[0].Title()+" "+res[0].Content), strings.ToLower(c.name)) {
+		// One of the first two passages is about the competitor: it names it and no more than
+		// one other competitor (the fact sheet listing them all is not).
+		about := func(c0 analyst.Chunk) bool {
+			text := strings.ToLower(c0.Title() + " " + c0.Content)
+			others := 0
+			for _, rival := range []string{"voltra", "spinlane", "urbanhop", "cityglide"} {
+				if rival != strings.ToLower(c.name) && strings.Contains(text, rival) {
+					others++
+				}
+			}
+			return strings.Contains(text, strings.ToLower(c.name)) && others <= 1
+		}
+		if !slices.ContainsFunc(res[:min(2, len(res))], about) {
 			var titles []string
 			for _, r := range res {
 				titles = append(titles, r.Title())
 			}
-			t.Errorf("%q → %v: the first passage does not name %s", c.q, titles, c.name)
+			t.Errorf("%q → %v: none of the first two passages is about %s", c.q, titles, c.name)
 		}
 	}
 }
