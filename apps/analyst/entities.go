@@ -1,6 +1,7 @@
 package analyst
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -27,6 +28,11 @@ func entitiesOf(text string) entities {
 		}
 	}
 	return e
+}
+
+// names are the competitors and projects the entities name.
+func (e entities) names() []string {
+	return append(slices.Clone(e.Competitors), e.Projects...)
 }
 
 // subject is a noun phrase for what the entities name ("<competitor> in <theme>", "Project

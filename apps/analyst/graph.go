@@ -295,10 +295,15 @@ func (a *Analyst) contextLoader(ctx context.Context, s State) (State, error) {
 		return State{}, err
 	}
 	query := s.Query
+	var said statements
 	if q := strings.TrimSpace(appkit.LastUser(s.Messages)); q != "" {
-		query = requestIn(q)
+		said = statementsIn(q)
+		query = requestIn(said.Rest)
 	}
 	if err := a.rememberProfile(ctx, user, s.Profile); err != nil {
+		return State{}, err
+	}
+	if err := a.rememberStatements(ctx, user, said); err != nil {
 		return State{}, err
 	}
 	if q := strings.TrimSpace(appkit.LastUser(s.Messages)); q != "" {
@@ -382,6 +387,25 @@ func (a *Analyst) prefetch(ctx context.Context, tenant, user, query string) ([]C
 		}
 	}
 	return out, nil
+}
+
+// rememberStatements keeps what the user's message said about the user: the name of an
+// introduction (as the profile's name) and its standing notes (in the preferences).
+func (a *Analyst) rememberStatements(ctx context.Context, user string, st statements) error {
+	if st.Name != "" && len(st.Name) <= 60 {
+		if err := a.rememberProfile(ctx, user, map[string]string{"name": st.Name}); err != nil {
+			return err
+		}
+	}
+	if len(st.Notes) == 0 {
+		return nil
+	}
+	var ops []memory.Op // an addition of a note already kept is no change (memory.Apply)
+	for _, n := range st.Notes {
+		ops = append(ops, memory.Op{Op: memory.OpAdd, Text: n, Subject: standingSubject})
+	}
+	_, err := a.mem.Apply(ctx, user, NSPreferences, "a note the user asked to keep", ops)
+	return err
 }
 
 func (a *Analyst) rememberProfile(ctx context.Context, user string, p map[string]string) error {

@@ -211,6 +211,23 @@ func (kb *KB) Retrieve(ctx context.Context, tenant, question string, k int, filt
 	if err != nil {
 		return nil, err
 	}
+	if len(q.Named) > 0 {
+		// The documents on what the question names are candidates too, however little they
+		// say of its other words.
+		more, err := kb.Search(ctx, tenant, strings.Join(q.Named, " "), min(50, k*2), filter, 0)
+		if err != nil {
+			return nil, err
+		}
+		have := map[string]bool{}
+		for _, c := range cands {
+			have[c.Content] = true
+		}
+		for _, c := range more { // a passage both searches found keeps the question's score
+			if !have[c.Content] {
+				cands = append(cands, c)
+			}
+		}
+	}
 	best := map[string]int{}
 	var out []Chunk
 	for _, c := range cands {

@@ -126,6 +126,17 @@ func (a *Analyst) planByRule(ctx context.Context, query string, mem Mem, ctxChun
 
 func basePlan(query string, mem Mem, ctxChunks []Chunk) Plan {
 	ents := entitiesOf(query)
+	scope := ""
+	if ents.Theme == "" {
+		// A request that names no theme is planned within the theme of a standing note
+		// ("keep in mind that I only care about B2B").
+		for _, n := range mem.standingNotes() {
+			if t := entitiesOf(n).Theme; t != "" {
+				ents.Theme, scope = t, n
+				break
+			}
+		}
+	}
 	topic := strings.TrimRight(clip(query, 90), "?.!")
 	subject := sentence("plan_default_subject", nil)
 	if ents.Theme != "" {
@@ -165,8 +176,8 @@ func basePlan(query string, mem Mem, ctxChunks []Chunk) Plan {
 		}
 		titles = append(titles, c.Title())
 	}
-	rationale := sentence("plan_rationale", map[string]any{"Count": len(qs), "Titles": strings.Join(titles, "; "),
-		"Project": mem.Typed(NSUserProfile, "project", "active")})
+	rationale := sentence("plan_rationale", map[string]any{"Titles": strings.Join(titles, "; "),
+		"Project": mem.Typed(NSUserProfile, "project", "active"), "Scope": scope})
 	return Plan{Topic: topic, SubQuestions: qs, Rationale: rationale,
 		OutputFormat: orDefault(mem.Typed(NSPreferences, "format", "report"), "markdown"),
 		Frameworks:   []string{orDefault(mem.Typed(NSPreferences, "framework", "preferred"), "SWOT")}}
@@ -185,6 +196,7 @@ var changeSchema = schema("plan_change", "How one sentence of feedback changes a
 func (a *Analyst) revise(ctx context.Context, p Plan, feedback string) (Plan, error) {
 	applied := false
 	sys := prompt("plan_change", nil, nil)
+	prev := ""
 	for _, part := range feedbackParts.Split(feedback, -1) {
 		part = strings.TrimSpace(part)
 		if part == "" {
@@ -196,28 +208,35 @@ func (a *Analyst) revise(ctx context.Context, p Plan, feedback string) (Plan, er
 		if err := structured(ctx, a.strong, changeSchema, sys, part, &out); err != nil {
 			return Plan{}, fmt.Errorf("analyst: reading the feedback on the plan: %w", err)
 		}
+		if out.Change == "other" && prev != "" && len(entitiesOf(part).names()) > 0 {
+			out.Change = prev // the next item of a list the last clause began ("add X, Y, and Z")
+		}
 		subject := choiceSubject("change", out.Change, part)
 		if cued, ok := dropCue(part, out.Change == "other"); ok {
 			out.Change, subject = "drop", cued // "no need for X", "no need to research X"
 		}
+		if out.Change != "drop" {
+			subject = resolveSubject(subject, part, feedback)
+		}
 		if out.Change == "other" || len(contentWords(subject)) == 0 {
+			prev = ""
 			continue
 		}
-		applied = true
+		applied, prev = true, out.Change
 		switch out.Change {
 		case "drop":
 			p.SubQuestions = dropNamed(p.SubQuestions, contentWords(subject))
 		case "focus":
-			q := SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(subject), Sources: []string{"company_db", "web"}, FromUser: true}
+			q := SubQuestion{ID: nextQuestionID(p.SubQuestions), Question: questionOf(subject), Sources: []string{"company_db", "web"}, FromUser: true}
 			p.SubQuestions = append([]SubQuestion{q}, p.SubQuestions...)
 		case "add":
-			p.SubQuestions = append(p.SubQuestions, SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(subject), Sources: []string{"company_db", "web"}, FromUser: true})
+			p.SubQuestions = append(p.SubQuestions, SubQuestion{ID: nextQuestionID(p.SubQuestions), Question: questionOf(subject), Sources: []string{"company_db", "web"}, FromUser: true})
 		}
 	}
 	if !applied && len(preferencesIn(feedback)) == 0 {
 		// Feedback the model does not read as a change is a sub-question of its own, without the
 		// words of an addition the model missed ("we also need ...").
-		p.SubQuestions = append(p.SubQuestions, SubQuestion{ID: fmt.Sprintf("q%d", len(p.SubQuestions)+1), Question: questionOf(choiceSubject("change", "add", feedback)), Sources: []string{"company_db", "web"}, FromUser: true})
+		p.SubQuestions = append(p.SubQuestions, SubQuestion{ID: nextQuestionID(p.SubQuestions), Question: questionOf(choiceSubject("change", "add", feedback)), Sources: []string{"company_db", "web"}, FromUser: true})
 	}
 	if pr := preferencesIn(feedback); len(pr) > 0 {
 		for _, x := range pr {
@@ -231,6 +250,49 @@ func (a *Analyst) revise(ctx context.Context, p Plan, feedback string) (Plan, er
 	}
 	p.Rationale = strings.TrimSpace(p.Rationale + " " + sentence("plan_revised", map[string]any{"Feedback": clip(feedback, 200)}))
 	return p, nil
+}
+
+// nextQuestionID is an ID no sub-question of qs has: one past the highest "q<n>" among them (the
+// count would give a dropped question's successor the ID of one still in the plan).
+func nextQuestionID(qs []SubQuestion) string {
+	n := len(qs)
+	for _, q := range qs {
+		var k int
+		if _, err := fmt.Sscanf(q.ID, "q%d", &k); err == nil {
+			n = max(n, k)
+		}
+	}
+	return fmt.Sprintf("q%d", n+1)
+}
+
+// tailFillerRe is one of the pack's tail fillers at the end of a subject ("... in too").
+var tailFillerRe = regexp.MustCompile(`(?i)[\s,]+` + pack.Alternation(words.TailFillers) + `[\s,.!]*$`)
+
+// referenceWords are the pack's words that point back at something named before ("them").
+var referenceWords = setOf(words.References)
+
+// resolveSubject is the subject of an addition without the pack's tail fillers, and, when what is
+// left only points back ("include them too"), what the clause (or else the whole feedback)
+// names from the corpus.
+func resolveSubject(subject, part, feedback string) string {
+	for {
+		trimmed := tailFillerRe.ReplaceAllString(" "+subject, "")
+		if trimmed = strings.TrimSpace(trimmed); trimmed == subject || trimmed == "" {
+			break
+		}
+		subject = trimmed
+	}
+	for _, w := range strings.FieldsFunc(strings.ToLower(subject), notWordRune) {
+		if !referenceWords[w] && !stopwords[w] {
+			return subject
+		}
+	}
+	for _, text := range []string{part, feedback} {
+		if named := entitiesOf(text).subject(); named != "" {
+			return named
+		}
+	}
+	return subject
 }
 
 // feedbackParts splits feedback into its sentences, lines and steps (the pack's step joiners,

@@ -16,6 +16,7 @@ type searchQuery struct {
 	Terms    []string
 	Groups   [][]string // each term with its synonyms
 	From, To time.Time  // the time frame [From, To); zero when the question names none
+	Named    []string   // the corpus's competitors and projects the question names
 }
 
 // yearRe finds a year the question names as its period ("in 2025", "during 2024": the pack's
@@ -47,6 +48,7 @@ func rewrite(question string, now time.Time) searchQuery {
 		}
 	}
 	q.Terms = contentWords(text)
+	q.Named = entitiesOf(question).names()
 	for _, t := range q.Terms {
 		g := []string{t}
 		if d != nil {
@@ -154,9 +156,42 @@ func (q searchQuery) shareOf(text string) float64 {
 // web so that their results rank together: the share of the query's terms (or synonyms) in the
 // title and in the text, and a bonus for the time frame.
 func (q searchQuery) relevance(title, text, date string) float64 {
-	sc := 0.35*q.shareOf(title) + 0.5*q.shareOf(text)
+	// What the question names is scored by namedShare; the rest of its terms by their share.
+	rest := q
+	if len(q.Named) > 0 {
+		named := map[string]bool{}
+		for _, n := range q.Named {
+			for _, w := range contentWords(n) {
+				named[w] = true
+			}
+		}
+		rest.Groups = nil
+		for _, g := range q.Groups {
+			if !named[g[0]] {
+				rest.Groups = append(rest.Groups, g)
+			}
+		}
+	}
+	sc := 0.35*rest.shareOf(title) + 0.5*rest.shareOf(text)
 	if q.inFrame(date, text) {
 		sc += 0.15
 	}
-	return sc
+	// A question about a competitor or project is about it first: a passage gains the share of
+	// those it names, so one on the theme alone does not answer for them.
+	return sc + q.namedShare(title+" "+text)
+}
+
+// namedShare is the share of the competitors and projects the question names that text names,
+// times the share they are of all those text names: a passage listing every competitor is less
+// about one of them than a note on it (0 when the question names none).
+func (q searchQuery) namedShare(text string) float64 {
+	if len(q.Named) == 0 {
+		return 0
+	}
+	n := float64(len(namedIn(text, q.Named)))
+	if n == 0 {
+		return 0
+	}
+	all := max(float64(len(entitiesOf(text).names())), n)
+	return n / float64(len(q.Named)) * n / all
 }

@@ -3,6 +3,7 @@ package analyst
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -97,5 +98,16 @@ func TestSourcesRankTogether(t *testing.T) {
 		if got[i].Score > got[i-1].Score {
 			t.Errorf("not in score order: %v", got)
 		}
+	}
+}
+
+// TestBestSentenceNamesTheSubject: the sentence quoted from a source for a question about a
+// competitor is one that names the competitor, not the one with most of the theme's words.
+func TestBestSentenceNamesTheSubject(t *testing.T) {
+	t.Parallel()
+	q := rewrite("What is Spinlane doing in B2B fleet leasing?", time.Date(2026, 4, 2, 0, 0, 0, 0, time.UTC))
+	text := "Corporate fleets are a large opportunity for B2B leasing in our markets. Spinlane trialled a battery subscription for couriers in Vienna."
+	if got := bestSentence(q, text); !strings.Contains(got, "Spinlane") {
+		t.Errorf("bestSentence = %q, want the sentence naming Spinlane", got)
 	}
 }

@@ -296,7 +296,7 @@ func (a *Analyst) webDate(url string) string {
 func bestSentence(q searchQuery, text string) string {
 	best, bs := "", -1.0
 	for _, s := range sentences(text) {
-		if sc := q.shareOf(s); sc > bs {
+		if sc := q.shareOf(s) + q.namedShare(s); sc > bs { // a sentence on what the question names first
 			best, bs = s, sc
 		}
 	}

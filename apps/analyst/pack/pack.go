@@ -48,12 +48,25 @@ type Words struct {
 	ClauseStarts []string `json:"clause_starts"`
 	// Greetings are the words of a bare greeting, which is not a research request.
 	Greetings []string `json:"greetings"`
+	// Introductions start a sentence in which users give their name ("I'm Priya", "call me
+	// Sam"): the capitalised words after one are the name.
+	Introductions []string `json:"introductions"`
+	// RememberCues start a sentence the user wants kept for later sessions ("keep in mind that
+	// I only care about B2B"): what follows is a standing note in the preferences.
+	RememberCues []string `json:"remember_cues"`
 	// YearPrepositions precede a year a question names as its period ("in 2025").
 	YearPrepositions []string `json:"year_prepositions"`
 	// AskUser start a brief to ask the user a question, taken off to leave the question.
 	AskUser []string `json:"ask_user"`
-	// StepJoiners join the steps of feedback on the plan ("add X and then drop Y").
+	// StepJoiners join the steps of feedback on the plan ("add X and then drop Y") and the
+	// clauses of one sentence that each make a change ("skip X, and bring Y in", "fine but drop X").
 	StepJoiners []string `json:"step_joiners"`
+	// References are the words that point back at something the sentence named before ("add
+	// them too"): a change whose subject is only such words is about what the sentence names.
+	References []string `json:"references"`
+	// TailFillers are words an addition may end with that say nothing of its subject ("the rival
+	// in too", "the rival into the comparison as well"); they are taken off its end.
+	TailFillers []string `json:"tail_fillers"`
 	// StepWords are the words that would make a question read as a step of a task brief to the
 	// offline model ("then"), each with the word written in its place ("next").
 	StepWords map[string]string `json:"step_words"`

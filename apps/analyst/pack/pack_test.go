@@ -48,7 +48,7 @@ func TestWords(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{`{"lead_openers": ["please"]}`, `"lead_instructions" is missing`},
 		{`{"leadopeners": []}`, `unknown field`},
-		{`{"lead_openers":["a"],"lead_instructions":["a"],"whether":["a"],"auxiliaries":["a"],"clause_starts":["a"],"greetings":["a"],"year_prepositions":["a"],"ask_user":["a"],"step_joiners":["a"],"step_words":{"a":"b"},"drop_cues":["a"],"stopwords":["a"],"preferences":[{"type":"style","name":"verbosity","values":[{"value":"concise"}]}]}`, `every value needs a value and cues`},
+		{`{"lead_openers":["a"],"lead_instructions":["a"],"whether":["a"],"auxiliaries":["a"],"clause_starts":["a"],"greetings":["a"],"introductions":["a"],"remember_cues":["a"],"year_prepositions":["a"],"ask_user":["a"],"step_joiners":["a"],"references":["a"],"tail_fillers":["a"],"step_words":{"a":"b"},"drop_cues":["a"],"stopwords":["a"],"preferences":[{"type":"style","name":"verbosity","values":[{"value":"concise"}]}]}`, `every value needs a value and cues`},
 	} {
 		if _, err := pack.ParseWords([]byte(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ParseWords(%s) = %v, want an error saying %q", c.in, err, c.want)
