@@ -1444,25 +1444,33 @@ func newTaskID() string {
 
 func (l *loop[S]) updateOf(t *task) reflect.Value {
 	up := reflect.New(l.sc.typ).Elem()
-	written := map[int]bool{}
-	for _, w := range t.writes {
+	for i, w := range t.writes {
 		f := up.Field(w.ch.index)
 		// A key the task wrote more than once (a tool node applying several tools' commands)
 		// shows every write, combined by its reducer, not only the last.
-		if written[w.ch.index] && !w.overwrite && w.ch.reducer != ReduceLast {
+		if !w.overwrite && w.ch.reducer != ReduceLast && writtenBefore(t.writes[:i], w.ch) {
+			if f.Kind() == reflect.Slice {
+				f.Set(f.Slice3(0, f.Len(), f.Len())) // the reducer appends to a copy, never the writer's array
+			}
 			if v, err := w.ch.reduce(f, w.val); err == nil {
 				f.Set(v)
 				continue
 			}
 		}
-		written[w.ch.index] = true
-		v := w.val
-		if v.Kind() == reflect.Slice {
-			v = v.Slice3(0, v.Len(), v.Len()) // a later write appends to a copy, never the writer's array
-		}
-		f.Set(v)
+		f.Set(w.val)
 	}
 	return up
+}
+
+// writtenBefore reports whether one of writes is to ch. A task writes few keys, so a scan is
+// cheaper than a set.
+func writtenBefore(writes []write, ch *channel) bool {
+	for _, w := range writes {
+		if w.ch == ch {
+			return true
+		}
+	}
+	return false
 }
 
 func (l *loop[S]) emitValues() {
