@@ -254,7 +254,8 @@ func Extract(text string, now time.Time) Filters {
 		}
 	}
 	f.SQL = userSQL(text)
-	if hasCue(lower, "milestone") && hasCue(lower, "milestone_moved") {
+	// "milestones that moved", "COD slipped": the dates that changed, not every change.
+	if (hasCue(lower, "milestone") || len(f.Milestones) > 0) && hasCue(lower, "milestone_moved") {
 		f.FieldChanged = "FinishDate"
 	}
 	return f

@@ -336,6 +336,7 @@ func (k *Toolkit) GetTaskRisks(ctx context.Context, a TaskRisksArgs) (*TaskRisks
 // PortfolioArgs are the arguments of get_portfolio_summary.
 type PortfolioArgs struct {
 	Technology  string `json:"technology,omitempty" jsonschema:"Solar, Wind, BESS, Hybrid or Solar+Storage"`
+	Market      string `json:"market,omitempty" jsonschema:"Market (ISO) the projects are in, e.g. CAISO, ERCOT, PJM"`
 	Stage       string `json:"stage,omitempty" jsonschema:"Stage, e.g. Stage 3"`
 	StatusColor string `json:"status_color,omitempty" jsonschema:"green (on track), yellow (at risk), red (off track) or blue (on hold)"`
 	Sponsor     string `json:"sponsor,omitempty" jsonschema:"Sponsor, or part of the name, e.g. Patel"`
@@ -394,7 +395,7 @@ func milestoneColumn(name string) (string, bool) {
 }
 
 // GetPortfolioSummary lists the active (not archived) projects, filtered by
-// technology, stage and status.
+// technology, market, stage and status.
 func (k *Toolkit) GetPortfolioSummary(ctx context.Context, a PortfolioArgs) (*PortfolioResult, error) {
 	const name = "get_portfolio_summary"
 	p, err := caller(ctx, name)
@@ -408,6 +409,11 @@ func (k *Toolkit) GetPortfolioSummary(ctx context.Context, a PortfolioArgs) (*Po
 		t := resolve(entity.Technology, a.Technology)
 		q.where("LOWER(pp.technology) = LOWER(?)", t)
 		words = append(words, searchWords("by_technology", "technology", t))
+	}
+	if a.Market != "" {
+		m := resolve(entity.Market, a.Market)
+		q.where("LOWER(pp.market) = LOWER(?)", m)
+		words = append(words, searchWords("by_market", "market", m))
 	}
 	if a.Stage != "" {
 		q.like("pp.currentprojectstage", strings.TrimSpace(a.Stage))
