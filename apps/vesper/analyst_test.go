@@ -44,6 +44,15 @@ var analystQuestions = []question{
 	// A hub-zone's word is not a project's ("indiana hub" is MISO's hub, not Indiana Prairie Solar).
 	{q: "avg day ahead price at indiana hub 2025 from ascend", tool: "get_average_annual_price",
 		args: map[string]any{"hub_zone": "INDIANA_HUB"}},
+	// A direction names the hub-zone of the market the question names ("north" alone is
+	// CAISO's NP15).
+	{q: "most expensive hour for ERCOT north in 2025", tool: "get_hourly_price_distribution",
+		args: map[string]any{"market": "ERCOT", "hub_zone": "HB_NORTH", "year": 2025},
+		want: extremeHours("ERCOT", "HB_NORTH", 2025, 0), not: []string{"NP15"}},
+	{q: "texas north hourly shape 2026", tool: "get_hourly_price_distribution",
+		args: map[string]any{"market": "ERCOT", "hub_zone": "HB_NORTH", "year": 2026}},
+	{q: "caiso north avg day-ahead 2025 ascend", tool: "get_average_annual_price",
+		args: map[string]any{"market": "CAISO", "hub_zone": "NP15", "year": 2025}},
 	// Milestone dates that slipped: the date changes only.
 	{q: "list projects whose COD slipped", tool: "get_recent_changes",
 		args: map[string]any{"field_changed": "FinishDate"}, not: []string{"Lone Star BESS", "Risk Assessment"}},
