@@ -55,9 +55,11 @@ var analystQuestions = []question{
 		args: map[string]any{"market": "CAISO", "hub_zone": "NP15", "year": 2025}},
 	// Milestone dates that slipped: the date changes only.
 	{q: "list projects whose COD slipped", tool: "get_recent_changes",
-		args: map[string]any{"field_changed": "FinishDate"}, not: []string{"Lone Star BESS", "Risk Assessment"}},
+		args: map[string]any{"field_changed": "FinishDate", "milestones": "[Commercial Operation]"},
+		want: fixed("Kern Wind", "**1 milestone date change**"), not: []string{"Lone Star BESS", "Risk Assessment", "Sierra Wind", "Mechanical Completion"}},
 	{q: "did any financial close dates get pushed recently?", tool: "get_recent_changes",
-		args: map[string]any{"field_changed": "FinishDate"}, not: []string{"Lone Star BESS"}},
+		args: map[string]any{"field_changed": "FinishDate", "milestones": "[Project Finance]"},
+		want: fixed("Nazareth Solar", "Project Finance"), not: []string{"Lone Star BESS", "Kern Wind"}},
 }
 
 func TestAnalystQuestions(t *testing.T) {

@@ -190,7 +190,7 @@ func BuiltinDomains() []Domain {
 				p := f.ProjectName
 				switch {
 				case hasCue(req, "changed"):
-					ca := tools.RecentChangesArgs{ProjectName: p, FieldChanged: f.FieldChanged, SinceDate: f.DateRangeStart}
+					ca := tools.RecentChangesArgs{ProjectName: p, FieldChanged: f.FieldChanged, Milestones: milestonesNamed(strings.ToLower(req)), SinceDate: f.DateRangeStart}
 					if f.DateRangeStart != "" {
 						ca.UntilDate = f.DateRangeEnd // a month or range named: not the changes after it
 					}

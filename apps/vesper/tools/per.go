@@ -514,8 +514,10 @@ var ChangeFields = []string{"FinishDate", "Status", "Risk Assessment", "NotesFor
 type RecentChangesArgs struct {
 	ProjectName  string `json:"project_name,omitempty" jsonschema:"Project name or part of it; empty for the whole portfolio"`
 	FieldChanged string `json:"field_changed,omitempty" jsonschema:"FinishDate, Status, Risk Assessment, NotesForPER, Budget, Forecast, ..."`
-	SinceDate    string `json:"since_date,omitempty" jsonschema:"ISO date of the oldest change to show; default seven days ago"`
-	UntilDate    string `json:"until_date,omitempty" jsonschema:"ISO date of the newest change to show (a month named: its last day); default today"`
+	// Milestones are the tasks whose changes to show; empty for all.
+	Milestones []string `json:"milestones,omitempty" jsonschema:"Milestones (tasks) whose changes to show, e.g. Commercial Operation (COD), Project Finance; empty for all"`
+	SinceDate  string   `json:"since_date,omitempty" jsonschema:"ISO date of the oldest change to show; default seven days ago"`
+	UntilDate  string   `json:"until_date,omitempty" jsonschema:"ISO date of the newest change to show (a month named: its last day); default today"`
 }
 
 // ChangeRow is one recorded change.
@@ -582,6 +584,17 @@ func (k *Toolkit) GetRecentChanges(ctx context.Context, a RecentChangesArgs) (*R
 		f := canonicalField(a.FieldChanged)
 		q.where("fieldchanged = ?", f)
 		words = append(words, searchWords("changes_to", "field", f))
+	}
+	if len(a.Milestones) > 0 {
+		ph := make([]string, len(a.Milestones))
+		for i, m := range a.Milestones {
+			if c, ok := milestoneColumn(m); ok {
+				m = c
+			}
+			ph[i] = "LOWER(" + q.arg(strings.TrimSpace(m)) + ")"
+		}
+		q.conds = append(q.conds, "LOWER(taskname) IN ("+strings.Join(ph, ", ")+")")
+		words = append(words, searchWords("changes_of", "milestones", strings.Join(a.Milestones, ", ")))
 	}
 	out.Searched = strings.Join(words, " ")
 	res, err := k.w.Query(ctx, p.Tenant, `SELECT dateofchange, projectname, taskname, fieldchanged, previousvalue, newvalue
