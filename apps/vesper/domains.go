@@ -190,7 +190,7 @@ func BuiltinDomains() []Domain {
 				p := f.ProjectName
 				switch {
 				case hasCue(req, "changed"):
-					ca := tools.RecentChangesArgs{ProjectName: p, FieldChanged: f.FieldChanged, SinceDate: f.DateRangeStart}
+					ca := tools.RecentChangesArgs{ProjectName: p, FieldChanged: f.FieldChanged, Milestones: milestonesNamed(strings.ToLower(req)), SinceDate: f.DateRangeStart}
 					if f.DateRangeStart != "" {
 						ca.UntilDate = f.DateRangeEnd // a month or range named: not the changes after it
 					}
@@ -199,7 +199,7 @@ func BuiltinDomains() []Domain {
 					if f.RiskLevel != "" || hasCue(req, "risk") && !hasCue(req, "at_risk") {
 						return []Call{call("get_task_risks", tools.TaskRisksArgs{RiskLevel: f.RiskLevel})}
 					}
-					return []Call{call("get_portfolio_summary", tools.PortfolioArgs{Technology: f.Technology, Stage: f.ProjectStage, StatusColor: f.StatusColor,
+					return []Call{call("get_portfolio_summary", tools.PortfolioArgs{Technology: f.Technology, Market: f.Market, Stage: f.ProjectStage, StatusColor: f.StatusColor,
 						Sponsor: f.Sponsor, Buyer: f.Buyer, Milestones: f.Milestones})}
 				case f.RiskLevel != "":
 					return []Call{call("get_task_risks", tools.TaskRisksArgs{ProjectName: p, RiskLevel: f.RiskLevel})}

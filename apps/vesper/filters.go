@@ -147,6 +147,7 @@ func Extract(text string, now time.Time) Filters {
 	lower := strings.ToLower(text)
 	words := wordRE.FindAllString(text, -1)
 	seen := map[string]bool{}
+	aliased := map[string]string{} // hub-zone -> the alias word that named it
 	for i := 0; i < len(words); i++ {
 		// Two-word aliases first ("north hub", "hitachi icf").
 		for _, n := range []int{2, 1} {
@@ -168,6 +169,9 @@ func Extract(text string, now time.Time) Filters {
 						f.Markets = append(f.Markets, canon)
 					case entity.HubZone:
 						f.HubZones = append(f.HubZones, canon)
+						if _, ok := entity.Aliases[kind][strings.ToLower(w)]; ok {
+							aliased[canon] = strings.ToLower(w)
+						}
 					case entity.Technology:
 						if f.Technology == "" {
 							f.Technology = canon
@@ -182,6 +186,7 @@ func Extract(text string, now time.Time) Filters {
 	if len(f.Vendors) > 0 {
 		f.Vendor = f.Vendors[0]
 	}
+	f.HubZones = hubsInMarket(f.HubZones, aliased, f.Markets)
 	if len(f.HubZones) > 0 {
 		f.HubZone = f.HubZones[0]
 	}
@@ -254,10 +259,32 @@ func Extract(text string, now time.Time) Filters {
 		}
 	}
 	f.SQL = userSQL(text)
-	if hasCue(lower, "milestone") && hasCue(lower, "milestone_moved") {
+	// "milestones that moved", "COD slipped": the dates that changed, not every change.
+	if (hasCue(lower, "milestone") || len(f.Milestones) > 0) && hasCue(lower, "milestone_moved") {
 		f.FieldChanged = "FinishDate"
 	}
 	return f
+}
+
+// hubsInMarket reads a hub-zone named by an alias word in the one market the request names:
+// "ERCOT north" is ERCOT's HB_NORTH, not CAISO's NP15, which "north" alone means. A hub-zone
+// so named that the market does not have is left out, so the market's main hub answers.
+func hubsInMarket(hubs []string, aliased map[string]string, markets []string) []string {
+	if len(markets) != 1 || len(aliased) == 0 {
+		return hubs
+	}
+	var out []string
+	for _, h := range hubs {
+		word, ok := aliased[h]
+		if !ok || entity.HubMarket[h] == markets[0] {
+			out = append(out, h)
+			continue
+		}
+		if in, ok := entity.HubIn(markets[0], word); ok && !slices.Contains(out, in) {
+			out = append(out, in)
+		}
+	}
+	return out
 }
 
 // sqlStartRE finds where a SELECT (or WITH ... SELECT) statement starts.

@@ -277,6 +277,12 @@ func (rr *RuleRouter) names(ctx context.Context, tenant, text string, f *Filters
 			}
 		}
 	}
+	// A project by the first word of its name alone ("risks for nazareth").
+	if f.ProjectName == "" {
+		if name, ok := findLead(tw, vocab.Projects); ok {
+			f.ProjectName = name
+		}
+	}
 	if f.ProjectName != "" && f.Technology != "" && strings.Contains(strings.ToLower(f.ProjectName), strings.ToLower(f.Technology)) {
 		f.Technology = ""
 	}

@@ -108,6 +108,55 @@ func closeWord(typed, want string) bool {
 	return entity.Ratio(typed, want) >= 0.8
 }
 
+// findLead returns the project the text names by its first word alone, as people shorten a
+// name ("risks for nazareth" for Nazareth Solar): a word of four letters or more (a typo
+// allowed from five) that begins exactly one of names, is not itself a project ending
+// ("solar"), a stop word or part of a market, hub-zone or vendor the text names ("indiana hub"),
+// and is not followed by a project ending: "nazareth solar" names a project that is not this
+// tenant's, which the tools answer with the close names.
+// A word that begins several names is no match: the question does not say which.
+func findLead(textWords []string, names []string) (string, bool) {
+	for i, w := range textWords {
+		if len(w) < 4 || projectWords[w] || nameStopWords[w] || partOfEntity(textWords, i) ||
+			i+1 < len(textWords) && projectWords[textWords[i+1]] {
+			continue
+		}
+		found := ""
+		n := 0
+		for _, name := range names {
+			nw := words(name)
+			if len(nw) < 2 || !closeWord(w, nw[0]) {
+				continue
+			}
+			found = name
+			n++
+		}
+		if n == 1 {
+			return found, true
+		}
+	}
+	return "", false
+}
+
+// partOfEntity reports whether the text's word i is, alone or with a neighbour, a vendor,
+// market, hub-zone or technology.
+func partOfEntity(textWords []string, i int) bool {
+	if k, _ := exactEntity(textWords[i]); k != "" {
+		return true
+	}
+	if i > 0 {
+		if k, _ := exactEntity(textWords[i-1] + " " + textWords[i]); k != "" {
+			return true
+		}
+	}
+	if i+1 < len(textWords) {
+		if k, _ := exactEntity(textWords[i] + " " + textWords[i+1]); k != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // reportAliases are names people use for reports whose words are not a run
 // of the report's name.
 var reportAliases = pack.Vocabulary.ReportAliases

@@ -2,6 +2,7 @@ package vesper
 
 import (
 	"github.com/trellis-go/trellis/apps/vesper/pack"
+	"slices"
 	"strings"
 
 	"github.com/trellis-go/trellis/apps/vesper/warehouse"
@@ -78,12 +79,8 @@ var keyMilestones = pack.Vocabulary.KeyMilestones
 // the snapshot's column order; none when it asks for no date.
 func milestonesAsked(lower string) []string {
 	want := map[string]bool{}
-	for _, m := range milestonePhrases {
-		for _, p := range m.Phrases {
-			if containsPhrase(lower, p) {
-				want[m.Milestone] = true
-			}
-		}
+	for _, m := range milestonesNamed(lower) {
+		want[m] = true
 	}
 	if len(want) == 0 && has(lower, milestoneDatesWords...) {
 		for _, m := range keyMilestones {
@@ -97,6 +94,19 @@ func milestonesAsked(lower string) []string {
 	for _, c := range warehouse.MilestoneColumns {
 		if want[c] {
 			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// milestonesNamed are the milestones a text (lower case) names by one of their phrases
+// ("cod", "financial close"), in the order of the milestone list; not the key milestones that
+// "milestones" or "timeline" stand for.
+func milestonesNamed(lower string) []string {
+	var out []string
+	for _, m := range milestonePhrases {
+		if slices.ContainsFunc(m.Phrases, func(p string) bool { return containsPhrase(lower, p) }) && !slices.Contains(out, m.Milestone) {
+			out = append(out, m.Milestone)
 		}
 	}
 	return out

@@ -31,6 +31,25 @@ var Known = map[string][]string{
 	ProjectStatus: {"on_track", "at_risk", "off_track", "on_hold"},
 }
 
+// HubMarket is the market of each hub-zone of Known.
+var HubMarket = map[string]string{"NP15": "CAISO", "SP15": "CAISO", "ZP26": "CAISO",
+	"HB_NORTH": "ERCOT", "HB_HOUSTON": "ERCOT", "HB_WEST": "ERCOT", "HB_BUSAVG": "ERCOT", "LZ_NORTH": "ERCOT",
+	"LZ_HOUSTON": "ERCOT", "LZ_AEN": "ERCOT", "LZ_CPS": "ERCOT", "LZ_RAYBN": "ERCOT", "LZ_WEST": "ERCOT",
+	"INDIANA_HUB": "MISO", "PJM_WEST": "PJM", "ZONE_J": "NYISO", "MASS_HUB": "ISO-NE"}
+
+// HubIn returns the hub-zone of market that an alias word names when the alias belongs to
+// another market's hub ("north" is CAISO's NP15, but ERCOT's HB_NORTH): the first hub-zone of
+// the market, in Known's order, whose name holds the word. ok is false when none does.
+func HubIn(market, word string) (string, bool) {
+	w := strings.ToUpper(strings.Join(strings.Fields(word), "_"))
+	for _, h := range Known[HubZone] {
+		if HubMarket[h] == market && strings.Contains(h, w) {
+			return h, true
+		}
+	}
+	return "", false
+}
+
 // MainHub is each market's main hub-zone, by which two markets are
 // compared.
 var MainHub = map[string]string{"CAISO": "NP15", "ERCOT": "HB_NORTH", "MISO": "INDIANA_HUB", "PJM": "PJM_WEST",

@@ -189,3 +189,25 @@ func TestRedisCache(t *testing.T) {
 		t.Errorf("second lookup not from redis: %+v", m)
 	}
 }
+
+func TestHubIn(t *testing.T) {
+	for _, c := range []struct {
+		market, word, want string
+		ok                 bool
+	}{
+		{"ERCOT", "north", "HB_NORTH", true},
+		{"ERCOT", "houston", "HB_HOUSTON", true},
+		{"CAISO", "north hub", "", false},
+		{"PJM", "south", "", false},
+	} {
+		got, ok := entity.HubIn(c.market, c.word)
+		if got != c.want || ok != c.ok {
+			t.Errorf("HubIn(%q, %q) = %q, %v; want %q, %v", c.market, c.word, got, ok, c.want, c.ok)
+		}
+	}
+	for _, h := range entity.Known[entity.HubZone] {
+		if entity.HubMarket[h] == "" {
+			t.Errorf("hub-zone %s has no market in HubMarket", h)
+		}
+	}
+}

@@ -336,6 +336,7 @@ func (k *Toolkit) GetTaskRisks(ctx context.Context, a TaskRisksArgs) (*TaskRisks
 // PortfolioArgs are the arguments of get_portfolio_summary.
 type PortfolioArgs struct {
 	Technology  string `json:"technology,omitempty" jsonschema:"Solar, Wind, BESS, Hybrid or Solar+Storage"`
+	Market      string `json:"market,omitempty" jsonschema:"Market (ISO) the projects are in, e.g. CAISO, ERCOT, PJM"`
 	Stage       string `json:"stage,omitempty" jsonschema:"Stage, e.g. Stage 3"`
 	StatusColor string `json:"status_color,omitempty" jsonschema:"green (on track), yellow (at risk), red (off track) or blue (on hold)"`
 	Sponsor     string `json:"sponsor,omitempty" jsonschema:"Sponsor, or part of the name, e.g. Patel"`
@@ -394,7 +395,7 @@ func milestoneColumn(name string) (string, bool) {
 }
 
 // GetPortfolioSummary lists the active (not archived) projects, filtered by
-// technology, stage and status.
+// technology, market, stage and status.
 func (k *Toolkit) GetPortfolioSummary(ctx context.Context, a PortfolioArgs) (*PortfolioResult, error) {
 	const name = "get_portfolio_summary"
 	p, err := caller(ctx, name)
@@ -408,6 +409,11 @@ func (k *Toolkit) GetPortfolioSummary(ctx context.Context, a PortfolioArgs) (*Po
 		t := resolve(entity.Technology, a.Technology)
 		q.where("LOWER(pp.technology) = LOWER(?)", t)
 		words = append(words, searchWords("by_technology", "technology", t))
+	}
+	if a.Market != "" {
+		m := resolve(entity.Market, a.Market)
+		q.where("LOWER(pp.market) = LOWER(?)", m)
+		words = append(words, searchWords("by_market", "market", m))
 	}
 	if a.Stage != "" {
 		q.like("pp.currentprojectstage", strings.TrimSpace(a.Stage))
@@ -508,8 +514,10 @@ var ChangeFields = []string{"FinishDate", "Status", "Risk Assessment", "NotesFor
 type RecentChangesArgs struct {
 	ProjectName  string `json:"project_name,omitempty" jsonschema:"Project name or part of it; empty for the whole portfolio"`
 	FieldChanged string `json:"field_changed,omitempty" jsonschema:"FinishDate, Status, Risk Assessment, NotesForPER, Budget, Forecast, ..."`
-	SinceDate    string `json:"since_date,omitempty" jsonschema:"ISO date of the oldest change to show; default seven days ago"`
-	UntilDate    string `json:"until_date,omitempty" jsonschema:"ISO date of the newest change to show (a month named: its last day); default today"`
+	// Milestones are the tasks whose changes to show; empty for all.
+	Milestones []string `json:"milestones,omitempty" jsonschema:"Milestones (tasks) whose changes to show, e.g. Commercial Operation (COD), Project Finance; empty for all"`
+	SinceDate  string   `json:"since_date,omitempty" jsonschema:"ISO date of the oldest change to show; default seven days ago"`
+	UntilDate  string   `json:"until_date,omitempty" jsonschema:"ISO date of the newest change to show (a month named: its last day); default today"`
 }
 
 // ChangeRow is one recorded change.
@@ -576,6 +584,17 @@ func (k *Toolkit) GetRecentChanges(ctx context.Context, a RecentChangesArgs) (*R
 		f := canonicalField(a.FieldChanged)
 		q.where("fieldchanged = ?", f)
 		words = append(words, searchWords("changes_to", "field", f))
+	}
+	if len(a.Milestones) > 0 {
+		ph := make([]string, len(a.Milestones))
+		for i, m := range a.Milestones {
+			if c, ok := milestoneColumn(m); ok {
+				m = c
+			}
+			ph[i] = "LOWER(" + q.arg(strings.TrimSpace(m)) + ")"
+		}
+		q.conds = append(q.conds, "LOWER(taskname) IN ("+strings.Join(ph, ", ")+")")
+		words = append(words, searchWords("changes_of", "milestones", strings.Join(a.Milestones, ", ")))
 	}
 	out.Searched = strings.Join(words, " ")
 	res, err := k.w.Query(ctx, p.Tenant, `SELECT dateofchange, projectname, taskname, fieldchanged, previousvalue, newvalue

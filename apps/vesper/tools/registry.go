@@ -47,7 +47,7 @@ var descriptions = map[string]string{
 	"get_milestone_dates":           "A project's Stage 1-8 dates, COD, decisioning date and key agreement dates from the latest monthly snapshot.",
 	"get_budget_overview":           "A project's budget, actuals, forecast, IC_LC and PPA_LC, with detail by group and sub-group.",
 	"get_task_risks":                "Tasks flagged High/Medium/Low risk, for one project or the portfolio.",
-	"get_portfolio_summary":         "All active projects, filterable by technology, stage and status colour (green, yellow, red, blue).",
+	"get_portfolio_summary":         "All active projects, filterable by technology, market, stage and status colour (green, yellow, red, blue).",
 	"get_recent_changes":            "Recent changes to project fields and task dates (FinishDate, Status, Risk Assessment, Budget, ...), newest first; default the last seven days.",
 	"general_sql_query":             "[RESTRICTED: chat:advanced_sql] Runs one custom SELECT over the approved views when no other tool fits.",
 }

@@ -29,7 +29,7 @@ type Texts struct {
 var SearchedNames = []string{"every_vendor", "average_price", "as_of", "hourly", "vendors", "and", "hub_zones",
 	"top_reports", "top_users", "trend", "project", "health", "milestones", "budget", "risks", "curves", "curves_for",
 	"by_vendor", "by_market", "by_hub_zone", "of_vendor", "of_report", "in_project", "at_level", "portfolio", "by_technology",
-	"by_stage", "by_status", "by_sponsor", "by_buyer", "changes_since", "changes_from", "changes_in", "changes_to", "range"}
+	"by_stage", "by_status", "by_sponsor", "by_buyer", "changes_since", "changes_from", "changes_in", "changes_to", "changes_of", "range"}
 
 // ParseTexts reads a texts file: every name of [SearchedNames] must be given, and no unknown
 // field.
